@@ -1,0 +1,86 @@
+"""/bench/calls, /bench/verdict and /bench/record: what each seat said, what the user judged, and the tally."""
+from __future__ import annotations
+
+from ..core.parts import parts
+from ..errors import BadRequest, NotFound
+from ..server.context import Context
+from ..server.messages import Request, Response
+from ..server.routes import GATEWAY, Route
+
+
+def _visible(req: Request, rec) -> bool:
+    return req.caller is None or (rec.collection and req.caller.allows(rec.collection))
+
+
+def get_call(req: Request, ctx: Context) -> Response:
+    p = parts(ctx)
+    rec = p.calls.get(req.params["id"])
+    if rec is None or not _visible(req, rec):
+        raise NotFound(f"No call {req.params['id']!r}.", "Call ids come in each seat's `call` field.")
+    d = rec.to_dict()
+    d["verdicts"] = p.verdicts.history(rec.id)
+    return Response.json(d)
+
+
+def list_calls(req: Request, ctx: Context) -> Response:
+    try:
+        limit = int(req.query.get("limit", 50))
+    except ValueError:
+        raise BadRequest("limit must be a whole number.") from None
+    if not 1 <= limit <= 1000:
+        raise BadRequest("limit must be from 1 to 1000.")
+    calls = parts(ctx).calls.list(collection=req.query.get("collection"), model=req.query.get("model"),
+                                  panel=req.query.get("panel"), limit=limit,
+                                  collections=req.caller.collections if req.caller else None)
+    return Response.json({"calls": [c.to_dict() for c in calls]})
+
+
+def _string_list(body: dict, name: str) -> list:
+    value = body.get(name, [])
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadRequest(f"`{name}` must be a list of strings (the claims you checked).")
+    return value
+
+
+def post_verdict(req: Request, ctx: Context) -> Response:
+    body = req.json()
+    known = {"call", "useful", "note", "real", "false"}
+    extra = sorted(set(body) - known)
+    if extra:
+        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.", "A verdict has call, useful, note, real, false.")
+    call = body.get("call")
+    if not isinstance(call, str) or not call:
+        raise BadRequest("`call` must be the call id (a string) of the seat you judged.")
+    useful = body.get("useful")
+    if not isinstance(useful, bool):
+        raise BadRequest("`useful` must be true or false.")
+    note = body.get("note")
+    if note is not None and not isinstance(note, str):
+        raise BadRequest("`note` must be a string.")
+    real, false = _string_list(body, "real"), _string_list(body, "false")
+    p = parts(ctx)
+    rec = p.calls.get(call)
+    if rec is None or not _visible(req, rec):
+        raise NotFound(f"No call {call!r}.", "Use a call id from a seat's `call` field.")
+    verdict = p.verdicts.add(call, useful, note, real, false)
+    p.record.invalidate()
+    verdict["revisions"] = len(p.verdicts.history(call))
+    return Response.json(verdict)
+
+
+def get_record(req: Request, ctx: Context) -> Response:
+    p = parts(ctx)
+    collection = req.query.get("collection")
+    if collection:
+        return Response.json({"collection": collection, "models": p.record.models(collection)})
+    return Response.json(p.record.summary())
+
+
+ROUTES = [
+    Route("GET", "/bench/calls", list_calls, "bench", GATEWAY),
+    Route("GET", "/bench/calls/{id}", get_call, "bench", GATEWAY),
+    Route("POST", "/bench/verdict", post_verdict, "bench", GATEWAY),
+    Route("GET", "/bench/record", get_record, "bench", GATEWAY),
+]

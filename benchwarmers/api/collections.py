@@ -1,0 +1,41 @@
+"""/bench/collections: list (gateway keys see theirs), save and delete collections."""
+from __future__ import annotations
+
+from ..core.parts import parts
+from ..server.context import Context
+from ..server.messages import Request, Response
+from ..server.routes import ADMIN, GATEWAY, Route
+
+
+def list_collections(req: Request, ctx: Context) -> Response:
+    p = parts(ctx)
+    key = req.caller
+    cols = [c.public() for name, c in sorted(p.collections.all().items()) if key is None or key.allows(name)]
+    return Response.json({"collections": cols})
+
+
+def get_collection(req: Request, ctx: Context) -> Response:
+    p = parts(ctx)
+    name = req.params["name"]
+    if req.caller:
+        req.caller.check_collection(name)
+    return Response.json(p.collections.get(name).public())
+
+
+def save_collection(req: Request, ctx: Context) -> Response:
+    col = parts(ctx).collections.save(req.params["name"], req.json())
+    return Response.json(col.public())
+
+
+def delete_collection(req: Request, ctx: Context) -> Response:
+    parts(ctx).collections.delete(req.params["name"])
+    return Response.json({"deleted": req.params["name"]})
+
+
+ROUTES = [
+    Route("GET", "/bench/collections", list_collections, "bench", GATEWAY),
+    Route("GET", "/bench/collections/{name}", get_collection, "bench", GATEWAY),
+    Route("PUT", "/bench/collections/{name}", save_collection, "bench", ADMIN),
+    Route("POST", "/bench/collections/{name}", save_collection, "bench", ADMIN),
+    Route("DELETE", "/bench/collections/{name}", delete_collection, "bench", ADMIN),
+]

@@ -1,0 +1,140 @@
+"""The gateway routes: every client format asking a panel (`bench/<c>`, `:merged`), a model alias, or route mode."""
+from __future__ import annotations
+
+
+from .. import formats
+from ..canonical import ROUTE
+from ..core.parts import parts
+from ..errors import BadRequest, NotFound
+from ..formats.base import ReplyInfo, RequestInfo
+from ..server.context import Context
+from ..server.messages import Request, Response
+from ..server.routes import GATEWAY, Route
+
+
+def check_reach(req: Request, target) -> None:
+    """A gateway key reaches only its collections; asking a model alias directly needs a key for '*'."""
+    key = req.caller
+    if key is None:
+        return
+    if target.mode == "direct":
+        if "*" not in key.collections:
+            raise NotFound(f"The key {key.name!r} cannot ask models directly.",
+                           "Ask one of its collections: " + ", ".join(f"bench/{c}" for c in key.collections))
+        return
+    key.check_collection(target.name)
+
+
+def serve_ask(fmt_name: str, req: Request, ctx: Context, info: RequestInfo) -> Response:
+    """Parse in the client's format, run the panel (or route mode), answer in the same format."""
+    fmt = formats.get(fmt_name)
+    ask = fmt.parse(req.json(), info)
+    if not ask.target or not ask.target.name:
+        raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
+    check_reach(req, ask.target)
+    ask.caller = req.caller.name if req.caller else None
+    p = parts(ctx)
+    if ask.target.mode == ROUTE:
+        from ..core.route import serve_route
+        return serve_route(p, fmt, ask, info, req)
+    run = p.panel.start(ask)
+    headers = {"x-bench-panel": run.id}
+    reply = ReplyInfo.for_ask(ask, info)
+    if ask.stream:
+        return Response.streaming(fmt.stream(p.panel.events(run), reply),
+                                  formats.stream_content_type(fmt, reply), headers)
+    answer = p.panel.whole(run)
+    reply.extra = run.bench()
+    return Response.json(fmt.render(answer, reply), headers=headers)
+
+
+def _info(req: Request, **kw) -> RequestInfo:
+    return RequestInfo(req.path, req.query, req.headers, **kw)
+
+
+def ask_handler(fmt_name: str):
+    def handler(req: Request, ctx: Context) -> Response:
+        return serve_ask(fmt_name, req, ctx, _info(req))
+    handler.__name__ = f"ask_{fmt_name}"
+    return handler
+
+
+def gemini_action(req: Request, ctx: Context) -> Response:
+    """POST /v1beta/models/{model}:generateContent | :streamGenerateContent | :countTokens."""
+    model, _, action = req.params["model"].rpartition(":")
+    if action == "countTokens":
+        ask = formats.get("gemini").parse(req.json(), _info(req, path_model=model))
+        from ..canonical import estimate_tokens
+        return Response.json({"totalTokens": estimate_tokens(ask.prompt_text())})
+    if action not in ("generateContent", "streamGenerateContent") or not model:
+        raise NotFound(f"Unknown Gemini method {action!r}.",
+                       "Use models/bench/<collection>:generateContent or :streamGenerateContent.")
+    return serve_ask("gemini", req, ctx, _info(req, path_model=model,
+                                                stream_route=action == "streamGenerateContent"))
+
+
+# -- model lists ---------------------------------------------------------------------------------
+
+def model_names(req: Request, ctx: Context) -> list[str]:
+    """bench/<c>, :merged and :route for each collection the caller reaches, then every alias (keys for '*')."""
+    p = parts(ctx)
+    key = req.caller
+    names = []
+    for c in sorted(p.collections.all()):
+        if key is None or key.allows(c):
+            names += [f"bench/{c}", f"bench/{c}:merged", f"bench/{c}:route"]
+    if key is None or "*" in key.collections:
+        names += sorted(a for a, m in p.registry.models().items() if m.active)
+    return names
+
+
+def openai_models(req: Request, ctx: Context) -> Response:
+    return Response.json(formats.get("openai_chat").models_list(model_names(req, ctx)))
+
+
+def gemini_models(req: Request, ctx: Context) -> Response:
+    return Response.json(formats.get("gemini").models_list(model_names(req, ctx)))
+
+
+def ollama_tags(req: Request, ctx: Context) -> Response:
+    return Response.json(formats.get("ollama").tags([{"name": n} for n in model_names(req, ctx)]))
+
+
+def ollama_version(req: Request, ctx: Context) -> Response:
+    return Response.json(formats.get("ollama").version())
+
+
+def ollama_show(req: Request, ctx: Context) -> Response:
+    body = req.json()
+    name = body.get("model") or body.get("name")
+    if not isinstance(name, str) or name not in model_names(req, ctx):
+        raise NotFound(f"model {name!r} not found", "GET /api/tags lists what this service answers as.")
+    return Response.json(formats.get("ollama").show(name, {}))
+
+
+def anthropic_count_tokens(req: Request, ctx: Context) -> Response:
+    return Response.json(formats.get("anthropic").count_tokens(req.json()))
+
+
+def responses_get(req: Request, ctx: Context) -> Response:
+    raise NotFound(f"Response {req.params['id']!r} is not stored: this gateway stores no responses.",
+                   "Send the whole conversation as input on each request (store is ignored).")
+
+
+ROUTES = [
+    Route("POST", "/v1/chat/completions", ask_handler("openai_chat"), "openai", GATEWAY),
+    Route("POST", "/v1/completions", ask_handler("openai_completions"), "openai", GATEWAY),
+    Route("POST", "/v1/responses", ask_handler("openai_responses"), "openai", GATEWAY),
+    Route("GET", "/v1/responses/{id}", responses_get, "openai", GATEWAY),
+    Route("GET", "/v1/models", openai_models, "openai", GATEWAY),
+    Route("POST", "/v1/messages", ask_handler("anthropic"), "anthropic", GATEWAY),
+    Route("POST", "/v1/messages/count_tokens", anthropic_count_tokens, "anthropic", GATEWAY),
+    Route("POST", "/api/chat", ask_handler("ollama"), "ollama", GATEWAY),
+    Route("POST", "/api/generate", ask_handler("ollama"), "ollama", GATEWAY),
+    Route("GET", "/api/tags", ollama_tags, "ollama", GATEWAY),
+    Route("GET", "/api/version", ollama_version, "ollama", GATEWAY),
+    Route("POST", "/api/show", ollama_show, "ollama", GATEWAY),
+    Route("GET", "/v1beta/models", gemini_models, "gemini", GATEWAY),
+    Route("POST", "/v1beta/models/{model:path}", gemini_action, "gemini", GATEWAY),
+    Route("POST", "/v1/models/{model:path}", gemini_action, "gemini", GATEWAY),
+]

@@ -1,0 +1,73 @@
+"""Admin API for the model roster: list and find, onboard, show with probes, probe, retire, restore."""
+from __future__ import annotations
+
+from .. import health, onboard
+from ..errors import BadRequest
+from ..server.context import Context
+from ..server.messages import Request, Response
+from ..server.routes import ADMIN, Route
+
+
+def view(ctx: Context, model, probe: dict | None = None) -> dict:
+    return onboard.model_view(model, probe, health.resting_until(ctx.db, model))
+
+
+def list_models(req: Request, ctx: Context) -> Response:
+    """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case)."""
+    needle = (req.query.get("find") or "").strip().lower()
+    reg = health.registry(ctx)
+    last = health.latest(ctx.db)
+    rows = []
+    for alias, model in sorted(reg.models().items()):
+        if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
+            continue
+        rows.append(view(ctx, model, last.get(alias)))
+    return Response.json({"models": rows, "find": needle or None})
+
+
+def add_model(req: Request, ctx: Context) -> Response:
+    body = req.json()
+    result = onboard.onboard(ctx, body.get("served"), endpoint=body.get("endpoint"), alias=body.get("alias"),
+                             quick=bool(body.get("quick")), ad_hoc=bool(body.get("ad_hoc")))
+    return Response.json(result, 201)
+
+
+def show_model(req: Request, ctx: Context) -> Response:
+    model = health.registry(ctx).model(req.params["alias"])
+    probes = health.recent(ctx.db, model.alias)
+    out = view(ctx, model, probes[0] if probes else None)
+    out["probes"] = probes
+    return Response.json({"model": out})
+
+
+def probe_model(req: Request, ctx: Context) -> Response:
+    """Probe now; a model that fails for a reason of its own is confirmed once, then retired with evidence."""
+    result = health.check(ctx, req.params["alias"])
+    model = health.registry(ctx).model(req.params["alias"])
+    result["model"] = view(ctx, model, result.get("confirm") or result["probe"])
+    result.pop("model_after", None)
+    return Response.json(result)
+
+
+def retire_model(req: Request, ctx: Context) -> Response:
+    body = req.json() if req.body.strip() else {}
+    reason = body.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise BadRequest("reason must be text.")
+    model = health.retire(health.registry(ctx), req.params["alias"], reason or "")
+    return Response.json({"model": view(ctx, model)})
+
+
+def restore_model(req: Request, ctx: Context) -> Response:
+    model = health.restore(health.registry(ctx), req.params["alias"])
+    return Response.json({"model": view(ctx, model)})
+
+
+ROUTES = [
+    Route("GET", "/bench/models", list_models, "bench", ADMIN),
+    Route("POST", "/bench/models", add_model, "bench", ADMIN),
+    Route("GET", "/bench/models/{alias}", show_model, "bench", ADMIN),
+    Route("POST", "/bench/models/{alias}/probe", probe_model, "bench", ADMIN),
+    Route("POST", "/bench/models/{alias}/retire", retire_model, "bench", ADMIN),
+    Route("POST", "/bench/models/{alias}/restore", restore_model, "bench", ADMIN),
+]

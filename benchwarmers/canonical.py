@@ -1,0 +1,335 @@
+"""The value types every format and provider translates to and from: one representation in the middle."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, asdict
+from typing import Any, Union
+
+
+# ---- message parts -------------------------------------------------------------------------
+
+@dataclass
+class Text:
+    text: str
+    type: str = field(default="text", init=False)
+
+
+@dataclass
+class Image:
+    """An image either inline (base64 `data`) or by `url`."""
+    media_type: str = "image/png"
+    data: str | None = None          # base64, without the data: prefix
+    url: str | None = None
+    type: str = field(default="image", init=False)
+
+    def data_url(self) -> str:
+        return self.url if self.url else f"data:{self.media_type};base64,{self.data}"
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: str = "{}"            # always a JSON string in the middle
+    type: str = field(default="tool_call", init=False)
+
+    def args(self) -> dict:
+        """Arguments as an object (Anthropic, Gemini and Ollama want one); {} when unparsable."""
+        try:
+            value = json.loads(self.arguments or "{}")
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {"value": value}
+
+
+@dataclass
+class ToolResult:
+    id: str                          # the call id it answers
+    content: str = ""
+    is_error: bool = False
+    name: str | None = None          # Gemini and Ollama name the function, not the id
+    type: str = field(default="tool_result", init=False)
+
+
+@dataclass
+class Reasoning:
+    """A thinking block; carried only where client and member speak the same API."""
+    text: str = ""
+    signature: str | None = None
+    type: str = field(default="reasoning", init=False)
+
+
+Part = Union[Text, Image, ToolCall, ToolResult, Reasoning]
+
+
+@dataclass
+class Message:
+    role: str                        # "user", "assistant", "system" (mid-conversation) or "tool"
+    parts: list = field(default_factory=list)
+
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, Text))
+
+    def has(self, kind: type) -> bool:
+        return any(isinstance(p, kind) for p in self.parts)
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str = ""
+    parameters: dict = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+# ---- the request -----------------------------------------------------------------------------
+
+PANEL, MERGED, ROUTE, DIRECT = "panel", "merged", "route", "direct"
+
+
+@dataclass
+class Target:
+    """What the client asked for: `bench/<collection>[:merged|:route]`, or a model alias (direct)."""
+    name: str                        # collection name or model alias
+    mode: str = PANEL
+    requested: str = ""              # the model string exactly as the client sent it
+
+    @classmethod
+    def parse(cls, model: str) -> "Target":
+        raw = (model or "").strip()
+        name, mode = raw, DIRECT
+        if raw.startswith("bench/"):
+            name, mode = raw[len("bench/"):], PANEL
+            for suffix in (MERGED, ROUTE):
+                if name.endswith(":" + suffix):
+                    name, mode = name[: -len(suffix) - 1], suffix
+        return cls(name=name, mode=mode, requested=raw)
+
+
+@dataclass
+class Ask:
+    messages: list = field(default_factory=list)
+    system: str | None = None
+    tools: list = field(default_factory=list)
+    tool_choice: Any = None          # None, "auto", "none", "required" or {"name": ...}
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: list = field(default_factory=list)
+    stream: bool = False
+    target: Target | None = None
+    with_models: list = field(default_factory=list)   # extra seats asked for by name
+    caller: str | None = None        # gateway key name, when one was used
+    format: str = ""                 # the client format it came in ("openai_chat", ...)
+    native: dict | None = None       # the client's own body, for same-API pass-through
+    dropped: list = field(default_factory=list)       # features that could not be carried
+
+    def has_images(self) -> bool:
+        return any(m.has(Image) for m in self.messages)
+
+    def prompt_text(self) -> str:
+        """Everything a model will read, as text: for token estimates and prompt hashes."""
+        chunks = [self.system or ""]
+        for m in self.messages:
+            for p in m.parts:
+                if isinstance(p, (Text, Reasoning)):
+                    chunks.append(p.text)
+                elif isinstance(p, ToolCall):
+                    chunks.append(p.name + p.arguments)
+                elif isinstance(p, ToolResult):
+                    chunks.append(p.content)
+        chunks.extend(json.dumps(t.parameters) + t.description for t in self.tools)
+        return "\n".join(chunks)
+
+    def last_user_text(self) -> str:
+        for m in reversed(self.messages):
+            if m.role == "user" and m.text():
+                return m.text()
+        return ""
+
+
+def estimate_tokens(text: str) -> int:
+    """An honest upper-ish estimate without a tokenizer: ~4 characters a token, denser for non-ASCII."""
+    if not text:
+        return 0
+    ascii_chars = sum(1 for c in text if ord(c) < 128)
+    return (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
+
+
+# ---- what comes back -------------------------------------------------------------------------
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(*(a + b for a, b in zip(astuple_usage(self), astuple_usage(other))))
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def astuple_usage(u: Usage) -> tuple:
+    return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
+
+
+# Canonical finish reasons (OpenAI's words): stop, length, tool_calls, content_filter, error.
+STOP, LENGTH, TOOL_CALLS, CONTENT_FILTER, ERROR = "stop", "length", "tool_calls", "content_filter", "error"
+
+
+# Events: what a provider stream yields and what a format streams out.
+@dataclass
+class TextDelta:
+    text: str
+
+
+@dataclass
+class ReasoningDelta:
+    text: str = ""
+    signature: str | None = None
+
+
+@dataclass
+class ToolCallDelta:
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""              # a fragment of the JSON string
+
+
+@dataclass
+class UsageEvent:
+    usage: Usage
+
+
+@dataclass
+class Finish:
+    reason: str = STOP
+    usage: Usage | None = None
+    extra: dict | None = None        # the `bench` object, for formats that can carry it
+
+
+@dataclass
+class ErrorEvent:
+    error: Any                       # a BenchError
+
+
+@dataclass
+class KeepAlive:
+    """Nothing to say yet: formats send a comment, ping or nothing so the connection stays open."""
+
+
+Event = Union[TextDelta, ReasoningDelta, ToolCallDelta, UsageEvent, Finish, ErrorEvent, KeepAlive]
+
+
+@dataclass
+class Answer:
+    text: str = ""
+    tool_calls: list = field(default_factory=list)    # ToolCall
+    reasoning: list = field(default_factory=list)     # Reasoning
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str = STOP
+    ttft: float | None = None        # seconds to the first token
+    seconds: float = 0.0
+    model: str = ""                  # served name, as the upstream reported it
+
+
+class Collector:
+    """Folds a stream of Events into an Answer: the one way a whole answer is made."""
+
+    def __init__(self) -> None:
+        self.answer = Answer()
+        self._text: list[str] = []
+        self._calls: dict[int, ToolCall] = {}
+        self._reasoning: list[Reasoning] = []
+
+    def add(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self._text.append(event.text)
+        elif isinstance(event, ReasoningDelta):
+            if not self._reasoning or (self._reasoning[-1].signature and event.text):
+                self._reasoning.append(Reasoning())
+            last = self._reasoning[-1]
+            last.text += event.text
+            if event.signature:
+                last.signature = (last.signature or "") + event.signature
+        elif isinstance(event, ToolCallDelta):
+            call = self._calls.setdefault(event.index, ToolCall(id="", name="", arguments=""))
+            if event.id:
+                call.id = event.id
+            if event.name and not call.name:
+                call.name = event.name
+            call.arguments += event.arguments
+        elif isinstance(event, UsageEvent):
+            self.answer.usage = merge_usage(self.answer.usage, event.usage)
+        elif isinstance(event, Finish):
+            self.answer.finish_reason = event.reason
+            if event.usage:
+                self.answer.usage = merge_usage(self.answer.usage, event.usage)
+
+    def result(self) -> Answer:
+        a = self.answer
+        a.text = "".join(self._text)
+        a.tool_calls = [self._calls[i] for i in sorted(self._calls)]
+        for c in a.tool_calls:
+            c.arguments = c.arguments or "{}"
+        a.reasoning = self._reasoning
+        return a
+
+
+def merge_usage(old: Usage, new: Usage) -> Usage:
+    """Streams report usage in pieces (input at the start, output at the end): keep the largest of each."""
+    return Usage(*(max(a, b) for a, b in zip(astuple_usage(old), astuple_usage(new))))
+
+
+# ---- the panel -------------------------------------------------------------------------------
+
+MEMBER, EXPLORE, WITH = "member", "explore", "with"
+OK, FAILED, TIMEOUT, SKIPPED = "ok", "failed", "timeout", "skipped"
+
+
+@dataclass
+class Seat:
+    seat: int
+    kind: str                        # member, explore or with
+    model: str                       # alias
+    status: str = OK                 # ok, failed, timeout, skipped
+    seconds: float = 0.0
+    call: str | None = None
+    answer: str = ""
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["seconds"] = round(self.seconds, 3)
+        return d
+
+
+@dataclass
+class PanelReply:
+    collection: str
+    panel: str                       # panel id
+    seats: list = field(default_factory=list)
+    merged: str | None = None
+    merge_model: str | None = None
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for s in self.seats:
+            total = total + s.usage
+        return total
+
+    def to_dict(self) -> dict:
+        d = {"collection": self.collection, "panel": self.panel,
+             "seats": [s.to_dict() for s in self.seats]}
+        if self.merge_model:
+            d["merge_model"] = self.merge_model
+        return d

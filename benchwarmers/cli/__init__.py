@@ -1,0 +1,1 @@
+"""The `bench` / `benchwarmers` command: a client of the running service, plus serve, init and mcp."""

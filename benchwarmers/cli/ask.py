@@ -1,0 +1,103 @@
+"""bench ask / bench verdict: ask a panel (answers to stdout, the seat table to stderr) and judge its seats."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .client import CliError
+from .output import emit_json, note, table
+
+FMT = argparse.RawDescriptionHelpFormatter
+
+
+def register(sub, parent) -> None:
+    p = sub.add_parser("ask", parents=[parent], help="ask a collection's panel", formatter_class=FMT,
+                       description="Ask every seat of a collection. Answers go to stdout under their headings; the "
+                                   "table of seats with call ids goes to stderr.",
+                       epilog="examples:\n  bench ask core \"Where can this return a stale value?\" -f cache.py\n"
+                              "  git diff | bench ask core \"Review this diff\" > review.md\n"
+                              "  bench ask core \"Design a schema for ...\" --merged --with mercury")
+    p.add_argument("collection", help="the collection (or a model alias for a one-seat panel)")
+    p.add_argument("prompt", nargs="?", default="", help="what to ask (piped stdin is the prompt, or added to it)")
+    p.add_argument("-f", "--file", action="append", default=[], metavar="FILE", help="attach a file (repeatable)")
+    p.add_argument("--merged", action="store_true", help="one merged answer (the seats stay in --json)")
+    p.add_argument("--system", help="a system prompt for every seat")
+    p.add_argument("--with", dest="with_models", default="", help="extra models for this ask: a,b")
+    p.set_defaults(func=run_ask)
+
+    v = sub.add_parser("verdict", parents=[parent], help="judge one seat's answer", formatter_class=FMT,
+                       description="Record whether a seat's answer was useful, and which of its claims were real "
+                                   "or false. A later verdict on the same call replaces this one.",
+                       epilog="example:\n  bench verdict Xy3k9aQ2 --useful --real \"the race in refresh()\" "
+                              "--false \"the SQL injection\"")
+    v.add_argument("call", help="the call id from the seat table")
+    group = v.add_mutually_exclusive_group(required=True)
+    group.add_argument("--useful", dest="useful", action="store_true", default=None)
+    group.add_argument("--not-useful", dest="useful", action="store_false")
+    v.add_argument("--real", action="append", default=[], metavar="TEXT", help="a claim that checked out")
+    v.add_argument("--false", action="append", default=[], metavar="TEXT", help="a claim that was wrong")
+    v.add_argument("--note", help="a note")
+    v.set_defaults(func=run_verdict)
+
+
+def build_prompt(args) -> str:
+    prompt = args.prompt or ""
+    piped = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    if piped.strip():
+        prompt = f"{prompt}\n\n<stdin>\n{piped.rstrip()}\n</stdin>" if prompt else piped
+    for name in args.file:
+        path = Path(name)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            raise CliError(f"Cannot read {name}: {e.strerror or e}.", 2) from None
+        prompt += f"\n\n<file name=\"{path.name}\">\n{text.rstrip()}\n</file>"
+    if not prompt.strip():
+        raise CliError("Nothing to ask: give a prompt, pipe one in, or attach files with -f.", 2)
+    return prompt
+
+
+def run_ask(args, client) -> int:
+    messages = ([{"role": "system", "content": args.system}] if args.system else [])
+    messages.append({"role": "user", "content": build_prompt(args)})
+    model = args.collection if args.collection.startswith("bench/") or "/" in args.collection else None
+    model = model or f"bench/{args.collection}"
+    if args.merged and not model.endswith(":merged"):
+        model += ":merged"
+    body = {"model": model, "messages": messages}
+    extra = [m.strip() for m in args.with_models.split(",") if m.strip()]
+    if extra:
+        body["bench"] = {"with": extra}
+    reply = client.post("/v1/chat/completions", body, gateway=True)
+    if args.json:
+        emit_json(reply)
+        return 0
+    content = (reply.get("choices") or [{}])[0].get("message", {}).get("content") or ""
+    sys.stdout.write(content if content.endswith("\n") else content + "\n")
+    bench = reply.get("bench") or {}
+    seats = bench.get("seats") or []
+    note()
+    table(["seat", "kind", "model", "status", "seconds", "call"],
+          [[s.get("seat"), s.get("kind"), s.get("model"), s.get("status"), s.get("seconds"), s.get("call")]
+           for s in seats], out=sys.stderr)
+    if bench.get("merge"):
+        m = bench["merge"]
+        note(f"merged by {m.get('model')} (call {m.get('call')}, {m.get('status')})")
+    note(f"Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
+    return 0 if any(s.get("status") == "ok" for s in seats) else 1
+
+
+def run_verdict(args, client) -> int:
+    body = {"call": args.call, "useful": args.useful, "real": args.real, "false": args.false}
+    if args.note:
+        body["note"] = args.note
+    reply = client.post("/bench/verdict", body, gateway=True)
+    if args.json:
+        emit_json(reply)
+    else:
+        revised = " (revised)" if reply.get("revisions", 1) > 1 else ""
+        note(f"Verdict recorded for {args.call}: {'useful' if args.useful else 'not useful'}{revised}.")
+    return 0

@@ -1,0 +1,98 @@
+"""Talks to the running service over HTTP; no service at the URL is exit 3, a refusal exit 1."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import urllib.error
+import urllib.request
+from urllib.parse import quote
+
+DEFAULT_URL = "http://127.0.0.1:8122"
+
+
+class CliError(Exception):
+    """Ends the command with `code` and `message` on stderr."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
+
+
+class Client:
+    def __init__(self, url: str | None = None, timeout: float | None = None, environ: dict | None = None):
+        env = os.environ if environ is None else environ
+        self.url = normalise_url(url or env.get("BENCHWARMERS_URL") or DEFAULT_URL)
+        self.admin_token = env.get("BENCHWARMERS_ADMIN_TOKEN") or None
+        self.key = env.get("BENCHWARMERS_KEY") or None
+        try:
+            self.timeout = float(timeout or env.get("BENCHWARMERS_TIMEOUT") or 900)
+        except ValueError:
+            raise CliError("BENCHWARMERS_TIMEOUT must be a number of seconds.", 2) from None
+
+    def request(self, method: str, path: str, body: dict | None = None, *, gateway: bool = False,
+                timeout: float | None = None) -> dict:
+        """JSON in, JSON out. gateway=True sends the gateway key (ask, collections, verdict), else the admin token."""
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Accept": "application/json", "User-Agent": "benchwarmers-cli"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        secret = (self.key or self.admin_token) if gateway else (self.admin_token or self.key)
+        if secret:
+            headers["Authorization"] = f"Bearer {secret}"
+        req = urllib.request.Request(self.url + path, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as e:
+            raise CliError(error_message(e.code, e.read())) from None
+        except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError) as e:
+            reason = getattr(e, "reason", e)
+            if isinstance(reason, (socket.timeout, TimeoutError)):
+                raise CliError(f"The service at {self.url} did not answer within {timeout or self.timeout:.0f} s.",
+                               1) from None
+            raise CliError(f"No Benchwarmers service answers at {self.url} ({reason}).\n"
+                           "Start one with `benchwarmers` (or `python serve.py` in a checkout), "
+                           "or point --url / BENCHWARMERS_URL at a running one.", 3) from None
+        try:
+            return json.loads(raw) if raw else {}
+        except ValueError:
+            raise CliError(f"The service at {self.url} answered with something that is not JSON; "
+                           "is BENCHWARMERS_URL pointing at Benchwarmers?") from None
+
+    def get(self, path: str, **kw) -> dict:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, body: dict, **kw) -> dict:
+        return self.request("POST", path, body, **kw)
+
+    def delete(self, path: str, **kw) -> dict:
+        return self.request("DELETE", path, **kw)
+
+
+def normalise_url(url: str) -> str:
+    """Accept the service root with or without a trailing /v1 (what gateway clients are told to use)."""
+    url = url.strip().rstrip("/")
+    if url.endswith("/v1"):
+        url = url[:-3]
+    if "://" not in url:
+        url = "http://" + url
+    return url
+
+
+def error_message(status: int, raw: bytes) -> str:
+    """The service's own words from any of its error shapes."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return f"The service refused the request (HTTP {status})."
+    err = body.get("error") if isinstance(body, dict) else None
+    if isinstance(err, dict):
+        return err.get("message") or f"HTTP {status}"
+    if isinstance(err, str):
+        return err
+    return f"The service refused the request (HTTP {status})."
+
+
+def q(value: str) -> str:
+    return quote(value, safe="")

@@ -1,0 +1,77 @@
+"""bench collections / collection save / collection delete."""
+from __future__ import annotations
+
+import argparse
+
+from .client import q
+from .output import confirm, emit_json, note, say, table
+
+FMT = argparse.RawDescriptionHelpFormatter
+
+
+def register(sub, parent) -> None:
+    p = sub.add_parser("collections", parents=[parent], help="the collections you can ask", formatter_class=FMT,
+                       description="List collections: name, description, members, explore seats.",
+                       epilog="example:\n  bench collections --json")
+    p.set_defaults(func=run_list)
+    c = sub.add_parser("collection", parents=[parent], help="save or delete a collection", formatter_class=FMT,
+                       description="Create or change a collection, or delete one.",
+                       epilog="examples:\n  bench collection save reviewers --members a,b,c --description "
+                              "\"adversarial review\"\n  bench collection save reviewers --add d --remove a\n"
+                              "  bench collection delete reviewers --yes")
+    csub = c.add_subparsers(dest="action", metavar="ACTION", required=True)
+    s = csub.add_parser("save", parents=[parent], help="create or change", formatter_class=FMT,
+                        epilog="example:\n  bench collection save core --members a,b --explore 2")
+    s.add_argument("name")
+    s.add_argument("--members", help="replace the members: a,b,c")
+    s.add_argument("--add", help="add members: d,e")
+    s.add_argument("--remove", help="remove members: a")
+    s.add_argument("--description", help="what the collection is for")
+    s.add_argument("--explore", type=int, help="explore seats per ask (default 1)")
+    s.add_argument("--merge-model", help="the model that writes :merged answers")
+    s.add_argument("--shadow", type=int, help="route mode: members that also answer each turn, off the path")
+    s.set_defaults(func=run_save)
+    d = csub.add_parser("delete", parents=[parent], help="delete (asks first)", formatter_class=FMT,
+                        epilog="example:\n  bench collection delete old --yes")
+    d.add_argument("name")
+    d.add_argument("--yes", action="store_true", help="do not ask")
+    d.set_defaults(func=run_delete)
+
+
+def run_list(args, client) -> int:
+    data = client.get("/bench/collections", gateway=True)
+    if args.json:
+        emit_json(data)
+        return 0
+    cols = data.get("collections", [])
+    if not cols:
+        note("No collections yet: bench collection save NAME --members a,b --description TEXT")
+        return 0
+    table(["name", "description", "members", "explore"],
+          [[c["name"], c.get("description", ""), ",".join(c.get("members", [])), c.get("explore")] for c in cols])
+    return 0
+
+
+def run_save(args, client) -> int:
+    body = {}
+    for field in ("members", "add", "remove", "description", "explore", "shadow"):
+        value = getattr(args, field)
+        if value is not None:
+            body[field] = value
+    if args.merge_model is not None:
+        body["merge_model"] = args.merge_model or None
+    col = client.request("PUT", f"/bench/collections/{q(args.name)}", body)
+    if args.json:
+        emit_json(col)
+    else:
+        say(f"Saved bench/{col['name']}: members {', '.join(col['members']) or '(none)'}; "
+            f"{col['explore']} explore seat(s).")
+    return 0
+
+
+def run_delete(args, client) -> int:
+    if not confirm(f"Delete the collection {args.name!r}?", args.yes):
+        return 1
+    data = client.delete(f"/bench/collections/{q(args.name)}")
+    emit_json(data) if args.json else say(f"Deleted {args.name}.")
+    return 0

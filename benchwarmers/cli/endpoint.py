@@ -1,0 +1,135 @@
+"""bench endpoint add/list/remove: connections to upstream APIs; keys only by prompt or stdin, never shown."""
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from .client import CliError, q
+from .output import confirm, emit_json, note, say, table
+
+APIS = ("openai", "anthropic", "gemini", "ollama")
+NO_KEY_ARGS = ("Keys are never command-line arguments (they would stay in your shell history and process list).\n"
+               "Let `bench endpoint add` prompt for it, or pipe it: "
+               "bench endpoint add NAME --base URL --key-stdin < keyfile")
+
+
+def register(sub, parent) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("endpoint", parents=[parent], help="add, list or remove endpoints (upstream connections)",
+                       description="Endpoints are a base URL plus a protocol. Keys live in the environment "
+                                   "(BENCHWARMERS_KEY_<NAME>) or the llm CLI's keys.json, never in the data folder.",
+                       epilog="examples:\n  bench endpoint add openrouter --base https://openrouter.ai/api/v1\n"
+                              "  bench endpoint add local --base http://localhost:11434 --api ollama --no-key\n"
+                              "  bench endpoint list\n  bench endpoint remove local --yes", formatter_class=fmt)
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", parser_class=type(sub._parser_class()) if False else None)
+    add = verbs.add_parser("add", parents=[parent], help="add an endpoint, checked by listing its models",
+                           description="Add an endpoint. The key is prompted for without echo (or read from stdin "
+                                       "with --key-stdin) and stored in the llm CLI's keys.json. The endpoint is "
+                                       "checked by listing its models before anything is saved.",
+                           epilog="examples:\n  bench endpoint add openrouter --base https://openrouter.ai/api/v1\n"
+                                  "  printf %s \"$KEY\" | bench endpoint add claude --base https://api.anthropic.com "
+                                  "--api anthropic --key-stdin\n"
+                                  "  bench endpoint add local --base http://localhost:11434 --api ollama --no-key",
+                           formatter_class=fmt)
+    add.add_argument("name", help="a short name: letters, digits, '.', '_' or '-'")
+    add.add_argument("extra", nargs="*", help=argparse.SUPPRESS)   # caught: a key typed as an argument
+    add.add_argument("--base", required=True, metavar="URL", help="the base URL (OpenAI-compatible: up to /v1)")
+    add.add_argument("--api", choices=APIS, default="openai", help="the protocol (default openai)")
+    add.add_argument("--key-stdin", action="store_true", help="read the key from the first line of stdin")
+    add.add_argument("--no-key", action="store_true", help="a local server that takes no key")
+    add.add_argument("--replace", action="store_true", help="replace an endpoint of the same name")
+    add.add_argument("--key", nargs="?", const="", default=None, dest="key_arg", help=argparse.SUPPRESS)
+    add.set_defaults(func=run_add)
+    ls = verbs.add_parser("list", parents=[parent], help="each endpoint, its API, model count and key source",
+                          description="Each endpoint with its protocol, base URL, models on the bench, models it "
+                                      "served when last checked, and where its key comes from (never the key).",
+                          epilog="example:\n  bench endpoint list --json", formatter_class=fmt)
+    ls.set_defaults(func=run_list)
+    rm = verbs.add_parser("remove", parents=[parent], help="remove an endpoint (asks first)",
+                          description="Remove an endpoint. Its active models are retired (restorable once it is "
+                                      "added back); its key stays in keys.json, shared with the llm CLI.",
+                          epilog="example:\n  bench endpoint remove local --yes", formatter_class=fmt)
+    rm.add_argument("name")
+    rm.add_argument("--yes", action="store_true", help="do not ask")
+    rm.set_defaults(func=run_remove)
+    p.set_defaults(func=lambda args, client: _usage(p))
+
+
+def _usage(p) -> int:
+    p.print_help(sys.stderr)
+    return 2
+
+
+def read_key(args) -> str | None:
+    """The key from stdin or a no-echo prompt; None lets the service use its environment or keys.json."""
+    if args.no_key:
+        return None
+    if args.key_stdin:
+        return (sys.stdin.readline() or "").strip() or None
+    if sys.stdin and sys.stdin.isatty():
+        return getpass.getpass(f"Key for {args.name} (input hidden; Enter to use its environment variable "
+                               "or keys.json): ").strip() or None
+    return None
+
+
+def run_add(args, client) -> int:
+    if args.extra or args.key_arg is not None:
+        raise CliError(NO_KEY_ARGS, 2)
+    if args.no_key and args.key_stdin:
+        raise CliError("--no-key and --key-stdin contradict each other; pick one.", 2)
+    body = {"name": args.name, "base_url": args.base, "api": args.api, "no_key": args.no_key,
+            "replace": args.replace}
+    key = read_key(args)
+    if key:
+        body["key"] = key
+    d = client.post("/bench/endpoints", body)
+    if args.json:
+        emit_json(d)
+        return 0
+    e = d["endpoint"]
+    say(f"Added endpoint {e['name']} ({e['api']}, {e['base_url']}): serves {e.get('served_count')} models; "
+        f"key from {e['key_source']}.")
+    note("Next: bench candidates --new   then   bench onboard SERVED_NAME")
+    return 0
+
+
+def run_list(args, client) -> int:
+    d = client.get("/bench/endpoints")
+    if args.json:
+        emit_json(d)
+        return 0
+    rows = [[e["name"], e["api"], e["base_url"], e["models"], e.get("served_count") or "?", key_text(e)]
+            for e in d["endpoints"]]
+    if not rows:
+        note("No endpoints yet. Add one: bench endpoint add NAME --base URL")
+        return 0
+    table(["NAME", "API", "BASE URL", "ON BENCH", "SERVES", "KEY FROM"], rows)
+    return 0
+
+
+def key_text(e: dict) -> str:
+    source = e.get("key_source")
+    if source == "none":
+        return "no key (local)"
+    if source == "missing":
+        return f"missing: set {e.get('key_env')}"
+    return source
+
+
+def run_remove(args, client) -> int:
+    found = {e["name"]: e for e in client.get("/bench/endpoints")["endpoints"]}
+    if args.name not in found:
+        raise CliError(f"No endpoint named {args.name!r}. Known: {', '.join(sorted(found)) or 'none'}.")
+    active = found[args.name].get("active_models") or 0
+    question = f"Remove endpoint {args.name!r}" + (f" and retire its {active} active models?" if active else "?")
+    if not confirm(question, args.yes):
+        return 1
+    d = client.delete(f"/bench/endpoints/{q(args.name)}")
+    if args.json:
+        emit_json(d)
+        return 0
+    say(f"Removed endpoint {d['removed']}." + (f" Retired: {', '.join(d['retired'])}." if d["retired"] else ""))
+    if d.get("note"):
+        note(d["note"])
+    return 0

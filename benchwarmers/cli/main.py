@@ -1,0 +1,91 @@
+"""argv -> exit code: builds the parser from one module per noun and maps every failure to its exit code."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+
+from .. import __version__
+from . import commands
+from .client import CliError, Client
+
+EPILOG = """examples:
+  benchwarmers                      start the dashboard (initialises the data folder on first run)
+  bench status                      what is running and where
+  bench ask core "Where can this return a stale value?" -f cache.py
+  git diff | bench ask core "Review this diff"
+
+environment: BENCHWARMERS_URL (default http://127.0.0.1:8122), BENCHWARMERS_ADMIN_TOKEN, BENCHWARMERS_KEY,
+BENCHWARMERS_TIMEOUT (seconds, default 900).
+exit codes: 0 done, 1 refused or failed, 2 usage error, 3 no service at the URL."""
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors exit 2 with the message and a pointer to --help."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\nTry '{self.prog} --help' for examples.\n")
+        raise SystemExit(2)
+
+
+def common() -> argparse.ArgumentParser:
+    """Options every sub-command takes too (defaults suppressed so the top-level value survives)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--url", default=argparse.SUPPRESS, help="the service (default $BENCHWARMERS_URL or "
+                   "http://127.0.0.1:8122)")
+    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the service's JSON")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    return p
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="bench", description="Benchwarmers: ask a panel of models, judge them, route agents.",
+                    epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"benchwarmers {__version__}")
+    parser.add_argument("--url", help="the service (default $BENCHWARMERS_URL or http://127.0.0.1:8122)")
+    parser.add_argument("--json", action="store_true", help="print the service's JSON")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    parent = common()
+    for module in commands.MODULES:
+        module.register(sub, parent)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    if not argv:
+        from . import serve
+        return serve.bare()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO, format="%(message)s",
+                        stream=sys.stderr)
+    try:
+        client = Client(args.url, environ=None) if getattr(args, "needs_client", True) else None
+        return int(args.func(args, client) or 0)
+    except CliError as e:
+        sys.stderr.write(f"{e}\n")
+        return e.code
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted.\n")
+        return 130
+    except Exception as e:
+        if args.debug:
+            traceback.print_exc()
+        else:
+            sys.stderr.write(f"Failed: {type(e).__name__}: {e}\n(--debug shows the traceback)\n")
+        return 1
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""bench serve / gateway / init: run the service in the foreground, or seed a data folder."""
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+import threading
+import webbrowser
+from pathlib import Path
+
+from .. import home, keys
+from .client import CliError
+from .output import note
+
+APIS = ("openai", "anthropic", "gemini", "ollama")
+
+
+def register(sub, parent) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    for name, port, helptext in (("serve", 8122, "start the dashboard and gateway (port 8122)"),
+                                 ("gateway", 8123, "start the gateway routes alone (port 8123)")):
+        p = sub.add_parser(name, parents=[parent], help=helptext, description=helptext.capitalize() + ".",
+                           epilog=f"example:\n  bench {name} --port {port} --no-browser", formatter_class=fmt)
+        p.add_argument("--host", default=None, help="address to listen on (default $BENCHWARMERS_HOST or 127.0.0.1)")
+        p.add_argument("--port", type=int, default=None, help=f"port (default $BENCHWARMERS_PORT or {port})")
+        p.add_argument("--no-browser", action="store_true", help="never open a browser")
+        p.add_argument("--open", action="store_true", help="open the dashboard in a browser")
+        p.set_defaults(func=run_serve, role="dashboard" if name == "serve" else "gateway", default_port=port,
+                       needs_client=False)
+    p = sub.add_parser("init", parents=[parent], help="seed a data folder (never overwrites a file)",
+                       description="Seed a data folder from examples/ and point this checkout at it. "
+                                   "With --endpoint and --key, add an endpoint and store its key in the llm "
+                                   "CLI's keys.json (prompted without echo; never in the data folder).",
+                       epilog="examples:\n  bench init\n  bench init ~/bench-data --endpoint openrouter "
+                              "https://openrouter.ai/api/v1 --key", formatter_class=fmt)
+    p.add_argument("folder", nargs="?", help="the data folder (default: the resolved one)")
+    p.add_argument("--endpoint", nargs=2, metavar=("NAME", "BASE_URL"), help="add a first endpoint")
+    p.add_argument("--api", choices=APIS, default="openai", help="the endpoint's protocol (default openai)")
+    p.add_argument("--key", action="store_true", help="prompt for the endpoint's key (stored in llm's keys.json)")
+    p.add_argument("--key-stdin", action="store_true", help="read the key from stdin instead of prompting")
+    p.set_defaults(func=run_init, needs_client=False)
+
+
+def env_port(default: int) -> int:
+    raw = os.environ.get("BENCHWARMERS_PORT")
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise CliError(f"BENCHWARMERS_PORT must be a port number, not {raw!r}.", 2) from None
+
+
+def on_desktop() -> bool:
+    if sys.platform.startswith("win") or sys.platform == "darwin":
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def run_serve(args, client=None, open_browser: bool | None = None) -> int:
+    from ..server.lifecycle import BindRefused, Service
+    host = args.host or os.environ.get("BENCHWARMERS_HOST") or "127.0.0.1"
+    port = args.port if args.port is not None else env_port(args.default_port)
+    try:
+        service = Service(host=host, port=port, role=args.role)
+    except BindRefused as e:
+        raise CliError(str(e), 2) from None
+    except OSError as e:
+        raise CliError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
+                       "Is another copy running? Choose another --port.", 1) from None
+    where = "Dashboard and gateway" if args.role == "dashboard" else "Gateway"
+    note(f"{where} at {service.url}  (gateway base URL {service.url}/v1)")
+    note(f"Data folder: {service.ctx.home}")
+    note("Press Ctrl-C to stop.")
+    want = args.open if open_browser is None else (open_browser or args.open)
+    if want and not args.no_browser and args.role == "dashboard":
+        threading.Timer(0.5, webbrowser.open, (service.url + "/",)).start()
+    service.serve_forever()
+    note("Stopped.")
+    return 0
+
+
+def bare() -> int:
+    """Plain `benchwarmers`: initialise on first run, then the dashboard (a browser on a desktop)."""
+    folder = home.resolve()
+    if not home.is_initialised(folder):
+        home.init(folder)
+        note(f"Created the data folder {folder}")
+    args = argparse.Namespace(host=None, port=None, no_browser=False, open=False, role="dashboard",
+                              default_port=8122)
+    try:
+        return run_serve(args, open_browser=on_desktop())
+    except CliError as e:
+        note(str(e))
+        return e.code
+
+
+def read_secret(from_stdin: bool, prompt: str) -> str:
+    if from_stdin:
+        return sys.stdin.readline().strip()
+    if not sys.stdin or not sys.stdin.isatty():
+        raise CliError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
+    return getpass.getpass(prompt).strip()
+
+
+def run_init(args, client=None) -> int:
+    from ..store import Config
+    folder = Path(args.folder).expanduser().resolve() if args.folder else home.resolve()
+    created = home.init(folder, write_pointer=bool(args.folder) or not os.environ.get("BENCHWARMERS_HOME"))
+    note(f"Data folder: {folder} ({len(created)} file(s) created, existing files kept)")
+    if args.folder and not home.in_checkout() and not os.environ.get("BENCHWARMERS_HOME"):
+        note(f"To use it, set BENCHWARMERS_HOME={folder} (an installed package keeps no pointer file).")
+    if args.endpoint:
+        name, base = args.endpoint
+        cfg = Config(folder)
+        cfg.update("endpoints.json", lambda d: d.setdefault("endpoints", {}).setdefault(
+            name, {"base_url": base.rstrip("/"), "api": args.api}))
+        note(f"Endpoint {name}: {base}")
+        if args.key or args.key_stdin:
+            key = read_secret(args.key_stdin, f"Key for {name} (input hidden): ")
+            if not key:
+                raise CliError("No key given; nothing stored.", 1)
+            path = keys.store(name, key)
+            note(f"Key stored in {path} (not in the data folder).")
+    elif args.key or args.key_stdin:
+        raise CliError("--key needs --endpoint NAME BASE_URL.", 2)
+    return 0

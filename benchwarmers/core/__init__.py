@@ -1,0 +1,1 @@
+"""The core between formats and providers: seating, the panel, route mode, the record, limits."""

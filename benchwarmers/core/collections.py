@@ -1,0 +1,111 @@
+"""Collections: named panels with a purpose, members always seated, explore seats, a merge model."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import BadRequest, NotFound
+from ..registry import Registry, check_name, suggest
+from ..store import Config
+
+FILE = "collections.json"
+
+
+@dataclass
+class Collection:
+    name: str
+    description: str = ""
+    members: list = field(default_factory=list)
+    explore: int = 1
+    merge_model: str | None = None
+    shadow: int = 0
+
+    @classmethod
+    def from_dict(cls, name: str, d: dict) -> "Collection":
+        members = [m for m in (d.get("members") or []) if isinstance(m, str)]
+        explore = d.get("explore", 1)
+        shadow = d.get("shadow", 0)
+        return cls(name, str(d.get("description") or ""), members,
+                   explore if isinstance(explore, int) and explore >= 0 else 1,
+                   d.get("merge_model") if isinstance(d.get("merge_model"), str) else None,
+                   shadow if isinstance(shadow, int) and shadow >= 0 else 0)
+
+    def to_dict(self) -> dict:
+        return {"description": self.description, "members": self.members, "explore": self.explore,
+                "merge_model": self.merge_model, "shadow": self.shadow}
+
+    def public(self) -> dict:
+        return {"name": self.name, **self.to_dict()}
+
+
+class Collections:
+    def __init__(self, config: Config, registry: Registry):
+        self.config = config
+        self.registry = registry
+
+    def all(self) -> dict[str, Collection]:
+        raw = self.config.view(FILE).get("collections") or {}
+        return {n: Collection.from_dict(n, d) for n, d in raw.items() if isinstance(d, dict)}
+
+    def get(self, name: str) -> Collection:
+        found = self.all().get(name)
+        if found is None:
+            known = self.all()
+            hint = suggest(name, known, "collection")
+            if known:
+                hint += " Ask one of: " + ", ".join(f"bench/{n}" for n in sorted(known)) + "."
+            raise NotFound(f"No collection named {name!r}.", hint, code="collection_not_found")
+        return found
+
+    def save(self, name: str, spec: dict) -> Collection:
+        """Create or change a collection: members replace, add and remove edit; unknown models are refused."""
+        check_name(name, "Collection name")
+        current = self.all().get(name) or Collection(name)
+        members = list(current.members)
+        if "members" in spec:
+            members = _names(spec["members"], "members")
+        for m in _names(spec.get("add") or [], "add"):
+            if m not in members:
+                members.append(m)
+        drop = set(_names(spec.get("remove") or [], "remove"))
+        members = [m for m in members if m not in drop]
+        models = self.registry.models()
+        unknown = [m for m in members if m not in models]
+        if unknown:
+            raise BadRequest(f"Not on the bench: {', '.join(unknown)}.",
+                             " ".join(suggest(u, models, "model") for u in unknown))
+        col = Collection(name, current.description, members, current.explore, current.merge_model, current.shadow)
+        if "description" in spec:
+            col.description = _typed(spec["description"], str, "description")
+        for key in ("explore", "shadow"):
+            if key in spec:
+                value = spec[key]
+                if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 16:
+                    raise BadRequest(f"{key} must be a whole number from 0 to 16.")
+                setattr(col, key, value)
+        if "merge_model" in spec:
+            mm = spec["merge_model"]
+            if mm is not None and (not isinstance(mm, str) or mm not in models):
+                raise BadRequest(f"Merge model {mm!r} is not on the bench.", suggest(str(mm), models, "model"))
+            col.merge_model = mm or None
+        if not col.members and not col.explore:
+            raise BadRequest("A collection needs members or explore seats.", "Add --members a,b or --explore 1.")
+        self.config.update(FILE, lambda d: d.setdefault("collections", {}).__setitem__(name, col.to_dict()))
+        return col
+
+    def delete(self, name: str) -> None:
+        self.get(name)
+        self.config.update(FILE, lambda d: d.get("collections", {}).pop(name, None))
+
+
+def _names(value, field_name: str) -> list:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise BadRequest(f"{field_name} must be a list of model aliases.")
+    return value
+
+
+def _typed(value, kind, name):
+    if not isinstance(value, kind):
+        raise BadRequest(f"{name} must be a {kind.__name__}.")
+    return value

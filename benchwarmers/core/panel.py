@@ -1,0 +1,242 @@
+"""The panel: seats an ask, fans it out on a bounded pool, gathers answers in completion order, merges on request."""
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, ErrorEvent, Finish, KeepAlive,
+                         PanelReply, Seat, TextDelta, Usage, Collector)
+from ..errors import BadRequest, BenchError, UpstreamFailed
+from ..providers.base import Timeouts
+from ..store.calls import CallRecord, new_id, prompt_hash, summarise_request
+from . import merge
+from .collections import Collection
+from .pump import pump
+from .seating import Plan, SeatPlan
+
+log = logging.getLogger("benchwarmers.panel")
+
+
+def seat_heading(seat: Seat) -> str:
+    status = "" if seat.status == OK else f" · {seat.status}"
+    return f"## Seat {seat.seat} · {seat.model} · {seat.kind}{status}"
+
+
+def seat_block(seat: Seat) -> str:
+    if seat.status == OK:
+        body = seat.answer.strip() or "_(empty answer)_"
+    else:
+        body = f"> {seat.error or seat.status}"
+    return f"{seat_heading(seat)}\n\n{body}\n\n"
+
+
+class AllSeatsFailed(BenchError):
+    status, code = 502, "all_seats_failed"
+
+
+@dataclass
+class PanelRun:
+    """One ask in flight: seats finish into a queue in completion order."""
+    id: str
+    ask: Ask
+    collection: Collection | None
+    plan: Plan
+    deadline: float
+    seats: list = field(default_factory=list)        # Seat, in seat order
+    done: queue.Queue = field(default_factory=queue.Queue)
+    merge_info: dict | None = None
+    merge_usage: Usage = field(default_factory=Usage)
+
+    def reply(self) -> PanelReply:
+        return PanelReply(self.collection.name if self.collection else self.ask.target.name, self.id,
+                          self.seats, merge_model=(self.merge_info or {}).get("model"))
+
+    def bench(self) -> dict:
+        d = self.reply().to_dict()
+        d["mode"] = self.ask.target.mode
+        if self.plan.passed_over:
+            d["passed_over"] = self.plan.passed_over
+        if self.merge_info:
+            d["merge"] = self.merge_info
+        return d
+
+
+class Panel:
+    def __init__(self, parts, workers: int = 32):
+        self.p = parts                    # core.parts.Parts: registry, collections, calls, seating, record, ...
+        self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- starting ------------------------------------------------------------------------------
+    def start(self, ask: Ask) -> PanelRun:
+        if ask.tools:
+            raise BadRequest("A panel answers with text, so requests with tools are refused.",
+                             f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).",
+                             code="tools_need_route_mode")
+        collection, direct = self._target(ask)
+        plan = self.p.seating.plan(ask, collection, direct)
+        if not plan.seats:
+            raise BadRequest(f"The collection {collection.name!r} has no one to seat.",
+                             "Add members: bench collection save NAME --add MODEL, or onboard models to explore.",
+                             code="empty_collection")
+        settings = self.p.settings()
+        run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + settings["seat_timeout"])
+        run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=new_id()) for sp in plan.seats]
+        self.p.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller)
+        for sp, seat in zip(plan.seats, run.seats):
+            if sp.skip:
+                seat.status, seat.error = SKIPPED, sp.skip
+                self._record(run, sp, seat, None)
+                run.done.put(seat)
+            else:
+                self.pool.submit(self._run_seat, run, sp, seat, settings["seat_timeout"])
+        return run
+
+    def _target(self, ask: Ask):
+        name = ask.target.name
+        if ask.target.mode == "direct":
+            model = self.p.registry.models().get(name)
+            if model is None:
+                cols = self.p.collections.all()
+                hint = ("Ask a collection as bench/<name>: " + ", ".join(f"bench/{c}" for c in sorted(cols))
+                        if cols else "Onboard a model or make a collection first.")
+                raise BenchError(f"No model or collection named {name!r}.", hint, status=404, code="model_not_found")
+            return None, model
+        return self.p.collections.get(name), None
+
+    # -- one seat ------------------------------------------------------------------------------
+    def _run_seat(self, run: PanelRun, sp: SeatPlan, seat: Seat, timeout: float) -> None:
+        answer = None
+        started = time.monotonic()
+        try:
+            provider = self.p.registry.provider_for(sp.model)
+            answer = provider.complete(run.ask, sp.model.served,
+                                       timeouts=Timeouts(connect=min(10.0, timeout), first_byte=timeout, idle=timeout))
+            seat.status, seat.answer, seat.usage = OK, answer.text, answer.usage
+        except UpstreamFailed as e:
+            seat.status, seat.error = (TIMEOUT if e.kind == "timeout" else FAILED), str(e)
+            if e.kind == "rate_limited" and e.reset_at:
+                self.p.resting.mark(sp.model.endpoint, e.reset_at)
+        except BenchError as e:
+            seat.status, seat.error = FAILED, str(e)
+        except Exception as e:   # a bug of ours must cost one seat, never the panel
+            log.exception("seat %s (%s) failed", seat.seat, seat.model)
+            seat.status, seat.error = FAILED, f"internal error: {type(e).__name__}"
+        seat.seconds = time.monotonic() - started
+        if time.monotonic() > run.deadline and seat.status == OK:
+            seat.status, seat.error = TIMEOUT, "answered after the panel stopped waiting"
+        self._record(run, sp, seat, answer)
+        run.done.put(seat)
+
+    def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None) -> None:
+        ask = run.ask
+        self.p.calls.add(CallRecord(
+            id=seat.call, model=seat.model, status=seat.status, panel=run.id,
+            collection=run.collection.name if run.collection else None, endpoint=sp.model.endpoint,
+            served=sp.model.served, kind=seat.kind, mode=ask.target.mode, seat=seat.seat, error=seat.error,
+            request=summarise_request(ask), prompt_hash=prompt_hash(ask), answer=seat.answer or None,
+            ttft=answer.ttft if answer else None, seconds=round(seat.seconds, 4),
+            input_tokens=seat.usage.input_tokens, output_tokens=seat.usage.output_tokens, caller=ask.caller))
+
+    # -- gathering -----------------------------------------------------------------------------
+    def finished(self, run: PanelRun, keepalive: float | None = None) -> Iterator:
+        """Seats as they finish (completion order); KeepAlive while waiting; timed-out seats at the deadline."""
+        pending = {s.call: s for s in run.seats}
+        while pending:
+            wait = run.deadline - time.monotonic()
+            if wait <= 0:
+                for seat in pending.values():
+                    seat.status, seat.error = TIMEOUT, f"no answer within {self.p.settings()['seat_timeout']:.0f} s"
+                    seat.seconds = self.p.settings()["seat_timeout"]
+                    yield seat
+                return
+            try:
+                seat = run.done.get(timeout=min(wait, keepalive) if keepalive else wait)
+            except queue.Empty:
+                if keepalive:
+                    yield KeepAlive()
+                continue
+            if pending.pop(seat.call, None) is not None:
+                yield seat
+
+    def whole(self, run: PanelRun) -> Answer:
+        """The finished panel as one Answer; 502 when every seat failed."""
+        for _ in self.finished(run):
+            pass
+        self._check_any(run)
+        if run.ask.target.mode == MERGED:
+            text = "".join(ev.text for ev in self._merge(run) if isinstance(ev, TextDelta))
+        else:
+            text = "".join(seat_block(s) for s in run.seats).rstrip() + "\n"
+        return Answer(text=text, usage=self._usage(run), finish_reason=STOP)
+
+    def events(self, run: PanelRun) -> Iterator:
+        """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
+        keepalive = self.p.settings()["keepalive_seconds"]
+        merged = run.ask.target.mode == MERGED
+        for item in self.finished(run, keepalive):
+            if isinstance(item, KeepAlive):
+                yield item
+            elif not merged:
+                yield TextDelta(seat_block(item))
+        try:
+            self._check_any(run)
+        except BenchError as e:
+            yield ErrorEvent(e)
+            return
+        if merged:
+            yield from pump(self._merge(run), self.pool, keepalive)
+        yield Finish(STOP, self._usage(run), run.bench())
+
+    def _check_any(self, run: PanelRun) -> None:
+        if any(s.status == OK for s in run.seats):
+            return
+        lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats)
+        raise AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
+                             "the seats' call ids are in the record.")
+
+    def _usage(self, run: PanelRun) -> Usage:
+        return run.reply().usage + run.merge_usage
+
+    def _merge(self, run: PanelRun) -> Iterator:
+        """Stream the merge model's answer; on failure fall back to every seat's block, saying why."""
+        reply = run.reply()
+        model = merge.choose(run.collection, self.p.settings()["merge_model"], self.p.registry, self.p.record, reply)
+        call_id = new_id()
+        info = run.merge_info = {"model": model.alias if model else None, "call": call_id, "status": OK}
+        started = time.monotonic()
+        collector, error = Collector(), None
+        if model is None:
+            error = "no model could write the merge"
+        else:
+            ask = merge.merge_ask(run.ask, reply)
+            try:
+                provider = self.p.registry.provider_for(model)
+                for ev in provider.stream(ask, model.served):
+                    collector.add(ev)
+                    if isinstance(ev, TextDelta):
+                        yield ev
+            except BenchError as e:
+                error = str(e)
+        written = collector.result()
+        usage = written.usage
+        if error:
+            info["status"], info["error"] = FAILED, error
+            note = f"_The merge failed ({error}); here is every seat's answer instead._\n\n"
+            yield TextDelta(("\n\n" if written.text else "") + note + "".join(seat_block(s) for s in run.seats))
+        info["usage"] = usage.to_dict()
+        run.merge_usage = usage
+        if model is not None:
+            self.p.calls.add(CallRecord(
+                id=call_id, model=model.alias, status=info["status"], panel=run.id,
+                collection=run.collection.name if run.collection else None, endpoint=model.endpoint,
+                served=model.served, kind="merge", mode=MERGED, seat=0, error=error,
+                request=summarise_request(run.ask), prompt_hash=prompt_hash(run.ask),
+                answer=written.text or None, seconds=round(time.monotonic() - started, 4),
+                input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, caller=run.ask.caller))

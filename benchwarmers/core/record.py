@@ -1,0 +1,87 @@
+"""The record: per model (overall and per collection) asks, answers, failures, verdicts, claims and speed."""
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+
+from ..store import Database
+
+STATS_SQL = """
+SELECT c.model AS model,
+       SUM(c.status != 'skipped') AS asks,
+       SUM(c.status = 'ok') AS answers,
+       SUM(c.status IN ('failed', 'timeout')) AS failures,
+       SUM(v.useful = 1) AS useful,
+       SUM(v.useful = 0) AS not_useful,
+       SUM(COALESCE(json_array_length(v.real), 0)) AS real_claims,
+       SUM(COALESCE(json_array_length(v.false), 0)) AS false_claims
+FROM calls c LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1
+WHERE c.kind IN ('member', 'explore', 'with', 'route', 'shadow') {where}
+GROUP BY c.model
+"""
+
+
+class Record:
+    """Computed from the calls and verdicts tables; cached for a few seconds because route mode reads it per turn."""
+
+    def __init__(self, db: Database, wrong_ratio: float = 0.5, ttl: float = 5.0):
+        self.db = db
+        self.wrong_ratio = wrong_ratio
+        self.ttl = ttl
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+
+    def models(self, collection: str | None = None) -> dict[str, dict]:
+        key = collection or ""
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit and time.monotonic() - hit[0] < self.ttl:
+                return hit[1]
+        data = self._compute(collection)
+        with self._lock:
+            self._cache[key] = (time.monotonic(), data)
+        return data
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    def _compute(self, collection: str | None) -> dict[str, dict]:
+        self.db.sync()
+        where, params = ("AND c.collection = ?", (collection,)) if collection else ("", ())
+        out = {}
+        for r in self.db.query(STATS_SQL.format(where=where), params):
+            d = {k: int(r[k] or 0) for k in ("asks", "answers", "failures", "useful", "not_useful", "real_claims",
+                                             "false_claims")}
+            judged_claims = d["real_claims"] + d["false_claims"]
+            d["judged"] = d["useful"] + d["not_useful"]
+            d["useful_rate"] = round(d["useful"] / d["judged"], 3) if d["judged"] else None
+            d["confidently_wrong"] = bool(d["false_claims"] >= 3 and judged_claims
+                                          and d["false_claims"] / judged_claims >= self.wrong_ratio)
+            out[r["model"]] = d
+        speed_where = "AND collection = ?" if collection else ""
+        for r in self.db.query(f"SELECT model, seconds FROM calls WHERE status = 'ok' AND seconds IS NOT NULL "
+                               f"{speed_where} ORDER BY created DESC LIMIT 20000", params):
+            out.setdefault(r["model"], {}).setdefault("_s", []).append(r["seconds"])
+        for d in out.values():
+            secs = d.pop("_s", [])
+            d["median_seconds"] = round(statistics.median(secs), 3) if secs else None
+        return out
+
+    def summary(self) -> dict:
+        """Overall and per collection, as GET /bench/record serves it."""
+        cols = [r["collection"] for r in self.db.query(
+            "SELECT DISTINCT collection FROM calls WHERE collection IS NOT NULL")]
+        return {"models": self.models(), "collections": {c: self.models(c) for c in cols}}
+
+
+def wilson_lower(successes: int, trials: int, z: float = 1.96) -> float:
+    """The lower bound of the Wilson score interval: one lucky verdict cannot outrank a long good record."""
+    if trials == 0:
+        return 0.0
+    p = successes / trials
+    denom = 1 + z * z / trials
+    centre = p + z * z / (2 * trials)
+    margin = z * ((p * (1 - p) + z * z / (4 * trials)) / trials) ** 0.5
+    return (centre - margin) / denom

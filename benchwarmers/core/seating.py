@@ -1,0 +1,116 @@
+"""Who sits on this panel: every able member, explore seats for the longest-waiting others, and extra seats."""
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..canonical import EXPLORE, MEMBER, WITH, Ask, estimate_tokens
+from ..registry import Model, Registry
+from ..store import Database
+from .collections import Collection
+
+
+@dataclass
+class SeatPlan:
+    number: int
+    kind: str
+    model: Model
+    skip: str | None = None          # why it cannot take this ask (the seat comes back as skipped)
+
+
+@dataclass
+class Plan:
+    seats: list = field(default_factory=list)
+    passed_over: list = field(default_factory=list)    # explore candidates not seated, with the reason
+
+
+class Resting:
+    """Endpoints resting on a rate limit until a reset time, kept in memory and in the ratelimits table."""
+
+    def __init__(self, db: Database):
+        self.db = db
+        now = time.time()
+        self._until = {r["endpoint"]: r["resting_until"] for r in
+                       db.query("SELECT endpoint, resting_until FROM ratelimits WHERE resting_until > ?", (now,))}
+
+    def until(self, endpoint: str) -> float | None:
+        t = self._until.get(endpoint)
+        return t if t and t > time.time() else None
+
+    def mark(self, endpoint: str, until: float, facts: dict | None = None) -> None:
+        self._until[endpoint] = max(until, self._until.get(endpoint) or 0)
+        self.db.submit(lambda c: c.execute(
+            "INSERT INTO ratelimits (endpoint, facts, resting_until, updated) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(endpoint) DO UPDATE SET facts = excluded.facts, resting_until = excluded.resting_until, "
+            "updated = excluded.updated", (endpoint, json.dumps(facts or {}), until, time.time())))
+
+
+class Seating:
+    def __init__(self, registry: Registry, last_asked: dict, resting: Resting):
+        self.registry = registry
+        self.resting = resting
+        self._last = dict(last_asked)     # model alias -> when it last got a seat
+        self._lock = threading.Lock()
+
+    def why_not(self, model: Model, ask: Ask, tokens: int) -> str | None:
+        """The reason a model cannot take this ask, or None."""
+        if not model.active:
+            return f"retired: {model.reason or 'no reason given'}"
+        until = self.resting.until(model.endpoint)
+        if until:
+            return "resting until " + time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(until))
+        if ask.has_images() and model.vision is False:
+            return "no vision: this ask has an image"
+        window = model.context_window
+        if window and tokens + (ask.max_tokens or 0) > window:
+            return f"context window too small: about {tokens} prompt tokens, window {window}"
+        if model.endpoint not in self.registry.endpoints():
+            return f"its endpoint {model.endpoint!r} is gone"
+        return None
+
+    def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None) -> Plan:
+        models = self.registry.models()
+        tokens = estimate_tokens(ask.prompt_text())
+        plan = Plan()
+        taken: set[str] = set()
+
+        def seat(model: Model, kind: str) -> None:
+            taken.add(model.alias)
+            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model, self.why_not(model, ask, tokens)))
+
+        if direct is not None:
+            seat(direct, MEMBER)
+        for alias in (collection.members if collection else []):
+            if alias in models and alias not in taken:
+                seat(models[alias], MEMBER)
+        for alias in ask.with_models:
+            if alias not in taken:
+                seat(self.registry.model(alias), WITH)
+        if collection and collection.explore:
+            self._explore(ask, collection.explore, models, taken, tokens, plan, seat)
+        with self._lock:
+            now = time.time()
+            for s in plan.seats:
+                if s.skip is None:
+                    self._last[s.model.alias] = now
+        return plan
+
+    def _explore(self, ask, count, models, taken, tokens, plan, seat) -> None:
+        """The active non-members that have waited longest since they were last asked; ties at random."""
+        with self._lock:
+            pool = [m for a, m in models.items() if a not in taken and m.active and not m.ad_hoc]
+            pool.sort(key=lambda m: (self._last.get(m.alias, 0.0), random.random()))
+            chosen = 0
+            for model in pool:
+                if chosen == count:
+                    break
+                reason = self.why_not(model, ask, tokens)
+                if reason:
+                    plan.passed_over.append({"model": model.alias, "reason": reason})
+                    continue
+                seat(model, EXPLORE)
+                self._last[model.alias] = time.time()   # claimed now, so a concurrent panel picks the next one
+                chosen += 1

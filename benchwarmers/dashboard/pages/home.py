@@ -1,0 +1,59 @@
+"""The home page: service status, data folder, endpoints, models and collections."""
+from __future__ import annotations
+
+from ...api.status import summary
+from ...server.context import Context
+from ...server.messages import Request, Response
+from ..render import e, page, table
+
+
+def data(ctx: Context) -> dict:
+    cfg = ctx.config
+    d = summary(ctx)
+
+    def safe(name, key):
+        try:
+            return cfg.view(name).get(key) or {}
+        except Exception:
+            return {}
+    d["endpoints"] = [{"name": n, "base_url": v.get("base_url"), "api": v.get("api", "openai")}
+                      for n, v in sorted(safe("endpoints.json", "endpoints").items())]
+    d["models"] = [{"alias": a, "endpoint": v.get("endpoint"), "served": v.get("served"),
+                    "status": v.get("status", "active")} for a, v in sorted(safe("models.json", "models").items())]
+    d["collections"] = [{"name": n, "description": v.get("description", ""), "members": v.get("members", []),
+                         "explore": v.get("explore", 1)}
+                        for n, v in sorted(safe("collections.json", "collections").items())]
+    return d
+
+
+def render(d: dict) -> str:
+    problems = "".join(f'<p class="error">Config problem: {e(p)}</p>' for p in d["config_problems"])
+    facts = "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in (
+        ("Service", f'<span class="ok">running</span> · {e(d["role"])}'),
+        ("Version", e(d["version"])), ("URL", e(d["url"])), ("Gateway base URL", e(d["url"] + "/v1")),
+        ("Listening on", e(d["bind"])), ("Data folder", e(d["data_folder"])),
+        ("Admin token", "set" if d["admin_token_set"] else "not set (loopback only)")))
+    endpoints = table(["Name", "API", "Base URL"],
+                      [[e(x["name"]), e(x["api"]), f"<code>{e(x['base_url'])}</code>"] for x in d["endpoints"]],
+                      "No endpoints yet. Add the first one with "
+                      "<code>bench endpoint add openrouter --base https://openrouter.ai/api/v1</code> "
+                      "(the key is prompted for, never typed as an argument).")
+    models = table(["Alias", "Endpoint", "Served name", "Status"],
+                   [[e(m["alias"]), e(m["endpoint"]), f"<code>{e(m['served'])}</code>", e(m["status"])]
+                    for m in d["models"]],
+                   "No models on the bench yet. See what your endpoints serve with "
+                   "<code>bench candidates --new</code>, then <code>bench onboard NAME</code>.")
+    collections = table(["Name", "Description", "Members", "Explore seats", "Ask as"],
+                        [[e(c["name"]), e(c["description"]), e(", ".join(c["members"])), e(c["explore"]),
+                          f"<code>bench/{e(c['name'])}</code>"] for c in d["collections"]],
+                        "No collections yet. Make one with "
+                        "<code>bench collection save core --members a,b,c --description \"code review\"</code>.")
+    return (f'{problems}<section class="card"><dl class="facts">{facts}</dl></section>'
+            f"<h2>Endpoints</h2>{endpoints}<h2>Models</h2>{models}<h2>Collections</h2>{collections}")
+
+
+def view(req: Request, ctx: Context) -> Response:
+    d = data(ctx)
+    if req.path.endswith(".json"):
+        return Response.json(d)
+    return page("Status", render(d), version=ctx.version, path="/", show_logout=bool(ctx.admin_token))

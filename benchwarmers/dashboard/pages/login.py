@@ -1,0 +1,41 @@
+"""Log in with the admin token once; a session cookie (HttpOnly, SameSite=Strict) carries it after."""
+from __future__ import annotations
+
+import hmac
+
+from ...server.context import Context
+from ...server.guard import SESSION_COOKIE, session_value
+from ...server.messages import Request, Response
+from ..render import e, page
+
+FORM = """<form class="login" method="post" action="/login">
+<p>This service has an admin token. Enter it once to use the dashboard.</p>
+{error}<p><label>Admin token<br><input type="password" name="token" autocomplete="current-password" autofocus></label></p>
+<input type="hidden" name="next" value="{next}">
+<p><button type="submit">Log in</button></p></form>"""
+
+
+def show(req: Request, ctx: Context, error: str = "", status: int = 200) -> Response:
+    nxt = req.query.get("next") or "/"
+    body = FORM.format(error=f'<p class="error">{e(error)}</p>' if error else "", next=e(safe_next(nxt)))
+    return page("Log in", body, version=ctx.version, path="/login", status=status)
+
+
+def safe_next(nxt: str) -> str:
+    """Only local paths, so the login form cannot be used to send someone elsewhere."""
+    return nxt if nxt.startswith("/") and not nxt.startswith("//") else "/"
+
+
+def submit(req: Request, ctx: Context) -> Response:
+    if not ctx.admin_token:
+        return Response.redirect("/")
+    form = req.form()
+    token = form.get("token", "")
+    if not hmac.compare_digest(token.encode(), ctx.admin_token.encode()):
+        return show(req, ctx, "That is not the admin token.", status=401)
+    cookie = f"{SESSION_COOKIE}={session_value(ctx.admin_token)}; HttpOnly; SameSite=Strict; Path=/"
+    return Response.redirect(safe_next(form.get("next", "/")), {"Set-Cookie": cookie})
+
+
+def logout(req: Request, ctx: Context) -> Response:
+    return Response.redirect("/login", {"Set-Cookie": f"{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"})

@@ -1,0 +1,275 @@
+"""Shared pieces of the client formats: request/reply context, body validation, SSE framing, ids, errors."""
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..canonical import Image, Message, ToolResult
+from ..errors import BadRequest, BenchError
+
+
+@dataclass
+class RequestInfo:
+    """What the server knows about the HTTP request besides its JSON body."""
+    path: str
+    query: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)     # lower-case keys
+    path_model: str | None = None                              # Gemini: the model named in the URL
+    stream_route: bool = False                                 # Gemini: `:streamGenerateContent`
+
+
+@dataclass
+class ReplyInfo:
+    """What a renderer needs besides the Answer: the model name as requested, ids, and the panel data.
+
+    `native` (the client's body) and `request` let a format honour request options when rendering:
+    OpenAI `stream_options.include_usage`, Gemini `?alt=sse`, Ollama `/api/generate` vs `/api/chat`.
+    """
+    model: str
+    id: str
+    created: int
+    extra: dict | None = None
+    native: dict | None = None
+    request: RequestInfo | None = None
+
+    @classmethod
+    def new(cls, model: str, extra: dict | None = None, *, native: dict | None = None,
+            request: RequestInfo | None = None) -> "ReplyInfo":
+        return cls(model=model, id=uuid.uuid4().hex, created=int(time.time()), extra=extra,
+                   native=native, request=request)
+
+    @classmethod
+    def for_ask(cls, ask, request: RequestInfo | None = None, extra: dict | None = None) -> "ReplyInfo":
+        """The usual way: the reply names the model exactly as the client asked for it."""
+        model = ask.target.requested if ask.target else ""
+        return cls.new(model, extra, native=ask.native, request=request)
+
+    def option(self, *keys: str, default: Any = None) -> Any:
+        """A nested value of the client's body, e.g. option("stream_options", "include_usage")."""
+        value: Any = self.native or {}
+        for key in keys:
+            if not isinstance(value, dict) or key not in value:
+                return default
+            value = value[key]
+        return value
+
+
+# ---- ids and framing -------------------------------------------------------------------------
+
+def new_id(prefix: str, length: int = 24) -> str:
+    return prefix + uuid.uuid4().hex[:length]
+
+
+def sse(data: Any, event: str | None = None) -> bytes:
+    """One Server-Sent Events frame; `data` is JSON-encoded unless it is already a string."""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {text}\n\n".encode("utf-8")
+
+
+SSE_KEEPALIVE = b": keep-alive\n\n"
+
+
+def ndjson(record: dict) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+# ---- body validation -------------------------------------------------------------------------
+
+_KINDS = {str: "a string", bool: "true or false", int: "an integer", float: "a number",
+          list: "a list", dict: "an object"}
+
+
+def _describe(types: tuple) -> str:
+    return " or ".join(_KINDS.get(t, t.__name__) for t in types)
+
+
+def check(value: Any, types: type | tuple, where: str) -> Any:
+    """`value` if it has one of `types`, else a 400 naming the field (bool is never a number here)."""
+    types = types if isinstance(types, tuple) else (types,)
+    numeric = int in types or float in types
+    if isinstance(value, bool) and bool not in types:
+        ok = False
+    else:
+        ok = isinstance(value, types) or (float in types and isinstance(value, int))
+    if not ok:
+        got = "null" if value is None else type(value).__name__
+        raise BadRequest(f"`{where}` must be {_describe(types)}, not {got}.",
+                         "Fix that field and send the request again." if not numeric else
+                         f"Send `{where}` as a plain JSON number.")
+    return value
+
+
+def get(body: dict, key: str, types: type | tuple, *, default: Any = None, required: bool = False,
+        where: str = "") -> Any:
+    """Read an optional (or required) field of an object, checking its type; null counts as absent."""
+    name = f"{where}.{key}" if where else key
+    value = body.get(key)
+    if value is None:
+        if required:
+            raise BadRequest(f"`{name}` is required.", f"Add `{name}` to the request body.")
+        return default
+    return check(value, types, name)
+
+
+def require_object(body: Any) -> dict:
+    if not isinstance(body, dict):
+        raise BadRequest("The request body must be a JSON object.", "Send a JSON object with a `model` field.")
+    return body
+
+
+def positive_int(body: dict, *keys: str) -> int | None:
+    """The first of `keys` present, as an integer of at least 1."""
+    for key in keys:
+        value = get(body, key, int)
+        if value is not None:
+            if value < 1:
+                raise BadRequest(f"`{key}` must be at least 1, not {value}.", f"Send a positive `{key}`.")
+            return value
+    return None
+
+
+def number(body: dict, key: str) -> float | None:
+    value = get(body, key, float)
+    return float(value) if value is not None else None
+
+
+def string_list(value: Any, where: str) -> list[str]:
+    """A string or a list of strings, as a list (stop sequences)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    check(value, list, where)
+    return [check(v, str, f"{where}[{i}]") for i, v in enumerate(value)]
+
+
+def with_models(body: dict) -> list[str]:
+    """Extra seats asked for by name: a top-level `"bench": {"with": [aliases]}`."""
+    bench = get(body, "bench", dict, default={})
+    names = get(bench, "with", (list, str), default=[], where="bench")
+    return string_list(names, "bench.with")
+
+
+# ---- content helpers -------------------------------------------------------------------------
+
+_MAGIC = (("iVBOR", "image/png"), ("/9j/", "image/jpeg"), ("R0lGOD", "image/gif"), ("UklGR", "image/webp"))
+
+
+def sniff_media_type(b64: str) -> str:
+    """Ollama sends bare base64 images: tell the type from the first bytes."""
+    for prefix, media in _MAGIC:
+        if b64.startswith(prefix):
+            return media
+    return "image/png"
+
+
+def image_from_url(url: str, where: str) -> Image:
+    """An `image_url`: a data: URL becomes inline base64, anything else stays a URL."""
+    check(url, str, where)
+    if url.startswith("data:"):
+        head, sep, data = url[5:].partition(",")
+        if not sep or ";base64" not in head:
+            raise BadRequest(f"`{where}` is a data: URL without base64 content.",
+                             "Send `data:<media type>;base64,<data>` or an http(s) URL.")
+        return Image(media_type=head.split(";")[0] or "image/png", data=data)
+    return Image(url=url)
+
+
+def image_from_base64(data: str, where: str, media_type: str | None = None) -> Image:
+    check(data, str, where)
+    if data.startswith("data:"):       # some clients send a data: URL where bare base64 is expected
+        return image_from_url(data, where)
+    return Image(media_type=media_type or sniff_media_type(data), data=data)
+
+
+def push(messages: list, role: str, parts: list) -> None:
+    """Append parts, splitting tool results into their own `tool` message (the canonical convention)."""
+    results = [p for p in parts if isinstance(p, ToolResult)]
+    rest = [p for p in parts if not isinstance(p, ToolResult)]
+    if results:
+        messages.append(Message(role="tool", parts=results))
+    if rest or (not results and role != "tool"):
+        messages.append(Message(role=role, parts=rest))
+
+
+class CallIds:
+    """Gemini and Ollama tool calls may come without ids: make them up, and pair results by name."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, list[str]] = {}
+        self._count = 0
+
+    def call(self, name: str, given: str | None = None) -> str:
+        self._count += 1
+        call_id = given or f"call_{self._count}_{name}"
+        self._pending.setdefault(name, []).append(call_id)
+        return call_id
+
+    def result(self, name: str, given: str | None = None) -> str:
+        queue = self._pending.get(name) or []
+        if given:
+            if given in queue:
+                queue.remove(given)
+            return given
+        return queue.pop(0) if queue else f"call_{name}"
+
+
+def json_args(arguments: Any, where: str) -> str:
+    """Tool-call arguments as a JSON string, from a string or an object."""
+    if isinstance(arguments, str):
+        return arguments or "{}"
+    if arguments is None:
+        return "{}"
+    check(arguments, dict, where)
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def text_of(content: Any, where: str, kinds: tuple = ("text", "input_text", "output_text")) -> str:
+    """Text of a string or of a list of text parts (tool outputs), other parts skipped."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    check(content, list, where)
+    chunks = []
+    for i, part in enumerate(content):
+        if isinstance(part, str):
+            chunks.append(part)
+        elif isinstance(check(part, dict, f"{where}[{i}]"), dict) and part.get("type") in kinds:
+            chunks.append(str(part.get("text", "")))
+    return "\n".join(chunks)
+
+
+# ---- errors ----------------------------------------------------------------------------------
+
+_SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|(?<=Bearer )[A-Za-z0-9._\-]{8,}"
+                     r"|(?<=key=)[A-Za-z0-9._\-]{8,})")
+
+
+def redact(text: str) -> str:
+    """Errors may quote an upstream's words: never let a key through."""
+    return _SECRET.sub("[redacted]", text)
+
+
+def error_message(err: BaseException) -> str:
+    return redact(str(err))
+
+
+def status_of(err: BaseException) -> int:
+    return err.status if isinstance(err, BenchError) else 500
+
+
+# Anthropic's error type names, which OpenAI mostly shares; by HTTP status.
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+               404: "not_found_error", 405: "invalid_request_error", 409: "invalid_request_error",
+               413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 502: "api_error",
+               503: "overloaded_error", 504: "api_error", 529: "overloaded_error"}
+
+
+def error_type(status: int) -> str:
+    return ERROR_TYPES.get(status, "invalid_request_error" if status < 500 else "api_error")

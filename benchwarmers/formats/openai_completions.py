@@ -1,0 +1,92 @@
+"""OpenAI legacy completions (POST /v1/completions): a prompt in, `text_completion` objects out."""
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, Target, Text, TextDelta, Usage,
+                         UsageEvent, merge_usage)
+from ..errors import BadRequest
+from .base import (SSE_KEEPALIVE, ReplyInfo, RequestInfo, get, number, positive_int, require_object, sse,
+                   string_list, with_models)
+from .openai_chat import error_body, usage_dict  # same error shape and usage as chat
+
+NAME = "openai_completions"
+CONTENT_TYPE_STREAM = "text/event-stream"
+__all__ = ["NAME", "CONTENT_TYPE_STREAM", "parse", "render", "stream", "error_body"]
+FINISH = {"length": "length", "content_filter": "content_filter"}   # no tools here: the rest is "stop"
+
+
+def parse(body: dict, ctx: RequestInfo) -> Ask:
+    body = require_object(body)
+    model = get(body, "model", str, required=True)
+    prompt = _prompt(body.get("prompt"))
+    ask = Ask(messages=[Message(role="user", parts=[Text(prompt)])], target=Target.parse(model), format=NAME,
+              native=body, with_models=with_models(body))
+    ask.max_tokens = positive_int(body, "max_tokens")
+    ask.temperature = number(body, "temperature")
+    ask.top_p = number(body, "top_p")
+    ask.stop = string_list(body.get("stop"), "stop")
+    ask.stream = bool(get(body, "stream", bool, default=False))
+    for key in ("suffix", "echo", "logprobs", "best_of"):
+        if body.get(key) not in (None, False, 1):
+            ask.dropped.append(key)
+    return ask
+
+
+def _prompt(prompt) -> str:
+    """A string or a list of strings (joined by newlines); token ids cannot be read without a tokenizer."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list) and prompt and all(isinstance(p, str) for p in prompt):
+        return "\n".join(prompt)
+    if isinstance(prompt, list) and prompt and all(isinstance(p, (int, list)) for p in prompt):
+        raise BadRequest("`prompt` as token ids is not supported: the gateway has no tokenizer.",
+                         "Send `prompt` as a string or a list of strings.")
+    raise BadRequest("`prompt` is required and must be a string or a list of strings.",
+                     'Send e.g. "prompt": "Say hello".')
+
+
+def render(answer: Answer, ctx: ReplyInfo) -> dict:
+    reply = {"id": "cmpl-" + ctx.id, "object": "text_completion", "created": ctx.created, "model": ctx.model,
+             "choices": [{"text": answer.text, "index": 0, "logprobs": None,
+                          "finish_reason": FINISH.get(answer.finish_reason, "stop")}],
+             "usage": usage_dict(answer.usage)}
+    if ctx.extra is not None:
+        reply["bench"] = ctx.extra
+    return reply
+
+
+def _chunk(ctx: ReplyInfo, text: str, finish: str | None = None) -> dict:
+    return {"id": "cmpl-" + ctx.id, "object": "text_completion", "created": ctx.created, "model": ctx.model,
+            "choices": [{"text": text, "index": 0, "logprobs": None, "finish_reason": finish}]}
+
+
+def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
+    yield sse(_chunk(ctx, ""))     # the reply starts at once
+    usage = Usage()
+    finish = Finish()
+    for event in events:
+        if isinstance(event, TextDelta) and event.text:
+            yield sse(_chunk(ctx, event.text))
+        elif isinstance(event, UsageEvent):
+            usage = merge_usage(usage, event.usage)
+        elif isinstance(event, KeepAlive):
+            yield SSE_KEEPALIVE
+        elif isinstance(event, ErrorEvent):
+            yield sse(error_body(event.error))
+            yield sse("[DONE]")
+            return
+        elif isinstance(event, Finish):
+            finish = event
+            break
+    usage = merge_usage(usage, finish.usage) if finish.usage else usage
+    last = _chunk(ctx, "", FINISH.get(finish.reason, "stop"))
+    extra = finish.extra if finish.extra is not None else ctx.extra
+    if extra is not None:
+        last["bench"] = extra
+    yield sse(last)
+    if ctx.option("stream_options", "include_usage"):
+        tail = _chunk(ctx, "")
+        tail["choices"], tail["usage"] = [], usage_dict(usage)
+        yield sse(tail)
+    yield sse("[DONE]")

@@ -1,0 +1,192 @@
+"""Anthropic Messages, native: POST {base}/v1/messages, streamed as named SSE events."""
+from __future__ import annotations
+
+import json
+
+from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning, ReasoningDelta,
+                         Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent)
+from .base import Provider, inline_image, iter_sse, load_json, system_prompt
+
+VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096
+FINISH = {"end_turn": STOP, "stop_sequence": STOP, "pause_turn": STOP, "max_tokens": LENGTH,
+          "model_context_window_exceeded": LENGTH, "tool_use": TOOL_CALLS, "refusal": CONTENT_FILTER}
+ERROR_KINDS = {"authentication_error": "auth", "permission_error": "auth", "not_found_error": "not_found",
+               "rate_limit_error": "rate_limited", "overloaded_error": "server", "api_error": "server",
+               "invalid_request_error": "bad_request", "request_too_large": "bad_request",
+               "timeout_error": "timeout"}
+
+
+class AnthropicProvider(Provider):
+    api = "anthropic"
+    supports = {"tools": True, "vision": True, "image_urls": True, "stream_usage": True, "reasoning": True}
+    default_base = "https://api.anthropic.com"
+
+    @staticmethod
+    def normalise_base(base: str) -> str:
+        return base[: -len("/v1")] if base.endswith("/v1") else base
+
+    def headers(self) -> dict:
+        h = {"anthropic-version": VERSION}
+        if self.key:
+            h["x-api-key"] = self.key
+        return h
+
+    # ---- request ------------------------------------------------------------------------------
+    def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+        body: dict = {"model": model, "max_tokens": ask.max_tokens or DEFAULT_MAX_TOKENS,
+                      "messages": messages(ask), "stream": True}
+        system = system_prompt(ask)
+        if system:
+            body["system"] = system
+        if ask.tools:
+            body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                             for t in ask.tools]
+            choice = tool_choice(ask.tool_choice)
+            if choice:
+                body["tool_choice"] = choice
+        for field, value in (("temperature", ask.temperature), ("top_p", ask.top_p),
+                             ("stop_sequences", ask.stop or None)):
+            if value is not None:
+                body[field] = value
+        return f"{self.base}/v1/messages", body
+
+    # ---- response -----------------------------------------------------------------------------
+    def events(self, response, meta):
+        tools: dict[int, int] = {}                     # content block index -> tool call number
+        stop, done = None, False
+        for name, data in iter_sse(response.lines()):
+            event = load_json(data, "stream event")
+            kind = event.get("type") or name
+            if kind == "message_start":
+                message = event.get("message") or {}
+                meta.setdefault("model", message.get("model"))
+                if message.get("usage"):
+                    yield UsageEvent(usage(message["usage"]))
+            elif kind == "content_block_start":
+                yield from self._block_start(event, tools)
+            elif kind == "content_block_delta":
+                yield from self._block_delta(event, tools)
+            elif kind == "message_delta":
+                stop = (event.get("delta") or {}).get("stop_reason") or stop
+                if event.get("usage"):
+                    yield UsageEvent(usage(event["usage"]))
+            elif kind == "message_stop":
+                done = True
+                response.finish()
+                break
+            elif kind == "error":
+                error = event.get("error") or {}
+                raise self.stream_failure(ERROR_KINDS.get(error.get("type"), "server"),
+                                          str(error.get("message") or error))
+        if not done:
+            raise self.dropped("message_stop")
+        reason = FINISH.get(stop or "end_turn", STOP)
+        yield Finish(reason=TOOL_CALLS if tools and reason == STOP else reason)
+
+    @staticmethod
+    def _block_start(event: dict, tools: dict):
+        block = event.get("content_block") or {}
+        if block.get("type") == "tool_use":
+            number = tools[event.get("index", 0)] = len(tools)
+            yield ToolCallDelta(index=number, id=block.get("id"), name=block.get("name"))
+            if block.get("input"):                     # whole input given up front (not the usual case)
+                yield ToolCallDelta(index=number, arguments=json.dumps(block["input"]))
+        elif block.get("type") == "text" and block.get("text"):
+            yield TextDelta(block["text"])
+        elif block.get("type") == "thinking" and (block.get("thinking") or block.get("signature")):
+            yield ReasoningDelta(block.get("thinking", ""), block.get("signature"))
+
+    @staticmethod
+    def _block_delta(event: dict, tools: dict):
+        delta = event.get("delta") or {}
+        kind = delta.get("type")
+        if kind == "text_delta":
+            yield TextDelta(delta.get("text", ""))
+        elif kind == "input_json_delta":
+            number = tools.get(event.get("index", 0))
+            if number is not None and delta.get("partial_json"):
+                yield ToolCallDelta(index=number, arguments=delta["partial_json"])
+        elif kind == "thinking_delta":
+            yield ReasoningDelta(delta.get("thinking", ""))
+        elif kind == "signature_delta":
+            yield ReasoningDelta("", delta.get("signature"))
+
+    def error_message(self, body) -> str:
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            err = body["error"]
+            return f"{err.get('type', 'error')}: {err.get('message', '')}"
+        return super().error_message(body)
+
+    # ---- models -------------------------------------------------------------------------------
+    def models_url(self) -> str:
+        return f"{self.base}/v1/models?limit=1000"
+
+    def parse_models(self, body):
+        rows = [m for m in body.get("data") or [] if isinstance(m, dict) and m.get("id")]
+        models = []
+        for m in rows:
+            facts = {"id": m["id"]}
+            if m.get("display_name"):
+                facts["name"] = m["display_name"]
+            for src, dst in (("max_input_tokens", "context_window"), ("max_tokens", "max_output")):
+                if m.get(src):
+                    facts[dst] = int(m[src])
+            models.append(facts)
+        more = body.get("has_more") and body.get("last_id")
+        return models, f"{self.base}/v1/models?limit=1000&after_id={body['last_id']}" if more else None
+
+
+def usage(u: dict) -> Usage:
+    return Usage(input_tokens=int(u.get("input_tokens") or 0), output_tokens=int(u.get("output_tokens") or 0),
+                 cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
+                 cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0))
+
+
+def tool_choice(choice) -> dict | None:
+    if isinstance(choice, dict) and choice.get("name"):
+        return {"type": "tool", "name": choice["name"]}
+    return {"auto": {"type": "auto"}, "required": {"type": "any"}, "any": {"type": "any"},
+            "none": {"type": "none"}}.get(choice)
+
+
+def block(part) -> dict | None:
+    """One canonical part as an Anthropic content block (None: nothing to send)."""
+    if isinstance(part, Text):
+        return {"type": "text", "text": part.text} if part.text else None
+    if isinstance(part, Image):
+        inline = inline_image(part)
+        if inline:
+            return {"type": "image", "source": {"type": "base64", "media_type": inline[0], "data": inline[1]}}
+        return {"type": "image", "source": {"type": "url", "url": part.url}}
+    if isinstance(part, ToolCall):
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.args()}
+    if isinstance(part, ToolResult):
+        result = {"type": "tool_result", "tool_use_id": part.id, "content": part.content}
+        if part.is_error:
+            result["is_error"] = True
+        return result
+    if isinstance(part, Reasoning) and part.signature and part.text:   # Anthropic's own signed thinking
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    return None
+
+
+def messages(ask: Ask) -> list[dict]:
+    """user/assistant turns of content blocks; tool results ride in user turns; same-role turns merged.
+    System messages are folded into the system prompt (see system_prompt)."""
+    out: list[dict] = []
+    for m in ask.messages:
+        if m.role == "system":
+            continue
+        role = "assistant" if m.role == "assistant" else "user"
+        blocks = [b for b in map(block, m.parts) if b]
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    for turn in out:                                   # tool results open a user turn, thinking an assistant one
+        first = "tool_result" if turn["role"] == "user" else "thinking"
+        turn["content"].sort(key=lambda b: b["type"] != first)
+    return out

@@ -1,0 +1,323 @@
+"""What every upstream adapter shares: one streaming path, error mapping, SSE/NDJSON framing, redaction."""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+from typing import Iterator
+from urllib.parse import urlsplit
+
+from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta, Text, TextDelta, ToolCall,
+                         ToolCallDelta, ToolResult)
+from ..errors import UpstreamFailed
+from .ratelimits import parse_rate_limit_headers, reset_time
+from .transport import Response, Timeouts, Transport, default_transport
+
+__all__ = ["Provider", "Timeouts", "iter_sse", "iter_ndjson", "redact", "new_call_id"]
+
+MESSAGE_LIMIT = 500
+_NOT_FOUND = re.compile(r"model\b.*\b(not found|does ?n[o']t exist|not exist|no such|unknown|not available|"
+                        r"not supported)|(unknown|invalid|unsupported) model|no (such )?model", re.I | re.S)
+_BAD_KEY = re.compile(r"api[ _-]?key\b.*\b(invalid|not valid|incorrect|expired|missing)|"
+                      r"(invalid|incorrect) (api[ _-]?)?key|unauthori[sz]ed|API_KEY_INVALID", re.I | re.S)
+_HINTS = {
+    "auth": "Check the key for endpoint {name!r} (environment variable {env}).",
+    "not_found": "Check the served model name and the base URL; `bench candidates --new` lists what the "
+                 "endpoint serves.",
+    "rate_limited": "Wait for the limit to reset before calling {name!r} again.",
+    "server": "The provider failed on its side; try again later.",
+    "bad_request": "The provider refused the request as sent; its message says which part.",
+    "bad_response": "The endpoint did not answer in the {api} protocol; check its base URL and protocol.",
+    "timeout": "Try again later, or raise the timeout for slow models.",
+}
+
+
+def redact(text: str, *secrets_: str | None) -> str:
+    for s in secrets_:
+        if s and len(s) >= 4:
+            text = text.replace(s, "[redacted]")
+    return text
+
+
+def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def new_call_id() -> str:
+    return "call_" + secrets.token_hex(12)
+
+
+def iter_sse(lines) -> Iterator[tuple[str, str]]:
+    """(event name, data) per server-sent event; a last event not closed by a blank line is not complete."""
+    event, data = "", []
+    for raw in lines:
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if not line:
+            if data:
+                yield event or "message", "\n".join(data)
+            event, data = "", []
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "data":
+                data.append(value)
+            elif field == "event":
+                event = value
+
+
+def iter_ndjson(lines) -> Iterator[dict]:
+    """One JSON object a line; blank lines skipped; a last line cut mid-object counts as cut, not garbage."""
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if not raw.endswith(b"\n"):            # only the last line can lack its newline
+            try:
+                value = json.loads(line)
+            except ValueError:
+                return
+            yield value
+            return
+        yield json.loads(line)
+
+
+def load_json(data, what: str = "response"):
+    try:
+        return json.loads(data)
+    except (ValueError, TypeError):
+        raise UpstreamFailed("bad_response", f"unreadable {what}: {clip(repr(data)[:200], 200)}") from None
+
+
+class Provider:
+    """One upstream protocol. Subclasses give `chat_request` and `events`; everything else is here."""
+    api = ""
+    supports: dict = {}
+    default_base = ""
+
+    def __init__(self, base_url: str | None, key: str | None, *, name: str = "",
+                 transport: Transport | None = None):
+        self.base = self.normalise_base((base_url or self.default_base).strip().rstrip("/"))
+        self.key = key or None
+        self.name = name
+        self.transport = transport or default_transport()
+        self.supports = dict(type(self).supports)
+
+    # ---- what a subclass provides -------------------------------------------------------------
+    @staticmethod
+    def normalise_base(base: str) -> str:
+        return base
+
+    def headers(self) -> dict:
+        return {}
+
+    def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+        """(url, JSON body) for a streamed chat call."""
+        raise NotImplementedError
+
+    def events(self, response: Response, meta: dict) -> Iterator:
+        """Canonical Events from a 2xx streamed response; sets meta["model"] when the upstream names it."""
+        raise NotImplementedError
+
+    def parse_models(self, body) -> tuple[list[dict], str | None]:
+        """(models, url of the next page or None) from one page of the models list."""
+        raise NotImplementedError
+
+    def models_url(self) -> str:
+        raise NotImplementedError
+
+    def error_message(self, body) -> str:
+        """The upstream's own words from an error body (JSON already parsed, or text)."""
+        if isinstance(body, list) and body:
+            body = body[0]
+        if isinstance(body, dict):
+            err = body.get("error", body)
+            if isinstance(err, dict):
+                return str(err.get("message") or err.get("status") or json.dumps(err)[:MESSAGE_LIMIT])
+            return str(err)
+        return str(body or "")
+
+    # ---- the one streaming path ---------------------------------------------------------------
+    def stream(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Iterator:
+        return self._stream(ask, model, timeouts, {})
+
+    def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict) -> Iterator:
+        try:
+            url, body = self.chat_request(ask, model)
+            response = self.send("POST", url, body, timeouts)
+            with response:
+                yield from self.events(response, meta)
+        except UpstreamFailed as exc:
+            raise self.clean(exc) from None
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, UnicodeError) as exc:
+            raise self.clean(UpstreamFailed("bad_response", f"{self.label}: unreadable {self.api} stream "
+                                            f"({type(exc).__name__}: {clip(str(exc), 200)})",
+                                            self._hint("bad_response"))) from None
+        except OSError as exc:
+            raise self.clean(UpstreamFailed("connection", f"{self.label}: {type(exc).__name__}: {exc}")) from None
+
+    def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Answer:
+        """The stream read to its end: the one way a whole answer is made."""
+        start = time.monotonic()
+        collector, first, meta = Collector(), None, {}
+        for event in self._stream(ask, model, timeouts, meta):
+            if first is None and isinstance(event, (TextDelta, ToolCallDelta, ReasoningDelta)):
+                first = time.monotonic() - start
+            collector.add(event)
+        answer = collector.result()
+        answer.ttft, answer.seconds = first, time.monotonic() - start
+        answer.model = meta.get("model") or model
+        return answer
+
+    def list_models(self, *, timeouts: Timeouts | None = None) -> list[dict]:
+        models, url, pages = [], self.models_url(), 0
+        try:
+            while url and pages < 20:
+                with self.send("GET", url, None, timeouts) as response:
+                    page, url = self.parse_models(load_json(response.read(), "models list"))
+                models.extend(page)
+                pages += 1
+        except UpstreamFailed as exc:
+            raise self.clean(exc) from None
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise self.clean(UpstreamFailed("bad_response", f"{self.label}: unreadable models list "
+                                            f"({type(exc).__name__}: {exc})", self._hint("bad_response"))) from None
+        return models
+
+    # ---- HTTP ---------------------------------------------------------------------------------
+    def send(self, method: str, url: str, body: dict | None, timeouts: Timeouts | None) -> Response:
+        headers = {"Accept": "application/json, text/event-stream, application/x-ndjson", **self.headers()}
+        data = None
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+            data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        response = self.transport.request(method, url, headers=headers, body=data, timeouts=timeouts,
+                                          name=self.limit_name)
+        if 200 <= response.status < 300:
+            return response
+        raise self.failure(response)
+
+    def failure(self, response: Response) -> UpstreamFailed:
+        """An UpstreamFailed for a non-2xx response, keeping the upstream's own message."""
+        try:
+            raw = response.read(65536)
+        except UpstreamFailed:
+            raw = b""
+        finally:
+            response.close()
+        text = raw.decode("utf-8", "replace")
+        try:
+            body = json.loads(text)
+        except ValueError:
+            body = text
+        message = clip(self.error_message(body) or response.reason or "")
+        kind = self.classify(response.status, message, body)
+        now = time.time()
+        facts = parse_rate_limit_headers(response.headers, now)
+        extra = self.retry_after_from_body(body) if kind == "rate_limited" else None
+        if extra is not None and facts.get("retry_after") is None:
+            facts["retry_after"] = extra
+            self.transport.limits.record(self.limit_name, {"retry_after": extra})
+        reset_at = reset_time(facts, now) if kind == "rate_limited" else None
+        return UpstreamFailed(kind, f"{self.label}: HTTP {response.status}: {message}", self._hint(kind),
+                              upstream_status=response.status, retry_after=facts.get("retry_after"),
+                              reset_at=reset_at)
+
+    def retry_after_from_body(self, body) -> float | None:
+        return None
+
+    @staticmethod
+    def classify(status: int, message: str, body) -> str:
+        if status in (401, 402, 403):
+            return "auth"
+        if status == 404:
+            return "not_found"
+        if status == 429:
+            return "rate_limited"
+        if status == 408:
+            return "timeout"
+        if status >= 500:
+            return "server"
+        if _BAD_KEY.search(message) or "API_KEY_INVALID" in json.dumps(body):
+            return "auth"
+        if _NOT_FOUND.search(message):
+            return "not_found"
+        return "bad_request"
+
+    def stream_failure(self, kind: str, message: str, status: int | None = None) -> UpstreamFailed:
+        """An error the upstream reported inside an already-started stream."""
+        return UpstreamFailed(kind, f"{self.label}: {clip(message)}", self._hint(kind), upstream_status=status)
+
+    def dropped(self, what: str) -> UpstreamFailed:
+        return UpstreamFailed("dropped", f"{self.label}: the stream ended without {what}",
+                              "The upstream cut its answer short; try again.")
+
+    def clean(self, exc: UpstreamFailed) -> UpstreamFailed:
+        """Keys never leave in an error: scrub message and hint."""
+        exc.message = redact(exc.message, self.key)
+        exc.hint = redact(exc.hint, self.key) if exc.hint else exc.hint
+        exc.args = (exc.message,)
+        return exc
+
+    @property
+    def label(self) -> str:
+        return f"{self.api} endpoint {self.name!r}" if self.name else f"{self.api} endpoint {self.host}"
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.base).netloc or self.base
+
+    @property
+    def limit_name(self) -> str:
+        """The key rate-limit facts are kept under: the endpoint name, else its host."""
+        return self.name or self.host
+
+    def _hint(self, kind: str) -> str | None:
+        env = "BENCHWARMERS_KEY_" + re.sub(r"[^A-Z0-9]", "_", (self.name or self.api).upper())
+        template = _HINTS.get(kind)
+        return template.format(name=self.name or self.host, env=env, api=self.api) if template else None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name or ''} {self.base}>"
+
+
+# ---- helpers the adapters share ----------------------------------------------------------------
+
+def inline_image(image: Image) -> tuple[str, str] | None:
+    """(media type, base64 data) for an inline image, including a data: URL; None for a web URL."""
+    if image.data:
+        return image.media_type, image.data
+    url = image.url or ""
+    if url.startswith("data:") and "," in url:
+        head, data = url[5:].split(",", 1)
+        media = head.split(";")[0] or image.media_type
+        return media, data
+    return None
+
+
+def image_note(image: Image) -> str:
+    """What an API that cannot take image URLs gets instead of the image (we never fetch for it)."""
+    return f"[image: {image.url}]"
+
+
+def system_prompt(ask: Ask) -> str:
+    """The system prompt with every mid-conversation system message folded in, in order."""
+    chunks = [ask.system] if ask.system else []
+    chunks += [m.text() for m in ask.messages if m.role == "system" and m.text()]
+    return "\n\n".join(chunks)
+
+
+def call_names(messages: list[Message]) -> dict[str, str]:
+    """call id -> function name, for APIs whose tool results name the function rather than the call."""
+    return {p.id: p.name for m in messages for p in m.parts if isinstance(p, ToolCall)}
+
+
+def split_parts(message: Message) -> tuple[list, list, list]:
+    """(content parts: text and images, tool calls, tool results) of one message."""
+    content = [p for p in message.parts if isinstance(p, (Text, Image))]
+    calls = [p for p in message.parts if isinstance(p, ToolCall)]
+    results = [p for p in message.parts if isinstance(p, ToolResult)]
+    return content, calls, results

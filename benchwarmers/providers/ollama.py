@@ -1,0 +1,119 @@
+"""Ollama, native: POST {base}/api/chat, streamed as one JSON object a line."""
+from __future__ import annotations
+
+import json
+
+from ..canonical import (LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text, TextDelta,
+                         ToolCallDelta, Usage)
+from .base import (Provider, call_names, image_note, inline_image, iter_ndjson, new_call_id, split_parts)
+
+FINISH = {"stop": STOP, "length": LENGTH}
+
+
+class OllamaProvider(Provider):
+    api = "ollama"
+    supports = {"tools": True, "vision": True, "image_urls": False, "stream_usage": True, "reasoning": True}
+    default_base = "http://localhost:11434"
+
+    @staticmethod
+    def normalise_base(base: str) -> str:
+        for suffix in ("/v1", "/api"):
+            if base.endswith(suffix):
+                return base[: -len(suffix)]
+        return base
+
+    def headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.key}"} if self.key else {}
+
+    # ---- request ------------------------------------------------------------------------------
+    def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+        body: dict = {"model": model, "messages": messages(ask), "stream": True}
+        if ask.tools:
+            body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                               "parameters": t.parameters}} for t in ask.tools]
+        options = {k: v for k, v in (("num_predict", ask.max_tokens), ("temperature", ask.temperature),
+                                     ("top_p", ask.top_p), ("stop", ask.stop or None)) if v is not None}
+        if options:
+            body["options"] = options
+        return f"{self.base}/api/chat", body
+
+    # ---- response -----------------------------------------------------------------------------
+    def events(self, response, meta):
+        calls = 0
+        for obj in iter_ndjson(response.lines()):
+            if obj.get("error"):
+                message = str(obj["error"])
+                raise self.stream_failure(self.classify(500, message, obj) if "not found" not in message
+                                          else "not_found", message)
+            meta.setdefault("model", obj.get("model"))
+            message = obj.get("message") or {}
+            if message.get("thinking"):
+                yield ReasoningDelta(message["thinking"])
+            if message.get("content"):
+                yield TextDelta(message["content"])
+            for tc in message.get("tool_calls") or []:
+                fn = tc.get("function") or {}
+                args = fn.get("arguments")
+                yield ToolCallDelta(index=calls, id=tc.get("id") or new_call_id(), name=fn.get("name"),
+                                    arguments=args if isinstance(args, str) else json.dumps(args or {},
+                                                                                            ensure_ascii=False))
+                calls += 1
+            if obj.get("done"):
+                response.finish()
+                reason = FINISH.get(obj.get("done_reason") or "stop", STOP)
+                yield Finish(reason=TOOL_CALLS if calls and reason == STOP else reason,
+                             usage=Usage(input_tokens=int(obj.get("prompt_eval_count") or 0),
+                                         output_tokens=int(obj.get("eval_count") or 0)))
+                return
+        raise self.dropped('"done": true')
+
+    # ---- models -------------------------------------------------------------------------------
+    def models_url(self) -> str:
+        return f"{self.base}/api/tags"
+
+    def parse_models(self, body):
+        models = []
+        for m in body.get("models") or []:
+            name = m.get("name") or m.get("model")
+            if not name:
+                continue
+            facts = {"id": name}
+            details = m.get("details") or {}
+            for key in ("family", "parameter_size", "quantization_level"):
+                if details.get(key):
+                    facts[key] = details[key]
+            models.append(facts)
+        return models, None
+
+
+def messages(ask: Ask) -> list[dict]:
+    """Ollama chat messages: system messages stay in place (a valid role there), images as base64 lists."""
+    names = call_names(ask.messages)
+    out = [{"role": "system", "content": ask.system}] if ask.system else []
+    for m in ask.messages:
+        content, calls, results = split_parts(m)
+        if m.role == "system":
+            if m.text():
+                out.append({"role": "system", "content": m.text()})
+            continue
+        for r in results:
+            msg = {"role": "tool", "content": f"Error: {r.content}" if r.is_error else r.content}
+            if r.name or names.get(r.id):
+                msg["tool_name"] = r.name or names[r.id]
+            out.append(msg)
+        texts, images = [], []
+        for p in content:
+            if isinstance(p, Text):
+                texts.append(p.text)
+            elif isinstance(p, Image):
+                inline = inline_image(p)
+                images.append(inline[1]) if inline else texts.append(image_note(p))
+        if not (texts or images or calls):
+            continue
+        msg = {"role": "assistant" if m.role == "assistant" else "user", "content": "\n".join(texts)}
+        if images and m.role != "assistant":
+            msg["images"] = images
+        if calls and m.role == "assistant":
+            msg["tool_calls"] = [{"function": {"name": c.name, "arguments": c.args()}} for c in calls]
+        out.append(msg)
+    return out

@@ -1,0 +1,195 @@
+"""OpenAI-compatible chat completions (OpenAI, OpenRouter, Groq, vLLM, LiteLLM, Ollama's /v1, ...)."""
+from __future__ import annotations
+
+from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text,
+                         TextDelta, ToolCallDelta, Usage, UsageEvent)
+from ..errors import UpstreamFailed
+from .base import Provider, iter_sse, load_json, split_parts
+
+FINISH = {"stop": STOP, "length": LENGTH, "tool_calls": TOOL_CALLS, "function_call": TOOL_CALLS,
+          "content_filter": CONTENT_FILTER}
+
+
+class OpenAIProvider(Provider):
+    api = "openai"
+    supports = {"tools": True, "vision": True, "image_urls": True, "stream_usage": True, "reasoning": True}
+    default_base = "https://api.openai.com/v1"
+
+    def headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.key}"} if self.key else {}
+
+    # ---- request ------------------------------------------------------------------------------
+    def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+        body: dict = {"model": model, "messages": messages(ask), "stream": True}
+        if self.supports.get("stream_usage"):
+            body["stream_options"] = {"include_usage": True}
+        if ask.tools:
+            body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                               "parameters": t.parameters}} for t in ask.tools]
+            if ask.tool_choice is not None:
+                body["tool_choice"] = tool_choice(ask.tool_choice)
+        for field, value in (("max_tokens", ask.max_tokens), ("temperature", ask.temperature),
+                             ("top_p", ask.top_p), ("stop", ask.stop or None)):
+            if value is not None:
+                body[field] = value
+        return f"{self.base}/chat/completions", body
+
+    def send(self, method, url, body, timeouts):
+        try:
+            return super().send(method, url, body, timeouts)
+        except UpstreamFailed as exc:
+            # Some compatible servers refuse stream_options: say so once, then do without streamed usage.
+            if body and "stream_options" in body and exc.kind == "bad_request" and "stream_options" in exc.message:
+                self.supports["stream_usage"] = False
+                body = {k: v for k, v in body.items() if k != "stream_options"}
+                return super().send(method, url, body, timeouts)
+            raise
+
+    # ---- response -----------------------------------------------------------------------------
+    def events(self, response, meta):
+        ctype = response.headers.get("content-type", "")
+        if "json" in ctype and "event-stream" not in ctype:       # a server that ignored stream: true
+            yield from whole(self, load_json(response.read()), meta)
+            return
+        finish, done, calls = None, False, False
+        for _event, data in iter_sse(response.lines()):
+            if data.strip() == "[DONE]":
+                done = True
+                response.finish()
+                break
+            chunk = load_json(data, "stream chunk")
+            if chunk.get("error"):
+                raise self.chunk_error(chunk["error"])
+            meta.setdefault("model", chunk.get("model"))
+            if chunk.get("usage"):
+                yield UsageEvent(usage(chunk["usage"]))
+            for choice in chunk.get("choices") or []:
+                if choice.get("index", 0) != 0:
+                    continue
+                delta = choice.get("delta") or {}
+                thought = delta.get("reasoning_content") or delta.get("reasoning")
+                if isinstance(thought, str) and thought:
+                    yield ReasoningDelta(thought)
+                if delta.get("content"):
+                    yield TextDelta(delta["content"])
+                for position, tc in enumerate(delta.get("tool_calls") or []):
+                    fn = tc.get("function") or {}
+                    calls = True
+                    yield ToolCallDelta(index=tc.get("index", position), id=tc.get("id"), name=fn.get("name"),
+                                        arguments=fn.get("arguments") or "")
+                finish = choice.get("finish_reason") or finish
+        if not done and finish is None:
+            raise self.dropped("[DONE] or a finish_reason")
+        yield Finish(reason=finish_reason(finish, calls))
+
+    def chunk_error(self, error) -> UpstreamFailed:
+        error = error if isinstance(error, dict) else {"message": str(error)}
+        code = error.get("code")
+        status = code if isinstance(code, int) else None
+        message = str(error.get("message") or error)
+        kind = self.classify(status, message, error) if status else (
+            "rate_limited" if "rate" in str(code or error.get("type") or "") else "server")
+        return self.stream_failure(kind, message, status)
+
+    # ---- models -------------------------------------------------------------------------------
+    def models_url(self) -> str:
+        return f"{self.base}/models"
+
+    def parse_models(self, body):
+        rows = body if isinstance(body, list) else body.get("data") or body.get("models") or []
+        return [model_facts(m) for m in rows if isinstance(m, dict) and m.get("id")], None
+
+
+def whole(provider: OpenAIProvider, body: dict, meta: dict):
+    """Events from a non-streamed chat.completion body."""
+    if body.get("error"):
+        raise provider.chunk_error(body["error"])
+    meta.setdefault("model", body.get("model"))
+    choice = (body.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    thought = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(thought, str) and thought:
+        yield ReasoningDelta(thought)
+    if message.get("content"):
+        yield TextDelta(message["content"])
+    calls = message.get("tool_calls") or []
+    for i, tc in enumerate(calls):
+        fn = tc.get("function") or {}
+        yield ToolCallDelta(index=i, id=tc.get("id"), name=fn.get("name"), arguments=fn.get("arguments") or "")
+    if body.get("usage"):
+        yield UsageEvent(usage(body["usage"]))
+    yield Finish(reason=finish_reason(choice.get("finish_reason"), bool(calls)))
+
+
+def finish_reason(raw: str | None, had_calls: bool) -> str:
+    reason = FINISH.get(raw or "stop", STOP)
+    return TOOL_CALLS if had_calls and reason == STOP else reason
+
+
+def usage(u: dict) -> Usage:
+    details = u.get("prompt_tokens_details") or {}
+    return Usage(input_tokens=int(u.get("prompt_tokens") or 0), output_tokens=int(u.get("completion_tokens") or 0),
+                 cache_read_tokens=int(details.get("cached_tokens") or 0),
+                 cache_write_tokens=int(details.get("cache_write_tokens") or 0))
+
+
+def tool_choice(choice):
+    if isinstance(choice, dict) and choice.get("name"):
+        return {"type": "function", "function": {"name": choice["name"]}}
+    return choice
+
+
+def user_content(parts: list):
+    if all(isinstance(p, Text) for p in parts):        # separate blocks stay separate paragraphs
+        return "\n".join(p.text for p in parts)
+    out = []
+    for p in parts:
+        if isinstance(p, Text):
+            out.append({"type": "text", "text": p.text})
+        elif isinstance(p, Image):
+            out.append({"type": "image_url", "image_url": {"url": p.data_url()}})
+    return out
+
+
+def messages(ask: Ask) -> list[dict]:
+    """Canonical messages in chat-completions form; system messages stay where they are (a valid role)."""
+    out = [{"role": "system", "content": ask.system}] if ask.system else []
+    for m in ask.messages:
+        content, calls, results = split_parts(m)
+        if m.role == "system":
+            if m.text():
+                out.append({"role": "system", "content": m.text()})
+            continue
+        for r in results:
+            out.append({"role": "tool", "tool_call_id": r.id,
+                        "content": f"Error: {r.content}" if r.is_error else r.content})
+        if m.role == "assistant":
+            text = "\n".join(p.text for p in content if isinstance(p, Text))
+            if text or calls:
+                msg: dict = {"role": "assistant", "content": text or None}
+                if calls:
+                    msg["tool_calls"] = [{"id": c.id, "type": "function",
+                                          "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+                                         for c in calls]
+                out.append(msg)
+        elif content:
+            out.append({"role": "user", "content": user_content(content)})
+    return out
+
+
+def model_facts(m: dict) -> dict:
+    """{"id", and what the list says: context_window, max_output, vision, tools} (OpenRouter says most)."""
+    top = m.get("top_provider") or {}
+    arch = m.get("architecture") or {}
+    facts = {"id": m["id"]}
+    context = m.get("context_length") or m.get("context_window") or m.get("max_model_len") or top.get("context_length")
+    output = top.get("max_completion_tokens") or m.get("max_completion_tokens") or m.get("max_output_tokens")
+    if context:
+        facts["context_window"] = int(context)
+    if output:
+        facts["max_output"] = int(output)
+    if isinstance(arch.get("input_modalities"), list):
+        facts["vision"] = "image" in arch["input_modalities"]
+    if isinstance(m.get("supported_parameters"), list):
+        facts["tools"] = "tools" in m["supported_parameters"]
+    return facts

@@ -1,0 +1,94 @@
+"""The app: Request -> Response, callable in-process; guard, routing, auth and errors in the caller's shape."""
+from __future__ import annotations
+
+import html
+import json
+import logging
+import threading
+from urllib.parse import quote
+
+from .. import keys as keys_mod
+from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized
+from . import guard
+from .context import Context
+from .messages import Request, Response
+from .routes import ADMIN, GATEWAY, Router, shape_for_path
+
+log = logging.getLogger("benchwarmers.server")
+
+FORMAT_FOR_SHAPE = {"openai": "openai_chat", "bench": "openai_chat", "anthropic": "anthropic",
+                    "gemini": "gemini", "ollama": "ollama"}
+
+
+class App:
+    def __init__(self, ctx: Context, router: Router | None = None):
+        from .table import build_router
+        self.ctx = ctx
+        self.router = router or build_router()
+        self._inflight = 0
+        self._idle = threading.Condition()
+
+    # -- the one entry point -----------------------------------------------------------------
+    def handle(self, req: Request) -> Response:
+        with self._idle:
+            self._inflight += 1
+        try:
+            return self._handle(req)
+        finally:
+            with self._idle:
+                self._inflight -= 1
+                self._idle.notify_all()
+
+    def _handle(self, req: Request) -> Response:
+        shape = shape_for_path(req.path)
+        try:
+            guard.check_host(req, self.ctx.host, self.ctx.public_hosts)
+            guard.check_origin(req)
+            route, params = self.router.match(req.method, req.path, self.ctx.role)
+            shape, req.params = route.shape, params
+            self.authorize(req, route)
+            resp = route.handler(req, self.ctx)
+            if req.method == "HEAD":
+                resp.body, resp.stream = b"", None
+            return resp
+        except Unauthorized as err:
+            if shape == "html" and req.method == "GET":   # a browser goes to the login page instead
+                return Response.redirect("/login?next=" + quote(req.path))
+            return self.error_response(shape, err)
+        except BenchError as err:
+            return self.error_response(shape, err)
+        except Exception:
+            log.exception("unhandled error on %s %s", req.method, req.path)
+            return self.error_response(shape, BenchError("The service hit an internal error; the log has details.",
+                                                         "Try again; if it repeats, report it with the log."))
+
+    def authorize(self, req: Request, route) -> None:
+        token = self.ctx.admin_token
+        req.is_admin = guard.is_admin(req, token)
+        if route.auth == ADMIN:
+            guard.require_admin(req, token)
+        elif route.auth == GATEWAY and token and not req.is_admin:
+            from ..core.gatewaykeys import gateway_keys
+            req.caller = gateway_keys(self.ctx).authenticate(guard.presented_key(req))
+
+    def wait_idle(self, timeout: float) -> bool:
+        """For shutdown: wait until no request is in flight."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._inflight == 0, timeout)
+
+    # -- errors --------------------------------------------------------------------------------
+    def error_response(self, shape: str, err: BenchError) -> Response:
+        err.message = keys_mod.redact(err.message)
+        headers = {}
+        if isinstance(err, MethodNotAllowed):
+            headers["Allow"] = ", ".join(err.allow)
+        if err.retry_after is not None or isinstance(err, RateLimited):
+            headers["Retry-After"] = str(max(1, int(round(err.retry_after or 1))))
+        if shape == "html":
+            page = (f"<!doctype html><title>{err.status}</title><h1>{err.status}</h1>"
+                    f"<p>{html.escape(str(err))}</p><p><a href=\"/\">Home</a></p>")
+            return Response.html(page, err.status, headers)
+        from .. import formats
+        body = formats.get(FORMAT_FOR_SHAPE[shape]).error_body(err)
+        return Response(err.status, json.dumps(body).encode(), {"Content-Type": "application/json", **headers})
+

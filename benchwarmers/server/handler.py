@@ -1,0 +1,142 @@
+"""A thin http.server handler: HTTP/1.1, bounded bodies, chunked streams, no HTML errors, no stderr noise."""
+from __future__ import annotations
+
+import logging
+import socket
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from .. import __version__
+from ..errors import BadRequest, PayloadTooLarge
+from .messages import Request, Response
+from .routes import shape_for_path
+
+log = logging.getLogger("benchwarmers.http")
+CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.timeout, OSError)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address, app, family=socket.AF_INET):
+        self.address_family = family
+        self.app = app
+        super().__init__(address, Handler)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = f"Benchwarmers/{__version__}"
+    sys_version = ""
+    timeout = 120   # an idle keep-alive connection is closed after this long
+
+    def do_GET(self): self._serve()
+    def do_HEAD(self): self._serve()
+    def do_POST(self): self._serve()
+    def do_PUT(self): self._serve()
+    def do_PATCH(self): self._serve()
+    def do_DELETE(self): self._serve()
+    def do_OPTIONS(self): self._serve()
+
+    def _serve(self) -> None:
+        app = self.server.app
+        split = urlsplit(self.path)
+        path = unquote(split.path) or "/"
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        try:
+            body = self._read_body(headers, app.ctx.settings["max_body_mb"])
+        except (BadRequest, PayloadTooLarge) as err:
+            self.close_connection = True   # the unread body makes the connection unusable
+            return self._send(app.error_response(shape_for_path(path), err), close=True)
+        req = Request(self.command, path, dict(parse_qsl(split.query, keep_blank_values=True)), headers, body,
+                      self.client_address[0])
+        self._send(app.handle(req))
+
+    def _read_body(self, headers: dict, max_mb: float) -> bytes:
+        limit = int(max_mb * 1024 * 1024)
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return self._read_chunked(limit)
+        try:
+            length = int(headers.get("content-length") or 0)
+        except ValueError:
+            raise BadRequest("Content-Length is not a number.") from None
+        if length < 0:
+            raise BadRequest("Content-Length is negative.")
+        if length > limit:
+            raise PayloadTooLarge(f"The request body is {length} bytes; the limit is {limit} bytes.",
+                                  "Send a smaller request, or raise max_body_mb in settings.")
+        return self.rfile.read(length) if length else b""
+
+    def _read_chunked(self, limit: int) -> bytes:
+        parts, total = [], 0
+        while True:
+            line = self.rfile.readline(1024)
+            try:
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+            except ValueError:
+                raise BadRequest("Malformed chunked request body.") from None
+            if size == 0:
+                while self.rfile.readline(1024).strip():   # trailers
+                    pass
+                return b"".join(parts)
+            total += size
+            if total > limit:
+                raise PayloadTooLarge(f"The request body passes the limit of {limit} bytes.",
+                                      "Send a smaller request, or raise max_body_mb in settings.")
+            parts.append(self.rfile.read(size))
+            self.rfile.readline(8)
+
+    def _send(self, resp: Response, close: bool = False) -> None:
+        try:
+            self.send_response(resp.status)
+            for name, value in resp.headers.items():
+                self.send_header(name, value)
+            if close:
+                self.send_header("Connection", "close")
+            if resp.stream is None:
+                self.send_header("Content-Length", str(len(resp.body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(resp.body)
+                return
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self._write_stream(resp.stream)
+        except CLIENT_GONE:
+            self.close_connection = True
+
+    def _write_stream(self, chunks) -> None:
+        try:
+            for chunk in chunks:
+                if chunk:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except CLIENT_GONE:
+            self.close_connection = True   # the client left; closing the generator stops our side of it
+        finally:
+            close = getattr(chunks, "close", None)
+            if close:
+                close()
+
+    def send_error(self, code, message=None, explain=None):
+        """http.server calls this for bad request lines; answer JSON, never its HTML page."""
+        import json
+        body = json.dumps({"error": {"code": "bad_request", "message": message or "Bad request."}}).encode()
+        try:
+            self.send_response(code, message)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+                self.wfile.write(body)
+        except CLIENT_GONE:
+            pass
+        self.close_connection = True
+
+    def log_message(self, fmt, *args):
+        log.debug("%s %s", self.address_string(), fmt % args)

@@ -1,0 +1,104 @@
+"""Start and stop the service: bind checks, a background thread for tests, signals and clean shutdown."""
+from __future__ import annotations
+
+import ipaddress
+import logging
+import signal
+import socket
+import threading
+from pathlib import Path
+
+from .app import App
+from .context import Context
+from .guard import is_loopback
+from .handler import Server
+
+log = logging.getLogger("benchwarmers")
+MIN_TOKEN = 16
+
+
+class BindRefused(Exception):
+    """A non-loopback bind without an admin token: the message says what to set."""
+
+
+def check_bind(host: str, token: str | None) -> None:
+    if is_loopback(host):
+        return
+    if not token or len(token) < MIN_TOKEN:
+        raise BindRefused(
+            f"Refusing to listen on {host}: anyone who can reach it could use your keys.\n"
+            f"Set BENCHWARMERS_ADMIN_TOKEN to a secret of {MIN_TOKEN}+ characters "
+            "(for example: python -c \"import secrets; print(secrets.token_urlsafe(24))\"), "
+            "or listen on 127.0.0.1.")
+
+
+def _family(host: str) -> int:
+    try:
+        return socket.AF_INET6 if ipaddress.ip_address(host.strip("[]")).version == 6 else socket.AF_INET
+    except ValueError:
+        return socket.AF_INET
+
+
+class Service:
+    """The running service: tests start it on port 0 in a thread; serve.py runs it in the foreground."""
+
+    def __init__(self, home: Path | None = None, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
+                 admin_token: str | None = None, public_hosts: tuple | None = None):
+        self.ctx = Context.open(home, host=host, role=role, admin_token=admin_token, public_hosts=public_hosts)
+        try:
+            check_bind(host, self.ctx.admin_token)
+            self.app = App(self.ctx)
+            self.httpd = Server((host.strip("[]"), port), self.app, _family(host))
+        except BaseException:
+            self.ctx.close()           # a refused start must not leave the database writer running
+            raise
+        self.ctx.port = self.httpd.server_address[1]
+        self._thread: threading.Thread | None = None
+        self._stopped = False
+
+    @property
+    def url(self) -> str:
+        return self.ctx.url
+
+    def start(self) -> "Service":
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2},
+                                        name="bench-http", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Foreground: Ctrl-C and SIGTERM stop it cleanly."""
+        stop = threading.Event()
+
+        def on_signal(signum, frame):
+            stop.set()
+
+        for sig in (signal.SIGINT, getattr(signal, "SIGTERM", None), getattr(signal, "SIGBREAK", None)):
+            if sig is not None:
+                signal.signal(sig, on_signal)
+        self.start()
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+        log.info("stopping: letting in-flight requests finish")
+        self.stop()
+
+    def stop(self, grace: float = 10.0) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self.httpd.shutdown()          # no new requests
+        self.httpd.server_close()
+        if not self.app.wait_idle(grace):
+            log.warning("some requests were still running after %.0f s; they are cut", grace)
+        self.ctx.close()               # queued records are committed, connections closed
+        if self._thread:
+            self._thread.join(timeout=5)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()

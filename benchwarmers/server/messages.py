@@ -1,0 +1,79 @@
+"""Request and Response: the plain values the app takes and gives, free of any socket."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from typing import Any, Iterator
+
+from ..errors import BadRequest
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict = field(default_factory=dict)
+    headers: dict = field(default_factory=dict)      # lower-case names
+    body: bytes = b""
+    client: str = "127.0.0.1"
+    params: dict = field(default_factory=dict)       # filled from the route's pattern
+    caller: Any = None                               # the gateway key record, once authenticated
+    is_admin: bool = False
+
+    def json(self) -> dict:
+        """The body as a JSON object; 400 saying what is wrong otherwise."""
+        if not self.body.strip():
+            raise BadRequest("The request body is empty.", "Send a JSON object with Content-Type: application/json.")
+        try:
+            data = json.loads(self.body)
+        except UnicodeDecodeError:
+            raise BadRequest("The request body is not UTF-8 text.", "Send JSON encoded as UTF-8.") from None
+        except json.JSONDecodeError as e:
+            raise BadRequest(f"Malformed JSON at line {e.lineno} column {e.colno}: {e.msg}.",
+                             "Send a valid JSON object.") from None
+        if not isinstance(data, dict):
+            raise BadRequest(f"The request body must be a JSON object, not {type(data).__name__}.",
+                             "Wrap the fields in {...}.")
+        return data
+
+    def cookie(self, name: str) -> str | None:
+        raw = self.headers.get("cookie")
+        if not raw:
+            return None
+        jar = SimpleCookie()
+        try:
+            jar.load(raw)
+        except Exception:
+            return None
+        return jar[name].value if name in jar else None
+
+    def form(self) -> dict:
+        from urllib.parse import parse_qsl
+        return dict(parse_qsl(self.body.decode("utf-8", "replace")))
+
+
+@dataclass
+class Response:
+    status: int = 200
+    body: bytes = b""
+    headers: dict = field(default_factory=dict)
+    stream: Iterator[bytes] | None = None            # chunks written as they come (chunked encoding)
+
+    @classmethod
+    def json(cls, data: Any, status: int = 200, headers: dict | None = None) -> "Response":
+        body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+        return cls(status, body, {"Content-Type": "application/json", **(headers or {})})
+
+    @classmethod
+    def html(cls, text: str, status: int = 200, headers: dict | None = None) -> "Response":
+        return cls(status, text.encode(), {"Content-Type": "text/html; charset=utf-8", **(headers or {})})
+
+    @classmethod
+    def streaming(cls, chunks: Iterator[bytes], content_type: str, headers: dict | None = None) -> "Response":
+        return cls(200, b"", {"Content-Type": content_type, "Cache-Control": "no-cache",
+                              "X-Accel-Buffering": "no", **(headers or {})}, stream=chunks)
+
+    @classmethod
+    def redirect(cls, location: str, headers: dict | None = None) -> "Response":
+        return cls(303, b"", {"Location": location, **(headers or {})})

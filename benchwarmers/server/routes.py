@@ -1,0 +1,71 @@
+"""One route table: method + path pattern -> handler, the error shape of its API, and who may call it."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import MethodNotAllowed, NotFound
+
+PUBLIC, GATEWAY, ADMIN = "public", "gateway", "admin"
+
+
+@dataclass
+class Route:
+    method: str
+    pattern: str
+    handler: Callable
+    shape: str = "bench"             # error shape: openai, anthropic, gemini, ollama, bench, html
+    auth: str = ADMIN
+    dashboard_only: bool = False     # not served by the gateway-alone process
+
+    def __post_init__(self):
+        regex = re.sub(r"\{(\w+):path\}", r"(?P<\1>.+)", self.pattern)
+        regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", regex)
+        self.regex = re.compile("^" + regex + "$")
+
+
+class Router:
+    def __init__(self, routes: list[Route]):
+        self.routes = routes
+
+    def match(self, method: str, path: str, role: str = "dashboard") -> tuple[Route, dict]:
+        allowed = []
+        for route in self.routes:
+            if route.dashboard_only and role != "dashboard":
+                continue
+            m = route.regex.match(path)
+            if not m:
+                continue
+            if route.method == method or (method == "HEAD" and route.method == "GET"):
+                return route, m.groupdict()
+            allowed.append(route.method)
+        if allowed:
+            allow = sorted(set(allowed) | ({"HEAD"} if "GET" in allowed else set()))
+            raise MethodNotAllowed(f"{method} is not allowed on {path}; use {', '.join(allow)}.", allow)
+        raise NotFound(f"No route for {method} {path}.", "See GATEWAY.md for the routes this service answers.")
+
+    def url_for(self, handler: Callable, **params) -> str:
+        """The one URL builder: the path of the route whose handler this is."""
+        for route in self.routes:
+            if route.handler is handler:
+                path = route.pattern
+                for k, v in params.items():
+                    path = re.sub(r"\{" + k + r"(:path)?\}", str(v), path)
+                return path
+        raise KeyError(handler)
+
+
+def shape_for_path(path: str) -> str:
+    """The API a path belongs to, so even a 404 answers in the caller's own error shape."""
+    if path.startswith("/v1/messages"):
+        return "anthropic"
+    if path.startswith("/v1beta/") or (path.startswith("/v1/models/") and ":" in path):
+        return "gemini"
+    if path.startswith("/api/"):
+        return "ollama"
+    if path.startswith("/v1/"):
+        return "openai"
+    if path.startswith("/bench/") or path == "/healthz":
+        return "bench"
+    return "html"

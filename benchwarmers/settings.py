@@ -1,0 +1,70 @@
+"""Every setting declared once (default, type, check, help); settings.json in the data folder overrides defaults."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .errors import BadRequest
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    type: type
+    help: str
+    check: Callable[[Any], bool] = lambda v: True
+    env: str | None = None
+
+
+def _positive(v) -> bool:
+    return v > 0
+
+
+SETTINGS = {s.name: s for s in (
+    Setting("seat_timeout", 300.0, float, "Seconds the panel waits for one seat before it gives up on it.", _positive),
+    Setting("max_body_mb", 20.0, float, "Largest request body accepted, in MB (413 beyond).", _positive),
+    Setting("panel_workers", 32, int, "Seats that may run at once across all panels.", _positive),
+    Setting("merge_model", None, str, "Model that writes :merged answers when a collection names none."),
+    Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive),
+    Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive),
+    Setting("client", "builtin", str, "Which client makes model calls: builtin or llm.",
+            lambda v: v in ("builtin", "llm"), env="BENCH_CLIENT"),
+    Setting("scheduler", False, bool, "Run the scheduled jobs (probe, perf, catalog, suite)."),
+    Setting("confidently_wrong_ratio", 0.5, float,
+            "Share of false claims among judged claims above which a model is flagged confidently wrong."),
+)}
+
+
+def coerce(name: str, value: Any) -> Any:
+    """Check a value against its declaration; raises BadRequest saying what is allowed."""
+    s = SETTINGS.get(name)
+    if s is None:
+        raise BadRequest(f"Unknown setting {name!r}.", "Known settings: " + ", ".join(sorted(SETTINGS)))
+    if value is None and s.default is None:
+        return None
+    try:
+        if s.type is bool and not isinstance(value, bool):
+            raise TypeError
+        v = s.type(value) if not isinstance(value, s.type) else value
+    except (TypeError, ValueError):
+        raise BadRequest(f"Setting {name!r} must be a {s.type.__name__}, not {value!r}.", s.help) from None
+    if not s.check(v):
+        raise BadRequest(f"Setting {name!r} cannot be {value!r}.", s.help)
+    return v
+
+
+def effective(stored: dict, environ: dict | None = None) -> dict:
+    """Defaults, overridden by settings.json, overridden by each setting's environment variable."""
+    import os
+    env = os.environ if environ is None else environ
+    out = {}
+    for name, s in SETTINGS.items():
+        value = stored.get(name, s.default)
+        if s.env and env.get(s.env):
+            value = env[s.env]
+        try:
+            out[name] = coerce(name, value)
+        except BadRequest:
+            out[name] = s.default   # a bad hand edit falls back to the default for that one setting
+    return out

@@ -1,0 +1,131 @@
+"""Call records: one row per seat, merge or route turn, written through the one writer; read back by id."""
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+
+from ..canonical import Ask, Image, Text, ToolCall, ToolResult
+from .db import Database
+
+COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",
+           "request", "prompt_hash", "answer", "ttft", "seconds", "input_tokens", "output_tokens", "caller", "created",
+           "extra")
+
+
+def new_id(prefix: str = "") -> str:
+    """Short, unguessable, URL-safe."""
+    return prefix + secrets.token_urlsafe(9)
+
+
+def summarise_request(ask: Ask) -> str:
+    """What was asked, as compact JSON: text kept, images named but not stored, tool traffic noted."""
+    messages = []
+    for m in ask.messages:
+        parts = []
+        for p in m.parts:
+            if isinstance(p, Text):
+                parts.append(p.text)
+            elif isinstance(p, Image):
+                parts.append(f"[image {p.url or p.media_type}]")
+            elif isinstance(p, ToolCall):
+                parts.append(f"[tool call {p.name} {p.arguments[:2000]}]")
+            elif isinstance(p, ToolResult):
+                parts.append(f"[tool result {p.content[:2000]}]")
+        messages.append({"role": m.role, "content": "\n".join(parts)})
+    params = {k: v for k, v in (("max_tokens", ask.max_tokens), ("temperature", ask.temperature),
+                                ("top_p", ask.top_p), ("stop", ask.stop or None)) if v is not None}
+    return json.dumps({"system": ask.system, "messages": messages, "params": params,
+                       "tools": [t.name for t in ask.tools]}, ensure_ascii=False)
+
+
+def prompt_hash(ask: Ask) -> str:
+    return hashlib.sha256(ask.prompt_text().encode()).hexdigest()[:16]
+
+
+@dataclass
+class CallRecord:
+    id: str
+    model: str
+    status: str
+    created: float = field(default_factory=time.time)
+    panel: str | None = None
+    collection: str | None = None
+    endpoint: str | None = None
+    served: str | None = None
+    kind: str | None = None
+    mode: str | None = None
+    seat: int | None = None
+    error: str | None = None
+    request: str | None = None
+    prompt_hash: str | None = None
+    answer: str | None = None
+    ttft: float | None = None
+    seconds: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    caller: str | None = None
+    extra: dict | None = None
+
+    @classmethod
+    def from_row(cls, row) -> "CallRecord":
+        d = {k: row[k] for k in COLUMNS}
+        d["extra"] = json.loads(d["extra"]) if d["extra"] else None
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in COLUMNS}
+        d["request"] = json.loads(self.request) if self.request else None
+        return d
+
+
+class Calls:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def add(self, rec: CallRecord, month: str | None = None) -> None:
+        """Queue the call and its usage-ledger line; the writer commits them in its next batch."""
+        values = [getattr(rec, k) for k in COLUMNS]
+        values[-1] = json.dumps(rec.extra) if rec.extra else None
+        month = month or time.strftime("%Y-%m", time.gmtime(rec.created))
+
+        def write(conn):
+            conn.execute(f"INSERT INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+                         values)
+            conn.execute("INSERT INTO usage (month, endpoint, model, call, input_tokens, output_tokens, created) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (month, rec.endpoint, rec.model, rec.id, rec.input_tokens,
+                                                           rec.output_tokens, rec.created))
+        self.db.submit(write)
+
+    def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None) -> None:
+        self.db.submit(lambda c: c.execute("INSERT INTO panels (id, collection, mode, seats, caller, created) "
+                                           "VALUES (?, ?, ?, ?, ?, ?)",
+                                           (panel_id, collection, mode, seats, caller, time.time())))
+
+    def get(self, call_id: str) -> CallRecord | None:
+        row = self.db.one("SELECT * FROM calls WHERE id = ?", (call_id,))
+        if row is None:
+            self.db.sync()   # it may still be in the writer's queue
+            row = self.db.one("SELECT * FROM calls WHERE id = ?", (call_id,))
+        return CallRecord.from_row(row) if row else None
+
+    def list(self, collection: str | None = None, model: str | None = None, panel: str | None = None,
+             limit: int = 50, collections: list | None = None) -> list[CallRecord]:
+        self.db.sync()
+        where, params = [], []
+        for column, value in (("collection", collection), ("model", model), ("panel", panel)):
+            if value:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if collections is not None and "*" not in collections:
+            where.append(f"collection IN ({', '.join('?' * len(collections))})")
+            params.extend(collections)
+        sql = "SELECT * FROM calls" + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY created DESC LIMIT ?"
+        return [CallRecord.from_row(r) for r in self.db.query(sql, (*params, limit))]
+
+    def last_asked(self) -> dict[str, float]:
+        """When each model was last given a seat, for explore rotation."""
+        return {r["model"]: r["t"] for r in self.db.query("SELECT model, MAX(created) AS t FROM calls GROUP BY model")}

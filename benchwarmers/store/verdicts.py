@@ -1,0 +1,31 @@
+"""Verdicts on calls: the latest one counts, earlier ones are kept as history."""
+from __future__ import annotations
+
+import json
+import time
+
+from .db import Database
+
+
+class Verdicts:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def add(self, call: str, useful: bool, note: str | None, real: list, false: list) -> dict:
+        created = time.time()
+
+        def write(conn):
+            conn.execute("UPDATE verdicts SET current = 0 WHERE call = ? AND current = 1", (call,))
+            cur = conn.execute("INSERT INTO verdicts (call, useful, note, real, false, created, current) "
+                               "VALUES (?, ?, ?, ?, ?, ?, 1)",
+                               (call, int(useful), note, json.dumps(real), json.dumps(false), created))
+            return cur.lastrowid
+        vid = self.db.call(write)
+        return {"id": vid, "call": call, "useful": useful, "note": note, "real": real, "false": false,
+                "created": created}
+
+    def history(self, call: str) -> list[dict]:
+        rows = self.db.query("SELECT * FROM verdicts WHERE call = ? ORDER BY id", (call,))
+        return [{"id": r["id"], "useful": bool(r["useful"]), "note": r["note"], "real": json.loads(r["real"] or "[]"),
+                 "false": json.loads(r["false"] or "[]"), "created": r["created"], "current": bool(r["current"])}
+                for r in rows]
