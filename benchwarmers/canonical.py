@@ -31,6 +31,7 @@ class ToolCall:
     id: str
     name: str
     arguments: str = "{}"            # always a JSON string in the middle
+    signature: str | None = None     # Gemini's thoughtSignature, sent back on later turns
     type: str = field(default="tool_call", init=False)
 
     def args(self) -> dict:

@@ -85,7 +85,7 @@ def advice(kind: str, endpoint: Endpoint, retry_after: float | None = None) -> s
 def explain(exc: UpstreamFailed, endpoint: Endpoint, doing: str) -> UpstreamFailed:
     """The fault as one line that says what failed and what to do next; never the key."""
     key = endpoint.key()[0] if not endpoint.no_key else None
-    message = one_line(keys.redact(f"{doing} failed: {exc.message}", (key,) if key else ()))
+    message = one_line(keys.redact(f"{doing}: {exc.message}", (key,) if key else ())).rstrip(".") + "."
     out = UpstreamFailed(exc.kind, message, advice(exc.kind, endpoint, exc.retry_after),
                          upstream_status=exc.upstream_status, retry_after=exc.retry_after, reset_at=exc.reset_at)
     out.status = exc.status
@@ -100,8 +100,8 @@ def probe_ask() -> Ask:
 
 def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None) -> Probe:
     """Send the one-word prompt; every outcome becomes a Probe (nothing is raised for a model's fault)."""
-    started = time.time()
-    probe = Probe(model.alias, kind, FAILED, created=started)
+    started = time.monotonic()
+    probe = Probe(model.alias, kind, FAILED, created=time.time())
     try:
         endpoint = reg.endpoint(model.endpoint)
         if timeouts is None:
@@ -121,7 +121,7 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None) -
             probe.status = OK
         else:
             probe.error, probe.error_kind = "answered with no text", "empty"
-    probe.seconds = time.time() - started
+    probe.seconds = time.monotonic() - started
     return probe
 
 

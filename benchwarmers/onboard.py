@@ -31,7 +31,7 @@ def listing(reg: Registry, endpoint: Endpoint) -> list[dict]:
     try:
         return reg.provider(endpoint).list_models(timeouts=list_timeouts())
     except UpstreamFailed as e:
-        raise health.explain(e, endpoint, f"Listing the models of endpoint {endpoint.name!r}") from None
+        raise health.explain(e, endpoint, f"Listing the models of endpoint {endpoint.name!r} failed") from None
 
 
 def listings(reg: Registry, names: list[str] | None = None) -> dict[str, dict]:
@@ -142,7 +142,7 @@ def _onboard(ctx, served: str, endpoint: str | None, alias: str | None, quick: b
                              "Nothing was registered.", health.advice(kind, found))
     reg.save_model(model)
     health.record(ctx.db, probe)
-    return {"model": model_view(model), "probe": probe.to_dict(),
+    return {"model": model_view(model, probe.to_dict()), "probe": probe.to_dict(),
             "suite": SUITE_QUICK if quick else SUITE_PENDING}
 
 

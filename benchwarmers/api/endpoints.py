@@ -108,8 +108,8 @@ def check_endpoint(endpoint: Endpoint, key: str | None) -> list[dict]:
     try:
         return provider.list_models(timeouts=onboard.list_timeouts())
     except UpstreamFailed as e:
-        raise health.explain(e, endpoint, f"Checking endpoint {endpoint.name!r}; it was not added. "
-                                          "Listing its models") from None
+        raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} was not added: listing its models failed"
+                             ) from None
 
 
 def remove_endpoint(req: Request, ctx: Context) -> Response:

@@ -9,6 +9,8 @@ from ..server.routes import ADMIN, Route
 
 
 def view(ctx: Context, model, probe: dict | None = None) -> dict:
+    if probe is None:
+        probe = next(iter(health.recent(ctx.db, model.alias, 1)), None)
     return onboard.model_view(model, probe, health.resting_until(ctx.db, model))
 
 

@@ -22,7 +22,7 @@ def register(sub, parent) -> None:
                        epilog="examples:\n  bench endpoint add openrouter --base https://openrouter.ai/api/v1\n"
                               "  bench endpoint add local --base http://localhost:11434 --api ollama --no-key\n"
                               "  bench endpoint list\n  bench endpoint remove local --yes", formatter_class=fmt)
-    verbs = p.add_subparsers(dest="verb", metavar="VERB", parser_class=type(sub._parser_class()) if False else None)
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
     add = verbs.add_parser("add", parents=[parent], help="add an endpoint, checked by listing its models",
                            description="Add an endpoint. The key is prompted for without echo (or read from stdin "
                                        "with --key-stdin) and stored in the llm CLI's keys.json. The endpoint is "

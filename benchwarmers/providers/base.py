@@ -17,10 +17,10 @@ from .transport import Response, Timeouts, Transport, default_transport
 __all__ = ["Provider", "Timeouts", "iter_sse", "iter_ndjson", "redact", "new_call_id"]
 
 MESSAGE_LIMIT = 500
-_NOT_FOUND = re.compile(r"model\b.*\b(not found|does ?n[o']t exist|not exist|no such|unknown|not available|"
-                        r"not supported)|(unknown|invalid|unsupported) model|no (such )?model", re.I | re.S)
-_BAD_KEY = re.compile(r"api[ _-]?key\b.*\b(invalid|not valid|incorrect|expired|missing)|"
-                      r"(invalid|incorrect) (api[ _-]?)?key|unauthori[sz]ed|API_KEY_INVALID", re.I | re.S)
+_NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown|invalid|unsupported) model|"
+                        r"no endpoints found", re.I)
+_BAD_KEY = re.compile(r"(invalid|incorrect) api[ _-]?key|api[ _-]?key\b.{0,40}\b(invalid|not valid|incorrect|"
+                      r"expired)|API_KEY_INVALID|unauthori[sz]ed|invalid x-api-key", re.I | re.S)
 _HINTS = {
     "auth": "Check the key for endpoint {name!r} (environment variable {env}).",
     "not_found": "Check the served model name and the base URL; `bench candidates --new` lists what the "
@@ -30,6 +30,7 @@ _HINTS = {
     "bad_request": "The provider refused the request as sent; its message says which part.",
     "bad_response": "The endpoint did not answer in the {api} protocol; check its base URL and protocol.",
     "timeout": "Try again later, or raise the timeout for slow models.",
+    "connection": "Check the base URL, your network and HTTPS_PROXY / NO_PROXY (proxy credentials go in the URL).",
 }
 
 
@@ -153,11 +154,10 @@ class Provider:
         except UpstreamFailed as exc:
             raise self.clean(exc) from None
         except (ValueError, TypeError, KeyError, AttributeError, IndexError, UnicodeError) as exc:
-            raise self.clean(UpstreamFailed("bad_response", f"{self.label}: unreadable {self.api} stream "
-                                            f"({type(exc).__name__}: {clip(str(exc), 200)})",
-                                            self._hint("bad_response"))) from None
+            raise self.clean(UpstreamFailed("bad_response", f"unreadable {self.api} stream "
+                                            f"({type(exc).__name__}: {clip(str(exc), 200)})")) from None
         except OSError as exc:
-            raise self.clean(UpstreamFailed("connection", f"{self.label}: {type(exc).__name__}: {exc}")) from None
+            raise self.clean(UpstreamFailed("connection", f"{type(exc).__name__}: {exc}")) from None
 
     def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Answer:
         """The stream read to its end: the one way a whole answer is made."""
@@ -183,8 +183,8 @@ class Provider:
         except UpstreamFailed as exc:
             raise self.clean(exc) from None
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise self.clean(UpstreamFailed("bad_response", f"{self.label}: unreadable models list "
-                                            f"({type(exc).__name__}: {exc})", self._hint("bad_response"))) from None
+            raise self.clean(UpstreamFailed("bad_response", f"unreadable models list "
+                                            f"({type(exc).__name__}: {clip(str(exc), 200)})")) from None
         return models
 
     # ---- HTTP ---------------------------------------------------------------------------------
@@ -222,7 +222,10 @@ class Provider:
             facts["retry_after"] = extra
             self.transport.limits.record(self.limit_name, {"retry_after": extra})
         reset_at = reset_time(facts, now) if kind == "rate_limited" else None
-        return UpstreamFailed(kind, f"{self.label}: HTTP {response.status}: {message}", self._hint(kind),
+        hint = self._hint(kind)
+        if reset_at:
+            hint = f"{hint} It resets in about {max(reset_at - now, 0):.0f}s."
+        return UpstreamFailed(kind, f"HTTP {response.status}: {message}", hint,
                               upstream_status=response.status, retry_after=facts.get("retry_after"),
                               reset_at=reset_at)
 
@@ -239,26 +242,29 @@ class Provider:
             return "rate_limited"
         if status == 408:
             return "timeout"
+        if status == 407:
+            return "connection"                        # our proxy wants credentials, not the provider
         if status >= 500:
             return "server"
         if _BAD_KEY.search(message) or "API_KEY_INVALID" in json.dumps(body):
             return "auth"
-        if _NOT_FOUND.search(message):
+        if _NOT_FOUND.search(message) and "model" in message.lower():   # a 400 that means "no such model"
             return "not_found"
         return "bad_request"
 
     def stream_failure(self, kind: str, message: str, status: int | None = None) -> UpstreamFailed:
         """An error the upstream reported inside an already-started stream."""
-        return UpstreamFailed(kind, f"{self.label}: {clip(message)}", self._hint(kind), upstream_status=status)
+        return UpstreamFailed(kind, clip(message), self._hint(kind), upstream_status=status)
 
     def dropped(self, what: str) -> UpstreamFailed:
-        return UpstreamFailed("dropped", f"{self.label}: the stream ended without {what}",
+        return UpstreamFailed("dropped", f"the stream ended without {what}",
                               "The upstream cut its answer short; try again.")
 
     def clean(self, exc: UpstreamFailed) -> UpstreamFailed:
-        """Keys never leave in an error: scrub message and hint."""
-        exc.message = redact(exc.message, self.key)
-        exc.hint = redact(exc.hint, self.key) if exc.hint else exc.hint
+        """Every error names the endpoint and says what to do next; keys never leave in one."""
+        message = exc.message if exc.message.startswith(self.label) else f"{self.label}: {exc.message}"
+        exc.message = redact(message, self.key)
+        exc.hint = redact(exc.hint or self._hint(exc.kind) or "", self.key) or None
         exc.args = (exc.message,)
         return exc
 

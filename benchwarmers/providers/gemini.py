@@ -141,7 +141,10 @@ def part(p, names: dict) -> dict | None:
         inline = inline_image(p)
         return {"inlineData": {"mimeType": inline[0], "data": inline[1]}} if inline else {"text": image_note(p)}
     if isinstance(p, ToolCall):
-        return {"functionCall": {"name": p.name, "args": p.args()}}
+        call = {"functionCall": {"name": p.name, "args": p.args()}}
+        if getattr(p, "signature", None):
+            call["thoughtSignature"] = p.signature
+        return call
     if isinstance(p, ToolResult):
         return {"functionResponse": {"name": p.name or names.get(p.id) or "tool", "response": function_response(p)}}
     return None                                        # reasoning text is not sent back
@@ -160,8 +163,8 @@ def contents(ask: Ask) -> list[dict]:
         # Gemini's signatures come without thought text; a signed block with text is another API's thinking.
         signature = next((p.signature for p in m.parts
                           if isinstance(p, Reasoning) and p.signature and not p.text), None)
-        if signature and role == "model":              # on the first function call, else the last part
-            target = next((x for x in parts if "functionCall" in x), parts[-1])
+        if signature and role == "model" and not any("thoughtSignature" in x for x in parts):
+            target = next((x for x in parts if "functionCall" in x), parts[-1])   # first call, else last part
             target["thoughtSignature"] = signature
         if out and out[-1]["role"] == role:
             out[-1]["parts"].extend(parts)

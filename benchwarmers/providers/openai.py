@@ -23,27 +23,45 @@ class OpenAIProvider(Provider):
         body: dict = {"model": model, "messages": messages(ask), "stream": True}
         if self.supports.get("stream_usage"):
             body["stream_options"] = {"include_usage": True}
+        sampling = self.supports.get("sampling", True)
+        limit = "max_completion_tokens" if self.supports.get("max_completion_tokens") else "max_tokens"
         if ask.tools:
             body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                                "parameters": t.parameters}} for t in ask.tools]
             if ask.tool_choice is not None:
                 body["tool_choice"] = tool_choice(ask.tool_choice)
-        for field, value in (("max_tokens", ask.max_tokens), ("temperature", ask.temperature),
-                             ("top_p", ask.top_p), ("stop", ask.stop or None)):
+        for field, value in ((limit, ask.max_tokens), ("temperature", ask.temperature if sampling else None),
+                             ("top_p", ask.top_p if sampling else None), ("stop", ask.stop or None)):
             if value is not None:
                 body[field] = value
         return f"{self.base}/chat/completions", body
 
     def send(self, method, url, body, timeouts):
-        try:
-            return super().send(method, url, body, timeouts)
-        except UpstreamFailed as exc:
-            # Some compatible servers refuse stream_options: say so once, then do without streamed usage.
-            if body and "stream_options" in body and exc.kind == "bad_request" and "stream_options" in exc.message:
-                self.supports["stream_usage"] = False
-                body = {k: v for k, v in body.items() if k != "stream_options"}
+        """Servers that refuse a parameter we chose get the request again without it, and we remember."""
+        while True:                                    # ends: each adaptation removes what it complains of
+            try:
                 return super().send(method, url, body, timeouts)
-            raise
+            except UpstreamFailed as exc:
+                body = self.adapt(body, exc)
+                if body is None:
+                    raise
+
+    def adapt(self, body: dict | None, exc: UpstreamFailed) -> dict | None:
+        """The body without what a 400 says this server cannot take; None when nothing is to be done."""
+        text = exc.message.lower()
+        if not body or exc.kind != "bad_request":
+            return None
+        if "stream_options" in text and "stream_options" in body:       # older compatible servers
+            self.supports["stream_usage"] = False
+            return {k: v for k, v in body.items() if k != "stream_options"}
+        if "max_completion_tokens" in text and "max_tokens" in body:    # OpenAI reasoning models
+            self.supports["max_completion_tokens"] = True
+            return {("max_completion_tokens" if k == "max_tokens" else k): v for k, v in body.items()}
+        if ("temperature" in text or "top_p" in text) and ("unsupported" in text or "not support" in text) \
+                and ({"temperature", "top_p"} & set(body)):
+            self.supports["sampling"] = False                           # only the default is allowed
+            return {k: v for k, v in body.items() if k not in ("temperature", "top_p")}
+        return None
 
     # ---- response -----------------------------------------------------------------------------
     def events(self, response, meta):

@@ -28,7 +28,7 @@ class Context:
     started: float = field(default_factory=time.time)
     version: str = __version__
     services: dict = field(default_factory=dict)   # lazily built core parts (panel, router, ...)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
 
     @classmethod
     def open(cls, folder: Path | None = None, **kw) -> "Context":

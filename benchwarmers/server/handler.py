@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -49,7 +50,8 @@ class Handler(BaseHTTPRequestHandler):
             body = self._read_body(headers, app.ctx.settings["max_body_mb"])
         except (BadRequest, PayloadTooLarge) as err:
             self.close_connection = True   # the unread body makes the connection unusable
-            return self._send(app.error_response(shape_for_path(path), err), close=True)
+            self._send(app.error_response(shape_for_path(path), err), close=True)
+            return self._discard_rest()
         req = Request(self.command, path, dict(parse_qsl(split.query, keep_blank_values=True)), headers, body,
                       self.client_address[0])
         self._send(app.handle(req))
@@ -87,6 +89,25 @@ class Handler(BaseHTTPRequestHandler):
                                       "Send a smaller request, or raise max_body_mb in settings.")
             parts.append(self.rfile.read(size))
             self.rfile.readline(8)
+
+    def _discard_rest(self, cap: int = 4 * 1024 * 1024, seconds: float = 1.0) -> None:
+        """Read (bounded) what the client is still sending: closing on unread data resets the connection,
+        and a reset can destroy the error answer before the client reads it."""
+        deadline = time.monotonic() + seconds
+        total = 0
+        try:
+            self.wfile.flush()
+            self.connection.settimeout(0.2)
+            while total < cap and time.monotonic() < deadline:
+                try:
+                    chunk = self.rfile.read1(65536)
+                except socket.timeout:
+                    continue
+                if not chunk:
+                    break
+                total += len(chunk)
+        except (OSError, ValueError):
+            pass
 
     def _send(self, resp: Response, close: bool = False) -> None:
         try:

@@ -31,11 +31,13 @@ class Reply:
     headers: dict = field(default_factory=dict)      # extra response headers, on any reply
     delay: float = 0.0                 # seconds before the response headers
     chunk_delay: float = 0.0           # seconds between streamed frames
-    stall: bool = False                # streamed: send one frame, then nothing until the fake stops
+    stall: bool = False                # streamed: send `stall_after` frames, then nothing until the fake stops
+    stall_after: int = 2
     drop_after: int | None = None      # streamed: cut the connection after N frames (no chunked terminator)
     end_after: int | None = None       # streamed: end the body cleanly after N frames, without the end marker
-    stream_error: str | None = None    # streamed: the protocol's in-stream error event after the first frame
+    stream_error: str | None = None    # streamed: the protocol's in-stream error event after two frames
     garbage: bool = False              # a 200 whose body is not the protocol at all
+    ignore_stream: bool = False        # answer whole even when asked to stream (some compatible servers do)
     chunk_chars: int = 0               # text pieces of this many characters (0: word by word)
 
     @classmethod
@@ -47,13 +49,13 @@ class Reply:
         return cls(tool_calls=[(name, args or {})], **kw)
 
     def calls(self) -> list[dict]:
-        """Tool calls normalised to {"id", "name", "args" (dict)}."""
+        """Tool calls normalised to {"id" (None: the fake names it), "name", "args" (dict)}."""
         out = []
         for i, c in enumerate(self.tool_calls):
             if isinstance(c, (tuple, list)):
                 c = {"name": c[0], "arguments": c[1] if len(c) > 1 else {}}
             args = c.get("arguments", c.get("args", {}))
-            out.append({"id": c.get("id") or f"call_fake{i}", "name": c["name"],
+            out.append({"id": c.get("id"), "name": c["name"],
                         "args": json.loads(args) if isinstance(args, str) else args})
         return out
 
@@ -119,15 +121,19 @@ class FakeUpstream:
         self._stop.set()
         if self.server:
             self.server.shutdown()
-            with self._lock:
-                socks = list(self._socks)
-            for s in socks:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            self.drop_connections()
             self.server.server_close()
             self.server = None
+
+    def drop_connections(self) -> None:
+        """Close every open client connection, as a server does with idle keep-alives."""
+        with self._lock:
+            socks = list(self._socks)
+        for s in socks:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def __enter__(self):
         return self.start()
@@ -203,7 +209,7 @@ class FakeUpstream:
         auth = rec.headers.get("authorization", "")
         return auth[7:] if auth.lower().startswith("bearer ") else None
 
-    def auth_error(self, h: "_Handler") -> None:
+    def auth_error(self, h: "_Handler", rec: Recorded) -> None:
         h.send_json(401, self.error_body(401, "invalid x-api-key"))
 
     def default_style(self) -> str:
@@ -212,35 +218,46 @@ class FakeUpstream:
     # ---- playing a reply ------------------------------------------------------------------------
     def check_key(self, h: "_Handler", rec: Recorded) -> bool:
         if self.key is not None and self.sent_key(rec) != self.key:
-            self.auth_error(h)
+            self.auth_error(h, rec)
             return False
         return True
 
-    def play(self, h: "_Handler", reply: Reply, stream: bool, whole, frames, end_frames=()) -> None:
+    def answer_text(self, reply: Reply, model: str, last_user: str) -> str:
+        if reply.text is not None:
+            return reply.text
+        return "" if reply.tool_calls else f"{model} says: {last_user}"
+
+    def not_found_message(self, model: str) -> str:
+        return f"The model `{model}` does not exist or you do not have access to it."
+
+    def play(self, h: "_Handler", reply: Reply, stream: bool, whole, frames, *, model: str = "",
+             ctype: str | None = None) -> None:
         """Send `reply`: an error, garbage, a whole body (`whole()`), or the `frames()` of a stream."""
         if reply.delay:
             self._stop.wait(reply.delay)
         if reply.status != 200:
-            h.send_json(reply.status, self.error_body(reply.status, reply.message or DEFAULT_ERRORS.get(
-                reply.status, "error"), reply), {**self.rate_headers(reply), **reply.headers})
+            message = reply.message or (self.not_found_message(model) if reply.status == 404 else
+                                        DEFAULT_ERRORS.get(reply.status, "error"))
+            h.send_json(reply.status, self.error_body(reply.status, message, reply),
+                        {**self.rate_headers(reply), **reply.headers})
             return
         if reply.garbage:
             body = b"data: <html>Bad Gateway {{{\n\n" if stream else b"<html><body>Bad Gateway</body></html>"
             h.send_bytes(200, self.stream_type if stream else "application/json", body, reply.headers)
             return
-        if not stream:
+        if not stream or reply.ignore_stream:
             h.send_json(200, whole(), reply.headers)
             return
-        h.start_stream(self.stream_type, reply.headers)
+        h.start_stream(ctype or self.stream_type, reply.headers)
         for i, frame in enumerate(frames()):
             if reply.drop_after is not None and i >= reply.drop_after:
                 return h.abort()
             if reply.end_after is not None and i >= reply.end_after:
                 break
-            if reply.stall and i == 1:
+            if reply.stall and i == reply.stall_after:
                 self._stop.wait(300)
                 return h.abort()
-            if reply.stream_error and i == 1:
+            if reply.stream_error and i == 2:
                 h.chunk(self.stream_error_frame(reply.stream_error))
                 break
             if reply.chunk_delay and i:
@@ -296,6 +313,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self):
         super().setup()
+        try:      # as real servers do: small writes go out at once (no Nagle + delayed-ACK 40 ms stalls)
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
         with self.fake._lock:
             self.fake.connections += 1
             self.fake._socks.add(self.connection)

@@ -1,0 +1,23 @@
+"""bench mcp: run the MCP server on stdio (for Claude Code and other MCP clients)."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub, parent) -> None:
+    p = sub.add_parser("mcp", parents=[parent], help="run the MCP server on stdio (for MCP clients)",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="An MCP server on stdio with three tools: list_collections, ask and verdict. "
+                                   "It is a client of the running service, so start that first (`benchwarmers`). "
+                                   "stdout carries only protocol messages; logs go to stderr.",
+                       epilog="examples:\n  benchwarmers mcp\n"
+                              "  BENCHWARMERS_URL=http://192.168.1.5:8122 BENCHWARMERS_KEY=... benchwarmers mcp\n\n"
+                              "an MCP client's config:\n"
+                              '  {"mcpServers": {"benchwarmers": {"command": "npx", '
+                              '"args": ["-y", "@wendellresearch-ai/benchwarmers", "mcp"]}}}')
+    p.set_defaults(func=run, needs_client=False)
+
+
+def run(args, client) -> int:
+    from .. import mcp
+    return mcp.run(getattr(args, "url", None))

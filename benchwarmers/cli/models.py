@@ -1,0 +1,195 @@
+"""bench models / candidates / onboard / model retire|restore|show|probe: the roster and how models join it."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from urllib.parse import urlencode
+
+from .client import q
+from .output import emit_json, note, say, table
+
+FMT = argparse.RawDescriptionHelpFormatter
+
+
+def register(sub, parent) -> None:
+    p = sub.add_parser("models", parents=[parent], help="the roster: alias, endpoint, served name, status, facts",
+                       description="Every model on the bench: alias, endpoint, served name, status (active, resting "
+                                   "until T, retired with reason), catalog facts and the last probe.",
+                       epilog="examples:\n  bench models\n  bench models --find llama --json", formatter_class=FMT)
+    p.add_argument("--find", metavar="TEXT", help="only models whose alias, served name or endpoint contain TEXT")
+    p.set_defaults(func=run_models)
+
+    p = sub.add_parser("candidates", parents=[parent], help="what each endpoint serves, marked when on the bench",
+                       description="Ask every endpoint for its model list; models already on the bench show "
+                                   "their alias.",
+                       epilog="examples:\n  bench candidates\n  bench candidates --new", formatter_class=FMT)
+    p.add_argument("--new", action="store_true", help="only models not on the bench yet")
+    p.set_defaults(func=run_candidates)
+
+    p = sub.add_parser("onboard", parents=[parent], help="register a model and probe it",
+                       description="Find the endpoint serving SERVED_NAME, probe it with a one-word prompt and "
+                                   "register it only if it answers (nothing is saved otherwise). Onboarding runs "
+                                   "one model at a time and the command waits for it; the suite step joins when "
+                                   "the suite exists (--quick leaves it to the scheduler).",
+                       epilog="examples:\n  bench onboard openai/gpt-4o-mini\n"
+                              "  bench onboard llama3.2 --endpoint local --alias llama --quick\n"
+                              "  bench onboard some/paid-model --quick --ad-hoc", formatter_class=FMT)
+    p.add_argument("served", metavar="SERVED_NAME", help="the model's name as its endpoint serves it")
+    p.add_argument("--endpoint", help="which endpoint (needed when several serve the name)")
+    p.add_argument("--alias", help="what users will type (default: a readable unique name)")
+    p.add_argument("--quick", action="store_true", help="probe now, leave the suite to the scheduler")
+    p.add_argument("--ad-hoc", action="store_true", help="never called by the bench on its own (pay-per-use keys)")
+    p.add_argument("--wait", action="store_true", help="wait until onboarding is done (the command always does)")
+    p.set_defaults(func=run_onboard)
+    register_model(sub, parent)
+
+
+def register_model(sub, parent) -> None:
+    p = sub.add_parser("model", parents=[parent], help="retire, restore, show or probe one model",
+                       description="One model: retire it with a reason, restore it, show it with its probes, "
+                                   "or probe it now.",
+                       epilog="examples:\n  bench model retire slowpoke --reason 'times out on long prompts'\n"
+                              "  bench model restore slowpoke\n  bench model show slowpoke --json",
+                       formatter_class=FMT)
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    r = verbs.add_parser("retire", parents=[parent], help="take a model off the bench, with a reason",
+                         epilog="example:\n  bench model retire slowpoke --reason 'wrong on every review'",
+                         formatter_class=FMT)
+    r.add_argument("alias")
+    r.add_argument("--reason", required=True, help="why (kept with the model)")
+    r.set_defaults(func=run_retire)
+    r = verbs.add_parser("restore", parents=[parent], help="bring a retired model back",
+                         epilog="example:\n  bench model restore slowpoke", formatter_class=FMT)
+    r.add_argument("alias")
+    r.set_defaults(func=run_restore)
+    r = verbs.add_parser("show", parents=[parent], help="one model with its recent probes",
+                         epilog="example:\n  bench model show slowpoke", formatter_class=FMT)
+    r.add_argument("alias")
+    r.set_defaults(func=run_show)
+    r = verbs.add_parser("probe", parents=[parent], help="probe now; retire after a confirming failure",
+                         epilog="example:\n  bench model probe slowpoke", formatter_class=FMT)
+    r.add_argument("alias")
+    r.set_defaults(func=run_probe)
+    p.set_defaults(func=lambda args, client: (p.print_help(sys.stderr), 2)[1])
+
+
+def when(epoch) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else ""
+
+
+def facts_text(facts: dict) -> str:
+    parts = []
+    if facts.get("context_window"):
+        parts.append(f"ctx {facts['context_window']}")
+    if facts.get("max_output"):
+        parts.append(f"out {facts['max_output']}")
+    for flag in ("vision", "tools"):
+        if facts.get(flag):
+            parts.append(flag)
+    return ", ".join(parts)
+
+
+def probe_text(p: dict | None) -> str:
+    if not p:
+        return "never probed"
+    seconds = f" {p['seconds']:.1f}s" if p.get("seconds") is not None else ""
+    return f"{p['status']}{seconds} {when(p.get('created'))}"
+
+
+def run_models(args, client) -> int:
+    path = "/bench/models" + (("?" + urlencode({"find": args.find})) if args.find else "")
+    d = client.get(path)
+    if args.json:
+        emit_json(d)
+        return 0
+    if not d["models"]:
+        note("No models match." if args.find else "No models on the bench yet. See: bench candidates --new")
+        return 0
+    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE"],
+          [[m["alias"], m["endpoint"], m["served"], m["status_text"], facts_text(m.get("facts") or {}),
+            probe_text(m.get("last_probe"))] for m in d["models"]])
+    return 0
+
+
+def run_candidates(args, client) -> int:
+    d = client.get("/bench/candidates" + ("?new=1" if args.new else ""))
+    if args.json:
+        emit_json(d)
+        return 0
+    for e in d.get("errors", []):
+        note(f"{e['endpoint']}: {e['error']}")
+    if not d["candidates"]:
+        note("Nothing new on your endpoints." if args.new else "Your endpoints list no models.")
+        return 1 if d.get("errors") else 0
+    table(["ENDPOINT", "SERVED", "ON BENCH", "FACTS"],
+          [[c["endpoint"], c["served"], c["on_bench"] or "", facts_text(c.get("facts") or {})]
+           for c in d["candidates"]])
+    return 0
+
+
+def run_onboard(args, client) -> int:
+    body = {"served": args.served, "quick": args.quick, "ad_hoc": args.ad_hoc}
+    if args.endpoint:
+        body["endpoint"] = args.endpoint
+    if args.alias:
+        body["alias"] = args.alias
+    note(f"Onboarding {args.served}: probing it...")
+    d = client.post("/bench/models", body)
+    if args.json:
+        emit_json(d)
+        return 0
+    m, p = d["model"], d["probe"]
+    say(f"Onboarded {m['alias']} ({m['served']} on {m['endpoint']}): probe answered {p['answer']!r} in "
+        f"{p['seconds']:.1f} s, {p['input_tokens']}+{p['output_tokens']} tokens. Job {d.get('job')}.")
+    note(f"Suite: {d.get('suite')}")
+    return 0
+
+
+def run_retire(args, client) -> int:
+    d = client.post(f"/bench/models/{q(args.alias)}/retire", {"reason": args.reason})
+    return _one(args, d, "Retired")
+
+
+def run_restore(args, client) -> int:
+    d = client.post(f"/bench/models/{q(args.alias)}/restore", {})
+    return _one(args, d, "Restored")
+
+
+def _one(args, d: dict, verb: str) -> int:
+    if args.json:
+        emit_json(d)
+        return 0
+    m = d["model"]
+    say(f"{verb}: {m['alias']} is now {m['status_text']}.")
+    return 0
+
+
+def run_show(args, client) -> int:
+    d = client.get(f"/bench/models/{q(args.alias)}")
+    if args.json:
+        emit_json(d)
+        return 0
+    m = d["model"]
+    for k, v in (("Alias", m["alias"]), ("Endpoint", m["endpoint"]), ("Served", m["served"]),
+                 ("Status", m["status_text"]), ("Ad hoc", "yes" if m["ad_hoc"] else "no"),
+                 ("Facts", facts_text(m.get("facts") or {}) or "none known"), ("Added", when(m.get("added")))):
+        say(f"{k + ':':<10}{v}")
+    if m["probes"]:
+        table(["WHEN", "KIND", "STATUS", "SECONDS", "TOKENS", "ANSWER / ERROR"],
+              [[when(p["created"]), p["kind"], p["status"], p["seconds"], f"{p['input_tokens']}+{p['output_tokens']}",
+                p["answer"] if p["status"] == "ok" else p["error"]] for p in m["probes"]])
+    return 0
+
+
+def run_probe(args, client) -> int:
+    d = client.post(f"/bench/models/{q(args.alias)}/probe", {})
+    if args.json:
+        emit_json(d)
+        return 0
+    last = d.get("confirm") or d["probe"]
+    say(f"{args.alias}: probe {last['status']}" + (f" ({last['error']})" if last.get("error") else
+                                                   f", answered {last['answer']!r}"))
+    if d["retired"]:
+        say(f"Retired: {d['model']['reason']}")
+    return 0 if last["status"] == "ok" else 1

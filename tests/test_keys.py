@@ -1,0 +1,79 @@
+"""Provider keys: environment first, then llm's keys.json (0600, other entries kept), and redaction."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+from benchwarmers import keys
+
+
+def test_env_name_upper_cases_and_replaces_other_characters():
+    assert keys.env_name("openrouter") == "BENCHWARMERS_KEY_OPENROUTER"
+    assert keys.env_name("my-hub.v2") == "BENCHWARMERS_KEY_MY_HUB_V2"
+
+
+def test_environment_wins_over_keys_json(tmp_path):
+    env = {"LLM_USER_PATH": str(tmp_path), "BENCHWARMERS_KEY_HUB": "from-env-123456"}
+    keys.store("hub", "from-file-123456", env)
+    assert keys.get("hub", env) == ("from-env-123456", "environment")
+
+
+def test_keys_json_is_read_when_no_env(tmp_path):
+    env = {"LLM_USER_PATH": str(tmp_path)}
+    keys.store("hub", "from-file-123456", env)
+    assert keys.get("hub", env) == ("from-file-123456", "keys.json")
+
+
+def test_missing_key_is_none(tmp_path):
+    assert keys.get("nobody", {"LLM_USER_PATH": str(tmp_path)}) == (None, None)
+
+
+def test_broken_keys_json_reads_as_empty(tmp_path):
+    (tmp_path / "keys.json").write_text("{not json", encoding="utf-8")
+    assert keys.get("hub", {"LLM_USER_PATH": str(tmp_path)}) == (None, None)
+
+
+def test_store_keeps_llm_entries_and_sets_mode(tmp_path):
+    path = tmp_path / "keys.json"
+    path.write_text(json.dumps({"openai": "sk-llm-own-key-000000"}), encoding="utf-8")
+    env = {"LLM_USER_PATH": str(tmp_path)}
+    assert keys.store("hub", "hub-key-abcdef", env) == path
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["openai"] == "sk-llm-own-key-000000"
+    assert data["hub"] == "hub-key-abcdef"
+    if os.name == "posix":
+        assert path.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["keys.json"]     # no temp file left behind
+
+
+def test_concurrent_stores_lose_nothing(tmp_path):
+    env = {"LLM_USER_PATH": str(tmp_path)}
+    threads = [threading.Thread(target=keys.store, args=(f"ep{i}", f"key-value-{i:04d}", env)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    data = json.loads((tmp_path / "keys.json").read_text(encoding="utf-8"))
+    assert all(data[f"ep{i}"] == f"key-value-{i:04d}" for i in range(20))
+
+
+def test_delete(tmp_path):
+    env = {"LLM_USER_PATH": str(tmp_path)}
+    keys.store("hub", "hub-key-abcdef", env)
+    assert keys.delete("hub", env) is True
+    assert keys.delete("hub", env) is False
+    assert keys.get("hub", env) == (None, None)
+
+
+def test_redact_removes_known_keys_and_key_shapes(tmp_path):
+    env = {"LLM_USER_PATH": str(tmp_path)}
+    keys.store("hub", "plainsecretvalue42", env)
+    text = ("failed with plainsecretvalue42; also sk-abcdefghijklmnop and AIza" + "x" * 30
+            + " and Authorization: Bearer abcdefghijklmnopq")
+    out = keys.redact(text)
+    for leaked in ("plainsecretvalue42", "sk-abcdefghijklmnop", "AIza" + "x" * 30, "abcdefghijklmnopq"):
+        assert leaked not in out
+    assert out.count("[redacted]") == 4
+    assert keys.redact("nothing secret here") == "nothing secret here"
+    assert keys.redact("with extra-secret-1", extra=("extra-secret-1",)) == "with [redacted]"

@@ -1,0 +1,112 @@
+"""The Claude Code marketplace and plugin: manifests with the fields Claude Code requires, and docs that match them."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from benchwarmers import __version__
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKET = ROOT / ".claude-plugin" / "marketplace.json"
+PLUGIN = ROOT / "plugins" / "benchwarmers"
+NPX_ARGS = ["-y", "@wendellresearch-ai/benchwarmers", "mcp"]
+KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+SEMVER = re.compile(r"^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def front_matter(path: Path) -> tuple[dict, str]:
+    """A Markdown file's `---` block as {key: value}, and the body after it."""
+    text = path.read_text(encoding="utf-8")
+    match = re.match(r"^---\n(.*?)\n---\n(.*)$", text, re.S)
+    assert match, f"{path.name} has no front matter"
+    fields = {}
+    for line in match.group(1).splitlines():
+        key, sep, value = line.partition(":")
+        assert sep, f"{path.name}: bad front matter line {line!r}"
+        fields[key.strip()] = value.strip()
+    return fields, match.group(2)
+
+
+def test_marketplace_lists_the_plugin():
+    market = load(MARKET)
+    assert KEBAB.match(market["name"]) and market["name"] == "benchwarmers"
+    assert market["owner"]["name"]
+    entries = {p["name"]: p for p in market["plugins"]}
+    entry = entries["benchwarmers"]
+    assert entry["description"] and SEMVER.match(entry["version"])
+    assert entry["source"].startswith("./")
+    # Relative sources resolve from the folder that holds .claude-plugin/, the repository root here.
+    assert (ROOT / entry["source"]).resolve() == PLUGIN.resolve()
+
+
+def test_plugin_manifest():
+    manifest = load(PLUGIN / ".claude-plugin" / "plugin.json")
+    assert manifest["name"] == "benchwarmers" and KEBAB.match(manifest["name"])
+    assert SEMVER.match(manifest["version"]) and manifest["description"]
+    # Claude Code only offers an update when the version changes: keep the three in step.
+    assert manifest["version"] == load(MARKET)["plugins"][0]["version"] == __version__
+    assert not (PLUGIN / ".claude-plugin" / "commands").exists()   # components live at the plugin root
+
+
+def test_mcp_json_starts_the_server_through_npm():
+    servers = load(PLUGIN / ".mcp.json")["mcpServers"]
+    server = servers["benchwarmers"]
+    assert server["command"] == "npx" and server["args"] == NPX_ARGS
+    assert server["env"]["BENCHWARMERS_URL"] == "${BENCHWARMERS_URL:-http://127.0.0.1:8122}"
+    for value in server["env"].values():
+        assert re.fullmatch(r"\$\{[A-Z_]+:-[^}]*\}", value), "every variable needs a default or Claude Code fails"
+    package = load(ROOT / "package.json")
+    assert NPX_ARGS[1] == package["name"]
+    assert "mcp_server.py" in package["files"]
+
+
+def test_the_npm_command_reaches_the_mcp_subcommand():
+    from benchwarmers.cli.main import build_parser
+    args = build_parser().parse_args([NPX_ARGS[-1]])
+    assert args.command == "mcp" and args.needs_client is False
+
+
+def test_ask_command():
+    fields, body = front_matter(PLUGIN / "commands" / "ask.md")
+    assert fields["description"]
+    assert fields["argument-hint"] == "<collection> <what to ask>"
+    assert "$ARGUMENTS" in body
+    for word in ("list_collections", "`ask`", "`verdict`", "every seat", "call id"):
+        assert word in body
+
+
+def test_skill():
+    fields, body = front_matter(PLUGIN / "skills" / "benchwarmers" / "SKILL.md")
+    assert fields["name"] == "benchwarmers"
+    assert 0 < len(fields["description"]) <= 1024
+    text = (fields["description"] + body).lower()
+    for topic in ("adversarial", "enumeration", "disagree", "against the code", "verdict", "every seat"):
+        assert topic in text
+
+
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(ROOT)) for p in
+                                        [MARKET, *PLUGIN.rglob("*.json")]))
+def test_manifests_are_strict_json(path):
+    raw = (ROOT / path).read_bytes()
+    assert not raw.startswith(b"\xef\xbb\xbf")      # no BOM
+    json.loads(raw.decode("utf-8"))
+
+
+def test_docs_show_the_install_and_client_config():
+    doc = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    assert "/plugin marketplace add WendellResearch-AI/benchwarmers" in doc
+    assert "/plugin install benchwarmers@benchwarmers" in doc
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]
+    assert len(blocks) == 2
+    plain, windows = (b["mcpServers"]["benchwarmers"] for b in blocks)
+    assert plain["command"] == "npx" and plain["args"] == NPX_ARGS
+    assert windows["command"] == "cmd" and windows["args"] == ["/c", "npx", *NPX_ARGS]
+    for name in ("BENCHWARMERS_URL", "BENCHWARMERS_KEY", "BENCHWARMERS_TIMEOUT"):
+        assert f"`{name}`" in doc

@@ -1,0 +1,221 @@
+"""The data folder's store: config files (atomic, locked, broken edits kept), SQLite (migrations, one writer)."""
+from __future__ import annotations
+
+import json
+import random
+import re
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from benchwarmers.errors import ConfigError
+from benchwarmers.store import Config, Database
+from benchwarmers.store.migrations import MIGRATIONS, latest, migrate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def child(code: str, *args: str, **kw) -> subprocess.Popen:
+    """A Python child that imports this checkout's package."""
+    prelude = f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+    return subprocess.Popen([sys.executable, "-c", prelude + textwrap.dedent(code), *args], **kw)
+
+
+# ---- config files ------------------------------------------------------------------------------
+
+def test_missing_file_reads_as_its_default_shape(tmp_path):
+    cfg = Config(tmp_path)
+    assert cfg.read("models.json") == {"models": {}}
+    assert not cfg.path("models.json").exists()
+
+
+def test_write_then_read_and_copies_are_private(tmp_path):
+    cfg = Config(tmp_path)
+    cfg.write("models.json", {"models": {"a": {"endpoint": "e", "served": "s"}}})
+    copy = cfg.read("models.json")
+    copy["models"]["b"] = {}
+    assert cfg.read("models.json") == {"models": {"a": {"endpoint": "e", "served": "s"}}}
+    assert not list(cfg.dir.glob(".*.tmp"))
+
+
+def test_hand_edit_is_seen_without_restart(tmp_path):
+    cfg = Config(tmp_path)
+    cfg.write("models.json", {"models": {}})
+    assert cfg.view("models.json") == {"models": {}}
+    cfg.path("models.json").write_text('{"models": {"hand": {}}, "pad": "' + "x" * 10 + '"}', encoding="utf-8")
+    assert "hand" in cfg.view("models.json")["models"]
+
+
+def test_update_returns_the_change_result(tmp_path):
+    cfg = Config(tmp_path)
+    got = cfg.update("collections.json", lambda d: d["collections"].setdefault("core", {"members": ["a"]}))
+    assert got == {"members": ["a"]}
+    assert cfg.read("collections.json") == {"collections": {"core": {"members": ["a"]}}}
+
+
+def test_broken_hand_edit_is_reported_with_line_and_column_and_kept(tmp_path):
+    cfg = Config(tmp_path)
+    path = cfg.path("endpoints.json")
+    broken = '{\n  "endpoints": {\n    "a": {"base_url": "http://x",}\n  }\n}\n'
+    path.write_text(broken, encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        cfg.read("endpoints.json")
+    assert re.search(r"endpoints\.json:3:\d+: ", err.value.message), err.value.message
+    with pytest.raises(ConfigError):
+        cfg.update("endpoints.json", lambda d: d.setdefault("endpoints", {}).update(b={}))
+    with pytest.raises(ConfigError):
+        cfg.write("endpoints.json", {"endpoints": {}})
+    assert path.read_text(encoding="utf-8") == broken            # never overwritten while broken
+    problems = cfg.check_all()
+    assert len(problems) == 1 and "endpoints.json:3:" in problems[0]
+
+
+def test_a_file_that_is_not_an_object_is_an_error(tmp_path):
+    cfg = Config(tmp_path)
+    cfg.path("models.json").write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        cfg.read("models.json")
+    assert "models.json:1:1" in err.value.message
+
+
+def test_a_killed_writer_leaves_the_old_file_whole(tmp_path):
+    """Kill a child at random points while it rewrites a large file: the file always parses as one version."""
+    cfg = Config(tmp_path)
+    old = {"models": {f"old{i}": {"endpoint": "e", "served": "x" * 200} for i in range(2000)}}
+    cfg.write("models.json", old)
+    writer = """
+        from pathlib import Path
+        from benchwarmers.store import Config
+        cfg = Config(Path(sys.argv[1]))
+        n = 0
+        print("ready", flush=True)
+        while True:
+            n += 1
+            cfg.write("models.json", {"models": {f"new{n}-{i}": {"endpoint": "e", "served": "y" * 200}
+                                                 for i in range(2000)}})
+    """
+    rng = random.Random(1234)
+    for _ in range(6):
+        proc = child(writer, str(tmp_path), stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.0, 0.25))
+        proc.kill()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+        data = json.loads(cfg.path("models.json").read_text(encoding="utf-8"))
+        names = list(data["models"])
+        assert len(names) == 2000
+        assert names[0] == "old0" or names[0].startswith("new")
+
+
+def test_a_writer_that_dies_before_replace_changes_nothing(tmp_path):
+    """The temp file is written and synced, then the process dies before os.replace: the old file is intact."""
+    cfg = Config(tmp_path)
+    cfg.write("settings.json", {"seat_timeout": 7})
+    before = cfg.path("settings.json").read_bytes()
+    proc = child("""
+        import os
+        from pathlib import Path
+        from benchwarmers.store import config
+        real_replace = os.replace
+        config.os.replace = lambda *a: os._exit(9)   # die at the last step, as a power cut would
+        config.Config(Path(sys.argv[1])).write("settings.json", {"seat_timeout": 99})
+    """, str(tmp_path))
+    assert proc.wait(timeout=30) == 9
+    assert cfg.path("settings.json").read_bytes() == before
+    assert Config(tmp_path).read("settings.json") == {"seat_timeout": 7}
+    leftovers = list(cfg.dir.glob(".settings.json.*.tmp"))
+    assert leftovers and json.loads(leftovers[0].read_text(encoding="utf-8")) == {"seat_timeout": 99}
+
+
+def test_updates_from_two_processes_are_serialised_by_the_lock(tmp_path):
+    Config(tmp_path).write("limits.json", {"limits": {}, "count": 0})
+    code = """
+        from pathlib import Path
+        from benchwarmers.store import Config
+        cfg = Config(Path(sys.argv[1]))
+        for _ in range(40):
+            cfg.update("limits.json", lambda d: d.__setitem__("count", d["count"] + 1))
+    """
+    procs = [child(code, str(tmp_path)) for _ in range(2)]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0]
+    assert Config(tmp_path).read("limits.json")["count"] == 80
+
+
+# ---- migrations --------------------------------------------------------------------------------
+
+def test_migration_numbers_are_unique_and_contiguous():
+    numbers = [m[0] for m in MIGRATIONS]
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert latest() == numbers[-1]
+    assert all(name.strip() for _, name, _ in MIGRATIONS)
+
+
+def tables_created_by(sql: str) -> set[str]:
+    return set(re.findall(r"CREATE TABLE(?: IF NOT EXISTS)?\s+(\w+)", sql, re.I))
+
+
+def test_upgrade_from_the_first_schema_keeps_rows(tmp_path):
+    path = tmp_path / "bench.db"
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    assert migrate(conn, upto=1) == [1]
+    conn.execute("INSERT INTO calls (id, model, status, created, answer) VALUES ('c1', 'm', 'ok', 1.0, 'hi')")
+    conn.close()
+
+    db = Database(path)
+    try:
+        row = db.one("SELECT model, status, answer FROM calls WHERE id = 'c1'")
+        assert tuple(row) == ("m", "ok", "hi")
+        present = {r[0] for r in db.query("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for _, _, sql in MIGRATIONS:
+            assert tables_created_by(sql) <= present
+        applied = [r[0] for r in db.query("SELECT number FROM migrations ORDER BY number")]
+        assert applied == list(range(1, latest() + 1))
+    finally:
+        db.close()
+
+
+def test_migrate_twice_runs_nothing_the_second_time(tmp_path):
+    conn = sqlite3.connect(str(tmp_path / "x.db"), isolation_level=None)
+    assert migrate(conn) == list(range(1, latest() + 1))
+    assert migrate(conn) == []
+    conn.close()
+
+
+# ---- the database ------------------------------------------------------------------------------
+
+def test_database_uses_wal_and_commits_on_close(tmp_path):
+    db = Database(tmp_path / "bench.db")
+    assert db.one("PRAGMA journal_mode")[0] == "wal"
+    for i in range(50):
+        db.execute("INSERT INTO jobs (name, started) VALUES (?, ?)", (f"j{i}", float(i)))
+    db.close()
+    conn = sqlite3.connect(str(tmp_path / "bench.db"))
+    assert conn.execute("SELECT COUNT(*) FROM jobs").fetchone()[0] == 50
+    conn.close()
+
+
+def test_one_failing_write_does_not_lose_its_batch(tmp_path):
+    db = Database(tmp_path / "bench.db")
+    try:
+        good1 = db.execute("INSERT INTO jobs (name, started) VALUES ('a', 1)")
+        bad = db.execute("INSERT INTO no_such_table VALUES (1)")
+        good2 = db.execute("INSERT INTO jobs (name, started) VALUES ('b', 2)")
+        assert good1.result(10) == 1 and good2.result(10) == 1
+        with pytest.raises(sqlite3.OperationalError):
+            bad.result(10)
+        assert [r[0] for r in db.query("SELECT name FROM jobs ORDER BY name")] == ["a", "b"]
+    finally:
+        db.close()
+
+
+def test_writes_after_close_fail_clearly(tmp_path):
+    db = Database(tmp_path / "bench.db")
+    db.close()
+    with pytest.raises(RuntimeError):
+        db.execute("INSERT INTO jobs (name, started) VALUES ('late', 1)").result(5)
