@@ -33,6 +33,8 @@ def serve_ask(fmt_name: str, req: Request, ctx: Context, info: RequestInfo) -> R
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     check_reach(req, ask.target)
     ask.caller = req.caller.name if req.caller else None
+    if "anthropic-beta" in req.headers:   # forwarded only when an Anthropic member gets the body as it came
+        ask.passthrough_headers["anthropic-beta"] = req.headers["anthropic-beta"]
     p = parts(ctx)
     if ask.target.mode == ROUTE:
         from ..core.route import serve_route

@@ -87,7 +87,7 @@ class Router:
                 else:
                     answer = self._whole(turn)
             except UpstreamFailed as e:
-                failures.append(e)
+                failures.append((model.alias, e))
                 self._record(turn, FAILED, None, str(e))
                 turn.failover_from.append({"model": model.alias, "call": turn.call, "error": str(e)})
                 continue
@@ -204,9 +204,9 @@ class Router:
         self._record(shadow, status, answer, error, kind="shadow", extra={"turn": turn.call})
 
     def _all_failed(self, collection: str, failures: list) -> BenchError:
-        lines = "; ".join(str(f) for f in failures)
-        if failures and all(f.kind == "rate_limited" for f in failures):
-            waits = [f.retry_after for f in failures if f.retry_after]
+        lines = "; ".join(f"{alias}: {err}" for alias, err in failures)
+        if failures and all(err.kind == "rate_limited" for _, err in failures):
+            waits = [err.retry_after for _, err in failures if err.retry_after]
             return RateLimited(f"Every member of {collection!r} is rate limited: {lines}",
                                "Wait for the reset, or add members.", retry_after=min(waits) if waits else 30)
         return BenchError(f"Every member of {collection!r} failed this turn: {lines}",

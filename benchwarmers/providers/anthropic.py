@@ -33,6 +33,14 @@ class AnthropicProvider(Provider):
         return h
 
     # ---- request ------------------------------------------------------------------------------
+    def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+        """The client's body as it came, except `system` entries inside `messages` (Claude Code's
+        mid-conversation system): not every Anthropic-speaking server takes that role, so they travel as a
+        <system-reminder> text in a user turn, never dropped."""
+        url, body = super().native_request(ask, model)
+        body["messages"] = fold_system_entries(body.get("messages") or [])
+        return url, body
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         body: dict = {"model": model, "max_tokens": ask.max_tokens or DEFAULT_MAX_TOKENS,
                       "messages": messages(ask), "stream": True}
@@ -189,4 +197,25 @@ def messages(ask: Ask) -> list[dict]:
     for turn in out:                                   # tool results open a user turn, thinking an assistant one
         first = "tool_result" if turn["role"] == "user" else "thinking"
         turn["content"].sort(key=lambda b: b["type"] != first)
+    return out
+
+
+def fold_system_entries(messages: list) -> list:
+    out: list = []
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") != "system":
+            out.append(m)
+            continue
+        content = m.get("content")
+        text = content if isinstance(content, str) else "\n".join(
+            b.get("text", "") for b in content or [] if isinstance(b, dict))
+        block = {"type": "text", "text": f"<system-reminder>\n{text}\n</system-reminder>"}
+        if out and out[-1].get("role") == "user":
+            prev = dict(out[-1])
+            blocks = prev.get("content")
+            prev["content"] = ([{"type": "text", "text": blocks}] if isinstance(blocks, str) else list(blocks or []))
+            prev["content"].append(block)
+            out[-1] = prev
+        else:
+            out.append({"role": "user", "content": [block]})
     return out

@@ -145,10 +145,24 @@ class Provider:
     def stream(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Iterator:
         return self._stream(ask, model, timeouts, {})
 
-    def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict) -> Iterator:
+    def stream_native(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Iterator:
+        """Client and upstream speak this same API: send the client's own body (with our served name, streamed),
+        so what the canonical form cannot hold (thinking signatures, cache_control, ...) reaches the upstream."""
+        return self._stream(ask, model, timeouts, {}, native=True)
+
+    def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+        url, built = self.chat_request(ask, model)
+        body = {k: v for k, v in (ask.native or {}).items() if k != "bench"}
+        for key in ("model", "stream", "stream_options"):   # what makes it our model, streamed
+            if key in built:
+                body[key] = built[key]
+        return url, body
+
+    def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict,
+                native: bool = False) -> Iterator:
         try:
-            url, body = self.chat_request(ask, model)
-            response = self.send("POST", url, body, timeouts)
+            url, body = self.native_request(ask, model) if native else self.chat_request(ask, model)
+            response = self.send("POST", url, body, timeouts, ask.passthrough_headers if native else None)
             with response:
                 yield from self.events(response, meta)
         except UpstreamFailed as exc:
@@ -188,8 +202,10 @@ class Provider:
         return models
 
     # ---- HTTP ---------------------------------------------------------------------------------
-    def send(self, method: str, url: str, body: dict | None, timeouts: Timeouts | None) -> Response:
-        headers = {"Accept": "application/json, text/event-stream, application/x-ndjson", **self.headers()}
+    def send(self, method: str, url: str, body: dict | None, timeouts: Timeouts | None,
+             extra_headers: dict | None = None) -> Response:
+        headers = {"Accept": "application/json, text/event-stream, application/x-ndjson", **(extra_headers or {}),
+                   **self.headers()}
         data = None
         if body is not None:
             headers["Content-Type"] = "application/json"

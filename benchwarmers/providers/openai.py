@@ -36,11 +36,11 @@ class OpenAIProvider(Provider):
                 body[field] = value
         return f"{self.base}/chat/completions", body
 
-    def send(self, method, url, body, timeouts):
+    def send(self, method, url, body, timeouts, extra_headers=None):
         """Servers that refuse a parameter we chose get the request again without it, and we remember."""
         while True:                                    # ends: each adaptation removes what it complains of
             try:
-                return super().send(method, url, body, timeouts)
+                return super().send(method, url, body, timeouts, extra_headers)
             except UpstreamFailed as exc:
                 body = self.adapt(body, exc)
                 if body is None:

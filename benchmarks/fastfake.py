@@ -1,0 +1,101 @@
+"""A fast fake OpenAI upstream for benchmarks: asyncio, HTTP/1.1 keep-alive, every answer after a fixed delay.
+
+    python benchmarks/fastfake.py [--delay 0.05] [--port 0]     # prints its base URL (.../v1) on stdout
+
+tests/fakes' FakeOpenAI is a ThreadingHTTPServer that records every request; at 64 concurrent panels (320
+seat calls at once) it, not the gateway, would set the pace. This one does no bookkeeping: it reads a request,
+waits `delay` seconds without holding a thread, and answers /v1/chat/completions whole or as SSE (chunked).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+USAGE = {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}
+
+
+def whole(model: str) -> bytes:
+    return json.dumps({"id": "chatcmpl-fast", "object": "chat.completion", "created": 1700000000, "model": model,
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": f"{model} says: fine."}}],
+                       "usage": USAGE}).encode()
+
+
+def frames(model: str, usage: bool) -> bytes:
+    base = {"id": "chatcmpl-fast", "object": "chat.completion.chunk", "created": 1700000000, "model": model}
+
+    def chunk(delta: dict, finish: str | None = None) -> str:
+        return "data: " + json.dumps(dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}]))
+
+    out = [chunk({"role": "assistant", "content": ""}), chunk({"content": f"{model} says:"}),
+           chunk({"content": " fine."}), chunk({}, "stop")]
+    if usage:
+        out.append("data: " + json.dumps(dict(base, choices=[], usage=USAGE)))
+    out.append("data: [DONE]")
+    return ("\n\n".join(out) + "\n\n").encode()
+
+
+def response(status: int, body: bytes, ctype: str, chunked: bool) -> bytes:
+    head = f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\nContent-Type: {ctype}\r\n"
+    if chunked:   # one data chunk and the terminator: a real upstream streams, the client must read chunked
+        return (head + "Transfer-Encoding: chunked\r\n\r\n").encode() + b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    return (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+async def answer(path: str, body: bytes, delay: float) -> bytes:
+    try:
+        req = json.loads(body or b"{}")
+    except ValueError:
+        req = {}
+    if not path.startswith("/v1/chat/completions") or not isinstance(req, dict):
+        return response(404, b'{"error": {"message": "not found"}}', "application/json", False)
+    await asyncio.sleep(delay)
+    model = str(req.get("model") or "m")
+    if req.get("stream"):
+        usage = bool((req.get("stream_options") or {}).get("include_usage"))
+        return response(200, frames(model, usage), "text/event-stream", True)
+    return response(200, whole(model), "application/json", False)
+
+
+async def serve_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float) -> None:
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            path = lines[0].split(" ")[1] if len(lines[0].split(" ")) > 1 else "/"
+            length = 0
+            for line in lines[1:]:
+                name, _, value = line.partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value.strip() or 0)
+            body = await reader.readexactly(length) if length else b""
+            writer.write(await answer(path, body, delay))
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError, ValueError, IndexError):
+        pass
+    finally:
+        writer.close()
+
+
+async def main_async(port: int, delay: float) -> None:
+    server = await asyncio.start_server(lambda r, w: serve_conn(r, w, delay), "127.0.0.1", port, backlog=1024)
+    print(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--delay", type=float, default=0.05, help="seconds before each answer (default 0.05)")
+    ap.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    args = ap.parse_args()
+    try:
+        asyncio.run(main_async(args.port, args.delay))
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""The compat tests' panel: fake upstreams of three protocols behind a running service, and checks of a reply."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from benchsetup import configure
+from fakes import FakeAnthropic, FakeGemini, FakeOpenAI, Reply
+
+# Seat order is fixed: three members (one per provider protocol), then the one explore candidate.
+MEMBERS = {"alpha": ("oa", "gpt-alpha"), "claude": ("an", "claude-x"), "gem": ("gm", "gemini-x")}
+EXPLORE = {"scout": ("oa", "gpt-scout")}
+SEATS = [("alpha", "member"), ("claude", "member"), ("gem", "member"), ("scout", "explore")]
+ADMIN = "admin-token-" + "x" * 20
+
+
+class Panel:
+    """The started fakes and service; `fail_all()` makes every seat's upstream answer 500."""
+
+    def __init__(self, service, fakes: dict):
+        self.service, self.fakes = service, fakes
+        self.url = service.url
+
+    def fail_all(self, status: int = 500) -> None:
+        for fake in self.fakes.values():
+            fake.script("*", Reply.error(status, "upstream is down"))
+
+    def script_all(self, reply) -> None:
+        for fake in self.fakes.values():
+            fake.script("*", reply)
+
+
+def start_panel(home, make_service, **service_kw) -> tuple[Panel, list]:
+    """Fakes for OpenAI, Anthropic and Gemini; collection `core` seats alpha, claude, gem and explores scout."""
+    fakes = {"oa": FakeOpenAI().start(), "an": FakeAnthropic().start(), "gm": FakeGemini().start()}
+    apis = {"oa": "openai", "an": "anthropic", "gm": "gemini"}
+    configure(home, {name: (fake, apis[name]) for name, fake in fakes.items()}, {**MEMBERS, **EXPLORE},
+              {"core": {"members": list(MEMBERS), "explore": 1, "merge_model": "alpha"},
+               "spare": {"members": ["alpha"], "explore": 0}})
+    return Panel(make_service(**service_kw), fakes), list(fakes.values())
+
+
+@pytest.fixture
+def panel(home, make_service):
+    p, fakes = start_panel(home, make_service)
+    yield p
+    for fake in fakes:
+        fake.stop()
+
+
+def assert_every_seat(text: str, prompt: str, streamed: bool = False) -> None:
+    """Every seat's heading once and each seat's echoed answer of `prompt`; a whole reply keeps seat order,
+    a stream has them in the order the seats finished."""
+    headings = re.findall(r"^## Seat (\d+) · (\S+) · (\w+)", text, flags=re.M)
+    got = [(int(n), m, k) for n, m, k in headings]
+    want = [(i + 1, m, k) for i, (m, k) in enumerate(SEATS)]
+    assert (sorted(got) if streamed else got) == want, text
+    for alias, _ in SEATS:
+        served = {**MEMBERS, **EXPLORE}[alias][1]
+        assert f"{served} says: {prompt}" in text, (alias, text)
+
+
+def assert_bench(bench: dict, mode: str = "panel") -> None:
+    """The `bench` data object: collection, panel id, every seat ok, the mode."""
+    assert bench["collection"] == "core" and bench["panel"].startswith("p_"), bench
+    assert bench["mode"] == mode
+    assert [(s["seat"], s["model"], s["kind"], s["status"]) for s in bench["seats"]] == \
+        [(i + 1, m, k, "ok") for i, (m, k) in enumerate(SEATS)]
+    assert all(s["answer"] and s["call"] for s in bench["seats"])
+    if mode == "merged":
+        assert bench["merge"]["model"] == "alpha" and bench["merge"]["status"] == "ok"
+
+
+def assert_merged(text: str) -> None:
+    """A merged answer is the merge model's own text, not the seat blocks."""
+    assert "gpt-alpha says:" in text and "## Seat" not in text, text
+
+
+def sse_frames(raw: bytes) -> list[tuple[str | None, object]]:
+    """(event name, data) for each SSE frame; data JSON-decoded where it can be."""
+    out = []
+    for block in raw.decode("utf-8").replace("\r\n", "\n").split("\n\n"):
+        event, data = None, []
+        for line in block.splitlines():
+            if line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+        if data:
+            text = "\n".join(data)
+            try:
+                out.append((event, json.loads(text)))
+            except ValueError:
+                out.append((event, text))
+    return out

@@ -1,0 +1,117 @@
+"""The official openai SDK against the running service: chat, responses and completions, whole and streamed."""
+from __future__ import annotations
+
+import pytest
+
+from compatsetup import assert_bench, assert_every_seat, assert_merged, panel  # noqa: F401 (fixture)
+
+openai = pytest.importorskip("openai")
+PROMPT = "name a prime"
+
+
+@pytest.fixture
+def client(panel):
+    return openai.OpenAI(base_url=panel.url + "/v1", api_key="x", max_retries=0, timeout=30)
+
+
+def test_chat_whole_holds_every_seat_and_bench(client):
+    reply = client.chat.completions.create(model="bench/core", messages=[{"role": "user", "content": PROMPT}])
+    assert reply.model == "bench/core" and reply.choices[0].finish_reason == "stop"
+    assert_every_seat(reply.choices[0].message.content, PROMPT)
+    assert_bench(reply.model_extra["bench"])
+    assert reply.usage.prompt_tokens > 0
+
+
+def test_chat_streamed_holds_every_seat_and_bench_in_last_chunk(client):
+    chunks = list(client.chat.completions.create(model="bench/core", stream=True,
+                                                 messages=[{"role": "user", "content": PROMPT}]))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert_every_seat(text, PROMPT, streamed=True)
+    assert chunks[-1].choices[0].finish_reason == "stop"
+    assert_bench(chunks[-1].model_extra["bench"])
+
+
+def test_chat_merged_whole_and_streamed(client):
+    reply = client.chat.completions.create(model="bench/core:merged", messages=[{"role": "user", "content": PROMPT}])
+    assert_merged(reply.choices[0].message.content)
+    assert_bench(reply.model_extra["bench"], "merged")
+    chunks = list(client.chat.completions.create(model="bench/core:merged", stream=True,
+                                                 messages=[{"role": "user", "content": PROMPT}]))
+    assert_merged("".join(c.choices[0].delta.content or "" for c in chunks if c.choices))
+    assert_bench(chunks[-1].model_extra["bench"], "merged")
+
+
+def test_responses_whole_with_string_input_and_instructions(client, panel):
+    reply = client.responses.create(model="bench/core", input=PROMPT, instructions="Be brief.", store=False)
+    assert reply.status == "completed" and reply.model == "bench/core"
+    assert_every_seat(reply.output_text, PROMPT)
+    assert_bench(reply.model_extra["bench"])
+    sent = [r.body for r in panel.fakes["oa"].requests if r.path.endswith("/chat/completions")]
+    assert sent and all(b["messages"][0] == {"role": "system", "content": "Be brief."} for b in sent)
+
+
+def test_responses_whole_with_items_input(client):
+    reply = client.responses.create(model="bench/core", store=True, input=[
+        {"role": "user", "content": [{"type": "input_text", "text": "first"}]},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
+        {"role": "user", "content": [{"type": "input_text", "text": PROMPT}]}])
+    assert_every_seat(reply.output_text, PROMPT)
+    assert reply.store is False          # accepted and ignored: nothing is stored
+
+
+def test_responses_streamed_event_sequence_and_bench(client):
+    events = list(client.responses.create(model="bench/core", input=PROMPT, stream=True))
+    kinds = [e.type for e in events]
+    assert kinds[:2] == ["response.created", "response.in_progress"] and kinds[-1] == "response.completed"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert_every_seat(text, PROMPT, streamed=True)
+    assert events[-1].response.output_text == text
+    assert_bench(events[-1].response.model_extra["bench"])
+
+
+def test_responses_stream_helper_and_merged(client):
+    with client.responses.stream(model="bench/core:merged", input=PROMPT) as stream:
+        final = stream.get_final_response()
+    assert_merged(final.output_text)
+    assert_bench(final.model_extra["bench"], "merged")
+    whole = client.responses.create(model="bench/core:merged", input=PROMPT)
+    assert_merged(whole.output_text)
+
+
+def test_completions_whole_string_and_list_prompt(client):
+    reply = client.completions.create(model="bench/core", prompt=PROMPT)
+    assert reply.object == "text_completion" and reply.choices[0].finish_reason == "stop"
+    assert_every_seat(reply.choices[0].text, PROMPT)
+    assert_bench(reply.model_extra["bench"])
+    listed = client.completions.create(model="bench/core", prompt=["first line", PROMPT])
+    assert_every_seat(listed.choices[0].text, "first line\n" + PROMPT)     # a list is joined by newlines
+
+
+def test_completions_streamed_and_merged(client):
+    chunks = list(client.completions.create(model="bench/core", prompt=PROMPT, stream=True))
+    assert_every_seat("".join(c.choices[0].text for c in chunks if c.choices), PROMPT, streamed=True)
+    assert_bench(chunks[-1].model_extra["bench"])
+    merged = list(client.completions.create(model="bench/core:merged", prompt=PROMPT, stream=True))
+    assert_merged("".join(c.choices[0].text for c in merged if c.choices))
+    assert_bench(merged[-1].model_extra["bench"], "merged")
+    whole = client.completions.create(model="bench/core:merged", prompt=PROMPT)
+    assert_merged(whole.choices[0].text)
+
+
+def test_models_list_names_collections(client):
+    ids = [m.id for m in client.models.list()]
+    assert {"bench/core", "bench/core:merged", "bench/core:route", "bench/spare"} <= set(ids)
+
+
+def test_errors_reach_the_sdk_as_its_own_exceptions(client, panel):
+    with pytest.raises(openai.NotFoundError) as err:
+        client.chat.completions.create(model="bench/nope", messages=[{"role": "user", "content": "x"}])
+    assert "bench/core" in err.value.message
+    with pytest.raises(openai.BadRequestError) as err:
+        client.responses.create(model="bench/core", input=PROMPT, tools=[
+            {"type": "function", "name": "f", "parameters": {"type": "object", "properties": {}}}])
+    assert "bench/core:route" in err.value.message
+    with pytest.raises(openai.NotFoundError) as err:
+        client.responses.retrieve("resp_123")
+    assert "stores no responses" in err.value.message
