@@ -14,6 +14,7 @@ import json
 import sys
 
 USAGE = {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}
+STATS = {"connections": 0, "requests": 0}   # GET /stats: how many TCP connections the callers opened
 
 
 def whole(model: str) -> bytes:
@@ -49,6 +50,9 @@ async def answer(path: str, body: bytes, delay: float) -> bytes:
         req = json.loads(body or b"{}")
     except ValueError:
         req = {}
+    if path == "/stats":
+        return response(200, json.dumps(STATS).encode(), "application/json", False)
+    STATS["requests"] += 1
     if not path.startswith("/v1/chat/completions") or not isinstance(req, dict):
         return response(404, b'{"error": {"message": "not found"}}', "application/json", False)
     await asyncio.sleep(delay)
@@ -60,6 +64,7 @@ async def answer(path: str, body: bytes, delay: float) -> bytes:
 
 
 async def serve_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float) -> None:
+    STATS["connections"] += 1
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")

@@ -102,7 +102,7 @@ def service_env(home: Path) -> dict:
     return env
 
 
-def configure(home: Path, upstream: str) -> None:
+def configure(home: Path, upstream: str, settings: dict | None = None) -> None:
     """Five models on the fake upstream and a collection of all five (no explore seats: exactly five)."""
     config = home / "config"
     config.mkdir(parents=True, exist_ok=True)
@@ -110,7 +110,7 @@ def configure(home: Path, upstream: str) -> None:
         "endpoints.json": {"endpoints": {"fake": {"base_url": upstream, "api": "openai", "no_key": True}}},
         "models.json": {"models": {m: {"endpoint": "fake", "served": m, "facts": {}} for m in SEATS}},
         "collections.json": {"collections": {"five": {"members": SEATS, "explore": 0}}},
-        "settings.json": {},
+        "settings.json": settings or {},
     }
     for name, data in files.items():
         (config / name).write_text(json.dumps(data, indent=2), encoding="utf-8")
@@ -202,12 +202,21 @@ def percentile(values: list, q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def measure(proc: Proc | None, url: str, label: str, payload: dict, n: int, concurrency: int) -> dict:
+def upstream_connects(upstream: str | None) -> int | None:
+    """TCP connections the fake upstream has accepted so far (fastfake's GET /stats)."""
+    if not upstream:
+        return None
+    with urllib.request.urlopen(upstream.rsplit("/v1", 1)[0] + "/stats", timeout=10) as r:
+        return json.loads(r.read())["connections"]
+
+
+def measure(proc: Proc | None, url: str, label: str, payload: dict, n: int, concurrency: int,
+            upstream: str | None = None) -> dict:
     """Warm up, then n requests at this concurrency; figures net of the 50 ms floor."""
     run_load(url, "/v1/chat/completions", payload, max(concurrency, 8), concurrency)
-    cpu0 = proc.cpu() if proc else None
+    cpu0, conn0 = proc.cpu() if proc else None, upstream_connects(upstream)
     load = run_load(url, "/v1/chat/completions", payload, n, concurrency)
-    cpu1 = proc.cpu() if proc else None
+    cpu1, conn1 = proc.cpu() if proc else None, upstream_connects(upstream)
     done = len(load.latencies)
     ms = lambda s: (s - FLOOR) * 1000   # noqa: E731
     return {
@@ -217,6 +226,7 @@ def measure(proc: Proc | None, url: str, label: str, payload: dict, n: int, conc
         "first": ms(percentile(load.first_blocks, 0.5)) if load.first_blocks else None,
         "cpu": (cpu1 - cpu0) * 1000 / done if cpu0 is not None and cpu1 is not None and done else None,
         "hwm": proc.memory().get("VmHWM") if proc else None,
+        "connects": conn1 - conn0 if conn0 is not None else None,
     }
 
 
@@ -230,11 +240,12 @@ def fmt(value, spec: str = ".1f") -> str:
 
 def print_table(rows: list) -> None:
     print("| case | conc. | requests | errors | p50 added ms | p99 added ms | req/s | first seat block ms "
-          "(p50, added) | service CPU ms/req | service peak RSS MB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "(p50, added) | service CPU ms/req | service peak RSS MB | new upstream connections |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['case']} | {r['c']} | {r['n']} | {r['errors']} | {r['p50']:.1f} | {r['p99']:.1f} | "
-              f"{r['rps']:.0f} | {fmt(r['first'])} | {fmt(r['cpu'], '.2f')} | {fmt(r['hwm'])} |")
+              f"{r['rps']:.0f} | {fmt(r['first'])} | {fmt(r['cpu'], '.2f')} | {fmt(r['hwm'])} | "
+              f"{fmt(r['connects'], 'd')} |")
     print(flush=True)
 
 
@@ -256,13 +267,13 @@ def startup(base: Path, upstream: str, times: int) -> dict:
     return {"median": statistics.median(seconds), "all": seconds, "rss": rss[-1]}
 
 
-def matrix(proc: Proc, n: int, concurrencies: list) -> list:
+def matrix(proc: Proc, n: int, concurrencies: list, upstream: str) -> list:
     rows = []
     for label, model in (("five-seat panel", "bench/five"), ("one-model ask", "m1")):
         for stream in (False, True):
             for c in concurrencies:
                 case = f"{label}, {'streamed' if stream else 'whole'}"
-                rows.append(measure(proc, proc.url, case, body(model, stream), n, c))
+                rows.append(measure(proc, proc.url, case, body(model, stream), n, c, upstream))
                 print(f"  {case} c={c}: p50 +{rows[-1]['p50']:.1f} ms, {rows[-1]['rps']:.0f}/s",
                       file=sys.stderr, flush=True)
     return rows
@@ -310,6 +321,8 @@ def main(argv: list | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a smoke run: few requests per case, a short long run")
     ap.add_argument("--requests", type=int, default=None, help="requests per case (default 300; --quick 40)")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="set the panel_workers setting for the measured service (default: the setting's default)")
     ap.add_argument("--long", type=int, default=None, help="asks in the long run (default 10000; --quick 400)")
     args = ap.parse_args(argv)
     n = args.requests or (40 if args.quick else 300)
@@ -317,7 +330,8 @@ def main(argv: list | None = None) -> int:
     concurrencies = [1, 16, 64]
     print(f"# benchmarks/panel.py{' --quick' if args.quick else ''}: {os.cpu_count()} CPUs, "
           f"Python {platform.python_version()}, {platform.system()} {platform.release()}; {n} requests per case, "
-          f"upstream delay {FLOOR * 1000:.0f} ms\n", flush=True)
+          f"upstream delay {FLOOR * 1000:.0f} ms; panel_workers "
+          f"{args.workers or 'default'}\n", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-panel-") as tmp:
         base = Path(tmp)
         fake = Proc([sys.executable, str(HERE / "fastfake.py"), "--delay", str(FLOOR)])
@@ -328,15 +342,15 @@ def main(argv: list | None = None) -> int:
             start = startup(base, fake.url, 1 if args.quick else 5)
             naive = Proc([sys.executable, str(HERE / "naive_fanout.py"), fake.url])
             procs.append(naive)
-            naive_rows = [measure(naive, naive.url, "naive fan-out, whole", body("bench/five", False), n, c)
+            naive_rows = [measure(naive, naive.url, "naive fan-out, whole", body("bench/five", False), n, c, fake.url)
                           for c in concurrencies]
             naive.stop()
             home = base / "service"
-            configure(home, fake.url)
+            configure(home, fake.url, {"panel_workers": args.workers} if args.workers else None)
             service = start_service(home)
             procs.append(service)
             wait_healthy(service.url)
-            rows = matrix(service, n, concurrencies)
+            rows = matrix(service, n, concurrencies, fake.url)
             long = long_run(service, total, max(total // 10, 1))
         finally:
             for proc in reversed(procs):

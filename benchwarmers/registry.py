@@ -72,8 +72,10 @@ class Model:
 class Registry:
     """Parsed views of endpoints.json and models.json, rebuilt only when the files change."""
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, transport=None):
+        from .providers.transport import Transport
         self.config = config
+        self.transport = transport or Transport()   # this service's pooled connections and rate-limit facts
         self._lock = threading.Lock()
         self._seen = None
         self._endpoints: dict[str, Endpoint] = {}
@@ -120,7 +122,8 @@ class Registry:
         cache_key = (endpoint.name, endpoint.base_url, endpoint.api, key)
         with self._lock:
             if cache_key not in self._providers:
-                self._providers[cache_key] = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name)
+                self._providers[cache_key] = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name,
+                                                           transport=self.transport)
             return self._providers[cache_key]
 
     def provider_for(self, model: Model):

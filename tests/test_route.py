@@ -138,7 +138,9 @@ def test_mid_conversation_system_is_folded_not_sent_as_a_role(service, home, fak
 
 def test_failover_before_first_byte_moves_the_pin(service, home, fakes):
     fake = fakes["openai"]
-    route_collection(home, {"openai": fake}, [("first", "openai"), ("second", "openai")])
+    # on separate connections: a 429 rests the whole connection (models sharing a key share its limits)
+    route_collection(home, {"openai": fake, "anthropic": fakes["anthropic"]},
+                     [("first", "openai"), ("second", "anthropic")])
     # with no record yet the members are tried in collection order: the first fails (500, then 429) before
     # replying, and the second takes over each time
     fake.script("first-s", [Reply.error(500), Reply.error(429, retry_after=1)])

@@ -243,3 +243,10 @@ def test_untrusted_certificate_is_refused(cert, no_proxy_env):
         p = make_provider("openai", fake.url, "sk-test", transport=Transport())
         err = failure(lambda: p.complete(ASK, "m"))
         assert err.kind == "connection" and "not trusted" in err.message and "SSL_CERT_FILE" in err.hint
+
+
+def test_an_endless_line_is_refused(fake, monkeypatch):
+    monkeypatch.setattr(transport_mod, "MAX_LINE", 64)
+    fake.script("m", Reply(text="x" * 200, chunk_chars=200))       # one SSE line far longer than the cap
+    err = failure(lambda: provider(fake).complete(ASK, "m"))
+    assert err.kind == "bad_response" and "longer than" in err.message

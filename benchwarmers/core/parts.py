@@ -17,7 +17,7 @@ class Parts:
         self.collections = Collections(ctx.config, self.registry)
         self.calls = Calls(ctx.db)
         self.verdicts = Verdicts(ctx.db)
-        self.resting = Resting(ctx.db)
+        self.resting = Resting(ctx.db, self.registry.transport.limits)
         self.seating = Seating(self.registry, self.calls.last_asked(), self.resting)
         self.record = Record(ctx.db, ctx.settings["confidently_wrong_ratio"])
         self.panel = Panel(self, ctx.settings["panel_workers"])

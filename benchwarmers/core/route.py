@@ -40,6 +40,8 @@ class Router:
     def __init__(self, parts):
         self.p = parts
         self.pins = Pins(parts.ctx.db)
+        self.pins.expire(self.p.settings()["pin_idle_minutes"] * 60)
+        self._turns = 0
 
     # -- choosing ------------------------------------------------------------------------------
     def candidates(self, ask: Ask, collection, pinned: str | None) -> tuple[list[Model], list[str]]:
@@ -71,6 +73,9 @@ class Router:
         idle = self.p.settings()["pin_idle_minutes"] * 60
         pin = conversation_key(ask, collection.name, info.headers, presented_key(req))
         pinned = self.pins.get(pin, idle)
+        self._turns += 1
+        if self._turns % 500 == 0:   # now and then, forget conversations that went quiet
+            self.pins.expire(idle)
         order, why = self.candidates(ask, collection, pinned)
         if not order:
             raise BenchError(f"No member of {collection.name!r} can take this turn: " + "; ".join(why or

@@ -30,15 +30,22 @@ class Plan:
 class Resting:
     """Endpoints resting on a rate limit until a reset time, kept in memory and in the ratelimits table."""
 
-    def __init__(self, db: Database):
+    def __init__(self, db: Database, limits=None):
         self.db = db
+        self.limits = limits           # the transport's RateLimitBook: facts from every response
         now = time.time()
         self._until = {r["endpoint"]: r["resting_until"] for r in
                        db.query("SELECT endpoint, resting_until FROM ratelimits WHERE resting_until > ?", (now,))}
 
     def until(self, endpoint: str) -> float | None:
-        t = self._until.get(endpoint)
-        return t if t and t > time.time() else None
+        """When the endpoint may be called again: a 429's reset, or a quota the headers say is used up."""
+        now = time.time()
+        t = self._until.get(endpoint) or 0.0
+        facts = self.limits.get(endpoint) if self.limits else {}
+        for used_up, reset in (("requests_remaining", "requests_reset_at"), ("tokens_remaining", "tokens_reset_at")):
+            if facts.get(used_up) == 0 and (facts.get(reset) or 0) > now:
+                t = max(t, facts[reset])
+        return t if t > now else None
 
     def mark(self, endpoint: str, until: float, facts: dict | None = None) -> None:
         self._until[endpoint] = max(until, self._until.get(endpoint) or 0)

@@ -17,6 +17,7 @@ from ..errors import UpstreamFailed
 from .ratelimits import RateLimitBook, parse_rate_limit_headers
 
 USER_AGENT = "benchwarmers/0.1 (+python urllib)"
+MAX_LINE = 64 << 20                    # one SSE/NDJSON line; Gemini inline images make lines of megabytes
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]")
 # A pooled connection that fails like this before any response byte was read is retried once on a fresh one.
 _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
@@ -69,9 +70,12 @@ class Response:
         try:
             while True:
                 try:
-                    line = self._raw.readline()
+                    line = self._raw.readline(MAX_LINE)
                 except (OSError, http.client.HTTPException, ValueError) as exc:
                     raise read_error(exc, self.host, self._idle) from None
+                if len(line) >= MAX_LINE and not line.endswith(b"\n"):
+                    raise UpstreamFailed("bad_response", f"{self.host} sent a line longer than "
+                                         f"{MAX_LINE >> 20} MB: not a stream we can read")
                 if not line:
                     self._release()
                     return

@@ -1,0 +1,189 @@
+"""The panel streamed and read by the official openai SDK: completion order, merged answers, disconnects."""
+from __future__ import annotations
+
+import http.client
+import json
+from urllib.parse import urlsplit
+
+import pytest
+
+from fakes import Reply
+from panelkit import (OTHERS, api, bench, body, chat_requests, fake, headings, requests_for, setup_bench,  # noqa: F401
+                      stream_bench, stream_chunks, stream_raw, stream_text, wait_for)
+from conftest import Http
+
+
+def sdk(url: str):
+    openai = pytest.importorskip("openai")
+    return openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=30)
+
+
+def open_stream(url: str, payload: dict):
+    """A raw streaming request: (connection, response) with the headers read and the body not yet."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    conn.request("POST", "/v1/chat/completions", json.dumps({**payload, "stream": True}),
+                 {"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    assert resp.status == 200
+    return conn, resp
+
+
+def read_until(resp, predicate) -> str:
+    """Read the raw chunked body line by line (chunk sizes are skipped) until the content seen so far
+    satisfies `predicate(content, line)`; returns that content."""
+    content, line = "", b""
+    while not predicate(content, line):
+        line = resp.fp.readline()
+        assert line, "the stream ended first"
+        if line.startswith(b"data: {"):
+            chunk = json.loads(line[6:])
+            if chunk.get("choices"):
+                content += chunk["choices"][0]["delta"].get("content") or ""
+    return content
+
+
+# ---- order and progress --------------------------------------------------------------------------
+
+def test_stream_order_is_completion_order(bench, fake):
+    fake.script("m-c", Reply.error(500, "c broke", delay=0.15))
+    for alias in OTHERS:
+        fake.script(f"m-{alias}", Reply(delay=0.3))
+    fake.script("m-b", Reply(text="slow b", delay=0.6))
+    chunks = stream_chunks(bench.url, body())
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    assert chunks[-1] == "[DONE]"
+    order = [h[1] for h in headings(stream_text(chunks))]
+    meta = stream_bench(chunks)
+    explore = next(s["model"] for s in meta["seats"] if s["kind"] == "explore")
+    assert order == ["a", "c", explore, "b"], order
+    by_time = [s["model"] for s in sorted(meta["seats"], key=lambda s: s["seconds"])]
+    assert order == by_time
+    statuses = {s["model"]: s["status"] for s in meta["seats"]}
+    assert statuses == {"a": "ok", "b": "ok", "c": "failed", explore: "ok"}
+    finish = [c for c in chunks if isinstance(c, dict) and "bench" in c][0]
+    assert finish["choices"][0]["finish_reason"] == "stop"
+
+
+def test_finished_seats_arrive_while_a_slow_seat_is_still_out(bench, fake):
+    fake.script("m-b", Reply(stall=True, stall_after=1))     # b answers only when its connection is cut
+    conn, resp = open_stream(bench.url, body())
+    try:
+        panel = resp.headers["x-bench-panel"]
+        text = read_until(resp, lambda t, _: len(headings(t)) == 3)
+        assert "b" not in [h[1] for h in headings(text)]
+        calls = Http(bench.url)("GET", f"/bench/calls?panel={panel}")[2]["calls"]
+        assert sorted(c["model"] for c in calls if c["model"] in "abc") == ["a", "c"]   # b is still out
+        fake.drop_connections()
+        rest = read_until(resp, lambda _, line: line.startswith(b"data: [DONE]"))
+        assert headings(rest) == [(2, "b", "member", "failed")]
+    finally:
+        conn.close()
+
+
+def test_keepalives_while_waiting(home, fake, make_service):
+    setup_bench(home, fake, settings={"keepalive_seconds": 0.1})
+    fake.script("m-b", Reply(delay=0.6))
+    raw = stream_raw(make_service().url, body(stream=True))
+    assert b": keep-alive" in raw
+    assert raw.index(b": keep-alive") < raw.index("## Seat 2 · b".encode())
+
+
+def test_every_seat_failing_mid_stream_is_an_error_event(bench, fake):
+    fake.script("*", Reply.error(500, "all down"))
+    chunks = stream_chunks(bench.url, body())
+    errors = [c for c in chunks if isinstance(c, dict) and "error" in c]
+    assert len(errors) == 1 and errors[0]["error"]["code"] == "all_seats_failed"
+    assert "all down" in errors[0]["error"]["message"] and chunks[-1] == "[DONE]"
+    assert not any(isinstance(c, dict) and "bench" in c for c in chunks)
+
+
+def test_a_client_leaving_mid_stream_still_gets_every_seat_recorded(bench, fake):
+    fake.script("*", Reply(delay=0.4))
+    conn, resp = open_stream(bench.url, body(content="leaving early"))
+    panel = resp.headers["x-bench-panel"]
+    resp.fp.readline()                       # the chunk size
+    assert b'"role":"assistant"' in resp.fp.readline()
+    conn.sock.close()
+    conn.close()
+    http = Http(bench.url)
+
+    def recorded():
+        calls = http("GET", "/bench/calls?collection=core")[2]["calls"]
+        return [c for c in calls if c["panel"] == panel] if len(calls) >= 4 else None
+    calls = wait_for(recorded)
+    assert sorted(c["kind"] for c in calls) == ["explore", "member", "member", "member"]
+    assert all(c["status"] == "ok" and c["answer"].endswith("says: leaving early") for c in calls)
+
+
+# ---- the official SDK ------------------------------------------------------------------------------
+
+def test_sdk_reads_content_and_bench_whole(bench, fake):
+    fake.script("m-c", Reply.error(500))
+    client = sdk(bench.url)
+    resp = client.chat.completions.create(model="bench/core", messages=[{"role": "user", "content": "hello"}],
+                                          extra_body={"bench": {"with": ["x"]}})
+    text = resp.choices[0].message.content
+    meta = resp.model_extra["bench"]
+    assert [s["model"] for s in meta["seats"]][:4] == ["a", "b", "c", "x"]
+    assert [h[1] for h in headings(text)] == [s["model"] for s in meta["seats"]]
+    assert "m-a says: hello" in text and meta["seats"][2]["status"] == "failed"
+    assert resp.usage.completion_tokens > 0 and resp.model == "bench/core"
+
+
+def test_sdk_reads_content_and_bench_streamed(bench, fake):
+    client = sdk(bench.url)
+    text, metas, finishes = "", [], []
+    for chunk in client.chat.completions.create(model="bench/core", stream=True,
+                                                messages=[{"role": "user", "content": "hello"}],
+                                                stream_options={"include_usage": True}):
+        if chunk.choices:
+            text += chunk.choices[0].delta.content or ""
+            finishes.append(chunk.choices[0].finish_reason)
+        if (chunk.model_extra or {}).get("bench"):
+            metas.append(chunk.model_extra["bench"])
+        if chunk.usage:
+            assert chunk.usage.completion_tokens > 0
+    assert len(metas) == 1 and len(metas[0]["seats"]) == 4
+    assert sorted(h[1] for h in headings(text)) == sorted(s["model"] for s in metas[0]["seats"])
+    assert finishes[-1] == "stop" and "m-b says: hello" in text
+
+
+def test_sdk_merged_whole(bench, fake):
+    fake.script("m-merge", "MERGED: the seats agree on hello.")
+    fake.script("m-b", "b has a different view")
+    resp = sdk(bench.url).chat.completions.create(model="bench/core:merged", messages=[
+        {"role": "system", "content": "Be kind."}, {"role": "user", "content": "hello"}])
+    assert resp.choices[0].message.content == "MERGED: the seats agree on hello."
+    meta = resp.model_extra["bench"]
+    assert meta["mode"] == "merged" and len(meta["seats"]) == 4
+    assert meta["merge"]["model"] == "merger" and meta["merge"]["status"] == "ok" and meta["merge"]["call"]
+    [merge_req] = requests_for(fake, "m-merge")
+    sent = json.dumps(merge_req.body["messages"])
+    assert "b has a different view" in sent and "m-a says: hello" in sent and "Be kind." in sent
+    seat_usage = sum(s["usage"]["output_tokens"] for s in meta["seats"])
+    assert resp.usage.completion_tokens == seat_usage + meta["merge"]["usage"]["output_tokens"]
+
+
+def test_sdk_merged_streamed(bench, fake):
+    fake.script("m-merge", Reply(text="one merged answer in pieces", chunk_chars=5))
+    text, metas = "", []
+    for chunk in sdk(bench.url).chat.completions.create(model="bench/core:merged", stream=True,
+                                                        messages=[{"role": "user", "content": "hello"}]):
+        if chunk.choices:
+            text += chunk.choices[0].delta.content or ""
+        if (chunk.model_extra or {}).get("bench"):
+            metas.append(chunk.model_extra["bench"])
+    assert text == "one merged answer in pieces"
+    assert len(metas) == 1 and metas[0]["merge"]["model"] == "merger" and len(metas[0]["seats"]) == 4
+    assert all(s["status"] == "ok" for s in metas[0]["seats"])
+
+
+def test_a_failed_merge_falls_back_to_every_seat(api, fake):
+    fake.script("m-merge", Reply.error(500, "merger is down"))
+    status, _, data = api("POST", "/v1/chat/completions", body("bench/core:merged"))
+    assert status == 200, data
+    text = data["choices"][0]["message"]["content"]
+    assert "merge failed" in text and "merger is down" in text
+    assert len(headings(text)) == 4
+    assert data["bench"]["merge"]["status"] == "failed"
