@@ -100,7 +100,7 @@ def test_manifests_are_strict_json(path):
 
 
 def test_docs_show_the_install_and_client_config():
-    doc = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    doc = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "/plugin marketplace add WendellResearch-AI/benchwarmers" in doc
     assert "/plugin install benchwarmers@benchwarmers" in doc
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from .. import formats
-from ..canonical import ROUTE
+from ..canonical import ROUTE, Text
 from ..core.parts import parts
 from ..errors import BadRequest, NotFound
 from ..formats.base import ReplyInfo, RequestInfo
@@ -32,6 +32,8 @@ def serve_ask(fmt_name: str, req: Request, ctx: Context, info: RequestInfo) -> R
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     check_reach(req, ask.target)
+    if not has_content(ask):
+        return nothing_to_answer(fmt_name, req, ctx, ask, info)
     ask.caller = req.caller.name if req.caller else None
     if "anthropic-beta" in req.headers:   # forwarded only when an Anthropic member gets the body as it came
         ask.passthrough_headers["anthropic-beta"] = req.headers["anthropic-beta"]
@@ -48,6 +50,24 @@ def serve_ask(fmt_name: str, req: Request, ctx: Context, info: RequestInfo) -> R
     answer = p.panel.whole(run)
     reply.extra = run.bench()
     return Response.json(fmt.render(answer, reply), headers=headers)
+
+
+CONVERSATION = {"openai_chat": "messages", "openai_responses": "input", "openai_completions": "prompt",
+                "anthropic": "messages", "gemini": "contents", "ollama": "messages"}
+
+
+def has_content(ask) -> bool:
+    return any(not isinstance(p, Text) or p.text for m in ask.messages for p in m.parts)
+
+
+def nothing_to_answer(fmt_name: str, req: Request, ctx: Context, ask, info: RequestInfo) -> Response:
+    """An empty conversation asks no one: Ollama's "load the model" request is answered as Ollama does, others 400."""
+    if fmt_name == "ollama":
+        if ask.target.requested not in model_names(req, ctx):
+            raise NotFound(f"model {ask.target.requested!r} not found", "GET /api/tags lists what this service answers as.")
+        return Response.json(formats.get("ollama").load_reply(ReplyInfo.for_ask(ask, info)))
+    field = CONVERSATION.get(fmt_name, "messages")
+    raise BadRequest(f"Nothing to answer: `{field}` holds no content.", f"Send the question in `{field}`.")
 
 
 def _info(req: Request, **kw) -> RequestInfo:

@@ -151,6 +151,11 @@ def render(answer: Answer, ctx: ReplyInfo) -> dict:
     return reply
 
 
+def load_reply(ctx: ReplyInfo) -> dict:
+    """An empty `messages` or `prompt` only loads the model in Ollama: one object, done_reason "load"."""
+    return {**_head(ctx), **_body(ctx, ""), "done": True, "done_reason": "load"}
+
+
 # ---- stream ----------------------------------------------------------------------------------
 
 def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
