@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.request
 
 import pytest
 
@@ -46,6 +47,19 @@ def start_panel(home, make_service, **service_kw) -> tuple[Panel, list]:
 def panel(home, make_service):
     p, fakes = start_panel(home, make_service)
     yield p
+    for fake in fakes:
+        fake.stop()
+
+
+@pytest.fixture
+def keyed_panel(home, make_service):
+    """The panel behind an admin token, and a gateway key for `core` made through POST /bench/keys."""
+    p, fakes = start_panel(home, make_service, admin_token=ADMIN)
+    req = urllib.request.Request(p.url + "/bench/keys", json.dumps({"name": "app", "collections": ["core"]}).encode(),
+                                 {"Content-Type": "application/json", "Authorization": "Bearer " + ADMIN})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        key = json.loads(resp.read())["key"]
+    yield p, key
     for fake in fakes:
         fake.stop()
 

@@ -116,7 +116,10 @@ def test_malformed_and_empty_bodies(panel, fmt):
     assert "JSON object" in expect_error(panel.url, fmt, 400, raw=b'["a list"]')
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+NOT_OLLAMA = [f for f in FORMATS if not f.startswith("ollama")]
+
+
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "ollama_generate"])   # no prompt: a load, below
 def test_missing_conversation_is_400_naming_the_field(panel, fmt):
     field = FORMATS[fmt][3]
     body = body_for(fmt)
@@ -124,12 +127,32 @@ def test_missing_conversation_is_400_naming_the_field(panel, fmt):
     assert field in expect_error(panel.url, fmt, 400, body=body)
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-def test_empty_conversation_is_400(panel, fmt):
+EMPTY = {"chat": [[], [{"role": "user", "content": ""}]], "responses": ["", []],
+         "completions": ["", [""]], "anthropic": [[], [{"role": "user", "content": ""}]],
+         "gemini": [[], [{"role": "user", "parts": [{"text": ""}]}]]}
+
+
+@pytest.mark.parametrize("fmt", NOT_OLLAMA)
+def test_empty_conversation_is_400_and_asks_no_one(panel, fmt):
     field = FORMATS[fmt][3]
-    body = body_for(fmt)
-    body[field] = "" if field == "prompt" else []
-    assert field in expect_error(panel.url, fmt, 400, body=body)
+    for empty in EMPTY[fmt]:
+        text = expect_error(panel.url, fmt, 400, body={**body_for(fmt), field: empty})
+        assert field in text, (fmt, empty, text)
+    assert not any(f.requests for f in panel.fakes.values())
+
+
+@pytest.mark.parametrize("fmt", ["ollama_chat", "ollama_generate"])
+def test_ollama_empty_conversation_only_loads_as_ollama_does(panel, fmt):
+    field = FORMATS[fmt][3]
+    bodies = [{"model": "bench/core", field: "" if field == "prompt" else []}]
+    bodies += [{"model": "bench/core"}] if field == "prompt" else []
+    for body in bodies:
+        status, hdrs, data = call(panel.url, "POST", path_for(fmt), body)
+        reply = json.loads(data)
+        assert status == 200 and reply["done"] is True and reply["done_reason"] == "load", data
+        assert ("response" if field == "prompt" else "message") in reply
+    assert not any(f.requests for f in panel.fakes.values())
+    assert "bench/nope" in expect_error(panel.url, fmt, 404, body={**bodies[0], "model": "bench/nope"})
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

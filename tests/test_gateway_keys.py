@@ -103,6 +103,10 @@ def test_a_key_sees_only_its_own_calls_and_models(gw):
     assert http("POST", "/bench/verdict", {"call": mine["call"], "useful": True}, headers=auth)[0] == 200
     ids = [m["id"] for m in http("GET", "/v1/models", headers=auth)[2]["data"]]
     assert ids == ["bench/core", "bench/core:merged", "bench/core:route"]
+    record = http("GET", "/bench/record", headers=auth)[2]
+    assert list(record["collections"]) == ["core"]
+    assert http("GET", "/bench/record?collection=secret", headers=auth)[0] == 403
+    assert http("GET", "/bench/record?collection=core", headers=auth)[0] == 200
 
 
 def test_a_wildcard_key_reaches_everything(gw):
@@ -111,6 +115,9 @@ def test_a_wildcard_key_reaches_everything(gw):
     assert http("POST", "/v1/chat/completions", body("bench/secret"), headers=auth)[0] == 200
     status, _, data = http("POST", "/v1/chat/completions", body("y"), headers=auth)
     assert status == 200 and data["bench"]["seats"][0]["model"] == "y"
+    call = data["bench"]["seats"][0]["call"]                 # its own direct call: readable and judgeable
+    assert http("GET", f"/bench/calls/{call}", headers=auth)[0] == 200
+    assert http("POST", "/bench/verdict", {"call": call, "useful": True}, headers=auth)[0] == 200
     assert len(http("GET", "/bench/collections", headers=auth)[2]["collections"]) == 2
 
 
@@ -144,8 +151,8 @@ def test_a_second_active_key_of_the_same_name_is_409(gw):
 def test_rpm_is_enforced_with_retry_after(gw):
     http, make_key = gw
     auth = {"Authorization": f"Bearer {make_key('slow-app', ['core'], rpm=2)}"}
-    assert http("POST", "/v1/chat/completions", body(), headers=auth)[0] == 200
-    assert http("GET", "/bench/collections", headers=auth)[0] == 200
+    for _ in range(2):
+        assert http("POST", "/v1/chat/completions", body(), headers=auth)[0] == 200
     status, headers, data = http("POST", "/v1/chat/completions", body(), headers=auth)
     assert status == 429, data
     assert data["error"]["code"] == "rate_limited" and "2 requests a minute" in data["error"]["message"]

@@ -6,7 +6,7 @@ import pytest
 from fakes import Reply
 from fakes.samples import PNG_B64
 from panelkit import (MEMBERS, OTHERS, api, bench, body, chat_requests, fake, headings, requests_for,  # noqa: F401
-                      setup_bench)
+                      setup_bench, wait_for)
 from conftest import Http
 
 
@@ -131,6 +131,8 @@ def test_a_stalled_seat_times_out_and_the_others_answer(home, fake, make_service
     assert by["b"]["status"] == "timeout" and by["b"]["error"]
     assert by["a"]["status"] == by["c"]["status"] == "ok"
     assert (2, "b", "member", "timeout") in headings(data["choices"][0]["message"]["content"])
+    rec = wait_for(lambda: (lambda r: r[0] == 200 and r[2])(http("GET", f"/bench/calls/{by['b']['call']}")))
+    assert rec["status"] == "timeout" and rec["answer"] is None
 
 
 # ---- who sits ------------------------------------------------------------------------------------

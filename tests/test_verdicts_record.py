@@ -161,3 +161,16 @@ def test_confidently_wrong_after_enough_false_claims(api, fake):
     a = api("GET", "/bench/record")[2]["models"]["a"]
     assert a["confidently_wrong"] is False                 # 3 false of 8 judged claims
     assert api("GET", "/bench/record")[2]["models"]["b"]["confidently_wrong"] is False
+
+
+def test_merge_calls_stay_out_of_the_record(api, fake):
+    fake.script("m-merge", Reply(text="merged", delay=0.2))
+    status, _, data = api("POST", "/v1/chat/completions", body("bench/core:merged"))
+    assert status == 200, data
+    merge_call = data["bench"]["merge"]["call"]
+    rec = api("GET", f"/bench/calls/{merge_call}")[2]
+    assert (rec["kind"], rec["model"], rec["status"], rec["answer"]) == ("merge", "merger", "ok", "merged")
+    record = api("GET", "/bench/record")[2]
+    assert "merger" not in record["models"] and "merger" not in record["collections"]["core"]
+    keys = {frozenset(d) for d in record["models"].values()}
+    assert len(keys) == 1 and {"asks", "answers", "failures", "median_seconds"} <= set(next(iter(keys)))

@@ -9,7 +9,11 @@ from ..server.routes import GATEWAY, Route
 
 
 def _visible(req: Request, rec) -> bool:
-    return req.caller is None or (rec.collection and req.caller.allows(rec.collection))
+    """A key sees calls of its collections; direct calls (no collection) only with '*', which may make them."""
+    key = req.caller
+    if key is None:
+        return True
+    return key.allows(rec.collection) if rec.collection else "*" in key.collections
 
 
 def get_call(req: Request, ctx: Context) -> Response:
@@ -74,8 +78,13 @@ def get_record(req: Request, ctx: Context) -> Response:
     p = parts(ctx)
     collection = req.query.get("collection")
     if collection:
+        if req.caller:
+            req.caller.check_collection(collection)
         return Response.json({"collection": collection, "models": p.record.models(collection)})
-    return Response.json(p.record.summary())
+    summary = p.record.summary()
+    if req.caller:   # a key sees the per-collection record of its own collections only
+        summary["collections"] = {c: v for c, v in summary["collections"].items() if req.caller.allows(c)}
+    return Response.json(summary)
 
 
 ROUTES = [

@@ -64,7 +64,8 @@ def nothing_to_answer(fmt_name: str, req: Request, ctx: Context, ask, info: Requ
     """An empty conversation asks no one: Ollama's "load the model" request is answered as Ollama does, others 400."""
     if fmt_name == "ollama":
         if ask.target.requested not in model_names(req, ctx):
-            raise NotFound(f"model {ask.target.requested!r} not found", "GET /api/tags lists what this service answers as.")
+            raise NotFound(f"model {ask.target.requested!r} not found",
+                           "GET /api/tags lists what this service answers as.")
         return Response.json(formats.get("ollama").load_reply(ReplyInfo.for_ask(ask, info)))
     field = CONVERSATION.get(fmt_name, "messages")
     raise BadRequest(f"Nothing to answer: `{field}` holds no content.", f"Send the question in `{field}`.")

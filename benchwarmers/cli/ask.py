@@ -63,15 +63,11 @@ def build_prompt(args) -> str:
 def run_ask(args, client) -> int:
     messages = ([{"role": "system", "content": args.system}] if args.system else [])
     messages.append({"role": "user", "content": build_prompt(args)})
-    model = args.collection if args.collection.startswith("bench/") or "/" in args.collection else None
-    model = model or f"bench/{args.collection}"
-    if args.merged and not model.endswith(":merged"):
-        model += ":merged"
-    body = {"model": model, "messages": messages}
+    body = {"messages": messages}
     extra = [m.strip() for m in args.with_models.split(",") if m.strip()]
     if extra:
         body["bench"] = {"with": extra}
-    reply = client.post("/v1/chat/completions", body, gateway=True)
+    reply = post_ask(client, args.collection, args.merged, body)
     if args.json:
         emit_json(reply)
         return 0
@@ -88,6 +84,22 @@ def run_ask(args, client) -> int:
         note(f"merged by {m.get('model')} (call {m.get('call')}, {m.get('status')})")
     note(f"Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
     return 0 if any(s.get("status") == "ok" for s in seats) else 1
+
+
+def post_ask(client, name: str, merged: bool, body: dict) -> dict:
+    """Ask `name` as a collection; when the service has no such collection, as a model alias (one seat).
+    The fallback costs requests only on the failure path, so a key's rate is spent once per ask."""
+    if name.startswith("bench/") or "/" in name:
+        model = name + (":merged" if merged and name.startswith("bench/") and not name.endswith(":merged") else "")
+        return client.post("/v1/chat/completions", {"model": model, **body}, gateway=True)
+    try:
+        return client.post("/v1/chat/completions", {"model": f"bench/{name}" + (":merged" if merged else ""),
+                                                    **body}, gateway=True)
+    except CliError:
+        listed = {m.get("id") for m in client.get("/v1/models", gateway=True).get("data") or []}
+        if name not in listed or f"bench/{name}" in listed:
+            raise
+    return client.post("/v1/chat/completions", {"model": name, **body}, gateway=True)
 
 
 def run_verdict(args, client) -> int:

@@ -1,9 +1,8 @@
 """Route mode's choice of member: by record with its uncertainty, so evidence wins and newcomers get turns."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-
-from .record import wilson_lower
 
 WARMUP = 3      # a member with fewer judged turns than this is still being found out
 
@@ -18,9 +17,14 @@ class Ranked:
 def rank(aliases: list[str], stats: dict[str, dict]) -> list[Ranked]:
     """Order members best first.
 
-    A member with fewer than WARMUP judged asks comes first (fewest asks first), so every member gets its turns;
-    after that the Wilson lower bound of the useful rate decides (one lucky verdict cannot outrank a long good
-    record), then the failure rate, then the median seconds."""
+    A member with fewer than WARMUP judged asks comes first (fewest asks first), so every member gets its turns.
+    After that the upper bound of the Wilson interval of the useful rate decides, at a width that grows slowly
+    with the judged asks of all these members (z = sqrt(2 ln N), as in UCB): a member judged little keeps the
+    benefit of the doubt until its verdicts say otherwise, so an unlucky start or a strong newcomer is found out,
+    while a poor member's turns shrink to a few (benchmarks/selection.py measures this). Then the failure rate,
+    then the median seconds."""
+    judged_all = sum(stats.get(a, {}).get("judged", 0) for a in aliases)
+    z = math.sqrt(2 * math.log(max(judged_all, 3)))
     out = []
     for alias in aliases:
         s = stats.get(alias, {})
@@ -31,10 +35,21 @@ def rank(aliases: list[str], stats: dict[str, dict]) -> list[Ranked]:
             score = (1, -asks, 0.0, -fail_rate, -speed)
             why = f"{alias}: {judged} judged asks (<{WARMUP}), {asks} asks so far: still being found out"
         else:
-            lb = wilson_lower(useful, judged)
-            score = (0, 0, lb, -fail_rate, -speed)
-            why = (f"{alias}: useful {useful}/{judged} (Wilson lower bound {lb:.2f}), "
+            ub = wilson_upper(useful, judged, z)
+            score = (0, 0, ub, -fail_rate, -speed)
+            why = (f"{alias}: useful {useful}/{judged} (Wilson upper bound {ub:.2f} at z={z:.1f}), "
                    f"failures {fail_rate:.0%}, median {speed:.1f} s")
         out.append(Ranked(alias, score, why))
     out.sort(key=lambda r: r.score, reverse=True)
     return out
+
+
+def wilson_upper(successes: int, trials: int, z: float) -> float:
+    """The upper bound of the Wilson score interval: optimistic where there is little evidence."""
+    if trials == 0:
+        return 1.0
+    p = successes / trials
+    denom = 1 + z * z / trials
+    centre = p + z * z / (2 * trials)
+    margin = z * ((p * (1 - p) + z * z / (4 * trials)) / trials) ** 0.5
+    return min(1.0, (centre + margin) / denom)

@@ -17,9 +17,11 @@ SELECT c.model AS model,
        SUM(COALESCE(json_array_length(v.real), 0)) AS real_claims,
        SUM(COALESCE(json_array_length(v.false), 0)) AS false_claims
 FROM calls c LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1
-WHERE c.kind IN ('member', 'explore', 'with', 'route', 'shadow') {where}
+WHERE c.kind IN {kinds} {where}
 GROUP BY c.model
 """
+# Merge calls are not answers to the user's question: they stay out of counts and speed alike.
+KINDS = "('member', 'explore', 'with', 'route', 'shadow')"
 
 
 class Record:
@@ -51,7 +53,7 @@ class Record:
         self.db.sync()
         where, params = ("AND c.collection = ?", (collection,)) if collection else ("", ())
         out = {}
-        for r in self.db.query(STATS_SQL.format(where=where), params):
+        for r in self.db.query(STATS_SQL.format(kinds=KINDS, where=where), params):
             d = {k: int(r[k] or 0) for k in ("asks", "answers", "failures", "useful", "not_useful", "real_claims",
                                              "false_claims")}
             judged_claims = d["real_claims"] + d["false_claims"]
@@ -62,7 +64,7 @@ class Record:
             out[r["model"]] = d
         speed_where = "AND collection = ?" if collection else ""
         for r in self.db.query(f"SELECT model, seconds FROM calls WHERE status = 'ok' AND seconds IS NOT NULL "
-                               f"{speed_where} ORDER BY created DESC LIMIT 20000", params):
+                               f"AND kind IN {KINDS} {speed_where} ORDER BY created DESC LIMIT 20000", params):
             out.setdefault(r["model"], {}).setdefault("_s", []).append(r["seconds"])
         for d in out.values():
             secs = d.pop("_s", [])

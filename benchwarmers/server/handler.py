@@ -36,6 +36,13 @@ class Handler(BaseHTTPRequestHandler):
     # (~40 ms on Linux) whenever the connection is otherwise quiet.
     disable_nagle_algorithm = True
 
+    def setup(self) -> None:
+        super().setup()
+        try:   # small SSE frames must leave at once, not wait on Nagle and a delayed ACK
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+
     def do_GET(self): self._serve()
     def do_HEAD(self): self._serve()
     def do_POST(self): self._serve()
