@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from benchsetup import configure
+from benchsetup import configure, write
 from fakes import FakeAnthropic, FakeGemini, FakeOpenAI, Reply
 
 # Seat order is fixed: three members (one per provider protocol), then the one explore candidate.
@@ -20,9 +20,14 @@ ADMIN = "admin-token-" + "x" * 20
 class Panel:
     """The started fakes and service; `fail_all()` makes every seat's upstream answer 500."""
 
-    def __init__(self, service, fakes: dict):
-        self.service, self.fakes = service, fakes
+    def __init__(self, service, fakes: dict, home):
+        self.service, self.fakes, self.home = service, fakes, home
         self.url = service.url
+
+    def slow_first_seat(self, delay: float = 0.4, keepalive: float = 0.05) -> None:
+        """Seat 1 answers late while keep-alives go out often: streams must carry both."""
+        write(self.home, "settings.json", {"keepalive_seconds": keepalive})
+        self.fakes["oa"].script("gpt-alpha", Reply(delay=delay))
 
     def fail_all(self, status: int = 500) -> None:
         for fake in self.fakes.values():
@@ -40,7 +45,7 @@ def start_panel(home, make_service, **service_kw) -> tuple[Panel, list]:
     configure(home, {name: (fake, apis[name]) for name, fake in fakes.items()}, {**MEMBERS, **EXPLORE},
               {"core": {"members": list(MEMBERS), "explore": 1, "merge_model": "alpha"},
                "spare": {"members": ["alpha"], "explore": 0}})
-    return Panel(make_service(**service_kw), fakes), list(fakes.values())
+    return Panel(make_service(**service_kw), fakes, home), list(fakes.values())
 
 
 @pytest.fixture

@@ -7,10 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from fakes import Reply
-from panelkit import MEMBERS, api, bench, fake, free_port, requests_for, setup_bench  # noqa: F401
+from panelkit import MEMBERS, bench, fake, free_port, requests_for, setup_bench  # noqa: F401
 from conftest import Http
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,6 +69,13 @@ def test_a_file_is_attached_with_its_name(bench, fake, tmp_path):
                                "</file>")
     proc = bench_cli(bench.url, "ask", "core", "q", "-f", str(tmp_path / "missing.py"))
     assert proc.returncode == 2 and "missing.py" in err(proc)
+
+
+def test_a_system_prompt_goes_to_every_seat(bench, fake):
+    proc = bench_cli(bench.url, "ask", "core", "q", "--system", "Be terse.")
+    assert proc.returncode == 0, err(proc)
+    for served in ("m-a", "m-b", "m-c"):
+        assert requests_for(fake, served)[0].body["messages"][0] == {"role": "system", "content": "Be terse."}
 
 
 def test_nothing_to_ask_is_a_usage_error(bench, fake):

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from compatsetup import assert_bench, assert_every_seat, assert_merged, panel  # noqa: F401 (fixture)
+from compatsetup import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401 (fixtures)
 
 anthropic = pytest.importorskip("anthropic")
 PROMPT = "name a prime"
@@ -80,3 +80,31 @@ def test_errors_reach_the_sdk_as_its_own_exceptions(client):
         client.messages.create(model="bench/core", max_tokens=10, messages=USER, tools=[
             {"name": "f", "input_schema": {"type": "object", "properties": {}}}])
     assert "bench/core:route" in err.value.body["error"]["message"]
+
+
+def test_stream_brings_each_seat_as_it_finishes_through_pings(client, panel):
+    panel.slow_first_seat()       # ping events go out while seat 1 thinks
+    with client.messages.stream(model="bench/core", max_tokens=256, messages=USER) as stream:
+        final = stream.get_final_message()
+    text = final.content[0].text
+    assert_every_seat(text, PROMPT, streamed=True)
+    assert text.index("## Seat 1") > text.index("## Seat 2")
+
+
+def test_every_seat_failing_mid_stream_raises_in_the_sdk(client, panel):
+    panel.fail_all()
+    with pytest.raises(anthropic.APIStatusError) as err:
+        with client.messages.stream(model="bench/core", max_tokens=256, messages=USER) as stream:
+            list(stream.text_stream)
+    assert "Every seat failed" in str(err.value)
+
+
+def test_gateway_key_as_x_api_key_and_a_wrong_key(keyed_panel):
+    p, key = keyed_panel
+    good = anthropic.Anthropic(base_url=p.url, api_key=key, max_retries=0)     # sent as x-api-key
+    assert_every_seat(good.messages.create(model="bench/core", max_tokens=256, messages=USER).content[0].text,
+                      PROMPT)
+    bad = anthropic.Anthropic(base_url=p.url, api_key="bw-not-a-key", max_retries=0)
+    with pytest.raises(anthropic.AuthenticationError) as err:
+        bad.messages.create(model="bench/core", max_tokens=256, messages=USER)
+    assert err.value.body["error"]["type"] == "authentication_error"

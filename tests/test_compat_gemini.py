@@ -6,7 +6,8 @@ import urllib.request
 
 import pytest
 
-from compatsetup import assert_bench, assert_every_seat, assert_merged, panel, sse_frames  # noqa: F401 (fixture)
+from compatsetup import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel,  # noqa: F401
+                         sse_frames)
 
 genai = pytest.importorskip("google.genai")
 from google.genai import errors as genai_errors, types  # noqa: E402
@@ -89,3 +90,31 @@ def test_errors_reach_the_sdk_as_its_own_exceptions(client):
         client.models.generate_content(model="bench/core", contents=PROMPT,
                                        config=types.GenerateContentConfig(tools=[tool]))
     assert err.value.code == 400 and "bench/core:route" in err.value.message
+
+
+def test_stream_brings_each_seat_as_it_finishes_through_keep_alives(client, panel):
+    panel.slow_first_seat()       # records with empty text go out while seat 1 thinks
+    text = "".join(c.text or "" for c in client.models.generate_content_stream(model="bench/core",
+                                                                               contents=PROMPT))
+    assert_every_seat(text, PROMPT, streamed=True)
+    assert text.index("## Seat 1") > text.index("## Seat 2")
+    assert_merged("".join(c.text or "" for c in client.models.generate_content_stream(
+        model="bench/core:merged", contents=PROMPT)))
+
+
+def test_every_seat_failing_mid_stream_raises_in_the_sdk(client, panel):
+    panel.fail_all()
+    with pytest.raises(genai_errors.APIError) as err:
+        list(client.models.generate_content_stream(model="bench/core", contents=PROMPT))
+    assert "Every seat failed" in str(err.value)
+
+
+def test_gateway_key_as_x_goog_api_key_and_a_wrong_key(keyed_panel):
+    p, key = keyed_panel
+    options = types.HttpOptions(base_url=p.url, api_version="v1beta")
+    good = genai.Client(api_key=key, http_options=options)
+    assert_every_seat(good.models.generate_content(model="bench/core", contents=PROMPT).text, PROMPT)
+    bad = genai.Client(api_key="bw-not-a-key", http_options=options)
+    with pytest.raises(genai_errors.ClientError) as err:
+        bad.models.generate_content(model="bench/core", contents=PROMPT)
+    assert err.value.code == 401 and err.value.status == "UNAUTHENTICATED"

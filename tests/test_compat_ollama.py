@@ -6,7 +6,7 @@ import urllib.request
 
 import pytest
 
-from compatsetup import assert_bench, assert_every_seat, assert_merged, panel  # noqa: F401 (fixture)
+from compatsetup import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401 (fixtures)
 
 ollama = pytest.importorskip("ollama")
 PROMPT = "name a prime"
@@ -92,3 +92,37 @@ def test_errors_reach_the_sdk_as_its_own_exceptions(client):
     with pytest.raises(ollama.ResponseError) as err:
         client.show("bench/nope")
     assert err.value.status_code == 404
+
+
+def test_stream_brings_each_seat_as_it_finishes_through_keep_alives(client, panel):
+    panel.slow_first_seat()       # not-done objects with empty content go out while seat 1 thinks
+    parts = list(client.chat(model="bench/core", messages=USER, stream=True))
+    text = "".join(p.message.content or "" for p in parts)
+    assert_every_seat(text, PROMPT, streamed=True)
+    assert text.index("## Seat 1") > text.index("## Seat 2") and parts[-1].done
+    assert_merged("".join(p.response for p in client.generate(model="bench/core:merged", prompt=PROMPT,
+                                                               stream=True)))
+
+
+def test_every_seat_failing_mid_stream_raises_in_the_sdk(client, panel):
+    panel.fail_all()
+    with pytest.raises(ollama.ResponseError) as err:
+        list(client.chat(model="bench/core", messages=USER, stream=True))
+    assert "Every seat failed" in err.value.error
+
+
+def test_load_request_answers_without_asking_anyone(client, panel):
+    reply = client.generate(model="bench/core")
+    assert reply.done and reply.done_reason == "load" and reply.response == ""
+    assert not any(f.requests for f in panel.fakes.values())
+
+
+def test_gateway_key_as_bearer_and_a_wrong_key(keyed_panel):
+    p, key = keyed_panel
+    good = ollama.Client(host=p.url, headers={"Authorization": f"Bearer {key}"})
+    assert_every_seat(good.chat(model="bench/core", messages=USER, stream=False).message.content, PROMPT)
+    assert {m.model for m in good.list().models} == {"bench/core", "bench/core:merged", "bench/core:route"}
+    bad = ollama.Client(host=p.url, headers={"Authorization": "Bearer bw-not-a-key"})
+    with pytest.raises(ollama.ResponseError) as err:
+        bad.chat(model="bench/core", messages=USER, stream=False)
+    assert err.value.status_code == 401

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from compatsetup import assert_bench, assert_every_seat, assert_merged, panel  # noqa: F401 (fixture)
+from compatsetup import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401 (fixtures)
 
 openai = pytest.importorskip("openai")
 PROMPT = "name a prime"
@@ -29,6 +29,17 @@ def test_chat_streamed_holds_every_seat_and_bench_in_last_chunk(client):
     assert_every_seat(text, PROMPT, streamed=True)
     assert chunks[-1].choices[0].finish_reason == "stop"
     assert_bench(chunks[-1].model_extra["bench"])
+
+
+def test_chat_stream_helper_and_usage_chunk(client):
+    with client.chat.completions.stream(model="bench/core", messages=[{"role": "user", "content": PROMPT}],
+                                        stream_options={"include_usage": True}) as stream:
+        final = stream.get_final_completion()
+    assert_every_seat(final.choices[0].message.content, PROMPT, streamed=True)
+    assert final.usage.completion_tokens > 0
+    raw = client.chat.completions.with_raw_response.create(model="bench/core",
+                                                           messages=[{"role": "user", "content": PROMPT}])
+    assert raw.headers["x-bench-panel"] == raw.parse().model_extra["bench"]["panel"]
 
 
 def test_chat_merged_whole_and_streamed(client):
@@ -115,3 +126,39 @@ def test_errors_reach_the_sdk_as_its_own_exceptions(client, panel):
     with pytest.raises(openai.NotFoundError) as err:
         client.responses.retrieve("resp_123")
     assert "stores no responses" in err.value.message
+
+
+def test_streams_bring_each_seat_as_it_finishes_through_keep_alives(client, panel):
+    panel.slow_first_seat()       # seat 1 is the slowest; keep-alive comments go out while it thinks
+    chunks = list(client.chat.completions.create(model="bench/core", stream=True,
+                                                 messages=[{"role": "user", "content": PROMPT}]))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text.index("## Seat 1") > max(text.index(f"## Seat {n}") for n in (2, 3, 4))
+    assert_bench(chunks[-1].model_extra["bench"])
+    events = list(client.responses.create(model="bench/core", input=PROMPT, stream=True))
+    assert_every_seat(events[-1].response.output_text, PROMPT, streamed=True)
+    chunks = list(client.completions.create(model="bench/core:merged", prompt=PROMPT, stream=True))
+    assert_merged("".join(c.choices[0].text for c in chunks if c.choices))
+
+
+def test_every_seat_failing_mid_stream_raises_in_the_sdk(client, panel):
+    panel.fail_all()
+    for make in (lambda: client.chat.completions.create(model="bench/core", stream=True,
+                                                        messages=[{"role": "user", "content": PROMPT}]),
+                 lambda: client.completions.create(model="bench/core", prompt=PROMPT, stream=True)):
+        with pytest.raises(openai.APIError) as err:
+            list(make())
+        assert "Every seat failed" in err.value.message
+    events = list(client.responses.create(model="bench/core", input=PROMPT, stream=True))
+    assert events[-1].type == "response.failed" and "Every seat failed" in events[-1].response.error.message
+
+
+def test_gateway_key_as_bearer_and_a_wrong_key(keyed_panel):
+    p, key = keyed_panel
+    good = openai.OpenAI(base_url=p.url + "/v1", api_key=key, max_retries=0)
+    assert_every_seat(good.responses.create(model="bench/core", input=PROMPT).output_text, PROMPT)
+    bad = openai.OpenAI(base_url=p.url + "/v1", api_key="bw-not-a-key", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        bad.chat.completions.create(model="bench/core", messages=[{"role": "user", "content": PROMPT}])
+    with pytest.raises(openai.PermissionDeniedError):
+        good.completions.create(model="bench/spare", prompt=PROMPT)

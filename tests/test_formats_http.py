@@ -7,7 +7,8 @@ import urllib.request
 
 import pytest
 
-from compatsetup import ADMIN, assert_bench, panel, sse_frames, start_panel  # noqa: F401 (fixture)
+from benchsetup import write
+from compatsetup import ADMIN, assert_bench, keyed_panel, panel, sse_frames  # noqa: F401 (fixtures)
 
 PROMPT = "name a prime"
 GEMINI = "/v1beta/models/{model}:generateContent"
@@ -216,6 +217,22 @@ def test_every_seat_failing_mid_stream_ends_each_stream_with_its_own_error(panel
         assert "Every seat failed" in message_of("ollama", lines[-1], 502)
 
 
+KEEPALIVE = {"chat": b": keep-alive", "responses": b": keep-alive", "completions": b": keep-alive",
+             "anthropic": b"event: ping", "gemini": b'"parts":[{"text":""}]',
+             "ollama_chat": b'"content":""},"done":false', "ollama_generate": b'"response":"","done":false'}
+
+
+def test_streams_send_keep_alives_while_a_seat_thinks(panel):
+    panel.slow_first_seat(delay=0.3)
+    for fmt, marker in KEEPALIVE.items():
+        status, _, data = stream_body(panel.url, fmt)
+        assert status == 200 and data.count(marker) >= 2, (fmt, data[:400])
+        assert data.index(b"## Seat 1") > data.index(b"## Seat 2"), fmt
+    _, _, data = call(panel.url, "POST", "/v1beta/models/bench/core:streamGenerateContent", gemini("x"))
+    assert data.replace(b",\r\n", b"").count(b"\n") >= 2      # whitespace between records: valid JSON
+    assert_bench(json.loads(data)[-1]["bench"])
+
+
 def test_gemini_array_stream_error_keeps_the_array_valid(panel):
     panel.fail_all()
     _, _, data = call(panel.url, "POST", "/v1beta/models/bench/core:streamGenerateContent", gemini("x"))
@@ -291,19 +308,65 @@ def test_merged_works_on_every_route(panel):
             assert b'"merged"' in data        # the bench object's mode, whole or in the final event
 
 
+def test_a_model_alias_is_asked_directly_on_every_route(panel):
+    for fmt in FORMATS:
+        status, _, data = call(panel.url, "POST", path_for(fmt, "alpha"), body_for(fmt, "alpha"))
+        assert status == 200, (fmt, data)
+        assert "## Seat 1 · alpha · member" in data.decode() and b"## Seat 2" not in data, fmt
+        assert b'"mode":"direct"' in data, fmt
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+DATA_URL = "data:image/png;base64," + PNG
+IMAGE_BODIES = {
+    "chat": {"messages": [{"role": "user", "content": [
+        {"type": "text", "text": PROMPT}, {"type": "image_url", "image_url": {"url": DATA_URL}}]}]},
+    "responses": {"input": [{"role": "user", "content": [
+        {"type": "input_text", "text": PROMPT}, {"type": "input_image", "image_url": DATA_URL}]}]},
+    "anthropic": {"messages": [{"role": "user", "content": [
+        {"type": "text", "text": PROMPT},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}]}]},
+    "gemini": {"contents": [{"role": "user", "parts": [{"text": PROMPT},
+                                                       {"inlineData": {"mimeType": "image/png", "data": PNG}}]}]},
+    "ollama_chat": {"messages": [{"role": "user", "content": PROMPT, "images": [PNG]}]},
+    "ollama_generate": {"prompt": PROMPT, "images": [PNG]},
+}
+
+
+def set_facts(panel, **facts) -> None:
+    """Give models facts (vision, context_window) by rewriting models.json, as onboarding would."""
+    from compatsetup import EXPLORE, MEMBERS
+    models = {alias: {"endpoint": ep, "served": served, "facts": facts.get(alias, {})}
+              for alias, (ep, served) in {**MEMBERS, **EXPLORE}.items()}
+    write(panel.home, "models.json", {"models": models})
+
+
+@pytest.mark.parametrize("fmt", IMAGE_BODIES)
+def test_images_reach_vision_seats_only(panel, fmt):
+    set_facts(panel, claude={"vision": False}, alpha={"vision": True})
+    status, _, data = call(panel.url, "POST", path_for(fmt), {**body_for(fmt), **IMAGE_BODIES[fmt]})
+    reply = json.loads(data)
+    seats = {s["model"]: s for s in reply["bench"]["seats"]}
+    assert status == 200 and seats["claude"]["status"] == "skipped", seats
+    assert "no vision" in seats["claude"]["error"] and "## Seat 2 · claude · member · skipped" in data.decode()
+    assert all(seats[m]["status"] == "ok" for m in ("alpha", "gem", "scout"))
+    assert not panel.fakes["an"].requests                  # the blind seat was never asked
+    sent = [r.body for r in panel.fakes["oa"].requests]
+    assert sent and all(PNG in json.dumps(b) for b in sent)   # every OpenAI seat got the image
+    assert PNG in json.dumps(panel.fakes["gm"].requests[-1].body)
+
+
+def test_a_prompt_too_long_for_a_window_skips_that_seat(panel):
+    set_facts(panel, gem={"context_window": 50})
+    status, _, data = call(panel.url, "POST", "/v1/messages", messages("bench/core", messages=[
+        {"role": "user", "content": "word " * 300}]))
+    seats = {s["model"]: s for s in json.loads(data)["bench"]["seats"]}
+    assert status == 200 and seats["gem"]["status"] == "skipped"
+    assert "context window too small" in seats["gem"]["error"] and seats["alpha"]["status"] == "ok"
+    assert not panel.fakes["gm"].requests
+
+
 # ---- who may call --------------------------------------------------------------------------------
-
-@pytest.fixture
-def keyed(home, make_service):
-    """A service with an admin token and a gateway key that reaches only `core`, with its secret."""
-    p, fakes = start_panel(home, make_service, admin_token=ADMIN)
-    status, _, data = call(p.url, "POST", "/bench/keys", {"name": "app", "collections": ["core"]},
-                           {"Authorization": "Bearer " + ADMIN})
-    assert status == 201
-    yield p, json.loads(data)["key"]
-    for fake in fakes:
-        fake.stop()
-
 
 HEADER_FORMS = {"chat": "bearer", "responses": "bearer", "completions": "bearer", "anthropic": "x-api-key",
                 "gemini": "x-goog-api-key", "ollama_chat": "bearer", "ollama_generate": "bearer"}
@@ -314,8 +377,8 @@ def auth(form: str, key: str) -> dict:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_each_format_takes_the_key_in_its_own_header_and_refuses_a_wrong_one(keyed, fmt):
-    p, key = keyed
+def test_each_format_takes_the_key_in_its_own_header_and_refuses_a_wrong_one(keyed_panel, fmt):
+    p, key = keyed_panel
     headers = auth(HEADER_FORMS[fmt], key)
     status, _, data = call(p.url, "POST", path_for(fmt), body_for(fmt), headers)
     assert status == 200, data
@@ -325,20 +388,23 @@ def test_each_format_takes_the_key_in_its_own_header_and_refuses_a_wrong_one(key
     assert "gateway key" in expect_error(p.url, fmt, 401, body=body_for(fmt))
     assert "spare" in expect_error(p.url, fmt, 403, body=body_for(fmt, "bench/spare"),
                                    path=path_for(fmt, "bench/spare"), headers=headers)
+    assert "cannot ask models directly" in expect_error(p.url, fmt, 404, body=body_for(fmt, "alpha"),
+                                                        path=path_for(fmt, "alpha"), headers=headers)
 
 
-def test_gemini_key_in_the_query_and_admin_token_everywhere(keyed):
-    p, key = keyed
+def test_other_key_forms_and_the_admin_token_everywhere(keyed_panel):
+    p, key = keyed_panel
     status, _, _ = call(p.url, "POST", path_for("gemini") + "?key=" + key, gemini("x"))
     assert status == 200
+    assert call(p.url, "POST", path_for("chat"), body_for("chat"), {"api-key": key})[0] == 200     # Azure-style
     assert expect_error(p.url, "gemini", 401, path=path_for("gemini") + "?key=wrong", body=gemini("x"))
     for fmt in FORMATS:
         status, _, _ = call(p.url, "POST", path_for(fmt), body_for(fmt), {"Authorization": "Bearer " + ADMIN})
         assert status == 200, fmt
 
 
-def test_listings_show_only_what_the_key_reaches(keyed):
-    p, key = keyed
+def test_listings_show_only_what_the_key_reaches(keyed_panel):
+    p, key = keyed_panel
     for path, pick in (("/v1/models", lambda d: [m["id"] for m in d["data"]]),
                        ("/api/tags", lambda d: [m["name"] for m in d["models"]]),
                        ("/v1beta/models", lambda d: [m["name"].removeprefix("models/") for m in d["models"]])):
@@ -348,8 +414,8 @@ def test_listings_show_only_what_the_key_reaches(keyed):
         assert call(p.url, "GET", path)[0] == 401
 
 
-def test_a_key_rpm_limit_is_429_in_each_shape(keyed):
-    p, _ = keyed
+def test_a_key_rpm_limit_is_429_in_each_shape(keyed_panel):
+    p, _ = keyed_panel
     status, _, data = call(p.url, "POST", "/bench/keys", {"name": "slow", "collections": ["core"], "rpm": 1},
                            {"Authorization": "Bearer " + ADMIN})
     key = json.loads(data)["key"]

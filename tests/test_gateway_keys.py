@@ -159,3 +159,14 @@ def test_rpm_is_enforced_with_retry_after(gw):
     assert 1 <= int(headers["Retry-After"]) <= 60
     other = {"Authorization": f"Bearer {make_key('other-app', ['core'], rpm=2)}"}
     assert http("POST", "/v1/chat/completions", body(), headers=other)[0] == 200   # limits are per key
+
+
+def test_a_key_revoked_on_one_service_is_refused_by_another_on_the_same_data(home, fake, make_service):
+    setup_bench(home, fake, {"core": {"members": ["a"], "explore": 0}})
+    dashboard = Http(make_service(admin_token=TOKEN).url)
+    gateway = Http(make_service(admin_token=TOKEN, role="gateway").url)
+    key = dashboard("POST", "/bench/keys", {"name": "app", "collections": ["core"]}, headers=ADMIN)[2]["key"]
+    auth = {"Authorization": f"Bearer {key}"}
+    assert gateway("POST", "/v1/chat/completions", body(), headers=auth)[0] == 200
+    assert dashboard("DELETE", "/bench/keys/app", headers=ADMIN)[0] == 200
+    assert gateway("POST", "/v1/chat/completions", body(), headers=auth)[0] == 401

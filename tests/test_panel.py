@@ -223,15 +223,17 @@ def test_two_explore_seats_still_ask_each_once_before_twice(home, fake, make_ser
 
 
 def test_explore_rotation_survives_a_restart(home, fake, make_service):
-    setup_bench(home, fake)
+    setup_bench(home, fake, v=("fake", "m-v"), w=("fake", "m-w"))     # five candidates: a lucky pass is unlikely
     first = make_service()
     picks = [next(s["model"] for s in Http(first.url)("POST", "/v1/chat/completions", body())[2]["bench"]["seats"]
-                  if s["kind"] == "explore") for _ in range(2)]
+                  if s["kind"] == "explore") for _ in range(4)]
+    assert len(set(picks)) == 4
     first.stop()
     second = Http(make_service().url)
-    last = next(s["model"] for s in second("POST", "/v1/chat/completions", body())[2]["bench"]["seats"]
-                if s["kind"] == "explore")
-    assert sorted(picks + [last]) == sorted(OTHERS)
+    after = [next(s["model"] for s in second("POST", "/v1/chat/completions", body())[2]["bench"]["seats"]
+                  if s["kind"] == "explore") for _ in range(5)]
+    never = (set(OTHERS) | {"v", "w"}) - set(picks)
+    assert after == [*never, *picks]      # the one never asked, then the others longest-waiting first
 
 
 # ---- what each seat is sent ----------------------------------------------------------------------
@@ -274,3 +276,36 @@ def test_images_go_only_to_vision_capable_seats(home, fake, make_service):
     status, _, data = http("POST", "/v1/chat/completions", body(content="no picture"))
     assert [s["status"] for s in data["bench"]["seats"]] == ["ok", "ok"]
     assert len(requests_for(fake, "m-blind")) == 1
+
+
+def test_explore_passes_over_models_that_cannot_take_the_ask(home, fake, make_service):
+    blind = {"vision": False}
+    setup_bench(home, fake, x=("fake", "m-x", blind), y=("fake", "m-y", blind), z=("fake", "m-z", blind))
+    http = Http(make_service().url)
+    content = [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "https://e.com/a.png"}}]
+    status, _, data = http("POST", "/v1/chat/completions", body(content=content))
+    assert status == 200, data
+    assert [s["kind"] for s in data["bench"]["seats"]] == ["member"] * 3
+    passed = data["bench"]["passed_over"]
+    assert sorted(p["model"] for p in passed) == OTHERS and all("vision" in p["reason"] for p in passed)
+    status, _, data = http("POST", "/v1/chat/completions", body(content="no image"))
+    assert [s["kind"] for s in data["bench"]["seats"]] == ["member"] * 3 + ["explore"]
+
+
+def test_concurrent_panels_take_different_explore_seats(api, fake):
+    from concurrent.futures import ThreadPoolExecutor
+    fake.script("*", Reply(delay=0.2))
+    with ThreadPoolExecutor(3) as pool:
+        results = list(pool.map(lambda _: api("POST", "/v1/chat/completions", body()), range(3)))
+    picks = [next(s["model"] for s in r[2]["bench"]["seats"] if s["kind"] == "explore") for r in results]
+    assert sorted(picks) == OTHERS
+    assert len({r[2]["bench"]["panel"] for r in results}) == 3
+
+
+def test_a_bad_streamed_ask_is_a_json_error_not_a_stream(api, fake):
+    status, headers, data = api("POST", "/v1/chat/completions", body("bench/nope", stream=True))
+    assert status == 404 and headers["Content-Type"].startswith("application/json")
+    assert "bench/core" in data["error"]["message"]
+    status, headers, data = api("POST", "/v1/chat/completions", body(stream=True, tools=[
+        {"type": "function", "function": {"name": "f"}}]))
+    assert status == 400 and data["error"]["code"] == "tools_need_route_mode"

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from fakes import Reply
-from panelkit import (OTHERS, api, bench, body, chat_requests, fake, headings, requests_for, setup_bench,  # noqa: F401
+from panelkit import (OTHERS, api, bench, body, fake, headings, requests_for, setup_bench,  # noqa: F401
                       stream_bench, stream_chunks, stream_raw, stream_text, wait_for)
 from conftest import Http
 
@@ -187,3 +187,27 @@ def test_a_failed_merge_falls_back_to_every_seat(api, fake):
     assert "merge failed" in text and "merger is down" in text
     assert len(headings(text)) == 4
     assert data["bench"]["merge"]["status"] == "failed"
+
+
+def test_without_a_merge_model_the_member_with_the_best_record_merges(home, fake, make_service):
+    setup_bench(home, fake, {"core": {"members": ["a", "b", "c"], "explore": 0}})
+    http = Http(make_service().url)
+    for _ in range(3):
+        seats = http("POST", "/v1/chat/completions", body())[2]["bench"]["seats"]
+        b_call = next(s["call"] for s in seats if s["model"] == "b")
+        assert http("POST", "/bench/verdict", {"call": b_call, "useful": True})[0] == 200
+    fake.script("m-b", ["b answers as a seat", "b writes the merge"])
+    status, _, data = http("POST", "/v1/chat/completions", body("bench/core:merged"))
+    assert status == 200, data
+    assert data["bench"]["merge"]["model"] == "b"
+    assert data["choices"][0]["message"]["content"] == "b writes the merge"
+
+
+def test_a_stalled_seat_times_out_in_a_stream_too(home, fake, make_service):
+    setup_bench(home, fake, settings={"seat_timeout": 1})
+    fake.script("m-c", Reply(stall=True, stall_after=1))
+    chunks = stream_chunks(make_service().url, body())
+    found = headings(stream_text(chunks))
+    assert found[-1] == (3, "c", "member", "timeout") and len(found) == 4
+    assert {s["model"]: s["status"] for s in stream_bench(chunks)["seats"]}["c"] == "timeout"
+    assert chunks[-1] == "[DONE]"

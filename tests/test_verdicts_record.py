@@ -1,8 +1,6 @@
 """Call records, verdicts (round trip, revision, validation) and the record that tallies them."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from fakes import Reply

@@ -45,7 +45,6 @@ class GatewayKey:
 class GatewayKeys:
     def __init__(self, db: Database):
         self.db = db
-        self._by_hash: dict[str, GatewayKey | None] = {}   # cache; cleared on every change
         self._windows: dict[str, deque] = {}
         self._lock = threading.Lock()
 
@@ -68,7 +67,6 @@ class GatewayKeys:
                          " VALUES (?, ?, ?, ?, ?, ?, NULL)",
                          (name, hash_key(secret), key.prefix, json.dumps(key.collections), rpm, key.created))
         self.db.call(insert)
-        self._by_hash.clear()
         return key, secret
 
     def list(self) -> list[GatewayKey]:
@@ -80,7 +78,6 @@ class GatewayKeys:
                                              (time.time(), name)).rowcount)
         if not n:
             raise NotFound(f"No active key named {name!r}.", "See them with: bench key list")
-        self._by_hash.clear()
         return next(k for k in self.list() if k.name == name)
 
     def authenticate(self, secret: str | None) -> GatewayKey:
@@ -89,11 +86,10 @@ class GatewayKeys:
             raise Unauthorized("This service needs a gateway key.",
                                "Send it as Authorization: Bearer <key> (or x-api-key, x-goog-api-key, ?key=); "
                                "make one with: bench key create NAME --collections ...")
-        h = hash_key(secret)
-        if h not in self._by_hash:
-            row = self.db.one("SELECT * FROM gateway_keys WHERE hash = ?", (h,))
-            self._by_hash[h] = GatewayKey.from_row(row) if row else None
-        key = self._by_hash[h]
+        # Read on every request (one indexed row): a key revoked by another process on the same data
+        # folder must stop working at once, and unknown secrets must not grow a cache.
+        row = self.db.one("SELECT * FROM gateway_keys WHERE hash = ?", (hash_key(secret),))
+        key = GatewayKey.from_row(row) if row else None
         if key is None or key.revoked is not None:
             raise Unauthorized("That gateway key is not valid (unknown or revoked).",
                                "Check BENCHWARMERS_KEY, or ask the admin for a new key.")

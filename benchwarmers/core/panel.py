@@ -50,6 +50,9 @@ class PanelRun:
     done: queue.Queue = field(default_factory=queue.Queue)
     merge_info: dict | None = None
     merge_usage: Usage = field(default_factory=Usage)
+    request: str | None = None                        # the ask summarised for the record, once per panel
+    prompt_hash: str | None = None
+    endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
 
     def reply(self) -> PanelReply:
         return PanelReply(self.collection.name if self.collection else self.ask.target.name, self.id,
@@ -86,7 +89,9 @@ class Panel:
                              "Add members: bench collection save NAME --add MODEL, or onboard models to explore.",
                              code="empty_collection")
         settings = self.p.settings()
-        run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + settings["seat_timeout"])
+        run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + settings["seat_timeout"],
+                       request=summarise_request(ask), prompt_hash=prompt_hash(ask),
+                       endpoints=self.p.registry.endpoints())
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=new_id()) for sp in plan.seats]
         self.p.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller)
         for sp, seat in zip(plan.seats, run.seats):
@@ -115,7 +120,8 @@ class Panel:
         answer = None
         started = time.monotonic()
         try:
-            provider = self.p.registry.provider_for(sp.model)
+            endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
+            provider = self.p.registry.provider(endpoint) if endpoint else self.p.registry.provider_for(sp.model)
             answer = provider.complete(run.ask, sp.model.served,
                                        timeouts=Timeouts(connect=min(10.0, timeout), first_byte=timeout, idle=timeout))
             seat.status, seat.answer, seat.usage = OK, answer.text, answer.usage
@@ -140,7 +146,7 @@ class Panel:
             id=seat.call, model=seat.model, status=seat.status, panel=run.id,
             collection=run.collection.name if run.collection else None, endpoint=sp.model.endpoint,
             served=sp.model.served, kind=seat.kind, mode=ask.target.mode, seat=seat.seat, error=seat.error,
-            request=summarise_request(ask), prompt_hash=prompt_hash(ask), answer=seat.answer or None,
+            request=run.request, prompt_hash=run.prompt_hash, answer=seat.answer or None,
             ttft=answer.ttft if answer else None, seconds=round(seat.seconds, 4),
             input_tokens=seat.usage.input_tokens, output_tokens=seat.usage.output_tokens, caller=ask.caller))
 
@@ -237,6 +243,6 @@ class Panel:
                 id=call_id, model=model.alias, status=info["status"], panel=run.id,
                 collection=run.collection.name if run.collection else None, endpoint=model.endpoint,
                 served=model.served, kind="merge", mode=MERGED, seat=0, error=error,
-                request=summarise_request(run.ask), prompt_hash=prompt_hash(run.ask),
+                request=run.request, prompt_hash=run.prompt_hash,
                 answer=written.text or None, seconds=round(time.monotonic() - started, 4),
                 input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, caller=run.ask.caller))

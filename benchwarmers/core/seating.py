@@ -60,10 +60,17 @@ class Seating:
         self.registry = registry
         self.resting = resting
         self._last = dict(last_asked)     # model alias -> when it last got a seat
+        self._clock = 0.0
         self._lock = threading.Lock()
 
-    def why_not(self, model: Model, ask: Ask, tokens: int) -> str | None:
-        """The reason a model cannot take this ask, or None."""
+    def _stamp(self) -> float:
+        """A strictly increasing time (lock held): seats picked in one plan keep their order for the next,
+        where equal stamps would leave it to chance and let a model be asked twice before another once."""
+        self._clock = max(time.time(), self._clock + 1e-6)
+        return self._clock
+
+    def why_not(self, model: Model, ask: Ask, tokens: int, endpoints: dict | None = None) -> str | None:
+        """The reason a model cannot take this ask, or None (`endpoints`: the registry's, fetched once per plan)."""
         if not model.active:
             return f"retired: {model.reason or 'no reason given'}"
         until = self.resting.until(model.endpoint)
@@ -74,19 +81,22 @@ class Seating:
         window = model.context_window
         if window and tokens + (ask.max_tokens or 0) > window:
             return f"context window too small: about {tokens} prompt tokens, window {window}"
-        if model.endpoint not in self.registry.endpoints():
+        if model.endpoint not in (self.registry.endpoints() if endpoints is None else endpoints):
             return f"its endpoint {model.endpoint!r} is gone"
         return None
 
     def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None) -> Plan:
-        models = self.registry.models()
+        models, endpoints = self.registry.models(), self.registry.endpoints()
         tokens = estimate_tokens(ask.prompt_text())
         plan = Plan()
         taken: set[str] = set()
 
+        def check(model: Model) -> str | None:
+            return self.why_not(model, ask, tokens, endpoints)
+
         def seat(model: Model, kind: str) -> None:
             taken.add(model.alias)
-            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model, self.why_not(model, ask, tokens)))
+            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model, check(model)))
 
         if direct is not None:
             seat(direct, MEMBER)
@@ -97,15 +107,14 @@ class Seating:
             if alias not in taken:
                 seat(self.registry.model(alias), WITH)
         if collection and collection.explore:
-            self._explore(ask, collection.explore, models, taken, tokens, plan, seat)
+            self._explore(collection.explore, models, taken, plan, seat, check)
         with self._lock:
-            now = time.time()
             for s in plan.seats:
                 if s.skip is None:
-                    self._last[s.model.alias] = now
+                    self._last[s.model.alias] = self._stamp()
         return plan
 
-    def _explore(self, ask, count, models, taken, tokens, plan, seat) -> None:
+    def _explore(self, count, models, taken, plan, seat, check) -> None:
         """The active non-members that have waited longest since they were last asked; ties at random."""
         with self._lock:
             pool = [m for a, m in models.items() if a not in taken and m.active and not m.ad_hoc]
@@ -114,10 +123,10 @@ class Seating:
             for model in pool:
                 if chosen == count:
                     break
-                reason = self.why_not(model, ask, tokens)
+                reason = check(model)
                 if reason:
                     plan.passed_over.append({"model": model.alias, "reason": reason})
                     continue
                 seat(model, EXPLORE)
-                self._last[model.alias] = time.time()   # claimed now, so a concurrent panel picks the next one
+                self._last[model.alias] = self._stamp()   # claimed now, so a concurrent panel picks the next one
                 chosen += 1

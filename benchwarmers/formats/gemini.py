@@ -75,7 +75,7 @@ def _parts(raw: list, where: str, ask: Ask, ids: CallIds) -> list:
             name = get(check(call, dict, f"{spot}.functionCall"), "name", str, required=True, where=spot)
             args = check(call.get("args") or {}, dict, f"{spot}.functionCall.args")
             parts.append(ToolCall(id=ids.call(name, call.get("id")), name=name,
-                                  arguments=json.dumps(args, ensure_ascii=False)))
+                                  arguments=json.dumps(args, ensure_ascii=False), signature=_f(p, "thoughtSignature")))
         elif result is not None:
             name = get(check(result, dict, f"{spot}.functionResponse"), "name", str, required=True, where=spot)
             response = result.get("response")
@@ -162,16 +162,16 @@ def _record(ctx: ReplyInfo, parts: list, finish: str | None = None, usage: Usage
 
 
 def render(answer: Answer, ctx: ReplyInfo) -> dict:
-    parts: list = []
-    for r in answer.reasoning:
-        part = {"text": r.text, "thought": True}
-        if r.signature:
-            part["thoughtSignature"] = r.signature
-        parts.append(part)
+    """Thought text as thought parts; the signature where Gemini puts it and wants it back: on the first
+    functionCall part, else on the answer's text part (a part of its own would not be sent back in place)."""
+    parts: list = [{"text": r.text, "thought": True} for r in answer.reasoning if r.text]
     if answer.text or not answer.tool_calls:
         parts.append({"text": answer.text})
-    parts.extend(_call_part(c) for c in answer.tool_calls)
-    reply = _record(ctx, parts, answer.finish_reason, answer.usage)
+    calls = [_call_part(c) for c in answer.tool_calls]
+    signature = next((r.signature for r in answer.reasoning if r.signature), None)
+    if signature:
+        (calls or parts)[0 if calls else -1]["thoughtSignature"] = signature
+    reply = _record(ctx, parts + calls, answer.finish_reason, answer.usage)
     if ctx.extra is not None:
         reply["bench"] = ctx.extra
     return reply
@@ -212,16 +212,18 @@ def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
 def _records(events: Iterable, ctx: ReplyInfo, frame) -> Iterator[bytes]:
     """Text as it comes; tool calls held until whole (Gemini sends `args` as one object)."""
     calls: dict[int, ToolCall] = {}
-    usage, finish = Usage(), Finish()
+    usage, finish, signature = Usage(), Finish(), None
     for event in events:
         if isinstance(event, TextDelta):
             if event.text:
-                yield frame(_record(ctx, [{"text": event.text}]))
+                part = {"text": event.text}
+                if signature:            # a signed text part: the signature came just before its text
+                    part["thoughtSignature"], signature = signature, None
+                yield frame(_record(ctx, [part]))
         elif isinstance(event, ReasoningDelta):
-            part = {"text": event.text, "thought": True}
-            if event.signature:
-                part["thoughtSignature"] = event.signature
-            yield frame(_record(ctx, [part]))
+            if event.text:
+                yield frame(_record(ctx, [{"text": event.text, "thought": True}]))
+            signature = signature or event.signature   # held for the part it belongs to
         elif isinstance(event, ToolCallDelta):
             call = calls.setdefault(event.index, ToolCall(id=event.id or "", name=event.name or "", arguments=""))
             call.arguments += event.arguments
@@ -238,6 +240,8 @@ def _records(events: Iterable, ctx: ReplyInfo, frame) -> Iterator[bytes]:
             break
     usage = merge_usage(usage, finish.usage) if finish.usage else usage
     parts = [_call_part(calls[i]) for i in sorted(calls)] or [{"text": ""}]
+    if signature:                        # Gemini wants it on the first functionCall part
+        parts[0]["thoughtSignature"] = signature
     last = _record(ctx, parts, finish.reason, usage)
     extra = finish.extra if finish.extra is not None else ctx.extra
     if extra is not None:
