@@ -278,6 +278,18 @@ def test_images_go_only_to_vision_capable_seats(home, fake, make_service):
     assert len(requests_for(fake, "m-blind")) == 1
 
 
+def test_a_panel_where_no_seat_can_take_the_ask_is_a_400(home, fake, make_service):
+    setup_bench(home, fake, {"core": {"members": ["blind"], "explore": 0}},
+                blind=("fake", "m-blind", {"vision": False}))
+    http = Http(make_service().url)
+    content = [{"type": "text", "text": "What is this?"},
+               {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG_B64}"}}]
+    status, _, data = http("POST", "/v1/chat/completions", body(content=content))
+    assert status == 400, data
+    assert data["error"]["code"] == "no_able_seat" and "no vision" in data["error"]["message"]
+    assert requests_for(fake, "m-blind") == []
+
+
 def test_explore_passes_over_models_that_cannot_take_the_ask(home, fake, make_service):
     blind = {"vision": False}
     setup_bench(home, fake, x=("fake", "m-x", blind), y=("fake", "m-y", blind), z=("fake", "m-z", blind))

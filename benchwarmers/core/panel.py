@@ -10,7 +10,7 @@ from typing import Iterator
 
 from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, ErrorEvent, Finish, KeepAlive,
                          PanelReply, Seat, TextDelta, Usage, Collector)
-from ..errors import BadRequest, BenchError, UpstreamFailed
+from ..errors import BadRequest, BenchError, RateLimited, UpstreamFailed
 from ..providers.base import Timeouts
 from ..store.calls import CallRecord, new_id, prompt_hash, summarise_request
 from . import merge
@@ -203,6 +203,14 @@ class Panel:
     def _check_any(self, run: PanelRun) -> None:
         if any(s.status == OK for s in run.seats):
             return
+        if all(s.status == SKIPPED for s in run.seats):   # nobody was asked: the ask, not an upstream, is at fault
+            reasons = "; ".join(f"{s.model}: {s.error}" for s in run.seats)
+            if all((s.error or "").startswith("resting until") for s in run.seats):
+                raise RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
+                                  "Try again after the reset, or add members on other endpoints.", retry_after=60)
+            raise BadRequest(f"No seat can take this ask: {reasons}.",
+                             "Change the ask (e.g. drop the image), or add able models to the collection.",
+                             code="no_able_seat")
         lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats)
         raise AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
                              "the seats' call ids are in the record.")
