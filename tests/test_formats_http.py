@@ -356,6 +356,14 @@ def test_images_reach_vision_seats_only(panel, fmt):
     assert PNG in json.dumps(panel.fakes["gm"].requests[-1].body)
 
 
+@pytest.mark.parametrize("fmt", IMAGE_BODIES)
+def test_no_seat_able_to_see_the_image_is_400_asking_no_one(panel, fmt):
+    set_facts(panel, **{alias: {"vision": False} for alias in ("alpha", "claude", "gem", "scout")})
+    text = expect_error(panel.url, fmt, 400, body={**body_for(fmt), **IMAGE_BODIES[fmt]})
+    assert "No seat can take this ask" in text and "no vision" in text
+    assert not any(f.requests for f in panel.fakes.values())
+
+
 def test_a_prompt_too_long_for_a_window_skips_that_seat(panel):
     set_facts(panel, gem={"context_window": 50})
     status, _, data = call(panel.url, "POST", "/v1/messages", messages("bench/core", messages=[

@@ -45,7 +45,8 @@ def test_contents_carry_images_calls_and_results(p, fake):
                              {"inlineData": {"mimeType": "image/png", "data": PNG_B64}},
                              {"text": f"[image: {CAT_URL}]"}]             # never fetched: a visible note
     assert model["parts"] == [{"text": "Checking the weather."},
-                              {"functionCall": {"name": "weather", "args": {"city": "Paris"}}}]
+                              {"functionCall": {"name": "weather", "args": {"city": "Paris"}},
+                               "thoughtSignature": "skip_thought_signature_validator"}]   # unsigned history
     assert last["parts"] == [{"functionResponse": {"name": "weather", "response": {"temp": 21}}},
                              {"text": "And tomorrow?"}]
 

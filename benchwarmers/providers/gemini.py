@@ -150,6 +150,9 @@ def part(p, names: dict) -> dict | None:
     return None                                        # reasoning text is not sent back
 
 
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+
+
 def contents(ask: Ask) -> list[dict]:
     """Turns as user/model contents; tool results are user parts; system messages go to systemInstruction."""
     names, out = call_names(ask.messages), []
@@ -166,6 +169,12 @@ def contents(ask: Ask) -> list[dict]:
         if signature and role == "model" and not any("thoughtSignature" in x for x in parts):
             target = next((x for x in parts if "functionCall" in x), parts[-1])   # first call, else last part
             target["thoughtSignature"] = signature
+        elif role == "model" and not any("thoughtSignature" in x for x in parts):
+            # Calls another model (or a client that drops signatures) made: Gemini 3 refuses an unsigned call
+            # in the history, and Google documents this stand-in for exactly that case.
+            first_call = next((x for x in parts if "functionCall" in x), None)
+            if first_call is not None:
+                first_call["thoughtSignature"] = SKIP_SIGNATURE
         if out and out[-1]["role"] == role:
             out[-1]["parts"].extend(parts)
         else:
