@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -58,6 +59,8 @@ class Proc:
                     break
         self.url_seconds = time.perf_counter() - self.started
         self._stream = stream
+        # Keep reading what it says, so a chatty log can never fill the pipe and stall the process.
+        threading.Thread(target=lambda: [None for _ in stream], daemon=True).start()
 
     @property
     def pid(self) -> int:
@@ -91,8 +94,6 @@ class Proc:
             except subprocess.TimeoutExpired:
                 self.p.kill()
                 self.p.wait(timeout=5)
-        if self._stream:
-            self._stream.close()
 
 
 def service_env(home: Path) -> dict:

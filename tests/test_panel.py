@@ -287,6 +287,8 @@ def test_a_panel_where_no_seat_can_take_the_ask_is_a_400(home, fake, make_servic
     status, _, data = http("POST", "/v1/chat/completions", body(content=content))
     assert status == 400, data
     assert data["error"]["code"] == "no_able_seat" and "no vision" in data["error"]["message"]
+    status, _, data = http("POST", "/v1/chat/completions", body(content=content, stream=True))
+    assert status == 400 and data["error"]["code"] == "no_able_seat"   # refused before any stream starts
     assert requests_for(fake, "m-blind") == []
 
 

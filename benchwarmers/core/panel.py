@@ -34,6 +34,16 @@ def seat_block(seat: Seat) -> str:
     return f"{seat_heading(seat)}\n\n{body}\n\n"
 
 
+def no_able_seat(plan: Plan) -> BenchError:
+    reasons = "; ".join(f"{sp.model.alias}: {sp.skip}" for sp in plan.seats)
+    if all(sp.skip.startswith("resting until") for sp in plan.seats):
+        return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
+                           "Try again after the reset, or add members on other endpoints.", retry_after=60)
+    return BadRequest(f"No seat can take this ask: {reasons}.",
+                      "Change the ask (e.g. drop the image), or add able models to the collection.",
+                      code="no_able_seat")
+
+
 class AllSeatsFailed(BenchError):
     status, code = 502, "all_seats_failed"
 
@@ -88,6 +98,8 @@ class Panel:
             raise BadRequest(f"The collection {collection.name!r} has no one to seat.",
                              "Add members: bench collection save NAME --add MODEL, or onboard models to explore.",
                              code="empty_collection")
+        if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
+            raise no_able_seat(plan)
         settings = self.p.settings()
         run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + settings["seat_timeout"],
                        request=summarise_request(ask), prompt_hash=prompt_hash(ask),
@@ -203,14 +215,6 @@ class Panel:
     def _check_any(self, run: PanelRun) -> None:
         if any(s.status == OK for s in run.seats):
             return
-        if all(s.status == SKIPPED for s in run.seats):   # nobody was asked: the ask, not an upstream, is at fault
-            reasons = "; ".join(f"{s.model}: {s.error}" for s in run.seats)
-            if all((s.error or "").startswith("resting until") for s in run.seats):
-                raise RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
-                                  "Try again after the reset, or add members on other endpoints.", retry_after=60)
-            raise BadRequest(f"No seat can take this ask: {reasons}.",
-                             "Change the ask (e.g. drop the image), or add able models to the collection.",
-                             code="no_able_seat")
         lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats)
         raise AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
                              "the seats' call ids are in the record.")
