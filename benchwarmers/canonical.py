@@ -161,6 +161,8 @@ def estimate_tokens(text: str) -> int:
 
 @dataclass
 class Usage:
+    """Token counts. input_tokens counts every input token, cached ones included (OpenAI's and Gemini's
+    meaning); Anthropic's adapters add and subtract the cache counts at the edge."""
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0

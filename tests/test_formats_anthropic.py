@@ -107,7 +107,8 @@ def test_count_tokens_estimates_locally():
 
 def test_render_text_and_usage():
     ctx = ReplyInfo.new("bench/core")
-    reply = anthropic.render(Answer(text="Hi!", usage=Usage(10, 2, 3, 4)), ctx)
+    # canonical input counts the 3 cache reads and 4 cache writes; Anthropic's input_tokens leaves them out
+    reply = anthropic.render(Answer(text="Hi!", usage=Usage(17, 2, 3, 4)), ctx)
     assert reply == {"id": "msg_" + ctx.id, "type": "message", "role": "assistant", "model": "bench/core",
                      "content": [{"type": "text", "text": "Hi!"}], "stop_reason": "end_turn",
                      "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 2,
@@ -138,7 +139,7 @@ def test_stream_opens_with_message_start_before_pulling():
 
 
 def test_stream_text_sequence():
-    events = [TextDelta("Hel"), KeepAlive(), TextDelta("lo"), UsageEvent(Usage(12, 0, 5)),
+    events = [TextDelta("Hel"), KeepAlive(), TextDelta("lo"), UsageEvent(Usage(17, 0, 5)),  # 17 in all: 12 fresh + 5 cache reads
               Finish("stop", Usage(0, 3), {"panel": "p"})]
     got = events_of(b"".join(anthropic.stream(iter(events), ReplyInfo.new("m"))))
     assert [e["type"] for e in got] == ["message_start", "content_block_start", "content_block_delta", "ping",

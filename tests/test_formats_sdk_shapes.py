@@ -82,7 +82,8 @@ def test_anthropic_events_accumulate_in_the_sdk():
     assert snapshot.content[1].text == "Hello"
     assert snapshot.content[2].input == {"city": "Paris"}
     assert snapshot.stop_reason == "tool_use"
-    assert (snapshot.usage.input_tokens, snapshot.usage.output_tokens) == (10, 5)
+    # Anthropic's input_tokens leaves out the 2 cache reads and 1 cache write that the canonical 10 includes
+    assert (snapshot.usage.input_tokens, snapshot.usage.output_tokens) == (7, 5)
     assert snapshot.usage.cache_read_input_tokens == 2
     whole = Message.model_validate(anthropic.render(ANSWER, ReplyInfo.new("bench/core")))
     assert whole.content[2].input == {"city": "Paris"}

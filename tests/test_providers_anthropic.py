@@ -85,8 +85,9 @@ def test_empty_text_blocks_are_not_sent(p, fake):
 def test_usage_with_cache(p, fake):
     fake.script("claude-x", Reply(text="ok", usage={"input": 12, "output": 30, "cache_read": 2000, "cache_write": 500}))
     usage = p.complete(conversation(), "claude-x").usage
+    # the canonical input counts every input token: Anthropic's 12 fresh plus the cached 2000 read and 500 written
     assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens) == \
-        (12, 30, 2000, 500)
+        (2512, 30, 2000, 500)
 
 
 def test_thinking_round_trip(p, fake):

@@ -135,7 +135,9 @@ def count_tokens(body: dict) -> dict:
 # ---- render ----------------------------------------------------------------------------------
 
 def usage_dict(u: Usage) -> dict:
-    return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+    # Anthropic's input_tokens leaves out the cached ones, which the canonical count includes
+    fresh = max(0, u.input_tokens - u.cache_read_tokens - u.cache_write_tokens)
+    return {"input_tokens": fresh, "output_tokens": u.output_tokens,
             "cache_creation_input_tokens": u.cache_write_tokens, "cache_read_input_tokens": u.cache_read_tokens}
 
 

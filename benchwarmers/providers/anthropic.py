@@ -146,9 +146,10 @@ class AnthropicProvider(Provider):
 
 
 def usage(u: dict) -> Usage:
-    return Usage(input_tokens=int(u.get("input_tokens") or 0), output_tokens=int(u.get("output_tokens") or 0),
-                 cache_read_tokens=int(u.get("cache_read_input_tokens") or 0),
-                 cache_write_tokens=int(u.get("cache_creation_input_tokens") or 0))
+    read, write = int(u.get("cache_read_input_tokens") or 0), int(u.get("cache_creation_input_tokens") or 0)
+    # Anthropic counts cached tokens apart from input_tokens; the canonical input counts every input token
+    return Usage(input_tokens=int(u.get("input_tokens") or 0) + read + write,
+                 output_tokens=int(u.get("output_tokens") or 0), cache_read_tokens=read, cache_write_tokens=write)
 
 
 def tool_choice(choice) -> dict | None:
