@@ -66,22 +66,36 @@ class Response:
         return data
 
     def lines(self):
-        """Yields raw lines (with their line ending) as they arrive; never holds the whole body."""
+        """Yields raw lines (with their line ending) as they arrive; never holds the whole body.
+        Reads whatever has arrived (read1) and splits it here: http.client's readline costs a call per line."""
+        buf = b""
         try:
             while True:
                 try:
-                    line = self._raw.readline(MAX_LINE)
+                    chunk = self._raw.read1(65536)
                 except (OSError, http.client.HTTPException, ValueError) as exc:
                     raise read_error(exc, self.host, self._idle) from None
-                if len(line) >= MAX_LINE and not line.endswith(b"\n"):
-                    raise UpstreamFailed("bad_response", f"{self.host} sent a line longer than "
-                                         f"{MAX_LINE >> 20} MB: not a stream we can read")
-                if not line:
+                if not chunk:
+                    if buf:
+                        yield buf
                     self._release()
                     return
-                yield line
+                buf += chunk
+                start = 0
+                while (end := buf.find(b"\n", start)) >= 0:
+                    if end - start >= MAX_LINE:
+                        raise self._too_long()
+                    yield buf[start:end + 1]
+                    start = end + 1
+                buf = buf[start:]
+                if len(buf) >= MAX_LINE:
+                    raise self._too_long()
         finally:
             self.close()
+
+    def _too_long(self) -> UpstreamFailed:
+        return UpstreamFailed("bad_response", f"{self.host} sent a line longer than {MAX_LINE >> 20} MB: "
+                              "not a stream we can read")
 
     def finish(self, wait: float = 1.0, limit: int = 1 << 20) -> None:
         """After the protocol's end marker: read the little that is left, so the connection can be reused."""
@@ -126,7 +140,7 @@ class Response:
 class Transport:
     """A small pool of keep-alive connections per (scheme, host, port, proxy); TLS verified; proxies from env."""
 
-    def __init__(self, *, limits: RateLimitBook | None = None, max_idle_per_host: int = 8,
+    def __init__(self, *, limits: RateLimitBook | None = None, max_idle_per_host: int = 64,
                  idle_expiry: float = 50.0, user_agent: str = USER_AGENT):
         self.limits = limits if limits is not None else RateLimitBook()
         self.max_idle_per_host = max_idle_per_host
@@ -189,13 +203,15 @@ class Transport:
     # ---- pool ---------------------------------------------------------------------------------
     def _take(self, key: tuple, host: str, port: int, connect_timeout: float):
         now = time.monotonic()
-        with self._lock:
-            idle = self._pool.get(key, [])
-            while idle:
+        while True:
+            with self._lock:   # only the pop is under the lock; the liveness check runs outside it
+                idle = self._pool.get(key)
+                if not idle:
+                    break
                 conn, sock, since = idle.pop()
-                if now - since < self.idle_expiry and _still_open(sock):
-                    return conn, sock, True
-                conn.close()
+            if now - since < self.idle_expiry and _still_open(sock):
+                return conn, sock, True
+            conn.close()
         conn = self._connect(key, host, port, connect_timeout)
         return conn, conn.sock, False
 
