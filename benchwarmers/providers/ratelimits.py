@@ -84,9 +84,18 @@ def _int(value) -> int | None:
     return None if number is None else int(number)
 
 
+SIGNALS = ("x-ratelimit", "anthropic-ratelimit", "retry-after")
+
+
 def parse_rate_limit_headers(headers: Mapping[str, str], now: float) -> dict:
     """Normalised facts: *_limit / *_remaining counts, *_reset_at epoch seconds, retry_after seconds."""
-    h = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+    h = {}
+    for k, v in (headers or {}).items():
+        k = str(k).lower()
+        if k.startswith(SIGNALS):
+            h[k] = str(v)
+    if not h:   # most responses carry none: this runs on every upstream response
+        return {}
     facts: dict = {}
 
     def put(key: str, value) -> None:
