@@ -8,8 +8,7 @@ from string import Template
 from ..server.messages import Response
 
 STATIC = Path(__file__).parent / "static"
-NAV = (("/", "Home"), ("/collections", "Collections"), ("/models", "Models"), ("/ask", "Ask"),
-       ("/settings", "Settings"))
+NAV = (("/", "Home"),)   # each page adds itself here when it exists: no link may lead to a 404
 
 LAYOUT = Template("""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -26,6 +26,10 @@ class Server(ThreadingHTTPServer):
         self.app = app
         super().__init__(address, Handler)
 
+    def handle_error(self, request, client_address):
+        """socketserver prints these to stderr; they are mostly clients that went away: log them instead."""
+        log.debug("connection from %s ended with an error", client_address, exc_info=True)
+
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
