@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from benchsetup import configure, write
+from benchsetup import configure, sse_frames, write  # noqa: F401 (sse_frames re-exported)
 from fakes import FakeAnthropic, FakeGemini, FakeOpenAI, Reply
 
 # Seat order is fixed: three members (one per provider protocol), then the one explore candidate.
@@ -95,22 +95,3 @@ def assert_bench(bench: dict, mode: str = "panel") -> None:
 def assert_merged(text: str) -> None:
     """A merged answer is the merge model's own text, not the seat blocks."""
     assert "gpt-alpha says:" in text and "## Seat" not in text, text
-
-
-def sse_frames(raw: bytes) -> list[tuple[str | None, object]]:
-    """(event name, data) for each SSE frame; data JSON-decoded where it can be."""
-    out = []
-    for block in raw.decode("utf-8").replace("\r\n", "\n").split("\n\n"):
-        event, data = None, []
-        for line in block.splitlines():
-            if line.startswith("event:"):
-                event = line[6:].strip()
-            elif line.startswith("data:"):
-                data.append(line[5:].strip())
-        if data:
-            text = "\n".join(data)
-            try:
-                out.append((event, json.loads(text)))
-            except ValueError:
-                out.append((event, text))
-    return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchsetup import configure
+from benchsetup import configure, sse_frames as sse  # noqa: F401 (re-exported for route tests)
 
 WIRE = Path(__file__).parent / "wire"
 
@@ -22,22 +22,3 @@ def route_collection(home, fakes: dict, members: list[tuple[str, str]], shadow: 
     models.update(extra_models or {})
     configure(home, endpoints, models,
               {"core": {"members": [a for a, _ in members], "explore": 0, "shadow": shadow}})
-
-
-def sse(raw: bytes) -> list[tuple[str | None, dict | str]]:
-    """(event name, data) pairs of an SSE body."""
-    out = []
-    for block in raw.decode("utf-8").split("\n\n"):
-        event, data = None, []
-        for line in block.splitlines():
-            if line.startswith("event:"):
-                event = line[6:].strip()
-            elif line.startswith("data:"):
-                data.append(line[5:].strip())
-        if data:
-            text = "\n".join(data)
-            try:
-                out.append((event, json.loads(text)))
-            except ValueError:
-                out.append((event, text))
-    return out
