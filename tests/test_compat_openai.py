@@ -162,3 +162,11 @@ def test_gateway_key_as_bearer_and_a_wrong_key(keyed_panel):
         bad.chat.completions.create(model="bench/core", messages=[{"role": "user", "content": PROMPT}])
     with pytest.raises(openai.PermissionDeniedError):
         good.completions.create(model="bench/spare", prompt=PROMPT)
+
+
+def test_models_retrieve_through_the_sdk(panel):
+    from openai import NotFoundError, OpenAI
+    client = OpenAI(base_url=panel.url + "/v1", api_key="x")
+    assert client.models.retrieve("bench/core:route").id == "bench/core:route"
+    with pytest.raises(NotFoundError):
+        client.models.retrieve("bench/nothing-here")

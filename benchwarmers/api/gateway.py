@@ -115,6 +115,14 @@ def openai_models(req: Request, ctx: Context) -> Response:
     return Response.json(formats.get("openai_chat").models_list(model_names(req, ctx)))
 
 
+def openai_model(req: Request, ctx: Context) -> Response:
+    """GET /v1/models/{id}: what the OpenAI SDK's models.retrieve asks."""
+    name = req.params["model"]
+    if name not in model_names(req, ctx):
+        raise NotFound(f"The model {name!r} does not exist here.", "GET /v1/models lists what this service answers.")
+    return Response.json(formats.get("openai_chat").models_list([name])["data"][0])
+
+
 def gemini_models(req: Request, ctx: Context) -> Response:
     return Response.json(formats.get("gemini").models_list(model_names(req, ctx)))
 
@@ -150,6 +158,7 @@ ROUTES = [
     Route("POST", "/v1/responses", ask_handler("openai_responses"), "openai", GATEWAY),
     Route("GET", "/v1/responses/{id}", responses_get, "openai", GATEWAY),
     Route("GET", "/v1/models", openai_models, "openai", GATEWAY),
+    Route("GET", "/v1/models/{model:path}", openai_model, "openai", GATEWAY),
     Route("POST", "/v1/messages", ask_handler("anthropic"), "anthropic", GATEWAY),
     Route("POST", "/v1/messages/count_tokens", anthropic_count_tokens, "anthropic", GATEWAY),
     Route("POST", "/api/chat", ask_handler("ollama"), "ollama", GATEWAY),

@@ -40,6 +40,9 @@ class Handler(BaseHTTPRequestHandler):
     # (~40 ms on Linux) whenever the connection is otherwise quiet.
     disable_nagle_algorithm = True
 
+    def version_string(self) -> str:
+        return self.server_version
+
     def setup(self) -> None:
         super().setup()
         try:   # small SSE frames must leave at once, not wait on Nagle and a delayed ACK
