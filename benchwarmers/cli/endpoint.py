@@ -88,8 +88,9 @@ def run_add(args, client) -> int:
         emit_json(d)
         return 0
     e = d["endpoint"]
-    say(f"Added endpoint {e['name']} ({e['api']}, {e['base_url']}): serves {e.get('served_count')} models; "
-        f"key from {e['key_source']}.")
+    source = e.get("key_source")
+    key = f"key from {source}" if source and source != "none" else "no key"
+    say(f"Added endpoint {e['name']} ({e['api']}, {e['base_url']}): serves {e.get('served_count')} models; {key}.")
     note("Next: bench candidates --new   then   bench onboard SERVED_NAME")
     return 0
 
