@@ -250,3 +250,21 @@ def test_head_root_is_answered(service):
     req = urllib.request.Request(service.url + "/", method="HEAD")
     with urllib.request.urlopen(req, timeout=10) as resp:
         assert resp.status == 200
+
+
+def test_betas_and_fields_an_anthropic_member_refuses_are_dropped_not_a_400(service, home, fakes):
+    fake = fakes["anthropic"]
+    route_collection(home, {"anthropic": fake}, [("claude", "anthropic")])
+    fake.script("claude-s", [
+        Reply.error(400, "Unexpected value(s) `future-beta-2099-01-01` for the `anthropic-beta` header."),
+        Reply.error(400, "context_management: Extra inputs are not permitted"),
+        Reply(text="fine")])
+    body = {"model": "bench/core:route", "max_tokens": 50, "context_management": {"edits": []},
+            "messages": [{"role": "user", "content": "hi"}]}
+    status, headers, raw = post(service.url, "/v1/messages", body, {"anthropic-beta": "future-beta-2099-01-01"})
+    assert status == 200, raw
+    assert json.loads(raw)["content"][0]["text"] == "fine"
+    sent = fake.requests[-3:]
+    assert sent[0].headers.get("anthropic-beta") == "future-beta-2099-01-01"
+    assert "anthropic-beta" not in sent[1].headers and "context_management" in sent[1].body
+    assert "context_management" not in sent[2].body

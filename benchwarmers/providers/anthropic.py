@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning, ReasoningDelta,
                          Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent)
+from ..errors import UpstreamFailed
 from .base import Provider, inline_image, iter_sse, load_json, system_prompt
 
 VERSION = "2023-06-01"
@@ -15,6 +17,8 @@ ERROR_KINDS = {"authentication_error": "auth", "permission_error": "auth", "not_
                "rate_limit_error": "rate_limited", "overloaded_error": "server", "api_error": "server",
                "invalid_request_error": "bad_request", "request_too_large": "bad_request",
                "timeout_error": "timeout"}
+
+log = logging.getLogger("benchwarmers.providers")
 
 
 class AnthropicProvider(Provider):
@@ -31,6 +35,28 @@ class AnthropicProvider(Provider):
         if self.key:
             h["x-api-key"] = self.key
         return h
+
+    def send(self, method, url, body, timeouts, extra_headers=None):
+        """A client's own betas and fields (same-API pass-through) must never end a turn in a 400 that the member
+        gave only because it does not know them: a refused beta header, then each refused optional field, is
+        dropped and the request sent again (logged, since the client cannot see it)."""
+        for _ in range(4):
+            try:
+                return super().send(method, url, body, timeouts, extra_headers)
+            except UpstreamFailed as exc:
+                if exc.kind != "bad_request":
+                    raise
+                text = exc.message.lower()
+                if extra_headers and "anthropic-beta" in extra_headers and "beta" in text:
+                    log.info("%s refused the client's betas; sending again without them", self.label)
+                    extra_headers = {k: v for k, v in extra_headers.items() if k != "anthropic-beta"}
+                    continue
+                field = refused_field(text, body)
+                if field is None:
+                    raise
+                log.info("%s refused the field %r; sending again without it", self.label, field)
+                body = {k: v for k, v in body.items() if k != field}
+        return super().send(method, url, body, timeouts, extra_headers)
 
     # ---- request ------------------------------------------------------------------------------
     def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:
@@ -220,3 +246,15 @@ def fold_system_entries(messages: list) -> list:
         else:
             out.append({"role": "user", "content": [block]})
     return out
+
+
+ESSENTIAL = {"model", "messages", "max_tokens", "stream", "system", "tools", "tool_choice"}
+
+
+def refused_field(text: str, body: dict | None) -> str | None:
+    """The optional top-level field a 400 names as not permitted (e.g. `context_management: Extra inputs are not
+    permitted`), or None."""
+    if not body or not any(w in text for w in ("not permitted", "extra input", "unknown", "unexpected",
+                                               "unrecognized", "not supported")):
+        return None
+    return next((k for k in body if k not in ESSENTIAL and k.lower() in text), None)
