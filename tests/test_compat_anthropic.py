@@ -108,3 +108,10 @@ def test_gateway_key_as_x_api_key_and_a_wrong_key(keyed_panel):
     with pytest.raises(anthropic.AuthenticationError) as err:
         bad.messages.create(model="bench/core", max_tokens=256, messages=USER)
     assert err.value.body["error"]["type"] == "authentication_error"
+
+
+def test_models_list_in_the_anthropic_shape(panel):
+    import anthropic as sdk
+    client = sdk.Anthropic(base_url=panel.url, api_key="x", max_retries=0)
+    ids = [m.id for m in client.models.list()]
+    assert "bench/core" in ids and "bench/core:route" in ids

@@ -112,7 +112,9 @@ def model_names(req: Request, ctx: Context) -> list[str]:
 
 
 def openai_models(req: Request, ctx: Context) -> Response:
-    return Response.json(formats.get("openai_chat").models_list(model_names(req, ctx)))
+    """The OpenAI shape, or Anthropic's for a client that sends anthropic-version (the same path in both APIs)."""
+    fmt = "anthropic" if "anthropic-version" in req.headers else "openai_chat"
+    return Response.json(formats.get(fmt).models_list(model_names(req, ctx)))
 
 
 def openai_model(req: Request, ctx: Context) -> Response:

@@ -240,3 +240,10 @@ def _thinking(blocks_: _Blocks, event: ReasoningDelta) -> Iterator[bytes]:
 
 def error_body(err: BaseException) -> dict:
     return {"type": "error", "error": {"type": error_type(status_of(err)), "message": error_message(err)}}
+
+
+def models_list(names: list[str]) -> dict:
+    """GET /v1/models as the Anthropic API answers it (an Anthropic client sends anthropic-version)."""
+    data = [{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"} for n in names]
+    return {"data": data, "has_more": False, "first_id": names[0] if names else None,
+            "last_id": names[-1] if names else None}
