@@ -110,7 +110,9 @@ def test_ask_a_model_alias_directly(bench, fake):
 def test_ask_failures_exit_1_with_the_reason(bench, fake):
     fake.script("*", Reply.error(500, "every upstream is down"))
     proc = bench_cli(bench.url, "ask", "core", "q")
-    assert proc.returncode == 1 and "every upstream is down" in err(proc) and out(proc) == ""
+    # answers stream as seats finish, so the failed seats' blocks show on stdout as they fail; no answer does
+    assert proc.returncode == 1 and "every upstream is down" in err(proc) and "says:" not in out(proc)
+    assert "Every seat failed" in err(proc)
     proc = bench_cli(bench.url, "ask", "nope", "q")
     assert proc.returncode == 1 and "nope" in err(proc) and "bench/core" in err(proc)
 
@@ -186,3 +188,20 @@ def test_keys_create_list_revoke_and_use(home, fake, make_service):
     assert proc.returncode == 1 and "not valid" in err(proc)
     listed = json.loads(out(bench_cli(url, "key", "list", "--json", **admin)))["keys"]
     assert [(k["name"], bool(k["revoked"])) for k in listed] == [("app", True)]
+
+
+def test_ask_prints_each_seat_as_it_finishes(bench, fake):
+    """The fast seat's answer is on stdout while the slow seat is still out."""
+    fake.script("m-b", Reply(delay=3.0))
+    proc = subprocess.Popen([sys.executable, "-m", "benchwarmers", "ask", "core", "quick one"],
+                            env={**os.environ, "BENCHWARMERS_URL": bench.url},
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        first = proc.stdout.readline().decode()
+        assert first.startswith("## Seat") and proc.poll() is None   # a block arrived before the panel ended
+        out, err_text = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err_text
+    assert (first.encode() + out).count(b"## Seat") >= 3

@@ -67,13 +67,21 @@ def run_ask(args, client) -> int:
     extra = [m.strip() for m in args.with_models.split(",") if m.strip()]
     if extra:
         body["bench"] = {"with": extra}
-    reply = post_ask(client, args.collection, args.merged, body)
     if args.json:
-        emit_json(reply)
+        emit_json(post_ask(client, args.collection, args.merged, body))
         return 0
-    content = (reply.get("choices") or [{}])[0].get("message", {}).get("content") or ""
-    sys.stdout.write(content if content.endswith("\n") else content + "\n")
-    bench = reply.get("bench") or {}
+    # streamed, so each seat's answer shows as soon as that seat finishes
+    bench, ended = {}, ""
+    for chunk in post_ask(client, args.collection, args.merged, {**body, "stream": True}):
+        choice = (chunk.get("choices") or [{}])[0]
+        text = (choice.get("delta") or {}).get("content") or ""
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            ended = text
+        bench = chunk.get("bench") or bench
+    if not ended.endswith("\n"):
+        sys.stdout.write("\n")
     seats = bench.get("seats") or []
     note()
     table(["seat", "kind", "model", "status", "seconds", "call"],
@@ -82,24 +90,29 @@ def run_ask(args, client) -> int:
     if bench.get("merge"):
         m = bench["merge"]
         note(f"merged by {m.get('model')} (call {m.get('call')}, {m.get('status')})")
-    note(f"Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
+    note("Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
     return 0 if any(s.get("status") == "ok" for s in seats) else 1
 
 
-def post_ask(client, name: str, merged: bool, body: dict) -> dict:
+def post_ask(client, name: str, merged: bool, body: dict):
     """Ask `name` as a collection; when the service has no such collection, as a model alias (one seat).
-    The fallback costs requests only on the failure path, so a key's rate is spent once per ask."""
+    The fallback costs requests only on the failure path, so a key's rate is spent once per ask.
+    A streamed body gives an iterator of chunks (the request already accepted), else the reply."""
+    def send(payload: dict):
+        if payload.get("stream"):
+            return client.stream("/v1/chat/completions", payload, gateway=True)
+        return client.post("/v1/chat/completions", payload, gateway=True)
+
     if name.startswith("bench/") or "/" in name:
         model = name + (":merged" if merged and name.startswith("bench/") and not name.endswith(":merged") else "")
-        return client.post("/v1/chat/completions", {"model": model, **body}, gateway=True)
+        return send({"model": model, **body})
     try:
-        return client.post("/v1/chat/completions", {"model": f"bench/{name}" + (":merged" if merged else ""),
-                                                    **body}, gateway=True)
+        return send({"model": f"bench/{name}" + (":merged" if merged else ""), **body})
     except CliError:
         listed = {m.get("id") for m in client.get("/v1/models", gateway=True).get("data") or []}
         if name not in listed or f"bench/{name}" in listed:
             raise
-    return client.post("/v1/chat/completions", {"model": name, **body}, gateway=True)
+    return send({"model": name, **body})
 
 
 def run_verdict(args, client) -> int:

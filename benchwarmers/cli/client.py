@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 import urllib.error
 import urllib.request
 from urllib.parse import quote
@@ -30,9 +31,8 @@ class Client:
         except ValueError:
             raise CliError("BENCHWARMERS_TIMEOUT must be a number of seconds.", 2) from None
 
-    def request(self, method: str, path: str, body: dict | None = None, *, gateway: bool = False,
-                timeout: float | None = None) -> dict:
-        """JSON in, JSON out. gateway=True sends the gateway key (ask, collections, verdict), else the admin token."""
+    def _open(self, method: str, path: str, body: dict | None, gateway: bool, timeout: float | None):
+        """The open HTTP response; every way of failing becomes a CliError with its exit code."""
         data = json.dumps(body).encode() if body is not None else None
         headers = {"Accept": "application/json", "User-Agent": "benchwarmers-cli"}
         if data is not None:
@@ -42,23 +42,55 @@ class Client:
             headers["Authorization"] = f"Bearer {secret}"
         req = urllib.request.Request(self.url + path, data=data, headers=headers, method=method)
         try:
-            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as resp:
-                raw = resp.read()
+            return urllib.request.urlopen(req, timeout=timeout or self.timeout)
         except urllib.error.HTTPError as e:
             raise CliError(error_message(e.code, e.read())) from None
         except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError) as e:
-            reason = getattr(e, "reason", e)
-            if isinstance(reason, (socket.timeout, TimeoutError)):
-                raise CliError(f"The service at {self.url} did not answer within {timeout or self.timeout:.0f} s.",
-                               1) from None
-            raise CliError(f"No Benchwarmers service answers at {self.url} ({reason}).\n"
-                           "Start one with `benchwarmers` (or `python serve.py` in a checkout), "
-                           "or point --url / BENCHWARMERS_URL at a running one.", 3) from None
+            raise self._unreachable(e, timeout) from None
+
+    def _unreachable(self, e: Exception, timeout: float | None) -> CliError:
+        reason = getattr(e, "reason", e)
+        if isinstance(reason, (socket.timeout, TimeoutError)):
+            return CliError(f"The service at {self.url} did not answer within {timeout or self.timeout:.0f} s.", 1)
+        return CliError(f"No Benchwarmers service answers at {self.url} ({reason}).\n"
+                        "Start one with `benchwarmers` (or `python serve.py` in a checkout), "
+                        "or point --url / BENCHWARMERS_URL at a running one.", 3)
+
+    def request(self, method: str, path: str, body: dict | None = None, *, gateway: bool = False,
+                timeout: float | None = None) -> dict:
+        """JSON in, JSON out. gateway=True sends the gateway key (ask, collections, verdict), else the admin token."""
+        resp = self._open(method, path, body, gateway, timeout)
+        try:
+            with resp:
+                raw = resp.read()
+        except (OSError, socket.timeout) as e:
+            raise self._unreachable(e, timeout) from None
         try:
             return json.loads(raw) if raw else {}
         except ValueError:
             raise CliError(f"The service at {self.url} answered with something that is not JSON; "
                            "is BENCHWARMERS_URL pointing at Benchwarmers?") from None
+
+    def stream(self, path: str, body: dict, *, gateway: bool = False):
+        """POST and read the reply's SSE `data:` payloads as they come, within BENCHWARMERS_TIMEOUT in all.
+        The request is sent (and refused, with its CliError) before this returns; reading happens as you iterate."""
+        deadline = time.monotonic() + self.timeout
+        resp = self._open("POST", path, body, gateway, None)
+
+        def payloads():
+            with resp:
+                for raw in resp:
+                    if time.monotonic() > deadline:
+                        raise CliError(f"The panel did not finish within {self.timeout:.0f} s "
+                                       "(BENCHWARMERS_TIMEOUT).", 1)
+                    line = raw.decode("utf-8", "replace").strip()
+                    if not line.startswith("data:") or line == "data: [DONE]":
+                        continue
+                    data = json.loads(line[5:])
+                    if isinstance(data, dict) and data.get("error"):
+                        raise CliError(error_message(502, json.dumps(data).encode()))
+                    yield data
+        return payloads()
 
     def get(self, path: str, **kw) -> dict:
         return self.request("GET", path, **kw)
