@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import http.client
 import os
 import select
@@ -286,17 +287,28 @@ class Transport:
         """(host, port, Proxy-Authorization or None) from HTTP(S)_PROXY / NO_PROXY; loopback never proxied."""
         if host in LOOPBACK or host.startswith("127."):
             return None
-        url = urllib.request.getproxies().get(scheme)
-        if not url or urllib.request.proxy_bypass(host):
-            return None
-        p = urlsplit(url if "://" in url else "http://" + url)
-        if not p.hostname:
-            return None
-        auth = None
-        if p.username:
-            pair = f"{unquote(p.username)}:{unquote(p.password or '')}".encode()
-            auth = "Basic " + base64.b64encode(pair).decode()
-        return p.hostname, p.port or (443 if p.scheme == "https" else 80), auth
+        env = tuple(os.environ.get(n) for n in PROXY_VARS)   # the answer changes only when these do
+        return _proxy_decision(scheme, host, env)
+
+
+PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy",
+              "ALL_PROXY")
+
+
+@functools.lru_cache(maxsize=256)
+def _proxy_decision(scheme: str, host: str, _env: tuple):
+    """Cached: getproxies() scans the environment and proxy_bypass may consult the system (macOS) per call."""
+    url = urllib.request.getproxies().get(scheme)
+    if not url or urllib.request.proxy_bypass(host):
+        return None
+    p = urlsplit(url if "://" in url else "http://" + url)
+    if not p.hostname:
+        return None
+    auth = None
+    if p.username:
+        pair = f"{unquote(p.username)}:{unquote(p.password or '')}".encode()
+        auth = "Basic " + base64.b64encode(pair).decode()
+    return p.hostname, p.port or (443 if p.scheme == "https" else 80), auth
 
 
 def _still_open(sock) -> bool:
