@@ -276,6 +276,8 @@ def test_count_tokens_estimates_and_checks_its_body(panel):
     assert status == 200 and json.loads(data)["input_tokens"] > 0
     assert "messages" in expect_error(panel.url, "anthropic", 400, path="/v1/messages/count_tokens",
                                       body={"model": "bench/core"})
+    assert "bench/nope" in expect_error(panel.url, "anthropic", 404, path="/v1/messages/count_tokens",
+                                        body=messages("bench/nope"))
 
 
 def test_ollama_tags_version_and_show(panel):
@@ -296,6 +298,8 @@ def test_gemini_models_list_and_count_tokens(panel):
     assert status == 200 and {"models/bench/core", "models/bench/core:merged", "models/alpha"} <= names
     status, _, data = call(panel.url, "POST", "/v1beta/models/bench/core:countTokens", gemini("x"))
     assert status == 200 and json.loads(data)["totalTokens"] > 0
+    status, _, data = call(panel.url, "POST", "/v1beta/models/bench/nope:countTokens", gemini("x"))
+    assert status == 404 and json.loads(data)["error"]["status"] == "NOT_FOUND"
 
 
 def test_merged_works_on_every_route(panel):

@@ -87,6 +87,7 @@ def gemini_action(req: Request, ctx: Context) -> Response:
     model, _, action = req.params["model"].rpartition(":")
     if action == "countTokens":
         ask = formats.get("gemini").parse(req.json(), _info(req, path_model=model))
+        require_listed(req, ctx, model)
         from ..canonical import estimate_tokens
         return Response.json({"totalTokens": estimate_tokens(ask.prompt_text())})
     if action not in ("generateContent", "streamGenerateContent") or not model:
@@ -145,8 +146,17 @@ def ollama_show(req: Request, ctx: Context) -> Response:
     return Response.json(formats.get("ollama").show(name, {}))
 
 
+def require_listed(req: Request, ctx: Context, name) -> None:
+    """Token counts are only for names this caller could ask (a typo should not get a cheerful estimate)."""
+    if name not in model_names(req, ctx):
+        raise NotFound(f"The model {name!r} does not exist here.", "GET /v1/models lists what this service answers.")
+
+
 def anthropic_count_tokens(req: Request, ctx: Context) -> Response:
-    return Response.json(formats.get("anthropic").count_tokens(req.json()))
+    body = req.json()
+    counted = formats.get("anthropic").count_tokens(body)   # validates the body first (400s before 404s)
+    require_listed(req, ctx, body.get("model"))
+    return Response.json(counted)
 
 
 def responses_get(req: Request, ctx: Context) -> Response:
