@@ -14,7 +14,6 @@ class Setting:
     type: type
     help: str
     check: Callable[[Any], bool] = lambda v: True
-    env: str | None = None
 
 
 def _positive(v) -> bool:
@@ -28,9 +27,6 @@ SETTINGS = {s.name: s for s in (
     Setting("merge_model", None, str, "Model that writes :merged answers when a collection names none."),
     Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive),
     Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive),
-    Setting("client", "builtin", str, "Which client makes model calls: builtin or llm.",
-            lambda v: v in ("builtin", "llm"), env="BENCH_CLIENT"),
-    Setting("scheduler", False, bool, "Run the scheduled jobs (probe, perf, catalog, suite)."),
     Setting("confidently_wrong_ratio", 0.5, float,
             "Share of false claims among judged claims above which a model is flagged confidently wrong."),
 )}
@@ -54,15 +50,11 @@ def coerce(name: str, value: Any) -> Any:
     return v
 
 
-def effective(stored: dict, environ: dict | None = None) -> dict:
-    """Defaults, overridden by settings.json, overridden by each setting's environment variable."""
-    import os
-    env = os.environ if environ is None else environ
+def effective(stored: dict) -> dict:
+    """Defaults, overridden by settings.json."""
     out = {}
     for name, s in SETTINGS.items():
         value = stored.get(name, s.default)
-        if s.env and env.get(s.env):
-            value = env[s.env]
         try:
             out[name] = coerce(name, value)
         except BadRequest:

@@ -141,3 +141,10 @@ def test_every_curl_command_in_gateway_md_works(home, make_service, tmp_path):
     finally:
         for fake in fakes:
             fake.stop()
+
+
+def test_every_setting_is_documented():
+    from benchwarmers.settings import SETTINGS
+    doc = (ROOT / "GATEWAY.md").read_text(encoding="utf-8")
+    missing = [name for name in SETTINGS if f"`{name}`" not in doc]
+    assert not missing, f"settings missing from GATEWAY.md: {missing}"

@@ -17,12 +17,13 @@ def test_every_setting_is_declared_with_help_and_a_valid_default():
 def test_coerce_converts_and_checks():
     assert settings.coerce("seat_timeout", "12.5") == 12.5
     assert settings.coerce("panel_workers", 8) == 8
-    assert settings.coerce("client", "llm") == "llm"
-    assert settings.coerce("scheduler", True) is True
+    assert settings.coerce("keepalive_seconds", 3) == 3.0
+    assert settings.coerce("merge_model", None) is None
 
 
 @pytest.mark.parametrize("name,value", [("seat_timeout", 0), ("seat_timeout", "soon"), ("panel_workers", -1),
-                                        ("client", "curl"), ("scheduler", "yes"), ("max_body_mb", None)])
+                                        ("keepalive_seconds", "often"), ("pin_idle_minutes", -1),
+                                        ("max_body_mb", None)])
 def test_coerce_refuses_with_the_help_text(name, value):
     with pytest.raises(BadRequest) as err:
         settings.coerce(name, value)
@@ -35,15 +36,14 @@ def test_unknown_setting_lists_the_known_ones():
     assert "seat_timeout" in str(err.value)
 
 
-def test_effective_layers_defaults_file_and_environment():
-    out = settings.effective({"seat_timeout": 42, "client": "llm"}, environ={})
-    assert out["seat_timeout"] == 42.0 and out["client"] == "llm"
+def test_effective_layers_defaults_and_the_file():
+    out = settings.effective({"seat_timeout": 42, "merge_model": "alpha"})
+    assert out["seat_timeout"] == 42.0 and out["merge_model"] == "alpha"
     assert out["max_body_mb"] == settings.SETTINGS["max_body_mb"].default
-    assert settings.effective({"client": "llm"}, environ={"BENCH_CLIENT": "builtin"})["client"] == "builtin"
     assert set(out) == set(settings.SETTINGS)
 
 
 def test_a_bad_stored_value_falls_back_to_its_default_alone():
-    out = settings.effective({"seat_timeout": -3, "panel_workers": 4}, environ={})
+    out = settings.effective({"seat_timeout": -3, "panel_workers": 4})
     assert out["seat_timeout"] == settings.SETTINGS["seat_timeout"].default
     assert out["panel_workers"] == 4
