@@ -93,6 +93,8 @@ class Router:
                     answer = self._whole(turn)
             except UpstreamFailed as e:
                 failures.append((model.alias, e))
+                if e.kind == "rate_limited" and e.reset_at:   # the next turns skip it until the reset
+                    self.p.resting.mark(model.endpoint, e.reset_at)
                 self._record(turn, FAILED, None, str(e))
                 turn.failover_from.append({"model": model.alias, "call": turn.call, "error": str(e)})
                 continue
