@@ -75,7 +75,7 @@ class Server:
     def handle_line(self, line: bytes) -> None:
         try:
             msg = json.loads(line.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as e:
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
             self.write(error_reply(None, PARSE_ERROR, f"Parse error: {e}"))
             return
         if isinstance(msg, list):

@@ -436,3 +436,8 @@ def test_error_messages_never_carry_a_key(service):
     status, _, body = raw(service.url, "GET", "/v1/sk-live-abcdefghijklmnop")
     assert status == 404
     assert b"sk-live-abcdefghijklmnop" not in body
+
+
+def test_json_nested_too_deeply_is_a_400_not_a_500(http):
+    status, _, body = http("POST", "/v1/chat/completions", raw=b"[" * 200000 + b"]" * 200000)
+    assert status == 400 and "nested too deeply" in body["error"]["message"]

@@ -86,7 +86,11 @@ class Client:
                     line = raw.decode("utf-8", "replace").strip()
                     if not line.startswith("data:") or line == "data: [DONE]":
                         continue
-                    data = json.loads(line[5:])
+                    try:
+                        data = json.loads(line[5:])
+                    except ValueError:
+                        raise CliError(f"The service at {self.url} streamed something that is not JSON; "
+                                       "is BENCHWARMERS_URL pointing at Benchwarmers?") from None
                     if isinstance(data, dict) and data.get("error"):
                         raise CliError(error_message(502, json.dumps(data).encode()))
                     yield data

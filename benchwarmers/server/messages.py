@@ -32,6 +32,8 @@ class Request:
         except json.JSONDecodeError as e:
             raise BadRequest(f"Malformed JSON at line {e.lineno} column {e.colno}: {e.msg}.",
                              "Send a valid JSON object.") from None
+        except RecursionError:
+            raise BadRequest("The JSON is nested too deeply to read.", "Send a flatter JSON object.") from None
         if not isinstance(data, dict):
             raise BadRequest(f"The request body must be a JSON object, not {type(data).__name__}.",
                              "Wrap the fields in {...}.")
