@@ -152,6 +152,8 @@ def with_models(body: dict) -> list[str]:
     """Extra seats asked for by name: a top-level `"bench": {"with": [aliases]}`."""
     bench = get(body, "bench", dict, default={})
     names = get(bench, "with", (list, str), default=[], where="bench")
+    if isinstance(names, str):   # "a,b" as the CLI writes it
+        return [n.strip() for n in names.split(",") if n.strip()]
     return string_list(names, "bench.with")
 
 
