@@ -142,12 +142,6 @@ class Ask:
         chunks.extend(json.dumps(t.parameters) + t.description for t in self.tools)
         return "\n".join(chunks)
 
-    def last_user_text(self) -> str:
-        for m in reversed(self.messages):
-            if m.role == "user" and m.text():
-                return m.text()
-        return ""
-
 
 def estimate_tokens(text: str) -> int:
     """An honest upper-ish estimate without a tokenizer: ~4 characters a token, denser for non-ASCII."""

@@ -56,7 +56,7 @@ def locate(reg: Registry, served: str, endpoint: str | None) -> tuple[Endpoint, 
         entry = next((m for m in listing(reg, found) if m.get("id") == served), None)
         if entry is None:
             raise NotFound(f"Endpoint {endpoint!r} does not serve {served!r}.",
-                           f"`bench candidates` lists what it serves; check the exact served name.")
+                           "`bench candidates` lists what it serves; check the exact served name.")
         return found, entry
     if not reg.endpoints():
         raise NotFound("There are no endpoints yet.", "Add one first: bench endpoint add NAME --base URL.")

@@ -4,7 +4,6 @@ from __future__ import annotations
 import difflib
 import re
 import threading
-import time
 from dataclasses import asdict, dataclass, field
 
 from . import keys
@@ -144,10 +143,6 @@ class Registry:
         return bool(self.config.update("endpoints.json",
                                        lambda d: (d.get("endpoints") or {}).pop(name, None) is not None))
 
-    def remove_model(self, alias: str) -> bool:
-        return bool(self.config.update("models.json",
-                                       lambda d: (d.get("models") or {}).pop(alias, None) is not None))
-
     def endpoint_extra(self, name: str) -> dict:
         """What endpoints.json holds about an endpoint beyond its settings (served_count, checked)."""
         raw = (self.config.view("endpoints.json").get("endpoints") or {}).get(name) or {}
@@ -176,7 +171,3 @@ def check_name(value, what: str) -> str:
         raise BadRequest(f"{what} {value!r} is not a valid name.",
                          "Use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.")
     return value
-
-
-def now() -> float:
-    return time.time()

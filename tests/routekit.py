@@ -4,9 +4,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchsetup import configure, sse_frames as sse  # noqa: F401 (re-exported for route tests)
 
 WIRE = Path(__file__).parent / "wire"
+
+
+@pytest.fixture
+def fakes():
+    """One started fake upstream per protocol: {api: fake}."""
+    from fakes import start_all
+    with start_all() as started:
+        yield started
 
 
 def captured(name: str) -> list[dict]:

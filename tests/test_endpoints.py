@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from fakes.anthropic import FakeAnthropic
 from fakes.gemini import FakeGemini
 from fakes.ollama import FakeOllama
+from fakes.canned import Canned
 from fakes.openai import FakeOpenAI
 
 KEY = "sk-test-endpoints-0123456789"
@@ -30,38 +29,6 @@ def fakes():
     yield make
     for f in started:
         f.stop()
-
-
-class Canned:
-    """A server that answers every request with one fixed status, headers and body (or a cut body)."""
-
-    def __init__(self, status: int = 200, body: bytes = b"", headers: dict | None = None, cut: bool = False):
-        canned = self
-
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self):
-                self.send_response(canned.status)
-                for k, v in (canned.headers or {}).items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(canned.body) + (100 if canned.cut else 0)))
-                self.end_headers()
-                self.wfile.write(canned.body)
-                if canned.cut:
-                    self.close_connection = True
-
-            def log_message(self, *a):
-                pass
-        self.status, self.body, self.headers, self.cut = status, body, headers, cut
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def closed_port() -> int:

@@ -4,50 +4,27 @@ from __future__ import annotations
 import io
 import json
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from benchwarmers.cli.main import main
+from fakes.canned import Canned
 from fakes.openai import FakeOpenAI
 from fakes.server import Reply
 
 KEY = "sk-test-LEAKCHECK-1234567890"
 
 
-class EchoingRefusal:
-    """An upstream that refuses every key and quotes it back, the way some providers do in their 401s."""
-
-    def __init__(self):
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self):
-                sent = self.headers.get("Authorization", "")
-                body = json.dumps({"error": {"message": f"Incorrect API key provided: {sent[7:]}",
-                                             "type": "invalid_request_error", "code": "invalid_api_key"}}).encode()
-                self.send_response(401)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *a):
-                pass
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+def echoing_refusal() -> Canned:
+    """An upstream that refuses the key and quotes it back, the way some providers do in their 401s."""
+    body = json.dumps({"error": {"message": f"Incorrect API key provided: {KEY}", "type": "invalid_request_error",
+                                 "code": "invalid_api_key"}}).encode()
+    return Canned(401, body, {"Content-Type": "application/json"})
 
 
 def test_the_key_never_leaks(service, http, isolated, capsys, monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
     seen: list[str] = []      # every response body and CLI output, checked at the end
     fake = FakeOpenAI().start().set_models(["m-one", "m-two"]).expect_key(KEY)
-    echo = EchoingRefusal()
+    echo = echoing_refusal()
 
     def call(method, path, body=None):
         status, _, d = http(method, path, body)

@@ -7,18 +7,10 @@ import urllib.request
 import pytest
 
 from conftest import Http
-from fakes import FAKES, Reply
-from routekit import captured, route_collection, sse
+from fakes import Reply
+from routekit import captured, fakes, route_collection, sse  # noqa: F401 (fakes is a fixture)
 
 APIS = ["openai", "anthropic", "gemini", "ollama"]
-
-
-@pytest.fixture
-def fakes():
-    started = {api: cls().start() for api, cls in FAKES.items()}
-    yield started
-    for fake in started.values():
-        fake.stop()
 
 
 def post(url: str, path: str, body: dict, headers: dict | None = None):

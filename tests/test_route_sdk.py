@@ -8,8 +8,8 @@ import time
 import pytest
 
 from conftest import Http
-from fakes import FAKES, Reply
-from routekit import route_collection
+from fakes import Reply
+from routekit import fakes, route_collection  # noqa: F401 (fakes is a fixture)
 
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
@@ -35,14 +35,6 @@ SCHEMAS = {
     "get_time": {"type": "object", "properties": {"tz": {"type": "string"}}},
 }
 IDS = {"openai": ["call_r1", "call_w2", "call_t3"], "anthropic": ["toolu_r1", "toolu_w2", "toolu_t3"]}
-
-
-@pytest.fixture
-def fakes():
-    started = {api: cls().start() for api, cls in FAKES.items()}
-    yield started
-    for fake in started.values():
-        fake.stop()
 
 
 def script(fake, api: str, served: str) -> None:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 
 from .. import formats
-from ..canonical import ROUTE, Text
+from ..canonical import ROUTE, Text, estimate_tokens
 from ..core.parts import parts
+from ..core.route import serve_route
 from ..errors import BadRequest, NotFound
 from ..formats.base import ReplyInfo, RequestInfo
 from ..server.context import Context
@@ -39,7 +40,6 @@ def serve_ask(fmt_name: str, req: Request, ctx: Context, info: RequestInfo) -> R
         ask.passthrough_headers["anthropic-beta"] = req.headers["anthropic-beta"]
     p = parts(ctx)
     if ask.target.mode == ROUTE:
-        from ..core.route import serve_route
         return serve_route(p, fmt, ask, info, req)
     run = p.panel.start(ask)
     headers = {"x-bench-panel": run.id}
@@ -88,7 +88,6 @@ def gemini_action(req: Request, ctx: Context) -> Response:
     if action == "countTokens":
         ask = formats.get("gemini").parse(req.json(), _info(req, path_model=model))
         require_listed(req, ctx, model)
-        from ..canonical import estimate_tokens
         return Response.json({"totalTokens": estimate_tokens(ask.prompt_text())})
     if action not in ("generateContent", "streamGenerateContent") or not model:
         raise NotFound(f"Unknown Gemini method {action!r}.",

@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .record import wilson
+
 WARMUP = 3      # a member with fewer judged turns than this is still being found out
 
 
@@ -35,7 +37,7 @@ def rank(aliases: list[str], stats: dict[str, dict]) -> list[Ranked]:
             score = (1, -asks, 0.0, -fail_rate, -speed)
             why = f"{alias}: {judged} judged asks (<{WARMUP}), {asks} asks so far: still being found out"
         else:
-            ub = wilson_upper(useful, judged, z)
+            ub = wilson(useful, judged, z)[1]   # optimistic where there is little evidence
             score = (0, 0, ub, -fail_rate, -speed)
             why = (f"{alias}: useful {useful}/{judged} (Wilson upper bound {ub:.2f} at z={z:.1f}), "
                    f"failures {fail_rate:.0%}, median {speed:.1f} s")
@@ -43,13 +45,3 @@ def rank(aliases: list[str], stats: dict[str, dict]) -> list[Ranked]:
     out.sort(key=lambda r: r.score, reverse=True)
     return out
 
-
-def wilson_upper(successes: int, trials: int, z: float) -> float:
-    """The upper bound of the Wilson score interval: optimistic where there is little evidence."""
-    if trials == 0:
-        return 1.0
-    p = successes / trials
-    denom = 1 + z * z / trials
-    centre = p + z * z / (2 * trials)
-    margin = z * ((p * (1 - p) + z * z / (4 * trials)) / trials) ** 0.5
-    return min(1.0, (centre + margin) / denom)

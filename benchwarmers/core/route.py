@@ -174,7 +174,7 @@ class Router:
         ask = turn.ask
         usage = answer.usage if answer else None
         self.p.calls.add(CallRecord(
-            id=turn.call if kind == "route" else new_id(), model=turn.model.alias, status=status,
+            id=turn.call, model=turn.model.alias, status=status,
             collection=turn.collection, endpoint=turn.model.endpoint, served=turn.model.served, kind=kind,
             mode=ROUTE, error=error, request=summarise_request(ask), prompt_hash=prompt_hash(ask),
             answer=(answer.text or None) if answer else None, ttft=turn.ttft,
@@ -197,7 +197,7 @@ class Router:
             self.p.panel.pool.submit(self._run_shadow, turn, model)
 
     def _run_shadow(self, turn: Turn, model: Model) -> None:
-        shadow = Turn(turn.ask, turn.collection, turn.pin, model)
+        shadow = Turn(turn.ask, turn.collection, turn.pin, model, call=new_id())
         answer, status, error = None, OK, None
         try:
             answer = self._whole(shadow)

@@ -7,7 +7,7 @@ import logging
 import threading
 from urllib.parse import quote
 
-from .. import keys as keys_mod
+from .. import formats, keys as keys_mod
 from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized
 from . import guard
 from .context import Context
@@ -88,7 +88,6 @@ class App:
             page = (f"<!doctype html><title>{err.status}</title><h1>{err.status}</h1>"
                     f"<p>{html.escape(str(err))}</p><p><a href=\"/\">Home</a></p>")
             return Response.html(page, err.status, headers)
-        from .. import formats
         body = formats.get(FORMAT_FOR_SHAPE[shape]).error_body(err)
         return Response(err.status, json.dumps(body).encode(), {"Content-Type": "application/json", **headers})
 

@@ -45,16 +45,6 @@ class Router:
             raise MethodNotAllowed(f"{method} is not allowed on {path}; use {', '.join(allow)}.", allow)
         raise NotFound(f"No route for {method} {path}.", "See GATEWAY.md for the routes this service answers.")
 
-    def url_for(self, handler: Callable, **params) -> str:
-        """The one URL builder: the path of the route whose handler this is."""
-        for route in self.routes:
-            if route.handler is handler:
-                path = route.pattern
-                for k, v in params.items():
-                    path = re.sub(r"\{" + k + r"(:path)?\}", str(v), path)
-                return path
-        raise KeyError(handler)
-
 
 def shape_for_path(path: str) -> str:
     """The API a path belongs to, so even a 404 answers in the caller's own error shape."""

@@ -5,7 +5,7 @@ from ..api import admin, gateway, status
 from ..dashboard.pages import home, login
 from ..dashboard.render import static
 from ..errors import NotFound
-from .routes import ADMIN, GATEWAY, PUBLIC, Route, Router
+from .routes import ADMIN, PUBLIC, Route, Router
 
 
 def static_file(req, ctx):
