@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 IN_VENV_FLAG = "BENCHWARMERS_CHECK_IN_VENV"
 # pip names of the test extra -> the module each provides (the rest import under their own name).
-IMPORT_NAMES = {"google-genai": "google.genai"}
+IMPORT_NAMES = {"google-genai": "google.genai", "pyyaml": "yaml"}
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".pytest_cache"}
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".js", ".txt", ".cfg", ".ini", ".yaml", ".yml", ".sh", ".in", ""}
 MODULE_WARN_LINES = 450
