@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -98,9 +99,12 @@ def run(cmd: list, *args: str, env: dict, cwd: Path, timeout: float = 120) -> su
 @contextmanager
 def serving(cmd: list, env: dict, cwd: Path):
     """`<cmd> serve` on 127.0.0.1, a port the OS picks; yields its URL, then stops it as a user would."""
+    # Windows: a group of its own, so Ctrl-Break reaches the service behind any launcher (node, a .exe shim).
+    flags = subprocess.CREATE_NEW_PROCESS_GROUP if IS_WINDOWS else 0
     proc = subprocess.Popen([str(c) for c in cmd] + ["serve", "--port", "0", "--no-browser"], env=env,
                             cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace")
+                            stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
+                            creationflags=flags)
     seen = []
     try:
         for line in proc.stderr:
@@ -116,7 +120,8 @@ def serving(cmd: list, env: dict, cwd: Path):
 
 def stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
-        proc.terminate()           # SIGTERM on POSIX: the service finishes and writes its records
+        # As a user stops it: SIGTERM on POSIX, Ctrl-Break on Windows; the service finishes and writes its records.
+        proc.send_signal(signal.CTRL_BREAK_EVENT if IS_WINDOWS else signal.SIGTERM)
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
