@@ -177,7 +177,8 @@ def test_installed_package_seeds_a_data_folder_from_its_own_examples(installed, 
     assert not list(installed.rglob(".benchwarmers-home"))
     probe = run([exe(bin_dir(installed), "python")], "-c", "import benchwarmers.home as h; print(h.examples_dir())",
                 env=env, cwd=tmp_path, timeout=60)
-    assert Path(probe.stdout.strip()).is_relative_to(installed)
+    # resolve(): Windows temp folders may be spelled with 8.3 short names, and the package resolves its own path.
+    assert Path(probe.stdout.strip()).is_relative_to(installed.resolve())
 
 
 # ---- the npm shim ------------------------------------------------------------------------------
