@@ -71,13 +71,17 @@ def built(tmp_path_factory) -> dict:
     if not _built:
         source = copy_source(tmp_path_factory.mktemp("build") / "src")
         out = tmp_path_factory.mktemp("dist")
-        run = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), *build_isolation_flags(),
-                              str(source)], capture_output=True, text=True, timeout=600)
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        done = build(source, out)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         sdists, wheels = list(out.glob("benchwarmers-*.tar.gz")), list(out.glob("benchwarmers-*.whl"))
         assert len(sdists) == 1 and len(wheels) == 1, list(out.iterdir())
         _built.update(sdist=sdists[0], wheel=wheels[0], source=source)
     return _built
+
+
+def build(source: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
+    return run([sys.executable, "-m", "build", "--outdir", out, *flags, *build_isolation_flags(), source],
+               env=clean_env(), cwd=out, timeout=600)
 
 
 def npm_tarball(tmp_path_factory) -> Path:
@@ -105,7 +109,7 @@ def serving(cmd: list, env: dict, cwd: Path):
                             cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
                             creationflags=flags)
-    seen = []
+    seen, found = [], None
     try:
         for line in proc.stderr:
             seen.append(line)

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 import pytest
 
 import benchwarmers
-from installkit import (NODE, NPM, bin_dir, build_isolation_flags, built, check_installed, clean_env, copy_source,
-                        exe, npm_tarball, run)
+from installkit import (NODE, NPM, bin_dir, build, built, check_installed, clean_env, copy_source, exe, npm_tarball,
+                        run)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIM = ROOT / "bin" / "benchwarmers.js"
@@ -86,9 +86,9 @@ def wheel(dists) -> Path:
 def installed(wheel, tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("venv") / "v"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    run = subprocess.run([str(exe(bin_dir(venv), "python")), "-m", "pip", "install", "--no-index", "--no-deps",
-                          "-q", str(wheel)], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
+    done = run([exe(bin_dir(venv), "python")], "-m", "pip", "install", "--no-index", "--no-deps", "-q", str(wheel),
+               env=clean_env(), cwd=venv, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
     return venv
 
 
@@ -147,8 +147,8 @@ def test_a_suite_folder_is_packaged_when_there_is_one(tmp_path):
         (source / "suite" / "tasks" / "claim-demo").mkdir(parents=True)
         (source / "suite" / "tasks" / "claim-demo" / "task.json").write_text("{}", encoding="utf-8")
         (source / "suite" / "tasks" / "claim-demo" / ".keep").write_text("", encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"),
-                          *build_isolation_flags(), str(source)], capture_output=True, text=True, timeout=600)
+    (tmp_path / "dist").mkdir()
+    out = build(source, tmp_path / "dist", "--wheel")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     with zipfile.ZipFile(next((tmp_path / "dist").glob("*.whl"))) as z:
         names = set(z.namelist())
