@@ -178,3 +178,15 @@ def test_admin_token_is_required_when_set(make_service, fakes):
         assert http(method, path, {} if method == "POST" else None)[0] == 401, path
     status, _, d = http("GET", "/bench/endpoints", headers={"Authorization": "Bearer " + "t" * 24})
     assert status == 200 and d == {"endpoints": []}
+
+
+def test_a_broken_keys_json_refuses_the_endpoint_and_keeps_every_key(http, service, fakes, isolated):
+    fake = fakes("openai")
+    path = isolated.parent / "llm" / "keys.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    broken = '{"openai": "sk-llm-own-key-000000",\n "other": 1,,}\n'
+    path.write_text(broken, encoding="utf-8")
+    status, _, d = http("POST", "/bench/endpoints", {"name": "oa", "base_url": fake.url, "key": KEY})
+    assert status == 500 and d["error"]["code"] == "config_error", d
+    assert f"{path}:2:" in d["error"]["message"] and KEY not in json.dumps(d)
+    assert path.read_text(encoding="utf-8") == broken and saved(service) == {}

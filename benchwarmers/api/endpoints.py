@@ -5,7 +5,7 @@ import time
 from urllib.parse import urlsplit
 
 from .. import health, keys, onboard
-from ..errors import BadRequest, Conflict, UpstreamFailed
+from ..errors import BadRequest, ConfigError, Conflict, UpstreamFailed
 from ..registry import APIS, Endpoint, check_name
 from ..server.context import Context
 from ..server.messages import Request, Response
@@ -92,6 +92,9 @@ def add_endpoint(req: Request, ctx: Context) -> Response:
     if new_key:
         try:
             keys.store(endpoint.name, key)
+        except ConfigError:     # keys.json does not parse: nothing half-registered, and the error names its line
+            reg.remove_endpoint(endpoint.name)
+            raise
         except OSError as e:    # nothing half-registered: take the endpoint back out
             reg.remove_endpoint(endpoint.name)
             raise BadRequest(f"Could not write keys.json: {type(e).__name__}.",

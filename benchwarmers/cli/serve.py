@@ -10,6 +10,7 @@ import webbrowser
 from pathlib import Path
 
 from .. import home, keys
+from ..errors import ConfigError
 from .client import CliError
 from .output import note
 
@@ -121,7 +122,10 @@ def run_init(args, client=None) -> int:
             key = read_secret(args.key_stdin, f"Key for {name} (input hidden): ")
             if not key:
                 raise CliError("No key given; nothing stored.", 1)
-            path = keys.store(name, key)
+            try:
+                path = keys.store(name, key)
+            except ConfigError as e:   # a keys.json that does not parse is the user's to fix, never ours to replace
+                raise CliError(str(e), 1) from None
             note(f"Key stored in {path} (not in the data folder).")
     elif args.key or args.key_stdin:
         raise CliError("--key needs --endpoint NAME BASE_URL.", 2)
