@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from dataclasses import asdict, dataclass
 
@@ -155,7 +156,8 @@ def resting_until(db, model: Model, now: float | None = None) -> float | None:
     now = time.time() if now is None else now
     try:
         row = db.one("SELECT resting_until FROM ratelimits WHERE endpoint = ?", (model.endpoint,))
-    except Exception:   # table shape owned elsewhere: a missing column must not break the roster
+    except sqlite3.Error:   # table shape owned elsewhere: a missing column must not break the roster
+        log.warning("cannot read ratelimits for %s", model.endpoint, exc_info=True)
         return None
     until = row["resting_until"] if row else None
     return float(until) if until and until > now else None

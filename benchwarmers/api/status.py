@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 
+from ..errors import ConfigError
 from ..server.context import Context
 from ..server.messages import Request, Response
 
@@ -24,7 +25,7 @@ def summary(ctx: Context) -> dict:
                       ("collections.json", "collections")):
         try:
             counts[key] = len(cfg.view(name).get(key) or {})
-        except Exception:
+        except ConfigError:   # the file is broken by hand: config_problems says where
             counts[key] = None
     return {
         "service": "benchwarmers",

@@ -1,6 +1,7 @@
 """The running service's shared state: data folder, config, database, settings and the bind address."""
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -12,6 +13,7 @@ from ..errors import ConfigError
 from ..settings import effective
 from ..store import Config, Database
 
+log = logging.getLogger("benchwarmers.server")
 _NO_SETTINGS: dict = {}
 
 
@@ -77,6 +79,6 @@ class Context:
             if closer:
                 try:
                     closer()
-                except Exception:
-                    pass
+                except Exception:   # shutting down: one part failing to close must not keep the rest open
+                    log.exception("closing %s failed", name)
         self.db.close()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ...api.status import summary
+from ...errors import ConfigError
 from ...server.context import Context
 from ...server.messages import Request, Response
 from ..render import e, page, table
@@ -14,7 +15,7 @@ def data(ctx: Context) -> dict:
     def safe(name, key):
         try:
             return cfg.view(name).get(key) or {}
-        except Exception:
+        except ConfigError:   # a broken file shows as empty here; config_problems names its line
             return {}
     d["endpoints"] = [{"name": n, "base_url": v.get("base_url"), "api": v.get("api", "openai")}
                       for n, v in sorted(safe("endpoints.json", "endpoints").items())]
