@@ -1,17 +1,11 @@
 """Shared fixtures: every test gets its own data folder and llm user folder; services start on port 0."""
 from __future__ import annotations
 
-import json
-import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+from tests.helpers.http import Http
 
 
 @pytest.fixture(autouse=True)
@@ -55,32 +49,6 @@ def make_service(home):
     yield make
     for svc in started:
         svc.stop()
-
-
-class Http:
-    """A tiny raw-HTTP client for tests: (status, headers, body-as-JSON-or-text)."""
-
-    def __init__(self, base: str):
-        self.base = base
-
-    def __call__(self, method: str, path: str, body=None, headers: dict | None = None, raw: bytes | None = None,
-                 timeout: float = 30):
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        hdrs = {"Content-Type": "application/json"} if data is not None else {}
-        hdrs.update(headers or {})
-        req = urllib.request.Request(self.base + path, data=data, headers=hdrs, method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                return resp.status, dict(resp.headers), _decode(resp.read())
-        except urllib.error.HTTPError as e:
-            return e.code, dict(e.headers), _decode(e.read())
-
-
-def _decode(raw: bytes):
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw.decode("utf-8", "replace")
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fakes import Reply
-from panelkit import MEMBERS, bench, fake, free_port, requests_for, setup_bench  # noqa: F401
-from conftest import Http
+from tests.fakes import Reply
+from tests.helpers.panel import MEMBERS, bench, fake, free_port, requests_for, setup_bench  # noqa: F401
+from tests.helpers.http import Http
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "t" * 20

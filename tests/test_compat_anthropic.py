@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from compatsetup import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401 (fixtures)
+from tests.helpers.compat import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401 (fixtures)
 
 anthropic = pytest.importorskip("anthropic")
 PROMPT = "name a prime"

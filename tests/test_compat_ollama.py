@@ -6,7 +6,7 @@ import urllib.request
 
 import pytest
 
-from compatsetup import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401 (fixtures)
+from tests.helpers.compat import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401 (fixtures)
 
 ollama = pytest.importorskip("ollama")
 PROMPT = "name a prime"

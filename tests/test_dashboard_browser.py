@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from benchsetup import configure
+from tests.helpers.data import configure
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not CHROMIUM, reason="no Chromium on this machine")]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from benchsetup import configure
+from tests.helpers.data import configure
 from benchwarmers.server.table import build_routes
-from fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI
+from tests.fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "GATEWAY.md"

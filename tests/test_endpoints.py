@@ -6,11 +6,11 @@ import socket
 
 import pytest
 
-from fakes.anthropic import FakeAnthropic
-from fakes.gemini import FakeGemini
-from fakes.ollama import FakeOllama
-from fakes.canned import Canned
-from fakes.openai import FakeOpenAI
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.gemini import FakeGemini
+from tests.fakes.ollama import FakeOllama
+from tests.fakes.canned import Canned
+from tests.fakes.openai import FakeOpenAI
 
 KEY = "sk-test-endpoints-0123456789"
 FAKES = {"openai": FakeOpenAI, "anthropic": FakeAnthropic, "gemini": FakeGemini, "ollama": FakeOllama}
@@ -170,7 +170,7 @@ def test_candidates_mark_the_bench_and_survive_a_dead_endpoint(http, fakes):
 
 
 def test_admin_token_is_required_when_set(make_service, fakes):
-    from conftest import Http
+    from tests.helpers.http import Http
     svc = make_service(admin_token="t" * 24)
     http = Http(svc.url)
     for method, path in (("GET", "/bench/endpoints"), ("GET", "/bench/candidates"), ("GET", "/bench/models"),

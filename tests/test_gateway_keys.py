@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from panelkit import MEMBERS, body, fake, setup_bench  # noqa: F401
-from conftest import Http
+from tests.helpers.panel import MEMBERS, body, fake, setup_bench  # noqa: F401
+from tests.helpers.http import Http
 
 TOKEN = "x" * 20
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}

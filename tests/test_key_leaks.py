@@ -6,9 +6,9 @@ import json
 import logging
 
 from benchwarmers.cli.main import main
-from fakes.canned import Canned
-from fakes.openai import FakeOpenAI
-from fakes.server import Reply
+from tests.fakes.canned import Canned
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.server import Reply
 
 KEY = "sk-test-LEAKCHECK-1234567890"
 

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from benchwarmers.cli.main import main
-from fakes.anthropic import FakeAnthropic
-from fakes.openai import FakeOpenAI
-from fakes.server import Reply
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.server import Reply
 
 KEY = "sk-test-cli-0123456789abcdef"
 

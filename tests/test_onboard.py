@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from fakes.anthropic import FakeAnthropic
-from fakes.gemini import FakeGemini
-from fakes.ollama import FakeOllama
-from fakes.openai import FakeOpenAI
-from fakes.server import Reply
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.gemini import FakeGemini
+from tests.fakes.ollama import FakeOllama
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.server import Reply
 
 KEY = "sk-test-onboard-0123456789"
 

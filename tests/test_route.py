@@ -6,9 +6,10 @@ import urllib.request
 
 import pytest
 
-from conftest import Http
-from fakes import Reply
-from routekit import captured, fakes, route_collection, sse  # noqa: F401 (fakes is a fixture)
+from tests.helpers.http import Http
+from tests.fakes import Reply
+from tests.helpers.route import captured, fakes, route_collection  # noqa: F401 (fakes is a fixture)
+from tests.helpers.sse import sse_frames as sse
 
 APIS = ["openai", "anthropic", "gemini", "ollama"]
 

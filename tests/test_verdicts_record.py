@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import Reply
-from panelkit import api, bench, body, fake, setup_bench  # noqa: F401
-from conftest import Http
+from tests.fakes import Reply
+from tests.helpers.panel import api, bench, body, fake, setup_bench  # noqa: F401
+from tests.helpers.http import Http
 
 
 def ask(api, **kw) -> dict:
