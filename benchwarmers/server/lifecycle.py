@@ -7,6 +7,7 @@ import signal
 import socket
 import threading
 from pathlib import Path
+from typing import Callable
 
 from .app import App
 from .context import Context
@@ -66,8 +67,9 @@ class Service:
         self._thread.start()
         return self
 
-    def serve_forever(self) -> None:
-        """Foreground: Ctrl-C and SIGTERM stop it cleanly."""
+    def serve_forever(self, ready: Callable[[], None] | None = None) -> None:
+        """Foreground: Ctrl-C and SIGTERM stop it cleanly. `ready` runs once the signals are ours, so whoever
+        it tells the URL to (a launcher waiting for it) can stop us at once without killing us mid-start."""
         stop = threading.Event()
 
         def on_signal(signum, frame):
@@ -77,6 +79,8 @@ class Service:
             if sig is not None:
                 signal.signal(sig, on_signal)
         self.start()
+        if ready:
+            ready()
         try:
             while not stop.wait(0.5):
                 pass
