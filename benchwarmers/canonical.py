@@ -5,6 +5,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from .errors import BenchError
+
 
 # ---- message parts -------------------------------------------------------------------------
 
@@ -66,7 +68,7 @@ Part = Union[Text, Image, ToolCall, ToolResult, Reasoning]
 @dataclass
 class Message:
     role: str                        # "user", "assistant", "system" (mid-conversation) or "tool"
-    parts: list = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
 
     def text(self) -> str:
         return "".join(p.text for p in self.parts if isinstance(p, Text))
@@ -216,7 +218,7 @@ class Finish:
 
 @dataclass
 class ErrorEvent:
-    error: Any                       # a BenchError
+    error: BenchError
 
 
 @dataclass

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 from . import keys
 from .canonical import Ask, Message, Text
-from .errors import BadRequest, BenchError, NotFound, UpstreamFailed
+from .errors import BadRequest, BenchError, FaultKind, NotFound, UpstreamFailed
 from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
 
 log = logging.getLogger("benchwarmers.health")
@@ -17,7 +17,7 @@ PROBE_PROMPT = "Reply with exactly one word: ready"
 PROBE_MAX_TOKENS = 512        # room for models that think before their one word
 OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
 # Failures that say nothing about the model itself: a refused key or a rate limit never retires a model.
-NOT_THE_MODEL = {"auth", "rate_limited"}
+NOT_THE_MODEL = {FaultKind.AUTH, FaultKind.RATE_LIMITED}
 
 # What to do next, per fault kind, when checking an endpoint or onboarding a model.
 ADVICE = {
@@ -53,7 +53,7 @@ class Probe:
     output_tokens: int = 0
     created: float = 0.0
     id: int | None = None
-    error_kind: str | None = None    # the fault kind (not stored: decides retirement)
+    error_kind: FaultKind | None = None    # not stored: decides retirement
 
     @classmethod
     def from_row(cls, row) -> "Probe":
@@ -89,7 +89,6 @@ def explain(exc: UpstreamFailed, endpoint: Endpoint, doing: str) -> UpstreamFail
     message = one_line(keys.redact(f"{doing}: {exc.message}", (key,) if key else ())).rstrip(".") + "."
     out = UpstreamFailed(exc.kind, message, advice(exc.kind, endpoint, exc.retry_after),
                          upstream_status=exc.upstream_status, retry_after=exc.retry_after, reset_at=exc.reset_at)
-    out.status = exc.status
     return out
 
 
@@ -110,10 +109,10 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None) -
             timeouts = Timeouts(connect=10, first_byte=90, idle=60)
         answer = reg.provider(endpoint).complete(probe_ask(), model.served, timeouts=timeouts)
     except UpstreamFailed as e:
-        probe.status = TIMEOUT if e.kind == "timeout" else FAILED
+        probe.status = TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED
         probe.error, probe.error_kind = one_line(e.message), e.kind
     except BenchError as e:          # e.g. its endpoint was removed
-        probe.error, probe.error_kind = one_line(str(e)), "not_found"
+        probe.error, probe.error_kind = one_line(str(e)), FaultKind.NOT_FOUND
     else:
         probe.answer = (answer.text or "").strip()[:200]
         probe.ttft, probe.input_tokens = answer.ttft, answer.usage.input_tokens
@@ -121,7 +120,7 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None) -
         if probe.answer:
             probe.status = OK
         else:
-            probe.error, probe.error_kind = "answered with no text", "empty"
+            probe.error, probe.error_kind = "answered with no text", FaultKind.BAD_RESPONSE
     probe.seconds = time.monotonic() - started
     return probe
 

@@ -137,7 +137,7 @@ def _onboard(ctx, served: str, endpoint: str | None, alias: str | None, quick: b
     model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
     probe = health.run_probe(reg, model, kind="onboard")
     if not probe.ok:
-        kind = probe.error_kind if probe.error_kind in UpstreamFailed.kinds else "bad_response"
+        kind = probe.error_kind
         raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {probe.error}. "
                              "Nothing was registered.", health.advice(kind, found))
     reg.save_model(model)

@@ -10,7 +10,8 @@ from typing import Iterator
 
 from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, ErrorEvent, Finish, KeepAlive,
                          PanelReply, Seat, TextDelta, Usage, Collector)
-from ..errors import BadRequest, BenchError, RateLimited, UpstreamFailed
+from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat, RateLimited,
+                      ToolsNeedRouteMode, UpstreamFailed)
 from ..providers.base import Timeouts
 from ..store.calls import CallRecord, new_id, prompt_hash, summarise_request
 from . import merge
@@ -39,13 +40,8 @@ def no_able_seat(plan: Plan) -> BenchError:
     if all(sp.skip.startswith("resting until") for sp in plan.seats):
         return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
                            "Try again after the reset, or add members on other endpoints.", retry_after=60)
-    return BadRequest(f"No seat can take this ask: {reasons}.",
-                      "Change the ask (e.g. drop the image), or add able models to the collection.",
-                      code="no_able_seat")
-
-
-class AllSeatsFailed(BenchError):
-    status, code = 502, "all_seats_failed"
+    return NoAbleSeat(f"No seat can take this ask: {reasons}.",
+                      "Change the ask (e.g. drop the image), or add able models to the collection.")
 
 
 @dataclass
@@ -89,15 +85,13 @@ class Panel:
     # -- starting ------------------------------------------------------------------------------
     def start(self, ask: Ask) -> PanelRun:
         if ask.tools:
-            raise BadRequest("A panel answers with text, so requests with tools are refused.",
-                             f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).",
-                             code="tools_need_route_mode")
+            raise ToolsNeedRouteMode("A panel answers with text, so requests with tools are refused.",
+                                     f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).")
         collection, direct = self._target(ask)
         plan = self.p.seating.plan(ask, collection, direct)
         if not plan.seats:
-            raise BadRequest(f"The collection {collection.name!r} has no one to seat.",
-                             "Add members: bench collection save NAME --add MODEL, or onboard models to explore.",
-                             code="empty_collection")
+            raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
+                                  "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
             raise no_able_seat(plan)
         settings = self.p.settings()
@@ -123,7 +117,7 @@ class Panel:
                 cols = self.p.collections.all()
                 hint = ("Ask a collection as bench/<name>: " + ", ".join(f"bench/{c}" for c in sorted(cols))
                         if cols else "Onboard a model or make a collection first.")
-                raise BenchError(f"No model or collection named {name!r}.", hint, status=404, code="model_not_found")
+                raise ModelNotFound(f"No model or collection named {name!r}.", hint)
             return None, model
         return self.p.collections.get(name), None
 
@@ -138,8 +132,8 @@ class Panel:
                                        timeouts=Timeouts(connect=min(10.0, timeout), first_byte=timeout, idle=timeout))
             seat.status, seat.answer, seat.usage = OK, answer.text, answer.usage
         except UpstreamFailed as e:
-            seat.status, seat.error = (TIMEOUT if e.kind == "timeout" else FAILED), str(e)
-            if e.kind == "rate_limited" and e.reset_at:
+            seat.status, seat.error = (TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED), str(e)
+            if e.kind is FaultKind.RATE_LIMITED and e.reset_at:
                 self.p.resting.mark(sp.model.endpoint, e.reset_at)
         except BenchError as e:
             seat.status, seat.error = FAILED, str(e)

@@ -8,7 +8,7 @@ from typing import Iterator
 
 from ..canonical import (FAILED, OK, ROUTE, Ask, Collector, ErrorEvent, Finish, ReasoningDelta, TextDelta,
                          ToolCallDelta, estimate_tokens)
-from ..errors import BenchError, RateLimited, UpstreamFailed
+from ..errors import AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, RateLimited, UpstreamFailed
 from ..formats.base import ReplyInfo, RequestInfo
 from ..providers.base import Timeouts
 from ..registry import Model
@@ -78,10 +78,9 @@ class Router:
             self.pins.expire(idle)
         order, why = self.candidates(ask, collection, pinned)
         if not order:
-            raise BenchError(f"No member of {collection.name!r} can take this turn: " + "; ".join(why or
-                             ["the collection has no members"]) + ".",
-                             "Add members with tools to the collection, or wait for a rate limit to reset.",
-                             status=503, code="no_member_available")
+            raise NoMemberAvailable(f"No member of {collection.name!r} can take this turn: " + "; ".join(why or
+                                    ["the collection has no members"]) + ".",
+                                    "Add members with tools to the collection, or wait for a rate limit to reset.")
         turn = Turn(ask, collection.name, pin, why=(["pinned: " + pinned] if pinned == order[0].alias else []) + why)
         failures = []
         for model in order:
@@ -93,7 +92,7 @@ class Router:
                     answer = self._whole(turn)
             except UpstreamFailed as e:
                 failures.append((model.alias, e))
-                if e.kind == "rate_limited" and e.reset_at:   # the next turns skip it until the reset
+                if e.kind is FaultKind.RATE_LIMITED and e.reset_at:   # the next turns skip it until the reset
                     self.p.resting.mark(model.endpoint, e.reset_at)
                 self._record(turn, FAILED, None, str(e))
                 turn.failover_from.append({"model": model.alias, "call": turn.call, "error": str(e)})
@@ -203,7 +202,7 @@ class Router:
             answer = self._whole(shadow)
         except BenchError as e:
             status, error = FAILED, str(e)
-            if isinstance(e, UpstreamFailed) and e.kind == "rate_limited" and e.reset_at:
+            if isinstance(e, UpstreamFailed) and e.kind is FaultKind.RATE_LIMITED and e.reset_at:
                 self.p.resting.mark(model.endpoint, e.reset_at)
         except Exception as e:   # a shadow must never disturb anything
             log.exception("shadow seat %s failed", model.alias)
@@ -212,12 +211,12 @@ class Router:
 
     def _all_failed(self, collection: str, failures: list) -> BenchError:
         lines = "; ".join(f"{alias}: {err}" for alias, err in failures)
-        if failures and all(err.kind == "rate_limited" for _, err in failures):
+        if failures and all(err.kind is FaultKind.RATE_LIMITED for _, err in failures):
             waits = [err.retry_after for _, err in failures if err.retry_after]
             return RateLimited(f"Every member of {collection!r} is rate limited: {lines}",
                                "Wait for the reset, or add members.", retry_after=min(waits) if waits else 30)
-        return BenchError(f"Every member of {collection!r} failed this turn: {lines}",
-                          "Check the members with bench models.", status=502, code="all_members_failed")
+        return AllMembersFailed(f"Every member of {collection!r} failed this turn: {lines}",
+                                "Check the members with bench models.")
 
 
 NATIVE_API = {"openai_chat": "openai", "anthropic": "anthropic", "gemini": "gemini", "ollama": "ollama"}

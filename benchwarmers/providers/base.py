@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta, Text, TextDelta, ToolCall,
                          ToolCallDelta, ToolResult)
-from ..errors import UpstreamFailed
+from ..errors import FaultKind, UpstreamFailed
 from .ratelimits import parse_rate_limit_headers, reset_time
 from .transport import Response, Timeouts, Transport, default_transport
 
@@ -90,7 +90,7 @@ def load_json(data, what: str = "response"):
     try:
         return json.loads(data)
     except (ValueError, TypeError):
-        raise UpstreamFailed("bad_response", f"unreadable {what}: {clip(repr(data)[:200], 200)}") from None
+        raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable {what}: {clip(repr(data)[:200], 200)}") from None
 
 
 class Provider:
@@ -168,10 +168,10 @@ class Provider:
         except UpstreamFailed as exc:
             raise self.clean(exc) from None
         except (ValueError, TypeError, KeyError, AttributeError, IndexError, UnicodeError) as exc:
-            raise self.clean(UpstreamFailed("bad_response", f"unreadable {self.api} stream "
+            raise self.clean(UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable {self.api} stream "
                                             f"({type(exc).__name__}: {clip(str(exc), 200)})")) from None
         except OSError as exc:
-            raise self.clean(UpstreamFailed("connection", f"{type(exc).__name__}: {exc}")) from None
+            raise self.clean(UpstreamFailed(FaultKind.CONNECTION, f"{type(exc).__name__}: {exc}")) from None
 
     def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Answer:
         """The stream read to its end: the one way a whole answer is made."""
@@ -197,7 +197,7 @@ class Provider:
         except UpstreamFailed as exc:
             raise self.clean(exc) from None
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise self.clean(UpstreamFailed("bad_response", f"unreadable models list "
+            raise self.clean(UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable models list "
                                             f"({type(exc).__name__}: {clip(str(exc), 200)})")) from None
         return models
 
@@ -233,11 +233,11 @@ class Provider:
         kind = self.classify(response.status, message, body)
         now = time.time()
         facts = parse_rate_limit_headers(response.headers, now)
-        extra = self.retry_after_from_body(body) if kind == "rate_limited" else None
+        extra = self.retry_after_from_body(body) if kind is FaultKind.RATE_LIMITED else None
         if extra is not None and facts.get("retry_after") is None:
             facts["retry_after"] = extra
             self.transport.limits.record(self.limit_name, {"retry_after": extra})
-        reset_at = reset_time(facts, now) if kind == "rate_limited" else None
+        reset_at = reset_time(facts, now) if kind is FaultKind.RATE_LIMITED else None
         hint = self._hint(kind)
         if reset_at:
             hint = f"{hint} It resets in about {max(reset_at - now, 0):.0f}s."
@@ -249,31 +249,31 @@ class Provider:
         return None
 
     @staticmethod
-    def classify(status: int, message: str, body) -> str:
+    def classify(status: int, message: str, body) -> FaultKind:
         if status in (401, 402, 403):
-            return "auth"
+            return FaultKind.AUTH
         if status == 404:
-            return "not_found"
+            return FaultKind.NOT_FOUND
         if status == 429:
-            return "rate_limited"
+            return FaultKind.RATE_LIMITED
         if status == 408:
-            return "timeout"
+            return FaultKind.TIMEOUT
         if status == 407:
-            return "connection"                        # our proxy wants credentials, not the provider
+            return FaultKind.CONNECTION                        # our proxy wants credentials, not the provider
         if status >= 500:
-            return "server"
+            return FaultKind.SERVER
         if _BAD_KEY.search(message) or "API_KEY_INVALID" in json.dumps(body):
-            return "auth"
+            return FaultKind.AUTH
         if _NOT_FOUND.search(message) and "model" in message.lower():   # a 400 that means "no such model"
-            return "not_found"
-        return "bad_request"
+            return FaultKind.NOT_FOUND
+        return FaultKind.BAD_REQUEST
 
-    def stream_failure(self, kind: str, message: str, status: int | None = None) -> UpstreamFailed:
+    def stream_failure(self, kind: FaultKind, message: str, status: int | None = None) -> UpstreamFailed:
         """An error the upstream reported inside an already-started stream."""
         return UpstreamFailed(kind, clip(message), self._hint(kind), upstream_status=status)
 
     def dropped(self, what: str) -> UpstreamFailed:
-        return UpstreamFailed("dropped", f"the stream ended without {what}",
+        return UpstreamFailed(FaultKind.DROPPED, f"the stream ended without {what}",
                               "The upstream cut its answer short; try again.")
 
     def clean(self, exc: UpstreamFailed) -> UpstreamFailed:
