@@ -1,6 +1,7 @@
 """One small hierarchy of errors, each carrying its HTTP status, a code, a message and what to do next."""
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 
@@ -101,6 +102,36 @@ class FaultKind(StrEnum):
     DROPPED = "dropped"              # the answer was cut short
     BAD_RESPONSE = "bad_response"    # not the protocol we speak (or an empty answer)
     BAD_REQUEST = "bad_request"      # the upstream refused the request as sent
+
+
+# What to do next, per fault kind: the one table behind seat errors, endpoint checks, probes and onboarding.
+ADVICE = {
+    FaultKind.AUTH: "The key was refused for endpoint {name!r}: check it (or {env}), or run "
+                    "`bench endpoint add {name} --base {base} --replace` with the right one.",
+    FaultKind.NOT_FOUND: "Check the served model name, the base URL (OpenAI-compatible ones usually end in /v1) "
+                         "and the protocol ({api}); `bench candidates` lists what each endpoint serves.",
+    FaultKind.RATE_LIMITED: "The endpoint {name!r} is rate-limiting: wait{wait} and try again.",
+    FaultKind.SERVER: "The endpoint failed on its side: try again later.",
+    FaultKind.TIMEOUT: "{base} did not answer in time: check the server, or try again later "
+                       "(slow models need a larger seat_timeout).",
+    FaultKind.CONNECTION: "Nothing answered at {base}: check the base URL, that the server is running, and "
+                          "HTTPS_PROXY / NO_PROXY (proxy credentials go in the URL).",
+    FaultKind.DROPPED: "The connection broke mid-answer: try again.",
+    FaultKind.BAD_RESPONSE: "The answer was not the {api} protocol: check the endpoint's protocol (--api) and its "
+                            "base URL.",
+    FaultKind.BAD_REQUEST: "The endpoint refused the request as sent; its message says which part.",
+}
+
+
+def key_env(endpoint: str) -> str:
+    """The environment variable that holds an endpoint's key (BENCHWARMERS_KEY_<NAME>), as the advice names it."""
+    return "BENCHWARMERS_KEY_" + re.sub(r"[^A-Z0-9]", "_", endpoint.upper())
+
+
+def advice(kind: FaultKind, *, name: str, base: str, api: str, retry_after: float | None = None) -> str:
+    """The advice for a fault of an endpoint, with its name, base URL, protocol and key variable filled in."""
+    wait = f" {retry_after:.0f} s" if retry_after else " a while"
+    return ADVICE[FaultKind(kind)].format(name=name, base=base, api=api, env=key_env(name), wait=wait)
 
 
 class UpstreamFailed(BenchError):

@@ -6,7 +6,7 @@ import sqlite3
 import time
 from dataclasses import asdict, dataclass
 
-from . import keys
+from . import errors, keys
 from .canonical import Ask, Message, Text
 from .errors import BadRequest, BenchError, FaultKind, NotFound, UpstreamFailed
 from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
@@ -18,22 +18,6 @@ PROBE_MAX_TOKENS = 512        # room for models that think before their one word
 OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
 # Failures that say nothing about the model itself: a refused key or a rate limit never retires a model.
 NOT_THE_MODEL = {FaultKind.AUTH, FaultKind.RATE_LIMITED}
-
-# What to do next, per fault kind, when checking an endpoint or onboarding a model.
-ADVICE = {
-    "auth": "The key was refused: check it, then run `bench endpoint add {name} --base {base} --replace` "
-            "with the right one (or fix {env}).",
-    "connection": "Nothing answered at {base}: check the base URL and that the server is running.",
-    "timeout": "{base} did not answer in time: check the server, or try again later.",
-    "not_found": "Check the base URL (OpenAI-compatible ones usually end in /v1) and --api ({api}); "
-                 "`bench candidates` lists what each endpoint serves.",
-    "bad_response": "The answer was not the {api} protocol: check --api and the base URL.",
-    "dropped": "The connection broke mid-answer: try again.",
-    "rate_limited": "The endpoint is rate-limiting: wait{wait} and try again.",
-    "server": "The endpoint failed on its side: try again later.",
-    "bad_request": "The endpoint refused the request as sent; its message above says which part.",
-}
-
 
 def registry(ctx) -> Registry:
     """The service's one Registry."""
@@ -77,10 +61,9 @@ def one_line(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def advice(kind: str, endpoint: Endpoint, retry_after: float | None = None) -> str:
-    wait = f" {retry_after:.0f} s" if retry_after else " a while"
-    return ADVICE.get(kind, "Try again later.").format(
-        name=endpoint.name, base=endpoint.base_url, api=endpoint.api, env=keys.env_name(endpoint.name), wait=wait)
+def advice(kind: FaultKind, endpoint: Endpoint, retry_after: float | None = None) -> str:
+    """errors.advice, for one of our endpoints."""
+    return errors.advice(kind, name=endpoint.name, base=endpoint.base_url, api=endpoint.api, retry_after=retry_after)
 
 
 def explain(exc: UpstreamFailed, endpoint: Endpoint, doing: str) -> UpstreamFailed:

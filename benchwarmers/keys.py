@@ -8,7 +8,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .errors import ConfigError
+from .errors import ConfigError, key_env
 from .store.config import atomic_write, parse
 
 log = logging.getLogger("benchwarmers.keys")
@@ -16,10 +16,6 @@ LLM_APP = "io.datasette.llm"   # the llm CLI's click app name; its user folder h
 _lock = threading.Lock()
 _known: set[str] = set()       # every key value we have handed out, so redact() can find it
 _warned: set[tuple] = set()    # broken keys.json states already logged, so a bad file is said once, not per call
-
-
-def env_name(endpoint: str) -> str:
-    return "BENCHWARMERS_KEY_" + re.sub(r"[^A-Z0-9]", "_", endpoint.upper())
 
 
 def llm_user_dir(platform: str | None = None, environ: dict | None = None, home: Path | None = None) -> Path:
@@ -68,7 +64,7 @@ def _parsed(path: Path) -> dict:
 def get(endpoint: str, environ: dict | None = None) -> tuple[str | None, str | None]:
     """(key, where) for an endpoint: where is 'environment', 'keys.json' or None."""
     env = os.environ if environ is None else environ
-    value = env.get(env_name(endpoint))
+    value = env.get(key_env(endpoint))
     if value:
         remember(value)
         return value, "environment"

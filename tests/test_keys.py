@@ -8,12 +8,12 @@ import threading
 import pytest
 
 from benchwarmers import keys
-from benchwarmers.errors import ConfigError
+from benchwarmers.errors import ConfigError, key_env
 
 
-def test_env_name_upper_cases_and_replaces_other_characters():
-    assert keys.env_name("openrouter") == "BENCHWARMERS_KEY_OPENROUTER"
-    assert keys.env_name("my-hub.v2") == "BENCHWARMERS_KEY_MY_HUB_V2"
+def test_key_env_upper_cases_and_replaces_other_characters():
+    assert key_env("openrouter") == "BENCHWARMERS_KEY_OPENROUTER"
+    assert key_env("my-hub.v2") == "BENCHWARMERS_KEY_MY_HUB_V2"
 
 
 def test_environment_wins_over_keys_json(tmp_path):

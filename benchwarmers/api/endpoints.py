@@ -5,7 +5,7 @@ import time
 from urllib.parse import urlsplit
 
 from .. import health, keys, onboard
-from ..errors import BadRequest, ConfigError, Conflict, UpstreamFailed
+from ..errors import BadRequest, ConfigError, Conflict, UpstreamFailed, key_env
 from ..registry import APIS, Endpoint, check_name
 from ..server.context import Context
 from ..server.messages import Request, Response
@@ -26,7 +26,7 @@ def endpoint_view(ctx: Context, endpoint: Endpoint) -> dict:
     on_bench = [m for m in reg.models().values() if m.endpoint == endpoint.name]
     extra = reg.endpoint_extra(endpoint.name)
     return {"name": endpoint.name, "base_url": endpoint.base_url, "api": endpoint.api, "no_key": endpoint.no_key,
-            "key_source": key_source(endpoint), "key_env": keys.env_name(endpoint.name),
+            "key_source": key_source(endpoint), "key_env": key_env(endpoint.name),
             "models": len(on_bench), "active_models": sum(1 for m in on_bench if m.active),
             "served_count": extra.get("served_count"), "checked": extra.get("checked")}
 
@@ -75,7 +75,7 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
         return existing, False
     raise BadRequest(f"No key for endpoint {endpoint.name!r}.",
                      f"`bench endpoint add {endpoint.name} --base URL` prompts for one (or --key-stdin); set "
-                     f"{keys.env_name(endpoint.name)}; or pass --no-key for a local server.")
+                     f"{key_env(endpoint.name)}; or pass --no-key for a local server.")
 
 
 def add_endpoint(req: Request, ctx: Context) -> Response:
@@ -98,7 +98,7 @@ def add_endpoint(req: Request, ctx: Context) -> Response:
         except OSError as e:    # nothing half-registered: take the endpoint back out
             reg.remove_endpoint(endpoint.name)
             raise BadRequest(f"Could not write keys.json: {type(e).__name__}.",
-                             f"Check {keys.keys_file()} is writable, or set {keys.env_name(endpoint.name)}.") from None
+                             f"Check {keys.keys_file()} is writable, or set {key_env(endpoint.name)}.") from None
     view = endpoint_view(ctx, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
     return Response.json({"endpoint": view}, 201)

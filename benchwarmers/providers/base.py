@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta, Text, TextDelta, ToolCall,
                          ToolCallDelta, ToolResult)
-from ..errors import FaultKind, UpstreamFailed
+from ..errors import FaultKind, UpstreamFailed, advice
 from .ratelimits import parse_rate_limit_headers, reset_time
 from .transport import Response, Timeouts, Transport, default_transport
 
@@ -21,17 +21,6 @@ _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown
                         r"no endpoints found", re.I)
 _BAD_KEY = re.compile(r"(invalid|incorrect) api[ _-]?key|api[ _-]?key\b.{0,40}\b(invalid|not valid|incorrect|"
                       r"expired)|API_KEY_INVALID|unauthori[sz]ed|invalid x-api-key", re.I | re.S)
-_HINTS = {
-    "auth": "Check the key for endpoint {name!r} (environment variable {env}).",
-    "not_found": "Check the served model name and the base URL; `bench candidates --new` lists what the "
-                 "endpoint serves.",
-    "rate_limited": "Wait for the limit to reset before calling {name!r} again.",
-    "server": "The provider failed on its side; try again later.",
-    "bad_request": "The provider refused the request as sent; its message says which part.",
-    "bad_response": "The endpoint did not answer in the {api} protocol; check its base URL and protocol.",
-    "timeout": "Try again later, or raise the timeout for slow models.",
-    "connection": "Check the base URL, your network and HTTPS_PROXY / NO_PROXY (proxy credentials go in the URL).",
-}
 
 
 def redact(text: str, *secrets_: str | None) -> str:
@@ -238,10 +227,8 @@ class Provider:
             facts["retry_after"] = extra
             self.transport.limits.record(self.limit_name, {"retry_after": extra})
         reset_at = reset_time(facts, now) if kind is FaultKind.RATE_LIMITED else None
-        hint = self._hint(kind)
-        if reset_at:
-            hint = f"{hint} It resets in about {max(reset_at - now, 0):.0f}s."
-        return UpstreamFailed(kind, f"HTTP {response.status}: {message}", hint,
+        wait = max(reset_at - now, 0) if reset_at else facts.get("retry_after")
+        return UpstreamFailed(kind, f"HTTP {response.status}: {message}", self._hint(kind, wait),
                               upstream_status=response.status, retry_after=facts.get("retry_after"),
                               reset_at=reset_at)
 
@@ -273,8 +260,7 @@ class Provider:
         return UpstreamFailed(kind, clip(message), self._hint(kind), upstream_status=status)
 
     def dropped(self, what: str) -> UpstreamFailed:
-        return UpstreamFailed(FaultKind.DROPPED, f"the stream ended without {what}",
-                              "The upstream cut its answer short; try again.")
+        return UpstreamFailed(FaultKind.DROPPED, f"the stream ended without {what}", self._hint(FaultKind.DROPPED))
 
     def clean(self, exc: UpstreamFailed) -> UpstreamFailed:
         """Every error names the endpoint and says what to do next; keys never leave in one."""
@@ -297,10 +283,8 @@ class Provider:
         """The key rate-limit facts are kept under: the endpoint name, else its host."""
         return self.name or self.host
 
-    def _hint(self, kind: str) -> str | None:
-        env = "BENCHWARMERS_KEY_" + re.sub(r"[^A-Z0-9]", "_", (self.name or self.api).upper())
-        template = _HINTS.get(kind)
-        return template.format(name=self.name or self.host, env=env, api=self.api) if template else None
+    def _hint(self, kind: FaultKind, retry_after: float | None = None) -> str:
+        return advice(kind, name=self.name or self.host, base=self.base, api=self.api, retry_after=retry_after)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name or ''} {self.base}>"
