@@ -6,9 +6,10 @@ import sqlite3
 import time
 from dataclasses import asdict, dataclass
 
-from . import errors, keys
+from . import errors
 from .canonical import Ask, Message, Text
 from .errors import BadRequest, BenchError, FaultKind, NotFound, UpstreamFailed
+from .redaction import redact
 from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
 
 log = logging.getLogger("benchwarmers.health")
@@ -57,7 +58,7 @@ class Probe:
 
 
 def one_line(text: str, limit: int = 400) -> str:
-    text = " ".join(keys.redact(str(text or "")).split())
+    text = " ".join(redact(str(text or "")).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -69,7 +70,7 @@ def advice(kind: FaultKind, endpoint: Endpoint, retry_after: float | None = None
 def explain(exc: UpstreamFailed, endpoint: Endpoint, doing: str) -> UpstreamFailed:
     """The fault as one line that says what failed and what to do next; never the key."""
     key = endpoint.key()[0] if not endpoint.no_key else None
-    message = one_line(keys.redact(f"{doing}: {exc.message}", (key,) if key else ())).rstrip(".") + "."
+    message = one_line(redact(f"{doing}: {exc.message}", key)).rstrip(".") + "."
     out = UpstreamFailed(exc.kind, message, advice(exc.kind, endpoint, exc.retry_after),
                          upstream_status=exc.upstream_status, retry_after=exc.retry_after, reset_at=exc.reset_at)
     return out

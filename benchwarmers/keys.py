@@ -1,20 +1,19 @@
-"""Provider keys: from BENCHWARMERS_KEY_<NAME> or the llm CLI's keys.json, never the data folder; redaction."""
+"""Provider keys: from BENCHWARMERS_KEY_<NAME> or the llm CLI's keys.json, never the data folder."""
 from __future__ import annotations
 
 import logging
 import os
-import re
 import sys
 import threading
 from pathlib import Path
 
 from .errors import ConfigError, key_env
+from .redaction import remember
 from .store.config import atomic_write, parse
 
 log = logging.getLogger("benchwarmers.keys")
 LLM_APP = "io.datasette.llm"   # the llm CLI's click app name; its user folder holds keys.json
 _lock = threading.Lock()
-_known: set[str] = set()       # every key value we have handed out, so redact() can find it
 _warned: set[tuple] = set()    # broken keys.json states already logged, so a bad file is said once, not per call
 
 
@@ -99,20 +98,3 @@ def delete(endpoint: str, environ: dict | None = None) -> bool:
         del data[endpoint]
         atomic_write(path, data, mode=0o600)
     return True
-
-
-def remember(key: str) -> None:
-    if key and len(key) >= 6:
-        _known.add(key)
-
-
-_PATTERNS = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|(?i:bearer)\s+[A-Za-z0-9._\-]{12,})")
-
-
-def redact(text: str, extra: tuple = ()) -> str:
-    """Remove every known key and anything shaped like one."""
-    if not text:
-        return text
-    for key in list(_known) + [k for k in extra if k]:
-        text = text.replace(key, "[redacted]")
-    return _PATTERNS.sub("[redacted]", text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import threading
 
-from . import keys
+from . import redaction
 from .cli.client import CliError, Client
 
 STRUCTURED_FROM = "2025-06-18"      # outputSchema, structuredContent and tool titles start here
@@ -227,7 +227,7 @@ def error_result(text: str) -> dict:
 
 def redact(text: str, client: Client | None) -> str:
     """Keys never reach the output, even if the service were to echo one back."""
-    return keys.redact(text, (client.key, client.admin_token) if client else ())
+    return redaction.redact(text, *((client.key, client.admin_token) if client else ()))
 
 
 def check_args(schema: dict, args: dict) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from benchwarmers import keys
 from benchwarmers.errors import ConfigError, key_env
+from benchwarmers.redaction import redact
 
 
 def test_key_env_upper_cases_and_replaces_other_characters():
@@ -74,12 +75,12 @@ def test_redact_removes_known_keys_and_key_shapes(tmp_path):
     keys.store("hub", "plainsecretvalue42", env)
     text = ("failed with plainsecretvalue42; also sk-abcdefghijklmnop and AIza" + "x" * 30
             + " and Authorization: Bearer abcdefghijklmnopq")
-    out = keys.redact(text)
+    out = redact(text)
     for leaked in ("plainsecretvalue42", "sk-abcdefghijklmnop", "AIza" + "x" * 30, "abcdefghijklmnopq"):
         assert leaked not in out
     assert out.count("[redacted]") == 4
-    assert keys.redact("nothing secret here") == "nothing secret here"
-    assert keys.redact("with extra-secret-1", extra=("extra-secret-1",)) == "with [redacted]"
+    assert redact("nothing secret here") == "nothing secret here"
+    assert redact("with extra-secret-1", "extra-secret-1") == "with [redacted]"
 
 
 def test_a_keys_json_that_does_not_parse_is_never_written_over(tmp_path):

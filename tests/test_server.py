@@ -431,8 +431,8 @@ def test_a_broken_settings_file_does_not_take_the_service_down(home, service):
 
 
 def test_error_messages_never_carry_a_key(service):
-    from benchwarmers import keys
-    keys.remember("sk-live-abcdefghijklmnop")
+    from benchwarmers.redaction import remember
+    remember("sk-live-abcdefghijklmnop")
     status, _, body = raw(service.url, "GET", "/v1/sk-live-abcdefghijklmnop")
     assert status == 404
     assert b"sk-live-abcdefghijklmnop" not in body

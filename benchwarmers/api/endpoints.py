@@ -6,6 +6,7 @@ from urllib.parse import urlsplit
 
 from .. import health, keys, onboard
 from ..errors import BadRequest, ConfigError, Conflict, UpstreamFailed, key_env
+from ..redaction import remember
 from ..registry import APIS, Endpoint, check_name
 from ..server.context import Context
 from ..server.messages import Request, Response
@@ -68,7 +69,7 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
     if given:
         if any(ord(c) < 32 or c.isspace() for c in given):
             raise BadRequest("The key holds spaces or control characters.", "Paste the key alone, on one line.")
-        keys.remember(given)   # from here on, redaction knows it
+        remember(given)   # from here on, redaction knows it
         return given, True
     existing, _ = keys.get(endpoint.name)
     if existing:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..canonical import Image, Message, ToolResult
 from ..errors import BadRequest, BenchError
+from ..redaction import redact
 
 
 @dataclass
@@ -248,15 +249,6 @@ def text_of(content: Any, where: str, kinds: tuple = ("text", "input_text", "out
 
 
 # ---- errors ----------------------------------------------------------------------------------
-
-_SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|(?<=Bearer )[A-Za-z0-9._\-]{8,}"
-                     r"|(?<=key=)[A-Za-z0-9._\-]{8,})")
-
-
-def redact(text: str) -> str:
-    """Errors may quote an upstream's words: never let a key through."""
-    return _SECRET.sub("[redacted]", text)
-
 
 def error_message(err: BaseException) -> str:
     return redact(str(err))

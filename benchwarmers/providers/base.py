@@ -1,4 +1,4 @@
-"""What every upstream adapter shares: one streaming path, error mapping, SSE/NDJSON framing, redaction."""
+"""What every upstream adapter shares: one streaming path, error mapping, SSE/NDJSON framing."""
 from __future__ import annotations
 
 import json
@@ -11,23 +11,17 @@ from urllib.parse import urlsplit
 from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta, Text, TextDelta, ToolCall,
                          ToolCallDelta, ToolResult)
 from ..errors import FaultKind, UpstreamFailed, advice
+from ..redaction import redact
 from .ratelimits import parse_rate_limit_headers, reset_time
 from .transport import Response, Timeouts, Transport, default_transport
 
-__all__ = ["Provider", "Timeouts", "iter_sse", "iter_ndjson", "redact", "new_call_id"]
+__all__ = ["Provider", "Timeouts", "iter_sse", "iter_ndjson", "new_call_id"]
 
 MESSAGE_LIMIT = 500
 _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown|invalid|unsupported) model|"
                         r"no endpoints found", re.I)
 _BAD_KEY = re.compile(r"(invalid|incorrect) api[ _-]?key|api[ _-]?key\b.{0,40}\b(invalid|not valid|incorrect|"
                       r"expired)|API_KEY_INVALID|unauthori[sz]ed|invalid x-api-key", re.I | re.S)
-
-
-def redact(text: str, *secrets_: str | None) -> str:
-    for s in secrets_:
-        if s and len(s) >= 4:
-            text = text.replace(s, "[redacted]")
-    return text
 
 
 def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:

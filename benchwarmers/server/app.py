@@ -7,8 +7,9 @@ import logging
 import threading
 from urllib.parse import quote
 
-from .. import formats, keys as keys_mod
+from .. import formats
 from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized
+from ..redaction import redact
 from . import guard
 from .context import Context
 from .messages import Request, Response
@@ -78,7 +79,7 @@ class App:
 
     # -- errors --------------------------------------------------------------------------------
     def error_response(self, shape: str, err: BenchError) -> Response:
-        err.message = keys_mod.redact(err.message)
+        err.message = redact(err.message)
         headers = {}
         if isinstance(err, MethodNotAllowed):
             headers["Allow"] = ", ".join(err.allow)
