@@ -4,10 +4,12 @@ from __future__ import annotations
 import time
 from urllib.parse import urlsplit
 
-from .. import health, keys, onboard
+from .. import keys
+from ..roster import health, onboard
 from ..errors import BadRequest, ConfigError, Conflict, UpstreamFailed, key_env
+from ..providers import make_provider
 from ..redaction import remember
-from ..registry import APIS, Endpoint, check_name
+from ..roster.registry import APIS, Endpoint, check_name
 from ..server.context import Context
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
@@ -107,10 +109,9 @@ def add_endpoint(req: Request, ctx: Context) -> Response:
 
 def check_endpoint(endpoint: Endpoint, key: str | None) -> list[dict]:
     """List its models with the key given, before anything is saved."""
-    from ..providers import make_provider
     provider = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name)
     try:
-        return provider.list_models(timeouts=onboard.list_timeouts())
+        return provider.list_models(timeouts=onboard.LIST_TIMEOUTS)
     except UpstreamFailed as e:
         raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} was not added: listing its models failed"
                              ) from None

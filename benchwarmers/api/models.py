@@ -1,7 +1,8 @@
 """Admin API for the model roster: list and find, onboard, show with probes, probe, retire, restore."""
 from __future__ import annotations
 
-from .. import health, onboard
+from ..roster import health, onboard
+from ..core.parts import parts
 from ..errors import BadRequest
 from ..server.context import Context
 from ..server.messages import Request, Response
@@ -11,13 +12,14 @@ from ..server.routes import ADMIN, Route
 def view(ctx: Context, model, probe: dict | None = None) -> dict:
     if probe is None:
         probe = next(iter(health.recent(ctx.db, model.alias, 1)), None)
-    return onboard.model_view(model, probe, health.resting_until(ctx.db, model))
+    return onboard.model_view(model, probe, parts(ctx).resting.until(model.endpoint))
 
 
 def list_models(req: Request, ctx: Context) -> Response:
     """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case)."""
     needle = (req.query.get("find") or "").strip().lower()
     reg = health.registry(ctx)
+    parts(ctx).resting.refresh()   # the admin's view: what the table says now, other processes' rests included
     last = health.latest(ctx.db)
     rows = []
     for alias, model in sorted(reg.models().items()):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import BadRequest, CollectionNotFound
-from ..registry import Registry, check_name, suggest
+from ..roster.registry import Registry, check_name, suggest
 from ..store import Config
 
 FILE = "collections.json"

@@ -133,8 +133,7 @@ class Panel:
             seat.status, seat.answer, seat.usage = OK, answer.text, answer.usage
         except UpstreamFailed as e:
             seat.status, seat.error = (TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED), str(e)
-            if e.kind is FaultKind.RATE_LIMITED and e.reset_at:
-                self.p.resting.mark(sp.model.endpoint, e.reset_at)
+            self.p.resting.observe(sp.model.endpoint, e)
         except BenchError as e:
             seat.status, seat.error = FAILED, str(e)
         except Exception as e:   # a bug of ours must cost one seat, never the panel

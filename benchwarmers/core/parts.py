@@ -1,13 +1,14 @@
 """The core's parts, built once per service and shared: registry, collections, record, seating, panel."""
 from __future__ import annotations
 
-from ..registry import Registry
+from ..roster.registry import Registry
 from ..store.calls import Calls
 from ..store.verdicts import Verdicts
 from .collections import Collections
 from .panel import Panel
 from .record import Record
-from .seating import Resting, Seating
+from .seating import Seating
+from ..roster.resting import Resting
 
 
 class Parts:

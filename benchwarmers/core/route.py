@@ -11,7 +11,7 @@ from ..canonical import (FAILED, OK, ROUTE, Ask, Collector, ErrorEvent, Finish, 
 from ..errors import AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, RateLimited, UpstreamFailed
 from ..formats.base import ReplyInfo, RequestInfo
 from ..providers.base import Timeouts
-from ..registry import Model
+from ..roster.registry import Model
 from ..server.guard import presented_key
 from ..server.messages import Request, Response
 from ..store.calls import CallRecord, new_id, prompt_hash, summarise_request
@@ -92,8 +92,7 @@ class Router:
                     answer = self._whole(turn)
             except UpstreamFailed as e:
                 failures.append((model.alias, e))
-                if e.kind is FaultKind.RATE_LIMITED and e.reset_at:   # the next turns skip it until the reset
-                    self.p.resting.mark(model.endpoint, e.reset_at)
+                self.p.resting.observe(model.endpoint, e)   # a rate limit: the next turns skip it until the reset
                 self._record(turn, FAILED, None, str(e))
                 turn.failover_from.append({"model": model.alias, "call": turn.call, "error": str(e)})
                 continue
@@ -202,8 +201,7 @@ class Router:
             answer = self._whole(shadow)
         except BenchError as e:
             status, error = FAILED, str(e)
-            if isinstance(e, UpstreamFailed) and e.kind is FaultKind.RATE_LIMITED and e.reset_at:
-                self.p.resting.mark(model.endpoint, e.reset_at)
+            self.p.resting.observe(model.endpoint, e)
         except Exception as e:   # a shadow must never disturb anything
             log.exception("shadow seat %s failed", model.alias)
             status, error = FAILED, f"internal error: {type(e).__name__}"

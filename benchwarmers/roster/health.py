@@ -2,20 +2,21 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from dataclasses import asdict, dataclass
 
-from . import errors
-from .canonical import Ask, Message, Text
-from .errors import BadRequest, BenchError, FaultKind, NotFound, UpstreamFailed
-from .redaction import redact
+from .. import errors
+from ..canonical import Ask, Message, Text
+from ..errors import BadRequest, BenchError, FaultKind, NotFound, UpstreamFailed
+from ..providers import Timeouts
+from ..redaction import redact
 from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
 
 log = logging.getLogger("benchwarmers.health")
 
 PROBE_PROMPT = "Reply with exactly one word: ready"
 PROBE_MAX_TOKENS = 512        # room for models that think before their one word
+PROBE_TIMEOUTS = Timeouts(connect=10, first_byte=90, idle=60)
 OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
 # Failures that say nothing about the model itself: a refused key or a rate limit never retires a model.
 NOT_THE_MODEL = {FaultKind.AUTH, FaultKind.RATE_LIMITED}
@@ -89,8 +90,7 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None) -
     try:
         endpoint = reg.endpoint(model.endpoint)
         if timeouts is None:
-            from .providers.transport import Timeouts
-            timeouts = Timeouts(connect=10, first_byte=90, idle=60)
+            timeouts = PROBE_TIMEOUTS
         answer = reg.provider(endpoint).complete(probe_ask(), model.served, timeouts=timeouts)
     except UpstreamFailed as e:
         probe.status = TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED
@@ -129,21 +129,6 @@ def latest(db) -> dict[str, dict]:
     rows = db.query("SELECT p.* FROM probes p JOIN (SELECT model, MAX(id) AS id FROM probes GROUP BY model) m "
                     "ON p.id = m.id")
     return {r["model"]: Probe.from_row(r).to_dict() for r in rows}
-
-
-def resting_until(db, model: Model, now: float | None = None) -> float | None:
-    """When a rate-limited model's connection may be called again, from the `ratelimits` table.
-
-    Hook: whoever enforces limits writes `ratelimits.resting_until` per endpoint; until then this is None
-    and the model shows as active."""
-    now = time.time() if now is None else now
-    try:
-        row = db.one("SELECT resting_until FROM ratelimits WHERE endpoint = ?", (model.endpoint,))
-    except sqlite3.Error:   # table shape owned elsewhere: a missing column must not break the roster
-        log.warning("cannot read ratelimits for %s", model.endpoint, exc_info=True)
-        return None
-    until = row["resting_until"] if row else None
-    return float(until) if until and until > now else None
 
 
 # ---- checking, retiring, restoring -----------------------------------------------------------------

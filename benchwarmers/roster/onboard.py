@@ -13,7 +13,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from . import health
-from .errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
+from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
+from ..providers import Timeouts
 from .registry import Endpoint, Model, Registry, check_name
 
 LOCK_WAIT = 300.0
@@ -21,15 +22,13 @@ SUITE_PENDING = "not run: the suite is not available in this version; the probe 
 SUITE_QUICK = "left to the scheduler (--quick)"
 
 
-def list_timeouts():
-    from .providers.transport import Timeouts
-    return Timeouts(connect=10, first_byte=30, idle=30)
+LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endpoint's models
 
 
 def listing(reg: Registry, endpoint: Endpoint) -> list[dict]:
     """What one endpoint serves; faults raised as one-line UpstreamFailed that say what to do."""
     try:
-        return reg.provider(endpoint).list_models(timeouts=list_timeouts())
+        return reg.provider(endpoint).list_models(timeouts=LIST_TIMEOUTS)
     except UpstreamFailed as e:
         raise health.explain(e, endpoint, f"Listing the models of endpoint {endpoint.name!r} failed") from None
 

@@ -6,9 +6,10 @@ import re
 import threading
 from dataclasses import asdict, dataclass, field
 
-from . import keys
-from .errors import BadRequest, NotFound
-from .store import Config
+from .. import keys
+from ..errors import BadRequest, NotFound
+from ..providers import Transport, make_provider
+from ..store import Config
 
 APIS = ("openai", "anthropic", "gemini", "ollama")
 ACTIVE, RETIRED = "active", "retired"
@@ -72,7 +73,6 @@ class Registry:
     """Parsed views of endpoints.json and models.json, rebuilt only when the files change."""
 
     def __init__(self, config: Config, transport=None):
-        from .providers.transport import Transport
         self.config = config
         self.transport = transport or Transport()   # this service's pooled connections and rate-limit facts
         self._lock = threading.Lock()
@@ -116,7 +116,6 @@ class Registry:
 
     def provider(self, endpoint: Endpoint):
         """One provider per endpoint and key (a changed key gets a new one); connections are pooled underneath."""
-        from .providers import make_provider
         key, _ = endpoint.key()
         cache_key = (endpoint.name, endpoint.base_url, endpoint.api, key)
         with self._lock:
