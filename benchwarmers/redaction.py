@@ -1,4 +1,4 @@
-"""One redaction for keys in errors, logs and outputs: every key seen, the secrets given, and anything shaped like one."""
+"""One redaction for keys in errors, logs and outputs: every key seen, the secrets given, and key shapes."""
 from __future__ import annotations
 
 import re

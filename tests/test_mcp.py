@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.data import configure
-from benchwarmers.mcp_tools import ToolError, ask_body, check_args, TOOLS
+from benchwarmers.mcp.tools import ToolError, ask_body, check_args, TOOLS
 from tests.fakes import FakeOpenAI, Reply
 
 ROOT = Path(__file__).resolve().parent.parent

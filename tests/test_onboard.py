@@ -198,7 +198,7 @@ def test_key_or_rate_limit_trouble_never_retires(reply, bench, service, fake):
 
 
 def test_probe_all_skips_ad_hoc(bench, service, fake):
-    from benchwarmers import health
+    from benchwarmers.roster import health
     bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
     bench("POST", "/bench/models", {"served": "org/m-two:free", "alias": "dos", "ad_hoc": True})
     results = health.probe_all(service.ctx)

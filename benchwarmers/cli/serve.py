@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import home, keys
 from ..errors import ConfigError
-from .client import CliError
+from ..client import ClientError
 from .output import note
 
 APIS = ("openai", "anthropic", "gemini", "ollama")
@@ -50,7 +50,7 @@ def env_port(default: int) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise CliError(f"BENCHWARMERS_PORT must be a port number, not {raw!r}.", 2) from None
+        raise ClientError(f"BENCHWARMERS_PORT must be a port number, not {raw!r}.", 2) from None
 
 
 def on_desktop() -> bool:
@@ -66,9 +66,9 @@ def run_serve(args, client=None, open_browser: bool | None = None) -> int:
     try:
         service = Service(host=host, port=port, role=args.role)
     except BindRefused as e:
-        raise CliError(str(e), 2) from None
+        raise ClientError(str(e), 2) from None
     except OSError as e:
-        raise CliError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
+        raise ClientError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
                        "Is another copy running? Choose another --port.", 1) from None
     want = args.open if open_browser is None else (open_browser or args.open)
 
@@ -94,7 +94,7 @@ def bare() -> int:
                               default_port=8122)
     try:
         return run_serve(args, open_browser=on_desktop())
-    except CliError as e:
+    except ClientError as e:
         note(str(e))
         return e.code
 
@@ -103,7 +103,7 @@ def read_secret(from_stdin: bool, prompt: str) -> str:
     if from_stdin:
         return sys.stdin.readline().strip()
     if not sys.stdin or not sys.stdin.isatty():
-        raise CliError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
+        raise ClientError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
     return getpass.getpass(prompt).strip()
 
 
@@ -123,12 +123,12 @@ def run_init(args, client=None) -> int:
         if args.key or args.key_stdin:
             key = read_secret(args.key_stdin, f"Key for {name} (input hidden): ")
             if not key:
-                raise CliError("No key given; nothing stored.", 1)
+                raise ClientError("No key given; nothing stored.", 1)
             try:
                 path = keys.store(name, key)
             except ConfigError as e:   # a keys.json that does not parse is the user's to fix, never ours to replace
-                raise CliError(str(e), 1) from None
+                raise ClientError(str(e), 1) from None
             note(f"Key stored in {path} (not in the data folder).")
     elif args.key or args.key_stdin:
-        raise CliError("--key needs --endpoint NAME BASE_URL.", 2)
+        raise ClientError("--key needs --endpoint NAME BASE_URL.", 2)
     return 0

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import threading
 
-from . import redaction
-from .cli.client import CliError, Client
+from .. import redaction
+from ..client import Client, ClientError
 
 STRUCTURED_FROM = "2025-06-18"      # outputSchema, structuredContent and tool titles start here
 ANNOTATIONS_FROM = "2025-03-26"
@@ -146,7 +146,7 @@ class Tools:
     def describe_target(self) -> str:
         try:
             return self.client().url
-        except CliError as e:
+        except ClientError as e:
             return f"(unusable settings: {e})"
 
     def client(self) -> Client:
@@ -162,7 +162,7 @@ class Tools:
             text, data = getattr(self, "tool_" + name)(client, args)
         except ToolError as e:
             return error_result(redact(str(e), client))
-        except CliError as e:
+        except ClientError as e:
             message = str(e).splitlines()[0]
             if e.code == 3:
                 message += "\n" + START_HINT
