@@ -199,7 +199,9 @@ def test_ask_prints_each_seat_as_it_finishes(bench, fake):
     try:
         first = proc.stdout.readline().decode()
         assert first.startswith("## Seat") and proc.poll() is None   # a block arrived before the panel ended
-        out, err_text = proc.communicate(timeout=60)
+        # read through the same buffered pipe: communicate() would skip what readline() already buffered
+        out, err_text = proc.stdout.read(), proc.stderr.read()
+        proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
