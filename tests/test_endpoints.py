@@ -40,7 +40,7 @@ def closed_port() -> int:
 
 
 def saved(service) -> dict:
-    return json.loads((service.ctx.config.path("endpoints.json")).read_text())["endpoints"]
+    return json.loads((service.bench.config.path("endpoints.json")).read_text())["endpoints"]
 
 
 def keys_json(isolated) -> dict:
@@ -62,7 +62,7 @@ def test_add_each_protocol_checks_by_listing_then_saves(api, http, service, fake
     assert saved(service)[f"my-{api}"]["api"] == api
     if api != "ollama":
         assert keys_json(isolated)[f"my-{api}"] == KEY
-        assert KEY not in service.ctx.config.path("endpoints.json").read_text()
+        assert KEY not in service.bench.config.path("endpoints.json").read_text()
     status, _, d = http("GET", "/bench/endpoints")
     assert [x["name"] for x in d["endpoints"]] == [f"my-{api}"]
     assert KEY not in json.dumps(d)

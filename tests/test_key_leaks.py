@@ -76,7 +76,7 @@ def test_the_key_never_leaks(service, http, isolated, capsys, monkeypatch, caplo
     finally:
         fake.stop()
         echo.stop()
-    service.ctx.db.sync()
+    service.bench.db.sync()
 
     assert len(seen) > 20 and all(KEY not in s for s in seen), [s for s in seen if KEY in s][:1]
     assert KEY not in caplog.text and caplog.records is not None

@@ -32,12 +32,12 @@ def bench(http, fake):
 
 
 def models_file(service) -> dict:
-    path = service.ctx.config.path("models.json")
+    path = service.bench.config.path("models.json")
     return json.loads(path.read_text()).get("models", {}) if path.exists() else {}
 
 
 def probes(service, alias=None) -> list:
-    rows = service.ctx.db.query("SELECT * FROM probes" + (" WHERE model = ?" if alias else "") + " ORDER BY id",
+    rows = service.bench.db.query("SELECT * FROM probes" + (" WHERE model = ?" if alias else "") + " ORDER BY id",
                                 (alias,) if alias else ())
     return [dict(r) for r in rows]
 
@@ -54,7 +54,7 @@ def test_onboard_registers_probes_and_records(bench, service, fake):
     rows = probes(service, "m-two-free")
     assert len(rows) == 1 and rows[0]["kind"] == "onboard" and rows[0]["input_tokens"] > 0
     assert models_file(service)["m-two-free"]["served"] == "org/m-two:free"
-    job = service.ctx.db.one("SELECT * FROM jobs WHERE id = ?", (d["job"],))
+    job = service.bench.db.one("SELECT * FROM jobs WHERE id = ?", (d["job"],))
     assert job["status"] == "done" and job["finished"] >= job["started"]
     assert "quick" not in d["suite"]
     _, _, q = bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True, "ad_hoc": True})
@@ -76,7 +76,7 @@ def test_failed_probe_registers_nothing(reply, code, words, bench, service, fake
     msg = d["error"]["message"]
     assert d["error"]["code"] == code and words in msg and "Nothing was registered" in msg and "\n" not in msg
     assert models_file(service) == {} and probes(service) == []
-    job = service.ctx.db.one("SELECT * FROM jobs ORDER BY id DESC")
+    job = service.bench.db.one("SELECT * FROM jobs ORDER BY id DESC")
     assert job["status"] == "failed"
 
 
@@ -135,7 +135,7 @@ def test_one_model_onboards_at_a_time(bench, service, fake):
     for t in threads:
         t.join(30)
     assert sorted(r[0] for r in results) == [201, 201]
-    jobs = service.ctx.db.query("SELECT * FROM jobs ORDER BY started")
+    jobs = service.bench.db.query("SELECT * FROM jobs ORDER BY started")
     assert len(jobs) == 2 and jobs[1]["started"] >= jobs[0]["finished"]
 
 
@@ -160,7 +160,7 @@ def test_retire_restore_and_show(bench, service):
 def test_resting_status_comes_from_rate_limit_facts(bench, service):
     bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
     until = time.time() + 600
-    service.ctx.db.execute("INSERT INTO ratelimits (endpoint, facts, resting_until, updated) VALUES (?, ?, ?, ?)",
+    service.bench.db.execute("INSERT INTO ratelimits (endpoint, facts, resting_until, updated) VALUES (?, ?, ?, ?)",
                            ("oa", "{}", until, time.time()), wait=True)
     _, _, d = bench("GET", "/bench/models")
     m = d["models"][0]
@@ -201,6 +201,6 @@ def test_probe_all_skips_ad_hoc(bench, service, fake):
     from benchwarmers.roster import health
     bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
     bench("POST", "/bench/models", {"served": "org/m-two:free", "alias": "dos", "ad_hoc": True})
-    results = health.probe_all(service.ctx)
+    results = health.probe_all(service.bench.registry, service.bench.db)
     assert [r["model"] for r in results] == ["uno"]
     assert [p["kind"] for p in probes(service, "dos")] == ["onboard"]

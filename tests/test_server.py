@@ -411,7 +411,7 @@ def test_token_comparisons_are_constant_time():
 def test_an_unexpected_error_is_a_clean_500_in_the_api_shape(service):
     def boom(req, ctx):
         raise RuntimeError("secret internals at /srv/app.py line 3")
-    app = App(service.ctx, Router([Route("GET", "/v1/boom", boom, "openai", PUBLIC),
+    app = App(service.bench, Router([Route("GET", "/v1/boom", boom, "openai", PUBLIC),
                                    Route("GET", "/boom", boom, "html", PUBLIC)]))
     for path in ("/v1/boom", "/boom"):
         resp = app.handle(Request("GET", path, headers={"host": "127.0.0.1"}))

@@ -10,7 +10,7 @@ from ..errors import BadRequest, ConfigError, Conflict, UpstreamFailed, key_env
 from ..providers import make_provider
 from ..redaction import remember
 from ..roster.registry import APIS, Endpoint, check_name
-from ..server.context import Context
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
 
@@ -24,8 +24,8 @@ def key_source(endpoint: Endpoint) -> str:
     return endpoint.key()[1] or "missing"
 
 
-def endpoint_view(ctx: Context, endpoint: Endpoint) -> dict:
-    reg = health.registry(ctx)
+def endpoint_view(bench: Bench, endpoint: Endpoint) -> dict:
+    reg = bench.registry
     on_bench = [m for m in reg.models().values() if m.endpoint == endpoint.name]
     extra = reg.endpoint_extra(endpoint.name)
     return {"name": endpoint.name, "base_url": endpoint.base_url, "api": endpoint.api, "no_key": endpoint.no_key,
@@ -34,9 +34,9 @@ def endpoint_view(ctx: Context, endpoint: Endpoint) -> dict:
             "served_count": extra.get("served_count"), "checked": extra.get("checked")}
 
 
-def list_endpoints(req: Request, ctx: Context) -> Response:
-    reg = health.registry(ctx)
-    return Response.json({"endpoints": [endpoint_view(ctx, e) for _, e in sorted(reg.endpoints().items())]})
+def list_endpoints(req: Request, bench: Bench) -> Response:
+    reg = bench.registry
+    return Response.json({"endpoints": [endpoint_view(bench, e) for _, e in sorted(reg.endpoints().items())]})
 
 
 def check_base(value) -> str:
@@ -81,10 +81,10 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
                      f"{key_env(endpoint.name)}; or pass --no-key for a local server.")
 
 
-def add_endpoint(req: Request, ctx: Context) -> Response:
+def add_endpoint(req: Request, bench: Bench) -> Response:
     body = req.json()
     endpoint = endpoint_from(body)
-    reg = health.registry(ctx)
+    reg = bench.registry
     if endpoint.name in reg.endpoints() and not body.get("replace"):
         raise Conflict(f"Endpoint {endpoint.name!r} exists.",
                        "Add --replace to change its URL, protocol or key, or pick another name.")
@@ -102,7 +102,7 @@ def add_endpoint(req: Request, ctx: Context) -> Response:
             reg.remove_endpoint(endpoint.name)
             raise BadRequest(f"Could not write keys.json: {type(e).__name__}.",
                              f"Check {keys.keys_file()} is writable, or set {key_env(endpoint.name)}.") from None
-    view = endpoint_view(ctx, endpoint)
+    view = endpoint_view(bench, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
     return Response.json({"endpoint": view}, 201)
 
@@ -117,9 +117,9 @@ def check_endpoint(endpoint: Endpoint, key: str | None) -> list[dict]:
                              ) from None
 
 
-def remove_endpoint(req: Request, ctx: Context) -> Response:
+def remove_endpoint(req: Request, bench: Bench) -> Response:
     """Its models are retired (restorable once it is back); its key stays in keys.json, shared with llm."""
-    reg = health.registry(ctx)
+    reg = bench.registry
     endpoint = reg.endpoint(req.params["name"])
     retired = [m.alias for m in list(reg.models().values()) if m.endpoint == endpoint.name and m.active]
     for alias in retired:
@@ -132,10 +132,10 @@ def remove_endpoint(req: Request, ctx: Context) -> Response:
     return Response.json({"removed": endpoint.name, "retired": retired, "note": note})
 
 
-def candidates(req: Request, ctx: Context) -> Response:
+def candidates(req: Request, bench: Bench) -> Response:
     """What each endpoint serves, marked with the alias when it is already on the bench."""
     only_new = req.query.get("new", "").lower() in TRUE
-    reg = health.registry(ctx)
+    reg = bench.registry
     on_bench = {(m.endpoint, m.served): m.alias for m in reg.models().values()}
     rows, errors = [], []
     for name, found in sorted(onboard.listings(reg).items()):

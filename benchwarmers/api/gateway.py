@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from .. import formats
 from ..canonical import ROUTE, Text, estimate_tokens
-from ..core.parts import parts
-from ..core.route import serve_route
 from ..errors import BadRequest, NotFound
 from ..formats.base import ReplyInfo, RequestInfo
-from ..server.context import Context
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import GATEWAY, Route
 
@@ -26,7 +24,7 @@ def check_reach(req: Request, target) -> None:
     key.check_collection(target.name)
 
 
-def serve_ask(fmt_name: str, req: Request, ctx: Context, info: RequestInfo) -> Response:
+def serve_ask(fmt_name: str, req: Request, bench: Bench, info: RequestInfo) -> Response:
     """Parse in the client's format, run the panel (or route mode), answer in the same format."""
     fmt = formats.get(fmt_name)
     ask = fmt.parse(req.json(), info)
@@ -34,20 +32,19 @@ def serve_ask(fmt_name: str, req: Request, ctx: Context, info: RequestInfo) -> R
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     check_reach(req, ask.target)
     if not has_content(ask):
-        return nothing_to_answer(fmt_name, req, ctx, ask, info)
+        return nothing_to_answer(fmt_name, req, bench, ask, info)
     ask.caller = req.caller.name if req.caller else None
     if "anthropic-beta" in req.headers:   # forwarded only when an Anthropic member gets the body as it came
         ask.passthrough_headers["anthropic-beta"] = req.headers["anthropic-beta"]
-    p = parts(ctx)
     if ask.target.mode == ROUTE:
-        return serve_route(p, fmt, ask, info, req)
-    run = p.panel.start(ask)
+        return bench.router.serve(fmt, ask, info, req)
+    run = bench.panel.start(ask)
     headers = {"x-bench-panel": run.id}
     reply = ReplyInfo.for_ask(ask, info)
     if ask.stream:
-        return Response.streaming(fmt.stream(p.panel.events(run), reply),
+        return Response.streaming(fmt.stream(bench.panel.events(run), reply),
                                   formats.stream_content_type(fmt, reply), headers)
-    answer = p.panel.whole(run)
+    answer = bench.panel.whole(run)
     reply.extra = run.bench()
     return Response.json(fmt.render(answer, reply), headers=headers)
 
@@ -60,10 +57,10 @@ def has_content(ask) -> bool:
     return any(not isinstance(p, Text) or p.text for m in ask.messages for p in m.parts)
 
 
-def nothing_to_answer(fmt_name: str, req: Request, ctx: Context, ask, info: RequestInfo) -> Response:
+def nothing_to_answer(fmt_name: str, req: Request, bench: Bench, ask, info: RequestInfo) -> Response:
     """An empty conversation asks no one: Ollama's "load the model" request is answered as Ollama does, others 400."""
     if fmt_name == "ollama":
-        if ask.target.requested not in model_names(req, ctx):
+        if ask.target.requested not in model_names(req, bench):
             raise NotFound(f"model {ask.target.requested!r} not found",
                            "GET /api/tags lists what this service answers as.")
         return Response.json(formats.get("ollama").load_reply(ReplyInfo.for_ask(ask, info)))
@@ -76,89 +73,88 @@ def _info(req: Request, **kw) -> RequestInfo:
 
 
 def ask_handler(fmt_name: str):
-    def handler(req: Request, ctx: Context) -> Response:
-        return serve_ask(fmt_name, req, ctx, _info(req))
+    def handler(req: Request, bench: Bench) -> Response:
+        return serve_ask(fmt_name, req, bench, _info(req))
     handler.__name__ = f"ask_{fmt_name}"
     return handler
 
 
-def gemini_action(req: Request, ctx: Context) -> Response:
+def gemini_action(req: Request, bench: Bench) -> Response:
     """POST /v1beta/models/{model}:generateContent | :streamGenerateContent | :countTokens."""
     model, _, action = req.params["model"].rpartition(":")
     if action == "countTokens":
         ask = formats.get("gemini").parse(req.json(), _info(req, path_model=model))
-        require_listed(req, ctx, model)
+        require_listed(req, bench, model)
         return Response.json({"totalTokens": estimate_tokens(ask.prompt_text())})
     if action not in ("generateContent", "streamGenerateContent") or not model:
         raise NotFound(f"Unknown Gemini method {action!r}.",
                        "Use models/bench/<collection>:generateContent or :streamGenerateContent.")
-    return serve_ask("gemini", req, ctx, _info(req, path_model=model,
+    return serve_ask("gemini", req, bench, _info(req, path_model=model,
                                                 stream_route=action == "streamGenerateContent"))
 
 
 # -- model lists ---------------------------------------------------------------------------------
 
-def model_names(req: Request, ctx: Context) -> list[str]:
+def model_names(req: Request, bench: Bench) -> list[str]:
     """bench/<c>, :merged and :route for each collection the caller reaches, then every alias (keys for '*')."""
-    p = parts(ctx)
     key = req.caller
     names = []
-    for c in sorted(p.collections.all()):
+    for c in sorted(bench.collections.all()):
         if key is None or key.allows(c):
             names += [f"bench/{c}", f"bench/{c}:merged", f"bench/{c}:route"]
     if key is None or "*" in key.collections:
-        names += sorted(a for a, m in p.registry.models().items() if m.active)
+        names += sorted(a for a, m in bench.registry.models().items() if m.active)
     return names
 
 
-def openai_models(req: Request, ctx: Context) -> Response:
+def openai_models(req: Request, bench: Bench) -> Response:
     """The OpenAI shape, or Anthropic's for a client that sends anthropic-version (the same path in both APIs)."""
     fmt = "anthropic" if "anthropic-version" in req.headers else "openai_chat"
-    return Response.json(formats.get(fmt).models_list(model_names(req, ctx)))
+    return Response.json(formats.get(fmt).models_list(model_names(req, bench)))
 
 
-def openai_model(req: Request, ctx: Context) -> Response:
+def openai_model(req: Request, bench: Bench) -> Response:
     """GET /v1/models/{id}: what the OpenAI SDK's models.retrieve asks."""
     name = req.params["model"]
-    if name not in model_names(req, ctx):
+    if name not in model_names(req, bench):
         raise NotFound(f"The model {name!r} does not exist here.", "GET /v1/models lists what this service answers.")
     return Response.json(formats.get("openai_chat").models_list([name])["data"][0])
 
 
-def gemini_models(req: Request, ctx: Context) -> Response:
-    return Response.json(formats.get("gemini").models_list(model_names(req, ctx)))
+def gemini_models(req: Request, bench: Bench) -> Response:
+    return Response.json(formats.get("gemini").models_list(model_names(req, bench)))
 
 
-def ollama_tags(req: Request, ctx: Context) -> Response:
-    return Response.json(formats.get("ollama").tags([{"name": n} for n in model_names(req, ctx)]))
+def ollama_tags(req: Request, bench: Bench) -> Response:
+    return Response.json(formats.get("ollama").tags([{"name": n} for n in model_names(req, bench)]))
 
 
-def ollama_version(req: Request, ctx: Context) -> Response:
+def ollama_version(req: Request, bench: Bench) -> Response:
     return Response.json(formats.get("ollama").version())
 
 
-def ollama_show(req: Request, ctx: Context) -> Response:
+def ollama_show(req: Request, bench: Bench) -> Response:
     body = req.json()
     name = body.get("model") or body.get("name")
-    if not isinstance(name, str) or name not in model_names(req, ctx):
+    if not isinstance(name, str) or name not in model_names(req, bench):
         raise NotFound(f"model {name!r} not found", "GET /api/tags lists what this service answers as.")
     return Response.json(formats.get("ollama").show(name, {}))
 
 
-def require_listed(req: Request, ctx: Context, name) -> None:
+def require_listed(req: Request, bench: Bench, name) -> None:
     """Token counts are only for names this caller could ask (a typo should not get a cheerful estimate)."""
-    if name not in model_names(req, ctx):
+    if name not in model_names(req, bench):
         raise NotFound(f"The model {name!r} does not exist here.", "GET /v1/models lists what this service answers.")
 
 
-def anthropic_count_tokens(req: Request, ctx: Context) -> Response:
+def anthropic_count_tokens(req: Request, bench: Bench) -> Response:
     body = req.json()
     counted = formats.get("anthropic").count_tokens(body)   # validates the body first (400s before 404s)
-    require_listed(req, ctx, body.get("model"))
+    require_listed(req, bench, body.get("model"))
     return Response.json(counted)
 
 
-def responses_get(req: Request, ctx: Context) -> Response:
+def responses_get(req: Request, bench: Bench) -> Response:
     raise NotFound(f"Response {req.params['id']!r} is not stored: this gateway stores no responses.",
                    "Send the whole conversation as input on each request (store is ignored).")
 

@@ -75,7 +75,7 @@ def run_serve(args, client=None, open_browser: bool | None = None) -> int:
     def ready() -> None:
         where = "Dashboard and gateway" if args.role == "dashboard" else "Gateway"
         note(f"{where} at {service.url}  (gateway base URL {service.url}/v1)")
-        note(f"Data folder: {service.ctx.home}")
+        note(f"Data folder: {service.bench.home}")
         note("Press Ctrl-C to stop.")
         if want and not args.no_browser and args.role == "dashboard":
             threading.Timer(0.5, webbrowser.open, (service.url + "/",)).start()

@@ -21,11 +21,6 @@ OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
 # Failures that say nothing about the model itself: a refused key or a rate limit never retires a model.
 NOT_THE_MODEL = {FaultKind.AUTH, FaultKind.RATE_LIMITED}
 
-def registry(ctx) -> Registry:
-    """The service's one Registry."""
-    return ctx.service("registry", lambda c: Registry(c.config))
-
-
 @dataclass
 class Probe:
     model: str
@@ -133,18 +128,17 @@ def latest(db) -> dict[str, dict]:
 
 # ---- checking, retiring, restoring -----------------------------------------------------------------
 
-def check(ctx, alias: str) -> dict:
+def check(reg: Registry, db, alias: str) -> dict:
     """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence."""
-    reg = registry(ctx)
     model = reg.model(alias)
     first = run_probe(reg, model)
-    record(ctx.db, first)
+    record(db, first)
     out = {"model": alias, "probe": first.to_dict(), "retired": False}
     if first.ok or first.error_kind in NOT_THE_MODEL:
         return out
     served = still_served(reg, model)
     confirm = run_probe(reg, model, kind="confirm")
-    record(ctx.db, confirm)
+    record(db, confirm)
     out["confirm"] = confirm.to_dict()
     if confirm.ok or confirm.error_kind in NOT_THE_MODEL:
         return out
@@ -185,7 +179,6 @@ def restore(reg: Registry, alias: str) -> Model:
     return model
 
 
-def probe_all(ctx) -> list[dict]:
-    """The daily job: check every active model the bench may call on its own (ad hoc ones are skipped)."""
-    reg = registry(ctx)
-    return [check(ctx, m.alias) for m in list(reg.models().values()) if m.active and not m.ad_hoc]
+def probe_all(reg: Registry, db) -> list[dict]:
+    """Check every active model the bench may call on its own (ad hoc ones are skipped)."""
+    return [check(reg, db, m.alias) for m in list(reg.models().values()) if m.active and not m.ad_hoc]

@@ -11,9 +11,10 @@ from .. import formats
 from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized
 from ..redaction import redact
 from . import guard
-from .context import Context
+from .bench import Bench
 from .messages import Request, Response
 from .routes import ADMIN, GATEWAY, Router, shape_for_path
+from .table import build_router
 
 log = logging.getLogger("benchwarmers.server")
 
@@ -22,9 +23,8 @@ FORMAT_FOR_SHAPE = {"openai": "openai_chat", "bench": "openai_chat", "anthropic"
 
 
 class App:
-    def __init__(self, ctx: Context, router: Router | None = None):
-        from .table import build_router
-        self.ctx = ctx
+    def __init__(self, bench: Bench, router: Router | None = None):
+        self.bench = bench
         self.router = router or build_router()
         self._inflight = 0
         self._idle = threading.Condition()
@@ -43,12 +43,12 @@ class App:
     def _handle(self, req: Request) -> Response:
         shape = shape_for_path(req.path)
         try:
-            guard.check_host(req, self.ctx.host, self.ctx.public_hosts)
+            guard.check_host(req, self.bench.host, self.bench.public_hosts)
             guard.check_origin(req)
-            route, params = self.router.match(req.method, req.path, self.ctx.role)
+            route, params = self.router.match(req.method, req.path, self.bench.role)
             shape, req.params = route.shape, params
             self.authorize(req, route)
-            resp = route.handler(req, self.ctx)
+            resp = route.handler(req, self.bench)
             if req.method == "HEAD":
                 resp.body, resp.stream = b"", None
             return resp
@@ -64,13 +64,12 @@ class App:
                                                          "Try again; if it repeats, report it with the log."))
 
     def authorize(self, req: Request, route) -> None:
-        token = self.ctx.admin_token
+        token = self.bench.admin_token
         req.is_admin = guard.is_admin(req, token)
         if route.auth == ADMIN:
             guard.require_admin(req, token)
         elif route.auth == GATEWAY and token and not req.is_admin:
-            from ..core.gatewaykeys import gateway_keys
-            req.caller = gateway_keys(self.ctx).authenticate(guard.presented_key(req))
+            req.caller = self.bench.gateway_keys.authenticate(guard.presented_key(req))
 
     def wait_idle(self, timeout: float) -> bool:
         """For shutdown: wait until no request is in flight."""

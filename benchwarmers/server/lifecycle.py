@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from .app import App
-from .context import Context
+from .bench import Bench
 from .guard import is_loopback
 from .handler import Server
 
@@ -45,21 +45,21 @@ class Service:
 
     def __init__(self, home: Path | None = None, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
                  admin_token: str | None = None, public_hosts: tuple | None = None):
-        self.ctx = Context.open(home, host=host, role=role, admin_token=admin_token, public_hosts=public_hosts)
+        self.bench = Bench.open(home, host=host, role=role, admin_token=admin_token, public_hosts=public_hosts)
         try:
-            check_bind(host, self.ctx.admin_token)
-            self.app = App(self.ctx)
+            check_bind(host, self.bench.admin_token)
+            self.app = App(self.bench)
             self.httpd = Server((host.strip("[]"), port), self.app, _family(host))
         except BaseException:
-            self.ctx.close()           # a refused start must not leave the database writer running
+            self.bench.close()         # a refused start must not leave the database writer running
             raise
-        self.ctx.port = self.httpd.server_address[1]
+        self.bench.port = self.httpd.server_address[1]
         self._thread: threading.Thread | None = None
         self._stopped = False
 
     @property
     def url(self) -> str:
-        return self.ctx.url
+        return self.bench.url
 
     def start(self) -> "Service":
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2},
@@ -97,7 +97,7 @@ class Service:
         self.httpd.server_close()
         if not self.app.wait_idle(grace):
             log.warning("some requests were still running after %.0f s; they are cut", grace)
-        self.ctx.close()               # queued records are committed, connections closed
+        self.bench.close()             # queued records are committed, connections closed
         if self._thread:
             self._thread.join(timeout=5)
 

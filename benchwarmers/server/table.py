@@ -8,7 +8,7 @@ from ..errors import NotFound
 from .routes import ADMIN, PUBLIC, Route, Router
 
 
-def static_file(req, ctx):
+def static_file(req, bench):
     resp = static(req.params["name"])
     if resp is None:
         raise NotFound(f"No static file {req.params['name']!r}.")

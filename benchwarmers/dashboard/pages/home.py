@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from ...api.status import summary
 from ...errors import ConfigError
-from ...server.context import Context
+from ...server.bench import Bench
 from ...server.messages import Request, Response
 from ..render import e, page, table
 
 
-def data(ctx: Context) -> dict:
-    cfg = ctx.config
-    d = summary(ctx)
+def data(bench: Bench) -> dict:
+    cfg = bench.config
+    d = summary(bench)
 
     def safe(name, key):
         try:
@@ -53,8 +53,8 @@ def render(d: dict) -> str:
             f"<h2>Endpoints</h2>{endpoints}<h2>Models</h2>{models}<h2>Collections</h2>{collections}")
 
 
-def view(req: Request, ctx: Context) -> Response:
-    d = data(ctx)
+def view(req: Request, bench: Bench) -> Response:
+    d = data(bench)
     if req.path.endswith(".json"):
         return Response.json(d)
-    return page("Status", render(d), version=ctx.version, path="/", show_logout=bool(ctx.admin_token))
+    return page("Status", render(d), version=bench.version, path="/", show_logout=bool(bench.admin_token))
