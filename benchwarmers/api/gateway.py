@@ -1,12 +1,13 @@
 """The gateway routes: every client format asking a panel (`bench/<c>`, `:merged`), a model alias, or route mode."""
 from __future__ import annotations
 
-
 from .. import formats
 from ..canonical import ROUTE, Text, estimate_tokens
+from ..core.route import TurnReply
 from ..errors import BadRequest, NotFound
 from ..formats.base import ReplyInfo, RequestInfo
 from ..server.bench import Bench
+from ..server.guard import presented_key
 from ..server.messages import Request, Response
 from ..server.routes import GATEWAY, Route
 
@@ -37,7 +38,7 @@ def serve_ask(fmt_name: str, req: Request, bench: Bench, info: RequestInfo) -> R
     if "anthropic-beta" in req.headers:   # forwarded only when an Anthropic member gets the body as it came
         ask.passthrough_headers["anthropic-beta"] = req.headers["anthropic-beta"]
     if ask.target.mode == ROUTE:
-        return bench.router.serve(fmt, ask, info, req)
+        return render_turn(fmt, bench.router.take(ask, info.headers, presented_key(req)), ReplyInfo.for_ask(ask, info))
     run = bench.panel.start(ask)
     headers = {"x-bench-panel": run.id}
     reply = ReplyInfo.for_ask(ask, info)
@@ -47,6 +48,15 @@ def serve_ask(fmt_name: str, req: Request, bench: Bench, info: RequestInfo) -> R
     answer = bench.panel.whole(run)
     reply.extra = run.bench()
     return Response.json(fmt.render(answer, reply), headers=headers)
+
+
+def render_turn(fmt, turn: TurnReply, reply: ReplyInfo) -> Response:
+    """A route-mode turn in the caller's format: its member's stream, or its whole answer with the `bench` data."""
+    headers = {"x-bench-call": turn.call, "x-bench-model": turn.model}
+    if turn.events is not None:
+        return Response.streaming(fmt.stream(turn.events, reply), formats.stream_content_type(fmt, reply), headers)
+    reply.extra = turn.bench
+    return Response.json(fmt.render(turn.answer, reply), headers=headers)
 
 
 CONVERSATION = {"openai_chat": "messages", "openai_responses": "input", "openai_completions": "prompt",

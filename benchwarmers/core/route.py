@@ -7,13 +7,10 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from ..canonical import (FAILED, OK, ROUTE, Ask, Collector, ErrorEvent, Finish, ReasoningDelta, TextDelta,
+from ..canonical import (FAILED, OK, ROUTE, Answer, Ask, Collector, ErrorEvent, Finish, ReasoningDelta, TextDelta,
                          ToolCallDelta, estimate_tokens)
 from ..errors import AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, RateLimited, UpstreamFailed
-from ..formats.base import ReplyInfo, RequestInfo
 from ..roster.registry import Model, Registry
-from ..server.guard import presented_key
-from ..server.messages import Request, Response
 from ..store.calls import new_id
 from .calling import Caller
 from .choose import rank
@@ -38,6 +35,18 @@ class Turn:
     ttft: float | None = None
     why: list = field(default_factory=list)
     failover_from: list = field(default_factory=list)
+
+
+@dataclass
+class TurnReply:
+    """What route mode hands back for the caller's format to render: the member, its call id, the `bench` data
+    (the choice's collection, mode, model, call and failover), and either its events (a stream, already past its
+    first content, the `bench` data on its Finish) or its whole answer."""
+    model: str
+    call: str
+    bench: dict
+    events: Iterator | None = None
+    answer: Answer | None = None
 
 
 class Router:
@@ -75,10 +84,12 @@ class Router:
         return [models[a] for a in order], [r.why for r in ranked] + passed
 
     # -- serving -------------------------------------------------------------------------------
-    def serve(self, fmt, ask: Ask, info: RequestInfo, req: Request) -> Response:
+    def take(self, ask: Ask, headers: dict, caller_secret: str | None) -> TurnReply:
+        """One agent turn: the pinned or best able member answers; a failure before its first content fails over
+        to the next. `headers` may carry the client's session id; `caller_secret` keeps callers' pins apart."""
         collection = self.collections.get(ask.target.name)
         idle = self.settings()["pin_idle_minutes"] * 60
-        pin = conversation_key(ask, collection.name, info.headers, presented_key(req))
+        pin = conversation_key(ask, collection.name, headers, caller_secret)
         pinned = self.pins.get(pin, idle)
         self._turns += 1
         if self._turns % 500 == 0:   # now and then, forget conversations that went quiet
@@ -93,28 +104,29 @@ class Router:
         for model in order:
             turn.model, turn.call, turn.started, turn.ttft = model, new_id(), time.monotonic(), None
             try:
-                if ask.stream:
-                    head, rest = self._open(turn)
-                else:
-                    answer = self._whole(turn)
+                reply = self._answer(turn)
             except UpstreamFailed as e:
-                failures.append((model.alias, e))
+                # kept without its traceback: that would hold this frame, and so a stream's reply, in a cycle
+                failures.append((model.alias, e.with_traceback(None)))
                 self.caller.failed(model, e)   # a rate limit: the next turns skip it until the reset
                 self._record(turn, FAILED, None, str(e))
                 turn.failover_from.append({"model": model.alias, "call": turn.call, "error": str(e)})
                 continue
             self.pins.set(pin, collection.name, model.alias)
-            reply = ReplyInfo.for_ask(ask, info)
-            headers = {"x-bench-call": turn.call, "x-bench-model": model.alias}
-            if ask.stream:
-                stream = fmt.stream(self._relay(turn, head, rest), reply)
-                from .. import formats
-                return Response.streaming(stream, formats.stream_content_type(fmt, reply), headers)
-            reply.extra = self._bench(turn)
-            self._record(turn, OK, answer, None)
-            self._shadow(turn)
-            return Response.json(fmt.render(answer, reply), headers=headers)
+            return reply
         raise self._all_failed(collection.name, failures)
+
+    def _answer(self, turn: Turn) -> TurnReply:
+        """The member's reply: its stream opened up to the first content, or its whole answer, recorded."""
+        reply = TurnReply(turn.model.alias, turn.call, self._bench(turn))
+        if turn.ask.stream:
+            head, rest = self._open(turn)
+            reply.events = self._relay(turn, head, rest)
+            return reply
+        reply.answer = self._whole(turn)
+        self._record(turn, OK, reply.answer, None)
+        self._shadow(turn)
+        return reply
 
     def _open(self, turn: Turn) -> tuple[list, Iterator]:
         """Pull events until the first content arrives: a failure before it can still fail over."""
