@@ -150,19 +150,21 @@ class Router:
     def _relay(self, turn: Turn, head: list, rest: Iterator) -> Iterator:
         """Hand the member's events to the client's format; a failure after the first byte becomes the format's
         own stream error event, never a silently cut connection."""
-        collector, status, error = Collector(), OK, None
+        collector, status, error, finished = Collector(), OK, None, False
         try:
             for source in (head, rest):
                 for ev in source:
                     collector.add(ev)
                     if isinstance(ev, Finish):
+                        finished = True   # the answer is whole: a format that stops reading here is done with it
                         ev = Finish(ev.reason, ev.usage, self._bench(turn))
                     yield ev
         except UpstreamFailed as e:
             status, error = FAILED, str(e)
             yield ErrorEvent(e)
         except GeneratorExit:
-            status, error = FAILED, "the client went away mid-answer"
+            if not finished:
+                status, error = FAILED, "the client went away mid-answer"
             raise
         finally:
             close = getattr(rest, "close", None)
