@@ -124,6 +124,7 @@ class Ask:
     caller: str | None = None        # gateway key name, when one was used
     format: str = ""                 # the client format it came in ("openai_chat", ...)
     native: dict | None = None       # the client's own body, for same-API pass-through
+    native_api: str | None = None    # the upstream API that takes `native` as it came (None: no member does)
     passthrough_headers: dict = field(default_factory=dict)   # e.g. anthropic-beta, forwarded only same-API
     dropped: list = field(default_factory=list)       # features that could not be carried
 

@@ -16,14 +16,10 @@ def seat_timeouts(seconds: float) -> Timeouts:
     return Timeouts(connect=min(10.0, seconds), first_byte=seconds, idle=seconds)
 
 
-NATIVE_API = {"openai_chat": "openai", "anthropic": "anthropic", "gemini": "gemini", "ollama": "ollama"}
-
-
 def same_api(ask: Ask, api: str) -> bool:
-    """Client and member speak the same API: the client's own body can go through, so nothing is lost."""
-    if ask.native is None or NATIVE_API.get(ask.format) != api:
-        return False
-    return ask.format != "ollama" or "messages" in ask.native   # /api/generate is not /api/chat
+    """Client and member speak the same API (the client's format declared which): the client's own body can go
+    through, so nothing is lost."""
+    return ask.native is not None and ask.native_api == api
 
 
 class Caller:

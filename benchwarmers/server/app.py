@@ -17,9 +17,7 @@ from .routes import ADMIN, GATEWAY, Router, shape_for_path
 from .table import build_router
 
 log = logging.getLogger("benchwarmers.server")
-
-FORMAT_FOR_SHAPE = {"openai": "openai_chat", "bench": "openai_chat", "anthropic": "anthropic",
-                    "gemini": "gemini", "ollama": "ollama"}
+BENCH_SHAPE = "openai"   # the admin API's errors (shape "bench") take the OpenAI shape
 
 
 class App:
@@ -88,6 +86,6 @@ class App:
             page = (f"<!doctype html><title>{err.status}</title><h1>{err.status}</h1>"
                     f"<p>{html.escape(str(err))}</p><p><a href=\"/\">Home</a></p>")
             return Response.html(page, err.status, headers)
-        body = formats.get(FORMAT_FOR_SHAPE[shape]).error_body(err)
+        body = formats.error_body(BENCH_SHAPE if shape == "bench" else shape, err)
         return Response(err.status, json.dumps(body).encode(), {"Content-Type": "application/json", **headers})
 

@@ -28,7 +28,7 @@ def build_routes() -> list[Route]:
         Route("POST", "/logout", login.logout, "html", PUBLIC, dashboard_only=True),
         Route("GET", "/static/{name}", static_file, "html", PUBLIC, dashboard_only=True),
     ]
-    return routes + admin.ROUTES + gateway.ROUTES
+    return routes + admin.ROUTES + gateway.routes()
 
 
 def build_router() -> Router:
