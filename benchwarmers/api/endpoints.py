@@ -43,8 +43,8 @@ def check_base(value) -> str:
     if not isinstance(value, str) or not value.strip():
         raise BadRequest("base_url is required.", "e.g. --base https://openrouter.ai/api/v1")
     value = value.strip().rstrip("/")
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.username or parts.password:
+    split = urlsplit(value)
+    if split.scheme not in ("http", "https") or not split.netloc or split.username or split.password:
         raise BadRequest(f"{value!r} is not a usable base URL.",
                          "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
     return value

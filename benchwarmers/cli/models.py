@@ -79,15 +79,15 @@ def when(epoch) -> str:
 
 
 def facts_text(facts: dict) -> str:
-    parts = []
+    shown = []
     if facts.get("context_window"):
-        parts.append(f"ctx {facts['context_window']}")
+        shown.append(f"ctx {facts['context_window']}")
     if facts.get("max_output"):
-        parts.append(f"out {facts['max_output']}")
+        shown.append(f"out {facts['max_output']}")
     for flag in ("vision", "tools"):
         if facts.get(flag):
-            parts.append(flag)
-    return ", ".join(parts)
+            shown.append(flag)
+    return ", ".join(shown)
 
 
 def probe_text(p: dict | None) -> str:

@@ -13,17 +13,17 @@ from ..redaction import redact
 from . import guard
 from .bench import Bench
 from .messages import Request, Response
-from .routes import ADMIN, GATEWAY, Router, shape_for_path
-from .table import build_router
+from .routes import ADMIN, GATEWAY, RouteTable, shape_for_path
+from .table import build_table
 
 log = logging.getLogger("benchwarmers.server")
 BENCH_SHAPE = "openai"   # the admin API's errors (shape "bench") take the OpenAI shape
 
 
 class App:
-    def __init__(self, bench: Bench, router: Router | None = None):
+    def __init__(self, bench: Bench, table: RouteTable | None = None):
         self.bench = bench
-        self.router = router or build_router()
+        self.table = table or build_table()
         self._inflight = 0
         self._idle = threading.Condition()
 
@@ -43,7 +43,7 @@ class App:
         try:
             guard.check_host(req, self.bench.host, self.bench.public_hosts)
             guard.check_origin(req)
-            route, params = self.router.match(req.method, req.path, self.bench.role)
+            route, params = self.table.match(req.method, req.path, self.bench.role)
             shape, req.params = route.shape, params
             self.authorize(req, route)
             resp = route.handler(req, self.bench)

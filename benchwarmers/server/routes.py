@@ -26,7 +26,9 @@ class Route:
         self.regex = re.compile("^" + regex + "$")
 
 
-class Router:
+class RouteTable:
+    """Matches a request to its route: 404 for an unknown path, 405 with Allow for a known path's wrong method."""
+
     def __init__(self, routes: list[Route]):
         self.routes = routes
 

@@ -5,7 +5,7 @@ from ..api import admin, gateway, status
 from ..dashboard.pages import home, login
 from ..dashboard.render import static
 from ..errors import NotFound
-from .routes import ADMIN, PUBLIC, Route, Router
+from .routes import ADMIN, PUBLIC, Route, RouteTable
 
 
 def static_file(req, bench):
@@ -31,5 +31,5 @@ def build_routes() -> list[Route]:
     return routes + admin.ROUTES + gateway.routes()
 
 
-def build_router() -> Router:
-    return Router(build_routes())
+def build_table() -> RouteTable:
+    return RouteTable(build_routes())
