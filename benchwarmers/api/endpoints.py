@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import time
-from urllib.parse import urlsplit
 
 from .. import keys
-from ..roster import health, onboard
 from ..errors import BadRequest, ConfigError, Conflict, UpstreamFailed, key_env
 from ..providers import make_provider
 from ..redaction import remember
-from ..roster.registry import APIS, Endpoint, check_name
+from ..roster import health, onboard
+from ..roster.registry import Endpoint, new_endpoint
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
@@ -39,23 +38,8 @@ def list_endpoints(req: Request, bench: Bench) -> Response:
     return Response.json({"endpoints": [endpoint_view(bench, e) for _, e in sorted(reg.endpoints().items())]})
 
 
-def check_base(value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise BadRequest("base_url is required.", "e.g. --base https://openrouter.ai/api/v1")
-    value = value.strip().rstrip("/")
-    split = urlsplit(value)
-    if split.scheme not in ("http", "https") or not split.netloc or split.username or split.password:
-        raise BadRequest(f"{value!r} is not a usable base URL.",
-                         "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
-    return value
-
-
 def endpoint_from(body: dict) -> Endpoint:
-    name = check_name(body.get("name"), "Endpoint name")
-    api = body.get("api") or "openai"
-    if api not in APIS:
-        raise BadRequest(f"Unknown api {api!r}.", "Use one of: " + ", ".join(APIS) + ".")
-    return Endpoint(name, check_base(body.get("base_url")), api, bool(body.get("no_key")))
+    return new_endpoint(body.get("name"), body.get("base_url"), body.get("api") or "openai", bool(body.get("no_key")))
 
 
 def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:

@@ -18,14 +18,13 @@ def head_root(req: Request, bench: Bench) -> Response:
 
 
 def summary(bench: Bench) -> dict:
-    cfg = bench.config
-    problems = cfg.check_all()
+    problems = bench.config.check_all()
     counts = {}
-    for name, key in (("endpoints.json", "endpoints"), ("models.json", "models"),
-                      ("collections.json", "collections")):
+    for key, read in (("endpoints", bench.registry.endpoints), ("models", bench.registry.models),
+                      ("collections", bench.collections.all)):
         try:
-            counts[key] = len(cfg.view(name).get(key) or {})
-        except ConfigError:   # the file is broken by hand: config_problems says where
+            counts[key] = len(read())
+        except ConfigError:   # a file is broken by hand: config_problems says where
             counts[key] = None
     return {
         "service": "benchwarmers",

@@ -6,9 +6,9 @@ import getpass
 import sys
 
 from ..client import ClientError, q
+from ..roster.registry import APIS
 from .output import confirm, emit_json, note, say, table
 
-APIS = ("openai", "anthropic", "gemini", "ollama")
 NO_KEY_ARGS = ("Keys are never command-line arguments (they would stay in your shell history and process list).\n"
                "Let `bench endpoint add` prompt for it, or pipe it: "
                "bench endpoint add NAME --base URL --key-stdin < keyfile")

@@ -10,12 +10,11 @@ import webbrowser
 from pathlib import Path
 
 from .. import home, keys
-from ..errors import ConfigError
 from ..client import ClientError
+from ..errors import BadRequest, ConfigError
+from ..roster.registry import APIS, Registry, new_endpoint
+from ..store import Config
 from .output import note
-
-APIS = ("openai", "anthropic", "gemini", "ollama")
-
 
 def register(sub, parent) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
@@ -108,27 +107,38 @@ def read_secret(from_stdin: bool, prompt: str) -> str:
 
 
 def run_init(args, client=None) -> int:
-    from ..store import Config
+    if (args.key or args.key_stdin) and not args.endpoint:
+        raise ClientError("--key needs --endpoint NAME BASE_URL.", 2)
+    endpoint = None
+    if args.endpoint:
+        try:   # checked as the admin API checks it, before anything is written
+            endpoint = new_endpoint(args.endpoint[0], args.endpoint[1], args.api)
+        except BadRequest as e:
+            raise ClientError(str(e), 2) from None
     folder = Path(args.folder).expanduser().resolve() if args.folder else home.resolve()
     created = home.init(folder, write_pointer=bool(args.folder) or not os.environ.get("BENCHWARMERS_HOME"))
     note(f"Data folder: {folder} ({len(created)} file(s) created, existing files kept)")
     if args.folder and not home.in_checkout() and not os.environ.get("BENCHWARMERS_HOME"):
         note(f"To use it, set BENCHWARMERS_HOME={folder} (an installed package keeps no pointer file).")
-    if args.endpoint:
-        name, base = args.endpoint
-        cfg = Config(folder)
-        cfg.update("endpoints.json", lambda d: d.setdefault("endpoints", {}).setdefault(
-            name, {"base_url": base.rstrip("/"), "api": args.api}))
-        note(f"Endpoint {name}: {base}")
+    if endpoint:
+        init_endpoint(folder, endpoint, args)
+    return 0
+
+
+def init_endpoint(folder: Path, endpoint, args) -> None:
+    """Save the endpoint through the registry (an existing one of that name is kept), then store its key."""
+    try:
+        registry = Registry(Config(folder))
+        if endpoint.name in registry.endpoints():
+            note(f"Endpoint {endpoint.name} exists; kept as it is.")
+        else:
+            registry.save_endpoint(endpoint)
+            note(f"Endpoint {endpoint.name}: {endpoint.base_url}")
         if args.key or args.key_stdin:
-            key = read_secret(args.key_stdin, f"Key for {name} (input hidden): ")
+            key = read_secret(args.key_stdin, f"Key for {endpoint.name} (input hidden): ")
             if not key:
                 raise ClientError("No key given; nothing stored.", 1)
-            try:
-                path = keys.store(name, key)
-            except ConfigError as e:   # a keys.json that does not parse is the user's to fix, never ours to replace
-                raise ClientError(str(e), 1) from None
+            path = keys.store(endpoint.name, key)
             note(f"Key stored in {path} (not in the data folder).")
-    elif args.key or args.key_stdin:
-        raise ClientError("--key needs --endpoint NAME BASE_URL.", 2)
-    return 0
+    except ConfigError as e:   # a file that does not parse is the user's to fix, never ours to replace
+        raise ClientError(str(e), 1) from None

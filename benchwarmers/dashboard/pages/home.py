@@ -9,22 +9,23 @@ from ..render import e, page, table
 
 
 def data(bench: Bench) -> dict:
-    cfg = bench.config
+    """The status summary, and the roster and collections as the registry and the collections store read them."""
     d = summary(bench)
-
-    def safe(name, key):
-        try:
-            return cfg.view(name).get(key) or {}
-        except ConfigError:   # a broken file shows as empty here; config_problems names its line
-            return {}
-    d["endpoints"] = [{"name": n, "base_url": v.get("base_url"), "api": v.get("api", "openai")}
-                      for n, v in sorted(safe("endpoints.json", "endpoints").items())]
-    d["models"] = [{"alias": a, "endpoint": v.get("endpoint"), "served": v.get("served"),
-                    "status": v.get("status", "active")} for a, v in sorted(safe("models.json", "models").items())]
-    d["collections"] = [{"name": n, "description": v.get("description", ""), "members": v.get("members", []),
-                         "explore": v.get("explore", 1)}
-                        for n, v in sorted(safe("collections.json", "collections").items())]
+    d["endpoints"] = [{"name": n, "base_url": x.base_url, "api": x.api}
+                      for n, x in sorted(readable(bench.registry.endpoints).items())]
+    d["models"] = [{"alias": a, "endpoint": m.endpoint, "served": m.served, "status": m.status}
+                   for a, m in sorted(readable(bench.registry.models).items())]
+    d["collections"] = [{"name": n, "description": c.description, "members": c.members, "explore": c.explore}
+                        for n, c in sorted(readable(bench.collections.all).items())]
     return d
+
+
+def readable(read) -> dict:
+    """What `read()` returns, or nothing while a config file is broken (config_problems names its line)."""
+    try:
+        return read()
+    except ConfigError:
+        return {}
 
 
 def render(d: dict) -> str:
