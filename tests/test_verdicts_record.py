@@ -5,6 +5,7 @@ import pytest
 
 from tests.fakes import Reply
 from tests.helpers.panel import api, bench, body, fake, setup_bench  # noqa: F401
+from tests.helpers.data import write
 from tests.helpers.http import Http
 
 
@@ -159,6 +160,14 @@ def test_confidently_wrong_after_enough_false_claims(api, fake):
     a = api("GET", "/bench/record")[2]["models"]["a"]
     assert a["confidently_wrong"] is False                 # 3 false of 8 judged claims
     assert api("GET", "/bench/record")[2]["models"]["b"]["confidently_wrong"] is False
+
+
+def test_a_new_confidently_wrong_ratio_counts_from_the_next_request(api, fake, home):
+    calls = [seat(ask(api), "a")["call"] for _ in range(2)]
+    verdict(api, calls[0], False, false=["f1", "f2", "f3"], real=["r1", "r2", "r3"])
+    assert api("GET", "/bench/record")[2]["models"]["a"]["confidently_wrong"] is True    # 3 of 6 at 0.5
+    write(home, "settings.json", {"confidently_wrong_ratio": 0.75})
+    assert api("GET", "/bench/record")[2]["models"]["a"]["confidently_wrong"] is False   # no restart
 
 
 def test_merge_calls_stay_out_of_the_record(api, fake):
