@@ -58,7 +58,7 @@ def test_onboard_registers_probes_and_records(bench, service, fake):
     assert job["status"] == "done" and job["finished"] >= job["started"]
     assert "quick" not in d["suite"]
     _, _, q = bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True, "ad_hoc": True})
-    assert q["model"]["alias"] == "uno" and q["model"]["ad_hoc"] is True and "scheduler" in q["suite"]
+    assert q["model"]["alias"] == "uno" and q["model"]["ad_hoc"] is True and "quick" in q["suite"]
 
 
 @pytest.mark.parametrize("reply, code, words", [

@@ -167,8 +167,9 @@ class Tools:
             if e.code == 3:
                 message += "\n" + START_HINT
             elif "gateway key" in message and client is not None:
-                message += ("\nSet BENCHWARMERS_KEY in this MCP server's env to a gateway key from the dashboard's "
-                            "Settings." if not client.key else "\nBENCHWARMERS_KEY is set but was refused.")
+                message += ("\nSet BENCHWARMERS_KEY in this MCP server's env to a gateway key (the admin makes one "
+                            "with `bench key create NAME --collections ...`)." if not client.key
+                            else "\nBENCHWARMERS_KEY is set but was refused.")
             return error_result(redact(message, client))
         failed = isinstance(data, dict) and data.pop("_failed", False)
         text = redact(text, client)

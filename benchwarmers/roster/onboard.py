@@ -2,8 +2,8 @@
 
 Onboarding runs synchronously inside the request that asks for it (a probe is one short call) and is recorded
 as a job in the `jobs` table, whose id comes back with the result. Only one model onboards at a time: a second
-request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. The suite step joins here when
-the suite exists; until then `quick` (probe now, suite later) is what every onboarding does.
+request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. This version has no suite, so
+the probe is the whole onboarding, with or without `quick`; the result's `suite` field says so.
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from ..providers import Timeouts
 from .registry import Endpoint, Model, Registry, check_name
 
 LOCK_WAIT = 300.0
-SUITE_PENDING = "not run: the suite is not available in this version; the probe is the whole onboarding"
-SUITE_QUICK = "left to the scheduler (--quick)"
+SUITE_PENDING = "not run: this version has no suite; the probe is the whole onboarding"
+SUITE_QUICK = "not run (quick): the probe is the whole onboarding"
 
 
 LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endpoint's models

@@ -30,7 +30,7 @@ log = logging.getLogger("benchwarmers.server")
 
 class Bench:
     """The data folder's config and records, the roster, the core and the server's own facts, as attributes.
-    A part added later (a scheduler, limits, a catalog) is one more attribute built here, in order."""
+    A part added later is one more attribute built here, after the parts it uses."""
 
     def __init__(self, home: Path, *, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
                  admin_token: str | None = None, public_hosts: tuple = ()):

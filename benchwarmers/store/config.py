@@ -11,7 +11,9 @@ from typing import Callable
 from ..errors import ConfigError
 from .filelock import FileLock
 
-# The top-level shape of each file, used when a file does not exist yet.
+# The top-level shape of each file, used when a file does not exist yet. repos.json and limits.json are seeded
+# and checked (bench status reports a broken one) but nothing reads them yet: they stay for the per-connection
+# limits and the repositories that read them next.
 DEFAULTS = {
     "endpoints.json": {"endpoints": {}},
     "models.json": {"models": {}},
