@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.http import Http
+from tests.helpers.inproc import InProcess
 
 
 @pytest.fixture(autouse=True)
@@ -49,6 +50,29 @@ def make_service(home):
     yield make
     for svc in started:
         svc.stop()
+
+
+@pytest.fixture
+def make_app(home):
+    """Apps called in-process, no socket (options as for a service: admin_token, role, ...), each with its own
+    Bench; all closed after the test."""
+    from benchwarmers.server.app import App
+    from benchwarmers.server.bench import Bench
+    benches = []
+
+    def make(**kw) -> InProcess:
+        benches.append(Bench.open(kw.pop("home", home), **kw))
+        return InProcess(App(benches[-1]))
+    yield make
+    for bench in benches:
+        bench.close()
+
+
+@pytest.fixture
+def app(make_app) -> InProcess:
+    """The service's app called in-process: app(method, path, body) -> (status, headers, body); app.bench is its
+    Bench (the same one a started service builds)."""
+    return make_app()
 
 
 @pytest.fixture

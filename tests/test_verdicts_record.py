@@ -4,9 +4,15 @@ from __future__ import annotations
 import pytest
 
 from tests.fakes import Reply
-from tests.helpers.panel import api, bench, body, fake, setup_bench  # noqa: F401
+from tests.helpers.panel import body, fake, setup_bench  # noqa: F401 (fake is a fixture)
 from tests.helpers.data import write
-from tests.helpers.http import Http
+
+
+@pytest.fixture
+def api(home, fake, app):
+    """The standard bench (core = a, b, c + one explore seat), asked in-process: no socket is needed here."""
+    setup_bench(home, fake)
+    return app
 
 
 def ask(api, **kw) -> dict:
@@ -53,9 +59,9 @@ def test_an_unknown_call_is_404(api):
     assert status == 404 and "nope" in data["error"]["message"]
 
 
-def test_list_calls_by_collection_and_limit(home, fake, make_service):
+def test_list_calls_by_collection_and_limit(home, fake, app):
     setup_bench(home, fake, {"core": {"members": ["a", "b"], "explore": 0}, "other": {"members": ["c"], "explore": 0}})
-    http = Http(make_service().url)
+    http = app
     for model in ("bench/core", "bench/other", "bench/core"):
         assert http("POST", "/v1/chat/completions", body(model))[0] == 200
     core = http("GET", "/bench/calls?collection=core")[2]["calls"]
@@ -118,12 +124,12 @@ def test_verdict_malformed_json_is_400(api):
 
 # ---- the record ----------------------------------------------------------------------------------
 
-def test_record_counts_asks_answers_failures_verdicts_and_speed(home, fake, make_service):
+def test_record_counts_asks_answers_failures_verdicts_and_speed(home, fake, app):
     setup_bench(home, fake, {"core": {"members": ["a", "b", "c", "d"], "explore": 0}},
                 settings={"seat_timeout": 1}, d=("fake", "m-d", {"vision": False}))
     fake.script("m-b", [Reply.error(500), Reply(delay=0.05)])
     fake.script("m-c", Reply(stall=True, stall_after=1))
-    http = Http(make_service().url)
+    http = app
     image = [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "https://e.com/x.png"}}]
     metas = []
     for content in ("one", image):
