@@ -16,6 +16,7 @@ from .handler import Server
 
 log = logging.getLogger("benchwarmers")
 MIN_TOKEN = 16
+POLL = 0.05   # seconds between the serving loop's checks for a stop
 
 
 class BindRefused(Exception):
@@ -62,7 +63,8 @@ class Service:
         return self.bench.url
 
     def start(self) -> "Service":
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2},
+        # stop() waits for the serving loop's next poll: a short one makes every stop quick (a test's, a Ctrl-C's)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": POLL},
                                         name="bench-http", daemon=True)
         self._thread.start()
         return self
