@@ -1,8 +1,8 @@
 """Admin API for the model roster: list and find, onboard, show with probes, probe, retire, restore."""
 from __future__ import annotations
 
-from ..roster import health, onboard
 from ..errors import BadRequest
+from ..roster import health, onboard
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
