@@ -26,6 +26,7 @@ from ..store.verdicts import Verdicts
 from .gatewaykeys import GatewayKeys
 
 log = logging.getLogger("benchwarmers.server")
+NO_SETTINGS: dict = {}   # one object, so a broken settings.json is not re-read as "changed" on every call
 
 
 class Bench:
@@ -86,7 +87,7 @@ class Bench:
         try:
             stored = self.config.view("settings.json")
         except ConfigError:
-            stored = {}   # a broken hand edit must not take every request down: defaults serve, status reports it
+            stored = NO_SETTINGS   # a broken hand edit must not take every request down: defaults serve, status says
         seen, values = self._settings
         if seen is not stored:
             with self._settings_lock:
