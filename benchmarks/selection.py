@@ -3,6 +3,7 @@
     python benchmarks/selection.py              # 12 scenarios at 400 and 3,000 conversations, a few minutes
     python benchmarks/selection.py --quick      # smoke run: 3 runs of each, seconds
     python benchmarks/selection.py --scenario degrade --conversations 3000 --runs 10
+    python benchmarks/selection.py --held-out   # other scenarios, not used to choose the rule's constants
 
 Members have hidden accuracies (the chance an answer is useful). Each conversation the router picks one member from
 the record so far, in the shape Record.models gives it (judged, useful, drop, asks, failures, median_seconds);
@@ -61,6 +62,16 @@ KINDS = {
 }
 SCENARIOS = [Scenario(f"{kind} 1/{judge}", members, judge, note)
              for kind, (members, note) in KINDS.items() for judge in (2, 5, 10)]
+# Not used to choose choose.EXPLORE, choose.PRIOR or record.DROP_Z: a check that they were not fitted to the above.
+HELD_OUT = [
+    Scenario("top-heavy 1/5", [Member("a90", .9), Member("b85", .85), Member("c50", .5)], 5, "0.9 / 0.85 / 0.5"),
+    Scenario("pair 1/10", [Member("a55", .55), Member("b45", .45)], 10, "0.55 / 0.45"),
+    Scenario("eight 1/5", [Member(f"m{40 + 5 * i}", .4 + .05 * i) for i in range(8)], 5, "0.40 / 0.45 / ... / 0.75"),
+    Scenario("rare 1/20", [Member("m75", .75), Member("m60", .6), Member("m45", .45)], 20, "0.75 / 0.6 / 0.45"),
+    Scenario("small drop 1/5", [Member("m70", .7, worse=.5), Member("m65", .65), Member("m55", .55)], 5,
+             "0.7 / 0.65 / 0.55, the 0.7 falls to 0.5 halfway"),
+    Scenario("all poor 1/5", [Member("m30", .3), Member("m20", .2), Member("m10", .1)], 5, "0.3 / 0.2 / 0.1"),
+]
 
 
 # ---- the policies: (aliases, record, rng) -> alias -------------------------------------------
@@ -156,19 +167,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, help="seeded runs per scenario (default 160 at 400, 40 at 3000)")
     parser.add_argument("--scenario", action="append", help="only scenarios whose name starts with this "
                         "(repeatable): " + ", ".join(KINDS))
+    parser.add_argument("--held-out", action="store_true", help="the scenarios the rule's constants were not "
+                        "chosen on, instead: " + ", ".join(s.name for s in HELD_OUT))
     args = parser.parse_args(argv)
     horizons = args.conversations or list(HORIZONS)
     if any(h < 4 for h in horizons) or (args.runs is not None and args.runs < 1):
         parser.error("--conversations must be at least 4 and --runs at least 1")
-    scenarios = [s for s in SCENARIOS if not args.scenario or any(s.name.startswith(p) for p in args.scenario)]
+    scenarios = [s for s in (HELD_OUT if args.held_out else SCENARIOS)
+                 if not args.scenario or any(s.name.startswith(p) for p in args.scenario)]
     if not scenarios:
         parser.error("no scenario starts with " + " or ".join(args.scenario))
     print("Scenarios (accuracy = the chance an answer is useful; 1/N = one conversation in N judged):")
-    for kind, (_, note) in KINDS.items():
-        print(f"- {kind}: {note}")
+    for note in dict.fromkeys(s.name.split(" 1/")[0] + ": " + s.note for s in scenarios):
+        print(f"- {note}")
     print()
     for horizon in horizons:
-        runs = 3 if args.quick else args.runs or RUNS.get(horizon, 40)
+        runs = args.runs or (3 if args.quick else RUNS.get(horizon, 40))
         print("\n".join(table(horizon, runs, scenarios)))
     return 0
 

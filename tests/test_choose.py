@@ -93,3 +93,13 @@ def test_confidently_wrong_needs_the_share_and_enough_false_claims():
     assert confidently_wrong(real=4, false=3, ratio=0.35)           # 3 of 7 false
     assert not confidently_wrong(real=1, false=2, ratio=0.35)       # 2 of 3: too few to say
     assert not confidently_wrong(real=30, false=10, ratio=0.35)     # 25% false
+
+
+def test_the_benchmarks_run_on_the_services_own_code(capsys):
+    from benchmarks import confidently_wrong, selection
+    assert selection.main(["--quick", "--conversations", "40", "--runs", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and " 1/" in line]
+    assert [r.split(" | ")[0][2:] for r in rows] == [s.name for s in selection.SCENARIOS]
+    assert confidently_wrong.main(["--models", "40"]) == 0
+    assert "| 0.35 | 3 |" in capsys.readouterr().out

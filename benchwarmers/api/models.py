@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import health, onboard
+from ..core.parts import parts
 from ..errors import BadRequest
 from ..server.context import Context
 from ..server.messages import Request, Response
@@ -15,15 +16,17 @@ def view(ctx: Context, model, probe: dict | None = None) -> dict:
 
 
 def list_models(req: Request, ctx: Context) -> Response:
-    """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case)."""
+    """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case), each with
+    its record over all collections (None before its first call)."""
     needle = (req.query.get("find") or "").strip().lower()
     reg = health.registry(ctx)
     last = health.latest(ctx.db)
+    record = parts(ctx).record.models()
     rows = []
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
             continue
-        rows.append(view(ctx, model, last.get(alias)))
+        rows.append({**view(ctx, model, last.get(alias)), "record": record.get(alias)})
     return Response.json({"models": rows, "find": needle or None})
 
 
@@ -39,6 +42,7 @@ def show_model(req: Request, ctx: Context) -> Response:
     probes = health.recent(ctx.db, model.alias)
     out = view(ctx, model, probes[0] if probes else None)
     out["probes"] = probes
+    out["record"] = parts(ctx).record.models().get(model.alias)
     return Response.json({"model": out})
 
 
