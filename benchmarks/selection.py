@@ -4,6 +4,7 @@
     python benchmarks/selection.py --quick      # smoke run: 3 runs of each, seconds
     python benchmarks/selection.py --scenario degrade --conversations 3000 --runs 10
     python benchmarks/selection.py --held-out   # other scenarios, not used to choose the rule's constants
+    python benchmarks/selection.py --explore 2 --drop-z 3    # the same rule at other constants
 
 Members have hidden accuracies (the chance an answer is useful). Each conversation the router picks one member from
 the record so far, in the shape Record.models gives it (judged, useful, drop, asks, failures, median_seconds);
@@ -26,7 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchwarmers.core.choose import rank  # noqa: E402  (after the path tweak above)
+from benchwarmers.core import choose, record as record_module  # noqa: E402  (after the path tweak above)
+from benchwarmers.core.choose import rank  # noqa: E402
 from benchwarmers.core.record import drop  # noqa: E402
 
 HORIZONS = (400, 3000)
@@ -169,7 +171,17 @@ def main(argv: list[str] | None = None) -> int:
                         "(repeatable): " + ", ".join(KINDS))
     parser.add_argument("--held-out", action="store_true", help="the scenarios the rule's constants were not "
                         "chosen on, instead: " + ", ".join(s.name for s in HELD_OUT))
+    parser.add_argument("--explore", type=float, help=f"try choose.EXPLORE at this value (now {choose.EXPLORE})")
+    parser.add_argument("--prior", type=int, help=f"try choose.PRIOR at this value (now {choose.PRIOR})")
+    parser.add_argument("--drop-z", type=float, help=f"try record.DROP_Z at this value (now {record_module.DROP_Z}); "
+                        "1e9 turns the drop check off")
     args = parser.parse_args(argv)
+    for module, name, value in ((choose, "EXPLORE", args.explore), (choose, "PRIOR", args.prior),
+                                (record_module, "DROP_Z", args.drop_z)):
+        if value is not None:
+            if value < 0:
+                parser.error(f"--{name.lower().replace('_', '-')} cannot be negative")
+            setattr(module, name, value)   # this process only: the same code at another constant
     horizons = args.conversations or list(HORIZONS)
     if any(h < 4 for h in horizons) or (args.runs is not None and args.runs < 1):
         parser.error("--conversations must be at least 4 and --runs at least 1")
@@ -177,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                  if not args.scenario or any(s.name.startswith(p) for p in args.scenario)]
     if not scenarios:
         parser.error("no scenario starts with " + " or ".join(args.scenario))
+    print(f"choose.EXPLORE {choose.EXPLORE}, choose.PRIOR {choose.PRIOR}, record.DROP_Z {record_module.DROP_Z}.\n")
     print("Scenarios (accuracy = the chance an answer is useful; 1/N = one conversation in N judged):")
     for note in dict.fromkeys(s.name.split(" 1/")[0] + ": " + s.note for s in scenarios):
         print(f"- {note}")

@@ -27,9 +27,9 @@ RECENT_SQL = """
 SELECT v.useful AS useful FROM calls c JOIN verdicts v ON v.call = c.id AND v.current = 1
 WHERE c.model = ? AND c.kind IN {kinds} {where} ORDER BY c.created DESC, c.rowid DESC LIMIT {limit}
 """
-# A drop is looked for in a member's latest judged answers, over these spans (benchmarks/selection.py chose them).
+# A drop is looked for over a member's latest judged answers, in doubling spans so one starts near the fall.
 DROP_SPANS = (20, 40, 80, 160, 320, 640)
-DROP_Z = 4.0          # how clear a drop must be: false alarms at 3 cost more than they saved (BENCHMARKS.md)
+DROP_Z = 4.0          # how clear a drop must be: at 3 false alarms cost more than they saved (BENCHMARKS.md)
 DROP_BEFORE = 20      # judged answers needed before the span, to compare with
 # The "confidently wrong" flag: measured by benchmarks/confidently_wrong.py (BENCHMARKS.md).
 WRONG_MIN_FALSE = 3   # fewer false claims than this is too little evidence to flag anyone
