@@ -134,8 +134,8 @@ def simulate(scenario: Scenario, policy, horizon: int, seed: int) -> Run:
 
 
 def spread(values: list) -> str:
-    ordered = sorted(values)
-    return f"{statistics.mean(values):.1f} ± {statistics.pstdev(values):.1f} (p90 {ordered[len(ordered) * 9 // 10]:.0f})"
+    p90 = sorted(values)[len(values) * 9 // 10]
+    return f"{statistics.mean(values):.1f} ± {statistics.pstdev(values):.1f} (p90 {p90:.0f})"
 
 
 def row(scenario: Scenario, horizon: int, runs: int) -> str:

@@ -13,7 +13,8 @@ FMT = argparse.RawDescriptionHelpFormatter
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("models", parents=[parent], help="the roster: alias, endpoint, served name, status, facts, record",
+    p = sub.add_parser("models", parents=[parent],
+                       help="the roster: alias, endpoint, served name, status, facts, record",
                        description="Every model on the bench: alias, endpoint, served name, status (active, resting "
                                    "until T, retired with reason), catalog facts, the last probe, and its record "
                                    "over all collections with the judged answers and claims each rate rests on.",

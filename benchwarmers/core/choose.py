@@ -1,4 +1,4 @@
-"""Route mode's choice of member: by its judged answers with their uncertainty, so evidence wins and newcomers get turns."""
+"""Route mode's choice of member: by its judged answers with their uncertainty; newcomers get turns, drops are seen."""
 from __future__ import annotations
 
 import math
@@ -50,4 +50,5 @@ def _rank_one(alias: str, s: dict, z: float) -> Ranked:
         evidence += (f", but only {useful}/{judged} of its latest, a clear drop from {fell['before_useful']}/"
                      f"{fell['before_judged']} before: judged on the latest")
     ub = wilson(useful + PRIOR, judged + 2 * PRIOR, z)[1]
-    return Ranked(alias, (0, ub, -fail_rate, -speed), f"{alias}: {evidence} (upper bound {ub:.2f} at z={z:.1f}); {tail}")
+    why = f"{alias}: {evidence} (upper bound {ub:.2f} at z={z:.1f}); {tail}"
+    return Ranked(alias, (0, ub, -fail_rate, -speed), why)
