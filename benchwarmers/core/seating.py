@@ -6,7 +6,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..canonical import EXPLORE, MEMBER, WITH, Ask, estimate_tokens
+from ..canonical import EXPLORE, MEMBER, WITH, Ask
 from ..roster.registry import Model, Registry
 from ..roster.resting import Resting
 from .collections import Collection
@@ -50,15 +50,15 @@ class Seating:
         if ask.has_images() and model.vision is False:
             return "no vision: this ask has an image"
         window = model.context_window
-        if window and tokens + (ask.max_tokens or 0) > window:
-            return f"context window too small: about {tokens} prompt tokens, window {window}"
+        if window and tokens >= window:   # the output budget is cut to fit (Caller.budget); the prompt cannot be
+            return f"context window too small for the prompt: about {tokens} prompt tokens, window {window}"
         if model.endpoint not in (self.registry.endpoints() if endpoints is None else endpoints):
             return f"its endpoint {model.endpoint!r} is gone"
         return None
 
     def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None) -> Plan:
         models, endpoints = self.registry.models(), self.registry.endpoints()
-        tokens = estimate_tokens(ask.prompt_text())
+        tokens = ask.prompt_tokens()
         plan = Plan()
         taken: set[str] = set()
 

@@ -66,8 +66,16 @@ class Model:
 
     @property
     def context_window(self) -> int | None:
-        value = self.facts.get("context_window")
-        return int(value) if isinstance(value, (int, float)) and value > 0 else None
+        return positive_fact(self.facts.get("context_window"))
+
+    @property
+    def max_output(self) -> int | None:
+        return positive_fact(self.facts.get("max_output"))
+
+
+def positive_fact(value) -> int | None:
+    """A token count from an endpoint's list, when it is a usable one."""
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
 
 class Registry:

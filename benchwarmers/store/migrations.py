@@ -45,6 +45,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, prefix TEXT, collections TEXT NOT NULL, rpm INTEGER,
             created REAL NOT NULL, revoked REAL);
     """),
+    # An upstream that streams without usage (llama.cpp) leaves the token counts to our estimate: the call and
+    # its ledger line say so, so totals can tell measured tokens from estimated ones.
+    (3, "estimated token counts", """
+        ALTER TABLE calls ADD COLUMN tokens_estimated INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE usage ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0;
+    """),
 ]
 
 
