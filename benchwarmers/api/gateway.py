@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import ModuleType
 from typing import Callable
+from urllib.parse import quote
 
 from .. import formats
 from ..canonical import DIRECT, ROUTE, Ask, Text
@@ -46,7 +47,8 @@ def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) ->
     if ask.target.mode == ROUTE:
         return render_turn(fmt, bench.router.take(ask, info.headers, presented_key(req)), reply)
     run = bench.panel.start(ask)
-    headers = {"x-bench-panel": run.id}
+    # the seats in seat order, so a client can show who it is still waiting for while the stream runs
+    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(quote(s.model, safe="") for s in run.seats)}
     if ask.stream:
         return Response.streaming(fmt.stream(bench.panel.events(run), reply),
                                   formats.stream_content_type(fmt, reply), headers)
