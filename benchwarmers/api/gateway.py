@@ -9,7 +9,7 @@ from urllib.parse import quote
 from .. import formats
 from ..canonical import DIRECT, ROUTE, Ask, Text
 from ..core.route import TurnReply
-from ..errors import BadRequest, NotFound
+from ..errors import BadRequest, Forbidden, NotFound
 from ..formats.base import FormatRoute, Lookup, ReplyInfo, RequestInfo
 from ..server.bench import Bench
 from ..server.guard import presented_key
@@ -26,7 +26,7 @@ def check_reach(req: Request, target) -> None:
         return
     if target.mode == DIRECT:
         if "*" not in key.collections:
-            raise NotFound(f"The key {key.name!r} cannot ask models directly.",
+            raise Forbidden(f"The key {key.name!r} cannot ask models directly.",
                            "Ask one of its collections: " + ", ".join(f"bench/{c}" for c in key.collections))
         return
     key.check_collection(target.name)

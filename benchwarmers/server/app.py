@@ -12,6 +12,7 @@ from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized
 from ..redaction import redact
 from . import guard
 from .bench import Bench
+from .gatewaykeys import keys_required
 from .messages import Request, Response
 from .routes import ADMIN, GATEWAY, RouteTable, shape_for_path
 from .table import build_table
@@ -66,7 +67,7 @@ class App:
         req.is_admin = guard.is_admin(req, token)
         if route.auth == ADMIN:
             guard.require_admin(req, token)
-        elif route.auth == GATEWAY and token and not req.is_admin:
+        elif route.auth == GATEWAY and keys_required(token, self.bench.settings()) and not (token and req.is_admin):
             req.caller = self.bench.gateway_keys.authenticate(guard.presented_key(req))
 
     def wait_idle(self, timeout: float) -> bool:
