@@ -23,6 +23,21 @@ MODULE_WARN_LINES = 450
 FORBIDDEN_REFS = (".." + "/shared", "/work" + "/shared", ".." + "\\shared")
 
 
+HELP = """usage: python scripts/check.py [--quick] [PYTEST ARGS ...]
+
+Check this checkout: make .venv with the test tools (the `test` extra of pyproject.toml) when it is missing
+or incomplete, run the self-checks (the runtime imports with `python -S`, no references outside the project,
+no runtime dependencies), install Debian's chromium for the browser tests where it can (as root, with
+apt-get; BENCHWARMERS_NO_APT=1 skips that), then run pytest and print one summary line.
+
+options:
+  -h, --help   show this help and exit (nothing is installed or run)
+  --quick      skip the slow tests (packaging, browsers)
+  PYTEST ARGS  passed to pytest, e.g. tests/test_route.py -k failover
+
+exit status: pytest's (0 when everything passed), 1 when a self-check failed, 2 on Python older than 3.11."""
+
+
 def say(text: str = "") -> None:
     print(text, flush=True)
 
@@ -196,6 +211,9 @@ def counts(summary: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        say(HELP)
+        return 0
     if sys.version_info < (3, 11):
         say("check: Benchwarmers needs Python 3.11 or newer; run this with python3.11 or later.")
         return 2

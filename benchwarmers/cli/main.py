@@ -8,10 +8,12 @@ import traceback
 
 from .. import __version__
 from . import commands
+from .serve import SERVE_FLAGS
 from ..client import Client, ClientError
 
 EPILOG = """examples:
   benchwarmers                      start the dashboard (initialises the data folder on first run)
+  benchwarmers --no-browser         the same, without opening a browser
   bench status                      what is running and where
   bench ask core "Where can this return a stale value?" -f cache.py
   git diff | bench ask core "Review this diff"
@@ -57,9 +59,9 @@ def build_parser() -> Parser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
-    if not argv:
+    if not argv or argv[0].split("=", 1)[0] in SERVE_FLAGS:   # `benchwarmers --no-browser`: serve's flags alone
         from . import serve
-        return serve.bare()
+        return serve.bare(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
