@@ -11,8 +11,8 @@ STRUCTURED_FROM = "2025-06-18"      # outputSchema, structuredContent and tool t
 ANNOTATIONS_FROM = "2025-03-26"
 SHORT_TIMEOUT = 60.0                # listing collections and recording a verdict are quick
 
-START_HINT = ("Start the service in another terminal with `benchwarmers` (or `npx -y @wendellresearch-ai/benchwarmers`, "
-              "or `python serve.py` in a checkout); it listens on http://127.0.0.1:8122 by default. If it runs "
+START_HINT = ("Start the service in another terminal with `benchwarmers` (or `python serve.py` in a checkout); "
+              "it listens on http://127.0.0.1:8122 by default. If it runs "
               "elsewhere, set BENCHWARMERS_URL (and BENCHWARMERS_KEY) in this MCP server's env. This MCP session "
               "stays up: call the tool again once the service runs.")
 
