@@ -20,6 +20,7 @@ HOST = {"Host": "127.0.0.1:8122"}
     ("POST", "/v1beta/v1beta/models/bench/core:streamGenerateContent",
      "/v1beta/models/bench/core:streamGenerateContent", "http://127.0.0.1:8122."),
     ("POST", "/api/api/chat", "/api/chat", "http://127.0.0.1:8122."),
+    ("POST", "/v1chat/completions", "/v1/chat/completions", "http://127.0.0.1:8122/v1/."),
 ])
 def test_a_path_off_by_its_prefix_names_the_route_and_base_url(app, method, path, meant, base):
     status, _, data = app(method, path, {}, headers=HOST)

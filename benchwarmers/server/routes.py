@@ -64,11 +64,13 @@ class RouteTable:
 
     def _misplaced(self, method: str, path: str, role: str, origin: str) -> None:
         """A client whose base URL lacks its API's prefix (`/chat/completions`, `/messages`,
-        `/models/x:generateContent`) or has it twice (`/v1/v1/messages`) gets the path it meant and the base URL
-        to use, in that API's shape."""
+        `/models/x:generateContent`), has it twice (`/v1/v1/messages`) or glued on (`/v1chat/completions`) gets
+        the path it meant and the base URL to use, in that API's shape."""
         for prefix, shape in formats.PREFIXES:
             if path.startswith(prefix + prefix + "/"):
                 meant, base, why = path[len(prefix):], origin, f"the path has {prefix} twice"
+            elif path.startswith(prefix) and not path.startswith(prefix + "/"):   # a client that adds no slash
+                meant, base, why = prefix + "/" + path[len(prefix):], origin + prefix + "/", f"no / after {prefix}"
             elif not path.startswith(prefix + "/"):
                 meant, base, why = prefix + path, origin + prefix, f"the path lacks {prefix}"
             else:
