@@ -3,7 +3,8 @@
 Onboarding runs synchronously inside the request that asks for it (a probe is one short call) and is recorded
 as a job in the `jobs` table, whose id comes back with the result. Only one model onboards at a time: a second
 request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. The suite step joins here when
-the suite exists; until then `quick` (probe now, suite later) is what every onboarding does.
+the queue exists: `quick` records the suite as owed (the scheduler's suite job runs it), and a full onboarding says
+how to run it now.
 """
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from . import health
 from .errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
 from .registry import Endpoint, Model, Registry, check_name
+from .suite import service as suite_service
 
 LOCK_WAIT = 300.0
-SUITE_PENDING = "not run: the suite is not available in this version; the probe is the whole onboarding"
-SUITE_QUICK = "left to the scheduler (--quick)"
+SUITE_PENDING = "not run yet: `bench suite run --model {alias}` runs it now"
+SUITE_QUICK = "owed: left to the scheduler (--quick); `bench suite run --model {alias}` runs it now"
 
 
 def list_timeouts():
@@ -142,8 +144,10 @@ def _onboard(ctx, served: str, endpoint: str | None, alias: str | None, quick: b
                              "Nothing was registered.", health.advice(kind, found))
     reg.save_model(model)
     health.record(ctx.db, probe)
+    if quick:
+        suite_service.owe(ctx, alias)
     return {"model": model_view(model, probe.to_dict()), "probe": probe.to_dict(),
-            "suite": SUITE_QUICK if quick else SUITE_PENDING}
+            "suite": (SUITE_QUICK if quick else SUITE_PENDING).format(alias=alias)}
 
 
 def model_view(model: Model, probe: dict | None = None, resting: float | None = None) -> dict:

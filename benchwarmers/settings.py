@@ -29,6 +29,9 @@ SETTINGS = {s.name: s for s in (
     Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive),
     Setting("confidently_wrong_ratio", 0.5, float,
             "Share of false claims among judged claims above which a model is flagged confidently wrong."),
+    Setting("suite_gap_seconds", 2.0, float,
+            "Seconds the suite waits between two of its model calls (it calls one model at a time).",
+            lambda v: v >= 0),
 )}
 
 

@@ -1,11 +1,13 @@
-"""Admin API for the model roster: list and find, onboard, show with probes, probe, retire, restore."""
+"""Admin API for the roster: list (with the verdict record and suite scores), onboard, show, probe, retire, restore."""
 from __future__ import annotations
 
 from .. import health, onboard
+from ..core.parts import parts
 from ..errors import BadRequest
 from ..server.context import Context
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
+from ..suite.service import suite_of
 
 
 def view(ctx: Context, model, probe: dict | None = None) -> dict:
@@ -14,16 +16,28 @@ def view(ctx: Context, model, probe: dict | None = None) -> dict:
     return onboard.model_view(model, probe, health.resting_until(ctx.db, model))
 
 
+def evidence(ctx: Context) -> tuple[dict, dict]:
+    """(the record from the user's verdicts, the suite's scores) per model: two sources, kept apart."""
+    return parts(ctx).record.models(), suite_of(ctx).store.scores()
+
+
+def with_evidence(row: dict, record: dict, scores: dict) -> dict:
+    row["record"] = record.get(row["alias"])
+    row["suite"] = scores.get(row["alias"])
+    return row
+
+
 def list_models(req: Request, ctx: Context) -> Response:
     """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case)."""
     needle = (req.query.get("find") or "").strip().lower()
     reg = health.registry(ctx)
     last = health.latest(ctx.db)
+    record, scores = evidence(ctx)
     rows = []
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
             continue
-        rows.append(view(ctx, model, last.get(alias)))
+        rows.append(with_evidence(view(ctx, model, last.get(alias)), record, scores))
     return Response.json({"models": rows, "find": needle or None})
 
 
@@ -37,7 +51,7 @@ def add_model(req: Request, ctx: Context) -> Response:
 def show_model(req: Request, ctx: Context) -> Response:
     model = health.registry(ctx).model(req.params["alias"])
     probes = health.recent(ctx.db, model.alias)
-    out = view(ctx, model, probes[0] if probes else None)
+    out = with_evidence(view(ctx, model, probes[0] if probes else None), *evidence(ctx))
     out["probes"] = probes
     return Response.json({"model": out})
 

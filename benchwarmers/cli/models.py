@@ -15,7 +15,8 @@ FMT = argparse.RawDescriptionHelpFormatter
 def register(sub, parent) -> None:
     p = sub.add_parser("models", parents=[parent], help="the roster: alias, endpoint, served name, status, facts",
                        description="Every model on the bench: alias, endpoint, served name, status (active, resting "
-                                   "until T, retired with reason), catalog facts and the last probe.",
+                                   "until T, retired with reason), catalog facts, the last probe, your verdicts "
+                                   "on its answers and its suite scores (two separate columns).",
                        epilog="examples:\n  bench models\n  bench models --find llama --json", formatter_class=FMT)
     p.add_argument("--find", metavar="TEXT", help="only models whose alias, served name or endpoint contain TEXT")
     p.set_defaults(func=run_models)
@@ -30,8 +31,8 @@ def register(sub, parent) -> None:
     p = sub.add_parser("onboard", parents=[parent], help="register a model and probe it",
                        description="Find the endpoint serving SERVED_NAME, probe it with a one-word prompt and "
                                    "register it only if it answers (nothing is saved otherwise). Onboarding runs "
-                                   "one model at a time and the command waits for it; the suite step joins when "
-                                   "the suite exists (--quick leaves it to the scheduler).",
+                                   "one model at a time and the command waits for it. The answer says how to run "
+                                   "the suite for it; --quick records the suite as owed, for the scheduler.",
                        epilog="examples:\n  bench onboard openai/gpt-4o-mini\n"
                               "  bench onboard llama3.2 --endpoint local --alias llama --quick\n"
                               "  bench onboard some/paid-model --quick --ad-hoc", formatter_class=FMT)
@@ -106,10 +107,30 @@ def run_models(args, client) -> int:
     if not d["models"]:
         note("No models match." if args.find else "No models on the bench yet. See: bench candidates --new")
         return 0
-    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE"],
+    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE", "YOUR VERDICTS", "SUITE"],
           [[m["alias"], m["endpoint"], m["served"], m["status_text"], facts_text(m.get("facts") or {}),
-            probe_text(m.get("last_probe"))] for m in d["models"]])
+            probe_text(m.get("last_probe")), record_text(m.get("record")), suite_text(m.get("suite"))]
+           for m in d["models"]])
     return 0
+
+
+def record_text(r: dict | None) -> str:
+    """The user's own verdicts on the model's answers."""
+    if not r or not r.get("judged"):
+        return ""
+    return f"useful {r['useful']}/{r['judged']}" + (" (confidently wrong)" if r.get("confidently_wrong") else "")
+
+
+def suite_text(s: dict | None) -> str:
+    """The suite's scores, per purpose: kept apart from the verdicts."""
+    if not s:
+        return ""
+    parts = []
+    if s.get("review"):
+        parts.append(f"review {s['review']['score'] * 100:.0f}%")
+    if s.get("claims"):
+        parts.append(f"claims {s['claims']['score'] * 100:.0f}%")
+    return ", ".join(parts)
 
 
 def run_candidates(args, client) -> int:

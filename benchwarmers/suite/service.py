@@ -1,0 +1,177 @@
+"""The suite inside the service: a worker for runs users start, and the calls the scheduler and onboarding make.
+
+Entry points for other parts: `run_owed(ctx)` (the scheduler's suite job: runs owed or cut off by a restart),
+`run_for_model(ctx, alias, progress=...)` (onboarding), `owe(ctx, alias)` (quick onboarding: run it later).
+One model at a time, service-wide: every run takes the same lock.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from .. import health
+from ..errors import BadRequest, Conflict, NotFound
+from . import results as res
+from .asker import Asker
+from .runner import Runner
+from .tasks import load_all, select
+
+log = logging.getLogger("benchwarmers.suite")
+
+
+class SuiteService:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.store = res.Results(ctx.db)
+        self.stopping = threading.Event()
+        self.one_at_a_time = threading.Lock()
+        self.current: int | None = None              # the run this process is playing now
+        self.wake = threading.Event()
+        self.worker: threading.Thread | None = None
+        self.runner = Runner(self.store, self.tasks, self.asker(), lambda: ctx.settings["suite_gap_seconds"],
+                             lease=ctx.settings["seat_timeout"] + 60, stopping=self.stopping)
+
+    def asker(self) -> Asker:
+        return Asker(self.ctx.url, self.ctx.admin_token, self.ctx.settings["seat_timeout"] + 30)
+
+    def tasks(self) -> dict:
+        return load_all(self.ctx.home)[0]
+
+    # -- starting ------------------------------------------------------------------------------------
+    def start(self, models: list[str], tasks: str | None, reason: str) -> list[dict]:
+        """Queue one run per model (reusing an open run of the same model and tasks) and wake the worker."""
+        if not select(self.tasks(), tasks):
+            raise BadRequest(f"No ready suite task matches {tasks or '*'!r}.",
+                             "`bench suite tasks` lists them; drafts join once accepted.")
+        runs = []
+        for model in models:
+            run = self.reuse(model, tasks)
+            if run is None:
+                run = self.store.create(model, tasks, res.QUEUED, reason)
+            elif run["status"] != res.RUNNING:
+                self.store.update(run["id"], status=res.QUEUED, error=None)
+                run = self.store.run(run["id"])
+            runs.append(run)
+        self.ensure_worker()
+        self.wake.set()
+        return runs
+
+    def reuse(self, model: str, tasks: str | None) -> dict | None:
+        return next((r for r in self.store.open_runs(model) if r["tasks"] == tasks), None)
+
+    def owe(self, model: str, reason: str = "quick onboarding") -> dict:
+        """Record that `model` is owed a suite run; nothing is called now."""
+        return self.reuse(model, None) or self.store.create(model, None, res.OWED, reason)
+
+    def cancel(self, rid: int) -> dict:
+        run = self.store.run(rid)
+        if run is None:
+            raise NotFound(f"No suite run {rid}.", "`bench suite runs` lists them.")
+        if run["status"] not in res.OPEN:
+            raise Conflict(f"Suite run {rid} is {run['status']}; only open runs can be cancelled.")
+        if self.current == rid:
+            self.runner.cancelled.add(rid)       # stops after the call in flight
+        else:
+            self.store.update(rid, status=res.CANCELLED, error="cancelled", lease_until=None)
+        return self.store.run(rid)
+
+    # -- playing -------------------------------------------------------------------------------------
+    def play(self, rid: int, progress=None, max_items: int | None = None) -> dict:
+        with self.one_at_a_time:
+            self.current = rid
+            try:
+                return self.runner.run(rid, progress, max_items)
+            finally:
+                self.current = None
+
+    def run_for_model(self, alias: str, tasks: str | None = None, progress=None, reason: str = "onboarding") -> dict:
+        """Run the suite for one model now, in the caller's thread; returns the finished run with its scores."""
+        run = self.reuse(alias, tasks) or self.store.create(alias, tasks, res.QUEUED, reason)
+        done = self.play(run["id"], progress)
+        done["scores"] = self.store.scores(alias).get(alias)
+        return done
+
+    def run_owed(self, max_items: int | None = None, progress=None) -> list[dict]:
+        """Play the runs that are owed or were cut off, oldest first, within `max_items` calls in all;
+        queued runs go to the worker (started here if a restart left them waiting)."""
+        played, budget = [], max_items
+        models = health.registry(self.ctx).models()
+        for run in self.store.open_runs():
+            model = models.get(run["model"])
+            if model is None or not model.active or model.ad_hoc:   # ad hoc: the bench never calls it on its own
+                continue
+            if run["status"] == res.QUEUED:
+                self.ensure_worker()
+                self.wake.set()
+                continue
+            if budget is not None and budget <= 0 or self.stopping.is_set():
+                break
+            before = run["done"]
+            after = self.play(run["id"], progress, budget)
+            played.append(after)
+            if budget is not None:
+                budget -= max(0, after["done"] - before) + after["failed"]
+        return played
+
+    # -- the worker ----------------------------------------------------------------------------------
+    def ensure_worker(self) -> None:
+        if self.worker is None or not self.worker.is_alive():
+            self.worker = threading.Thread(target=self.work, name="bench-suite", daemon=True)
+            self.worker.start()
+
+    def work(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                if not self.step():
+                    self.wake.wait(5.0)
+                    self.wake.clear()
+            except Exception:                      # a bug of ours must not leave the worker dead
+                if self.stopping.is_set():
+                    return
+                log.exception("the suite worker hit an error")
+                self.stopping.wait(5.0)
+
+    def step(self) -> bool:
+        """Play the oldest queued run; False when there is none."""
+        queued = [r for r in self.store.open_runs() if r["status"] == res.QUEUED]
+        if not queued:
+            return False
+        try:
+            self.play(queued[0]["id"])
+        except Exception:
+            if not self.stopping.is_set():
+                self.store.update(queued[0]["id"], status=res.FAILED_RUN, error="internal error; see the log",
+                                  lease_until=None)
+            raise
+        return True
+
+    def close(self) -> None:
+        """Stop after the call in flight; a run cut off here is marked interrupted so it can be resumed."""
+        self.stopping.set()
+        self.wake.set()
+        if self.worker is not None:
+            self.worker.join(timeout=2)
+        if self.current is not None:
+            try:
+                self.store.update(self.current, status=res.INTERRUPTED, error="the service stopped",
+                                  lease_until=None)
+            except Exception:
+                pass
+
+
+def suite_of(ctx) -> SuiteService:
+    return ctx.service("suite", SuiteService)
+
+
+def run_owed(ctx, max_items: int | None = None, progress=None) -> list[dict]:
+    """The scheduler's suite job: what is owed, within `max_items` model calls."""
+    return suite_of(ctx).run_owed(max_items, progress)
+
+
+def run_for_model(ctx, alias: str, progress=None, tasks: str | None = None) -> dict:
+    """Onboarding's suite step: the whole suite for `alias`, `progress(run, item)` after each item."""
+    return suite_of(ctx).run_for_model(alias, tasks, progress)
+
+
+def owe(ctx, alias: str, reason: str = "quick onboarding") -> dict:
+    return suite_of(ctx).owe(alias, reason)
