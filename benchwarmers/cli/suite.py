@@ -96,8 +96,8 @@ def follow(client, rid: int) -> dict:
     while True:
         d = client.get(f"/bench/suite/runs/{rid}")
         run, items = d["run"], d["results"]
-        for item in items[seen:]:
-            note(f"  {run['model']} {len(items):>3}/{run['total'] or '?'}  {item['task']} ({item['variant']}): "
+        for n, item in enumerate(items[seen:], seen + 1):
+            note(f"  {run['model']} {n:>3}/{run['total'] or '?'}  {item['task']} ({item['variant']}): "
                  f"{item['outcome']}" + (f" [{item['parse']}]" if item.get("parse") else ""))
         seen = len(items)
         if run["status"] in FINISHED:

@@ -134,7 +134,7 @@ def dropped_guard(lines: list, func) -> list:
                 and isinstance(node.body[0], (ast.Return, ast.Raise, ast.Continue, ast.Break))
                 and whole_lines(lines, node)):
             out.append(Mutation("dropped_guard", node.lineno, node.end_lineno, [],
-                                f"the guard `{lines[node.lineno - 1].strip()}` was removed"))
+                                f"the guard `if {ast.unparse(node.test)}:` was removed"))
     return out
 
 
@@ -195,7 +195,7 @@ def missing_await_close(lines: list, func) -> list:
               and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in CLOSERS
               and whole_lines(lines, node)):
             out.append(Mutation("missing_await_close", node.lineno, node.end_lineno, [],
-                                f"the call `{lines[node.lineno - 1].strip()}` was removed"))
+                                f"the call `{ast.unparse(node.value)}` was removed"))
     return out
 
 

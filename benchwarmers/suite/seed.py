@@ -15,7 +15,7 @@ from .tasks import Task, data_dir, write
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist",
              "site-packages", ".tox", ".mypy_cache", ".pytest_cache"}
-MIN_LINES, MAX_LINES = 4, 120
+MIN_LINES, MAX_LINES = 3, 120
 MAX_FILE_BYTES = 1_000_000
 
 
@@ -78,22 +78,20 @@ def candidates(folder: Path) -> list[tuple]:
 
 
 def pick(found: list, count: int, rng: random.Random) -> list:
-    """Round-robin over the operators, a function used once at most, at random within an operator."""
+    """Round-robin over the operators, at random within one, preferring functions not used yet."""
     by_op = {op: [c for c in found if c[3].operator == op] for op in OPERATORS}
     for group in by_op.values():
         rng.shuffle(group)
     chosen, used = [], set()
     while len(chosen) < count and any(by_op.values()):
         for op in OPERATORS:
-            while by_op[op]:
-                c = by_op[op].pop()
-                key = (c[0], c[2].lineno)
-                if key not in used:
-                    used.add(key)
-                    chosen.append(c)
-                    break
-            if len(chosen) == count:
-                break
+            group = by_op[op]
+            if not group or len(chosen) == count:
+                continue
+            fresh = [i for i, c in enumerate(group) if (c[0], c[2].lineno) not in used]
+            c = group.pop(fresh[-1] if fresh else -1)
+            used.add((c[0], c[2].lineno))
+            chosen.append(c)
     return chosen
 
 
@@ -132,7 +130,7 @@ def seed_repo(home: Path, repo: str, count: int = 20, seed: int = 0) -> dict:
     found = candidates(folder)
     if not found:
         raise BadRequest(f"No Python function in {folder} could take a planted bug.",
-                         "The seeder reads Python files (*.py) with functions of 4 to 120 lines.")
+                         "The seeder reads Python files (*.py) with functions of 3 to 120 lines.")
     root = data_dir(home)
     root.mkdir(parents=True, exist_ok=True)
     written, kept = [], []

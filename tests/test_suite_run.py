@@ -1,0 +1,161 @@
+"""A whole suite run through the real service and its gateway, against fake models with known behaviour."""
+from __future__ import annotations
+
+import pytest
+
+from benchsetup import configure, write
+from benchwarmers.cli.main import main
+from benchwarmers.server.lifecycle import Service
+from benchwarmers.suite import service as suite_service
+from conftest import Http
+from suitekit import Oracle, plant, wait_run
+
+
+@pytest.fixture
+def bench(home):
+    """The data folder with the four test tasks, three fake models and no pause between suite calls."""
+    known = plant(home)
+    oracle = Oracle(known).start()
+    configure(home, {"fake": (oracle, "openai")},
+              {"right": ("fake", "right"), "eager": ("fake", "eager"), "silent": ("fake", "silent")},
+              {"core": {"members": ["right", "eager", "silent"], "explore": 0}})
+    write(home, "settings.json", {"suite_gap_seconds": 0})
+    yield oracle
+    oracle.stop()
+
+
+def test_three_known_models_get_the_expected_scores(bench, make_service):
+    svc = make_service()
+    http = Http(svc.url)
+    status, _, d = http("POST", "/bench/suite/runs", {"collection": "core", "tasks": "t-*"})
+    assert status == 202 and [r["model"] for r in d["runs"]] == ["right", "eager", "silent"]
+    for run in d["runs"]:
+        done = wait_run(http, run["id"])
+        assert done["run"]["status"] == "done" and done["run"]["done"] == done["run"]["total"] == 6
+    _, _, s = http("GET", "/bench/suite/scores")
+    right, eager, silent = (s["scores"][m] for m in ("right", "eager", "silent"))
+    assert right["review"] | {"interval": None} == {
+        "bugs": 2, "hits": 2, "hit_rate": 1.0, "controls": 2, "false_alarms": 0, "false_alarm_rate": 0.0,
+        "clean": 2, "unanswered": 0, "score": 1.0, "interval": None}
+    assert right["claims"]["right"] == 2 and right["claims"]["score"] == 1.0
+    assert right["parse"] == {"json": 4, "prose": 2}          # bugs answered in JSON, claims in prose
+    assert eager["review"]["hits"] == 2 and eager["review"]["false_alarms"] == 2 and eager["review"]["score"] == 0.5
+    assert eager["claims"]["right"] == 1 and eager["claims"]["wrong"] == 1 and eager["claims"]["score"] == 0.5
+    assert eager["confidently_wrong"] == 3                    # two false alarms and one wrong claim, all at 0.9
+    assert silent["review"]["hits"] == 0 and silent["review"]["false_alarms"] == 0
+    assert silent["review"]["unanswered"] == 4 and silent["review"]["score"] == 0.0
+    assert silent["claims"]["unanswered"] == 2 and silent["claims"]["score"] == 0.0
+    assert silent["parse"] == {"empty": 6}
+    assert [b["stated"] for b in right["calibration"]] == [[0.7, 0.9], [0.9, 1.0]]
+
+
+def test_every_suite_call_is_a_recorded_direct_call(bench, make_service):
+    svc = make_service()
+    http = Http(svc.url)
+    _, _, d = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-claim-*"})
+    results = wait_run(http, d["runs"][0]["id"])["results"]
+    assert {r["outcome"] for r in results} == {"right"} and all(r["call"] for r in results)
+    for r in results:
+        _, _, call = http("GET", f"/bench/calls/{r['call']}")
+        assert call["model"] == "right" and call["mode"] == "direct" and call["answer"] == r["answer"]
+    sent = [q.body for q in bench.requests if q.path.endswith("/chat/completions")]
+    assert len(sent) == 2 and all(b["messages"][0]["role"] == "system" for b in sent)
+    assert all('"verdict"' in b["messages"][-1]["content"] for b in sent)     # the machine-readable shape asked
+
+
+def test_models_show_suite_scores_beside_the_verdicts_never_mixed(bench, make_service):
+    svc = make_service()
+    http = Http(svc.url)
+    _, _, d = http("POST", "/bench/suite/runs", {"model": "eager", "tasks": "t-*"})
+    wait_run(http, d["runs"][0]["id"])
+    _, _, models = http("GET", "/bench/models")
+    eager = next(m for m in models["models"] if m["alias"] == "eager")
+    assert eager["suite"]["review"]["score"] == 0.5
+    assert eager["record"] is None or eager["record"]["judged"] == 0       # suite calls are no verdicts
+    _, _, record = http("GET", "/bench/record")
+    assert "suite" not in record["models"].get("eager", {})
+
+
+def test_the_cli_runs_with_progress_and_prints_scores(bench, make_service, capsys):
+    svc = make_service()
+    code = main(["suite", "run", "--model", "right", "--tasks", "t-bug-*", "--url", svc.url])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "right   1/4" in err and "t-bug-guard (bug): hit [json]" in err
+    assert "right" in out and "100% (hits 2/2, false alarms 0/2)" in out
+    assert main(["models", "--url", svc.url]) == 0
+    assert "review 100%" in capsys.readouterr().out
+
+
+def test_a_run_owed_and_cut_off_resumes_after_a_restart_without_asking_twice(bench, home):
+    first = Service(home).start()
+    try:
+        owed = suite_service.owe(first.ctx, "right")
+        assert owed["status"] == "owed" and Http(first.url)("GET", "/bench/suite/runs")[2]["runs"][0]["id"] == owed["id"]
+        played = suite_service.run_owed(first.ctx, max_items=2)       # a scheduler round with a budget of two calls
+        assert played[0]["status"] == "owed" and played[0]["done"] == 2
+    finally:
+        first.stop()
+    second = Service(home).start()
+    try:
+        progress = []
+        played = suite_service.run_owed(second.ctx, progress=lambda run, item: progress.append(item["task"]))
+        assert played[0]["status"] == "done" and played[0]["done"] == played[0]["total"]
+        assert len(progress) == played[0]["total"] - 2
+        asked = [q for q in bench.requests if q.path.endswith("/chat/completions")]
+        assert len(asked) == played[0]["total"]                          # no item was asked twice
+        assert suite_service.run_owed(second.ctx) == []                  # nothing owed any more
+    finally:
+        second.stop()
+
+
+def test_run_for_model_reports_progress_and_scores(bench, make_service):
+    svc = make_service()
+    seen = []
+    done = suite_service.run_for_model(svc.ctx, "right", progress=lambda run, item: seen.append(run["done"]),
+                                       tasks="t-*")
+    assert done["status"] == "done" and seen == [1, 2, 3, 4, 5, 6]
+    assert done["scores"]["review"]["score"] == 1.0 and done["scores"]["claims"]["score"] == 1.0
+
+
+def test_a_failing_model_stops_the_run_after_three_failures(bench, make_service):
+    from fakes import Reply
+    bench.script("right", Reply.error(500))
+    svc = make_service()
+    http = Http(svc.url)
+    _, _, d = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-*"})
+    done = wait_run(http, d["runs"][0]["id"])
+    assert done["run"]["status"] == "failed" and "3 calls in a row failed" in done["run"]["error"]
+    assert [r["outcome"] for r in done["results"]] == ["failed"] * 3
+    bench.reset()                                                       # the model answers again: a new run
+    _, _, again = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-*"})
+    assert again["runs"][0]["id"] != d["runs"][0]["id"]
+    done = wait_run(http, again["runs"][0]["id"])
+    assert done["run"]["status"] == "done" and done["run"]["failed"] == 0
+
+
+@pytest.mark.parametrize("body, words", [
+    ({}, "Name one model or one collection"),
+    ({"model": "right", "collection": "core"}, "Name one model or one collection"),
+    ({"model": "nobody"}, "nobody"),
+    ({"model": "right", "tasks": "nothing-*"}, "No ready suite task matches"),
+    ({"model": "right", "tasks": 3}, "glob patterns"),
+    ({"model": "right", "extra": 1}, "Unknown field"),
+    ({"collection": "missing"}, "missing"),
+])
+def test_bad_run_requests_are_clear_400s_or_404s(bench, make_service, body, words):
+    http = Http(make_service().url)
+    status, _, d = http("POST", "/bench/suite/runs", body)
+    assert status in (400, 404) and words in d["error"]["message"]
+
+
+def test_unknown_runs_and_tasks_are_404_and_cancel_is_409_when_finished(bench, make_service):
+    http = Http(make_service().url)
+    assert http("GET", "/bench/suite/runs/999")[0] == 404
+    assert http("GET", "/bench/suite/runs/abc")[0] == 404
+    assert http("GET", "/bench/suite/tasks/nope")[0] == 404
+    assert http("GET", "/bench/suite/runs?limit=0")[0] == 400
+    _, _, d = http("POST", "/bench/suite/runs", {"model": "silent", "tasks": "t-claim-true"})
+    wait_run(http, d["runs"][0]["id"])
+    status, _, err = http("POST", f"/bench/suite/runs/{d['runs'][0]['id']}/cancel", {})
+    assert status == 409 and "done" in err["error"]["message"]
