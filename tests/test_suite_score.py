@@ -87,3 +87,19 @@ def test_the_tally_per_purpose_with_calibration():
 
 def test_a_model_with_only_claims_has_no_review_score():
     assert score.tally(rows("m", [("right", "", None)]))["m"]["review"] is None
+
+
+def test_the_worked_example_of_benchmarks_md_is_what_the_code_computes():
+    import json
+    import re
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parent.parent / "BENCHMARKS.md").read_text(encoding="utf-8")
+    shown = json.loads(re.search(r"## The suite's scores.*?```json\n(.*?)```", doc, re.S).group(1))
+    example = [("hit", "", c) for c in (0.9, 0.9, 0.8, 0.8, 0.7, 0.9, 0.6)] + [
+        ("miss", "", 0.9), ("miss", "", 0.5), ("unanswered", "bug", None)] + [
+        ("clean", "", c) for c in (0.8, 0.7, 0.9, 0.6, 0.8, 0.9, None)] + [
+        ("false_alarm", "", c) for c in (0.9, 0.6, 0.7)] + [
+        ("right", "", c) for c in (0.9, 0.8, 0.9, 0.7, 0.6, None)] + [("wrong", "", 0.95), ("wrong", "", 0.4)]
+    t = score.tally(rows("m", example))["m"]
+    assert t["review"] == shown["review"] and t["claims"] == shown["claims"]
+    assert t["calibration"][-1] == shown["calibration"][0] and t["confidently_wrong"] == shown["confidently_wrong"]
