@@ -91,7 +91,8 @@ def test_a_run_owed_and_cut_off_resumes_after_a_restart_without_asking_twice(ben
     first = Service(home).start()
     try:
         owed = suite_service.owe(first.ctx, "right")
-        assert owed["status"] == "owed" and Http(first.url)("GET", "/bench/suite/runs")[2]["runs"][0]["id"] == owed["id"]
+        assert owed["status"] == "owed"
+        assert Http(first.url)("GET", "/bench/suite/runs")[2]["runs"][0]["id"] == owed["id"]
         played = suite_service.run_owed(first.ctx, max_items=2)       # a scheduler round with a budget of two calls
         assert played[0]["status"] == "owed" and played[0]["done"] == 2
     finally:
@@ -159,3 +160,56 @@ def test_unknown_runs_and_tasks_are_404_and_cancel_is_409_when_finished(bench, m
     wait_run(http, d["runs"][0]["id"])
     status, _, err = http("POST", f"/bench/suite/runs/{d['runs'][0]['id']}/cancel", {})
     assert status == 409 and "done" in err["error"]["message"]
+
+
+def slow(oracle, seconds: float):
+    """Every answer of `right` waits before it comes (the answers themselves stay right)."""
+    from fakes import Reply
+    oracle.script("right", [Reply(delay=seconds, text=None) for _ in range(50)])
+
+
+def wait_for(http, rid: int, done: int, timeout: float = 30) -> None:
+    import time
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if http("GET", f"/bench/suite/runs/{rid}")[2]["run"]["done"] >= done:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"run {rid} did not reach {done} answers")
+
+
+def test_cancel_stops_a_running_run_after_the_call_in_flight(bench, make_service):
+    slow(bench, 0.3)
+    http = Http(make_service().url)
+    _, _, d = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-*"})
+    rid = d["runs"][0]["id"]
+    wait_for(http, rid, 1)
+    status, _, c = http("POST", f"/bench/suite/runs/{rid}/cancel", {})
+    assert status == 200
+    done = wait_run(http, rid)
+    assert done["run"]["status"] == "cancelled" and done["run"]["done"] < done["run"]["total"]
+
+
+def test_a_run_cut_off_by_a_restart_is_interrupted_and_resumes_where_it_stopped(bench, home):
+    slow(bench, 0.2)
+    first = Service(home).start()
+    http = Http(first.url)
+    _, _, d = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-*"})
+    rid = d["runs"][0]["id"]
+    wait_for(http, rid, 2)
+    first.stop()
+    bench.reset()                                                        # fast again, and count afresh
+    second = Service(home).start()
+    try:
+        http = Http(second.url)
+        _, _, before = http("GET", f"/bench/suite/runs/{rid}")
+        assert before["run"]["status"] == "interrupted" and before["run"]["error"] == "the service stopped"
+        answered = before["run"]["done"]
+        _, _, again = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-*"})
+        assert again["runs"][0]["id"] == rid                             # the same run, resumed
+        done = wait_run(http, rid)
+        assert done["run"]["status"] == "done" and done["run"]["done"] == 6
+        asked = [q for q in bench.requests if q.path.endswith("/chat/completions")]
+        assert len(asked) == 6 - answered                                # only what was left
+    finally:
+        second.stop()

@@ -87,7 +87,8 @@ def off_by_one(lines: list, func) -> list:
         if not isinstance(parent, (ast.Subscript, ast.Slice, ast.BinOp, ast.Compare)):
             continue
         for node in ast.iter_child_nodes(parent):
-            if isinstance(node, ast.Constant) and type(node.value) is int and one_line(node) and 0 <= node.value < 10**6:
+            if (isinstance(node, ast.Constant) and type(node.value) is int and one_line(node)
+                    and 0 <= node.value < 10**6):
                 new = str(node.value + 1)
                 out.append(Mutation("off_by_one", node.lineno, node.lineno,
                                     [splice(lines, node.lineno, node.col_offset, node.end_col_offset, new)],
