@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 from .client import q
 from .output import emit_json, note, say, table
+from .suite import pct
 
 FMT = argparse.RawDescriptionHelpFormatter
 
@@ -125,12 +126,7 @@ def suite_text(s: dict | None) -> str:
     """The suite's scores, per purpose: kept apart from the verdicts."""
     if not s:
         return ""
-    parts = []
-    if s.get("review"):
-        parts.append(f"review {s['review']['score'] * 100:.0f}%")
-    if s.get("claims"):
-        parts.append(f"claims {s['claims']['score'] * 100:.0f}%")
-    return ", ".join(parts)
+    return ", ".join(f"{purpose} {pct(s[purpose]['score'])}" for purpose in ("review", "claims") if s.get(purpose))
 
 
 def run_candidates(args, client) -> int:
