@@ -2,8 +2,8 @@
 
 Onboarding runs synchronously inside the request that asks for it (a probe is one short call) and is recorded
 as a job in the `jobs` table, whose id comes back with the result. Only one model onboards at a time: a second
-request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. The suite step joins here when
-the queue exists: `quick` records the suite as owed (the scheduler's suite job runs it), and a full onboarding says
+request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. `quick` records the suite as owed
+(a suite run with status `owed`, played by `suite.service.run_owed` or `bench suite run`); a full onboarding says
 how to run it now.
 """
 from __future__ import annotations

@@ -213,3 +213,19 @@ def test_a_run_cut_off_by_a_restart_is_interrupted_and_resumes_where_it_stopped(
         assert len(asked) == 6 - answered                                # only what was left
     finally:
         second.stop()
+
+
+def test_run_owed_leaves_ad_hoc_and_retired_models_alone(bench, home, make_service):
+    import json
+    models = json.loads((home / "config" / "models.json").read_text())
+    models["models"]["silent"]["ad_hoc"] = True
+    (home / "config" / "models.json").write_text(json.dumps(models))
+    svc = make_service()
+    suite_service.owe(svc.ctx, "silent")
+    owed = suite_service.owe(svc.ctx, "right")
+    played = suite_service.run_owed(svc.ctx, max_items=1)
+    assert [r["model"] for r in played] == ["right"] and played[0]["id"] == owed["id"]
+    assert played[0]["status"] == "owed" and played[0]["done"] == 1
+    _, _, runs = Http(svc.url)("GET", "/bench/suite/runs?model=silent")
+    assert runs["runs"][0]["status"] == "owed" and runs["runs"][0]["done"] == 0
+    assert not [q for q in bench.requests if (q.body or {}).get("model") == "silent"]

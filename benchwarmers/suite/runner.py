@@ -36,7 +36,8 @@ class Runner:
         run = self.store.run(rid)
         if run is None or run["status"] in (res.DONE, res.CANCELLED):
             return run
-        idle_status = run["status"] if run["status"] in (res.OWED, res.QUEUED) else res.QUEUED
+        # a budget spent leaves a user's run queued, and anything else owed to the next round
+        idle_status = res.QUEUED if run["status"] == res.QUEUED else res.OWED
         items = self.plan(run)
         done = self.store.done_items(rid)
         todo = [(t, v) for t, v in items if (t.id, v) not in done]

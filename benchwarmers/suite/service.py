@@ -100,6 +100,8 @@ class SuiteService:
             model = models.get(run["model"])
             if model is None or not model.active or model.ad_hoc:   # ad hoc: the bench never calls it on its own
                 continue
+            if run["status"] == res.RUNNING:                          # being played right now
+                continue
             if run["status"] == res.QUEUED:
                 self.ensure_worker()
                 self.wake.set()
