@@ -1,15 +1,16 @@
-"""Build glue only (metadata is in pyproject.toml): ships examples/ and the suite's starter tasks inside the package."""
+"""Build glue only (metadata is in pyproject.toml): ships examples/ inside the package as benchwarmers/examples."""
 from setuptools import find_packages, setup
 
-# A checkout keeps the data-folder seed at the top (examples/) and the suite's starter pack in suite/tasks; an
-# installed package carries them as benchwarmers/examples and benchwarmers/suite/tasks, where home.examples_dir()
-# and suite.tasks.starter_dir() look when there is no checkout.
+# A checkout keeps the data-folder seed at the top (examples/); an installed package carries it as
+# benchwarmers/examples, where home.examples_dir() looks second.
+# The suite: its starter pack (suite/tasks) ships as benchwarmers/suite/tasks, where suite.tasks.starter_dir() looks
+# when there is no checkout.
+SUITE_TASKS = "benchwarmers.suite.tasks"
 setup(
-    packages=find_packages(include=["benchwarmers", "benchwarmers.*"]) + ["benchwarmers.examples",
-                                                                           "benchwarmers.suite.tasks"],
-    package_dir={"benchwarmers.examples": "examples", "benchwarmers.suite.tasks": "suite/tasks"},
+    packages=find_packages(include=["benchwarmers", "benchwarmers.*"]) + ["benchwarmers.examples", SUITE_TASKS],
+    package_dir={"benchwarmers.examples": "examples", SUITE_TASKS: "suite/tasks"},
     package_data={"benchwarmers.dashboard": ["static/*", "static/**/*"],
                   "benchwarmers.examples": ["*", "**/*"],
-                  "benchwarmers.suite.tasks": ["*", "**/*"]},
+                  SUITE_TASKS: ["*", "**/*"]},
     include_package_data=False,
 )

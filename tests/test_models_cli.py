@@ -7,9 +7,9 @@ import json
 import pytest
 
 from benchwarmers.cli.main import main
-from fakes.anthropic import FakeAnthropic
-from fakes.openai import FakeOpenAI
-from fakes.server import Reply
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.server import Reply
 
 KEY = "sk-test-cli-0123456789abcdef"
 
@@ -81,9 +81,9 @@ def test_candidates_onboard_models_retire_restore(bench, fake):
     bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
     code, out, _ = bench("candidates")
     assert code == 0 and "m-one" in out and "vendor/m-two" in out and "ctx 8192" in out
-    code, out, err = bench("onboard", "vendor/m-two", "--quick", "--wait")
+    code, out, err = bench("onboard", "vendor/m-two", "--quick")
     assert code == 0, err
-    assert "Onboarded m-two (vendor/m-two on oa)" in out and "scheduler" in err
+    assert "Onboarded m-two (vendor/m-two on oa)" in out and "Suite: owed (--quick)" in err
     code, out, _ = bench("candidates", "--new")
     assert "m-one" in out and "vendor/m-two" not in out
     code, out, _ = bench("candidates", "--new", "--json")
@@ -92,7 +92,11 @@ def test_candidates_onboard_models_retire_restore(bench, fake):
     assert code == 0 and "m-two" in out and "active" in out and "ctx 8192" in out and "ok" in out
     code, out, _ = bench("models", "--find", "nothing-like-it")
     assert code == 0 and out == ""
-    code, out, _ = bench("model", "retire", "m-two", "--reason", "too chatty")
+    code, _, err = bench("model", "retire", "m-two", "--reason", "too chatty")   # no terminal to ask on, no --yes
+    assert code == 1 and "--yes" in err
+    code, out, _ = bench("models", "--json", "--find", "m-two")
+    assert json.loads(out)["models"][0]["status"] == "active"
+    code, out, _ = bench("model", "retire", "m-two", "--reason", "too chatty", "--yes")
     assert code == 0 and "retired: too chatty" in out
     code, out, _ = bench("models", "--json", "--find", "m-two")
     assert json.loads(out)["models"][0]["status"] == "retired"
@@ -145,3 +149,22 @@ def test_help_has_examples(capsys):
                  ["candidates", "--help"], ["model", "retire", "--help"], ["endpoint", "--help"]):
         assert main(argv) == 0
         assert "example" in capsys.readouterr().out, argv
+
+
+def test_models_show_the_record_with_the_counts_it_rests_on(bench, fake):
+    bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
+    bench("onboard", "m-one", "--alias", "uno", "--quick")
+    bench("onboard", "vendor/m-two", "--alias", "dos", "--quick")
+    calls = [json.loads(bench("ask", "uno", f"question {i}", "--json")[1])["bench"]["seats"][0]["call"]
+             for i in range(3)]
+    code, out, _ = bench("models")
+    assert code == 0 and "RECORD" in out and "none judged of 3 asks" in out and "no calls yet" in out
+    bench("verdict", calls[0], "--useful", "--real", "r1", "--false", "f1")
+    bench("verdict", calls[1], "--not-useful", "--false", "f2", "--false", "f3")
+    code, out, _ = bench("models")
+    assert code == 0 and "50% useful of 2 judged, 3/4 claims false (confidently wrong)" in out
+    code, out, _ = bench("model", "show", "uno")
+    assert "Record:   50% useful of 2 judged" in out
+    record = json.loads(bench("models", "--json", "--find", "uno")[1])["models"][0]["record"]
+    assert (record["judged"], record["useful_rate"], record["judged_claims"], record["false_claim_rate"]) == \
+        (2, 0.5, 4, 0.75)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import ast
 import difflib
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from benchsetup import write
 from benchwarmers.suite import mutate, seed
 from benchwarmers.suite.tasks import load, load_all
+from tests.helpers.data import write
 
 FIXTURE = '''import asyncio
 
@@ -148,9 +151,6 @@ def test_seeding_through_the_api_and_its_errors(repo, http):
 
 
 def test_python_suite_seed_script(repo, home):
-    import subprocess
-    import sys
-    from pathlib import Path
     script = Path(__file__).resolve().parent.parent / "suite" / "seed.py"
     run = subprocess.run([sys.executable, str(script), "--repo", "myapp", "--count", "2", "--home", str(home)],
                          capture_output=True, text=True, timeout=120)

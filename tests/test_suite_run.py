@@ -1,18 +1,21 @@
 """A whole suite run through the real service and its gateway, against fake models with known behaviour."""
 from __future__ import annotations
 
+import json
+import time
+
 import pytest
 
-from benchsetup import configure, write
 from benchwarmers.cli.main import main
 from benchwarmers.server.lifecycle import Service
-from benchwarmers.suite import service as suite_service
-from conftest import Http
-from suitekit import Oracle, plant, wait_run
+from tests.fakes import Reply
+from tests.helpers.data import configure, write
+from tests.helpers.http import Http
+from tests.helpers.suite import Oracle, plant, wait_run
 
 
 @pytest.fixture
-def bench(home):
+def oracle(home):
     """The data folder with the four test tasks, three fake models and no pause between suite calls."""
     known = plant(home)
     oracle = Oracle(known).start()
@@ -24,7 +27,7 @@ def bench(home):
     oracle.stop()
 
 
-def test_three_known_models_get_the_expected_scores(bench, make_service):
+def test_three_known_models_get_the_expected_scores(oracle, make_service):
     svc = make_service()
     http = Http(svc.url)
     status, _, d = http("POST", "/bench/suite/runs", {"collection": "core", "tasks": "t-*"})
@@ -49,7 +52,7 @@ def test_three_known_models_get_the_expected_scores(bench, make_service):
     assert [b["stated"] for b in right["calibration"]] == [[0.7, 0.9], [0.9, 1.0]]
 
 
-def test_every_suite_call_is_a_recorded_direct_call(bench, make_service):
+def test_every_suite_call_is_a_recorded_direct_call(oracle, make_service):
     svc = make_service()
     http = Http(svc.url)
     _, _, d = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-claim-*"})
@@ -58,12 +61,12 @@ def test_every_suite_call_is_a_recorded_direct_call(bench, make_service):
     for r in results:
         _, _, call = http("GET", f"/bench/calls/{r['call']}")
         assert call["model"] == "right" and call["mode"] == "direct" and call["answer"] == r["answer"]
-    sent = [q.body for q in bench.requests if q.path.endswith("/chat/completions")]
+    sent = [q.body for q in oracle.requests if q.path.endswith("/chat/completions")]
     assert len(sent) == 2 and all(b["messages"][0]["role"] == "system" for b in sent)
     assert all('"verdict"' in b["messages"][-1]["content"] for b in sent)     # the machine-readable shape asked
 
 
-def test_models_show_suite_scores_beside_the_verdicts_never_mixed(bench, make_service):
+def test_models_show_suite_scores_beside_the_verdicts_never_mixed(oracle, make_service):
     svc = make_service()
     http = Http(svc.url)
     _, _, d = http("POST", "/bench/suite/runs", {"model": "eager", "tasks": "t-*"})
@@ -76,7 +79,7 @@ def test_models_show_suite_scores_beside_the_verdicts_never_mixed(bench, make_se
     assert "suite" not in record["models"].get("eager", {})
 
 
-def test_the_cli_runs_with_progress_and_prints_scores(bench, make_service, capsys):
+def test_the_cli_runs_with_progress_and_prints_scores(oracle, make_service, capsys):
     svc = make_service()
     code = main(["suite", "run", "--model", "right", "--tasks", "t-bug-*", "--url", svc.url])
     out, err = capsys.readouterr()
@@ -87,48 +90,46 @@ def test_the_cli_runs_with_progress_and_prints_scores(bench, make_service, capsy
     assert "review 100%" in capsys.readouterr().out
 
 
-def test_a_run_owed_and_cut_off_resumes_after_a_restart_without_asking_twice(bench, home):
+def test_a_run_owed_and_cut_off_resumes_after_a_restart_without_asking_twice(oracle, home):
     first = Service(home).start()
     try:
-        owed = suite_service.owe(first.ctx, "right")
+        owed = first.bench.suite.owe("right")
         assert owed["status"] == "owed"
         assert Http(first.url)("GET", "/bench/suite/runs")[2]["runs"][0]["id"] == owed["id"]
-        played = suite_service.run_owed(first.ctx, max_items=2)       # a scheduler round with a budget of two calls
+        played = first.bench.suite.run_owed(max_items=2)       # a scheduler round with a budget of two calls
         assert played[0]["status"] == "owed" and played[0]["done"] == 2
     finally:
         first.stop()
     second = Service(home).start()
     try:
         progress = []
-        played = suite_service.run_owed(second.ctx, progress=lambda run, item: progress.append(item["task"]))
+        played = second.bench.suite.run_owed(progress=lambda run, item: progress.append(item["task"]))
         assert played[0]["status"] == "done" and played[0]["done"] == played[0]["total"]
         assert len(progress) == played[0]["total"] - 2
-        asked = [q for q in bench.requests if q.path.endswith("/chat/completions")]
+        asked = [q for q in oracle.requests if q.path.endswith("/chat/completions")]
         assert len(asked) == played[0]["total"]                          # no item was asked twice
-        assert suite_service.run_owed(second.ctx) == []                  # nothing owed any more
+        assert second.bench.suite.run_owed() == []                  # nothing owed any more
     finally:
         second.stop()
 
 
-def test_run_for_model_reports_progress_and_scores(bench, make_service):
+def test_run_for_model_reports_progress_and_scores(oracle, make_service):
     svc = make_service()
     seen = []
-    done = suite_service.run_for_model(svc.ctx, "right", progress=lambda run, item: seen.append(run["done"]),
-                                       tasks="t-*")
+    done = svc.bench.suite.run_for_model("right", tasks="t-*", progress=lambda run, item: seen.append(run["done"]))
     assert done["status"] == "done" and seen == [1, 2, 3, 4, 5, 6]
     assert done["scores"]["review"]["score"] == 1.0 and done["scores"]["claims"]["score"] == 1.0
 
 
-def test_a_failing_model_stops_the_run_after_three_failures(bench, make_service):
-    from fakes import Reply
-    bench.script("right", Reply.error(500))
+def test_a_failing_model_stops_the_run_after_three_failures(oracle, make_service):
+    oracle.script("right", Reply.error(500))
     svc = make_service()
     http = Http(svc.url)
     _, _, d = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-*"})
     done = wait_run(http, d["runs"][0]["id"])
     assert done["run"]["status"] == "failed" and "3 calls in a row failed" in done["run"]["error"]
     assert [r["outcome"] for r in done["results"]] == ["failed"] * 3
-    bench.reset()                                                       # the model answers again: a new run
+    oracle.reset()                                                       # the model answers again: a new run
     _, _, again = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-*"})
     assert again["runs"][0]["id"] != d["runs"][0]["id"]
     done = wait_run(http, again["runs"][0]["id"])
@@ -144,13 +145,13 @@ def test_a_failing_model_stops_the_run_after_three_failures(bench, make_service)
     ({"model": "right", "extra": 1}, "Unknown field"),
     ({"collection": "missing"}, "missing"),
 ])
-def test_bad_run_requests_are_clear_400s_or_404s(bench, make_service, body, words):
+def test_bad_run_requests_are_clear_400s_or_404s(oracle, make_service, body, words):
     http = Http(make_service().url)
     status, _, d = http("POST", "/bench/suite/runs", body)
     assert status in (400, 404) and words in d["error"]["message"]
 
 
-def test_unknown_runs_and_tasks_are_404_and_cancel_is_409_when_finished(bench, make_service):
+def test_unknown_runs_and_tasks_are_404_and_cancel_is_409_when_finished(oracle, make_service):
     http = Http(make_service().url)
     assert http("GET", "/bench/suite/runs/999")[0] == 404
     assert http("GET", "/bench/suite/runs/abc")[0] == 404
@@ -164,12 +165,10 @@ def test_unknown_runs_and_tasks_are_404_and_cancel_is_409_when_finished(bench, m
 
 def slow(oracle, seconds: float):
     """Every answer of `right` waits before it comes (the answers themselves stay right)."""
-    from fakes import Reply
     oracle.script("right", [Reply(delay=seconds, text=None) for _ in range(50)])
 
 
 def wait_for(http, rid: int, done: int, timeout: float = 30) -> None:
-    import time
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if http("GET", f"/bench/suite/runs/{rid}")[2]["run"]["done"] >= done:
@@ -178,8 +177,8 @@ def wait_for(http, rid: int, done: int, timeout: float = 30) -> None:
     raise AssertionError(f"run {rid} did not reach {done} answers")
 
 
-def test_cancel_stops_a_running_run_after_the_call_in_flight(bench, make_service):
-    slow(bench, 0.3)
+def test_cancel_stops_a_running_run_after_the_call_in_flight(oracle, make_service):
+    slow(oracle, 0.3)
     http = Http(make_service().url)
     _, _, d = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-*"})
     rid = d["runs"][0]["id"]
@@ -190,15 +189,15 @@ def test_cancel_stops_a_running_run_after_the_call_in_flight(bench, make_service
     assert done["run"]["status"] == "cancelled" and done["run"]["done"] < done["run"]["total"]
 
 
-def test_a_run_cut_off_by_a_restart_is_interrupted_and_resumes_where_it_stopped(bench, home):
-    slow(bench, 0.2)
+def test_a_run_cut_off_by_a_restart_is_interrupted_and_resumes_where_it_stopped(oracle, home):
+    slow(oracle, 0.2)
     first = Service(home).start()
     http = Http(first.url)
     _, _, d = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-*"})
     rid = d["runs"][0]["id"]
     wait_for(http, rid, 2)
     first.stop()
-    bench.reset()                                                        # fast again, and count afresh
+    oracle.reset()                                                        # fast again, and count afresh
     second = Service(home).start()
     try:
         http = Http(second.url)
@@ -209,23 +208,22 @@ def test_a_run_cut_off_by_a_restart_is_interrupted_and_resumes_where_it_stopped(
         assert again["runs"][0]["id"] == rid                             # the same run, resumed
         done = wait_run(http, rid)
         assert done["run"]["status"] == "done" and done["run"]["done"] == 6
-        asked = [q for q in bench.requests if q.path.endswith("/chat/completions")]
+        asked = [q for q in oracle.requests if q.path.endswith("/chat/completions")]
         assert len(asked) == 6 - answered                                # only what was left
     finally:
         second.stop()
 
 
-def test_run_owed_leaves_ad_hoc_and_retired_models_alone(bench, home, make_service):
-    import json
+def test_run_owed_leaves_ad_hoc_and_retired_models_alone(oracle, home, make_service):
     models = json.loads((home / "config" / "models.json").read_text())
     models["models"]["silent"]["ad_hoc"] = True
     (home / "config" / "models.json").write_text(json.dumps(models))
     svc = make_service()
-    suite_service.owe(svc.ctx, "silent")
-    owed = suite_service.owe(svc.ctx, "right")
-    played = suite_service.run_owed(svc.ctx, max_items=1)
+    svc.bench.suite.owe("silent")
+    owed = svc.bench.suite.owe("right")
+    played = svc.bench.suite.run_owed(max_items=1)
     assert [r["model"] for r in played] == ["right"] and played[0]["id"] == owed["id"]
     assert played[0]["status"] == "owed" and played[0]["done"] == 1
     _, _, runs = Http(svc.url)("GET", "/bench/suite/runs?model=silent")
     assert runs["runs"][0]["status"] == "owed" and runs["runs"][0]["done"] == 0
-    assert not [q for q in bench.requests if (q.body or {}).get("model") == "silent"]
+    assert not [q for q in oracle.requests if (q.body or {}).get("model") == "silent"]

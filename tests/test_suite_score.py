@@ -1,6 +1,10 @@
 """The scorer and the answer reader on hand-made answers: hit, miss, false alarm, clean, claims, prose, garbage."""
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 from benchwarmers.suite import parse, score
@@ -90,9 +94,6 @@ def test_a_model_with_only_claims_has_no_review_score():
 
 
 def test_the_worked_example_of_benchmarks_md_is_what_the_code_computes():
-    import json
-    import re
-    from pathlib import Path
     doc = (Path(__file__).resolve().parent.parent / "BENCHMARKS.md").read_text(encoding="utf-8")
     shown = json.loads(re.search(r"## The suite's scores.*?```json\n(.*?)```", doc, re.S).group(1))
     example = [("hit", "", c) for c in (0.9, 0.9, 0.8, 0.8, 0.7, 0.9, 0.6)] + [

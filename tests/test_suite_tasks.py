@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from benchsetup import configure
+from benchwarmers.cli.main import main
 from benchwarmers.suite import prompt
 from benchwarmers.suite.tasks import Task, data_dir, load, load_all, starter_dir, write
-from fakes import FakeOpenAI
-from suitekit import GUARDED, plant
+from tests.fakes import FakeOpenAI
+from tests.helpers.data import configure
+from tests.helpers.http import Http
+from tests.helpers.suite import GUARDED, plant
 
 
 def test_the_starter_pack_is_valid_and_holds_true_and_false_claims():
@@ -29,16 +33,28 @@ def test_the_starter_pack_is_valid_and_holds_true_and_false_claims():
         assert t.answer["claim"] in user and re.search(r"^ *1 \| ", user, re.M)
 
 
-def test_starter_claims_quote_code_that_exists_in_this_project_or_existed_at_their_commit():
-    """Every excerpt was cut from the file its source names (the function's first line is in that file)."""
-    from pathlib import Path
+def at_commit(commit: str, path: str) -> str:
+    """The file as it was at `commit`, read from this checkout's git history."""
     root = Path(__file__).resolve().parent.parent
+    try:
+        done = subprocess.run(["git", "-C", str(root), "show", f"{commit}:{path}"], capture_output=True, timeout=30)
+    except OSError:
+        pytest.skip("git is not installed: the excerpts are checked against the history of a git checkout")
+    if done.returncode != 0 and not (root / ".git").exists():
+        pytest.skip("not a git checkout: the excerpts are checked against its history")
+    assert done.returncode == 0, f"{commit}:{path} is not in this checkout's history: {done.stderr.decode()}"
+    return done.stdout.decode("utf-8")
+
+
+def test_starter_claims_quote_code_that_existed_at_their_commit():
+    """Every excerpt was cut from the file its source names, as it was at the commit the task names (the function's
+    first line is in that file): the code has moved since, the task keeps the version its claim is about."""
     for t in load_all(None)[0].values():
         if t.source.get("kind") != "project":
             continue
         (code,) = t.files.values()
         first = next(line for line in code.splitlines() if line.startswith(("def ", "class ", "async def ")))
-        assert first.split("(")[0] in (root / t.source["path"]).read_text(encoding="utf-8"), t.id
+        assert first.split("(")[0] in at_commit(t.source["commit"], t.source["path"]), t.id
 
 
 def make(folder, meta: dict, files: dict | None = None):
@@ -113,7 +129,6 @@ def judged(home, service):
     """A call about an attached file, with a verdict that found one claim real and one false."""
     fake = FakeOpenAI().start()
     configure(home, {"oa": (fake, "openai")}, {"m": ("oa", "m")})
-    from conftest import Http
     http = Http(service.url)
     prompt_text = f'Is ratio safe?\n\n<file name="src/ratio.py">\n{GUARDED.rstrip()}\n</file>'
     _, _, reply = http("POST", "/v1/chat/completions", {"model": "m", "messages": [
@@ -151,7 +166,6 @@ def test_mining_drafts_claim_tasks_with_the_code_frozen_from_the_call(judged, ho
 
 
 def test_the_cli_lists_drafts_and_accepts_them(judged, home, capsys):
-    from benchwarmers.cli.main import main
     http, _ = judged
     url = http.base
     assert main(["suite", "mine", "--url", url]) == 0

@@ -1,82 +1,73 @@
-"""Admin API for the roster: list (with the verdict record and suite scores), onboard, show, probe, retire, restore."""
+"""Admin API for the model roster: list and find (with the verdict record and the suite scores), onboard, show with
+probes, probe, retire, restore."""
 from __future__ import annotations
 
-from .. import health, onboard
-from ..core.parts import parts
 from ..errors import BadRequest
-from ..server.context import Context
+from ..roster import health, onboard
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
-from ..suite.service import suite_of
 
 
-def view(ctx: Context, model, probe: dict | None = None) -> dict:
+def view(bench: Bench, model, probe: dict | None = None) -> dict:
     if probe is None:
-        probe = next(iter(health.recent(ctx.db, model.alias, 1)), None)
-    return onboard.model_view(model, probe, health.resting_until(ctx.db, model))
+        probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
+    return onboard.model_view(model, probe, bench.resting.until(model.endpoint))
 
 
-def evidence(ctx: Context) -> tuple[dict, dict]:
-    """(the record from the user's verdicts, the suite's scores) per model: two sources, kept apart."""
-    return parts(ctx).record.models(), suite_of(ctx).store.scores()
-
-
-def with_evidence(row: dict, record: dict, scores: dict) -> dict:
-    row["record"] = record.get(row["alias"])
-    row["suite"] = scores.get(row["alias"])
-    return row
-
-
-def list_models(req: Request, ctx: Context) -> Response:
+def list_models(req: Request, bench: Bench) -> Response:
     """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case)."""
     needle = (req.query.get("find") or "").strip().lower()
-    reg = health.registry(ctx)
-    last = health.latest(ctx.db)
-    record, scores = evidence(ctx)
+    reg = bench.registry
+    bench.resting.refresh()   # the admin's view: what the table says now, other processes' rests included
+    last = health.latest(bench.db)
+    record, scores = bench.record.models(), bench.suite.store.scores()   # two sources, kept apart
     rows = []
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
             continue
-        rows.append(with_evidence(view(ctx, model, last.get(alias)), record, scores))
+        rows.append({**view(bench, model, last.get(alias)), "record": record.get(alias), "suite": scores.get(alias)})
     return Response.json({"models": rows, "find": needle or None})
 
 
-def add_model(req: Request, ctx: Context) -> Response:
+def add_model(req: Request, bench: Bench) -> Response:
     body = req.json()
-    result = onboard.onboard(ctx, body.get("served"), endpoint=body.get("endpoint"), alias=body.get("alias"),
-                             quick=bool(body.get("quick")), ad_hoc=bool(body.get("ad_hoc")))
+    result = bench.onboarding.onboard(body.get("served"), endpoint=body.get("endpoint"), alias=body.get("alias"),
+                                      quick=bool(body.get("quick")), ad_hoc=bool(body.get("ad_hoc")))
     return Response.json(result, 201)
 
 
-def show_model(req: Request, ctx: Context) -> Response:
-    model = health.registry(ctx).model(req.params["alias"])
-    probes = health.recent(ctx.db, model.alias)
-    out = with_evidence(view(ctx, model, probes[0] if probes else None), *evidence(ctx))
+def show_model(req: Request, bench: Bench) -> Response:
+    model = bench.registry.model(req.params["alias"])
+    probes = health.recent(bench.db, model.alias)
+    out = view(bench, model, probes[0] if probes else None)
     out["probes"] = probes
+    out["record"] = bench.record.models().get(model.alias)        # the user's verdicts
+    out["suite"] = bench.suite.store.scores(model.alias).get(model.alias)   # the suite's scores, never mixed in
     return Response.json({"model": out})
 
 
-def probe_model(req: Request, ctx: Context) -> Response:
+def probe_model(req: Request, bench: Bench) -> Response:
     """Probe now; a model that fails for a reason of its own is confirmed once, then retired with evidence."""
-    result = health.check(ctx, req.params["alias"])
-    model = health.registry(ctx).model(req.params["alias"])
-    result["model"] = view(ctx, model, result.get("confirm") or result["probe"])
+    result = health.check(bench.registry, bench.db, req.params["alias"])
+    model = bench.registry.model(req.params["alias"])
+    result["model"] = view(bench, model, result.get("confirm") or result["probe"])
     result.pop("model_after", None)
     return Response.json(result)
 
 
-def retire_model(req: Request, ctx: Context) -> Response:
+def retire_model(req: Request, bench: Bench) -> Response:
     body = req.json() if req.body.strip() else {}
     reason = body.get("reason")
     if reason is not None and not isinstance(reason, str):
         raise BadRequest("reason must be text.")
-    model = health.retire(health.registry(ctx), req.params["alias"], reason or "")
-    return Response.json({"model": view(ctx, model)})
+    model = health.retire(bench.registry, req.params["alias"], reason or "")
+    return Response.json({"model": view(bench, model)})
 
 
-def restore_model(req: Request, ctx: Context) -> Response:
-    model = health.restore(health.registry(ctx), req.params["alias"])
-    return Response.json({"model": view(ctx, model)})
+def restore_model(req: Request, bench: Bench) -> Response:
+    model = health.restore(bench.registry, req.params["alias"])
+    return Response.json({"model": view(bench, model)})
 
 
 ROUTES = [

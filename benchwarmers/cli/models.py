@@ -6,18 +6,20 @@ import sys
 import time
 from urllib.parse import urlencode
 
-from .client import q
-from .output import emit_json, note, say, table
+from ..client import q
+from .output import confirm, emit_json, note, say, table
 from .suite import pct
 
 FMT = argparse.RawDescriptionHelpFormatter
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("models", parents=[parent], help="the roster: alias, endpoint, served name, status, facts",
+    p = sub.add_parser("models", parents=[parent],
+                       help="the roster: alias, endpoint, served name, status, facts, record, suite",
                        description="Every model on the bench: alias, endpoint, served name, status (active, resting "
-                                   "until T, retired with reason), catalog facts, the last probe, your verdicts "
-                                   "on its answers and its suite scores (two separate columns).",
+                                   "until T, retired with reason), catalog facts, the last probe, its record "
+                                   "over all collections with the judged answers and claims each rate rests on, "
+                                   "and its suite scores (a column of their own, never mixed into the record).",
                        epilog="examples:\n  bench models\n  bench models --find llama --json", formatter_class=FMT)
     p.add_argument("--find", metavar="TEXT", help="only models whose alias, served name or endpoint contain TEXT")
     p.set_defaults(func=run_models)
@@ -33,16 +35,17 @@ def register(sub, parent) -> None:
                        description="Find the endpoint serving SERVED_NAME, probe it with a one-word prompt and "
                                    "register it only if it answers (nothing is saved otherwise). Onboarding runs "
                                    "one model at a time and the command waits for it. The answer says how to run "
-                                   "the suite for it; --quick records the suite as owed, for the scheduler.",
+                                   "the suite for it; --quick records the suite as owed (a suite run that "
+                                   "`bench suite run --model ALIAS` plays).",
                        epilog="examples:\n  bench onboard openai/gpt-4o-mini\n"
                               "  bench onboard llama3.2 --endpoint local --alias llama --quick\n"
                               "  bench onboard some/paid-model --quick --ad-hoc", formatter_class=FMT)
     p.add_argument("served", metavar="SERVED_NAME", help="the model's name as its endpoint serves it")
     p.add_argument("--endpoint", help="which endpoint (needed when several serve the name)")
     p.add_argument("--alias", help="what users will type (default: a readable unique name)")
-    p.add_argument("--quick", action="store_true", help="probe now, leave the suite to the scheduler")
+    p.add_argument("--quick", action="store_true", help="probe only (this version's onboarding is the probe "
+                   "alone either way)")
     p.add_argument("--ad-hoc", action="store_true", help="never called by the bench on its own (pay-per-use keys)")
-    p.add_argument("--wait", action="store_true", help="wait until onboarding is done (the command always does)")
     p.set_defaults(func=run_onboard)
     register_model(sub, parent)
 
@@ -51,15 +54,16 @@ def register_model(sub, parent) -> None:
     p = sub.add_parser("model", parents=[parent], help="retire, restore, show or probe one model",
                        description="One model: retire it with a reason, restore it, show it with its probes, "
                                    "or probe it now.",
-                       epilog="examples:\n  bench model retire slowpoke --reason 'times out on long prompts'\n"
+                       epilog="examples:\n  bench model retire slowpoke --reason 'times out on long prompts' --yes\n"
                               "  bench model restore slowpoke\n  bench model show slowpoke --json",
                        formatter_class=FMT)
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    r = verbs.add_parser("retire", parents=[parent], help="take a model off the bench, with a reason",
-                         epilog="example:\n  bench model retire slowpoke --reason 'wrong on every review'",
+    r = verbs.add_parser("retire", parents=[parent], help="take a model off the bench, with a reason (asks first)",
+                         epilog="example:\n  bench model retire slowpoke --reason 'wrong on every review' --yes",
                          formatter_class=FMT)
     r.add_argument("alias")
     r.add_argument("--reason", required=True, help="why (kept with the model)")
+    r.add_argument("--yes", action="store_true", help="do not ask")
     r.set_defaults(func=run_retire)
     r = verbs.add_parser("restore", parents=[parent], help="bring a retired model back",
                          epilog="example:\n  bench model restore slowpoke", formatter_class=FMT)
@@ -81,15 +85,15 @@ def when(epoch) -> str:
 
 
 def facts_text(facts: dict) -> str:
-    parts = []
+    shown = []
     if facts.get("context_window"):
-        parts.append(f"ctx {facts['context_window']}")
+        shown.append(f"ctx {facts['context_window']}")
     if facts.get("max_output"):
-        parts.append(f"out {facts['max_output']}")
+        shown.append(f"out {facts['max_output']}")
     for flag in ("vision", "tools"):
         if facts.get(flag):
-            parts.append(flag)
-    return ", ".join(parts)
+            shown.append(flag)
+    return ", ".join(shown)
 
 
 def probe_text(p: dict | None) -> str:
@@ -97,6 +101,21 @@ def probe_text(p: dict | None) -> str:
         return "never probed"
     seconds = f" {p['seconds']:.1f}s" if p.get("seconds") is not None else ""
     return f"{p['status']}{seconds} {when(p.get('created'))}"
+
+
+def record_text(r: dict | None) -> str:
+    """The record in a few words, each rate with the count of judged answers or claims it rests on."""
+    if not r:
+        return "no calls yet"
+    if not r["judged"]:
+        return f"none judged of {r['asks']} asks"
+    parts = [f"{r['useful_rate']:.0%} useful of {r['judged']} judged"]
+    if r.get("drop"):
+        parts.append(f"lately {r['drop']['useful_rate']:.0%} of {r['drop']['judged']}")
+    if r["judged_claims"]:
+        parts.append(f"{r['false_claims']}/{r['judged_claims']} claims false"
+                     + (" (confidently wrong)" if r["confidently_wrong"] else ""))
+    return ", ".join(parts)
 
 
 def run_models(args, client) -> int:
@@ -108,18 +127,11 @@ def run_models(args, client) -> int:
     if not d["models"]:
         note("No models match." if args.find else "No models on the bench yet. See: bench candidates --new")
         return 0
-    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE", "YOUR VERDICTS", "SUITE"],
+    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE", "RECORD", "SUITE"],
           [[m["alias"], m["endpoint"], m["served"], m["status_text"], facts_text(m.get("facts") or {}),
             probe_text(m.get("last_probe")), record_text(m.get("record")), suite_text(m.get("suite"))]
            for m in d["models"]])
     return 0
-
-
-def record_text(r: dict | None) -> str:
-    """The user's own verdicts on the model's answers."""
-    if not r or not r.get("judged"):
-        return ""
-    return f"useful {r['useful']}/{r['judged']}" + (" (confidently wrong)" if r.get("confidently_wrong") else "")
 
 
 def suite_text(s: dict | None) -> str:
@@ -164,6 +176,8 @@ def run_onboard(args, client) -> int:
 
 
 def run_retire(args, client) -> int:
+    if not confirm(f"Retire the model {args.alias!r}? It leaves every panel until `bench model restore`.", args.yes):
+        return 1
     d = client.post(f"/bench/models/{q(args.alias)}/retire", {"reason": args.reason})
     return _one(args, d, "Retired")
 
@@ -190,7 +204,8 @@ def run_show(args, client) -> int:
     m = d["model"]
     for k, v in (("Alias", m["alias"]), ("Endpoint", m["endpoint"]), ("Served", m["served"]),
                  ("Status", m["status_text"]), ("Ad hoc", "yes" if m["ad_hoc"] else "no"),
-                 ("Facts", facts_text(m.get("facts") or {}) or "none known"), ("Added", when(m.get("added")))):
+                 ("Facts", facts_text(m.get("facts") or {}) or "none known"), ("Added", when(m.get("added"))),
+                 ("Record", record_text(m.get("record"))), ("Suite", suite_text(m.get("suite")) or "not run")):
         say(f"{k + ':':<10}{v}")
     if m["probes"]:
         table(["WHEN", "KIND", "STATUS", "SECONDS", "TOKENS", "ANSWER / ERROR"],

@@ -6,7 +6,7 @@ import sys
 import time
 from urllib.parse import urlencode
 
-from .client import q
+from ..client import q
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter

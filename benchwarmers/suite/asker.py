@@ -10,6 +10,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from typing import Callable
 
 MAX_TOKENS = 2000
 
@@ -27,8 +28,8 @@ class Answered:
 class Asker:
     """POST /v1/chat/completions with `model: <alias>` on the running service: one seat, one recorded call."""
 
-    def __init__(self, url: str, token: str | None, timeout: float):
-        self.url = url.rstrip("/")
+    def __init__(self, url: Callable[[], str], token: str | None, timeout: Callable[[], float]):
+        self.url = url                   # read at each ask: the service's port is known once it is bound
         self.token = token
         self.timeout = timeout
 
@@ -38,10 +39,11 @@ class Asker:
         headers = {"Content-Type": "application/json", "User-Agent": "benchwarmers-suite"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        req = urllib.request.Request(self.url + "/v1/chat/completions", json.dumps(body).encode(), headers)
+        req = urllib.request.Request(self.url().rstrip("/") + "/v1/chat/completions", json.dumps(body).encode(),
+                                     headers)
         started = time.monotonic()
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with urllib.request.urlopen(req, timeout=self.timeout()) as resp:
                 data = json.loads(resp.read())
         except urllib.error.HTTPError as e:
             return refused(e, time.monotonic() - started)

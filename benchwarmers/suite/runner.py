@@ -19,7 +19,7 @@ class Runner:
     """Plays one run to its end (or until stopped, cancelled, or its item budget is spent)."""
 
     def __init__(self, store: res.Results, load_tasks: Callable[[], dict], asker, gap: Callable[[], float],
-                 lease: float, stopping: threading.Event):
+                 lease: Callable[[], float], stopping: threading.Event):
         self.store = store
         self.load_tasks = load_tasks
         self.asker = asker
@@ -42,7 +42,7 @@ class Runner:
         done = self.store.done_items(rid)
         todo = [(t, v) for t, v in items if (t.id, v) not in done]
         self.store.update(rid, status=res.RUNNING, started=run["started"] or time.time(), total=len(items),
-                          done=len(items) - len(todo), error=None, lease_until=time.time() + self.lease)
+                          done=len(items) - len(todo), error=None, lease_until=time.time() + self.lease())
         failures, asked = 0, 0
         for task, variant in todo:
             stop = self.why_stop(rid, max_items, asked)
@@ -54,7 +54,7 @@ class Runner:
             asked += 1
             failures = failures + 1 if item["outcome"] == FAILED else 0
             self.store.update(rid, done=len(self.store.done_items(rid)), failed=self.failed(rid),
-                              lease_until=time.time() + self.lease)
+                              lease_until=time.time() + self.lease())
             if progress:
                 progress(self.store.run(rid), item)
             if item.get("rate_limited"):

@@ -1,15 +1,16 @@
-"""The suite inside the service: a worker for runs users start, and the calls the scheduler and onboarding make.
+"""The suite inside the service (`bench.suite`): a worker for the runs users start, and the entry points for other parts.
 
-Entry points for other parts: `run_owed(ctx)` (the scheduler's suite job: runs owed or cut off by a restart),
-`run_for_model(ctx, alias, progress=...)` (onboarding), `owe(ctx, alias)` (quick onboarding: run it later).
-One model at a time, service-wide: every run takes the same lock.
+Entry points: `run_owed()` (what a scheduled job calls: runs owed or cut off by a restart), `run_for_model(alias,
+progress=...)` (a full onboarding's suite step), `owe(alias)` (quick onboarding: run it later). One model at a time,
+service-wide: every run takes the same lock.
 """
 from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
+from typing import Callable
 
-from .. import health
 from ..errors import BadRequest, Conflict, NotFound
 from . import results as res
 from .asker import Asker
@@ -20,22 +21,25 @@ log = logging.getLogger("benchwarmers.suite")
 
 
 class SuiteService:
-    def __init__(self, ctx):
-        self.ctx = ctx
-        self.store = res.Results(ctx.db)
+    """Built once in Bench._build, closed in Bench.close. `gateway_url` is read at each ask: the port is known only
+    once the server is bound."""
+
+    def __init__(self, home: Path, db, registry, settings: Callable[[], dict], gateway_url: Callable[[], str],
+                 token: str | None):
+        self.home = home
+        self.registry = registry
+        self.store = res.Results(db)
         self.stopping = threading.Event()
         self.one_at_a_time = threading.Lock()
         self.current: int | None = None              # the run this process is playing now
         self.wake = threading.Event()
         self.worker: threading.Thread | None = None
-        self.runner = Runner(self.store, self.tasks, self.asker(), lambda: ctx.settings["suite_gap_seconds"],
-                             lease=ctx.settings["seat_timeout"] + 60, stopping=self.stopping)
-
-    def asker(self) -> Asker:
-        return Asker(self.ctx.url, self.ctx.admin_token, self.ctx.settings["seat_timeout"] + 30)
+        asker = Asker(gateway_url, token, lambda: settings()["seat_timeout"] + 30)
+        self.runner = Runner(self.store, self.tasks, asker, lambda: settings()["suite_gap_seconds"],
+                             lease=lambda: settings()["seat_timeout"] + 60, stopping=self.stopping)
 
     def tasks(self) -> dict:
-        return load_all(self.ctx.home)[0]
+        return load_all(self.home)[0]
 
     # -- starting ------------------------------------------------------------------------------------
     def start(self, models: list[str], tasks: str | None, reason: str) -> list[dict]:
@@ -95,7 +99,7 @@ class SuiteService:
         """Play the runs that are owed or were cut off, oldest first, within `max_items` calls in all;
         queued runs go to the worker (started here if a restart left them waiting)."""
         played, budget = [], max_items
-        models = health.registry(self.ctx).models()
+        models = self.registry.models()
         for run in self.store.open_runs():
             model = models.get(run["model"])
             if model is None or not model.active or model.ad_hoc:   # ad hoc: the bench never calls it on its own
@@ -157,23 +161,6 @@ class SuiteService:
             try:
                 self.store.update(self.current, status=res.INTERRUPTED, error="the service stopped",
                                   lease_until=None)
-            except Exception:
-                pass
+            except Exception:   # shutting down: the run's lease running out marks it interrupted all the same
+                log.exception("marking suite run %s interrupted failed", self.current)
 
-
-def suite_of(ctx) -> SuiteService:
-    return ctx.service("suite", SuiteService)
-
-
-def run_owed(ctx, max_items: int | None = None, progress=None) -> list[dict]:
-    """The scheduler's suite job: what is owed, within `max_items` model calls."""
-    return suite_of(ctx).run_owed(max_items, progress)
-
-
-def run_for_model(ctx, alias: str, progress=None, tasks: str | None = None) -> dict:
-    """Onboarding's suite step: the whole suite for `alias`, `progress(run, item)` after each item."""
-    return suite_of(ctx).run_for_model(alias, tasks, progress)
-
-
-def owe(ctx, alias: str, reason: str = "quick onboarding") -> dict:
-    return suite_of(ctx).owe(alias, reason)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from benchwarmers.suite import prompt
 from benchwarmers.suite.tasks import Task, data_dir, write
-from fakes import FakeOpenAI
+from tests.fakes import FakeOpenAI
 
 CLEAN = """def last_index(items):
     i = 0
