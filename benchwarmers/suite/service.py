@@ -1,4 +1,4 @@
-"""The suite inside the service (`bench.suite`): a worker for the runs users start, and the entry points for other parts.
+"""The suite inside the service (`bench.suite`): a worker for the runs users start, and entry points for other parts.
 
 Entry points: `run_owed()` (what a scheduled job calls: runs owed or cut off by a restart), `run_for_model(alias,
 progress=...)` (a full onboarding's suite step), `owe(alias)` (quick onboarding: run it later). One model at a time,
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import BadRequest, Conflict, NotFound
+from ..roster.registry import Registry
 from . import results as res
 from .asker import Asker
 from .runner import Runner
@@ -24,7 +25,7 @@ class SuiteService:
     """Built once in Bench._build, closed in Bench.close. `gateway_url` is read at each ask: the port is known only
     once the server is bound."""
 
-    def __init__(self, home: Path, db, registry, settings: Callable[[], dict], gateway_url: Callable[[], str],
+    def __init__(self, home: Path, db, registry: Registry, settings: Callable[[], dict], gateway_url: Callable[[], str],
                  token: str | None):
         self.home = home
         self.registry = registry
