@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 from . import keys
 from .canonical import Ask, Message, Text
-from .errors import BadRequest, BenchError, NotFound, UpstreamFailed
+from .errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
 from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
 
 log = logging.getLogger("benchwarmers.health")
@@ -167,6 +167,7 @@ def check(ctx, alias: str) -> dict:
     """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence."""
     reg = registry(ctx)
     model = reg.model(alias)
+    refuse_held(ctx, alias)
     first = run_probe(reg, model)
     record(ctx.db, first)
     out = {"model": alias, "probe": first.to_dict(), "retired": False}
@@ -215,7 +216,19 @@ def restore(reg: Registry, alias: str) -> Model:
     return model
 
 
+def refuse_held(ctx, alias: str) -> None:
+    """A free model that turned paid is not called, not even probed, until the user confirms the price."""
+    from . import catalog
+    held = catalog.of(ctx).held(alias)
+    if held:
+        raise Conflict(f"{alias!r} is held: {held['reason']}.",
+                       f"`bench model confirm {alias}` accepts the new price; `bench model retire {alias}` drops it.",
+                       code="model_held")
+
+
 def probe_all(ctx) -> list[dict]:
-    """The daily job: check every active model the bench may call on its own (ad hoc ones are skipped)."""
-    reg = registry(ctx)
-    return [check(ctx, m.alias) for m in list(reg.models().values()) if m.active and not m.ad_hoc]
+    """The daily job: check every active model the bench may call on its own (ad hoc and held ones are skipped)."""
+    from . import catalog
+    reg, book = registry(ctx), catalog.of(ctx)
+    return [check(ctx, m.alias) for m in list(reg.models().values())
+            if m.active and not m.ad_hoc and not book.held(m.alias)]

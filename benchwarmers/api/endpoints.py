@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from urllib.parse import urlsplit
 
-from .. import health, keys, onboard
+from .. import catalog, health, keys, onboard
 from ..errors import BadRequest, Conflict, UpstreamFailed
 from ..registry import APIS, Endpoint, check_name
 from ..server.context import Context
@@ -132,6 +132,7 @@ def candidates(req: Request, ctx: Context) -> Response:
     only_new = req.query.get("new", "").lower() in TRUE
     reg = health.registry(ctx)
     on_bench = {(m.endpoint, m.served): m.alias for m in reg.models().values()}
+    book = catalog.of(ctx)
     rows, errors = [], []
     for name, found in sorted(onboard.listings(reg).items()):
         if "error" in found:
@@ -141,8 +142,10 @@ def candidates(req: Request, ctx: Context) -> Response:
             alias = on_bench.get((name, entry.get("id")))
             if only_new and alias:
                 continue
-            rows.append({"endpoint": name, "served": entry.get("id"), "on_bench": alias,
-                         "facts": onboard.facts_from(entry)})
+            facts = onboard.facts_from(entry)
+            pid, sourced = book.lookup(reg.endpoint(name), str(entry.get("id") or ""), facts)
+            rows.append({"endpoint": name, "served": entry.get("id"), "on_bench": alias, "facts": facts,
+                         "catalog": {"provider": pid, "facts": sourced}})
     return Response.json({"candidates": rows, "errors": errors, "new_only": only_new})
 
 

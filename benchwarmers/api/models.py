@@ -1,7 +1,7 @@
 """Admin API for the model roster: list and find, onboard, show with probes, probe, retire, restore."""
 from __future__ import annotations
 
-from .. import health, onboard
+from .. import catalog, health, onboard
 from ..errors import BadRequest
 from ..server.context import Context
 from ..server.messages import Request, Response
@@ -11,7 +11,12 @@ from ..server.routes import ADMIN, Route
 def view(ctx: Context, model, probe: dict | None = None) -> dict:
     if probe is None:
         probe = next(iter(health.recent(ctx.db, model.alias, 1)), None)
-    return onboard.model_view(model, probe, health.resting_until(ctx.db, model))
+    out = onboard.model_view(model, probe, health.resting_until(ctx.db, model))
+    out["catalog"] = catalog.of(ctx).describe(model)
+    held = out["catalog"]["held"]
+    if held and model.active:
+        out["status"], out["status_text"] = "held", f"held: {held['reason']}"
+    return out
 
 
 def list_models(req: Request, ctx: Context) -> Response:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import time
 
+from .. import catalog
+from ..errors import ConfigError
 from ..server.context import Context
 from ..server.messages import Request, Response
 
@@ -37,7 +39,16 @@ def summary(ctx: Context) -> dict:
         "uptime_seconds": round(time.time() - ctx.started, 1),
         "counts": counts,
         "config_problems": problems,
+        "held": held(ctx),
     }
+
+
+def held(ctx: Context) -> list:
+    """Free models that turned paid, waiting for the user to confirm (never blocks the status answer)."""
+    try:
+        return catalog.of(ctx).holds()
+    except ConfigError:    # models.json broken by hand: config_problems says where; status still answers
+        return []
 
 
 def status(req: Request, ctx: Context) -> Response:

@@ -1,6 +1,7 @@
 """The core's parts, built once per service and shared: registry, collections, record, seating, panel."""
 from __future__ import annotations
 
+from .. import catalog
 from ..registry import Registry
 from ..store.calls import Calls
 from ..store.verdicts import Verdicts
@@ -18,7 +19,8 @@ class Parts:
         self.calls = Calls(ctx.db)
         self.verdicts = Verdicts(ctx.db)
         self.resting = Resting(ctx.db, self.registry.transport.limits)
-        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting)
+        self.catalog = catalog.of(ctx)
+        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting, self.catalog)
         self.record = Record(ctx.db, ctx.settings["confidently_wrong_ratio"])
         self.panel = Panel(self, ctx.settings["panel_workers"])
 

@@ -54,7 +54,7 @@ class Router:
             if model is None:
                 continue
             reason = self.p.seating.why_not(model, ask, tokens)
-            if reason is None and ask.tools and model.facts.get("tools") is False:
+            if reason is None and ask.tools and self.p.seating.facts(model).get("tools") is False:
                 reason = "no tool calling"
             if reason:
                 passed.append(f"{alias}: {reason}")

@@ -19,6 +19,7 @@ DEFAULTS = {
     "settings.json": {},
     "repos.json": {"repos": {}},
     "limits.json": {"limits": {}},
+    "overrides.json": {"models": {}, "endpoints": {}},
 }
 
 
@@ -106,10 +107,11 @@ def parse(path: Path) -> dict:
     return data
 
 
-def atomic_write(path: Path, data: dict) -> None:
-    """Temp file in the same folder, fsync, then os.replace: a crash leaves the old file or the new, never half."""
+def atomic_write(path: Path, data: dict, keep_broken: bool = True) -> None:
+    """Temp file in the same folder, fsync, then os.replace: a crash leaves the old file or the new, never half.
+    keep_broken=False is for files only Benchwarmers writes (catalog copies), where a broken one is replaced."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
+    if keep_broken and path.exists():
         parse(path)   # refuse to replace a file the user broke by hand: their edit is not ours to lose
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "w", encoding="utf-8", newline="\n") as f:

@@ -1,0 +1,68 @@
+"""Admin API for the catalog: its copies and refresh, Discover, and a model's own facts, roles and price hold."""
+from __future__ import annotations
+
+from .. import catalog, health
+from ..catalog import overrides
+from ..catalog.discover import discover
+from ..errors import BadRequest
+from ..server.context import Context
+from ..server.messages import Request, Response
+from ..server.routes import ADMIN, Route
+from .endpoints import TRUE
+from .models import view
+
+
+def status(req: Request, ctx: Context) -> Response:
+    return Response.json(catalog.of(ctx).status())
+
+
+def refresh(req: Request, ctx: Context) -> Response:
+    return Response.json(catalog.refresh(ctx))
+
+
+def _number(req: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = (req.query.get(name) or "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise BadRequest(f"{name} must be a whole number from {low} to {high}, not {raw!r}.")
+    return int(raw)
+
+
+def discover_models(req: Request, ctx: Context) -> Response:
+    flag = lambda name: (req.query.get(name) or "").lower() in TRUE
+    found = discover(catalog.of(ctx), free=flag("free"), tools=flag("tools"), vision=flag("vision"),
+                     min_context=_number(req, "min_context", 0, 0, 100_000_000), find=req.query.get("find") or "",
+                     limit=_number(req, "limit", 100, 1, 1000))
+    return Response.json(found)
+
+
+def set_facts(req: Request, ctx: Context) -> Response:
+    model = health.registry(ctx).model(req.params["alias"])
+    overrides.save_facts(ctx.config, model.alias, req.json())
+    return Response.json({"model": view(ctx, model)})
+
+
+def set_roles(req: Request, ctx: Context) -> Response:
+    model = health.registry(ctx).model(req.params["alias"])
+    body = req.json()
+    if "roles" not in body:
+        raise BadRequest("Send {\"roles\": [...]}, or {\"roles\": null} to go back to the roles its facts give.")
+    overrides.save_roles(ctx.config, model.alias, body["roles"])
+    return Response.json({"model": view(ctx, model)})
+
+
+def confirm(req: Request, ctx: Context) -> Response:
+    model = health.registry(ctx).model(req.params["alias"])
+    lifted = catalog.of(ctx).confirm(model.alias)
+    return Response.json({"confirmed": model.alias, "was": lifted, "model": view(ctx, model)})
+
+
+ROUTES = [
+    Route("GET", "/bench/catalog", status, "bench", ADMIN),
+    Route("POST", "/bench/catalog/refresh", refresh, "bench", ADMIN),
+    Route("GET", "/bench/discover", discover_models, "bench", ADMIN),
+    Route("PUT", "/bench/models/{alias}/facts", set_facts, "bench", ADMIN),
+    Route("PUT", "/bench/models/{alias}/roles", set_roles, "bench", ADMIN),
+    Route("POST", "/bench/models/{alias}/confirm", confirm, "bench", ADMIN),
+]

@@ -1,0 +1,29 @@
+"""The catalog: what each model can do and costs (models.dev, OpenRouter, FreeLLMAPI, the user), and Discover.
+
+    catalog.of(ctx)                  the service's one Catalog: facts(model), sourced(model), roles(model),
+                                     unfit(model, purpose), held(alias), holds(), confirm(alias), status()
+    catalog.refresh(ctx)             fetch every source now (the scheduler's `catalog` job calls this);
+                                     a fetch that fails changes nothing
+    catalog.price(ctx, model)        (USD in, USD out per million tokens, source), None where unknown
+"""
+from __future__ import annotations
+
+from .core import Catalog
+
+
+def of(ctx) -> Catalog:
+    from .. import health   # the registry lives there until the roster package takes it
+    return ctx.service("catalog", lambda c: Catalog(c.home, c.config, health.registry(c)))
+
+
+def refresh(ctx) -> dict:
+    """{"sources": {name: {"ok", "models" | "error", "kept"}}, "held": [...]}; raises only Conflict when a
+    refresh is already running."""
+    return of(ctx).refresh()
+
+
+def price(ctx, model) -> tuple[float | None, float | None, str | None]:
+    return of(ctx).price(model)
+
+
+__all__ = ["Catalog", "of", "price", "refresh"]
