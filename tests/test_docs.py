@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchsetup import configure
+from catalogkit import catalog_host  # noqa: F401 (fixture: the catalog refresh goes to a fake host)
 from benchwarmers.server.table import build_routes
 from fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI
 
@@ -130,7 +131,7 @@ def run_doc(text: str, plain_url: str, token_url: str, key: str, cwd: Path, urls
 
 
 @pytest.mark.skipif(not (shutil.which("bash") and shutil.which("curl")), reason="needs bash and curl")
-def test_every_curl_command_in_gateway_md_works(home, make_service, tmp_path):
+def test_every_curl_command_in_gateway_md_works(home, make_service, tmp_path, catalog_host):
     fakes, urls = doc_setup(home)
     try:
         plain = make_service()

@@ -2,7 +2,7 @@
 
     catalog.of(ctx)                  the service's one Catalog: facts(model), sourced(model), roles(model),
                                      unfit(model, purpose), held(alias), holds(), confirm(alias), status()
-    catalog.refresh(ctx)             fetch every source now (the scheduler's `catalog` job calls this);
+    catalog.refresh(ctx)             fetch every source now (also what a periodic refresh would call);
                                      a fetch that fails changes nothing
     catalog.price(ctx, model)        (USD in, USD out per million tokens, source), None where unknown
 """
