@@ -85,6 +85,8 @@ def test_a_free_model_whose_price_turns_up_is_held_until_confirmed(home, fake, m
     assert "now costs $0.5 in / $1 out per million tokens (models.dev/openrouter)" in reason
     status, _, d = http("GET", "/bench/status")
     assert d["held"][0]["model"] == "coder"
+    status, _, page = http("GET", "/")
+    assert status == 200 and "Held: coder: it was free" in page and "bench model confirm coder" in page
     status, _, data = ask(http, "bench/core")
     assert [s["model"] for s in data["bench"]["seats"]] == ["a"]
     assert any(p["model"] == "coder" and p["reason"].startswith("held: it was free") for p in data["bench"]["passed_over"])

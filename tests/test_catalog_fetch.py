@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -90,16 +92,25 @@ def test_the_test_hook_points_at_this_machine_only(root):
 
 
 def test_a_refresh_while_one_runs_is_a_409(home, make_service, catalog_host):
-    svc = make_service()
+    http = Http(make_service().url)
     catalog_host.mode["/api.json"] = "stall"
-    from concurrent.futures import ThreadPoolExecutor
-    http = Http(svc.url)
-    with ThreadPoolExecutor(2) as pool:
+    with ThreadPoolExecutor(1) as pool:
         first = pool.submit(http, "POST", "/bench/catalog/refresh", {})
-        import time
-        deadline = time.time() + 5
-        while not catalog_host.requests and time.time() < deadline:
+        deadline = time.monotonic() + 5
+        while not catalog_host.requests and time.monotonic() < deadline:
             time.sleep(0.02)
         status, _, d = http("POST", "/bench/catalog/refresh", {})
         assert status == 409 and "already running" in d["error"]["message"]
         assert first.result()[0] == 200
+
+
+def test_bench_catalog_refresh_says_what_was_kept(home, service, catalog_host, capsys):
+    from benchwarmers.cli.main import main
+    assert main(["--url", service.url, "catalog", "refresh"]) == 0
+    assert "models.dev: fetched, 9 models" in capsys.readouterr().out
+    catalog_host.mode["/api/v1/models"] = "status500"
+    assert main(["--url", service.url, "catalog", "refresh"]) == 1
+    out = capsys.readouterr().out
+    assert "openrouter: failed (openrouter answered HTTP 500); kept the fetched copy of " in out
+    assert main(["--url", service.url, "catalog"]) == 0
+    assert "failed: openrouter answered HTTP 500" in capsys.readouterr().out

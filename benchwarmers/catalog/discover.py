@@ -63,8 +63,10 @@ def worth(row: dict, since: dt.date) -> bool:
         return False
     if (e.get("context_window") or MIN_CONTEXT) < MIN_CONTEXT:
         return False
+    if "free_tier" in row:            # FreeLLMAPI's list is curated: its rows count as recent
+        return True
     released = _date(e.get("released"))
-    return released is None and "free_tier" in row or (released is not None and released >= since)
+    return released is not None and released >= since
 
 
 def shape(row: dict, routes: list, providers: dict) -> dict:
