@@ -5,7 +5,7 @@ import logging
 import time
 from dataclasses import asdict, dataclass
 
-from . import keys
+from . import catalog, keys
 from .canonical import Ask, Message, Text
 from .errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
 from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
@@ -218,7 +218,6 @@ def restore(reg: Registry, alias: str) -> Model:
 
 def refuse_held(ctx, alias: str) -> None:
     """A free model that turned paid is not called, not even probed, until the user confirms the price."""
-    from . import catalog
     held = catalog.of(ctx).held(alias)
     if held:
         raise Conflict(f"{alias!r} is held: {held['reason']}.",
@@ -228,7 +227,6 @@ def refuse_held(ctx, alias: str) -> None:
 
 def probe_all(ctx) -> list[dict]:
     """The daily job: check every active model the bench may call on its own (ad hoc and held ones are skipped)."""
-    from . import catalog
     reg, book = registry(ctx), catalog.of(ctx)
     return [check(ctx, m.alias) for m in list(reg.models().values())
             if m.active and not m.ad_hoc and not book.held(m.alias)]

@@ -8,12 +8,14 @@
 """
 from __future__ import annotations
 
+from ..registry import Registry
 from .core import Catalog
 
 
 def of(ctx) -> Catalog:
-    from .. import health   # the registry lives there until the roster package takes it
-    return ctx.service("catalog", lambda c: Catalog(c.home, c.config, health.registry(c)))
+    """The service's one Catalog, over the service's one Registry."""
+    return ctx.service("catalog", lambda c: Catalog(c.home, c.config,
+                                                    c.service("registry", lambda c2: Registry(c2.config))))
 
 
 def refresh(ctx) -> dict:
