@@ -131,3 +131,20 @@ def test_a_local_server_costs_nothing_and_its_names_prove_nothing():
     facts = merge(indexed(), providers.LOCAL, "gpt-5-nano", {"context_window": 32768}, {})
     assert sources_of(facts) == {"context_window": "endpoint list", "price_in": "local endpoint",
                                  "price_out": "local endpoint"}
+
+
+def test_roles_come_from_facts_and_names_and_decide_what_fits_a_purpose():
+    from benchwarmers.catalog.roles import auto, unfit
+    assert auto("gpt-image-1-mini", {"image_out": True}) == ["image"]
+    assert auto("nvidia/nemotron-nano-12b-v2-vl:free", {"vision": True, "reasoning": True}) == \
+        ["vision-only", "light", "reasoning"]
+    assert auto("qwen/qwen3-coder", {"vision": False}) == ["general", "code"]
+    assert auto("meta-llama/llama-3.2-3b-instruct:free", {}) == ["general", "light"]
+    assert auto("qwen/qwen3-235b-a22b", {}) == ["general"]          # 'a22b' counts active weights, not size
+    assert auto("gemini-2.5-flash-lite", {"vision": True}) == ["general", "light"]
+    assert unfit(["image"], "review") == "role image does not fit purpose 'review'"
+    assert unfit(["general", "light"], "design") == "role light does not fit purpose 'design'"
+    assert unfit(["general", "light"], "review") is None
+    assert unfit(["general"], "image") == "roles general do not fit purpose 'image' (it wants image)"
+    assert unfit(["image"], "") == "role image does not fit a collection with no purpose"
+    assert unfit(["vision-only"], "") is None

@@ -8,7 +8,7 @@ TEXT_ROLES = {"general", "code", "light", "vision-only", "reasoning"}
 
 # purpose -> (roles of which a model needs one, roles that keep it out)
 PURPOSES = {
-    "review": ({"general", "code", "reasoning"}, {"image", "vision-only", "light"}),
+    "review": ({"general", "code", "reasoning"}, {"image", "vision-only"}),
     "design": ({"general", "reasoning"}, {"image", "vision-only", "light"}),
     "code": ({"code", "general", "reasoning"}, {"image", "vision-only"}),
     "enumeration": ({"general", "code", "reasoning", "light"}, {"image", "vision-only"}),
@@ -19,7 +19,7 @@ PURPOSES = {
 }
 ANY = (TEXT_ROLES, {"image"})            # a collection with no purpose: any model that answers in text
 
-_CODE = re.compile(r"coder|codestral|devstral|codex|\bcode\b|-code\b")
+_CODE = re.compile(r"coder|codestral|devstral|codex|\bcode\b")
 _VISION_ONLY = re.compile(r"(^|[-/_.])(vl|vision|ocr)([-/_.:]|$)")
 _LIGHT = re.compile(r"(^|[-/_.])(mini|nano|lite|small|tiny|micro|haiku|instant)([-/_.:]|$)")
 _SIZE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)b(?![a-z0-9])")   # '8b', not the active 'a3b'
