@@ -27,13 +27,12 @@ def _date(text: str | None) -> dt.date | None:
         return None
 
 
-def rows(ix: Indexed, copies: dict) -> dict[tuple[str, str], dict]:
+def rows(ix: Indexed) -> dict[tuple[str, str], dict]:
     """(provider, model id) -> a row with the catalog's facts and, where FreeLLMAPI lists it, its free tier."""
     out: dict = {}
     for pid, provider in ix.providers.items():
         for mid, entry in provider["models"].items():
-            out[(pid, mid)] = {"model": mid, "provider": pid, "entry": entry, "sources": ["models.dev"]}
-    hint = copies.get("freellmapi")
+            out[(pid, mid)] = {"model": mid, "provider": pid, "entry": dict(entry), "sources": ["models.dev"]}
     label = f"FreeLLMAPI ({ix.hint_date})"
     for platform, models in ix.hints.items():
         pid = BY_FREELLMAPI.get(platform)
@@ -48,7 +47,7 @@ def rows(ix: Indexed, copies: dict) -> dict[tuple[str, str], dict]:
             target["entry"].setdefault("name", row.get("name"))
             target["sources"].append(label)
             target["free_tier"] = {**{k: row.get(k) for k in ("rpm", "rpd", "tpm", "tpd")}, "source": label,
-                                   "as_of": hint.fetched[:7] if hint else None}
+                                   "as_of": ix.hint_date}
     return out
 
 
@@ -72,13 +71,12 @@ def worth(row: dict, since: dt.date) -> bool:
 def shape(row: dict, routes: list, providers: dict) -> dict:
     e = row["entry"]
     free = row.get("free_tier") is not None or (e.get("price_in") == 0 and e.get("price_out") == 0)
-    clean = {k: e.get(k) for k in SHOWN if e.get(k) is not None}
-    out = {"model": row["model"], "name": e.get("name") or row["model"], "provider": row["provider"],
-           "provider_name": describe(row["provider"], providers)["name"], "free": free,
-           "released": e.get("released"), "facts": clean, "roles": roles_mod.auto(row["model"], e),
-           "free_tier": row.get("free_tier"), "sources": row["sources"], "routes": routes,
-           "no_route": None if routes else describe(row["provider"], providers)}
-    return out
+    provider = describe(row["provider"], providers)
+    return {"model": row["model"], "name": e.get("name") or row["model"], "provider": row["provider"],
+            "provider_name": provider["name"], "free": free, "released": e.get("released"),
+            "facts": {k: e[k] for k in SHOWN if e.get(k) is not None}, "roles": roles_mod.auto(row["model"], e),
+            "free_tier": row.get("free_tier"), "sources": row["sources"], "routes": routes,
+            "no_route": None if routes else provider}
 
 
 def matches(item: dict, free: bool, tools: bool, vision: bool, min_context: int, find: str) -> bool:
@@ -93,8 +91,7 @@ def matches(item: dict, free: bool, tools: bool, vision: bool, min_context: int,
 def discover(catalog, free=False, tools=False, vision=False, min_context=0, find="", limit=100) -> dict:
     """The Discover list: routed rows first, then free ones, then the newest."""
     ix, _ = catalog.state()
-    copies = catalog.copies.get()
-    md = copies.get("models.dev")
+    md = catalog.copies.get().get("models.dev")
     base = _date(md.fetched if md else None) or dt.date.today()
     since = base - dt.timedelta(days=RECENT_DAYS)
     by_provider: dict[str, list] = {}
@@ -102,7 +99,7 @@ def discover(catalog, free=False, tools=False, vision=False, min_context=0, find
         by_provider.setdefault(catalog.provider_of(endpoint), []).append(endpoint.name)
     on_bench = {(m.endpoint, m.served): m.alias for m in catalog.registry.models().values()}
     items = []
-    for row in rows(ix, copies).values():
+    for row in rows(ix).values():
         if not worth(row, since):
             continue
         routes = [{"endpoint": name, "served": row["model"], "on_bench": on_bench.get((name, row["model"])),

@@ -85,7 +85,8 @@ def run_show(args, client) -> int:
     rows = []
     for s in d["sources"]:
         fetch = s.get("fetch") or {}
-        last = "never" if not fetch else ("ok" if fetch.get("ok") else f"failed: {fetch.get('error')}")
+        last = "ok" if fetch.get("ok") else f"failed: {fetch.get('error')}" if fetch else \
+            ("never" if s.get("fetched_from") else "never: it ships with the package")
         rows.append([s["source"], s.get("from") or "none", when(s.get("date")), s.get("models", 0), last])
     table(["SOURCE", "COPY", "DATE", "MODELS", "LAST FETCH"], rows)
     held_notes(d.get("held") or [])
