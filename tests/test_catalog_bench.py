@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from benchsetup import configure, write
-from catalogkit import catalog_host, install_samples, map_endpoints  # noqa: F401 (fixture)
-from conftest import Http
-from fakes import FakeOpenAI
-from fakes.server import Reply
+from tests.fakes import FakeOpenAI
+from tests.fakes.server import Reply
+from tests.helpers.catalog import catalog_host, install_samples, map_endpoints  # noqa: F401 (fixture)
+from tests.helpers.data import configure, write
+from tests.helpers.http import Http
 
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 IMAGE = [{"type": "text", "text": "What is in this picture?"},

@@ -9,10 +9,10 @@ import pytest
 
 from benchwarmers.catalog import sources, store
 from benchwarmers.catalog.core import Catalog
-from benchwarmers.registry import Registry
+from benchwarmers.roster.registry import Registry
 from benchwarmers.store import Config
-from catalogkit import catalog_host  # noqa: F401 (fixture)
-from conftest import Http
+from tests.helpers.catalog import catalog_host  # noqa: F401 (fixture)
+from tests.helpers.http import Http
 
 
 def book(home) -> Catalog:

@@ -6,7 +6,7 @@ import pytest
 from benchwarmers.catalog import parse, providers, store
 from benchwarmers.catalog.merge import Indexed, merge
 from benchwarmers.catalog.names import NameIndex
-from catalogkit import sample
+from tests.helpers.catalog import sample
 
 
 def test_models_dev_sample_gives_the_facts_used():

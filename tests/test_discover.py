@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from benchsetup import configure
 from benchwarmers.cli.main import main
-from catalogkit import install_samples, map_endpoints
-from conftest import Http
-from fakes import FakeOpenAI
+from tests.fakes import FakeOpenAI
+from tests.helpers.catalog import install_samples, map_endpoints
+from tests.helpers.data import configure
+from tests.helpers.http import Http
 
 
 @pytest.fixture

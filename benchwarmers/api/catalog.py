@@ -1,23 +1,22 @@
 """Admin API for the catalog: its copies and refresh, Discover, and a model's own facts, roles and price hold."""
 from __future__ import annotations
 
-from .. import catalog, health
 from ..catalog import overrides
 from ..catalog.discover import discover
 from ..errors import BadRequest
-from ..server.context import Context
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
 from .endpoints import TRUE
 from .models import view
 
 
-def status(req: Request, ctx: Context) -> Response:
-    return Response.json(catalog.of(ctx).status())
+def status(req: Request, bench: Bench) -> Response:
+    return Response.json(bench.catalog.status())
 
 
-def refresh(req: Request, ctx: Context) -> Response:
-    return Response.json(catalog.refresh(ctx))
+def refresh(req: Request, bench: Bench) -> Response:
+    return Response.json(bench.catalog.refresh())
 
 
 def _number(req: Request, name: str, default: int, low: int, high: int) -> int:
@@ -29,33 +28,33 @@ def _number(req: Request, name: str, default: int, low: int, high: int) -> int:
     return int(raw)
 
 
-def discover_models(req: Request, ctx: Context) -> Response:
+def discover_models(req: Request, bench: Bench) -> Response:
     flag = lambda name: (req.query.get(name) or "").lower() in TRUE
-    found = discover(catalog.of(ctx), free=flag("free"), tools=flag("tools"), vision=flag("vision"),
+    found = discover(bench.catalog, free=flag("free"), tools=flag("tools"), vision=flag("vision"),
                      min_context=_number(req, "min_context", 0, 0, 100_000_000), find=req.query.get("find") or "",
                      limit=_number(req, "limit", 100, 1, 1000))
     return Response.json(found)
 
 
-def set_facts(req: Request, ctx: Context) -> Response:
-    model = health.registry(ctx).model(req.params["alias"])
-    overrides.save_facts(ctx.config, model.alias, req.json())
-    return Response.json({"model": view(ctx, model)})
+def set_facts(req: Request, bench: Bench) -> Response:
+    model = bench.registry.model(req.params["alias"])
+    overrides.save_facts(bench.config, model.alias, req.json())
+    return Response.json({"model": view(bench, model)})
 
 
-def set_roles(req: Request, ctx: Context) -> Response:
-    model = health.registry(ctx).model(req.params["alias"])
+def set_roles(req: Request, bench: Bench) -> Response:
+    model = bench.registry.model(req.params["alias"])
     body = req.json()
     if "roles" not in body:
         raise BadRequest("Send {\"roles\": [...]}, or {\"roles\": null} to go back to the roles its facts give.")
-    overrides.save_roles(ctx.config, model.alias, body["roles"])
-    return Response.json({"model": view(ctx, model)})
+    overrides.save_roles(bench.config, model.alias, body["roles"])
+    return Response.json({"model": view(bench, model)})
 
 
-def confirm(req: Request, ctx: Context) -> Response:
-    model = health.registry(ctx).model(req.params["alias"])
-    lifted = catalog.of(ctx).confirm(model.alias)
-    return Response.json({"confirmed": model.alias, "was": lifted, "model": view(ctx, model)})
+def confirm(req: Request, bench: Bench) -> Response:
+    model = bench.registry.model(req.params["alias"])
+    lifted = bench.catalog.confirm(model.alias)
+    return Response.json({"confirmed": model.alias, "was": lifted, "model": view(bench, model)})
 
 
 ROUTES = [

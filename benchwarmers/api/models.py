@@ -1,73 +1,74 @@
 """Admin API for the model roster: list and find, onboard, show with probes, probe, retire, restore."""
 from __future__ import annotations
 
-from .. import catalog, health, onboard
 from ..errors import BadRequest
-from ..server.context import Context
+from ..roster import health, onboard
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
 
 
-def view(ctx: Context, model, probe: dict | None = None) -> dict:
+def view(bench: Bench, model, probe: dict | None = None) -> dict:
     if probe is None:
-        probe = next(iter(health.recent(ctx.db, model.alias, 1)), None)
-    out = onboard.model_view(model, probe, health.resting_until(ctx.db, model))
-    out["catalog"] = catalog.of(ctx).describe(model)
+        probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
+    out = onboard.model_view(model, probe, bench.resting.until(model.endpoint))
+    out["catalog"] = bench.catalog.describe(model)
     held = out["catalog"]["held"]
     if held and model.active:
         out["status"], out["status_text"] = "held", f"held: {held['reason']}"
     return out
 
 
-def list_models(req: Request, ctx: Context) -> Response:
+def list_models(req: Request, bench: Bench) -> Response:
     """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case)."""
     needle = (req.query.get("find") or "").strip().lower()
-    reg = health.registry(ctx)
-    last = health.latest(ctx.db)
+    reg = bench.registry
+    bench.resting.refresh()   # the admin's view: what the table says now, other processes' rests included
+    last = health.latest(bench.db)
     rows = []
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
             continue
-        rows.append(view(ctx, model, last.get(alias)))
+        rows.append(view(bench, model, last.get(alias)))
     return Response.json({"models": rows, "find": needle or None})
 
 
-def add_model(req: Request, ctx: Context) -> Response:
+def add_model(req: Request, bench: Bench) -> Response:
     body = req.json()
-    result = onboard.onboard(ctx, body.get("served"), endpoint=body.get("endpoint"), alias=body.get("alias"),
-                             quick=bool(body.get("quick")), ad_hoc=bool(body.get("ad_hoc")))
+    result = bench.onboarding.onboard(body.get("served"), endpoint=body.get("endpoint"), alias=body.get("alias"),
+                                      quick=bool(body.get("quick")), ad_hoc=bool(body.get("ad_hoc")))
     return Response.json(result, 201)
 
 
-def show_model(req: Request, ctx: Context) -> Response:
-    model = health.registry(ctx).model(req.params["alias"])
-    probes = health.recent(ctx.db, model.alias)
-    out = view(ctx, model, probes[0] if probes else None)
+def show_model(req: Request, bench: Bench) -> Response:
+    model = bench.registry.model(req.params["alias"])
+    probes = health.recent(bench.db, model.alias)
+    out = view(bench, model, probes[0] if probes else None)
     out["probes"] = probes
     return Response.json({"model": out})
 
 
-def probe_model(req: Request, ctx: Context) -> Response:
+def probe_model(req: Request, bench: Bench) -> Response:
     """Probe now; a model that fails for a reason of its own is confirmed once, then retired with evidence."""
-    result = health.check(ctx, req.params["alias"])
-    model = health.registry(ctx).model(req.params["alias"])
-    result["model"] = view(ctx, model, result.get("confirm") or result["probe"])
+    result = health.check(bench.registry, bench.db, bench.catalog, req.params["alias"])
+    model = bench.registry.model(req.params["alias"])
+    result["model"] = view(bench, model, result.get("confirm") or result["probe"])
     result.pop("model_after", None)
     return Response.json(result)
 
 
-def retire_model(req: Request, ctx: Context) -> Response:
+def retire_model(req: Request, bench: Bench) -> Response:
     body = req.json() if req.body.strip() else {}
     reason = body.get("reason")
     if reason is not None and not isinstance(reason, str):
         raise BadRequest("reason must be text.")
-    model = health.retire(health.registry(ctx), req.params["alias"], reason or "")
-    return Response.json({"model": view(ctx, model)})
+    model = health.retire(bench.registry, req.params["alias"], reason or "")
+    return Response.json({"model": view(bench, model)})
 
 
-def restore_model(req: Request, ctx: Context) -> Response:
-    model = health.restore(health.registry(ctx), req.params["alias"])
-    return Response.json({"model": view(ctx, model)})
+def restore_model(req: Request, bench: Bench) -> Response:
+    model = health.restore(bench.registry, req.params["alias"])
+    return Response.json({"model": view(bench, model)})
 
 
 ROUTES = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from ..errors import Conflict
+from ..errors import Conflict, NotHeld
 from ..store import Config
 from . import overrides, roles as roles_mod, sources, store, watch
 from .merge import Indexed, merge
@@ -15,7 +15,7 @@ class Catalog:
     def __init__(self, home: Path, config: Config, registry):
         self.home = Path(home)
         self.config = config
-        self.registry = registry            # reads endpoints() and models() only
+        self.registry = registry            # the roster's Registry: endpoints(), models() and model() are read
         self.copies = store.Copies(self.home)
         self._lock = threading.RLock()
         self._refreshing = threading.Lock()
@@ -118,8 +118,8 @@ class Catalog:
         with self._lock:
             state = self._watch_state()
             if not (state["models"].get(alias) or {}).get("held"):
-                raise Conflict(f"{alias!r} is not held.", "Only a free model that turned paid is held: bench status "
-                               "lists them.", code="not_held")
+                raise NotHeld(f"{alias!r} is not held.", "Only a free model that turned paid is held: bench status "
+                              "lists them.")
             lifted = watch.confirm(state, alias, model.served)
             watch.save(self.home, state)
         return lifted

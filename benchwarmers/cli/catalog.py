@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from urllib.parse import urlencode
 
-from .client import q
+from ..client import q
 from .output import emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter

@@ -1,15 +1,15 @@
 """Who sits on this panel: every able member, explore seats for the longest-waiting others, and extra seats."""
 from __future__ import annotations
 
-import json
 import random
 import threading
 import time
 from dataclasses import dataclass, field
 
 from ..canonical import EXPLORE, MEMBER, WITH, Ask, estimate_tokens
-from ..registry import Model, Registry
-from ..store import Database
+from ..catalog import Catalog
+from ..roster.registry import Model, Registry
+from ..roster.resting import Resting
 from .collections import Collection
 
 
@@ -27,39 +27,11 @@ class Plan:
     passed_over: list = field(default_factory=list)    # explore candidates not seated, with the reason
 
 
-class Resting:
-    """Endpoints resting on a rate limit until a reset time, kept in memory and in the ratelimits table."""
-
-    def __init__(self, db: Database, limits=None):
-        self.db = db
-        self.limits = limits           # the transport's RateLimitBook: facts from every response
-        now = time.time()
-        self._until = {r["endpoint"]: r["resting_until"] for r in
-                       db.query("SELECT endpoint, resting_until FROM ratelimits WHERE resting_until > ?", (now,))}
-
-    def until(self, endpoint: str) -> float | None:
-        """When the endpoint may be called again: a 429's reset, or a quota the headers say is used up."""
-        now = time.time()
-        t = self._until.get(endpoint) or 0.0
-        facts = self.limits.get(endpoint) if self.limits else {}
-        for used_up, reset in (("requests_remaining", "requests_reset_at"), ("tokens_remaining", "tokens_reset_at")):
-            if facts.get(used_up) == 0 and (facts.get(reset) or 0) > now:
-                t = max(t, facts[reset])
-        return t if t > now else None
-
-    def mark(self, endpoint: str, until: float, facts: dict | None = None) -> None:
-        self._until[endpoint] = max(until, self._until.get(endpoint) or 0)
-        self.db.submit(lambda c: c.execute(
-            "INSERT INTO ratelimits (endpoint, facts, resting_until, updated) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(endpoint) DO UPDATE SET facts = excluded.facts, resting_until = excluded.resting_until, "
-            "updated = excluded.updated", (endpoint, json.dumps(facts or {}), until, time.time())))
-
-
 class Seating:
-    def __init__(self, registry: Registry, last_asked: dict, resting: Resting, catalog=None):
+    def __init__(self, registry: Registry, last_asked: dict, resting: Resting, catalog: Catalog):
         self.registry = registry
         self.resting = resting
-        self.catalog = catalog            # facts with every source merged, roles and holds (None: the list's facts)
+        self.catalog = catalog            # facts with every source merged, roles and holds
         self._last = dict(last_asked)     # model alias -> when it last got a seat
         self._clock = 0.0
         self._lock = threading.Lock()
@@ -71,13 +43,14 @@ class Seating:
         return self._clock
 
     def facts(self, model: Model) -> dict:
-        return self.catalog.facts(model) if self.catalog else model.facts
+        """What seating and route mode check: the catalog's facts, every source merged."""
+        return self.catalog.facts(model)
 
     def why_not(self, model: Model, ask: Ask, tokens: int, endpoints: dict | None = None) -> str | None:
         """The reason a model cannot take this ask, or None (`endpoints`: the registry's, fetched once per plan)."""
         if not model.active:
             return f"retired: {model.reason or 'no reason given'}"
-        held = self.catalog.held(model.alias) if self.catalog else None
+        held = self.catalog.held(model.alias)
         if held:
             return f"held: {held['reason']}; `bench model confirm {model.alias}` accepts it"
         until = self.resting.until(model.endpoint)
@@ -117,7 +90,7 @@ class Seating:
                 seat(self.registry.model(alias), WITH)
         if collection and collection.explore:
             def fits(model: Model) -> str | None:
-                return check(model) or (self.catalog.unfit(model, collection.purpose) if self.catalog else None)
+                return check(model) or self.catalog.unfit(model, collection.purpose)
             self._explore(collection.explore, models, taken, plan, seat, fits)
         with self._lock:
             for s in plan.seats:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from benchsetup import write
 from benchwarmers.catalog import parse, sources, store
 from benchwarmers.providers.transport import Timeouts
-from fakes.catalog import FIXTURES, FakeCatalog
+from tests.fakes.catalog import FIXTURES, FakeCatalog
+from tests.helpers.data import write
 
 # The samples' copies are dated just after the shipped ones, so they are the copies in use, and "recent"
 # (Discover) is counted from a fixed day whatever day the tests run.
