@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from benchwarmers.roster import health
 from tests.fakes import FakeOpenAI
 from tests.fakes.server import Reply
 from tests.helpers.catalog import catalog_host, install_samples, map_endpoints  # noqa: F401 (fixture)
@@ -119,6 +120,18 @@ def test_a_served_name_that_loses_free_is_held(home, fake, make_service):
     # free again (a zero price of your own): released without a confirmation
     status, _, _ = http("PUT", "/bench/models/m/facts", {"price_in": 0, "price_out": 0})
     assert status == 200 and http("GET", "/bench/status")[2]["held"] == []
+
+
+def test_probe_all_skips_a_held_model(home, fake, app):
+    configure(home, {"hub": (fake, "openai")}, {"m": ("hub", "vendor/model:free"), "other": ("hub", "m-other")})
+    map_endpoints(home, {"hub": "some-hub"})
+    assert app.bench.catalog.holds() == []            # first sight: 'm' is free
+    write(home, "models.json", {"models": {"m": {"endpoint": "hub", "served": "vendor/model"},
+                                           "other": {"endpoint": "hub", "served": "m-other"}}})
+    assert [h["model"] for h in app.bench.catalog.holds()] == ["m"]
+    results = health.probe_all(app.bench.registry, app.bench.db, app.bench.catalog)
+    assert [r["model"] for r in results] == ["other"]
+    assert served_calls(fake, "vendor/model") == []
 
 
 def test_each_fact_shows_its_source_and_your_own_facts_win(home, fake, make_service):
