@@ -90,7 +90,8 @@ def test_a_free_model_whose_price_turns_up_is_held_until_confirmed(home, fake, m
     assert status == 200 and "Held: coder: it was free" in page and "bench model confirm coder" in page
     status, _, data = ask(http, "bench/core")
     assert [s["model"] for s in data["bench"]["seats"]] == ["a"]
-    assert any(p["model"] == "coder" and p["reason"].startswith("held: it was free") for p in data["bench"]["passed_over"])
+    assert any(p["model"] == "coder" and p["reason"].startswith("held: it was free")
+               for p in data["bench"]["passed_over"])
     status, _, d = http("POST", "/bench/models/coder/probe")
     assert status == 409 and d["error"]["code"] == "model_held"
     assert served_calls(fake, "qwen/qwen3-coder:free") == []

@@ -192,5 +192,6 @@ def show_facts(args, d: dict) -> int:
     m = d["model"]
     c = m.get("catalog") or {}
     table(["FACT", "VALUE", "SOURCE"], fact_rows(c))
-    say(f"Roles: {', '.join(c.get('roles') or [])} ({'set by you' if c.get('roles_set_by') == 'user' else 'from its facts'})")
+    chosen = "set by you" if c.get("roles_set_by") == "user" else "from its facts"
+    say(f"Roles: {', '.join(c.get('roles') or [])} ({chosen})")
     return 0
