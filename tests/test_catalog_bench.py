@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from benchwarmers.cli.main import main
 from benchwarmers.roster import health
 from tests.fakes import FakeOpenAI
 from tests.fakes.server import Reply
@@ -97,7 +98,6 @@ def test_a_free_model_whose_price_turns_up_is_held_until_confirmed(home, fake, m
     assert served_calls(fake, "qwen/qwen3-coder:free") == []
     status, _, d = http("GET", "/bench/models/coder")
     assert d["model"]["status"] == "held" and d["model"]["status_text"].startswith("held: it was free")
-    from benchwarmers.cli.main import main
     assert main(["--url", svc.url, "status"]) == 0
     assert "Held: coder: it was free" in capsys.readouterr().out
     status, _, d = http("POST", "/bench/models/coder/confirm")

@@ -9,6 +9,7 @@ import pytest
 
 from benchwarmers.catalog import sources, store
 from benchwarmers.catalog.core import Catalog
+from benchwarmers.cli.main import main
 from benchwarmers.roster.registry import Registry
 from benchwarmers.store import Config
 from tests.helpers.catalog import catalog_host  # noqa: F401 (fixture)
@@ -105,7 +106,6 @@ def test_a_refresh_while_one_runs_is_a_409(home, make_service, catalog_host):
 
 
 def test_bench_catalog_refresh_says_what_was_kept(home, service, catalog_host, capsys):
-    from benchwarmers.cli.main import main
     assert main(["--url", service.url, "catalog", "refresh"]) == 0
     assert "models.dev: fetched, 9 models" in capsys.readouterr().out
     catalog_host.mode["/api/v1/models"] = "status500"

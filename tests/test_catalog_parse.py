@@ -6,6 +6,7 @@ import pytest
 from benchwarmers.catalog import parse, providers, store
 from benchwarmers.catalog.merge import Indexed, merge
 from benchwarmers.catalog.names import NameIndex
+from benchwarmers.catalog.roles import auto, unfit
 from tests.helpers.catalog import sample
 
 
@@ -134,7 +135,6 @@ def test_a_local_server_costs_nothing_and_its_names_prove_nothing():
 
 
 def test_roles_come_from_facts_and_names_and_decide_what_fits_a_purpose():
-    from benchwarmers.catalog.roles import auto, unfit
     assert auto("gpt-image-1-mini", {"image_out": True}) == ["image"]
     assert auto("nvidia/nemotron-nano-12b-v2-vl:free", {"vision": True, "reasoning": True}) == \
         ["vision-only", "light", "reasoning"]

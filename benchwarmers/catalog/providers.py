@@ -49,8 +49,8 @@ BY_FREELLMAPI = {k.freellmapi: k.id for k in KNOWN.values() if k.freellmapi}
 
 def url_key(url: str) -> str:
     """'https://API.groq.com/openai/v1/' -> 'api.groq.com/openai/v1': what base URLs are compared by."""
-    parts = urlsplit(url if "://" in url else "https://" + url)
-    return ((parts.hostname or "") + parts.path.rstrip("/")).lower()
+    split = urlsplit(url if "://" in url else "https://" + url)
+    return ((split.hostname or "") + split.path.rstrip("/")).lower()
 
 
 def prefixes(catalog_providers: dict) -> list[tuple[str, str]]:

@@ -48,8 +48,8 @@ def use_fake_for_tests(root: str | None, timeouts: Timeouts | None = None) -> No
     nothing in config, the API or the command line reaches it."""
     global _test_root, _test_timeouts
     if root is not None:
-        parts = urlsplit(root)
-        if parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "::1", "localhost") or parts.path.strip("/"):
+        split = urlsplit(root)
+        if split.scheme != "http" or split.hostname not in ("127.0.0.1", "::1", "localhost") or split.path.strip("/"):
             raise ValueError(f"the catalog test hook takes http://127.0.0.1:PORT only, not {root!r}")
         root = root.rstrip("/")
     _test_root, _test_timeouts = root, timeouts
@@ -57,8 +57,8 @@ def use_fake_for_tests(root: str | None, timeouts: Timeouts | None = None) -> No
 
 def address(source: Source) -> str:
     if _test_root:
-        parts = urlsplit(source.url)
-        return _test_root + parts.path + (f"?{parts.query}" if parts.query else "")
+        split = urlsplit(source.url)
+        return _test_root + split.path + (f"?{split.query}" if split.query else "")
     return source.url
 
 
