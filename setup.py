@@ -9,7 +9,7 @@ SUITE_TASKS = "benchwarmers.suite.tasks"
 setup(
     packages=find_packages(include=["benchwarmers", "benchwarmers.*"]) + ["benchwarmers.examples", SUITE_TASKS],
     package_dir={"benchwarmers.examples": "examples", SUITE_TASKS: "suite/tasks"},
-    package_data={"benchwarmers.dashboard": ["static/*", "static/**/*"],
+    package_data={"benchwarmers.dashboard": ["static/*", "static/**/*"], "benchwarmers.catalog": ["data/*.json"],
                   "benchwarmers.examples": ["*", "**/*"],
                   SUITE_TASKS: ["*", "**/*"]},
     include_package_data=False,

@@ -9,6 +9,7 @@ import pytest
 from benchwarmers.cli.main import main
 from benchwarmers.server.lifecycle import Service
 from tests.fakes import Reply
+from tests.helpers.catalog import map_endpoints
 from tests.helpers.data import configure, write
 from tests.helpers.http import Http
 from tests.helpers.suite import Oracle, plant, wait_run
@@ -227,3 +228,22 @@ def test_run_owed_leaves_ad_hoc_and_retired_models_alone(oracle, home, make_serv
     _, _, runs = Http(svc.url)("GET", "/bench/suite/runs?model=silent")
     assert runs["runs"][0]["status"] == "owed" and runs["runs"][0]["done"] == 0
     assert not [q for q in oracle.requests if (q.body or {}).get("model") == "silent"]
+
+
+def test_a_held_model_is_not_run_by_the_suite(oracle, home, make_service):
+    """A free model that turned paid (the catalog holds it) is refused a run and skipped when owed."""
+    models = json.loads((home / "config" / "models.json").read_text())
+    models["models"]["paid"] = {"endpoint": "fake", "served": "right:free", "facts": {}}
+    (home / "config" / "models.json").write_text(json.dumps(models))
+    map_endpoints(home, {"fake": "some-hub"})             # a provider the catalog has no prices for
+    svc = make_service()
+    http = Http(svc.url)
+    assert http("GET", "/bench/status")[2]["held"] == []
+    models["models"]["paid"]["served"] = "right"          # it lost ':free'
+    (home / "config" / "models.json").write_text(json.dumps(models))
+    assert [h["model"] for h in http("GET", "/bench/status")[2]["held"]] == ["paid"]
+    status, _, d = http("POST", "/bench/suite/runs", {"model": "paid", "tasks": "t-*"})
+    assert status == 409 and d["error"]["code"] == "model_held" and "bench model confirm paid" in d["error"]["message"]
+    svc.bench.suite.owe("paid")
+    assert svc.bench.suite.run_owed() == []
+    assert not [q for q in oracle.requests if (q.body or {}).get("model") == "right"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 from ..errors import BadRequest, Conflict, NotFound
+from ..roster import health
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
@@ -68,7 +69,7 @@ def remove_task(req: Request, bench: Bench) -> Response:
 
 
 def models_for(bench: Bench, body: dict) -> list[str]:
-    """The model named, or the members of the collection named."""
+    """The model named, or the active members of the collection named; a held model is not called."""
     model, collection = body.get("model"), body.get("collection")
     if bool(model) == bool(collection):
         raise BadRequest("Name one model or one collection.", 'Send {"model": ALIAS} or {"collection": NAME}.')
@@ -78,13 +79,16 @@ def models_for(bench: Bench, body: dict) -> list[str]:
         found = bench.registry.model(model)
         if not found.active:
             raise BadRequest(f"{model!r} is retired.", f"Restore it first: bench model restore {model}.")
+        health.refuse_held(bench.catalog, found.alias)
         return [found.alias]
     if not isinstance(collection, str):
         raise BadRequest("collection must be a collection name.")
     models = bench.registry.models()
-    members = [m for m in bench.collections.get(collection).members if m in models and models[m].active]
+    members = [m for m in bench.collections.get(collection).members
+               if m in models and models[m].active and not bench.catalog.held(m)]
     if not members:
-        raise BadRequest(f"The collection {collection!r} has no active members to run the suite for.")
+        raise BadRequest(f"The collection {collection!r} has no active members to run the suite for (held ones "
+                         "wait for `bench model confirm`).")
     return members
 
 

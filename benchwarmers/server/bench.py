@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from .. import __version__, home as home_mod
+from ..catalog import Catalog
 from ..core.calling import Caller
 from ..core.collections import Collections
 from ..core.panel import Panel
@@ -31,7 +32,7 @@ NO_SETTINGS: dict = {}   # one object, so a broken settings.json is not re-read 
 
 
 class Bench:
-    """The data folder's config and records, the roster, the core and the server's own facts, as attributes.
+    """The data folder's config and records, the roster and catalog, the core and the server's own facts, as attributes.
     A part added later is one more attribute built here, after the parts it uses."""
 
     def __init__(self, home: Path, *, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
@@ -58,14 +59,15 @@ class Bench:
         # the roster
         self.registry = Registry(self.config)
         self.resting = Resting(self.db, self.registry.transport.limits)
+        self.catalog = Catalog(self.home, self.config, self.registry)
         # the suite: its runs ask models through this service's own gateway (the URL is known once bound)
-        self.suite = SuiteService(self.home, self.db, self.registry, self.settings, lambda: self.url,
-                                  self.admin_token)
+        self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings,
+                                  lambda: self.url, self.admin_token)
         self.onboarding = Onboarding(self.registry, self.db, owe=self.suite.owe)   # quick onboarding owes a run
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
-        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting)
+        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting, self.catalog)
         self.caller = Caller(self.registry, self.calls, self.resting, self.settings)
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])

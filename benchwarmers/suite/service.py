@@ -25,10 +25,11 @@ class SuiteService:
     """Built once in Bench._build, closed in Bench.close. `gateway_url` is read at each ask: the port is known only
     once the server is bound."""
 
-    def __init__(self, home: Path, db, registry: Registry, settings: Callable[[], dict], gateway_url: Callable[[], str],
-                 token: str | None):
+    def __init__(self, home: Path, db, registry: Registry, held: Callable[[str], dict | None],
+                 settings: Callable[[], dict], gateway_url: Callable[[], str], token: str | None):
         self.home = home
         self.registry = registry
+        self.held = held                             # the catalog's: a free model that turned paid is not called
         self.store = res.Results(db)
         self.stopping = threading.Event()
         self.one_at_a_time = threading.Lock()
@@ -103,8 +104,8 @@ class SuiteService:
         models = self.registry.models()
         for run in self.store.open_runs():
             model = models.get(run["model"])
-            if model is None or not model.active or model.ad_hoc:   # ad hoc: the bench never calls it on its own
-                continue
+            if model is None or not model.active or model.ad_hoc or self.held(model.alias):
+                continue                    # ad hoc or held: the bench never calls it on its own
             if run["status"] == res.RUNNING:                          # being played right now
                 continue
             if run["status"] == res.QUEUED:
