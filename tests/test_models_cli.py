@@ -83,7 +83,7 @@ def test_candidates_onboard_models_retire_restore(bench, fake):
     assert code == 0 and "m-one" in out and "vendor/m-two" in out and "ctx 8192" in out
     code, out, err = bench("onboard", "vendor/m-two", "--quick")
     assert code == 0, err
-    assert "Onboarded m-two (vendor/m-two on oa)" in out and "Suite: not run (quick)" in err
+    assert "Onboarded m-two (vendor/m-two on oa)" in out and "Suite: owed (--quick)" in err
     code, out, _ = bench("candidates", "--new")
     assert "m-one" in out and "vendor/m-two" not in out
     code, out, _ = bench("candidates", "--new", "--json")

@@ -59,6 +59,8 @@ def test_onboard_registers_probes_and_records(bench, app, fake):
     assert "quick" not in d["suite"]
     _, _, q = bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True, "ad_hoc": True})
     assert q["model"]["alias"] == "uno" and q["model"]["ad_hoc"] is True and "quick" in q["suite"]
+    # the suite: quick onboarding records the run it owes the model, a full one leaves it to `bench suite run`
+    assert [(r["model"], r["status"]) for r in app.bench.suite.store.runs()] == [("uno", "owed")]
 
 
 @pytest.mark.parametrize("reply, code, words", [
@@ -201,6 +203,6 @@ def test_probe_all_skips_ad_hoc(bench, app, fake):
     from benchwarmers.roster import health
     bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
     bench("POST", "/bench/models", {"served": "org/m-two:free", "alias": "dos", "ad_hoc": True})
-    results = health.probe_all(app.bench.registry, app.bench.db)
+    results = health.probe_all(app.bench.registry, app.bench.db, app.bench.catalog)
     assert [r["model"] for r in results] == ["uno"]
     assert [p["kind"] for p in probes(app, "dos")] == ["onboard"]

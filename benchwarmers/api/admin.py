@@ -1,4 +1,6 @@
-"""The admin API under /bench/: endpoints, models, collections, keys, calls, verdicts and the record."""
-from . import calls, collections, endpoints, keys, models
+"""The admin API under /bench/: endpoints, models, collections, keys, calls, verdicts, the record, the catalog and
+the suite."""
+from . import calls, catalog, collections, endpoints, keys, models, suite
 
-ROUTES: list = [*collections.ROUTES, *calls.ROUTES, *keys.ROUTES, *endpoints.ROUTES, *models.ROUTES]
+ROUTES: list = [*collections.ROUTES, *calls.ROUTES, *keys.ROUTES, *endpoints.ROUTES, *models.ROUTES,
+                *catalog.ROUTES, *suite.ROUTES]

@@ -1,4 +1,5 @@
-"""Admin API for the model roster: list and find, onboard, show with probes, probe, retire, restore."""
+"""Admin API for the model roster: list and find (with the verdict record and the suite scores), onboard, show with
+probes, probe, retire, restore."""
 from __future__ import annotations
 
 from ..errors import BadRequest
@@ -11,7 +12,12 @@ from ..server.routes import ADMIN, Route
 def view(bench: Bench, model, probe: dict | None = None) -> dict:
     if probe is None:
         probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
-    return onboard.model_view(model, probe, bench.resting.until(model.endpoint))
+    out = onboard.model_view(model, probe, bench.resting.until(model.endpoint))
+    out["catalog"] = bench.catalog.describe(model)
+    held = out["catalog"]["held"]
+    if held and model.active:
+        out["status"], out["status_text"] = "held", f"held: {held['reason']}"
+    return out
 
 
 def list_models(req: Request, bench: Bench) -> Response:
@@ -20,12 +26,12 @@ def list_models(req: Request, bench: Bench) -> Response:
     reg = bench.registry
     bench.resting.refresh()   # the admin's view: what the table says now, other processes' rests included
     last = health.latest(bench.db)
-    record = bench.record.models()
+    record, scores = bench.record.models(), bench.suite.store.scores()   # two sources, kept apart
     rows = []
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
             continue
-        rows.append({**view(bench, model, last.get(alias)), "record": record.get(alias)})
+        rows.append({**view(bench, model, last.get(alias)), "record": record.get(alias), "suite": scores.get(alias)})
     return Response.json({"models": rows, "find": needle or None})
 
 
@@ -41,13 +47,14 @@ def show_model(req: Request, bench: Bench) -> Response:
     probes = health.recent(bench.db, model.alias)
     out = view(bench, model, probes[0] if probes else None)
     out["probes"] = probes
-    out["record"] = bench.record.models().get(model.alias)
+    out["record"] = bench.record.models().get(model.alias)        # the user's verdicts
+    out["suite"] = bench.suite.store.scores(model.alias).get(model.alias)   # the suite's scores, never mixed in
     return Response.json({"model": out})
 
 
 def probe_model(req: Request, bench: Bench) -> Response:
     """Probe now; a model that fails for a reason of its own is confirmed once, then retired with evidence."""
-    result = health.check(bench.registry, bench.db, req.params["alias"])
+    result = health.check(bench.registry, bench.db, bench.catalog, req.params["alias"])
     model = bench.registry.model(req.params["alias"])
     result["model"] = view(bench, model, result.get("confirm") or result["probe"])
     result.pop("model_after", None)

@@ -1,4 +1,4 @@
 """Every sub-command module, in the order --help lists them."""
-from . import ask, collection, endpoint, key, mcp, models, serve, status
+from . import ask, catalog, collection, endpoint, key, mcp, models, serve, status, suite
 
-MODULES = [serve, status, ask, collection, models, endpoint, key, mcp]
+MODULES = [serve, status, ask, collection, models, catalog, suite, endpoint, key, mcp]

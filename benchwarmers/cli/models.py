@@ -7,17 +7,20 @@ import time
 from urllib.parse import urlencode
 
 from ..client import q
+from . import catalog
 from .output import confirm, emit_json, note, say, table
+from .suite import pct
 
 FMT = argparse.RawDescriptionHelpFormatter
 
 
 def register(sub, parent) -> None:
     p = sub.add_parser("models", parents=[parent],
-                       help="the roster: alias, endpoint, served name, status, facts, record",
+                       help="the roster: alias, endpoint, served name, status, facts, record, suite",
                        description="Every model on the bench: alias, endpoint, served name, status (active, resting "
-                                   "until T, retired with reason), catalog facts, the last probe, and its record "
-                                   "over all collections with the judged answers and claims each rate rests on.",
+                                   "until T, retired with reason), catalog facts, the last probe, its record "
+                                   "over all collections with the judged answers and claims each rate rests on, "
+                                   "and its suite scores (a column of their own, never mixed into the record).",
                        epilog="examples:\n  bench models\n  bench models --find llama --json", formatter_class=FMT)
     p.add_argument("--find", metavar="TEXT", help="only models whose alias, served name or endpoint contain TEXT")
     p.set_defaults(func=run_models)
@@ -32,7 +35,9 @@ def register(sub, parent) -> None:
     p = sub.add_parser("onboard", parents=[parent], help="register a model and probe it",
                        description="Find the endpoint serving SERVED_NAME, probe it with a one-word prompt and "
                                    "register it only if it answers (nothing is saved otherwise). Onboarding runs "
-                                   "one model at a time and the command waits for it.",
+                                   "one model at a time and the command waits for it. The answer says how to run "
+                                   "the suite for it; --quick records the suite as owed (a suite run that "
+                                   "`bench suite run --model ALIAS` plays).",
                        epilog="examples:\n  bench onboard openai/gpt-4o-mini\n"
                               "  bench onboard llama3.2 --endpoint local --alias llama --quick\n"
                               "  bench onboard some/paid-model --quick --ad-hoc", formatter_class=FMT)
@@ -47,11 +52,12 @@ def register(sub, parent) -> None:
 
 
 def register_model(sub, parent) -> None:
-    p = sub.add_parser("model", parents=[parent], help="retire, restore, show or probe one model",
-                       description="One model: retire it with a reason, restore it, show it with its probes, "
-                                   "or probe it now.",
+    p = sub.add_parser("model", parents=[parent], help="one model: retire, restore, show, probe, set, role, confirm",
+                       description="One model: retire it with a reason, restore it, show it with its facts and "
+                                   "probes, probe it now, set your own facts or roles, or confirm a new price.",
                        epilog="examples:\n  bench model retire slowpoke --reason 'times out on long prompts' --yes\n"
-                              "  bench model restore slowpoke\n  bench model show slowpoke --json",
+                              "  bench model restore slowpoke\n  bench model show slowpoke --json\n"
+                              "  bench model set slowpoke --context 32768 --no-vision",
                        formatter_class=FMT)
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     r = verbs.add_parser("retire", parents=[parent], help="take a model off the bench, with a reason (asks first)",
@@ -73,11 +79,18 @@ def register_model(sub, parent) -> None:
                          epilog="example:\n  bench model probe slowpoke", formatter_class=FMT)
     r.add_argument("alias")
     r.set_defaults(func=run_probe)
+    catalog.register_model_verbs(verbs, parent)
     p.set_defaults(func=lambda args, client: (p.print_help(sys.stderr), 2)[1])
 
 
 def when(epoch) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else ""
+
+
+def merged(m: dict) -> dict:
+    """The facts the bench uses (every source merged), else what the endpoint's list said."""
+    sourced = (m.get("catalog") or {}).get("facts")
+    return {k: v["value"] for k, v in sourced.items()} if sourced else (m.get("facts") or {})
 
 
 def facts_text(facts: dict) -> str:
@@ -89,6 +102,9 @@ def facts_text(facts: dict) -> str:
     for flag in ("vision", "tools"):
         if facts.get(flag):
             shown.append(flag)
+    pin, pout = facts.get("price_in"), facts.get("price_out")
+    if pin is not None and pout is not None:
+        shown.append("free" if pin == 0 and pout == 0 else f"${pin:g}/${pout:g} per M")
     return ", ".join(shown)
 
 
@@ -123,10 +139,18 @@ def run_models(args, client) -> int:
     if not d["models"]:
         note("No models match." if args.find else "No models on the bench yet. See: bench candidates --new")
         return 0
-    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE", "RECORD"],
-          [[m["alias"], m["endpoint"], m["served"], m["status_text"], facts_text(m.get("facts") or {}),
-            probe_text(m.get("last_probe")), record_text(m.get("record"))] for m in d["models"]])
+    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE", "RECORD", "SUITE"],
+          [[m["alias"], m["endpoint"], m["served"], m["status_text"], facts_text(merged(m)),
+            probe_text(m.get("last_probe")), record_text(m.get("record")), suite_text(m.get("suite"))]
+           for m in d["models"]])
     return 0
+
+
+def suite_text(s: dict | None) -> str:
+    """The suite's scores, per purpose: kept apart from the verdicts."""
+    if not s:
+        return ""
+    return ", ".join(f"{purpose} {pct(s[purpose]['score'])}" for purpose in ("review", "claims") if s.get(purpose))
 
 
 def run_candidates(args, client) -> int:
@@ -140,7 +164,7 @@ def run_candidates(args, client) -> int:
         note("Nothing new on your endpoints." if args.new else "Your endpoints list no models.")
         return 1 if d.get("errors") else 0
     table(["ENDPOINT", "SERVED", "ON BENCH", "FACTS"],
-          [[c["endpoint"], c["served"], c["on_bench"] or "", facts_text(c.get("facts") or {})]
+          [[c["endpoint"], c["served"], c["on_bench"] or "", facts_text(merged(c))]
            for c in d["candidates"]])
     return 0
 
@@ -192,9 +216,13 @@ def run_show(args, client) -> int:
     m = d["model"]
     for k, v in (("Alias", m["alias"]), ("Endpoint", m["endpoint"]), ("Served", m["served"]),
                  ("Status", m["status_text"]), ("Ad hoc", "yes" if m["ad_hoc"] else "no"),
-                 ("Facts", facts_text(m.get("facts") or {}) or "none known"), ("Added", when(m.get("added"))),
-                 ("Record", record_text(m.get("record")))):
+                 ("Facts", facts_text(merged(m)) or "none known"), ("Added", when(m.get("added"))),
+                 ("Record", record_text(m.get("record"))), ("Suite", suite_text(m.get("suite")) or "not run")):
         say(f"{k + ':':<10}{v}")
+    rows = catalog.fact_rows(m.get("catalog") or {})
+    if rows:
+        table(["FACT", "VALUE", "SOURCE"], rows)
+        say(f"Roles:    {', '.join(m['catalog'].get('roles') or [])}")
     if m["probes"]:
         table(["WHEN", "KIND", "STATUS", "SECONDS", "TOKENS", "ANSWER / ERROR"],
               [[when(p["created"]), p["kind"], p["status"], p["seconds"], f"{p['input_tokens']}+{p['output_tokens']}",

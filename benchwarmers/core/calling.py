@@ -17,16 +17,22 @@ def seat_timeouts(seconds: float) -> Timeouts:
     return Timeouts(connect=min(10.0, seconds), first_byte=seconds, idle=seconds)
 
 
-def budget(model: Model, ask: Ask, default: int | None) -> int | None:
+def budget(facts: dict, ask: Ask, default: int | None) -> int | None:
     """The output tokens to ask a member for: what the client asked (else `default`, when given), cut to what the
-    model's context window leaves after the prompt and to its known output limit. None leaves it to the upstream."""
+    model's context window leaves after the prompt and to its known output limit (`facts`: the model's, merged by
+    the catalog). None leaves it to the upstream."""
     want = ask.max_tokens if ask.max_tokens is not None else default
     if want is None:
         return None
-    window, limit = model.context_window, model.max_output
+    window, limit = token_fact(facts, "context_window"), token_fact(facts, "max_output")
     if window:
         want = min(want, max(window - ask.prompt_tokens(), 1))   # a prompt that cannot fit is skipped before this
     return min(want, limit) if limit else want
+
+
+def token_fact(facts: dict, name: str) -> int | None:
+    value = facts.get(name)
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
 
 def same_api(ask: Ask, api: str) -> bool:
@@ -38,11 +44,13 @@ def same_api(ask: Ask, api: str) -> bool:
 class Caller:
     """Asks one member and records the call; panel seats, merges and route turns all go through it."""
 
-    def __init__(self, registry: Registry, calls: Calls, resting: Resting, settings: Callable[[], dict]):
+    def __init__(self, registry: Registry, calls: Calls, resting: Resting, settings: Callable[[], dict],
+                 facts: Callable[[Model], dict] | None = None):
         self.registry = registry
         self.calls = calls
         self.resting = resting
         self.settings = settings
+        self.facts = facts or (lambda model: model.facts)   # the catalog's merged facts, in the service
 
     def timeouts(self) -> Timeouts:
         return seat_timeouts(self.settings()["seat_timeout"])
@@ -51,7 +59,7 @@ class Caller:
         """The ask with this member's output budget. The `default_max_tokens` setting applies to panels, not to
         route mode: an agent that sends no limit sizes its own turns (a file written by a tool call may be long)."""
         default = None if ask.target and ask.target.mode == ROUTE else self.settings()["default_max_tokens"] or None
-        tokens = budget(model, ask, default)
+        tokens = budget(self.facts(model), ask, default)
         if tokens == ask.max_tokens:
             return ask
         seat_ask = replace(ask, max_tokens=tokens)

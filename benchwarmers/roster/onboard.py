@@ -2,8 +2,8 @@
 
 Onboarding runs synchronously inside the request that asks for it (a probe is one short call) and is recorded
 as a job in the `jobs` table, whose id comes back with the result. Only one model onboards at a time: a second
-request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. This version has no suite, so
-the probe is the whole onboarding, with or without `quick`; the result's `suite` field says so.
+request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. The result's `suite` field says
+how to run the suite for the model; `quick` records the suite run as owed (through the `owe` the Bench hands in).
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
 
 from . import health
 from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
@@ -18,8 +19,8 @@ from ..providers import Timeouts
 from .registry import Endpoint, Model, Registry, check_name
 
 LOCK_WAIT = 300.0
-SUITE_PENDING = "not run: this version has no suite; the probe is the whole onboarding"
-SUITE_QUICK = "not run (quick): the probe is the whole onboarding"
+SUITE_PENDING = "not run yet: `bench suite run --model {alias}` runs it now"
+SUITE_QUICK = "owed (--quick): recorded as an owed suite run; `bench suite run --model {alias}` plays it"
 
 
 LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endpoint's models
@@ -108,9 +109,10 @@ def finish_job(db, job: int, status: str, detail: dict) -> None:
 class Onboarding:
     """The service's onboarding: one model at a time, each run recorded as a job."""
 
-    def __init__(self, registry: Registry, db):
+    def __init__(self, registry: Registry, db, owe: Callable[[str], object] | None = None):
         self.registry = registry
         self.db = db
+        self.owe = owe            # the suite's SuiteService.owe(alias): quick onboarding records the run it owes
         self._lock = threading.Lock()
 
     def onboard(self, served, endpoint: str | None = None, alias: str | None = None, quick: bool = False,
@@ -129,6 +131,8 @@ class Onboarding:
             except BenchError as e:
                 finish_job(self.db, job, "failed", {"served": served, "error": health.one_line(str(e))})
                 raise
+            if quick and self.owe is not None:   # the suite: the one call onboarding makes to it
+                self.owe(result["model"]["alias"])
             result["job"] = job
             finish_job(self.db, job, "done", {"served": served, "alias": result["model"]["alias"]})
             return result
@@ -149,7 +153,7 @@ def onboard_one(reg: Registry, db, served: str, endpoint: str | None, alias: str
     reg.save_model(model)
     health.record(db, probe)
     return {"model": model_view(model, probe.to_dict()), "probe": probe.to_dict(),
-            "suite": SUITE_QUICK if quick else SUITE_PENDING}
+            "suite": (SUITE_QUICK if quick else SUITE_PENDING).format(alias=alias)}
 
 
 def model_view(model: Model, probe: dict | None = None, resting: float | None = None) -> dict:

@@ -60,23 +60,6 @@ class Model:
     def active(self) -> bool:
         return self.status == ACTIVE
 
-    @property
-    def vision(self) -> bool | None:
-        return self.facts.get("vision")
-
-    @property
-    def context_window(self) -> int | None:
-        return positive_fact(self.facts.get("context_window"))
-
-    @property
-    def max_output(self) -> int | None:
-        return positive_fact(self.facts.get("max_output"))
-
-
-def positive_fact(value) -> int | None:
-    """A token count from an endpoint's list, when it is a usable one."""
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
-
 
 class Registry:
     """Parsed views of endpoints.json and models.json, rebuilt only when the files change."""

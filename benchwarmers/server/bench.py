@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from .. import __version__, home as home_mod
+from ..catalog import Catalog
 from ..core.calling import Caller
 from ..core.collections import Collections
 from ..core.panel import Panel
@@ -23,6 +24,7 @@ from ..settings import effective
 from ..store import Config, Database
 from ..store.calls import Calls
 from ..store.verdicts import Verdicts
+from ..suite.service import SuiteService
 from .gatewaykeys import GatewayKeys
 
 log = logging.getLogger("benchwarmers.server")
@@ -30,7 +32,7 @@ NO_SETTINGS: dict = {}   # one object, so a broken settings.json is not re-read 
 
 
 class Bench:
-    """The data folder's config and records, the roster, the core and the server's own facts, as attributes.
+    """The data folder's config and records, the roster and catalog, the core and the server's own facts, as attributes.
     A part added later is one more attribute built here, after the parts it uses."""
 
     def __init__(self, home: Path, *, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
@@ -57,12 +59,16 @@ class Bench:
         # the roster
         self.registry = Registry(self.config)
         self.resting = Resting(self.db, self.registry.transport.limits)
-        self.onboarding = Onboarding(self.registry, self.db)
+        self.catalog = Catalog(self.home, self.config, self.registry)
+        # the suite: its runs ask models through this service's own gateway (the URL is known once bound)
+        self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings,
+                                  lambda: self.url, self.admin_token)
+        self.onboarding = Onboarding(self.registry, self.db, owe=self.suite.owe)   # quick onboarding owes a run
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
-        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting)
-        self.caller = Caller(self.registry, self.calls, self.resting, self.settings)
+        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting, self.catalog)
+        self.caller = Caller(self.registry, self.calls, self.resting, self.settings, self.catalog.facts)
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
@@ -103,7 +109,11 @@ class Bench:
         return f"http://{host}:{self.port}"
 
     def close(self) -> None:
-        """Stop the seat workers, then commit what is queued and close the database."""
+        """Stop the suite's worker and the seat workers, then commit what is queued and close the database."""
+        try:
+            self.suite.close()
+        except Exception:   # shutting down: a failing worker must not keep the database open
+            log.exception("stopping the suite's worker failed")
         try:
             self.panel.close()
         except Exception:   # shutting down: a failing pool must not keep the database open
