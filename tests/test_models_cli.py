@@ -117,7 +117,8 @@ def test_onboard_failures_name_the_fix(bench, fake):
         assert code == 1 and "--endpoint" in err and "an, oa" in err
         fake.script("m-one", Reply.error(500))
         code, _, err = bench("onboard", "m-one", "--endpoint", "oa")
-        assert code == 1 and "Nothing was registered" in err and err.count("\n") == 2   # the progress note + reason
+        # the reason on one line (after the progress note, when the service took long enough to show one)
+        assert code == 1 and "Nothing was registered" in err.splitlines()[-1] and err.count("\n") <= 2
         code, out, _ = bench("models", "--json")
         assert json.loads(out)["models"] == []
     finally:

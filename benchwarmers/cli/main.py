@@ -53,7 +53,22 @@ def build_parser() -> Parser:
     parent = common()
     for module in commands.MODULES:
         module.register(sub, parent)
+    describe(parser)
     return parser
+
+
+def describe(parser: argparse.ArgumentParser) -> None:
+    """Every help page opens with a description line: a sub-command given none gets its one-line help, as a
+    sentence (the list of commands already shows it; its own --help should too)."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, sub in action.choices.items():
+            text = helps.get(name)
+            if not sub.description and text:
+                sub.description = text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+            describe(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 from urllib.parse import urlencode
 
@@ -175,8 +176,13 @@ def run_onboard(args, client) -> int:
         body["endpoint"] = args.endpoint
     if args.alias:
         body["alias"] = args.alias
-    note(f"Onboarding {args.served}: probing it...")
-    d = client.post("/bench/models", body)
+    # said only when the service takes a while: a refusal (a model already on the bench) comes back at once
+    waiting = threading.Timer(0.5, note, (f"Onboarding {args.served}: finding its endpoint and probing it...",))
+    waiting.start()
+    try:
+        d = client.post("/bench/models", body)
+    finally:
+        waiting.cancel()
     if args.json:
         emit_json(d)
         return 0
