@@ -61,7 +61,8 @@ def run_list(args, client) -> int:
 def members(c: dict) -> str:
     """The members, each retired or gone one marked: no panel seats it."""
     retired, gone = set(c.get("retired") or []), set(c.get("gone") or [])
-    return ",".join(m + (" (retired)" if m in retired else " (gone)" if m in gone else "") for m in c.get("members", []))
+    return ",".join(m + (" (retired)" if m in retired else " (gone)" if m in gone else "")
+                    for m in c.get("members", []))
 
 
 def run_save(args, client) -> int:

@@ -90,7 +90,8 @@ def run_add(args, client) -> int:
     e = d["endpoint"]
     source = e.get("key_source")
     key = f"key from {source}" if source and source != "none" else "no key"
-    say(f"Added endpoint {e['name']} ({e['api']}, {e['base_url']}): serves {plural(e.get('served_count'), 'model')}; {key}.")
+    serves = plural(e.get("served_count"), "model")
+    say(f"Added endpoint {e['name']} ({e['api']}, {e['base_url']}): serves {serves}; {key}.")
     note("Next: bench candidates --new   then   bench onboard SERVED_NAME")
     return 0
 

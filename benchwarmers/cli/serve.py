@@ -29,7 +29,7 @@ def local() -> argparse.ArgumentParser:
 def serve_options(p: argparse.ArgumentParser, port: int, dashboard: bool) -> None:
     p.add_argument("--host", default=None, help="address to listen on (default $BENCHWARMERS_HOST or 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help=f"port (default $BENCHWARMERS_PORT or {port})")
-    # the gateway alone serves no dashboard, so no browser: --no-browser is only taken there, not offered
+    # the gateway alone opens no browser: it takes --no-browser (older scripts pass it) without offering it
     p.add_argument("--no-browser", action="store_true", help="never open a browser" if dashboard else argparse.SUPPRESS)
     if dashboard:
         p.add_argument("--open", action="store_true", help="open the dashboard in a browser")
@@ -40,9 +40,9 @@ def register(sub, parent) -> None:
     for name, port, helptext, example in (
             ("serve", 8122, "start the dashboard and gateway (port 8122)", "--port 8122 --open"),
             ("gateway", 8123, "start the gateway routes alone, no dashboard (port 8123)", "--port 8123")):
-        p = sub.add_parser(name, parents=[local()], help=helptext, description=helptext[0].upper() + helptext[1:] +
-                           ". Runs in the foreground until Ctrl-C.", epilog=f"example:\n  benchwarmers {name} {example}",
-                           formatter_class=fmt)
+        p = sub.add_parser(name, parents=[local()], help=helptext, formatter_class=fmt,
+                           description=helptext[0].upper() + helptext[1:] + ". Runs in the foreground until Ctrl-C.",
+                           epilog=f"example:\n  benchwarmers {name} {example}")
         serve_options(p, port, dashboard=name == "serve")
         p.set_defaults(func=run_serve, role="dashboard" if name == "serve" else "gateway", default_port=port,
                        needs_client=False, **({} if name == "serve" else {"open": False}))

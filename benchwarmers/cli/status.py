@@ -10,7 +10,8 @@ from .output import emit_json, say
 def register(sub, parent) -> None:
     p = sub.add_parser("status", parents=[parent], help="what is running and where",
                        description="Show the running service: URL, version, data folder, bind address, whether an "
-                                   "admin token is set, whether gateway keys are enforced (and how to turn that on), and counts of endpoints, models and collections.",
+                                   "admin token is set, whether gateway keys are enforced (and how to turn that "
+                                   "on), and counts of endpoints, models and collections.",
                        epilog="example:\n  bench status\n  bench status --url http://192.168.1.5:8122 --json",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.set_defaults(func=run)
