@@ -5,9 +5,10 @@ import logging
 import time
 from dataclasses import asdict, dataclass
 
-from . import keys
+from . import healthrecord, keys
 from .canonical import Ask, Message, Text
 from .errors import BadRequest, BenchError, NotFound, UpstreamFailed
+from .providers.transport import Timeouts
 from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
 
 log = logging.getLogger("benchwarmers.health")
@@ -52,16 +53,19 @@ class Probe:
     output_tokens: int = 0
     created: float = 0.0
     id: int | None = None
-    error_kind: str | None = None    # the fault kind (not stored: decides retirement)
+    error_kind: str | None = None    # the fault kind: decides retirement
+    upstream_status: int | None = None   # the HTTP status the endpoint answered with, when it answered
+    reset_at: float | None = None    # a rate limit's reset (not stored: it rests the endpoint)
 
     @classmethod
     def from_row(cls, row) -> "Probe":
         return cls(row["model"], row["kind"], row["status"], row["answer"], row["error"], row["seconds"],
-                   row["ttft"], row["input_tokens"] or 0, row["output_tokens"] or 0, row["created"], row["id"])
+                   row["ttft"], row["input_tokens"] or 0, row["output_tokens"] or 0, row["created"], row["id"],
+                   row["error_kind"], row["upstream_status"])
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d.pop("error_kind")
+        d.pop("reset_at")
         for k in ("seconds", "ttft"):
             d[k] = round(d[k], 3) if d[k] is not None else None
         return d
@@ -98,19 +102,34 @@ def probe_ask() -> Ask:
     return Ask(messages=[Message("user", [Text(PROBE_PROMPT)])], max_tokens=PROBE_MAX_TOKENS)
 
 
-def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None) -> Probe:
+class Direct:
+    """Calls as the user's own asks make them: the registry's providers and pooled connections. The scheduler
+    passes its paced caller instead, with the same two methods."""
+
+    def __init__(self, reg: Registry):
+        self.reg = reg
+
+    def complete(self, model: Model, ask: Ask, timeouts):
+        return self.reg.provider(self.reg.endpoint(model.endpoint)).complete(ask, model.served, timeouts=timeouts)
+
+    def list_models(self, endpoint: Endpoint) -> list[dict]:
+        return self.reg.provider(endpoint).list_models()
+
+
+def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, caller=None) -> Probe:
     """Send the one-word prompt; every outcome becomes a Probe (nothing is raised for a model's fault)."""
     started = time.monotonic()
     probe = Probe(model.alias, kind, FAILED, created=time.time())
     try:
-        endpoint = reg.endpoint(model.endpoint)
+        reg.endpoint(model.endpoint)
         if timeouts is None:
-            from .providers.transport import Timeouts
             timeouts = Timeouts(connect=10, first_byte=90, idle=60)
-        answer = reg.provider(endpoint).complete(probe_ask(), model.served, timeouts=timeouts)
+        answer = (caller or Direct(reg)).complete(model, probe_ask(), timeouts)
     except UpstreamFailed as e:
         probe.status = TIMEOUT if e.kind == "timeout" else FAILED
         probe.error, probe.error_kind = one_line(e.message), e.kind
+        probe.upstream_status, probe.reset_at = e.upstream_status, e.reset_at or (
+            time.time() + e.retry_after if e.retry_after else None)
     except BenchError as e:          # e.g. its endpoint was removed
         probe.error, probe.error_kind = one_line(str(e)), "not_found"
     else:
@@ -128,10 +147,10 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None) -
 def record(db, probe: Probe) -> int:
     """Store a probe; returns its id."""
     row = (probe.model, probe.kind, probe.status, probe.answer, probe.error, probe.seconds, probe.ttft,
-           probe.input_tokens, probe.output_tokens, probe.created)
+           probe.input_tokens, probe.output_tokens, probe.created, probe.error_kind, probe.upstream_status)
     probe.id = db.call(lambda c: c.execute(
         "INSERT INTO probes (model, kind, status, answer, error, seconds, ttft, input_tokens, output_tokens, "
-        "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid)
+        "created, error_kind, upstream_status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid)
     return probe.id
 
 
@@ -163,36 +182,48 @@ def resting_until(db, model: Model, now: float | None = None) -> float | None:
 
 # ---- checking, retiring, restoring -----------------------------------------------------------------
 
-def check(ctx, alias: str) -> dict:
-    """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence."""
+def check(ctx, alias: str, caller=None, served: list | None = None) -> dict:
+    """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence.
+    `caller` sends the calls (default: as the user's asks do); `served`: its endpoint's list, when already had."""
     reg = registry(ctx)
     model = reg.model(alias)
-    first = run_probe(reg, model)
-    record(ctx.db, first)
+    first = probe_and_note(ctx, reg, model, "probe", caller)
     out = {"model": alias, "probe": first.to_dict(), "retired": False}
     if first.ok or first.error_kind in NOT_THE_MODEL:
         return out
-    served = still_served(reg, model)
-    confirm = run_probe(reg, model, kind="confirm")
-    record(ctx.db, confirm)
+    if served is None:
+        served = listing(reg, model, caller)
+    confirm = probe_and_note(ctx, reg, model, "confirm", caller)
     out["confirm"] = confirm.to_dict()
     if confirm.ok or confirm.error_kind in NOT_THE_MODEL:
         return out
-    why = "its endpoint no longer serves it" if served is False else "it stopped answering"
+    holds = None if served is None else model.served in served
+    why = "its endpoint no longer serves it" if holds is False else "it stopped answering"
     reason = one_line(f"{why}: {confirm.error} (probes #{first.id}, #{confirm.id})")
+    evidence = {"probes": [first.to_dict(), confirm.to_dict()],
+                "listing": None if served is None else {"endpoint": model.endpoint, "holds_it": holds,
+                                                        "count": len(served), "models": sorted(served)[:1000]}}
     out["model_after"] = retire(reg, alias, reason).to_dict()
+    healthrecord.keep_retirement(ctx.db, alias, reason, evidence)
     out["retired"] = True
     log.info("retired %s: %s", alias, reason)
     return out
 
 
-def still_served(reg: Registry, model: Model) -> bool | None:
-    """Whether the endpoint's model list still names it; None when the list cannot be had."""
+def probe_and_note(ctx, reg: Registry, model: Model, kind: str, caller=None) -> Probe:
+    """One probe, recorded, and what it says about the endpoint noted (a refused key, a rate limit)."""
+    probe = run_probe(reg, model, kind, caller=caller)
+    record(ctx.db, probe)
+    healthrecord.note(ctx, model.endpoint, probe)
+    return probe
+
+
+def listing(reg: Registry, model: Model, caller=None) -> list[str] | None:
+    """The served names its endpoint lists now; None when the list cannot be had."""
     try:
-        listing = reg.provider(reg.endpoint(model.endpoint)).list_models()
+        return [m.get("id") for m in (caller or Direct(reg)).list_models(reg.endpoint(model.endpoint))]
     except BenchError:
         return None
-    return any(m.get("id") == model.served for m in listing)
 
 
 def retire(reg: Registry, alias: str, reason: str) -> Model:
@@ -205,17 +236,27 @@ def retire(reg: Registry, alias: str, reason: str) -> Model:
     return model
 
 
-def restore(reg: Registry, alias: str) -> Model:
+def restore(ctx, alias: str) -> tuple[Model, Probe | None]:
+    """Bring a retired model back once it answers a probe; an active one is left as it is, with no call."""
+    reg = registry(ctx)
     model = reg.model(alias)
+    if model.active:
+        return model, None
     if model.endpoint not in reg.endpoints():
         raise NotFound(f"Model {alias!r} cannot come back: its endpoint {model.endpoint!r} is gone.",
                        f"Add it again with `bench endpoint add {model.endpoint} --base URL`, then restore.")
+    probe = probe_and_note(ctx, reg, model, "restore")
+    if not probe.ok:
+        kind = probe.error_kind if probe.error_kind in UpstreamFailed.kinds else "bad_response"
+        raise UpstreamFailed(kind, f"{alias!r} did not answer its probe ({probe.error}), so it stays retired.",
+                             advice(kind, reg.endpoint(model.endpoint), probe.reset_at and probe.reset_at - time.time()),
+                             upstream_status=probe.upstream_status)
     model.status, model.reason, model.retired_at = ACTIVE, None, None
     reg.save_model(model)
-    return model
+    return model, probe
 
 
 def probe_all(ctx) -> list[dict]:
-    """The daily job: check every active model the bench may call on its own (ad hoc ones are skipped)."""
+    """Check every active model the bench may call on its own (ad hoc ones are skipped)."""
     reg = registry(ctx)
     return [check(ctx, m.alias) for m in list(reg.models().values()) if m.active and not m.ad_hoc]

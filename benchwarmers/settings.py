@@ -29,6 +29,11 @@ SETTINGS = {s.name: s for s in (
     Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive),
     Setting("confidently_wrong_ratio", 0.5, float,
             "Share of false claims among judged claims above which a model is flagged confidently wrong."),
+    Setting("scheduler_gap_seconds", 2.0, float, "Seconds between two scheduled calls to one endpoint.",
+            lambda v: v >= 0),
+    Setting("scheduler_yield_seconds", 300.0, float,
+            "Seconds a scheduled call waits for your own asks on its endpoint to finish before it skips that "
+            "model until the next run.", _positive),
 )}
 
 

@@ -151,8 +151,9 @@ def test_retire_restore_and_show(bench, service):
     assert bench("GET", "/bench/models?find=zzz")[2]["models"] == []
     status, _, d = bench("POST", "/bench/models/uno/restore")
     assert status == 200 and d["model"]["status"] == "active" and d["model"]["reason"] is None
+    assert d["probe"]["status"] == "ok"                      # restore probes first
     status, _, d = bench("GET", "/bench/models/uno")
-    assert status == 200 and [p["kind"] for p in d["model"]["probes"]] == ["onboard"]
+    assert status == 200 and [p["kind"] for p in d["model"]["probes"]] == ["restore", "onboard"]
     status, _, d = bench("GET", "/bench/models/unoo")
     assert status == 404 and "'uno'" in d["error"]["message"]
 

@@ -1,4 +1,5 @@
-"""The admin API under /bench/: endpoints, models, collections, keys, calls, verdicts, settings."""
-from . import calls, collections, endpoints, keys, models
+"""The admin API under /bench/: endpoints, models, collections, keys, calls, verdicts, settings, scheduler and jobs."""
+from . import calls, collections, endpoints, keys, models, scheduler
 
-ROUTES: list = [*collections.ROUTES, *calls.ROUTES, *keys.ROUTES, *endpoints.ROUTES, *models.ROUTES]
+ROUTES: list = [*collections.ROUTES, *calls.ROUTES, *keys.ROUTES, *endpoints.ROUTES, *models.ROUTES,
+                *scheduler.ROUTES]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from urllib.parse import urlsplit
 
-from .. import health, keys, onboard
+from .. import health, healthrecord, keys, onboard
 from ..errors import BadRequest, Conflict, UpstreamFailed
 from ..registry import APIS, Endpoint, check_name
 from ..server.context import Context
@@ -21,19 +21,21 @@ def key_source(endpoint: Endpoint) -> str:
     return endpoint.key()[1] or "missing"
 
 
-def endpoint_view(ctx: Context, endpoint: Endpoint) -> dict:
+def endpoint_view(ctx: Context, endpoint: Endpoint, flags: dict | None = None) -> dict:
+    """An endpoint with its health: `state` says ok, key refused, or resting until T (`flags`: read once)."""
     reg = health.registry(ctx)
     on_bench = [m for m in reg.models().values() if m.endpoint == endpoint.name]
     extra = reg.endpoint_extra(endpoint.name)
     return {"name": endpoint.name, "base_url": endpoint.base_url, "api": endpoint.api, "no_key": endpoint.no_key,
             "key_source": key_source(endpoint), "key_env": keys.env_name(endpoint.name),
             "models": len(on_bench), "active_models": sum(1 for m in on_bench if m.active),
-            "served_count": extra.get("served_count"), "checked": extra.get("checked")}
+            "served_count": extra.get("served_count"), "checked": extra.get("checked"),
+            **healthrecord.endpoint_state(ctx, endpoint.name, flags)}
 
 
 def list_endpoints(req: Request, ctx: Context) -> Response:
-    reg = health.registry(ctx)
-    return Response.json({"endpoints": [endpoint_view(ctx, e) for _, e in sorted(reg.endpoints().items())]})
+    reg, flags = health.registry(ctx), healthrecord.flags(ctx.db)
+    return Response.json({"endpoints": [endpoint_view(ctx, e, flags) for _, e in sorted(reg.endpoints().items())]})
 
 
 def check_base(value) -> str:
@@ -89,6 +91,7 @@ def add_endpoint(req: Request, ctx: Context) -> Response:
     served = check_endpoint(endpoint, key)
     extra = {"served_count": len(served), "checked": time.time()}
     reg.save_endpoint(endpoint, extra)
+    healthrecord.clear(ctx.db, endpoint.name)     # its key was just accepted: a "key refused" flag is old news
     if new_key:
         try:
             keys.store(endpoint.name, key)
@@ -120,6 +123,7 @@ def remove_endpoint(req: Request, ctx: Context) -> Response:
     for alias in retired:
         health.retire(reg, alias, f"its endpoint {endpoint.name!r} was removed")
     reg.remove_endpoint(endpoint.name)
+    healthrecord.clear(ctx.db, endpoint.name)
     note = None
     if key_source(endpoint) == "keys.json":
         note = (f"Its key stays in {keys.keys_file()} (shared with the llm CLI); "

@@ -1,29 +1,31 @@
 """Admin API for the model roster: list and find, onboard, show with probes, probe, retire, restore."""
 from __future__ import annotations
 
-from .. import health, onboard
+from .. import health, healthrecord, onboard, speed
 from ..errors import BadRequest
 from ..server.context import Context
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
 
 
-def view(ctx: Context, model, probe: dict | None = None) -> dict:
+def view(ctx: Context, model, probe: dict | None = None, perf: dict | None = None) -> dict:
     if probe is None:
         probe = next(iter(health.recent(ctx.db, model.alias, 1)), None)
-    return onboard.model_view(model, probe, health.resting_until(ctx.db, model))
+    out = onboard.model_view(model, probe, health.resting_until(ctx.db, model))
+    out["perf"] = perf if perf is not None else speed.latest(ctx.db, model.alias).get(model.alias)
+    return out
 
 
 def list_models(req: Request, ctx: Context) -> Response:
     """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case)."""
     needle = (req.query.get("find") or "").strip().lower()
     reg = health.registry(ctx)
-    last = health.latest(ctx.db)
+    last, perf = health.latest(ctx.db), speed.latest(ctx.db)
     rows = []
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
             continue
-        rows.append(view(ctx, model, last.get(alias)))
+        rows.append(view(ctx, model, last.get(alias), perf.get(alias)))
     return Response.json({"models": rows, "find": needle or None})
 
 
@@ -39,6 +41,9 @@ def show_model(req: Request, ctx: Context) -> Response:
     probes = health.recent(ctx.db, model.alias)
     out = view(ctx, model, probes[0] if probes else None)
     out["probes"] = probes
+    out["perf_history"] = speed.history(ctx.db, model.alias)
+    found = healthrecord.retirement(ctx.db, model.alias)
+    out["retirement"] = found if found and not model.active and found["reason"] == model.reason else None
     return Response.json({"model": out})
 
 
@@ -61,8 +66,9 @@ def retire_model(req: Request, ctx: Context) -> Response:
 
 
 def restore_model(req: Request, ctx: Context) -> Response:
-    model = health.restore(health.registry(ctx), req.params["alias"])
-    return Response.json({"model": view(ctx, model)})
+    """Probe first: a model comes back only once it answers (an active one is left as it is, with no call)."""
+    model, probe = health.restore(ctx, req.params["alias"])
+    return Response.json({"model": view(ctx, model), "probe": probe.to_dict() if probe else None})
 
 
 ROUTES = [

@@ -8,6 +8,7 @@ import socket
 import threading
 from pathlib import Path
 
+from ..scheduler import scheduler
 from .app import App
 from .context import Context
 from .guard import is_loopback
@@ -43,7 +44,7 @@ class Service:
     """The running service: tests start it on port 0 in a thread; serve.py runs it in the foreground."""
 
     def __init__(self, home: Path | None = None, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
-                 admin_token: str | None = None, public_hosts: tuple | None = None):
+                 admin_token: str | None = None, public_hosts: tuple | None = None, clock=None):
         self.ctx = Context.open(home, host=host, role=role, admin_token=admin_token, public_hosts=public_hosts)
         try:
             check_bind(host, self.ctx.admin_token)
@@ -53,6 +54,7 @@ class Service:
             self.ctx.close()           # a refused start must not leave the database writer running
             raise
         self.ctx.port = self.httpd.server_address[1]
+        self.scheduler = scheduler(self.ctx, clock)   # its thread starts and stops with the service, either role
         self._thread: threading.Thread | None = None
         self._stopped = False
 
@@ -64,6 +66,7 @@ class Service:
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2},
                                         name="bench-http", daemon=True)
         self._thread.start()
+        self.scheduler.start()
         return self
 
     def serve_forever(self) -> None:
@@ -91,6 +94,7 @@ class Service:
         self._stopped = True
         self.httpd.shutdown()          # no new requests
         self.httpd.server_close()
+        self.scheduler.stop()          # no new job runs; a running one stops at its next call
         if not self.app.wait_idle(grace):
             log.warning("some requests were still running after %.0f s; they are cut", grace)
         self.ctx.close()               # queued records are committed, connections closed

@@ -1,0 +1,75 @@
+"""What a running job is given: the models it may call, the paced caller, and a tally that becomes its record."""
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from .. import health
+from . import runs
+from .pacing import Held
+
+log = logging.getLogger("benchwarmers.scheduler")
+ENDPOINTS_AT_ONCE = 4        # endpoints served side by side; each one sees one scheduled call at a time
+
+
+class JobRun:
+    def __init__(self, ctx, pacer, clock, name: str, run_id: int, stop: threading.Event):
+        self.ctx, self.db, self.pacer, self.clock = ctx, ctx.db, pacer, clock
+        self.name, self.id, self.stop = name, run_id, stop
+        self.registry = health.registry(ctx)
+        self.calls = 0
+        self.touched: set[str] = set()
+        self.detail: dict[str, list] = {"ok": [], "failed": [], "retired": [], "skipped": [], "endpoints": []}
+        self._lock = threading.Lock()
+
+    # ---- calls: the same two methods as health.Direct, paced and counted ----------------------
+    def complete(self, model, ask, timeouts):
+        with self._lock:
+            self.touched.add(model.alias)
+        return self._counted(self.pacer.complete, model, ask, timeouts)
+
+    def list_models(self, endpoint) -> list[dict]:
+        return self._counted(self.pacer.list_models, endpoint)
+
+    def _counted(self, call, *args):
+        try:
+            out = call(*args)
+        except Held:
+            raise                        # nothing was sent
+        except BaseException:
+            self._count()
+            raise
+        self._count()
+        return out
+
+    def _count(self) -> None:
+        with self._lock:
+            self.calls += 1
+            models, calls = len(self.touched), self.calls
+        runs.beat(self.db, self.name, self.id, self.clock.now(), models, calls)
+
+    # ---- what it may call -----------------------------------------------------------------------
+    def models(self) -> list:
+        """Active models the bench may call on its own (ad hoc ones never), by alias."""
+        return [m for _, m in sorted(self.registry.models().items()) if m.active and not m.ad_hoc]
+
+    def each_endpoint(self, work) -> None:
+        """work(endpoint name, its models) for every endpoint, a few side by side."""
+        groups: dict[str, list] = {}
+        for model in self.models():
+            groups.setdefault(model.endpoint, []).append(model)
+        if not groups:
+            return
+        with ThreadPoolExecutor(min(ENDPOINTS_AT_ONCE, len(groups)), thread_name_prefix=f"job-{self.name}") as pool:
+            for future in [pool.submit(work, name, models) for name, models in sorted(groups.items())]:
+                future.result()
+
+    # ---- the tally ------------------------------------------------------------------------------
+    def add(self, key: str, entry) -> None:
+        with self._lock:
+            self.detail[key].append(entry)
+
+    def skip(self, models, why: str) -> None:
+        for model in models:
+            self.add("skipped", {"model": model.alias, "why": why})

@@ -1,0 +1,73 @@
+"""The daily probe: a one-word prompt to every active model that is not ad hoc, endpoint by endpoint.
+
+Each endpoint's list is read first (one call), so a model it no longer lists is known before its probe; a
+model that fails for a reason of its own is confirmed once and retired with the evidence (health.check). A
+refused key or a rate limit flags or rests the endpoint and skips the rest of its models: never a retirement."""
+from __future__ import annotations
+
+from .. import health, healthrecord
+from ..errors import BenchError, UpstreamFailed
+from .pacing import Held
+
+
+def run(job) -> str:
+    job.each_endpoint(lambda name, models: _endpoint(job, name, models))
+    d = job.detail
+    words = [f"{len(d['ok'])} answered"]
+    words += [f"{len(d[k])} {k}" for k in ("failed", "retired", "skipped") if d[k]]
+    retired = ", ".join(r["model"] for r in d["retired"])
+    return f"probed {len(job.touched)} models: " + ", ".join(words) + (f" ({retired})" if retired else "")
+
+
+def _endpoint(job, name: str, models: list) -> None:
+    try:
+        served = _listing(job, name)
+    except _Stop as stop:
+        job.skip(models, str(stop))
+        return
+    for i, model in enumerate(models):
+        try:
+            result = health.check(job.ctx, model.alias, caller=job, served=served)
+        except Held as e:
+            job.skip(models[i:], str(e))
+            return
+        except BenchError as e:          # removed from the roster while the job ran
+            job.add("skipped", {"model": model.alias, "why": health.one_line(str(e))})
+            continue
+        last = result.get("confirm") or result["probe"]
+        if result["retired"]:
+            job.add("retired", {"model": model.alias, "reason": result["model_after"]["reason"]})
+        elif last["status"] == "ok":
+            job.add("ok", model.alias)
+        else:
+            job.add("failed", {"model": model.alias, "error": last["error"]})
+        if last.get("error_kind") in health.NOT_THE_MODEL:
+            job.skip(models[i + 1:], _endpoint_words(job, name))
+            return
+
+
+class _Stop(Exception):
+    """The endpoint cannot be asked in this run (its key was refused, it rests, or the pacer held the call)."""
+
+
+def _listing(job, name: str) -> list[str] | None:
+    """Its served names, or None when the list cannot be had (then the probes decide alone)."""
+    try:
+        return [m.get("id") for m in job.list_models(job.registry.endpoint(name))]
+    except Held as e:
+        raise _Stop(str(e)) from None
+    except UpstreamFailed as e:
+        if e.kind == "auth":
+            healthrecord.flag(job.db, name, healthrecord.KEY_REFUSED, f"{health.one_line(e.message)} (its model list)")
+        elif e.kind == "rate_limited":
+            healthrecord.rest(job.ctx, name, e.reset_at)
+        else:
+            return None
+        job.add("endpoints", {"endpoint": name, "state": _endpoint_words(job, name)})
+        raise _Stop(_endpoint_words(job, name)) from None
+    except BenchError:
+        return None
+
+
+def _endpoint_words(job, name: str) -> str:
+    return "its endpoint: " + healthrecord.endpoint_state(job.ctx, name)["state"]
