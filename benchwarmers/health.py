@@ -182,17 +182,17 @@ def resting_until(db, model: Model, now: float | None = None) -> float | None:
 
 # ---- checking, retiring, restoring -----------------------------------------------------------------
 
-def check(ctx, alias: str, caller=None, served: list | None = None) -> dict:
+def check(ctx, alias: str, caller=None, served=None) -> dict:
     """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence.
-    `caller` sends the calls (default: as the user's asks do); `served`: its endpoint's list, when already had."""
+    `caller` sends the calls (default: as the user's asks do); `served()` gives its endpoint's list, or None when
+    it cannot be had (default: ask the endpoint, only once the probe has failed)."""
     reg = registry(ctx)
     model = reg.model(alias)
     first = probe_and_note(ctx, reg, model, "probe", caller)
     out = {"model": alias, "probe": first.to_dict(), "retired": False}
     if first.ok or first.error_kind in NOT_THE_MODEL:
         return out
-    if served is None:
-        served = listing(reg, model, caller)
+    served = served() if served else listing(reg, model, caller)
     confirm = probe_and_note(ctx, reg, model, "confirm", caller)
     out["confirm"] = confirm.to_dict()
     if confirm.ok or confirm.error_kind in NOT_THE_MODEL:

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from urllib.parse import urlencode
 
 from .client import q
-from .output import emit_json, note, say, table
+from .output import emit_json, note, say, table, when
 
 FMT = argparse.RawDescriptionHelpFormatter
 
@@ -15,7 +14,8 @@ FMT = argparse.RawDescriptionHelpFormatter
 def register(sub, parent) -> None:
     p = sub.add_parser("models", parents=[parent], help="the roster: alias, endpoint, served name, status, facts",
                        description="Every model on the bench: alias, endpoint, served name, status (active, resting "
-                                   "until T, retired with reason), catalog facts and the last probe.",
+                                   "until T, retired with reason), catalog facts, the last probe and the latest "
+                                   "speed figures (time to first token, output tokens per second, when measured).",
                        epilog="examples:\n  bench models\n  bench models --find llama --json", formatter_class=FMT)
     p.add_argument("--find", metavar="TEXT", help="only models whose alias, served name or endpoint contain TEXT")
     p.set_defaults(func=run_models)
@@ -59,7 +59,7 @@ def register_model(sub, parent) -> None:
     r.add_argument("alias")
     r.add_argument("--reason", required=True, help="why (kept with the model)")
     r.set_defaults(func=run_retire)
-    r = verbs.add_parser("restore", parents=[parent], help="bring a retired model back",
+    r = verbs.add_parser("restore", parents=[parent], help="bring a retired model back once it answers a probe",
                          epilog="example:\n  bench model restore slowpoke", formatter_class=FMT)
     r.add_argument("alias")
     r.set_defaults(func=run_restore)
@@ -72,10 +72,6 @@ def register_model(sub, parent) -> None:
     r.add_argument("alias")
     r.set_defaults(func=run_probe)
     p.set_defaults(func=lambda args, client: (p.print_help(sys.stderr), 2)[1])
-
-
-def when(epoch) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else ""
 
 
 def facts_text(facts: dict) -> str:
@@ -97,6 +93,14 @@ def probe_text(p: dict | None) -> str:
     return f"{p['status']}{seconds} {when(p.get('created'))}"
 
 
+def speed_text(perf: dict | None) -> str:
+    if not perf or perf.get("ttft") is None and perf.get("tokens_per_second") is None:
+        return "never measured" if not perf else f"failed {when(perf.get('measured'))}"
+    ttft = f"{perf['ttft']:.2f}s" if perf.get("ttft") is not None else "?"
+    tps = f"{perf['tokens_per_second']:.0f} tok/s" if perf.get("tokens_per_second") else "? tok/s"
+    return f"{ttft} to first, {tps} ({when(perf.get('measured'))[:10]})"
+
+
 def run_models(args, client) -> int:
     path = "/bench/models" + (("?" + urlencode({"find": args.find})) if args.find else "")
     d = client.get(path)
@@ -106,9 +110,9 @@ def run_models(args, client) -> int:
     if not d["models"]:
         note("No models match." if args.find else "No models on the bench yet. See: bench candidates --new")
         return 0
-    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE"],
+    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE", "SPEED"],
           [[m["alias"], m["endpoint"], m["served"], m["status_text"], facts_text(m.get("facts") or {}),
-            probe_text(m.get("last_probe"))] for m in d["models"]])
+            probe_text(m.get("last_probe")), speed_text(m.get("perf"))] for m in d["models"]])
     return 0
 
 
@@ -152,6 +156,7 @@ def run_retire(args, client) -> int:
 
 
 def run_restore(args, client) -> int:
+    note(f"Probing {args.alias} before it comes back...")
     d = client.post(f"/bench/models/{q(args.alias)}/restore", {})
     return _one(args, d, "Restored")
 
@@ -173,8 +178,16 @@ def run_show(args, client) -> int:
     m = d["model"]
     for k, v in (("Alias", m["alias"]), ("Endpoint", m["endpoint"]), ("Served", m["served"]),
                  ("Status", m["status_text"]), ("Ad hoc", "yes" if m["ad_hoc"] else "no"),
-                 ("Facts", facts_text(m.get("facts") or {}) or "none known"), ("Added", when(m.get("added")))):
+                 ("Facts", facts_text(m.get("facts") or {}) or "none known"), ("Added", when(m.get("added"))),
+                 ("Speed", speed_text(m.get("perf")))):
         say(f"{k + ':':<10}{v}")
+    if m.get("retirement"):
+        for p in m["retirement"]["evidence"].get("probes", []):
+            note(f"Evidence: {p['kind']} #{p['id']} {p['status']} ({p.get('upstream_status') or p.get('error_kind')}): "
+                 f"{p.get('error')}")
+        listing = m["retirement"]["evidence"].get("listing")
+        if listing and listing.get("holds_it") is False:
+            note(f"Evidence: {listing['endpoint']} listed {listing['count']} models, not {m['served']}.")
     if m["probes"]:
         table(["WHEN", "KIND", "STATUS", "SECONDS", "TOKENS", "ANSWER / ERROR"],
               [[when(p["created"]), p["kind"], p["status"], p["seconds"], f"{p['input_tokens']}+{p['output_tokens']}",

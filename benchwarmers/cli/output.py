@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 
 def emit_json(data) -> None:
@@ -15,6 +16,11 @@ def say(text: str = "") -> None:
 
 def note(text: str = "") -> None:
     sys.stderr.write(text + "\n")
+
+
+def when(epoch) -> str:
+    """Epoch seconds as local time to the minute; empty for none."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else ""
 
 
 def table(headers: list[str], rows: list[list], out=None) -> None:

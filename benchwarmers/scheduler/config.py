@@ -33,7 +33,9 @@ def load(config, jobs: dict, save: bool = True) -> Settings:
     try:
         data = config.view(FILE)
     except ConfigError as e:
-        return Settings(problems=[f"{e.message} The scheduler stays off until it is fixed."])
+        out = _parse({}, jobs)
+        out.problems.append(f"{e.message} The scheduler stays off until it is fixed.")
+        return out
     missing = [j for j in jobs.values() if j.available and "at" not in _job_raw(data, j.name)]
     if missing and save and _writable(data):
         _save_times(config, missing)
@@ -86,7 +88,7 @@ def _parse(data, jobs: dict) -> Settings:
                                 "taken as on.")
             on = True
         try:
-            at = At.parse(raw.get("at"), job.weekly, job.name)
+            at = At.parse(raw["at"], job.weekly, job.name) if "at" in raw else job.fallback   # not saved yet
         except BadRequest:
             at = job.fallback
             out.problems.append(f"settings.json: scheduler.jobs.{job.name}.at {raw.get('at')!r} is not a time; "

@@ -7,7 +7,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .. import health
 from . import runs
-from .pacing import Held
 
 log = logging.getLogger("benchwarmers.scheduler")
 ENDPOINTS_AT_ONCE = 4        # endpoints served side by side; each one sees one scheduled call at a time
@@ -25,27 +24,16 @@ class JobRun:
 
     # ---- calls: the same two methods as health.Direct, paced and counted ----------------------
     def complete(self, model, ask, timeouts):
-        with self._lock:
-            self.touched.add(model.alias)
-        return self._counted(self.pacer.complete, model, ask, timeouts)
+        return self.pacer.complete(model, ask, timeouts, sent=lambda: self._count(model.alias))
 
     def list_models(self, endpoint) -> list[dict]:
-        return self._counted(self.pacer.list_models, endpoint)
+        return self.pacer.list_models(endpoint, sent=self._count)
 
-    def _counted(self, call, *args):
-        try:
-            out = call(*args)
-        except Held:
-            raise                        # nothing was sent
-        except BaseException:
-            self._count()
-            raise
-        self._count()
-        return out
-
-    def _count(self) -> None:
+    def _count(self, alias: str | None = None) -> None:
         with self._lock:
             self.calls += 1
+            if alias:
+                self.touched.add(alias)
             models, calls = len(self.touched), self.calls
         runs.beat(self.db, self.name, self.id, self.clock.now(), models, calls)
 

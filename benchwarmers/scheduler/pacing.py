@@ -33,18 +33,19 @@ class Pacer:
         self._providers: dict[tuple, object] = {}
 
     # ---- the seam: every scheduled call ------------------------------------------------------------
-    def complete(self, model, ask, timeouts):
+    def complete(self, model, ask, timeouts, sent=None):
+        """`sent()` is called as the call goes out (never for a call held back)."""
         endpoint = self.registry.endpoint(model.endpoint)
-        with self.turn(endpoint.name):
+        with self.turn(endpoint.name, sent):
             return self._provider(endpoint).complete(ask, model.served, timeouts=timeouts)
 
-    def list_models(self, endpoint) -> list[dict]:
-        with self.turn(endpoint.name):
+    def list_models(self, endpoint, sent=None) -> list[dict]:
+        with self.turn(endpoint.name, sent):
             return self._provider(endpoint).list_models(timeouts=LIST_TIMEOUTS)
 
     # ---- pacing -------------------------------------------------------------------------------------
     @contextmanager
-    def turn(self, name: str):
+    def turn(self, name: str, sent=None):
         """Hold the endpoint's one scheduled seat for a call: after the gap, and after the user's asks."""
         with self._lock:
             seat = self._turns.setdefault(name, threading.Lock())
@@ -53,6 +54,8 @@ class Pacer:
             gap = self.settings()["scheduler_gap_seconds"] - (self.clock.now() - self._last.get(name, -1e12))
             self.clock.sleep(gap, self.stop)
             self._yield(name)
+            if sent:
+                sent()
             try:
                 yield
             finally:

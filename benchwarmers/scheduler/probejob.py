@@ -27,7 +27,7 @@ def _endpoint(job, name: str, models: list) -> None:
         return
     for i, model in enumerate(models):
         try:
-            result = health.check(job.ctx, model.alias, caller=job, served=served)
+            result = health.check(job.ctx, model.alias, caller=job, served=lambda: served)
         except Held as e:
             job.skip(models[i:], str(e))
             return
