@@ -128,8 +128,7 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, c
     except UpstreamFailed as e:
         probe.status = TIMEOUT if e.kind == "timeout" else FAILED
         probe.error, probe.error_kind = one_line(e.message), e.kind
-        probe.upstream_status, probe.reset_at = e.upstream_status, e.reset_at or (
-            time.time() + e.retry_after if e.retry_after else None)
+        probe.upstream_status, probe.reset_at = e.upstream_status, healthrecord.reset_of(e)
     except BenchError as e:          # e.g. its endpoint was removed
         probe.error, probe.error_kind = one_line(str(e)), "not_found"
     else:
@@ -221,9 +220,13 @@ def probe_and_note(ctx, reg: Registry, model: Model, kind: str, caller=None) -> 
 def listing(reg: Registry, model: Model, caller=None) -> list[str] | None:
     """The served names its endpoint lists now; None when the list cannot be had."""
     try:
-        return [m.get("id") for m in (caller or Direct(reg)).list_models(reg.endpoint(model.endpoint))]
+        return served_names((caller or Direct(reg)).list_models(reg.endpoint(model.endpoint)))
     except BenchError:
         return None
+
+
+def served_names(entries: list[dict]) -> list[str]:
+    return [m["id"] for m in entries if isinstance(m.get("id"), str)]
 
 
 def retire(reg: Registry, alias: str, reason: str) -> Model:

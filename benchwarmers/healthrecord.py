@@ -22,6 +22,13 @@ def note(ctx, endpoint: str, outcome, what: str = "probe") -> None:
         rest(ctx, endpoint, outcome.reset_at)
 
 
+def reset_of(exc) -> float | None:
+    """When a rate limit that refused a call resets: its reset time, else now plus its retry-after."""
+    if exc.reset_at:
+        return exc.reset_at
+    return time.time() + exc.retry_after if exc.retry_after else None
+
+
 def rest(ctx, endpoint: str, until: float | None) -> float:
     """Mark the endpoint resting on a rate limit; returns until when."""
     until = until or time.time() + REST_SECONDS

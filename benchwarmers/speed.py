@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
+from . import healthrecord
 from .canonical import Ask, Message, Text, estimate_tokens
 from .errors import BenchError, UpstreamFailed
 from .providers.transport import Timeouts
@@ -68,7 +69,7 @@ def measure(model, prompt: str, caller, job: int | None = None) -> Figure:
     except UpstreamFailed as e:
         fig.status = "timeout" if e.kind == "timeout" else "failed"
         fig.error, fig.error_kind = " ".join(e.message.split())[:400], e.kind
-        fig.reset_at = e.reset_at or (time.time() + e.retry_after if e.retry_after else None)
+        fig.reset_at = healthrecord.reset_of(e)
         return fig
     except BenchError as e:
         fig.error, fig.error_kind = str(e)[:400], "not_found"

@@ -279,15 +279,21 @@ def test_one_call_at_a_time_per_endpoint_with_a_gap(home, clock, make_service):
             f.stop()
 
 
-def test_scheduled_calls_wait_for_the_users_own_asks(svc, fake):
-    seen = track(fake)
-    fake.script("m-one", Reply(text="ask answered", delay=0.6))
+def ask_in_flight(svc, fake) -> threading.Thread:
+    """The user's own ask to `uno`, started in a thread; returns once it has reached the upstream."""
     asked = threading.Thread(target=lambda: Http(svc.url)("POST", "/v1/chat/completions", {
         "model": "uno", "messages": [{"role": "user", "content": "hi"}]}))
     asked.start()
     deadline = time.monotonic() + 10
     while not chats(fake) and time.monotonic() < deadline:
-        time.sleep(0.01)                     # wait for the ask to reach the upstream
+        time.sleep(0.01)
+    return asked
+
+
+def test_scheduled_calls_wait_for_the_users_own_asks(svc, fake):
+    seen = track(fake)
+    fake.script("m-one", Reply(text="ask answered", delay=0.6))
+    asked = ask_in_flight(svc, fake)
     fake.script("m-one", Reply(text="ready"))
     Http(svc.url)("POST", "/bench/jobs/probe/run")
     svc.scheduler.settle()
@@ -299,12 +305,7 @@ def test_scheduled_calls_wait_for_the_users_own_asks(svc, fake):
 def test_a_scheduled_call_gives_up_on_a_busy_endpoint_until_the_next_run(svc, fake, home):
     write(home, "settings.json", {"scheduler_yield_seconds": 0.3})
     fake.script("m-one", Reply(text="slow ask", delay=2))
-    asked = threading.Thread(target=lambda: Http(svc.url)("POST", "/v1/chat/completions", {
-        "model": "uno", "messages": [{"role": "user", "content": "hi"}]}))
-    asked.start()
-    deadline = time.monotonic() + 10
-    while not chats(fake) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    asked = ask_in_flight(svc, fake)
     Http(svc.url)("POST", "/bench/jobs/probe/run")
     svc.scheduler.settle()
     asked.join(10)

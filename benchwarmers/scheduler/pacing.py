@@ -9,8 +9,8 @@ import threading
 import time
 from contextlib import contextmanager
 
-from ..providers import make_provider
 from ..providers.transport import Timeouts, Transport
+from ..registry import Registry
 
 LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)
 
@@ -26,22 +26,22 @@ class Pacer:
         self.settings = settings              # () -> the effective settings (gap and yield seconds)
         self.resting = resting                # endpoint name -> until when it rests, or None
         self.stop = stop
-        self.transport = Transport(limits=registry.transport.limits, max_idle_per_host=2)
+        # The same endpoints and keys, on a pool of their own; rate-limit facts shared with the asks.
+        self.own = Registry(registry.config, Transport(limits=registry.transport.limits, max_idle_per_host=2))
         self._lock = threading.Lock()
         self._turns: dict[str, threading.Lock] = {}
         self._last: dict[str, float] = {}
-        self._providers: dict[tuple, object] = {}
 
     # ---- the seam: every scheduled call ------------------------------------------------------------
     def complete(self, model, ask, timeouts, sent=None):
         """`sent()` is called as the call goes out (never for a call held back)."""
         endpoint = self.registry.endpoint(model.endpoint)
         with self.turn(endpoint.name, sent):
-            return self._provider(endpoint).complete(ask, model.served, timeouts=timeouts)
+            return self.own.provider(endpoint).complete(ask, model.served, timeouts=timeouts)
 
     def list_models(self, endpoint, sent=None) -> list[dict]:
         with self.turn(endpoint.name, sent):
-            return self._provider(endpoint).list_models(timeouts=LIST_TIMEOUTS)
+            return self.own.provider(endpoint).list_models(timeouts=LIST_TIMEOUTS)
 
     # ---- pacing -------------------------------------------------------------------------------------
     @contextmanager
@@ -81,14 +81,5 @@ class Pacer:
             asks.wait_quiet(name, min(left, 1.0))
             self._check(name)
 
-    def _provider(self, endpoint):
-        key, _ = endpoint.key()
-        cache = (endpoint.name, endpoint.base_url, endpoint.api, key)
-        with self._lock:
-            if cache not in self._providers:
-                self._providers[cache] = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name,
-                                                       transport=self.transport)
-            return self._providers[cache]
-
     def close(self) -> None:
-        self.transport.close()
+        self.own.transport.close()

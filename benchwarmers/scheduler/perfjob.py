@@ -4,7 +4,7 @@ Figures go to `perf` with the date; a failure is recorded as a figure too and re
 probe decides that). A refused key or a rate limit flags or rests the endpoint and skips the rest of it."""
 from __future__ import annotations
 
-from .. import healthrecord, speed
+from .. import health, healthrecord, speed
 from .pacing import Held
 
 
@@ -35,6 +35,6 @@ def _endpoint(job, name: str, models: list) -> None:
                            "tokens_per_second": figures[-1].to_dict()["tokens_per_second"]})
             continue
         job.add("failed", {"model": model.alias, "prompt": failed.prompt, "error": failed.error})
-        if failed.error_kind in ("auth", "rate_limited"):
+        if failed.error_kind in health.NOT_THE_MODEL:
             job.skip(models[i + 1:], "its endpoint: " + healthrecord.endpoint_state(job.ctx, name)["state"])
             return

@@ -53,14 +53,14 @@ class _Stop(Exception):
 def _listing(job, name: str) -> list[str] | None:
     """Its served names, or None when the list cannot be had (then the probes decide alone)."""
     try:
-        return [m.get("id") for m in job.list_models(job.registry.endpoint(name))]
+        return health.served_names(job.list_models(job.registry.endpoint(name)))
     except Held as e:
         raise _Stop(str(e)) from None
     except UpstreamFailed as e:
         if e.kind == "auth":
             healthrecord.flag(job.db, name, healthrecord.KEY_REFUSED, f"{health.one_line(e.message)} (its model list)")
         elif e.kind == "rate_limited":
-            healthrecord.rest(job.ctx, name, e.reset_at)
+            healthrecord.rest(job.ctx, name, healthrecord.reset_of(e))
         else:
             return None
         job.add("endpoints", {"endpoint": name, "state": _endpoint_words(job, name)})
