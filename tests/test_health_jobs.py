@@ -1,7 +1,6 @@
 """The scheduled jobs against fake upstreams: retirement with evidence, flags that never retire, speed figures."""
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
@@ -65,7 +64,7 @@ def test_a_model_that_stops_answering_is_retired_after_one_confirming_call(svc, 
     assert [r["model"] for r in done["detail"]["retired"]] == ["dos"]
 
 
-def test_a_model_its_endpoint_no_longer_lists_is_retired_with_that_list(svc, fake):
+def test_a_model_its_endpoint_no_longer_lists_is_retired_with_that_list(svc, fake, capsys):
     fake.set_models(["m-one", "m-three"])
     fake.script("m-two", Reply.error(404))
     run(svc)
@@ -74,6 +73,9 @@ def test_a_model_its_endpoint_no_longer_lists_is_retired_with_that_list(svc, fak
     listing = m["retirement"]["evidence"]["listing"]
     assert listing == {"endpoint": "oa", "holds_it": False, "count": 2, "models": ["m-one", "m-three"]}
     assert [p["upstream_status"] for p in m["retirement"]["evidence"]["probes"]] == [404, 404]
+    assert main(["--url", svc.url, "model", "show", "dos"]) == 0
+    out = capsys.readouterr().out
+    assert "Evidence: confirm #" in out and "(404)" in out and "oa listed 2 models, not m-two" in out
 
 
 def test_an_endpoint_that_refuses_connections_retires_its_models(home, fake, make_service):

@@ -183,11 +183,11 @@ def run_show(args, client) -> int:
         say(f"{k + ':':<10}{v}")
     if m.get("retirement"):
         for p in m["retirement"]["evidence"].get("probes", []):
-            note(f"Evidence: {p['kind']} #{p['id']} {p['status']} ({p.get('upstream_status') or p.get('error_kind')}): "
+            say(f"Evidence: {p['kind']} #{p['id']} {p['status']} ({p.get('upstream_status') or p.get('error_kind')}): "
                  f"{p.get('error')}")
         listing = m["retirement"]["evidence"].get("listing")
         if listing and listing.get("holds_it") is False:
-            note(f"Evidence: {listing['endpoint']} listed {listing['count']} models, not {m['served']}.")
+            say(f"Evidence: {listing['endpoint']} listed {listing['count']} models, not {m['served']}.")
     if m["probes"]:
         table(["WHEN", "KIND", "STATUS", "SECONDS", "TOKENS", "ANSWER / ERROR"],
               [[when(p["created"]), p["kind"], p["status"], p["seconds"], f"{p['input_tokens']}+{p['output_tokens']}",

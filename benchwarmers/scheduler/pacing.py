@@ -53,6 +53,7 @@ class Pacer:
             self._check(name)
             gap = self.settings()["scheduler_gap_seconds"] - (self.clock.now() - self._last.get(name, -1e12))
             self.clock.sleep(gap, self.stop)
+            self._check(name)
             self._yield(name)
             if sent:
                 sent()

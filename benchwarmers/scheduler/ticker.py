@@ -126,7 +126,8 @@ class Scheduler:
         try:
             outcome = job.run(jr)
         except Exception as e:       # a bug in one job is that run's failure, never the service's
-            log.exception("job %s (run %s) failed", job.name, run_id)
+            if not self._stop.is_set():      # while stopping, the database may close under a running job
+                log.exception("job %s (run %s) failed", job.name, run_id)
             status, outcome = "failed", f"internal error: {type(e).__name__}: {health.one_line(str(e), 200)}"
         if self._stop.is_set():
             status, outcome = "interrupted", f"{outcome}; {runs.INTERRUPTED}".lstrip("; ")
