@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from benchsetup import configure
+from tests.helpers.data import configure
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not CHROMIUM, reason="no Chromium on this machine")]
@@ -25,7 +25,7 @@ def render(url: str, tmp_path, *extra: str) -> str:
 def test_home_page_renders_status_and_empty_lists(service, tmp_path):
     dom = render(service.url + "/", tmp_path)
     assert "<h1>Status</h1>" in dom
-    assert str(service.ctx.home) in dom
+    assert str(service.bench.home) in dom
     assert "No endpoints yet" in dom and "bench endpoint add" in dom
     assert "No collections yet" in dom
     assert 'href="/static/style.css"' in dom

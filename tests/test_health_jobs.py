@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from benchsetup import configure
 from benchwarmers.cli.main import main
-from clockkit import FakeClock
-from conftest import Http
-from fakes.openai import FakeOpenAI
-from fakes.server import Reply
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.server import Reply
+from tests.helpers.clock import FakeClock
+from tests.helpers.data import configure
+from tests.helpers.http import Http
 
 KEY = "sk-test-health-0123456789"
 
@@ -34,7 +34,7 @@ def run(svc, job: str = "probe") -> dict:
     http = Http(svc.url)
     status, _, d = http("POST", f"/bench/jobs/{job}/run")
     assert status == 202, d
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     return http("GET", f"/bench/jobs/{d['run']['id']}")[2]["run"]
 
 

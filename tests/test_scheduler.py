@@ -8,11 +8,11 @@ from datetime import datetime
 
 import pytest
 
-from benchsetup import configure, write
-from clockkit import FakeClock
-from conftest import Http
-from fakes.openai import FakeOpenAI
-from fakes.server import Reply
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.server import Reply
+from tests.helpers.clock import FakeClock
+from tests.helpers.data import configure, write
+from tests.helpers.http import Http
 
 TUESDAY = datetime(2025, 3, 4, 4, 30)
 
@@ -45,8 +45,8 @@ def chats(fake) -> int:
 
 
 def runs(svc, name: str = "probe") -> list[dict]:
-    svc.ctx.db.sync()
-    return [dict(r) for r in svc.ctx.db.query("SELECT * FROM jobs WHERE name = ? ORDER BY id", (name,))]
+    svc.bench.db.sync()
+    return [dict(r) for r in svc.bench.db.query("SELECT * FROM jobs WHERE name = ? ORDER BY id", (name,))]
 
 
 def enable(svc, probe: str = "04:30", perf: bool = False, **extra) -> dict:
@@ -62,7 +62,7 @@ def test_a_fresh_install_is_off_and_calls_nothing(svc, fake, clock, home):
     before = (home / "config" / "settings.json").read_text(encoding="utf-8")
     for _ in range(3):
         clock.advance(days=1)
-        assert svc.scheduler.settle() == []
+        assert svc.bench.scheduler.settle() == []
     assert runs(svc) == [] and fake.requests == []
     assert (home / "config" / "settings.json").read_text(encoding="utf-8") == before   # nothing written either
     status, _, d = Http(svc.url)("GET", "/bench/scheduler")
@@ -85,21 +85,21 @@ def test_it_runs_at_the_set_time_once_per_window(svc, fake, clock):
     d = enable(svc)
     assert d["enabled"] is True and d["jobs"][0]["next"] == clock.epoch(TUESDAY)
     clock.to(TUESDAY.replace(minute=29))
-    assert svc.scheduler.settle() == [] and runs(svc) == []
+    assert svc.bench.scheduler.settle() == [] and runs(svc) == []
     clock.to(TUESDAY.replace(minute=31))
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     [run] = runs(svc)
     assert (run["trigger"], run["status"], run["due"]) == ("schedule", "done", clock.epoch(TUESDAY))
     assert run["models"] == 2 and run["calls"] == 3 and chats(fake) == 2      # its model list, then two probes
     assert run["outcome"] == "probed 2 models: 2 answered"
-    kinds = [r["kind"] for r in svc.ctx.db.query("SELECT kind FROM probes")]
+    kinds = [r["kind"] for r in svc.bench.db.query("SELECT kind FROM probes")]
     assert kinds == ["probe", "probe"]
     for hours in (1, 5, 20):
         clock.to(TUESDAY).advance(hours=hours)
-        svc.scheduler.settle()
+        svc.bench.scheduler.settle()
     assert len(runs(svc)) == 1 and chats(fake) == 2                  # never twice for one window
     clock.to(TUESDAY).advance(days=1, minutes=1)
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     assert [r["due"] for r in runs(svc)] == [clock.epoch(TUESDAY), clock.epoch(TUESDAY.replace(day=5))]
 
 
@@ -107,20 +107,20 @@ def test_nothing_runs_while_off_and_a_job_counts_from_when_it_is_back_on(svc, fa
     enable(svc)
     assert Http(svc.url)("POST", "/bench/scheduler", {"enabled": False})[2]["enabled"] is False
     clock.to(TUESDAY).advance(minutes=1)
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     clock.advance(days=2)
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     assert runs(svc) == [] and chats(fake) == 0
     enable(svc, perf=False)                                          # Thursday 04:31: Thursday's time has passed
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     assert runs(svc) == []
     Http(svc.url)("POST", "/bench/scheduler", {"jobs": {"probe": {"on": False}}})
     clock.advance(days=1)
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     assert runs(svc) == []                                           # the job alone off: skipped too
     Http(svc.url)("POST", "/bench/scheduler", {"jobs": {"probe": {"on": True}}})
     clock.advance(days=1)
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     [run] = runs(svc)
     assert run["trigger"] == "schedule" and run["due"] == clock.epoch(datetime(2025, 3, 8, 4, 30))
 
@@ -129,24 +129,25 @@ def test_a_miss_is_caught_up_once_after_3_days_and_not_after_8(bench, fake, cloc
     first = make_service(clock=clock)
     enable(first)
     clock.to(TUESDAY).advance(minutes=1)
-    first.scheduler.settle()
+    first.bench.scheduler.settle()
     first.stop()
     clock.to(datetime(2025, 3, 7, 12, 0))                            # down Wednesday to Friday noon
     second = make_service(clock=clock)
-    second.scheduler.settle()
-    second.scheduler.settle()
-    assert [(r["trigger"], r["due"]) for r in runs(second)][1:] == [("catch-up", clock.epoch(datetime(2025, 3, 7, 4, 30)))]
+    second.bench.scheduler.settle()
+    second.bench.scheduler.settle()
+    friday = clock.epoch(datetime(2025, 3, 7, 4, 30))
+    assert [(r["trigger"], r["due"]) for r in runs(second)][1:] == [("catch-up", friday)]
     assert chats(fake) == 4
     second.stop()
     clock.advance(days=8)                                            # down 8 days: the first miss is over a week old
     third = make_service(clock=clock)
-    third.scheduler.settle()
-    third.scheduler.settle()
+    third.bench.scheduler.settle()
+    third.bench.scheduler.settle()
     skipped = runs(third)[-1]
     assert skipped["status"] == "skipped" and "more than 7 days ago" in skipped["outcome"] and chats(fake) == 4
     assert skipped["due"] == clock.epoch(datetime(2025, 3, 15, 4, 30))
     clock.to(datetime(2025, 3, 16, 4, 31))                           # it waits for its next time
-    third.scheduler.settle()
+    third.bench.scheduler.settle()
     assert (runs(third)[-1]["trigger"], runs(third)[-1]["status"]) == ("schedule", "done") and chats(fake) == 6
 
 
@@ -154,34 +155,34 @@ def test_two_services_on_one_folder_never_run_a_job_twice(bench, fake, clock, ma
     one, two = make_service(clock=clock), make_service(clock=clock)
     enable(one)
     clock.to(TUESDAY).advance(minutes=1)
-    threads = [threading.Thread(target=s.scheduler.settle) for s in (one, two, one, two)]
+    threads = [threading.Thread(target=s.bench.scheduler.settle) for s in (one, two, one, two)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(30)
-    one.scheduler.settle()
-    two.scheduler.settle()
+    one.bench.scheduler.settle()
+    two.bench.scheduler.settle()
     assert len(runs(one)) == 1 and chats(fake) == 2
     fake.script("m-one", Reply(text="ready", delay=0.5))
     status, _, d = Http(one.url)("POST", "/bench/jobs/probe/run")
     assert status == 202 and d["run"]["status"] == "running" and d["run"]["trigger"] == "now"
     status, _, busy = Http(two.url)("POST", "/bench/jobs/probe/run")   # the lease is the folder's, not the service's
     assert status == 409 and f"run {d['run']['id']}" in busy["error"]["message"]
-    one.scheduler.settle()
+    one.bench.scheduler.settle()
     assert Http(two.url)("GET", f"/bench/jobs/{d['run']['id']}")[2]["run"]["status"] == "done"
     assert Http(two.url)("POST", "/bench/jobs/probe/run")[0] == 202
-    two.scheduler.settle()
+    two.bench.scheduler.settle()
 
 
 def test_a_run_whose_service_died_is_marked_interrupted(svc, clock):
-    db = svc.ctx.db
+    db = svc.bench.db
     old = db.call(lambda c: c.execute("INSERT INTO jobs (name, started, status, trigger) VALUES "
                                       "('probe', ?, 'running', 'now')", (clock.now() - 7200,)).lastrowid)
     db.call(lambda c: c.execute("INSERT INTO leases (name, holder, run, until) VALUES ('probe', 'gone:1', ?, ?)",
                                 (old, clock.now() - 60)))
     status, _, d = Http(svc.url)("POST", "/bench/jobs/probe/run")
     assert status == 202 and d["run"]["id"] != old
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     assert Http(svc.url)("GET", f"/bench/jobs/{old}")[2]["run"]["status"] == "interrupted"
 
 
@@ -191,7 +192,7 @@ def test_run_now_and_the_runs_list(svc, fake):
     http = Http(svc.url)
     status, _, d = http("POST", "/bench/jobs/probe/run")             # the user asked: runs while the scheduler is off
     assert status == 202 and d["run"]["name"] == "probe"
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     run = http("GET", f"/bench/jobs/{d['run']['id']}")[2]["run"]
     assert run["status"] == "done" and run["finished"] >= run["started"] and run["detail"]["ok"] == ["dos", "uno"]
     _, _, listed = http("GET", "/bench/jobs?limit=5&name=probe")
@@ -237,7 +238,7 @@ def test_a_bad_hand_edit_is_reported_and_never_overwritten(svc, home):
     (home / "config" / "settings.json").write_text("{broken", encoding="utf-8")
     d = Http(svc.url)("GET", "/bench/scheduler")[2]
     assert d["enabled"] is False and "settings.json:1:" in d["problems"][0]
-    assert svc.scheduler.settle() == []
+    assert svc.bench.scheduler.settle() == []
 
 
 # ---- pacing --------------------------------------------------------------------------------------
@@ -270,7 +271,7 @@ def test_one_call_at_a_time_per_endpoint_with_a_gap(home, clock, make_service):
             f.script("*", Reply(text="ready", delay=0.05))
         svc = make_service(clock=clock)
         Http(svc.url)("POST", "/bench/jobs/probe/run")
-        svc.scheduler.settle()
+        svc.bench.scheduler.settle()
         assert [s["most"] for s in seen] == [1, 1] and [len(f.requests) for f in fakes] == [4, 4]
         assert len(clock.slept) >= 3 and all(0 < s <= 3 for s in clock.slept)   # the gap, on the clock
         assert runs(svc)[0]["calls"] == 8
@@ -296,7 +297,7 @@ def test_scheduled_calls_wait_for_the_users_own_asks(svc, fake):
     asked = ask_in_flight(svc, fake)
     fake.script("m-one", Reply(text="ready"))
     Http(svc.url)("POST", "/bench/jobs/probe/run")
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     asked.join(10)
     assert seen["most"] == 1                 # the probe's calls came only once the ask was answered
     assert runs(svc)[0]["status"] == "done" and chats(fake) == 3
@@ -307,7 +308,7 @@ def test_a_scheduled_call_gives_up_on_a_busy_endpoint_until_the_next_run(svc, fa
     fake.script("m-one", Reply(text="slow ask", delay=2))
     asked = ask_in_flight(svc, fake)
     Http(svc.url)("POST", "/bench/jobs/probe/run")
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     asked.join(10)
     run = runs(svc)[0]
     assert run["calls"] == 0 and chats(fake) == 1

@@ -6,11 +6,11 @@ from datetime import datetime
 
 import pytest
 
-from benchsetup import configure
 from benchwarmers.cli.main import main
 from benchwarmers.cli.output import when
-from clockkit import FakeClock
-from fakes.openai import FakeOpenAI
+from tests.fakes.openai import FakeOpenAI
+from tests.helpers.clock import FakeClock
+from tests.helpers.data import configure
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_jobs_run_now_and_list(bench, svc, fake):
     code, out, _ = bench("jobs", "run", "probe", "--json")
     run = json.loads(out)["run"]
     assert code == 0 and run["status"] == "running" and run["trigger"] == "now"
-    svc.scheduler.settle()
+    svc.bench.scheduler.settle()
     code, out, _ = bench("jobs", "--name", "probe")
     lines = out.splitlines()
     assert code == 0 and lines[0].split()[:4] == ["ID", "JOB", "TRIGGER", "STATUS"] and len(lines) == 3

@@ -8,7 +8,7 @@ import pytest
 
 from benchwarmers.errors import BadRequest
 from benchwarmers.scheduler.when import At
-from clockkit import FakeClock
+from tests.helpers.clock import FakeClock
 
 
 @pytest.mark.parametrize("text, weekly, minute, day", [

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import time
-from urllib.parse import urlsplit
 
-from .. import health, healthrecord, keys, onboard
-from ..errors import BadRequest, Conflict, UpstreamFailed
-from ..registry import APIS, Endpoint, check_name
-from ..server.context import Context
+from .. import keys
+from ..errors import BadRequest, ConfigError, Conflict, UpstreamFailed, key_env
+from ..providers import make_provider
+from ..redaction import remember
+from ..roster import health, healthrecord, onboard
+from ..roster.registry import Endpoint, new_endpoint
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
 
@@ -21,40 +23,25 @@ def key_source(endpoint: Endpoint) -> str:
     return endpoint.key()[1] or "missing"
 
 
-def endpoint_view(ctx: Context, endpoint: Endpoint, flags: dict | None = None) -> dict:
+def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -> dict:
     """An endpoint with its health: `state` says ok, key refused, or resting until T (`flags`: read once)."""
-    reg = health.registry(ctx)
+    reg = bench.registry
     on_bench = [m for m in reg.models().values() if m.endpoint == endpoint.name]
     extra = reg.endpoint_extra(endpoint.name)
     return {"name": endpoint.name, "base_url": endpoint.base_url, "api": endpoint.api, "no_key": endpoint.no_key,
-            "key_source": key_source(endpoint), "key_env": keys.env_name(endpoint.name),
+            "key_source": key_source(endpoint), "key_env": key_env(endpoint.name),
             "models": len(on_bench), "active_models": sum(1 for m in on_bench if m.active),
             "served_count": extra.get("served_count"), "checked": extra.get("checked"),
-            **healthrecord.endpoint_state(ctx, endpoint.name, flags)}
+            **healthrecord.endpoint_state(bench.db, bench.resting, endpoint.name, flags)}
 
 
-def list_endpoints(req: Request, ctx: Context) -> Response:
-    reg, flags = health.registry(ctx), healthrecord.flags(ctx.db)
-    return Response.json({"endpoints": [endpoint_view(ctx, e, flags) for _, e in sorted(reg.endpoints().items())]})
-
-
-def check_base(value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise BadRequest("base_url is required.", "e.g. --base https://openrouter.ai/api/v1")
-    value = value.strip().rstrip("/")
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.username or parts.password:
-        raise BadRequest(f"{value!r} is not a usable base URL.",
-                         "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
-    return value
+def list_endpoints(req: Request, bench: Bench) -> Response:
+    reg, flags = bench.registry, healthrecord.flags(bench.db)
+    return Response.json({"endpoints": [endpoint_view(bench, e, flags) for _, e in sorted(reg.endpoints().items())]})
 
 
 def endpoint_from(body: dict) -> Endpoint:
-    name = check_name(body.get("name"), "Endpoint name")
-    api = body.get("api") or "openai"
-    if api not in APIS:
-        raise BadRequest(f"Unknown api {api!r}.", "Use one of: " + ", ".join(APIS) + ".")
-    return Endpoint(name, check_base(body.get("base_url")), api, bool(body.get("no_key")))
+    return new_endpoint(body.get("name"), body.get("base_url"), body.get("api") or "openai", bool(body.get("no_key")))
 
 
 def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
@@ -70,20 +57,20 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
     if given:
         if any(ord(c) < 32 or c.isspace() for c in given):
             raise BadRequest("The key holds spaces or control characters.", "Paste the key alone, on one line.")
-        keys.remember(given)   # from here on, redaction knows it
+        remember(given)   # from here on, redaction knows it
         return given, True
     existing, _ = keys.get(endpoint.name)
     if existing:
         return existing, False
     raise BadRequest(f"No key for endpoint {endpoint.name!r}.",
                      f"`bench endpoint add {endpoint.name} --base URL` prompts for one (or --key-stdin); set "
-                     f"{keys.env_name(endpoint.name)}; or pass --no-key for a local server.")
+                     f"{key_env(endpoint.name)}; or pass --no-key for a local server.")
 
 
-def add_endpoint(req: Request, ctx: Context) -> Response:
+def add_endpoint(req: Request, bench: Bench) -> Response:
     body = req.json()
     endpoint = endpoint_from(body)
-    reg = health.registry(ctx)
+    reg = bench.registry
     if endpoint.name in reg.endpoints() and not body.get("replace"):
         raise Conflict(f"Endpoint {endpoint.name!r} exists.",
                        "Add --replace to change its URL, protocol or key, or pick another name.")
@@ -91,39 +78,41 @@ def add_endpoint(req: Request, ctx: Context) -> Response:
     served = check_endpoint(endpoint, key)
     extra = {"served_count": len(served), "checked": time.time()}
     reg.save_endpoint(endpoint, extra)
-    healthrecord.clear(ctx.db, endpoint.name)     # its key was just accepted: a "key refused" flag is old news
+    healthrecord.clear(bench.db, endpoint.name)   # its key was just accepted: a "key refused" flag is old news
     if new_key:
         try:
             keys.store(endpoint.name, key)
+        except ConfigError:     # keys.json does not parse: nothing half-registered, and the error names its line
+            reg.remove_endpoint(endpoint.name)
+            raise
         except OSError as e:    # nothing half-registered: take the endpoint back out
             reg.remove_endpoint(endpoint.name)
             raise BadRequest(f"Could not write keys.json: {type(e).__name__}.",
-                             f"Check {keys.keys_file()} is writable, or set {keys.env_name(endpoint.name)}.") from None
-    view = endpoint_view(ctx, endpoint)
+                             f"Check {keys.keys_file()} is writable, or set {key_env(endpoint.name)}.") from None
+    view = endpoint_view(bench, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
     return Response.json({"endpoint": view}, 201)
 
 
 def check_endpoint(endpoint: Endpoint, key: str | None) -> list[dict]:
     """List its models with the key given, before anything is saved."""
-    from ..providers import make_provider
     provider = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name)
     try:
-        return provider.list_models(timeouts=onboard.list_timeouts())
+        return provider.list_models(timeouts=onboard.LIST_TIMEOUTS)
     except UpstreamFailed as e:
         raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} was not added: listing its models failed"
                              ) from None
 
 
-def remove_endpoint(req: Request, ctx: Context) -> Response:
+def remove_endpoint(req: Request, bench: Bench) -> Response:
     """Its models are retired (restorable once it is back); its key stays in keys.json, shared with llm."""
-    reg = health.registry(ctx)
+    reg = bench.registry
     endpoint = reg.endpoint(req.params["name"])
     retired = [m.alias for m in list(reg.models().values()) if m.endpoint == endpoint.name and m.active]
     for alias in retired:
         health.retire(reg, alias, f"its endpoint {endpoint.name!r} was removed")
     reg.remove_endpoint(endpoint.name)
-    healthrecord.clear(ctx.db, endpoint.name)
+    healthrecord.clear(bench.db, endpoint.name)
     note = None
     if key_source(endpoint) == "keys.json":
         note = (f"Its key stays in {keys.keys_file()} (shared with the llm CLI); "
@@ -131,10 +120,10 @@ def remove_endpoint(req: Request, ctx: Context) -> Response:
     return Response.json({"removed": endpoint.name, "retired": retired, "note": note})
 
 
-def candidates(req: Request, ctx: Context) -> Response:
+def candidates(req: Request, bench: Bench) -> Response:
     """What each endpoint serves, marked with the alias when it is already on the bench."""
     only_new = req.query.get("new", "").lower() in TRUE
-    reg = health.registry(ctx)
+    reg = bench.registry
     on_bench = {(m.endpoint, m.served): m.alias for m in reg.models().values()}
     rows, errors = [], []
     for name, found in sorted(onboard.listings(reg).items()):

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 from ..errors import BadRequest, NotFound
-from ..scheduler import config, runs, scheduler
-from ..server.context import Context
+from ..scheduler import config, runs
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
 
 
-def describe(ctx: Context) -> dict:
+def describe(bench: Bench) -> dict:
     """The scheduler as the CLI and the dashboard show it: on or off, each job's switch, time, next and last run."""
-    sched = scheduler(ctx)
+    sched = bench.scheduler
     s = sched.settings()
     now = sched.clock.now()
     out = []
@@ -20,29 +20,29 @@ def describe(ctx: Context) -> dict:
             entry["why_not"] = job.why_not
         else:
             js = s.jobs[job.name]
-            last = runs.recent(ctx.db, 1, job.name)
+            last = runs.recent(bench.db, 1, job.name)
             entry.update(on=js.on, at=js.at.text(), next=js.at.after(sched.clock, now) if s.enabled and js.on else None,
                          last_run=last[0] if last else None)
         out.append(entry)
-    settings = ctx.settings
+    settings = bench.settings()
     return {"enabled": s.enabled, "timezone": sched.clock.zone(), "now": now, "jobs": out,
             "gap_seconds": settings["scheduler_gap_seconds"], "yield_seconds": settings["scheduler_yield_seconds"],
             "problems": s.problems}
 
 
-def get_scheduler(req: Request, ctx: Context) -> Response:
-    return Response.json(describe(ctx))
+def get_scheduler(req: Request, bench: Bench) -> Response:
+    return Response.json(describe(bench))
 
 
-def set_scheduler(req: Request, ctx: Context) -> Response:
-    sched = scheduler(ctx)
+def set_scheduler(req: Request, bench: Bench) -> Response:
+    sched = bench.scheduler
     body = req.json()
-    config.update(ctx.config, sched.jobs, body)
+    config.update(bench.config, sched.jobs, body)
     for name, change in (body.get("jobs") or {}).items():
         if "at" in change:        # a new time counts from now: moving it earlier must not start a catch-up
-            runs.stop_counting(ctx.db, name)
+            runs.stop_counting(bench.db, name)
     sched.tick()                  # a job switched on starts counting its windows now; one switched off stops
-    return Response.json(describe(ctx))
+    return Response.json(describe(bench))
 
 
 def _number(req: Request, name: str, default: int, top: int) -> int:
@@ -55,14 +55,14 @@ def _number(req: Request, name: str, default: int, top: int) -> int:
     return value
 
 
-def list_runs(req: Request, ctx: Context) -> Response:
+def list_runs(req: Request, bench: Bench) -> Response:
     name = req.query.get("name") or None
-    return Response.json({"runs": runs.recent(ctx.db, _number(req, "limit", 20, 500), name), "name": name})
+    return Response.json({"runs": runs.recent(bench.db, _number(req, "limit", 20, 500), name), "name": name})
 
 
-def get_run(req: Request, ctx: Context) -> Response:
+def get_run(req: Request, bench: Bench) -> Response:
     try:
-        run = runs.get(ctx.db, int(req.params["id"]))
+        run = runs.get(bench.db, int(req.params["id"]))
     except ValueError:
         raise NotFound(f"No job run {req.params['id']!r}: run ids are numbers.", "`bench jobs` lists them.") from None
     if run is None:
@@ -70,8 +70,8 @@ def get_run(req: Request, ctx: Context) -> Response:
     return Response.json({"run": run})
 
 
-def run_job(req: Request, ctx: Context) -> Response:
-    return Response.json({"run": scheduler(ctx).run_now(req.params["name"])}, 202)
+def run_job(req: Request, bench: Bench) -> Response:
+    return Response.json({"run": bench.scheduler.run_now(req.params["name"])}, 202)
 
 
 ROUTES = [

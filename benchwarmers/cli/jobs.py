@@ -5,7 +5,7 @@ import argparse
 import time
 from urllib.parse import urlencode
 
-from .client import CliError, q
+from ..client import ClientError, q
 from .output import emit_json, note, say, table, when
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -68,7 +68,7 @@ def run_now(args, client) -> int:
     deadline = time.monotonic() + client.timeout
     while run["status"] == "running":
         if time.monotonic() > deadline:
-            raise CliError(f"Run {run['id']} was still running after {client.timeout:.0f} s (BENCHWARMERS_TIMEOUT); "
+            raise ClientError(f"Run {run['id']} was still running after {client.timeout:.0f} s (BENCHWARMERS_TIMEOUT); "
                            f"it goes on in the service: bench jobs show {run['id']}")
         time.sleep(POLL_SECONDS)
         run = client.get(f"/bench/jobs/{run['id']}")["run"]

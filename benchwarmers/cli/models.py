@@ -5,8 +5,8 @@ import argparse
 import sys
 from urllib.parse import urlencode
 
-from .client import q
-from .output import emit_json, note, say, table, when
+from ..client import q
+from .output import confirm, emit_json, note, say, table, when
 
 FMT = argparse.RawDescriptionHelpFormatter
 
@@ -30,17 +30,16 @@ def register(sub, parent) -> None:
     p = sub.add_parser("onboard", parents=[parent], help="register a model and probe it",
                        description="Find the endpoint serving SERVED_NAME, probe it with a one-word prompt and "
                                    "register it only if it answers (nothing is saved otherwise). Onboarding runs "
-                                   "one model at a time and the command waits for it; the suite step joins when "
-                                   "the suite exists (--quick leaves it to the scheduler).",
+                                   "one model at a time and the command waits for it.",
                        epilog="examples:\n  bench onboard openai/gpt-4o-mini\n"
                               "  bench onboard llama3.2 --endpoint local --alias llama --quick\n"
                               "  bench onboard some/paid-model --quick --ad-hoc", formatter_class=FMT)
     p.add_argument("served", metavar="SERVED_NAME", help="the model's name as its endpoint serves it")
     p.add_argument("--endpoint", help="which endpoint (needed when several serve the name)")
     p.add_argument("--alias", help="what users will type (default: a readable unique name)")
-    p.add_argument("--quick", action="store_true", help="probe now, leave the suite to the scheduler")
+    p.add_argument("--quick", action="store_true", help="probe only (this version's onboarding is the probe "
+                   "alone either way)")
     p.add_argument("--ad-hoc", action="store_true", help="never called by the bench on its own (pay-per-use keys)")
-    p.add_argument("--wait", action="store_true", help="wait until onboarding is done (the command always does)")
     p.set_defaults(func=run_onboard)
     register_model(sub, parent)
 
@@ -49,15 +48,16 @@ def register_model(sub, parent) -> None:
     p = sub.add_parser("model", parents=[parent], help="retire, restore, show or probe one model",
                        description="One model: retire it with a reason, restore it, show it with its probes, "
                                    "or probe it now.",
-                       epilog="examples:\n  bench model retire slowpoke --reason 'times out on long prompts'\n"
+                       epilog="examples:\n  bench model retire slowpoke --reason 'times out on long prompts' --yes\n"
                               "  bench model restore slowpoke\n  bench model show slowpoke --json",
                        formatter_class=FMT)
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    r = verbs.add_parser("retire", parents=[parent], help="take a model off the bench, with a reason",
-                         epilog="example:\n  bench model retire slowpoke --reason 'wrong on every review'",
+    r = verbs.add_parser("retire", parents=[parent], help="take a model off the bench, with a reason (asks first)",
+                         epilog="example:\n  bench model retire slowpoke --reason 'wrong on every review' --yes",
                          formatter_class=FMT)
     r.add_argument("alias")
     r.add_argument("--reason", required=True, help="why (kept with the model)")
+    r.add_argument("--yes", action="store_true", help="do not ask")
     r.set_defaults(func=run_retire)
     r = verbs.add_parser("restore", parents=[parent], help="bring a retired model back once it answers a probe",
                          epilog="example:\n  bench model restore slowpoke", formatter_class=FMT)
@@ -75,15 +75,15 @@ def register_model(sub, parent) -> None:
 
 
 def facts_text(facts: dict) -> str:
-    parts = []
+    shown = []
     if facts.get("context_window"):
-        parts.append(f"ctx {facts['context_window']}")
+        shown.append(f"ctx {facts['context_window']}")
     if facts.get("max_output"):
-        parts.append(f"out {facts['max_output']}")
+        shown.append(f"out {facts['max_output']}")
     for flag in ("vision", "tools"):
         if facts.get(flag):
-            parts.append(flag)
-    return ", ".join(parts)
+            shown.append(flag)
+    return ", ".join(shown)
 
 
 def probe_text(p: dict | None) -> str:
@@ -151,6 +151,8 @@ def run_onboard(args, client) -> int:
 
 
 def run_retire(args, client) -> int:
+    if not confirm(f"Retire the model {args.alias!r}? It leaves every panel until `bench model restore`.", args.yes):
+        return 1
     d = client.post(f"/bench/models/{q(args.alias)}/retire", {"reason": args.reason})
     return _one(args, d, "Retired")
 

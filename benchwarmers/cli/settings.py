@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .client import CliError
+from ..client import ClientError
 from .output import emit_json, note, say, table, when
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -41,16 +41,16 @@ def changes(args) -> dict:
     """The POST body the action and options ask for; usage errors exit 2."""
     picked = args.on or args.off or args.at
     if args.action != "run" and picked:
-        raise CliError("--on, --off and --at go with `run`: bench settings scheduler run --off perf", 2)
+        raise ClientError("--on, --off and --at go with `run`: bench settings scheduler run --off perf", 2)
     if args.action in ("on", "off"):
         return {"enabled": args.action == "on"}
     if args.action != "run":
         return {}
     if not picked:
-        raise CliError("Say what to change: run --on JOB, --off JOB or --at JOB=TIME.", 2)
+        raise ClientError("Say what to change: run --on JOB, --off JOB or --at JOB=TIME.", 2)
     both = set(args.on) & set(args.off)
     if both:
-        raise CliError(f"{', '.join(sorted(both))}: both --on and --off; pick one.", 2)
+        raise ClientError(f"{', '.join(sorted(both))}: both --on and --off; pick one.", 2)
     jobs: dict[str, dict] = {}
     for name in args.on:
         jobs.setdefault(name, {})["on"] = True
@@ -59,7 +59,7 @@ def changes(args) -> dict:
     for item in args.at:
         name, sep, at = item.partition("=")
         if not sep or not name.strip() or not at.strip():
-            raise CliError(f"--at takes JOB=TIME, e.g. --at probe=04:10, not {item!r}.", 2)
+            raise ClientError(f"--at takes JOB=TIME, e.g. --at probe=04:10, not {item!r}.", 2)
         jobs.setdefault(name.strip(), {})["at"] = at.strip()
     return {"jobs": jobs}
 

@@ -5,7 +5,7 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from .. import health
+from ..roster import healthrecord
 from . import runs
 
 log = logging.getLogger("benchwarmers.scheduler")
@@ -13,17 +13,17 @@ ENDPOINTS_AT_ONCE = 4        # endpoints served side by side; each one sees one 
 
 
 class JobRun:
-    def __init__(self, ctx, pacer, clock, name: str, run_id: int, stop: threading.Event):
-        self.ctx, self.db, self.pacer, self.clock = ctx, ctx.db, pacer, clock
+    def __init__(self, health, pacer, clock, name: str, run_id: int, stop: threading.Event):
+        self.health, self.pacer, self.clock = health, pacer, clock
+        self.db, self.registry, self.resting = health.db, health.registry, health.resting
         self.name, self.id, self.stop = name, run_id, stop
-        self.registry = health.registry(ctx)
         self.calls = 0
         self.touched: set[str] = set()
         self.detail: dict[str, list] = {"ok": [], "failed": [], "retired": [], "skipped": [], "endpoints": []}
         self._lock = threading.Lock()
 
-    # ---- calls: the same two methods as health.Direct, paced and counted ----------------------
-    def complete(self, model, ask, timeouts):
+    # ---- calls: the same two methods as the bench's Caller, paced and counted -----------------
+    def complete(self, model, ask, *, timeouts):
         return self.pacer.complete(model, ask, timeouts, sent=lambda: self._count(model.alias))
 
     def list_models(self, endpoint) -> list[dict]:
@@ -57,6 +57,10 @@ class JobRun:
     def add(self, key: str, entry) -> None:
         with self._lock:
             self.detail[key].append(entry)
+
+    def endpoint_words(self, name: str) -> str:
+        """Why the rest of an endpoint's models are skipped: how the endpoint stands (key refused, resting)."""
+        return "its endpoint: " + healthrecord.endpoint_state(self.db, self.resting, name)["state"]
 
     def skip(self, models, why: str) -> None:
         for model in models:

@@ -1,18 +1,18 @@
 """Every scheduled model call goes through Pacer.complete: one call at a time per endpoint, a gap between calls,
 never while the endpoint rests on a rate limit, and only once the user's own asks on it are answered.
 
-Scheduled calls use their own small connection pool, so they never hold a connection an ask could use; the
-user's asks are counted in flight by the registry's transport, which the pacer waits on."""
+Scheduled calls go through the bench's Caller (the one way to call a member), set on a registry with its own
+small connection pool, so they never hold a connection an ask could use; the user's asks are counted in flight
+by the bench registry's transport, which the pacer waits on."""
 from __future__ import annotations
 
 import threading
 import time
 from contextlib import contextmanager
 
-from ..providers.transport import Timeouts, Transport
-from ..registry import Registry
-
-LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)
+from ..providers import Transport
+from ..roster.onboard import LIST_TIMEOUTS
+from ..roster.registry import Registry
 
 
 class Held(Exception):
@@ -20,14 +20,16 @@ class Held(Exception):
 
 
 class Pacer:
-    def __init__(self, registry, clock, settings, resting, stop: threading.Event):
-        self.registry = registry
+    def __init__(self, caller, clock, resting, stop: threading.Event):
+        self.registry = caller.registry
         self.clock = clock
-        self.settings = settings              # () -> the effective settings (gap and yield seconds)
-        self.resting = resting                # endpoint name -> until when it rests, or None
+        self.settings = caller.settings       # () -> the effective settings (gap and yield seconds)
+        self.resting = resting                # the bench's one Resting
         self.stop = stop
         # The same endpoints and keys, on a pool of their own; rate-limit facts shared with the asks.
-        self.own = Registry(registry.config, Transport(limits=registry.transport.limits, max_idle_per_host=2))
+        self.own = Registry(self.registry.config,
+                            Transport(limits=self.registry.transport.limits, max_idle_per_host=2))
+        self.caller = caller.over(self.own)
         self._lock = threading.Lock()
         self._turns: dict[str, threading.Lock] = {}
         self._last: dict[str, float] = {}
@@ -37,11 +39,11 @@ class Pacer:
         """`sent()` is called as the call goes out (never for a call held back)."""
         endpoint = self.registry.endpoint(model.endpoint)
         with self.turn(endpoint.name, sent):
-            return self.own.provider(endpoint).complete(ask, model.served, timeouts=timeouts)
+            return self.caller.complete(model, ask, timeouts=timeouts)
 
     def list_models(self, endpoint, sent=None) -> list[dict]:
         with self.turn(endpoint.name, sent):
-            return self.own.provider(endpoint).list_models(timeouts=LIST_TIMEOUTS)
+            return self.caller.list_models(endpoint, LIST_TIMEOUTS)
 
     # ---- pacing -------------------------------------------------------------------------------------
     @contextmanager
@@ -65,7 +67,7 @@ class Pacer:
     def _check(self, name: str) -> None:
         if self.stop.is_set():
             raise Held("the service is stopping")
-        until = self.resting(name)
+        until = self.resting.until(name)
         if until:
             raise Held("its endpoint rests on a rate limit until "
                        + time.strftime("%Y-%m-%d %H:%M", time.localtime(until)))

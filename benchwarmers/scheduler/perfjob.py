@@ -4,7 +4,7 @@ Figures go to `perf` with the date; a failure is recorded as a figure too and re
 probe decides that). A refused key or a rate limit flags or rests the endpoint and skips the rest of it."""
 from __future__ import annotations
 
-from .. import health, healthrecord, speed
+from ..roster import health, healthrecord, speed
 from .pacing import Held
 
 
@@ -25,7 +25,7 @@ def _endpoint(job, name: str, models: list) -> None:
                 job.skip(models[i:], str(e))
                 return
             speed.record(job.db, fig)
-            healthrecord.note(job.ctx, name, fig, "speed figure")
+            healthrecord.note(job.db, job.resting, name, fig, "speed figure")
             figures.append(fig)
             if not fig.ok:
                 break
@@ -36,5 +36,5 @@ def _endpoint(job, name: str, models: list) -> None:
             continue
         job.add("failed", {"model": model.alias, "prompt": failed.prompt, "error": failed.error})
         if failed.error_kind in health.NOT_THE_MODEL:
-            job.skip(models[i + 1:], "its endpoint: " + healthrecord.endpoint_state(job.ctx, name)["state"])
+            job.skip(models[i + 1:], job.endpoint_words(name))
             return

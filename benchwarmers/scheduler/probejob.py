@@ -1,12 +1,12 @@
 """The daily probe: a one-word prompt to every active model that is not ad hoc, endpoint by endpoint.
 
 Each endpoint's list is read first (one call), so a model it no longer lists is known before its probe; a
-model that fails for a reason of its own is confirmed once and retired with the evidence (health.check). A
+model that fails for a reason of its own is confirmed once and retired with the evidence (Health.check). A
 refused key or a rate limit flags or rests the endpoint and skips the rest of its models: never a retirement."""
 from __future__ import annotations
 
-from .. import health, healthrecord
-from ..errors import BenchError, UpstreamFailed
+from ..errors import BenchError, FaultKind, UpstreamFailed
+from ..roster import health, healthrecord
 from .pacing import Held
 
 
@@ -27,7 +27,7 @@ def _endpoint(job, name: str, models: list) -> None:
         return
     for i, model in enumerate(models):
         try:
-            result = health.check(job.ctx, model.alias, caller=job, served=lambda: served)
+            result = job.health.check(model.alias, caller=job, served=lambda: served)
         except Held as e:
             job.skip(models[i:], str(e))
             return
@@ -42,7 +42,7 @@ def _endpoint(job, name: str, models: list) -> None:
         else:
             job.add("failed", {"model": model.alias, "error": last["error"]})
         if last.get("error_kind") in health.NOT_THE_MODEL:
-            job.skip(models[i + 1:], _endpoint_words(job, name))
+            job.skip(models[i + 1:], job.endpoint_words(name))
             return
 
 
@@ -57,17 +57,13 @@ def _listing(job, name: str) -> list[str] | None:
     except Held as e:
         raise _Stop(str(e)) from None
     except UpstreamFailed as e:
-        if e.kind == "auth":
+        if e.kind is FaultKind.AUTH:
             healthrecord.flag(job.db, name, healthrecord.KEY_REFUSED, f"{health.one_line(e.message)} (its model list)")
-        elif e.kind == "rate_limited":
-            healthrecord.rest(job.ctx, name, healthrecord.reset_of(e))
+        elif e.kind is FaultKind.RATE_LIMITED:
+            healthrecord.rest(job.resting, name, healthrecord.reset_of(e))
         else:
             return None
-        job.add("endpoints", {"endpoint": name, "state": _endpoint_words(job, name)})
-        raise _Stop(_endpoint_words(job, name)) from None
+        job.add("endpoints", {"endpoint": name, "state": job.endpoint_words(name)})
+        raise _Stop(job.endpoint_words(name)) from None
     except BenchError:
         return None
-
-
-def _endpoint_words(job, name: str) -> str:
-    return "its endpoint: " + healthrecord.endpoint_state(job.ctx, name)["state"]

@@ -14,8 +14,8 @@ import threading
 import time
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, TimeoutError as FutureTimeout
 
-from .. import health, healthrecord
 from ..errors import Conflict, NotFound
+from ..roster.health import one_line
 from . import config, runs
 from .clock import Clock
 from .jobrun import JobRun
@@ -29,8 +29,11 @@ CATCH_UP = 7 * 86400.0            # a miss older than this is not caught up
 
 
 class Scheduler:
-    def __init__(self, ctx, clock: Clock | None = None, jobs: dict | None = None):
-        self.ctx, self.db = ctx, ctx.db
+    """Built once with the bench (`config` for its switches, `health` for the models and their checks, `caller`
+    for every scheduled call); the service starts its thread and the bench stops it."""
+
+    def __init__(self, config, health, caller, clock: Clock | None = None, jobs: dict | None = None):
+        self.config, self.health, self.db = config, health, health.db
         self.clock = clock or Clock()
         self.jobs = JOBS if jobs is None else jobs
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
@@ -39,8 +42,7 @@ class Scheduler:
         self._thread: threading.Thread | None = None
         self._pool = ThreadPoolExecutor(2, thread_name_prefix="bench-job")
         self._running: dict[int, Future] = {}
-        self.pacer = Pacer(health.registry(ctx), self.clock, lambda: ctx.settings,
-                           lambda endpoint: healthrecord.resting_until(ctx, endpoint), self._stop)
+        self.pacer = Pacer(caller, self.clock, health.resting, self._stop)
 
     # ---- life ---------------------------------------------------------------------------------
     def start(self) -> "Scheduler":
@@ -73,7 +75,7 @@ class Scheduler:
 
     # ---- ticking ------------------------------------------------------------------------------
     def settings(self, save: bool = True) -> config.Settings:
-        return config.load(self.ctx.config, self.jobs, save=save)
+        return config.load(self.config, self.jobs, save=save)
 
     def tick(self) -> list[int]:
         """Start every job whose window has come; returns the ids of the runs started."""
@@ -121,14 +123,14 @@ class Scheduler:
         return run, busy
 
     def _run(self, job, run_id: int) -> None:
-        jr = JobRun(self.ctx, self.pacer, self.clock, job.name, run_id, self._stop)
+        jr = JobRun(self.health, self.pacer, self.clock, job.name, run_id, self._stop)
         status, outcome = "done", ""
         try:
             outcome = job.run(jr)
         except Exception as e:       # a bug in one job is that run's failure, never the service's
             if not self._stop.is_set():      # while stopping, the database may close under a running job
                 log.exception("job %s (run %s) failed", job.name, run_id)
-            status, outcome = "failed", f"internal error: {type(e).__name__}: {health.one_line(str(e), 200)}"
+            status, outcome = "failed", f"internal error: {type(e).__name__}: {one_line(str(e), 200)}"
         if self._stop.is_set():
             status, outcome = "interrupted", f"{outcome}; {runs.INTERRUPTED}".lstrip("; ")
         try:

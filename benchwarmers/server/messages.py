@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from typing import Any, Iterator
 
 from ..errors import BadRequest
@@ -46,7 +46,7 @@ class Request:
         jar = SimpleCookie()
         try:
             jar.load(raw)
-        except Exception:
+        except CookieError:   # a malformed Cookie header carries no session: the request is simply not logged in
             return None
         return jar[name].value if name in jar else None
 

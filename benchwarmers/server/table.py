@@ -5,10 +5,10 @@ from ..api import admin, gateway, status
 from ..dashboard.pages import home, login
 from ..dashboard.render import static
 from ..errors import NotFound
-from .routes import ADMIN, PUBLIC, Route, Router
+from .routes import ADMIN, PUBLIC, Route, RouteTable
 
 
-def static_file(req, ctx):
+def static_file(req, bench):
     resp = static(req.params["name"])
     if resp is None:
         raise NotFound(f"No static file {req.params['name']!r}.")
@@ -28,8 +28,8 @@ def build_routes() -> list[Route]:
         Route("POST", "/logout", login.logout, "html", PUBLIC, dashboard_only=True),
         Route("GET", "/static/{name}", static_file, "html", PUBLIC, dashboard_only=True),
     ]
-    return routes + admin.ROUTES + gateway.ROUTES
+    return routes + admin.ROUTES + gateway.routes()
 
 
-def build_router() -> Router:
-    return Router(build_routes())
+def build_table() -> RouteTable:
+    return RouteTable(build_routes())

@@ -2,28 +2,30 @@
 from __future__ import annotations
 
 from ...api.status import summary
-from ...server.context import Context
+from ...errors import ConfigError
+from ...server.bench import Bench
 from ...server.messages import Request, Response
 from ..render import e, page, table
 
 
-def data(ctx: Context) -> dict:
-    cfg = ctx.config
-    d = summary(ctx)
-
-    def safe(name, key):
-        try:
-            return cfg.view(name).get(key) or {}
-        except Exception:
-            return {}
-    d["endpoints"] = [{"name": n, "base_url": v.get("base_url"), "api": v.get("api", "openai")}
-                      for n, v in sorted(safe("endpoints.json", "endpoints").items())]
-    d["models"] = [{"alias": a, "endpoint": v.get("endpoint"), "served": v.get("served"),
-                    "status": v.get("status", "active")} for a, v in sorted(safe("models.json", "models").items())]
-    d["collections"] = [{"name": n, "description": v.get("description", ""), "members": v.get("members", []),
-                         "explore": v.get("explore", 1)}
-                        for n, v in sorted(safe("collections.json", "collections").items())]
+def data(bench: Bench) -> dict:
+    """The status summary, and the roster and collections as the registry and the collections store read them."""
+    d = summary(bench)
+    d["endpoints"] = [{"name": n, "base_url": x.base_url, "api": x.api}
+                      for n, x in sorted(readable(bench.registry.endpoints).items())]
+    d["models"] = [{"alias": a, "endpoint": m.endpoint, "served": m.served, "status": m.status}
+                   for a, m in sorted(readable(bench.registry.models).items())]
+    d["collections"] = [{"name": n, "description": c.description, "members": c.members, "explore": c.explore}
+                        for n, c in sorted(readable(bench.collections.all).items())]
     return d
+
+
+def readable(read) -> dict:
+    """What `read()` returns, or nothing while a config file is broken (config_problems names its line)."""
+    try:
+        return read()
+    except ConfigError:
+        return {}
 
 
 def render(d: dict) -> str:
@@ -52,8 +54,8 @@ def render(d: dict) -> str:
             f"<h2>Endpoints</h2>{endpoints}<h2>Models</h2>{models}<h2>Collections</h2>{collections}")
 
 
-def view(req: Request, ctx: Context) -> Response:
-    d = data(ctx)
+def view(req: Request, bench: Bench) -> Response:
+    d = data(bench)
     if req.path.endswith(".json"):
         return Response.json(d)
-    return page("Status", render(d), version=ctx.version, path="/", show_logout=bool(ctx.admin_token))
+    return page("Status", render(d), version=bench.version, path="/", show_logout=bool(bench.admin_token))

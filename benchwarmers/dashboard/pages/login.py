@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hmac
 
-from ...server.context import Context
+from ...server.bench import Bench
 from ...server.guard import SESSION_COOKIE, session_value
 from ...server.messages import Request, Response
 from ..render import e, page
@@ -15,10 +15,10 @@ FORM = """<form class="login" method="post" action="/login">
 <p><button type="submit">Log in</button></p></form>"""
 
 
-def show(req: Request, ctx: Context, error: str = "", status: int = 200) -> Response:
+def show(req: Request, bench: Bench, error: str = "", status: int = 200) -> Response:
     nxt = req.query.get("next") or "/"
     body = FORM.format(error=f'<p class="error">{e(error)}</p>' if error else "", next=e(safe_next(nxt)))
-    return page("Log in", body, version=ctx.version, path="/login", status=status)
+    return page("Log in", body, version=bench.version, path="/login", status=status)
 
 
 def safe_next(nxt: str) -> str:
@@ -26,16 +26,16 @@ def safe_next(nxt: str) -> str:
     return nxt if nxt.startswith("/") and not nxt.startswith("//") else "/"
 
 
-def submit(req: Request, ctx: Context) -> Response:
-    if not ctx.admin_token:
+def submit(req: Request, bench: Bench) -> Response:
+    if not bench.admin_token:
         return Response.redirect("/")
     form = req.form()
     token = form.get("token", "")
-    if not hmac.compare_digest(token.encode(), ctx.admin_token.encode()):
-        return show(req, ctx, "That is not the admin token.", status=401)
-    cookie = f"{SESSION_COOKIE}={session_value(ctx.admin_token)}; HttpOnly; SameSite=Strict; Path=/"
+    if not hmac.compare_digest(token.encode(), bench.admin_token.encode()):
+        return show(req, bench, "That is not the admin token.", status=401)
+    cookie = f"{SESSION_COOKIE}={session_value(bench.admin_token)}; HttpOnly; SameSite=Strict; Path=/"
     return Response.redirect(safe_next(form.get("next", "/")), {"Set-Cookie": cookie})
 
 
-def logout(req: Request, ctx: Context) -> Response:
+def logout(req: Request, bench: Bench) -> Response:
     return Response.redirect("/login", {"Set-Cookie": f"{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"})

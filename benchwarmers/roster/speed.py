@@ -4,10 +4,11 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
+from ..canonical import Ask, Message, Text, estimate_tokens
+from ..errors import BenchError, FaultKind, UpstreamFailed
+from ..providers import Timeouts
 from . import healthrecord
-from .canonical import Ask, Message, Text, estimate_tokens
-from .errors import BenchError, UpstreamFailed
-from .providers.transport import Timeouts
+from .health import one_line
 
 SHORT_PROMPT = "Count from 1 to 40 in words, separated by commas, and nothing else."
 WINDS = ("north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west")
@@ -27,6 +28,7 @@ def long_prompt() -> str:
 
 
 PROMPTS = {"short": (SHORT_PROMPT, 300), "long": (long_prompt(), 800)}
+TIMEOUTS = Timeouts(connect=10, first_byte=120, idle=60)
 
 
 @dataclass
@@ -42,7 +44,7 @@ class Figure:
     error: str | None = None
     job: int | None = None
     created: float = 0.0
-    error_kind: str | None = None     # not stored: says whether the endpoint, not the model, is at fault
+    error_kind: FaultKind | None = None    # not stored: says whether the endpoint, not the model, is at fault
     reset_at: float | None = None
     id: int | None = None
 
@@ -65,20 +67,20 @@ def measure(model, prompt: str, caller, job: int | None = None) -> Figure:
     fig = Figure(model.alias, prompt, "failed", job=job, created=time.time())
     ask = Ask(messages=[Message("user", [Text(text)])], max_tokens=max_tokens)
     try:
-        answer = caller.complete(model, ask, Timeouts(connect=10, first_byte=120, idle=60))
+        answer = caller.complete(model, ask, timeouts=TIMEOUTS)
     except UpstreamFailed as e:
-        fig.status = "timeout" if e.kind == "timeout" else "failed"
-        fig.error, fig.error_kind = " ".join(e.message.split())[:400], e.kind
+        fig.status = "timeout" if e.kind is FaultKind.TIMEOUT else "failed"
+        fig.error, fig.error_kind = one_line(e.message), e.kind
         fig.reset_at = healthrecord.reset_of(e)
         return fig
     except BenchError as e:
-        fig.error, fig.error_kind = str(e)[:400], "not_found"
+        fig.error, fig.error_kind = one_line(str(e)), FaultKind.NOT_FOUND
         return fig
     fig.ttft, fig.seconds = answer.ttft, answer.seconds
     fig.input_tokens = answer.usage.input_tokens
     fig.output_tokens = answer.usage.output_tokens or estimate_tokens(answer.text or "")
     if not (answer.text or "").strip():
-        fig.error, fig.error_kind = "answered with no text", "empty"
+        fig.error, fig.error_kind = "answered with no text", FaultKind.BAD_RESPONSE
         return fig
     fig.status = "ok"
     writing = (answer.seconds or 0) - (answer.ttft or 0)

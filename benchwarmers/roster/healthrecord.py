@@ -4,22 +4,22 @@ from __future__ import annotations
 import json
 import time
 
-from .core.parts import parts
+from ..errors import FaultKind
 
 KEY_REFUSED = "key_refused"
 FLAG_TEXT = {KEY_REFUSED: "key refused"}
 REST_SECONDS = 60.0           # a rate limit that says nothing of its reset rests its endpoint this long
 
 
-def note(ctx, endpoint: str, outcome, what: str = "probe") -> None:
+def note(db, resting, endpoint: str, outcome, what: str = "probe") -> None:
     """What a probe (or speed figure) says about its endpoint rather than its model: a refused key flags the
     endpoint, a rate limit rests it (every caller then skips it until the reset), an answer clears the flag."""
     if outcome.ok:
-        clear(ctx.db, endpoint)
-    elif outcome.error_kind == "auth":
-        flag(ctx.db, endpoint, KEY_REFUSED, f"{outcome.error} ({what} #{outcome.id} of {outcome.model})")
-    elif outcome.error_kind == "rate_limited":
-        rest(ctx, endpoint, outcome.reset_at)
+        clear(db, endpoint)
+    elif outcome.error_kind is FaultKind.AUTH:
+        flag(db, endpoint, KEY_REFUSED, f"{outcome.error} ({what} #{outcome.id} of {outcome.model})")
+    elif outcome.error_kind is FaultKind.RATE_LIMITED:
+        rest(resting, endpoint, outcome.reset_at)
 
 
 def reset_of(exc) -> float | None:
@@ -29,16 +29,12 @@ def reset_of(exc) -> float | None:
     return time.time() + exc.retry_after if exc.retry_after else None
 
 
-def rest(ctx, endpoint: str, until: float | None) -> float:
-    """Mark the endpoint resting on a rate limit; returns until when."""
+def rest(resting, endpoint: str, until: float | None) -> float:
+    """Mark the endpoint resting on a rate limit (in the bench's one Resting, so every caller skips it); returns
+    until when."""
     until = until or time.time() + REST_SECONDS
-    parts(ctx).resting.mark(endpoint, until)
+    resting.mark(endpoint, until)
     return until
-
-
-def resting_until(ctx, endpoint: str) -> float | None:
-    """The one resting check the bench already makes for seats: a 429's reset or a used-up quota."""
-    return parts(ctx).resting.until(endpoint)
 
 
 def flag(db, endpoint: str, kind: str, detail: str) -> None:
@@ -57,10 +53,11 @@ def flags(db) -> dict[str, dict]:
                             "since": r["since"]} for r in db.query("SELECT * FROM endpoint_flags")}
 
 
-def endpoint_state(ctx, endpoint: str, found: dict | None = None) -> dict:
-    """How an endpoint stands for the roster: its flag, whether it rests, and the words for both."""
-    found = flags(ctx.db).get(endpoint) if found is None else found.get(endpoint)
-    until = resting_until(ctx, endpoint)
+def endpoint_state(db, resting, endpoint: str, found: dict | None = None) -> dict:
+    """How an endpoint stands for the roster: its flag, whether it rests, and the words for both (`found`: the
+    flags, read once for a list)."""
+    found = flags(db).get(endpoint) if found is None else found.get(endpoint)
+    until = resting.until(endpoint)
     words = [found["text"]] if found else []
     if until:
         words.append("resting until " + time.strftime("%Y-%m-%d %H:%M", time.localtime(until)))

@@ -2,8 +2,8 @@
 
 Onboarding runs synchronously inside the request that asks for it (a probe is one short call) and is recorded
 as a job in the `jobs` table, whose id comes back with the result. Only one model onboards at a time: a second
-request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. The suite step joins here when
-the suite exists; until then `quick` (probe now, suite later) is what every onboarding does.
+request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. This version has no suite, so
+the probe is the whole onboarding, with or without `quick`; the result's `suite` field says so.
 """
 from __future__ import annotations
 
@@ -13,23 +13,22 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from . import health
-from .errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
+from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
+from ..providers import Timeouts
 from .registry import Endpoint, Model, Registry, check_name
 
 LOCK_WAIT = 300.0
-SUITE_PENDING = "not run: the suite is not available in this version; the probe is the whole onboarding"
-SUITE_QUICK = "left to the scheduler (--quick)"
+SUITE_PENDING = "not run: this version has no suite; the probe is the whole onboarding"
+SUITE_QUICK = "not run (quick): the probe is the whole onboarding"
 
 
-def list_timeouts():
-    from .providers.transport import Timeouts
-    return Timeouts(connect=10, first_byte=30, idle=30)
+LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endpoint's models
 
 
 def listing(reg: Registry, endpoint: Endpoint) -> list[dict]:
     """What one endpoint serves; faults raised as one-line UpstreamFailed that say what to do."""
     try:
-        return reg.provider(endpoint).list_models(timeouts=list_timeouts())
+        return reg.provider(endpoint).list_models(timeouts=LIST_TIMEOUTS)
     except UpstreamFailed as e:
         raise health.explain(e, endpoint, f"Listing the models of endpoint {endpoint.name!r} failed") from None
 
@@ -106,42 +105,49 @@ def finish_job(db, job: int, status: str, detail: dict) -> None:
 
 # ---- the one entry point ----------------------------------------------------------------------------
 
-def onboard(ctx, served, endpoint: str | None = None, alias: str | None = None, quick: bool = False,
-            ad_hoc: bool = False) -> dict:
-    """Register `served` and probe it; nothing is saved unless the probe answers."""
-    if not isinstance(served, str) or not served.strip():
-        raise BadRequest("Say which model to onboard: its served name.", "e.g. bench onboard gpt-4o-mini")
-    if endpoint is not None and not isinstance(endpoint, str) or alias is not None and not isinstance(alias, str):
-        raise BadRequest("endpoint and alias must be strings.")
-    lock = ctx.service("onboard_lock", lambda c: threading.Lock())
-    if not lock.acquire(timeout=LOCK_WAIT):
-        raise Conflict("Another model is still onboarding.", "Try again when it is done.")
-    try:
-        job = start_job(ctx.db, f"onboard {served.strip()}")
+class Onboarding:
+    """The service's onboarding: one model at a time, each run recorded as a job."""
+
+    def __init__(self, registry: Registry, db):
+        self.registry = registry
+        self.db = db
+        self._lock = threading.Lock()
+
+    def onboard(self, served, endpoint: str | None = None, alias: str | None = None, quick: bool = False,
+                ad_hoc: bool = False) -> dict:
+        """Register `served` and probe it; nothing is saved unless the probe answers."""
+        if not isinstance(served, str) or not served.strip():
+            raise BadRequest("Say which model to onboard: its served name.", "e.g. bench onboard gpt-4o-mini")
+        if endpoint is not None and not isinstance(endpoint, str) or alias is not None and not isinstance(alias, str):
+            raise BadRequest("endpoint and alias must be strings.")
+        if not self._lock.acquire(timeout=LOCK_WAIT):
+            raise Conflict("Another model is still onboarding.", "Try again when it is done.")
         try:
-            result = _onboard(ctx, served.strip(), endpoint, alias, quick, ad_hoc)
-        except BenchError as e:
-            finish_job(ctx.db, job, "failed", {"served": served, "error": health.one_line(str(e))})
-            raise
-        result["job"] = job
-        finish_job(ctx.db, job, "done", {"served": served, "alias": result["model"]["alias"]})
-        return result
-    finally:
-        lock.release()
+            job = start_job(self.db, f"onboard {served.strip()}")
+            try:
+                result = onboard_one(self.registry, self.db, served.strip(), endpoint, alias, quick, ad_hoc)
+            except BenchError as e:
+                finish_job(self.db, job, "failed", {"served": served, "error": health.one_line(str(e))})
+                raise
+            result["job"] = job
+            finish_job(self.db, job, "done", {"served": served, "alias": result["model"]["alias"]})
+            return result
+        finally:
+            self._lock.release()
 
 
-def _onboard(ctx, served: str, endpoint: str | None, alias: str | None, quick: bool, ad_hoc: bool) -> dict:
-    reg = health.registry(ctx)
+def onboard_one(reg: Registry, db, served: str, endpoint: str | None, alias: str | None, quick: bool,
+                ad_hoc: bool) -> dict:
     found, entry = locate(reg, served, endpoint or None)
     alias = pick_alias(reg, served, found.name, alias or None)
     model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
     probe = health.run_probe(reg, model, kind="onboard")
     if not probe.ok:
-        kind = probe.error_kind if probe.error_kind in UpstreamFailed.kinds else "bad_response"
+        kind = probe.error_kind
         raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {probe.error}. "
                              "Nothing was registered.", health.advice(kind, found))
     reg.save_model(model)
-    health.record(ctx.db, probe)
+    health.record(db, probe)
     return {"model": model_view(model, probe.to_dict()), "probe": probe.to_dict(),
             "suite": SUITE_QUICK if quick else SUITE_PENDING}
 

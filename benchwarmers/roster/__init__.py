@@ -1,0 +1,1 @@
+"""The roster: endpoints and models (registry), when they rest on a rate limit, their health, and onboarding."""
