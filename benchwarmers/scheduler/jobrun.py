@@ -1,14 +1,12 @@
 """What a running job is given: the models it may call, the paced caller, and a tally that becomes its record."""
 from __future__ import annotations
 
-import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from ..roster import healthrecord
 from . import runs
 
-log = logging.getLogger("benchwarmers.scheduler")
 ENDPOINTS_AT_ONCE = 4        # endpoints served side by side; each one sees one scheduled call at a time
 
 

@@ -60,8 +60,6 @@ class Scheduler:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.pacer.close()
 
-    close = stop
-
     def _loop(self) -> None:
         if self.clock.wait(self._stop, FIRST_TICK):
             return
