@@ -11,6 +11,7 @@ from tests.fakes.server import Reply
 from tests.helpers.clock import FakeClock
 from tests.helpers.data import configure
 from tests.helpers.http import Http
+from tests.helpers.jobs import run_job
 
 KEY = "sk-test-health-0123456789"
 
@@ -31,11 +32,7 @@ def svc(home, fake, make_service):
 
 
 def run(svc, job: str = "probe") -> dict:
-    http = Http(svc.url)
-    status, _, d = http("POST", f"/bench/jobs/{job}/run")
-    assert status == 202, d
-    svc.bench.scheduler.settle()
-    return http("GET", f"/bench/jobs/{d['run']['id']}")[2]["run"]
+    return run_job(svc, job)
 
 
 def model(svc, alias: str) -> dict:

@@ -15,7 +15,9 @@ ONLY = {"errors": set(), "redaction": set(), "canonical": {"errors"},
 NEVER = {"core": {"server", "api", "dashboard", "cli", "mcp", "client", "formats"},
          "roster": {"server", "api", "dashboard", "cli", "mcp", "client", "formats", "core"},
          "scheduler": {"server", "api", "dashboard", "cli", "mcp", "client", "formats"},
-         "mcp": {"server", "api", "dashboard", "cli", "core", "roster", "formats", "providers", "store"}}
+         "catalog": {"server", "api", "dashboard", "cli", "mcp", "client", "formats", "core", "roster", "scheduler"},
+         "mcp": {"server", "api", "dashboard", "cli", "core", "roster", "catalog", "scheduler", "formats", "providers",
+                 "store"}}
 
 
 def imported_parts(source: str, module: str) -> set[str]:

@@ -13,6 +13,10 @@ def view(bench: Bench, model, probe: dict | None = None, perf: dict | None = Non
         probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
     out = onboard.model_view(model, probe, bench.resting.until(model.endpoint))
     out["perf"] = perf if perf is not None else speed.latest(bench.db, model.alias).get(model.alias)
+    out["catalog"] = bench.catalog.describe(model)
+    held = out["catalog"]["held"]
+    if held and model.active:
+        out["status"], out["status_text"] = "held", f"held: {held['reason']}"
     return out
 
 

@@ -1,4 +1,4 @@
 """Every sub-command module, in the order --help lists them."""
-from . import ask, collection, endpoint, jobs, key, mcp, models, serve, settings, status
+from . import ask, catalog, collection, endpoint, jobs, key, mcp, models, serve, settings, status
 
-MODULES = [serve, status, ask, collection, models, endpoint, key, settings, jobs, mcp]
+MODULES = [serve, status, ask, collection, models, catalog, endpoint, key, settings, jobs, mcp]

@@ -13,6 +13,7 @@ EXAMPLES = """examples:
   bench settings scheduler on                   start running the jobs at their times
   bench settings scheduler off
   bench settings scheduler run --off perf       the scheduler leaves the speed test out
+  bench settings scheduler run --on catalog     the daily catalog refresh too (off until you switch it on)
   bench settings scheduler run --on perf --at "perf=sun 05:30" --at probe=04:10"""
 
 
@@ -23,11 +24,12 @@ def register(sub, parent) -> None:
     what = p.add_subparsers(dest="what", metavar="WHAT")
     s = what.add_parser("scheduler", parents=[parent], help="switch the scheduler on or off, choose its jobs",
                         formatter_class=FMT, epilog=EXAMPLES,
-                        description="The scheduler runs the daily probe and the weekly speed test inside the "
-                                    "service, at times of day in your local time. It is off on a new install: "
-                                    "nothing calls a model on its own until you switch it on. Each job can be "
-                                    "switched on or off alone (`run --on/--off`) and given its time (`--at`); "
-                                    "`bench jobs run JOB` runs one now.")
+                        description="The scheduler runs the daily probe, the daily catalog refresh and the weekly "
+                                    "speed test inside the service, at times of day in your local time. It is off "
+                                    "on a new install: nothing calls a model or fetches a catalog on its own "
+                                    "until you switch it on, and the catalog refresh then waits to be switched on "
+                                    "alone. Each job can be switched on or off alone (`run --on/--off`) and given "
+                                    "its time (`--at`); `bench jobs run JOB` runs one now.")
     s.add_argument("action", nargs="?", choices=("on", "off", "run"), help="on, off, or run (with --on/--off/--at)")
     s.add_argument("--on", action="append", default=[], metavar="JOB", help="with run: run JOB at its time")
     s.add_argument("--off", action="append", default=[], metavar="JOB", help="with run: leave JOB out")

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 from .. import errors
 from ..canonical import Ask, Message, Text
-from ..errors import BadRequest, BenchError, FaultKind, NotFound, UpstreamFailed
+from ..errors import BadRequest, BenchError, FaultKind, ModelHeld, NotFound, UpstreamFailed
 from ..providers import Timeouts
 from ..redaction import redact
 from . import healthrecord
@@ -159,19 +159,30 @@ def retire(reg: Registry, alias: str, reason: str) -> Model:
     return model
 
 
+def refuse_held(catalog, alias: str) -> None:
+    """A free model that turned paid is not called, not even probed, until the user confirms the price."""
+    held = catalog.held(alias)
+    if held:
+        raise ModelHeld(f"{alias!r} is held: {held['reason']}.",
+                        f"`bench model confirm {alias}` accepts the new price; `bench model retire {alias}` drops it.")
+
+
 class Health:
     """Checks, retirements and restores of the bench's models. Calls go through `caller` (the bench's one way to
     call a member: `complete(model, ask, timeouts=)` and `list_models(endpoint)`); the scheduler passes its paced
-    caller instead. What a probe says about its endpoint (a refused key, a rate limit) goes to the health record."""
+    caller instead. What a probe says about its endpoint (a refused key, a rate limit) goes to the health record.
+    `catalog` (the bench's) says which models are held: those are never called, so never checked or restored."""
 
-    def __init__(self, registry: Registry, db, resting, caller):
+    def __init__(self, registry: Registry, db, resting, caller, catalog):
         self.registry, self.db, self.resting, self.caller = registry, db, resting, caller
+        self.catalog = catalog
 
     def check(self, alias: str, caller=None, served=None) -> dict:
         """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence.
         `served()` gives its endpoint's list, or None when it cannot be had (default: ask the endpoint, only once
         the probe has failed)."""
         model = self.registry.model(alias)
+        refuse_held(self.catalog, alias)
         first = self.probe_and_note(model, "probe", caller)
         out = {"model": alias, "probe": first.to_dict(), "retired": False}
         if first.ok or first.error_kind in NOT_THE_MODEL:
@@ -212,6 +223,7 @@ class Health:
         model = self.registry.model(alias)
         if model.active:
             return model, None
+        refuse_held(self.catalog, alias)
         if model.endpoint not in self.registry.endpoints():
             raise NotFound(f"Model {alias!r} cannot come back: its endpoint {model.endpoint!r} is gone.",
                            f"Add it again with `bench endpoint add {model.endpoint} --base URL`, then restore.")
@@ -226,6 +238,19 @@ class Health:
         self.registry.save_model(model)
         return model, probe
 
+    def unprompted(self) -> tuple[list[Model], dict[str, dict]]:
+        """(the models the bench may call on its own, by alias; the held ones left out, alias -> hold): an
+        ad hoc or retired model is never among either."""
+        models, held = [], {}
+        for alias, model in sorted(self.registry.models().items()):
+            if model.active and not model.ad_hoc:
+                hold = self.catalog.held(alias)
+                if hold:
+                    held[alias] = hold
+                else:
+                    models.append(model)
+        return models, held
+
     def probe_all(self) -> list[dict]:
-        """Check every active model the bench may call on its own (ad hoc ones are skipped)."""
-        return [self.check(m.alias) for m in list(self.registry.models().values()) if m.active and not m.ad_hoc]
+        """Check every model the bench may call on its own (ad hoc and held ones are skipped)."""
+        return [self.check(m.alias) for m in self.unprompted()[0]]

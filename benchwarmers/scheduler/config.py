@@ -82,11 +82,11 @@ def _parse(data, jobs: dict) -> Settings:
         if not job.available:
             continue
         raw = _job_raw(data, job.name)
-        on = raw.get("on", True)
+        on = raw.get("on", job.on_by_default)
         if not isinstance(on, bool):
-            out.problems.append(f"settings.json: scheduler.jobs.{job.name}.on must be true or false, not {on!r}; "
-                                "taken as on.")
-            on = True
+            on = job.on_by_default
+            out.problems.append(f"settings.json: scheduler.jobs.{job.name}.on must be true or false, not "
+                                f"{raw['on']!r}; taken as {'on' if on else 'off'}.")
         try:
             at = At.parse(raw["at"], job.weekly, job.name) if "at" in raw else job.fallback   # not saved yet
         except BadRequest:

@@ -10,10 +10,15 @@ from . import runs
 ENDPOINTS_AT_ONCE = 4        # endpoints served side by side; each one sees one scheduled call at a time
 
 
+class JobFailed(Exception):
+    """The run failed for a reason it can say (recorded as its outcome); what it tallied so far is kept."""
+
+
 class JobRun:
     def __init__(self, health, pacer, clock, name: str, run_id: int, stop: threading.Event):
         self.health, self.pacer, self.clock = health, pacer, clock
         self.db, self.registry, self.resting = health.db, health.registry, health.resting
+        self.catalog = health.catalog
         self.name, self.id, self.stop = name, run_id, stop
         self.calls = 0
         self.touched: set[str] = set()
@@ -22,12 +27,13 @@ class JobRun:
 
     # ---- calls: the same two methods as the bench's Caller, paced and counted -----------------
     def complete(self, model, ask, *, timeouts):
-        return self.pacer.complete(model, ask, timeouts, sent=lambda: self._count(model.alias))
+        return self.pacer.complete(model, ask, timeouts, sent=lambda: self.count_call(model.alias))
 
     def list_models(self, endpoint) -> list[dict]:
-        return self.pacer.list_models(endpoint, sent=self._count)
+        return self.pacer.list_models(endpoint, sent=self.count_call)
 
-    def _count(self, alias: str | None = None) -> None:
+    def count_call(self, alias: str | None = None) -> None:
+        """One call made (to `alias`'s model, when it is one): counted, and the run's lease renewed."""
         with self._lock:
             self.calls += 1
             if alias:
@@ -36,14 +42,14 @@ class JobRun:
         runs.beat(self.db, self.name, self.id, self.clock.now(), models, calls)
 
     # ---- what it may call -----------------------------------------------------------------------
-    def models(self) -> list:
-        """Active models the bench may call on its own (ad hoc ones never), by alias."""
-        return [m for _, m in sorted(self.registry.models().items()) if m.active and not m.ad_hoc]
-
     def each_endpoint(self, work) -> None:
-        """work(endpoint name, its models) for every endpoint, a few side by side."""
+        """work(endpoint name, its models) for every endpoint, a few side by side: the active models the bench
+        may call on its own (never an ad hoc one; a held one is skipped, with its hold as the reason)."""
+        models, held = self.health.unprompted()
+        for alias, hold in held.items():
+            self.add("skipped", {"model": alias, "why": f"held: {hold['reason']}"})
         groups: dict[str, list] = {}
-        for model in self.models():
+        for model in models:
             groups.setdefault(model.endpoint, []).append(model)
         if not groups:
             return

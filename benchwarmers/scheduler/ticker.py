@@ -18,7 +18,7 @@ from ..errors import Conflict, NotFound
 from ..roster.health import one_line
 from . import config, runs
 from .clock import Clock
-from .jobrun import JobRun
+from .jobrun import JobFailed, JobRun
 from .jobs import JOBS
 from .pacing import Pacer
 
@@ -125,6 +125,8 @@ class Scheduler:
         status, outcome = "done", ""
         try:
             outcome = job.run(jr)
+        except JobFailed as e:
+            status, outcome = "failed", one_line(str(e), 1000)
         except Exception as e:       # a bug in one job is that run's failure, never the service's
             if not self._stop.is_set():      # while stopping, the database may close under a running job
                 log.exception("job %s (run %s) failed", job.name, run_id)

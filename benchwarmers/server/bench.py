@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from .. import __version__, home as home_mod
+from ..catalog import Catalog
 from ..core.calling import Caller
 from ..core.collections import Collections
 from ..core.panel import Panel
@@ -32,7 +33,7 @@ NO_SETTINGS: dict = {}   # one object, so a broken settings.json is not re-read 
 
 
 class Bench:
-    """The data folder's config and records, the roster, the core and the server's own facts, as attributes.
+    """The data folder's config and records, the roster and catalog, the core and the server's own facts, as attributes.
     A part added later is one more attribute built here, after the parts it uses."""
 
     def __init__(self, home: Path, *, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
@@ -61,10 +62,11 @@ class Bench:
         self.registry = Registry(self.config)
         self.resting = Resting(self.db, self.registry.transport.limits)
         self.onboarding = Onboarding(self.registry, self.db)
+        self.catalog = Catalog(self.home, self.config, self.registry)
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
-        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting)
+        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting, self.catalog)
         self.caller = Caller(self.registry, self.calls, self.resting, self.settings)
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])
@@ -72,7 +74,7 @@ class Bench:
                              Pins(self.db), self.panel.pool, self.settings)
         # the bench looking after itself: checks and retirements, and the jobs that run them (the service
         # starts the scheduler's thread; a bench without a service never runs a job on its own)
-        self.health = Health(self.registry, self.db, self.resting, self.caller)
+        self.health = Health(self.registry, self.db, self.resting, self.caller, self.catalog)
         self.scheduler = Scheduler(self.config, self.health, self.caller, clock=self._clock)
         # the server side
         self.gateway_keys = GatewayKeys(self.db)

@@ -30,6 +30,8 @@ def readable(read) -> dict:
 
 def render(d: dict) -> str:
     problems = "".join(f'<p class="error">Config problem: {e(p)}</p>' for p in d["config_problems"])
+    problems += "".join(f'<p class="error">Held: {e(h["model"])}: {e(h["reason"])}. '
+                        f'<code>bench model confirm {e(h["model"])}</code> accepts it.</p>' for h in d.get("held", []))
     facts = "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in (
         ("Service", f'<span class="ok">running</span> · {e(d["role"])}'),
         ("Version", e(d["version"])), ("URL", e(d["url"])), ("Gateway base URL", e(d["url"] + "/v1")),
