@@ -125,6 +125,6 @@ def test_bench_catalog_and_model_set_role_show(bench, api):
     code, out, _ = bench("model", "show", "coder")
     assert code == 0 and "SOURCE" in out and "override" in out
     code, out, _ = bench("models")
-    assert "ctx 32768" in out
+    assert "32k ctx" in out
     code, _, err = bench("model", "confirm", "coder")
     assert code == 1 and "'coder' is not held" in err

@@ -89,7 +89,7 @@ def test_candidates_onboard_models_retire_restore(bench, fake):
     code, out, _ = bench("candidates", "--new", "--json")
     assert [c["served"] for c in json.loads(out)["candidates"]] == ["m-one"]
     code, out, _ = bench("models")
-    assert code == 0 and "m-two" in out and "active" in out and "ctx 8192" in out and "ok" in out
+    assert code == 0 and "m-two" in out and "active" in out and "8k ctx" in out and "ok" in out
     code, out, _ = bench("models", "--find", "nothing-like-it")
     assert code == 0 and out == ""
     code, _, err = bench("model", "retire", "m-two", "--reason", "too chatty")   # no terminal to ask on, no --yes
@@ -162,9 +162,38 @@ def test_models_show_the_record_with_the_counts_it_rests_on(bench, fake):
     bench("verdict", calls[0], "--useful", "--real", "r1", "--false", "f1")
     bench("verdict", calls[1], "--not-useful", "--false", "f2", "--false", "f3")
     code, out, _ = bench("models")
-    assert code == 0 and "50% useful of 2 judged, 3/4 claims false (confidently wrong)" in out
+    assert code == 0 and "confidently wrong, 50% useful of 2 judged, 3/4 claims false" in out
     code, out, _ = bench("model", "show", "uno")
-    assert "Record:   50% useful of 2 judged" in out
+    assert "Record:   confidently wrong, 50% useful of 2 judged" in out
     record = json.loads(bench("models", "--json", "--find", "uno")[1])["models"][0]["record"]
     assert (record["judged"], record["useful_rate"], record["judged_claims"], record["false_claim_rate"]) == \
         (2, 0.5, 4, 0.75)
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_models_fit_a_100_column_terminal_and_print_reasons_whole(bench, fake, service, monkeypatch):
+    fake.set_models(["m-one", "vendor/a-rather-long-served-model-name-for-a-table:free"])
+    bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
+    bench("onboard", "m-one", "--alias", "uno", "--quick")
+    bench("onboard", "vendor/a-rather-long-served-model-name-for-a-table:free", "--alias", "long", "--quick")
+    reason = "it answers every review with the same paragraph, whatever the diff says, for a week now"
+    bench("model", "retire", "long", "--reason", reason, "--yes")
+    code, piped, _ = bench("models")
+    assert code == 0 and f"long: retired: {reason}" in piped and "a-rather-long-served-model-name-for-a-table:free" \
+        in piped                                                            # piped: nothing is cut
+    monkeypatch.setenv("COLUMNS", "100")
+    screen = Terminal()
+    monkeypatch.setattr("sys.stdout", screen)
+    assert main(["--url", service.url, "models"]) == 0
+    lines = screen.getvalue().splitlines()
+    width = lambda text_lines: max(len(line) for line in text_lines if not line.startswith("long: "))
+    assert width(lines) <= 100 < width(piped.splitlines())
+    assert any("vendor/a-rather-long" in line and "…" in line for line in lines)   # cut to fit, marked
+    assert f"long: retired: {reason}" in lines and lines[0].split() == \
+        ["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "(PRICE", "$/M", "IN/OUT)"]
+    assert [line.split()[:2] for line in lines if line.startswith(("uno ", "long "))][2:] == \
+        [["long", "ok"], ["uno", "ok"]]                                   # the second table: how each does

@@ -153,8 +153,9 @@ def test_retire_restore_and_show(bench, app):
     assert bench("GET", "/bench/models?find=zzz")[2]["models"] == []
     status, _, d = bench("POST", "/bench/models/uno/restore")
     assert status == 200 and d["model"]["status"] == "active" and d["model"]["reason"] is None
+    assert d["probe"]["status"] == "ok"                      # restore probes first
     status, _, d = bench("GET", "/bench/models/uno")
-    assert status == 200 and [p["kind"] for p in d["model"]["probes"]] == ["onboard"]
+    assert status == 200 and [p["kind"] for p in d["model"]["probes"]] == ["restore", "onboard"]
     status, _, d = bench("GET", "/bench/models/unoo")
     assert status == 404 and "'uno'" in d["error"]["message"]
 
@@ -200,9 +201,8 @@ def test_key_or_rate_limit_trouble_never_retires(reply, bench, app, fake):
 
 
 def test_probe_all_skips_ad_hoc(bench, app, fake):
-    from benchwarmers.roster import health
     bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
     bench("POST", "/bench/models", {"served": "org/m-two:free", "alias": "dos", "ad_hoc": True})
-    results = health.probe_all(app.bench.registry, app.bench.db, app.bench.catalog)
+    results = app.bench.health.probe_all()
     assert [r["model"] for r in results] == ["uno"]
     assert [p["kind"] for p in probes(app, "dos")] == ["onboard"]

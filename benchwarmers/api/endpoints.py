@@ -7,7 +7,7 @@ from .. import keys
 from ..errors import BadRequest, ConfigError, Conflict, UpstreamFailed, key_env
 from ..providers import make_provider
 from ..redaction import remember
-from ..roster import health, onboard
+from ..roster import health, healthrecord, onboard
 from ..roster.registry import Endpoint, new_endpoint
 from ..server.bench import Bench
 from ..server.messages import Request, Response
@@ -23,19 +23,21 @@ def key_source(endpoint: Endpoint) -> str:
     return endpoint.key()[1] or "missing"
 
 
-def endpoint_view(bench: Bench, endpoint: Endpoint) -> dict:
+def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -> dict:
+    """An endpoint with its health: `state` says ok, key refused, or resting until T (`flags`: read once)."""
     reg = bench.registry
     on_bench = [m for m in reg.models().values() if m.endpoint == endpoint.name]
     extra = reg.endpoint_extra(endpoint.name)
     return {"name": endpoint.name, "base_url": endpoint.base_url, "api": endpoint.api, "no_key": endpoint.no_key,
             "key_source": key_source(endpoint), "key_env": key_env(endpoint.name),
             "models": len(on_bench), "active_models": sum(1 for m in on_bench if m.active),
-            "served_count": extra.get("served_count"), "checked": extra.get("checked")}
+            "served_count": extra.get("served_count"), "checked": extra.get("checked"),
+            **healthrecord.endpoint_state(bench.db, bench.resting, endpoint.name, flags)}
 
 
 def list_endpoints(req: Request, bench: Bench) -> Response:
-    reg = bench.registry
-    return Response.json({"endpoints": [endpoint_view(bench, e) for _, e in sorted(reg.endpoints().items())]})
+    reg, flags = bench.registry, healthrecord.flags(bench.db)
+    return Response.json({"endpoints": [endpoint_view(bench, e, flags) for _, e in sorted(reg.endpoints().items())]})
 
 
 def endpoint_from(body: dict) -> Endpoint:
@@ -76,6 +78,7 @@ def add_endpoint(req: Request, bench: Bench) -> Response:
     served = check_endpoint(endpoint, key)
     extra = {"served_count": len(served), "checked": time.time()}
     reg.save_endpoint(endpoint, extra)
+    healthrecord.clear(bench.db, endpoint.name)   # its key was just accepted: a "key refused" flag is old news
     if new_key:
         try:
             keys.store(endpoint.name, key)
@@ -109,6 +112,7 @@ def remove_endpoint(req: Request, bench: Bench) -> Response:
     for alias in retired:
         health.retire(reg, alias, f"its endpoint {endpoint.name!r} was removed")
     reg.remove_endpoint(endpoint.name)
+    healthrecord.clear(bench.db, endpoint.name)
     note = None
     if key_source(endpoint) == "keys.json":
         note = (f"Its key stays in {keys.keys_file()} (shared with the llm CLI); "
