@@ -1,24 +1,18 @@
-"""Onboarding: find the endpoint serving a model, probe it, and register it only once it answers; one at a time.
+"""Onboarding steps: find the endpoint serving a model, pick its alias, probe it, register it only if it answers.
 
-Onboarding runs synchronously inside the request that asks for it (a probe is one short call) and is recorded
-as a job in the `jobs` table, whose id comes back with the result. Only one model onboards at a time: a second
-request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. The suite step joins here when
-the suite exists; until then `quick` (probe now, suite later) is what every onboarding does.
+The onboarding queue (onboard_queue.py) runs these steps one model at a time; nothing here is saved unless the
+probe answers. What happens to the suite step depends on the mode: "full" says the suite is not available in this
+version, "quick" records that the suite is owed (the scheduler's job), "adhoc" owes nothing (an ad hoc model is
+never called by the bench unprompted).
 """
 from __future__ import annotations
 
-import json
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from . import health
 from .errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
 from .registry import Endpoint, Model, Registry, check_name
-
-LOCK_WAIT = 300.0
-SUITE_PENDING = "not run: the suite is not available in this version; the probe is the whole onboarding"
-SUITE_QUICK = "left to the scheduler (--quick)"
 
 
 def list_timeouts():
@@ -92,58 +86,32 @@ def pick_alias(reg: Registry, served: str, endpoint: str, alias: str | None) -> 
     return alias
 
 
-# ---- jobs ------------------------------------------------------------------------------------------
+# ---- the steps the queue runs ----------------------------------------------------------------------
 
-def start_job(db, name: str) -> int:
-    return db.call(lambda c: c.execute("INSERT INTO jobs (name, started, status) VALUES (?, ?, 'running')",
-                                       (name, time.time())).lastrowid)
-
-
-def finish_job(db, job: int, status: str, detail: dict) -> None:
-    db.call(lambda c: c.execute("UPDATE jobs SET finished = ?, status = ?, detail = ? WHERE id = ?",
-                                (time.time(), status, json.dumps(detail), job)))
+MODES = ("full", "quick", "adhoc")
+SUITE = {"full": "not available: this version has no suite; the probe is the whole onboarding",
+         "quick": "owed: left to the scheduler, which runs it when the suite exists",
+         "adhoc": "none: an ad hoc model is never called by the bench unprompted"}
 
 
-# ---- the one entry point ----------------------------------------------------------------------------
-
-def onboard(ctx, served, endpoint: str | None = None, alias: str | None = None, quick: bool = False,
-            ad_hoc: bool = False) -> dict:
-    """Register `served` and probe it; nothing is saved unless the probe answers."""
-    if not isinstance(served, str) or not served.strip():
-        raise BadRequest("Say which model to onboard: its served name.", "e.g. bench onboard gpt-4o-mini")
-    if endpoint is not None and not isinstance(endpoint, str) or alias is not None and not isinstance(alias, str):
-        raise BadRequest("endpoint and alias must be strings.")
-    lock = ctx.service("onboard_lock", lambda c: threading.Lock())
-    if not lock.acquire(timeout=LOCK_WAIT):
-        raise Conflict("Another model is still onboarding.", "Try again when it is done.")
-    try:
-        job = start_job(ctx.db, f"onboard {served.strip()}")
-        try:
-            result = _onboard(ctx, served.strip(), endpoint, alias, quick, ad_hoc)
-        except BenchError as e:
-            finish_job(ctx.db, job, "failed", {"served": served, "error": health.one_line(str(e))})
-            raise
-        result["job"] = job
-        finish_job(ctx.db, job, "done", {"served": served, "alias": result["model"]["alias"]})
-        return result
-    finally:
-        lock.release()
-
-
-def _onboard(ctx, served: str, endpoint: str | None, alias: str | None, quick: bool, ad_hoc: bool) -> dict:
-    reg = health.registry(ctx)
-    found, entry = locate(reg, served, endpoint or None)
-    alias = pick_alias(reg, served, found.name, alias or None)
+def probe(ctx, found: Endpoint, entry: dict, alias: str, ad_hoc: bool):
+    """Send the one-word probe to a model not yet registered. Returns (model, probe); raises when it fails."""
+    served = entry.get("id")
     model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
-    probe = health.run_probe(reg, model, kind="onboard")
-    if not probe.ok:
-        kind = probe.error_kind if probe.error_kind in UpstreamFailed.kinds else "bad_response"
-        raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {probe.error}. "
+    result = health.run_probe(health.registry(ctx), model, kind="onboard")
+    if not result.ok:
+        kind = result.error_kind if result.error_kind in UpstreamFailed.kinds else "bad_response"
+        raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {result.error}. "
                              "Nothing was registered.", health.advice(kind, found))
+    return model, result
+
+
+def register(ctx, model: Model, result) -> None:
+    """Save a model that passed its probe, and the probe with it; refuses when the alias was taken meanwhile."""
+    reg = health.registry(ctx)
+    pick_alias(reg, model.served, model.endpoint, model.alias)
     reg.save_model(model)
-    health.record(ctx.db, probe)
-    return {"model": model_view(model, probe.to_dict()), "probe": probe.to_dict(),
-            "suite": SUITE_QUICK if quick else SUITE_PENDING}
+    health.record(ctx.db, result)
 
 
 def model_view(model: Model, probe: dict | None = None, resting: float | None = None) -> dict:

@@ -98,7 +98,7 @@ def make_key(url: str) -> str:
 def doc_setup(home: Path) -> tuple[list, dict]:
     """The fakes and data folder the examples name: deepseek, claude, gemini-flash, qwen; collection core."""
     oa, an, gm, ol = FakeOpenAI().start(), FakeAnthropic().start(), FakeGemini().start(), FakeOllama().start()
-    ol.set_models(["llama3.2"])
+    ol.set_models(["llama3.2", "qwen3"])
     configure(home, {"oa": (oa, "openai"), "an": (an, "anthropic"), "gm": (gm, "gemini")},
               {"deepseek": ("oa", "deepseek-chat"), "claude": ("an", "claude-x"),
                "gemini-flash": ("gm", "gemini-flash-x"), "qwen": ("oa", "qwen-x")},

@@ -1,4 +1,5 @@
-"""Onboarding and health: register only after a passing probe, one at a time; retire after a confirming failure."""
+"""Onboarding (POST /bench/models, through the queue) and health: register only after a passing probe, one at a
+time; retire after a confirming failure."""
 from __future__ import annotations
 
 import json
@@ -54,11 +55,14 @@ def test_onboard_registers_probes_and_records(bench, service, fake):
     rows = probes(service, "m-two-free")
     assert len(rows) == 1 and rows[0]["kind"] == "onboard" and rows[0]["input_tokens"] > 0
     assert models_file(service)["m-two-free"]["served"] == "org/m-two:free"
-    job = service.ctx.db.one("SELECT * FROM jobs WHERE id = ?", (d["job"],))
-    assert job["status"] == "done" and job["finished"] >= job["started"]
+    item = service.ctx.db.one("SELECT * FROM onboard_queue WHERE id = ?", (d["item"],))
+    assert item["state"] == "done" and item["finished"] >= item["started"] and item["model"] == "m-two-free"
     assert "quick" not in d["suite"]
     _, _, q = bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True, "ad_hoc": True})
-    assert q["model"]["alias"] == "uno" and q["model"]["ad_hoc"] is True and "scheduler" in q["suite"]
+    assert q["model"]["alias"] == "uno" and q["model"]["ad_hoc"] is True and "never called" in q["suite"]
+    fake.set_models(["m-one", "m-three"])
+    _, _, q = bench("POST", "/bench/models", {"served": "m-three", "quick": True})
+    assert q["model"]["ad_hoc"] is False and q["suite"].startswith("owed") and "scheduler" in q["suite"]
 
 
 @pytest.mark.parametrize("reply, code, words", [
@@ -76,8 +80,8 @@ def test_failed_probe_registers_nothing(reply, code, words, bench, service, fake
     msg = d["error"]["message"]
     assert d["error"]["code"] == code and words in msg and "Nothing was registered" in msg and "\n" not in msg
     assert models_file(service) == {} and probes(service) == []
-    job = service.ctx.db.one("SELECT * FROM jobs ORDER BY id DESC")
-    assert job["status"] == "failed"
+    item = service.ctx.db.one("SELECT * FROM onboard_queue ORDER BY id DESC")
+    assert item["state"] == "failed" and "Nothing was registered" in item["reason"]
 
 
 def test_name_problems(bench, http, fake, service):
@@ -135,8 +139,8 @@ def test_one_model_onboards_at_a_time(bench, service, fake):
     for t in threads:
         t.join(30)
     assert sorted(r[0] for r in results) == [201, 201]
-    jobs = service.ctx.db.query("SELECT * FROM jobs ORDER BY started")
-    assert len(jobs) == 2 and jobs[1]["started"] >= jobs[0]["finished"]
+    items = service.ctx.db.query("SELECT * FROM onboard_queue ORDER BY started")
+    assert len(items) == 2 and items[1]["started"] >= items[0]["finished"]
 
 
 def test_retire_restore_and_show(bench, service):

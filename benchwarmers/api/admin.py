@@ -1,4 +1,4 @@
 """The admin API under /bench/: endpoints, models, collections, keys, calls, verdicts, settings."""
-from . import calls, collections, endpoints, keys, models
+from . import calls, collections, endpoints, keys, models, onboard
 
-ROUTES: list = [*collections.ROUTES, *calls.ROUTES, *keys.ROUTES, *endpoints.ROUTES, *models.ROUTES]
+ROUTES: list = [*collections.ROUTES, *calls.ROUTES, *keys.ROUTES, *endpoints.ROUTES, *models.ROUTES, *onboard.ROUTES]

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 from .. import health, onboard
+from ..onboard_queue import queue
 from ..errors import BadRequest
 from ..server.context import Context
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
+
+WAIT = 600.0   # seconds POST /bench/models waits for its item before answering 202 with it
 
 
 def view(ctx: Context, model, probe: dict | None = None) -> dict:
@@ -28,10 +31,29 @@ def list_models(req: Request, ctx: Context) -> Response:
 
 
 def add_model(req: Request, ctx: Context) -> Response:
+    """One model through the onboarding queue, answered when it is done (the queue runs one model at a time)."""
     body = req.json()
-    result = onboard.onboard(ctx, body.get("served"), endpoint=body.get("endpoint"), alias=body.get("alias"),
-                             quick=bool(body.get("quick")), ad_hoc=bool(body.get("ad_hoc")))
-    return Response.json(result, 201)
+    extra = sorted(set(body) - {"served", "endpoint", "alias", "quick", "ad_hoc"})
+    if extra:
+        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.", "Send served, endpoint, alias, quick, ad_hoc.")
+    served = body.get("served")
+    if not isinstance(served, str) or not served.strip():
+        raise BadRequest("Say which model to onboard: its served name.", "e.g. bench onboard gpt-4o-mini")
+    mode = "adhoc" if body.get("ad_hoc") else "quick" if body.get("quick") else "full"
+    q = queue(ctx)
+    request = {"models": [served], "mode": mode}
+    request.update({k: body[k] for k in ("endpoint", "alias") if body.get(k) is not None})
+    [item] = q.enqueue(request)
+    [item] = q.wait([item["id"]], WAIT)
+    if item["state"] == "failed":
+        raise q.error_of(item["id"])
+    if item["state"] != "done":
+        return Response.json({"item": item, "note": "Still onboarding; follow it with GET /bench/onboard/"
+                                                    f"{item['id']}."}, 202)
+    model = health.registry(ctx).model(item["model"])
+    probes = health.recent(ctx.db, model.alias, 1)
+    return Response.json({"model": view(ctx, model, probes[0] if probes else None),
+                          "probe": probes[0] if probes else None, "suite": item["suite"], "item": item["id"]}, 201)
 
 
 def show_model(req: Request, ctx: Context) -> Response:

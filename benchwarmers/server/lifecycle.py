@@ -8,6 +8,7 @@ import socket
 import threading
 from pathlib import Path
 
+from ..onboard_queue import queue
 from .app import App
 from .context import Context
 from .guard import is_loopback
@@ -61,6 +62,7 @@ class Service:
         return self.ctx.url
 
     def start(self) -> "Service":
+        queue(self.ctx).start()        # resumes what a previous run left on the queue
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2},
                                         name="bench-http", daemon=True)
         self._thread.start()
@@ -91,6 +93,7 @@ class Service:
         self._stopped = True
         self.httpd.shutdown()          # no new requests
         self.httpd.server_close()
+        queue(self.ctx).stop()         # the item running goes back on the queue; requests waiting on it return
         if not self.app.wait_idle(grace):
             log.warning("some requests were still running after %.0f s; they are cut", grace)
         self.ctx.close()               # queued records are committed, connections closed

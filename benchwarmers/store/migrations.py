@@ -42,6 +42,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, prefix TEXT, collections TEXT NOT NULL, rpm INTEGER,
             created REAL NOT NULL, revoked REAL);
     """),
+    (3, "the onboarding queue", """
+        CREATE TABLE onboard_queue (
+            id INTEGER PRIMARY KEY, served TEXT NOT NULL, endpoint TEXT, alias TEXT, mode TEXT NOT NULL,
+            state TEXT NOT NULL, reason TEXT, error TEXT, model TEXT, suite TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0, owner TEXT, heartbeat REAL,
+            created REAL NOT NULL, started REAL, finished REAL);
+        CREATE INDEX onboard_queue_state ON onboard_queue (state, id);
+    """),
 ]
 
 
