@@ -88,6 +88,11 @@ def latest_call(url: str) -> str:
         return json.loads(resp.read())["calls"][0]["id"]
 
 
+def latest_panel(url: str) -> str:
+    with urllib.request.urlopen(url + "/bench/calls?limit=100", timeout=10) as resp:
+        return next(c["panel"] for c in json.loads(resp.read())["calls"] if c["panel"])
+
+
 def make_key(url: str) -> str:
     req = urllib.request.Request(url + "/bench/keys", json.dumps({"name": "doc", "collections": ["core"]}).encode(),
                                  {"Content-Type": "application/json", "Authorization": "Bearer " + TOKEN})
@@ -121,6 +126,8 @@ def run_doc(text: str, plain_url: str, token_url: str, key: str, cwd: Path, urls
         if "$CALL" in command:
             call = call or latest_call(plain_url)
             env["CALL"] = call
+        if "$PANEL" in command:
+            env["PANEL"] = latest_panel(plain_url)
         status, body, expected = run_command(command, env, cwd)
         if (expected and status != expected) or (not expected and not 200 <= status < 300):
             problems.append(f"{status} for {command}\n{body[:300]}")

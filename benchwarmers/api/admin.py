@@ -1,4 +1,5 @@
 """The admin API under /bench/: endpoints, models, collections, keys, calls, verdicts, settings."""
-from . import calls, collections, endpoints, keys, models, onboard
+from . import calls, collections, endpoints, history, keys, models, onboard, settings
 
-ROUTES: list = [*collections.ROUTES, *calls.ROUTES, *keys.ROUTES, *endpoints.ROUTES, *models.ROUTES, *onboard.ROUTES]
+ROUTES: list = [*collections.ROUTES, *calls.ROUTES, *keys.ROUTES, *endpoints.ROUTES, *models.ROUTES,
+                *onboard.ROUTES, *history.ROUTES, *settings.ROUTES]

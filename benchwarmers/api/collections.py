@@ -1,6 +1,7 @@
 """/bench/collections: list (gateway keys see theirs), save and delete collections."""
 from __future__ import annotations
 
+from ..core.overview import overview
 from ..core.parts import parts
 from ..server.context import Context
 from ..server.messages import Request, Response
@@ -22,6 +23,17 @@ def get_collection(req: Request, ctx: Context) -> Response:
     return Response.json(p.collections.get(name).public())
 
 
+def collection_overview(req: Request, ctx: Context) -> Response:
+    """The collection with the calls one ask makes, what its members share, their record and suggestions."""
+    p = parts(ctx)
+    name = req.params["name"]
+    if req.caller:
+        req.caller.check_collection(name)
+    col = p.collections.get(name)
+    return Response.json(overview(col, p.registry.models(), p.record.models(name), p.record.models(),
+                                  p.registry.transport.limits.snapshot()))
+
+
 def save_collection(req: Request, ctx: Context) -> Response:
     col = parts(ctx).collections.save(req.params["name"], req.json())
     return Response.json(col.public())
@@ -35,6 +47,7 @@ def delete_collection(req: Request, ctx: Context) -> Response:
 ROUTES = [
     Route("GET", "/bench/collections", list_collections, "bench", GATEWAY),
     Route("GET", "/bench/collections/{name}", get_collection, "bench", GATEWAY),
+    Route("GET", "/bench/collections/{name}/overview", collection_overview, "bench", GATEWAY),
     Route("PUT", "/bench/collections/{name}", save_collection, "bench", ADMIN),
     Route("POST", "/bench/collections/{name}", save_collection, "bench", ADMIN),
     Route("DELETE", "/bench/collections/{name}", delete_collection, "bench", ADMIN),

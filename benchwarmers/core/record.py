@@ -59,6 +59,7 @@ class Record:
             judged_claims = d["real_claims"] + d["false_claims"]
             d["judged"] = d["useful"] + d["not_useful"]
             d["useful_rate"] = round(d["useful"] / d["judged"], 3) if d["judged"] else None
+            d["useful_interval"] = [round(x, 3) for x in wilson(d["useful"], d["judged"])] if d["judged"] else None
             d["confidently_wrong"] = bool(d["false_claims"] >= 3 and judged_claims
                                           and d["false_claims"] / judged_claims >= self.wrong_ratio)
             out[r["model"]] = d
