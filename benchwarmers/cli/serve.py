@@ -70,13 +70,15 @@ def run_serve(args, client=None, open_browser: bool | None = None) -> int:
         raise CliError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
                        "Is another copy running? Choose another --port.", 1) from None
     where = "Dashboard and gateway" if args.role == "dashboard" else "Gateway"
-    note(f"{where} at {service.url}  (gateway base URL {service.url}/v1)")
-    note(f"Data folder: {service.ctx.home}")
-    note("Press Ctrl-C to stop.")
     want = args.open if open_browser is None else (open_browser or args.open)
-    if want and not args.no_browser and args.role == "dashboard":
-        threading.Timer(0.5, webbrowser.open, (service.url + "/",)).start()
-    service.serve_forever()
+
+    def ready() -> None:
+        note(f"{where} at {service.url}  (gateway base URL {service.url}/v1)")
+        note(f"Data folder: {service.ctx.home}")
+        note("Press Ctrl-C to stop.")
+        if want and not args.no_browser and args.role == "dashboard":
+            threading.Timer(0.5, webbrowser.open, (service.url + "/",)).start()
+    service.serve_forever(ready)
     note("Stopped.")
     return 0
 

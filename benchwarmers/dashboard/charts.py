@@ -49,10 +49,15 @@ def short_day(day: str) -> str:
     return day[5:] if len(day) == 10 else day     # 2024-05-01 -> 05-01
 
 
+def count_top(value: int) -> int:
+    """The top of an axis of counts: four whole-numbered steps of 1, 2 or 5 times a power of ten."""
+    return int(max(1, nice_max(value / 4)) * 4)
+
+
 def stacked_bars(title: str, days: list[str], series: list[tuple[str, list[int]]]) -> str:
     """One bar per day, stacked by series (name, counts); empty days stay empty."""
     totals = [sum(counts[i] for _, counts in series) for i in range(len(days))]
-    top = nice_max(max(totals or [0]))
+    top = count_top(max(totals or [0]))
     step = (W - LEFT - RIGHT) / max(1, len(days))
     scale = (H - TOP - BOTTOM) / top
     bars = []

@@ -29,7 +29,7 @@ $nav$logout</div></header>
 $flashes<h1>$title</h1>
 $body
 </main>
-<footer class="foot">Benchwarmers $version · <a href="$json_link">This page as JSON</a></footer>
+<footer class="foot">Benchwarmers $version$json_link</footer>
 </body></html>
 """)
 
@@ -106,8 +106,9 @@ def page(title: str, body: str, frame, *, nav_items: list, nav: str, version: st
     flashes = "".join(f'<div class="flash flash-{token(kind)}" role="{"alert" if kind == "error" else "status"}">'
                       f"{e(text)}</div>" for kind, text in frame.flashes)
     extra = "".join(f'\n<script src="/static/{e(name)}" defer></script>' for name in scripts)
+    twin = f' · <a href="{e(json_link)}">This page as JSON</a>' if json_link else ""
     text = LAYOUT.substitute(title=e(title), body=body, nav=nav_html, logout=logout, version=e(version),
-                             json_link=e(json_link), csrf=e(frame.csrf), flashes=flashes, scripts=extra)
+                             json_link=twin, csrf=e(frame.csrf), flashes=flashes, scripts=extra)
     headers = {"Cache-Control": "no-store"}
     if frame.set_cookie:
         headers["Set-Cookie"] = frame.set_cookie

@@ -68,8 +68,9 @@ class Service:
         self._thread.start()
         return self
 
-    def serve_forever(self) -> None:
-        """Foreground: Ctrl-C and SIGTERM stop it cleanly."""
+    def serve_forever(self, ready=None) -> None:
+        """Foreground: Ctrl-C and SIGTERM stop it cleanly. `ready()` runs once both are handled and it serves
+        (what it prints tells a supervisor it may send signals)."""
         stop = threading.Event()
 
         def on_signal(signum, frame):
@@ -79,6 +80,8 @@ class Service:
             if sig is not None:
                 signal.signal(sig, on_signal)
         self.start()
+        if ready:
+            ready()
         try:
             while not stop.wait(0.5):
                 pass

@@ -51,7 +51,7 @@ def form(d: dict, frame) -> str:
 <label for="ask-system" class="sr-only">System prompt</label>
 <textarea id="ask-system" name="system" rows="3">{e(frame.typed("system"))}</textarea></details>
 <label class="choice"><input type="checkbox" name="merged" value="1"{" checked" if frame.typed("merged") else ""}>
- Also one merged answer (<code>:merged</code>): a model writes where the seats agree and differ</label>
+ Also one merged answer: a model writes where the seats agree and differ (<code>:merged</code>)</label>
 <div class="form-end"><button type="submit">Ask</button><span class="status-text" data-status role="status"></span>
 </div></form>"""
 

@@ -13,18 +13,18 @@ from ..widgets import csrf, hidden
 CLEAR = f"{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
 
 
-def show(req: Request, ctx: Context, error: str = "", status: int = 200) -> Response:
+def show(req: Request, ctx: Context, error: str = "", status: int = 200, nxt: str | None = None) -> Response:
     frame = web.frame(req, ctx)
     frame.logout = False
     if error:
         frame.flashes.append(("error", error))
-    nxt = web.safe_local(req.query.get("next")) or "/"
+    nxt = web.safe_local(nxt or req.query.get("next")) or "/"
     body = (f'<form class="card login stack" method="post" action="/login">{csrf(frame)}'
             '<p>This service has an admin token. Enter it once to use the dashboard on this browser.</p>'
             '<label for="token">Admin token</label>'
             '<input id="token" type="password" name="token" autocomplete="current-password" required autofocus>'
             f'{hidden("next", nxt)}<div class="form-end"><button type="submit">Log in</button></div></form>')
-    return page("Log in", body, frame, nav_items=[], nav="", version=ctx.version, json_link="/healthz",
+    return page("Log in", body, frame, nav_items=[], nav="", version=ctx.version, json_link="",
                 status=status)
 
 
@@ -35,7 +35,7 @@ def submit(req: Request, ctx: Context) -> Response:
         return Response.redirect("/")
     token = form.get("token")
     if not hmac.compare_digest(token.encode(), ctx.admin_token.encode()):
-        return show(req, ctx, "That is not the admin token.", status=401)
+        return show(req, ctx, "That is not the admin token.", status=401, nxt=form.get("next"))
     cookie = f"{SESSION_COOKIE}={session_value(ctx.admin_token)}; HttpOnly; SameSite=Strict; Path=/"
     return Response.redirect(web.safe_local(form.get("next")) or "/", {"Set-Cookie": cookie})
 

@@ -27,7 +27,7 @@
     const p = el.querySelector(".seat-meta");
     p.replaceChildren("seat " + seat.seat + " · " + seat.kind + " · ",
       done ? BW.chip(done.status, WORDS[done.status] || done.status) : BW.chip("probing", "thinking"),
-      done ? " · " + done.seconds.toFixed(1) + " s" : "");
+      done ? " · " + done.seconds.toFixed(done.seconds < 1 ? 2 : 1) + " s" : "");
   }
 
   function fill(el, seat) {
