@@ -225,7 +225,8 @@ class OnboardQueue:
             try:
                 item = self._next()
             except Exception:
-                log.exception("the onboarding queue could not take its next item")
+                if not self._stop.is_set():       # while stopping, the database may be closing under it
+                    log.exception("the onboarding queue could not take its next item")
                 item = None
             if item is None:
                 self._wake.wait(POLL)

@@ -10,15 +10,9 @@ import pytest
 from benchsetup import configure, write
 from conftest import Http
 from fakes import FakeOllama, FakeOpenAI, Reply
+from panelkit import fake  # noqa: F401 (a started FakeOpenAI)
 
 KEY = "sk-test-extra-0123456789abcdef"
-
-
-@pytest.fixture
-def fake():
-    f = FakeOpenAI().start()
-    yield f
-    f.stop()
 
 
 @pytest.fixture

@@ -73,7 +73,7 @@ def stacked_bars(title: str, days: list[str], series: list[tuple[str, list[int]]
     desc = f"Calls per day from {days[0]} to {days[-1]}; the table beside it has the numbers." if days else ""
     legend = "".join(f'<tspan class="s-{token(n)}-text" dx="10">■ {e(n)}</tspan>' for n, _ in series)
     return frame(title, desc, y_axis(top, lambda v: f"{v:.0f}") + "".join(bars)
-                 + x_labels([short_day(d) for d in days], max(1, len(days) // 7))
+                 + x_labels([short_day(d) for d in days], max(1, len(days) // 5))
                  + f'<text class="legend" x="{LEFT}" y="{H - 4}">{legend}</text>')
 
 
@@ -106,7 +106,7 @@ def line(title: str, labels: list[str], values: list, band: list | None = None, 
                       f"{e(fmt(v))}</title></circle>")
     desc = f"{title}, {labels[0]} to {labels[-1]}; the table beside it has the numbers." if labels else title
     return frame(title, desc, y_axis(top, fmt) + "".join(shapes)
-                 + x_labels([short_day(d) for d in labels], max(1, len(labels) // 7)))
+                 + x_labels([short_day(d) for d in labels], max(1, len(labels) // 5)))
 
 
 def scatter(title: str, points: list[dict]) -> str:
@@ -153,5 +153,5 @@ def seconds_format(values: list):
     """How to write seconds on an axis, by the largest value: milliseconds, hundredths or tenths of a second."""
     top = max([v for v in values if v is not None] or [1])
     if top < 0.1:
-        return lambda v: f"{v * 1000:.0f} ms"
+        return lambda v: f"{v * 1000:.3g} ms"
     return (lambda v: f"{v:.2f} s") if top < 1 else (lambda v: f"{v:.1f} s")

@@ -53,7 +53,7 @@ def record_table(d: dict) -> str:
     body = [[e(label), str(r["asks"]), str(r["answers"]), str(r["failures"]), record_cell(r),
              f'{r["real_claims"]} / {r["false_claims"]}', e(secs(r["median_seconds"]))]
             for label, r in rows if r]
-    return table(["Where", "Asks", "Answers", "Failures", "Useful", "Real / false claims", "Median"], body,
+    return table(["Where", "Asks", "Answers", "Failures", "Useful", "Real / false", "Median"], body,
                  "Not asked yet.")
 
 
