@@ -2,7 +2,7 @@
 
 The onboarding queue (onboard_queue.py) runs these steps one model at a time; nothing here is saved unless the
 probe answers. What happens to the suite step depends on the mode: "full" says the suite is not available in this
-version, "quick" records that the suite is owed (the scheduler's job), "adhoc" owes nothing (an ad hoc model is
+version, "quick" records that the model owes the suite, "adhoc" owes nothing (an ad hoc model is
 never called by the bench unprompted).
 """
 from __future__ import annotations
@@ -90,7 +90,7 @@ def pick_alias(reg: Registry, served: str, endpoint: str, alias: str | None) -> 
 
 MODES = ("full", "quick", "adhoc")
 SUITE = {"full": "not available: this version has no suite; the probe is the whole onboarding",
-         "quick": "owed: left to the scheduler, which runs it when the suite exists",
+         "quick": "owed: the model owes the suite, which this version does not have yet",
          "adhoc": "none: an ad hoc model is never called by the bench unprompted"}
 
 

@@ -83,7 +83,7 @@ def test_candidates_onboard_models_retire_restore(bench, fake):
     assert code == 0 and "m-one" in out and "vendor/m-two" in out and "ctx 8192" in out
     code, out, err = bench("onboard", "vendor/m-two", "--quick", "--wait")
     assert code == 0, err
-    assert "Onboarded m-two (vendor/m-two)" in out and "scheduler" in out and "done" in err
+    assert "Onboarded m-two (vendor/m-two); suite owed" in out and "done" in err
     code, out, _ = bench("candidates", "--new")
     assert "m-one" in out and "vendor/m-two" not in out
     code, out, _ = bench("candidates", "--new", "--json")

@@ -21,7 +21,7 @@ def register(sub, parent) -> None:
                                    "queue ids at once; --wait follows them to the end (a live line per model on "
                                    "a terminal, plain lines otherwise). Without names it lists the queue. Full "
                                    "onboarding would also run the suite, which this version does not have; "
-                                   "--quick leaves the suite owed to the scheduler; --ad-hoc is quick, and the "
+                                   "--quick probes now and records that the model owes the suite; --ad-hoc is quick, and the "
                                    "bench never calls the model unprompted (pay-per-use or trial keys).",
                        epilog="examples:\n  bench onboard openai/gpt-4o-mini qwen/qwen3-coder:free --quick --wait\n"
                               "  bench onboard llama3.2 --endpoint local --alias llama\n"
@@ -30,7 +30,7 @@ def register(sub, parent) -> None:
     p.add_argument("served", nargs="*", metavar="SERVED_NAME", help="each model's name as its endpoint serves it")
     p.add_argument("--endpoint", help="which endpoint serves them (needed when several serve a name)")
     p.add_argument("--alias", help="what users will type (one model only; default: a readable unique name)")
-    p.add_argument("--quick", action="store_true", help="probe now, leave the suite owed to the scheduler")
+    p.add_argument("--quick", action="store_true", help="probe now and record that the model owes the suite")
     p.add_argument("--ad-hoc", action="store_true", help="quick, and never called by the bench on its own")
     p.add_argument("--wait", action="store_true", help="follow the models until each is done or failed")
     p.set_defaults(func=run_onboard)

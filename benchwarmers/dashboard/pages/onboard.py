@@ -8,7 +8,7 @@ from ..web import Done
 from ..widgets import chip, csrf
 
 OPEN = ("queued", "probing", "suite")
-MODES = [("quick", "Quick", "probe now; the suite is owed to the scheduler"),
+MODES = [("quick", "Quick", "probe now; the model owes the suite"),
          ("adhoc", "Quick + ad hoc", "probe now; the bench never calls it unprompted (pay-per-use or trial keys)")]
 
 
