@@ -7,7 +7,7 @@ from ...server.context import Context
 from ...server.guard import SESSION_COOKIE, session_value
 from ...server.messages import Request, Response
 from .. import web
-from ..render import e, page
+from ..render import page
 from ..widgets import csrf, hidden
 
 CLEAR = f"{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
