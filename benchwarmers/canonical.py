@@ -5,6 +5,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from .errors import BenchError
+
 
 # ---- message parts -------------------------------------------------------------------------
 
@@ -66,7 +68,7 @@ Part = Union[Text, Image, ToolCall, ToolResult, Reasoning]
 @dataclass
 class Message:
     role: str                        # "user", "assistant", "system" (mid-conversation) or "tool"
-    parts: list = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
 
     def text(self) -> str:
         return "".join(p.text for p in self.parts if isinstance(p, Text))
@@ -122,6 +124,7 @@ class Ask:
     caller: str | None = None        # gateway key name, when one was used
     format: str = ""                 # the client format it came in ("openai_chat", ...)
     native: dict | None = None       # the client's own body, for same-API pass-through
+    native_api: str | None = None    # the upstream API that takes `native` as it came (None: no member does)
     passthrough_headers: dict = field(default_factory=dict)   # e.g. anthropic-beta, forwarded only same-API
     dropped: list = field(default_factory=list)       # features that could not be carried
 
@@ -216,7 +219,7 @@ class Finish:
 
 @dataclass
 class ErrorEvent:
-    error: Any                       # a BenchError
+    error: BenchError
 
 
 @dataclass

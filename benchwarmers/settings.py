@@ -14,7 +14,7 @@ class Setting:
     type: type
     help: str
     check: Callable[[Any], bool] = lambda v: True
-    restart: bool = False            # read once when the service starts: a change applies after a restart
+    restart: bool = False            # read once at start-up; every other setting counts from the next request
 
 
 def _positive(v) -> bool:
@@ -24,13 +24,13 @@ def _positive(v) -> bool:
 SETTINGS = {s.name: s for s in (
     Setting("seat_timeout", 300.0, float, "Seconds the panel waits for one seat before it gives up on it.", _positive),
     Setting("max_body_mb", 20.0, float, "Largest request body accepted, in MB (413 beyond).", _positive),
-    Setting("panel_workers", 256, int, "Seats that may run at once across all panels.", _positive, restart=True),
+    Setting("panel_workers", 256, int, "Seats that may run at once across all panels (the size of a thread pool, "
+            "made at start-up: a change needs a restart).", _positive, restart=True),
     Setting("merge_model", None, str, "Model that writes :merged answers when a collection names none."),
     Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive),
     Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive),
     Setting("confidently_wrong_ratio", 0.5, float,
-            "Share of false claims among judged claims above which a model is flagged confidently wrong.",
-            lambda v: 0 < v <= 1, restart=True),
+            "Share of false claims among judged claims above which a model is flagged confidently wrong."),
 )}
 
 

@@ -66,7 +66,7 @@ def ensure_venv() -> Path:
     missing = missing_in(python, requirements)
     if missing:
         say(f"check: installing the test tools into .venv: {' '.join(missing)} ...")
-        # The repo is used from source (tests put it on sys.path): no editable install needed.
+        # The repo is used from source (pytest's pythonpath option): no editable install needed.
         pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements]
         if subprocess.run(pip).returncode != 0:
             raise SystemExit("check: pip could not install the test tools; see the messages above.")

@@ -7,10 +7,10 @@ import socket
 
 import pytest
 
-from benchsetup import configure, write
-from conftest import Http
-from fakes import FakeOllama, FakeOpenAI, Reply
-from panelkit import fake  # noqa: F401 (a started FakeOpenAI)
+from tests.fakes import FakeOllama, FakeOpenAI, Reply
+from tests.helpers.data import configure, write
+from tests.helpers.http import Http
+from tests.helpers.panel import fake  # noqa: F401 (a started FakeOpenAI)
 
 KEY = "sk-test-extra-0123456789abcdef"
 

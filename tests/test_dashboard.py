@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from benchsetup import configure
-from dashkit import SECURITY_HEADERS, Session
-from fakes import FakeOllama, FakeOpenAI, Reply
-from panelkit import wait_for
+from tests.fakes import FakeOllama, FakeOpenAI, Reply
+from tests.helpers.dashboard import SECURITY_HEADERS, Session
+from tests.helpers.data import configure
+from tests.helpers.panel import wait_for
 
 KEY = "sk-test-dash-0123456789abcdef"
 TOKEN = "dash-admin-token-0123456789"

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from benchsetup import configure
-from fakes import FakeOpenAI, Reply
+from tests.fakes import FakeOpenAI, Reply
+from tests.helpers.data import configure
+from tests.helpers.http import Http
 
 try:
     from playwright.sync_api import expect, sync_playwright
@@ -171,7 +172,7 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
         alpha.locator("button[type=submit]").click()
         expect(alpha.locator("[data-status]")).to_have_text("Verdict saved: not useful (revised).")
         call = alpha.get_attribute("data-call")
-        history = svc.ctx.db.query("SELECT useful FROM verdicts WHERE call = ? ORDER BY id", (call,))
+        history = svc.bench.db.query("SELECT useful FROM verdicts WHERE call = ? ORDER BY id", (call,))
         assert [r["useful"] for r in history] == [1, 0]
 
         # create a gateway key (shown once) and revoke it
@@ -231,13 +232,12 @@ def hostile(home, make_service):
     configure(home, {"fake": (fake, "openai")}, {"evil": ("fake", f"evil{EVIL}")},
               {"core": {"members": ["evil"], "explore": 0, "description": f"reviews {EVIL}"}})
     svc = make_service()
-    from conftest import Http
     api = Http(svc.url)
     bench = api("POST", "/v1/chat/completions", {"model": "bench/core",
                                                  "messages": [{"role": "user", "content": EVIL}]})[2]["bench"]
     api("POST", "/bench/verdict", {"call": bench["seats"][0]["call"], "useful": True, "note": EVIL, "real": [EVIL]})
     items = api("POST", "/bench/onboard", {"models": ["broken"], "mode": "quick"})[2]["items"]
-    svc.ctx.service("onboard_queue", None).wait([items[0]["id"]], 20)
+    svc.bench.onboard_queue.wait([items[0]["id"]], 20)
     yield svc, bench["panel"]
     fake.stop()
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from benchsetup import configure
+from tests.helpers.data import configure
 from benchwarmers.server.table import build_routes
-from fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI
+from tests.fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "GATEWAY.md"
@@ -155,3 +155,6 @@ def test_every_setting_is_documented():
     doc = (ROOT / "GATEWAY.md").read_text(encoding="utf-8")
     missing = [name for name in SETTINGS if f"`{name}`" not in doc]
     assert not missing, f"settings missing from GATEWAY.md: {missing}"
+    rows = {line.split("|")[1].strip(" `"): line for line in doc.splitlines() if line.startswith("| `")}
+    for name, setting in SETTINGS.items():   # the table says which need a restart, and only those
+        assert ("restart" in rows[name]) == setting.restart, rows[name]

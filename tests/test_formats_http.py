@@ -7,8 +7,9 @@ import urllib.request
 
 import pytest
 
-from benchsetup import write
-from compatsetup import ADMIN, assert_bench, keyed_panel, panel, sse_frames  # noqa: F401 (fixtures)
+from tests.helpers.data import write
+from tests.helpers.compat import ADMIN, assert_bench, keyed_panel, panel  # noqa: F401 (fixtures)
+from tests.helpers.sse import sse_frames
 
 PROMPT = "name a prime"
 GEMINI = "/v1beta/models/{model}:generateContent"
@@ -339,7 +340,7 @@ IMAGE_BODIES = {
 
 def set_facts(panel, **facts) -> None:
     """Give models facts (vision, context_window) by rewriting models.json, as onboarding would."""
-    from compatsetup import EXPLORE, MEMBERS
+    from tests.helpers.compat import EXPLORE, MEMBERS
     models = {alias: {"endpoint": ep, "served": served, "facts": facts.get(alias, {})}
               for alias, (ep, served) in {**MEMBERS, **EXPLORE}.items()}
     write(panel.home, "models.json", {"models": models})

@@ -6,9 +6,9 @@ import json
 import logging
 
 from benchwarmers.cli.main import main
-from fakes.canned import Canned
-from fakes.openai import FakeOpenAI
-from fakes.server import Reply
+from tests.fakes.canned import Canned
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.server import Reply
 
 KEY = "sk-test-LEAKCHECK-1234567890"
 
@@ -78,7 +78,7 @@ def test_the_key_never_leaks(service, http, isolated, capsys, monkeypatch, caplo
     finally:
         fake.stop()
         echo.stop()
-    service.ctx.db.sync()
+    service.bench.db.sync()
 
     assert len(seen) > 20 and all(KEY not in s for s in seen), [s for s in seen if KEY in s][:1]
     assert KEY not in caplog.text and caplog.records is not None

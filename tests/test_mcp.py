@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from benchsetup import configure
-from benchwarmers.mcp_tools import ToolError, ask_body, check_args, TOOLS
-from fakes import FakeOpenAI, Reply
+from tests.helpers.data import configure
+from benchwarmers.mcp.tools import ToolError, ask_body, check_args, TOOLS
+from tests.fakes import FakeOpenAI, Reply
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from benchwarmers.cli.main import main
-from fakes.anthropic import FakeAnthropic
-from fakes.openai import FakeOpenAI
-from fakes.server import Reply
+from tests.fakes.anthropic import FakeAnthropic
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.server import Reply
 
 KEY = "sk-test-cli-0123456789abcdef"
 
@@ -92,7 +92,11 @@ def test_candidates_onboard_models_retire_restore(bench, fake):
     assert code == 0 and "m-two" in out and "active" in out and "ctx 8192" in out and "ok" in out
     code, out, _ = bench("models", "--find", "nothing-like-it")
     assert code == 0 and out == ""
-    code, out, _ = bench("model", "retire", "m-two", "--reason", "too chatty")
+    code, _, err = bench("model", "retire", "m-two", "--reason", "too chatty")   # no terminal to ask on, no --yes
+    assert code == 1 and "--yes" in err
+    code, out, _ = bench("models", "--json", "--find", "m-two")
+    assert json.loads(out)["models"][0]["status"] == "active"
+    code, out, _ = bench("model", "retire", "m-two", "--reason", "too chatty", "--yes")
     assert code == 0 and "retired: too chatty" in out
     code, out, _ = bench("models", "--json", "--find", "m-two")
     assert json.loads(out)["models"][0]["status"] == "retired"

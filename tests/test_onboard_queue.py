@@ -7,13 +7,13 @@ import time
 
 import pytest
 
-from benchsetup import write
 from benchwarmers.cli.main import main
 from benchwarmers.store import Database
-from conftest import Http
-from fakes.openai import FakeOpenAI
-from fakes.server import Reply
-from panelkit import wait_for
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.server import Reply
+from tests.helpers.data import write
+from tests.helpers.http import Http
+from tests.helpers.panel import wait_for
 
 KEY = "sk-test-queue-0123456789abcdef"
 

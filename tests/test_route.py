@@ -6,9 +6,11 @@ import urllib.request
 
 import pytest
 
-from conftest import Http
-from fakes import Reply
-from routekit import captured, fakes, route_collection, sse  # noqa: F401 (fakes is a fixture)
+from tests.helpers.http import Http
+from tests.helpers.panel import wait_for
+from tests.fakes import Reply
+from tests.helpers.route import captured, fakes, route_collection  # noqa: F401 (fakes is a fixture)
+from tests.helpers.sse import sse_frames as sse
 
 APIS = ["openai", "anthropic", "gemini", "ollama"]
 
@@ -179,6 +181,22 @@ def test_failure_after_first_byte_is_a_stream_error_event(service, home, fakes):
     assert events[0][0] == "message_start"
     assert events[-1][0] == "error" and events[-1][1]["type"] == "error"
     assert any(e == "content_block_delta" for e, _ in events)
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/api/chat"])
+def test_a_streamed_turn_that_finished_is_recorded_ok_and_shadowed(service, home, fakes, path):
+    route_collection(home, {"openai": fakes["openai"]}, [("a", "openai"), ("b", "openai")], shadow=1)
+    body = {"model": "bench/core:route", "max_tokens": 50, "stream": True,
+            "messages": [{"role": "user", "content": "streamed"}]}
+    status, headers, raw = post(service.url, path, body)
+    assert status == 200, raw
+    http = Http(service.url)
+    _, _, rec = http("GET", "/bench/calls/" + headers["x-bench-call"])
+    assert (rec["status"], rec["error"]) == ("ok", None), rec
+    assert rec["answer"] == f"{headers['x-bench-model']}-s says: streamed"
+    shadows = wait_for(lambda: [c for c in http("GET", "/bench/calls?collection=core")[2]["calls"]
+                                if c["kind"] == "shadow"])
+    assert shadows[0]["extra"]["turn"] == headers["x-bench-call"]
 
 
 def test_pin_survives_a_restart(make_service, home, fakes):

@@ -23,8 +23,8 @@ from benchwarmers.server import guard
 from benchwarmers.server.app import App
 from benchwarmers.server.lifecycle import BindRefused, Service
 from benchwarmers.server.messages import Request
-from benchwarmers.server.routes import PUBLIC, Route, Router
-from benchwarmers.server.table import build_router
+from benchwarmers.server.routes import PUBLIC, Route, RouteTable
+from benchwarmers.server.table import build_table
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "admin-token-for-tests-0123456789"
@@ -298,7 +298,7 @@ def test_bad_content_length_is_400(service):
 
 def route_exists(method: str, path: str) -> bool:
     try:
-        build_router().match(method, path)
+        build_table().match(method, path)
         return True
     except (NotFound, MethodNotAllowed):
         return False
@@ -426,8 +426,8 @@ def test_token_comparisons_are_constant_time():
 def test_an_unexpected_error_is_a_clean_500_in_the_api_shape(service):
     def boom(req, ctx):
         raise RuntimeError("secret internals at /srv/app.py line 3")
-    app = App(service.ctx, Router([Route("GET", "/v1/boom", boom, "openai", PUBLIC),
-                                   Route("GET", "/boom", boom, "html", PUBLIC)]))
+    app = App(service.bench, RouteTable([Route("GET", "/v1/boom", boom, "openai", PUBLIC),
+                                       Route("GET", "/boom", boom, "html", PUBLIC)]))
     for path in ("/v1/boom", "/boom"):
         resp = app.handle(Request("GET", path, headers={"host": "127.0.0.1"}))
         assert resp.status == 500
@@ -446,8 +446,8 @@ def test_a_broken_settings_file_does_not_take_the_service_down(home, service):
 
 
 def test_error_messages_never_carry_a_key(service):
-    from benchwarmers import keys
-    keys.remember("sk-live-abcdefghijklmnop")
+    from benchwarmers.redaction import remember
+    remember("sk-live-abcdefghijklmnop")
     status, _, body = raw(service.url, "GET", "/v1/sk-live-abcdefghijklmnop")
     assert status == 404
     assert b"sk-live-abcdefghijklmnop" not in body

@@ -3,9 +3,16 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import Reply
-from panelkit import api, bench, body, fake, setup_bench  # noqa: F401
-from conftest import Http
+from tests.fakes import Reply
+from tests.helpers.panel import body, fake, setup_bench  # noqa: F401 (fake is a fixture)
+from tests.helpers.data import write
+
+
+@pytest.fixture
+def api(home, fake, app):
+    """The standard bench (core = a, b, c + one explore seat), asked in-process: no socket is needed here."""
+    setup_bench(home, fake)
+    return app
 
 
 def ask(api, **kw) -> dict:
@@ -52,9 +59,9 @@ def test_an_unknown_call_is_404(api):
     assert status == 404 and "nope" in data["error"]["message"]
 
 
-def test_list_calls_by_collection_and_limit(home, fake, make_service):
+def test_list_calls_by_collection_and_limit(home, fake, app):
     setup_bench(home, fake, {"core": {"members": ["a", "b"], "explore": 0}, "other": {"members": ["c"], "explore": 0}})
-    http = Http(make_service().url)
+    http = app
     for model in ("bench/core", "bench/other", "bench/core"):
         assert http("POST", "/v1/chat/completions", body(model))[0] == 200
     core = http("GET", "/bench/calls?collection=core")[2]["calls"]
@@ -117,12 +124,12 @@ def test_verdict_malformed_json_is_400(api):
 
 # ---- the record ----------------------------------------------------------------------------------
 
-def test_record_counts_asks_answers_failures_verdicts_and_speed(home, fake, make_service):
+def test_record_counts_asks_answers_failures_verdicts_and_speed(home, fake, app):
     setup_bench(home, fake, {"core": {"members": ["a", "b", "c", "d"], "explore": 0}},
                 settings={"seat_timeout": 1}, d=("fake", "m-d", {"vision": False}))
     fake.script("m-b", [Reply.error(500), Reply(delay=0.05)])
     fake.script("m-c", Reply(stall=True, stall_after=1))
-    http = Http(make_service().url)
+    http = app
     image = [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "https://e.com/x.png"}}]
     metas = []
     for content in ("one", image):
@@ -159,6 +166,14 @@ def test_confidently_wrong_after_enough_false_claims(api, fake):
     a = api("GET", "/bench/record")[2]["models"]["a"]
     assert a["confidently_wrong"] is False                 # 3 false of 8 judged claims
     assert api("GET", "/bench/record")[2]["models"]["b"]["confidently_wrong"] is False
+
+
+def test_a_new_confidently_wrong_ratio_counts_from_the_next_request(api, fake, home):
+    calls = [seat(ask(api), "a")["call"] for _ in range(2)]
+    verdict(api, calls[0], False, false=["f1", "f2", "f3"], real=["r1", "r2", "r3"])
+    assert api("GET", "/bench/record")[2]["models"]["a"]["confidently_wrong"] is True    # 3 of 6 at 0.5
+    write(home, "settings.json", {"confidently_wrong_ratio": 0.75})
+    assert api("GET", "/bench/record")[2]["models"]["a"]["confidently_wrong"] is False   # no restart
 
 
 def test_merge_calls_stay_out_of_the_record(api, fake):

@@ -1,4 +1,5 @@
-"""The admin API under /bench/: endpoints, models, collections, keys, calls, verdicts, settings."""
+"""The admin API under /bench/: endpoints, models, the onboarding queue, collections, keys, calls, verdicts and
+the record, the history of asks, settings."""
 from . import calls, collections, endpoints, history, keys, models, onboard, settings
 
 ROUTES: list = [*collections.ROUTES, *calls.ROUTES, *keys.ROUTES, *endpoints.ROUTES, *models.ROUTES,

@@ -2,45 +2,41 @@
 from __future__ import annotations
 
 from ..core.overview import overview
-from ..core.parts import parts
-from ..server.context import Context
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, GATEWAY, Route
 
 
-def list_collections(req: Request, ctx: Context) -> Response:
-    p = parts(ctx)
+def list_collections(req: Request, bench: Bench) -> Response:
     key = req.caller
-    cols = [c.public() for name, c in sorted(p.collections.all().items()) if key is None or key.allows(name)]
+    cols = [c.public() for name, c in sorted(bench.collections.all().items()) if key is None or key.allows(name)]
     return Response.json({"collections": cols})
 
 
-def get_collection(req: Request, ctx: Context) -> Response:
-    p = parts(ctx)
+def get_collection(req: Request, bench: Bench) -> Response:
     name = req.params["name"]
     if req.caller:
         req.caller.check_collection(name)
-    return Response.json(p.collections.get(name).public())
+    return Response.json(bench.collections.get(name).public())
 
 
-def collection_overview(req: Request, ctx: Context) -> Response:
+def collection_overview(req: Request, bench: Bench) -> Response:
     """The collection with the calls one ask makes, what its members share, their record and suggestions."""
-    p = parts(ctx)
     name = req.params["name"]
     if req.caller:
         req.caller.check_collection(name)
-    col = p.collections.get(name)
-    return Response.json(overview(col, p.registry.models(), p.record.models(name), p.record.models(),
-                                  p.registry.transport.limits.snapshot()))
+    col = bench.collections.get(name)
+    return Response.json(overview(col, bench.registry.models(), bench.record.models(name), bench.record.models(),
+                                  bench.registry.transport.limits.snapshot()))
 
 
-def save_collection(req: Request, ctx: Context) -> Response:
-    col = parts(ctx).collections.save(req.params["name"], req.json())
+def save_collection(req: Request, bench: Bench) -> Response:
+    col = bench.collections.save(req.params["name"], req.json())
     return Response.json(col.public())
 
 
-def delete_collection(req: Request, ctx: Context) -> Response:
-    parts(ctx).collections.delete(req.params["name"])
+def delete_collection(req: Request, bench: Bench) -> Response:
+    bench.collections.delete(req.params["name"])
     return Response.json({"deleted": req.params["name"]})
 
 

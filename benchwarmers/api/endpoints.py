@@ -5,11 +5,13 @@ import os
 import time
 from urllib.parse import urlsplit
 
-from .. import health, keys, onboard
-from ..errors import BadRequest, BenchError, Conflict, UpstreamFailed
+from .. import keys
+from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
 from ..providers import Timeouts, make_provider
-from ..registry import APIS, Endpoint, check_name
-from ..server.context import Context
+from ..redaction import remember
+from ..roster import health, onboard
+from ..roster.registry import Endpoint, new_endpoint
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
 
@@ -23,38 +25,23 @@ def key_source(endpoint: Endpoint) -> str:
     return endpoint.key()[1] or "missing"
 
 
-def endpoint_view(ctx: Context, endpoint: Endpoint) -> dict:
-    reg = health.registry(ctx)
+def endpoint_view(bench: Bench, endpoint: Endpoint) -> dict:
+    reg = bench.registry
     on_bench = [m for m in reg.models().values() if m.endpoint == endpoint.name]
     extra = reg.endpoint_extra(endpoint.name)
     return {"name": endpoint.name, "base_url": endpoint.base_url, "api": endpoint.api, "no_key": endpoint.no_key,
-            "key_source": key_source(endpoint), "key_env": keys.env_name(endpoint.name),
+            "key_source": key_source(endpoint), "key_env": key_env(endpoint.name),
             "models": len(on_bench), "active_models": sum(1 for m in on_bench if m.active),
             "served_count": extra.get("served_count"), "checked": extra.get("checked")}
 
 
-def list_endpoints(req: Request, ctx: Context) -> Response:
-    reg = health.registry(ctx)
-    return Response.json({"endpoints": [endpoint_view(ctx, e) for _, e in sorted(reg.endpoints().items())]})
-
-
-def check_base(value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise BadRequest("base_url is required.", "e.g. --base https://openrouter.ai/api/v1")
-    value = value.strip().rstrip("/")
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.username or parts.password:
-        raise BadRequest(f"{value!r} is not a usable base URL.",
-                         "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
-    return value
+def list_endpoints(req: Request, bench: Bench) -> Response:
+    reg = bench.registry
+    return Response.json({"endpoints": [endpoint_view(bench, e) for _, e in sorted(reg.endpoints().items())]})
 
 
 def endpoint_from(body: dict) -> Endpoint:
-    name = check_name(body.get("name"), "Endpoint name")
-    api = body.get("api") or "openai"
-    if api not in APIS:
-        raise BadRequest(f"Unknown api {api!r}.", "Use one of: " + ", ".join(APIS) + ".")
-    return Endpoint(name, check_base(body.get("base_url")), api, bool(body.get("no_key")))
+    return new_endpoint(body.get("name"), body.get("base_url"), body.get("api") or "openai", bool(body.get("no_key")))
 
 
 def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
@@ -70,20 +57,20 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
     if given:
         if any(ord(c) < 32 or c.isspace() for c in given):
             raise BadRequest("The key holds spaces or control characters.", "Paste the key alone, on one line.")
-        keys.remember(given)   # from here on, redaction knows it
+        remember(given)   # from here on, redaction knows it
         return given, True
     existing, _ = keys.get(endpoint.name)
     if existing:
         return existing, False
     raise BadRequest(f"No key for endpoint {endpoint.name!r}.",
                      f"`bench endpoint add {endpoint.name} --base URL` prompts for one (or --key-stdin); set "
-                     f"{keys.env_name(endpoint.name)}; or pass --no-key for a local server.")
+                     f"{key_env(endpoint.name)}; or pass --no-key for a local server.")
 
 
-def add_endpoint(req: Request, ctx: Context) -> Response:
+def add_endpoint(req: Request, bench: Bench) -> Response:
     body = req.json()
     endpoint = endpoint_from(body)
-    reg = health.registry(ctx)
+    reg = bench.registry
     if endpoint.name in reg.endpoints() and not body.get("replace"):
         raise Conflict(f"Endpoint {endpoint.name!r} exists.",
                        "Add --replace to change its URL, protocol or key, or pick another name.")
@@ -94,11 +81,14 @@ def add_endpoint(req: Request, ctx: Context) -> Response:
     if new_key:
         try:
             keys.store(endpoint.name, key)
+        except ConfigError:     # keys.json does not parse: nothing half-registered, and the error names its line
+            reg.remove_endpoint(endpoint.name)
+            raise
         except OSError as e:    # nothing half-registered: take the endpoint back out
             reg.remove_endpoint(endpoint.name)
             raise BadRequest(f"Could not write keys.json: {type(e).__name__}.",
-                             f"Check {keys.keys_file()} is writable, or set {keys.env_name(endpoint.name)}.") from None
-    view = endpoint_view(ctx, endpoint)
+                             f"Check {keys.keys_file()} is writable, or set {key_env(endpoint.name)}.") from None
+    view = endpoint_view(bench, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
     return Response.json({"endpoint": view}, 201)
 
@@ -107,22 +97,22 @@ def check_endpoint(endpoint: Endpoint, key: str | None, doing: str = "was not ad
     """List its models with the key given, before anything is saved."""
     provider = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name)
     try:
-        return provider.list_models(timeouts=onboard.list_timeouts())
+        return provider.list_models(timeouts=onboard.LIST_TIMEOUTS)
     except UpstreamFailed as e:
         raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} {doing}: listing its models failed") from None
 
 
-def test_endpoint(req: Request, ctx: Context) -> Response:
+def test_endpoint(req: Request, bench: Bench) -> Response:
     """List an endpoint's models with its key now; the count and time are kept beside it."""
-    reg = health.registry(ctx)
+    reg = bench.registry
     endpoint = reg.endpoint(req.params["name"])
     key = endpoint.key()[0]
     if not endpoint.no_key and not key:
         raise BadRequest(f"No key for endpoint {endpoint.name!r}.",
-                         f"Set {keys.env_name(endpoint.name)}, or add it again with its key.")
+                         f"Set {key_env(endpoint.name)}, or add it again with its key.")
     served = check_endpoint(endpoint, key, "failed its test")
     reg.save_endpoint(endpoint, {"served_count": len(served), "checked": time.time()})
-    view = endpoint_view(ctx, endpoint)
+    view = endpoint_view(bench, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
     return Response.json({"endpoint": view, "ok": True})
 
@@ -145,11 +135,11 @@ def same_server(a: str, b: str) -> bool:
     return where(a) == where(b)
 
 
-def local_servers(req: Request, ctx: Context) -> Response:
+def local_servers(req: Request, bench: Bench) -> Response:
     """Model servers answering on this machine (a local Ollama), and the endpoint that already uses each."""
     base = ollama_base(os.environ.get("OLLAMA_HOST"))
     found = {"api": "ollama", "name": "ollama", "base_url": base, "answering": False, "models": None,
-             "endpoint": next((e.name for e in health.registry(ctx).endpoints().values()
+             "endpoint": next((e.name for e in bench.registry.endpoints().values()
                                if same_server(e.base_url, base)), None)}
     try:
         listed = make_provider("ollama", base, None).list_models(timeouts=Timeouts(connect=0.5, first_byte=2, idle=2))
@@ -159,9 +149,9 @@ def local_servers(req: Request, ctx: Context) -> Response:
     return Response.json({"servers": [found]})
 
 
-def remove_endpoint(req: Request, ctx: Context) -> Response:
+def remove_endpoint(req: Request, bench: Bench) -> Response:
     """Its models are retired (restorable once it is back); its key stays in keys.json, shared with llm."""
-    reg = health.registry(ctx)
+    reg = bench.registry
     endpoint = reg.endpoint(req.params["name"])
     retired = [m.alias for m in list(reg.models().values()) if m.endpoint == endpoint.name and m.active]
     for alias in retired:
@@ -174,10 +164,10 @@ def remove_endpoint(req: Request, ctx: Context) -> Response:
     return Response.json({"removed": endpoint.name, "retired": retired, "note": note})
 
 
-def candidates(req: Request, ctx: Context) -> Response:
+def candidates(req: Request, bench: Bench) -> Response:
     """What each endpoint serves, marked with the alias when it is already on the bench."""
     only_new = req.query.get("new", "").lower() in TRUE
-    reg = health.registry(ctx)
+    reg = bench.registry
     on_bench = {(m.endpoint, m.served): m.alias for m in reg.models().values()}
     rows, errors = [], []
     for name, found in sorted(onboard.listings(reg).items()):

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from ..errors import BadRequest
-from ..onboard_queue import queue
-from ..server.context import Context
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
 
@@ -18,24 +17,24 @@ def whole_number(value: str, what: str, low: int, high: int) -> int:
     return number
 
 
-def post_onboard(req: Request, ctx: Context) -> Response:
-    items = queue(ctx).enqueue(req.json())
+def post_onboard(req: Request, bench: Bench) -> Response:
+    items = bench.onboard_queue.enqueue(req.json())
     return Response.json({"items": items, "note": "Queued: models onboard one at a time, in order. "
                                                   "Follow them with GET /bench/onboard/{id}."}, 202)
 
 
-def list_onboard(req: Request, ctx: Context) -> Response:
+def list_onboard(req: Request, bench: Bench) -> Response:
     """Recent items, newest first; `ids=1,2,3` asks for those items (in id order), as a progress view polls."""
     raw_ids = (req.query.get("ids") or "").strip()
     ids = [whole_number(i, "Each id", 1, 2 ** 62) for i in raw_ids.split(",") if i.strip()] if raw_ids else None
     if ids and len(ids) > 500:
         raise BadRequest("Ask for at most 500 ids at once.")
     limit = whole_number(req.query.get("limit", 50), "limit", 1, 1000)
-    return Response.json({"items": queue(ctx).items(limit, ids)})
+    return Response.json({"items": bench.onboard_queue.items(limit, ids)})
 
 
-def get_onboard(req: Request, ctx: Context) -> Response:
-    return Response.json(queue(ctx).item(whole_number(req.params["id"], "The item id", 1, 2 ** 62)))
+def get_onboard(req: Request, bench: Bench) -> Response:
+    return Response.json(bench.onboard_queue.item(whole_number(req.params["id"], "The item id", 1, 2 ** 62)))
 
 
 ROUTES = [

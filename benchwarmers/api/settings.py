@@ -2,29 +2,29 @@
 from __future__ import annotations
 
 from ..errors import BadRequest, ConfigError
-from ..settings import SETTINGS, coerce
-from ..server.context import Context
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
+from ..settings import SETTINGS, coerce
 
 
-def settings_view(ctx: Context) -> dict:
+def settings_view(bench: Bench) -> dict:
     try:
-        stored, problem = ctx.config.view("settings.json"), None
+        stored, problem = bench.config.view("settings.json"), None
     except ConfigError as e:     # a broken hand edit: defaults serve, and the page says why
         stored, problem = {}, e.message
-    values = ctx.settings
+    values = bench.settings()
     return {"settings": [{"name": s.name, "value": values[s.name], "default": s.default, "type": s.type.__name__,
                           "help": s.help, "restart": s.restart, "set": s.name in stored}
                          for s in SETTINGS.values()],
-            "file": str(ctx.config.path("settings.json")), "problem": problem}
+            "file": str(bench.config.path("settings.json")), "problem": problem}
 
 
-def get_settings(req: Request, ctx: Context) -> Response:
-    return Response.json(settings_view(ctx))
+def get_settings(req: Request, bench: Bench) -> Response:
+    return Response.json(settings_view(bench))
 
 
-def post_settings(req: Request, ctx: Context) -> Response:
+def post_settings(req: Request, bench: Bench) -> Response:
     """{name: value}: each checked against its declaration; null takes the setting back to its default."""
     body = req.json()
     if not body:
@@ -41,8 +41,8 @@ def post_settings(req: Request, ctx: Context) -> Response:
                 data.pop(name, None)
             else:
                 data[name] = value
-    ctx.config.update("settings.json", apply)
-    return Response.json(settings_view(ctx))
+    bench.config.update("settings.json", apply)
+    return Response.json(settings_view(bench))
 
 
 ROUTES = [

@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .client import CliError
+from ..client import ClientError
 from .output import emit_json, note, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -51,10 +51,10 @@ def build_prompt(args) -> str:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError as e:
-            raise CliError(f"Cannot read {name}: {e.strerror or e}.", 2) from None
+            raise ClientError(f"Cannot read {name}: {e.strerror or e}.", 2) from None
         prompt += f"\n\n<file name=\"{path.name}\">\n{text.rstrip()}\n</file>"
     if not prompt.strip():
-        raise CliError("Nothing to ask: give a prompt, pipe one in, or attach files with -f.", 2)
+        raise ClientError("Nothing to ask: give a prompt, pipe one in, or attach files with -f.", 2)
     return prompt
 
 
@@ -106,7 +106,7 @@ def post_ask(client, name: str, merged: bool, body: dict):
         return send({"model": model, **body})
     try:
         return send({"model": f"bench/{name}" + (":merged" if merged else ""), **body})
-    except CliError:
+    except ClientError:
         listed = {m.get("id") for m in client.get("/v1/models", gateway=True).get("data") or []}
         if name not in listed or f"bench/{name}" in listed:
             raise

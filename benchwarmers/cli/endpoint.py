@@ -5,10 +5,10 @@ import argparse
 import getpass
 import sys
 
-from .client import CliError, q
+from ..client import ClientError, q
+from ..roster.registry import APIS
 from .output import confirm, emit_json, note, say, table
 
-APIS = ("openai", "anthropic", "gemini", "ollama")
 NO_KEY_ARGS = ("Keys are never command-line arguments (they would stay in your shell history and process list).\n"
                "Let `bench endpoint add` prompt for it, or pipe it: "
                "bench endpoint add NAME --base URL --key-stdin < keyfile")
@@ -81,9 +81,9 @@ def read_key(args) -> str | None:
 
 def run_add(args, client) -> int:
     if args.extra or args.key_arg is not None:
-        raise CliError(NO_KEY_ARGS, 2)
+        raise ClientError(NO_KEY_ARGS, 2)
     if args.no_key and args.key_stdin:
-        raise CliError("--no-key and --key-stdin contradict each other; pick one.", 2)
+        raise ClientError("--no-key and --key-stdin contradict each other; pick one.", 2)
     body = {"name": args.name, "base_url": args.base, "api": args.api, "no_key": args.no_key,
             "replace": args.replace}
     key = read_key(args)
@@ -137,7 +137,7 @@ def run_test(args, client) -> int:
 def run_remove(args, client) -> int:
     found = {e["name"]: e for e in client.get("/bench/endpoints")["endpoints"]}
     if args.name not in found:
-        raise CliError(f"No endpoint named {args.name!r}. Known: {', '.join(sorted(found)) or 'none'}.")
+        raise ClientError(f"No endpoint named {args.name!r}. Known: {', '.join(sorted(found)) or 'none'}.")
     active = found[args.name].get("active_models") or 0
     question = f"Remove endpoint {args.name!r}" + (f" and retire its {active} active models?" if active else "?")
     if not confirm(question, args.yes):

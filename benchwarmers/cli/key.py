@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from .client import q
+from ..client import q
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter

@@ -8,7 +8,7 @@ import traceback
 
 from .. import __version__
 from . import commands
-from .client import CliError, Client
+from ..client import Client, ClientError
 
 EPILOG = """examples:
   benchwarmers                      start the dashboard (initialises the data folder on first run)
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         client = Client(args.url, environ=None) if getattr(args, "needs_client", True) else None
         return int(args.func(args, client) or 0)
-    except CliError as e:
+    except ClientError as e:
         sys.stderr.write(f"{e}\n")
         return e.code
     except KeyboardInterrupt:

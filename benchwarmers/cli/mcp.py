@@ -19,5 +19,5 @@ def register(sub, parent) -> None:
 
 
 def run(args, client) -> int:
-    from .. import mcp
-    return mcp.run(getattr(args, "url", None))
+    from ..mcp.server import run as serve_mcp
+    return serve_mcp(getattr(args, "url", None))

@@ -6,8 +6,8 @@ import sys
 import time
 from urllib.parse import urlencode
 
-from .client import q
-from .output import emit_json, note, say, table
+from ..client import q
+from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
 
@@ -34,15 +34,16 @@ def register_model(sub, parent) -> None:
     p = sub.add_parser("model", parents=[parent], help="retire, restore, show or probe one model",
                        description="One model: retire it with a reason, restore it, show it with its probes, "
                                    "or probe it now.",
-                       epilog="examples:\n  bench model retire slowpoke --reason 'times out on long prompts'\n"
+                       epilog="examples:\n  bench model retire slowpoke --reason 'times out on long prompts' --yes\n"
                               "  bench model restore slowpoke\n  bench model show slowpoke --json",
                        formatter_class=FMT)
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    r = verbs.add_parser("retire", parents=[parent], help="take a model off the bench, with a reason",
-                         epilog="example:\n  bench model retire slowpoke --reason 'wrong on every review'",
+    r = verbs.add_parser("retire", parents=[parent], help="take a model off the bench, with a reason (asks first)",
+                         epilog="example:\n  bench model retire slowpoke --reason 'wrong on every review' --yes",
                          formatter_class=FMT)
     r.add_argument("alias")
     r.add_argument("--reason", required=True, help="why (kept with the model)")
+    r.add_argument("--yes", action="store_true", help="do not ask")
     r.set_defaults(func=run_retire)
     r = verbs.add_parser("restore", parents=[parent], help="bring a retired model back",
                          epilog="example:\n  bench model restore slowpoke", formatter_class=FMT)
@@ -64,15 +65,15 @@ def when(epoch) -> str:
 
 
 def facts_text(facts: dict) -> str:
-    parts = []
+    shown = []
     if facts.get("context_window"):
-        parts.append(f"ctx {facts['context_window']}")
+        shown.append(f"ctx {facts['context_window']}")
     if facts.get("max_output"):
-        parts.append(f"out {facts['max_output']}")
+        shown.append(f"out {facts['max_output']}")
     for flag in ("vision", "tools"):
         if facts.get(flag):
-            parts.append(flag)
-    return ", ".join(parts)
+            shown.append(flag)
+    return ", ".join(shown)
 
 
 def probe_text(p: dict | None) -> str:
@@ -114,6 +115,8 @@ def run_candidates(args, client) -> int:
 
 
 def run_retire(args, client) -> int:
+    if not confirm(f"Retire the model {args.alias!r}? It leaves every panel until `bench model restore`.", args.yes):
+        return 1
     d = client.post(f"/bench/models/{q(args.alias)}/retire", {"reason": args.reason})
     return _one(args, d, "Retired")
 

@@ -5,7 +5,7 @@ import argparse
 import sys
 import time
 
-from .client import CliError
+from ..client import ClientError
 from .output import emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -40,7 +40,7 @@ def run_onboard(args, client) -> int:
     if not args.served:
         return show_queue(args, client)
     if args.alias and len(args.served) > 1:
-        raise CliError("--alias names one model; onboard the others without it.", 2)
+        raise ClientError("--alias names one model; onboard the others without it.", 2)
     body = {"models": args.served, "mode": "adhoc" if args.ad_hoc else "quick" if args.quick else "full"}
     body.update({k: v for k, v in (("endpoint", args.endpoint), ("alias", args.alias)) if v})
     items = client.post("/bench/onboard", body)["items"]

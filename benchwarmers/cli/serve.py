@@ -10,11 +10,11 @@ import webbrowser
 from pathlib import Path
 
 from .. import home, keys
-from .client import CliError
+from ..client import ClientError
+from ..errors import BadRequest, ConfigError
+from ..roster.registry import APIS, Registry, new_endpoint
+from ..store import Config
 from .output import note
-
-APIS = ("openai", "anthropic", "gemini", "ollama")
-
 
 def register(sub, parent) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
@@ -49,7 +49,7 @@ def env_port(default: int) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise CliError(f"BENCHWARMERS_PORT must be a port number, not {raw!r}.", 2) from None
+        raise ClientError(f"BENCHWARMERS_PORT must be a port number, not {raw!r}.", 2) from None
 
 
 def on_desktop() -> bool:
@@ -65,16 +65,16 @@ def run_serve(args, client=None, open_browser: bool | None = None) -> int:
     try:
         service = Service(host=host, port=port, role=args.role)
     except BindRefused as e:
-        raise CliError(str(e), 2) from None
+        raise ClientError(str(e), 2) from None
     except OSError as e:
-        raise CliError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
+        raise ClientError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
                        "Is another copy running? Choose another --port.", 1) from None
-    where = "Dashboard and gateway" if args.role == "dashboard" else "Gateway"
     want = args.open if open_browser is None else (open_browser or args.open)
 
     def ready() -> None:
+        where = "Dashboard and gateway" if args.role == "dashboard" else "Gateway"
         note(f"{where} at {service.url}  (gateway base URL {service.url}/v1)")
-        note(f"Data folder: {service.ctx.home}")
+        note(f"Data folder: {service.bench.home}")
         note("Press Ctrl-C to stop.")
         if want and not args.no_browser and args.role == "dashboard":
             threading.Timer(0.5, webbrowser.open, (service.url + "/",)).start()
@@ -93,7 +93,7 @@ def bare() -> int:
                               default_port=8122)
     try:
         return run_serve(args, open_browser=on_desktop())
-    except CliError as e:
+    except ClientError as e:
         note(str(e))
         return e.code
 
@@ -102,29 +102,43 @@ def read_secret(from_stdin: bool, prompt: str) -> str:
     if from_stdin:
         return sys.stdin.readline().strip()
     if not sys.stdin or not sys.stdin.isatty():
-        raise CliError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
+        raise ClientError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
     return getpass.getpass(prompt).strip()
 
 
 def run_init(args, client=None) -> int:
-    from ..store import Config
+    if (args.key or args.key_stdin) and not args.endpoint:
+        raise ClientError("--key needs --endpoint NAME BASE_URL.", 2)
+    endpoint = None
+    if args.endpoint:
+        try:   # checked as the admin API checks it, before anything is written
+            endpoint = new_endpoint(args.endpoint[0], args.endpoint[1], args.api)
+        except BadRequest as e:
+            raise ClientError(str(e), 2) from None
     folder = Path(args.folder).expanduser().resolve() if args.folder else home.resolve()
     created = home.init(folder, write_pointer=bool(args.folder) or not os.environ.get("BENCHWARMERS_HOME"))
     note(f"Data folder: {folder} ({len(created)} file(s) created, existing files kept)")
     if args.folder and not home.in_checkout() and not os.environ.get("BENCHWARMERS_HOME"):
         note(f"To use it, set BENCHWARMERS_HOME={folder} (an installed package keeps no pointer file).")
-    if args.endpoint:
-        name, base = args.endpoint
-        cfg = Config(folder)
-        cfg.update("endpoints.json", lambda d: d.setdefault("endpoints", {}).setdefault(
-            name, {"base_url": base.rstrip("/"), "api": args.api}))
-        note(f"Endpoint {name}: {base}")
-        if args.key or args.key_stdin:
-            key = read_secret(args.key_stdin, f"Key for {name} (input hidden): ")
-            if not key:
-                raise CliError("No key given; nothing stored.", 1)
-            path = keys.store(name, key)
-            note(f"Key stored in {path} (not in the data folder).")
-    elif args.key or args.key_stdin:
-        raise CliError("--key needs --endpoint NAME BASE_URL.", 2)
+    if endpoint:
+        init_endpoint(folder, endpoint, args)
     return 0
+
+
+def init_endpoint(folder: Path, endpoint, args) -> None:
+    """Save the endpoint through the registry (an existing one of that name is kept), then store its key."""
+    try:
+        registry = Registry(Config(folder))
+        if endpoint.name in registry.endpoints():
+            note(f"Endpoint {endpoint.name} exists; kept as it is.")
+        else:
+            registry.save_endpoint(endpoint)
+            note(f"Endpoint {endpoint.name}: {endpoint.base_url}")
+        if args.key or args.key_stdin:
+            key = read_secret(args.key_stdin, f"Key for {endpoint.name} (input hidden): ")
+            if not key:
+                raise ClientError("No key given; nothing stored.", 1)
+            path = keys.store(endpoint.name, key)
+            note(f"Key stored in {path} (not in the data folder).")
+    except ConfigError as e:   # a file that does not parse is the user's to fix, never ours to replace
+        raise ClientError(str(e), 1) from None

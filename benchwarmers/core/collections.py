@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import BadRequest, NotFound
-from ..registry import Registry, check_name, suggest
+from ..errors import BadRequest, CollectionNotFound
+from ..roster.registry import Registry, check_name, suggest
 from ..store import Config
 
 FILE = "collections.json"
@@ -53,7 +53,7 @@ class Collections:
             hint = suggest(name, known, "collection")
             if known:
                 hint += " Ask one of: " + ", ".join(f"bench/{n}" for n in sorted(known)) + "."
-            raise NotFound(f"No collection named {name!r}.", hint, code="collection_not_found")
+            raise CollectionNotFound(f"No collection named {name!r}.", hint)
         return found
 
     def save(self, name: str, spec: dict) -> Collection:

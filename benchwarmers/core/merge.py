@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..canonical import OK, Ask, Message, PanelReply, Text
-from ..registry import Model, Registry
+from ..roster.registry import Model, Registry
 from .collections import Collection
 from .record import Record, wilson_lower
 

@@ -1,7 +1,7 @@
 """A collection seen whole: the calls one ask makes, what its members share, and what their record suggests."""
 from __future__ import annotations
 
-from ..registry import Model
+from ..roster.registry import Model
 from .collections import Collection
 from .record import wilson_lower
 

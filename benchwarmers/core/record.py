@@ -4,6 +4,7 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from typing import Callable
 
 from ..store import Database
 
@@ -25,22 +26,24 @@ KINDS = "('member', 'explore', 'with', 'route', 'shadow')"
 
 
 class Record:
-    """Computed from the calls and verdicts tables; cached for a few seconds because route mode reads it per turn."""
+    """Computed from the calls and verdicts tables; cached for a few seconds because route mode reads it per turn.
+    `settings` is read on every call, so a new confidently_wrong_ratio counts from the next request on."""
 
-    def __init__(self, db: Database, wrong_ratio: float = 0.5, ttl: float = 5.0):
+    def __init__(self, db: Database, settings: Callable[[], dict], ttl: float = 5.0):
         self.db = db
-        self.wrong_ratio = wrong_ratio
+        self.settings = settings
         self.ttl = ttl
         self._cache: dict = {}
         self._lock = threading.Lock()
 
     def models(self, collection: str | None = None) -> dict[str, dict]:
-        key = collection or ""
+        wrong_ratio = self.settings()["confidently_wrong_ratio"]
+        key = (collection or "", wrong_ratio)
         with self._lock:
             hit = self._cache.get(key)
             if hit and time.monotonic() - hit[0] < self.ttl:
                 return hit[1]
-        data = self._compute(collection)
+        data = self._compute(collection, wrong_ratio)
         with self._lock:
             self._cache[key] = (time.monotonic(), data)
         return data
@@ -49,7 +52,7 @@ class Record:
         with self._lock:
             self._cache.clear()
 
-    def _compute(self, collection: str | None) -> dict[str, dict]:
+    def _compute(self, collection: str | None, wrong_ratio: float) -> dict[str, dict]:
         self.db.sync()
         where, params = ("AND c.collection = ?", (collection,)) if collection else ("", ())
         out = {}
@@ -61,7 +64,7 @@ class Record:
             d["useful_rate"] = round(d["useful"] / d["judged"], 3) if d["judged"] else None
             d["useful_interval"] = [round(x, 3) for x in wilson(d["useful"], d["judged"])] if d["judged"] else None
             d["confidently_wrong"] = bool(d["false_claims"] >= 3 and judged_claims
-                                          and d["false_claims"] / judged_claims >= self.wrong_ratio)
+                                          and d["false_claims"] / judged_claims >= wrong_ratio)
             out[r["model"]] = d
         speed_where = "AND collection = ?" if collection else ""
         for r in self.db.query(f"SELECT model, seconds FROM calls WHERE status = 'ok' AND seconds IS NOT NULL "

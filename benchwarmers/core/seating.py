@@ -1,15 +1,14 @@
 """Who sits on this panel: every able member, explore seats for the longest-waiting others, and extra seats."""
 from __future__ import annotations
 
-import json
 import random
 import threading
 import time
 from dataclasses import dataclass, field
 
 from ..canonical import EXPLORE, MEMBER, WITH, Ask, estimate_tokens
-from ..registry import Model, Registry
-from ..store import Database
+from ..roster.registry import Model, Registry
+from ..roster.resting import Resting
 from .collections import Collection
 
 
@@ -25,34 +24,6 @@ class SeatPlan:
 class Plan:
     seats: list = field(default_factory=list)
     passed_over: list = field(default_factory=list)    # explore candidates not seated, with the reason
-
-
-class Resting:
-    """Endpoints resting on a rate limit until a reset time, kept in memory and in the ratelimits table."""
-
-    def __init__(self, db: Database, limits=None):
-        self.db = db
-        self.limits = limits           # the transport's RateLimitBook: facts from every response
-        now = time.time()
-        self._until = {r["endpoint"]: r["resting_until"] for r in
-                       db.query("SELECT endpoint, resting_until FROM ratelimits WHERE resting_until > ?", (now,))}
-
-    def until(self, endpoint: str) -> float | None:
-        """When the endpoint may be called again: a 429's reset, or a quota the headers say is used up."""
-        now = time.time()
-        t = self._until.get(endpoint) or 0.0
-        facts = self.limits.get(endpoint) if self.limits else {}
-        for used_up, reset in (("requests_remaining", "requests_reset_at"), ("tokens_remaining", "tokens_reset_at")):
-            if facts.get(used_up) == 0 and (facts.get(reset) or 0) > now:
-                t = max(t, facts[reset])
-        return t if t > now else None
-
-    def mark(self, endpoint: str, until: float, facts: dict | None = None) -> None:
-        self._until[endpoint] = max(until, self._until.get(endpoint) or 0)
-        self.db.submit(lambda c: c.execute(
-            "INSERT INTO ratelimits (endpoint, facts, resting_until, updated) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(endpoint) DO UPDATE SET facts = excluded.facts, resting_until = excluded.resting_until, "
-            "updated = excluded.updated", (endpoint, json.dumps(facts or {}), until, time.time())))
 
 
 class Seating:

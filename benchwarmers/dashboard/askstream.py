@@ -1,6 +1,6 @@
 """The Ask page's stream: POST /ask/stream runs a panel and sends one JSON line per seat as it finishes.
 
-The one place the dashboard uses the panel directly (start, finished, merge_events) rather than the admin API: a
+The one place the dashboard uses the panel (bench.panel: start, finished, merge_events) rather than the admin API: a
 page cannot stream a column per seat through a whole-answer API. Lines: {"panel": ...} first, then {"seat": ...}
 per finished seat (its answer as Markdown nodes, see markdown.py), {"merge": {"delta"}} and {"merged": ...} for
 :merged, and {"done": ...} or {"error": ...} last; empty lines keep the connection alive while seats think.
@@ -11,7 +11,6 @@ import json
 
 from .. import formats
 from ..canonical import KeepAlive, TextDelta
-from ..core.parts import parts
 from ..errors import BenchError
 from ..formats.base import RequestInfo
 from ..server.messages import Request, Response
@@ -29,14 +28,14 @@ def seat_line(seat) -> dict:
                      "nodes": markdown.parse(seat.answer) if seat.answer else []}}
 
 
-def ask_stream(req: Request, ctx) -> Response:
+def ask_stream(req: Request, bench) -> Response:
     form = web.read_form(req)
     web.check_csrf(req, form)
     body = chat_body(form)
     ask = formats.get("openai_chat").parse(body, RequestInfo(req.path, req.query, req.headers))
-    panel = parts(ctx).panel
+    panel = bench.panel
     run = panel.start(ask)              # refusals (empty collection, unknown name) answer before any line
-    keepalive = ctx.settings["keepalive_seconds"]
+    keepalive = bench.settings()["keepalive_seconds"]
     merged = ask.target.mode == "merged"
 
     def lines():

@@ -45,26 +45,26 @@ def views(p: Page):
     """The page's two faces: the dict as JSON, and the dict rendered into the layout."""
     module = p.module
 
-    def as_json(req: Request, ctx) -> Response:
-        return Response.json(module.data(req, ctx))
+    def as_json(req: Request, bench) -> Response:
+        return Response.json(module.data(req, bench))
 
-    def as_html(req: Request, ctx) -> Response:
+    def as_html(req: Request, bench) -> Response:
         if web.wants_json(req):
-            return as_json(req, ctx)
-        frame = web.frame(req, ctx)
-        d = module.data(req, ctx)
+            return as_json(req, bench)
+        frame = web.frame(req, bench)
+        d = module.data(req, bench)
         to = getattr(module, "redirect", lambda _: None)(d)
         if to:
             return Response.redirect(to)
         title, body = module.render(d, frame)
         link = json_path(req.path) + ("?" + urlencode(req.query) if req.query else "")
-        return page(title, body, frame, nav_items=NAV, nav=p.section or p.path, version=ctx.version,
+        return page(title, body, frame, nav_items=NAV, nav=p.section or p.path, version=bench.version,
                     json_link=link, scripts=getattr(module, "SCRIPTS", ()))
     as_json.__name__ = as_html.__name__ = f"page_{module.__name__.rsplit('.', 1)[-1]}"
     return as_json, as_html
 
 
-def static_file(req: Request, ctx) -> Response:
+def static_file(req: Request, bench) -> Response:
     resp = static(req.params["name"])
     if resp is None:
         raise NotFound(f"No static file {req.params['name']!r}.")

@@ -17,9 +17,10 @@ from email.parser import BytesParser
 from urllib.parse import parse_qs, quote
 
 from .. import formats
-from ..errors import BadRequest, BenchError, Forbidden
+from ..errors import BadRequest, BenchError, CsrfFailed, Forbidden
 from ..server.guard import is_admin
 from ..server.messages import Request, Response
+from ..server.routes import BENCH_SHAPE
 
 CSRF_COOKIE, CSRF_FIELD, CSRF_HEADER = "bw_csrf", "csrf", "x-csrf-token"
 SECRET_FIELDS = {"key", "csrf", "token"}       # never echoed back into a form
@@ -78,16 +79,16 @@ def valid_token(value: str | None) -> bool:
     return bool(value) and 20 <= len(value) <= 64 and value.replace("-", "").replace("_", "").isalnum()
 
 
-def frame(req: Request, ctx) -> Frame:
+def frame(req: Request, bench) -> Frame:
     current = req.cookie(CSRF_COOKIE)
     set_cookie = None
     if not valid_token(current):
         current = secrets.token_urlsafe(24)
         set_cookie = f"{CSRF_COOKIE}={current}; HttpOnly; SameSite=Strict; Path=/"
     note = take_note(current)
-    signed_in = is_admin(req, ctx.admin_token)
+    signed_in = is_admin(req, bench.admin_token)
     return Frame(req.path, current, set_cookie, note["flashes"], note["echo"], note["secret"],
-                 logout=bool(ctx.admin_token) and signed_in, signed_in=signed_in)
+                 logout=bool(bench.admin_token) and signed_in, signed_in=signed_in)
 
 
 def wants_json(req: Request) -> bool:
@@ -171,8 +172,8 @@ def check_csrf(req: Request, form: Form) -> None:
     cookie = req.cookie(CSRF_COOKIE) or ""
     sent = req.headers.get(CSRF_HEADER) or form.get(CSRF_FIELD)
     if not cookie or not sent or not hmac.compare_digest(cookie.encode(), sent.encode()):
-        raise Forbidden("This form has expired or did not come from this dashboard.",
-                        "Reload the page and send it again.", code="csrf_failed")
+        raise CsrfFailed("This form has expired or did not come from this dashboard.",
+                         "Reload the page and send it again.")
 
 
 # ---- form actions -------------------------------------------------------------------------------
@@ -186,18 +187,18 @@ class Done:
 
 
 def json_error(err: BenchError) -> Response:
-    return Response.json(formats.get("openai_chat").error_body(err), err.status)
+    return Response.json(formats.error_body(BENCH_SHAPE, err), err.status)
 
 
 def action(fn, back: str):
-    """A POST handler: CSRF checked; fn(req, ctx, form) -> Done; a refusal goes back to the form with its text."""
-    def handler(req: Request, ctx) -> Response:
+    """A POST handler: CSRF checked; fn(req, bench, form) -> Done; a refusal goes back to the form with its text."""
+    def handler(req: Request, bench) -> Response:
         to_json = wants_json(req)
         form = Form()
         try:
             form = read_form(req)
             check_csrf(req, form)
-            done = fn(req, ctx, form)
+            done = fn(req, bench, form)
         except BenchError as err:
             if to_json:
                 return json_error(err)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text,
                          TextDelta, ToolCallDelta, Usage, UsageEvent)
-from ..errors import UpstreamFailed
+from ..errors import FaultKind, UpstreamFailed
 from .base import Provider, iter_sse, load_json, split_parts
 
 FINISH = {"stop": STOP, "length": LENGTH, "tool_calls": TOOL_CALLS, "function_call": TOOL_CALLS,
@@ -49,7 +49,7 @@ class OpenAIProvider(Provider):
     def adapt(self, body: dict | None, exc: UpstreamFailed) -> dict | None:
         """The body without what a 400 says this server cannot take; None when nothing is to be done."""
         text = exc.message.lower()
-        if not body or exc.kind != "bad_request":
+        if not body or exc.kind is not FaultKind.BAD_REQUEST:
             return None
         if "stream_options" in text and "stream_options" in body:       # older compatible servers
             self.supports["stream_usage"] = False
@@ -106,7 +106,7 @@ class OpenAIProvider(Provider):
         status = code if isinstance(code, int) else None
         message = str(error.get("message") or error)
         kind = self.classify(status, message, error) if status else (
-            "rate_limited" if "rate" in str(code or error.get("type") or "") else "server")
+            FaultKind.RATE_LIMITED if "rate" in str(code or error.get("type") or "") else FaultKind.SERVER)
         return self.stream_failure(kind, message, status)
 
     # ---- models -------------------------------------------------------------------------------

@@ -7,24 +7,22 @@ import logging
 import threading
 from urllib.parse import quote
 
-from .. import formats, keys as keys_mod
+from .. import formats
 from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized
+from ..redaction import redact
 from . import guard
-from .context import Context
+from .bench import Bench
 from .messages import Request, Response
-from .routes import ADMIN, GATEWAY, Router, shape_for_path
+from .routes import ADMIN, BENCH_SHAPE, GATEWAY, RouteTable, shape_for_path
+from .table import build_table
 
 log = logging.getLogger("benchwarmers.server")
 
-FORMAT_FOR_SHAPE = {"openai": "openai_chat", "bench": "openai_chat", "anthropic": "anthropic",
-                    "gemini": "gemini", "ollama": "ollama"}
-
 
 class App:
-    def __init__(self, ctx: Context, router: Router | None = None):
-        from .table import build_router
-        self.ctx = ctx
-        self.router = router or build_router()
+    def __init__(self, bench: Bench, table: RouteTable | None = None):
+        self.bench = bench
+        self.table = table or build_table()
         self._inflight = 0
         self._idle = threading.Condition()
 
@@ -40,14 +38,15 @@ class App:
                 self._idle.notify_all()
 
     def _handle(self, req: Request) -> Response:
+        req.app = self
         shape = shape_for_path(req.path)
         try:
-            guard.check_host(req, self.ctx.host, self.ctx.public_hosts)
+            guard.check_host(req, self.bench.host, self.bench.public_hosts)
             guard.check_origin(req)
-            route, params = self.router.match(req.method, req.path, self.ctx.role)
+            route, params = self.table.match(req.method, req.path, self.bench.role)
             shape, req.params = route.shape, params
             self.authorize(req, route)
-            resp = route.handler(req, self.ctx)
+            resp = route.handler(req, self.bench)
             if req.method == "HEAD":
                 resp.body, resp.stream = b"", None
             return resp
@@ -63,13 +62,12 @@ class App:
                                                          "Try again; if it repeats, report it with the log."))
 
     def authorize(self, req: Request, route) -> None:
-        token = self.ctx.admin_token
+        token = self.bench.admin_token
         req.is_admin = guard.is_admin(req, token)
         if route.auth == ADMIN:
             guard.require_admin(req, token)
         elif route.auth == GATEWAY and token and not req.is_admin:
-            from ..core.gatewaykeys import gateway_keys
-            req.caller = gateway_keys(self.ctx).authenticate(guard.presented_key(req))
+            req.caller = self.bench.gateway_keys.authenticate(guard.presented_key(req))
 
     def wait_idle(self, timeout: float) -> bool:
         """For shutdown: wait until no request is in flight."""
@@ -78,7 +76,7 @@ class App:
 
     # -- errors --------------------------------------------------------------------------------
     def error_response(self, shape: str, err: BenchError) -> Response:
-        err.message = keys_mod.redact(err.message)
+        err.message = redact(err.message)
         headers = {}
         if isinstance(err, MethodNotAllowed):
             headers["Allow"] = ", ".join(err.allow)
@@ -88,6 +86,6 @@ class App:
             page = (f"<!doctype html><title>{err.status}</title><h1>{err.status}</h1>"
                     f"<p>{html.escape(str(err))}</p><p><a href=\"/\">Home</a></p>")
             return Response.html(page, err.status, headers)
-        body = formats.get(FORMAT_FOR_SHAPE[shape]).error_body(err)
+        body = formats.error_body(BENCH_SHAPE if shape == "bench" else shape, err)
         return Response(err.status, json.dumps(body).encode(), {"Content-Type": "application/json", **headers})
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from typing import Any, Iterator
 
 from ..errors import BadRequest
@@ -30,6 +30,8 @@ class Request:
     params: dict = field(default_factory=dict)       # filled from the route's pattern
     caller: Any = None                               # the gateway key record, once authenticated
     is_admin: bool = False
+    app: Any = None                                  # the App handling it: a dashboard page calls the admin API
+    #                                                  through the same app and route table, in-process
 
     def json(self) -> dict:
         """The body as a JSON object; 400 saying what is wrong otherwise."""
@@ -56,13 +58,9 @@ class Request:
         jar = SimpleCookie()
         try:
             jar.load(raw)
-        except Exception:
+        except CookieError:   # a malformed Cookie header carries no session: the request is simply not logged in
             return None
         return jar[name].value if name in jar else None
-
-    def form(self) -> dict:
-        from urllib.parse import parse_qsl
-        return dict(parse_qsl(self.body.decode("utf-8", "replace")))
 
 
 @dataclass

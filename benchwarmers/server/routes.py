@@ -5,9 +5,11 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from .. import formats
 from ..errors import MethodNotAllowed, NotFound
 
 PUBLIC, GATEWAY, ADMIN = "public", "gateway", "admin"
+BENCH_SHAPE = "openai"   # the admin API's errors (shape "bench") take the OpenAI shape
 
 
 @dataclass
@@ -15,7 +17,7 @@ class Route:
     method: str
     pattern: str
     handler: Callable
-    shape: str = "bench"             # error shape: openai, anthropic, gemini, ollama, bench, html
+    shape: str = "bench"             # error shape: a format's SHAPE (openai, anthropic, ...), bench or html
     auth: str = ADMIN
     dashboard_only: bool = False     # not served by the gateway-alone process
 
@@ -26,7 +28,9 @@ class Route:
         self.regex = re.compile("^" + regex + "$")
 
 
-class Router:
+class RouteTable:
+    """Matches a request to its route: 404 for an unknown path, 405 with Allow for a known path's wrong method."""
+
     def __init__(self, routes: list[Route]):
         self.routes = routes
 
@@ -48,15 +52,7 @@ class Router:
 
 
 def shape_for_path(path: str) -> str:
-    """The API a path belongs to, so even a 404 answers in the caller's own error shape."""
-    if path.startswith("/v1/messages"):
-        return "anthropic"
-    if path.startswith("/v1beta/") or (path.startswith("/v1/models/") and ":" in path):
-        return "gemini"
-    if path.startswith("/api/"):
-        return "ollama"
-    if path.startswith("/v1/"):
-        return "openai"
+    """The API a path belongs to (the formats declare theirs), so even a 404 answers in the caller's own shape."""
     if path.startswith("/bench/") or path == "/healthz":
         return "bench"
-    return "html"
+    return formats.shape_of_path(path) or "html"

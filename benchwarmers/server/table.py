@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..api import admin, gateway, status
 from ..dashboard.routes import ROUTES as DASHBOARD
-from .routes import ADMIN, PUBLIC, Route, Router
+from .routes import ADMIN, PUBLIC, Route, RouteTable
 
 
 def build_routes() -> list[Route]:
@@ -12,8 +12,8 @@ def build_routes() -> list[Route]:
         Route("HEAD", "/", status.head_root, "html", PUBLIC),
         Route("GET", "/bench/status", status.status, "bench", ADMIN),
     ]
-    return routes + DASHBOARD + admin.ROUTES + gateway.ROUTES
+    return routes + DASHBOARD + admin.ROUTES + gateway.routes()
 
 
-def build_router() -> Router:
-    return Router(build_routes())
+def build_table() -> RouteTable:
+    return RouteTable(build_routes())

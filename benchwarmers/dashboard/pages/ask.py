@@ -15,10 +15,10 @@ SCRIPTS = ("ask.js",)
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
-def data(req, ctx) -> dict:
+def data(req, bench) -> dict:
     return {"collections": [{k: c[k] for k in ("name", "description", "members", "explore")}
-                            for c in get(req, ctx, "/bench/collections")["collections"]],
-            "models": [m["alias"] for m in get(req, ctx, "/bench/models")["models"] if m["status"] != "retired"],
+                            for c in get(req, "/bench/collections")["collections"]],
+            "models": [m["alias"] for m in get(req, "/bench/models")["models"] if m["status"] != "retired"],
             "chosen": req.query.get("collection") or None}
 
 
@@ -97,9 +97,9 @@ def chat_body(form) -> dict:
     return body
 
 
-def ask(req, ctx, form) -> Done:
+def ask(req, bench, form) -> Done:
     """Without script: ask through the gateway, then open the ask's own page with every seat and verdict form."""
-    reply = post(req, ctx, "/v1/chat/completions", chat_body(form))
+    reply = post(req, "/v1/chat/completions", chat_body(form))
     bench = reply.get("bench") or {}
     seats = bench.get("seats") or []
     answered = sum(s.get("status") == "ok" for s in seats)

@@ -9,8 +9,8 @@ from ..web import Done, safe_local
 from ..widgets import chip, seat_column
 
 
-def data(req, ctx) -> dict:
-    return get(req, ctx, f"/bench/history/{req.params['id']}")
+def data(req, bench) -> dict:
+    return get(req, f"/bench/history/{req.params['id']}")
 
 
 def render(d: dict, frame) -> tuple[str, str]:
@@ -38,7 +38,7 @@ def asked(request: dict | None) -> str:
     return system + turns
 
 
-def verdict(req, ctx, form) -> Done:
+def verdict(req, bench, form) -> Done:
     """Useful or not, claims real and false (one a line), a note: through POST /bench/verdict."""
     if form.get("useful") not in ("yes", "no"):
         raise BadRequest("Choose Useful or Not useful first.")
@@ -47,7 +47,7 @@ def verdict(req, ctx, form) -> Done:
             "false": [x.strip() for x in form.get("false").splitlines() if x.strip()]}
     if form.get("note").strip():
         body["note"] = form.get("note").strip()
-    saved = post(req, ctx, "/bench/verdict", body)
+    saved = post(req, "/bench/verdict", body)
     revised = " (revised)" if saved.get("revisions", 1) > 1 else ""
     word = "useful" if saved["useful"] else "not useful"
     return Done(f"Verdict saved: {word}{revised}.", safe_local(form.get("back")) or "/calls", {"verdict": saved})

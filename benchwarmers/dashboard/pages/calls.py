@@ -12,12 +12,12 @@ VERDICTS = [("", "any"), ("missing", "answers not judged yet"), ("given", "judge
 FILTERS = ("collection", "model", "status", "verdict")
 
 
-def data(req, ctx) -> dict:
+def data(req, bench) -> dict:
     q = {k: req.query.get(k) or None for k in FILTERS}
     page = req.query.get("page") or 1
-    d = get(req, ctx, "/bench/history", page=page, per_page=25, **q)
-    d["collections"] = [c["name"] for c in get(req, ctx, "/bench/collections")["collections"]]
-    d["models"] = [m["alias"] for m in get(req, ctx, "/bench/models")["models"]]
+    d = get(req, "/bench/history", page=page, per_page=25, **q)
+    d["collections"] = [c["name"] for c in get(req, "/bench/collections")["collections"]]
+    d["models"] = [m["alias"] for m in get(req, "/bench/models")["models"]]
     return d
 
 

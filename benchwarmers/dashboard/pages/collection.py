@@ -11,15 +11,15 @@ from .collections import seat_count, suggestions, together_line, usage
 NEW = "_new"      # no collection name starts with "_"
 
 
-def data(req, ctx) -> dict:
+def data(req, bench) -> dict:
     name = req.params["name"]
-    models = get(req, ctx, "/bench/models")["models"]
-    status = get(req, ctx, "/bench/status")
+    models = get(req, "/bench/models")["models"]
+    status = get(req, "/bench/status")
     d = {"new": name == NEW, "models": [{k: m[k] for k in ("alias", "status", "ad_hoc", "endpoint")} for m in models],
          "url": status["url"], "admin_token_set": status["admin_token_set"], "collection": None, "record": {}}
     if name != NEW:
-        d["collection"] = get(req, ctx, f"/bench/collections/{name}/overview")
-        d["record"] = get(req, ctx, "/bench/record", collection=name)["models"]
+        d["collection"] = get(req, f"/bench/collections/{name}/overview")
+        d["record"] = get(req, "/bench/record", collection=name)["models"]
     return d
 
 
@@ -102,26 +102,26 @@ def whole(form, name: str) -> int | str:
     return int(value) if value.isdigit() else value     # the API says what is wrong with anything else
 
 
-def save(req, ctx, form) -> Done:
+def save(req, bench, form) -> Done:
     name = form.get("name").strip()
     body = {"members": form.getlist("members"), "description": form.get("description").strip(),
             "explore": whole(form, "explore"), "shadow": whole(form, "shadow"),
             "merge_model": form.get("merge_model") or None}
-    saved = call(req, ctx, "PUT", f"/bench/collections/{name}", body)
-    seats = get(req, ctx, f"/bench/collections/{name}/overview")["seats"]
+    saved = call(req, "PUT", f"/bench/collections/{name}", body)
+    seats = get(req, f"/bench/collections/{name}/overview")["seats"]
     return Done(f"Saved collection {saved['name']}: one ask makes {seats['calls']} calls.", f"/collections/{name}",
                 {"collection": saved})
 
 
-def delete(req, ctx, form) -> Done:
+def delete(req, bench, form) -> Done:
     name = req.params["name"]
-    call(req, ctx, "DELETE", f"/bench/collections/{name}")
+    call(req, "DELETE", f"/bench/collections/{name}")
     return Done(f"Deleted collection {name}.", "/collections")
 
 
-def add_member(req, ctx, form) -> Done:
+def add_member(req, bench, form) -> Done:
     name = req.params["name"]
-    post(req, ctx, f"/bench/collections/{name}", {"add": [form.get("model")]})
+    post(req, f"/bench/collections/{name}", {"add": [form.get("model")]})
     return Done(f"{form.get('model')} is now a member of {name}.", f"/collections/{name}")
 
 

@@ -8,10 +8,10 @@ from ..widgets import chip, record_cell
 CHIP_FOR = {"promote": "done", "replace": "wrong", "retired": "retired", "gone": "failed"}
 
 
-def data(req, ctx) -> dict:
-    names = [c["name"] for c in get(req, ctx, "/bench/collections")["collections"]]
-    status = get(req, ctx, "/bench/status")
-    return {"collections": [get(req, ctx, f"/bench/collections/{n}/overview") for n in names],
+def data(req, bench) -> dict:
+    names = [c["name"] for c in get(req, "/bench/collections")["collections"]]
+    status = get(req, "/bench/status")
+    return {"collections": [get(req, f"/bench/collections/{n}/overview") for n in names],
             "url": status["url"], "admin_token_set": status["admin_token_set"]}
 
 

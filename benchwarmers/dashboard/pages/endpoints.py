@@ -18,11 +18,11 @@ KEY_SOURCES = {"environment": "environment variable", "keys.json": "keys.json", 
                "missing": "missing"}
 
 
-def data(req, ctx) -> dict:
-    return {"endpoints": get(req, ctx, "/bench/endpoints")["endpoints"],
-            "local_servers": get(req, ctx, "/bench/local-servers")["servers"],
+def data(req, bench) -> dict:
+    return {"endpoints": get(req, "/bench/endpoints")["endpoints"],
+            "local_servers": get(req, "/bench/local-servers")["servers"],
             "apis": [{"api": api, "label": label, "default_base": PROVIDERS[api].default_base} for api, label in APIS],
-            "models": len(get(req, ctx, "/bench/models")["models"])}
+            "models": len(get(req, "/bench/models")["models"])}
 
 
 def render(d: dict, frame) -> tuple[str, str]:
@@ -105,25 +105,25 @@ ADD_CARDS = [local_card, paste_card]
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def add(req, ctx, form) -> Done:
+def add(req, bench, form) -> Done:
     body = {"name": form.get("name").strip(), "base_url": form.get("base_url").strip(), "api": form.get("api"),
             "no_key": form.flag("no_key")}
     if form.get("key").strip():
         body["key"] = form.get("key").strip()
-    added = post(req, ctx, "/bench/endpoints", body)["endpoint"]
+    added = post(req, "/bench/endpoints", body)["endpoint"]
     key = {"keys.json": "its key is kept in keys.json", "environment": "its key comes from the environment",
            "none": "no key"}.get(added["key_source"], "")
     return Done(f"Added endpoint {added['name']}: it serves {added['served_count']} models; {key}.", "/endpoints",
                 {"endpoint": added})
 
 
-def test(req, ctx, form) -> Done:
-    d = post(req, ctx, f"/bench/endpoints/{req.params['name']}/test")["endpoint"]
+def test(req, bench, form) -> Done:
+    d = post(req, f"/bench/endpoints/{req.params['name']}/test")["endpoint"]
     return Done(f"Endpoint {d['name']} answers: it serves {d['served_count']} models.", "/endpoints", {"endpoint": d})
 
 
-def remove(req, ctx, form) -> Done:
-    d = call(req, ctx, "DELETE", f"/bench/endpoints/{req.params['name']}")
+def remove(req, bench, form) -> Done:
+    d = call(req, "DELETE", f"/bench/endpoints/{req.params['name']}")
     retired = f" Retired: {', '.join(d['retired'])}." if d["retired"] else ""
     return Done(f"Removed endpoint {d['removed']}.{retired}" + (f" {d['note']}" if d.get("note") else ""),
                 "/endpoints", d)

@@ -1,21 +1,22 @@
 """Home: what to do next, calls per day by status, the last asks, and where the service runs."""
 from __future__ import annotations
 
+from ...errors import ConfigError
 from .. import charts
-from ..apicall import get
+from ..apicall import Refused, get
 from ..render import card, e, facts, link, table, when
 from ..widgets import chip
 
 SERIES = ("ok", "failed", "timeout", "skipped")
 
 
-def data(req, ctx) -> dict:
-    status = get(req, ctx, "/bench/status")
-    endpoints = get(req, ctx, "/bench/endpoints")["endpoints"]
-    models = get(req, ctx, "/bench/models")["models"]
-    collections = get(req, ctx, "/bench/collections")["collections"]
-    recent = get(req, ctx, "/bench/history", per_page=5)
-    judged = get(req, ctx, "/bench/history", verdict="given", per_page=1)["total"]
+def data(req, bench) -> dict:
+    status = get(req, "/bench/status")
+    endpoints = listed(req, "/bench/endpoints", "endpoints")
+    models = listed(req, "/bench/models", "models")
+    collections = listed(req, "/bench/collections", "collections")
+    recent = get(req, "/bench/history", per_page=5)
+    judged = get(req, "/bench/history", verdict="given", per_page=1)["total"]
     steps = [
         {"done": bool(endpoints), "text": "Add an endpoint", "href": "/endpoints"},
         {"done": bool(models), "text": "Onboard models", "href": "/onboard"},
@@ -27,13 +28,25 @@ def data(req, ctx) -> dict:
                                          "active_models": sum(m["status"] == "active" for m in models),
                                          "collections": len(collections), "asks": recent["total"],
                                          "asks_judged": judged},
-            "next_steps": steps, "daily": get(req, ctx, "/bench/stats/daily", days=14)["days"],
+            "next_steps": steps, "daily": get(req, "/bench/stats/daily", days=14)["days"],
             "recent": recent["items"]}
 
 
+def listed(req, path: str, name: str) -> list:
+    """One list the API gives, or none while a config file is broken (the status's config_problems, shown on the
+    page, names the file and line): a bad hand edit never takes Home down."""
+    try:
+        return get(req, path)[name]
+    except Refused as err:
+        if err.code != ConfigError.code:
+            raise
+        return []
+
+
 def redirect(d: dict) -> str | None:
-    """The first run opens on Endpoints: nothing can happen before one is added."""
-    return "/endpoints" if not d["counts"]["endpoints"] else None
+    """The first run opens on Endpoints: nothing can happen before one is added (a broken config file is not a
+    first run: Home stays, to say which file and line)."""
+    return "/endpoints" if not d["counts"]["endpoints"] and not d["status"]["config_problems"] else None
 
 
 def render(d: dict, frame) -> tuple[str, str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hmac
 
-from ...server.context import Context
+from ...server.bench import Bench
 from ...server.guard import SESSION_COOKIE, session_value
 from ...server.messages import Request, Response
 from .. import web
@@ -13,8 +13,8 @@ from ..widgets import csrf, hidden
 CLEAR = f"{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
 
 
-def show(req: Request, ctx: Context, error: str = "", status: int = 200, nxt: str | None = None) -> Response:
-    frame = web.frame(req, ctx)
+def show(req: Request, bench: Bench, error: str = "", status: int = 200, nxt: str | None = None) -> Response:
+    frame = web.frame(req, bench)
     frame.logout = False
     if error:
         frame.flashes.append(("error", error))
@@ -24,22 +24,22 @@ def show(req: Request, ctx: Context, error: str = "", status: int = 200, nxt: st
             '<label for="token">Admin token</label>'
             '<input id="token" type="password" name="token" autocomplete="current-password" required autofocus>'
             f'{hidden("next", nxt)}<div class="form-end"><button type="submit">Log in</button></div></form>')
-    return page("Log in", body, frame, nav_items=[], nav="", version=ctx.version, json_link="",
+    return page("Log in", body, frame, nav_items=[], nav="", version=bench.version, json_link="",
                 status=status)
 
 
-def submit(req: Request, ctx: Context) -> Response:
+def submit(req: Request, bench: Bench) -> Response:
     form = web.read_form(req)
     web.check_csrf(req, form)
-    if not ctx.admin_token:
+    if not bench.admin_token:
         return Response.redirect("/")
     token = form.get("token")
-    if not hmac.compare_digest(token.encode(), ctx.admin_token.encode()):
-        return show(req, ctx, "That is not the admin token.", status=401, nxt=form.get("next"))
-    cookie = f"{SESSION_COOKIE}={session_value(ctx.admin_token)}; HttpOnly; SameSite=Strict; Path=/"
+    if not hmac.compare_digest(token.encode(), bench.admin_token.encode()):
+        return show(req, bench, "That is not the admin token.", status=401, nxt=form.get("next"))
+    cookie = f"{SESSION_COOKIE}={session_value(bench.admin_token)}; HttpOnly; SameSite=Strict; Path=/"
     return Response.redirect(web.safe_local(form.get("next")) or "/", {"Set-Cookie": cookie})
 
 
-def logout(req: Request, ctx: Context) -> Response:
+def logout(req: Request, bench: Bench) -> Response:
     web.check_csrf(req, web.read_form(req))
     return Response.redirect("/login", {"Set-Cookie": CLEAR})

@@ -9,14 +9,14 @@ from ..widgets import chip, confirm, post_button, record_cell
 from .models import status_cell
 
 
-def data(req, ctx) -> dict:
+def data(req, bench) -> dict:
     alias = req.params["alias"]
-    model = get(req, ctx, f"/bench/models/{alias}")["model"]
-    record = get(req, ctx, "/bench/record")
+    model = get(req, f"/bench/models/{alias}")["model"]
+    record = get(req, "/bench/record")
     per_collection = {name: models[alias] for name, models in record["collections"].items() if alias in models}
     return {"model": model, "record": record["models"].get(alias), "record_by_collection": per_collection,
-            "daily": get(req, ctx, "/bench/stats/daily", days=30, model=alias)["days"],
-            "calls": get(req, ctx, "/bench/calls", model=alias, limit=20)["calls"]}
+            "daily": get(req, "/bench/stats/daily", days=30, model=alias)["days"],
+            "calls": get(req, "/bench/calls", model=alias, limit=20)["calls"]}
 
 
 def render(d: dict, frame) -> tuple[str, str]:
@@ -103,24 +103,24 @@ def probes_table(probes: list[dict]) -> str:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def probe(req, ctx, form) -> Done:
+def probe(req, bench, form) -> Done:
     alias = req.params["alias"]
-    d = post(req, ctx, f"/bench/models/{alias}/probe")
+    d = post(req, f"/bench/models/{alias}/probe")
     last = d.get("confirm") or d["probe"]
     said = f"answered {last['answer']!r}" if last["status"] == "ok" else f"{last['status']}: {last['error']}"
     text = f"Probed {alias}: {said}." + (f" Retired: {d['model']['reason']}" if d["retired"] else "")
     return Done(text, f"/models/{alias}", d)
 
 
-def retire(req, ctx, form) -> Done:
+def retire(req, bench, form) -> Done:
     alias = req.params["alias"]
-    m = post(req, ctx, f"/bench/models/{alias}/retire", {"reason": form.get("reason")})["model"]
+    m = post(req, f"/bench/models/{alias}/retire", {"reason": form.get("reason")})["model"]
     return Done(f"Retired {alias}: {m['reason']}.", f"/models/{alias}", {"model": m})
 
 
-def restore(req, ctx, form) -> Done:
+def restore(req, bench, form) -> Done:
     alias = req.params["alias"]
-    m = post(req, ctx, f"/bench/models/{alias}/restore")["model"]
+    m = post(req, f"/bench/models/{alias}/restore")["model"]
     return Done(f"Restored {alias}: it is {m['status_text']} again.", f"/models/{alias}", {"model": m})
 
 

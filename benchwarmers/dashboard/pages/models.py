@@ -9,11 +9,11 @@ from ..widgets import chip, record_cell
 STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("retired", "retired")]
 
 
-def data(req, ctx) -> dict:
+def data(req, bench) -> dict:
     find = (req.query.get("find") or "").strip()
     status = req.query.get("status") or ""
-    models = get(req, ctx, "/bench/models", find=find)["models"]
-    record = get(req, ctx, "/bench/record")["models"]
+    models = get(req, "/bench/models", find=find)["models"]
+    record = get(req, "/bench/record")["models"]
     rows = [{**m, "record": record.get(m["alias"])} for m in models if not status or m["status"] == status]
     return {"models": rows, "find": find or None, "status": status or None,
             "trust": [{"model": m["alias"], "judged": m["record"]["judged"], "useful_rate": m["record"]["useful_rate"],

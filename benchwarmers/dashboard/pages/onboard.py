@@ -12,10 +12,10 @@ MODES = [("quick", "Quick", "probe now; the model owes the suite"),
          ("adhoc", "Quick + ad hoc", "probe now; the bench never calls it unprompted (pay-per-use or trial keys)")]
 
 
-def data(req, ctx) -> dict:
+def data(req, bench) -> dict:
     find = (req.query.get("find") or "").strip().lower()
-    found = get(req, ctx, "/bench/candidates")
-    items = get(req, ctx, "/bench/onboard", limit=200)["items"]
+    found = get(req, "/bench/candidates")
+    items = get(req, "/bench/onboard", limit=200)["items"]
     latest: dict = {}
     for item in items:        # newest first: the first seen is the latest for that model
         latest.setdefault((item["endpoint"], item["served"]), item)
@@ -29,7 +29,7 @@ def data(req, ctx) -> dict:
             continue
         rows.append({**c, "item": item})
     return {"candidates": rows, "errors": found["errors"], "find": find or None, "recent": items[:20],
-            "endpoints": len(get(req, ctx, "/bench/endpoints")["endpoints"])}
+            "endpoints": len(get(req, "/bench/endpoints")["endpoints"])}
 
 
 def render(d: dict, frame) -> tuple[str, str]:
@@ -101,13 +101,13 @@ def recent(items: list[dict]) -> str:
     return table(["#", "Model", "Mode", "State", "Queued"], rows, "Nothing has been onboarded yet.")
 
 
-def queue_models(req, ctx, form) -> Done:
+def queue_models(req, bench, form) -> Done:
     picks = form.getlist("pick")
     if not picks:
         raise BadRequest("No model ticked.", "Tick the models to onboard, then press the button.")
     models = [dict(zip(("endpoint", "served"), p.split("|", 1))) for p in picks if "|" in p]
     mode = form.get("mode") or "quick"
-    items = post(req, ctx, "/bench/onboard", {"models": models, "mode": mode})["items"]
+    items = post(req, "/bench/onboard", {"models": models, "mode": mode})["items"]
     names = ", ".join(i["served"] for i in items)
     return Done(f"Queued {len(items)} model{'s' if len(items) != 1 else ''} ({names}): they onboard one at a "
                 "time; the progress shows beside each.", "/onboard", {"items": items})

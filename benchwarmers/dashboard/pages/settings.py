@@ -20,12 +20,12 @@ from ..widgets import chip, confirm, csrf
 class Section:
     key: str
     title: str
-    read: Callable          # (req, ctx) -> data
+    read: Callable          # (req, bench) -> data
     show: Callable          # (data, frame) -> HTML
 
 
-def read_server(req, ctx) -> dict:
-    s = get(req, ctx, "/bench/status")
+def read_server(req, bench) -> dict:
+    s = get(req, "/bench/status")
     return {k: s[k] for k in ("url", "bind", "data_folder", "admin_token_set", "role", "version", "uptime_seconds")}
 
 
@@ -37,9 +37,9 @@ def show_server(s: dict, frame) -> str:
                   ("Running", f'{e(s["role"])}, version {e(s["version"])}')])
 
 
-def read_keys(req, ctx) -> dict:
-    return {"keys": get(req, ctx, "/bench/keys")["keys"],
-            "collections": [c["name"] for c in get(req, ctx, "/bench/collections")["collections"]]}
+def read_keys(req, bench) -> dict:
+    return {"keys": get(req, "/bench/keys")["keys"],
+            "collections": [c["name"] for c in get(req, "/bench/collections")["collections"]]}
 
 
 def show_keys(d: dict, frame) -> str:
@@ -72,8 +72,8 @@ def show_keys(d: dict, frame) -> str:
     return f'{shown}<div class="keys-layout"><div>{listing}</div>{make}</div>'
 
 
-def read_values(req, ctx) -> dict:
-    return get(req, ctx, "/bench/settings")
+def read_values(req, bench) -> dict:
+    return get(req, "/bench/settings")
 
 
 def show_values(d: dict, frame) -> str:
@@ -100,8 +100,8 @@ SECTIONS = [Section("server", "Server and access", read_server, show_server),
             Section("settings", "Settings", read_values, show_values)]
 
 
-def data(req, ctx) -> dict:
-    return {s.key: s.read(req, ctx) for s in SECTIONS}
+def data(req, bench) -> dict:
+    return {s.key: s.read(req, bench) for s in SECTIONS}
 
 
 def render(d: dict, frame) -> tuple[str, str]:
@@ -110,24 +110,24 @@ def render(d: dict, frame) -> tuple[str, str]:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def make_key(req, ctx, form) -> Done:
+def make_key(req, bench, form) -> Done:
     rpm = form.get("rpm").strip()
     if rpm and not rpm.isdigit():
         raise BadRequest("Requests a minute must be a whole number (or empty for no limit).")
-    made = post(req, ctx, "/bench/keys", {"name": form.get("name").strip(), "collections": form.getlist("collections"),
+    made = post(req, "/bench/keys", {"name": form.get("name").strip(), "collections": form.getlist("collections"),
                                           "rpm": int(rpm) if rpm else None})
     return Done(f"Made the key {made['name']}: copy it now, it is shown only once.", "/settings#gateway_keys",
                 {"key": made}, secret=made["key"])
 
 
-def revoke_key(req, ctx, form) -> Done:
-    call(req, ctx, "DELETE", f"/bench/keys/{req.params['name']}")
+def revoke_key(req, bench, form) -> Done:
+    call(req, "DELETE", f"/bench/keys/{req.params['name']}")
     return Done(f"Revoked the key {req.params['name']}: apps using it are refused.", "/settings#gateway_keys")
 
 
-def save_values(req, ctx, form) -> Done:
+def save_values(req, bench, form) -> Done:
     """Only the values that changed are sent; an empty one takes the setting back to its default."""
-    current = {s["name"]: s for s in get(req, ctx, "/bench/settings")["settings"]}
+    current = {s["name"]: s for s in get(req, "/bench/settings")["settings"]}
     changes = {}
     for name, s in current.items():
         if name not in form.fields:
@@ -138,7 +138,7 @@ def save_values(req, ctx, form) -> Done:
             changes[name] = None if typed == "" else typed
     if not changes:
         return Done("Nothing changed.", "/settings#settings")
-    post(req, ctx, "/bench/settings", changes)
+    post(req, "/bench/settings", changes)
     return Done(f"Saved: {', '.join(sorted(changes))}.", "/settings#settings", {"changed": sorted(changes)})
 
 

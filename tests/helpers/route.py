@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from benchsetup import configure, sse_frames as sse  # noqa: F401 (re-exported for route tests)
+from tests.helpers.data import configure
 
-WIRE = Path(__file__).parent / "wire"
+WIRE = Path(__file__).parent.parent / "wire"
 
 
 @pytest.fixture
 def fakes():
     """One started fake upstream per protocol: {api: fake}."""
-    from fakes import start_all
+    from tests.fakes import start_all
     with start_all() as started:
         yield started
 

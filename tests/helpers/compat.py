@@ -7,8 +7,8 @@ import urllib.request
 
 import pytest
 
-from benchsetup import configure, sse_frames, write  # noqa: F401 (sse_frames re-exported)
-from fakes import FakeAnthropic, FakeGemini, FakeOpenAI, Reply
+from tests.helpers.data import configure, write
+from tests.fakes import FakeAnthropic, FakeGemini, FakeOpenAI, Reply
 
 # Seat order is fixed: three members (one per provider protocol), then the one explore candidate.
 MEMBERS = {"alpha": ("oa", "gpt-alpha"), "claude": ("an", "claude-x"), "gem": ("gm", "gemini-x")}

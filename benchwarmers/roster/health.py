@@ -5,39 +5,21 @@ import logging
 import time
 from dataclasses import asdict, dataclass
 
-from . import keys
-from .canonical import Ask, Message, Text
-from .errors import BadRequest, BenchError, NotFound, UpstreamFailed
+from .. import errors
+from ..canonical import Ask, Message, Text
+from ..errors import BadRequest, BenchError, FaultKind, NotFound, UpstreamFailed
+from ..providers import Timeouts
+from ..redaction import redact
 from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
 
 log = logging.getLogger("benchwarmers.health")
 
 PROBE_PROMPT = "Reply with exactly one word: ready"
 PROBE_MAX_TOKENS = 512        # room for models that think before their one word
+PROBE_TIMEOUTS = Timeouts(connect=10, first_byte=90, idle=60)
 OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
 # Failures that say nothing about the model itself: a refused key or a rate limit never retires a model.
-NOT_THE_MODEL = {"auth", "rate_limited"}
-
-# What to do next, per fault kind, when checking an endpoint or onboarding a model.
-ADVICE = {
-    "auth": "The key was refused: check it, then run `bench endpoint add {name} --base {base} --replace` "
-            "with the right one (or fix {env}).",
-    "connection": "Nothing answered at {base}: check the base URL and that the server is running.",
-    "timeout": "{base} did not answer in time: check the server, or try again later.",
-    "not_found": "Check the base URL (OpenAI-compatible ones usually end in /v1) and --api ({api}); "
-                 "`bench candidates` lists what each endpoint serves.",
-    "bad_response": "The answer was not the {api} protocol: check --api and the base URL.",
-    "dropped": "The connection broke mid-answer: try again.",
-    "rate_limited": "The endpoint is rate-limiting: wait{wait} and try again.",
-    "server": "The endpoint failed on its side: try again later.",
-    "bad_request": "The endpoint refused the request as sent; its message above says which part.",
-}
-
-
-def registry(ctx) -> Registry:
-    """The service's one Registry."""
-    return ctx.service("registry", lambda c: Registry(c.config))
-
+NOT_THE_MODEL = {FaultKind.AUTH, FaultKind.RATE_LIMITED}
 
 @dataclass
 class Probe:
@@ -52,7 +34,7 @@ class Probe:
     output_tokens: int = 0
     created: float = 0.0
     id: int | None = None
-    error_kind: str | None = None    # the fault kind (not stored: decides retirement)
+    error_kind: FaultKind | None = None    # not stored: decides retirement
 
     @classmethod
     def from_row(cls, row) -> "Probe":
@@ -72,23 +54,21 @@ class Probe:
 
 
 def one_line(text: str, limit: int = 400) -> str:
-    text = " ".join(keys.redact(str(text or "")).split())
+    text = " ".join(redact(str(text or "")).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def advice(kind: str, endpoint: Endpoint, retry_after: float | None = None) -> str:
-    wait = f" {retry_after:.0f} s" if retry_after else " a while"
-    return ADVICE.get(kind, "Try again later.").format(
-        name=endpoint.name, base=endpoint.base_url, api=endpoint.api, env=keys.env_name(endpoint.name), wait=wait)
+def advice(kind: FaultKind, endpoint: Endpoint, retry_after: float | None = None) -> str:
+    """errors.advice, for one of our endpoints."""
+    return errors.advice(kind, name=endpoint.name, base=endpoint.base_url, api=endpoint.api, retry_after=retry_after)
 
 
 def explain(exc: UpstreamFailed, endpoint: Endpoint, doing: str) -> UpstreamFailed:
     """The fault as one line that says what failed and what to do next; never the key."""
     key = endpoint.key()[0] if not endpoint.no_key else None
-    message = one_line(keys.redact(f"{doing}: {exc.message}", (key,) if key else ())).rstrip(".") + "."
+    message = one_line(redact(f"{doing}: {exc.message}", key)).rstrip(".") + "."
     out = UpstreamFailed(exc.kind, message, advice(exc.kind, endpoint, exc.retry_after),
                          upstream_status=exc.upstream_status, retry_after=exc.retry_after, reset_at=exc.reset_at)
-    out.status = exc.status
     return out
 
 
@@ -105,14 +85,13 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None) -
     try:
         endpoint = reg.endpoint(model.endpoint)
         if timeouts is None:
-            from .providers.transport import Timeouts
-            timeouts = Timeouts(connect=10, first_byte=90, idle=60)
+            timeouts = PROBE_TIMEOUTS
         answer = reg.provider(endpoint).complete(probe_ask(), model.served, timeouts=timeouts)
     except UpstreamFailed as e:
-        probe.status = TIMEOUT if e.kind == "timeout" else FAILED
+        probe.status = TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED
         probe.error, probe.error_kind = one_line(e.message), e.kind
     except BenchError as e:          # e.g. its endpoint was removed
-        probe.error, probe.error_kind = one_line(str(e)), "not_found"
+        probe.error, probe.error_kind = one_line(str(e)), FaultKind.NOT_FOUND
     else:
         probe.answer = (answer.text or "").strip()[:200]
         probe.ttft, probe.input_tokens = answer.ttft, answer.usage.input_tokens
@@ -120,7 +99,7 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None) -
         if probe.answer:
             probe.status = OK
         else:
-            probe.error, probe.error_kind = "answered with no text", "empty"
+            probe.error, probe.error_kind = "answered with no text", FaultKind.BAD_RESPONSE
     probe.seconds = time.monotonic() - started
     return probe
 
@@ -147,34 +126,19 @@ def latest(db) -> dict[str, dict]:
     return {r["model"]: Probe.from_row(r).to_dict() for r in rows}
 
 
-def resting_until(db, model: Model, now: float | None = None) -> float | None:
-    """When a rate-limited model's connection may be called again, from the `ratelimits` table.
-
-    Hook: whoever enforces limits writes `ratelimits.resting_until` per endpoint; until then this is None
-    and the model shows as active."""
-    now = time.time() if now is None else now
-    try:
-        row = db.one("SELECT resting_until FROM ratelimits WHERE endpoint = ?", (model.endpoint,))
-    except Exception:   # table shape owned elsewhere: a missing column must not break the roster
-        return None
-    until = row["resting_until"] if row else None
-    return float(until) if until and until > now else None
-
-
 # ---- checking, retiring, restoring -----------------------------------------------------------------
 
-def check(ctx, alias: str) -> dict:
+def check(reg: Registry, db, alias: str) -> dict:
     """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence."""
-    reg = registry(ctx)
     model = reg.model(alias)
     first = run_probe(reg, model)
-    record(ctx.db, first)
+    record(db, first)
     out = {"model": alias, "probe": first.to_dict(), "retired": False}
     if first.ok or first.error_kind in NOT_THE_MODEL:
         return out
     served = still_served(reg, model)
     confirm = run_probe(reg, model, kind="confirm")
-    record(ctx.db, confirm)
+    record(db, confirm)
     out["confirm"] = confirm.to_dict()
     if confirm.ok or confirm.error_kind in NOT_THE_MODEL:
         return out
@@ -215,7 +179,6 @@ def restore(reg: Registry, alias: str) -> Model:
     return model
 
 
-def probe_all(ctx) -> list[dict]:
-    """The daily job: check every active model the bench may call on its own (ad hoc ones are skipped)."""
-    reg = registry(ctx)
-    return [check(ctx, m.alias) for m in list(reg.models().values()) if m.active and not m.ad_hoc]
+def probe_all(reg: Registry, db) -> list[dict]:
+    """Check every active model the bench may call on its own (ad hoc ones are skipped)."""
+    return [check(reg, db, m.alias) for m in list(reg.models().values()) if m.active and not m.ad_hoc]

@@ -6,8 +6,8 @@ import logging
 import sys
 import threading
 
-from . import __version__
-from .mcp_tools import Tools
+from .. import __version__
+from .tools import Tools
 
 log = logging.getLogger("benchwarmers.mcp")
 

@@ -9,9 +9,10 @@ import urllib.request
 
 import pytest
 
-from benchsetup import configure, sse_events, write
-from conftest import Http
-from fakes import FakeOpenAI
+from tests.helpers.data import configure, write
+from tests.helpers.sse import sse_events
+from tests.helpers.http import Http
+from tests.fakes import FakeOpenAI
 
 MEMBERS = ["a", "b", "c"]
 OTHERS = ["x", "y", "z"]

@@ -1,4 +1,5 @@
-"""Talks to the running service over HTTP; no service at the URL is exit 3, a refusal exit 1."""
+"""The service client used by the CLI and the MCP server: HTTP to the running service; no service at the URL is
+exit 3, a refusal exit 1."""
 from __future__ import annotations
 
 import json
@@ -12,8 +13,8 @@ from urllib.parse import quote
 DEFAULT_URL = "http://127.0.0.1:8122"
 
 
-class CliError(Exception):
-    """Ends the command with `code` and `message` on stderr."""
+class ClientError(Exception):
+    """Ends a CLI command (exit `code`, `message` on stderr) or an MCP tool call (isError with `message`)."""
 
     def __init__(self, message: str, code: int = 1):
         super().__init__(message)
@@ -29,10 +30,10 @@ class Client:
         try:
             self.timeout = float(timeout or env.get("BENCHWARMERS_TIMEOUT") or 900)
         except ValueError:
-            raise CliError("BENCHWARMERS_TIMEOUT must be a number of seconds.", 2) from None
+            raise ClientError("BENCHWARMERS_TIMEOUT must be a number of seconds.", 2) from None
 
     def _open(self, method: str, path: str, body: dict | None, gateway: bool, timeout: float | None):
-        """The open HTTP response; every way of failing becomes a CliError with its exit code."""
+        """The open HTTP response; every way of failing becomes a ClientError with its exit code."""
         data = json.dumps(body).encode() if body is not None else None
         headers = {"Accept": "application/json", "User-Agent": "benchwarmers-cli"}
         if data is not None:
@@ -44,15 +45,15 @@ class Client:
         try:
             return urllib.request.urlopen(req, timeout=timeout or self.timeout)
         except urllib.error.HTTPError as e:
-            raise CliError(error_message(e.code, e.read())) from None
+            raise ClientError(error_message(e.code, e.read())) from None
         except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError) as e:
             raise self._unreachable(e, timeout) from None
 
-    def _unreachable(self, e: Exception, timeout: float | None) -> CliError:
+    def _unreachable(self, e: Exception, timeout: float | None) -> ClientError:
         reason = getattr(e, "reason", e)
         if isinstance(reason, (socket.timeout, TimeoutError)):
-            return CliError(f"The service at {self.url} did not answer within {timeout or self.timeout:.0f} s.", 1)
-        return CliError(f"No Benchwarmers service answers at {self.url} ({reason}).\n"
+            return ClientError(f"The service at {self.url} did not answer within {timeout or self.timeout:.0f} s.", 1)
+        return ClientError(f"No Benchwarmers service answers at {self.url} ({reason}).\n"
                         "Start one with `benchwarmers` (or `python serve.py` in a checkout), "
                         "or point --url / BENCHWARMERS_URL at a running one.", 3)
 
@@ -68,12 +69,12 @@ class Client:
         try:
             return json.loads(raw) if raw else {}
         except ValueError:
-            raise CliError(f"The service at {self.url} answered with something that is not JSON; "
+            raise ClientError(f"The service at {self.url} answered with something that is not JSON; "
                            "is BENCHWARMERS_URL pointing at Benchwarmers?") from None
 
     def stream(self, path: str, body: dict, *, gateway: bool = False):
         """POST and read the reply's SSE `data:` payloads as they come, within BENCHWARMERS_TIMEOUT in all.
-        The request is sent (and refused, with its CliError) before this returns; reading happens as you iterate."""
+        The request is sent (and refused, with its ClientError) before this returns; reading happens as you iterate."""
         deadline = time.monotonic() + self.timeout
         resp = self._open("POST", path, body, gateway, None)
 
@@ -81,7 +82,7 @@ class Client:
             with resp:
                 for raw in resp:
                     if time.monotonic() > deadline:
-                        raise CliError(f"The panel did not finish within {self.timeout:.0f} s "
+                        raise ClientError(f"The panel did not finish within {self.timeout:.0f} s "
                                        "(BENCHWARMERS_TIMEOUT).", 1)
                     line = raw.decode("utf-8", "replace").strip()
                     if not line.startswith("data:") or line == "data: [DONE]":
@@ -89,10 +90,10 @@ class Client:
                     try:
                         data = json.loads(line[5:])
                     except ValueError:
-                        raise CliError(f"The service at {self.url} streamed something that is not JSON; "
+                        raise ClientError(f"The service at {self.url} streamed something that is not JSON; "
                                        "is BENCHWARMERS_URL pointing at Benchwarmers?") from None
                     if isinstance(data, dict) and data.get("error"):
-                        raise CliError(error_message(502, json.dumps(data).encode()))
+                        raise ClientError(error_message(502, json.dumps(data).encode()))
                     yield data
         return payloads()
 

@@ -9,7 +9,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from ..errors import BadRequest, Conflict, Forbidden, NotFound, RateLimited, Unauthorized
-from ..server.guard import hash_key
+from .guard import hash_key
 from ..store import Database
 
 PREFIX = "bw-"
@@ -110,7 +110,3 @@ class GatewayKeys:
                                   f"Try again in {wait:.0f} s.", retry_after=wait)
             window.append(now)
 
-
-def gateway_keys(ctx) -> GatewayKeys:
-    """The service's one GatewayKeys (its cache and rate windows are shared by every request)."""
-    return ctx.service("gateway_keys", lambda c: GatewayKeys(c.db))

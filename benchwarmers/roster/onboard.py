@@ -1,9 +1,9 @@
-"""Onboarding steps: find the endpoint serving a model, pick its alias, probe it, register it only if it answers.
+"""Onboarding's steps: find the endpoint serving a model, pick its alias, probe it, register it only if it answers.
 
-The onboarding queue (onboard_queue.py) runs these steps one model at a time; nothing here is saved unless the
-probe answers. What happens to the suite step depends on the mode: "full" says the suite is not available in this
-version, "quick" records that the model owes the suite, "adhoc" owes nothing (an ad hoc model is
-never called by the bench unprompted).
+The onboarding queue (queue.py) runs these steps through the bench's one Onboarding, one model at a time, and
+says after each step where the item is. Nothing is saved unless the probe answers. What happens to the suite
+step depends on the mode: "full" says this version has no suite, "quick" records that the model owes the suite,
+"adhoc" owes nothing (an ad hoc model is never called by the bench unprompted).
 """
 from __future__ import annotations
 
@@ -11,19 +11,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from . import health
-from .errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
+from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
+from ..providers import Timeouts
 from .registry import Endpoint, Model, Registry, check_name
 
-
-def list_timeouts():
-    from .providers.transport import Timeouts
-    return Timeouts(connect=10, first_byte=30, idle=30)
+LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endpoint's models
 
 
 def listing(reg: Registry, endpoint: Endpoint) -> list[dict]:
     """What one endpoint serves; faults raised as one-line UpstreamFailed that say what to do."""
     try:
-        return reg.provider(endpoint).list_models(timeouts=list_timeouts())
+        return reg.provider(endpoint).list_models(timeouts=LIST_TIMEOUTS)
     except UpstreamFailed as e:
         raise health.explain(e, endpoint, f"Listing the models of endpoint {endpoint.name!r} failed") from None
 
@@ -86,7 +84,7 @@ def pick_alias(reg: Registry, served: str, endpoint: str, alias: str | None) -> 
     return alias
 
 
-# ---- the steps the queue runs ----------------------------------------------------------------------
+# ---- the steps, in the order the queue runs them -------------------------------------------------
 
 MODES = ("full", "quick", "adhoc")
 SUITE = {"full": "not available: this version has no suite; the probe is the whole onboarding",
@@ -94,24 +92,53 @@ SUITE = {"full": "not available: this version has no suite; the probe is the who
          "adhoc": "none: an ad hoc model is never called by the bench unprompted"}
 
 
-def probe(ctx, found: Endpoint, entry: dict, alias: str, ad_hoc: bool):
-    """Send the one-word probe to a model not yet registered. Returns (model, probe); raises when it fails."""
-    served = entry.get("id")
-    model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
-    result = health.run_probe(health.registry(ctx), model, kind="onboard")
-    if not result.ok:
-        kind = result.error_kind if result.error_kind in UpstreamFailed.kinds else "bad_response"
-        raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {result.error}. "
-                             "Nothing was registered.", health.advice(kind, found))
-    return model, result
+class Onboarding:
+    """The service's onboarding steps over its registry and database; the queue runs them one model at a time."""
 
+    def __init__(self, registry: Registry, db):
+        self.registry = registry
+        self.db = db
 
-def register(ctx, model: Model, result) -> None:
-    """Save a model that passed its probe, and the probe with it; refuses when the alias was taken meanwhile."""
-    reg = health.registry(ctx)
-    pick_alias(reg, model.served, model.endpoint, model.alias)
-    reg.save_model(model)
-    health.record(ctx.db, result)
+    def check_new(self, served: str, endpoint: str | None, alias: str | None) -> None:
+        """Refuse, before anything is queued, a model already on the bench, an unknown endpoint or a taken alias."""
+        reg = self.registry
+        if endpoint:
+            reg.endpoint(endpoint)
+        elif not reg.endpoints():
+            raise NotFound("There are no endpoints yet.", "Add one first: bench endpoint add NAME --base URL.")
+        for m in reg.models().values():
+            if m.served == served and endpoint in (None, m.endpoint):
+                raise Conflict(f"{served!r} is already on the bench as {m.alias!r} (endpoint {m.endpoint!r}).",
+                               f"`bench model restore {m.alias}` brings it back if it is retired; to add it from "
+                               "another endpoint, name that endpoint.")
+        if alias and alias in reg.models():
+            raise Conflict(f"The alias {alias!r} is taken.", "Pick another alias.")
+
+    def locate(self, served: str, endpoint: str | None) -> tuple[Endpoint, dict]:
+        """Step 1: (the endpoint that serves `served`, its list entry)."""
+        return locate(self.registry, served, endpoint or None)
+
+    def pick_alias(self, served: str, endpoint: str, alias: str | None) -> str:
+        """Step 2: the alias it joins under (the one asked for, or one made from the served name)."""
+        return pick_alias(self.registry, served, endpoint, alias or None)
+
+    def probe(self, found: Endpoint, entry: dict, alias: str, ad_hoc: bool) -> tuple[Model, health.Probe]:
+        """Step 3: the one-word probe to a model not yet registered; raises when it does not answer."""
+        served = entry.get("id")
+        model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
+        result = health.run_probe(self.registry, model, kind="onboard")
+        if not result.ok:
+            kind = result.error_kind
+            raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {result.error}. "
+                                 "Nothing was registered.", health.advice(kind, found))
+        return model, result
+
+    def register(self, model: Model, result: health.Probe) -> None:
+        """Step 4: save a model that passed its probe, and the probe with it; refuses when the alias was taken
+        (or the model added) meanwhile."""
+        pick_alias(self.registry, model.served, model.endpoint, model.alias)
+        self.registry.save_model(model)
+        health.record(self.db, result)
 
 
 def model_view(model: Model, probe: dict | None = None, resting: float | None = None) -> dict:

@@ -5,12 +5,14 @@ import difflib
 import re
 import threading
 from dataclasses import asdict, dataclass, field
+from urllib.parse import urlsplit
 
-from . import keys
-from .errors import BadRequest, NotFound
-from .store import Config
+from .. import keys
+from ..errors import BadRequest, NotFound
+from ..providers import PROVIDERS, Transport, make_provider
+from ..store import Config
 
-APIS = ("openai", "anthropic", "gemini", "ollama")
+APIS = tuple(PROVIDERS)   # the upstream protocols an endpoint may speak
 ACTIVE, RETIRED = "active", "retired"
 
 
@@ -72,7 +74,6 @@ class Registry:
     """Parsed views of endpoints.json and models.json, rebuilt only when the files change."""
 
     def __init__(self, config: Config, transport=None):
-        from .providers.transport import Transport
         self.config = config
         self.transport = transport or Transport()   # this service's pooled connections and rate-limit facts
         self._lock = threading.Lock()
@@ -116,7 +117,6 @@ class Registry:
 
     def provider(self, endpoint: Endpoint):
         """One provider per endpoint and key (a changed key gets a new one); connections are pooled underneath."""
-        from .providers import make_provider
         key, _ = endpoint.key()
         cache_key = (endpoint.name, endpoint.base_url, endpoint.api, key)
         with self._lock:
@@ -164,6 +164,25 @@ def suggest(name: str, known, noun: str) -> str:
     if known:
         return f"Known {noun}s: " + ", ".join(sorted(known)[:20]) + "."
     return f"There are no {noun}s yet."
+
+
+def new_endpoint(name, base_url, api="openai", no_key: bool = False) -> Endpoint:
+    """An endpoint checked before it is saved: a valid name, a known protocol, a usable base URL."""
+    check_name(name, "Endpoint name")
+    if api not in APIS:
+        raise BadRequest(f"Unknown api {api!r}.", "Use one of: " + ", ".join(APIS) + ".")
+    return Endpoint(name, check_base(base_url), api, no_key)
+
+
+def check_base(value) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest("base_url is required.", "e.g. --base https://openrouter.ai/api/v1")
+    value = value.strip().rstrip("/")
+    split = urlsplit(value)
+    if split.scheme not in ("http", "https") or not split.netloc or split.username or split.password:
+        raise BadRequest(f"{value!r} is not a usable base URL.",
+                         "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
+    return value
 
 
 def check_name(value, what: str) -> str:

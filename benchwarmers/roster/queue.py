@@ -4,7 +4,7 @@ An item goes queued -> probing -> done or failed (with the reason); "suite" is t
 the suite exists. Two services on one data folder share the queue: claiming an item is one transaction, and
 nothing is claimed while another item is running with a fresh heartbeat. An item whose worker stopped beating
 (a crash) or that was running when the service stopped is retried once, then failed. Each item's log is a file
-under the data folder's runs/.
+under the data folder's runs/. The steps themselves are the bench's Onboarding (onboard.py), run here one by one.
 """
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ import threading
 import time
 from pathlib import Path
 
-from . import health, keys, onboard
-from .errors import BadRequest, BenchError, Conflict, NotFound
+from .. import errors
+from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
+from ..redaction import redact
+from ..store.calls import new_id
+from . import health, onboard
 from .registry import check_name
-from .store.calls import new_id
 
 log = logging.getLogger("benchwarmers.onboard")
 
@@ -28,6 +30,7 @@ MAX_ATTEMPTS = 2                        # an interrupted item is retried once
 FIELDS = ("id", "served", "endpoint", "alias", "mode", "state", "reason", "model", "suite", "attempts", "created",
           "started", "finished")
 BODY_FIELDS = {"models", "mode", "endpoint", "alias"}
+REBUILT = (BadRequest, NotFound, Conflict, errors.ConfigError)   # the refusals a step raises, besides upstream faults
 
 
 class Stopping(Exception):
@@ -77,21 +80,6 @@ def parse(body: dict) -> tuple[list[dict], str]:
     return specs, mode
 
 
-def check_bench(reg, spec: dict) -> None:
-    """Refuse, before anything runs, a model already on the bench, an unknown endpoint or a taken alias."""
-    if spec["endpoint"]:
-        reg.endpoint(spec["endpoint"])
-    elif not reg.endpoints():
-        raise NotFound("There are no endpoints yet.", "Add one first: bench endpoint add NAME --base URL.")
-    for m in reg.models().values():
-        if m.served == spec["served"] and spec["endpoint"] in (None, m.endpoint):
-            raise Conflict(f"{spec['served']!r} is already on the bench as {m.alias!r} (endpoint {m.endpoint!r}).",
-                           f"`bench model restore {m.alias}` brings it back if it is retired; to add it from "
-                           "another endpoint, name that endpoint.")
-    if spec["alias"] and spec["alias"] in reg.models():
-        raise Conflict(f"The alias {spec['alias']!r} is taken.", "Pick another alias.")
-
-
 def insert(conn, specs: list[dict], mode: str) -> list[dict]:
     """In one transaction: refuse what is already queued, then queue the rest in order."""
     open_items = conn.execute("SELECT id, served, endpoint, alias FROM onboard_queue WHERE state IN (?, ?, ?)",
@@ -114,11 +102,29 @@ def insert(conn, specs: list[dict], mode: str) -> list[dict]:
     return [view(r) for r in conn.execute(f"SELECT * FROM onboard_queue WHERE id IN ({marks}) ORDER BY id", ids)]
 
 
+def stored_error(error: BenchError) -> str:
+    """A step's fault as JSON, so a later caller can answer with the same status and code (keys redacted)."""
+    return json.dumps({"class": type(error).__name__, "kind": getattr(error, "kind", None),
+                       "upstream_status": getattr(error, "upstream_status", None),
+                       "message": redact(error.message), "hint": redact(error.hint or "") or None})
+
+
+def rebuilt_error(stored: dict, reason: str) -> BenchError:
+    """The error stored_error kept; an internal error when none was kept (the worker itself failed)."""
+    message, hint = stored.get("message") or reason, stored.get("hint")
+    if stored.get("kind"):
+        return UpstreamFailed(stored["kind"], message, hint, upstream_status=stored.get("upstream_status"))
+    cls = next((c for c in REBUILT if c.__name__ == stored.get("class")), BenchError)
+    return cls(message, hint)
+
+
 class OnboardQueue:
-    def __init__(self, ctx):
-        self.ctx, self.db = ctx, ctx.db
+    """The service's one onboarding queue: started with the service, stopped before its database closes."""
+
+    def __init__(self, onboarding: onboard.Onboarding, db, runs: Path):
+        self.onboarding, self.db = onboarding, db
         self.owner = new_id("w_")
-        self.runs = Path(ctx.home) / "runs"
+        self.runs = runs
         self._wake, self._stop = threading.Event(), threading.Event()
         self._changed = threading.Condition()
         self._lock = threading.Lock()          # between the worker finishing an item and stop() putting it back
@@ -130,9 +136,8 @@ class OnboardQueue:
     # -- the API's side ------------------------------------------------------------------------
     def enqueue(self, body: dict) -> list[dict]:
         specs, mode = parse(body)
-        reg = health.registry(self.ctx)
         for spec in specs:
-            check_bench(reg, spec)
+            self.onboarding.check_new(spec["served"], spec["endpoint"], spec["alias"])
         items = self.db.call(lambda c: insert(c, specs, mode))
         for item in items:
             where = f" on {item['endpoint']}" if item["endpoint"] else ""
@@ -162,9 +167,7 @@ class OnboardQueue:
         row = self.db.one("SELECT reason, error FROM onboard_queue WHERE id = ?", (item_id,))
         if row is None or not row["reason"]:
             return None
-        e = json.loads(row["error"]) if row["error"] else {}
-        return BenchError(e.get("message") or row["reason"], e.get("hint"), status=e.get("status") or 500,
-                          code=e.get("code") or "onboarding_failed")
+        return rebuilt_error(json.loads(row["error"]) if row["error"] else {}, row["reason"])
 
     def wait(self, ids: list[int], timeout: float) -> list[dict]:
         """The items once every one has finished, or as they are when `timeout` passes or the service stops."""
@@ -308,17 +311,17 @@ class OnboardQueue:
     def _steps(self, item: dict) -> None:
         item_id, served, mode = item["id"], item["served"], item["mode"]
         self.log_line(item_id, f"started (attempt {item['attempts']}): finding the endpoint that serves {served}")
-        reg = health.registry(self.ctx)
-        found, entry = onboard.locate(reg, served, item["endpoint"])
-        alias = onboard.pick_alias(reg, served, found.name, item["alias"])
+        steps = self.onboarding
+        found, entry = steps.locate(served, item["endpoint"])
+        alias = steps.pick_alias(served, found.name, item["alias"])
         self.log_line(item_id, f"found on endpoint {found.name} ({found.api}); probing it as {alias}")
-        model, probe = onboard.probe(self.ctx, found, entry, alias, mode == "adhoc")
+        model, probe = steps.probe(found, entry, alias, mode == "adhoc")
         self.log_line(item_id, f"probe answered {probe.answer!r} in {probe.seconds:.1f} s "
                                f"({probe.input_tokens}+{probe.output_tokens} tokens)")
         with self._lock:
             if self._cancelled:
                 raise Stopping()
-            onboard.register(self.ctx, model, probe)
+            steps.register(model, probe)
             self.log_line(item_id, f"registered as {alias}" + (" (ad hoc)" if model.ad_hoc else ""))
             self.log_line(item_id, "suite: " + onboard.SUITE[mode])
             self._write_end(item_id, DONE, None, None, alias, onboard.SUITE[mode])
@@ -328,18 +331,10 @@ class OnboardQueue:
             if self._cancelled:
                 return
             self.log_line(item_id, f"failed: {reason}")
-            detail = None
-            if error is not None:
-                detail = json.dumps({"status": error.status, "code": error.code, "message": keys.redact(error.message),
-                                     "hint": keys.redact(error.hint or "") or None})
-            self._write_end(item_id, FAILED, reason, detail, None, None)
+            self._write_end(item_id, FAILED, reason, stored_error(error) if error else None, None, None)
 
     def _write_end(self, item_id: int, state: str, reason, error, model, suite) -> None:
         self.db.call(lambda c: c.execute(
             "UPDATE onboard_queue SET state = ?, reason = ?, error = ?, model = ?, suite = ?, finished = ?, "
             "owner = NULL WHERE id = ?", (state, reason, error, model, suite, time.time(), item_id)))
 
-
-def queue(ctx) -> OnboardQueue:
-    """The service's one onboarding queue."""
-    return ctx.service("onboard_queue", OnboardQueue)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import threading
 
-from . import keys
-from .cli.client import CliError, Client
+from .. import redaction
+from ..client import Client, ClientError
 
 STRUCTURED_FROM = "2025-06-18"      # outputSchema, structuredContent and tool titles start here
 ANNOTATIONS_FROM = "2025-03-26"
@@ -146,7 +146,7 @@ class Tools:
     def describe_target(self) -> str:
         try:
             return self.client().url
-        except CliError as e:
+        except ClientError as e:
             return f"(unusable settings: {e})"
 
     def client(self) -> Client:
@@ -162,13 +162,14 @@ class Tools:
             text, data = getattr(self, "tool_" + name)(client, args)
         except ToolError as e:
             return error_result(redact(str(e), client))
-        except CliError as e:
+        except ClientError as e:
             message = str(e).splitlines()[0]
             if e.code == 3:
                 message += "\n" + START_HINT
             elif "gateway key" in message and client is not None:
-                message += ("\nSet BENCHWARMERS_KEY in this MCP server's env to a gateway key from the dashboard's "
-                            "Settings." if not client.key else "\nBENCHWARMERS_KEY is set but was refused.")
+                message += ("\nSet BENCHWARMERS_KEY in this MCP server's env to a gateway key (the admin makes one "
+                            "with `bench key create NAME --collections ...`)." if not client.key
+                            else "\nBENCHWARMERS_KEY is set but was refused.")
             return error_result(redact(message, client))
         failed = isinstance(data, dict) and data.pop("_failed", False)
         text = redact(text, client)
@@ -227,7 +228,7 @@ def error_result(text: str) -> dict:
 
 def redact(text: str, client: Client | None) -> str:
     """Keys never reach the output, even if the service were to echo one back."""
-    return keys.redact(text, (client.key, client.admin_token) if client else ())
+    return redaction.redact(text, *((client.key, client.admin_token) if client else ()))
 
 
 def check_args(schema: dict, args: dict) -> None:

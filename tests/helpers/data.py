@@ -1,4 +1,4 @@
-"""Test helpers: write endpoints, models and collections into a data folder, pointing at fake upstreams."""
+"""Write endpoints, models and collections into a test's data folder, pointing at fake upstreams."""
 from __future__ import annotations
 
 import json
@@ -25,27 +25,3 @@ def configure(home: Path, endpoints: dict, models: dict, collections: dict | Non
             entries[alias] = {"endpoint": endpoint, "served": served, "facts": rest[0] if rest else {}}
     write(home, "models.json", {"models": entries})
     write(home, "collections.json", {"collections": collections or {}})
-
-
-def sse_frames(raw: bytes) -> list[tuple[str | None, object]]:
-    """(event name, data) for each SSE frame; data JSON-decoded where it can be."""
-    out = []
-    for block in raw.decode("utf-8").replace("\r\n", "\n").split("\n\n"):
-        event, data = None, []
-        for line in block.splitlines():
-            if line.startswith("event:"):
-                event = line[6:].strip()
-            elif line.startswith("data:"):
-                data.append(line[5:].strip())
-        if data:
-            text = "\n".join(data)
-            try:
-                out.append((event, json.loads(text)))
-            except ValueError:
-                out.append((event, text))
-    return out
-
-
-def sse_events(raw: bytes) -> list:
-    """The data: payloads of an SSE body, JSON-decoded where possible."""
-    return [data for _, data in sse_frames(raw)]
