@@ -151,3 +151,22 @@ def test_help_has_examples(capsys):
                  ["candidates", "--help"], ["model", "retire", "--help"], ["endpoint", "--help"]):
         assert main(argv) == 0
         assert "example" in capsys.readouterr().out, argv
+
+
+def test_models_show_the_record_with_the_counts_it_rests_on(bench, fake):
+    bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
+    bench("onboard", "m-one", "--alias", "uno", "--quick")
+    bench("onboard", "vendor/m-two", "--alias", "dos", "--quick")
+    calls = [json.loads(bench("ask", "uno", f"question {i}", "--json")[1])["bench"]["seats"][0]["call"]
+             for i in range(3)]
+    code, out, _ = bench("models")
+    assert code == 0 and "RECORD" in out and "none judged of 3 asks" in out and "no calls yet" in out
+    bench("verdict", calls[0], "--useful", "--real", "r1", "--false", "f1")
+    bench("verdict", calls[1], "--not-useful", "--false", "f2", "--false", "f3")
+    code, out, _ = bench("models")
+    assert code == 0 and "50% useful of 2 judged, 3/4 claims false (confidently wrong)" in out
+    code, out, _ = bench("model", "show", "uno")
+    assert "Record:   50% useful of 2 judged" in out
+    record = json.loads(bench("models", "--json", "--find", "uno")[1])["models"][0]["record"]
+    assert (record["judged"], record["useful_rate"], record["judged_claims"], record["false_claim_rate"]) == \
+        (2, 0.5, 4, 0.75)

@@ -162,9 +162,9 @@ def test_confidently_wrong_after_enough_false_claims(api, fake):
     verdict(api, calls[1], False, false=["f3"])
     a = api("GET", "/bench/record")[2]["models"]["a"]
     assert (a["false_claims"], a["real_claims"], a["confidently_wrong"]) == (3, 1, True)
-    verdict(api, calls[2], True, real=["r2", "r3", "r4", "r5"])
+    verdict(api, calls[2], True, real=["r2", "r3", "r4", "r5", "r6"])
     a = api("GET", "/bench/record")[2]["models"]["a"]
-    assert a["confidently_wrong"] is False                 # 3 false of 8 judged claims
+    assert a["confidently_wrong"] is False                 # 3 false of 9 judged claims: under the default 0.35
     assert api("GET", "/bench/record")[2]["models"]["b"]["confidently_wrong"] is False
 
 
@@ -187,3 +187,19 @@ def test_merge_calls_stay_out_of_the_record(api, fake):
     assert "merger" not in record["models"] and "merger" not in record["collections"]["core"]
     keys = {frozenset(d) for d in record["models"].values()}
     assert len(keys) == 1 and {"asks", "answers", "failures", "median_seconds"} <= set(next(iter(keys)))
+
+
+def test_record_finds_a_drop_by_the_order_of_the_answers_and_counts_beside_every_rate(home, fake, make_app):
+    setup_bench(home, fake, {"solo": {"members": ["a"], "explore": 0}})
+    http = make_app()
+    calls = [seat(http("POST", "/v1/chat/completions", body("bench/solo", f"q{i}"))[2]["bench"], "a")["call"]
+             for i in range(45)]
+    for i in reversed(range(45)):   # verdicts newest first: the answers' order counts, not the verdicts'
+        assert verdict(http, calls[i], i < 25, **({"real": ["r"]} if i < 25 else {"false": ["f"]}))[0] == 200
+    a = http("GET", "/bench/record?collection=solo")[2]["models"]["a"]
+    assert (a["judged"], a["useful"], a["useful_rate"]) == (45, 25, 0.556)
+    assert (a["judged_claims"], a["false_claims"], a["false_claim_rate"]) == (45, 20, 0.444)
+    assert a["confidently_wrong"] is True
+    assert a["drop"] == {"judged": 20, "useful": 0, "useful_rate": 0.0, "before_judged": 25, "before_useful": 25,
+                         "before_rate": 1.0}
+    assert http("GET", "/bench/record")[2]["models"]["a"]["drop"] == a["drop"]

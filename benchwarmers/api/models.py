@@ -22,11 +22,12 @@ def list_models(req: Request, bench: Bench) -> Response:
     reg = bench.registry
     bench.resting.refresh()   # the admin's view: what the table says now, other processes' rests included
     last = health.latest(bench.db)
+    record = bench.record.models()
     rows = []
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
             continue
-        rows.append(view(bench, model, last.get(alias)))
+        rows.append({**view(bench, model, last.get(alias)), "record": record.get(alias)})
     return Response.json({"models": rows, "find": needle or None})
 
 
@@ -61,6 +62,7 @@ def show_model(req: Request, bench: Bench) -> Response:
     probes = health.recent(bench.db, model.alias)
     out = view(bench, model, probes[0] if probes else None)
     out["probes"] = probes
+    out["record"] = bench.record.models().get(model.alias)
     return Response.json({"model": out})
 
 

@@ -13,9 +13,11 @@ FMT = argparse.RawDescriptionHelpFormatter
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("models", parents=[parent], help="the roster: alias, endpoint, served name, status, facts",
+    p = sub.add_parser("models", parents=[parent],
+                       help="the roster: alias, endpoint, served name, status, facts, record",
                        description="Every model on the bench: alias, endpoint, served name, status (active, resting "
-                                   "until T, retired with reason), catalog facts and the last probe.",
+                                   "until T, retired with reason), catalog facts, the last probe, and its record "
+                                   "over all collections with the judged answers and claims each rate rests on.",
                        epilog="examples:\n  bench models\n  bench models --find llama --json", formatter_class=FMT)
     p.add_argument("--find", metavar="TEXT", help="only models whose alias, served name or endpoint contain TEXT")
     p.set_defaults(func=run_models)
@@ -83,6 +85,21 @@ def probe_text(p: dict | None) -> str:
     return f"{p['status']}{seconds} {when(p.get('created'))}"
 
 
+def record_text(r: dict | None) -> str:
+    """The record in a few words, each rate with the count of judged answers or claims it rests on."""
+    if not r:
+        return "no calls yet"
+    if not r["judged"]:
+        return f"none judged of {r['asks']} asks"
+    parts = [f"{r['useful_rate']:.0%} useful of {r['judged']} judged"]
+    if r.get("drop"):
+        parts.append(f"lately {r['drop']['useful_rate']:.0%} of {r['drop']['judged']}")
+    if r["judged_claims"]:
+        parts.append(f"{r['false_claims']}/{r['judged_claims']} claims false"
+                     + (" (confidently wrong)" if r["confidently_wrong"] else ""))
+    return ", ".join(parts)
+
+
 def run_models(args, client) -> int:
     path = "/bench/models" + (("?" + urlencode({"find": args.find})) if args.find else "")
     d = client.get(path)
@@ -92,9 +109,9 @@ def run_models(args, client) -> int:
     if not d["models"]:
         note("No models match." if args.find else "No models on the bench yet. See: bench candidates --new")
         return 0
-    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE"],
+    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE", "RECORD"],
           [[m["alias"], m["endpoint"], m["served"], m["status_text"], facts_text(m.get("facts") or {}),
-            probe_text(m.get("last_probe"))] for m in d["models"]])
+            probe_text(m.get("last_probe")), record_text(m.get("record"))] for m in d["models"]])
     return 0
 
 
@@ -143,7 +160,8 @@ def run_show(args, client) -> int:
     m = d["model"]
     for k, v in (("Alias", m["alias"]), ("Endpoint", m["endpoint"]), ("Served", m["served"]),
                  ("Status", m["status_text"]), ("Ad hoc", "yes" if m["ad_hoc"] else "no"),
-                 ("Facts", facts_text(m.get("facts") or {}) or "none known"), ("Added", when(m.get("added")))):
+                 ("Facts", facts_text(m.get("facts") or {}) or "none known"), ("Added", when(m.get("added"))),
+                 ("Record", record_text(m.get("record")))):
         say(f"{k + ':':<10}{v}")
     if m["probes"]:
         table(["WHEN", "KIND", "STATUS", "SECONDS", "TOKENS", "ANSWER / ERROR"],
