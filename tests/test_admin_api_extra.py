@@ -193,7 +193,7 @@ def test_cli_endpoint_test_and_settings(service, capsys):
     code, _, err = cli("endpoint", "test", "local")
     assert code == 1 and "failed its test" in err
     code, out, _ = cli("settings")
-    assert code == 0 and "seat_timeout" in out and "300.0" in out and "applies after a restart" in out
+    assert code == 0 and "seat_timeout" in out and "300.0" in out and "needs a restart" in out
     code, out, _ = cli("settings", "set", "seat_timeout", "90")
     assert code == 0 and "seat_timeout is now 90.0." in out
     code, out, _ = cli("settings", "set", "merge_model", "deepseek")

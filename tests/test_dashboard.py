@@ -70,6 +70,14 @@ def test_a_page_that_does_not_exist_is_an_html_404_with_the_headers(bench):
     status, _, text = bench.get("/models/nobody.json")
     assert status == 404 and json.loads(text)["error"]["message"].startswith("No model named")
 
+def test_home_survives_a_broken_config_file_and_names_it(bench, home):
+    (home / "config" / "endpoints.json").write_text('{"endpoints": {,}}', encoding="utf-8")
+    status, _, text = bench.get("/")
+    assert status == 200 and "Config problem" in text and "endpoints.json:1:" in text   # no redirect to Endpoints
+    d = bench.json("/.json")
+    assert d["counts"]["endpoints"] == 0 and any("endpoints.json" in p for p in d["status"]["config_problems"])
+
+
 
 def test_every_post_needs_the_csrf_token_and_our_origin(bench, home):
     form = b"name=x&base_url=http%3A%2F%2F127.0.0.1%3A9&api=ollama&no_key=1"

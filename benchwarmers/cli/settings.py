@@ -37,8 +37,7 @@ def value_of(text: str):
 
 def show(d: dict) -> None:
     table(["SETTING", "VALUE", "DEFAULT", "WHAT IT DOES"],
-          [[s["name"], json.dumps(s["value"]), json.dumps(s["default"]),
-            s["help"] + (" (applies after a restart)" if s["restart"] else "")] for s in d["settings"]])
+          [[s["name"], json.dumps(s["value"]), json.dumps(s["default"]), s["help"]] for s in d["settings"]])
     if d.get("problem"):
         note(f"settings.json cannot be read, so the defaults serve: {d['problem']}")
 

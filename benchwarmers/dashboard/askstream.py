@@ -13,6 +13,7 @@ from .. import formats
 from ..canonical import KeepAlive, TextDelta
 from ..errors import BenchError
 from ..formats.base import RequestInfo
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from . import markdown, web
 from .pages.ask import chat_body
@@ -28,7 +29,7 @@ def seat_line(seat) -> dict:
                      "nodes": markdown.parse(seat.answer) if seat.answer else []}}
 
 
-def ask_stream(req: Request, bench) -> Response:
+def ask_stream(req: Request, bench: Bench) -> Response:
     form = web.read_form(req)
     web.check_csrf(req, form)
     body = chat_body(form)

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from ..errors import NotFound
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
 from . import askstream, web
@@ -45,10 +46,10 @@ def views(p: Page):
     """The page's two faces: the dict as JSON, and the dict rendered into the layout."""
     module = p.module
 
-    def as_json(req: Request, bench) -> Response:
+    def as_json(req: Request, bench: Bench) -> Response:
         return Response.json(module.data(req, bench))
 
-    def as_html(req: Request, bench) -> Response:
+    def as_html(req: Request, bench: Bench) -> Response:
         if web.wants_json(req):
             return as_json(req, bench)
         frame = web.frame(req, bench)
@@ -64,7 +65,7 @@ def views(p: Page):
     return as_json, as_html
 
 
-def static_file(req: Request, bench) -> Response:
+def static_file(req: Request, bench: Bench) -> Response:
     resp = static(req.params["name"])
     if resp is None:
         raise NotFound(f"No static file {req.params['name']!r}.")

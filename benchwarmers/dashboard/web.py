@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, quote
 
 from .. import formats
 from ..errors import BadRequest, BenchError, CsrfFailed, Forbidden
+from ..server.bench import Bench
 from ..server.guard import is_admin
 from ..server.messages import Request, Response
 from ..server.routes import BENCH_SHAPE
@@ -79,7 +80,7 @@ def valid_token(value: str | None) -> bool:
     return bool(value) and 20 <= len(value) <= 64 and value.replace("-", "").replace("_", "").isalnum()
 
 
-def frame(req: Request, bench) -> Frame:
+def frame(req: Request, bench: Bench) -> Frame:
     current = req.cookie(CSRF_COOKIE)
     set_cookie = None
     if not valid_token(current):
@@ -192,7 +193,7 @@ def json_error(err: BenchError) -> Response:
 
 def action(fn, back: str):
     """A POST handler: CSRF checked; fn(req, bench, form) -> Done; a refusal goes back to the form with its text."""
-    def handler(req: Request, bench) -> Response:
+    def handler(req: Request, bench: Bench) -> Response:
         to_json = wants_json(req)
         form = Form()
         try:

@@ -14,8 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from .. import errors
-from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
+from ..errors import BadRequest, BenchError, ConfigError, Conflict, NotFound, UpstreamFailed
 from ..redaction import redact
 from ..store.calls import new_id
 from . import health, onboard
@@ -30,7 +29,7 @@ MAX_ATTEMPTS = 2                        # an interrupted item is retried once
 FIELDS = ("id", "served", "endpoint", "alias", "mode", "state", "reason", "model", "suite", "attempts", "created",
           "started", "finished")
 BODY_FIELDS = {"models", "mode", "endpoint", "alias"}
-REBUILT = (BadRequest, NotFound, Conflict, errors.ConfigError)   # the refusals a step raises, besides upstream faults
+REBUILT = (BadRequest, NotFound, Conflict, ConfigError)   # the refusals a step raises, besides upstream faults
 
 
 class Stopping(Exception):
@@ -104,7 +103,8 @@ def insert(conn, specs: list[dict], mode: str) -> list[dict]:
 
 def stored_error(error: BenchError) -> str:
     """A step's fault as JSON, so a later caller can answer with the same status and code (keys redacted)."""
-    return json.dumps({"class": type(error).__name__, "kind": getattr(error, "kind", None),
+    refusal = next((c.__name__ for c in REBUILT if isinstance(error, c)), None)
+    return json.dumps({"class": refusal, "kind": getattr(error, "kind", None),
                        "upstream_status": getattr(error, "upstream_status", None),
                        "message": redact(error.message), "hint": redact(error.hint or "") or None})
 

@@ -24,10 +24,10 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             error TEXT, seconds REAL, ttft REAL, input_tokens INTEGER, output_tokens INTEGER, created REAL NOT NULL);
         CREATE INDEX probes_model ON probes (model, created);
     """),
-    # Read by the service: ratelimits (resting endpoints), pins (route mode), gateway_keys. Written but read by
-    # nothing in the service yet, and kept for what reads them next: panels (one row per panel) and usage (the
-    # tokens of every call: a usage ledger and its limits). jobs is kept for scheduled jobs; nothing writes it
-    # yet (onboarding has its own queue, migration 3).
+    # Read by the service: ratelimits (resting endpoints), pins (route mode), gateway_keys, panels (one row per
+    # panel: the history of asks). Written but read by nothing in the service yet, and kept for what reads it
+    # next: usage (the tokens of every call: a usage ledger and its limits). jobs is kept for scheduled jobs;
+    # nothing writes it yet (onboarding has its own queue, migration 3).
     (2, "panels, usage ledger, rate limits, pins, jobs and gateway keys", """
         CREATE TABLE panels (
             id TEXT PRIMARY KEY, collection TEXT, mode TEXT, seats INTEGER, caller TEXT, created REAL NOT NULL);

@@ -88,7 +88,7 @@ def show_values(d: dict, frame) -> str:
                      f'<input id="s-{e(s["name"])}" name="{e(s["name"])}" type="{kind}"{step} '
                      f'value="{e(frame.typed(s["name"], str(value)))}">',
                      e("none" if s["default"] is None else json.dumps(s["default"])),
-                     e(s["help"]) + (' <span class="muted">Applies after a restart.</span>' if s["restart"] else "")])
+                     e(s["help"])])   # a setting read at start-up says so in its help
     return (problem + f'<form method="post" action="/settings/values">{csrf(frame)}'
             f'{table(["Setting", "Value", "Default", "What it does"], rows, cls="settings")}'
             f'<p class="muted">Kept in <code>{e(d["file"])}</code>. An empty value means the default.</p>'
