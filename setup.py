@@ -6,7 +6,7 @@ from setuptools import find_packages, setup
 setup(
     packages=find_packages(include=["benchwarmers", "benchwarmers.*"]) + ["benchwarmers.examples"],
     package_dir={"benchwarmers.examples": "examples"},
-    package_data={"benchwarmers.dashboard": ["static/*", "static/**/*"],
+    package_data={"benchwarmers.dashboard": ["static/*", "static/**/*"], "benchwarmers.catalog": ["data/*.json"],
                   "benchwarmers.examples": ["*", "**/*"]},
     include_package_data=False,
 )

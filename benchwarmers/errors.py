@@ -88,6 +88,16 @@ class Conflict(BenchError):
     status, code = 409, "conflict"
 
 
+class ModelHeld(Conflict):
+    """A free model that turned paid: not seated or probed until the user confirms the new price."""
+    code = "model_held"
+
+
+class NotHeld(Conflict):
+    """A confirm for a model that is not held."""
+    code = "not_held"
+
+
 class PayloadTooLarge(BenchError):
     status, code = 413, "payload_too_large"
 

@@ -29,7 +29,8 @@ def api(home, fake, make_service) -> Http:
 
 
 def ask(api: Http, model: str = "bench/core", text: str = "hello") -> dict:
-    status, _, d = api("POST", "/v1/chat/completions", {"model": model, "messages": [{"role": "user", "content": text}]})
+    status, _, d = api("POST", "/v1/chat/completions",
+                       {"model": model, "messages": [{"role": "user", "content": text}]})
     assert status == 200, d
     return d["bench"]
 

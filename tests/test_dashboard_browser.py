@@ -22,7 +22,8 @@ except ImportError:          # the test extra is not installed
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(sync_playwright is None, reason="Playwright for Python is not installed (pyproject's test extra)"),
+    pytest.mark.skipif(sync_playwright is None,
+                       reason="Playwright for Python is not installed (pyproject's test extra)"),
     pytest.mark.skipif(not CHROMIUM, reason="no chromium on PATH: scripts/check.py installs Debian's chromium with "
                                             "apt where it can; these tests never download a browser"),
 ]

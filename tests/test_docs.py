@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.data import configure
 from benchwarmers.server.table import build_routes
 from tests.fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI
+from tests.helpers.catalog import catalog_host  # noqa: F401 (fixture: the catalog refresh goes to a fake host)
+from tests.helpers.data import configure
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "GATEWAY.md"
@@ -137,7 +138,7 @@ def run_doc(text: str, plain_url: str, token_url: str, key: str, cwd: Path, urls
 
 
 @pytest.mark.skipif(not (shutil.which("bash") and shutil.which("curl")), reason="needs bash and curl")
-def test_every_curl_command_in_gateway_md_works(home, make_service, tmp_path):
+def test_every_curl_command_in_gateway_md_works(home, make_service, tmp_path, catalog_host):
     fakes, urls = doc_setup(home)
     try:
         plain = make_service()

@@ -205,6 +205,6 @@ def test_probe_all_skips_ad_hoc(bench, app, fake):
     from benchwarmers.roster import health
     bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
     bench("POST", "/bench/models", {"served": "org/m-two:free", "alias": "dos", "ad_hoc": True})
-    results = health.probe_all(app.bench.registry, app.bench.db)
+    results = health.probe_all(app.bench.registry, app.bench.db, app.bench.catalog)
     assert [r["model"] for r in results] == ["uno"]
     assert [p["kind"] for p in probes(app, "dos")] == ["onboard"]

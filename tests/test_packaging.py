@@ -141,6 +141,7 @@ def test_wheel_carries_package_data_and_entry_points(wheel):
         metadata = next(z.read(n).decode() for n in names if n.endswith("METADATA"))
     assert "benchwarmers/__main__.py" in names
     assert "benchwarmers/dashboard/static/style.css" in names
+    assert {"benchwarmers/catalog/data/models.dev.json", "benchwarmers/catalog/data/freellmapi.json"} <= names
     for config in (ROOT / "examples").rglob("*.json"):
         assert f"benchwarmers/examples/{config.relative_to(ROOT / 'examples').as_posix()}" in names
     assert not any(n.startswith(("tests/", "examples/")) or "__pycache__" in n for n in names)

@@ -27,7 +27,7 @@ def collection_overview(req: Request, bench: Bench) -> Response:
         req.caller.check_collection(name)
     col = bench.collections.get(name)
     return Response.json(overview(col, bench.registry.models(), bench.record.models(name), bench.record.models(),
-                                  bench.registry.transport.limits.snapshot()))
+                                  bench.registry.transport.limits.snapshot(), bench.catalog))
 
 
 def save_collection(req: Request, bench: Bench) -> Response:

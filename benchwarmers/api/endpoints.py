@@ -178,8 +178,10 @@ def candidates(req: Request, bench: Bench) -> Response:
             alias = on_bench.get((name, entry.get("id")))
             if only_new and alias:
                 continue
-            rows.append({"endpoint": name, "served": entry.get("id"), "on_bench": alias,
-                         "facts": onboard.facts_from(entry)})
+            facts = onboard.facts_from(entry)
+            pid, sourced = bench.catalog.lookup(reg.endpoint(name), str(entry.get("id") or ""), facts)
+            rows.append({"endpoint": name, "served": entry.get("id"), "on_bench": alias, "facts": facts,
+                         "catalog": {"provider": pid, "facts": sourced}})
     return Response.json({"candidates": rows, "errors": errors, "new_only": only_new})
 
 

@@ -13,7 +13,12 @@ WAIT = 600.0   # seconds POST /bench/models waits for its item before answering 
 def view(bench: Bench, model, probe: dict | None = None) -> dict:
     if probe is None:
         probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
-    return onboard.model_view(model, probe, bench.resting.until(model.endpoint))
+    out = onboard.model_view(model, probe, bench.resting.until(model.endpoint))
+    out["catalog"] = bench.catalog.describe(model)
+    held = out["catalog"]["held"]
+    if held and model.active:
+        out["status"], out["status_text"] = "held", f"held: {held['reason']}"
+    return out
 
 
 def list_models(req: Request, bench: Bench) -> Response:
@@ -68,7 +73,7 @@ def show_model(req: Request, bench: Bench) -> Response:
 
 def probe_model(req: Request, bench: Bench) -> Response:
     """Probe now; a model that fails for a reason of its own is confirmed once, then retired with evidence."""
-    result = health.check(bench.registry, bench.db, req.params["alias"])
+    result = health.check(bench.registry, bench.db, bench.catalog, req.params["alias"])
     model = bench.registry.model(req.params["alias"])
     result["model"] = view(bench, model, result.get("confirm") or result["probe"])
     result.pop("model_after", None)

@@ -37,7 +37,16 @@ def summary(bench: Bench) -> dict:
         "uptime_seconds": round(time.time() - bench.started, 1),
         "counts": counts,
         "config_problems": problems,
+        "held": held(bench),
     }
+
+
+def held(bench: Bench) -> list:
+    """Free models that turned paid, waiting for the user to confirm (never blocks the status answer)."""
+    try:
+        return bench.catalog.holds()
+    except ConfigError:    # models.json broken by hand: config_problems says where; status still answers
+        return []
 
 
 def status(req: Request, bench: Bench) -> Response:

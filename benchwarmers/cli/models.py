@@ -7,6 +7,7 @@ import time
 from urllib.parse import urlencode
 
 from ..client import q
+from . import catalog
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -33,11 +34,12 @@ def register(sub, parent) -> None:
 
 
 def register_model(sub, parent) -> None:
-    p = sub.add_parser("model", parents=[parent], help="retire, restore, show or probe one model",
-                       description="One model: retire it with a reason, restore it, show it with its probes, "
-                                   "or probe it now.",
+    p = sub.add_parser("model", parents=[parent], help="one model: retire, restore, show, probe, set, role, confirm",
+                       description="One model: retire it with a reason, restore it, show it with its facts and "
+                                   "probes, probe it now, set your own facts or roles, or confirm a new price.",
                        epilog="examples:\n  bench model retire slowpoke --reason 'times out on long prompts' --yes\n"
-                              "  bench model restore slowpoke\n  bench model show slowpoke --json",
+                              "  bench model restore slowpoke\n  bench model show slowpoke --json\n"
+                              "  bench model set slowpoke --context 32768 --no-vision",
                        formatter_class=FMT)
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     r = verbs.add_parser("retire", parents=[parent], help="take a model off the bench, with a reason (asks first)",
@@ -59,11 +61,18 @@ def register_model(sub, parent) -> None:
                          epilog="example:\n  bench model probe slowpoke", formatter_class=FMT)
     r.add_argument("alias")
     r.set_defaults(func=run_probe)
+    catalog.register_model_verbs(verbs, parent)
     p.set_defaults(func=lambda args, client: (p.print_help(sys.stderr), 2)[1])
 
 
 def when(epoch) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else ""
+
+
+def merged(m: dict) -> dict:
+    """The facts the bench uses (every source merged), else what the endpoint's list said."""
+    sourced = (m.get("catalog") or {}).get("facts")
+    return {k: v["value"] for k, v in sourced.items()} if sourced else (m.get("facts") or {})
 
 
 def facts_text(facts: dict) -> str:
@@ -75,6 +84,9 @@ def facts_text(facts: dict) -> str:
     for flag in ("vision", "tools"):
         if facts.get(flag):
             shown.append(flag)
+    pin, pout = facts.get("price_in"), facts.get("price_out")
+    if pin is not None and pout is not None:
+        shown.append("free" if pin == 0 and pout == 0 else f"${pin:g}/${pout:g} per M")
     return ", ".join(shown)
 
 
@@ -110,7 +122,7 @@ def run_models(args, client) -> int:
         note("No models match." if args.find else "No models on the bench yet. See: bench candidates --new")
         return 0
     table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE", "RECORD"],
-          [[m["alias"], m["endpoint"], m["served"], m["status_text"], facts_text(m.get("facts") or {}),
+          [[m["alias"], m["endpoint"], m["served"], m["status_text"], facts_text(merged(m)),
             probe_text(m.get("last_probe")), record_text(m.get("record"))] for m in d["models"]])
     return 0
 
@@ -126,7 +138,7 @@ def run_candidates(args, client) -> int:
         note("Nothing new on your endpoints." if args.new else "Your endpoints list no models.")
         return 1 if d.get("errors") else 0
     table(["ENDPOINT", "SERVED", "ON BENCH", "FACTS"],
-          [[c["endpoint"], c["served"], c["on_bench"] or "", facts_text(c.get("facts") or {})]
+          [[c["endpoint"], c["served"], c["on_bench"] or "", facts_text(merged(c))]
            for c in d["candidates"]])
     return 0
 
@@ -160,9 +172,13 @@ def run_show(args, client) -> int:
     m = d["model"]
     for k, v in (("Alias", m["alias"]), ("Endpoint", m["endpoint"]), ("Served", m["served"]),
                  ("Status", m["status_text"]), ("Ad hoc", "yes" if m["ad_hoc"] else "no"),
-                 ("Facts", facts_text(m.get("facts") or {}) or "none known"), ("Added", when(m.get("added"))),
+                 ("Facts", facts_text(merged(m)) or "none known"), ("Added", when(m.get("added"))),
                  ("Record", record_text(m.get("record")))):
         say(f"{k + ':':<10}{v}")
+    rows = catalog.fact_rows(m.get("catalog") or {})
+    if rows:
+        table(["FACT", "VALUE", "SOURCE"], rows)
+        say(f"Roles:    {', '.join(m['catalog'].get('roles') or [])}")
     if m["probes"]:
         table(["WHEN", "KIND", "STATUS", "SECONDS", "TOKENS", "ANSWER / ERROR"],
               [[when(p["created"]), p["kind"], p["status"], p["seconds"], f"{p['input_tokens']}+{p['output_tokens']}",

@@ -21,8 +21,9 @@ def register(sub, parent) -> None:
                                    "queue ids at once; --wait follows them to the end (a live line per model on "
                                    "a terminal, plain lines otherwise). Without names it lists the queue. Full "
                                    "onboarding would also run the suite, which this version does not have; "
-                                   "--quick probes now and records that the model owes the suite; --ad-hoc is quick, and the "
-                                   "bench never calls the model unprompted (pay-per-use or trial keys).",
+                                   "--quick probes now and records that the model owes the suite; --ad-hoc is "
+                                   "quick, and the bench never calls the model unprompted (pay-per-use or trial "
+                                   "keys).",
                        epilog="examples:\n  bench onboard openai/gpt-4o-mini qwen/qwen3-coder:free --quick --wait\n"
                               "  bench onboard llama3.2 --endpoint local --alias llama\n"
                               "  bench onboard some/paid-model --ad-hoc\n  bench onboard          (the queue)",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from .catalog import held_notes
 from .output import emit_json, say
 
 
@@ -30,4 +31,5 @@ def run(args, client) -> int:
         say(f"{k + ':':<14}{v}")
     for problem in d.get("config_problems", []):
         say(f"Config problem: {problem}")
+    held_notes(d.get("held") or [])
     return 0

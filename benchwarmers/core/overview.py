@@ -1,6 +1,7 @@
 """A collection seen whole: the calls one ask makes, what its members share, and what their record suggests."""
 from __future__ import annotations
 
+from ..catalog import Catalog
 from ..roster.registry import Model
 from .collections import Collection
 from .record import wilson_lower
@@ -9,10 +10,12 @@ from .record import wilson_lower
 PROMOTE_JUDGED, PROMOTE_LOWER = 5, 0.5
 
 
-def seats(collection: Collection, models: dict[str, Model]) -> dict:
-    """How many calls one ask makes: active members plus the explore seats there are explorers for."""
+def seats(collection: Collection, models: dict[str, Model], catalog: Catalog) -> dict:
+    """How many calls one ask makes: active members plus the explore seats there are explorers for (as seating
+    picks them: not ad hoc, not held, and fit for the collection's purpose)."""
     active = [a for a in collection.members if a in models and models[a].active]
-    explorers = [a for a, m in models.items() if a not in collection.members and m.active and not m.ad_hoc]
+    explorers = [a for a, m in models.items() if a not in collection.members and m.active and not m.ad_hoc
+                 and not catalog.held(a) and not catalog.unfit(m, collection.purpose)]
     explore = min(collection.explore, len(explorers))
     shadow = min(collection.shadow, max(0, len(active) - 1))
     return {"members": len(active), "explore": explore, "calls": len(active) + explore,
@@ -26,9 +29,16 @@ def shared(flags: list) -> bool | None:
     return True if flags and all(f is True for f in flags) else None
 
 
-def together(members: list[Model], limits: dict) -> dict:
-    """The smallest context window, what every member can do, and the tightest rate limit known."""
-    windows = [m.context_window for m in members if m.context_window]
+def window(facts: dict) -> int | None:
+    value = facts.get("context_window")
+    return int(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def together(members: list[Model], limits: dict, catalog: Catalog) -> dict:
+    """The smallest context window, what every member can do (the catalog's facts, every source merged), and
+    the tightest rate limit known."""
+    known = {m.alias: catalog.facts(m) for m in members}
+    windows = [window(known[m.alias]) for m in members if window(known[m.alias])]
     tightest = None
     for m in members:
         facts = limits.get(m.endpoint) or {}
@@ -36,10 +46,16 @@ def together(members: list[Model], limits: dict) -> dict:
             tightest = {"endpoint": m.endpoint, "requests_limit": facts["requests_limit"],
                         "tokens_limit": facts.get("tokens_limit")}
     return {"context_window": min(windows) if windows else None,
-            "context_unknown": [m.alias for m in members if not m.context_window],
-            "tools": shared([m.facts.get("tools") for m in members]),
-            "vision": shared([m.facts.get("vision") for m in members]),
+            "context_unknown": [m.alias for m in members if not window(known[m.alias])],
+            "tools": shared([known[m.alias].get("tools") for m in members]),
+            "vision": shared([known[m.alias].get("vision") for m in members]),
             "tightest_limit": tightest}
+
+
+def status(model: Model | None, catalog: Catalog) -> str:
+    if model is None:
+        return "gone"
+    return "held" if model.active and catalog.held(model.alias) else model.status
 
 
 def suggestions(collection: Collection, models: dict[str, Model], here: dict) -> list[dict]:
@@ -68,15 +84,16 @@ def suggestions(collection: Collection, models: dict[str, Model], here: dict) ->
     return out
 
 
-def overview(collection: Collection, models: dict[str, Model], here: dict, overall: dict, limits: dict) -> dict:
-    """`here`: the record in this collection; `overall`: across all; `limits`: rate-limit facts per endpoint."""
+def overview(collection: Collection, models: dict[str, Model], here: dict, overall: dict, limits: dict,
+             catalog: Catalog) -> dict:
+    """`here`: the record in this collection; `overall`: across all; `limits`: rate-limit facts per endpoint;
+    `catalog`: the facts, holds and roles seating reads."""
     members = [models[a] for a in collection.members if a in models]
     return {**collection.public(),
-            "seats": seats(collection, models),
-            "together": together([m for m in members if m.active], limits),
-            "members_detail": [{"alias": a, "on_bench": a in models,
-                                "status": models[a].status if a in models else "gone",
-                                "facts": models[a].facts if a in models else {},
+            "seats": seats(collection, models, catalog),
+            "together": together([m for m in members if m.active], limits, catalog),
+            "members_detail": [{"alias": a, "on_bench": a in models, "status": status(models.get(a), catalog),
+                                "facts": catalog.facts(models[a]) if a in models else {},
                                 "record": here.get(a), "overall": overall.get(a)} for a in collection.members],
             "suggestions": suggestions(collection, models, here),
             "names": {"panel": f"bench/{collection.name}", "merged": f"bench/{collection.name}:merged",

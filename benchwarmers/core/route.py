@@ -70,7 +70,7 @@ class Router:
             if model is None:
                 continue
             reason = self.seating.why_not(model, ask, tokens)
-            if reason is None and ask.tools and model.facts.get("tools") is False:
+            if reason is None and ask.tools and self.seating.facts(model).get("tools") is False:
                 reason = "no tool calling"
             if reason:
                 passed.append(f"{alias}: {reason}")

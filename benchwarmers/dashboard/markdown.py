@@ -110,7 +110,8 @@ def _fence(lines, i):
     if not m:
         return None
     body, j = [], i + 1
-    while j < len(lines) and not (lines[j].strip().startswith(m.group(1)) and not lines[j].strip().strip(m.group(1)[0])):
+    fence = m.group(1)
+    while j < len(lines) and not (lines[j].strip().startswith(fence) and not lines[j].strip().strip(fence[0])):
         body.append(lines[j])
         j += 1
     return node("pre", [node("code", ["\n".join(body)])]), j + 1

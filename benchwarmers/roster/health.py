@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 from .. import errors
 from ..canonical import Ask, Message, Text
-from ..errors import BadRequest, BenchError, FaultKind, NotFound, UpstreamFailed
+from ..errors import BadRequest, BenchError, FaultKind, ModelHeld, NotFound, UpstreamFailed
 from ..providers import Timeouts
 from ..redaction import redact
 from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
@@ -128,9 +128,11 @@ def latest(db) -> dict[str, dict]:
 
 # ---- checking, retiring, restoring -----------------------------------------------------------------
 
-def check(reg: Registry, db, alias: str) -> dict:
-    """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence."""
+def check(reg: Registry, db, catalog, alias: str) -> dict:
+    """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence.
+    `catalog` (the Bench's) says which models are held: those are refused."""
     model = reg.model(alias)
+    refuse_held(catalog, alias)
     first = run_probe(reg, model)
     record(db, first)
     out = {"model": alias, "probe": first.to_dict(), "retired": False}
@@ -179,6 +181,15 @@ def restore(reg: Registry, alias: str) -> Model:
     return model
 
 
-def probe_all(reg: Registry, db) -> list[dict]:
-    """Check every active model the bench may call on its own (ad hoc ones are skipped)."""
-    return [check(reg, db, m.alias) for m in list(reg.models().values()) if m.active and not m.ad_hoc]
+def refuse_held(catalog, alias: str) -> None:
+    """A free model that turned paid is not called, not even probed, until the user confirms the price."""
+    held = catalog.held(alias)
+    if held:
+        raise ModelHeld(f"{alias!r} is held: {held['reason']}.",
+                        f"`bench model confirm {alias}` accepts the new price; `bench model retire {alias}` drops it.")
+
+
+def probe_all(reg: Registry, db, catalog) -> list[dict]:
+    """Check every active model the bench may call on its own (ad hoc and held ones are skipped)."""
+    return [check(reg, db, catalog, m.alias) for m in list(reg.models().values())
+            if m.active and not m.ad_hoc and not catalog.held(m.alias)]

@@ -60,15 +60,6 @@ class Model:
     def active(self) -> bool:
         return self.status == ACTIVE
 
-    @property
-    def vision(self) -> bool | None:
-        return self.facts.get("vision")
-
-    @property
-    def context_window(self) -> int | None:
-        value = self.facts.get("context_window")
-        return int(value) if isinstance(value, (int, float)) and value > 0 else None
-
 
 class Registry:
     """Parsed views of endpoints.json and models.json, rebuilt only when the files change."""

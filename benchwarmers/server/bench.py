@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from .. import __version__, home as home_mod
+from ..catalog import Catalog
 from ..core.calling import Caller
 from ..core.collections import Collections
 from ..core.panel import Panel
@@ -31,7 +32,7 @@ NO_SETTINGS: dict = {}   # one object, so a broken settings.json is not re-read 
 
 
 class Bench:
-    """The data folder's config and records, the roster, the core and the server's own facts, as attributes.
+    """The data folder's config and records, the roster and catalog, the core and the server's own facts, as attributes.
     A part added later is one more attribute built here, after the parts it uses."""
 
     def __init__(self, home: Path, *, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
@@ -61,10 +62,11 @@ class Bench:
         self.onboarding = Onboarding(self.registry, self.db)
         self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
         # the service (or at the first item queued), so a bench opened only to read starts no thread
+        self.catalog = Catalog(self.home, self.config, self.registry)
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
-        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting)
+        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting, self.catalog)
         self.caller = Caller(self.registry, self.calls, self.resting, self.settings)
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])

@@ -21,6 +21,7 @@ DEFAULTS = {
     "settings.json": {},
     "repos.json": {"repos": {}},
     "limits.json": {"limits": {}},
+    "overrides.json": {"models": {}, "endpoints": {}},
 }
 
 
@@ -108,11 +109,12 @@ def parse(path: Path) -> dict:
     return data
 
 
-def atomic_write(path: Path, data: dict, mode: int = 0o666) -> None:
+def atomic_write(path: Path, data: dict, mode: int = 0o666, keep_broken: bool = True) -> None:
     """Temp file in the same folder, fsync, then os.replace: a crash leaves the old file or the new, never half.
-    `mode` is the new file's permission bits from its creation on (0o600 for secrets), less the umask."""
+    `mode` is the new file's permission bits from its creation on (0o600 for secrets), less the umask.
+    keep_broken=False is for files only Benchwarmers writes (catalog copies), where a broken one is replaced."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
+    if keep_broken and path.exists():
         parse(path)   # refuse to replace a file the user broke by hand: their edit is not ours to lose
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)

@@ -22,7 +22,8 @@ def render(d: dict, frame) -> tuple[str, str]:
     parts = [meta, card("Asked", asked(d["request"]))]
     if d.get("merge"):
         m = d["merge"]
-        body = markdown.render(m["answer"] or "") if m["status"] == "ok" else f'<p class="seat-error">{e(m["error"])}</p>'
+        body = (markdown.render(m["answer"] or "") if m["status"] == "ok" else
+                f'<p class="seat-error">{e(m["error"])}</p>')
         parts.append(card(f"Merged by {m['model']}", f'<div class="answer">{body}</div>', "merged"))
     columns = "".join(seat_column(frame, s, back) for s in d["seats"])
     parts.append(f'<section class="seats" aria-label="Answers">{columns}</section>')

@@ -29,7 +29,8 @@ def render(d: dict, frame) -> tuple[str, str]:
             f'{pick("collection", [("", "any")] + [(c, c) for c in d["collections"]])}</select>'
             f'<label for="f-model">Model</label><select id="f-model" name="model">'
             f'{pick("model", [("", "any")] + [(m, m) for m in d["models"]])}</select>'
-            f'<label for="f-status">A seat</label><select id="f-status" name="status">{pick("status", STATUSES)}</select>'
+            f'<label for="f-status">A seat</label><select id="f-status" name="status">'
+            f'{pick("status", STATUSES)}</select>'
             f'<label for="f-verdict">Verdicts</label><select id="f-verdict" name="verdict">'
             f'{pick("verdict", VERDICTS)}</select><button type="submit" class="secondary">Filter</button></form>')
     if not d["items"]:

@@ -84,12 +84,13 @@ def paste_card(d: dict, frame) -> str:
 <label for="ep-api">API</label>
 <select id="ep-api" name="api" data-bases="{e(json.dumps(bases))}">{options([(a, l) for a, l in APIS], chosen)}</select>
 <label for="ep-name">Name <span class="muted">(what you will call it: letters, digits, . _ -)</span></label>
-<input id="ep-name" name="name" type="text" autocomplete="off" required pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{{0,63}}" placeholder="openrouter"
- value="{e(frame.typed("name"))}">
+<input id="ep-name" name="name" type="text" autocomplete="off" required placeholder="openrouter"
+ pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{{0,63}}" value="{e(frame.typed("name"))}">
 <label for="ep-base">Base URL</label>
 <input id="ep-base" name="base_url" type="url" autocomplete="off" required placeholder="https://openrouter.ai/api/v1"
  value="{e(frame.typed("base_url"))}">
-<label for="ep-key">Key <span class="muted">(checked by listing the models, kept in keys.json, never shown again)</span></label>
+<label for="ep-key">Key
+ <span class="muted">(checked by listing the models, kept in keys.json, never shown again)</span></label>
 <input id="ep-key" name="key" type="password" autocomplete="new-password" spellcheck="false">
 <label class="choice"><input type="checkbox" name="no_key" value="1"{" checked" if frame.typed("no_key") else ""}>
  No key: a local server</label>

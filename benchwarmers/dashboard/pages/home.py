@@ -53,6 +53,9 @@ def render(d: dict, frame) -> tuple[str, str]:
     s = d["status"]
     problems = "".join(f'<div class="flash flash-error" role="alert">Config problem: {e(p)}</div>'
                        for p in s["config_problems"])
+    problems += "".join(f'<div class="flash flash-error" role="alert">Held: {e(h["model"])}: {e(h["reason"])}. '
+                        f'{link("/models/" + h["model"], "Accept the new price on its page")} or with '
+                        f'<code>bench model confirm {e(h["model"])}</code>.</div>' for h in s.get("held", []))
     c = d["counts"]
     tiles = [("/endpoints", c["endpoints"], "endpoints"), ("/models", c["active_models"], "active models"),
              ("/collections", c["collections"], "collections"), ("/calls", c["asks"], "asks"),
@@ -65,7 +68,8 @@ def render(d: dict, frame) -> tuple[str, str]:
     parts.append('<div class="grid-2">' + card("Calls per day", daily_chart(d["daily"])) +
                  card("Last asks", recent(d["recent"])) + "</div>")
     parts.append(card("This service", facts([
-        ("Service", f'{chip("active", "running")} {e(s["role"])}'), ("Gateway base URL", f'<code>{e(s["url"])}/v1</code>'),
+        ("Service", f'{chip("active", "running")} {e(s["role"])}'),
+        ("Gateway base URL", f'<code>{e(s["url"])}/v1</code>'),
         ("Dashboard", f'<code>{e(s["url"])}</code>'), ("Listening on", e(s["bind"])),
         ("Data folder", f'<code>{e(s["data_folder"])}</code>'),
         ("Admin token", "set" if s["admin_token_set"] else "not set (this machine only)")], "cols-2")))
@@ -74,8 +78,8 @@ def render(d: dict, frame) -> tuple[str, str]:
 
 def steps_list(steps: list[dict]) -> str:
     items = "".join(f'<li class="{"done" if s["done"] else "todo"}">'
-                    f'{chip("done", "done") if s["done"] else chip("queued", "to do")} {link(s["href"], s["text"])}</li>'
-                    for s in steps)
+                    f'{chip("done", "done") if s["done"] else chip("queued", "to do")} '
+                    f'{link(s["href"], s["text"])}</li>' for s in steps)
     return f'<ol class="steps">{items}</ol>'
 
 

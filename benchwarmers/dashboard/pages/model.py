@@ -38,6 +38,8 @@ def render(d: dict, frame) -> tuple[str, str]:
 def actions(m: dict, frame) -> str:
     base = f"/models/{m['alias']}"
     buttons = [post_button(frame, base + "/probe", "Probe now")]
+    if m["status"] == "held":      # a free model that turned paid: no seat, no probe until the price is accepted
+        buttons.insert(0, post_button(frame, base + "/confirm", "Accept the new price"))
     if m["status"] == "retired":
         buttons.append(post_button(frame, base + "/restore", "Restore"))
     else:
@@ -49,7 +51,8 @@ def actions(m: dict, frame) -> str:
 
 
 def record_table(d: dict) -> str:
-    rows = [["all collections", d["record"]]] + [[f"in {name}", r] for name, r in sorted(d["record_by_collection"].items())]
+    rows = [["all collections", d["record"]]] + [[f"in {name}", r]
+                                                 for name, r in sorted(d["record_by_collection"].items())]
     body = [[e(label), str(r["asks"]), str(r["answers"]), str(r["failures"]), record_cell(r),
              f'{r["real_claims"]} / {r["false_claims"]}', e(secs(r["median_seconds"]))]
             for label, r in rows if r]
@@ -124,5 +127,12 @@ def restore(req, bench, form) -> Done:
     return Done(f"Restored {alias}: it is {m['status_text']} again.", f"/models/{alias}", {"model": m})
 
 
+def confirm_price(req, bench, form) -> Done:
+    alias = req.params["alias"]
+    m = post(req, f"/bench/models/{alias}/confirm")["model"]
+    return Done(f"Accepted the new price of {alias}: it is {m['status_text']} again.", f"/models/{alias}", {"model": m})
+
+
 ACTIONS = [("/models/{alias}/probe", probe, "/models/{alias}"), ("/models/{alias}/retire", retire, "/models/{alias}"),
-           ("/models/{alias}/restore", restore, "/models/{alias}")]
+           ("/models/{alias}/restore", restore, "/models/{alias}"),
+           ("/models/{alias}/confirm", confirm_price, "/models/{alias}")]

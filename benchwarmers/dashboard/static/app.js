@@ -159,7 +159,8 @@
     }
   }
 
-  // The collection editor's live count of the calls one ask makes.
+  // The collection editor's live count of the calls one ask makes (explorers as seating picks them for the
+  // saved purpose: a changed purpose counts once saved).
   function seatCount(form) {
     const out = form.querySelector(".live-count");
     if (!out) return;
@@ -167,7 +168,7 @@
     function update() {
       const boxes = [...form.querySelectorAll('input[name="members"]')];
       const members = boxes.filter((b) => b.checked && b.dataset.active === "1");
-      const freed = boxes.filter((b) => b.checked && b.dataset.active === "1" && b.dataset.adhoc === "0").length;
+      const freed = boxes.filter((b) => b.checked && b.dataset.explorer === "1").length;
       const pool = Math.max(0, explorers - freed);
       const explore = Math.min(Number(form.querySelector('[name="explore"]').value || 0), pool);
       const calls = members.length + explore;
