@@ -3,10 +3,14 @@ from setuptools import find_packages, setup
 
 # A checkout keeps the data-folder seed at the top (examples/); an installed package carries it as
 # benchwarmers/examples, where home.examples_dir() looks second.
+# The suite: its starter pack (suite/tasks) ships as benchwarmers/suite/tasks, where suite.tasks.starter_dir() looks
+# when there is no checkout.
+SUITE_TASKS = "benchwarmers.suite.tasks"
 setup(
-    packages=find_packages(include=["benchwarmers", "benchwarmers.*"]) + ["benchwarmers.examples"],
-    package_dir={"benchwarmers.examples": "examples"},
+    packages=find_packages(include=["benchwarmers", "benchwarmers.*"]) + ["benchwarmers.examples", SUITE_TASKS],
+    package_dir={"benchwarmers.examples": "examples", SUITE_TASKS: "suite/tasks"},
     package_data={"benchwarmers.dashboard": ["static/*", "static/**/*"], "benchwarmers.catalog": ["data/*.json"],
-                  "benchwarmers.examples": ["*", "**/*"]},
+                  "benchwarmers.examples": ["*", "**/*"],
+                  SUITE_TASKS: ["*", "**/*"]},
     include_package_data=False,
 )

@@ -37,6 +37,9 @@ SETTINGS = {s.name: s for s in (
             "Share of a model's judged claims that were false at which it is flagged confidently wrong (once 3 "
             "were false), above 0 and at most 1. At 0.35, 92% of flags were right after 20 judged answers "
             "(BENCHMARKS.md).", _share),
+    Setting("suite_gap_seconds", 2.0, float,
+            "Seconds the suite waits between two of its model calls (it calls one model at a time).",
+            lambda v: v >= 0),
 )}
 
 

@@ -63,6 +63,9 @@ def test_onboard_registers_probes_and_records(bench, app, fake):
     fake.set_models(["m-one", "m-three"])
     _, _, q = bench("POST", "/bench/models", {"served": "m-three", "quick": True})
     assert q["model"]["ad_hoc"] is False and q["suite"].startswith("owed")
+    # the suite: quick onboarding records the run it owes the model; a full one leaves it to `bench suite run`, and
+    # an ad hoc one owes nothing (the bench never calls it unprompted)
+    assert [(r["model"], r["status"]) for r in app.bench.suite.store.runs()] == [("m-three", "owed")]
 
 
 @pytest.mark.parametrize("reply, code, words", [

@@ -75,7 +75,7 @@ def test_modes_say_what_happens_to_the_suite(api, fake):
     _, _, d = api("POST", "/bench/onboard", {"models": ["m-one"]})
     _, _, a = api("POST", "/bench/onboard", {"models": ["m-two"], "mode": "adhoc", "alias": "two"})
     full, adhoc = finished(api, [d["items"][0]["id"], a["items"][0]["id"]])
-    assert full["mode"] == "full" and full["suite"].startswith("not available")
+    assert full["mode"] == "full" and full["suite"].startswith("not run yet: `bench suite run --model m-one`")
     assert adhoc["model"] == "two" and adhoc["suite"].startswith("none")
     assert api("GET", "/bench/models/two")[2]["model"]["ad_hoc"] is True
 
@@ -190,7 +190,8 @@ def test_cli_returns_the_ids_at_once_then_waits_with_plain_lines(cli, http, fake
     assert code == 0 and [i["served"] for i in json.loads(out)["items"]] == ["m-two", "m-one"]
     code, out, err = cli("onboard", "m-three", "not-served", "--wait")
     assert code == 1
-    assert "Onboarded m-three (m-three); suite not available" in out and "Failed not-served: No endpoint" in out
+    assert "Onboarded m-three (m-three); suite not run yet: `bench suite run --model m-three`" in out
+    assert "Failed not-served: No endpoint" in out
     assert "\x1b[" not in err and "m-three" in err and "done" in err      # plain progress lines, no terminal codes
     code, out, _ = cli("onboard")
     assert code == 0 and "as m-one" in out and "No endpoint serves" in out

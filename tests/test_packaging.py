@@ -64,7 +64,7 @@ def test_package_json_matches_the_python_package():
     assert pkg["bin"] == {"benchwarmers": "bin/benchwarmers.js", "bench": "bin/benchwarmers.js"}
     assert pkg["engines"]["node"] == ">=18"
     assert not pkg.get("dependencies")
-    for wanted in ("serve.py", "gateway.py", "mcp_server.py", "scripts/init.py", "bin/"):
+    for wanted in ("serve.py", "gateway.py", "mcp_server.py", "scripts/init.py", "bin/", "suite/", "NOTICE"):
         assert wanted in pkg["files"]
 
 
@@ -84,9 +84,9 @@ def test_python_m_benchwarmers_exists():
 def copy_source(dest: Path) -> Path:
     """Build from a copy, so the build leaves nothing (build/, *.egg-info) in the checkout."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("benchwarmers", "examples"):
+    for name in ("benchwarmers", "examples", "suite"):
         shutil.copytree(ROOT / name, dest / name, ignore=ignore)
-    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "NOTICE", "BENCHMARKS.md"):
         if (ROOT / name).exists():
             shutil.copy2(ROOT / name, dest / name)
     return dest
@@ -144,7 +144,10 @@ def test_wheel_carries_package_data_and_entry_points(wheel):
     assert {"benchwarmers/catalog/data/models.dev.json", "benchwarmers/catalog/data/freellmapi.json"} <= names
     for config in (ROOT / "examples").rglob("*.json"):
         assert f"benchwarmers/examples/{config.relative_to(ROOT / 'examples').as_posix()}" in names
-    assert not any(n.startswith(("tests/", "examples/")) or "__pycache__" in n for n in names)
+    for task in (ROOT / "suite" / "tasks").rglob("*"):          # the suite's starter pack, inside the package
+        if task.is_file() and "__pycache__" not in task.parts:
+            assert f"benchwarmers/suite/tasks/{task.relative_to(ROOT / 'suite' / 'tasks').as_posix()}" in names
+    assert not any(n.startswith(("tests/", "examples/", "suite/")) or "__pycache__" in n for n in names)
     assert "bench = benchwarmers.cli.main:run" in entry_points
     assert "benchwarmers = benchwarmers.cli.main:run" in entry_points
     assert f"Version: {benchwarmers.__version__}" in metadata
@@ -182,6 +185,13 @@ def test_installed_package_seeds_a_data_folder_from_its_own_examples(installed, 
                             "import benchwarmers.home as h; print(h.examples_dir())"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert Path(probe.stdout.strip()).is_relative_to(installed)
+    probe = subprocess.run([str(bin_dir(installed) / ("python.exe" if os.name == "nt" else "python")), "-c",
+                            "from benchwarmers.suite.tasks import load_all, starter_dir; t, bad = load_all(None); "
+                            "print(starter_dir()); print(len(t), len(bad))"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    where, counts = probe.stdout.strip().splitlines()
+    assert Path(where).is_relative_to(installed)             # the starter pack inside the installed package
+    assert counts == f"{len(list((ROOT / 'suite' / 'tasks').glob('*/task.json')))} 0"
 
 
 # ---- the npm shim ------------------------------------------------------------------------------
@@ -293,6 +303,10 @@ def test_npm_pack_lists_the_python_source(tmp_path):
         assert wanted in files, wanted
     for config in (ROOT / "examples").rglob("*.json"):
         assert config.relative_to(ROOT).as_posix() in files
+    for task in (ROOT / "suite").rglob("*"):
+        if task.is_file() and "__pycache__" not in task.parts:
+            assert task.relative_to(ROOT).as_posix() in files
+    assert "NOTICE" in files
     py_files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "benchwarmers").rglob("*.py")
                 if "__pycache__" not in p.parts}
     assert py_files <= files

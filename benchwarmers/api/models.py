@@ -1,4 +1,5 @@
-"""Admin API for the model roster: list and find, onboard, show with probes, probe, retire, restore."""
+"""Admin API for the model roster: list and find (with the verdict record and the suite scores), onboard, show with
+probes, probe, retire, restore."""
 from __future__ import annotations
 
 from ..errors import BadRequest
@@ -27,12 +28,12 @@ def list_models(req: Request, bench: Bench) -> Response:
     reg = bench.registry
     bench.resting.refresh()   # the admin's view: what the table says now, other processes' rests included
     last = health.latest(bench.db)
-    record = bench.record.models()
+    record, scores = bench.record.models(), bench.suite.store.scores()   # two sources, kept apart
     rows = []
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
             continue
-        rows.append({**view(bench, model, last.get(alias)), "record": record.get(alias)})
+        rows.append({**view(bench, model, last.get(alias)), "record": record.get(alias), "suite": scores.get(alias)})
     return Response.json({"models": rows, "find": needle or None})
 
 
@@ -67,7 +68,8 @@ def show_model(req: Request, bench: Bench) -> Response:
     probes = health.recent(bench.db, model.alias)
     out = view(bench, model, probes[0] if probes else None)
     out["probes"] = probes
-    out["record"] = bench.record.models().get(model.alias)
+    out["record"] = bench.record.models().get(model.alias)        # the user's verdicts
+    out["suite"] = bench.suite.store.scores(model.alias).get(model.alias)   # the suite's scores, never mixed in
     return Response.json({"model": out})
 
 

@@ -9,16 +9,18 @@ from urllib.parse import urlencode
 from ..client import q
 from . import catalog
 from .output import confirm, emit_json, note, say, table
+from .suite import pct
 
 FMT = argparse.RawDescriptionHelpFormatter
 
 
 def register(sub, parent) -> None:
     p = sub.add_parser("models", parents=[parent],
-                       help="the roster: alias, endpoint, served name, status, facts, record",
+                       help="the roster: alias, endpoint, served name, status, facts, record, suite",
                        description="Every model on the bench: alias, endpoint, served name, status (active, resting "
-                                   "until T, retired with reason), catalog facts, the last probe, and its record "
-                                   "over all collections with the judged answers and claims each rate rests on.",
+                                   "until T, retired with reason), catalog facts, the last probe, its record "
+                                   "over all collections with the judged answers and claims each rate rests on, "
+                                   "and its suite scores (a column of their own, never mixed into the record).",
                        epilog="examples:\n  bench models\n  bench models --find llama --json", formatter_class=FMT)
     p.add_argument("--find", metavar="TEXT", help="only models whose alias, served name or endpoint contain TEXT")
     p.set_defaults(func=run_models)
@@ -121,10 +123,18 @@ def run_models(args, client) -> int:
     if not d["models"]:
         note("No models match." if args.find else "No models on the bench yet. See: bench candidates --new")
         return 0
-    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE", "RECORD"],
+    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE", "RECORD", "SUITE"],
           [[m["alias"], m["endpoint"], m["served"], m["status_text"], facts_text(merged(m)),
-            probe_text(m.get("last_probe")), record_text(m.get("record"))] for m in d["models"]])
+            probe_text(m.get("last_probe")), record_text(m.get("record")), suite_text(m.get("suite"))]
+           for m in d["models"]])
     return 0
+
+
+def suite_text(s: dict | None) -> str:
+    """The suite's scores, per purpose: kept apart from the verdicts."""
+    if not s:
+        return ""
+    return ", ".join(f"{purpose} {pct(s[purpose]['score'])}" for purpose in ("review", "claims") if s.get(purpose))
 
 
 def run_candidates(args, client) -> int:
@@ -173,7 +183,7 @@ def run_show(args, client) -> int:
     for k, v in (("Alias", m["alias"]), ("Endpoint", m["endpoint"]), ("Served", m["served"]),
                  ("Status", m["status_text"]), ("Ad hoc", "yes" if m["ad_hoc"] else "no"),
                  ("Facts", facts_text(merged(m)) or "none known"), ("Added", when(m.get("added"))),
-                 ("Record", record_text(m.get("record")))):
+                 ("Record", record_text(m.get("record"))), ("Suite", suite_text(m.get("suite")) or "not run")):
         say(f"{k + ':':<10}{v}")
     rows = catalog.fact_rows(m.get("catalog") or {})
     if rows:

@@ -19,11 +19,11 @@ def register(sub, parent) -> None:
                                    "each name, probes it with a one-word prompt and registers it only if it "
                                    "answers. Models onboard one at a time, in order. The command returns the "
                                    "queue ids at once; --wait follows them to the end (a live line per model on "
-                                   "a terminal, plain lines otherwise). Without names it lists the queue. Full "
-                                   "onboarding would also run the suite, which this version does not have; "
-                                   "--quick probes now and records that the model owes the suite; --ad-hoc is "
+                                   "a terminal, plain lines otherwise). Without names it lists the queue. Each "
+                                   "model's line says how to run the suite for it (bench suite run --model "
+                                   "ALIAS); --quick records a suite run the model owes instead; --ad-hoc is "
                                    "quick, and the bench never calls the model unprompted (pay-per-use or trial "
-                                   "keys).",
+                                   "keys), so it owes none.",
                        epilog="examples:\n  bench onboard openai/gpt-4o-mini qwen/qwen3-coder:free --quick --wait\n"
                               "  bench onboard llama3.2 --endpoint local --alias llama\n"
                               "  bench onboard some/paid-model --ad-hoc\n  bench onboard          (the queue)",
@@ -31,7 +31,7 @@ def register(sub, parent) -> None:
     p.add_argument("served", nargs="*", metavar="SERVED_NAME", help="each model's name as its endpoint serves it")
     p.add_argument("--endpoint", help="which endpoint serves them (needed when several serve a name)")
     p.add_argument("--alias", help="what users will type (one model only; default: a readable unique name)")
-    p.add_argument("--quick", action="store_true", help="probe now and record that the model owes the suite")
+    p.add_argument("--quick", action="store_true", help="probe now and record a suite run the model owes")
     p.add_argument("--ad-hoc", action="store_true", help="quick, and never called by the bench on its own")
     p.add_argument("--wait", action="store_true", help="follow the models until each is done or failed")
     p.set_defaults(func=run_onboard)

@@ -1,14 +1,16 @@
 """Onboarding's steps: find the endpoint serving a model, pick its alias, probe it, register it only if it answers.
 
 The onboarding queue (queue.py) runs these steps through the bench's one Onboarding, one model at a time, and
-says after each step where the item is. Nothing is saved unless the probe answers. What happens to the suite
-step depends on the mode: "full" says this version has no suite, "quick" records that the model owes the suite,
-"adhoc" owes nothing (an ad hoc model is never called by the bench unprompted).
+says after each step where the item is. Nothing is saved unless the probe answers. The last step is the suite's,
+by mode: "full" says how to run the suite for the model (`bench suite run`), "quick" records a suite run the
+model owes (through the `owe` the Bench hands in), "adhoc" owes nothing (an ad hoc model is never called by the
+bench unprompted).
 """
 from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
 
 from . import health
 from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
@@ -87,17 +89,18 @@ def pick_alias(reg: Registry, served: str, endpoint: str, alias: str | None) -> 
 # ---- the steps, in the order the queue runs them -------------------------------------------------
 
 MODES = ("full", "quick", "adhoc")
-SUITE = {"full": "not available: this version has no suite; the probe is the whole onboarding",
-         "quick": "owed: the model owes the suite, which this version does not have yet",
+SUITE = {"full": "not run yet: `bench suite run --model {alias}` runs it now",
+         "quick": "owed: recorded as an owed suite run; `bench suite run --model {alias}` plays it",
          "adhoc": "none: an ad hoc model is never called by the bench unprompted"}
 
 
 class Onboarding:
     """The service's onboarding steps over its registry and database; the queue runs them one model at a time."""
 
-    def __init__(self, registry: Registry, db):
+    def __init__(self, registry: Registry, db, owe: Callable[[str], object] | None = None):
         self.registry = registry
         self.db = db
+        self.owe = owe            # the suite's SuiteService.owe(alias): quick onboarding records the run it owes
 
     def check_new(self, served: str, endpoint: str | None, alias: str | None) -> None:
         """Refuse, before anything is queued, a model already on the bench, an unknown endpoint or a taken alias."""
@@ -139,6 +142,13 @@ class Onboarding:
         pick_alias(self.registry, model.served, model.endpoint, model.alias)
         self.registry.save_model(model)
         health.record(self.db, result)
+
+    def suite(self, alias: str, mode: str) -> str:
+        """Step 5: what becomes of the suite for a model just registered; quick records the run it owes (the one
+        call onboarding makes to the suite)."""
+        if mode == "quick" and self.owe is not None:
+            self.owe(alias)
+        return SUITE[mode].format(alias=alias)
 
 
 def model_view(model: Model, probe: dict | None = None, resting: float | None = None) -> dict:

@@ -1,10 +1,11 @@
 """The onboarding queue: models wait in SQLite and one worker thread per service onboards them, one at a time.
 
-An item goes queued -> probing -> done or failed (with the reason); "suite" is the state of the suite step once
-the suite exists. Two services on one data folder share the queue: claiming an item is one transaction, and
-nothing is claimed while another item is running with a fresh heartbeat. An item whose worker stopped beating
-(a crash) or that was running when the service stopped is retried once, then failed. Each item's log is a file
-under the data folder's runs/. The steps themselves are the bench's Onboarding (onboard.py), run here one by one.
+An item goes queued -> probing -> done or failed (with the reason); `suite` says what became of the suite for
+the model (onboard.Onboarding.suite). Two services on one data folder share the queue: claiming an item is one
+transaction, and nothing is claimed while another item is running with a fresh heartbeat. An item whose worker
+stopped beating (a crash) or that was running when the service stopped is retried once, then failed. Each item's
+log is a file under the data folder's runs/. The steps themselves are the bench's Onboarding (onboard.py), run
+here one by one.
 """
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ from .registry import check_name
 
 log = logging.getLogger("benchwarmers.onboard")
 
-QUEUED, PROBING, SUITE, DONE, FAILED = "queued", "probing", "suite", "done", "failed"
-RUNNING, OPEN, FINISHED = (PROBING, SUITE), (QUEUED, PROBING, SUITE), (DONE, FAILED)
+QUEUED, PROBING, DONE, FAILED = "queued", "probing", "done", "failed"
+FINISHED = (DONE, FAILED)
+IS_OPEN, IS_RUNNING = f"state IN ({QUEUED!r}, {PROBING!r})", f"state = {PROBING!r}"   # SQL made of constants only
 BEAT, STALE, POLL = 5.0, 30.0, 2.0     # seconds: heartbeat, a heartbeat this old means its worker is gone, poll
 MAX_ATTEMPTS = 2                        # an interrupted item is retried once
 FIELDS = ("id", "served", "endpoint", "alias", "mode", "state", "reason", "model", "suite", "attempts", "created",
@@ -81,8 +83,7 @@ def parse(body: dict) -> tuple[list[dict], str]:
 
 def insert(conn, specs: list[dict], mode: str) -> list[dict]:
     """In one transaction: refuse what is already queued, then queue the rest in order."""
-    open_items = conn.execute("SELECT id, served, endpoint, alias FROM onboard_queue WHERE state IN (?, ?, ?)",
-                              OPEN).fetchall()
+    open_items = conn.execute(f"SELECT id, served, endpoint, alias FROM onboard_queue WHERE {IS_OPEN}").fetchall()
     for spec in specs:
         for row in open_items:
             same_place = None in (spec["endpoint"], row["endpoint"]) or row["endpoint"] == spec["endpoint"]
@@ -244,7 +245,7 @@ class OnboardQueue:
                                                    (time.time(), current, self.owner)))
 
     def _next(self) -> dict | None:
-        if not self.db.one("SELECT 1 FROM onboard_queue WHERE state IN (?, ?, ?) LIMIT 1", OPEN):
+        if not self.db.one(f"SELECT 1 FROM onboard_queue WHERE {IS_OPEN} LIMIT 1"):
             return None
         recovered, item = self.db.call(self._claim)
         for row_id, attempts in recovered:
@@ -255,11 +256,11 @@ class OnboardQueue:
     def _claim(self, conn) -> tuple[list, dict | None]:
         """One transaction: give up on items whose worker is gone, then take the next, unless one is running."""
         now = time.time()
-        stale = conn.execute("SELECT id, attempts FROM onboard_queue WHERE state IN (?, ?) AND "
-                             "(heartbeat IS NULL OR heartbeat < ?)", (*RUNNING, now - STALE)).fetchall()
+        stale = conn.execute(f"SELECT id, attempts FROM onboard_queue WHERE {IS_RUNNING} AND "
+                             "(heartbeat IS NULL OR heartbeat < ?)", (now - STALE,)).fetchall()
         for row in stale:
             self._requeue_or_fail(conn, row["id"], row["attempts"], "its service stopped while it ran")
-        if conn.execute("SELECT 1 FROM onboard_queue WHERE state IN (?, ?) LIMIT 1", RUNNING).fetchone():
+        if conn.execute(f"SELECT 1 FROM onboard_queue WHERE {IS_RUNNING} LIMIT 1").fetchone():
             return [(r["id"], r["attempts"]) for r in stale], None
         row = conn.execute("SELECT id FROM onboard_queue WHERE state = ? ORDER BY id LIMIT 1", (QUEUED,)).fetchone()
         item = None
@@ -323,8 +324,9 @@ class OnboardQueue:
                 raise Stopping()
             steps.register(model, probe)
             self.log_line(item_id, f"registered as {alias}" + (" (ad hoc)" if model.ad_hoc else ""))
-            self.log_line(item_id, "suite: " + onboard.SUITE[mode])
-            self._write_end(item_id, DONE, None, None, alias, onboard.SUITE[mode])
+            suite = steps.suite(alias, mode)
+            self.log_line(item_id, "suite: " + suite)
+            self._write_end(item_id, DONE, None, None, alias, suite)
 
     def _fail(self, item_id: int, reason: str, error: BenchError | None = None) -> None:
         with self._lock:

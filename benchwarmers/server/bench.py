@@ -25,6 +25,7 @@ from ..settings import effective
 from ..store import Config, Database
 from ..store.calls import Calls
 from ..store.verdicts import Verdicts
+from ..suite.service import SuiteService
 from .gatewaykeys import GatewayKeys
 
 log = logging.getLogger("benchwarmers.server")
@@ -59,10 +60,13 @@ class Bench:
         # the roster
         self.registry = Registry(self.config)
         self.resting = Resting(self.db, self.registry.transport.limits)
-        self.onboarding = Onboarding(self.registry, self.db)
+        self.catalog = Catalog(self.home, self.config, self.registry)
+        # the suite: its runs ask models through this service's own gateway (the URL is known once bound)
+        self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings,
+                                  lambda: self.url, self.admin_token)
+        self.onboarding = Onboarding(self.registry, self.db, owe=self.suite.owe)   # quick onboarding owes a run
         self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
         # the service (or at the first item queued), so a bench opened only to read starts no thread
-        self.catalog = Catalog(self.home, self.config, self.registry)
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
@@ -108,8 +112,10 @@ class Bench:
         return f"http://{host}:{self.port}"
 
     def close(self) -> None:
-        """Stop the onboarding worker and the seat workers, then commit what is queued and close the database."""
-        for name, part in (("onboarding queue", self.onboard_queue), ("panel's seat workers", self.panel)):
+        """Stop the onboarding worker, the suite's worker and the seat workers, then commit what is queued and close
+        the database."""
+        for name, part in (("onboarding queue", self.onboard_queue), ("suite's worker", self.suite),
+                           ("panel's seat workers", self.panel)):
             try:
                 part.close()
             except Exception:   # shutting down: a failing part must not keep the database open

@@ -46,7 +46,21 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, prefix TEXT, collections TEXT NOT NULL, rpm INTEGER,
             created REAL NOT NULL, revoked REAL);
     """),
-    (3, "the onboarding queue", """
+    (3, "suite runs and results", """
+        CREATE TABLE suite_runs (
+            id INTEGER PRIMARY KEY, model TEXT NOT NULL, tasks TEXT, status TEXT NOT NULL, reason TEXT,
+            total INTEGER DEFAULT 0, done INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, error TEXT,
+            created REAL NOT NULL, started REAL, finished REAL, lease_until REAL);
+        CREATE INDEX suite_runs_status ON suite_runs (status, created);
+        CREATE TABLE suite_results (
+            id INTEGER PRIMARY KEY, run INTEGER NOT NULL REFERENCES suite_runs(id), model TEXT NOT NULL,
+            task TEXT NOT NULL, variant TEXT NOT NULL, purpose TEXT NOT NULL, task_hash TEXT, outcome TEXT NOT NULL,
+            correct INTEGER, confidence REAL, parse TEXT, flagged TEXT, call TEXT, answer TEXT, error TEXT,
+            seconds REAL, created REAL NOT NULL);
+        CREATE UNIQUE INDEX suite_results_item ON suite_results (run, task, variant);
+        CREATE INDEX suite_results_model ON suite_results (model, task, variant, created);
+    """),
+    (4, "the onboarding queue", """
         CREATE TABLE onboard_queue (
             id INTEGER PRIMARY KEY, served TEXT NOT NULL, endpoint TEXT, alias TEXT, mode TEXT NOT NULL,
             state TEXT NOT NULL, reason TEXT, error TEXT, model TEXT, suite TEXT,

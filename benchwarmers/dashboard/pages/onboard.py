@@ -7,7 +7,7 @@ from ..render import card, e, link, table, when
 from ..web import Done
 from ..widgets import chip, csrf
 
-OPEN = ("queued", "probing", "suite")
+OPEN = ("queued", "probing")
 MODES = [("quick", "Quick", "probe now; the model owes the suite"),
          ("adhoc", "Quick + ad hoc", "probe now; the bench never calls it unprompted (pay-per-use or trial keys)")]
 
@@ -52,8 +52,7 @@ def render(d: dict, frame) -> tuple[str, str]:
 def state_cell(item: dict | None) -> str:
     if not item:
         return '<span class="muted">not on the bench</span>'
-    words = {"queued": "queued", "probing": "probing", "suite": "running the suite", "done": "done",
-             "failed": "failed"}
+    words = {"queued": "queued", "probing": "probing", "done": "done", "failed": "failed"}
     detail = ""
     if item["state"] == "done":
         detail = f' as {link("/models/" + item["model"], item["model"])}'

@@ -92,8 +92,8 @@
   }
 
   // Onboarding: queue the ticked models without leaving, then follow each one's state beside it.
-  const WORDS = { queued: "queued", probing: "probing", suite: "running the suite", done: "done", failed: "failed" };
-  const OPEN = new Set(["queued", "probing", "suite"]);
+  const WORDS = { queued: "queued", probing: "probing", done: "done", failed: "failed" };
+  const OPEN = new Set(["queued", "probing"]);
   function showItem(cell, item) {
     cell.dataset.item = item.id;
     cell.dataset.state = item.state;
