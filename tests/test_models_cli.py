@@ -81,9 +81,9 @@ def test_candidates_onboard_models_retire_restore(bench, fake):
     bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
     code, out, _ = bench("candidates")
     assert code == 0 and "m-one" in out and "vendor/m-two" in out and "ctx 8192" in out
-    code, out, err = bench("onboard", "vendor/m-two", "--quick")
+    code, out, err = bench("onboard", "vendor/m-two", "--quick", "--wait")
     assert code == 0, err
-    assert "Onboarded m-two (vendor/m-two on oa)" in out and "Suite: owed (--quick)" in err
+    assert "Onboarded m-two (vendor/m-two); suite owed" in out and "done" in err
     code, out, _ = bench("candidates", "--new")
     assert "m-one" in out and "vendor/m-two" not in out
     code, out, _ = bench("candidates", "--new", "--json")
@@ -113,11 +113,13 @@ def test_onboard_failures_name_the_fix(bench, fake):
     try:
         bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
         bench("endpoint", "add", "an", "--base", other.url, "--api", "anthropic", "--key-stdin", stdin=KEY)
-        code, _, err = bench("onboard", "m-one")
-        assert code == 1 and "--endpoint" in err and "an, oa" in err
+        code, out, _ = bench("onboard", "m-one", "--wait")
+        assert code == 1 and "--endpoint" in out and "an, oa" in out
         fake.script("m-one", Reply.error(500))
-        code, _, err = bench("onboard", "m-one", "--endpoint", "oa")
-        assert code == 1 and "Nothing was registered" in err and err.count("\n") == 2   # the progress note + reason
+        code, out, err = bench("onboard", "m-one", "--endpoint", "oa", "--wait")
+        assert code == 1 and "Nothing was registered" in out and out.count("\n") == 1
+        code, _, err = bench("onboard", "m-one", "--endpoint", "nope")
+        assert code == 1 and "No endpoint named 'nope'" in err
         code, out, _ = bench("models", "--json")
         assert json.loads(out)["models"] == []
     finally:
@@ -126,7 +128,7 @@ def test_onboard_failures_name_the_fix(bench, fake):
 
 def test_probe_command_and_exit_codes(bench, fake):
     bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
-    bench("onboard", "m-one", "--alias", "uno")
+    bench("onboard", "m-one", "--alias", "uno", "--wait")
     code, out, _ = bench("model", "probe", "uno")
     assert code == 0 and "probe ok" in out
     fake.script("m-one", Reply.error(500))

@@ -8,6 +8,8 @@ from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
 
+WAIT = 600.0   # seconds POST /bench/models waits for its item before answering 202 with it
+
 
 def view(bench: Bench, model, probe: dict | None = None, perf: dict | None = None) -> dict:
     if probe is None:
@@ -38,10 +40,29 @@ def list_models(req: Request, bench: Bench) -> Response:
 
 
 def add_model(req: Request, bench: Bench) -> Response:
+    """One model through the onboarding queue, answered when it is done (the queue runs one model at a time)."""
     body = req.json()
-    result = bench.onboarding.onboard(body.get("served"), endpoint=body.get("endpoint"), alias=body.get("alias"),
-                                      quick=bool(body.get("quick")), ad_hoc=bool(body.get("ad_hoc")))
-    return Response.json(result, 201)
+    extra = sorted(set(body) - {"served", "endpoint", "alias", "quick", "ad_hoc"})
+    if extra:
+        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.", "Send served, endpoint, alias, quick, ad_hoc.")
+    served = body.get("served")
+    if not isinstance(served, str) or not served.strip():
+        raise BadRequest("Say which model to onboard: its served name.", "e.g. bench onboard gpt-4o-mini")
+    mode = "adhoc" if body.get("ad_hoc") else "quick" if body.get("quick") else "full"
+    q = bench.onboard_queue
+    request = {"models": [served], "mode": mode}
+    request.update({k: body[k] for k in ("endpoint", "alias") if body.get(k) is not None})
+    [item] = q.enqueue(request)
+    [item] = q.wait([item["id"]], WAIT)
+    if item["state"] == "failed":
+        raise q.error_of(item["id"])
+    if item["state"] != "done":
+        return Response.json({"item": item, "note": "Still onboarding; follow it with GET /bench/onboard/"
+                                                    f"{item['id']}."}, 202)
+    model = bench.registry.model(item["model"])
+    probes = health.recent(bench.db, model.alias, 1)
+    return Response.json({"model": view(bench, model, probes[0] if probes else None),
+                          "probe": probes[0] if probes else None, "suite": item["suite"], "item": item["id"]}, 201)
 
 
 def show_model(req: Request, bench: Bench) -> Response:

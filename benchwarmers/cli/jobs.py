@@ -14,7 +14,7 @@ POLL_SECONDS = 1.0
 
 def register(sub, parent) -> None:
     p = sub.add_parser("jobs", parents=[parent], help="recent job runs; run a job now", formatter_class=FMT,
-                       description="Recent runs of the scheduler's jobs (and onboardings): when, what started it "
+                       description="Recent runs of the scheduler's jobs (onboardings: bench onboard): when, what started it "
                                    "(schedule, catch-up, now), models touched, calls made and the outcome.",
                        epilog="examples:\n  bench jobs\n  bench jobs --name probe --limit 5\n"
                               "  bench jobs run probe --wait\n  bench jobs show 12 --json")

@@ -1,4 +1,4 @@
-"""bench models / candidates / onboard / model retire|restore|show|probe: the roster and how models join it."""
+"""bench models / candidates / model retire|restore|show|probe: the roster and what the endpoints serve."""
 from __future__ import annotations
 
 import argparse
@@ -35,22 +35,6 @@ def register(sub, parent) -> None:
     p.add_argument("--new", action="store_true", help="only models not on the bench yet")
     p.set_defaults(func=run_candidates)
 
-    p = sub.add_parser("onboard", parents=[parent], help="register a model and probe it",
-                       description="Find the endpoint serving SERVED_NAME, probe it with a one-word prompt and "
-                                   "register it only if it answers (nothing is saved otherwise). Onboarding runs "
-                                   "one model at a time and the command waits for it. The answer says how to run "
-                                   "the suite for it; --quick records the suite as owed (a suite run that "
-                                   "`bench suite run --model ALIAS` plays).",
-                       epilog="examples:\n  bench onboard openai/gpt-4o-mini\n"
-                              "  bench onboard llama3.2 --endpoint local --alias llama --quick\n"
-                              "  bench onboard some/paid-model --quick --ad-hoc", formatter_class=FMT)
-    p.add_argument("served", metavar="SERVED_NAME", help="the model's name as its endpoint serves it")
-    p.add_argument("--endpoint", help="which endpoint (needed when several serve the name)")
-    p.add_argument("--alias", help="what users will type (default: a readable unique name)")
-    p.add_argument("--quick", action="store_true", help="probe only (this version's onboarding is the probe "
-                   "alone either way)")
-    p.add_argument("--ad-hoc", action="store_true", help="never called by the bench on its own (pay-per-use keys)")
-    p.set_defaults(func=run_onboard)
     register_model(sub, parent)
 
 
@@ -213,24 +197,6 @@ def run_candidates(args, client) -> int:
     table(["ENDPOINT", "SERVED", "ON BENCH", "FACTS"],
           [[c["endpoint"], c["served"], c["on_bench"] or "", facts_text(merged(c))]
            for c in d["candidates"]])
-    return 0
-
-
-def run_onboard(args, client) -> int:
-    body = {"served": args.served, "quick": args.quick, "ad_hoc": args.ad_hoc}
-    if args.endpoint:
-        body["endpoint"] = args.endpoint
-    if args.alias:
-        body["alias"] = args.alias
-    note(f"Onboarding {args.served}: probing it...")
-    d = client.post("/bench/models", body)
-    if args.json:
-        emit_json(d)
-        return 0
-    m, p = d["model"], d["probe"]
-    say(f"Onboarded {m['alias']} ({m['served']} on {m['endpoint']}): probe answered {p['answer']!r} in "
-        f"{p['seconds']:.1f} s, {p['input_tokens']}+{p['output_tokens']} tokens. Job {d.get('job')}.")
-    note(f"Suite: {d.get('suite')}")
     return 0
 
 

@@ -13,11 +13,10 @@ from ..redaction import redact
 from . import guard
 from .bench import Bench
 from .messages import Request, Response
-from .routes import ADMIN, GATEWAY, RouteTable, shape_for_path
+from .routes import ADMIN, BENCH_SHAPE, GATEWAY, RouteTable, shape_for_path
 from .table import build_table
 
 log = logging.getLogger("benchwarmers.server")
-BENCH_SHAPE = "openai"   # the admin API's errors (shape "bench") take the OpenAI shape
 
 
 class App:
@@ -39,6 +38,7 @@ class App:
                 self._idle.notify_all()
 
     def _handle(self, req: Request) -> Response:
+        req.app = self
         shape = shape_for_path(req.path)
         try:
             guard.check_host(req, self.bench.host, self.bench.public_hosts)

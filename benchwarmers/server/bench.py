@@ -19,6 +19,7 @@ from ..core.seating import Seating
 from ..errors import ConfigError
 from ..roster.health import Health
 from ..roster.onboard import Onboarding
+from ..roster.queue import OnboardQueue
 from ..roster.registry import Registry
 from ..roster.resting import Resting
 from ..scheduler import Clock, Scheduler
@@ -67,6 +68,8 @@ class Bench:
         self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings,
                                   lambda: self.url, self.admin_token)
         self.onboarding = Onboarding(self.registry, self.db, owe=self.suite.owe)   # quick onboarding owes a run
+        self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
+        # the service (or at the first item queued), so a bench opened only to read starts no thread
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
@@ -116,10 +119,10 @@ class Bench:
         return f"http://{host}:{self.port}"
 
     def close(self) -> None:
-        """Stop the scheduler, the suite's worker and the seat workers, then commit what is queued and close the
-        database."""
-        for name, stop in (("the scheduler", self.scheduler.stop), ("the suite's worker", self.suite.close),
-                           ("the panel's seat workers", self.panel.close)):
+        """Stop the scheduler, the onboarding worker, the suite's worker and the seat workers, then commit what is
+        queued and close the database."""
+        for name, stop in (("the scheduler", self.scheduler.stop), ("the onboarding queue", self.onboard_queue.close),
+                           ("the suite's worker", self.suite.close), ("the panel's seat workers", self.panel.close)):
             try:
                 stop()
             except Exception:   # shutting down: a part failing to stop must not keep the database open

@@ -65,6 +65,7 @@ class Service:
         return self.bench.url
 
     def start(self) -> "Service":
+        self.bench.onboard_queue.start()   # resumes what a previous run left on the queue
         # stop() waits for the serving loop's next poll: a short one makes every stop quick (a test's, a Ctrl-C's)
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": POLL},
                                         name="bench-http", daemon=True)
@@ -101,6 +102,7 @@ class Service:
         self.httpd.shutdown()          # no new requests
         self.httpd.server_close()
         self.bench.scheduler.stop()    # no new job runs; a running one stops at its next call
+        self.bench.onboard_queue.stop()   # the item running goes back on the queue; requests waiting on it return
         if not self.app.wait_idle(grace):
             log.warning("some requests were still running after %.0f s; they are cut", grace)
         self.bench.close()             # queued records are committed, connections closed

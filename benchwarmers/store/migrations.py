@@ -25,8 +25,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX probes_model ON probes (model, created);
     """),
     # Read by the service: ratelimits (resting endpoints), pins (route mode), gateway_keys, jobs (the scheduler's
-    # runs and each onboarding). Written but read by nothing in the service yet, and kept for what reads them
-    # next: panels (one row per panel) and usage (the tokens of every call: a usage ledger and its limits).
+    # runs), panels (one row per panel: the history of asks). Written but read by nothing in the service yet, and
+    # kept for what reads it next: usage (the tokens of every call: a usage ledger and its limits).
     (2, "panels, usage ledger, rate limits, pins, jobs and gateway keys", """
         CREATE TABLE panels (
             id TEXT PRIMARY KEY, collection TEXT, mode TEXT, seats INTEGER, caller TEXT, created REAL NOT NULL);
@@ -83,6 +83,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE TABLE retirements (
             id INTEGER PRIMARY KEY, model TEXT NOT NULL, reason TEXT, evidence TEXT, created REAL NOT NULL);
         CREATE INDEX retirements_model ON retirements (model, created);
+    """),
+    (6, "the onboarding queue", """
+        CREATE TABLE onboard_queue (
+            id INTEGER PRIMARY KEY, served TEXT NOT NULL, endpoint TEXT, alias TEXT, mode TEXT NOT NULL,
+            state TEXT NOT NULL, reason TEXT, error TEXT, model TEXT, suite TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0, owner TEXT, heartbeat REAL,
+            created REAL NOT NULL, started REAL, finished REAL);
+        CREATE INDEX onboard_queue_state ON onboard_queue (state, id);
     """),
 ]
 
