@@ -59,6 +59,11 @@ class CrossOrigin(Forbidden):
     code = "cross_origin"
 
 
+class CsrfFailed(Forbidden):
+    """A dashboard form whose CSRF token does not match its cookie."""
+    code = "csrf_failed"
+
+
 class NotFound(BenchError):
     status, code = 404, "not_found"
 

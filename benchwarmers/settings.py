@@ -44,6 +44,11 @@ SETTINGS = {s.name: s for s in (
     Setting("suite_gap_seconds", 2.0, float,
             "Seconds the suite waits between two of its model calls (it calls one model at a time).",
             lambda v: v >= 0),
+    Setting("scheduler_gap_seconds", 2.0, float, "Seconds between two scheduled calls to one endpoint.",
+            lambda v: v >= 0),
+    Setting("scheduler_yield_seconds", 300.0, float,
+            "Seconds a scheduled call waits for your own asks on its endpoint to finish before it skips that "
+            "model until the next run.", _positive),
 )}
 
 

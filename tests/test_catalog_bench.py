@@ -6,7 +6,6 @@ import json
 import pytest
 
 from benchwarmers.cli.main import main
-from benchwarmers.roster import health
 from tests.fakes import FakeOpenAI
 from tests.fakes.server import Reply
 from tests.helpers.catalog import catalog_host, install_samples, map_endpoints  # noqa: F401 (fixture)
@@ -130,7 +129,7 @@ def test_probe_all_skips_a_held_model(home, fake, app):
     write(home, "models.json", {"models": {"m": {"endpoint": "hub", "served": "vendor/model"},
                                            "other": {"endpoint": "hub", "served": "m-other"}}})
     assert [h["model"] for h in app.bench.catalog.holds()] == ["m"]
-    results = health.probe_all(app.bench.registry, app.bench.db, app.bench.catalog)
+    results = app.bench.health.probe_all()
     assert [r["model"] for r in results] == ["other"]
     assert served_calls(fake, "vendor/model") == []
 

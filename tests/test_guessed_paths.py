@@ -12,7 +12,6 @@ HOST = {"Host": "127.0.0.1:8122"}
 @pytest.mark.parametrize("method, path, meant, base", [
     ("POST", "/chat/completions", "/v1/chat/completions", "http://127.0.0.1:8122/v1"),
     ("POST", "/responses", "/v1/responses", "http://127.0.0.1:8122/v1"),
-    ("GET", "/models", "/v1/models", "http://127.0.0.1:8122/v1"),
     ("POST", "/messages", "/v1/messages", "http://127.0.0.1:8122/v1"),
     ("POST", "/v1/v1/messages", "/v1/messages", "http://127.0.0.1:8122."),
     ("POST", "/models/bench/core:generateContent", "/v1beta/models/bench/core:generateContent",
@@ -27,6 +26,14 @@ def test_a_path_off_by_its_prefix_names_the_route_and_base_url(app, method, path
     assert status == 404, data
     text = str(data)
     assert f"the route is {method} {meant}" in text and f"base URL to {base}" in text
+
+
+def test_get_models_is_the_dashboard_page_and_on_the_gateway_alone_a_hint(app, make_app):
+    status, headers, _ = app("GET", "/models", headers=HOST)        # the full service: the Models page wins
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    status, _, data = make_app(role="gateway")("GET", "/models", headers=HOST)
+    assert status == 404 and "the route is GET /v1/models" in str(data) and "base URL to http://127.0.0.1:8122/v1" \
+        in str(data)
 
 
 def test_each_api_answers_in_its_own_shape(app):

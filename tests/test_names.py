@@ -11,6 +11,7 @@ from benchwarmers.cli.main import build_parser, main
 from tests.fakes.ollama import FakeOllama
 from tests.fakes.openai import FakeOpenAI
 from tests.helpers.data import configure
+from tests.helpers.http import Http
 
 
 @pytest.fixture
@@ -62,14 +63,21 @@ def run_cli(url: str, *argv, capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_the_cli_refuses_a_duplicate_without_saying_probing(service, ollama, capsys, monkeypatch):
+def test_the_cli_refuses_a_duplicate_before_any_progress(service, ollama, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     code, out, _ = run_cli(service.url, "endpoint", "add", "local", "--base", ollama.root, "--api", "ollama",
                            "--no-key", capsys=capsys)
     assert code == 0 and "serves 2 models" in out
-    assert run_cli(service.url, "onboard", "llama3.2", capsys=capsys)[0] == 0
-    code, _, err = run_cli(service.url, "onboard", "llama3.2", capsys=capsys)
-    assert code == 1 and "already on the bench" in err and "probing" not in err
+    code, out, err = run_cli(service.url, "onboard", "llama3.2", "--wait", capsys=capsys)
+    assert code == 0 and "Onboarded llama3.2" in out and "llama3.2 " in err     # progress lines on stderr
+    _, _, item = Http(service.url)("GET", "/bench/onboard/1")
+    asked = tags_asked(ollama)
+    assert any("found llama3.2:latest on endpoint local" in line for line in item["log_lines"])
+    for served in ("llama3.2", "llama3.2:latest"):
+        code, _, err = run_cli(service.url, "onboard", served, "--wait", capsys=capsys)
+        assert code == 1 and "already on the bench as 'llama3.2'" in err
+        assert "queued" not in err and "probing" not in err                     # refused before any progress
+    assert tags_asked(ollama) == asked
 
 
 def test_one_served_model_is_one_model(service, capsys, monkeypatch):

@@ -1,4 +1,5 @@
-"""Onboarding and health: register only after a passing probe, one at a time; retire after a confirming failure."""
+"""Onboarding (POST /bench/models, through the queue) and health: register only after a passing probe, one at a
+time; retire after a confirming failure."""
 from __future__ import annotations
 
 import json
@@ -54,13 +55,17 @@ def test_onboard_registers_probes_and_records(bench, app, fake):
     rows = probes(app, "m-two-free")
     assert len(rows) == 1 and rows[0]["kind"] == "onboard" and rows[0]["input_tokens"] > 0
     assert models_file(app)["m-two-free"]["served"] == "org/m-two:free"
-    job = app.bench.db.one("SELECT * FROM jobs WHERE id = ?", (d["job"],))
-    assert job["status"] == "done" and job["finished"] >= job["started"]
+    item = app.bench.db.one("SELECT * FROM onboard_queue WHERE id = ?", (d["item"],))
+    assert item["state"] == "done" and item["finished"] >= item["started"] and item["model"] == "m-two-free"
     assert "quick" not in d["suite"]
     _, _, q = bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True, "ad_hoc": True})
-    assert q["model"]["alias"] == "uno" and q["model"]["ad_hoc"] is True and "quick" in q["suite"]
-    # the suite: quick onboarding records the run it owes the model, a full one leaves it to `bench suite run`
-    assert [(r["model"], r["status"]) for r in app.bench.suite.store.runs()] == [("uno", "owed")]
+    assert q["model"]["alias"] == "uno" and q["model"]["ad_hoc"] is True and "never called" in q["suite"]
+    fake.set_models(["m-one", "m-three"])
+    _, _, q = bench("POST", "/bench/models", {"served": "m-three", "quick": True})
+    assert q["model"]["ad_hoc"] is False and q["suite"].startswith("owed")
+    # the suite: quick onboarding records the run it owes the model; a full one leaves it to `bench suite run`, and
+    # an ad hoc one owes nothing (the bench never calls it unprompted)
+    assert [(r["model"], r["status"]) for r in app.bench.suite.store.runs()] == [("m-three", "owed")]
 
 
 @pytest.mark.parametrize("reply, code, words", [
@@ -78,8 +83,8 @@ def test_failed_probe_registers_nothing(reply, code, words, bench, app, fake):
     msg = d["error"]["message"]
     assert d["error"]["code"] == code and words in msg and "Nothing was registered" in msg and "\n" not in msg
     assert models_file(app) == {} and probes(app) == []
-    job = app.bench.db.one("SELECT * FROM jobs ORDER BY id DESC")
-    assert job["status"] == "failed"
+    item = app.bench.db.one("SELECT * FROM onboard_queue ORDER BY id DESC")
+    assert item["state"] == "failed" and "Nothing was registered" in item["reason"]
 
 
 def test_name_problems(bench, app, fake):
@@ -137,8 +142,8 @@ def test_one_model_onboards_at_a_time(bench, app, fake):
     for t in threads:
         t.join(30)
     assert sorted(r[0] for r in results) == [201, 201]
-    jobs = app.bench.db.query("SELECT * FROM jobs ORDER BY started")
-    assert len(jobs) == 2 and jobs[1]["started"] >= jobs[0]["finished"]
+    items = app.bench.db.query("SELECT * FROM onboard_queue ORDER BY started")
+    assert len(items) == 2 and items[1]["started"] >= items[0]["finished"]
 
 
 def test_retire_restore_and_show(bench, app):
@@ -153,8 +158,9 @@ def test_retire_restore_and_show(bench, app):
     assert bench("GET", "/bench/models?find=zzz")[2]["models"] == []
     status, _, d = bench("POST", "/bench/models/uno/restore")
     assert status == 200 and d["model"]["status"] == "active" and d["model"]["reason"] is None
+    assert d["probe"]["status"] == "ok"                      # restore probes first
     status, _, d = bench("GET", "/bench/models/uno")
-    assert status == 200 and [p["kind"] for p in d["model"]["probes"]] == ["onboard"]
+    assert status == 200 and [p["kind"] for p in d["model"]["probes"]] == ["restore", "onboard"]
     status, _, d = bench("GET", "/bench/models/unoo")
     assert status == 404 and "'uno'" in d["error"]["message"]
 
@@ -200,9 +206,8 @@ def test_key_or_rate_limit_trouble_never_retires(reply, bench, app, fake):
 
 
 def test_probe_all_skips_ad_hoc(bench, app, fake):
-    from benchwarmers.roster import health
     bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
     bench("POST", "/bench/models", {"served": "org/m-two:free", "alias": "dos", "ad_hoc": True})
-    results = health.probe_all(app.bench.registry, app.bench.db, app.bench.catalog)
+    results = app.bench.health.probe_all()
     assert [r["model"] for r in results] == ["uno"]
     assert [p["kind"] for p in probes(app, "dos")] == ["onboard"]

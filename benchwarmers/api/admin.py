@@ -1,6 +1,7 @@
-"""The admin API under /bench/: endpoints, models, collections, keys, calls, verdicts, the record, the catalog and
-the suite."""
-from . import calls, catalog, collections, endpoints, keys, models, suite
+"""The admin API under /bench/: endpoints, models, the onboarding queue, collections, keys, calls, verdicts and
+the record, the history of asks, settings, the catalog, the suite, the scheduler and its jobs."""
+from . import calls, catalog, collections, endpoints, history, keys, models, onboard, scheduler, settings, suite
 
 ROUTES: list = [*collections.ROUTES, *calls.ROUTES, *keys.ROUTES, *endpoints.ROUTES, *models.ROUTES,
-                *catalog.ROUTES, *suite.ROUTES]
+                *onboard.ROUTES, *history.ROUTES, *settings.ROUTES, *catalog.ROUTES, *suite.ROUTES,
+                *scheduler.ROUTES]

@@ -34,7 +34,8 @@ def list_calls(req: Request, bench: Bench) -> Response:
     calls = bench.calls.list(collection=req.query.get("collection"), model=req.query.get("model"),
                                   panel=req.query.get("panel"), limit=limit,
                                   collections=req.caller.collections if req.caller else None)
-    return Response.json({"calls": [c.to_dict() for c in calls]})
+    current = bench.verdicts.current([c.id for c in calls])
+    return Response.json({"calls": [dict(c.to_dict(), verdict=current.get(c.id)) for c in calls]})
 
 
 def _string_list(body: dict, name: str) -> list:

@@ -1,6 +1,7 @@
 """/bench/collections: list (gateway keys see theirs), save and delete collections."""
 from __future__ import annotations
 
+from ..core.overview import overview
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, GATEWAY, Route
@@ -26,6 +27,16 @@ def get_collection(req: Request, bench: Bench) -> Response:
     return Response.json(view(bench.collections.get(name), bench.registry.models()))
 
 
+def collection_overview(req: Request, bench: Bench) -> Response:
+    """The collection with the calls one ask makes, what its members share, their record and suggestions."""
+    name = req.params["name"]
+    if req.caller:
+        req.caller.check_collection(name)
+    col = bench.collections.get(name)
+    return Response.json(overview(col, bench.registry.models(), bench.record.models(name), bench.record.models(),
+                                  bench.registry.transport.limits.snapshot(), bench.catalog))
+
+
 def save_collection(req: Request, bench: Bench) -> Response:
     col = bench.collections.save(req.params["name"], req.json())
     return Response.json(col.public())
@@ -39,6 +50,7 @@ def delete_collection(req: Request, bench: Bench) -> Response:
 ROUTES = [
     Route("GET", "/bench/collections", list_collections, "bench", GATEWAY),
     Route("GET", "/bench/collections/{name}", get_collection, "bench", GATEWAY),
+    Route("GET", "/bench/collections/{name}/overview", collection_overview, "bench", GATEWAY),
     Route("PUT", "/bench/collections/{name}", save_collection, "bench", ADMIN),
     Route("POST", "/bench/collections/{name}", save_collection, "bench", ADMIN),
     Route("DELETE", "/bench/collections/{name}", delete_collection, "bench", ADMIN),

@@ -1,13 +1,15 @@
 """Admin API for endpoints and candidates: add (checked by listing models first), list, remove, what they serve."""
 from __future__ import annotations
 
+import os
 import time
+from urllib.parse import urlsplit
 
 from .. import keys
-from ..errors import BadRequest, ConfigError, Conflict, UpstreamFailed, key_env
-from ..providers import make_provider
+from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
+from ..providers import Timeouts, make_provider
 from ..redaction import remember
-from ..roster import health, onboard
+from ..roster import health, healthrecord, onboard
 from ..roster.registry import Endpoint, new_endpoint
 from ..server.bench import Bench
 from ..server.messages import Request, Response
@@ -23,19 +25,21 @@ def key_source(endpoint: Endpoint) -> str:
     return endpoint.key()[1] or "missing"
 
 
-def endpoint_view(bench: Bench, endpoint: Endpoint) -> dict:
+def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -> dict:
+    """An endpoint with its health: `state` says ok, key refused, or resting until T (`flags`: read once)."""
     reg = bench.registry
     on_bench = [m for m in reg.models().values() if m.endpoint == endpoint.name]
     extra = reg.endpoint_extra(endpoint.name)
     return {"name": endpoint.name, "base_url": endpoint.base_url, "api": endpoint.api, "no_key": endpoint.no_key,
             "key_source": key_source(endpoint), "key_env": key_env(endpoint.name),
             "models": len(on_bench), "active_models": sum(1 for m in on_bench if m.active),
-            "served_count": extra.get("served_count"), "checked": extra.get("checked")}
+            "served_count": extra.get("served_count"), "checked": extra.get("checked"),
+            **healthrecord.endpoint_state(bench.db, bench.resting, endpoint.name, flags)}
 
 
 def list_endpoints(req: Request, bench: Bench) -> Response:
-    reg = bench.registry
-    return Response.json({"endpoints": [endpoint_view(bench, e) for _, e in sorted(reg.endpoints().items())]})
+    reg, flags = bench.registry, healthrecord.flags(bench.db)
+    return Response.json({"endpoints": [endpoint_view(bench, e, flags) for _, e in sorted(reg.endpoints().items())]})
 
 
 def endpoint_from(body: dict) -> Endpoint:
@@ -76,6 +80,7 @@ def add_endpoint(req: Request, bench: Bench) -> Response:
     served = check_endpoint(endpoint, key)
     extra = {"served_count": len(served), "checked": time.time()}
     reg.save_endpoint(endpoint, extra)
+    healthrecord.clear(bench.db, endpoint.name)   # its key was just accepted: a "key refused" flag is old news
     if new_key:
         try:
             keys.store(endpoint.name, key)
@@ -91,14 +96,60 @@ def add_endpoint(req: Request, bench: Bench) -> Response:
     return Response.json({"endpoint": view}, 201)
 
 
-def check_endpoint(endpoint: Endpoint, key: str | None) -> list[dict]:
+def check_endpoint(endpoint: Endpoint, key: str | None, doing: str = "was not added") -> list[dict]:
     """List its models with the key given, before anything is saved."""
     provider = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name)
     try:
         return provider.list_models(timeouts=onboard.LIST_TIMEOUTS)
     except UpstreamFailed as e:
-        raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} was not added: listing its models failed"
-                             ) from None
+        raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} {doing}: listing its models failed") from None
+
+
+def test_endpoint(req: Request, bench: Bench) -> Response:
+    """List an endpoint's models with its key now; the count and time are kept beside it."""
+    reg = bench.registry
+    endpoint = reg.endpoint(req.params["name"])
+    key = endpoint.key()[0]
+    if not endpoint.no_key and not key:
+        raise BadRequest(f"No key for endpoint {endpoint.name!r}.",
+                         f"Set {key_env(endpoint.name)}, or add it again with its key.")
+    served = check_endpoint(endpoint, key, "failed its test")
+    reg.save_endpoint(endpoint, {"served_count": len(served), "checked": time.time()})
+    view = endpoint_view(bench, endpoint)
+    view["sample"] = [m.get("id") for m in served[:10]]
+    return Response.json({"endpoint": view, "ok": True})
+
+
+def ollama_base(host: str | None) -> str:
+    """Where a local Ollama listens: OLLAMA_HOST as Ollama reads it (host, host:port or a URL), else its default."""
+    host = (host or "").strip() or "127.0.0.1:11434"
+    split = urlsplit(host if "://" in host else "http://" + host)
+    name = split.hostname or "127.0.0.1"
+    name = "127.0.0.1" if name in ("0.0.0.0", "localhost", "::", "") else name
+    name = f"[{name}]" if ":" in name else name
+    return f"{split.scheme or 'http'}://{name}:{split.port or 11434}"
+
+
+def same_server(a: str, b: str) -> bool:
+    def where(url: str):
+        s = urlsplit(url)
+        host = "127.0.0.1" if s.hostname in ("localhost", "0.0.0.0") else s.hostname
+        return host, s.port or (443 if s.scheme == "https" else 80)
+    return where(a) == where(b)
+
+
+def local_servers(req: Request, bench: Bench) -> Response:
+    """Model servers answering on this machine (a local Ollama), and the endpoint that already uses each."""
+    base = ollama_base(os.environ.get("OLLAMA_HOST"))
+    found = {"api": "ollama", "name": "ollama", "base_url": base, "answering": False, "models": None,
+             "endpoint": next((e.name for e in bench.registry.endpoints().values()
+                               if same_server(e.base_url, base)), None)}
+    try:
+        listed = make_provider("ollama", base, None).list_models(timeouts=Timeouts(connect=0.5, first_byte=2, idle=2))
+        found.update(answering=True, models=len(listed))
+    except BenchError:
+        pass
+    return Response.json({"servers": [found]})
 
 
 def remove_endpoint(req: Request, bench: Bench) -> Response:
@@ -109,6 +160,7 @@ def remove_endpoint(req: Request, bench: Bench) -> Response:
     for alias in retired:
         health.retire(reg, alias, f"its endpoint {endpoint.name!r} was removed")
     reg.remove_endpoint(endpoint.name)
+    healthrecord.clear(bench.db, endpoint.name)
     note = None
     if key_source(endpoint) == "keys.json":
         note = (f"Its key stays in {keys.keys_file()} (shared with the llm CLI); "
@@ -141,5 +193,7 @@ ROUTES = [
     Route("GET", "/bench/endpoints", list_endpoints, "bench", ADMIN),
     Route("POST", "/bench/endpoints", add_endpoint, "bench", ADMIN),
     Route("DELETE", "/bench/endpoints/{name}", remove_endpoint, "bench", ADMIN),
+    Route("POST", "/bench/endpoints/{name}/test", test_endpoint, "bench", ADMIN),
+    Route("GET", "/bench/local-servers", local_servers, "bench", ADMIN),
     Route("GET", "/bench/candidates", candidates, "bench", ADMIN),
 ]

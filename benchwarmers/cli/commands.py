@@ -1,4 +1,4 @@
 """Every sub-command module, in the order --help lists them."""
-from . import ask, catalog, collection, endpoint, key, mcp, models, serve, status, suite
+from . import ask, catalog, collection, endpoint, jobs, key, mcp, models, onboard, serve, settings, status, suite
 
-MODULES = [serve, status, ask, collection, models, catalog, suite, endpoint, key, mcp]
+MODULES = [serve, status, ask, collection, models, onboard, catalog, suite, endpoint, key, settings, jobs, mcp]

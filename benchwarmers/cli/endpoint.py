@@ -1,4 +1,4 @@
-"""bench endpoint add/list/remove: connections to upstream APIs; keys only by prompt or stdin, never shown."""
+"""bench endpoint add/list/test/remove: connections to upstream APIs; keys only by prompt or stdin, never shown."""
 from __future__ import annotations
 
 import argparse
@@ -46,6 +46,12 @@ def register(sub, parent) -> None:
                                       "served when last checked, and where its key comes from (never the key).",
                           epilog="example:\n  bench endpoint list --json", formatter_class=fmt)
     ls.set_defaults(func=run_list)
+    t = verbs.add_parser("test", parents=[parent], help="list an endpoint's models now, with its key",
+                         description="Check an endpoint: list its models with its key now. The count and the time "
+                                     "are kept beside it (bench endpoint list shows them).",
+                         epilog="example:\n  bench endpoint test openrouter", formatter_class=fmt)
+    t.add_argument("name")
+    t.set_defaults(func=run_test)
     rm = verbs.add_parser("remove", parents=[parent], help="remove an endpoint (asks first)",
                           description="Remove an endpoint. Its active models are retired (restorable once it is "
                                       "added back); its key stays in keys.json, shared with the llm CLI.",
@@ -117,6 +123,16 @@ def key_text(e: dict) -> str:
     if source == "missing":
         return f"missing: set {e.get('key_env')}"
     return source
+
+
+def run_test(args, client) -> int:
+    d = client.post(f"/bench/endpoints/{q(args.name)}/test", {})
+    if args.json:
+        emit_json(d)
+        return 0
+    e = d["endpoint"]
+    say(f"Endpoint {e['name']} answers: it serves {e['served_count']} models (e.g. {', '.join(e['sample'][:3])}).")
+    return 0
 
 
 def run_remove(args, client) -> int:

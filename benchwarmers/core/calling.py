@@ -1,6 +1,7 @@
 """Calling one member for a panel seat, a merge or a route turn: its timeouts, its stream, and its call record."""
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from typing import Callable, Iterator
 
@@ -74,12 +75,25 @@ class Caller:
             return provider.stream_native(ask, model.served, timeouts=self.timeouts())
         return provider.stream(ask, model.served, timeouts=self.timeouts())
 
-    def complete(self, model: Model, ask: Ask, endpoint: Endpoint | None = None) -> Answer:
-        """The member's whole answer (`endpoint`: already looked up, e.g. once per panel)."""
+    def complete(self, model: Model, ask: Ask, endpoint: Endpoint | None = None, *,
+                 timeouts: Timeouts | None = None) -> Answer:
+        """The member's whole answer (`endpoint`: already looked up, e.g. once per panel; `timeouts`: a probe's or
+        a speed test's own, else a seat's)."""
         provider = self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
-        answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=self.timeouts())
+        answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=timeouts or self.timeouts())
         estimate_usage(answer, ask)
         return answer
+
+    def list_models(self, endpoint: Endpoint, timeouts: Timeouts | None = None) -> list[dict]:
+        """What an endpoint serves now (health checks read it before retiring a model)."""
+        return self.registry.provider(endpoint).list_models(timeouts=timeouts)
+
+    def over(self, registry: Registry) -> "Caller":
+        """This caller on another registry (the scheduler's, with a connection pool of its own): the same
+        record, resting and settings, so whatever hooks into calls here holds for both."""
+        other = copy.copy(self)
+        other.registry = registry
+        return other
 
     def failed(self, model: Model, error: BaseException) -> None:
         """A call failed: a rate limit rests the member's endpoint until its reset."""

@@ -208,6 +208,11 @@ class Panel:
             yield from pump(self._merge(run), self.pool, keepalive)
         yield Finish(STOP, self._usage(run), run.bench())
 
+    def merge_events(self, run: PanelRun) -> Iterator:
+        """After finished() gave every seat: the merge model's answer as events (every seat's block if it fails)."""
+        self._check_any(run)
+        yield from self._merge(run)
+
     def _check_any(self, run: PanelRun) -> None:
         if any(s.status == OK for s in run.seats):
             return

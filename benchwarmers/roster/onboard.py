@@ -1,14 +1,13 @@
-"""Onboarding: find the endpoint serving a model, probe it, and register it only once it answers; one at a time.
+"""Onboarding's steps: find the endpoint serving a model, pick its alias, probe it, register it only if it answers.
 
-Onboarding runs synchronously inside the request that asks for it (a probe is one short call) and is recorded
-as a job in the `jobs` table, whose id comes back with the result. Only one model onboards at a time: a second
-request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. The result's `suite` field says
-how to run the suite for the model; `quick` records the suite run as owed (through the `owe` the Bench hands in).
+The onboarding queue (queue.py) runs these steps through the bench's one Onboarding, one model at a time, and
+says after each step where the item is. Nothing is saved unless the probe answers. The last step is the suite's,
+by mode: "full" says how to run the suite for the model (`bench suite run`), "quick" records a suite run the
+model owes (through the `owe` the Bench hands in), "adhoc" owes nothing (an ad hoc model is never called by the
+bench unprompted).
 """
 from __future__ import annotations
 
-import json
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
@@ -17,11 +16,6 @@ from . import health
 from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
 from ..providers import Timeouts
 from .registry import Endpoint, Model, Registry, check_name, close_names
-
-LOCK_WAIT = 300.0
-SUITE_PENDING = "not run yet: `bench suite run --model {alias}` runs it now"
-SUITE_QUICK = "owed (--quick): recorded as an owed suite run; `bench suite run --model {alias}` plays it"
-
 
 LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endpoint's models
 
@@ -53,6 +47,11 @@ def served_as(asked: str, listed: str) -> bool:
     """Whether a listed name is the one asked for: the same, or its `:latest` when the name asked carries no tag
     (Ollama lists `llama3.2:latest` for `llama3.2`)."""
     return listed == asked or (":" not in asked.rsplit("/", 1)[-1] and listed == asked + ":latest")
+
+
+def same_name(a: str, b: str) -> bool:
+    """Two names asked for are one model (`llama3.2` and `llama3.2:latest`)."""
+    return served_as(a, b) or served_as(b, a)
 
 
 def find_entry(models: list[dict], served: str) -> dict | None:
@@ -119,70 +118,65 @@ def pick_alias(reg: Registry, served: str, endpoint: str, alias: str | None) -> 
     return alias
 
 
-# ---- jobs ------------------------------------------------------------------------------------------
+# ---- the steps, in the order the queue runs them -------------------------------------------------
 
-def start_job(db, name: str) -> int:
-    return db.call(lambda c: c.execute("INSERT INTO jobs (name, started, status) VALUES (?, ?, 'running')",
-                                       (name, time.time())).lastrowid)
+MODES = ("full", "quick", "adhoc")
+SUITE = {"full": "not run yet: `bench suite run --model {alias}` runs it now",
+         "quick": "owed: recorded as an owed suite run; `bench suite run --model {alias}` plays it",
+         "adhoc": "none: an ad hoc model is never called by the bench unprompted"}
 
-
-def finish_job(db, job: int, status: str, detail: dict) -> None:
-    db.call(lambda c: c.execute("UPDATE jobs SET finished = ?, status = ?, detail = ? WHERE id = ?",
-                                (time.time(), status, json.dumps(detail), job)))
-
-
-# ---- the one entry point ----------------------------------------------------------------------------
 
 class Onboarding:
-    """The service's onboarding: one model at a time, each run recorded as a job."""
+    """The service's onboarding steps over its registry and database; the queue runs them one model at a time."""
 
     def __init__(self, registry: Registry, db, owe: Callable[[str], object] | None = None):
         self.registry = registry
         self.db = db
         self.owe = owe            # the suite's SuiteService.owe(alias): quick onboarding records the run it owes
-        self._lock = threading.Lock()
 
-    def onboard(self, served, endpoint: str | None = None, alias: str | None = None, quick: bool = False,
-                ad_hoc: bool = False) -> dict:
-        """Register `served` and probe it; nothing is saved unless the probe answers."""
-        if not isinstance(served, str) or not served.strip():
-            raise BadRequest("Say which model to onboard: its served name.", "e.g. bench onboard gpt-4o-mini")
-        if endpoint is not None and not isinstance(endpoint, str) or alias is not None and not isinstance(alias, str):
-            raise BadRequest("endpoint and alias must be strings.")
-        if not self._lock.acquire(timeout=LOCK_WAIT):
-            raise Conflict("Another model is still onboarding.", "Try again when it is done.")
-        try:
-            job = start_job(self.db, f"onboard {served.strip()}")
-            try:
-                result = onboard_one(self.registry, self.db, served.strip(), endpoint, alias, quick, ad_hoc)
-            except BenchError as e:
-                finish_job(self.db, job, "failed", {"served": served, "error": health.one_line(str(e))})
-                raise
-            if quick and self.owe is not None:   # the suite: the one call onboarding makes to it
-                self.owe(result["model"]["alias"])
-            result["job"] = job
-            finish_job(self.db, job, "done", {"served": served, "alias": result["model"]["alias"]})
-            return result
-        finally:
-            self._lock.release()
+    def check_new(self, served: str, endpoint: str | None, alias: str | None) -> None:
+        """Refuse, before anything is queued, a model already on the bench, an unknown endpoint or a taken alias."""
+        reg = self.registry
+        if endpoint:
+            reg.endpoint(endpoint)
+        elif not reg.endpoints():
+            raise NotFound("There are no endpoints yet.", "Add one first: bench endpoint add NAME --base URL.")
+        refuse_duplicate(reg, served, endpoint or None)
+        if alias and alias in reg.models():
+            raise Conflict(f"The alias {alias!r} is taken.", "Pick another alias.")
 
+    def locate(self, served: str, endpoint: str | None) -> tuple[Endpoint, dict]:
+        """Step 1: (the endpoint that serves `served`, its list entry)."""
+        return locate(self.registry, served, endpoint or None)
 
-def onboard_one(reg: Registry, db, served: str, endpoint: str | None, alias: str | None, quick: bool,
-                ad_hoc: bool) -> dict:
-    refuse_duplicate(reg, served, endpoint or None)
-    found, entry = locate(reg, served, endpoint or None)
-    served = str(entry.get("id") or served)   # the name as the endpoint lists it (`llama3.2:latest`)
-    alias = pick_alias(reg, served, found.name, alias or None)
-    model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
-    probe = health.run_probe(reg, model, kind="onboard")
-    if not probe.ok:
-        kind = probe.error_kind
-        raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {probe.error}. "
-                             "Nothing was registered.", health.advice(kind, found))
-    reg.save_model(model)
-    health.record(db, probe)
-    return {"model": model_view(model, probe.to_dict()), "probe": probe.to_dict(),
-            "suite": (SUITE_QUICK if quick else SUITE_PENDING).format(alias=alias)}
+    def pick_alias(self, served: str, endpoint: str, alias: str | None) -> str:
+        """Step 2: the alias it joins under (the one asked for, or one made from the served name)."""
+        return pick_alias(self.registry, served, endpoint, alias or None)
+
+    def probe(self, found: Endpoint, entry: dict, alias: str, ad_hoc: bool) -> tuple[Model, health.Probe]:
+        """Step 3: the one-word probe to a model not yet registered; raises when it does not answer."""
+        served = entry.get("id")
+        model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
+        result = health.run_probe(self.registry, model, kind="onboard")
+        if not result.ok:
+            kind = result.error_kind
+            raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {result.error}. "
+                                 "Nothing was registered.", health.advice(kind, found))
+        return model, result
+
+    def register(self, model: Model, result: health.Probe) -> None:
+        """Step 4: save a model that passed its probe, and the probe with it; refuses when the alias was taken
+        (or the model added) meanwhile."""
+        pick_alias(self.registry, model.served, model.endpoint, model.alias)
+        self.registry.save_model(model)
+        health.record(self.db, result)
+
+    def suite(self, alias: str, mode: str) -> str:
+        """Step 5: what becomes of the suite for a model just registered; quick records the run it owes (the one
+        call onboarding makes to the suite)."""
+        if mode == "quick" and self.owe is not None:
+            self.owe(alias)
+        return SUITE[mode].format(alias=alias)
 
 
 def model_view(model: Model, probe: dict | None = None, resting: float | None = None) -> dict:

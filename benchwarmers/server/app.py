@@ -14,11 +14,10 @@ from . import guard
 from .bench import Bench
 from .gatewaykeys import keys_required
 from .messages import Request, Response
-from .routes import ADMIN, GATEWAY, RouteTable, shape_for_path
+from .routes import ADMIN, BENCH_SHAPE, GATEWAY, RouteTable, shape_for_path
 from .table import build_table
 
 log = logging.getLogger("benchwarmers.server")
-BENCH_SHAPE = "openai"   # the admin API's errors (shape "bench") take the OpenAI shape
 
 
 class App:
@@ -40,6 +39,7 @@ class App:
                 self._idle.notify_all()
 
     def _handle(self, req: Request) -> Response:
+        req.app = self
         shape = shape_for_path(req.path)
         try:
             guard.check_host(req, self.bench.host, self.bench.public_hosts)
@@ -69,7 +69,8 @@ class App:
         req.is_admin = guard.is_admin(req, token)
         if route.auth == ADMIN:
             guard.require_admin(req, token)
-        elif route.auth == GATEWAY and keys_required(token, self.bench.settings()) and not (token and req.is_admin):
+        elif route.auth == GATEWAY and keys_required(token, self.bench.settings()) and \
+                not (token and req.is_admin) and not req.for_page:
             req.caller = self.bench.gateway_keys.authenticate(guard.presented_key(req))
 
     def origin(self, req: Request) -> str:

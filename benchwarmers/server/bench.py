@@ -17,9 +17,12 @@ from ..core.record import Record
 from ..core.route import Router
 from ..core.seating import Seating
 from ..errors import ConfigError
+from ..roster.health import Health
 from ..roster.onboard import Onboarding
+from ..roster.queue import OnboardQueue
 from ..roster.registry import Registry
 from ..roster.resting import Resting
+from ..scheduler import Clock, Scheduler
 from ..settings import effective
 from ..store import Config, Database
 from ..store.calls import Calls
@@ -36,7 +39,7 @@ class Bench:
     A part added later is one more attribute built here, after the parts it uses."""
 
     def __init__(self, home: Path, *, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
-                 admin_token: str | None = None, public_hosts: tuple = ()):
+                 admin_token: str | None = None, public_hosts: tuple = (), clock: Clock | None = None):
         # the server's own facts
         self.home = home
         self.host, self.port, self.role = host, port, role      # role: "dashboard" (all routes) or "gateway"
@@ -44,6 +47,7 @@ class Bench:
         self.started, self.version = time.time(), __version__
         self._settings: tuple = (None, {})
         self._settings_lock = threading.Lock()
+        self._clock = clock                 # the scheduler's (tests give one they control)
         # the data folder
         self.config = Config(home)
         self.db = Database(home / "bench.db")
@@ -64,6 +68,8 @@ class Bench:
         self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings,
                                   lambda: self.url, self.admin_token)
         self.onboarding = Onboarding(self.registry, self.db, owe=self.suite.owe)   # quick onboarding owes a run
+        self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
+        # the service (or at the first item queued), so a bench opened only to read starts no thread
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
@@ -73,6 +79,10 @@ class Bench:
                            workers=self.settings()["panel_workers"])
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
                              Pins(self.db), self.panel.pool, self.settings)
+        # the bench looking after itself: checks and retirements, and the jobs that run them (the service
+        # starts the scheduler's thread; a bench without a service never runs a job on its own)
+        self.health = Health(self.registry, self.db, self.resting, self.caller, self.catalog)
+        self.scheduler = Scheduler(self.config, self.health, self.caller, clock=self._clock)
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
 
@@ -109,13 +119,12 @@ class Bench:
         return f"http://{host}:{self.port}"
 
     def close(self) -> None:
-        """Stop the suite's worker and the seat workers, then commit what is queued and close the database."""
-        try:
-            self.suite.close()
-        except Exception:   # shutting down: a failing worker must not keep the database open
-            log.exception("stopping the suite's worker failed")
-        try:
-            self.panel.close()
-        except Exception:   # shutting down: a failing pool must not keep the database open
-            log.exception("closing the panel's seat workers failed")
+        """Stop the scheduler, the onboarding worker, the suite's worker and the seat workers, then commit what is
+        queued and close the database."""
+        for name, stop in (("the scheduler", self.scheduler.stop), ("the onboarding queue", self.onboard_queue.close),
+                           ("the suite's worker", self.suite.close), ("the panel's seat workers", self.panel.close)):
+            try:
+                stop()
+            except Exception:   # shutting down: a part failing to stop must not keep the database open
+                log.exception("stopping %s failed", name)
         self.db.close()

@@ -9,6 +9,7 @@ from .. import formats
 from ..errors import MethodNotAllowed, NotFound, WrongBaseURL
 
 PUBLIC, GATEWAY, ADMIN = "public", "gateway", "admin"
+BENCH_SHAPE = "openai"   # the admin API's errors (shape "bench") take the OpenAI shape
 
 
 @dataclass
@@ -21,8 +22,9 @@ class Route:
     dashboard_only: bool = False     # not served by the gateway-alone process
 
     def __post_init__(self):
-        regex = re.sub(r"\{(\w+):path\}", r"(?P<\1>.+)", self.pattern)
-        regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", regex)
+        pieces = re.split(r"(\{\w+(?::path)?\})", self.pattern)      # literal text is escaped: "." is a dot
+        regex = "".join(re.escape(p) if not p.startswith("{") else
+                        f"(?P<{p[1:-6]}>.+)" if p.endswith(":path}") else f"(?P<{p[1:-1]}>[^/]+)" for p in pieces)
         self.regex = re.compile("^" + regex + "$")
 
 
@@ -45,7 +47,8 @@ class RouteTable:
             if route.method == method or (method == "HEAD" and route.method == "GET"):
                 return route, m.groupdict()
             allowed.append(route.method)
-        if dashboard:
+        if dashboard:   # a dashboard page's path; an API client whose base URL lacks its prefix is told that first
+            self._misplaced(method, path, role, origin)
             raise NotFound("No dashboard here: this process is the gateway alone (`benchwarmers gateway`, "
                            "`python gateway.py`), which answers the API routes only.",
                            "The dashboard is served by `benchwarmers` (`python serve.py`), on port 8122 by default.")
