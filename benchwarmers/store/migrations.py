@@ -92,6 +92,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             created REAL NOT NULL, started REAL, finished REAL);
         CREATE INDEX onboard_queue_state ON onboard_queue (state, id);
     """),
+    (7, "onboarding's suite step: the progress of an item's suite run", """
+        ALTER TABLE onboard_queue ADD COLUMN progress TEXT;
+    """),
 ]
 
 
