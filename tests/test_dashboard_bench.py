@@ -117,6 +117,7 @@ def test_the_suite_page_starts_follows_and_cancels_runs(s, oracle):
     page = s.get("/suite")[2]
     assert '<option value="model:right">' in page and '<option value="collection:core">' in page
     assert 'src="/static/suite.js"' in page and "data-follow" not in page          # nothing moving: no polling
+    assert 'name="target" value="collection:core"' in s.get("/collections/core")[2]   # its own button there too
     status, headers, _ = s.form("/suite/runs", {"target": "collection:core", "tasks": "t-*"})
     assert status == 303 and headers["location"] == "/suite#open"
     assert note(s, "/suite").startswith("Started the suite for right (run 1), eager (run 2)")

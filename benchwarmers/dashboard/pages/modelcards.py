@@ -94,7 +94,7 @@ def speed(history: list[dict], perf: dict | None) -> str:
     if any(f["tokens_per_second"] for f in long_):
         drawn.append(("Output tokens per second", "long prompt", charts.line(
             "Output tokens per second (long prompt)", [day(f) for f in long_],
-            [f["tokens_per_second"] for f in long_], fmt=lambda v: f"{v:,.0f}")))
+            [f["tokens_per_second"] for f in long_], fmt=compact)))
     figures = "".join(f'<figure class="chart-box"><h3 class="first">{e(title)} <span class="muted">({e(which)})'
                       f"</span></h3>{svg}</figure>" for title, which, svg in drawn)
     rows = [[e(day(f)), e(f["prompt"]), chip(f["status"]), e(secs(f["ttft"])), e(rate(f["tokens_per_second"])),
@@ -106,6 +106,11 @@ def speed(history: list[dict], perf: dict | None) -> str:
     drawn_html = (f'<div class="grid-2">{figures}</div>' if figures else
                   '<p class="empty">Every measurement failed: the table says why.</p>')
     return f"{latest}{drawn_html}{numbers}"
+
+
+def compact(value: float) -> str:
+    """An axis tick short enough for a phone: 37500 -> 37.5k."""
+    return f"{value / 1000:g}k" if value >= 1000 else f"{value:g}"
 
 
 def rate(tokens_per_second) -> str:

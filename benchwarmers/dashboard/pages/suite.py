@@ -159,8 +159,9 @@ def start(req, bench, form) -> Done:
         body["tasks"] = form.get("tasks").strip()
     runs = post(req, "/bench/suite/runs", body)["runs"]
     names = ", ".join(f"{r['model']} (run {r['id']})" for r in runs)
-    return Done(f"Started the suite for {names}: its progress shows under Open runs.",
-                safe_local(form.get("back")) or "/suite#open", {"runs": runs})
+    back = safe_local(form.get("back"))
+    where = "the Suite page follows its progress" if back else "its progress shows under Open runs"
+    return Done(f"Started the suite for {names}: {where}.", back or "/suite#open", {"runs": runs})
 
 
 def cancel(req, bench, form) -> Done:
