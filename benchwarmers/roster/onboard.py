@@ -116,7 +116,7 @@ class Onboarding:
     `caller` is the bench's Caller (the probe goes through it); `suite` the bench's SuiteService (run_for_model,
     owe, held)."""
 
-    def __init__(self, registry: Registry, db, caller, suite=None):
+    def __init__(self, registry: Registry, db, caller, suite):
         self.registry = registry
         self.db = db
         self.caller = caller
@@ -165,7 +165,7 @@ class Onboarding:
 
     def runs_suite(self, alias: str, mode: str) -> bool:
         """Whether step 5 calls the model: a full onboarding of a model that is not held."""
-        return mode == "full" and self.suite_service is not None and not self.suite_service.held(alias)
+        return mode == "full" and not self.suite_service.held(alias)
 
     def suite(self, alias: str, mode: str, progress: Callable | None = None) -> str:
         """Step 5, for a model just registered: a full onboarding runs the suite for it now (`progress(run, item)`
@@ -173,8 +173,6 @@ class Onboarding:
         suite = self.suite_service
         if mode == "adhoc":
             return NEVER
-        if suite is None:
-            return "not run: this service has no suite"
         if self.runs_suite(alias, mode):
             return suite_words(suite.run_for_model(alias, progress=progress, reason="full onboarding"), alias)
         suite.owe(alias, "full onboarding of a held model" if mode == "full" else "quick onboarding")

@@ -1,8 +1,8 @@
 """The jobs the scheduler knows, one entry each: when it runs by default, what it does, and its function.
 
 Adding a job is adding one entry: `run(job_run) -> outcome text` gets a JobRun (the models it may call, a
-paced caller that counts its calls, the catalog, the suite, the settings, a tally for the record) and raises JobFailed(outcome) for a
-run that failed. An entry without `run` is listed as not available."""
+paced caller that counts its calls, the catalog, the suite, the settings, a tally for the record) and raises
+JobFailed(outcome) for a run that failed. An entry without `run` is listed as not available."""
 from __future__ import annotations
 
 from dataclasses import dataclass

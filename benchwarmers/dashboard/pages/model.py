@@ -44,7 +44,7 @@ def render(d: dict, frame) -> tuple[str, str]:
 def actions(m: dict, frame) -> str:
     base = f"/models/{m['alias']}"
     buttons = [post_button(frame, base + "/probe", "Probe now")]
-    if m["status"] == "active" and not m["ad_hoc"]:      # the suite calls it: never a held or ad hoc model unasked
+    if m["status"] == "active":             # a held, resting or retired model gets no run
         buttons.append(post_button(frame, "/suite/runs", "Run the suite", {"model": m["alias"]}, back=base))
     if m["status"] == "held":      # a free model that turned paid: no seat, no probe until the price is accepted
         buttons.insert(0, post_button(frame, base + "/confirm", "Accept the new price"))
