@@ -44,6 +44,9 @@ SETTINGS = {s.name: s for s in (
     Setting("suite_gap_seconds", 2.0, float,
             "Seconds the suite waits between two of its model calls (it calls one model at a time).",
             lambda v: v >= 0),
+    Setting("suite_job_calls", 60, int,
+            "The most model calls one run of the scheduler's suite job makes (it plays owed suite runs, oldest "
+            "first); what is left stays owed for its next run.", _positive),
     Setting("scheduler_gap_seconds", 2.0, float, "Seconds between two scheduled calls to one endpoint.",
             lambda v: v >= 0),
     Setting("scheduler_yield_seconds", 300.0, float,

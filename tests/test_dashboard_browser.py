@@ -194,14 +194,89 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
         expect(page.locator(".flash-ok")).to_contain_text("Revoked the key my-app")
         expect(page.locator("tr", has_text="my-app")).to_contain_text("revoked")
 
+        # the scheduler: switch it on and one job off; run the speed test now and see its chart on a model's page
+        the_bench_looks_after_itself(page, url)
+        # the suite: draft claims from the verdicts and accept one; run it for a model and watch it finish
+        the_suite_from_the_dashboard(page, url)
+
         # every other page, for the reviewer
         for path, name in (("/", "home"), ("/endpoints", "endpoints"), ("/models", "models"),
                            ("/models/alpha-1", "model"), ("/collections", "collections"),
-                           ("/collections/core", "collection"), ("/ask", "ask"), ("/settings", "settings")):
+                           ("/collections/core", "collection"), ("/ask", "ask"), ("/settings", "settings"),
+                           ("/suite", "suite")):
             visit_and_shoot(page, url, path, name)
         assert watch.clean(), (watch.dialogs, watch.foreign, watch.violations)
     finally:
         fake.stop()
+
+
+def reload_until(page, address: str, selector: str, tries: int = 120) -> None:
+    """Open `address` again until `selector` is on it (a job runs in the background; a plain reload shows it)."""
+    for _ in range(tries):
+        page.goto(address)
+        if page.locator(selector).count():
+            return
+        page.wait_for_timeout(250)
+    raise AssertionError(f"{selector} never showed on {address}")
+
+
+def the_bench_looks_after_itself(page, url: str) -> None:
+    page.click("nav >> text=Settings")
+    jobs = page.locator("#scheduler")
+    expect(jobs).to_contain_text("Nothing calls a model")
+    jobs.locator("button", has_text="Switch the scheduler on").click()
+    expect(page.locator(".flash-ok")).to_contain_text("The scheduler is on")
+    page.locator('#scheduler input[name="on"][value="catalog"]').check()      # on: it is off by default
+    page.locator('#scheduler input[name="on"][value="probe"]').uncheck()
+    page.fill("#at-suite", "05:45")
+    page.click("text=Save the jobs")
+    expect(page.locator(".flash-ok")).to_contain_text("Saved: catalog on, probe off, suite at 05:45.")
+    state = page.request.get(url + "/settings.json").json()["scheduler"]
+    jobs_now = {j["name"]: j for j in state["jobs"]}
+    assert state["enabled"] and not jobs_now["probe"]["on"] and jobs_now["catalog"]["on"]
+    assert jobs_now["suite"]["at"] == "05:45" and jobs_now["probe"]["next"] is None
+    expect(page.locator('#scheduler input[name="on"][value="probe"]')).not_to_be_checked()
+    page.locator("#scheduler tr", has_text="weekly").locator("button", has_text="Run now").click()
+    expect(page.locator(".flash-ok")).to_contain_text("Started perf")
+    reload_until(page, url + "/settings", '#scheduler tr:has-text("timed 2 models") .chip-done')
+    shoot(page, "settings-scheduler")
+    page.locator("#scheduler tr", has_text="timed 2 models").locator("a").first.click()
+    expect(page.locator("h1")).to_contain_text("perf run")
+    expect(page.locator("main")).to_contain_text("alpha-1")
+    shoot(page, "job-run", dark=False)
+    page.goto(url + "/models/alpha-1")
+    speed = page.locator("#speed")
+    expect(speed.locator("svg.chart")).to_have_count(2)                    # first token, and tokens a second
+    expect(speed.locator("svg.chart").first).to_have_attribute("aria-label", re.compile("first token"))
+    expect(speed.locator("table")).to_contain_text("short")
+    expect(page.locator("main")).to_contain_text("to first token")
+    shoot(page, "model-speed")
+
+
+def the_suite_from_the_dashboard(page, url: str) -> None:
+    page.click("nav >> text=Suite")
+    page.click("text=Draft claims from my verdicts")
+    expect(page.locator(".flash-ok")).to_contain_text("Drafted 2 claim tasks")
+    draft = page.locator("#drafts tr", has_text="the stale cache")
+    expect(draft).to_contain_text("true")
+    draft.locator("button", has_text="Accept").click()
+    expect(page.locator(".flash-ok")).to_contain_text("Accepted mined-")
+    expect(page.locator("#drafts tr", has_text="the stale cache")).to_have_count(0)
+    page.select_option("#suite-target", "model:beta-2")
+    page.fill("#suite-tasks", "claim-record-*,mined-*")
+    page.click("text=Start the run")
+    expect(page.locator(".flash-ok")).to_contain_text("Started the suite for beta-2")
+    asked = page.locator("#open tr[data-run]", has_text="claim-record")   # beside the runs quick onboarding owes
+    expect(asked).to_contain_text("beta-2")
+    expect(page.locator("#open tr[data-run]", has_text="owed")).to_have_count(2)
+    shoot(page, "suite-running", dark=False)
+    expect(page.locator("#recent tr", has_text="beta-2")).to_contain_text("done", timeout=60000)   # script reloads
+    expect(asked).to_have_count(0)
+    expect(page.locator("#scores tr", has_text="beta-2")).to_contain_text("%")
+    page.locator("#recent tr", has_text="beta-2").locator("a").first.click()
+    expect(page.locator("h1")).to_contain_text("beta-2")
+    expect(page.locator("main table tbody tr")).to_have_count(3)          # two starter claims and the accepted one
+    shoot(page, "suite-run", dark=False)
 
 
 def test_login_and_log_out_in_the_browser(tab, make_service):
@@ -239,6 +314,8 @@ def hostile(home, make_service):
     api("POST", "/bench/verdict", {"call": bench["seats"][0]["call"], "useful": True, "note": EVIL, "real": [EVIL]})
     items = api("POST", "/bench/onboard", {"models": ["broken"], "mode": "quick"})[2]["items"]
     svc.bench.onboard_queue.wait([items[0]["id"]], 20)
+    svc.bench.suite.owe("evil")                                 # an open suite run, naming the model
+    api("POST", "/bench/suite/mine", {})                        # a draft claim task holding the markup
     yield svc, bench["panel"]
     fake.stop()
 
@@ -248,7 +325,7 @@ def test_hostile_text_stays_text_and_runs_nothing(tab, hostile):
     watch = Watch(tab, svc.url)
     shown_as_text = {"/models": f"evil{EVIL}", "/models/evil": f"evil{EVIL}", "/collections": f"reviews {EVIL}",
                      "/collections/core": f"reviews {EVIL}", "/calls": EVIL, "/onboard": f"boom {EVIL}",
-                     "/": EVIL, "/endpoints": "fake", "/settings": "Gateway keys"}
+                     "/": EVIL, "/endpoints": "fake", "/settings": "Gateway keys", "/suite": EVIL}
     for path, text in shown_as_text.items():
         tab.goto(svc.url + path)
         expect(tab.locator("main")).to_contain_text(text)
@@ -316,3 +393,18 @@ def test_every_page_shows_what_its_json_twin_holds(tab, hostile):
         value = s["value"]    # a yes/no setting is a true/false choice
         assert shown == ("" if value is None else json.dumps(value) if isinstance(value, bool) else str(value))
     expect(main).to_contain_text(d["server"]["data_folder"])
+    expect(main.locator("#scheduler")).to_contain_text("Switch the scheduler on" if not d["scheduler"]["enabled"]
+                                                       else "Switch the scheduler off")
+    for job in d["scheduler"]["jobs"]:
+        box = main.locator(f'#scheduler input[name="on"][value="{job["name"]}"]')
+        expect(box).to_be_checked() if job["on"] else expect(box).not_to_be_checked()
+        assert tab.locator(f'#at-{job["name"]}').input_value() == job["at"].split()[-1]
+    d, main = both("/suite")
+    options = tab.locator("#suite-target option").evaluate_all("els => els.map(e => e.value)")
+    assert options == [f"model:{m}" for m in d["models"]] + [f"collection:{c}" for c in d["collections"]]
+    for run in d["open"]:
+        expect(main.locator(f'#open tr[data-run="{run["id"]}"]')).to_contain_text(run["status"])
+    run = d["open"][0]
+    d, main = both(f"/suite/runs/{run['id']}")
+    expect(tab.locator("h1")).to_have_text(f"Suite run {run['id']}: {run['model']}")
+    expect(main.locator("table tbody tr")).to_have_count(len(d["results"]))

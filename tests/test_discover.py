@@ -43,7 +43,8 @@ def test_discover_lists_a_model_with_its_route_and_one_call_onboards_it(api):
                                 "onboard": "bench onboard qwen/qwen3-coder:free --endpoint or"}]
     assert coder["no_route"] is None and "code" in coder["roles"]
     route = coder["routes"][0]
-    status, _, d = api("POST", "/bench/models", {"served": route["served"], "endpoint": route["endpoint"]})
+    status, _, d = api("POST", "/bench/models", {"served": route["served"], "endpoint": route["endpoint"],
+                                                "quick": True})
     assert status == 201, d
     alias = d["model"]["alias"]
     again = {(m["provider"], m["model"]): m for m in rows(api)}
@@ -109,7 +110,8 @@ def test_bench_discover_prints_the_routes_and_the_command_that_onboards(bench):
 def test_bench_catalog_and_model_set_role_show(bench, api):
     code, out, _ = bench("catalog")
     assert code == 0 and "models.dev" in out and "fetched" in out and "freellmapi" in out and "shipped" in out
-    code, _, err = bench("onboard", "qwen/qwen3-coder:free", "--endpoint", "or", "--alias", "coder", "--wait")
+    code, _, err = bench("onboard", "qwen/qwen3-coder:free", "--endpoint", "or", "--alias", "coder", "--quick",
+                         "--wait")
     assert code == 0, err
     code, out, err = bench("model", "set", "coder", "--context", "32768", "--no-vision", "--price-in", "0.1")
     assert code == 0, err

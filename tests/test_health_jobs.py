@@ -97,7 +97,7 @@ def test_a_refused_key_flags_the_endpoint_and_retires_nothing(home, make_service
         http = Http(svc.url)
         assert http("POST", "/bench/endpoints", {"name": "oa", "base_url": keyed.url, "key": KEY})[0] == 201
         for served, alias in (("m-one", "uno"), ("m-two", "dos")):
-            assert http("POST", "/bench/models", {"served": served, "alias": alias})[0] == 201
+            assert http("POST", "/bench/models", {"served": served, "alias": alias, "quick": True})[0] == 201
         keyed.expect_key("sk-rotated-elsewhere-000000")
         before = len(keyed.requests)
         done = run(svc)

@@ -54,7 +54,7 @@ def test_the_key_never_leaks(service, http, isolated, capsys, monkeypatch, caplo
         call("GET", "/bench/endpoints")
         call("GET", "/bench/candidates")
         cli("candidates", "--json")
-        assert cli("onboard", "m-one", "--alias", "uno", "--json", "--wait")[0] == 0
+        assert cli("onboard", "m-one", "--alias", "uno", "--quick", "--json", "--wait")[0] == 0
         call("GET", "/bench/models")
         cli("models", "--json")
         cli("model", "show", "uno", "--json")

@@ -128,7 +128,7 @@ def test_onboard_failures_name_the_fix(bench, fake):
 
 def test_probe_command_and_exit_codes(bench, fake):
     bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
-    bench("onboard", "m-one", "--alias", "uno", "--wait")
+    bench("onboard", "m-one", "--alias", "uno", "--quick", "--wait")
     code, out, _ = bench("model", "probe", "uno")
     assert code == 0 and "probe ok" in out
     fake.script("m-one", Reply.error(500))
@@ -155,8 +155,8 @@ def test_help_has_examples(capsys):
 
 def test_models_show_the_record_with_the_counts_it_rests_on(bench, fake):
     bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
-    bench("onboard", "m-one", "--alias", "uno", "--quick")
-    bench("onboard", "vendor/m-two", "--alias", "dos", "--quick")
+    bench("onboard", "m-one", "--alias", "uno", "--quick", "--wait")
+    bench("onboard", "vendor/m-two", "--alias", "dos", "--quick", "--wait")
     calls = [json.loads(bench("ask", "uno", f"question {i}", "--json")[1])["bench"]["seats"][0]["call"]
              for i in range(3)]
     code, out, _ = bench("models")
@@ -180,8 +180,8 @@ class Terminal(io.StringIO):
 def test_models_fit_a_100_column_terminal_and_print_reasons_whole(bench, fake, service, monkeypatch):
     fake.set_models(["m-one", "vendor/a-rather-long-served-model-name-for-a-table:free"])
     bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
-    bench("onboard", "m-one", "--alias", "uno", "--quick")
-    bench("onboard", "vendor/a-rather-long-served-model-name-for-a-table:free", "--alias", "long", "--quick")
+    bench("onboard", "m-one", "--alias", "uno", "--quick", "--wait")
+    bench("onboard", "vendor/a-rather-long-served-model-name-for-a-table:free", "--alias", "long", "--quick", "--wait")
     reason = "it answers every review with the same paragraph, whatever the diff says, for a week now"
     bench("model", "retire", "long", "--reason", reason, "--yes")
     code, piped, _ = bench("models")

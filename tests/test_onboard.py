@@ -44,7 +44,7 @@ def probes(app, alias=None) -> list:
 
 
 def test_onboard_registers_probes_and_records(bench, app, fake):
-    status, _, d = bench("POST", "/bench/models", {"served": "org/m-two:free"})
+    status, _, d = bench("POST", "/bench/models", {"served": "org/m-two:free", "quick": True})
     assert status == 201, d
     m, p = d["model"], d["probe"]
     assert (m["alias"], m["endpoint"], m["served"], m["status"]) == ("m-two-free", "oa", "org/m-two:free", "active")
@@ -57,15 +57,16 @@ def test_onboard_registers_probes_and_records(bench, app, fake):
     assert models_file(app)["m-two-free"]["served"] == "org/m-two:free"
     item = app.bench.db.one("SELECT * FROM onboard_queue WHERE id = ?", (d["item"],))
     assert item["state"] == "done" and item["finished"] >= item["started"] and item["model"] == "m-two-free"
-    assert "quick" not in d["suite"]
+    assert d["suite"].startswith("owed")
     _, _, q = bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True, "ad_hoc": True})
     assert q["model"]["alias"] == "uno" and q["model"]["ad_hoc"] is True and "never called" in q["suite"]
     fake.set_models(["m-one", "m-three"])
     _, _, q = bench("POST", "/bench/models", {"served": "m-three", "quick": True})
     assert q["model"]["ad_hoc"] is False and q["suite"].startswith("owed")
-    # the suite: quick onboarding records the run it owes the model; a full one leaves it to `bench suite run`, and
-    # an ad hoc one owes nothing (the bench never calls it unprompted)
-    assert [(r["model"], r["status"]) for r in app.bench.suite.store.runs()] == [("m-three", "owed")]
+    # the suite: quick onboarding records the run it owes the model (the scheduler's suite job plays it), an ad
+    # hoc one owes nothing (the bench never calls it unprompted); test_onboard_queue.py has a full onboarding's run
+    assert [(r["model"], r["status"]) for r in app.bench.suite.store.runs()] == [("m-three", "owed"),
+                                                                                 ("m-two-free", "owed")]
 
 
 @pytest.mark.parametrize("reply, code, words", [
@@ -78,7 +79,7 @@ def test_onboard_registers_probes_and_records(bench, app, fake):
 ])
 def test_failed_probe_registers_nothing(reply, code, words, bench, app, fake):
     fake.script("m-one", reply)
-    status, _, d = bench("POST", "/bench/models", {"served": "m-one"})
+    status, _, d = bench("POST", "/bench/models", {"served": "m-one", "quick": True})
     assert status in (502, 504), d
     msg = d["error"]["message"]
     assert d["error"]["code"] == code and words in msg and "Nothing was registered" in msg and "\n" not in msg
@@ -96,7 +97,7 @@ def test_name_problems(bench, app, fake):
     assert status == 404 and "does not serve" in d["error"]["message"]
     assert bench("POST", "/bench/models", {"served": "m-one", "alias": "bad alias"})[0] == 400
     assert bench("POST", "/bench/models", {})[0] == 400
-    assert bench("POST", "/bench/models", {"served": "m-one", "alias": "a1"})[0] == 201
+    assert bench("POST", "/bench/models", {"served": "m-one", "alias": "a1", "quick": True})[0] == 201
     status, _, d = bench("POST", "/bench/models", {"served": "m-one"})
     assert status == 409 and "already on the bench as 'a1'" in d["error"]["message"]
     status, _, d = bench("POST", "/bench/models", {"served": "org/m-two:free", "alias": "a1"})
@@ -110,7 +111,7 @@ def test_served_by_two_endpoints_needs_endpoint(bench, fake):
         bench("POST", "/bench/endpoints", {"name": "an", "base_url": other.url, "api": "anthropic", "key": KEY})
         status, _, d = bench("POST", "/bench/models", {"served": "m-one"})
         assert status == 400 and "an, oa" in d["error"]["message"] and "--endpoint" in d["error"]["message"]
-        status, _, d = bench("POST", "/bench/models", {"served": "m-one", "endpoint": "an"})
+        status, _, d = bench("POST", "/bench/models", {"served": "m-one", "endpoint": "an", "quick": True})
         assert status == 201 and d["model"]["endpoint"] == "an"
         assert any(r.path == "/v1/messages" for r in other.requests)
     finally:
@@ -125,7 +126,7 @@ def test_onboard_on_each_protocol(fake_cls, api, app):
         body = {"name": "ep", "base_url": f.url, "api": api}
         body.update({"no_key": True} if api == "ollama" else {"key": KEY})
         assert app("POST", "/bench/endpoints", body)[0] == 201
-        status, _, d = app("POST", "/bench/models", {"served": "proto-model"})
+        status, _, d = app("POST", "/bench/models", {"served": "proto-model", "quick": True})
         assert status == 201 and d["probe"]["status"] == "ok" and d["probe"]["answer"], d
     finally:
         f.stop()
@@ -134,7 +135,8 @@ def test_onboard_on_each_protocol(fake_cls, api, app):
 def test_one_model_onboards_at_a_time(bench, app, fake):
     fake.script("m-one", Reply(text="ready", delay=0.5))
     results = []
-    threads = [threading.Thread(target=lambda s=s: results.append(bench("POST", "/bench/models", {"served": s})))
+    threads = [threading.Thread(target=lambda s=s: results.append(bench("POST", "/bench/models",
+                                                                        {"served": s, "quick": True})))
                for s in ("m-one", "org/m-two:free")]
     threads[0].start()
     time.sleep(0.1)
@@ -147,7 +149,7 @@ def test_one_model_onboards_at_a_time(bench, app, fake):
 
 
 def test_retire_restore_and_show(bench, app):
-    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
+    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True})
     status, _, d = bench("POST", "/bench/models/uno/retire", {})
     assert status == 400 and "reason" in d["error"]["message"]
     status, _, d = bench("POST", "/bench/models/uno/retire", {"reason": "wrong on every review"})
@@ -166,7 +168,7 @@ def test_retire_restore_and_show(bench, app):
 
 
 def test_resting_status_comes_from_rate_limit_facts(bench, app):
-    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
+    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True})
     until = time.time() + 600
     app.bench.db.execute("INSERT INTO ratelimits (endpoint, facts, resting_until, updated) VALUES (?, ?, ?, ?)",
                            ("oa", "{}", until, time.time()), wait=True)
@@ -177,7 +179,7 @@ def test_resting_status_comes_from_rate_limit_facts(bench, app):
 
 
 def test_probe_confirms_then_retires_with_evidence(bench, app, fake):
-    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
+    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True})
     fake.script("m-one", [Reply.error(500), Reply(text="ready")])
     _, _, d = bench("POST", "/bench/models/uno/probe")
     assert d["retired"] is False and d["probe"]["status"] == "failed" and d["confirm"]["status"] == "ok"
@@ -190,7 +192,7 @@ def test_probe_confirms_then_retires_with_evidence(bench, app, fake):
 
 
 def test_model_no_longer_served_is_retired(bench, app, fake):
-    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
+    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True})
     fake.set_models(["org/m-two:free"])
     fake.script("m-one", Reply.error(404))
     _, _, d = bench("POST", "/bench/models/uno/probe")
@@ -199,14 +201,14 @@ def test_model_no_longer_served_is_retired(bench, app, fake):
 
 @pytest.mark.parametrize("reply", [Reply.error(401), Reply.error(429)])
 def test_key_or_rate_limit_trouble_never_retires(reply, bench, app, fake):
-    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
+    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True})
     fake.script("m-one", reply)
     _, _, d = bench("POST", "/bench/models/uno/probe")
     assert d["retired"] is False and "confirm" not in d and d["model"]["status"] != "retired"
 
 
 def test_probe_all_skips_ad_hoc(bench, app, fake):
-    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno"})
+    bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True})
     bench("POST", "/bench/models", {"served": "org/m-two:free", "alias": "dos", "ad_hoc": True})
     results = app.bench.health.probe_all()
     assert [r["model"] for r in results] == ["uno"]

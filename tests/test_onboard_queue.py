@@ -71,13 +71,30 @@ def test_three_models_onboard_one_at_a_time_in_order(api, fake, home):
     assert [m["alias"] for m in api("GET", "/bench/models")[2]["models"]] == ["m-one", "m-three", "m-two"]
 
 
-def test_modes_say_what_happens_to_the_suite(api, fake):
+def test_modes_say_what_happens_to_the_suite(api, fake, home):
+    write(home, "settings.json", {"suite_gap_seconds": 0.1})
     _, _, d = api("POST", "/bench/onboard", {"models": ["m-one"]})
+    _, _, q = api("POST", "/bench/onboard", {"models": ["m-three"], "mode": "quick"})
     _, _, a = api("POST", "/bench/onboard", {"models": ["m-two"], "mode": "adhoc", "alias": "two"})
-    full, adhoc = finished(api, [d["items"][0]["id"], a["items"][0]["id"]])
-    assert full["mode"] == "full" and full["suite"].startswith("not run yet: `bench suite run --model m-one`")
-    assert adhoc["model"] == "two" and adhoc["suite"].startswith("none")
+    ids = [x["items"][0]["id"] for x in (d, q, a)]
+    running = wait_for(lambda: [i for i in api("GET", f"/bench/onboard?ids={ids[0]}")[2]["items"]
+                                if i["state"] == "suite" and i["progress"]], 20)[0]
+    assert running["model"] == "m-one" and 1 <= running["progress"]["done"] < running["progress"]["total"]
+    full, quick, adhoc = finished(api, ids, 60)
+    _, _, runs = api("GET", "/bench/suite/runs")
+    by_model = {r["model"]: r for r in runs["runs"]}
+    played = by_model["m-one"]                                  # full: the suite ran for it, now
+    assert played["status"] == "done" and played["reason"] == "full onboarding"
+    assert full["suite"].startswith(f"done: {played['total']} of {played['total']} items (run {played['id']})")
+    assert full["progress"] == {"run": played["id"], "done": played["total"], "total": played["total"], "failed": 0}
+    asked = [r.body["model"] for r in fake.requests if r.path.endswith("/chat/completions")]
+    assert asked.count("m-one") == 1 + played["total"]          # its probe, then one call per suite item
+    assert by_model["m-three"]["status"] == "owed" and quick["suite"].startswith("owed: the scheduler's suite job")
+    assert asked.count("m-three") == 1                          # quick: probed, the suite owed
+    assert adhoc["model"] == "two" and adhoc["suite"].startswith("none") and "two" not in by_model
     assert api("GET", "/bench/models/two")[2]["model"]["ad_hoc"] is True
+    log = "\n".join(api("GET", f"/bench/onboard/{ids[0]}")[2]["log_lines"])
+    assert "running the suite for m-one" in log and "suite: done" in log
 
 
 @pytest.mark.parametrize("body, status, words", [
@@ -111,7 +128,7 @@ def test_duplicates_are_refused_before_anything_runs(api, fake, home):
 
 def test_failures_carry_their_reason_and_register_nothing(api, fake):
     fake.script("m-two", Reply.error(500))
-    _, _, d = api("POST", "/bench/onboard", {"models": ["not-served", "m-two", "m-three"]})
+    _, _, d = api("POST", "/bench/onboard", {"models": ["not-served", "m-two", "m-three"], "mode": "quick"})
     missing, broken, fine = finished(api, [i["id"] for i in d["items"]])
     assert missing["state"] == "failed" and "No endpoint serves 'not-served'" in missing["reason"]
     assert broken["state"] == "failed" and "Nothing was registered" in broken["reason"]
@@ -141,6 +158,33 @@ def test_a_restart_in_the_middle_of_an_item_retries_it_once(make_service, fake, 
     assert "interrupted: the service stopped" in log and "started (attempt 2)" in log
 
 
+def test_a_restart_in_the_suite_step_resumes_the_suite_not_the_registration(make_service, fake, home):
+    write(home, "settings.json", {"suite_gap_seconds": 0})
+    first = make_service()
+    add_endpoint(Http(first.url), fake)
+    fake.script("m-one", [Reply(text="ready"), Reply(text="no idea"), Reply(text="no idea", delay=3.0)])
+    _, _, d = Http(first.url)("POST", "/bench/onboard", {"models": ["m-one"]})
+    item = d["items"][0]["id"]
+    wait_for(lambda: Http(first.url)("GET", f"/bench/onboard/{item}")[2]["state"] == "suite"
+             and len([r for r in fake.requests if r.path.endswith("/chat/completions")]) == 3)
+    first.stop()                                                  # mid-suite: the third call is in flight
+    assert [(r["state"], r["model"]) for r in rows(home)] == [("queued", "m-one")]
+
+    second = make_service()
+    [done] = finished(Http(second.url), [item], 60)
+    assert (done["state"], done["attempts"], done["model"]) == ("done", 2, "m-one") and done["suite"].startswith("done")
+    runs = Http(second.url)("GET", "/bench/suite/runs?model=m-one")[2]["runs"]
+    assert len(runs) == 1 and runs[0]["status"] == "done"          # the same run, resumed
+    asked = [r.body["model"] for r in fake.requests if r.path.endswith("/chat/completions")]
+    # one probe, each item once, and at most the one cut off asked again (whether the stopping service
+    # waited for its answer or not)
+    assert 1 + runs[0]["total"] <= asked.count("m-one") <= 2 + runs[0]["total"]
+    probes = second.bench.db.query("SELECT kind FROM probes WHERE model = 'm-one'")
+    assert [p["kind"] for p in probes] == ["onboard"]
+    log = "\n".join(Http(second.url)("GET", f"/bench/onboard/{item}")[2]["log_lines"])
+    assert "registered by the earlier attempt" in log
+
+
 def test_a_crashed_worker_is_noticed_by_its_stale_heartbeat(home, fake, make_service, monkeypatch):
     monkeypatch.setenv("BENCHWARMERS_KEY_OA", KEY)
     write(home, "endpoints.json", {"endpoints": {"oa": {"base_url": fake.url, "api": "openai"}}})
@@ -160,7 +204,7 @@ def test_two_services_on_one_folder_never_onboard_at_once(make_service, fake):
     a, b = make_service(), make_service()
     add_endpoint(Http(a.url), fake)
     fake.script("*", Reply(text="ready", delay=0.4))
-    _, _, d = Http(a.url)("POST", "/bench/onboard", {"models": ["m-one", "m-two", "m-three"]})
+    _, _, d = Http(a.url)("POST", "/bench/onboard", {"models": ["m-one", "m-two", "m-three"], "mode": "quick"})
     items = finished(Http(b.url), [i["id"] for i in d["items"]])
     assert [i["state"] for i in items] == ["done"] * 3
     for before, after in zip(items, items[1:]):
@@ -188,9 +232,9 @@ def test_cli_returns_the_ids_at_once_then_waits_with_plain_lines(cli, http, fake
     assert code == 0 and "queued" in out and "m-one" in out and "m-two" in out and "bench onboard --wait" in err
     code, out, err = cli("onboard", "--json")
     assert code == 0 and [i["served"] for i in json.loads(out)["items"]] == ["m-two", "m-one"]
-    code, out, err = cli("onboard", "m-three", "not-served", "--wait")
+    code, out, err = cli("onboard", "m-three", "not-served", "--wait", "--quick")
     assert code == 1
-    assert "Onboarded m-three (m-three); suite not run yet: `bench suite run --model m-three`" in out
+    assert "Onboarded m-three (m-three); suite owed: the scheduler's suite job plays it" in out
     assert "Failed not-served: No endpoint" in out
     assert "\x1b[" not in err and "m-three" in err and "done" in err      # plain progress lines, no terminal codes
     code, out, _ = cli("onboard")

@@ -8,6 +8,9 @@ from datetime import datetime
 
 import pytest
 
+from benchwarmers.errors import BadRequest
+from benchwarmers.scheduler import Job, config as sched_config
+from benchwarmers.store import Config
 from tests.fakes.openai import FakeOpenAI
 from tests.fakes.server import Reply
 from tests.helpers.clock import FakeClock
@@ -49,8 +52,10 @@ def runs(svc, name: str = "probe") -> list[dict]:
     return [dict(r) for r in svc.bench.db.query("SELECT * FROM jobs WHERE name = ? ORDER BY id", (name,))]
 
 
-def enable(svc, probe: str = "04:30", perf: bool = False, **extra) -> dict:
-    body = {"enabled": True, "jobs": {"probe": {"on": True, "at": probe}, "perf": {"on": perf}}, **extra}
+def enable(svc, probe: str = "04:30", perf: bool = False, suite: bool = False, **extra) -> dict:
+    """The scheduler on with the probe at `probe`; perf and suite off unless asked for."""
+    body = {"enabled": True, "jobs": {"probe": {"on": True, "at": probe}, "perf": {"on": perf}, "suite": {"on": suite}},
+            **extra}
     status, _, d = Http(svc.url)("POST", "/bench/scheduler", body)
     assert status == 200, d
     return d
@@ -76,8 +81,8 @@ def test_a_fresh_install_is_off_and_calls_nothing(svc, fake, clock, home):
     saved = json.loads((home / "config" / "settings.json").read_text(encoding="utf-8"))["scheduler"]["jobs"]
     assert saved["probe"]["at"] == jobs["probe"]["at"]                # ...chosen once and saved
     assert Http(svc.url)("GET", "/bench/scheduler")[2]["jobs"] == d["jobs"]
-    assert jobs["suite"] == {"name": "suite", "available": False, "period": "weekly", "what": jobs["suite"]["what"],
-                             "why_not": "the scheduler does not play owed suite runs yet: bench suite run plays them"}
+    assert jobs["suite"]["available"] is True and jobs["suite"]["on"] is True and jobs["suite"]["period"] == "daily"
+    assert "owe" in jobs["suite"]["what"] and saved["suite"]["at"] == jobs["suite"]["at"]
     assert jobs["catalog"]["available"] is True and jobs["catalog"]["on"] is False   # reads hosts you did not add
 
 
@@ -201,7 +206,6 @@ def test_run_now_and_the_runs_list(svc, fake):
 
 
 @pytest.mark.parametrize("method, path, body, status, words", [
-    ("POST", "/bench/jobs/suite/run", None, 409, "not available"),
     ("POST", "/bench/jobs/nope/run", None, 404, "probe, perf"),
     ("GET", "/bench/jobs/999", None, 404, "bench jobs"),
     ("GET", "/bench/jobs/abc", None, 404, "numbers"),
@@ -210,7 +214,7 @@ def test_run_now_and_the_runs_list(svc, fake):
     ("POST", "/bench/scheduler", {"enable": True}, 400, "Unknown field"),
     ("POST", "/bench/scheduler", {"jobs": {"probe": {"at": "25:00"}}}, 400, "'HH:MM'"),
     ("POST", "/bench/scheduler", {"jobs": {"perf": {"at": "05:00"}}}, 400, "'DAY HH:MM'"),
-    ("POST", "/bench/scheduler", {"jobs": {"suite": {"on": True}}}, 400, "not available"),
+    ("POST", "/bench/scheduler", {"jobs": {"suite": {"at": "sun 05:00"}}}, 400, "'HH:MM'"),
     ("POST", "/bench/scheduler", {"jobs": {"probes": {"on": True}}}, 400, "no job named"),
     ("POST", "/bench/scheduler", {"jobs": {"probe": {"on": 1}}}, 400, "true or false"),
     ("POST", "/bench/scheduler", {"jobs": ["probe"]}, 400, "object"),
@@ -218,6 +222,13 @@ def test_run_now_and_the_runs_list(svc, fake):
 def test_bad_input_is_a_clear_4xx(svc, method, path, body, status, words):
     got, _, d = Http(svc.url)(method, path, body)
     assert got == status and words in d["error"]["message"], d
+
+
+def test_a_job_without_a_function_is_listed_as_not_available(home):
+    jobs = {"later": Job("later", False, "a job for a later version", why_not="it needs a later version")}
+    assert sched_config.load(Config(home), jobs).jobs == {}
+    with pytest.raises(BadRequest, match="not available: it needs a later version"):
+        sched_config.update(Config(home), jobs, {"jobs": {"later": {"on": True}}})
 
 
 def test_times_and_switches_are_saved_in_settings_json(svc, home):

@@ -10,8 +10,10 @@ from benchwarmers.cli.main import main
 from benchwarmers.server.lifecycle import Service
 from tests.fakes import Reply
 from tests.helpers.catalog import map_endpoints
+from tests.helpers.clock import FakeClock
 from tests.helpers.data import configure, write
 from tests.helpers.http import Http
+from tests.helpers.jobs import run_job
 from tests.helpers.suite import Oracle, plant, wait_run
 
 
@@ -247,3 +249,22 @@ def test_a_held_model_is_not_run_by_the_suite(oracle, home, make_service):
     svc.bench.suite.owe("paid")
     assert svc.bench.suite.run_owed() == []
     assert not [q for q in oracle.requests if (q.body or {}).get("model") == "right"]
+
+
+def test_the_scheduler_suite_job_plays_owed_runs_within_its_call_budget(oracle, home, make_service):
+    write(home, "settings.json", {"suite_gap_seconds": 0, "suite_job_calls": 4})
+    svc = make_service(clock=FakeClock())
+    right, eager = svc.bench.suite.owe("right"), svc.bench.suite.owe("eager")
+    first = run_job(svc, "suite")                                  # the oldest owed run first, four calls
+    assert (first["status"], first["calls"], first["models"]) == ("done", 4, 1)
+    assert [(r["id"], r["status"], r["done"]) for r in first["detail"]["runs"]] == [(right["id"], "owed", 4)]
+    assert "the rest owed to the next run" in first["outcome"] and "at most 4" in first["outcome"]
+    write(home, "settings.json", {"suite_gap_seconds": 0, "suite_job_calls": 500})
+    second = run_job(svc, "suite")
+    runs = {r["model"]: r for r in Http(svc.url)("GET", "/bench/suite/runs")[2]["runs"]}
+    assert runs["right"]["status"] == runs["eager"]["status"] == "done" and runs["eager"]["id"] == eager["id"]
+    assert second["calls"] == runs["right"]["total"] - 4 + runs["eager"]["total"] and second["models"] == 2
+    asked = [q for q in oracle.requests if q.path.endswith("/chat/completions")]
+    assert len(asked) == first["calls"] + second["calls"]            # every call counted in the job's record
+    assert run_job(svc, "suite")["outcome"] == "no suite run was owed"
+    assert Http(svc.url)("GET", "/bench/suite/scores")[2]["scores"]["right"]["claims"]["score"] is not None

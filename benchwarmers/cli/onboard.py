@@ -14,16 +14,17 @@ FINISHED = ("done", "failed")
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("onboard", parents=[parent], help="queue models to register and probe",
+    p = sub.add_parser("onboard", parents=[parent], help="queue models to register, probe and score",
                        description="Put models on the onboarding queue: the service finds the endpoint serving "
                                    "each name, probes it with a one-word prompt and registers it only if it "
                                    "answers. Models onboard one at a time, in order. The command returns the "
                                    "queue ids at once; --wait follows them to the end (a live line per model on "
-                                   "a terminal, plain lines otherwise). Without names it lists the queue. Each "
-                                   "model's line says how to run the suite for it (bench suite run --model "
-                                   "ALIAS); --quick records a suite run the model owes instead; --ad-hoc is "
-                                   "quick, and the bench never calls the model unprompted (pay-per-use or trial "
-                                   "keys), so it owes none.",
+                                   "a terminal, plain lines otherwise). Without names it lists the queue. By "
+                                   "default each model then runs the suite (one call per suite item, paced), and "
+                                   "its line ends with the scores; --quick records a suite run the model owes "
+                                   "instead, which the scheduler's suite job plays; --ad-hoc is quick, and the "
+                                   "bench never calls the model unprompted (pay-per-use or trial keys), so it "
+                                   "owes none.",
                        epilog="examples:\n  bench onboard openai/gpt-4o-mini qwen/qwen3-coder:free --quick --wait\n"
                               "  bench onboard llama3.2 --endpoint local --alias llama\n"
                               "  bench onboard some/paid-model --ad-hoc\n  bench onboard          (the queue)",
@@ -32,7 +33,7 @@ def register(sub, parent) -> None:
                    help="each model's name as its endpoint serves it (a name without a tag also finds its :latest)")
     p.add_argument("--endpoint", help="which endpoint serves them (needed when several serve a name)")
     p.add_argument("--alias", help="what users will type (one model only; default: a readable unique name)")
-    p.add_argument("--quick", action="store_true", help="probe now and record a suite run the model owes")
+    p.add_argument("--quick", action="store_true", help="probe now; record a suite run the model owes (no suite now)")
     p.add_argument("--ad-hoc", action="store_true", help="quick, and never called by the bench on its own")
     p.add_argument("--wait", action="store_true", help="follow the models until each is done or failed")
     p.set_defaults(func=run_onboard)
@@ -90,6 +91,8 @@ def outcome(item: dict) -> str:
 
 def progress_line(item: dict) -> str:
     text = f"#{item['id']:<4} {item['served']:<40} {item['state']}"
+    if item["state"] == "suite" and item.get("progress"):
+        text += f" {item['progress']['done']}/{item['progress']['total']}"
     return text + (f": {detail(item)}" if item["state"] in FINISHED and detail(item) else "")
 
 

@@ -10,7 +10,7 @@ import math
 from .render import e, token
 
 W, H = 560, 220                    # the drawing's own units; it scales to the width of its box
-LEFT, RIGHT, TOP, BOTTOM = 58, 14, 24, 40
+LEFT, RIGHT, TOP, BOTTOM = 86, 14, 24, 40          # room on the left for a tick such as "3.75 ms" on a phone
 
 
 def frame(title: str, desc: str, inner: str) -> str:

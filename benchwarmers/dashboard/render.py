@@ -60,13 +60,15 @@ def secs(value) -> str:
     return f"{value:.2f} s" if value < 1 else f"{value:.1f} s" if value < 100 else f"{value:.0f} s"
 
 
-def table(headers: list[str], rows: list[list], empty: str = "", cls: str = "") -> str:
-    """A table of already-escaped cells; each cell carries its header, so narrow screens can stack rows."""
+def table(headers: list[str], rows: list[list], empty: str = "", cls: str = "", row_attrs: list | None = None) -> str:
+    """A table of already-escaped cells; each cell carries its header, so narrow screens can stack rows.
+    `row_attrs`: each row's own attributes, already escaped (e.g. an id a script finds it by)."""
     if not rows:
         return f'<p class="empty">{empty}</p>' if empty else ""
     head = "".join(f'<th scope="col">{e(h)}</th>' for h in headers)
-    body = "".join("<tr>" + "".join(f'<td data-label="{e(h)}">{c}</td>' for h, c in zip(headers, row)) + "</tr>"
-                   for row in rows)
+    attrs = [f" {a}" if a else "" for a in (row_attrs or [])] + [""] * len(rows)
+    body = "".join(f"<tr{attrs[i]}>" + "".join(f'<td data-label="{e(h)}">{c}</td>' for h, c in zip(headers, row))
+                   + "</tr>" for i, row in enumerate(rows))
     return (f'<div class="table-wrap"><table class="{e(cls)}"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div>")
 

@@ -9,8 +9,8 @@ from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
 from . import askstream, web
-from .pages import (ask, call, calls, collection, collections, endpoints, home, login, model, models, onboard,
-                    settings)
+from .pages import (ask, call, calls, collection, collections, endpoints, home, jobrun, login, model, models,
+                    onboard, settings, suite, suiterun)
 from .render import page, static
 
 
@@ -32,8 +32,11 @@ PAGES = [
     Page("/onboard", onboard, section="/models"),
     Page("/collections", collections, "Collections"),
     Page("/collections/{name}", collection, section="/collections"),
+    Page("/suite", suite, "Suite"),
+    Page("/suite/runs/{id}", suiterun, section="/suite"),
     Page("/endpoints", endpoints, "Endpoints"),
     Page("/settings", settings, "Settings"),
+    Page("/settings/jobs/{id}", jobrun, section="/settings"),
 ]
 NAV = [(p.path, p.nav) for p in PAGES if p.nav]
 

@@ -1,8 +1,9 @@
-"""Dashboard pieces shared by pages: status chips, small POST forms, confirm steps, verdict forms, seat columns."""
+"""Dashboard pieces shared by pages: status chips, small POST forms, confirm steps, the record, suite and speed cells,
+verdict forms, seat columns."""
 from __future__ import annotations
 
 from . import markdown
-from .render import e, pct, secs, token
+from .render import e, pct, secs, token, when
 
 CHIP_WORDS = {"ok": "answered", "skipped": "skipped", "timeout": "timed out", "failed": "failed"}
 
@@ -45,6 +46,32 @@ def record_cell(rec: dict | None) -> str:
     span = f' <span class="muted">({pct(lo)}–{pct(hi)})</span>' if lo is not None else ""
     flag = " " + chip("wrong", "confidently wrong") if rec.get("confidently_wrong") else ""
     return f'{pct(rec["useful_rate"])}{span} <span class="muted">of {rec["judged"]}</span>{flag}'
+
+
+PURPOSES = ("review", "claims")
+
+
+def suite_cell(scores: dict | None) -> str:
+    """The suite's score per purpose with how many items it rests on (never the user's verdicts), or a dash."""
+    parts = []
+    for purpose in PURPOSES:
+        s = (scores or {}).get(purpose)
+        if s and s.get("score") is not None:
+            items = s["bugs"] + s["controls"] if purpose == "review" else s["claims"]
+            parts.append(f'{purpose} {pct(s["score"])} <span class="muted">of {items}</span>')
+    return " · ".join(parts) or '<span class="muted">not run</span>'
+
+
+def speed_cell(perf: dict | None) -> str:
+    """The latest speed test: time to first token, output tokens per second, the day measured."""
+    if not perf:
+        return '<span class="muted">not measured</span>'
+    parts = [f'{e(secs(perf["ttft"]))} to first token'] if perf.get("ttft") is not None else []
+    tps = perf.get("tokens_per_second")
+    if tps:
+        parts.append(f"{tps:,.0f} tokens/s" if tps >= 100 else f"{tps:.1f} tokens/s")
+    said = " · ".join(parts) or "no figure: the test failed"
+    return f'{said} <span class="muted">({e(when(perf["measured"])[:10])})</span>'
 
 
 def lines(values: list) -> str:

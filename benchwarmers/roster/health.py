@@ -91,18 +91,14 @@ def probe_ask() -> Ask:
     return Ask(messages=[Message("user", [Text(PROBE_PROMPT)])], max_tokens=PROBE_MAX_TOKENS)
 
 
-def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, caller=None) -> Probe:
-    """Send the one-word prompt; every outcome becomes a Probe (nothing is raised for a model's fault)."""
+def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, *, caller) -> Probe:
+    """Send the one-word prompt through `caller` (the bench's Caller, or the scheduler's paced one); every outcome
+    becomes a Probe (nothing is raised for a model's fault)."""
     started = time.monotonic()
     probe = Probe(model.alias, kind, FAILED, created=time.time())
     try:
-        endpoint = reg.endpoint(model.endpoint)
-        if timeouts is None:
-            timeouts = PROBE_TIMEOUTS
-        if caller is None:          # onboarding's probe: the registry's provider, as it was
-            answer = reg.provider(endpoint).complete(probe_ask(), model.served, timeouts=timeouts)
-        else:
-            answer = caller.complete(model, probe_ask(), timeouts=timeouts)
+        reg.endpoint(model.endpoint)          # its endpoint still there, or the probe fails saying so
+        answer = caller.complete(model, probe_ask(), timeouts=timeouts or PROBE_TIMEOUTS)
     except UpstreamFailed as e:
         probe.status = TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED
         probe.error, probe.error_kind = one_line(e.message), e.kind

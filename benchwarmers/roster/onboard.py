@@ -1,10 +1,10 @@
 """Onboarding's steps: find the endpoint serving a model, pick its alias, probe it, register it only if it answers.
 
 The onboarding queue (queue.py) runs these steps through the bench's one Onboarding, one model at a time, and
-says after each step where the item is. Nothing is saved unless the probe answers. The last step is the suite's,
-by mode: "full" says how to run the suite for the model (`bench suite run`), "quick" records a suite run the
-model owes (through the `owe` the Bench hands in), "adhoc" owes nothing (an ad hoc model is never called by the
-bench unprompted).
+says after each step where the item is. Nothing is saved unless the probe answers; the probe goes through the
+bench's Caller, as every other call to a member. The last step is the suite's, by mode: "full" runs the suite
+for the model now (through the bench's suite, with progress), "quick" records a suite run the model owes (the
+scheduler's suite job plays it), "adhoc" owes nothing (an ad hoc model is never called by the bench unprompted).
 """
 from __future__ import annotations
 
@@ -121,18 +121,38 @@ def pick_alias(reg: Registry, served: str, endpoint: str, alias: str | None) -> 
 # ---- the steps, in the order the queue runs them -------------------------------------------------
 
 MODES = ("full", "quick", "adhoc")
-SUITE = {"full": "not run yet: `bench suite run --model {alias}` runs it now",
-         "quick": "owed: recorded as an owed suite run; `bench suite run --model {alias}` plays it",
-         "adhoc": "none: an ad hoc model is never called by the bench unprompted"}
+OWED = ("owed: the scheduler's suite job plays it while the scheduler is on; `bench suite run --model {alias}` plays "
+        "it now")
+NEVER = "none: an ad hoc model is never called by the bench unprompted"
+
+
+def suite_words(run: dict, alias: str) -> str:
+    """What a full onboarding's suite run came to, in one line."""
+    where = f"{run['done']} of {run['total']} items (run {run['id']})"
+    if run["status"] == "done":
+        if not run["total"]:
+            return f"done: no ready suite task to run (run {run['id']})"
+        scores = run.get("scores") or {}
+        said = [f"{purpose} {round(scores[purpose]['score'] * 100)}%" for purpose in ("review", "claims")
+                if scores.get(purpose) and scores[purpose]["score"] is not None]
+        return f"done: {where}" + (f"; {', '.join(said)}" if said else "")
+    why = f": {run['error']}" if run.get("error") else ""
+    if run["status"] in ("interrupted", "owed", "queued"):
+        return (f"{run['status']} after {where}{why}; the run stays open: the scheduler's suite job or `bench suite "
+                f"run --model {alias}` resumes it")
+    return f"{run['status']} after {where}{why}; `bench suite run --model {alias}` runs it again"
 
 
 class Onboarding:
-    """The service's onboarding steps over its registry and database; the queue runs them one model at a time."""
+    """The service's onboarding steps over its registry and database; the queue runs them one model at a time.
+    `caller` is the bench's Caller (the probe goes through it); `suite` the bench's SuiteService (run_for_model,
+    owe, held)."""
 
-    def __init__(self, registry: Registry, db, owe: Callable[[str], object] | None = None):
+    def __init__(self, registry: Registry, db, caller, suite):
         self.registry = registry
         self.db = db
-        self.owe = owe            # the suite's SuiteService.owe(alias): quick onboarding records the run it owes
+        self.caller = caller
+        self.suite_service = suite
 
     def check_new(self, served: str, endpoint: str | None, alias: str | None) -> None:
         """Refuse, before anything is queued, a model already on the bench, an unknown endpoint or a taken alias."""
@@ -157,7 +177,7 @@ class Onboarding:
         """Step 3: the one-word probe to a model not yet registered; raises when it does not answer."""
         served = entry.get("id")
         model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
-        result = health.run_probe(self.registry, model, kind="onboard")
+        result = health.run_probe(self.registry, model, kind="onboard", caller=self.caller)
         if not result.ok:
             kind = result.error_kind
             raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {result.error}. "
@@ -171,12 +191,23 @@ class Onboarding:
         self.registry.save_model(model)
         health.record(self.db, result)
 
-    def suite(self, alias: str, mode: str) -> str:
-        """Step 5: what becomes of the suite for a model just registered; quick records the run it owes (the one
-        call onboarding makes to the suite)."""
-        if mode == "quick" and self.owe is not None:
-            self.owe(alias)
-        return SUITE[mode].format(alias=alias)
+    def runs_suite(self, alias: str, mode: str) -> bool:
+        """Whether step 5 calls the model: a full onboarding of a model that is not held."""
+        return mode == "full" and not self.suite_service.held(alias)
+
+    def suite(self, alias: str, mode: str, progress: Callable | None = None) -> str:
+        """Step 5, for a model just registered: a full onboarding runs the suite for it now (`progress(run, item)`
+        after each item), a quick one records the run it owes; returns what became of the suite, in one line."""
+        suite = self.suite_service
+        if mode == "adhoc":
+            return NEVER
+        if self.runs_suite(alias, mode):
+            return suite_words(suite.run_for_model(alias, progress=progress, reason="full onboarding"), alias)
+        suite.owe(alias, "full onboarding of a held model" if mode == "full" else "quick onboarding")
+        if mode == "full":
+            return (f"owed: {alias} is held ({suite.held(alias)['reason']}), so it is not called until its price "
+                    "is confirmed; the scheduler's suite job then plays it")
+        return OWED.format(alias=alias)
 
 
 def model_view(model: Model, probe: dict | None = None, resting: float | None = None) -> dict:

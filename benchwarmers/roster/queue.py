@@ -1,11 +1,13 @@
 """The onboarding queue: models wait in SQLite and one worker thread per service onboards them, one at a time.
 
-An item goes queued -> probing -> done or failed (with the reason); `suite` says what became of the suite for
-the model (onboard.Onboarding.suite). Two services on one data folder share the queue: claiming an item is one
+An item goes queued -> probing -> (suite, for a full onboarding) -> done or failed (with the reason); while in
+`suite`, `progress` says how far its suite run is; `suite` says what became of the suite for the model
+(onboard.Onboarding.suite). Two services on one data folder share the queue: claiming an item is one
 transaction, and nothing is claimed while another item is running with a fresh heartbeat. An item whose worker
-stopped beating (a crash) or that was running when the service stopped is retried once, then failed. Each item's
-log is a file under the data folder's runs/. The steps themselves are the bench's Onboarding (onboard.py), run
-here one by one.
+stopped beating (a crash) or that was running when the service stopped is retried once, then failed; one cut off
+after its model was registered resumes at the suite step (the suite run itself keeps what was answered). Each
+item's log is a file under the data folder's runs/. The steps themselves are the bench's Onboarding
+(onboard.py), run here one by one.
 """
 from __future__ import annotations
 
@@ -23,13 +25,15 @@ from .registry import check_name
 
 log = logging.getLogger("benchwarmers.onboard")
 
-QUEUED, PROBING, DONE, FAILED = "queued", "probing", "done", "failed"
+QUEUED, PROBING, SUITE, DONE, FAILED = "queued", "probing", "suite", "done", "failed"
 FINISHED = (DONE, FAILED)
-IS_OPEN, IS_RUNNING = f"state IN ({QUEUED!r}, {PROBING!r})", f"state = {PROBING!r}"   # SQL made of constants only
+IS_OPEN = f"state IN ({QUEUED!r}, {PROBING!r}, {SUITE!r})"      # SQL made of constants only
+IS_RUNNING = f"state IN ({PROBING!r}, {SUITE!r})"
 BEAT, STALE, POLL = 5.0, 30.0, 2.0     # seconds: heartbeat, a heartbeat this old means its worker is gone, poll
 MAX_ATTEMPTS = 2                        # an interrupted item is retried once
 FIELDS = ("id", "served", "endpoint", "alias", "mode", "state", "reason", "model", "suite", "attempts", "created",
           "started", "finished")
+PROGRESS = ("done", "total", "failed")       # of the item's suite run (and its id, "run"), kept while it plays
 BODY_FIELDS = {"models", "mode", "endpoint", "alias"}
 REBUILT = (BadRequest, NotFound, Conflict, ConfigError)   # the refusals a step raises, besides upstream faults
 
@@ -40,6 +44,10 @@ class Stopping(Exception):
 
 def view(row) -> dict:
     d = {k: row[k] for k in FIELDS}
+    try:
+        d["progress"] = json.loads(row["progress"]) if row["progress"] else None
+    except ValueError:
+        d["progress"] = None
     d["log"] = f"runs/onboard-{row['id']}.log"
     return d
 
@@ -272,13 +280,22 @@ class OnboardQueue:
 
     @staticmethod
     def _requeue_or_fail(conn, item_id: int, attempts: int, why: str) -> None:
+        """Back on the queue, or, the second time, failed; one whose model is registered is done, its suite
+        run left open to resume."""
         if attempts < MAX_ATTEMPTS:
             conn.execute("UPDATE onboard_queue SET state = ?, owner = NULL, heartbeat = NULL WHERE id = ?",
                          (QUEUED, item_id))
-        else:
-            conn.execute("UPDATE onboard_queue SET state = ?, reason = ?, finished = ? WHERE id = ?",
-                         (FAILED, f"interrupted twice ({why}); not retried again. Queue it again to retry.",
-                          time.time(), item_id))
+            return
+        row = conn.execute("SELECT model FROM onboard_queue WHERE id = ?", (item_id,)).fetchone()
+        if row and row["model"]:
+            suite = (f"interrupted twice ({why}); the suite run stays open: the scheduler's suite job or `bench suite "
+                     f"run --model {row['model']}` resumes it")
+            conn.execute("UPDATE onboard_queue SET state = ?, suite = ?, finished = ?, owner = NULL WHERE id = ?",
+                         (DONE, suite, time.time(), item_id))
+            return
+        conn.execute("UPDATE onboard_queue SET state = ?, reason = ?, finished = ? WHERE id = ?",
+                     (FAILED, f"interrupted twice ({why}); not retried again. Queue it again to retry.",
+                      time.time(), item_id))
 
     def _interrupted(self, item_id: int, why: str) -> None:
         """Called with the lock held, while stopping."""
@@ -301,6 +318,8 @@ class OnboardQueue:
         except BenchError as e:
             self._fail(item["id"], health.one_line(str(e)), e)
         except Exception as e:
+            if self._stop.is_set():   # stopping: the database may close under a suite step; the item is requeued
+                return
             log.exception("onboarding item %s failed", item["id"])
             self._fail(item["id"], f"internal error ({type(e).__name__}); the service log has details")
         finally:
@@ -310,8 +329,31 @@ class OnboardQueue:
                 self._changed.notify_all()
 
     def _steps(self, item: dict) -> None:
+        item_id, mode = item["id"], item["mode"]
+        self.log_line(item_id, f"started (attempt {item['attempts']}): finding the endpoint that serves "
+                               f"{item['served']}")
+        alias = self._registered(item) or self._register(item)
+        if self.onboarding.runs_suite(alias, mode):
+            self.db.call(lambda c: c.execute("UPDATE onboard_queue SET state = ? WHERE id = ?", (SUITE, item_id)))
+            self.log_line(item_id, f"running the suite for {alias}")
+        suite = self.onboarding.suite(alias, mode, progress=lambda run, _: self._progress(item_id, run))
+        with self._lock:
+            if self._cancelled:
+                raise Stopping()
+            self.log_line(item_id, "suite: " + suite)
+            self._write_end(item_id, DONE, None, None, alias, suite)
+
+    def _registered(self, item: dict) -> str | None:
+        """The alias an earlier attempt registered (it was cut off in the suite step), or None."""
+        alias = item.get("model")
+        if alias and alias in self.onboarding.registry.models():
+            self.log_line(item["id"], f"{alias} was registered by the earlier attempt: on to the suite step")
+            return alias
+        return None
+
+    def _register(self, item: dict) -> str:
+        """Find, name, probe and register the model; the item keeps its alias (a retry resumes after this)."""
         item_id, served, mode = item["id"], item["served"], item["mode"]
-        self.log_line(item_id, f"started (attempt {item['attempts']}): finding the endpoint that serves {served}")
         steps = self.onboarding
         found, entry = steps.locate(served, item["endpoint"])
         alias = steps.pick_alias(served, found.name, item["alias"])
@@ -325,9 +367,16 @@ class OnboardQueue:
                 raise Stopping()
             steps.register(model, probe)
             self.log_line(item_id, f"registered as {alias}" + (" (ad hoc)" if model.ad_hoc else ""))
-            suite = steps.suite(alias, mode)
-            self.log_line(item_id, "suite: " + suite)
-            self._write_end(item_id, DONE, None, None, alias, suite)
+            self.db.call(lambda c: c.execute("UPDATE onboard_queue SET model = ? WHERE id = ?", (alias, item_id)))
+        return alias
+
+    def _progress(self, item_id: int, run: dict) -> None:
+        """The item's suite run after each of its items, for the API's progress view."""
+        if self._stop.is_set():
+            return                    # stopping: the database may be closing; the item is back on the queue
+        progress = json.dumps({"run": run["id"], **{k: run[k] for k in PROGRESS}})
+        self.db.submit(lambda c: c.execute("UPDATE onboard_queue SET progress = ? WHERE id = ? AND state = ?",
+                                           (progress, item_id, SUITE)))
 
     def _fail(self, item_id: int, reason: str, error: BenchError | None = None) -> None:
         with self._lock:

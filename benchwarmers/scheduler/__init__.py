@@ -1,5 +1,5 @@
-"""The bench looks after itself: a scheduler thread runs the daily probe and catalog refresh and the weekly speed
-test, paced."""
+"""The bench looks after itself: a scheduler thread runs the daily probe, catalog refresh and owed suite runs and
+the weekly speed test, paced."""
 from .clock import Clock
 from .jobs import JOBS, Job
 from .ticker import Scheduler

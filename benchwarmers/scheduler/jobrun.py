@@ -1,4 +1,5 @@
-"""What a running job is given: the models it may call, the paced caller, and a tally that becomes its record."""
+"""What a running job is given: the models it may call, the paced caller, the suite, and a tally that becomes its
+record."""
 from __future__ import annotations
 
 import threading
@@ -15,10 +16,11 @@ class JobFailed(Exception):
 
 
 class JobRun:
-    def __init__(self, health, pacer, clock, name: str, run_id: int, stop: threading.Event):
+    def __init__(self, health, pacer, clock, name: str, run_id: int, stop: threading.Event, suite=None):
         self.health, self.pacer, self.clock = health, pacer, clock
         self.db, self.registry, self.resting = health.db, health.registry, health.resting
-        self.catalog = health.catalog
+        self.catalog, self.suite = health.catalog, suite       # suite: the bench's SuiteService
+        self.settings = pacer.settings                         # () -> the effective settings
         self.name, self.id, self.stop = name, run_id, stop
         self.calls = 0
         self.touched: set[str] = set()

@@ -1,14 +1,14 @@
 """The jobs the scheduler knows, one entry each: when it runs by default, what it does, and its function.
 
 Adding a job is adding one entry: `run(job_run) -> outcome text` gets a JobRun (the models it may call, a
-paced caller that counts its calls, the catalog, a tally for the record) and raises JobFailed(outcome) for a
-run that failed. An entry without `run` is listed as not available."""
+paced caller that counts its calls, the catalog, the suite, the settings, a tally for the record) and raises
+JobFailed(outcome) for a run that failed. An entry without `run` is listed as not available."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
-from . import catalogjob, perfjob, probejob
+from . import catalogjob, perfjob, probejob, suitejob
 from .when import At
 
 
@@ -36,7 +36,8 @@ JOBS: dict[str, Job] = {job.name: job for job in (
         "answering or is no longer listed is retired after a confirming call", probejob.run),
     Job("perf", True, "a short and a long prompt to every active model that is neither ad hoc nor held: time to "
         "first token and output tokens per second", perfjob.run, fallback=At(5 * 60, 6)),
-    Job("suite", True, "runs the suite work onboarding left owed", why_not="the scheduler does not play owed suite runs yet: bench suite run plays them"),
+    Job("suite", False, "plays the suite runs the bench owes (quick onboarding's, and runs a restart cut off), "
+        "oldest first, one model at a time, at most suite_job_calls calls a run", suitejob.run, fallback=At(5 * 60)),
     Job("catalog", False, "fetches the public catalogs of model facts and prices again (models.dev, OpenRouter); "
         "calls no model; off until you switch it on", catalogjob.run, fallback=At(3 * 60), on_by_default=False),
 )}

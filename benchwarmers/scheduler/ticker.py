@@ -30,10 +30,11 @@ CATCH_UP = 7 * 86400.0            # a miss older than this is not caught up
 
 class Scheduler:
     """Built once with the bench (`config` for its switches, `health` for the models and their checks, `caller`
-    for every scheduled call); the service starts its thread and the bench stops it."""
+    for every scheduled call, `suite` for the owed suite runs); the service starts its thread and the bench stops
+    it."""
 
-    def __init__(self, config, health, caller, clock: Clock | None = None, jobs: dict | None = None):
-        self.config, self.health, self.db = config, health, health.db
+    def __init__(self, config, health, caller, clock: Clock | None = None, jobs: dict | None = None, suite=None):
+        self.config, self.health, self.db, self.suite = config, health, health.db, suite
         self.clock = clock or Clock()
         self.jobs = JOBS if jobs is None else jobs
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
@@ -121,7 +122,7 @@ class Scheduler:
         return run, busy
 
     def _run(self, job, run_id: int) -> None:
-        jr = JobRun(self.health, self.pacer, self.clock, job.name, run_id, self._stop)
+        jr = JobRun(self.health, self.pacer, self.clock, job.name, run_id, self._stop, self.suite)
         status, outcome = "done", ""
         try:
             outcome = job.run(jr)

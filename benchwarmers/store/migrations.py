@@ -98,6 +98,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE calls ADD COLUMN tokens_estimated INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE usage ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0;
     """),
+    (8, "onboarding's suite step: the progress of an item's suite run", """
+        ALTER TABLE onboard_queue ADD COLUMN progress TEXT;
+    """),
 ]
 
 

@@ -6,7 +6,7 @@ from ...catalog.roles import PURPOSES, unfit
 from ..apicall import call, get, post
 from ..render import card, e, options, table
 from ..web import Done
-from ..widgets import chip, confirm, csrf, hidden, record_cell
+from ..widgets import chip, confirm, csrf, hidden, post_button, record_cell
 from .collections import seat_count, suggestions, together_line, usage
 
 NEW = "_new"      # no collection name starts with "_"
@@ -37,6 +37,10 @@ def render(d: dict, frame) -> tuple[str, str]:
                                                                          "record yet.</p>")
                          + promote_buttons(c, frame)))
         side.append(card("Ask it", usage(c, d["url"], d["keys_enforced"], opened=True)))
+        side.append(card("Score it", "<p>The suite asks each active member its questions with known answers, one "
+                                     "model at a time; the Suite page follows the runs.</p>"
+                         + post_button(frame, "/suite/runs", "Run the suite for its members",
+                                       {"target": f"collection:{c['name']}"}, back=f"/collections/{c['name']}")))
         side.append(card("Delete", confirm(frame, f"/collections/{c['name']}/delete", "Delete collection",
                                            f"Delete {c['name']}? Its calls and verdicts stay in the record.")))
     else:

@@ -1,11 +1,13 @@
-"""One model: its status and facts, its record, latency and useful rate over time, its recent calls and probes."""
+"""One model: its status and facts, your verdicts beside the suite's scores, why it was retired, its speed, latency
+and useful rate over time, the catalog's facts with their sources, its recent calls and probes."""
 from __future__ import annotations
 
 from .. import charts
 from ..apicall import get, post
 from ..render import card, e, facts, link, pct, secs, table, when
 from ..web import Done
-from ..widgets import chip, confirm, post_button, record_cell
+from ..widgets import chip, confirm, post_button, record_cell, speed_cell
+from . import modelcards
 from .models import status_cell
 
 
@@ -21,23 +23,29 @@ def data(req, bench) -> dict:
 
 def render(d: dict, frame) -> tuple[str, str]:
     m = d["model"]
-    f = m.get("facts") or {}
     known = [("Status", status_cell(m)), ("Served name", f'<code>{e(m["served"])}</code>'),
              ("Endpoint", e(m["endpoint"])), ("Added", e(when(m.get("added"))) or '<span class="muted">not '
                                                                                     "recorded</span>"),
              ("Ad hoc", "yes: the bench never calls it unprompted" if m["ad_hoc"] else "no"),
-             ("Context window", f'{f["context_window"]:,} tokens' if f.get("context_window") else "not known"),
-             ("Can use", ", ".join(x for x in ("tools", "vision") if f.get(x)) or "not known")]
-    parts = [card("", facts(known, "cols-2") + actions(m, frame)), card("Record", record_table(d)),
-             '<div class="grid-2">', card("Latency per day", latency_chart(d["daily"])),
-             card("Useful rate over time", useful_chart(d["daily"])), "</div>",
-             card("Recent calls", calls_table(d["calls"])), card("Probes", probes_table(m.get("probes") or []))]
+             ("Speed", speed_cell(m.get("perf")))]
+    parts = [card("", facts(known, "cols-2") + actions(m, frame))]
+    if m.get("retirement"):
+        parts.append(card("Why the bench retired it", modelcards.retirement(m["retirement"]), "evidence"))
+    parts += ['<div class="side-layout">', card("Your verdicts", record_table(d)),
+              card("The suite's scores", modelcards.suite_scores(m["alias"], m.get("suite"))), "</div>",
+              card("Speed", modelcards.speed(m.get("perf_history") or [], m.get("perf")), anchor="speed"),
+              '<div class="grid-2">', card("Latency per day", latency_chart(d["daily"])),
+              card("Useful rate over time", useful_chart(d["daily"])), "</div>",
+              card("Facts and where they come from", modelcards.catalog_facts(m["catalog"])),
+              card("Recent calls", calls_table(d["calls"])), card("Probes", probes_table(m.get("probes") or []))]
     return m["alias"], "".join(parts)
 
 
 def actions(m: dict, frame) -> str:
     base = f"/models/{m['alias']}"
     buttons = [post_button(frame, base + "/probe", "Probe now")]
+    if m["status"] == "active":             # a held, resting or retired model gets no run
+        buttons.append(post_button(frame, "/suite/runs", "Run the suite", {"model": m["alias"]}, back=base))
     if m["status"] == "held":      # a free model that turned paid: no seat, no probe until the price is accepted
         buttons.insert(0, post_button(frame, base + "/confirm", "Accept the new price"))
     if m["status"] == "retired":

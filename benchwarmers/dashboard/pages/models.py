@@ -1,10 +1,11 @@
-"""Models: the roster with each model's status and record, filter and search, and who to trust, as a chart."""
+"""Models: the roster with each model's status, your verdicts' record, the suite's scores and its speed, filter and
+search, and who to trust, as a chart."""
 from __future__ import annotations
 
 from .. import charts
 from ..apicall import get
 from ..render import card, e, link, options, pct, secs, table
-from ..widgets import chip, record_cell
+from ..widgets import chip, record_cell, speed_cell, suite_cell
 
 STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("retired", "retired")]
 
@@ -37,9 +38,10 @@ def render(d: dict, frame) -> tuple[str, str]:
     rows = [[link(f"/models/{m['alias']}", m["alias"]), f'<span class="served">{e(m["served"])}</span>',
              e(m["endpoint"]), status_cell(m), str(m["record"]["asks"]) if m["record"] else "0",
              record_cell(m["record"]), str(m["record"]["false_claims"]) if m["record"] else "0",
-             e(secs(m["record"]["median_seconds"])) if m["record"] else ""] for m in d["models"]]
-    roster = table(["Alias", "Served name", "Endpoint", "Status", "Asks", "Useful", "False claims",
-                    "Median"], rows)
+             e(secs(m["record"]["median_seconds"])) if m["record"] else "", suite_cell(m.get("suite")),
+             speed_cell(m.get("perf"))] for m in d["models"]]
+    roster = table(["Alias", "Served name", "Endpoint", "Status", "Asks", "Useful (your verdicts)", "False claims",
+                    "Median", "Suite scores", "Speed (weekly test)"], rows, cls="roster")
     return "Models", head + card("", roster) + card("Who to trust", trust_chart(d["trust"]))
 
 

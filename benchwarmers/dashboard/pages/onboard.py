@@ -7,8 +7,10 @@ from ..render import card, e, link, table, when
 from ..web import Done
 from ..widgets import chip, csrf
 
-OPEN = ("queued", "probing")
-MODES = [("quick", "Quick", "probe now; the model owes the suite"),
+OPEN = ("queued", "probing", "suite")
+WORDS = {"queued": "queued", "probing": "probing", "suite": "running the suite", "done": "done", "failed": "failed"}
+MODES = [("quick", "Quick", "probe now; the suite is owed, and the scheduler's suite job plays it"),
+         ("full", "Full", "probe now, then run the suite for it (one call per suite item; its progress shows)"),
          ("adhoc", "Quick + ad hoc", "probe now; the bench never calls it unprompted (pay-per-use or trial keys)")]
 
 
@@ -39,8 +41,8 @@ def render(d: dict, frame) -> tuple[str, str]:
     errors = "".join(f'<div class="flash flash-error" role="alert">{e(x["endpoint"])}: {e(x["error"])}</div>'
                      for x in d["errors"])
     intro = ('<p class="lead">Tick the models to put on the bench. Each one is probed with a one-word prompt and '
-             "registered only if it answers; they go one at a time, and the progress shows beside each (a reload "
-             "shows the same).</p>")
+             "registered only if it answers (Full then runs the suite for it); they go one at a time, and the "
+             "progress shows beside each (a reload shows the same).</p>")
     search = (f'<form method="get" action="/onboard" class="search" role="search">'
               f'<label for="find">Find</label><input id="find" name="find" type="search" value="{e(d["find"] or "")}"'
               f' placeholder="name or endpoint" data-filter="#candidates">'
@@ -52,13 +54,14 @@ def render(d: dict, frame) -> tuple[str, str]:
 def state_cell(item: dict | None) -> str:
     if not item:
         return '<span class="muted">not on the bench</span>'
-    words = {"queued": "queued", "probing": "probing", "done": "done", "failed": "failed"}
     detail = ""
-    if item["state"] == "done":
+    if item["state"] == "suite" and item.get("progress"):
+        detail = f' <span class="reason">{item["progress"]["done"]} of {item["progress"]["total"]}</span>'
+    elif item["state"] == "done":
         detail = f' as {link("/models/" + item["model"], item["model"])}'
     elif item["state"] == "failed":
         detail = f' <span class="reason">{e(item["reason"])}</span>'
-    return f'{chip(item["state"], words.get(item["state"]))}{detail}'
+    return f'{chip(item["state"], WORDS.get(item["state"]))}{detail}'
 
 
 def picker(d: dict, frame) -> str:

@@ -1,4 +1,5 @@
-"""Settings: the server and who may reach it, gateway keys (made, shown once, revoked), the settings file's values.
+"""Settings: the server and who may reach it, gateway keys (made, shown once, revoked), the scheduler (scheduler.py),
+the settings file's values.
 
 The page is a list of sections (SECTIONS): each has a key in the page's dict, a function that reads its data
 through the admin API and one that renders it. A new section is one more entry.
@@ -14,6 +15,7 @@ from ..apicall import call, get, post
 from ..render import card, e, facts, table, when
 from ..web import Done
 from ..widgets import chip, confirm, csrf
+from . import scheduler
 
 
 @dataclass
@@ -114,6 +116,7 @@ def field(s: dict, frame) -> str:
 
 SECTIONS = [Section("server", "Server and access", read_server, show_server),
             Section("gateway_keys", "Gateway keys", read_keys, show_keys),
+            Section("scheduler", "Scheduler", scheduler.read, scheduler.show),
             Section("settings", "Settings", read_values, show_values)]
 
 
@@ -163,4 +166,4 @@ def save_values(req, bench, form) -> Done:
 
 
 ACTIONS = [("/settings/keys", make_key, "/settings"), ("/settings/keys/{name}/revoke", revoke_key, "/settings"),
-           ("/settings/values", save_values, "/settings")]
+           ("/settings/values", save_values, "/settings")] + scheduler.ACTIONS

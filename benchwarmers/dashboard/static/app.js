@@ -92,22 +92,27 @@
   }
 
   // Onboarding: queue the ticked models without leaving, then follow each one's state beside it.
-  const WORDS = { queued: "queued", probing: "probing", done: "done", failed: "failed" };
-  const OPEN = new Set(["queued", "probing"]);
+  const WORDS = { queued: "queued", probing: "probing", suite: "running the suite", done: "done", failed: "failed" };
+  const OPEN = new Set(["queued", "probing", "suite"]);
+  function reason(text) {
+    const span = document.createElement("span");
+    span.className = "reason";
+    span.textContent = text;
+    return span;
+  }
   function showItem(cell, item) {
     cell.dataset.item = item.id;
     cell.dataset.state = item.state;
     cell.replaceChildren(chip(item.state, WORDS[item.state] || item.state));
-    if (item.state === "done" && item.model) {
+    if (item.state === "suite" && item.progress) {
+      cell.append(" ", reason(item.progress.done + " of " + item.progress.total));
+    } else if (item.state === "done" && item.model) {
       const a = document.createElement("a");
       a.href = "/models/" + encodeURIComponent(item.model);
       a.textContent = item.model;
       cell.append(" as ", a);
     } else if (item.state === "failed" && item.reason) {
-      const span = document.createElement("span");
-      span.className = "reason";
-      span.textContent = " " + item.reason;
-      cell.append(span);
+      cell.append(" ", reason(item.reason));
     }
     const box = cell.closest("tr") && cell.closest("tr").querySelector("input[type=checkbox]");
     if (box) { box.disabled = OPEN.has(item.state) || item.state === "done"; box.checked = false; }
