@@ -33,6 +33,8 @@ SETTINGS = {s.name: s for s in (
     Setting("merge_model", None, str, "Model that writes :merged answers when a collection names none."),
     Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive),
     Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive),
+    Setting("mcp_session_idle_minutes", 60.0, float, "MCP sessions over HTTP (/mcp) end after this long without a "
+            "request.", _positive),
     Setting("confidently_wrong_ratio", 0.35, float,
             "Share of a model's judged claims that were false at which it is flagged confidently wrong (once 3 "
             "were false), above 0 and at most 1. At 0.35, 92% of flags were right after 20 judged answers "

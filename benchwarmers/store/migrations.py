@@ -92,6 +92,13 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             created REAL NOT NULL, started REAL, finished REAL);
         CREATE INDEX onboard_queue_state ON onboard_queue (state, id);
     """),
+    # Who asked, for the answers still waiting for a verdict: `caller` (the gateway key) was there from the start;
+    # `session` is the MCP session (or a client's X-Bench-Session) that asked, for callers without a key.
+    (7, "the session that asked each call; indexes to find a caller's calls", """
+        ALTER TABLE calls ADD COLUMN session TEXT;
+        CREATE INDEX calls_caller ON calls (caller, created);
+        CREATE INDEX calls_session ON calls (session, created);
+    """),
 ]
 
 
