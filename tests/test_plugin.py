@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -104,9 +106,40 @@ def test_docs_show_the_install_and_client_config():
     assert "/plugin marketplace add WendellResearch-AI/benchwarmers" in doc
     assert "/plugin install benchwarmers@benchwarmers" in doc
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]
-    assert len(blocks) == 2
-    plain, windows = (b["mcpServers"]["benchwarmers"] for b in blocks)
+    assert len(blocks) == 3
+    plain, windows, http = (b["mcpServers"]["benchwarmers"] for b in blocks)
     assert plain["command"] == "npx" and plain["args"] == NPX_ARGS
     assert windows["command"] == "cmd" and windows["args"] == ["/c", "npx", *NPX_ARGS]
+    check_http_server(http)
     for name in ("BENCHWARMERS_URL", "BENCHWARMERS_KEY", "BENCHWARMERS_TIMEOUT"):
         assert f"`{name}`" in doc
+
+
+def check_http_server(server: dict) -> None:
+    """MCP over HTTP: the service's /mcp, the key taken from the environment and never written in."""
+    assert server["type"] == "http" and server["url"].endswith(":8122/mcp")
+    assert server["headers"] == {"Authorization": "Bearer ${BENCHWARMERS_KEY:-}"}
+
+
+def test_plugin_readme_shows_both_ways():
+    doc = (PLUGIN / "README.md").read_text(encoding="utf-8")
+    assert "npx -y @wendellresearch-ai/benchwarmers mcp" in doc
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]
+    assert len(blocks) == 1
+    check_http_server(blocks[0]["mcpServers"]["benchwarmers-http"])
+    assert "pending_verdicts" in doc and "Stop hook" in doc
+    assert not re.search(r"bw-[A-Za-z0-9_-]{8,}", doc)       # no key written into a committed file
+
+
+def test_stop_hook_is_registered_and_its_script_is_there():
+    hooks = load(PLUGIN / "hooks" / "hooks.json")["hooks"]
+    assert set(hooks) == {"Stop"}
+    (entry,) = hooks["Stop"]
+    (hook,) = entry["hooks"]
+    assert hook["type"] == "command" and 0 < hook["timeout"] <= 60
+    script = "${CLAUDE_PLUGIN_ROOT}/hooks/pending-verdicts.js"
+    assert hook["command"] == f'node "{script}"'
+    path = PLUGIN / script.split("}/", 1)[1]
+    assert path.is_file() and "stop_hook_active" in path.read_text(encoding="utf-8")
+    if shutil.which("node"):
+        assert subprocess.run(["node", "--check", str(path)], capture_output=True, timeout=30).returncode == 0
