@@ -110,6 +110,8 @@ def test_sessions_on_the_wire(fake, http):
     assert status == 400 and "1999-01-01" in bad["error"]["message"]
     status, _, parse = http("POST", "/mcp", raw=b'{"jsonrpc": ', headers=with_id)
     assert status == 400 and parse["error"]["code"] == -32700
+    status, _, invalid = http("POST", "/mcp", {"jsonrpc": "1.0", "method": 7}, with_id)
+    assert status == 400 and invalid["error"]["code"] == -32600
     status, hdrs, _ = http("GET", "/mcp", headers={"Accept": "text/event-stream", "Mcp-Session-Id": sid})
     assert status == 405 and hdrs["Allow"] == "DELETE, POST"
     assert http("DELETE", "/mcp", headers={"Mcp-Session-Id": sid})[0] == 204

@@ -62,16 +62,13 @@ def post_mcp(req: Request, bench: Bench) -> Response:
     if session is None:
         return rpc_error(404, INVALID_REQUEST, "No such MCP session (unknown, ended or expired): initialize again.")
     tools = Tools(InProcessReach(req, bench, sid))
-    if not any(is_request(m) for m in messages):
-        for m in messages:
-            session.respond(m, tools=tools)     # notifications (initialized, cancelled) and responses
-        return Response(202)
     if not isinstance(body, list) and wants_progress(req, body):
         return streamed(session, body, tools, bench.settings()["keepalive_seconds"])
     replies = [r for r in (session.answer(m, tools=tools) for m in messages) if r is not None]
-    if not replies:
+    if not replies:                 # notifications (initialized, cancelled) and responses: accepted
         return Response(202)
-    return Response.json(replies if isinstance(body, list) else replies[0])
+    refused = all("error" in r and r["id"] is None for r in replies)    # nothing in it was a message we can take
+    return Response.json(replies if isinstance(body, list) else replies[0], 400 if refused else 200)
 
 
 def initialize(req: Request, bench: Bench, msg: dict) -> Response:
