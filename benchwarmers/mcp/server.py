@@ -23,22 +23,10 @@ class Server:
         self._write_lock = threading.Lock()
         self._workers: list[threading.Thread] = []
 
-    @property
-    def tools(self) -> Tools:
-        return self.session.tools
-
-    @property
-    def version(self) -> str | None:
-        return self.session.version
-
-    @property
-    def initialized(self) -> bool:
-        return self.session.initialized
-
     # -- the loop ------------------------------------------------------------------------------
     def serve(self) -> int:
         """Until stdin ends; then let in-flight tool calls answer, and exit 0."""
-        log.info("benchwarmers MCP server %s on stdio; tools ask %s", __version__, self.tools.reach.describe())
+        log.info("benchwarmers MCP server %s on stdio; tools ask %s", __version__, self.session.tools.reach.describe())
         for raw in self.inp:
             line = raw.strip()
             if line:
