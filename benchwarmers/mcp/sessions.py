@@ -45,7 +45,7 @@ class Sessions:
         with self._lock:
             self._expire(now, idle_seconds)
             entry = self._entries.get(sid)
-            if entry is None or not secrets.compare_digest(entry.owner, owner):
+            if entry is None or entry.owner != owner:
                 return None
             entry.last = now
             return entry.session
