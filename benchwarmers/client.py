@@ -73,7 +73,7 @@ class Client:
             raise ClientError(f"The service at {self.url} answered with something that is not JSON; "
                            "is BENCHWARMERS_URL pointing at Benchwarmers?") from None
 
-    def stream(self, path: str, body: dict, *, gateway: bool = False):
+    def stream(self, path: str, body: dict, *, gateway: bool = False) -> "Stream":
         """POST and read the reply's SSE `data:` payloads as they come, within BENCHWARMERS_TIMEOUT in all.
         The request is sent (and refused, with its ClientError) before this returns; reading happens as you iterate."""
         deadline = time.monotonic() + self.timeout
@@ -96,7 +96,7 @@ class Client:
                     if isinstance(data, dict) and data.get("error"):
                         raise ClientError(error_message(502, json.dumps(data).encode()))
                     yield data
-        return payloads()
+        return Stream(resp.headers, payloads())
 
     def get(self, path: str, **kw) -> dict:
         return self.request("GET", path, **kw)
@@ -106,6 +106,17 @@ class Client:
 
     def delete(self, path: str, **kw) -> dict:
         return self.request("DELETE", path, **kw)
+
+
+class Stream:
+    """A streamed reply: its response headers (read at once), and its payloads as you iterate."""
+
+    def __init__(self, headers, payloads):
+        self.headers = headers
+        self._payloads = payloads
+
+    def __iter__(self):
+        return self._payloads
 
 
 def normalise_url(url: str) -> str:

@@ -68,6 +68,16 @@ class NotFound(BenchError):
     status, code = 404, "not_found"
 
 
+class WrongBaseURL(NotFound):
+    """A path a client built from a base URL that lacks its API's prefix or has it twice: answered in the error
+    shape of the API it meant, with the base URL to use."""
+    code = "wrong_base_url"
+
+    def __init__(self, message: str, hint: str, shape: str):
+        super().__init__(message, hint)
+        self.shape = shape
+
+
 class ModelNotFound(NotFound):
     code = "model_not_found"
 

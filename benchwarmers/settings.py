@@ -35,6 +35,10 @@ SETTINGS = {s.name: s for s in (
     Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive),
     Setting("mcp_session_idle_minutes", 60.0, float, "MCP sessions over HTTP (/mcp) end after this long without a "
             "request.", _positive),
+    Setting("default_max_tokens", 4096, int, "Output tokens a panel seat or merge is asked for when the client "
+            "sends no max_tokens (0: the upstream's own default). Route mode never applies it.", lambda v: v >= 0),
+    Setting("require_keys", False, bool, "Gateway routes need a gateway key even on loopback without an admin token "
+            "(the admin routes stay open to local clients until BENCHWARMERS_ADMIN_TOKEN is set)."),
     Setting("confidently_wrong_ratio", 0.35, float,
             "Share of a model's judged claims that were false at which it is flagged confidently wrong (once 3 "
             "were false), above 0 and at most 1. At 0.35, 92% of flags were right after 20 judged answers "

@@ -287,6 +287,28 @@ def test_settings_keys_shown_once_and_values(bench, home):
     assert "cannot be" in bench.get("/settings")[2]
 
 
+def test_settings_say_when_keys_are_not_enforced_and_turn_require_keys_on(bench, home):
+    page = bench.get("/settings")[2]
+    assert "not enforced" in page and "a revoked or narrower key still works" in page
+    assert '<option value="false" selected>false</option>' in page      # a yes/no setting is a choice, not text
+    bench.form("/settings/keys", [("name", "app"), ("collections", "core")])
+    bench.form("/settings/keys/app/revoke", {})
+    assert "apps using it are refused once keys are enforced" in bench.get("/settings")[2]
+    bench.form("/settings/values", {"require_keys": "true", "seat_timeout": "300.0"})
+    assert json.loads((home / "config" / "settings.json").read_text()) == {"require_keys": True}
+    page = bench.get("/settings")[2]
+    assert "Gateway keys are not enforced" not in page and '<option value="true" selected>true</option>' in page
+    assert bench.json("/settings.json")["server"]["gateway_keys"]["enforced"] is True
+    status, _, _ = bench.get("/v1/models")
+    assert status == 401                                                  # enforced on loopback from now on
+    status, headers, _ = bench.form("/ask", {"collection": "core", "prompt": "Still there?"})
+    assert status == 303 and headers["location"].startswith("/calls/p_")  # the dashboard's own calls need no key
+    assert bench.get("/collections")[0] == 200
+    bench.form("/settings/values", {"require_keys": "false"})
+    assert "require_keys" not in json.loads((home / "config" / "settings.json").read_text()) or \
+        json.loads((home / "config" / "settings.json").read_text())["require_keys"] is False
+
+
 def test_with_an_admin_token_every_page_needs_the_session(home, make_service):
     svc = make_service(admin_token=TOKEN)
     s = Session(svc.url)

@@ -313,5 +313,6 @@ def test_every_page_shows_what_its_json_twin_holds(tab, hostile):
     d, main = both("/settings")
     for s in d["settings"]["settings"]:
         shown = tab.locator(f'#s-{s["name"]}').input_value()
-        assert shown == ("" if s["value"] is None else str(s["value"]))
+        value = s["value"]    # a yes/no setting is a true/false choice
+        assert shown == ("" if value is None else json.dumps(value) if isinstance(value, bool) else str(value))
     expect(main).to_contain_text(d["server"]["data_folder"])

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.fakes import FakeOpenAI, Reply
-from tests.helpers.data import configure
+from tests.helpers.data import configure, write
 from tests.helpers.http import Http
 
 TOKEN = "admin-token-for-mcp-0123456789"
@@ -243,3 +243,22 @@ def test_a_session_answers_only_the_key_that_opened_it(fake, make_service):
     assert http("DELETE", "/mcp", headers={**mine, "Authorization": f"Bearer {side_key}"})[0] == 404
     assert http("POST", "/mcp", INIT, ACCEPT)[0] == 401                       # keys are enforced: no key, no MCP
     assert http("POST", "/mcp", INIT, {**ACCEPT, "Authorization": "Bearer bw-not-a-key"})[0] == 401
+
+
+def test_require_keys_holds_mcp_to_a_key_on_loopback_without_a_token(fake, home, make_app):
+    write(home, "settings.json", {"require_keys": True})
+    app = make_app()
+    assert app("POST", "/mcp", INIT, ACCEPT)[0] == 401                        # no key, no MCP
+    key = app("POST", "/bench/keys", {"name": "core-app", "collections": ["core"]})[2]["key"]
+    auth = {**ACCEPT, "Authorization": f"Bearer {key}"}
+    status, hdrs, _ = app("POST", "/mcp", INIT, auth)
+    mine = {**auth, "Mcp-Session-Id": hdrs["Mcp-Session-Id"]}
+    assert status == 200 and app("POST", "/mcp", rpc(2, "ping"), {**mine, "Authorization": ""})[0] == 401
+    listed = app("POST", "/mcp", rpc(3, "tools/call", {"name": "list_collections", "arguments": {}}), mine)[2]
+    assert [c["name"] for c in listed["result"]["structuredContent"]["collections"]] == ["core"]
+    other = app("POST", "/mcp", rpc(4, "tools/call", {"name": "ask", "arguments": {
+        "collection": "side", "prompt": "Not mine."}}), mine)[2]["result"]
+    assert other["isError"] and "does not reach the collection 'side'" in other["content"][0]["text"]
+    asked = app("POST", "/mcp", rpc(5, "tools/call", {"name": "ask", "arguments": {
+        "collection": "core", "prompt": "Is line 3 right?"}}), mine)[2]["result"]
+    assert not asked["isError"] and len(asked["structuredContent"]["seats"]) == 2

@@ -14,7 +14,7 @@ from benchwarmers import __version__
 ROOT = Path(__file__).resolve().parent.parent
 MARKET = ROOT / ".claude-plugin" / "marketplace.json"
 PLUGIN = ROOT / "plugins" / "benchwarmers"
-NPX_ARGS = ["-y", "@wendellresearch-ai/benchwarmers", "mcp"]
+PUBLISHED_NPX = "npx -y @wendellresearch-ai/benchwarmers"   # only in the README's "Once published" paragraph
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 SEMVER = re.compile(r"^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 
@@ -57,21 +57,23 @@ def test_plugin_manifest():
     assert not (PLUGIN / ".claude-plugin" / "commands").exists()   # components live at the plugin root
 
 
-def test_mcp_json_starts_the_server_through_npm():
+def test_mcp_json_starts_the_server_with_the_installed_command():
+    """The npm name is not published yet: the plugin runs the command `pipx install .` gives."""
     servers = load(PLUGIN / ".mcp.json")["mcpServers"]
     server = servers["benchwarmers"]
-    assert server["command"] == "npx" and server["args"] == NPX_ARGS
+    assert server["command"] == "benchwarmers" and server["args"] == ["mcp"]
+    import tomllib
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts["benchwarmers"] == "benchwarmers.cli.main:run"
     assert server["env"]["BENCHWARMERS_URL"] == "${BENCHWARMERS_URL:-http://127.0.0.1:8122}"
     for value in server["env"].values():
         assert re.fullmatch(r"\$\{[A-Z_]+:-[^}]*\}", value), "every variable needs a default or Claude Code fails"
-    package = load(ROOT / "package.json")
-    assert NPX_ARGS[1] == package["name"]
-    assert "mcp_server.py" in package["files"]
+    assert "mcp_server.py" in load(ROOT / "package.json")["files"]
 
 
-def test_the_npm_command_reaches_the_mcp_subcommand():
+def test_the_command_reaches_the_mcp_subcommand():
     from benchwarmers.cli.main import build_parser
-    args = build_parser().parse_args([NPX_ARGS[-1]])
+    args = build_parser().parse_args(["mcp"])
     assert args.command == "mcp" and args.needs_client is False
 
 
@@ -107,10 +109,16 @@ def test_docs_show_the_install_and_client_config():
     assert "/plugin install benchwarmers@benchwarmers" in doc
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]
     assert len(blocks) == 3
-    plain, windows, http = (b["mcpServers"]["benchwarmers"] for b in blocks)
-    assert plain["command"] == "npx" and plain["args"] == NPX_ARGS
-    assert windows["command"] == "cmd" and windows["args"] == ["/c", "npx", *NPX_ARGS]
+    installed, checkout, http = (b["mcpServers"]["benchwarmers"] for b in blocks)
+    assert installed["command"] == "benchwarmers" and installed["args"] == ["mcp"]
+    assert checkout["args"][0].endswith("/mcp_server.py") and (ROOT / "mcp_server.py").exists()
     check_http_server(http)
+    # registry forms live in one marked paragraph, and name the package as package.json does
+    published = doc[doc.index("**Once published**"):]
+    published = published[:published.index("\n\n")]
+    assert PUBLISHED_NPX in published and load(ROOT / "package.json")["name"] in PUBLISHED_NPX
+    assert doc.count("npx -y @wendellresearch-ai") == published.count("npx -y @wendellresearch-ai")
+    assert "uvx benchwarmers" not in doc.replace(published, "")
     for name in ("BENCHWARMERS_URL", "BENCHWARMERS_KEY", "BENCHWARMERS_TIMEOUT"):
         assert f"`{name}`" in doc
 
@@ -123,7 +131,7 @@ def check_http_server(server: dict) -> None:
 
 def test_plugin_readme_shows_both_ways():
     doc = (PLUGIN / "README.md").read_text(encoding="utf-8")
-    assert "npx -y @wendellresearch-ai/benchwarmers mcp" in doc
+    assert "`.mcp.json` starts `benchwarmers mcp`" in doc
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]
     assert len(blocks) == 1
     check_http_server(blocks[0]["mcpServers"]["benchwarmers-http"])

@@ -7,9 +7,16 @@ from ..server.messages import Request, Response
 from ..server.routes import ADMIN, GATEWAY, Route
 
 
+def view(col, models: dict) -> dict:
+    """A collection as the API shows it, with its members that no panel seats: retired, or gone from the bench."""
+    return {**col.public(), "retired": [m for m in col.members if m in models and not models[m].active],
+            "gone": [m for m in col.members if m not in models]}
+
+
 def list_collections(req: Request, bench: Bench) -> Response:
     key = req.caller
-    cols = [c.public() for name, c in sorted(bench.collections.all().items()) if key is None or key.allows(name)]
+    models = bench.registry.models()
+    cols = [view(c, models) for name, c in sorted(bench.collections.all().items()) if key is None or key.allows(name)]
     return Response.json({"collections": cols})
 
 
@@ -17,7 +24,7 @@ def get_collection(req: Request, bench: Bench) -> Response:
     name = req.params["name"]
     if req.caller:
         req.caller.check_collection(name)
-    return Response.json(bench.collections.get(name).public())
+    return Response.json(view(bench.collections.get(name), bench.registry.models()))
 
 
 def collection_overview(req: Request, bench: Bench) -> Response:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from types import ModuleType
 from typing import Callable
+from urllib.parse import quote
 
 from .. import formats
 from ..canonical import DIRECT, ROUTE, Ask, Text
 from ..core.route import TurnReply
-from ..errors import BadRequest, NotFound
+from ..errors import BadRequest, Forbidden, NotFound
 from ..formats.base import FormatRoute, Lookup, ReplyInfo, RequestInfo
 from ..server.bench import Bench
 from ..server.guard import presented_key
@@ -26,7 +27,7 @@ def check_reach(req: Request, target) -> None:
         return
     if target.mode == DIRECT:
         if "*" not in key.collections:
-            raise NotFound(f"The key {key.name!r} cannot ask models directly.",
+            raise Forbidden(f"The key {key.name!r} cannot ask models directly.",
                            "Ask one of its collections: " + ", ".join(f"bench/{c}" for c in key.collections))
         return
     key.check_collection(target.name)
@@ -69,7 +70,8 @@ def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) ->
     if ask.target.mode == ROUTE:
         return render_turn(fmt, bench.router.take(ask, info.headers, presented_key(req)), reply)
     run = bench.panel.start(ask)
-    headers = {"x-bench-panel": run.id}
+    # the seats in seat order, so a client can show who it is still waiting for while the stream runs
+    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(quote(s.model, safe="") for s in run.seats)}
     if ask.stream:
         return Response.streaming(fmt.stream(bench.panel.events(run), reply),
                                   formats.stream_content_type(fmt, reply), headers)

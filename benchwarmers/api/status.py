@@ -5,6 +5,7 @@ import time
 
 from ..errors import ConfigError
 from ..server.bench import Bench
+from ..server.gatewaykeys import enforcement
 from ..server.messages import Request, Response
 
 
@@ -34,6 +35,7 @@ def summary(bench: Bench) -> dict:
         "bind": f"{bench.host}:{bench.port}",
         "data_folder": str(bench.home),
         "admin_token_set": bool(bench.admin_token),
+        "gateway_keys": enforcement(bench.admin_token, bench.settings()),
         "uptime_seconds": round(time.time() - bench.started, 1),
         "counts": counts,
         "config_problems": problems,

@@ -5,7 +5,7 @@ import argparse
 from urllib.parse import urlencode
 
 from ..client import q
-from .output import emit_json, note, say, table
+from .output import emit_json, note, plural, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
 
@@ -105,7 +105,8 @@ def run_refresh(args, client) -> int:
         emit_json(d)
         return 0
     for name, r in d["sources"].items():
-        say(f"{name}: " + (f"fetched, {r['models']} models" if r["ok"] else f"failed ({r['error']}); kept {r['kept']}"))
+        say(f"{name}: " + (f"fetched, {plural(r['models'], 'model')}" if r["ok"] else
+                           f"failed ({r['error']}); kept {r['kept']}"))
     held_notes(d.get("held") or [])
     return 0 if all(r["ok"] for r in d["sources"].values()) else 1
 

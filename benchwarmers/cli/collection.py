@@ -51,9 +51,18 @@ def run_list(args, client) -> int:
         note("No collections yet: bench collection save NAME --members a,b --description TEXT")
         return 0
     table(["name", "purpose", "description", "members", "explore"],
-          [[c["name"], c.get("purpose") or "", c.get("description", ""), ",".join(c.get("members", [])),
-            c.get("explore")] for c in cols])
+          [[c["name"], c.get("purpose") or "", c.get("description", ""), members(c), c.get("explore")] for c in cols])
+    if any(c.get("retired") or c.get("gone") for c in cols):
+        note("Members marked (retired) or (gone) get no seat: `bench model restore ALIAS`, or "
+             "`bench collection save NAME --remove ALIAS`.")
     return 0
+
+
+def members(c: dict) -> str:
+    """The members, each retired or gone one marked: no panel seats it."""
+    retired, gone = set(c.get("retired") or []), set(c.get("gone") or [])
+    return ",".join(m + (" (retired)" if m in retired else " (gone)" if m in gone else "")
+                    for m in c.get("members", []))
 
 
 def run_save(args, client) -> int:

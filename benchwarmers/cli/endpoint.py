@@ -7,7 +7,7 @@ import sys
 
 from ..client import ClientError, q
 from ..roster.registry import APIS
-from .output import confirm, emit_json, note, say, table
+from .output import confirm, emit_json, note, plural, say, table
 
 NO_KEY_ARGS = ("Keys are never command-line arguments (they would stay in your shell history and process list).\n"
                "Let `bench endpoint add` prompt for it, or pipe it: "
@@ -96,7 +96,8 @@ def run_add(args, client) -> int:
     e = d["endpoint"]
     source = e.get("key_source")
     key = f"key from {source}" if source and source != "none" else "no key"
-    say(f"Added endpoint {e['name']} ({e['api']}, {e['base_url']}): serves {e.get('served_count')} models; {key}.")
+    serves = plural(e.get("served_count"), "model")
+    say(f"Added endpoint {e['name']} ({e['api']}, {e['base_url']}): serves {serves}; {key}.")
     note("Next: bench candidates --new   then   bench onboard SERVED_NAME")
     return 0
 

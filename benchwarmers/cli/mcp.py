@@ -13,9 +13,8 @@ def register(sub, parent) -> None:
                                    "Clients that connect to a URL use the service's own /mcp instead.",
                        epilog="examples:\n  benchwarmers mcp\n"
                               "  BENCHWARMERS_URL=http://192.168.1.5:8122 BENCHWARMERS_KEY=... benchwarmers mcp\n\n"
-                              "an MCP client's config:\n"
-                              '  {"mcpServers": {"benchwarmers": {"command": "npx", '
-                              '"args": ["-y", "@wendellresearch-ai/benchwarmers", "mcp"]}}}')
+                              "an MCP client's config (README.md has the forms for a checkout):\n"
+                              '  {"mcpServers": {"benchwarmers": {"command": "benchwarmers", "args": ["mcp"]}}}')
     p.set_defaults(func=run, needs_client=False)
 
 

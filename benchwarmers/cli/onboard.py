@@ -28,7 +28,8 @@ def register(sub, parent) -> None:
                               "  bench onboard llama3.2 --endpoint local --alias llama\n"
                               "  bench onboard some/paid-model --ad-hoc\n  bench onboard          (the queue)",
                        formatter_class=FMT)
-    p.add_argument("served", nargs="*", metavar="SERVED_NAME", help="each model's name as its endpoint serves it")
+    p.add_argument("served", nargs="*", metavar="SERVED_NAME",
+                   help="each model's name as its endpoint serves it (a name without a tag also finds its :latest)")
     p.add_argument("--endpoint", help="which endpoint serves them (needed when several serve a name)")
     p.add_argument("--alias", help="what users will type (one model only; default: a readable unique name)")
     p.add_argument("--quick", action="store_true", help="probe now and record a suite run the model owes")

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from ..catalog.roles import PURPOSES, check_purpose
 from ..errors import BadRequest, CollectionNotFound
-from ..roster.registry import Registry, check_name, suggest
+from ..roster.registry import Registry, check_name, close_names, suggest, suggest_all
 from ..store import Config
 
 FILE = "collections.json"
@@ -53,9 +53,10 @@ class Collections:
         found = self.all().get(name)
         if found is None:
             known = self.all()
-            hint = suggest(name, known, "collection")
-            if known:
-                hint += " Ask one of: " + ", ".join(f"bench/{n}" for n in sorted(known)) + "."
+            close = close_names(name, known)
+            hint = ("Did you mean " + " or ".join(f"'bench/{c}'" for c in close) + "? " if close else "") + \
+                ("Ask one of: " + ", ".join(f"bench/{n}" for n in sorted(known)) + "." if known else
+                 "There are no collections yet: bench collection save NAME --members a,b.")
             raise CollectionNotFound(f"No collection named {name!r}.", hint)
         return found
 
@@ -74,8 +75,7 @@ class Collections:
         models = self.registry.models()
         unknown = [m for m in members if m not in models]
         if unknown:
-            raise BadRequest(f"Not on the bench: {', '.join(unknown)}.",
-                             " ".join(suggest(u, models, "model") for u in unknown))
+            raise BadRequest(f"Not on the bench: {', '.join(unknown)}.", suggest_all(unknown, models, "model"))
         col = Collection(name, current.description, members, current.explore, current.merge_model, current.shadow,
                          current.purpose)
         if "description" in spec:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, Collector, ErrorEvent, Finish,
-                         KeepAlive, PanelReply, Seat, TextDelta, Usage)
+                         KeepAlive, PanelReply, Seat, TextDelta, Usage, estimate_usage)
 from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat, RateLimited,
                       ToolsNeedRouteMode, UpstreamFailed)
 from ..roster.registry import Registry
@@ -42,8 +42,11 @@ def no_able_seat(plan: Plan) -> BenchError:
     if all(sp.skip.startswith("resting until") for sp in plan.seats):
         return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
                            "Try again after the reset, or add members on other endpoints.", retry_after=60)
-    return NoAbleSeat(f"No seat can take this ask: {reasons}.",
-                      "Change the ask (e.g. drop the image), or add able models to the collection.")
+    fixes = [fix for cause, fix in (("no vision", "drop the image"),
+                                    ("context window", "shorten the prompt or add a model with a larger window"))
+             if any(cause in sp.skip for sp in plan.seats)]
+    change = f"Change the ask ({'; or '.join(fixes)}), or add" if fixes else "Add"
+    return NoAbleSeat(f"No seat can take this ask: {reasons}.", f"{change} able models to the collection.")
 
 
 @dataclass
@@ -243,6 +246,8 @@ class Panel:
                 error = str(e)
                 self.caller.failed(model, e)
         written = collector.result()
+        if model is not None:
+            estimate_usage(written, ask)
         usage = written.usage
         if error:
             info["status"], info["error"] = FAILED, error

@@ -6,7 +6,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..canonical import EXPLORE, MEMBER, WITH, Ask, estimate_tokens
+from ..canonical import EXPLORE, MEMBER, WITH, Ask
 from ..catalog import Catalog
 from ..roster.registry import Model, Registry
 from ..roster.resting import Resting
@@ -61,15 +61,15 @@ class Seating:
             return "no vision: this ask has an image"
         window = facts.get("context_window")
         window = int(window) if isinstance(window, (int, float)) and window > 0 else None
-        if window and tokens + (ask.max_tokens or 0) > window:
-            return f"context window too small: about {tokens} prompt tokens, window {window}"
+        if window and tokens >= window:   # the output budget is cut to fit (calling.budget); the prompt cannot be
+            return f"context window too small for the prompt: about {tokens} prompt tokens, window {window}"
         if model.endpoint not in (self.registry.endpoints() if endpoints is None else endpoints):
             return f"its endpoint {model.endpoint!r} is gone"
         return None
 
     def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None) -> Plan:
         models, endpoints = self.registry.models(), self.registry.endpoints()
-        tokens = estimate_tokens(ask.prompt_text())
+        tokens = ask.prompt_tokens()
         plan = Plan()
         taken: set[str] = set()
 

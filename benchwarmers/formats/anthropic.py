@@ -18,6 +18,7 @@ SHAPE = "anthropic"
 PATHS = r"/v1/messages"
 NATIVE_API = "anthropic"
 CONVERSATION = "messages"
+PREFIXES = ("/v1",)
 ROUTES = (FormatRoute("POST", "/v1/messages", "ask"),
           FormatRoute("POST", "/v1/messages/count_tokens", "count_tokens"),
           # the same path as OpenAI's model list: an Anthropic client says who it is with anthropic-version

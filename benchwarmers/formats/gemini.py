@@ -17,6 +17,7 @@ SHAPE = "gemini"
 PATHS = r"/v1beta/|/v1/models/.*:"         # /v1/models/<name>:<method> is Gemini's too (its SDK's v1 form)
 NATIVE_API = "gemini"
 CONVERSATION = "contents"
+PREFIXES = ("/v1beta", "/v1")     # its API versions, as path prefixes
 ACTIONS = (("generateContent", "ask"), ("streamGenerateContent", "ask"), ("countTokens", "count_tokens"))
 ROUTES = (FormatRoute("GET", "/v1beta/models", "models"),
           *(FormatRoute("POST", f"{base}/{{model:path}}:{action}", op, stream=action == "streamGenerateContent")

@@ -18,6 +18,7 @@ SHAPE = "ollama"
 PATHS = r"/api/"
 NATIVE_API = "ollama"            # /api/chat only: an /api/generate body is no chat body (parse clears it)
 CONVERSATION = "messages"
+PREFIXES = ("/api",)
 ROUTES = (FormatRoute("POST", "/api/chat", "ask"),
           FormatRoute("POST", "/api/generate", "ask"),
           FormatRoute("GET", "/api/tags", "models"),

@@ -16,6 +16,7 @@ SHAPE = "openai"
 PATHS = r"/v1/completions"
 NATIVE_API = None                # no member takes a legacy completions body as it came
 CONVERSATION = "prompt"
+PREFIXES = ("/v1",)
 ROUTES = (FormatRoute("POST", "/v1/completions", "ask"),)
 __all__ = ["NAME", "CONTENT_TYPE_STREAM", "parse", "render", "stream", "error_body"]
 FINISH = {"length": "length", "content_filter": "content_filter"}   # no tools here: the rest is "stop"

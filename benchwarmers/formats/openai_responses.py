@@ -18,6 +18,7 @@ SHAPE = "openai"
 PATHS = r"/v1/responses"
 NATIVE_API = None                # no member protocol speaks Responses: bodies are always translated
 CONVERSATION = "input"
+PREFIXES = ("/v1",)
 ROUTES = (FormatRoute("POST", "/v1/responses", "ask"),
           FormatRoute("GET", "/v1/responses/{id}", "stored_response"))
 __all__ = ["NAME", "CONTENT_TYPE_STREAM", "parse", "render", "stream", "error_body", "response_object"]

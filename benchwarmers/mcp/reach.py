@@ -11,8 +11,8 @@ from ..client import Client, ClientError
 from .tools import OnSeat, Reach, ToolError
 
 SHORT_TIMEOUT = 60.0                # listing collections, recording a verdict and listing pending ones are quick
-START_HINT = ("Start the service in another terminal with `benchwarmers` (or `npx -y @wendellresearch-ai/benchwarmers`, "
-              "or `python serve.py` in a checkout); it listens on http://127.0.0.1:8122 by default. If it runs "
+START_HINT = ("Start the service in another terminal with `benchwarmers` (or `python serve.py` in a checkout); "
+              "it listens on http://127.0.0.1:8122 by default. If it runs "
               "elsewhere, set BENCHWARMERS_URL (and BENCHWARMERS_KEY) in this MCP server's env. This MCP session "
               "stays up: call the tool again once the service runs.")
 

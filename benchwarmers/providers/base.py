@@ -139,7 +139,14 @@ class Provider:
         for key in ("model", "stream", "stream_options"):   # what makes it our model, streamed
             if key in built:
                 body[key] = built[key]
+        if ask.max_tokens is not None:   # the member's budget: the client's, cut to its window, or the default
+            self.limit_native(body, ask.max_tokens)
         return url, body
+
+    def limit_native(self, body: dict, max_tokens: int) -> None:
+        """Set the output budget in a client's own body, in the field this API uses (nested dicts are copied:
+        the body's parts are the client's)."""
+        raise NotImplementedError
 
     def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict,
                 native: bool = False) -> Iterator:

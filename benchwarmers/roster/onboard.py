@@ -15,7 +15,7 @@ from typing import Callable
 from . import health
 from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
 from ..providers import Timeouts
-from .registry import Endpoint, Model, Registry, check_name
+from .registry import Endpoint, Model, Registry, check_name, close_names
 
 LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endpoint's models
 
@@ -43,27 +43,53 @@ def listings(reg: Registry, names: list[str] | None = None) -> dict[str, dict]:
         return dict(pool.map(one, endpoints))
 
 
+def served_as(asked: str, listed: str) -> bool:
+    """Whether a listed name is the one asked for: the same, or its `:latest` when the name asked carries no tag
+    (Ollama lists `llama3.2:latest` for `llama3.2`)."""
+    return listed == asked or (":" not in asked.rsplit("/", 1)[-1] and listed == asked + ":latest")
+
+
+def same_name(a: str, b: str) -> bool:
+    """Two names asked for are one model (`llama3.2` and `llama3.2:latest`)."""
+    return served_as(a, b) or served_as(b, a)
+
+
+def find_entry(models: list[dict], served: str) -> dict | None:
+    """The list entry for `served`: the exact name first, else its `:latest`."""
+    exact = next((m for m in models if m.get("id") == served), None)
+    return exact or next((m for m in models if served_as(served, str(m.get("id")))), None)
+
+
+def not_served(served: str, where: str, listed) -> NotFound:
+    """No such model: the close names among those listed, else where to look."""
+    close = close_names(served, {str(m.get("id")) for m in listed})
+    hint = ("Did you mean " + " or ".join(repr(c) for c in close) + "?" if close else
+            "`bench candidates` lists what each endpoint serves; check the exact served name.")
+    return NotFound(f"{where} {served!r}.", hint)
+
+
 def locate(reg: Registry, served: str, endpoint: str | None) -> tuple[Endpoint, dict]:
     """(the endpoint that serves `served`, its list entry); refuses when none or several do."""
     if endpoint:
         found = reg.endpoint(endpoint)
-        entry = next((m for m in listing(reg, found) if m.get("id") == served), None)
+        models = listing(reg, found)
+        entry = find_entry(models, served)
         if entry is None:
-            raise NotFound(f"Endpoint {endpoint!r} does not serve {served!r}.",
-                           "`bench candidates` lists what it serves; check the exact served name.")
+            raise not_served(served, f"Endpoint {endpoint!r} does not serve", models)
         return found, entry
     if not reg.endpoints():
         raise NotFound("There are no endpoints yet.", "Add one first: bench endpoint add NAME --base URL.")
     lists = listings(reg)
-    hits = [(n, m) for n, d in lists.items() for m in d.get("models", []) if m.get("id") == served]
+    hits = [(n, e) for n, d in lists.items() for e in [find_entry(d.get("models", []), served)] if e]
     if len(hits) > 1:
         names = ", ".join(sorted(n for n, _ in hits))
         raise BadRequest(f"{served!r} is served by several endpoints ({names}).",
                          "Say which with --endpoint NAME.")
     if not hits:
         failed = "; ".join(f"{n}: {d['error']}" for n, d in sorted(lists.items()) if d.get("error"))
-        raise NotFound(f"No endpoint serves {served!r}." + (f" Some could not be asked ({failed})." if failed else ""),
-                       "`bench candidates` lists what each endpoint serves; check the exact served name.")
+        listed = [m for d in lists.values() for m in d.get("models", [])]
+        raise not_served(served, ("Some endpoints could not be asked (" + failed + "), and no other serves"
+                                  if failed else "No endpoint serves"), listed)
     name, entry = hits[0]
     return reg.endpoint(name), entry
 
@@ -73,11 +99,17 @@ def facts_from(entry: dict) -> dict:
             if entry.get(k) is not None}
 
 
-def pick_alias(reg: Registry, served: str, endpoint: str, alias: str | None) -> str:
+def refuse_duplicate(reg: Registry, served: str, endpoint: str | None) -> None:
+    """A model already on the bench is refused before any endpoint is asked (`endpoint` None: on any of them)."""
     for existing in reg.models().values():
-        if existing.endpoint == endpoint and existing.served == served:
-            raise Conflict(f"{served!r} on {endpoint!r} is already on the bench as {existing.alias!r}.",
-                           f"`bench model restore {existing.alias}` brings it back if it is retired.")
+        if (endpoint is None or existing.endpoint == endpoint) and served_as(served, existing.served):
+            other = "" if endpoint else " To add it from another endpoint too, say which with --endpoint NAME."
+            raise Conflict(f"{served!r} on {existing.endpoint!r} is already on the bench as {existing.alias!r}.",
+                           f"`bench model restore {existing.alias}` brings it back if it is retired.{other}")
+
+
+def pick_alias(reg: Registry, served: str, endpoint: str, alias: str | None) -> str:
+    refuse_duplicate(reg, served, endpoint)
     if alias is None:
         return reg.unique_alias(served)
     check_name(alias, "Alias")
@@ -109,11 +141,7 @@ class Onboarding:
             reg.endpoint(endpoint)
         elif not reg.endpoints():
             raise NotFound("There are no endpoints yet.", "Add one first: bench endpoint add NAME --base URL.")
-        for m in reg.models().values():
-            if m.served == served and endpoint in (None, m.endpoint):
-                raise Conflict(f"{served!r} is already on the bench as {m.alias!r} (endpoint {m.endpoint!r}).",
-                               f"`bench model restore {m.alias}` brings it back if it is retired; to add it from "
-                               "another endpoint, name that endpoint.")
+        refuse_duplicate(reg, served, endpoint or None)
         if alias and alias in reg.models():
             raise Conflict(f"The alias {alias!r} is taken.", "Pick another alias.")
 

@@ -87,7 +87,7 @@ def insert(conn, specs: list[dict], mode: str) -> list[dict]:
     for spec in specs:
         for row in open_items:
             same_place = None in (spec["endpoint"], row["endpoint"]) or row["endpoint"] == spec["endpoint"]
-            if row["served"] == spec["served"] and same_place:
+            if onboard.same_name(row["served"], spec["served"]) and same_place:
                 raise Conflict(f"{spec['served']!r} is already queued (item {row['id']}).",
                                f"Follow it with `bench onboard --wait` or GET /bench/onboard/{row['id']}.")
             if spec["alias"] and row["alias"] == spec["alias"]:
@@ -315,7 +315,8 @@ class OnboardQueue:
         steps = self.onboarding
         found, entry = steps.locate(served, item["endpoint"])
         alias = steps.pick_alias(served, found.name, item["alias"])
-        self.log_line(item_id, f"found on endpoint {found.name} ({found.api}); probing it as {alias}")
+        listed = f" {entry['id']}" if entry.get("id") != served else ""   # its `:latest`, as the endpoint lists it
+        self.log_line(item_id, f"found{listed} on endpoint {found.name} ({found.api}); probing it as {alias}")
         model, probe = steps.probe(found, entry, alias, mode == "adhoc")
         self.log_line(item_id, f"probe answered {probe.answer!r} in {probe.seconds:.1f} s "
                                f"({probe.input_tokens}+{probe.output_tokens} tokens)")

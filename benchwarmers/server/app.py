@@ -8,10 +8,11 @@ import threading
 from urllib.parse import quote
 
 from .. import formats
-from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized
+from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized, WrongBaseURL
 from ..redaction import redact
 from . import guard
 from .bench import Bench
+from .gatewaykeys import keys_required
 from .messages import Request, Response
 from .routes import ADMIN, BENCH_SHAPE, GATEWAY, RouteTable, shape_for_path
 from .table import build_table
@@ -43,7 +44,7 @@ class App:
         try:
             guard.check_host(req, self.bench.host, self.bench.public_hosts)
             guard.check_origin(req)
-            route, params = self.table.match(req.method, req.path, self.bench.role)
+            route, params = self.table.match(req.method, req.path, self.bench.role, self.origin(req))
             shape, req.params = route.shape, params
             self.authorize(req, route)
             resp = route.handler(req, self.bench)
@@ -54,6 +55,8 @@ class App:
             if shape == "html" and req.method == "GET":   # a browser goes to the login page instead
                 return Response.redirect("/login?next=" + quote(req.path))
             return self.error_response(shape, err)
+        except WrongBaseURL as err:   # a path of no API: answered in the shape of the API the client meant
+            return self.error_response(err.shape, err)
         except BenchError as err:
             return self.error_response(shape, err)
         except Exception:
@@ -66,8 +69,14 @@ class App:
         req.is_admin = guard.is_admin(req, token)
         if route.auth == ADMIN:
             guard.require_admin(req, token)
-        elif route.auth == GATEWAY and token and not req.is_admin:
+        elif route.auth == GATEWAY and keys_required(token, self.bench.settings()) and \
+                not (token and req.is_admin) and not req.for_page:
             req.caller = self.bench.gateway_keys.authenticate(guard.presented_key(req))
+
+    def origin(self, req: Request) -> str:
+        """The scheme and host the client used (its Host passed the check), else this server's own URL."""
+        host = req.headers.get("host", "")
+        return f"http://{host}" if host else self.bench.url
 
     def wait_idle(self, timeout: float) -> bool:
         """For shutdown: wait until no request is in flight."""

@@ -75,7 +75,7 @@ class Bench:
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
         self.seating = Seating(self.registry, self.calls.last_asked(), self.resting, self.catalog)
-        self.caller = Caller(self.registry, self.calls, self.resting, self.settings)
+        self.caller = Caller(self.registry, self.calls, self.resting, self.settings, self.catalog.facts)
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,

@@ -30,6 +30,8 @@ class Request:
     params: dict = field(default_factory=dict)       # filled from the route's pattern
     caller: Any = None                               # the gateway key record, once authenticated
     is_admin: bool = False
+    for_page: bool = False                           # a dashboard page's in-process call: the page passed the admin
+    #                                                  check, so it needs no gateway key (require_keys included)
     app: Any = None                                  # the App handling it: a dashboard page calls the admin API
     #                                                  through the same app and route table, in-process
 

@@ -122,5 +122,6 @@ class History:
     def _seat(r) -> dict:
         return {"call": r["id"], "seat": r["seat"], "kind": r["kind"], "model": r["model"], "status": r["status"],
                 "seconds": r["seconds"], "answer": r["answer"], "error": r["error"], "ttft": r["ttft"],
-                "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"], "created": r["created"],
+                "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"],
+                "tokens_estimated": bool(r["tokens_estimated"]), "created": r["created"],
                 "verdict": verdict_of(r)}

@@ -92,9 +92,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             created REAL NOT NULL, started REAL, finished REAL);
         CREATE INDEX onboard_queue_state ON onboard_queue (state, id);
     """),
+    # An upstream that streams without usage (llama.cpp) leaves the token counts to our estimate: the call and
+    # its ledger line say so, so totals can tell measured tokens from estimated ones.
+    (7, "estimated token counts", """
+        ALTER TABLE calls ADD COLUMN tokens_estimated INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE usage ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0;
+    """),
     # Who asked, for the answers still waiting for a verdict: `caller` (the gateway key) was there from the start;
     # `session` is the MCP session (or a client's X-Bench-Session) that asked, for callers without a key.
-    (7, "the session that asked each call; indexes to find a caller's calls", """
+    (8, "the session that asked each call; indexes to find a caller's calls", """
         ALTER TABLE calls ADD COLUMN session TEXT;
         CREATE INDEX calls_caller ON calls (caller, created);
         CREATE INDEX calls_session ON calls (session, created);

@@ -18,7 +18,7 @@ def data(req, bench) -> dict:
     status = get(req, "/bench/status")
     d = {"new": name == NEW, "models": [dict({k: m[k] for k in ("alias", "status", "ad_hoc", "endpoint")},
                                               roles=m["catalog"]["roles"]) for m in models],
-         "url": status["url"], "admin_token_set": status["admin_token_set"], "collection": None, "record": {}}
+         "url": status["url"], "keys_enforced": status["gateway_keys"]["enforced"], "collection": None, "record": {}}
     if name != NEW:
         d["collection"] = get(req, f"/bench/collections/{name}/overview")
         d["record"] = get(req, "/bench/record", collection=name)["models"]
@@ -36,7 +36,7 @@ def render(d: dict, frame) -> tuple[str, str]:
                                                                          '<p class="muted">No suggestions from the '
                                                                          "record yet.</p>")
                          + promote_buttons(c, frame)))
-        side.append(card("Ask it", usage(c, d["url"], d["admin_token_set"], opened=True)))
+        side.append(card("Ask it", usage(c, d["url"], d["keys_enforced"], opened=True)))
         side.append(card("Delete", confirm(frame, f"/collections/{c['name']}/delete", "Delete collection",
                                            f"Delete {c['name']}? Its calls and verdicts stay in the record.")))
     else:

@@ -12,7 +12,7 @@ def data(req, bench) -> dict:
     names = [c["name"] for c in get(req, "/bench/collections")["collections"]]
     status = get(req, "/bench/status")
     return {"collections": [get(req, f"/bench/collections/{n}/overview") for n in names],
-            "url": status["url"], "admin_token_set": status["admin_token_set"]}
+            "url": status["url"], "keys_enforced": status["gateway_keys"]["enforced"]}
 
 
 def render(d: dict, frame) -> tuple[str, str]:
@@ -28,7 +28,7 @@ def collection_card(c: dict, d: dict) -> str:
     title = f'<h2>{link("/collections/" + c["name"], c["name"])}</h2>'
     purpose = f'<p class="purpose">{e(c["description"])}</p>' if c["description"] else ""
     body = (title + purpose + seats_line(c) + together_line(c["together"]) + members_table(c) + suggestions(c)
-            + usage(c, d["url"], d["admin_token_set"]))
+            + usage(c, d["url"], d["keys_enforced"]))
     return f'<section class="card collection">{body}</section>'
 
 

@@ -78,7 +78,9 @@ def render(d: dict, frame) -> tuple[str, str]:
         ("Gateway base URL", f'<code>{e(s["url"])}/v1</code>'),
         ("Dashboard", f'<code>{e(s["url"])}</code>'), ("Listening on", e(s["bind"])),
         ("Data folder", f'<code>{e(s["data_folder"])}</code>'),
-        ("Admin token", "set" if s["admin_token_set"] else "not set (this machine only)")], "cols-2")))
+        ("Admin token", "set" if s["admin_token_set"] else "not set (this machine only)"),
+        ("Gateway keys", "enforced" if s["gateway_keys"]["enforced"] else "not enforced (Settings says how)")],
+        "cols-2")))
     return "Home", "".join(parts)
 
 

@@ -26,7 +26,8 @@ class Section:
 
 def read_server(req, bench) -> dict:
     s = get(req, "/bench/status")
-    return {k: s[k] for k in ("url", "bind", "data_folder", "admin_token_set", "role", "version", "uptime_seconds")}
+    return {k: s[k] for k in ("url", "bind", "data_folder", "admin_token_set", "gateway_keys", "role", "version",
+                              "uptime_seconds")}
 
 
 def show_server(s: dict, frame) -> str:
@@ -34,11 +35,13 @@ def show_server(s: dict, frame) -> str:
                   ("Listening on", e(s["bind"])), ("Data folder", f'<code>{e(s["data_folder"])}</code>'),
                   ("Admin token", chip("active", "set") + " the dashboard needs a login and apps a gateway key"
                    if s["admin_token_set"] else chip("queued", "not set") + " only this machine can reach it"),
+                  ("Gateway keys", chip("active", "enforced") if s["gateway_keys"]["enforced"] else
+                   chip("queued", "not enforced") + " a revoked or narrower key still works; see below"),
                   ("Running", f'{e(s["role"])}, version {e(s["version"])}')])
 
 
 def read_keys(req, bench) -> dict:
-    return {"keys": get(req, "/bench/keys")["keys"],
+    return {"keys": get(req, "/bench/keys")["keys"], "enforcement": get(req, "/bench/status")["gateway_keys"],
             "collections": [c["name"] for c in get(req, "/bench/collections")["collections"]]}
 
 
@@ -55,8 +58,11 @@ def show_keys(d: dict, frame) -> str:
                                                   f"Revoke {k['name']}? Apps using it are refused from now on.")
         rows.append([f'<strong>{e(k["name"])}</strong>', f'<code>{e(k["prefix"])}…</code>',
                      e(", ".join(k["collections"])), e(k["rpm"] or "no limit"), e(when(k["created"])), state, revoke])
+    enforcement = d["enforcement"]
+    if not enforcement["enforced"]:   # a key made or revoked here changes nothing until keys are enforced
+        shown += f'<div class="flash flash-error" role="note">{e(enforcement["note"])}</div>'
     listing = table(["Name", "Starts", "Reaches", "Requests a minute", "Made", "State", ""], rows,
-                    "No gateway keys yet. Apps need one when the service has an admin token.")
+                    "No gateway keys yet. Apps need one once keys are enforced.")
     boxes = "".join(f'<label class="choice"><input type="checkbox" name="collections" value="{e(c)}"> {e(c)}</label>'
                     for c in d["collections"])
     boxes += ('<label class="choice"><input type="checkbox" name="collections" value="*"> every collection, and '
@@ -81,18 +87,29 @@ def show_values(d: dict, frame) -> str:
                f'{e(d["problem"])}</div>' if d.get("problem") else "")
     rows = []
     for s in d["settings"]:
-        value = "" if s["value"] is None else s["value"]
-        kind = "number" if s["type"] in ("int", "float") else "text"
-        step = ' step="any"' if s["type"] == "float" else ""
-        rows.append([f'<label for="s-{e(s["name"])}"><code>{e(s["name"])}</code></label>',
-                     f'<input id="s-{e(s["name"])}" name="{e(s["name"])}" type="{kind}"{step} '
-                     f'value="{e(frame.typed(s["name"], str(value)))}">',
+        rows.append([f'<label for="s-{e(s["name"])}"><code>{e(s["name"])}</code></label>', field(s, frame),
                      e("none" if s["default"] is None else json.dumps(s["default"])),
                      e(s["help"])])   # a setting read at start-up says so in its help
     return (problem + f'<form method="post" action="/settings/values">{csrf(frame)}'
             f'{table(["Setting", "Value", "Default", "What it does"], rows, cls="settings")}'
             f'<p class="muted">Kept in <code>{e(d["file"])}</code>. An empty value means the default.</p>'
             '<div class="form-end"><button type="submit">Save settings</button></div></form>')
+
+
+def as_text(s: dict) -> str:
+    """A setting's value as its form field holds it (a yes/no setting as true or false)."""
+    return "" if s["value"] is None else json.dumps(s["value"]) if s["type"] == "bool" else str(s["value"])
+
+
+def field(s: dict, frame) -> str:
+    name, typed = s["name"], frame.typed(s["name"], as_text(s))
+    if s["type"] == "bool":
+        options = "".join(f'<option value="{v}"{" selected" if typed == v else ""}>{v}</option>'
+                          for v in ("true", "false"))
+        return f'<select id="s-{e(name)}" name="{e(name)}">{options}</select>'
+    kind = "number" if s["type"] in ("int", "float") else "text"
+    step = ' step="any"' if s["type"] == "float" else ""
+    return f'<input id="s-{e(name)}" name="{e(name)}" type="{kind}"{step} value="{e(typed)}">'
 
 
 SECTIONS = [Section("server", "Server and access", read_server, show_server),
@@ -116,13 +133,16 @@ def make_key(req, bench, form) -> Done:
         raise BadRequest("Requests a minute must be a whole number (or empty for no limit).")
     made = post(req, "/bench/keys", {"name": form.get("name").strip(), "collections": form.getlist("collections"),
                                           "rpm": int(rpm) if rpm else None})
-    return Done(f"Made the key {made['name']}: copy it now, it is shown only once.", "/settings#gateway_keys",
-                {"key": made}, secret=made["key"])
+    unused = "" if made["enforced"] else " Keys are not enforced yet: see Gateway keys below."
+    return Done(f"Made the key {made['name']}: copy it now, it is shown only once.{unused}",
+                "/settings#gateway_keys", {"key": made}, secret=made["key"])
 
 
 def revoke_key(req, bench, form) -> Done:
     call(req, "DELETE", f"/bench/keys/{req.params['name']}")
-    return Done(f"Revoked the key {req.params['name']}: apps using it are refused.", "/settings#gateway_keys")
+    refused = "are refused" if get(req, "/bench/status")["gateway_keys"]["enforced"] else \
+        "are refused once keys are enforced"
+    return Done(f"Revoked the key {req.params['name']}: apps using it {refused}.", "/settings#gateway_keys")
 
 
 def save_values(req, bench, form) -> Done:
@@ -133,9 +153,9 @@ def save_values(req, bench, form) -> Done:
         if name not in form.fields:
             continue
         typed = form.get(name).strip()
-        shown = "" if s["value"] is None else str(s["value"])
-        if typed != shown:
-            changes[name] = None if typed == "" else typed
+        if typed != as_text(s):
+            changes[name] = None if typed == "" else {"true": True, "false": False}.get(typed, typed) \
+                if s["type"] == "bool" else typed
     if not changes:
         return Done("Nothing changed.", "/settings#settings")
     post(req, "/bench/settings", changes)
