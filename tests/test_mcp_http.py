@@ -142,8 +142,8 @@ def test_a_2025_03_26_batch_is_answered_in_order(fake, http):
     status, hdrs, _ = http("POST", "/mcp", {**INIT, "params": {**INIT["params"], "protocolVersion": "2025-03-26"}},
                            ACCEPT)
     sid = {k.lower(): v for k, v in hdrs.items()}["mcp-session-id"]
-    status, _, replies = http("POST", "/mcp", [rpc(2, "ping"), {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                                               rpc(3, "tools/list")], {**ACCEPT, "Mcp-Session-Id": sid})
+    batch = [rpc(2, "ping"), {"jsonrpc": "2.0", "method": "notifications/initialized"}, rpc(3, "tools/list")]
+    status, _, replies = http("POST", "/mcp", batch, {**ACCEPT, "Mcp-Session-Id": sid})
     assert status == 200 and [r["id"] for r in replies] == [2, 3]
     assert http("POST", "/mcp", [INIT, rpc(4, "ping")], ACCEPT)[0] == 400       # initialize goes alone
     assert http("POST", "/mcp", [], {**ACCEPT, "Mcp-Session-Id": sid})[0] == 400

@@ -1,12 +1,12 @@
-"""The Claude Code plugin's Stop hook (plugins/benchwarmers/hooks/pending-verdicts.js) run with Node on a recorded hook
-input and transcript whose seats are real calls on a live service: it names this turn's unjudged answers once, and
-stays silent otherwise."""
+"""The Claude Code plugin's Stop hook (`benchwarmers verdicts stop-hook`, as plugins/benchwarmers/hooks/hooks.json runs
+it) on a recorded hook input and transcript whose seats are real calls on a live service: it names this turn's
+unjudged answers once, and stays silent otherwise."""
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,12 +18,8 @@ from tests.helpers.http import Http
 from tests.test_mcp import closed_url
 
 ROOT = Path(__file__).resolve().parent.parent
-HOOK = ROOT / "plugins" / "benchwarmers" / "hooks" / "pending-verdicts.js"
 RECORDED = ROOT / "tests" / "fixtures" / "claude_hooks"
 TOKEN = "admin-token-for-hooks-0123456789"
-
-pytestmark = pytest.mark.skipif(not shutil.which("node"), reason="the hook runs on Node, which the plugin needs")
-
 
 @pytest.fixture
 def fake(home):
@@ -59,7 +55,8 @@ def run_hook(stdin: str, url: str, key: str | None = None) -> subprocess.Complet
     env["BENCHWARMERS_URL"] = url
     if key:
         env["BENCHWARMERS_KEY"] = key
-    return subprocess.run(["node", str(HOOK)], input=stdin, capture_output=True, text=True, env=env, timeout=30)
+    return subprocess.run([sys.executable, "-m", "benchwarmers", "verdicts", "stop-hook"], input=stdin, cwd=ROOT,
+                          capture_output=True, text=True, encoding="utf-8", env=env, timeout=60)
 
 
 def test_names_this_turns_unjudged_answers_once(fake, service, tmp_path):

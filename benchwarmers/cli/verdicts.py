@@ -1,7 +1,9 @@
-"""bench verdicts pending: the seats' answers that still wait for a verdict (a key's own asks, else every one)."""
+"""bench verdicts pending: the seats' answers that still wait for a verdict (a key's own asks, else every one); and
+`verdicts stop-hook`, the Claude Code plugin's reminder to judge them."""
 from __future__ import annotations
 
 import argparse
+import sys
 from urllib.parse import urlencode
 
 from .output import emit_json, note, table, when
@@ -22,6 +24,16 @@ def register(sub, parent) -> None:
                                "then judge one: bench verdict CALL --useful|--not-useful")
     p.add_argument("--limit", type=limit, default=20, help="at most this many (1 to 200, default 20)")
     p.set_defaults(func=run_pending)
+    h = vsub.add_parser("stop-hook", parents=[parent], formatter_class=FMT,
+                        help="Claude Code's Stop hook: name this turn's unjudged answers",
+                        description="Reads a Claude Code Stop hook's input on stdin. When the turn asked a panel (the "
+                                    "MCP `ask` tool) and some of its seats' answers have no verdict yet, prints the "
+                                    "decision that keeps the agent going once to judge them. Prints nothing and exits "
+                                    "0 when nothing waits, on the turn's second stop, and when the input, the "
+                                    "transcript or the service (5 seconds) cannot be read. The Claude Code plugin "
+                                    "runs it; BENCHWARMERS_KEY limits it to that key's asks.",
+                        epilog="examples:\n  benchwarmers verdicts stop-hook < stop-input.json")
+    h.set_defaults(func=run_stop_hook, needs_client=False)
 
 
 def limit(text: str) -> int:
@@ -49,4 +61,14 @@ def run_pending(args, client) -> int:
     more = f"; the newest {len(items)} shown" if data.get("total", 0) > len(items) else ""
     note(f"{data.get('total', len(items))} answer(s) wait for a verdict{more}. "
          "Judge one: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
+    return 0
+
+
+def run_stop_hook(args, client) -> int:
+    from ..mcp.stophook import run
+    if sys.stdin is None or sys.stdin.isatty():       # a person at a terminal: say so rather than wait for input
+        sys.stderr.write("bench verdicts stop-hook reads a Claude Code Stop hook's input on stdin; pipe it in, "
+                         "e.g. benchwarmers verdicts stop-hook < stop-input.json\n")
+        return 2
+    sys.stdout.write(run(sys.stdin.buffer.read().decode("utf-8", "replace"), getattr(args, "url", None)))
     return 0
