@@ -122,6 +122,7 @@ class Ask:
     target: Target | None = None
     with_models: list = field(default_factory=list)   # extra seats asked for by name
     caller: str | None = None        # gateway key name, when one was used
+    session: str | None = None       # the MCP session (or X-Bench-Session) that asked, when one was named
     format: str = ""                 # the client format it came in ("openai_chat", ...)
     native: dict | None = None       # the client's own body, for same-API pass-through
     native_api: str | None = None    # the upstream API that takes `native` as it came (None: no member does)

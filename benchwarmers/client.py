@@ -27,6 +27,7 @@ class Client:
         self.url = normalise_url(url or env.get("BENCHWARMERS_URL") or DEFAULT_URL)
         self.admin_token = env.get("BENCHWARMERS_ADMIN_TOKEN") or None
         self.key = env.get("BENCHWARMERS_KEY") or None
+        self.headers: dict = {}         # sent with every request (the MCP server's X-Bench-Session)
         try:
             self.timeout = float(timeout or env.get("BENCHWARMERS_TIMEOUT") or 900)
         except ValueError:
@@ -35,7 +36,7 @@ class Client:
     def _open(self, method: str, path: str, body: dict | None, gateway: bool, timeout: float | None):
         """The open HTTP response; every way of failing becomes a ClientError with its exit code."""
         data = json.dumps(body).encode() if body is not None else None
-        headers = {"Accept": "application/json", "User-Agent": "benchwarmers-cli"}
+        headers = {"Accept": "application/json", "User-Agent": "benchwarmers-cli", **self.headers}
         if data is not None:
             headers["Content-Type"] = "application/json"
         secret = (self.key or self.admin_token) if gateway else (self.admin_token or self.key)

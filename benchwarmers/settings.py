@@ -33,6 +33,8 @@ SETTINGS = {s.name: s for s in (
     Setting("merge_model", None, str, "Model that writes :merged answers when a collection names none."),
     Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive),
     Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive),
+    Setting("mcp_session_idle_minutes", 60.0, float, "MCP sessions over HTTP (/mcp) end after this long without a "
+            "request.", _positive),
     Setting("default_max_tokens", 4096, int, "Output tokens a panel seat or merge is asked for when the client "
             "sends no max_tokens (0: the upstream's own default). Route mode never applies it.", lambda v: v >= 0),
     Setting("require_keys", False, bool, "Gateway routes need a gateway key even on loopback without an admin token "

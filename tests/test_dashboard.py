@@ -231,6 +231,20 @@ def test_verdicts_by_form_save_in_place_and_revise(bench):
     assert headers["location"] == "/calls"
 
 
+def test_home_counts_the_answers_without_a_verdict_and_links_to_them(bench):
+    seats = [s for s in bench.json(f"/calls/{bench.panel}.json")["seats"] if s["status"] == "ok"]
+    assert bench.json("/.json")["counts"]["answers_unjudged"] == len(seats) == 3
+    page = bench.get("/")[2]
+    assert "3 answers wait for a verdict" in page and 'href="/calls?verdict=missing">Judge them on Calls</a>' in page
+    calls_page = bench.get("/calls?verdict=missing")[2]
+    assert f'href="/calls/{bench.panel}"' in calls_page          # the link lands on the ask that waits
+    for seat in seats[1:]:
+        bench.form("/calls/verdict", {"call": seat["call"], "useful": "yes"}, script=True)
+    assert "1 answer waits for a verdict" in bench.get("/")[2]
+    bench.form("/calls/verdict", {"call": seats[0]["call"], "useful": "no"}, script=True)
+    assert bench.json("/.json")["counts"]["answers_unjudged"] == 0 and "for a verdict" not in bench.get("/")[2]
+
+
 def test_calls_filter_and_page(bench):
     for i in range(3):
         bench.form("/ask", {"collection": "core", "prompt": f"question {i}"})

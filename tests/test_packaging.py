@@ -194,6 +194,38 @@ def test_installed_package_seeds_a_data_folder_from_its_own_examples(installed, 
     assert counts == f"{len(list((ROOT / 'suite' / 'tasks').glob('*/task.json')))} 0"
 
 
+@pytest.mark.slow
+def test_installed_command_runs_the_plugins_mcp_server_and_stop_hook(installed, service, tmp_path):
+    """The plugin's .mcp.json and hooks.json name the installed command; both work from the installed wheel."""
+    plugin = ROOT / "plugins" / "benchwarmers"
+    server = json.loads((plugin / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["benchwarmers"]
+    (hook,) = json.loads((plugin / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]["Stop"][0]["hooks"]
+    exe = str(bin_dir(installed) / ("benchwarmers.exe" if os.name == "nt" else "benchwarmers"))
+    assert server["command"] == hook["command"].split()[0] == "benchwarmers"
+    env = clean_env(BENCHWARMERS_URL=service.url, LLM_USER_PATH=str(tmp_path / "llm"))
+    env.pop("BENCHWARMERS_KEY", None)
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "pending_verdicts",
+                                                                                "arguments": {}}}]
+    out = subprocess.run([exe, *server["args"]], input="".join(json.dumps(m) + "\n" for m in messages), cwd=tmp_path,
+                         env=env, capture_output=True, text=True, encoding="utf-8", timeout=60)
+    assert out.returncode == 0, out.stderr
+    replies = {r["id"]: r for r in map(json.loads, out.stdout.splitlines())}
+    assert replies[1]["result"]["serverInfo"]["name"] == "benchwarmers"
+    assert len(replies[2]["result"]["tools"]) == 4
+    assert replies[3]["result"]["structuredContent"] == {"total": 0, "pending": []}     # the service answered
+    stop = json.dumps({"hook_event_name": "Stop", "stop_hook_active": False,
+                       "transcript_path": str(tmp_path / "transcript.jsonl")})
+    (tmp_path / "transcript.jsonl").write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n",
+                                               encoding="utf-8")
+    out = subprocess.run([exe, *hook["command"].split()[1:]], input=stop, cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout == "" and out.stderr == ""   # a turn that asked no panel
+
+
 # ---- the npm shim ------------------------------------------------------------------------------
 
 def shim(*args: str, env: dict | None = None, timeout: float = 60, node: str | None = None):

@@ -106,10 +106,11 @@ def test_docs_show_the_install_and_client_config():
     assert "/plugin marketplace add WendellResearch-AI/benchwarmers" in doc
     assert "/plugin install benchwarmers@benchwarmers" in doc
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]
-    assert len(blocks) == 2
-    installed, checkout = (b["mcpServers"]["benchwarmers"] for b in blocks)
+    assert len(blocks) == 3
+    installed, checkout, http = (b["mcpServers"]["benchwarmers"] for b in blocks)
     assert installed["command"] == "benchwarmers" and installed["args"] == ["mcp"]
     assert checkout["args"][0].endswith("/mcp_server.py") and (ROOT / "mcp_server.py").exists()
+    check_http_server(http)
     # registry forms live in one marked paragraph, and name the package as package.json does
     published = doc[doc.index("**Once published**"):]
     published = published[:published.index("\n\n")]
@@ -118,3 +119,33 @@ def test_docs_show_the_install_and_client_config():
     assert "uvx benchwarmers" not in doc.replace(published, "")
     for name in ("BENCHWARMERS_URL", "BENCHWARMERS_KEY", "BENCHWARMERS_TIMEOUT"):
         assert f"`{name}`" in doc
+
+
+def check_http_server(server: dict) -> None:
+    """MCP over HTTP: the service's /mcp, the key taken from the environment and never written in."""
+    assert server["type"] == "http" and server["url"].endswith(":8122/mcp")
+    assert server["headers"] == {"Authorization": "Bearer ${BENCHWARMERS_KEY:-}"}
+
+
+def test_plugin_readme_shows_both_ways():
+    doc = (PLUGIN / "README.md").read_text(encoding="utf-8")
+    assert "`.mcp.json` starts `benchwarmers mcp`" in doc
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]
+    assert len(blocks) == 1
+    check_http_server(blocks[0]["mcpServers"]["benchwarmers-http"])
+    assert "pending_verdicts" in doc and "Stop hook" in doc
+    assert not re.search(r"bw-[A-Za-z0-9_-]{8,}", doc)       # no key written into a committed file
+
+
+def test_stop_hook_runs_the_installed_command():
+    """Like .mcp.json, the hook runs the command `pipx install .` gives: the plugin needs no Node."""
+    hooks = load(PLUGIN / "hooks" / "hooks.json")["hooks"]
+    assert set(hooks) == {"Stop"}
+    (entry,) = hooks["Stop"]
+    (hook,) = entry["hooks"]
+    assert hook["type"] == "command" and 0 < hook["timeout"] <= 60
+    assert hook["command"] == "benchwarmers verdicts stop-hook"
+    from benchwarmers.cli.main import build_parser
+    args = build_parser().parse_args(hook["command"].split()[1:])
+    assert args.action == "stop-hook" and args.needs_client is False
+    assert not [p for p in PLUGIN.rglob("*") if p.suffix in (".js", ".mjs", ".cjs")]

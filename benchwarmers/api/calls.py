@@ -1,10 +1,19 @@
-"""/bench/calls, /bench/verdict and /bench/record: what each seat said, what the user judged, and the tally."""
+"""/bench/calls, /bench/verdict, /bench/pending and /bench/record: what each seat said, what the user judged, what
+still waits for a verdict, and the tally."""
 from __future__ import annotations
+
+import re
 
 from ..errors import BadRequest, NotFound
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import GATEWAY, Route
+from ..store.pending import pending
+from .gateway import check_session
+from .onboard import whole_number
+
+CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_CALLS = 200
 
 
 def _visible(req: Request, rec) -> bool:
@@ -72,6 +81,24 @@ def post_verdict(req: Request, bench: Bench) -> Response:
     return Response.json(verdict)
 
 
+def get_pending(req: Request, bench: Bench) -> Response:
+    """The answers the caller asked that have no verdict yet: a key's own (within its collections), those of the
+    session named in `?session=`, or every one; `?calls=` keeps only those calls."""
+    limit = whole_number(req.query.get("limit", 50), "limit", 1, 200)
+    session = check_session(req.query["session"], "session") if req.query.get("session") else None
+    calls = None
+    if "calls" in req.query:
+        calls = [c.strip() for c in req.query["calls"].split(",") if c.strip()]
+        if len(calls) > MAX_CALLS or not all(CALL_ID.match(c) for c in calls):
+            raise BadRequest(f"calls must be up to {MAX_CALLS} call ids, separated by commas.",
+                             "Call ids come in each seat's `call` field.")
+    key = req.caller
+    found = pending(bench.db, caller=key.name if key else None, collections=key.collections if key else None,
+                    session=session, calls=calls, limit=limit)
+    scope = {"key": key.name} if key else {"session": session} if session else {"everyone": True}
+    return Response.json({**found, "limit": limit, "asked_by": scope})
+
+
 def get_record(req: Request, bench: Bench) -> Response:
     collection = req.query.get("collection")
     if collection:
@@ -88,5 +115,6 @@ ROUTES = [
     Route("GET", "/bench/calls", list_calls, "bench", GATEWAY),
     Route("GET", "/bench/calls/{id}", get_call, "bench", GATEWAY),
     Route("POST", "/bench/verdict", post_verdict, "bench", GATEWAY),
+    Route("GET", "/bench/pending", get_pending, "bench", GATEWAY),
     Route("GET", "/bench/record", get_record, "bench", GATEWAY),
 ]

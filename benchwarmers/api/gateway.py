@@ -17,6 +17,7 @@ from ..server.messages import Request, Response
 from ..server.routes import GATEWAY, Route
 
 Handler = Callable[[Request, Bench], Response]
+SESSION_HEADER = "x-bench-session"
 
 
 def check_reach(req: Request, target) -> None:
@@ -32,15 +33,37 @@ def check_reach(req: Request, target) -> None:
     key.check_collection(target.name)
 
 
-def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Response:
-    """Parse in the client's format, run the panel (or route mode), answer in the same format."""
+def session_of(req: Request) -> str | None:
+    """The session a client says it asks for (X-Bench-Session; the MCP server on stdio sends one), so its answers
+    waiting for a verdict can be found again without a key."""
+    value = req.headers.get(SESSION_HEADER)
+    return None if value is None else check_session(value, "X-Bench-Session")
+
+
+def check_session(value: str, where: str) -> str:
+    if not 1 <= len(value) <= 128 or not all("!" <= ch <= "~" for ch in value):
+        raise BadRequest(f"{where} must be 1 to 128 visible ASCII characters.",
+                         "Send a random id, the same one for every ask of one session.")
+    return value
+
+
+def admit(fmt: ModuleType, req: Request, info: RequestInfo) -> Ask:
+    """The request as an Ask the caller may make: a target named and within its key's reach, the key and
+    session that ask noted for the record."""
     ask = fmt.parse(req.json(), info)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     check_reach(req, ask.target)
+    ask.caller = req.caller.name if req.caller else None
+    ask.session = session_of(req)
+    return ask
+
+
+def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Response:
+    """Parse in the client's format, run the panel (or route mode), answer in the same format."""
+    ask = admit(fmt, req, info)
     if not has_content(ask):
         return nothing_to_answer(fmt, req, bench, ask, info)
-    ask.caller = req.caller.name if req.caller else None
     if "anthropic-beta" in req.headers:   # forwarded only when an Anthropic member gets the body as it came
         ask.passthrough_headers["anthropic-beta"] = req.headers["anthropic-beta"]
     reply = ReplyInfo.for_ask(ask, info)

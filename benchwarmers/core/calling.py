@@ -117,4 +117,4 @@ class Caller:
             request=summary, prompt_hash=digest, answer=(answer.text or None) if answer else None,
             ttft=ttft if ttft is not None or answer is None else answer.ttft, seconds=round(seconds, 4),
             input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
-            tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, extra=extra))
+            tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, session=ask.session, extra=extra))

@@ -179,10 +179,12 @@ class Panel:
             if pending.pop(seat.call, None) is not None:
                 yield seat
 
-    def whole(self, run: PanelRun) -> Answer:
-        """The finished panel as one Answer; 502 when every seat failed."""
-        for _ in self.finished(run):
-            pass
+    def whole(self, run: PanelRun, on_seat: Callable[[Seat], None] | None = None) -> Answer:
+        """The finished panel as one Answer; 502 when every seat failed. `on_seat` hears of each seat as it finishes
+        (MCP's progress notifications)."""
+        for seat in self.finished(run):
+            if on_seat:
+                on_seat(seat)
         self._check_any(run)
         if run.ask.target.mode == MERGED:
             text = "".join(ev.text for ev in self._merge(run) if isinstance(ev, TextDelta))

@@ -95,6 +95,10 @@ class App:
             page = (f"<!doctype html><title>{err.status}</title><h1>{err.status}</h1>"
                     f"<p>{html.escape(str(err))}</p><p><a href=\"/\">Home</a></p>")
             return Response.html(page, err.status, headers)
-        body = formats.error_body(BENCH_SHAPE if shape == "bench" else shape, err)
+        if shape == "jsonrpc":
+            body = {"jsonrpc": "2.0", "id": None,
+                    "error": {"code": -32603 if err.status >= 500 else -32600, "message": str(err)}}
+        else:
+            body = formats.error_body(BENCH_SHAPE if shape == "bench" else shape, err)
         return Response(err.status, json.dumps(body).encode(), {"Content-Type": "application/json", **headers})
 

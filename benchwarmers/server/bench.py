@@ -17,6 +17,7 @@ from ..core.record import Record
 from ..core.route import Router
 from ..core.seating import Seating
 from ..errors import ConfigError
+from ..mcp.sessions import Sessions
 from ..roster.health import Health
 from ..roster.onboard import Onboarding
 from ..roster.queue import OnboardQueue
@@ -87,6 +88,7 @@ class Bench:
         self.scheduler = Scheduler(self.config, self.health, self.caller, clock=self._clock, suite=self.suite)
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
+        self.mcp_sessions = Sessions()          # MCP over HTTP (/mcp): in memory, ended by a restart
 
     @classmethod
     def open(cls, folder: Path | None = None, **kw) -> "Bench":

@@ -17,7 +17,8 @@ class Route:
     method: str
     pattern: str
     handler: Callable
-    shape: str = "bench"             # error shape: a format's SHAPE (openai, anthropic, ...), bench or html
+    shape: str = "bench"             # error shape: a format's SHAPE (openai, anthropic, ...), bench, html or
+    #                                  jsonrpc (MCP's transport: a JSON-RPC error with no id)
     auth: str = ADMIN
     dashboard_only: bool = False     # not served by the gateway-alone process
 
@@ -87,4 +88,6 @@ def shape_for_path(path: str) -> str:
     """The API a path belongs to (the formats declare theirs), so even a 404 answers in the caller's own shape."""
     if path.startswith("/bench/") or path == "/healthz":
         return "bench"
+    if path == "/mcp":
+        return "jsonrpc"
     return formats.shape_of_path(path) or "html"

@@ -1,7 +1,7 @@
 """The route table: every path the service answers, in one list."""
 from __future__ import annotations
 
-from ..api import admin, gateway, status
+from ..api import admin, gateway, mcp, status
 from ..dashboard.routes import ROUTES as DASHBOARD
 from .routes import ADMIN, PUBLIC, Route, RouteTable
 
@@ -12,7 +12,7 @@ def build_routes() -> list[Route]:
         Route("HEAD", "/", status.head_root, "html", PUBLIC),
         Route("GET", "/bench/status", status.status, "bench", ADMIN),
     ]
-    return routes + DASHBOARD + admin.ROUTES + gateway.routes()
+    return routes + DASHBOARD + admin.ROUTES + gateway.routes() + mcp.ROUTES
 
 
 def build_table() -> RouteTable:

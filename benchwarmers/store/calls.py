@@ -12,7 +12,7 @@ from .db import Database
 
 COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",
            "request", "prompt_hash", "answer", "ttft", "seconds", "input_tokens", "output_tokens", "tokens_estimated",
-           "caller", "created", "extra")
+           "caller", "created", "extra", "session")
 
 
 def new_id(prefix: str = "") -> str:
@@ -69,6 +69,7 @@ class CallRecord:
     tokens_estimated: bool = False   # the upstream reported no usage: the token counts are our estimate
     caller: str | None = None
     extra: dict | None = None
+    session: str | None = None
 
     @classmethod
     def from_row(cls, row) -> "CallRecord":
@@ -78,7 +79,8 @@ class CallRecord:
         return cls(**d)
 
     def to_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in COLUMNS}
+        """The record as the API shows it; the asking session's id stays inside (it names a live MCP session)."""
+        d = {k: getattr(self, k) for k in COLUMNS if k != "session"}
         d["request"] = json.loads(self.request) if self.request else None
         return d
 
@@ -90,7 +92,7 @@ class Calls:
     def add(self, rec: CallRecord, month: str | None = None) -> None:
         """Queue the call and its usage-ledger line; the writer commits them in its next batch."""
         values = [getattr(rec, k) for k in COLUMNS]
-        values[-1] = json.dumps(rec.extra) if rec.extra else None
+        values[COLUMNS.index("extra")] = json.dumps(rec.extra) if rec.extra else None
         month = month or time.strftime("%Y-%m", time.gmtime(rec.created))
 
         def write(conn):

@@ -101,6 +101,13 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (8, "onboarding's suite step: the progress of an item's suite run", """
         ALTER TABLE onboard_queue ADD COLUMN progress TEXT;
     """),
+    # Who asked, for the answers still waiting for a verdict: `caller` (the gateway key) was there from the start;
+    # `session` is the MCP session (or a client's X-Bench-Session) that asked, for callers without a key.
+    (9, "the session that asked each call; indexes to find a caller's calls", """
+        ALTER TABLE calls ADD COLUMN session TEXT;
+        CREATE INDEX calls_caller ON calls (caller, created);
+        CREATE INDEX calls_session ON calls (session, created);
+    """),
 ]
 
 

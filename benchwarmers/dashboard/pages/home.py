@@ -1,4 +1,5 @@
-"""Home: what to do next, calls per day by status, the last asks, and where the service runs."""
+"""Home: what to do next, the answers waiting for a verdict, calls per day by status, the last asks, and where the
+service runs."""
 from __future__ import annotations
 
 from ...errors import ConfigError
@@ -17,6 +18,7 @@ def data(req, bench) -> dict:
     collections = listed(req, "/bench/collections", "collections")
     recent = get(req, "/bench/history", per_page=5)
     judged = get(req, "/bench/history", verdict="given", per_page=1)["total"]
+    unjudged = get(req, "/bench/pending", limit=1)["total"]
     steps = [
         {"done": bool(endpoints), "text": "Add an endpoint", "href": "/endpoints"},
         {"done": bool(models), "text": "Onboard models", "href": "/onboard"},
@@ -27,7 +29,7 @@ def data(req, bench) -> dict:
     return {"status": status, "counts": {"endpoints": len(endpoints), "models": len(models),
                                          "active_models": sum(m["status"] == "active" for m in models),
                                          "collections": len(collections), "asks": recent["total"],
-                                         "asks_judged": judged},
+                                         "asks_judged": judged, "answers_unjudged": unjudged},
             "next_steps": steps, "daily": get(req, "/bench/stats/daily", days=14)["days"],
             "recent": recent["items"]}
 
@@ -57,6 +59,10 @@ def render(d: dict, frame) -> tuple[str, str]:
                         f'{link("/models/" + h["model"], "Accept the new price on its page")} or with '
                         f'<code>bench model confirm {e(h["model"])}</code>.</div>' for h in s.get("held", []))
     c = d["counts"]
+    if c["answers_unjudged"]:
+        problems += (f'<div class="flash flash-info" role="status">{c["answers_unjudged"]} '
+                     f'{"answer waits" if c["answers_unjudged"] == 1 else "answers wait"} for a verdict: verdicts decide '
+                     f'who gets seated. {link("/calls?verdict=missing", "Judge them on Calls")}.</div>')
     tiles = [("/endpoints", c["endpoints"], "endpoints"), ("/models", c["active_models"], "active models"),
              ("/collections", c["collections"], "collections"), ("/calls", c["asks"], "asks"),
              ("/calls?verdict=given", c["asks_judged"], "asks judged")]
