@@ -86,6 +86,13 @@ def add_endpoint(req: Request, ctx: Context) -> Response:
         raise Conflict(f"Endpoint {endpoint.name!r} exists.",
                        "Add --replace to change its URL, protocol or key, or pick another name.")
     key, new_key = key_for(body, endpoint)
+    return Response.json({"endpoint": register(ctx, endpoint, key, new_key)}, 201)
+
+
+def register(ctx: Context, endpoint: Endpoint, key: str | None, new_key: bool) -> dict:
+    """Check the endpoint by listing its models with `key`, save it, and store a new key in keys.json;
+    its view (never the key). Provider sign-in (api/connect.py) adds endpoints through this too."""
+    reg = health.registry(ctx)
     served = check_endpoint(endpoint, key)
     extra = {"served_count": len(served), "checked": time.time()}
     reg.save_endpoint(endpoint, extra)
@@ -98,7 +105,7 @@ def add_endpoint(req: Request, ctx: Context) -> Response:
                              f"Check {keys.keys_file()} is writable, or set {keys.env_name(endpoint.name)}.") from None
     view = endpoint_view(ctx, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
-    return Response.json({"endpoint": view}, 201)
+    return view
 
 
 def check_endpoint(endpoint: Endpoint, key: str | None) -> list[dict]:

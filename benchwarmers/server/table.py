@@ -1,7 +1,7 @@
 """The route table: every path the service answers, in one list."""
 from __future__ import annotations
 
-from ..api import admin, gateway, status
+from ..api import admin, connect, gateway, status
 from ..dashboard.pages import home, login
 from ..dashboard.render import static
 from ..errors import NotFound
@@ -28,7 +28,7 @@ def build_routes() -> list[Route]:
         Route("POST", "/logout", login.logout, "html", PUBLIC, dashboard_only=True),
         Route("GET", "/static/{name}", static_file, "html", PUBLIC, dashboard_only=True),
     ]
-    return routes + admin.ROUTES + gateway.ROUTES
+    return routes + admin.ROUTES + connect.ROUTES + gateway.ROUTES
 
 
 def build_router() -> Router:
