@@ -13,13 +13,14 @@ Each entry is a `Provider`, with one of three kinds:
 `why` says, in one line, why the entry has its kind and which of the provider's own documents says so.
 
 To add a provider: append a `Provider(...)` to PROVIDERS with a unique lower-case `id` (also the default
-endpoint name), its `api` (openai, anthropic, gemini or ollama), the `base_url` an endpoint uses, and:
+endpoint name), its `name`, `kind`, `why` and `doc`, its `api` (openai, anthropic, gemini or ollama), the
+`base_url` an endpoint uses, and:
 for a paste provider, `key_page`; for a handoff sign-in, `site` (the auth page is `site + "/auth"`, the
 key exchange `base_url + "/auth/keys"`, as OpenRouter and NanoGPT both document), `auth_params` and
 `exchange_params` for fields the provider wants beyond the PKCE ones, and `echoes_state` when the
 provider sends `state` back; for a device sign-in, `device_url` (its device endpoints are
-`device_url + "/code"` and `device_url + "/token"`). Nothing else needs to change: the routes and the
-JSON list (`api/connect.py`) read this table.
+`device_url + "/code"` and `device_url + "/token"`) and `device_params` for the body of the first.
+Nothing else needs to change: the routes and the JSON list (`api/connect.py`) read this table.
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ class Provider:
     exchange_params: dict = field(default_factory=dict)
     echoes_state: bool = False           # handoff: the provider sends `state` back with the code
     device_url: str | None = None        # device: device_url + "/code" and + "/token"
+    device_params: dict = field(default_factory=dict)   # device: the body of the /code request
     note: str | None = None              # something the user should know after signing in
 
     @property

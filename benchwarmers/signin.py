@@ -20,12 +20,11 @@ FLOW_SECONDS = 600        # a flow not finished within this is refused (the prov
 RESULT_SECONDS = 600      # how long the page can still show how a finished flow went
 MAX_PENDING = 32          # unfinished flows kept at once; the oldest goes first
 TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)
-CLIENT_NAME = "Benchwarmers"
 
 
 @dataclass
 class Flow:
-    """One sign-in this service started: nothing in it ever leaves the server but `state` and the challenge."""
+    """One sign-in this service started: only `state`, the challenge and the binding cookie leave the server."""
     provider: str
     kind: str                          # handoff or device (connect.HANDOFF, connect.DEVICE)
     endpoint: str                      # the endpoint name to add
@@ -135,7 +134,7 @@ def exchange_code(provider: Provider, code: str, verifier: str) -> str:
 # ---- device: the user approves a code at the provider while this service polls ----------------------------
 
 def device_start(provider: Provider, flow: Flow) -> None:
-    status, data = post_json(provider.device_url + "/code", {"client_name": CLIENT_NAME})
+    status, data = post_json(provider.device_url + "/code", dict(provider.device_params))
     if status >= 400 or not isinstance(data, dict) or not data.get("device_code") or not data.get("user_code"):
         raise UpstreamFailed("bad_response", f"{provider.name} did not start a device sign-in (HTTP {status}: "
                              f"{error_text(data)})", "Try again later, or paste a key instead.")
