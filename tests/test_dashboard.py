@@ -126,13 +126,13 @@ def test_a_local_ollama_is_offered_in_one_click(bench, monkeypatch):
         ol.set_models(["llama3.2"])
         monkeypatch.setenv("OLLAMA_HOST", ol.root)
         _, _, page = bench.get("/endpoints")
-        assert "Ollama on this machine" in page and "1 models" in page
-        action = re.search(r'<form method="post" action="/endpoints/add"><input type="hidden" name="csrf"[^>]*>'
-                           r'(.*?)<button', page).group(1)
+        assert "Ollama on this machine" in page and "(1 models)" in page
+        action = re.search(r'<form method="post" action="/endpoints/add" class="inline"><input type="hidden" '
+                           r'name="csrf"[^>]*>(.*?)<button', page).group(1)
         fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', action))
         assert fields == {"api": "ollama", "name": "ollama", "base_url": ol.root, "no_key": "1"}
         assert bench.form("/endpoints/add", fields)[0] == 303
-        assert "Ollama on this machine" not in bench.get("/endpoints")[2]   # added: no longer offered
+        assert "added as ollama" in bench.get("/endpoints")[2]   # added: no longer offered
         assert [e["name"] for e in bench.json("/endpoints.json")["endpoints"]] == ["fake", "ollama"]
 
 

@@ -24,6 +24,7 @@ from ..roster.registry import Registry
 from ..roster.resting import Resting
 from ..scheduler import Clock, Scheduler
 from ..settings import effective
+from ..signin import Flows
 from ..store import Config, Database
 from ..store.calls import Calls
 from ..store.verdicts import Verdicts
@@ -85,6 +86,7 @@ class Bench:
         self.scheduler = Scheduler(self.config, self.health, self.caller, clock=self._clock)
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
+        self.signins = Flows()              # provider sign-ins under way, in memory (a restart forgets them)
 
     @classmethod
     def open(cls, folder: Path | None = None, **kw) -> "Bench":
