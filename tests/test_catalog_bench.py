@@ -199,3 +199,30 @@ def test_a_model_without_any_fact_still_takes_its_seat(home, fake, make_service)
     configure(home, {"plain": (fake, "openai")}, {"a": ("plain", "m-a")}, {"core": {"members": ["a"], "explore": 0}})
     status, _, data = ask(Http(make_service().url), "bench/core", IMAGE)
     assert status == 200 and data["bench"]["seats"][0]["status"] == "ok"
+
+
+def test_free_models_only_their_own_app_can_use_take_no_explore_seat_until_switched_on(home, fake, make_service):
+    # OpenCode Zen's free models answer only OpenCode itself; FreeLLMAPI lists big-pickle free there
+    configure(home, {"zen": (fake, "openai"), "plain": (fake, "openai")},
+              {"a": ("plain", "m-a"), "pickle": ("zen", "big-pickle"), "writer": ("plain", "m-writer")},
+              {"core": {"members": ["a"], "explore": 1}})
+    map_endpoints(home, {"zen": "opencode"})
+    http = Http(make_service().url)
+    for _ in range(2):
+        status, _, data = ask(http, "bench/core")
+        assert status == 200, data
+        assert [s["model"] for s in data["bench"]["seats"]] == ["a", "writer"]
+    reason = next(p["reason"] for p in data["bench"]["passed_over"] if p["model"] == "pickle")
+    assert reason.startswith("its provider's free models work only in OpenCode")
+    status, _, d = http("GET", "/bench/catalog/app-only")
+    zen = {p["provider"]: p for p in d["providers"]}["opencode"]
+    assert zen["use_free"] is False and zen["app"] == "OpenCode" and zen["doc"].startswith("https://")
+    status, _, d = http("PUT", "/bench/catalog/app-only/opencode", {"use_free": True})
+    assert status == 200 and d["use_free"] is True
+    assert json.loads((home / "config" / "overrides.json").read_text())["providers"] == {"opencode": {"use_free": True}}
+    status, _, data = ask(http, "bench/core")
+    assert [s["model"] for s in data["bench"]["seats"]] == ["a", "pickle"]
+    assert http("PUT", "/bench/catalog/app-only/opencode", {"use_free": "yes"})[0] == 400
+    assert http("PUT", "/bench/catalog/app-only/groq", {"use_free": True})[0] == 404
+    http("PUT", "/bench/catalog/app-only/opencode", {"use_free": False})
+    assert json.loads((home / "config" / "overrides.json").read_text())["providers"] == {}

@@ -128,3 +128,13 @@ def test_bench_catalog_and_model_set_role_show(bench, api):
     assert "32k ctx" in out
     code, _, err = bench("model", "confirm", "coder")
     assert code == 1 and "'coder' is not held" in err
+
+
+def test_free_models_that_work_only_in_their_own_app_are_left_out_until_switched_on(api):
+    assert rows(api, "?find=pickle") == []
+    status, _, d = api("GET", "/bench/discover?find=pickle")
+    assert [(a["provider"], a["app"], a["models"]) for a in d["app_only"]] == [("opencode", "OpenCode", 1)]
+    assert api("PUT", "/bench/catalog/app-only/opencode", {"use_free": True})[0] == 200
+    found = rows(api, "?find=pickle")
+    assert [(m["provider"], m["model"], m["free"]) for m in found] == [("opencode", "big-pickle", True)]
+    assert api("GET", "/bench/discover?find=pickle")[2]["app_only"] == []
