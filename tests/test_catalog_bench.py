@@ -9,6 +9,7 @@ from benchwarmers.cli.main import main
 from tests.fakes import FakeOpenAI
 from tests.fakes.server import Reply
 from tests.helpers.catalog import catalog_host, install_samples, map_endpoints  # noqa: F401 (fixture)
+from tests.helpers.dashboard import Session
 from tests.helpers.data import configure, write
 from tests.helpers.http import Http
 
@@ -86,8 +87,10 @@ def test_a_free_model_whose_price_turns_up_is_held_until_confirmed(home, fake, m
     assert "now costs $0.5 in / $1 out per million tokens (models.dev/openrouter)" in reason
     status, _, d = http("GET", "/bench/status")
     assert d["held"][0]["model"] == "coder"
-    status, _, page = http("GET", "/")
-    assert status == 200 and "Held: coder: it was free" in page and "bench model confirm coder" in page
+    home_page = Session(svc.url)
+    status, _, page = home_page.get("/")
+    assert status == 200 and 'id="held"' in page and 'href="/models/coder"' in page and "Held: it was free" in page
+    assert 'action="/held/coder/confirm"' in page and "bench model confirm NAME" in page
     status, _, data = ask(http, "bench/core")
     assert [s["model"] for s in data["bench"]["seats"]] == ["a"]
     assert any(p["model"] == "coder" and p["reason"].startswith("held: it was free")
@@ -99,8 +102,11 @@ def test_a_free_model_whose_price_turns_up_is_held_until_confirmed(home, fake, m
     assert d["model"]["status"] == "held" and d["model"]["status_text"].startswith("held: it was free")
     assert main(["--url", svc.url, "status"]) == 0
     assert "Held: coder: it was free" in capsys.readouterr().out
-    status, _, d = http("POST", "/bench/models/coder/confirm")
-    assert status == 200 and d["confirmed"] == "coder" and d["model"]["status"] == "active"
+    status, headers, _ = home_page.form("/held/coder/confirm", {})        # accepted from Home, back on Home
+    assert status == 303 and headers["location"] == "/"
+    _, _, page = home_page.get("/")
+    assert "Accepted the new price of coder: it is active" in page and 'id="held"' not in page
+    assert http("GET", "/bench/models/coder")[2]["model"]["status"] == "active"
     status, _, d = http("GET", "/bench/status")
     assert d["held"] == []
     status, _, data = ask(http, "bench/core")

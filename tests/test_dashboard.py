@@ -14,7 +14,7 @@ from tests.helpers.panel import wait_for
 
 KEY = "sk-test-dash-0123456789abcdef"
 TOKEN = "dash-admin-token-0123456789"
-PAGES = ["/", "/endpoints", "/onboard", "/models", "/models/a", "/collections", "/collections/core",
+PAGES = ["/", "/endpoints", "/onboard", "/discover", "/models", "/models/a", "/collections", "/collections/core",
          "/collections/_new", "/ask", "/calls", "/settings"]
 
 

@@ -109,7 +109,8 @@ def describe(pid: str, catalog_providers: dict) -> dict:
     known = KNOWN.get(pid)
     entry = catalog_providers.get(pid) or {}
     base = known.base if known else entry.get("api")
-    out = {"provider": pid, "name": (known.name if known else entry.get("name")) or pid, "base_url": base}
+    out = {"provider": pid, "name": (known.name if known else entry.get("name")) or pid, "base_url": base,
+           "api": known.api if known else "openai"}
     if known:
         out["command"] = known.add_command()
     elif base:

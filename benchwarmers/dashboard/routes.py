@@ -9,8 +9,8 @@ from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
 from . import askstream, signin, web
-from .pages import (ask, call, calls, collection, collections, endpoints, home, login, model, models, onboard,
-                    settings)
+from .pages import (ask, call, calls, collection, collections, discover, endpoints, home, login, model, models,
+                    onboard, settings)
 from .render import page, static
 
 
@@ -30,6 +30,7 @@ PAGES = [
     Page("/models", models, "Models"),
     Page("/models/{alias}", model, section="/models"),
     Page("/onboard", onboard, section="/models"),
+    Page("/discover", discover, "Discover"),
     Page("/collections", collections, "Collections"),
     Page("/collections/{name}", collection, section="/collections"),
     Page("/endpoints", endpoints, "Endpoints"),
