@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
 
 SIGN_IN, PASTE, LOCAL = "sign-in", "paste", "local"
 HANDOFF, DEVICE = "handoff", "device"
@@ -125,6 +126,12 @@ _table: dict[str, Provider] = {p.id: p for p in PROVIDERS}
 
 def get(provider_id: str) -> Provider | None:
     return _table.get(provider_id)
+
+
+def auth_origins() -> list[str]:
+    """The origins of the handoff sign-in pages: a dashboard page's form-action lets the start's redirect go there."""
+    found = (urlsplit(p.site) for p in _table.values() if p.kind == SIGN_IN and p.flow == HANDOFF and p.site)
+    return sorted({f"{u.scheme}://{u.netloc}" for u in found})
 
 
 def entries() -> list[dict]:

@@ -290,3 +290,16 @@ def test_with_an_admin_token_every_page_needs_the_session(home, make_service):
     status, headers, _ = s.form("/logout", {})
     assert status == 303 and headers["location"] == "/login" and "bw_session" not in s.cookies
     assert s.get("/settings")[0] == 303
+
+
+def test_the_settings_switch_for_free_models_only_their_own_app_can_use(bench, home):
+    _, _, page = bench.get("/settings")
+    assert 'id="app_only"' in page and 'name="use_free" value="opencode">' in page
+    assert [p["provider"] for p in bench.json("/settings.json")["app_only"]] == ["opencode", "github-copilot"]
+    status, headers, _ = bench.form("/settings/app-only", [("use_free", "opencode")])
+    assert status == 303 and headers["location"] == "/settings#app_only"
+    assert json.loads((home / "config" / "overrides.json").read_text())["providers"] == {"opencode": {"use_free": True}}
+    _, _, page = bench.get("/settings")
+    assert "Saved: OpenCode Zen on." in page and 'value="opencode" checked>' in page
+    bench.form("/settings/app-only", [])
+    assert [p["use_free"] for p in bench.json("/settings.json")["app_only"]] == [False, False]

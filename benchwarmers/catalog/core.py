@@ -8,7 +8,7 @@ from ..errors import Conflict, NotHeld
 from ..store import Config
 from . import overrides, roles as roles_mod, sources, store, watch
 from .merge import Indexed, merge
-from .providers import APP_ONLY, KNOWN, match
+from .providers import APP_ONLY, match
 
 
 class Catalog:
@@ -96,9 +96,8 @@ class Catalog:
     # ---- free models only their own app can use -----------------------------------------------------
     def app_only(self) -> list[dict]:
         """The providers whose free models work only in their own app, each with the user's switch."""
-        ix, data = self.state()
-        return [{"provider": a.id, "name": KNOWN[a.id].name if a.id in KNOWN else
-                 (ix.providers.get(a.id) or {}).get("name") or a.id, "app": a.app, "why": a.why, "doc": a.doc,
+        data = self.state()[1]
+        return [{"provider": a.id, "name": a.name, "app": a.app, "why": a.why, "doc": a.doc,
                  "use_free": overrides.uses_free(data, a.id)} for a in APP_ONLY.values()]
 
     def app_only_free(self, provider: str | None, free: bool | None) -> str | None:

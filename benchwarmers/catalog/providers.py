@@ -51,6 +51,7 @@ BY_FREELLMAPI = {k.freellmapi: k.id for k in KNOWN.values() if k.freellmapi}
 @dataclass(frozen=True)
 class AppOnly:
     id: str                          # the provider's id at models.dev
+    name: str
     app: str                         # the only app its free models answer
     why: str                         # what the provider's own documents or answers say
     doc: str
@@ -60,11 +61,11 @@ class AppOnly:
 # seats pass them over, unless the user switches the provider on (overrides.json: providers.ID.use_free), say
 # for an endpoint that reaches the provider through its app. Their paid models are not affected.
 APP_ONLY = {a.id: a for a in (
-    AppOnly("opencode", "OpenCode",
+    AppOnly("opencode", "OpenCode Zen", "OpenCode",
             "OpenCode Zen's docs call its free models free on OpenCode for a limited time, and its gateway answers "
             "other apps with 403: OpenCode's free tier can only be used from within OpenCode. Its paid models take "
             "an API key from any app.", "https://opencode.ai/docs/zen"),
-    AppOnly("github-copilot", "GitHub Copilot",
+    AppOnly("github-copilot", "GitHub Copilot", "GitHub Copilot",
             "A Copilot plan pays for these models (the catalog lists them at price 0); GitHub documents them inside "
             "Copilot's own editors, CLI and website, with no API key for other apps.",
             "https://docs.github.com/en/copilot/reference/ai-models/supported-models"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import secrets
 from urllib.parse import urlencode
 
@@ -23,7 +24,8 @@ def s256(verifier: str) -> str:
 
 
 class FakeHandoff(FakeOpenAI):
-    """GET /auth approves at once and sends the browser to callback_url with a code; POST <api>/auth/keys
+    """GET /auth approves at once and sends the browser to callback_url with a code (or, with `consent`, shows a
+    page whose Authorize link does, as a real provider's page does once the user clicks); POST <api>/auth/keys
     gives a key only for a code it issued, once, with the verifier whose S256 hash was the challenge."""
     url_suffix = "/api/v1"
     key_prefix = "sk-fake-"
@@ -36,6 +38,7 @@ class FakeHandoff(FakeOpenAI):
         self.issued: list[str] = []
         self.refused: list[dict] = []
         self.deny = False                 # the user says no on the auth page
+        self.consent = False              # show an Authorize link instead of redirecting at once
 
     @property
     def site(self) -> str:
@@ -63,7 +66,11 @@ class FakeHandoff(FakeOpenAI):
         if self.echoes_state and q.get("state"):
             back["state"] = q["state"]
         sep = "&" if "?" in q["callback_url"] else "?"
-        h.send_bytes(302, "text/plain", b"", {"Location": q["callback_url"] + sep + urlencode(back)})
+        back_url = q["callback_url"] + sep + urlencode(back)
+        if self.consent:
+            page = f'<!doctype html><title>Authorize</title><a id="authorize" href="{html.escape(back_url)}">OK</a>'
+            return h.send_bytes(200, "text/html; charset=utf-8", page.encode())
+        h.send_bytes(302, "text/plain", b"", {"Location": back_url})
 
     def new_code(self, challenge: str) -> str:
         code = secrets.token_urlsafe(16)

@@ -104,14 +104,17 @@ def signin_card(d: dict, frame) -> str:
 
 
 def provider_row(p: dict, d: dict, frame) -> str:
-    head = f'<strong>{e(p["name"])}</strong> {chip(KINDS[p["kind"]][0], KINDS[p["kind"]][1])}'
+    head = f'<div class="provider-head"><strong>{e(p["name"])}</strong> {chip(*KINDS[p["kind"]])}</div>'
     why = f'<span class="reason">{e(p["why"])} <a href="{e(p["doc"])}" {EXTERNAL}>Their docs</a></span>'
     if p["kind"] == "sign-in":
         act = (f'<form method="post" action="{e(p["start"])}" class="inline">{csrf(frame)}'
                f'<button type="submit" class="small">Sign in with {e(p["name"])}</button></form>')
         why = f'<span class="reason">{e(p["note"])}</span>' if p["note"] else ""
     elif p["kind"] == "local":
-        act = local_action(d, frame)
+        act, s = local_action(d, frame), d["local_servers"][0]
+        if not s["answering"] and not s["endpoint"]:
+            why = (f'<span class="reason">Nothing answers at <code>{e(s["base_url"])}</code>: start Ollama, then '
+                   f'reload this page. {e(p["why"])}</span>')
     else:
         act = (f'<a class="button secondary small" href="{e(p["key_page"])}" {EXTERNAL}>Make a key</a> '
                f'<a href="/endpoints?paste={e(p["id"])}#add">then paste it</a>')
@@ -124,8 +127,7 @@ def local_action(d: dict, frame) -> str:
     if s["endpoint"]:
         return f'<span class="muted">added as {e(s["endpoint"])}</span>'
     if not s["answering"]:
-        return f'<span class="muted">not answering at <code>{e(s["base_url"])}</code>: start Ollama, then ' \
-               "reload this page</span>"
+        return chip("none", "not answering")
     taken = {x["name"] for x in d["endpoints"]}
     name = next(n for n in (s["name"], "local", "ollama-local", "ollama-2") if n not in taken)
     fields = "".join(hidden(k, v) for k, v in (("api", s["api"]), ("name", name), ("base_url", s["base_url"]),
