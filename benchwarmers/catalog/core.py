@@ -109,9 +109,11 @@ class Catalog:
         return f"its provider's free models work only in {found.app} (Settings: switch {found.id} on to use them)"
 
     def app_only_reason(self, model) -> str | None:
-        """app_only_free() for a model on the bench: explore seats pass it over."""
+        """app_only_free() for a model on the bench: explore seats pass it over. With no price known, a served
+        name ending in '-free' (OpenCode Zen's way of naming them) counts as free."""
         pid, facts = self.sourced(model)
-        return self.app_only_free(pid, watch.is_free(facts, model.served))
+        free = watch.is_free(facts, model.served)
+        return self.app_only_free(pid, model.served.endswith("-free") if free is None else free)
 
     # ---- holds ------------------------------------------------------------------------------------
     def _watch_state(self) -> dict:
