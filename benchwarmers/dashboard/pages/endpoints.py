@@ -58,8 +58,8 @@ def render(d: dict, frame) -> tuple[str, str]:
     parts = [result_flash(d["signin"])]
     if not d["endpoints"]:
         parts.append('<p class="lead">Start here: an endpoint is a base URL and a protocol, such as OpenRouter, '
-                     "a provider's own API or a local Ollama. Add one below; its key is checked by listing its "
-                     "models before anything is saved.</p>")
+                     "a provider's own API or a local Ollama. Sign in with a provider below, or paste a base URL and "
+                     "key: a key is checked by listing the models before anything is saved.</p>")
     elif not d["models"]:
         parts.append('<p class="lead callout">Next: <a href="/onboard">onboard models</a> from your endpoints.</p>')
     if d["endpoints"]:
