@@ -79,7 +79,7 @@ def held_card(held: list[dict], frame) -> str:
     """Free models that turned paid: not seated or probed until the new price is accepted."""
     if not held:
         return ""
-    rows = [[link("/models/" + h["model"], h["model"]), f'Held: {e(h["reason"])}', e(when(h.get("since"))),
+    rows = [[link("/models/" + h["model"], h["model"]), e(h["reason"]), e(when(h.get("since"))),
              confirm(frame, f'/held/{h["model"]}/confirm', "Accept the new price",
                      f'Accept the new price of {h["model"]}? It takes seats and probes again, at that price.')]
             for h in held]
