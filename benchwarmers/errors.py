@@ -43,6 +43,11 @@ class ToolsNeedRouteMode(BadRequest):
     code = "tools_need_route_mode"
 
 
+class SigninRefused(BadRequest):
+    """A provider sign-in's way back that this service cannot take: unknown, used, expired or another browser's."""
+    code = "signin_refused"
+
+
 class Unauthorized(BenchError):
     status, code = 401, "unauthorized"
 

@@ -9,6 +9,7 @@ from benchwarmers.cli.main import main
 from tests.fakes import FakeOpenAI
 from tests.fakes.server import Reply
 from tests.helpers.catalog import catalog_host, install_samples, map_endpoints  # noqa: F401 (fixture)
+from tests.helpers.dashboard import Session
 from tests.helpers.data import configure, write
 from tests.helpers.http import Http
 
@@ -86,8 +87,11 @@ def test_a_free_model_whose_price_turns_up_is_held_until_confirmed(home, fake, m
     assert "now costs $0.5 in / $1 out per million tokens (models.dev/openrouter)" in reason
     status, _, d = http("GET", "/bench/status")
     assert d["held"][0]["model"] == "coder"
-    status, _, page = http("GET", "/")
-    assert status == 200 and "Held: coder: it was free" in page and "bench model confirm coder" in page
+    home_page = Session(svc.url)
+    status, _, page = home_page.get("/")
+    assert status == 200 and 'id="held"' in page and 'href="/models/coder"' in page
+    assert "it was free and now costs" in page
+    assert 'action="/held/coder/confirm"' in page and "bench model confirm NAME" in page
     status, _, data = ask(http, "bench/core")
     assert [s["model"] for s in data["bench"]["seats"]] == ["a"]
     assert any(p["model"] == "coder" and p["reason"].startswith("held: it was free")
@@ -99,8 +103,11 @@ def test_a_free_model_whose_price_turns_up_is_held_until_confirmed(home, fake, m
     assert d["model"]["status"] == "held" and d["model"]["status_text"].startswith("held: it was free")
     assert main(["--url", svc.url, "status"]) == 0
     assert "Held: coder: it was free" in capsys.readouterr().out
-    status, _, d = http("POST", "/bench/models/coder/confirm")
-    assert status == 200 and d["confirmed"] == "coder" and d["model"]["status"] == "active"
+    status, headers, _ = home_page.form("/held/coder/confirm", {})        # accepted from Home, back on Home
+    assert status == 303 and headers["location"] == "/"
+    _, _, page = home_page.get("/")
+    assert "Accepted the new price of coder: it is active" in page and 'id="held"' not in page
+    assert http("GET", "/bench/models/coder")[2]["model"]["status"] == "active"
     status, _, d = http("GET", "/bench/status")
     assert d["held"] == []
     status, _, data = ask(http, "bench/core")
@@ -199,3 +206,30 @@ def test_a_model_without_any_fact_still_takes_its_seat(home, fake, make_service)
     configure(home, {"plain": (fake, "openai")}, {"a": ("plain", "m-a")}, {"core": {"members": ["a"], "explore": 0}})
     status, _, data = ask(Http(make_service().url), "bench/core", IMAGE)
     assert status == 200 and data["bench"]["seats"][0]["status"] == "ok"
+
+
+def test_free_models_only_their_own_app_can_use_take_no_explore_seat_until_switched_on(home, fake, make_service):
+    # OpenCode Zen's free models answer only OpenCode itself; FreeLLMAPI lists big-pickle free there
+    configure(home, {"zen": (fake, "openai"), "plain": (fake, "openai")},
+              {"a": ("plain", "m-a"), "pickle": ("zen", "big-pickle"), "writer": ("plain", "m-writer")},
+              {"core": {"members": ["a"], "explore": 1}})
+    map_endpoints(home, {"zen": "opencode"})
+    http = Http(make_service().url)
+    for _ in range(2):
+        status, _, data = ask(http, "bench/core")
+        assert status == 200, data
+        assert [s["model"] for s in data["bench"]["seats"]] == ["a", "writer"]
+    reason = next(p["reason"] for p in data["bench"]["passed_over"] if p["model"] == "pickle")
+    assert reason.startswith("its provider's free models work only in OpenCode")
+    status, _, d = http("GET", "/bench/catalog/app-only")
+    zen = {p["provider"]: p for p in d["providers"]}["opencode"]
+    assert zen["use_free"] is False and zen["app"] == "OpenCode" and zen["doc"].startswith("https://")
+    status, _, d = http("PUT", "/bench/catalog/app-only/opencode", {"use_free": True})
+    assert status == 200 and d["use_free"] is True
+    assert json.loads((home / "config" / "overrides.json").read_text())["providers"] == {"opencode": {"use_free": True}}
+    status, _, data = ask(http, "bench/core")
+    assert [s["model"] for s in data["bench"]["seats"]] == ["a", "pickle"]
+    assert http("PUT", "/bench/catalog/app-only/opencode", {"use_free": "yes"})[0] == 400
+    assert http("PUT", "/bench/catalog/app-only/groq", {"use_free": True})[0] == 404
+    http("PUT", "/bench/catalog/app-only/opencode", {"use_free": False})
+    assert json.loads((home / "config" / "overrides.json").read_text())["providers"] == {}

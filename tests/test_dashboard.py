@@ -14,7 +14,7 @@ from tests.helpers.panel import wait_for
 
 KEY = "sk-test-dash-0123456789abcdef"
 TOKEN = "dash-admin-token-0123456789"
-PAGES = ["/", "/endpoints", "/onboard", "/models", "/models/a", "/collections", "/collections/core",
+PAGES = ["/", "/endpoints", "/onboard", "/discover", "/models", "/models/a", "/collections", "/collections/core",
          "/collections/_new", "/ask", "/calls", "/settings", "/suite"]
 
 
@@ -126,13 +126,13 @@ def test_a_local_ollama_is_offered_in_one_click(bench, monkeypatch):
         ol.set_models(["llama3.2"])
         monkeypatch.setenv("OLLAMA_HOST", ol.root)
         _, _, page = bench.get("/endpoints")
-        assert "Ollama on this machine" in page and "1 models" in page
-        action = re.search(r'<form method="post" action="/endpoints/add"><input type="hidden" name="csrf"[^>]*>'
-                           r'(.*?)<button', page).group(1)
+        assert "Ollama on this machine" in page and "(1 models)" in page
+        action = re.search(r'<form method="post" action="/endpoints/add" class="inline"><input type="hidden" '
+                           r'name="csrf"[^>]*>(.*?)<button', page).group(1)
         fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', action))
         assert fields == {"api": "ollama", "name": "ollama", "base_url": ol.root, "no_key": "1"}
         assert bench.form("/endpoints/add", fields)[0] == 303
-        assert "Ollama on this machine" not in bench.get("/endpoints")[2]   # added: no longer offered
+        assert "added as ollama" in bench.get("/endpoints")[2]   # added: no longer offered
         assert [e["name"] for e in bench.json("/endpoints.json")["endpoints"]] == ["fake", "ollama"]
 
 
@@ -328,3 +328,16 @@ def test_with_an_admin_token_every_page_needs_the_session(home, make_service):
     status, headers, _ = s.form("/logout", {})
     assert status == 303 and headers["location"] == "/login" and "bw_session" not in s.cookies
     assert s.get("/settings")[0] == 303
+
+
+def test_the_settings_switch_for_free_models_only_their_own_app_can_use(bench, home):
+    _, _, page = bench.get("/settings")
+    assert 'id="app_only"' in page and 'name="use_free" value="opencode">' in page
+    assert [p["provider"] for p in bench.json("/settings.json")["app_only"]] == ["opencode", "github-copilot"]
+    status, headers, _ = bench.form("/settings/app-only", [("use_free", "opencode")])
+    assert status == 303 and headers["location"] == "/settings#app_only"
+    assert json.loads((home / "config" / "overrides.json").read_text())["providers"] == {"opencode": {"use_free": True}}
+    _, _, page = bench.get("/settings")
+    assert "Saved: OpenCode Zen on." in page and 'value="opencode" checked>' in page
+    bench.form("/settings/app-only", [])
+    assert [p["use_free"] for p in bench.json("/settings.json")["app_only"]] == [False, False]

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from benchwarmers import connect
 from tests.fakes import FakeOpenAI, Reply
+from tests.fakes.signin import FakeOpenRouter
+from tests.helpers.catalog import install_samples, map_endpoints
 from tests.helpers.data import configure
 from tests.helpers.http import Http
 
@@ -200,7 +203,7 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
         the_suite_from_the_dashboard(page, url)
 
         # every other page, for the reviewer
-        for path, name in (("/", "home"), ("/endpoints", "endpoints"), ("/models", "models"),
+        for path, name in (("/", "home"), ("/endpoints", "endpoints"), ("/discover", "discover"), ("/models", "models"),
                            ("/models/alpha-1", "model"), ("/collections", "collections"),
                            ("/collections/core", "collection"), ("/ask", "ask"), ("/settings", "settings"),
                            ("/suite", "suite")):
@@ -299,14 +302,92 @@ def test_login_and_log_out_in_the_browser(tab, make_service):
     expect(tab.locator("h1")).to_have_text("Log in")
 
 
+def test_openrouter_sign_in_round_trip_clicked_in_the_browser(tab, make_service, isolated):
+    """Against a fake OpenRouter on another site (localhost, the service on 127.0.0.1), with an admin token: the
+    provider sends the browser back without the session cookie, and the result still shows with no new login."""
+    token = "browser-admin-token-0123456789"
+    with FakeOpenRouter(host_name="localhost") as fake, \
+            connect.pointed_at("openrouter", site=fake.site, base_url=f"http://127.0.0.1:{fake.port}/api/v1"):
+        fake.set_models(["or-one", "or-two"])
+        fake.consent = True                    # the user approves on the provider's own page
+        svc = make_service(admin_token=token)
+        tab.goto(svc.url + "/endpoints")
+        tab.fill("#token", token)
+        tab.click("button:has-text('Log in')")
+        expect(tab.locator("h1")).to_have_text("Endpoints")
+        card = tab.locator("#signin")
+        expect(card.locator('li[data-provider="huggingface"]')).to_contain_text("paste a key")
+        shoot(tab, "endpoints-signin", dark=False)
+        card.locator("button", has_text="Sign in with OpenRouter").click()
+        expect(tab).to_have_url(re.compile(re.escape(fake.site + "/auth?")))
+        tab.click("#authorize")
+        expect(tab).to_have_url(re.compile(re.escape(svc.url + "/endpoints?signin=")))
+        expect(tab.locator("h1")).to_have_text("Endpoints")                      # no second login
+        expect(tab.locator("#signin-result")).to_contain_text("OpenRouter connected: endpoint openrouter serves 2")
+        expect(tab.locator("main table")).to_contain_text("openrouter")
+        key = fake.issued[0]
+        assert key not in tab.content()
+        assert json.loads((isolated.parent / "llm" / "keys.json").read_text())["openrouter"] == key
+        assert [r.path for r in fake.exchanges] == ["/api/v1/auth/keys"]
+        shoot(tab, "endpoints-signed-in", dark=False)
+        tab.goto(svc.url + "/endpoints?paste=huggingface")                      # a provider with no sign-in
+        expect(tab.locator("#ep-base")).to_have_value("https://router.huggingface.co/v1")
+        expect(tab.locator("#add")).to_contain_text("has no sign-in here")
+
+
+def test_discover_filters_and_onboards_in_one_click(tab, home, make_service):
+    hub = FakeOpenAI().start().set_models(["qwen/qwen3-coder:free", "qwen/qwen3-coder"])
+    hub.script("qwen/qwen3-coder:free", Reply(text="ready", delay=0.5))
+    configure(home, {"or": (hub, "openai")}, {})
+    map_endpoints(home, {"or": "openrouter"})
+    install_samples(home)
+    svc = make_service()
+    watch = Watch(tab, svc.url)
+    try:
+        tab.goto(svc.url + "/discover")
+        shoot(tab, "discover-all")
+        tab.check('#discover-filters input[name="free"]')
+        tab.fill("#d-find", "qwen3-coder")
+        tab.click("#discover-filters button[type=submit]")
+        expect(tab).to_have_url(re.compile(r"/discover\?free=1.*find=qwen3-coder"))
+        d = tab.request.get(svc.url + "/discover.json?free=1&find=qwen3-coder").json()
+        rows = tab.locator("#discovered tbody tr")
+        expect(rows).to_have_count(len(d["models"]))
+        for i, m in enumerate(d["models"]):
+            expect(rows.nth(i)).to_contain_text(m["model"])
+            expect(rows.nth(i)).to_contain_text("free")
+        key = "or|qwen/qwen3-coder:free"
+        route = tab.locator(".route", has=tab.locator(f'.progress[data-key="{key}"]'))
+        route.locator("button", has_text="Onboard").click()
+        expect(route.locator(".progress")).to_contain_text("done", timeout=30000)
+        expect(route.locator("form")).to_be_hidden()
+        assert "/discover?free=1" in tab.url
+        tab.reload()
+        expect(tab.locator(".route", has_text="or").first).to_contain_text("done")
+        shoot(tab, "discover")
+        models = Http(svc.url)("GET", "/bench/models")[2]["models"]
+        assert [m["served"] for m in models] == ["qwen/qwen3-coder:free"]
+        tab.goto(svc.url + "/onboard")                                          # the queue shows it too
+        expect(tab.locator("main")).to_contain_text("qwen/qwen3-coder:free")
+        assert watch.clean(), (watch.dialogs, watch.foreign, watch.violations)
+    finally:
+        hub.stop()
+
+
 @pytest.fixture
 def hostile(home, make_service):
-    """Model text, a served name, a description and a note holding markup; a failed onboarding quoting it."""
-    fake = FakeOpenAI().start().set_models([f"evil{EVIL}", "broken"])
+    """Model text, a served name, a description and a note holding markup; a failed onboarding quoting it; a
+    catalog model (named with markup, served by the hostile endpoint) that Discover lists with its route."""
+    fake = FakeOpenAI().start().set_models([f"evil{EVIL}", "broken", f"fresh{EVIL}"])
     fake.script(f"evil{EVIL}", f"{EVIL}\n\n[click](javascript:alert(3)) ![pic](http://evil.example/x.png)")
     fake.script("broken", Reply.error(500, message=f"boom {EVIL}"))
     configure(home, {"fake": (fake, "openai")}, {"evil": ("fake", f"evil{EVIL}")},
               {"core": {"members": ["evil"], "explore": 0, "description": f"reviews {EVIL}"}})
+    map_endpoints(home, {"fake": "openrouter"})
+    install_samples(home, {served: {"id": served, "name": f"name {EVIL}", "release_date": "2026-11-01",
+                                    "modalities": {"input": ["text"], "output": ["text"]},
+                                    "cost": {"input": 0, "output": 0}, "limit": {"context": 131072}}
+                           for served in (f"evil{EVIL}", f"fresh{EVIL}")})
     svc = make_service()
     api = Http(svc.url)
     bench = api("POST", "/v1/chat/completions", {"model": "bench/core",
@@ -325,7 +406,8 @@ def test_hostile_text_stays_text_and_runs_nothing(tab, hostile):
     watch = Watch(tab, svc.url)
     shown_as_text = {"/models": f"evil{EVIL}", "/models/evil": f"evil{EVIL}", "/collections": f"reviews {EVIL}",
                      "/collections/core": f"reviews {EVIL}", "/calls": EVIL, "/onboard": f"boom {EVIL}",
-                     "/": EVIL, "/endpoints": "fake", "/settings": "Gateway keys", "/suite": EVIL}
+                     "/": EVIL, "/endpoints": "fake", "/settings": "Gateway keys", "/suite": EVIL,
+                     "/discover?find=evil": f"name {EVIL}"}
     for path, text in shown_as_text.items():
         tab.goto(svc.url + path)
         expect(tab.locator("main")).to_contain_text(text)
@@ -339,7 +421,17 @@ def test_hostile_text_stays_text_and_runs_nothing(tab, hostile):
     expect(tab.locator(".seat .answer")).to_contain_text(EVIL)
     expect(tab.locator(".seat .answer")).to_contain_text("[image: pic]")
     assert tab.locator(".seat .answer a, .seat .answer img, .seat .answer script").count() == 0
+    tab.goto(svc.url + "/discover?find=fresh")                            # a discovered name, onboarded by script
+    route = tab.locator(".route", has_text="fresh")
+    expect(route).to_contain_text(f"fresh{EVIL}")
+    route.locator("button", has_text="Onboard").click()
+    expect(route.locator(".progress")).to_contain_text("done", timeout=30000)
+    assert tab.locator("main script, main img").count() == 0
     assert watch.clean(), (watch.dialogs, watch.foreign, watch.violations)
+
+
+def progress_keys(within) -> list:
+    return within.locator(".progress").evaluate_all("els => els.map(e => e.dataset.key)")
 
 
 def test_every_page_shows_what_its_json_twin_holds(tab, hostile):
@@ -362,8 +454,8 @@ def test_every_page_shows_what_its_json_twin_holds(tab, hostile):
         expect(main).to_contain_text(e["name"])
         expect(main).to_contain_text(e["base_url"])
     d, main = both("/onboard")
-    for c in d["candidates"]:
-        expect(main.locator(f'.progress[data-key="{c["endpoint"]}|{c["served"]}"]')).to_have_count(1)
+    keys = progress_keys(main)                    # names hold markup: read the attributes, no CSS selector
+    assert all(keys.count(f'{c["endpoint"]}|{c["served"]}') == 1 for c in d["candidates"])
     d, main = both("/models")
     for m in d["models"]:
         expect(main.locator("tr", has_text=m["served"])).to_contain_text(m["status"])
@@ -387,6 +479,14 @@ def test_every_page_shows_what_its_json_twin_holds(tab, hostile):
     d, main = both(f"/calls/{panel}")
     for seat in d["seats"]:
         expect(main.locator(f'.seat[data-call="{seat["call"]}"] h3')).to_have_text(seat["model"])
+    d, main = both("/discover")
+    rows = main.locator("#discovered tbody tr")
+    expect(rows).to_have_count(len(d["models"]))
+    for i, m in enumerate(d["models"][:10]):
+        expect(rows.nth(i)).to_contain_text(m["name"])
+        keys = progress_keys(rows.nth(i))
+        for r in m["routes"]:
+            assert keys.count(f'{r["endpoint"]}|{r["served"]}') == (0 if r["on_bench"] and not r["item"] else 1)
     d, main = both("/settings")
     for s in d["settings"]["settings"]:
         shown = tab.locator(f'#s-{s["name"]}').input_value()

@@ -9,8 +9,10 @@ import pytest
 from benchwarmers.cli.main import main
 from tests.fakes import FakeOpenAI
 from tests.helpers.catalog import install_samples, map_endpoints
+from tests.helpers.dashboard import Session
 from tests.helpers.data import configure
 from tests.helpers.http import Http
+from tests.helpers.panel import wait_for
 
 
 @pytest.fixture
@@ -56,7 +58,7 @@ def test_a_model_with_no_route_names_the_provider_to_add(api):
     oss = groq["openai/gpt-oss-120b"]
     assert oss["routes"] == []
     assert oss["no_route"] == {"provider": "groq", "name": "Groq", "base_url": "https://api.groq.com/openai/v1",
-                               "command": "bench endpoint add groq --base https://api.groq.com/openai/v1"}
+                               "api": "openai", "command": "bench endpoint add groq --base https://api.groq.com/openai/v1"}
     # Groq lists it at $0.15/$0.60, and FreeLLMAPI's dated hint names its free tier
     assert oss["free"] is True and oss["free_tier"]["rpd"] == 1000 and oss["free_tier"]["as_of"] == "2026-06"
     assert oss["sources"] == ["models.dev", "FreeLLMAPI (2026-06)"]
@@ -97,7 +99,11 @@ def test_bench_discover_prints_the_routes_and_the_command_that_onboards(bench):
     code, out, err = bench("discover", "--free", "--find", "qwen3-coder")
     assert code == 0, err
     assert "qwen/qwen3-coder:free" in out and "openrouter" in out and "free" in out
-    assert "To onboard one: bench onboard qwen/qwen3-coder:free --endpoint or" in err
+    assert "To queue one for onboarding: bench onboard qwen/qwen3-coder:free --endpoint or" in err
+    command = err.split("To queue one for onboarding: ", 1)[1].split("  (")[0].split("\n")[0].split()
+    code, out, err = bench(*command[1:])                 # the command printed queues it
+    assert code == 0, err
+    assert "qwen/qwen3-coder:free" in out and "queued" in out
     code, out, err = bench("discover", "--find", "gpt-oss-120b")
     assert "no route yet: add Groq" in out
     assert "To add a provider: bench endpoint add groq --base https://api.groq.com/openai/v1" in err
@@ -130,3 +136,39 @@ def test_bench_catalog_and_model_set_role_show(bench, api):
     assert "32k ctx" in out
     code, _, err = bench("model", "confirm", "coder")
     assert code == 1 and "'coder' is not held" in err
+
+
+def test_free_models_that_work_only_in_their_own_app_are_left_out_until_switched_on(api):
+    assert rows(api, "?find=pickle") == []
+    status, _, d = api("GET", "/bench/discover?find=pickle")
+    assert [(a["provider"], a["app"], a["models"]) for a in d["app_only"]] == [("opencode", "OpenCode", 1)]
+    assert api("PUT", "/bench/catalog/app-only/opencode", {"use_free": True})[0] == 200
+    found = rows(api, "?find=pickle")
+    assert [(m["provider"], m["model"], m["free"]) for m in found] == [("opencode", "big-pickle", True)]
+    assert api("GET", "/bench/discover?find=pickle")[2]["app_only"] == []
+
+
+def test_the_discover_page_filters_and_queues_a_routed_model_in_one_click(api, hub):
+    s = Session(api.base)
+    status, _, page = s.get("/discover?free=1&find=qwen3-coder")
+    assert status == 200 and 'href="/discover.json?free=1&amp;find=qwen3-coder"' in page
+    d = s.json("/discover.json?free=1&find=qwen3-coder")
+    assert d["filters"] == {"free": True, "tools": False, "vision": False, "find": "qwen3-coder", "min_context": None}
+    assert d["models"][0]["model"] == "qwen/qwen3-coder:free" and all(m["free"] for m in d["models"])
+    assert all("qwen3-coder" in (m["model"] + m["name"]).lower() for m in d["models"])
+    assert 'value="or|qwen/qwen3-coder:free"' in page and 'data-key="or|qwen/qwen3-coder:free"' in page
+    groq = next(m for m in s.json("/discover.json?find=gpt-oss-120b")["models"] if m["provider"] == "groq")
+    assert groq["add"] == {"how": "paste", "name": "Groq", "href": "/endpoints?name=groq&base_url=https%3A%2F%2Fapi."
+                                                                  "groq.com%2Fopenai%2Fv1&api=openai#add"}
+    status, headers, _ = s.form("/discover/onboard", {"pick": "or|qwen/qwen3-coder:free",
+                                                     "back": "/discover?free=1&find=qwen3-coder"})
+    assert status == 303 and headers["location"] == "/discover?free=1&find=qwen3-coder"
+    item = s.json("/discover.json?free=1")["models"][0]["routes"][0]["item"]
+    assert item["served"] == "qwen/qwen3-coder:free" and item["mode"] == "quick"
+    wait_for(lambda: s.json("/discover.json?free=1")["models"][0]["routes"][0]["item"]["state"] == "done")
+    route = s.json("/discover.json?free=1")["models"][0]["routes"][0]
+    assert route["on_bench"] and route["item"]["model"] == route["on_bench"]
+    _, _, page = s.get("/discover?min_context=lots")
+    assert "Min context must be a whole number" in page
+    assert s.form("/discover/onboard", {})[0] == 303                  # nothing picked: back with the reason
+    assert "No model picked" in s.get("/discover")[2]

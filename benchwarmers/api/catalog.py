@@ -1,9 +1,11 @@
-"""Admin API for the catalog: its copies and refresh, Discover, and a model's own facts, roles and price hold."""
+"""Admin API for the catalog: its copies and refresh, Discover, the providers whose free models work only in their
+own app (with the user's switch), and a model's own facts, roles and price hold."""
 from __future__ import annotations
 
 from ..catalog import overrides
 from ..catalog.discover import discover
-from ..errors import BadRequest
+from ..catalog.providers import APP_ONLY
+from ..errors import BadRequest, NotFound
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
@@ -36,6 +38,23 @@ def discover_models(req: Request, bench: Bench) -> Response:
     return Response.json(found)
 
 
+def app_only(req: Request, bench: Bench) -> Response:
+    return Response.json({"providers": bench.catalog.app_only()})
+
+
+def set_app_only(req: Request, bench: Bench) -> Response:
+    """{"use_free": true}: Discover lists the provider's free models and explore seats may go to them."""
+    provider = req.params["provider"]
+    if provider not in APP_ONLY:
+        raise NotFound(f"{provider!r} is not a provider whose free models work only in its own app.",
+                       "GET /bench/catalog/app-only lists them: " + ", ".join(APP_ONLY) + ".")
+    body = req.json()
+    if "use_free" not in body:
+        raise BadRequest("Send {\"use_free\": true} or {\"use_free\": false}.")
+    overrides.save_use_free(bench.config, provider, body["use_free"])
+    return Response.json(next(a for a in bench.catalog.app_only() if a["provider"] == provider))
+
+
 def set_facts(req: Request, bench: Bench) -> Response:
     model = bench.registry.model(req.params["alias"])
     overrides.save_facts(bench.config, model.alias, req.json())
@@ -61,6 +80,8 @@ ROUTES = [
     Route("GET", "/bench/catalog", status, "bench", ADMIN),
     Route("POST", "/bench/catalog/refresh", refresh, "bench", ADMIN),
     Route("GET", "/bench/discover", discover_models, "bench", ADMIN),
+    Route("GET", "/bench/catalog/app-only", app_only, "bench", ADMIN),
+    Route("PUT", "/bench/catalog/app-only/{provider}", set_app_only, "bench", ADMIN),
     Route("PUT", "/bench/models/{alias}/facts", set_facts, "bench", ADMIN),
     Route("PUT", "/bench/models/{alias}/roles", set_roles, "bench", ADMIN),
     Route("POST", "/bench/models/{alias}/confirm", confirm, "bench", ADMIN),

@@ -77,6 +77,13 @@ def add_endpoint(req: Request, bench: Bench) -> Response:
         raise Conflict(f"Endpoint {endpoint.name!r} exists.",
                        "Add --replace to change its URL, protocol or key, or pick another name.")
     key, new_key = key_for(body, endpoint)
+    return Response.json({"endpoint": register(bench, endpoint, key, new_key)}, 201)
+
+
+def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool) -> dict:
+    """Check the endpoint by listing its models with `key`, save it, and store a new key in keys.json;
+    its view (never the key). Provider sign-in (api/connect.py) adds endpoints through this too."""
+    reg = bench.registry
     served = check_endpoint(endpoint, key)
     extra = {"served_count": len(served), "checked": time.time()}
     reg.save_endpoint(endpoint, extra)
@@ -93,7 +100,7 @@ def add_endpoint(req: Request, bench: Bench) -> Response:
                              f"Check {keys.keys_file()} is writable, or set {key_env(endpoint.name)}.") from None
     view = endpoint_view(bench, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
-    return Response.json({"endpoint": view}, 201)
+    return view
 
 
 def check_endpoint(endpoint: Endpoint, key: str | None, doing: str = "was not added") -> list[dict]:

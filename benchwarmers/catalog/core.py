@@ -8,7 +8,7 @@ from ..errors import Conflict, NotHeld
 from ..store import Config
 from . import overrides, roles as roles_mod, sources, store, watch
 from .merge import Indexed, merge
-from .providers import match
+from .providers import APP_ONLY, match
 
 
 class Catalog:
@@ -92,6 +92,28 @@ class Catalog:
         roles, chosen = self.roles(model)
         return {"provider": pid, "facts": facts, "roles": roles, "roles_set_by": chosen,
                 "held": self.held(model.alias)}
+
+    # ---- free models only their own app can use -----------------------------------------------------
+    def app_only(self) -> list[dict]:
+        """The providers whose free models work only in their own app, each with the user's switch."""
+        data = self.state()[1]
+        return [{"provider": a.id, "name": a.name, "app": a.app, "why": a.why, "doc": a.doc,
+                 "use_free": overrides.uses_free(data, a.id)} for a in APP_ONLY.values()]
+
+    def app_only_free(self, provider: str | None, free: bool | None) -> str | None:
+        """Why a free model of `provider` is left out (its free models work only in the provider's app and the
+        user has not switched them on), or None."""
+        found = APP_ONLY.get(provider or "")
+        if not found or not free or overrides.uses_free(self.state()[1], found.id):
+            return None
+        return f"its provider's free models work only in {found.app} (Settings: switch {found.id} on to use them)"
+
+    def app_only_reason(self, model) -> str | None:
+        """app_only_free() for a model on the bench: explore seats pass it over. With no price known, a served
+        name ending in '-free' (OpenCode Zen's way of naming them) counts as free."""
+        pid, facts = self.sourced(model)
+        free = watch.is_free(facts, model.served)
+        return self.app_only_free(pid, model.served.endswith("-free") if free is None else free)
 
     # ---- holds ------------------------------------------------------------------------------------
     def _watch_state(self) -> dict:

@@ -3,12 +3,15 @@
 Worth adding means all of: it answers in text and is not deprecated; it is free (both prices 0, or on a
 free tier FreeLLMAPI lists) or cheap (at most CHEAP_IN / CHEAP_OUT dollars per million tokens); its context
 window, when known, holds at least MIN_CONTEXT tokens; and it came out within RECENT_DAYS of the catalog
-copy's date (FreeLLMAPI's rows count as recent: the list is curated). A route is an endpoint of this install
-whose provider serves the model; with none, the row says which provider to add and how.
+copy's date (FreeLLMAPI's rows count as recent: the list is curated); and, when it is free, its provider's free
+models work outside the provider's own app (providers.APP_ONLY), or the user switched that provider on. A route
+is an endpoint of this install whose provider serves the model; with none, the row says which provider to add
+and how.
 """
 from __future__ import annotations
 
 import datetime as dt
+import shlex
 
 from . import roles as roles_mod
 from .merge import Indexed
@@ -68,9 +71,14 @@ def worth(row: dict, since: dt.date) -> bool:
     return released is not None and released >= since
 
 
+def is_free(row: dict) -> bool:
+    e = row["entry"]
+    return row.get("free_tier") is not None or (e.get("price_in") == 0 and e.get("price_out") == 0)
+
+
 def shape(row: dict, routes: list, providers: dict) -> dict:
     e = row["entry"]
-    free = row.get("free_tier") is not None or (e.get("price_in") == 0 and e.get("price_out") == 0)
+    free = is_free(row)
     provider = describe(row["provider"], providers)
     return {"model": row["model"], "name": e.get("name") or row["model"], "provider": row["provider"],
             "provider_name": provider["name"], "free": free, "released": e.get("released"),
@@ -98,18 +106,23 @@ def discover(catalog, free=False, tools=False, vision=False, min_context=0, find
     for endpoint in catalog.registry.endpoints().values():
         by_provider.setdefault(catalog.provider_of(endpoint), []).append(endpoint.name)
     on_bench = {(m.endpoint, m.served): m.alias for m in catalog.registry.models().values()}
-    items = []
+    items, app_only = [], {}
     for row in rows(ix).values():
         if not worth(row, since):
             continue
         routes = [{"endpoint": name, "served": row["model"], "on_bench": on_bench.get((name, row["model"])),
-                   "onboard": f"bench onboard {row['model']} --endpoint {name}"}
+                   "onboard": f"bench onboard {shlex.quote(row['model'])} --endpoint {name}"}
                   for name in sorted(by_provider.get(row["provider"], []))]
         item = shape(row, routes, ix.providers)
-        if matches(item, free, tools, vision, min_context, (find or "").strip().lower()):
+        if not matches(item, free, tools, vision, min_context, (find or "").strip().lower()):
+            continue
+        if catalog.app_only_free(row["provider"], item["free"]):
+            app_only[row["provider"]] = app_only.get(row["provider"], 0) + 1
+        else:
             items.append(item)
     items.sort(key=lambda i: (not i["routes"], not i["free"], -(_date(i["released"]) or dt.date.min).toordinal(),
                               -(i["facts"].get("context_window") or 0), i["provider"], i["model"]))
-    return {"models": items[:limit], "total": len(items), "since": since.isoformat(),
+    left_out = [{**a, "models": app_only[a["provider"]]} for a in catalog.app_only() if a["provider"] in app_only]
+    return {"models": items[:limit], "total": len(items), "since": since.isoformat(), "app_only": left_out,
             "rules": {"cheap_in": CHEAP_IN, "cheap_out": CHEAP_OUT, "min_context": MIN_CONTEXT,
                       "recent_days": RECENT_DAYS}}

@@ -2,10 +2,13 @@
 
     {"models": {"ALIAS": {"context_window": 128000, "vision": true, "tools": false,
                           "price_in": 0.15, "price_out": 0.6, "roles": ["code", "reasoning"]}},
-     "endpoints": {"NAME": {"provider": "groq"}}}
+     "endpoints": {"NAME": {"provider": "groq"}},
+     "providers": {"opencode": {"use_free": true}}}
 
 `endpoints.NAME.provider` names the models.dev provider behind an endpoint whose base URL the catalog does
-not recognise (a proxy, a self-hosted gateway); it then counts as that provider.
+not recognise (a proxy, a self-hosted gateway); it then counts as that provider. `providers.ID.use_free`
+switches on the free models of a provider whose free models work only in its own app (providers.APP_ONLY):
+Discover lists them and explore seats may go to them.
 """
 from __future__ import annotations
 
@@ -54,6 +57,27 @@ def endpoint_provider(data: dict, name: str) -> str | None:
     entry = (data.get("endpoints") or {}).get(name)
     value = entry.get("provider") if isinstance(entry, dict) else None
     return value if isinstance(value, str) and value else None
+
+
+def uses_free(data: dict, provider: str) -> bool:
+    entry = (data.get("providers") or {}).get(provider)
+    return isinstance(entry, dict) and entry.get("use_free") is True
+
+
+def save_use_free(config: Config, provider: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise BadRequest("use_free must be true or false.", 'e.g. {"use_free": true}')
+
+    def change(data: dict) -> None:
+        providers = data.get("providers") if isinstance(data.get("providers"), dict) else {}
+        data["providers"] = providers
+        entry = providers.get(provider) if isinstance(providers.get(provider), dict) else {}
+        providers[provider] = entry
+        entry.pop("use_free", None) if not value else entry.__setitem__("use_free", True)
+        if not entry:
+            providers.pop(provider)
+    config.update(FILE, change)
+    return value
 
 
 def check_facts(changes) -> dict:

@@ -1,4 +1,5 @@
-"""Which catalog provider an endpoint is, from its base URL; and where to add the providers the catalog knows."""
+"""Which catalog provider an endpoint is, from its base URL; where to add the providers the catalog knows; and
+the providers whose free models work only in their own app (APP_ONLY)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,6 +48,30 @@ KNOWN = {k.id: k for k in (
 BY_FREELLMAPI = {k.freellmapi: k.id for k in KNOWN.values() if k.freellmapi}
 
 
+@dataclass(frozen=True)
+class AppOnly:
+    id: str                          # the provider's id at models.dev
+    name: str
+    app: str                         # the only app its free models answer
+    why: str                         # what the provider's own documents or answers say
+    doc: str
+
+
+# Providers whose free models answer only their own app. Discover leaves those free models out and explore
+# seats pass them over, unless the user switches the provider on (overrides.json: providers.ID.use_free), say
+# for an endpoint that reaches the provider through its app. Their paid models are not affected.
+APP_ONLY = {a.id: a for a in (
+    AppOnly("opencode", "OpenCode Zen", "OpenCode",
+            "OpenCode Zen's docs call its free models free on OpenCode for a limited time, and its gateway answers "
+            "other apps with 403: OpenCode's free tier can only be used from within OpenCode. Its paid models take "
+            "an API key from any app.", "https://opencode.ai/docs/zen"),
+    AppOnly("github-copilot", "GitHub Copilot", "GitHub Copilot",
+            "A Copilot plan pays for these models (the catalog lists them at price 0); GitHub documents them inside "
+            "Copilot's own editors, CLI and website, with no API key for other apps.",
+            "https://docs.github.com/en/copilot/reference/ai-models/supported-models"),
+)}
+
+
 def url_key(url: str) -> str:
     """'https://API.groq.com/openai/v1/' -> 'api.groq.com/openai/v1': what base URLs are compared by."""
     split = urlsplit(url if "://" in url else "https://" + url)
@@ -85,7 +110,8 @@ def describe(pid: str, catalog_providers: dict) -> dict:
     known = KNOWN.get(pid)
     entry = catalog_providers.get(pid) or {}
     base = known.base if known else entry.get("api")
-    out = {"provider": pid, "name": (known.name if known else entry.get("name")) or pid, "base_url": base}
+    out = {"provider": pid, "name": (known.name if known else entry.get("name")) or pid, "base_url": base,
+           "api": known.api if known else "openai"}
     if known:
         out["command"] = known.add_command()
     elif base:

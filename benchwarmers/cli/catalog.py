@@ -147,8 +147,9 @@ def next_steps(models: list) -> None:
     onboard = [r["onboard"] for m in models for r in m["routes"] if not r["on_bench"]]
     add = list(dict.fromkeys(m["no_route"]["command"] for m in models if (m["no_route"] or {}).get("command")))
     if onboard:
-        note("To onboard one: " + onboard[0] + (f"  ({len(onboard)} routed models are not on the bench yet)"
-                                                 if len(onboard) > 1 else ""))
+        note("To queue one for onboarding: " + onboard[0] + (f"  ({len(onboard)} routed models are not on the "
+                                                               "bench yet)" if len(onboard) > 1 else ""))
+        note("It returns at once; `bench onboard` lists the queue, and --wait follows the model to the end.")
     if add:
         note("To add a provider: " + add[0] + (f"  (or one of {len(add) - 1} more)" if len(add) > 1 else ""))
 

@@ -90,7 +90,8 @@ class Seating:
                 seat(self.registry.model(alias), WITH)
         if collection and collection.explore:
             def fits(model: Model) -> str | None:
-                return check(model) or self.catalog.unfit(model, collection.purpose)
+                return check(model) or self.catalog.unfit(model, collection.purpose) or \
+                    self.catalog.app_only_reason(model)
             self._explore(collection.explore, models, taken, plan, seat, fits)
         with self._lock:
             for s in plan.seats:

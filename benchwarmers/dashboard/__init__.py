@@ -14,4 +14,6 @@ request (apicall.py), so the dashboard and the CLI can do the same things. Addin
 
 The page is then served at its path and as JSON at path + ".json"; its actions are POST routes. Where a page
 needs data no API route gives, add the route to the admin API (benchwarmers/api/) and read it from there.
+Two route modules beside the pages reach the bench directly, each saying why in its docstring: askstream.py
+(a column per seat as it finishes) and signin.py (a provider's callback arrives without the session cookie).
 """

@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 from string import Template
 
-from ..server.messages import Response
+from .. import connect
+from ..server.messages import HTML_HEADERS, Response
 
 STATIC = Path(__file__).parent / "static"
 
@@ -111,10 +112,17 @@ def page(title: str, body: str, frame, *, nav_items: list, nav: str, version: st
     twin = f' · <a href="{e(json_link)}">This page as JSON</a>' if json_link else ""
     text = LAYOUT.substitute(title=e(title), body=body, nav=nav_html, logout=logout, version=e(version),
                              json_link=twin, csrf=e(frame.csrf), flashes=flashes, scripts=extra)
-    headers = {"Cache-Control": "no-store"}
+    headers = {"Cache-Control": "no-store", "Content-Security-Policy": policy()}
     if frame.set_cookie:
         headers["Set-Cookie"] = frame.set_cookie
     return Response.html(text, status, headers)
+
+
+def policy() -> str:
+    """The strict policy; its form-action also names the providers' sign-in pages, where a sign-in form's POST is
+    redirected (a browser checks form-action on that redirect too)."""
+    return HTML_HEADERS["Content-Security-Policy"].replace(
+        "form-action 'self'", " ".join(["form-action 'self'", *connect.auth_origins()]))
 
 
 def static(name: str) -> Response | None:

@@ -8,9 +8,9 @@ from ..errors import NotFound
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
-from . import askstream, web
-from .pages import (ask, call, calls, collection, collections, endpoints, home, jobrun, login, model, models,
-                    onboard, settings, suite, suiterun)
+from . import askstream, signin, web
+from .pages import (ask, call, calls, collection, collections, discover, endpoints, home, jobrun, login, model,
+                    models, onboard, settings, suite, suiterun)
 from .render import page, static
 
 
@@ -30,6 +30,7 @@ PAGES = [
     Page("/models", models, "Models"),
     Page("/models/{alias}", model, section="/models"),
     Page("/onboard", onboard, section="/models"),
+    Page("/discover", discover, "Discover"),
     Page("/collections", collections, "Collections"),
     Page("/collections/{name}", collection, section="/collections"),
     Page("/suite", suite, "Suite"),
@@ -75,15 +76,19 @@ def static_file(req: Request, bench: Bench) -> Response:
     return resp
 
 
+def actions(module) -> list[Route]:
+    """A module's form posts (ACTIONS), each behind the CSRF check."""
+    return [Route("POST", path, web.action(fn, back), "html", ADMIN, dashboard_only=True)
+            for path, fn, back in getattr(module, "ACTIONS", ())]
+
+
 def build() -> list[Route]:
     routes = []
     for p in PAGES:
         as_json, as_html = views(p)
         routes += [Route("GET", json_path(p.path), as_json, "bench", ADMIN, dashboard_only=True),
-                   Route("GET", p.path, as_html, "html", ADMIN, dashboard_only=True)]
-        for path, fn, back in getattr(p.module, "ACTIONS", ()):
-            routes.append(Route("POST", path, web.action(fn, back), "html", ADMIN, dashboard_only=True))
-    return routes + [
+                   Route("GET", p.path, as_html, "html", ADMIN, dashboard_only=True), *actions(p.module)]
+    return routes + actions(signin) + signin.ROUTES + [
         Route("POST", "/ask/stream", askstream.ask_stream, "bench", ADMIN, dashboard_only=True),
         Route("GET", "/login", login.show, "html", PUBLIC, dashboard_only=True),
         Route("POST", "/login", login.submit, "html", PUBLIC, dashboard_only=True),

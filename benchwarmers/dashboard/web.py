@@ -185,6 +185,7 @@ class Done:
     to: str                       # where a plain form goes next
     data: dict | None = None      # what a script gets besides the message
     secret: str | None = None     # shown once on the next page
+    headers: dict | None = None   # sent with the redirect (a sign-in's binding cookie)
 
 
 def json_error(err: BenchError) -> Response:
@@ -209,8 +210,9 @@ def action(fn, back: str):
             return Response.redirect(safe_local(form.get("back")) or back_path(back, req))
         if to_json:
             return Response.json({"ok": True, "message": done.message, **(done.data or {})})
-        leave_note(req, "ok", done.message, secret=done.secret)
-        return Response.redirect(done.to)
+        if done.message:
+            leave_note(req, "ok", done.message, secret=done.secret)
+        return Response.redirect(done.to, done.headers)
     handler.__name__ = getattr(fn, "__name__", "action")
     return handler
 

@@ -5,7 +5,7 @@ import html
 import json
 import logging
 import threading
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from .. import formats
 from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized, WrongBaseURL
@@ -52,8 +52,9 @@ class App:
                 resp.body, resp.stream = b"", None
             return resp
         except Unauthorized as err:
-            if shape == "html" and req.method == "GET":   # a browser goes to the login page instead
-                return Response.redirect("/login?next=" + quote(req.path))
+            if shape == "html" and req.method == "GET":   # a browser goes to the login page instead, and comes
+                here = req.path + ("?" + urlencode(req.query) if req.query else "")   # back with its query
+                return Response.redirect("/login?next=" + quote(here, safe="/"))
             return self.error_response(shape, err)
         except WrongBaseURL as err:   # a path of no API: answered in the shape of the API the client meant
             return self.error_response(err.shape, err)

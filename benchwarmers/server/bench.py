@@ -25,6 +25,7 @@ from ..roster.registry import Registry
 from ..roster.resting import Resting
 from ..scheduler import Clock, Scheduler
 from ..settings import effective
+from ..signin import Flows
 from ..store import Config, Database
 from ..store.calls import Calls
 from ..store.verdicts import Verdicts
@@ -89,6 +90,7 @@ class Bench:
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
         self.mcp_sessions = Sessions()          # MCP over HTTP (/mcp): in memory, ended by a restart
+        self.signins = Flows()              # provider sign-ins under way, in memory (a restart forgets them)
 
     @classmethod
     def open(cls, folder: Path | None = None, **kw) -> "Bench":

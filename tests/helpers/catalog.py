@@ -20,10 +20,14 @@ def sample(name: str) -> dict:
     return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
 
 
-def install_samples(home: Path) -> None:
-    """The recorded models.dev and OpenRouter samples, as the copies last fetched into the data folder."""
+def install_samples(home: Path, extra: dict | None = None) -> None:
+    """The recorded models.dev and OpenRouter samples, as the copies last fetched into the data folder; `extra`:
+    more models for models.dev's OpenRouter entry ({id: models.dev model entry})."""
     for source, name in (("models.dev", "models.dev-api.json"), ("openrouter", "openrouter-models.json")):
-        data = parse.trim(sample(name), parse.KEEP[source])
+        raw = sample(name)
+        if source == "models.dev" and extra:
+            raw["openrouter"]["models"].update(extra)
+        data = parse.trim(raw, parse.KEEP[source])
         path = store.copy_path(home, source)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"source": source, "url": "recorded sample", "fetched": SAMPLE_DATE,

@@ -1,12 +1,13 @@
-"""Home: what to do next, the answers waiting for a verdict, calls per day by status, the last asks, and where the
-service runs."""
+"""Home: what to do next, models held until their new price is accepted, the answers waiting for a verdict, calls
+per day by status, the last asks, and where the service runs."""
 from __future__ import annotations
 
 from ...errors import ConfigError
 from .. import charts
-from ..apicall import Refused, get
+from ..apicall import Refused, get, post
 from ..render import card, e, facts, link, table, when
-from ..widgets import chip
+from ..web import Done
+from ..widgets import chip, confirm
 
 SERIES = ("ok", "failed", "timeout", "skipped")
 
@@ -55,9 +56,6 @@ def render(d: dict, frame) -> tuple[str, str]:
     s = d["status"]
     problems = "".join(f'<div class="flash flash-error" role="alert">Config problem: {e(p)}</div>'
                        for p in s["config_problems"])
-    problems += "".join(f'<div class="flash flash-error" role="alert">Held: {e(h["model"])}: {e(h["reason"])}. '
-                        f'{link("/models/" + h["model"], "Accept the new price on its page")} or with '
-                        f'<code>bench model confirm {e(h["model"])}</code>.</div>' for h in s.get("held", []))
     c = d["counts"]
     if c["answers_unjudged"]:
         problems += (f'<div class="flash flash-info" role="status">{c["answers_unjudged"]} '
@@ -66,7 +64,7 @@ def render(d: dict, frame) -> tuple[str, str]:
     tiles = [("/endpoints", c["endpoints"], "endpoints"), ("/models", c["active_models"], "active models"),
              ("/collections", c["collections"], "collections"), ("/calls", c["asks"], "asks"),
              ("/calls?verdict=given", c["asks_judged"], "asks judged")]
-    parts = [problems, '<div class="tiles">' + "".join(
+    parts = [problems, held_card(s.get("held") or [], frame), '<div class="tiles">' + "".join(
         f'<a class="tile" href="{e(href)}"><span class="number">{n}</span><span class="what">{e(what)}</span></a>'
         for href, n, what in tiles) + "</div>"]
     if not all(step["done"] for step in d["next_steps"]):
@@ -82,6 +80,28 @@ def render(d: dict, frame) -> tuple[str, str]:
         ("Gateway keys", "enforced" if s["gateway_keys"]["enforced"] else "not enforced (Settings says how)")],
         "cols-2")))
     return "Home", "".join(parts)
+
+
+def held_card(held: list[dict], frame) -> str:
+    """Free models that turned paid: not seated or probed until the new price is accepted."""
+    if not held:
+        return ""
+    rows = [[link("/models/" + h["model"], h["model"]), e(h["reason"]), e(when(h.get("since"))),
+             confirm(frame, f'/held/{h["model"]}/confirm', "Accept the new price",
+                     f'Accept the new price of {h["model"]}? It takes seats and probes again, at that price.')]
+            for h in held]
+    return card("Held until you accept the new price", '<p class="muted">These free models turned paid, so they '
+                "take no seat and get no probe until you accept (or <code>bench model confirm NAME</code>).</p>" +
+                table(["Model", "Why", "Since", ""], rows), "held", anchor="held")
+
+
+def accept_price(req, bench, form) -> Done:
+    alias = req.params["alias"]
+    m = post(req, f"/bench/models/{alias}/confirm")["model"]
+    return Done(f"Accepted the new price of {alias}: it is {m['status_text']} again.", "/", {"model": m})
+
+
+ACTIONS = [("/held/{alias}/confirm", accept_price, "/")]
 
 
 def steps_list(steps: list[dict]) -> str:

@@ -18,10 +18,7 @@ def data(req, bench) -> dict:
     find = (req.query.get("find") or "").strip().lower()
     found = get(req, "/bench/candidates")
     items = get(req, "/bench/onboard", limit=200)["items"]
-    latest: dict = {}
-    for item in items:        # newest first: the first seen is the latest for that model
-        latest.setdefault((item["endpoint"], item["served"]), item)
-        latest.setdefault((None, item["served"]), item)
+    latest = latest_items(items)
     rows = []
     for c in found["candidates"]:
         item = latest.get((c["endpoint"], c["served"])) or latest.get((None, c["served"]))
@@ -32,6 +29,15 @@ def data(req, bench) -> dict:
         rows.append({**c, "item": item})
     return {"candidates": rows, "errors": found["errors"], "find": find or None, "recent": items[:20],
             "endpoints": len(get(req, "/bench/endpoints")["endpoints"])}
+
+
+def latest_items(items: list[dict]) -> dict:
+    """(endpoint, served) -> the latest queue item for that model, also under (None, served); items newest first."""
+    latest: dict = {}
+    for item in items:        # newest first: the first seen is the latest for that model
+        latest.setdefault((item["endpoint"], item["served"]), item)
+        latest.setdefault((None, item["served"]), item)
+    return latest
 
 
 def render(d: dict, frame) -> tuple[str, str]:

@@ -1,5 +1,6 @@
 """Settings: the server and who may reach it, gateway keys (made, shown once, revoked), the scheduler (scheduler.py),
-the settings file's values.
+the settings file's values, and the switches for providers whose free models work only in their own app
+(appswitch.py).
 
 The page is a list of sections (SECTIONS): each has a key in the page's dict, a function that reads its data
 through the admin API and one that renders it. A new section is one more entry.
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...errors import BadRequest
+from .. import appswitch
 from ..apicall import call, get, post
 from ..render import card, e, facts, table, when
 from ..web import Done
@@ -117,7 +119,8 @@ def field(s: dict, frame) -> str:
 SECTIONS = [Section("server", "Server and access", read_server, show_server),
             Section("gateway_keys", "Gateway keys", read_keys, show_keys),
             Section("scheduler", "Scheduler", scheduler.read, scheduler.show),
-            Section("settings", "Settings", read_values, show_values)]
+            Section("settings", "Settings", read_values, show_values),
+            Section("app_only", "Free models only their own app can use", appswitch.read, appswitch.show)]
 
 
 def data(req, bench) -> dict:
@@ -166,4 +169,4 @@ def save_values(req, bench, form) -> Done:
 
 
 ACTIONS = [("/settings/keys", make_key, "/settings"), ("/settings/keys/{name}/revoke", revoke_key, "/settings"),
-           ("/settings/values", save_values, "/settings")] + scheduler.ACTIONS
+           ("/settings/values", save_values, "/settings"), ("/settings/app-only", appswitch.save, "/settings")] + scheduler.ACTIONS

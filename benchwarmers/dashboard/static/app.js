@@ -117,7 +117,9 @@
     const box = cell.closest("tr") && cell.closest("tr").querySelector("input[type=checkbox]");
     if (box) { box.disabled = OPEN.has(item.state) || item.state === "done"; box.checked = false; }
   }
-  function followOnboarding(form) {
+  // Every form marked data-onboard queues in place; a data-once form (Discover's one-click button) goes away
+  // once its model is queued. One poll follows every open item on the page.
+  function followOnboarding(forms) {
     let timer = null;
     async function poll() {
       const cells = [...document.querySelectorAll(".progress[data-item]")].filter((c) => OPEN.has(c.dataset.state));
@@ -133,23 +135,26 @@
       timer = setTimeout(poll, 1000);
     }
     const start = () => { if (!timer) timer = setTimeout(poll, 500); };
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      say(form, "Queueing…");
-      try {
-        const data = await send(form.action, new URLSearchParams(new FormData(form)));
-        for (const item of data.items || []) {
-          const key = (item.endpoint || "") + "|" + item.served;
-          for (const cell of document.querySelectorAll(".progress")) {
-            if (cell.dataset.key === key) showItem(cell, item);
+    for (const form of forms) {
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        say(form, "Queueing…");
+        try {
+          const data = await send(form.action, new URLSearchParams(new FormData(form)));
+          for (const item of data.items || []) {
+            const key = (item.endpoint || "") + "|" + item.served;
+            for (const cell of document.querySelectorAll(".progress")) {
+              if (cell.dataset.key === key) showItem(cell, item);
+            }
           }
+          if (form.hasAttribute("data-once")) form.hidden = true;
+          else say(form, data.message);
+          start();
+        } catch (err) {
+          say(form, err.message, true);
         }
-        say(form, data.message);
-        start();
-      } catch (err) {
-        say(form, err.message, true);
-      }
-    });
+      });
+    }
     start();
   }
 
@@ -205,8 +210,8 @@
     copyButtons();
     filters();
     apiPlaceholder();
-    const onboarding = document.querySelector("form[data-onboard]");
-    if (onboarding) followOnboarding(onboarding);
+    const onboarding = document.querySelectorAll("form[data-onboard]");
+    if (onboarding.length) followOnboarding(onboarding);
     const seats = document.querySelector("form[data-seats]");
     if (seats) seatCount(seats);
   });
