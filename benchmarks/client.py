@@ -14,15 +14,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))
 
 from benchwarmers.canonical import Ask, Message, Text  # noqa: E402
 from benchwarmers.providers import Transport, make_provider  # noqa: E402
 
 SERVE = """
 import sys
-sys.path[:0] = [{root!r}, {tests!r}]
-from fakes import FakeOpenAI, Reply
+sys.path.insert(0, {root!r})
+from tests.fakes import FakeOpenAI, Reply
 fake = FakeOpenAI().start()
 fake.script("long", Reply(text=" ".join(f"word{{i}}" for i in range(400))))
 print(fake.url, flush=True)
@@ -48,7 +48,7 @@ def run(url: str, n: int, model: str, fresh: bool) -> tuple[float, float, int]:
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 500
-    child = subprocess.Popen([sys.executable, "-c", SERVE.format(root=str(ROOT), tests=str(ROOT / "tests"))],
+    child = subprocess.Popen([sys.executable, "-c", SERVE.format(root=str(ROOT))],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         url = child.stdout.readline().strip()

@@ -166,9 +166,9 @@ async def read_response(reader: asyncio.StreamReader, t0: float, load: Load) -> 
 
 
 async def client(url: str, path: str, body: bytes, todo: list, load: Load, deadline: float) -> None:
-    parts = urlsplit(url)
-    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
-    request = (f"POST {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n"
+    split = urlsplit(url)
+    reader, writer = await asyncio.open_connection(split.hostname, split.port)
+    request = (f"POST {path} HTTP/1.1\r\nHost: {split.netloc}\r\nContent-Type: application/json\r\n"
                f"Content-Length: {len(body)}\r\n\r\n").encode() + body
     try:
         while todo and time.perf_counter() < deadline:

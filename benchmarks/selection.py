@@ -1,149 +1,202 @@
-"""Route mode's choice of member, simulated: cumulative regret of core.choose.rank against Thompson sampling and random.
+"""Route mode's choice of member, simulated: cumulative regret of core.choose.rank against Thompson sampling.
 
-    python benchmarks/selection.py                 # every scenario, 40 runs of 3,000 conversations each
-    python benchmarks/selection.py --runs 5 --conversations 1000     # quicker
+    python benchmarks/selection.py              # 12 scenarios at 400 and 3,000 conversations, a few minutes
+    python benchmarks/selection.py --quick      # smoke run: 3 runs of each, seconds
+    python benchmarks/selection.py --scenario degrade --conversations 3000 --runs 10
+    python benchmarks/selection.py --held-out   # other scenarios, not used to choose the rule's constants
+    python benchmarks/selection.py --explore 2 --drop-z 3    # the same rule at other constants
 
-Members have hidden accuracies (the chance a judged answer is useful). Each conversation the router picks one member
-from the record it has so far (the same dict shape Record.models returns: asks, judged, useful, failures,
-median_seconds); the member answers; with some probability a verdict arrives and joins the record. Regret is the
-hidden accuracy of the best member available minus that of the one picked, summed over the conversations and
-averaged over the runs. Seeded: the same command prints the same table. Asserts nothing.
+Members have hidden accuracies (the chance an answer is useful). Each conversation the router picks one member from
+the record so far, in the shape Record.models gives it (judged, useful, drop, asks, failures, median_seconds);
+the member answers; with the scenario's judging rate a verdict arrives and joins the record. The pick is
+core.choose.rank's first and the drop is core.record.drop, the service's own code: a change to the rule is measured
+by the next run. Thompson sampling (Beta(1 + useful, 1 + not useful), a uniform pick 10% of the time) plays the same
+draws: each run fixes, per conversation, whether it is judged and how every member would fare, and the order the
+members are listed in. Regret is the accuracy of the best member then present minus that of the one picked, summed
+over the conversations. Seeded: the same command prints the same tables. Asserts nothing.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import statistics
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchwarmers.core.choose import WARMUP, rank  # noqa: E402  (after the path tweak above)
-from benchwarmers.core.record import wilson_lower  # noqa: E402
+from benchwarmers.core import choose, record as record_module  # noqa: E402  (after the path tweak above)
+from benchwarmers.core.choose import rank  # noqa: E402
+from benchwarmers.core.record import drop  # noqa: E402
+
+HORIZONS = (400, 3000)
+RUNS = {400: 160, 3000: 40}   # the short horizon is cheap and noisier: more runs
 
 
 @dataclass
 class Member:
     alias: str
-    accuracy: float                  # hidden: the chance a judged answer is useful
-    arrives: int = 0                 # the conversation at which it joins the collection
-    seconds: float = 2.0
+    accuracy: float                  # hidden: the chance an answer is useful
+    arrives: float = 0.0             # the share of the conversations gone when it joins the collection
+    worse: float | None = None       # its accuracy from halfway on (a model silently swapped upstream)
+
+    def at(self, t: int, horizon: int) -> float:
+        return self.worse if self.worse is not None and t >= horizon // 2 else self.accuracy
 
 
 @dataclass
 class Scenario:
     name: str
     members: list
-    judge_rate: float = 0.5          # the share of conversations someone judges
-    note: str = ""
+    judge: int                       # one conversation in `judge` gets a verdict
+    note: str
 
 
-SCENARIOS = [
-    Scenario("clear", [Member("m80", 0.8), Member("m60", 0.6), Member("m40", 0.4)],
-             note="3 members 0.8 / 0.6 / 0.4, half the conversations judged"),
-    Scenario("close", [Member(f"m{int(p * 100)}", p) for p in (0.70, 0.68, 0.66, 0.64, 0.62)],
-             note="5 members 0.70 ... 0.62, half judged"),
-    Scenario("newcomer", [Member("m60", 0.6), Member("m50", 0.5), Member("m40", 0.4),
-                          Member("new85", 0.85, arrives=1000)],
-             note="0.6 / 0.5 / 0.4, then a 0.85 newcomer at conversation 1,000"),
-    Scenario("sparse", [Member("m75", 0.75), Member("m65", 0.65), Member("m55", 0.55)], judge_rate=0.1,
-             note="0.75 / 0.65 / 0.55, one conversation in ten judged"),
+KINDS = {
+    "clear": ([Member("m80", .8), Member("m60", .6), Member("m40", .4)], "0.8 / 0.6 / 0.4"),
+    "close": ([Member(f"m{round(p * 100)}", p) for p in (.70, .68, .66, .64, .62)], "0.70 / 0.68 / ... / 0.62"),
+    "newcomer": ([Member("m60", .6), Member("m50", .5), Member("m40", .4), Member("new85", .85, arrives=1 / 3)],
+                 "0.6 / 0.5 / 0.4, a 0.85 joins a third of the way in"),
+    "degrade": ([Member("m80", .8, worse=.4), Member("m60", .6), Member("m50", .5)],
+                "0.8 / 0.6 / 0.5, the 0.8 falls to 0.4 halfway"),
+}
+SCENARIOS = [Scenario(f"{kind} 1/{judge}", members, judge, note)
+             for kind, (members, note) in KINDS.items() for judge in (2, 5, 10)]
+# Not used to choose choose.EXPLORE, choose.PRIOR or record.DROP_Z: a check that they were not fitted to the above.
+HELD_OUT = [
+    Scenario("top-heavy 1/5", [Member("a90", .9), Member("b85", .85), Member("c50", .5)], 5, "0.9 / 0.85 / 0.5"),
+    Scenario("pair 1/10", [Member("a55", .55), Member("b45", .45)], 10, "0.55 / 0.45"),
+    Scenario("eight 1/5", [Member(f"m{40 + 5 * i}", .4 + .05 * i) for i in range(8)], 5, "0.40 / 0.45 / ... / 0.75"),
+    Scenario("rare 1/20", [Member("m75", .75), Member("m60", .6), Member("m45", .45)], 20, "0.75 / 0.6 / 0.45"),
+    Scenario("small drop 1/5", [Member("m70", .7, worse=.5), Member("m65", .65), Member("m55", .55)], 5,
+             "0.7 / 0.65 / 0.55, the 0.7 falls to 0.5 halfway"),
+    Scenario("all poor 1/5", [Member("m30", .3), Member("m20", .2), Member("m10", .1)], 5, "0.3 / 0.2 / 0.1"),
 ]
 
 
-# ---- the policies: (available aliases, stats, rng) -> alias ------------------------------------
+# ---- the policies: (aliases, record, rng) -> alias -------------------------------------------
 
-def ours(aliases: list, stats: dict, rng: random.Random) -> str:
-    return rank(aliases, stats)[0].alias
-
-
-def lower_bound(aliases: list, stats: dict, rng: random.Random) -> str:
-    """The rule choose.rank had before this benchmark: warm-up, then the greatest Wilson lower bound."""
-    def score(alias: str) -> tuple:
-        s = stats.get(alias, {})
-        if s.get("judged", 0) < WARMUP:
-            return (1, -s.get("asks", 0))
-        return (0, wilson_lower(s["useful"], s["judged"]))
-    return max(aliases, key=score)    # max keeps the first of equals, as rank's stable sort does
+def ours(aliases: list, record: dict, rng: random.Random) -> str:
+    return rank(aliases, record)[0].alias
 
 
-def thompson(aliases: list, stats: dict, rng: random.Random, explore: float = 0.1) -> str:
-    """Thompson sampling on Beta(1 + useful, 1 + not useful), and a uniform pick 10% of the time."""
+def thompson(aliases: list, record: dict, rng: random.Random, explore: float = 0.1) -> str:
     if rng.random() < explore:
         return rng.choice(aliases)
 
     def draw(alias: str) -> float:
-        s = stats.get(alias, {})
+        s = record.get(alias, {})
         return rng.betavariate(1 + s.get("useful", 0), 1 + s.get("judged", 0) - s.get("useful", 0))
     return max(aliases, key=draw)
 
 
-def uniform(aliases: list, stats: dict, rng: random.Random) -> str:
-    return rng.choice(aliases)
-
-
-POLICIES = {"ours": ("choose.rank (Wilson upper bound)", ours),
-            "lower": ("before: Wilson lower bound", lower_bound),
-            "thompson": ("Thompson + 10% explore", thompson),
-            "random": ("random", uniform)}
+POLICIES = {"ours": ours, "thompson": thompson}
 
 
 # ---- the simulation ---------------------------------------------------------------------------
 
 @dataclass
 class Run:
-    regret: float = 0.0
-    judged: dict = field(default_factory=dict)
+    regret: float
+    settled: float                   # the best member's share of the picks in the last quarter
 
 
-def simulate(scenario: Scenario, policy, conversations: int, seed: str) -> Run:
-    rng = random.Random(seed)
-    stats: dict[str, dict] = {}
-    run = Run(judged={m.alias: 0 for m in scenario.members})
-    for t in range(conversations):
-        present = [m for m in scenario.members if m.arrives <= t]
-        aliases = [m.alias for m in present]
-        pick = policy(aliases, stats, rng)
+def simulate(scenario: Scenario, policy, horizon: int, seed: int) -> Run:
+    world = random.Random(f"{scenario.name}/{horizon}/{seed}")   # the same for every policy
+    choices = random.Random(f"{scenario.name}/{horizon}/{seed}/{policy.__name__}")
+    members = list(scenario.members)
+    world.shuffle(members)
+    record: dict[str, dict] = {}
+    verdicts: dict[str, list] = {}
+    regret, best_picks, last_quarter = 0.0, 0, horizon - horizon // 4
+    for t in range(horizon):
+        present = [m for m in members if m.arrives * horizon <= t]
+        judged = world.randrange(scenario.judge) == 0
+        draws = {m.alias: world.random() for m in members}
+        pick = policy([m.alias for m in present], record, choices)
         member = next(m for m in present if m.alias == pick)
-        run.regret += max(m.accuracy for m in present) - member.accuracy
-        s = stats.setdefault(pick, {"asks": 0, "judged": 0, "useful": 0, "failures": 0,
-                                    "median_seconds": member.seconds})
+        best = max(m.at(t, horizon) for m in present)
+        regret += best - member.at(t, horizon)
+        best_picks += t >= last_quarter and member.at(t, horizon) == best
+        s = record.setdefault(pick, {"asks": 0, "judged": 0, "useful": 0, "failures": 0, "median_seconds": 1.0,
+                                     "drop": None})
         s["asks"] += 1
-        if rng.random() < scenario.judge_rate:
+        if judged:
+            useful = int(draws[pick] < member.at(t, horizon))
+            outcomes = verdicts.setdefault(pick, [])
+            outcomes.append(useful)
             s["judged"] += 1
-            s["useful"] += rng.random() < member.accuracy
-            run.judged[pick] += 1
-    return run
+            s["useful"] += useful
+            s["drop"] = drop(s["judged"], s["useful"], outcomes)
+    return Run(regret, best_picks / (horizon - last_quarter))
 
 
-def table(scenario: Scenario, conversations: int, runs: int) -> list[str]:
-    aliases = [m.alias for m in scenario.members]
-    lines = [f"### {scenario.name}: {scenario.note}", "",
-             "| policy | regret (mean) | regret (min-max) | " + " | ".join(f"judged {a}" for a in aliases) + " |",
-             "|---|---:|---:|" + "---:|" * len(aliases)]
-    for key, (name, policy) in POLICIES.items():
-        done = [simulate(scenario, policy, conversations, f"{scenario.name}/{key}/{i}") for i in range(runs)]
-        regrets = [r.regret for r in done]
-        judged = [statistics.mean(r.judged[a] for r in done) for a in aliases]
-        lines.append(f"| {name} | {statistics.mean(regrets):.1f} | {min(regrets):.0f}-{max(regrets):.0f} | "
-                     + " | ".join(f"{j:.0f}" for j in judged) + " |")
+def spread(values: list) -> str:
+    p90 = sorted(values)[len(values) * 9 // 10]
+    return f"{statistics.mean(values):.1f} ± {statistics.pstdev(values):.1f} (p90 {p90:.0f})"
+
+
+def row(scenario: Scenario, horizon: int, runs: int) -> str:
+    done = {key: [simulate(scenario, policy, horizon, i) for i in range(runs)] for key, policy in POLICIES.items()}
+    ours_r, thompson_r = ([r.regret for r in done[k]] for k in ("ours", "thompson"))
+    diffs = [a - b for a, b in zip(ours_r, thompson_r)]
+    mean = statistics.mean(diffs)
+    noise = 2 * statistics.stdev(diffs) / math.sqrt(runs) if runs > 1 else 0.0
+    met = "yes" if mean <= 0 else ("within noise" if mean <= noise else "**no**")
+    settled = " / ".join(f"{statistics.mean(r.settled for r in done[k]):.0%}" for k in ("ours", "thompson"))
+    return (f"| {scenario.name} | {spread(ours_r)} | {spread(thompson_r)} | {mean:+.1f} ± {noise:.1f} | {met} | "
+            f"{settled} |")
+
+
+def table(horizon: int, runs: int, scenarios: list) -> list[str]:
+    lines = [f"### {horizon:,} conversations, {runs} runs each", "",
+             "| scenario | regret, ours: mean ± sd (p90) | regret, Thompson | ours - Thompson (paired, ± 2 SE) | "
+             "no worse | best member's share of the last quarter, ours / Thompson |",
+             "|---|---:|---:|---:|---|---:|"]
+    for scenario in scenarios:
+        lines.append(row(scenario, horizon, runs))
+        print(lines[-1], file=sys.stderr, flush=True)   # progress, the tables follow on stdout
     return lines + [""]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--conversations", type=int, default=3000, help="conversations per run (default 3000)")
-    parser.add_argument("--runs", type=int, default=40, help="seeded runs averaged per scenario (default 40)")
-    parser.add_argument("--scenario", action="append", choices=[s.name for s in SCENARIOS],
-                        help="only this scenario (repeatable)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 3 runs per scenario and horizon")
+    parser.add_argument("--conversations", type=int, action="append", help="a horizon (repeatable; default 400 "
+                        "and 3000)")
+    parser.add_argument("--runs", type=int, help="seeded runs per scenario (default 160 at 400, 40 at 3000)")
+    parser.add_argument("--scenario", action="append", help="only scenarios whose name starts with this "
+                        "(repeatable): " + ", ".join(KINDS))
+    parser.add_argument("--held-out", action="store_true", help="the scenarios the rule's constants were not "
+                        "chosen on, instead: " + ", ".join(s.name for s in HELD_OUT))
+    parser.add_argument("--explore", type=float, help=f"try choose.EXPLORE at this value (now {choose.EXPLORE})")
+    parser.add_argument("--prior", type=int, help=f"try choose.PRIOR at this value (now {choose.PRIOR})")
+    parser.add_argument("--drop-z", type=float, help=f"try record.DROP_Z at this value (now {record_module.DROP_Z}); "
+                        "1e9 turns the drop check off")
     args = parser.parse_args(argv)
-    print(f"Cumulative regret over {args.conversations} conversations, mean of {args.runs} seeded runs "
-          "(lower is better); judged asks each member got (mean).\n")
-    for scenario in SCENARIOS:
-        if not args.scenario or scenario.name in args.scenario:
-            print("\n".join(table(scenario, args.conversations, args.runs)))
+    for module, name, value in ((choose, "EXPLORE", args.explore), (choose, "PRIOR", args.prior),
+                                (record_module, "DROP_Z", args.drop_z)):
+        if value is not None:
+            if value < 0:
+                parser.error(f"--{name.lower().replace('_', '-')} cannot be negative")
+            setattr(module, name, value)   # this process only: the same code at another constant
+    horizons = args.conversations or list(HORIZONS)
+    if any(h < 4 for h in horizons) or (args.runs is not None and args.runs < 1):
+        parser.error("--conversations must be at least 4 and --runs at least 1")
+    scenarios = [s for s in (HELD_OUT if args.held_out else SCENARIOS)
+                 if not args.scenario or any(s.name.startswith(p) for p in args.scenario)]
+    if not scenarios:
+        parser.error("no scenario starts with " + " or ".join(args.scenario))
+    print(f"choose.EXPLORE {choose.EXPLORE}, choose.PRIOR {choose.PRIOR}, record.DROP_Z {record_module.DROP_Z}.\n")
+    print("Scenarios (accuracy = the chance an answer is useful; 1/N = one conversation in N judged):")
+    for note in dict.fromkeys(s.name.split(" 1/")[0] + ": " + s.note for s in scenarios):
+        print(f"- {note}")
+    print()
+    for horizon in horizons:
+        runs = args.runs or (3 if args.quick else RUNS.get(horizon, 40))
+        print("\n".join(table(horizon, runs, scenarios)))
     return 0
 
 

@@ -1,20 +1,20 @@
-"""Provider keys: from BENCHWARMERS_KEY_<NAME> or the llm CLI's keys.json, never the data folder; redaction."""
+"""Provider keys: from BENCHWARMERS_KEY_<NAME> or the llm CLI's keys.json, never the data folder."""
 from __future__ import annotations
 
-import json
+import logging
 import os
-import re
 import sys
 import threading
 from pathlib import Path
 
+from .errors import ConfigError, key_env
+from .redaction import remember
+from .store.config import atomic_write, parse
+
+log = logging.getLogger("benchwarmers.keys")
 LLM_APP = "io.datasette.llm"   # the llm CLI's click app name; its user folder holds keys.json
 _lock = threading.Lock()
-_known: set[str] = set()       # every key value we have handed out, so redact() can find it
-
-
-def env_name(endpoint: str) -> str:
-    return "BENCHWARMERS_KEY_" + re.sub(r"[^A-Z0-9]", "_", endpoint.upper())
+_warned: set[tuple] = set()    # broken keys.json states already logged, so a bad file is said once, not per call
 
 
 def llm_user_dir(platform: str | None = None, environ: dict | None = None, home: Path | None = None) -> Path:
@@ -36,19 +36,34 @@ def keys_file(environ: dict | None = None) -> Path:
 
 
 def _read_keys(path: Path) -> dict:
+    """For reading a key: a file that does not parse holds no key we can use, and the log says where it broke."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return _parsed(path)
+    except ConfigError as e:
+        try:
+            state = (str(path), path.stat().st_mtime_ns)
+        except OSError:
+            state = (str(path), None)
+        if state not in _warned:
+            _warned.add(state)
+            log.warning("%s %s", e.message, e.hint)
+        return {}
+
+
+def _parsed(path: Path) -> dict:
+    """keys.json as a dict ({} when there is none); a file that cannot be read raises ConfigError naming its line."""
+    try:
+        return parse(path)
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot be read ({e.strerror or e}).", "Check the file's permissions.") from None
 
 
 def get(endpoint: str, environ: dict | None = None) -> tuple[str | None, str | None]:
     """(key, where) for an endpoint: where is 'environment', 'keys.json' or None."""
     env = os.environ if environ is None else environ
-    value = env.get(env_name(endpoint))
+    value = env.get(key_env(endpoint))
     if value:
         remember(value)
         return value, "environment"
@@ -60,53 +75,26 @@ def get(endpoint: str, environ: dict | None = None) -> tuple[str | None, str | N
 
 
 def store(endpoint: str, key: str, environ: dict | None = None) -> Path:
-    """Write the key into llm's keys.json (atomic, mode 0600), keeping every other entry."""
+    """Write the key into llm's keys.json (atomic, mode 0600), keeping every other entry.
+    A keys.json that does not parse is never written over (it holds the user's other keys): ConfigError names
+    the file and line instead."""
     path = keys_file(environ)
     with _lock:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = _read_keys(path)
+        data = _parsed(path)
         data.setdefault("// Note", "This file stores secret API credentials. Do not share!")
         data[endpoint] = key
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
-        os.replace(tmp, path)
-        try:
-            os.chmod(path, 0o600)
-        except OSError:   # filesystems without modes
-            pass
+        atomic_write(path, data, mode=0o600)
     remember(key)
     return path
 
 
 def delete(endpoint: str, environ: dict | None = None) -> bool:
+    """Remove one entry; like store(), refuses (ConfigError) to rewrite a file that does not parse."""
     path = keys_file(environ)
     with _lock:
-        data = _read_keys(path)
+        data = _parsed(path)
         if endpoint not in data:
             return False
         del data[endpoint]
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
-        os.replace(tmp, path)
+        atomic_write(path, data, mode=0o600)
     return True
-
-
-def remember(key: str) -> None:
-    if key and len(key) >= 6:
-        _known.add(key)
-
-
-_PATTERNS = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|(?i:bearer)\s+[A-Za-z0-9._\-]{12,})")
-
-
-def redact(text: str, extra: tuple = ()) -> str:
-    """Remove every known key and anything shaped like one."""
-    if not text:
-        return text
-    for key in list(_known) + [k for k in extra if k]:
-        text = text.replace(key, "[redacted]")
-    return _PATTERNS.sub("[redacted]", text)

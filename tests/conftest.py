@@ -1,17 +1,12 @@
 """Shared fixtures: every test gets its own data folder and llm user folder; services start on port 0."""
 from __future__ import annotations
 
-import json
-import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+from tests.helpers.http import Http
+from tests.helpers.inproc import InProcess
 
 
 @pytest.fixture(autouse=True)
@@ -57,30 +52,27 @@ def make_service(home):
         svc.stop()
 
 
-class Http:
-    """A tiny raw-HTTP client for tests: (status, headers, body-as-JSON-or-text)."""
+@pytest.fixture
+def make_app(home):
+    """Apps called in-process, no socket (options as for a service: admin_token, role, ...), each with its own
+    Bench; all closed after the test."""
+    from benchwarmers.server.app import App
+    from benchwarmers.server.bench import Bench
+    benches = []
 
-    def __init__(self, base: str):
-        self.base = base
-
-    def __call__(self, method: str, path: str, body=None, headers: dict | None = None, raw: bytes | None = None,
-                 timeout: float = 30):
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        hdrs = {"Content-Type": "application/json"} if data is not None else {}
-        hdrs.update(headers or {})
-        req = urllib.request.Request(self.base + path, data=data, headers=hdrs, method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                return resp.status, dict(resp.headers), _decode(resp.read())
-        except urllib.error.HTTPError as e:
-            return e.code, dict(e.headers), _decode(e.read())
+    def make(**kw) -> InProcess:
+        benches.append(Bench.open(kw.pop("home", home), **kw))
+        return InProcess(App(benches[-1]))
+    yield make
+    for bench in benches:
+        bench.close()
 
 
-def _decode(raw: bytes):
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw.decode("utf-8", "replace")
+@pytest.fixture
+def app(make_app) -> InProcess:
+    """The service's app called in-process: app(method, path, body) -> (status, headers, body); app.bench is its
+    Bench (the same one a started service builds)."""
+    return make_app()
 
 
 @pytest.fixture

@@ -1,29 +1,79 @@
-"""Route mode's ranking of members by record: warm-up first, then the useful rate with its uncertainty."""
-from benchwarmers.core.choose import WARMUP, rank
+"""Route mode's ranking of members by record: only judged answers count, newcomers go first, a drop is noticed."""
+from benchwarmers.core.choose import rank
+from benchwarmers.core.record import DROP_SPANS, confidently_wrong, drop
 
 
-def stats(useful: int, judged: int, asks: int | None = None, failures: int = 0, seconds: float = 1.0) -> dict:
+def stats(useful: int, judged: int, asks: int | None = None, failures: int = 0, seconds: float = 1.0,
+          fell: dict | None = None) -> dict:
     return {"useful": useful, "judged": judged, "asks": judged if asks is None else asks, "failures": failures,
-            "median_seconds": seconds}
+            "median_seconds": seconds, "drop": fell}
 
 
 def order(members: dict) -> list[str]:
     return [r.alias for r in rank(list(members), members)]
 
 
-def test_members_still_being_found_out_go_first_fewest_asks_first():
-    got = order({"veteran": stats(90, 100), "new": stats(0, 0, asks=5), "newer": stats(0, 0, asks=1),
-                 "judged_twice": stats(2, WARMUP - 1, asks=9)})
-    assert got == ["newer", "new", "judged_twice", "veteran"]
+def pattern(useful: int, of: int, times: int) -> list[int]:
+    """A steady record: `useful` of every `of` answers, repeated (oldest first)."""
+    return ([1] * useful + [0] * (of - useful)) * times
 
 
-def test_a_long_good_record_beats_a_long_poor_one():
+def test_unjudged_traffic_changes_nothing():
+    quiet = {"a": stats(30, 50), "b": stats(7, 10), "c": stats(0, 0)}
+    busy = {"a": stats(30, 50, asks=5000), "b": stats(7, 10, asks=11), "c": stats(0, 0, asks=900)}
+    assert [(r.alias, r.score) for r in rank(list(quiet), quiet)] == \
+        [(r.alias, r.score) for r in rank(list(busy), busy)]
+
+
+def test_a_member_with_no_judged_answer_goes_first():
+    got = order({"veteran": stats(90, 100), "unlucky": stats(0, 2), "new": stats(0, 0, asks=40)})
+    assert got[0] == "new"
+
+
+def test_a_long_good_record_beats_a_short_poor_one_and_a_long_poor_one():
+    assert order({"unlucky": stats(2, 5), "good": stats(85, 100)})[0] == "good"
     assert order({"poor": stats(40, 100), "good": stats(85, 100)}) == ["good", "poor"]
 
 
-def test_a_short_poor_record_does_not_pass_a_long_good_one():
-    # 85/100 against 2/5: the short record's optimism is not enough to pass the long good one
-    assert order({"unlucky": stats(2, 5), "good": stats(85, 100)})[0] == "good"
+def test_a_newcomer_with_a_good_start_keeps_getting_turns():
+    # three verdicts, two useful: not yet enough to rank below a member known to be fair
+    assert order({"fair": stats(120, 200), "new": stats(2, 3)})[0] == "new"
+
+
+def test_two_bad_verdicts_do_not_bury_a_member_for_good():
+    # as verdicts on the others pile up, the member judged twice comes back for another look
+    early = order({"a": stats(0, 2), "b": stats(12, 20), "c": stats(8, 20)})
+    later = order({"a": stats(0, 2), "b": stats(600, 1000), "c": stats(100, 250)})
+    assert early[0] == "b" and later[0] == "a"
+
+
+def test_a_degraded_member_loses_its_lead():
+    before, after = pattern(4, 5, 80), pattern(2, 5, 12)      # 80% for 400 answers, then 40% for 60
+    history = before + after
+    judged, useful = len(history), sum(history)
+    fell = drop(judged, useful, history)
+    assert fell is not None and fell["judged"] in (40, 80) and fell["useful_rate"] <= 0.5
+    assert fell["before_judged"] == judged - fell["judged"]
+    steady = stats(180, 300)
+    # on its whole record (78% useful) it would still lead; judged on its latest answers it does not
+    assert order({"swapped": stats(useful, judged), "steady": steady})[0] == "swapped"
+    ranked = rank(["swapped", "steady"], {"swapped": stats(useful, judged, fell=fell), "steady": steady})
+    assert ranked[0].alias == "steady"
+    assert "a clear drop" in ranked[1].why and f"{fell['useful']}/{fell['judged']}" in ranked[1].why
+
+
+def test_no_drop_in_a_steady_record_or_a_short_one():
+    assert drop(1000, 700, pattern(7, 10, 100)) is None
+    assert drop(1000, 700, pattern(7, 10, 64) + pattern(5, 10, 4)) is None   # 50% over 40: not clear enough
+    assert drop(30, 20, pattern(2, 3, 10)[:-10] + [0] * 10) is None          # too little before the span
+    assert drop(100, 100, [1] * 100) is None and drop(100, 0, [0] * 100) is None
+
+
+def test_a_drop_is_found_where_it_began():
+    history = pattern(9, 10, 60) + [0, 0, 1, 0, 0] * 32             # 90% for 600, then 20% for 160
+    fell = drop(len(history), sum(history), history[-DROP_SPANS[-1]:])  # the record keeps the latest 640
+    assert fell == {"judged": 160, "useful": 32, "useful_rate": 0.2, "before_judged": 600, "before_useful": 540,
+                    "before_rate": 0.9}
 
 
 def test_failures_then_speed_break_ties():
@@ -35,4 +85,21 @@ def test_failures_then_speed_break_ties():
 def test_every_ranking_explains_itself():
     ranked = rank(["a", "b"], {"a": stats(9, 10), "b": stats(0, 0)})
     assert all(r.why.startswith(r.alias + ":") for r in ranked)
-    assert "still being found out" in ranked[0].why and "Wilson upper bound" in ranked[1].why
+    assert "no judged answers yet" in ranked[0].why
+    assert "useful 9/10" in ranked[1].why and "upper bound" in ranked[1].why
+
+
+def test_confidently_wrong_needs_the_share_and_enough_false_claims():
+    assert confidently_wrong(real=4, false=3, ratio=0.35)           # 3 of 7 false
+    assert not confidently_wrong(real=1, false=2, ratio=0.35)       # 2 of 3: too few to say
+    assert not confidently_wrong(real=30, false=10, ratio=0.35)     # 25% false
+
+
+def test_the_benchmarks_run_on_the_services_own_code(capsys):
+    from benchmarks import confidently_wrong, selection
+    assert selection.main(["--quick", "--conversations", "40", "--runs", "2"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and " 1/" in line]
+    assert [r.split(" | ")[0][2:] for r in rows] == [s.name for s in selection.SCENARIOS]
+    assert confidently_wrong.main(["--models", "40"]) == 0
+    assert "| 0.35 | 3 |" in capsys.readouterr().out

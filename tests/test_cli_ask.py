@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fakes import Reply
-from panelkit import MEMBERS, bench, fake, free_port, requests_for, setup_bench  # noqa: F401
-from conftest import Http
+from tests.fakes import Reply
+from tests.helpers.panel import MEMBERS, bench, fake, free_port, requests_for, setup_bench  # noqa: F401
+from tests.helpers.http import Http
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "t" * 20
@@ -199,7 +199,9 @@ def test_ask_prints_each_seat_as_it_finishes(bench, fake):
     try:
         first = proc.stdout.readline().decode()
         assert first.startswith("## Seat") and proc.poll() is None   # a block arrived before the panel ended
-        out, err_text = proc.communicate(timeout=60)
+        # read through the same buffered pipe: communicate() would skip what readline() already buffered
+        out, err_text = proc.stdout.read(), proc.stderr.read()
+        proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()

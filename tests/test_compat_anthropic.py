@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from compatsetup import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401 (fixtures)
+from tests.helpers.compat import (assert_bench, assert_every_seat, assert_merged,  # noqa: F401 (fixtures)
+                                  keyed_panel, panel)
 
 anthropic = pytest.importorskip("anthropic")
 PROMPT = "name a prime"

@@ -6,8 +6,8 @@ import urllib.request
 
 import pytest
 
-from compatsetup import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel,  # noqa: F401
-                         sse_frames)
+from tests.helpers.compat import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401
+from tests.helpers.sse import sse_frames
 
 genai = pytest.importorskip("google.genai")
 from google.genai import errors as genai_errors, types  # noqa: E402

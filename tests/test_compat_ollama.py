@@ -6,7 +6,8 @@ import urllib.request
 
 import pytest
 
-from compatsetup import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401 (fixtures)
+from tests.helpers.compat import (assert_bench, assert_every_seat, assert_merged,  # noqa: F401 (fixtures)
+                                  keyed_panel, panel)
 
 ollama = pytest.importorskip("ollama")
 PROMPT = "name a prime"

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from compatsetup import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401 (fixtures)
+from tests.helpers.compat import (assert_bench, assert_every_seat, assert_merged,  # noqa: F401 (fixtures)
+                                  keyed_panel, panel)
 
 openai = pytest.importorskip("openai")
 PROMPT = "name a prime"

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from installkit import clean_env, run
-from panelkit import free_port, wait_for
+from tests.helpers.install import clean_env, run
+from tests.helpers.panel import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "container-test-token-0123456789"

@@ -13,8 +13,8 @@ import yaml
 
 from benchwarmers.server.routes import PUBLIC
 from benchwarmers.server.table import build_routes
-from installkit import clean_env, run
-from test_container import env_of, final_stage
+from tests.helpers.install import clean_env, run
+from tests.test_container import env_of, final_stage
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"

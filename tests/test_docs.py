@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from benchsetup import configure
 from benchwarmers.server.table import build_routes
-from fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI
+from tests.fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI
+from tests.helpers.catalog import catalog_host  # noqa: F401 (fixture: the catalog refresh goes to a fake host)
+from tests.helpers.data import configure
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "GATEWAY.md"
@@ -88,6 +89,11 @@ def latest_call(url: str) -> str:
         return json.loads(resp.read())["calls"][0]["id"]
 
 
+def latest_panel(url: str) -> str:
+    with urllib.request.urlopen(url + "/bench/calls?limit=100", timeout=10) as resp:
+        return next(c["panel"] for c in json.loads(resp.read())["calls"] if c["panel"])
+
+
 def make_key(url: str) -> str:
     req = urllib.request.Request(url + "/bench/keys", json.dumps({"name": "doc", "collections": ["core"]}).encode(),
                                  {"Content-Type": "application/json", "Authorization": "Bearer " + TOKEN})
@@ -98,7 +104,7 @@ def make_key(url: str) -> str:
 def doc_setup(home: Path) -> tuple[list, dict]:
     """The fakes and data folder the examples name: deepseek, claude, gemini-flash, qwen; collection core."""
     oa, an, gm, ol = FakeOpenAI().start(), FakeAnthropic().start(), FakeGemini().start(), FakeOllama().start()
-    ol.set_models(["llama3.2"])
+    ol.set_models(["llama3.2", "qwen3"])
     configure(home, {"oa": (oa, "openai"), "an": (an, "anthropic"), "gm": (gm, "gemini")},
               {"deepseek": ("oa", "deepseek-chat"), "claude": ("an", "claude-x"),
                "gemini-flash": ("gm", "gemini-flash-x"), "qwen": ("oa", "qwen-x")},
@@ -121,6 +127,8 @@ def run_doc(text: str, plain_url: str, token_url: str, key: str, cwd: Path, urls
         if "$CALL" in command:
             call = call or latest_call(plain_url)
             env["CALL"] = call
+        if "$PANEL" in command:
+            env["PANEL"] = latest_panel(plain_url)
         status, body, expected = run_command(command, env, cwd)
         if (expected and status != expected) or (not expected and not 200 <= status < 300):
             problems.append(f"{status} for {command}\n{body[:300]}")
@@ -130,7 +138,7 @@ def run_doc(text: str, plain_url: str, token_url: str, key: str, cwd: Path, urls
 
 
 @pytest.mark.skipif(not (shutil.which("bash") and shutil.which("curl")), reason="needs bash and curl")
-def test_every_curl_command_in_gateway_md_works(home, make_service, tmp_path):
+def test_every_curl_command_in_gateway_md_works(home, make_service, tmp_path, catalog_host):
     fakes, urls = doc_setup(home)
     try:
         plain = make_service()
@@ -148,3 +156,6 @@ def test_every_setting_is_documented():
     doc = (ROOT / "GATEWAY.md").read_text(encoding="utf-8")
     missing = [name for name in SETTINGS if f"`{name}`" not in doc]
     assert not missing, f"settings missing from GATEWAY.md: {missing}"
+    rows = {line.split("|")[1].strip(" `"): line for line in doc.splitlines() if line.startswith("| `")}
+    for name, setting in SETTINGS.items():   # the table says which need a restart, and only those
+        assert ("restart" in rows[name]) == setting.restart, rows[name]

@@ -58,6 +58,22 @@ def test_registry_and_public_api():
         for attr in ("parse", "render", "stream", "error_body"):
             assert callable(getattr(module, attr))
         assert stream_content_type(module, ReplyInfo.new("m")) == module.CONTENT_TYPE_STREAM
+
+
+def test_every_format_declares_its_routes_paths_and_native_api():
+    """What the route table, the 404 error shape and route mode's pass-through read: declared by each format."""
+    from benchwarmers.formats import SHAPES, shape_of_path
+    for name, module in FORMATS.items():
+        assert module.SHAPE in SHAPES and isinstance(module.CONVERSATION, str)
+        assert module.NATIVE_API in (None, "openai", "anthropic", "gemini", "ollama")
+        assert module.ROUTES and all(r.op == "ask" or callable(getattr(module, "on_" + r.op)) for r in module.ROUTES)
+        for route in module.ROUTES:   # a route's own path answers errors in its format's shape (a path shared
+            if route.header:          # with another format by header takes the other's)
+                continue
+            model = "bench/core:method" if name == "gemini" else "bench/core"   # Gemini's names carry a method
+            assert shape_of_path(route.pattern.replace("{model:path}", model)) == module.SHAPE, route
+    assert shape_of_path("/v1/models/bench/core:embedContent") == "gemini"
+    assert shape_of_path("/v1/nothing-here") == "openai" and shape_of_path("/elsewhere") is None
     assert get("ollama").CONTENT_TYPE_STREAM == "application/x-ndjson"
     with pytest.raises(errors.NotFound):
         get("soap")

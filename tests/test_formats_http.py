@@ -7,8 +7,9 @@ import urllib.request
 
 import pytest
 
-from benchsetup import write
-from compatsetup import ADMIN, assert_bench, keyed_panel, panel, sse_frames  # noqa: F401 (fixtures)
+from tests.helpers.data import write
+from tests.helpers.compat import ADMIN, assert_bench, keyed_panel, panel  # noqa: F401 (fixtures)
+from tests.helpers.sse import sse_frames
 
 PROMPT = "name a prime"
 GEMINI = "/v1beta/models/{model}:generateContent"
@@ -339,7 +340,7 @@ IMAGE_BODIES = {
 
 def set_facts(panel, **facts) -> None:
     """Give models facts (vision, context_window) by rewriting models.json, as onboarding would."""
-    from compatsetup import EXPLORE, MEMBERS
+    from tests.helpers.compat import EXPLORE, MEMBERS
     models = {alias: {"endpoint": ep, "served": served, "facts": facts.get(alias, {})}
               for alias, (ep, served) in {**MEMBERS, **EXPLORE}.items()}
     write(panel.home, "models.json", {"models": models})
@@ -400,7 +401,7 @@ def test_each_format_takes_the_key_in_its_own_header_and_refuses_a_wrong_one(key
     assert "gateway key" in expect_error(p.url, fmt, 401, body=body_for(fmt))
     assert "spare" in expect_error(p.url, fmt, 403, body=body_for(fmt, "bench/spare"),
                                    path=path_for(fmt, "bench/spare"), headers=headers)
-    assert "cannot ask models directly" in expect_error(p.url, fmt, 404, body=body_for(fmt, "alpha"),
+    assert "cannot ask models directly" in expect_error(p.url, fmt, 403, body=body_for(fmt, "alpha"),
                                                         path=path_for(fmt, "alpha"), headers=headers)
 
 

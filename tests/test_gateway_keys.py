@@ -3,19 +3,18 @@ from __future__ import annotations
 
 import pytest
 
-from panelkit import MEMBERS, body, fake, setup_bench  # noqa: F401
-from conftest import Http
+from tests.helpers.panel import MEMBERS, body, fake, setup_bench  # noqa: F401
 
 TOKEN = "x" * 20
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @pytest.fixture
-def gw(home, fake, make_service):
-    """A token-protected service with collections core and secret; returns (http, make_key)."""
+def gw(home, fake, make_app):
+    """A token-protected app (in-process) with collections core and secret; returns (http, make_key)."""
     setup_bench(home, fake, {"core": {"members": list(MEMBERS), "explore": 0},
                              "secret": {"members": ["x"], "explore": 0}})
-    http = Http(make_service(admin_token=TOKEN).url)
+    http = make_app(admin_token=TOKEN)
 
     def make_key(name: str, collections, rpm=None) -> str:
         status, _, data = http("POST", "/bench/keys", {"name": name, "collections": collections, "rpm": rpm},
@@ -161,10 +160,10 @@ def test_rpm_is_enforced_with_retry_after(gw):
     assert http("POST", "/v1/chat/completions", body(), headers=other)[0] == 200   # limits are per key
 
 
-def test_a_key_revoked_on_one_service_is_refused_by_another_on_the_same_data(home, fake, make_service):
+def test_a_key_revoked_on_one_service_is_refused_by_another_on_the_same_data(home, fake, make_app):
     setup_bench(home, fake, {"core": {"members": ["a"], "explore": 0}})
-    dashboard = Http(make_service(admin_token=TOKEN).url)
-    gateway = Http(make_service(admin_token=TOKEN, role="gateway").url)
+    dashboard = make_app(admin_token=TOKEN)
+    gateway = make_app(admin_token=TOKEN, role="gateway")
     key = dashboard("POST", "/bench/keys", {"name": "app", "collections": ["core"]}, headers=ADMIN)[2]["key"]
     auth = {"Authorization": f"Bearer {key}"}
     assert gateway("POST", "/v1/chat/completions", body(), headers=auth)[0] == 200

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from fakes import FAKES, Reply
-from routekit import route_collection
+from tests.fakes import FAKES, Reply
+from tests.helpers.route import route_collection
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(GOLDEN.glob("*.json"))

@@ -207,3 +207,29 @@ def test_init_script_key_without_endpoint_is_a_usage_error(tmp_path, checkout_co
     assert out.returncode == 2
     assert "--endpoint" in out.stderr
     assert not (tmp_path / "llm" / "keys.json").exists()
+
+
+def test_init_refuses_to_write_a_key_over_a_broken_keys_json(isolated, monkeypatch, capsys):
+    import io
+    from benchwarmers.cli.main import main
+    path = isolated.parent / "llm" / "keys.json"
+    path.parent.mkdir(parents=True)
+    broken = '{"openai": "sk-llm-own-key-000000",\n  oops}\n'
+    path.write_text(broken, encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("sk-new-key-123456789\n"))
+    code = main(["init", "--endpoint", "hub", "https://example.invalid/v1", "--key-stdin"])
+    err = capsys.readouterr().err
+    assert code == 1 and f"{path}:2:" in err and "sk-new-key" not in err
+    assert path.read_text(encoding="utf-8") == broken
+
+
+def test_init_checks_the_endpoint_like_the_api_and_keeps_an_existing_one(isolated, capsys):
+    from benchwarmers.cli.main import main
+    assert main(["init", "--endpoint", "bad name", "https://example.invalid/v1"]) == 2
+    assert "not a valid name" in capsys.readouterr().err and not (isolated / "config").exists()
+    assert main(["init", "--endpoint", "hub", "ftp://example.invalid"]) == 2
+    assert main(["init", "--endpoint", "hub", "https://one.invalid/v1/", "--api", "anthropic"]) == 0
+    assert main(["init", "--endpoint", "hub", "https://two.invalid/v1"]) == 0
+    assert "kept as it is" in capsys.readouterr().err
+    saved = json.loads((isolated / "config" / "endpoints.json").read_text(encoding="utf-8"))["endpoints"]["hub"]
+    assert (saved["base_url"], saved["api"]) == ("https://one.invalid/v1", "anthropic")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from installkit import NODE, NPX, built, check_installed, clean_env, copy_source, exe, npm_tarball, run
-from panelkit import bench, fake  # noqa: F401  (fixtures: a service from source and its fake upstream)
+from tests.helpers.install import NODE, NPX, built, check_installed, clean_env, copy_source, exe, npm_tarball, run
+from tests.helpers.panel import bench, fake  # noqa: F401  (fixtures: a service from source and its fake upstream)
 
 pytestmark = pytest.mark.slow
 

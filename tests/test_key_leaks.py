@@ -6,9 +6,9 @@ import json
 import logging
 
 from benchwarmers.cli.main import main
-from fakes.canned import Canned
-from fakes.openai import FakeOpenAI
-from fakes.server import Reply
+from tests.fakes.canned import Canned
+from tests.fakes.openai import FakeOpenAI
+from tests.fakes.server import Reply
 
 KEY = "sk-test-LEAKCHECK-1234567890"
 
@@ -54,7 +54,7 @@ def test_the_key_never_leaks(service, http, isolated, capsys, monkeypatch, caplo
         call("GET", "/bench/endpoints")
         call("GET", "/bench/candidates")
         cli("candidates", "--json")
-        assert cli("onboard", "m-one", "--alias", "uno", "--json")[0] == 0
+        assert cli("onboard", "m-one", "--alias", "uno", "--quick", "--json", "--wait")[0] == 0
         call("GET", "/bench/models")
         cli("models", "--json")
         cli("model", "show", "uno", "--json")
@@ -62,8 +62,10 @@ def test_the_key_never_leaks(service, http, isolated, capsys, monkeypatch, caplo
         fake.script("*", Reply.error(401, message=f"Incorrect API key provided: {KEY}"))
         status, d = call("POST", "/bench/models/uno/probe")
         assert status == 200 and d["probe"]["status"] == "failed" and "[redacted]" in d["probe"]["error"]
-        code, _, err = cli("onboard", "m-two", "--json")
-        assert code == 1 and "Nothing was registered" in err
+        code, out, _ = cli("onboard", "m-two", "--json", "--wait")
+        assert code == 1 and "Nothing was registered" in out
+        call("GET", "/bench/onboard")
+        call("GET", f"/bench/onboard/{json.loads(out)['items'][0]['id']}")
         call("GET", "/bench/models/uno")
         cli("model", "show", "uno")
         fake.script("*", Reply.error(429, message=f"too fast for key {KEY}"))
@@ -76,7 +78,7 @@ def test_the_key_never_leaks(service, http, isolated, capsys, monkeypatch, caplo
     finally:
         fake.stop()
         echo.stop()
-    service.ctx.db.sync()
+    service.bench.db.sync()
 
     assert len(seen) > 20 and all(KEY not in s for s in seen), [s for s in seen if KEY in s][:1]
     assert KEY not in caplog.text and caplog.records is not None

@@ -5,12 +5,16 @@ import json
 import os
 import threading
 
+import pytest
+
 from benchwarmers import keys
+from benchwarmers.errors import ConfigError, key_env
+from benchwarmers.redaction import redact
 
 
-def test_env_name_upper_cases_and_replaces_other_characters():
-    assert keys.env_name("openrouter") == "BENCHWARMERS_KEY_OPENROUTER"
-    assert keys.env_name("my-hub.v2") == "BENCHWARMERS_KEY_MY_HUB_V2"
+def test_key_env_upper_cases_and_replaces_other_characters():
+    assert key_env("openrouter") == "BENCHWARMERS_KEY_OPENROUTER"
+    assert key_env("my-hub.v2") == "BENCHWARMERS_KEY_MY_HUB_V2"
 
 
 def test_environment_wins_over_keys_json(tmp_path):
@@ -71,9 +75,28 @@ def test_redact_removes_known_keys_and_key_shapes(tmp_path):
     keys.store("hub", "plainsecretvalue42", env)
     text = ("failed with plainsecretvalue42; also sk-abcdefghijklmnop and AIza" + "x" * 30
             + " and Authorization: Bearer abcdefghijklmnopq")
-    out = keys.redact(text)
+    out = redact(text)
     for leaked in ("plainsecretvalue42", "sk-abcdefghijklmnop", "AIza" + "x" * 30, "abcdefghijklmnopq"):
         assert leaked not in out
     assert out.count("[redacted]") == 4
-    assert keys.redact("nothing secret here") == "nothing secret here"
-    assert keys.redact("with extra-secret-1", extra=("extra-secret-1",)) == "with [redacted]"
+    assert redact("nothing secret here") == "nothing secret here"
+    assert redact("with extra-secret-1", "extra-secret-1") == "with [redacted]"
+
+
+def test_a_keys_json_that_does_not_parse_is_never_written_over(tmp_path):
+    """The user's (and the llm CLI's) other keys survive: store and delete refuse, naming the file and line."""
+    path = tmp_path / "keys.json"
+    broken = '{\n  "openai": "sk-llm-own-key-000000",\n  "anthropic": "sk-ant-own-key-000000"\n  "oops"\n}\n'
+    path.write_text(broken, encoding="utf-8")
+    env = {"LLM_USER_PATH": str(tmp_path)}
+    for attempt in (lambda: keys.store("hub", "hub-key-abcdef", env), lambda: keys.delete("openai", env)):
+        with pytest.raises(ConfigError) as err:
+            attempt()
+        assert f"{path}:4:" in err.value.message and "will not overwrite" in str(err.value)
+        assert path.read_text(encoding="utf-8") == broken
+    assert [p.name for p in tmp_path.iterdir()] == ["keys.json"]
+    path.write_text(broken.replace('"\n  "oops"', '"'), encoding="utf-8")   # mended by hand: writes work again
+    keys.store("hub", "hub-key-abcdef", env)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["openai"] == "sk-llm-own-key-000000" and data["anthropic"] == "sk-ant-own-key-000000"
+    assert data["hub"] == "hub-key-abcdef"

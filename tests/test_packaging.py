@@ -17,8 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import benchwarmers
-from installkit import (NODE, NPM, bin_dir, build, built, check_installed, clean_env, copy_source, exe, npm_tarball,
-                        run)
+from tests.helpers.install import NODE, NPM, bin_dir, built, check_installed, clean_env, exe, npm_tarball, run
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIM = ROOT / "bin" / "benchwarmers.js"
@@ -55,7 +54,7 @@ def test_package_json_matches_the_python_package():
     assert pkg["engines"]["node"] == ">=18"
     assert not pkg.get("dependencies")
     for wanted in ("serve.py", "gateway.py", "mcp_server.py", "scripts/init.py", "bin/", "examples/", "plugins/",
-                   ".claude-plugin/", "suite/"):
+                   ".claude-plugin/", "suite/", "NOTICE"):
         assert wanted in pkg["files"]
 
 
@@ -103,15 +102,14 @@ def shipped(root: Path, folder: str) -> set[str]:
 def test_sdist_carries_what_a_source_install_needs(dists):
     with tarfile.open(dists["sdist"]) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-    for wanted in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "serve.py", "Dockerfile", "compose.yaml",
-                   ".env.example", ".claude-plugin/marketplace.json", "benchwarmers/__main__.py",
-                   "benchwarmers/dashboard/static/style.css", "tests/conftest.py", "deploy/fly/fly.toml"):
+    for wanted in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "NOTICE", "BENCHMARKS.md", "CHANGELOG.md",
+                   "HOSTING.md", "RELEASING.md", "serve.py", "bench.py", "Dockerfile", "compose.yaml", ".env.example",
+                   ".claude-plugin/marketplace.json", "benchwarmers/__main__.py",
+                   "benchwarmers/dashboard/static/style.css", "benchwarmers/catalog/data/models.dev.json",
+                   "tests/conftest.py", "deploy/fly/fly.toml"):
         assert wanted in names, wanted
     for folder in ("examples", "plugins", "deploy", "suite"):
-        if (ROOT / folder).is_dir():
-            assert {f"{folder}/{f}" for f in shipped(ROOT, folder)} <= names, folder
-    for doc in ("CHANGELOG.md", "HOSTING.md", "RELEASING.md", "NOTICE"):
-        assert ((ROOT / doc).is_file()) == (doc in names), doc
+        assert {f"{folder}/{f}" for f in shipped(ROOT, folder)} <= names, folder
     assert not any("__pycache__" in n or n.endswith(".pyc") or n.startswith(".env\n") for n in names)
     assert ".env" not in names
 
@@ -124,35 +122,20 @@ def test_wheel_carries_package_data_plugin_and_entry_points(wheel):
         metadata = next(z.read(n).decode() for n in names if n.endswith("METADATA"))
     assert "benchwarmers/__main__.py" in names
     assert "benchwarmers/dashboard/static/style.css" in names
+    assert {"benchwarmers/catalog/data/models.dev.json", "benchwarmers/catalog/data/freellmapi.json"} <= names
     for config in shipped(ROOT, "examples"):
         assert f"benchwarmers/examples/{config}" in names
     plugin = shipped(ROOT, "plugins/benchwarmers")
     assert {".mcp.json", ".claude-plugin/plugin.json"} <= plugin
     assert {f"benchwarmers/plugin/{f}" for f in plugin} <= names
-    if (ROOT / "suite").is_dir():
-        assert {f"benchwarmers/suite/{f}" for f in shipped(ROOT, "suite")} <= names
-    assert not any(n.startswith(("tests/", "examples/")) or "__pycache__" in n for n in names)
+    # the suite's starter pack, inside the package (benchwarmers/suite/ is code; its tasks/ folder the pack)
+    assert {f"benchwarmers/suite/tasks/{f}" for f in shipped(ROOT, "suite/tasks")} <= names
+    assert not any(n.startswith(("tests/", "examples/", "suite/", "plugins/")) or "__pycache__" in n for n in names)
     assert "bench = benchwarmers.cli.main:run" in entry_points
     assert "benchwarmers = benchwarmers.cli.main:run" in entry_points
     assert f"Version: {benchwarmers.__version__}" in metadata
     assert "Requires-Dist: pytest" in metadata and "extra == \"test\"" in metadata
     assert not re.search(r"^Requires-Dist: [^;]+$", metadata, re.M)      # nothing needed at runtime
-
-
-@pytest.mark.slow
-def test_a_suite_folder_is_packaged_when_there_is_one(tmp_path):
-    """suite/ is optional in the tree: a build with one carries it inside the package, dot-files and all."""
-    source = copy_source(tmp_path / "src")
-    if not (source / "suite").is_dir():
-        (source / "suite" / "tasks" / "claim-demo").mkdir(parents=True)
-        (source / "suite" / "tasks" / "claim-demo" / "task.json").write_text("{}", encoding="utf-8")
-        (source / "suite" / "tasks" / "claim-demo" / ".keep").write_text("", encoding="utf-8")
-    (tmp_path / "dist").mkdir()
-    out = build(source, tmp_path / "dist", "--wheel")
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    with zipfile.ZipFile(next((tmp_path / "dist").glob("*.whl"))) as z:
-        names = set(z.namelist())
-    assert {f"benchwarmers/suite/{f}" for f in shipped(source, "suite")} <= names
 
 
 @pytest.mark.slow
@@ -179,6 +162,44 @@ def test_installed_package_seeds_a_data_folder_from_its_own_examples(installed, 
                 env=env, cwd=tmp_path, timeout=60)
     # resolve(): Windows temp folders may be spelled with 8.3 short names, and the package resolves its own path.
     assert Path(probe.stdout.strip()).is_relative_to(installed.resolve())
+    probe = run([exe(bin_dir(installed), "python")], "-c",
+                "from benchwarmers.suite.tasks import load_all, starter_dir; t, bad = load_all(None); "
+                "print(starter_dir()); print(len(t), len(bad))", env=env, cwd=tmp_path, timeout=60)
+    where, counts = probe.stdout.strip().splitlines()
+    assert Path(where).is_relative_to(installed.resolve())             # the starter pack inside the installed package
+    assert counts == f"{len(list((ROOT / 'suite' / 'tasks').glob('*/task.json')))} 0"
+
+
+@pytest.mark.slow
+def test_installed_command_runs_the_plugins_mcp_server_and_stop_hook(installed, service, tmp_path):
+    """The plugin's .mcp.json and hooks.json name the installed command; both work from the installed wheel."""
+    plugin = ROOT / "plugins" / "benchwarmers"
+    server = json.loads((plugin / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["benchwarmers"]
+    (hook,) = json.loads((plugin / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]["Stop"][0]["hooks"]
+    command = exe(bin_dir(installed), "benchwarmers")
+    assert server["command"] == hook["command"].split()[0] == "benchwarmers"
+    env = clean_env(BENCHWARMERS_URL=service.url, LLM_USER_PATH=str(tmp_path / "llm"))
+    env.pop("BENCHWARMERS_KEY", None)
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "pending_verdicts",
+                                                                                "arguments": {}}}]
+    out = subprocess.run([str(command), *server["args"]], input="".join(json.dumps(m) + "\n" for m in messages),
+                         cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", timeout=60)
+    assert out.returncode == 0, out.stderr
+    replies = {r["id"]: r for r in map(json.loads, out.stdout.splitlines())}
+    assert replies[1]["result"]["serverInfo"]["name"] == "benchwarmers"
+    assert len(replies[2]["result"]["tools"]) == 4
+    assert replies[3]["result"]["structuredContent"] == {"total": 0, "pending": []}     # the service answered
+    stop = json.dumps({"hook_event_name": "Stop", "stop_hook_active": False,
+                       "transcript_path": str(tmp_path / "transcript.jsonl")})
+    (tmp_path / "transcript.jsonl").write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n",
+                                               encoding="utf-8")
+    out = subprocess.run([str(command), *hook["command"].split()[1:]], input=stop, cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout == "" and out.stderr == ""   # a turn that asked no panel
 
 
 # ---- the npm shim ------------------------------------------------------------------------------
@@ -293,9 +314,8 @@ def test_npm_tarball_carries_the_python_source_and_data(tarball):
                    "plugins/benchwarmers/.mcp.json", "plugins/benchwarmers/.claude-plugin/plugin.json"):
         assert wanted in files, wanted
     for folder in ("examples", "plugins", "suite"):
-        if (ROOT / folder).is_dir():
-            assert {p.relative_to(ROOT).as_posix() for p in (ROOT / folder).rglob("*")
-                    if p.is_file() and "__pycache__" not in p.parts} <= files, folder
+        assert {f"{folder}/{f}" for f in shipped(ROOT, folder)} <= files, folder
+    assert {"NOTICE", "BENCHMARKS.md"} <= files
     py_files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "benchwarmers").rglob("*.py")
                 if "__pycache__" not in p.parts}
     assert py_files <= files

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import Reply
-from fakes.samples import PNG_B64
-from panelkit import (MEMBERS, OTHERS, api, bench, body, chat_requests, fake, headings, requests_for,  # noqa: F401
-                      setup_bench, wait_for)
-from conftest import Http
+from tests.fakes import Reply
+from tests.fakes.samples import PNG_B64
+from tests.helpers.panel import (MEMBERS, OTHERS, api, bench, body, chat_requests, fake,  # noqa: F401
+                                 headings, requests_for, setup_bench, wait_for)
+from tests.helpers.http import Http
 
 
 def openai_error(resp, status: int) -> dict:

@@ -7,10 +7,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from fakes import Reply
-from panelkit import (OTHERS, api, bench, body, fake, headings, requests_for, setup_bench,  # noqa: F401
-                      stream_bench, stream_chunks, stream_raw, stream_text, wait_for)
-from conftest import Http
+from tests.fakes import Reply
+from tests.helpers.panel import (OTHERS, api, bench, body, fake, headings, requests_for,  # noqa: F401
+                                 setup_bench, stream_bench, stream_chunks, stream_raw, stream_text, wait_for)
+from tests.helpers.http import Http
 
 
 def sdk(url: str):

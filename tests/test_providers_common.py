@@ -11,7 +11,7 @@ from benchwarmers.canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, As
 from benchwarmers.errors import BadRequest, UpstreamFailed
 from benchwarmers.providers import PROVIDERS, Transport, make_provider
 from benchwarmers.providers.transport import Timeouts
-from fakes import FAKES, Reply
+from tests.fakes import FAKES, Reply
 
 APIS = sorted(PROVIDERS)
 KEY = "sk-live-0123456789abcdef"

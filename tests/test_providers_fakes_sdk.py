@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI, Reply
+from tests.fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI, Reply
 
 ARGS = {"city": "Paris", "days": [1, 2]}
 

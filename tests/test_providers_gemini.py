@@ -6,8 +6,8 @@ import pytest
 from benchwarmers.canonical import Ask, Image, Message, Reasoning, Text, ToolCall, ToolResult
 from benchwarmers.errors import UpstreamFailed
 from benchwarmers.providers import Transport, make_provider
-from fakes import FakeGemini, Reply
-from fakes.samples import CAT_URL, PNG_B64, conversation, parallel_tools
+from tests.fakes import FakeGemini, Reply
+from tests.fakes.samples import CAT_URL, PNG_B64, conversation, parallel_tools
 
 
 @pytest.fixture

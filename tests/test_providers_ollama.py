@@ -5,8 +5,8 @@ import pytest
 
 from benchwarmers.canonical import LENGTH, Ask, Message, Text
 from benchwarmers.providers import Transport, make_provider
-from fakes import FakeOllama, Reply
-from fakes.samples import CAT_URL, PNG_B64, conversation, parallel_tools
+from tests.fakes import FakeOllama, Reply
+from tests.fakes.samples import CAT_URL, PNG_B64, conversation, parallel_tools
 
 
 @pytest.fixture

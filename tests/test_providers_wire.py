@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from benchwarmers import formats
 from benchwarmers.canonical import ToolCall
+from benchwarmers.formats.base import RequestInfo
 from benchwarmers.providers import PROVIDERS, Transport, make_provider
-from fakes import FAKES, Reply
+from tests.fakes import FAKES, Reply
 
 WIRE = Path(__file__).parent / "wire"
 CAPTURES = [("claude_code_2.1.197.json", "anthropic", "/v1/messages"),
@@ -20,8 +22,6 @@ CAPTURES = [("claude_code_2.1.197.json", "anthropic", "/v1/messages"),
 
 
 def asks():
-    formats = pytest.importorskip("benchwarmers.formats")
-    from benchwarmers.formats.base import RequestInfo
     for filename, fmt, path in CAPTURES:
         for i, record in enumerate(json.loads((WIRE / filename).read_text())):
             if record.get("body"):

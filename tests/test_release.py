@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import benchwarmers
-from installkit import NPM, clean_env, copy_source, run
+from tests.helpers.install import NPM, clean_env, copy_source, run
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "release.py"

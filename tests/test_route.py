@@ -6,9 +6,11 @@ import urllib.request
 
 import pytest
 
-from conftest import Http
-from fakes import Reply
-from routekit import captured, fakes, route_collection, sse  # noqa: F401 (fakes is a fixture)
+from tests.helpers.http import Http
+from tests.helpers.panel import wait_for
+from tests.fakes import Reply
+from tests.helpers.route import captured, fakes, route_collection  # noqa: F401 (fakes is a fixture)
+from tests.helpers.sse import sse_frames as sse
 
 APIS = ["openai", "anthropic", "gemini", "ollama"]
 
@@ -128,34 +130,33 @@ def test_mid_conversation_system_is_folded_not_sent_as_a_role(service, home, fak
     assert "extra rule" in json.dumps(sent)
 
 
-def test_failover_before_first_byte_moves_the_pin(service, home, fakes):
+@pytest.mark.parametrize("code", ["500", "429"])
+def test_failover_before_first_byte_moves_the_pin(service, home, fakes, code):
     fake = fakes["openai"]
     # on separate connections: a 429 rests the whole connection (models sharing a key share its limits)
     route_collection(home, {"openai": fake, "anthropic": fakes["anthropic"]},
                      [("first", "openai"), ("second", "anthropic")])
-    # with no record yet the members are tried in collection order: the first fails (500, then 429) before
-    # replying, and the second takes over each time
-    fake.script("first-s", [Reply.error(500), Reply.error(429, retry_after=1)])
+    # with no record yet the members are tried in collection order: the first fails before replying, and the
+    # second takes over
+    fake.script("first-s", Reply.error(int(code), **({"retry_after": 1} if code == "429" else {})))
     http = Http(service.url)
-    for session, code in (("s-1", "500"), ("s-2", "429")):
-        body = {"model": "bench/core:route", "messages": [{"role": "user", "content": f"go {session}"}],
-                "stream": True}
-        hdrs = {"x-claude-code-session-id": session}
-        status, headers, raw = post(service.url, "/v1/chat/completions", body, hdrs)
-        assert status == 200, raw
-        assert headers["x-bench-model"] == "second"
-        text = "".join(c["choices"][0]["delta"].get("content") or "" for _, c in sse(raw)
-                       if isinstance(c, dict) and c.get("choices"))
-        assert text == f"second-s says: go {session}"
-        _, _, rec = http("GET", "/bench/calls/" + headers["x-bench-call"])
-        moved = rec["extra"]["failover_from"]
-        assert moved[0]["model"] == "first" and code in moved[0]["error"]
-        _, _, failed = http("GET", "/bench/calls/" + moved[0]["call"])
-        assert failed["status"] == "failed" and failed["model"] == "first"
-        # the pin moved: the next turn of the same conversation goes straight to the member that answered
-        body["messages"] += [{"role": "assistant", "content": text}, {"role": "user", "content": "more"}]
-        status, headers, raw = post(service.url, "/v1/chat/completions", body, hdrs)
-        assert headers["x-bench-model"] == "second"
+    body = {"model": "bench/core:route", "messages": [{"role": "user", "content": "go"}], "stream": True}
+    hdrs = {"x-claude-code-session-id": "s-1"}
+    status, headers, raw = post(service.url, "/v1/chat/completions", body, hdrs)
+    assert status == 200, raw
+    assert headers["x-bench-model"] == "second"
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for _, c in sse(raw)
+                   if isinstance(c, dict) and c.get("choices"))
+    assert text == "second-s says: go"
+    _, _, rec = http("GET", "/bench/calls/" + headers["x-bench-call"])
+    moved = rec["extra"]["failover_from"]
+    assert moved[0]["model"] == "first" and code in moved[0]["error"]
+    _, _, failed = http("GET", "/bench/calls/" + moved[0]["call"])
+    assert failed["status"] == "failed" and failed["model"] == "first"
+    # the pin moved: the next turn of the same conversation goes straight to the member that answered
+    body["messages"] += [{"role": "assistant", "content": text}, {"role": "user", "content": "more"}]
+    status, headers, raw = post(service.url, "/v1/chat/completions", body, hdrs)
+    assert headers["x-bench-model"] == "second"
 
 
 def test_every_member_failing_is_an_error_in_the_format(service, home, fakes):
@@ -179,6 +180,22 @@ def test_failure_after_first_byte_is_a_stream_error_event(service, home, fakes):
     assert events[0][0] == "message_start"
     assert events[-1][0] == "error" and events[-1][1]["type"] == "error"
     assert any(e == "content_block_delta" for e, _ in events)
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/api/chat"])
+def test_a_streamed_turn_that_finished_is_recorded_ok_and_shadowed(service, home, fakes, path):
+    route_collection(home, {"openai": fakes["openai"]}, [("a", "openai"), ("b", "openai")], shadow=1)
+    body = {"model": "bench/core:route", "max_tokens": 50, "stream": True,
+            "messages": [{"role": "user", "content": "streamed"}]}
+    status, headers, raw = post(service.url, path, body)
+    assert status == 200, raw
+    http = Http(service.url)
+    _, _, rec = http("GET", "/bench/calls/" + headers["x-bench-call"])
+    assert (rec["status"], rec["error"]) == ("ok", None), rec
+    assert rec["answer"] == f"{headers['x-bench-model']}-s says: streamed"
+    shadows = wait_for(lambda: [c for c in http("GET", "/bench/calls?collection=core")[2]["calls"]
+                                if c["kind"] == "shadow"])
+    assert shadows[0]["extra"]["turn"] == headers["x-bench-call"]
 
 
 def test_pin_survives_a_restart(make_service, home, fakes):
@@ -260,3 +277,27 @@ def test_betas_and_fields_an_anthropic_member_refuses_are_dropped_not_a_400(serv
     assert sent[0].headers.get("anthropic-beta") == "future-beta-2099-01-01"
     assert "anthropic-beta" not in sent[1].headers and "context_management" in sent[1].body
     assert "context_management" not in sent[2].body
+
+
+def test_the_choice_follows_verdicts_not_traffic_and_explains_itself(service, home, fakes):
+    route_collection(home, {"openai": fakes["openai"]}, [("first", "openai"), ("second", "openai")])
+    http = Http(service.url)
+
+    def turn(session: str) -> tuple[str, dict]:
+        body = {"model": "bench/core:route", "messages": [{"role": "user", "content": f"go {session}"}]}
+        status, headers, raw = post(service.url, "/v1/chat/completions", body, {"x-claude-code-session-id": session})
+        assert status == 200, raw
+        return headers["x-bench-model"], http("GET", "/bench/calls/" + headers["x-bench-call"])[2]
+
+    model, call = turn("s-0")          # no verdicts yet: collection order
+    assert model == "first" and any("no judged answers yet" in why for why in call["extra"]["choice"])
+    for i in range(1, 4):              # answers nobody judged change nothing
+        assert turn(f"s-{i}")[0] == "first"
+    assert http("POST", "/bench/verdict", {"call": call["id"], "useful": False})[0] == 200
+    model, call = turn("s-4")          # one poor verdict: the member never judged gets its turn
+    assert model == "second"
+    assert http("POST", "/bench/verdict", {"call": call["id"], "useful": True})[0] == 200
+    model, call = turn("s-5")
+    assert model == "second"
+    assert any(why.startswith("second: useful 1/1 (upper bound") for why in call["extra"]["choice"])
+    assert any(why.startswith("first: useful 0/1 (upper bound") for why in call["extra"]["choice"])

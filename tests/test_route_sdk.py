@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from conftest import Http
-from fakes import Reply
-from routekit import fakes, route_collection  # noqa: F401 (fakes is a fixture)
+from tests.helpers.http import Http
+from tests.fakes import Reply
+from tests.helpers.route import fakes, route_collection  # noqa: F401 (fakes is a fixture)
 
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")

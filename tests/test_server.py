@@ -23,8 +23,8 @@ from benchwarmers.server import guard
 from benchwarmers.server.app import App
 from benchwarmers.server.lifecycle import BindRefused, Service
 from benchwarmers.server.messages import Request
-from benchwarmers.server.routes import PUBLIC, Route, Router
-from benchwarmers.server.table import build_router
+from benchwarmers.server.routes import PUBLIC, Route, RouteTable
+from benchwarmers.server.table import build_table
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "admin-token-for-tests-0123456789"
@@ -70,6 +70,19 @@ def raw(url: str, method: str, path: str, body: bytes | None = None, headers: di
         return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
     finally:
         conn.close()
+
+
+def csrf_pair(url: str) -> tuple[str, str]:
+    """The dashboard's CSRF cookie (as a Cookie header) and the token forms carry, from the login page."""
+    _, headers, _ = raw(url, "GET", "/login")
+    pair = headers["set-cookie"].split(";")[0]
+    return pair, pair.split("=", 1)[1]
+
+
+def login_post(url: str, fields: str, headers: dict | None = None):
+    cookie, token = csrf_pair(url)
+    hdrs = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie, **(headers or {})}
+    return raw(url, "POST", "/login", f"{fields}&csrf={token}".encode(), hdrs)
 
 
 def as_json(data: bytes):
@@ -236,11 +249,12 @@ def test_cross_origin_post_is_refused(service):
 
 
 def test_own_origin_passes_the_guard(service):
-    origin = service.url
-    hdrs = {"Content-Type": "application/x-www-form-urlencoded", "Origin": origin}
-    status, headers, _ = raw(service.url, "POST", "/login", b"token=x&next=/", hdrs)
+    status, headers, _ = login_post(service.url, "token=x&next=/", {"Origin": service.url})
     assert status == 303                          # no token set: login just goes home
     assert headers["location"] == "/"
+    status, _, body = raw(service.url, "POST", "/login", b"token=x&next=/",
+                          {"Content-Type": "application/x-www-form-urlencoded", "Origin": service.url})
+    assert status == 403 and b"expired" in body   # the origin is ours, but there is no CSRF token
 
 
 # ---- body limits and malformed bodies, in each API's shape -------------------------------------
@@ -284,7 +298,7 @@ def test_bad_content_length_is_400(service):
 
 def route_exists(method: str, path: str) -> bool:
     try:
-        build_router().match(method, path)
+        build_table().match(method, path)
         return True
     except (NotFound, MethodNotAllowed):
         return False
@@ -374,28 +388,29 @@ def test_dashboard_redirects_to_login_then_the_cookie_opens_it(make_service):
     status, headers, _ = raw(svc.url, "GET", "/")
     assert status == 303 and headers["location"].startswith("/login")
 
-    form = {"Content-Type": "application/x-www-form-urlencoded"}
-    status, _, body = raw(svc.url, "POST", "/login", b"token=not-the-token&next=/", form)
+    status, _, body = login_post(svc.url, "token=not-the-token&next=/")
     assert status == 401
     assert b"not the admin token" in body
 
-    status, headers, _ = raw(svc.url, "POST", "/login", f"token={TOKEN}&next=/".encode(), form)
+    status, headers, _ = login_post(svc.url, f"token={TOKEN}&next=/")
     assert status == 303 and headers["location"] == "/"
     cookie = headers["set-cookie"]
     flags = {p.strip().lower() for p in cookie.split(";")}
     assert "httponly" in flags and "samesite=strict" in flags
     assert TOKEN not in cookie
     pair = cookie.split(";")[0]
-    status, _, body = raw(svc.url, "GET", "/", headers={"Cookie": pair})
+    status, headers, _ = raw(svc.url, "GET", "/", headers={"Cookie": pair})
+    assert status == 303 and headers["location"] == "/endpoints"      # the first run opens on Endpoints
+    status, _, body = raw(svc.url, "GET", "/endpoints", headers={"Cookie": pair})
     assert status == 200 and b"Benchwarmers" in body
     assert TOKEN.encode() not in body
-    assert raw(svc.url, "GET", "/", headers={"Cookie": pair[:-4] + "0000"})[0] == 303
+    status, headers, _ = raw(svc.url, "GET", "/endpoints", headers={"Cookie": pair[:-4] + "0000"})
+    assert status == 303 and headers["location"].startswith("/login")
 
 
 def test_login_refuses_an_offsite_next(make_service):
     svc = make_service(admin_token=TOKEN)
-    form = {"Content-Type": "application/x-www-form-urlencoded"}
-    status, headers, _ = raw(svc.url, "POST", "/login", f"token={TOKEN}&next=//evil.example/".encode(), form)
+    status, headers, _ = login_post(svc.url, f"token={TOKEN}&next=//evil.example/")
     assert status == 303 and headers["location"] == "/"
 
 
@@ -411,8 +426,8 @@ def test_token_comparisons_are_constant_time():
 def test_an_unexpected_error_is_a_clean_500_in_the_api_shape(service):
     def boom(req, ctx):
         raise RuntimeError("secret internals at /srv/app.py line 3")
-    app = App(service.ctx, Router([Route("GET", "/v1/boom", boom, "openai", PUBLIC),
-                                   Route("GET", "/boom", boom, "html", PUBLIC)]))
+    app = App(service.bench, RouteTable([Route("GET", "/v1/boom", boom, "openai", PUBLIC),
+                                       Route("GET", "/boom", boom, "html", PUBLIC)]))
     for path in ("/v1/boom", "/boom"):
         resp = app.handle(Request("GET", path, headers={"host": "127.0.0.1"}))
         assert resp.status == 500
@@ -431,8 +446,8 @@ def test_a_broken_settings_file_does_not_take_the_service_down(home, service):
 
 
 def test_error_messages_never_carry_a_key(service):
-    from benchwarmers import keys
-    keys.remember("sk-live-abcdefghijklmnop")
+    from benchwarmers.redaction import remember
+    remember("sk-live-abcdefghijklmnop")
     status, _, body = raw(service.url, "GET", "/v1/sk-live-abcdefghijklmnop")
     assert status == 404
     assert b"sk-live-abcdefghijklmnop" not in body

@@ -21,9 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def child(code: str, *args: str, **kw) -> subprocess.Popen:
-    """A Python child that imports this checkout's package."""
-    prelude = f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-    return subprocess.Popen([sys.executable, "-c", prelude + textwrap.dedent(code), *args], **kw)
+    """A Python child that imports this checkout's package (run from the checkout, so `-c` finds it)."""
+    return subprocess.Popen([sys.executable, "-c", "import sys\n" + textwrap.dedent(code), *args], cwd=ROOT, **kw)
 
 
 # ---- config files ------------------------------------------------------------------------------

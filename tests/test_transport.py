@@ -11,7 +11,7 @@ from benchwarmers.canonical import Ask, Message, Text, TextDelta
 from benchwarmers.errors import UpstreamFailed
 from benchwarmers.providers import make_provider, transport as transport_mod
 from benchwarmers.providers.transport import Timeouts, Transport, default_transport
-from fakes import FakeGemini, FakeOpenAI, FakeProxy, Reply
+from tests.fakes import FakeGemini, FakeOpenAI, FakeProxy, Reply
 
 ASK = Ask(messages=[Message("user", [Text("hello")])])
 QUICK = Timeouts(connect=2, first_byte=0.5, idle=0.5)

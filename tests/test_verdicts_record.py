@@ -3,9 +3,16 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import Reply
-from panelkit import api, bench, body, fake, setup_bench  # noqa: F401
-from conftest import Http
+from tests.fakes import Reply
+from tests.helpers.panel import body, fake, setup_bench  # noqa: F401 (fake is a fixture)
+from tests.helpers.data import write
+
+
+@pytest.fixture
+def api(home, fake, app):
+    """The standard bench (core = a, b, c + one explore seat), asked in-process: no socket is needed here."""
+    setup_bench(home, fake)
+    return app
 
 
 def ask(api, **kw) -> dict:
@@ -52,9 +59,9 @@ def test_an_unknown_call_is_404(api):
     assert status == 404 and "nope" in data["error"]["message"]
 
 
-def test_list_calls_by_collection_and_limit(home, fake, make_service):
+def test_list_calls_by_collection_and_limit(home, fake, app):
     setup_bench(home, fake, {"core": {"members": ["a", "b"], "explore": 0}, "other": {"members": ["c"], "explore": 0}})
-    http = Http(make_service().url)
+    http = app
     for model in ("bench/core", "bench/other", "bench/core"):
         assert http("POST", "/v1/chat/completions", body(model))[0] == 200
     core = http("GET", "/bench/calls?collection=core")[2]["calls"]
@@ -117,12 +124,12 @@ def test_verdict_malformed_json_is_400(api):
 
 # ---- the record ----------------------------------------------------------------------------------
 
-def test_record_counts_asks_answers_failures_verdicts_and_speed(home, fake, make_service):
+def test_record_counts_asks_answers_failures_verdicts_and_speed(home, fake, app):
     setup_bench(home, fake, {"core": {"members": ["a", "b", "c", "d"], "explore": 0}},
                 settings={"seat_timeout": 1}, d=("fake", "m-d", {"vision": False}))
     fake.script("m-b", [Reply.error(500), Reply(delay=0.05)])
     fake.script("m-c", Reply(stall=True, stall_after=1))
-    http = Http(make_service().url)
+    http = app
     image = [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "https://e.com/x.png"}}]
     metas = []
     for content in ("one", image):
@@ -155,10 +162,18 @@ def test_confidently_wrong_after_enough_false_claims(api, fake):
     verdict(api, calls[1], False, false=["f3"])
     a = api("GET", "/bench/record")[2]["models"]["a"]
     assert (a["false_claims"], a["real_claims"], a["confidently_wrong"]) == (3, 1, True)
-    verdict(api, calls[2], True, real=["r2", "r3", "r4", "r5"])
+    verdict(api, calls[2], True, real=["r2", "r3", "r4", "r5", "r6"])
     a = api("GET", "/bench/record")[2]["models"]["a"]
-    assert a["confidently_wrong"] is False                 # 3 false of 8 judged claims
+    assert a["confidently_wrong"] is False                 # 3 false of 9 judged claims: under the default 0.35
     assert api("GET", "/bench/record")[2]["models"]["b"]["confidently_wrong"] is False
+
+
+def test_a_new_confidently_wrong_ratio_counts_from_the_next_request(api, fake, home):
+    calls = [seat(ask(api), "a")["call"] for _ in range(2)]
+    verdict(api, calls[0], False, false=["f1", "f2", "f3"], real=["r1", "r2", "r3"])
+    assert api("GET", "/bench/record")[2]["models"]["a"]["confidently_wrong"] is True    # 3 of 6 at 0.5
+    write(home, "settings.json", {"confidently_wrong_ratio": 0.75})
+    assert api("GET", "/bench/record")[2]["models"]["a"]["confidently_wrong"] is False   # no restart
 
 
 def test_merge_calls_stay_out_of_the_record(api, fake):
@@ -172,3 +187,19 @@ def test_merge_calls_stay_out_of_the_record(api, fake):
     assert "merger" not in record["models"] and "merger" not in record["collections"]["core"]
     keys = {frozenset(d) for d in record["models"].values()}
     assert len(keys) == 1 and {"asks", "answers", "failures", "median_seconds"} <= set(next(iter(keys)))
+
+
+def test_record_finds_a_drop_by_the_order_of_the_answers_and_counts_beside_every_rate(home, fake, make_app):
+    setup_bench(home, fake, {"solo": {"members": ["a"], "explore": 0}})
+    http = make_app()
+    calls = [seat(http("POST", "/v1/chat/completions", body("bench/solo", f"q{i}"))[2]["bench"], "a")["call"]
+             for i in range(45)]
+    for i in reversed(range(45)):   # verdicts newest first: the answers' order counts, not the verdicts'
+        assert verdict(http, calls[i], i < 25, **({"real": ["r"]} if i < 25 else {"false": ["f"]}))[0] == 200
+    a = http("GET", "/bench/record?collection=solo")[2]["models"]["a"]
+    assert (a["judged"], a["useful"], a["useful_rate"]) == (45, 25, 0.556)
+    assert (a["judged_claims"], a["false_claims"], a["false_claim_rate"]) == (45, 20, 0.444)
+    assert a["confidently_wrong"] is True
+    assert a["drop"] == {"judged": 20, "useful": 0, "useful_rate": 0.0, "before_judged": 25, "before_useful": 25,
+                         "before_rate": 1.0}
+    assert http("GET", "/bench/record")[2]["models"]["a"]["drop"] == a["drop"]

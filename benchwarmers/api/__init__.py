@@ -1,1 +1,1 @@
-"""Route handlers, one module per noun: each takes (Request, Context) and returns a Response."""
+"""Route handlers, one module per noun: each takes (Request, Bench) and returns a Response."""

@@ -1,11 +1,19 @@
-"""/bench/calls, /bench/verdict and /bench/record: what each seat said, what the user judged, and the tally."""
+"""/bench/calls, /bench/verdict, /bench/pending and /bench/record: what each seat said, what the user judged, what
+still waits for a verdict, and the tally."""
 from __future__ import annotations
 
-from ..core.parts import parts
+import re
+
 from ..errors import BadRequest, NotFound
-from ..server.context import Context
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import GATEWAY, Route
+from ..store.pending import pending
+from .gateway import check_session
+from .onboard import whole_number
+
+CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_CALLS = 200
 
 
 def _visible(req: Request, rec) -> bool:
@@ -16,27 +24,27 @@ def _visible(req: Request, rec) -> bool:
     return key.allows(rec.collection) if rec.collection else "*" in key.collections
 
 
-def get_call(req: Request, ctx: Context) -> Response:
-    p = parts(ctx)
-    rec = p.calls.get(req.params["id"])
+def get_call(req: Request, bench: Bench) -> Response:
+    rec = bench.calls.get(req.params["id"])
     if rec is None or not _visible(req, rec):
         raise NotFound(f"No call {req.params['id']!r}.", "Call ids come in each seat's `call` field.")
     d = rec.to_dict()
-    d["verdicts"] = p.verdicts.history(rec.id)
+    d["verdicts"] = bench.verdicts.history(rec.id)
     return Response.json(d)
 
 
-def list_calls(req: Request, ctx: Context) -> Response:
+def list_calls(req: Request, bench: Bench) -> Response:
     try:
         limit = int(req.query.get("limit", 50))
     except ValueError:
         raise BadRequest("limit must be a whole number.") from None
     if not 1 <= limit <= 1000:
         raise BadRequest("limit must be from 1 to 1000.")
-    calls = parts(ctx).calls.list(collection=req.query.get("collection"), model=req.query.get("model"),
+    calls = bench.calls.list(collection=req.query.get("collection"), model=req.query.get("model"),
                                   panel=req.query.get("panel"), limit=limit,
                                   collections=req.caller.collections if req.caller else None)
-    return Response.json({"calls": [c.to_dict() for c in calls]})
+    current = bench.verdicts.current([c.id for c in calls])
+    return Response.json({"calls": [dict(c.to_dict(), verdict=current.get(c.id)) for c in calls]})
 
 
 def _string_list(body: dict, name: str) -> list:
@@ -48,7 +56,7 @@ def _string_list(body: dict, name: str) -> list:
     return value
 
 
-def post_verdict(req: Request, ctx: Context) -> Response:
+def post_verdict(req: Request, bench: Bench) -> Response:
     body = req.json()
     known = {"call", "useful", "note", "real", "false"}
     extra = sorted(set(body) - known)
@@ -64,24 +72,40 @@ def post_verdict(req: Request, ctx: Context) -> Response:
     if note is not None and not isinstance(note, str):
         raise BadRequest("`note` must be a string.")
     real, false = _string_list(body, "real"), _string_list(body, "false")
-    p = parts(ctx)
-    rec = p.calls.get(call)
+    rec = bench.calls.get(call)
     if rec is None or not _visible(req, rec):
         raise NotFound(f"No call {call!r}.", "Use a call id from a seat's `call` field.")
-    verdict = p.verdicts.add(call, useful, note, real, false)
-    p.record.invalidate()
-    verdict["revisions"] = len(p.verdicts.history(call))
+    verdict = bench.verdicts.add(call, useful, note, real, false)
+    bench.record.invalidate()
+    verdict["revisions"] = len(bench.verdicts.history(call))
     return Response.json(verdict)
 
 
-def get_record(req: Request, ctx: Context) -> Response:
-    p = parts(ctx)
+def get_pending(req: Request, bench: Bench) -> Response:
+    """The answers the caller asked that have no verdict yet: a key's own (within its collections), those of the
+    session named in `?session=`, or every one; `?calls=` keeps only those calls."""
+    limit = whole_number(req.query.get("limit", 50), "limit", 1, 200)
+    session = check_session(req.query["session"], "session") if req.query.get("session") else None
+    calls = None
+    if "calls" in req.query:
+        calls = [c.strip() for c in req.query["calls"].split(",") if c.strip()]
+        if len(calls) > MAX_CALLS or not all(CALL_ID.match(c) for c in calls):
+            raise BadRequest(f"calls must be up to {MAX_CALLS} call ids, separated by commas.",
+                             "Call ids come in each seat's `call` field.")
+    key = req.caller
+    found = pending(bench.db, caller=key.name if key else None, collections=key.collections if key else None,
+                    session=session, calls=calls, limit=limit)
+    scope = {"key": key.name} if key else {"session": session} if session else {"everyone": True}
+    return Response.json({**found, "limit": limit, "asked_by": scope})
+
+
+def get_record(req: Request, bench: Bench) -> Response:
     collection = req.query.get("collection")
     if collection:
         if req.caller:
             req.caller.check_collection(collection)
-        return Response.json({"collection": collection, "models": p.record.models(collection)})
-    summary = p.record.summary()
+        return Response.json({"collection": collection, "models": bench.record.models(collection)})
+    summary = bench.record.summary()
     if req.caller:   # a key sees the per-collection record of its own collections only
         summary["collections"] = {c: v for c, v in summary["collections"].items() if req.caller.allows(c)}
     return Response.json(summary)
@@ -91,5 +115,6 @@ ROUTES = [
     Route("GET", "/bench/calls", list_calls, "bench", GATEWAY),
     Route("GET", "/bench/calls/{id}", get_call, "bench", GATEWAY),
     Route("POST", "/bench/verdict", post_verdict, "bench", GATEWAY),
+    Route("GET", "/bench/pending", get_pending, "bench", GATEWAY),
     Route("GET", "/bench/record", get_record, "bench", GATEWAY),
 ]

@@ -1,40 +1,56 @@
 """/bench/collections: list (gateway keys see theirs), save and delete collections."""
 from __future__ import annotations
 
-from ..core.parts import parts
-from ..server.context import Context
+from ..core.overview import overview
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, GATEWAY, Route
 
 
-def list_collections(req: Request, ctx: Context) -> Response:
-    p = parts(ctx)
+def view(col, models: dict) -> dict:
+    """A collection as the API shows it, with its members that no panel seats: retired, or gone from the bench."""
+    return {**col.public(), "retired": [m for m in col.members if m in models and not models[m].active],
+            "gone": [m for m in col.members if m not in models]}
+
+
+def list_collections(req: Request, bench: Bench) -> Response:
     key = req.caller
-    cols = [c.public() for name, c in sorted(p.collections.all().items()) if key is None or key.allows(name)]
+    models = bench.registry.models()
+    cols = [view(c, models) for name, c in sorted(bench.collections.all().items()) if key is None or key.allows(name)]
     return Response.json({"collections": cols})
 
 
-def get_collection(req: Request, ctx: Context) -> Response:
-    p = parts(ctx)
+def get_collection(req: Request, bench: Bench) -> Response:
     name = req.params["name"]
     if req.caller:
         req.caller.check_collection(name)
-    return Response.json(p.collections.get(name).public())
+    return Response.json(view(bench.collections.get(name), bench.registry.models()))
 
 
-def save_collection(req: Request, ctx: Context) -> Response:
-    col = parts(ctx).collections.save(req.params["name"], req.json())
+def collection_overview(req: Request, bench: Bench) -> Response:
+    """The collection with the calls one ask makes, what its members share, their record and suggestions."""
+    name = req.params["name"]
+    if req.caller:
+        req.caller.check_collection(name)
+    col = bench.collections.get(name)
+    return Response.json(overview(col, bench.registry.models(), bench.record.models(name), bench.record.models(),
+                                  bench.registry.transport.limits.snapshot(), bench.catalog))
+
+
+def save_collection(req: Request, bench: Bench) -> Response:
+    col = bench.collections.save(req.params["name"], req.json())
     return Response.json(col.public())
 
 
-def delete_collection(req: Request, ctx: Context) -> Response:
-    parts(ctx).collections.delete(req.params["name"])
+def delete_collection(req: Request, bench: Bench) -> Response:
+    bench.collections.delete(req.params["name"])
     return Response.json({"deleted": req.params["name"]})
 
 
 ROUTES = [
     Route("GET", "/bench/collections", list_collections, "bench", GATEWAY),
     Route("GET", "/bench/collections/{name}", get_collection, "bench", GATEWAY),
+    Route("GET", "/bench/collections/{name}/overview", collection_overview, "bench", GATEWAY),
     Route("PUT", "/bench/collections/{name}", save_collection, "bench", ADMIN),
     Route("POST", "/bench/collections/{name}", save_collection, "bench", ADMIN),
     Route("DELETE", "/bench/collections/{name}", delete_collection, "bench", ADMIN),

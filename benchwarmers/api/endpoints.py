@@ -1,13 +1,17 @@
 """Admin API for endpoints and candidates: add (checked by listing models first), list, remove, what they serve."""
 from __future__ import annotations
 
+import os
 import time
 from urllib.parse import urlsplit
 
-from .. import health, keys, onboard
-from ..errors import BadRequest, Conflict, UpstreamFailed
-from ..registry import APIS, Endpoint, check_name
-from ..server.context import Context
+from .. import keys
+from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
+from ..providers import Timeouts, make_provider
+from ..redaction import remember
+from ..roster import health, healthrecord, onboard
+from ..roster.registry import Endpoint, new_endpoint
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
 
@@ -21,38 +25,25 @@ def key_source(endpoint: Endpoint) -> str:
     return endpoint.key()[1] or "missing"
 
 
-def endpoint_view(ctx: Context, endpoint: Endpoint) -> dict:
-    reg = health.registry(ctx)
+def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -> dict:
+    """An endpoint with its health: `state` says ok, key refused, or resting until T (`flags`: read once)."""
+    reg = bench.registry
     on_bench = [m for m in reg.models().values() if m.endpoint == endpoint.name]
     extra = reg.endpoint_extra(endpoint.name)
     return {"name": endpoint.name, "base_url": endpoint.base_url, "api": endpoint.api, "no_key": endpoint.no_key,
-            "key_source": key_source(endpoint), "key_env": keys.env_name(endpoint.name),
+            "key_source": key_source(endpoint), "key_env": key_env(endpoint.name),
             "models": len(on_bench), "active_models": sum(1 for m in on_bench if m.active),
-            "served_count": extra.get("served_count"), "checked": extra.get("checked")}
+            "served_count": extra.get("served_count"), "checked": extra.get("checked"),
+            **healthrecord.endpoint_state(bench.db, bench.resting, endpoint.name, flags)}
 
 
-def list_endpoints(req: Request, ctx: Context) -> Response:
-    reg = health.registry(ctx)
-    return Response.json({"endpoints": [endpoint_view(ctx, e) for _, e in sorted(reg.endpoints().items())]})
-
-
-def check_base(value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise BadRequest("base_url is required.", "e.g. --base https://openrouter.ai/api/v1")
-    value = value.strip().rstrip("/")
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.username or parts.password:
-        raise BadRequest(f"{value!r} is not a usable base URL.",
-                         "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
-    return value
+def list_endpoints(req: Request, bench: Bench) -> Response:
+    reg, flags = bench.registry, healthrecord.flags(bench.db)
+    return Response.json({"endpoints": [endpoint_view(bench, e, flags) for _, e in sorted(reg.endpoints().items())]})
 
 
 def endpoint_from(body: dict) -> Endpoint:
-    name = check_name(body.get("name"), "Endpoint name")
-    api = body.get("api") or "openai"
-    if api not in APIS:
-        raise BadRequest(f"Unknown api {api!r}.", "Use one of: " + ", ".join(APIS) + ".")
-    return Endpoint(name, check_base(body.get("base_url")), api, bool(body.get("no_key")))
+    return new_endpoint(body.get("name"), body.get("base_url"), body.get("api") or "openai", bool(body.get("no_key")))
 
 
 def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
@@ -68,58 +59,115 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
     if given:
         if any(ord(c) < 32 or c.isspace() for c in given):
             raise BadRequest("The key holds spaces or control characters.", "Paste the key alone, on one line.")
-        keys.remember(given)   # from here on, redaction knows it
+        remember(given)   # from here on, redaction knows it
         return given, True
     existing, _ = keys.get(endpoint.name)
     if existing:
         return existing, False
     raise BadRequest(f"No key for endpoint {endpoint.name!r}.",
                      f"`bench endpoint add {endpoint.name} --base URL` prompts for one (or --key-stdin); set "
-                     f"{keys.env_name(endpoint.name)}; or pass --no-key for a local server.")
+                     f"{key_env(endpoint.name)}; or pass --no-key for a local server.")
 
 
-def add_endpoint(req: Request, ctx: Context) -> Response:
+def add_endpoint(req: Request, bench: Bench) -> Response:
     body = req.json()
     endpoint = endpoint_from(body)
-    reg = health.registry(ctx)
+    reg = bench.registry
     if endpoint.name in reg.endpoints() and not body.get("replace"):
         raise Conflict(f"Endpoint {endpoint.name!r} exists.",
                        "Add --replace to change its URL, protocol or key, or pick another name.")
     key, new_key = key_for(body, endpoint)
+    return Response.json({"endpoint": register(bench, endpoint, key, new_key)}, 201)
+
+
+def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool) -> dict:
+    """Check the endpoint by listing its models with `key`, save it, and store a new key in keys.json;
+    its view (never the key). Provider sign-in (api/connect.py) adds endpoints through this too."""
+    reg = bench.registry
     served = check_endpoint(endpoint, key)
     extra = {"served_count": len(served), "checked": time.time()}
     reg.save_endpoint(endpoint, extra)
+    healthrecord.clear(bench.db, endpoint.name)   # its key was just accepted: a "key refused" flag is old news
     if new_key:
         try:
             keys.store(endpoint.name, key)
+        except ConfigError:     # keys.json does not parse: nothing half-registered, and the error names its line
+            reg.remove_endpoint(endpoint.name)
+            raise
         except OSError as e:    # nothing half-registered: take the endpoint back out
             reg.remove_endpoint(endpoint.name)
             raise BadRequest(f"Could not write keys.json: {type(e).__name__}.",
-                             f"Check {keys.keys_file()} is writable, or set {keys.env_name(endpoint.name)}.") from None
-    view = endpoint_view(ctx, endpoint)
+                             f"Check {keys.keys_file()} is writable, or set {key_env(endpoint.name)}.") from None
+    view = endpoint_view(bench, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
-    return Response.json({"endpoint": view}, 201)
+    return view
 
 
-def check_endpoint(endpoint: Endpoint, key: str | None) -> list[dict]:
+def check_endpoint(endpoint: Endpoint, key: str | None, doing: str = "was not added") -> list[dict]:
     """List its models with the key given, before anything is saved."""
-    from ..providers import make_provider
     provider = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name)
     try:
-        return provider.list_models(timeouts=onboard.list_timeouts())
+        return provider.list_models(timeouts=onboard.LIST_TIMEOUTS)
     except UpstreamFailed as e:
-        raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} was not added: listing its models failed"
-                             ) from None
+        raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} {doing}: listing its models failed") from None
 
 
-def remove_endpoint(req: Request, ctx: Context) -> Response:
+def test_endpoint(req: Request, bench: Bench) -> Response:
+    """List an endpoint's models with its key now; the count and time are kept beside it."""
+    reg = bench.registry
+    endpoint = reg.endpoint(req.params["name"])
+    key = endpoint.key()[0]
+    if not endpoint.no_key and not key:
+        raise BadRequest(f"No key for endpoint {endpoint.name!r}.",
+                         f"Set {key_env(endpoint.name)}, or add it again with its key.")
+    served = check_endpoint(endpoint, key, "failed its test")
+    reg.save_endpoint(endpoint, {"served_count": len(served), "checked": time.time()})
+    view = endpoint_view(bench, endpoint)
+    view["sample"] = [m.get("id") for m in served[:10]]
+    return Response.json({"endpoint": view, "ok": True})
+
+
+def ollama_base(host: str | None) -> str:
+    """Where a local Ollama listens: OLLAMA_HOST as Ollama reads it (host, host:port or a URL), else its default."""
+    host = (host or "").strip() or "127.0.0.1:11434"
+    split = urlsplit(host if "://" in host else "http://" + host)
+    name = split.hostname or "127.0.0.1"
+    name = "127.0.0.1" if name in ("0.0.0.0", "localhost", "::", "") else name
+    name = f"[{name}]" if ":" in name else name
+    return f"{split.scheme or 'http'}://{name}:{split.port or 11434}"
+
+
+def same_server(a: str, b: str) -> bool:
+    def where(url: str):
+        s = urlsplit(url)
+        host = "127.0.0.1" if s.hostname in ("localhost", "0.0.0.0") else s.hostname
+        return host, s.port or (443 if s.scheme == "https" else 80)
+    return where(a) == where(b)
+
+
+def local_servers(req: Request, bench: Bench) -> Response:
+    """Model servers answering on this machine (a local Ollama), and the endpoint that already uses each."""
+    base = ollama_base(os.environ.get("OLLAMA_HOST"))
+    found = {"api": "ollama", "name": "ollama", "base_url": base, "answering": False, "models": None,
+             "endpoint": next((e.name for e in bench.registry.endpoints().values()
+                               if same_server(e.base_url, base)), None)}
+    try:
+        listed = make_provider("ollama", base, None).list_models(timeouts=Timeouts(connect=0.5, first_byte=2, idle=2))
+        found.update(answering=True, models=len(listed))
+    except BenchError:
+        pass
+    return Response.json({"servers": [found]})
+
+
+def remove_endpoint(req: Request, bench: Bench) -> Response:
     """Its models are retired (restorable once it is back); its key stays in keys.json, shared with llm."""
-    reg = health.registry(ctx)
+    reg = bench.registry
     endpoint = reg.endpoint(req.params["name"])
     retired = [m.alias for m in list(reg.models().values()) if m.endpoint == endpoint.name and m.active]
     for alias in retired:
         health.retire(reg, alias, f"its endpoint {endpoint.name!r} was removed")
     reg.remove_endpoint(endpoint.name)
+    healthrecord.clear(bench.db, endpoint.name)
     note = None
     if key_source(endpoint) == "keys.json":
         note = (f"Its key stays in {keys.keys_file()} (shared with the llm CLI); "
@@ -127,10 +175,10 @@ def remove_endpoint(req: Request, ctx: Context) -> Response:
     return Response.json({"removed": endpoint.name, "retired": retired, "note": note})
 
 
-def candidates(req: Request, ctx: Context) -> Response:
+def candidates(req: Request, bench: Bench) -> Response:
     """What each endpoint serves, marked with the alias when it is already on the bench."""
     only_new = req.query.get("new", "").lower() in TRUE
-    reg = health.registry(ctx)
+    reg = bench.registry
     on_bench = {(m.endpoint, m.served): m.alias for m in reg.models().values()}
     rows, errors = [], []
     for name, found in sorted(onboard.listings(reg).items()):
@@ -141,8 +189,10 @@ def candidates(req: Request, ctx: Context) -> Response:
             alias = on_bench.get((name, entry.get("id")))
             if only_new and alias:
                 continue
-            rows.append({"endpoint": name, "served": entry.get("id"), "on_bench": alias,
-                         "facts": onboard.facts_from(entry)})
+            facts = onboard.facts_from(entry)
+            pid, sourced = bench.catalog.lookup(reg.endpoint(name), str(entry.get("id") or ""), facts)
+            rows.append({"endpoint": name, "served": entry.get("id"), "on_bench": alias, "facts": facts,
+                         "catalog": {"provider": pid, "facts": sourced}})
     return Response.json({"candidates": rows, "errors": errors, "new_only": only_new})
 
 
@@ -150,5 +200,7 @@ ROUTES = [
     Route("GET", "/bench/endpoints", list_endpoints, "bench", ADMIN),
     Route("POST", "/bench/endpoints", add_endpoint, "bench", ADMIN),
     Route("DELETE", "/bench/endpoints/{name}", remove_endpoint, "bench", ADMIN),
+    Route("POST", "/bench/endpoints/{name}/test", test_endpoint, "bench", ADMIN),
+    Route("GET", "/bench/local-servers", local_servers, "bench", ADMIN),
     Route("GET", "/bench/candidates", candidates, "bench", ADMIN),
 ]

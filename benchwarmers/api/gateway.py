@@ -1,16 +1,23 @@
-"""The gateway routes: every client format asking a panel (`bench/<c>`, `:merged`), a model alias, or route mode."""
+"""The gateway routes: every client format asking a panel (`bench/<c>`, `:merged`), a model alias, or route mode,
+plus each format's own routes (model lists, token counts, ...), all built from what the formats declare."""
 from __future__ import annotations
 
+from types import ModuleType
+from typing import Callable
+from urllib.parse import quote
 
 from .. import formats
-from ..canonical import ROUTE, Text, estimate_tokens
-from ..core.parts import parts
-from ..core.route import serve_route
-from ..errors import BadRequest, NotFound
-from ..formats.base import ReplyInfo, RequestInfo
-from ..server.context import Context
+from ..canonical import DIRECT, ROUTE, Ask, Text
+from ..core.route import TurnReply
+from ..errors import BadRequest, Forbidden, NotFound
+from ..formats.base import FormatRoute, Lookup, ReplyInfo, RequestInfo
+from ..server.bench import Bench
+from ..server.guard import presented_key
 from ..server.messages import Request, Response
 from ..server.routes import GATEWAY, Route
+
+Handler = Callable[[Request, Bench], Response]
+SESSION_HEADER = "x-bench-session"
 
 
 def check_reach(req: Request, target) -> None:
@@ -18,166 +25,141 @@ def check_reach(req: Request, target) -> None:
     key = req.caller
     if key is None:
         return
-    if target.mode == "direct":
+    if target.mode == DIRECT:
         if "*" not in key.collections:
-            raise NotFound(f"The key {key.name!r} cannot ask models directly.",
+            raise Forbidden(f"The key {key.name!r} cannot ask models directly.",
                            "Ask one of its collections: " + ", ".join(f"bench/{c}" for c in key.collections))
         return
     key.check_collection(target.name)
 
 
-def serve_ask(fmt_name: str, req: Request, ctx: Context, info: RequestInfo) -> Response:
-    """Parse in the client's format, run the panel (or route mode), answer in the same format."""
-    fmt = formats.get(fmt_name)
+def session_of(req: Request) -> str | None:
+    """The session a client says it asks for (X-Bench-Session; the MCP server on stdio sends one), so its answers
+    waiting for a verdict can be found again without a key."""
+    value = req.headers.get(SESSION_HEADER)
+    return None if value is None else check_session(value, "X-Bench-Session")
+
+
+def check_session(value: str, where: str) -> str:
+    if not 1 <= len(value) <= 128 or not all("!" <= ch <= "~" for ch in value):
+        raise BadRequest(f"{where} must be 1 to 128 visible ASCII characters.",
+                         "Send a random id, the same one for every ask of one session.")
+    return value
+
+
+def admit(fmt: ModuleType, req: Request, info: RequestInfo) -> Ask:
+    """The request as an Ask the caller may make: a target named and within its key's reach, the key and
+    session that ask noted for the record."""
     ask = fmt.parse(req.json(), info)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     check_reach(req, ask.target)
-    if not has_content(ask):
-        return nothing_to_answer(fmt_name, req, ctx, ask, info)
     ask.caller = req.caller.name if req.caller else None
+    ask.session = session_of(req)
+    return ask
+
+
+def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Response:
+    """Parse in the client's format, run the panel (or route mode), answer in the same format."""
+    ask = admit(fmt, req, info)
+    if not has_content(ask):
+        return nothing_to_answer(fmt, req, bench, ask, info)
     if "anthropic-beta" in req.headers:   # forwarded only when an Anthropic member gets the body as it came
         ask.passthrough_headers["anthropic-beta"] = req.headers["anthropic-beta"]
-    p = parts(ctx)
-    if ask.target.mode == ROUTE:
-        return serve_route(p, fmt, ask, info, req)
-    run = p.panel.start(ask)
-    headers = {"x-bench-panel": run.id}
     reply = ReplyInfo.for_ask(ask, info)
+    if ask.target.mode == ROUTE:
+        return render_turn(fmt, bench.router.take(ask, info.headers, presented_key(req)), reply)
+    run = bench.panel.start(ask)
+    # the seats in seat order, so a client can show who it is still waiting for while the stream runs
+    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(quote(s.model, safe="") for s in run.seats)}
     if ask.stream:
-        return Response.streaming(fmt.stream(p.panel.events(run), reply),
+        return Response.streaming(fmt.stream(bench.panel.events(run), reply),
                                   formats.stream_content_type(fmt, reply), headers)
-    answer = p.panel.whole(run)
+    answer = bench.panel.whole(run)
     reply.extra = run.bench()
     return Response.json(fmt.render(answer, reply), headers=headers)
 
 
-CONVERSATION = {"openai_chat": "messages", "openai_responses": "input", "openai_completions": "prompt",
-                "anthropic": "messages", "gemini": "contents", "ollama": "messages"}
+def render_turn(fmt: ModuleType, turn: TurnReply, reply: ReplyInfo) -> Response:
+    """A route-mode turn in the caller's format: its member's stream, or its whole answer with the `bench` data."""
+    headers = {"x-bench-call": turn.call, "x-bench-model": turn.model}
+    if turn.events is not None:
+        return Response.streaming(fmt.stream(turn.events, reply), formats.stream_content_type(fmt, reply), headers)
+    reply.extra = turn.bench
+    return Response.json(fmt.render(turn.answer, reply), headers=headers)
 
 
-def has_content(ask) -> bool:
+def has_content(ask: Ask) -> bool:
     return any(not isinstance(p, Text) or p.text for m in ask.messages for p in m.parts)
 
 
-def nothing_to_answer(fmt_name: str, req: Request, ctx: Context, ask, info: RequestInfo) -> Response:
-    """An empty conversation asks no one: Ollama's "load the model" request is answered as Ollama does, others 400."""
-    if fmt_name == "ollama":
-        if ask.target.requested not in model_names(req, ctx):
-            raise NotFound(f"model {ask.target.requested!r} not found",
-                           "GET /api/tags lists what this service answers as.")
-        return Response.json(formats.get("ollama").load_reply(ReplyInfo.for_ask(ask, info)))
-    field = CONVERSATION.get(fmt_name, "messages")
-    raise BadRequest(f"Nothing to answer: `{field}` holds no content.", f"Send the question in `{field}`.")
+def nothing_to_answer(fmt: ModuleType, req: Request, bench: Bench, ask: Ask, info: RequestInfo) -> Response:
+    """An empty conversation asks no one: a format that has a "load the model" reply (Ollama) gives it,
+    the others answer 400 naming the field that carries the conversation."""
+    load = getattr(fmt, "load_reply", None)
+    if load:
+        return Response.json(load(ReplyInfo.for_ask(ask, info), model_names(req, bench)))
+    raise BadRequest(f"Nothing to answer: `{fmt.CONVERSATION}` holds no content.",
+                     f"Send the question in `{fmt.CONVERSATION}`.")
 
 
-def _info(req: Request, **kw) -> RequestInfo:
-    return RequestInfo(req.path, req.query, req.headers, **kw)
-
-
-def ask_handler(fmt_name: str):
-    def handler(req: Request, ctx: Context) -> Response:
-        return serve_ask(fmt_name, req, ctx, _info(req))
-    handler.__name__ = f"ask_{fmt_name}"
-    return handler
-
-
-def gemini_action(req: Request, ctx: Context) -> Response:
-    """POST /v1beta/models/{model}:generateContent | :streamGenerateContent | :countTokens."""
-    model, _, action = req.params["model"].rpartition(":")
-    if action == "countTokens":
-        ask = formats.get("gemini").parse(req.json(), _info(req, path_model=model))
-        require_listed(req, ctx, model)
-        return Response.json({"totalTokens": estimate_tokens(ask.prompt_text())})
-    if action not in ("generateContent", "streamGenerateContent") or not model:
-        raise NotFound(f"Unknown Gemini method {action!r}.",
-                       "Use models/bench/<collection>:generateContent or :streamGenerateContent.")
-    return serve_ask("gemini", req, ctx, _info(req, path_model=model,
-                                                stream_route=action == "streamGenerateContent"))
-
-
-# -- model lists ---------------------------------------------------------------------------------
-
-def model_names(req: Request, ctx: Context) -> list[str]:
+def model_names(req: Request, bench: Bench) -> list[str]:
     """bench/<c>, :merged and :route for each collection the caller reaches, then every alias (keys for '*')."""
-    p = parts(ctx)
     key = req.caller
     names = []
-    for c in sorted(p.collections.all()):
+    for c in sorted(bench.collections.all()):
         if key is None or key.allows(c):
             names += [f"bench/{c}", f"bench/{c}:merged", f"bench/{c}:route"]
     if key is None or "*" in key.collections:
-        names += sorted(a for a, m in p.registry.models().items() if m.active)
+        names += sorted(a for a, m in bench.registry.models().items() if m.active)
     return names
 
 
-def openai_models(req: Request, ctx: Context) -> Response:
-    """The OpenAI shape, or Anthropic's for a client that sends anthropic-version (the same path in both APIs)."""
-    fmt = "anthropic" if "anthropic-version" in req.headers else "openai_chat"
-    return Response.json(formats.get(fmt).models_list(model_names(req, ctx)))
+# -- the route table's gateway part, from the formats' declarations -------------------------------------
+
+def request_info(req: Request, route: FormatRoute) -> RequestInfo:
+    return RequestInfo(req.path, req.query, req.headers, path_model=req.params.get("model"),
+                       stream_route=route.stream)
 
 
-def openai_model(req: Request, ctx: Context) -> Response:
-    """GET /v1/models/{id}: what the OpenAI SDK's models.retrieve asks."""
-    name = req.params["model"]
-    if name not in model_names(req, ctx):
-        raise NotFound(f"The model {name!r} does not exist here.", "GET /v1/models lists what this service answers.")
-    return Response.json(formats.get("openai_chat").models_list([name])["data"][0])
+def handler_for(fmt: ModuleType, route: FormatRoute) -> Handler:
+    """`ask` asks the bench; any other op is the format's own on_<op>, given a Lookup of the request."""
+    if route.op == "ask":
+        def handler(req: Request, bench: Bench) -> Response:
+            return serve_ask(fmt, req, bench, request_info(req, route))
+    else:
+        answer = getattr(fmt, "on_" + route.op)
+
+        def handler(req: Request, bench: Bench) -> Response:
+            lookup = Lookup(request_info(req, route), req.params, req.json, lambda: model_names(req, bench))
+            return Response.json(answer(lookup))
+    handler.__name__ = f"{fmt.NAME}_{route.op}"
+    return handler
 
 
-def gemini_models(req: Request, ctx: Context) -> Response:
-    return Response.json(formats.get("gemini").models_list(model_names(req, ctx)))
+def by_header(choices: list[tuple[str | None, Handler]]) -> Handler:
+    """One path answered by several formats: the one whose header the request sends, else the one that asks none."""
+    def handler(req: Request, bench: Bench) -> Response:
+        for header, chosen in choices:
+            if header is None or header in req.headers:
+                return chosen(req, bench)
+        raise NotFound(f"No route for {req.method} {req.path}.")
+    return handler
 
 
-def ollama_tags(req: Request, ctx: Context) -> Response:
-    return Response.json(formats.get("ollama").tags([{"name": n} for n in model_names(req, ctx)]))
-
-
-def ollama_version(req: Request, ctx: Context) -> Response:
-    return Response.json(formats.get("ollama").version())
-
-
-def ollama_show(req: Request, ctx: Context) -> Response:
-    body = req.json()
-    name = body.get("model") or body.get("name")
-    if not isinstance(name, str) or name not in model_names(req, ctx):
-        raise NotFound(f"model {name!r} not found", "GET /api/tags lists what this service answers as.")
-    return Response.json(formats.get("ollama").show(name, {}))
-
-
-def require_listed(req: Request, ctx: Context, name) -> None:
-    """Token counts are only for names this caller could ask (a typo should not get a cheerful estimate)."""
-    if name not in model_names(req, ctx):
-        raise NotFound(f"The model {name!r} does not exist here.", "GET /v1/models lists what this service answers.")
-
-
-def anthropic_count_tokens(req: Request, ctx: Context) -> Response:
-    body = req.json()
-    counted = formats.get("anthropic").count_tokens(body)   # validates the body first (400s before 404s)
-    require_listed(req, ctx, body.get("model"))
-    return Response.json(counted)
-
-
-def responses_get(req: Request, ctx: Context) -> Response:
-    raise NotFound(f"Response {req.params['id']!r} is not stored: this gateway stores no responses.",
-                   "Send the whole conversation as input on each request (store is ignored).")
-
-
-ROUTES = [
-    Route("POST", "/v1/chat/completions", ask_handler("openai_chat"), "openai", GATEWAY),
-    Route("POST", "/v1/completions", ask_handler("openai_completions"), "openai", GATEWAY),
-    Route("POST", "/v1/responses", ask_handler("openai_responses"), "openai", GATEWAY),
-    Route("GET", "/v1/responses/{id}", responses_get, "openai", GATEWAY),
-    Route("GET", "/v1/models", openai_models, "openai", GATEWAY),
-    Route("GET", "/v1/models/{model:path}", openai_model, "openai", GATEWAY),
-    Route("POST", "/v1/messages", ask_handler("anthropic"), "anthropic", GATEWAY),
-    Route("POST", "/v1/messages/count_tokens", anthropic_count_tokens, "anthropic", GATEWAY),
-    Route("POST", "/api/chat", ask_handler("ollama"), "ollama", GATEWAY),
-    Route("POST", "/api/generate", ask_handler("ollama"), "ollama", GATEWAY),
-    Route("GET", "/api/tags", ollama_tags, "ollama", GATEWAY),
-    Route("GET", "/api/version", ollama_version, "ollama", GATEWAY),
-    Route("POST", "/api/show", ollama_show, "ollama", GATEWAY),
-    Route("GET", "/v1beta/models", gemini_models, "gemini", GATEWAY),
-    Route("POST", "/v1beta/models/{model:path}", gemini_action, "gemini", GATEWAY),
-    Route("POST", "/v1/models/{model:path}", gemini_action, "gemini", GATEWAY),
-]
+def routes() -> list[Route]:
+    """Every format's declared routes, in declaration order; a path two formats share is one route."""
+    grouped: dict[tuple[str, str], list[tuple[ModuleType, FormatRoute]]] = {}
+    for fmt in formats.FORMATS.values():
+        for route in fmt.ROUTES:
+            grouped.setdefault((route.method, route.pattern), []).append((fmt, route))
+    table = []
+    for (method, pattern), declared in grouped.items():
+        declared.sort(key=lambda item: item[1].header is None)   # header-bound ones are tried first
+        plain = declared[-1][0]
+        if len(declared) == 1:
+            handler = handler_for(*declared[0])
+        else:
+            handler = by_header([(route.header, handler_for(fmt, route)) for fmt, route in declared])
+        table.append(Route(method, pattern, handler, plain.SHAPE, GATEWAY))
+    return table

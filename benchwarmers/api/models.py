@@ -1,68 +1,105 @@
-"""Admin API for the model roster: list and find, onboard, show with probes, probe, retire, restore."""
+"""Admin API for the model roster: list and find (with the verdict record and the suite scores), onboard, show with
+probes, probe, retire, restore."""
 from __future__ import annotations
 
-from .. import health, onboard
 from ..errors import BadRequest
-from ..server.context import Context
+from ..roster import health, healthrecord, onboard, speed
+from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
 
+WAIT = 600.0   # seconds POST /bench/models waits for its item before answering 202 with it
 
-def view(ctx: Context, model, probe: dict | None = None) -> dict:
+
+def view(bench: Bench, model, probe: dict | None = None, perf: dict | None = None) -> dict:
     if probe is None:
-        probe = next(iter(health.recent(ctx.db, model.alias, 1)), None)
-    return onboard.model_view(model, probe, health.resting_until(ctx.db, model))
+        probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
+    out = onboard.model_view(model, probe, bench.resting.until(model.endpoint))
+    out["perf"] = perf if perf is not None else speed.latest(bench.db, model.alias).get(model.alias)
+    out["catalog"] = bench.catalog.describe(model)
+    held = out["catalog"]["held"]
+    if held and model.active:
+        out["status"], out["status_text"] = "held", f"held: {held['reason']}"
+    return out
 
 
-def list_models(req: Request, ctx: Context) -> Response:
+def list_models(req: Request, bench: Bench) -> Response:
     """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case)."""
     needle = (req.query.get("find") or "").strip().lower()
-    reg = health.registry(ctx)
-    last = health.latest(ctx.db)
+    reg = bench.registry
+    bench.resting.refresh()   # the admin's view: what the table says now, other processes' rests included
+    last, perf = health.latest(bench.db), speed.latest(bench.db)
+    record, scores = bench.record.models(), bench.suite.store.scores()   # two sources, kept apart
     rows = []
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
             continue
-        rows.append(view(ctx, model, last.get(alias)))
+        rows.append({**view(bench, model, last.get(alias), perf.get(alias)), "record": record.get(alias),
+                     "suite": scores.get(alias)})
     return Response.json({"models": rows, "find": needle or None})
 
 
-def add_model(req: Request, ctx: Context) -> Response:
+def add_model(req: Request, bench: Bench) -> Response:
+    """One model through the onboarding queue, answered when it is done (the queue runs one model at a time)."""
     body = req.json()
-    result = onboard.onboard(ctx, body.get("served"), endpoint=body.get("endpoint"), alias=body.get("alias"),
-                             quick=bool(body.get("quick")), ad_hoc=bool(body.get("ad_hoc")))
-    return Response.json(result, 201)
+    extra = sorted(set(body) - {"served", "endpoint", "alias", "quick", "ad_hoc"})
+    if extra:
+        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.", "Send served, endpoint, alias, quick, ad_hoc.")
+    served = body.get("served")
+    if not isinstance(served, str) or not served.strip():
+        raise BadRequest("Say which model to onboard: its served name.", "e.g. bench onboard gpt-4o-mini")
+    mode = "adhoc" if body.get("ad_hoc") else "quick" if body.get("quick") else "full"
+    q = bench.onboard_queue
+    request = {"models": [served], "mode": mode}
+    request.update({k: body[k] for k in ("endpoint", "alias") if body.get(k) is not None})
+    [item] = q.enqueue(request)
+    [item] = q.wait([item["id"]], WAIT)
+    if item["state"] == "failed":
+        raise q.error_of(item["id"])
+    if item["state"] != "done":
+        return Response.json({"item": item, "note": "Still onboarding; follow it with GET /bench/onboard/"
+                                                    f"{item['id']}."}, 202)
+    model = bench.registry.model(item["model"])
+    probes = health.recent(bench.db, model.alias, 1)
+    return Response.json({"model": view(bench, model, probes[0] if probes else None),
+                          "probe": probes[0] if probes else None, "suite": item["suite"], "item": item["id"]}, 201)
 
 
-def show_model(req: Request, ctx: Context) -> Response:
-    model = health.registry(ctx).model(req.params["alias"])
-    probes = health.recent(ctx.db, model.alias)
-    out = view(ctx, model, probes[0] if probes else None)
+def show_model(req: Request, bench: Bench) -> Response:
+    model = bench.registry.model(req.params["alias"])
+    probes = health.recent(bench.db, model.alias)
+    out = view(bench, model, probes[0] if probes else None)
     out["probes"] = probes
+    out["record"] = bench.record.models().get(model.alias)        # the user's verdicts
+    out["suite"] = bench.suite.store.scores(model.alias).get(model.alias)   # the suite's scores, never mixed in
+    out["perf_history"] = speed.history(bench.db, model.alias)
+    found = healthrecord.retirement(bench.db, model.alias)
+    out["retirement"] = found if found and not model.active and found["reason"] == model.reason else None
     return Response.json({"model": out})
 
 
-def probe_model(req: Request, ctx: Context) -> Response:
+def probe_model(req: Request, bench: Bench) -> Response:
     """Probe now; a model that fails for a reason of its own is confirmed once, then retired with evidence."""
-    result = health.check(ctx, req.params["alias"])
-    model = health.registry(ctx).model(req.params["alias"])
-    result["model"] = view(ctx, model, result.get("confirm") or result["probe"])
+    result = bench.health.check(req.params["alias"])
+    model = bench.registry.model(req.params["alias"])
+    result["model"] = view(bench, model, result.get("confirm") or result["probe"])
     result.pop("model_after", None)
     return Response.json(result)
 
 
-def retire_model(req: Request, ctx: Context) -> Response:
+def retire_model(req: Request, bench: Bench) -> Response:
     body = req.json() if req.body.strip() else {}
     reason = body.get("reason")
     if reason is not None and not isinstance(reason, str):
         raise BadRequest("reason must be text.")
-    model = health.retire(health.registry(ctx), req.params["alias"], reason or "")
-    return Response.json({"model": view(ctx, model)})
+    model = health.retire(bench.registry, req.params["alias"], reason or "")
+    return Response.json({"model": view(bench, model)})
 
 
-def restore_model(req: Request, ctx: Context) -> Response:
-    model = health.restore(health.registry(ctx), req.params["alias"])
-    return Response.json({"model": view(ctx, model)})
+def restore_model(req: Request, bench: Bench) -> Response:
+    """Probe first: a model comes back only once it answers (an active one is left as it is, with no call)."""
+    model, probe = bench.health.restore(req.params["alias"])
+    return Response.json({"model": view(bench, model), "probe": probe.to_dict() if probe else None})
 
 
 ROUTES = [

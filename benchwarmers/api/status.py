@@ -3,42 +3,53 @@ from __future__ import annotations
 
 import time
 
-from ..server.context import Context
+from ..errors import ConfigError
+from ..server.bench import Bench
+from ..server.gatewaykeys import enforcement
 from ..server.messages import Request, Response
 
 
-def healthz(req: Request, ctx: Context) -> Response:
-    return Response.json({"status": "ok", "version": ctx.version})
+def healthz(req: Request, bench: Bench) -> Response:
+    return Response.json({"status": "ok", "version": bench.version})
 
 
-def head_root(req: Request, ctx: Context) -> Response:
+def head_root(req: Request, bench: Bench) -> Response:
     """Claude Code warms its connection with HEAD /; any quick answer will do."""
     return Response(200, b"", {"Content-Type": "text/plain"})
 
 
-def summary(ctx: Context) -> dict:
-    cfg = ctx.config
-    problems = cfg.check_all()
+def summary(bench: Bench) -> dict:
+    problems = bench.config.check_all()
     counts = {}
-    for name, key in (("endpoints.json", "endpoints"), ("models.json", "models"),
-                      ("collections.json", "collections")):
+    for key, read in (("endpoints", bench.registry.endpoints), ("models", bench.registry.models),
+                      ("collections", bench.collections.all)):
         try:
-            counts[key] = len(cfg.view(name).get(key) or {})
-        except Exception:
+            counts[key] = len(read())
+        except ConfigError:   # a file is broken by hand: config_problems says where
             counts[key] = None
     return {
         "service": "benchwarmers",
-        "version": ctx.version,
-        "role": ctx.role,
-        "url": ctx.url,
-        "bind": f"{ctx.host}:{ctx.port}",
-        "data_folder": str(ctx.home),
-        "admin_token_set": bool(ctx.admin_token),
-        "uptime_seconds": round(time.time() - ctx.started, 1),
+        "version": bench.version,
+        "role": bench.role,
+        "url": bench.url,
+        "bind": f"{bench.host}:{bench.port}",
+        "data_folder": str(bench.home),
+        "admin_token_set": bool(bench.admin_token),
+        "gateway_keys": enforcement(bench.admin_token, bench.settings()),
+        "uptime_seconds": round(time.time() - bench.started, 1),
         "counts": counts,
         "config_problems": problems,
+        "held": held(bench),
     }
 
 
-def status(req: Request, ctx: Context) -> Response:
-    return Response.json(summary(ctx))
+def held(bench: Bench) -> list:
+    """Free models that turned paid, waiting for the user to confirm (never blocks the status answer)."""
+    try:
+        return bench.catalog.holds()
+    except ConfigError:    # models.json broken by hand: config_problems says where; status still answers
+        return []
+
+
+def status(req: Request, bench: Bench) -> Response:
+    return Response.json(summary(bench))

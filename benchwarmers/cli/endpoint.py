@@ -1,14 +1,14 @@
-"""bench endpoint add/list/remove: connections to upstream APIs; keys only by prompt or stdin, never shown."""
+"""bench endpoint add/list/test/remove: connections to upstream APIs; keys only by prompt or stdin, never shown."""
 from __future__ import annotations
 
 import argparse
 import getpass
 import sys
 
-from .client import CliError, q
-from .output import confirm, emit_json, note, say, table
+from ..client import ClientError, q
+from ..roster.registry import APIS
+from .output import confirm, emit_json, note, plural, say, table
 
-APIS = ("openai", "anthropic", "gemini", "ollama")
 NO_KEY_ARGS = ("Keys are never command-line arguments (they would stay in your shell history and process list).\n"
                "Let `bench endpoint add` prompt for it, or pipe it: "
                "bench endpoint add NAME --base URL --key-stdin < keyfile")
@@ -46,6 +46,12 @@ def register(sub, parent) -> None:
                                       "served when last checked, and where its key comes from (never the key).",
                           epilog="example:\n  bench endpoint list --json", formatter_class=fmt)
     ls.set_defaults(func=run_list)
+    t = verbs.add_parser("test", parents=[parent], help="list an endpoint's models now, with its key",
+                         description="Check an endpoint: list its models with its key now. The count and the time "
+                                     "are kept beside it (bench endpoint list shows them).",
+                         epilog="example:\n  bench endpoint test openrouter", formatter_class=fmt)
+    t.add_argument("name")
+    t.set_defaults(func=run_test)
     rm = verbs.add_parser("remove", parents=[parent], help="remove an endpoint (asks first)",
                           description="Remove an endpoint. Its active models are retired (restorable once it is "
                                       "added back); its key stays in keys.json, shared with the llm CLI.",
@@ -75,9 +81,9 @@ def read_key(args) -> str | None:
 
 def run_add(args, client) -> int:
     if args.extra or args.key_arg is not None:
-        raise CliError(NO_KEY_ARGS, 2)
+        raise ClientError(NO_KEY_ARGS, 2)
     if args.no_key and args.key_stdin:
-        raise CliError("--no-key and --key-stdin contradict each other; pick one.", 2)
+        raise ClientError("--no-key and --key-stdin contradict each other; pick one.", 2)
     body = {"name": args.name, "base_url": args.base, "api": args.api, "no_key": args.no_key,
             "replace": args.replace}
     key = read_key(args)
@@ -90,7 +96,8 @@ def run_add(args, client) -> int:
     e = d["endpoint"]
     source = e.get("key_source")
     key = f"key from {source}" if source and source != "none" else "no key"
-    say(f"Added endpoint {e['name']} ({e['api']}, {e['base_url']}): serves {e.get('served_count')} models; {key}.")
+    serves = plural(e.get("served_count"), "model")
+    say(f"Added endpoint {e['name']} ({e['api']}, {e['base_url']}): serves {serves}; {key}.")
     note("Next: bench candidates --new   then   bench onboard SERVED_NAME")
     return 0
 
@@ -118,10 +125,20 @@ def key_text(e: dict) -> str:
     return source
 
 
+def run_test(args, client) -> int:
+    d = client.post(f"/bench/endpoints/{q(args.name)}/test", {})
+    if args.json:
+        emit_json(d)
+        return 0
+    e = d["endpoint"]
+    say(f"Endpoint {e['name']} answers: it serves {e['served_count']} models (e.g. {', '.join(e['sample'][:3])}).")
+    return 0
+
+
 def run_remove(args, client) -> int:
     found = {e["name"]: e for e in client.get("/bench/endpoints")["endpoints"]}
     if args.name not in found:
-        raise CliError(f"No endpoint named {args.name!r}. Known: {', '.join(sorted(found)) or 'none'}.")
+        raise ClientError(f"No endpoint named {args.name!r}. Known: {', '.join(sorted(found)) or 'none'}.")
     active = found[args.name].get("active_models") or 0
     question = f"Remove endpoint {args.name!r}" + (f" and retire its {active} active models?" if active else "?")
     if not confirm(question, args.yes):

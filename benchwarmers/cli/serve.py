@@ -10,25 +10,43 @@ import webbrowser
 from pathlib import Path
 
 from .. import home, keys
-from .client import CliError
+from ..client import ClientError
+from ..errors import BadRequest, ConfigError
+from ..roster.registry import APIS, Registry, new_endpoint
+from ..store import Config
 from .output import note
 
-APIS = ("openai", "anthropic", "gemini", "ollama")
+SERVE_FLAGS = ("--host", "--port", "--no-browser", "--open")   # what bare `benchwarmers` takes, as `serve` does
+
+
+def local() -> argparse.ArgumentParser:
+    """The options of commands that run here rather than ask a service: no --url, no --json."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    return p
+
+
+def serve_options(p: argparse.ArgumentParser, port: int, dashboard: bool) -> None:
+    p.add_argument("--host", default=None, help="address to listen on (default $BENCHWARMERS_HOST or 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help=f"port (default $BENCHWARMERS_PORT or {port})")
+    # the gateway alone opens no browser: it takes --no-browser (older scripts pass it) without offering it
+    p.add_argument("--no-browser", action="store_true", help="never open a browser" if dashboard else argparse.SUPPRESS)
+    if dashboard:
+        p.add_argument("--open", action="store_true", help="open the dashboard in a browser")
 
 
 def register(sub, parent) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
-    for name, port, helptext in (("serve", 8122, "start the dashboard and gateway (port 8122)"),
-                                 ("gateway", 8123, "start the gateway routes alone (port 8123)")):
-        p = sub.add_parser(name, parents=[parent], help=helptext, description=helptext.capitalize() + ".",
-                           epilog=f"example:\n  bench {name} --port {port} --no-browser", formatter_class=fmt)
-        p.add_argument("--host", default=None, help="address to listen on (default $BENCHWARMERS_HOST or 127.0.0.1)")
-        p.add_argument("--port", type=int, default=None, help=f"port (default $BENCHWARMERS_PORT or {port})")
-        p.add_argument("--no-browser", action="store_true", help="never open a browser")
-        p.add_argument("--open", action="store_true", help="open the dashboard in a browser")
+    for name, port, helptext, example in (
+            ("serve", 8122, "start the dashboard and gateway (port 8122)", "--port 8122 --open"),
+            ("gateway", 8123, "start the gateway routes alone, no dashboard (port 8123)", "--port 8123")):
+        p = sub.add_parser(name, parents=[local()], help=helptext, formatter_class=fmt,
+                           description=helptext[0].upper() + helptext[1:] + ". Runs in the foreground until Ctrl-C.",
+                           epilog=f"example:\n  benchwarmers {name} {example}")
+        serve_options(p, port, dashboard=name == "serve")
         p.set_defaults(func=run_serve, role="dashboard" if name == "serve" else "gateway", default_port=port,
-                       needs_client=False)
-    p = sub.add_parser("init", parents=[parent], help="seed a data folder (never overwrites a file)",
+                       needs_client=False, **({} if name == "serve" else {"open": False}))
+    p = sub.add_parser("init", parents=[local()], help="seed a data folder (never overwrites a file)",
                        description="Seed a data folder from examples/ and point this checkout at it. "
                                    "With --endpoint and --key, add an endpoint and store its key in the llm "
                                    "CLI's keys.json (prompted without echo; never in the data folder).",
@@ -49,7 +67,7 @@ def env_port(default: int) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise CliError(f"BENCHWARMERS_PORT must be a port number, not {raw!r}.", 2) from None
+        raise ClientError(f"BENCHWARMERS_PORT must be a port number, not {raw!r}.", 2) from None
 
 
 def on_desktop() -> bool:
@@ -65,33 +83,48 @@ def run_serve(args, client=None, open_browser: bool | None = None) -> int:
     try:
         service = Service(host=host, port=port, role=args.role)
     except BindRefused as e:
-        raise CliError(str(e), 2) from None
+        raise ClientError(str(e), 2) from None
     except OSError as e:
-        raise CliError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
+        raise ClientError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
                        "Is another copy running? Choose another --port.", 1) from None
-    where = "Dashboard and gateway" if args.role == "dashboard" else "Gateway"
-    note(f"{where} at {service.url}  (gateway base URL {service.url}/v1)")
-    note(f"Data folder: {service.ctx.home}")
-    note("Press Ctrl-C to stop.")
     want = args.open if open_browser is None else (open_browser or args.open)
-    if want and not args.no_browser and args.role == "dashboard":
-        threading.Timer(0.5, webbrowser.open, (service.url + "/",)).start()
-    service.serve_forever()
+
+    def ready() -> None:
+        where = "Dashboard and gateway" if args.role == "dashboard" else "Gateway"
+        note(f"{where} at {service.url}  (gateway base URL {service.url}/v1)")
+        note(f"Data folder: {service.bench.home}")
+        note("Press Ctrl-C to stop.")
+        if want and not args.no_browser and args.role == "dashboard":
+            threading.Timer(0.5, webbrowser.open, (service.url + "/",)).start()
+    service.serve_forever(ready)
     note("Stopped.")
     return 0
 
 
-def bare() -> int:
-    """Plain `benchwarmers`: initialise on first run, then the dashboard (a browser on a desktop)."""
+def bare_parser() -> argparse.ArgumentParser:
+    from .main import Parser
+    p = Parser(prog="benchwarmers", formatter_class=argparse.RawDescriptionHelpFormatter,
+               description="Start the dashboard and gateway (port 8122), initialising the data folder on first run; "
+                           "a browser opens on a desktop. `benchwarmers --help` lists every command.")
+    serve_options(p, 8122, dashboard=True)
+    return p
+
+
+def bare(argv: list[str] | None = None) -> int:
+    """Plain `benchwarmers` (with serve's flags, if any): initialise on first run, then the dashboard (a browser on
+    a desktop)."""
+    try:
+        args = bare_parser().parse_args(argv or [])
+    except SystemExit as e:
+        return int(e.code or 0)
     folder = home.resolve()
     if not home.is_initialised(folder):
         home.init(folder)
         note(f"Created the data folder {folder}")
-    args = argparse.Namespace(host=None, port=None, no_browser=False, open=False, role="dashboard",
-                              default_port=8122)
+    args.role, args.default_port = "dashboard", 8122
     try:
         return run_serve(args, open_browser=on_desktop())
-    except CliError as e:
+    except ClientError as e:
         note(str(e))
         return e.code
 
@@ -100,29 +133,43 @@ def read_secret(from_stdin: bool, prompt: str) -> str:
     if from_stdin:
         return sys.stdin.readline().strip()
     if not sys.stdin or not sys.stdin.isatty():
-        raise CliError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
+        raise ClientError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
     return getpass.getpass(prompt).strip()
 
 
 def run_init(args, client=None) -> int:
-    from ..store import Config
+    if (args.key or args.key_stdin) and not args.endpoint:
+        raise ClientError("--key needs --endpoint NAME BASE_URL.", 2)
+    endpoint = None
+    if args.endpoint:
+        try:   # checked as the admin API checks it, before anything is written
+            endpoint = new_endpoint(args.endpoint[0], args.endpoint[1], args.api)
+        except BadRequest as e:
+            raise ClientError(str(e), 2) from None
     folder = Path(args.folder).expanduser().resolve() if args.folder else home.resolve()
     created = home.init(folder, write_pointer=bool(args.folder) or not os.environ.get("BENCHWARMERS_HOME"))
     note(f"Data folder: {folder} ({len(created)} file(s) created, existing files kept)")
     if args.folder and not home.in_checkout() and not os.environ.get("BENCHWARMERS_HOME"):
         note(f"To use it, set BENCHWARMERS_HOME={folder} (an installed package keeps no pointer file).")
-    if args.endpoint:
-        name, base = args.endpoint
-        cfg = Config(folder)
-        cfg.update("endpoints.json", lambda d: d.setdefault("endpoints", {}).setdefault(
-            name, {"base_url": base.rstrip("/"), "api": args.api}))
-        note(f"Endpoint {name}: {base}")
-        if args.key or args.key_stdin:
-            key = read_secret(args.key_stdin, f"Key for {name} (input hidden): ")
-            if not key:
-                raise CliError("No key given; nothing stored.", 1)
-            path = keys.store(name, key)
-            note(f"Key stored in {path} (not in the data folder).")
-    elif args.key or args.key_stdin:
-        raise CliError("--key needs --endpoint NAME BASE_URL.", 2)
+    if endpoint:
+        init_endpoint(folder, endpoint, args)
     return 0
+
+
+def init_endpoint(folder: Path, endpoint, args) -> None:
+    """Save the endpoint through the registry (an existing one of that name is kept), then store its key."""
+    try:
+        registry = Registry(Config(folder))
+        if endpoint.name in registry.endpoints():
+            note(f"Endpoint {endpoint.name} exists; kept as it is.")
+        else:
+            registry.save_endpoint(endpoint)
+            note(f"Endpoint {endpoint.name}: {endpoint.base_url}")
+        if args.key or args.key_stdin:
+            key = read_secret(args.key_stdin, f"Key for {endpoint.name} (input hidden): ")
+            if not key:
+                raise ClientError("No key given; nothing stored.", 1)
+            path = keys.store(endpoint.name, key)
+            note(f"Key stored in {path} (not in the data folder).")
+    except ConfigError as e:   # a file that does not parse is the user's to fix, never ours to replace
+        raise ClientError(str(e), 1) from None

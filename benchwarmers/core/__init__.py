@@ -1,1 +1,1 @@
-"""The core between formats and providers: seating, the panel, route mode, the record, limits."""
+"""The core between formats and providers: seating, the panel, route mode, the record, calling one member."""

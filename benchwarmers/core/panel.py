@@ -6,17 +6,20 @@ import queue
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
-from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, ErrorEvent, Finish, KeepAlive,
-                         PanelReply, Seat, TextDelta, Usage, Collector)
-from ..errors import BadRequest, BenchError, RateLimited, UpstreamFailed
-from ..providers.base import Timeouts
-from ..store.calls import CallRecord, new_id, prompt_hash, summarise_request
+from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, Collector, ErrorEvent, Finish,
+                         KeepAlive, PanelReply, Seat, TextDelta, Usage, estimate_usage)
+from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat, RateLimited,
+                      ToolsNeedRouteMode, UpstreamFailed)
+from ..roster.registry import Registry
+from ..store.calls import new_id, prompt_hash, summarise_request
 from . import merge
-from .collections import Collection
+from .calling import Caller
+from .collections import Collection, Collections
 from .pump import pump
-from .seating import Plan, SeatPlan
+from .record import Record
+from .seating import Plan, SeatPlan, Seating
 
 log = logging.getLogger("benchwarmers.panel")
 
@@ -39,13 +42,11 @@ def no_able_seat(plan: Plan) -> BenchError:
     if all(sp.skip.startswith("resting until") for sp in plan.seats):
         return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
                            "Try again after the reset, or add members on other endpoints.", retry_after=60)
-    return BadRequest(f"No seat can take this ask: {reasons}.",
-                      "Change the ask (e.g. drop the image), or add able models to the collection.",
-                      code="no_able_seat")
-
-
-class AllSeatsFailed(BenchError):
-    status, code = 502, "all_seats_failed"
+    fixes = [fix for cause, fix in (("no vision", "drop the image"),
+                                    ("context window", "shorten the prompt or add a model with a larger window"))
+             if any(cause in sp.skip for sp in plan.seats)]
+    change = f"Change the ask ({'; or '.join(fixes)}), or add" if fixes else "Add"
+    return NoAbleSeat(f"No seat can take this ask: {reasons}.", f"{change} able models to the collection.")
 
 
 @dataclass
@@ -60,9 +61,12 @@ class PanelRun:
     done: queue.Queue = field(default_factory=queue.Queue)
     merge_info: dict | None = None
     merge_usage: Usage = field(default_factory=Usage)
-    request: str | None = None                        # the ask summarised for the record, once per panel
-    prompt_hash: str | None = None
+    request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel
     endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
+
+    @property
+    def collection_name(self) -> str | None:
+        return self.collection.name if self.collection else None
 
     def reply(self) -> PanelReply:
         return PanelReply(self.collection.name if self.collection else self.ask.target.name, self.id,
@@ -79,8 +83,12 @@ class PanelRun:
 
 
 class Panel:
-    def __init__(self, parts, workers: int = 32):
-        self.p = parts                    # core.parts.Parts: registry, collections, calls, seating, record, ...
+    """Runs panels; its pool of seat workers (`panel_workers`, read at start-up) also runs route mode's shadows."""
+
+    def __init__(self, registry: Registry, collections: Collections, seating: Seating, caller: Caller,
+                 record: Record, settings: Callable[[], dict], workers: int = 32):
+        self.registry, self.collections, self.seating = registry, collections, seating
+        self.caller, self.record, self.settings = caller, record, settings
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")
 
     def close(self) -> None:
@@ -89,58 +97,51 @@ class Panel:
     # -- starting ------------------------------------------------------------------------------
     def start(self, ask: Ask) -> PanelRun:
         if ask.tools:
-            raise BadRequest("A panel answers with text, so requests with tools are refused.",
-                             f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).",
-                             code="tools_need_route_mode")
+            raise ToolsNeedRouteMode("A panel answers with text, so requests with tools are refused.",
+                                     f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).")
         collection, direct = self._target(ask)
-        plan = self.p.seating.plan(ask, collection, direct)
+        plan = self.seating.plan(ask, collection, direct)
         if not plan.seats:
-            raise BadRequest(f"The collection {collection.name!r} has no one to seat.",
-                             "Add members: bench collection save NAME --add MODEL, or onboard models to explore.",
-                             code="empty_collection")
+            raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
+                                  "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
             raise no_able_seat(plan)
-        settings = self.p.settings()
-        run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + settings["seat_timeout"],
-                       request=summarise_request(ask), prompt_hash=prompt_hash(ask),
-                       endpoints=self.p.registry.endpoints())
+        run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
+                       request=(summarise_request(ask), prompt_hash(ask)), endpoints=self.registry.endpoints())
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=new_id()) for sp in plan.seats]
-        self.p.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller)
+        self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller)
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 seat.status, seat.error = SKIPPED, sp.skip
                 self._record(run, sp, seat, None)
                 run.done.put(seat)
             else:
-                self.pool.submit(self._run_seat, run, sp, seat, settings["seat_timeout"])
+                self.pool.submit(self._run_seat, run, sp, seat)
         return run
 
     def _target(self, ask: Ask):
         name = ask.target.name
         if ask.target.mode == "direct":
-            model = self.p.registry.models().get(name)
+            model = self.registry.models().get(name)
             if model is None:
-                cols = self.p.collections.all()
+                cols = self.collections.all()
                 hint = ("Ask a collection as bench/<name>: " + ", ".join(f"bench/{c}" for c in sorted(cols))
                         if cols else "Onboard a model or make a collection first.")
-                raise BenchError(f"No model or collection named {name!r}.", hint, status=404, code="model_not_found")
+                raise ModelNotFound(f"No model or collection named {name!r}.", hint)
             return None, model
-        return self.p.collections.get(name), None
+        return self.collections.get(name), None
 
     # -- one seat ------------------------------------------------------------------------------
-    def _run_seat(self, run: PanelRun, sp: SeatPlan, seat: Seat, timeout: float) -> None:
+    def _run_seat(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
         answer = None
         started = time.monotonic()
         try:
-            endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
-            provider = self.p.registry.provider(endpoint) if endpoint else self.p.registry.provider_for(sp.model)
-            answer = provider.complete(run.ask, sp.model.served,
-                                       timeouts=Timeouts(connect=min(10.0, timeout), first_byte=timeout, idle=timeout))
+            # the endpoint was looked up once per panel, not once per seat
+            answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint))
             seat.status, seat.answer, seat.usage = OK, answer.text, answer.usage
         except UpstreamFailed as e:
-            seat.status, seat.error = (TIMEOUT if e.kind == "timeout" else FAILED), str(e)
-            if e.kind == "rate_limited" and e.reset_at:
-                self.p.resting.mark(sp.model.endpoint, e.reset_at)
+            seat.status, seat.error = (TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED), str(e)
+            self.caller.failed(sp.model, e)
         except BenchError as e:
             seat.status, seat.error = FAILED, str(e)
         except Exception as e:   # a bug of ours must cost one seat, never the panel
@@ -153,14 +154,9 @@ class Panel:
         run.done.put(seat)
 
     def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None) -> None:
-        ask = run.ask
-        self.p.calls.add(CallRecord(
-            id=seat.call, model=seat.model, status=seat.status, panel=run.id,
-            collection=run.collection.name if run.collection else None, endpoint=sp.model.endpoint,
-            served=sp.model.served, kind=seat.kind, mode=ask.target.mode, seat=seat.seat, error=seat.error,
-            request=run.request, prompt_hash=run.prompt_hash, answer=seat.answer or None,
-            ttft=answer.ttft if answer else None, seconds=round(seat.seconds, 4),
-            input_tokens=seat.usage.input_tokens, output_tokens=seat.usage.output_tokens, caller=ask.caller))
+        self.caller.record(seat.call, sp.model, run.ask, seat.status, kind=seat.kind, mode=run.ask.target.mode,
+                           seconds=seat.seconds, answer=answer, error=seat.error, collection=run.collection_name,
+                           panel=run.id, seat=seat.seat, request=run.request)
 
     # -- gathering -----------------------------------------------------------------------------
     def finished(self, run: PanelRun, keepalive: float | None = None) -> Iterator:
@@ -170,8 +166,8 @@ class Panel:
             wait = run.deadline - time.monotonic()
             if wait <= 0:
                 for seat in pending.values():
-                    seat.status, seat.error = TIMEOUT, f"no answer within {self.p.settings()['seat_timeout']:.0f} s"
-                    seat.seconds = self.p.settings()["seat_timeout"]
+                    seat.status, seat.error = TIMEOUT, f"no answer within {self.settings()['seat_timeout']:.0f} s"
+                    seat.seconds = self.settings()["seat_timeout"]
                     yield seat
                 return
             try:
@@ -183,10 +179,12 @@ class Panel:
             if pending.pop(seat.call, None) is not None:
                 yield seat
 
-    def whole(self, run: PanelRun) -> Answer:
-        """The finished panel as one Answer; 502 when every seat failed."""
-        for _ in self.finished(run):
-            pass
+    def whole(self, run: PanelRun, on_seat: Callable[[Seat], None] | None = None) -> Answer:
+        """The finished panel as one Answer; 502 when every seat failed. `on_seat` hears of each seat as it finishes
+        (MCP's progress notifications)."""
+        for seat in self.finished(run):
+            if on_seat:
+                on_seat(seat)
         self._check_any(run)
         if run.ask.target.mode == MERGED:
             text = "".join(ev.text for ev in self._merge(run) if isinstance(ev, TextDelta))
@@ -196,7 +194,7 @@ class Panel:
 
     def events(self, run: PanelRun) -> Iterator:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
-        keepalive = self.p.settings()["keepalive_seconds"]
+        keepalive = self.settings()["keepalive_seconds"]
         merged = run.ask.target.mode == MERGED
         for item in self.finished(run, keepalive):
             if isinstance(item, KeepAlive):
@@ -212,6 +210,11 @@ class Panel:
             yield from pump(self._merge(run), self.pool, keepalive)
         yield Finish(STOP, self._usage(run), run.bench())
 
+    def merge_events(self, run: PanelRun) -> Iterator:
+        """After finished() gave every seat: the merge model's answer as events (every seat's block if it fails)."""
+        self._check_any(run)
+        yield from self._merge(run)
+
     def _check_any(self, run: PanelRun) -> None:
         if any(s.status == OK for s in run.seats):
             return
@@ -225,7 +228,7 @@ class Panel:
     def _merge(self, run: PanelRun) -> Iterator:
         """Stream the merge model's answer; on failure fall back to every seat's block, saying why."""
         reply = run.reply()
-        model = merge.choose(run.collection, self.p.settings()["merge_model"], self.p.registry, self.p.record, reply)
+        model = merge.choose(run.collection, self.settings()["merge_model"], self.registry, self.record, reply)
         call_id = new_id()
         info = run.merge_info = {"model": model.alias if model else None, "call": call_id, "status": OK}
         started = time.monotonic()
@@ -235,14 +238,16 @@ class Panel:
         else:
             ask = merge.merge_ask(run.ask, reply)
             try:
-                provider = self.p.registry.provider_for(model)
-                for ev in provider.stream(ask, model.served):
+                for ev in self.caller.stream(model, ask):
                     collector.add(ev)
                     if isinstance(ev, TextDelta):
                         yield ev
             except BenchError as e:
                 error = str(e)
+                self.caller.failed(model, e)
         written = collector.result()
+        if model is not None:
+            estimate_usage(written, ask)
         usage = written.usage
         if error:
             info["status"], info["error"] = FAILED, error
@@ -251,10 +256,6 @@ class Panel:
         info["usage"] = usage.to_dict()
         run.merge_usage = usage
         if model is not None:
-            self.p.calls.add(CallRecord(
-                id=call_id, model=model.alias, status=info["status"], panel=run.id,
-                collection=run.collection.name if run.collection else None, endpoint=model.endpoint,
-                served=model.served, kind="merge", mode=MERGED, seat=0, error=error,
-                request=run.request, prompt_hash=run.prompt_hash,
-                answer=written.text or None, seconds=round(time.monotonic() - started, 4),
-                input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, caller=run.ask.caller))
+            self.caller.record(call_id, model, run.ask, info["status"], kind="merge", mode=MERGED,
+                               seconds=time.monotonic() - started, answer=written, error=error,
+                               collection=run.collection_name, panel=run.id, seat=0, request=run.request)

@@ -8,11 +8,21 @@ from ..canonical import (Answer, Ask, ErrorEvent, Finish, Image, KeepAlive, Mess
                          Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent,
                          estimate_tokens, merge_usage)
 from ..errors import BadRequest
-from .base import (ReplyInfo, RequestInfo, check, error_message, error_type, get, image_from_base64, new_id, number,
-                   positive_int, push, require_object, sse, status_of, string_list, with_models)
+from .base import (FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, error_type, get,
+                   image_from_base64, new_id, number, positive_int, push, require_object, sse, status_of, string_list,
+                   with_models)
 
 NAME = "anthropic"
 CONTENT_TYPE_STREAM = "text/event-stream"
+SHAPE = "anthropic"
+PATHS = r"/v1/messages"
+NATIVE_API = "anthropic"
+CONVERSATION = "messages"
+PREFIXES = ("/v1",)
+ROUTES = (FormatRoute("POST", "/v1/messages", "ask"),
+          FormatRoute("POST", "/v1/messages/count_tokens", "count_tokens"),
+          # the same path as OpenAI's model list: an Anthropic client says who it is with anthropic-version
+          FormatRoute("GET", "/v1/models", "models", header="anthropic-version"))
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "content_filter": "refusal"}
 
 
@@ -22,7 +32,8 @@ def parse(body: dict, ctx: RequestInfo) -> Ask:
     body = require_object(body)
     model = get(body, "model", str, required=True)
     raw = get(body, "messages", list, required=True)
-    ask = Ask(target=Target.parse(model), format=NAME, native=body, with_models=with_models(body))
+    ask = Ask(target=Target.parse(model), format=NAME, native=body, native_api=NATIVE_API,
+              with_models=with_models(body))
     ask.system = _system(body.get("system"), ask) or None
     for i, m in enumerate(raw):
         where = f"messages[{i}]"
@@ -247,3 +258,14 @@ def models_list(names: list[str]) -> dict:
     data = [{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"} for n in names]
     return {"data": data, "has_more": False, "first_id": names[0] if names else None,
             "last_id": names[-1] if names else None}
+
+
+def on_models(q: Lookup) -> dict:
+    return models_list(q.names())
+
+
+def on_count_tokens(q: Lookup) -> dict:
+    body = q.body()
+    counted = count_tokens(body)   # checks the body first: a bad one is a 400 before an unknown model is a 404
+    q.require_listed(body.get("model"))
+    return counted

@@ -1,15 +1,41 @@
-"""Shared pieces of the client formats: request/reply context, body validation, SSE framing, ids, errors."""
+"""Shared pieces of the client formats: declared routes, request/reply context, body validation, framing, errors."""
 from __future__ import annotations
 
 import json
-import re
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..canonical import Image, Message, ToolResult
-from ..errors import BadRequest, BenchError
+from ..errors import BadRequest, BenchError, NotFound
+from ..redaction import redact
+
+
+@dataclass(frozen=True)
+class FormatRoute:
+    """A route a format answers. `op` "ask" asks a panel, route mode or a model (the gateway does that part);
+    any other op is this format's own `on_<op>(Lookup) -> dict`, e.g. its model list."""
+    method: str
+    pattern: str                     # {name} is one path segment, {name:path} the rest of the path
+    op: str
+    header: str | None = None        # answered here only when the request sends this header (else the other route)
+    stream: bool = False             # the path itself asks for a stream (Gemini's :streamGenerateContent)
+
+
+@dataclass
+class Lookup:
+    """What a format's own route may read: the request, its JSON body, and the model names this caller can ask."""
+    info: "RequestInfo"
+    params: dict
+    body: Callable[[], dict]
+    names: Callable[[], list[str]]
+
+    def require_listed(self, name) -> None:
+        """A name this caller could ask, or 404 (a typo should not get a cheerful answer)."""
+        if name not in self.names():
+            raise NotFound(f"The model {name!r} does not exist here.",
+                           "GET /v1/models lists what this service answers.")
 
 
 @dataclass
@@ -248,15 +274,6 @@ def text_of(content: Any, where: str, kinds: tuple = ("text", "input_text", "out
 
 
 # ---- errors ----------------------------------------------------------------------------------
-
-_SECRET = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|(?<=Bearer )[A-Za-z0-9._\-]{8,}"
-                     r"|(?<=key=)[A-Za-z0-9._\-]{8,})")
-
-
-def redact(text: str) -> str:
-    """Errors may quote an upstream's words: never let a key through."""
-    return _SECRET.sub("[redacted]", text)
-
 
 def error_message(err: BaseException) -> str:
     return redact(str(err))

@@ -6,13 +6,24 @@ from typing import Iterable, Iterator
 
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, Image, KeepAlive, Reasoning, ReasoningDelta,
                          Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent,
-                         merge_usage)
-from ..errors import BadRequest
-from .base import (CallIds, ReplyInfo, RequestInfo, check, error_message, get, image_from_base64, push,
-                   require_object, sse, status_of, string_list, with_models)
+                         estimate_tokens, merge_usage)
+from ..errors import BadRequest, NotFound
+from .base import (CallIds, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, get, image_from_base64,
+                   push, require_object, sse, status_of, string_list, with_models)
 
 NAME = "gemini"
 CONTENT_TYPE_STREAM = "text/event-stream"
+SHAPE = "gemini"
+PATHS = r"/v1beta/|/v1/models/.*:"         # /v1/models/<name>:<method> is Gemini's too (its SDK's v1 form)
+NATIVE_API = "gemini"
+CONVERSATION = "contents"
+PREFIXES = ("/v1beta", "/v1")     # its API versions, as path prefixes
+ACTIONS = (("generateContent", "ask"), ("streamGenerateContent", "ask"), ("countTokens", "count_tokens"))
+ROUTES = (FormatRoute("GET", "/v1beta/models", "models"),
+          *(FormatRoute("POST", f"{base}/{{model:path}}:{action}", op, stream=action == "streamGenerateContent")
+            for base in ("/v1beta/models", "/v1/models") for action, op in ACTIONS),
+          FormatRoute("POST", "/v1beta/models/{model:path}", "unknown_method"),
+          FormatRoute("POST", "/v1/models/{model:path}", "unknown_method"))
 FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP", "content_filter": "SAFETY", "error": "OTHER"}
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
           405: "INVALID_ARGUMENT", 409: "ABORTED", 413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED",
@@ -33,7 +44,7 @@ def parse(body: dict, ctx: RequestInfo) -> Ask:
     model = ctx.path_model or body.get("model")
     if not isinstance(model, str) or not model:
         raise BadRequest("No model in the URL.", "POST to /v1beta/models/bench/<collection>:generateContent.")
-    ask = Ask(target=Target.parse(model.removeprefix("models/")), format=NAME, native=body,
+    ask = Ask(target=Target.parse(model.removeprefix("models/")), format=NAME, native=body, native_api=NATIVE_API,
               with_models=with_models(body), stream=ctx.stream_route)
     ids = CallIds()
     for i, c in enumerate(get(body, "contents", list, required=True)):
@@ -263,3 +274,19 @@ def models_list(names: list[str]) -> dict:
                         "outputTokenLimit": 65536,
                         "supportedGenerationMethods": ["generateContent", "streamGenerateContent"]}
                        for n in names]}
+
+
+def on_models(q: Lookup) -> dict:
+    return models_list(q.names())
+
+
+def on_count_tokens(q: Lookup) -> dict:
+    ask = parse(q.body(), q.info)   # checks the body first: a bad one is a 400 before an unknown model is a 404
+    q.require_listed(q.info.path_model)
+    return {"totalTokens": estimate_tokens(ask.prompt_text())}
+
+
+def on_unknown_method(q: Lookup) -> dict:
+    action = q.params["model"].rpartition(":")[2]
+    raise NotFound(f"Unknown Gemini method {action!r}.",
+                   "Use models/bench/<collection>:generateContent or :streamGenerateContent.")

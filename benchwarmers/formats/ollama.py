@@ -8,12 +8,22 @@ from typing import Iterable, Iterator
 
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, Reasoning, ReasoningDelta, Target,
                          Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent, merge_usage)
-from ..errors import BadRequest
-from .base import (CallIds, ReplyInfo, RequestInfo, check, error_message, get, image_from_base64, json_args,
-                   ndjson, push, require_object, string_list, with_models)
+from ..errors import BadRequest, NotFound
+from .base import (CallIds, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, get, image_from_base64,
+                   json_args, ndjson, push, require_object, string_list, with_models)
 
 NAME = "ollama"
 CONTENT_TYPE_STREAM = "application/x-ndjson"
+SHAPE = "ollama"
+PATHS = r"/api/"
+NATIVE_API = "ollama"            # /api/chat only: an /api/generate body is no chat body (parse clears it)
+CONVERSATION = "messages"
+PREFIXES = ("/api",)
+ROUTES = (FormatRoute("POST", "/api/chat", "ask"),
+          FormatRoute("POST", "/api/generate", "ask"),
+          FormatRoute("GET", "/api/tags", "models"),
+          FormatRoute("GET", "/api/version", "version"),
+          FormatRoute("POST", "/api/show", "show"))
 DONE = {"length": "length"}          # everything else reads as "stop" to Ollama clients
 VERSION = "0.12.0"
 
@@ -29,9 +39,10 @@ def _is_generate(path: str | None, body: dict | None) -> bool:
 def parse(body: dict, ctx: RequestInfo) -> Ask:
     body = require_object(body)
     model = get(body, "model", str, required=True)
-    ask = Ask(target=Target.parse(model), format=NAME, native=body, with_models=with_models(body),
-              stream=bool(get(body, "stream", bool, default=True)))
+    ask = Ask(target=Target.parse(model), format=NAME, native=body, native_api=NATIVE_API,
+              with_models=with_models(body), stream=bool(get(body, "stream", bool, default=True)))
     if _is_generate(ctx.path, body):
+        ask.native_api = None
         _generate(body, ask)
     else:
         _chat(body, ask)
@@ -151,8 +162,11 @@ def render(answer: Answer, ctx: ReplyInfo) -> dict:
     return reply
 
 
-def load_reply(ctx: ReplyInfo) -> dict:
-    """An empty `messages` or `prompt` only loads the model in Ollama: one object, done_reason "load"."""
+def load_reply(ctx: ReplyInfo, names: list[str]) -> dict:
+    """An empty `messages` or `prompt` only loads the model in Ollama: one object, done_reason "load".
+    `names`: what the caller can ask; loading any other is Ollama's own 404."""
+    if ctx.model not in names:
+        raise NotFound(f"model {ctx.model!r} not found", "GET /api/tags lists what this service answers as.")
     return {**_head(ctx), **_body(ctx, ""), "done": True, "done_reason": "load"}
 
 
@@ -230,3 +244,19 @@ def show(name: str, info: dict | None = None) -> dict:
     return {"modelfile": f"# {name}: served by Benchwarmers", "parameters": "", "template": "{{ .Prompt }}",
             "details": _details(info), "model_info": model_info, "capabilities": caps,
             "modified_at": _now()}
+
+
+def on_models(q: Lookup) -> dict:
+    return tags([{"name": n} for n in q.names()])
+
+
+def on_version(q: Lookup) -> dict:
+    return version()
+
+
+def on_show(q: Lookup) -> dict:
+    body = q.body()
+    name = body.get("model") or body.get("name")
+    if not isinstance(name, str) or name not in q.names():
+        raise NotFound(f"model {name!r} not found", "GET /api/tags lists what this service answers as.")
+    return show(name, {})

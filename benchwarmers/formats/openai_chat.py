@@ -6,12 +6,20 @@ from typing import Iterable, Iterator
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, ReasoningDelta, Target, Text,
                          TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent, merge_usage)
 from ..errors import BadRequest, BenchError
-from .base import (SSE_KEEPALIVE, ReplyInfo, RequestInfo, check, error_message, error_type, get, image_from_url,
-                   json_args, new_id, number, positive_int, push, require_object, sse, status_of, string_list,
-                   text_of, with_models)
+from .base import (SSE_KEEPALIVE, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, error_type, get,
+                   image_from_url, json_args, new_id, number, positive_int, push, require_object, sse, status_of,
+                   string_list, text_of, with_models)
 
 NAME = "openai_chat"
 CONTENT_TYPE_STREAM = "text/event-stream"
+SHAPE = "openai"                 # the error shape of its routes (and of any path under PATHS)
+PATHS = r"/v1/"                  # paths of its API: a 404 under them answers in this shape (the longest match wins)
+NATIVE_API = "openai"            # the upstream API a member must speak to get the client's body as it came
+CONVERSATION = "messages"        # the field that carries the conversation
+PREFIXES = ("/v1",)              # its routes' prefix: a path lacking it (or doubled) is a base URL set wrong
+ROUTES = (FormatRoute("POST", "/v1/chat/completions", "ask"),
+          FormatRoute("GET", "/v1/models", "models"),
+          FormatRoute("GET", "/v1/models/{model:path}", "model"))
 FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "content_filter": "content_filter"}
 
 
@@ -23,7 +31,8 @@ def parse(body: dict, ctx: RequestInfo) -> Ask:
     raw = get(body, "messages", list, required=True)
     if not raw:
         raise BadRequest("`messages` is empty.", "Send at least one message.")
-    ask = Ask(target=Target.parse(model), format=NAME, native=body, with_models=with_models(body))
+    ask = Ask(target=Target.parse(model), format=NAME, native=body, native_api=NATIVE_API,
+              with_models=with_models(body))
     system: list[str] = []
     for i, m in enumerate(raw):
         _message(check(m, dict, f"messages[{i}]"), f"messages[{i}]", ask, system)
@@ -236,3 +245,13 @@ def error_body(err: BaseException) -> dict:
 def models_list(names: list[str], created: int = 0) -> dict:
     return {"object": "list", "data": [{"id": n, "object": "model", "created": created,
                                         "owned_by": "benchwarmers"} for n in names]}
+
+
+def on_models(q: Lookup) -> dict:
+    return models_list(q.names())
+
+
+def on_model(q: Lookup) -> dict:
+    """GET /v1/models/{id}: what the OpenAI SDK's models.retrieve asks."""
+    q.require_listed(q.params["model"])
+    return models_list([q.params["model"]])["data"][0]

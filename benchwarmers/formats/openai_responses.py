@@ -6,13 +6,21 @@ from typing import Iterable, Iterator
 from ..canonical import (CONTENT_FILTER, ERROR, LENGTH, Answer, Ask, ErrorEvent, Finish, KeepAlive, Message,
                          Reasoning, ReasoningDelta, Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult,
                          Usage, UsageEvent, merge_usage)
-from ..errors import BadRequest
-from .base import (SSE_KEEPALIVE, ReplyInfo, RequestInfo, check, error_message, get, image_from_url, json_args,
-                   new_id, number, positive_int, push, require_object, sse, text_of, with_models)
+from ..errors import BadRequest, NotFound
+from .base import (SSE_KEEPALIVE, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, get,
+                   image_from_url, json_args, new_id, number, positive_int, push, require_object, sse, text_of,
+                   with_models)
 from .openai_chat import error_body  # the same {"error": {...}} shape
 
 NAME = "openai_responses"
 CONTENT_TYPE_STREAM = "text/event-stream"
+SHAPE = "openai"
+PATHS = r"/v1/responses"
+NATIVE_API = None                # no member protocol speaks Responses: bodies are always translated
+CONVERSATION = "input"
+PREFIXES = ("/v1",)
+ROUTES = (FormatRoute("POST", "/v1/responses", "ask"),
+          FormatRoute("GET", "/v1/responses/{id}", "stored_response"))
 __all__ = ["NAME", "CONTENT_TYPE_STREAM", "parse", "render", "stream", "error_body", "response_object"]
 
 
@@ -331,3 +339,8 @@ def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
     kind = {"completed": "response.completed", "incomplete": "response.incomplete"}.get(status, "response.failed")
     extra = finish.extra if finish.extra is not None else ctx.extra
     yield w.lifecycle(kind, status, finish.reason, extra)
+
+
+def on_stored_response(q: Lookup) -> dict:
+    raise NotFound(f"Response {q.params['id']!r} is not stored: this gateway stores no responses.",
+                   "Send the whole conversation as input on each request (store is ignored).")

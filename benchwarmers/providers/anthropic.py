@@ -6,17 +6,18 @@ import logging
 
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning, ReasoningDelta,
                          Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent)
-from ..errors import UpstreamFailed
+from ..errors import FaultKind, UpstreamFailed
 from .base import Provider, inline_image, iter_sse, load_json, system_prompt
 
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 FINISH = {"end_turn": STOP, "stop_sequence": STOP, "pause_turn": STOP, "max_tokens": LENGTH,
           "model_context_window_exceeded": LENGTH, "tool_use": TOOL_CALLS, "refusal": CONTENT_FILTER}
-ERROR_KINDS = {"authentication_error": "auth", "permission_error": "auth", "not_found_error": "not_found",
-               "rate_limit_error": "rate_limited", "overloaded_error": "server", "api_error": "server",
-               "invalid_request_error": "bad_request", "request_too_large": "bad_request",
-               "timeout_error": "timeout"}
+ERROR_KINDS = {"authentication_error": FaultKind.AUTH, "permission_error": FaultKind.AUTH,
+               "not_found_error": FaultKind.NOT_FOUND, "rate_limit_error": FaultKind.RATE_LIMITED,
+               "overloaded_error": FaultKind.SERVER, "api_error": FaultKind.SERVER,
+               "invalid_request_error": FaultKind.BAD_REQUEST, "request_too_large": FaultKind.BAD_REQUEST,
+               "timeout_error": FaultKind.TIMEOUT}
 
 log = logging.getLogger("benchwarmers.providers")
 
@@ -44,7 +45,7 @@ class AnthropicProvider(Provider):
             try:
                 return super().send(method, url, body, timeouts, extra_headers)
             except UpstreamFailed as exc:
-                if exc.kind != "bad_request":
+                if exc.kind is not FaultKind.BAD_REQUEST:
                     raise
                 text = exc.message.lower()
                 if extra_headers and "anthropic-beta" in extra_headers and "beta" in text:
@@ -66,6 +67,9 @@ class AnthropicProvider(Provider):
         url, body = super().native_request(ask, model)
         body["messages"] = fold_system_entries(body.get("messages") or [])
         return url, body
+
+    def limit_native(self, body: dict, max_tokens: int) -> None:
+        body["max_tokens"] = max_tokens
 
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         body: dict = {"model": model, "max_tokens": ask.max_tokens or DEFAULT_MAX_TOKENS,
@@ -111,7 +115,7 @@ class AnthropicProvider(Provider):
                 break
             elif kind == "error":
                 error = event.get("error") or {}
-                raise self.stream_failure(ERROR_KINDS.get(error.get("type"), "server"),
+                raise self.stream_failure(ERROR_KINDS.get(error.get("type"), FaultKind.SERVER),
                                           str(error.get("message") or error))
         if not done:
             raise self.dropped("message_stop")

@@ -1,4 +1,4 @@
-"""What every upstream adapter shares: one streaming path, error mapping, SSE/NDJSON framing, redaction."""
+"""What every upstream adapter shares: one streaming path, error mapping, SSE/NDJSON framing."""
 from __future__ import annotations
 
 import json
@@ -10,35 +10,18 @@ from urllib.parse import urlsplit
 
 from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta, Text, TextDelta, ToolCall,
                          ToolCallDelta, ToolResult)
-from ..errors import UpstreamFailed
+from ..errors import FaultKind, UpstreamFailed, advice
+from ..redaction import redact
 from .ratelimits import parse_rate_limit_headers, reset_time
 from .transport import Response, Timeouts, Transport, default_transport
 
-__all__ = ["Provider", "Timeouts", "iter_sse", "iter_ndjson", "redact", "new_call_id"]
+__all__ = ["Provider", "Timeouts", "iter_sse", "iter_ndjson", "new_call_id"]
 
 MESSAGE_LIMIT = 500
 _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown|invalid|unsupported) model|"
                         r"no endpoints found", re.I)
 _BAD_KEY = re.compile(r"(invalid|incorrect) api[ _-]?key|api[ _-]?key\b.{0,40}\b(invalid|not valid|incorrect|"
                       r"expired)|API_KEY_INVALID|unauthori[sz]ed|invalid x-api-key", re.I | re.S)
-_HINTS = {
-    "auth": "Check the key for endpoint {name!r} (environment variable {env}).",
-    "not_found": "Check the served model name and the base URL; `bench candidates --new` lists what the "
-                 "endpoint serves.",
-    "rate_limited": "Wait for the limit to reset before calling {name!r} again.",
-    "server": "The provider failed on its side; try again later.",
-    "bad_request": "The provider refused the request as sent; its message says which part.",
-    "bad_response": "The endpoint did not answer in the {api} protocol; check its base URL and protocol.",
-    "timeout": "Try again later, or raise the timeout for slow models.",
-    "connection": "Check the base URL, your network and HTTPS_PROXY / NO_PROXY (proxy credentials go in the URL).",
-}
-
-
-def redact(text: str, *secrets_: str | None) -> str:
-    for s in secrets_:
-        if s and len(s) >= 4:
-            text = text.replace(s, "[redacted]")
-    return text
 
 
 def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
@@ -90,7 +73,7 @@ def load_json(data, what: str = "response"):
     try:
         return json.loads(data)
     except (ValueError, TypeError):
-        raise UpstreamFailed("bad_response", f"unreadable {what}: {clip(repr(data)[:200], 200)}") from None
+        raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable {what}: {clip(repr(data)[:200], 200)}") from None
 
 
 class Provider:
@@ -156,7 +139,14 @@ class Provider:
         for key in ("model", "stream", "stream_options"):   # what makes it our model, streamed
             if key in built:
                 body[key] = built[key]
+        if ask.max_tokens is not None:   # the member's budget: the client's, cut to its window, or the default
+            self.limit_native(body, ask.max_tokens)
         return url, body
+
+    def limit_native(self, body: dict, max_tokens: int) -> None:
+        """Set the output budget in a client's own body, in the field this API uses (nested dicts are copied:
+        the body's parts are the client's)."""
+        raise NotImplementedError
 
     def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict,
                 native: bool = False) -> Iterator:
@@ -168,10 +158,10 @@ class Provider:
         except UpstreamFailed as exc:
             raise self.clean(exc) from None
         except (ValueError, TypeError, KeyError, AttributeError, IndexError, UnicodeError) as exc:
-            raise self.clean(UpstreamFailed("bad_response", f"unreadable {self.api} stream "
+            raise self.clean(UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable {self.api} stream "
                                             f"({type(exc).__name__}: {clip(str(exc), 200)})")) from None
         except OSError as exc:
-            raise self.clean(UpstreamFailed("connection", f"{type(exc).__name__}: {exc}")) from None
+            raise self.clean(UpstreamFailed(FaultKind.CONNECTION, f"{type(exc).__name__}: {exc}")) from None
 
     def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Answer:
         """The stream read to its end: the one way a whole answer is made."""
@@ -197,7 +187,7 @@ class Provider:
         except UpstreamFailed as exc:
             raise self.clean(exc) from None
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise self.clean(UpstreamFailed("bad_response", f"unreadable models list "
+            raise self.clean(UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable models list "
                                             f"({type(exc).__name__}: {clip(str(exc), 200)})")) from None
         return models
 
@@ -233,15 +223,13 @@ class Provider:
         kind = self.classify(response.status, message, body)
         now = time.time()
         facts = parse_rate_limit_headers(response.headers, now)
-        extra = self.retry_after_from_body(body) if kind == "rate_limited" else None
+        extra = self.retry_after_from_body(body) if kind is FaultKind.RATE_LIMITED else None
         if extra is not None and facts.get("retry_after") is None:
             facts["retry_after"] = extra
             self.transport.limits.record(self.limit_name, {"retry_after": extra})
-        reset_at = reset_time(facts, now) if kind == "rate_limited" else None
-        hint = self._hint(kind)
-        if reset_at:
-            hint = f"{hint} It resets in about {max(reset_at - now, 0):.0f}s."
-        return UpstreamFailed(kind, f"HTTP {response.status}: {message}", hint,
+        reset_at = reset_time(facts, now) if kind is FaultKind.RATE_LIMITED else None
+        wait = max(reset_at - now, 0) if reset_at else facts.get("retry_after")
+        return UpstreamFailed(kind, f"HTTP {response.status}: {message}", self._hint(kind, wait),
                               upstream_status=response.status, retry_after=facts.get("retry_after"),
                               reset_at=reset_at)
 
@@ -249,32 +237,31 @@ class Provider:
         return None
 
     @staticmethod
-    def classify(status: int, message: str, body) -> str:
+    def classify(status: int, message: str, body) -> FaultKind:
         if status in (401, 402, 403):
-            return "auth"
+            return FaultKind.AUTH
         if status == 404:
-            return "not_found"
+            return FaultKind.NOT_FOUND
         if status == 429:
-            return "rate_limited"
+            return FaultKind.RATE_LIMITED
         if status == 408:
-            return "timeout"
+            return FaultKind.TIMEOUT
         if status == 407:
-            return "connection"                        # our proxy wants credentials, not the provider
+            return FaultKind.CONNECTION                        # our proxy wants credentials, not the provider
         if status >= 500:
-            return "server"
+            return FaultKind.SERVER
         if _BAD_KEY.search(message) or "API_KEY_INVALID" in json.dumps(body):
-            return "auth"
+            return FaultKind.AUTH
         if _NOT_FOUND.search(message) and "model" in message.lower():   # a 400 that means "no such model"
-            return "not_found"
-        return "bad_request"
+            return FaultKind.NOT_FOUND
+        return FaultKind.BAD_REQUEST
 
-    def stream_failure(self, kind: str, message: str, status: int | None = None) -> UpstreamFailed:
+    def stream_failure(self, kind: FaultKind, message: str, status: int | None = None) -> UpstreamFailed:
         """An error the upstream reported inside an already-started stream."""
         return UpstreamFailed(kind, clip(message), self._hint(kind), upstream_status=status)
 
     def dropped(self, what: str) -> UpstreamFailed:
-        return UpstreamFailed("dropped", f"the stream ended without {what}",
-                              "The upstream cut its answer short; try again.")
+        return UpstreamFailed(FaultKind.DROPPED, f"the stream ended without {what}", self._hint(FaultKind.DROPPED))
 
     def clean(self, exc: UpstreamFailed) -> UpstreamFailed:
         """Every error names the endpoint and says what to do next; keys never leave in one."""
@@ -297,10 +284,8 @@ class Provider:
         """The key rate-limit facts are kept under: the endpoint name, else its host."""
         return self.name or self.host
 
-    def _hint(self, kind: str) -> str | None:
-        env = "BENCHWARMERS_KEY_" + re.sub(r"[^A-Z0-9]", "_", (self.name or self.api).upper())
-        template = _HINTS.get(kind)
-        return template.format(name=self.name or self.host, env=env, api=self.api) if template else None
+    def _hint(self, kind: FaultKind, retry_after: float | None = None) -> str:
+        return advice(kind, name=self.name or self.host, base=self.base, api=self.api, retry_after=retry_after)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name or ''} {self.base}>"

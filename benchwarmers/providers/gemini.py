@@ -6,6 +6,7 @@ from urllib.parse import quote
 
 from ..canonical import (CONTENT_FILTER, ERROR, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning,
                          ReasoningDelta, Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent)
+from ..errors import FaultKind
 from .base import (Provider, call_names, image_note, inline_image, iter_sse, load_json, new_call_id,
                    system_prompt)
 from .ratelimits import gemini_retry_delay
@@ -25,6 +26,12 @@ class GeminiProvider(Provider):
         return {"x-goog-api-key": self.key} if self.key else {}
 
     # ---- request ------------------------------------------------------------------------------
+    def limit_native(self, body: dict, max_tokens: int) -> None:
+        key = "generation_config" if "generation_config" in body else "generationConfig"
+        config = dict(body.get(key) or {})
+        config["max_output_tokens" if "max_output_tokens" in config else "maxOutputTokens"] = max_tokens
+        body[key] = config
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         body: dict = {"contents": contents(ask)}
         system = system_prompt(ask)
@@ -78,7 +85,7 @@ class GeminiProvider(Provider):
     def chunk_error(self, error: dict):
         status = error.get("code") if isinstance(error.get("code"), int) else None
         message = str(error.get("message") or error.get("status") or error)
-        kind = self.classify(status, message, error) if status else "server"
+        kind = self.classify(status, message, error) if status else FaultKind.SERVER
         return self.stream_failure(kind, message, status)
 
     def retry_after_from_body(self, body) -> float | None:

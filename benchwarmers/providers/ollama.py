@@ -5,6 +5,7 @@ import json
 
 from ..canonical import (LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text, TextDelta,
                          ToolCallDelta, Usage)
+from ..errors import FaultKind
 from .base import (Provider, call_names, image_note, inline_image, iter_ndjson, new_call_id, split_parts)
 
 FINISH = {"stop": STOP, "length": LENGTH}
@@ -26,6 +27,9 @@ class OllamaProvider(Provider):
         return {"Authorization": f"Bearer {self.key}"} if self.key else {}
 
     # ---- request ------------------------------------------------------------------------------
+    def limit_native(self, body: dict, max_tokens: int) -> None:
+        body["options"] = {**(body.get("options") or {}), "num_predict": max_tokens}
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         body: dict = {"model": model, "messages": messages(ask), "stream": True}
         if ask.tools:
@@ -44,7 +48,7 @@ class OllamaProvider(Provider):
             if obj.get("error"):
                 message = str(obj["error"])
                 raise self.stream_failure(self.classify(500, message, obj) if "not found" not in message
-                                          else "not_found", message)
+                                          else FaultKind.NOT_FOUND, message)
             meta.setdefault("model", obj.get("model"))
             message = obj.get("message") or {}
             if message.get("thinking"):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text,
                          TextDelta, ToolCallDelta, Usage, UsageEvent)
-from ..errors import UpstreamFailed
+from ..errors import FaultKind, UpstreamFailed
 from .base import Provider, iter_sse, load_json, split_parts
 
 FINISH = {"stop": STOP, "length": LENGTH, "tool_calls": TOOL_CALLS, "function_call": TOOL_CALLS,
@@ -36,6 +36,11 @@ class OpenAIProvider(Provider):
                 body[field] = value
         return f"{self.base}/chat/completions", body
 
+    def limit_native(self, body: dict, max_tokens: int) -> None:
+        newer = "max_completion_tokens" in body or (self.supports.get("max_completion_tokens") and
+                                                    "max_tokens" not in body)
+        body["max_completion_tokens" if newer else "max_tokens"] = max_tokens
+
     def send(self, method, url, body, timeouts, extra_headers=None):
         """Servers that refuse a parameter we chose get the request again without it, and we remember."""
         while True:                                    # ends: each adaptation removes what it complains of
@@ -49,7 +54,7 @@ class OpenAIProvider(Provider):
     def adapt(self, body: dict | None, exc: UpstreamFailed) -> dict | None:
         """The body without what a 400 says this server cannot take; None when nothing is to be done."""
         text = exc.message.lower()
-        if not body or exc.kind != "bad_request":
+        if not body or exc.kind is not FaultKind.BAD_REQUEST:
             return None
         if "stream_options" in text and "stream_options" in body:       # older compatible servers
             self.supports["stream_usage"] = False
@@ -106,7 +111,7 @@ class OpenAIProvider(Provider):
         status = code if isinstance(code, int) else None
         message = str(error.get("message") or error)
         kind = self.classify(status, message, error) if status else (
-            "rate_limited" if "rate" in str(code or error.get("type") or "") else "server")
+            FaultKind.RATE_LIMITED if "rate" in str(code or error.get("type") or "") else FaultKind.SERVER)
         return self.stream_failure(kind, message, status)
 
     # ---- models -------------------------------------------------------------------------------

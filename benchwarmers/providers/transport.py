@@ -14,7 +14,7 @@ import urllib.request
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from ..errors import UpstreamFailed
+from ..errors import FaultKind, UpstreamFailed
 from .ratelimits import RateLimitBook, parse_rate_limit_headers
 
 USER_AGENT = "benchwarmers/0.1 (+python urllib)"
@@ -36,10 +36,10 @@ def read_error(exc: BaseException, host: str, idle: float | None = None) -> Upst
     """A fault while reading a body that had started: a stall is a timeout, anything else a cut stream."""
     if isinstance(exc, (TimeoutError, socket.timeout)):
         wait = f" for {idle:g}s" if idle else ""
-        return UpstreamFailed("timeout", f"{host} stopped sending{wait} in the middle of its answer",
+        return UpstreamFailed(FaultKind.TIMEOUT, f"{host} stopped sending{wait} in the middle of its answer",
                               "Raise the idle timeout for slow models, or try again later.")
     detail = type(exc).__name__ + (f": {exc}" if str(exc) else "")
-    return UpstreamFailed("dropped", f"{host} cut its answer short ({detail[:200]})",
+    return UpstreamFailed(FaultKind.DROPPED, f"{host} cut its answer short ({detail[:200]})",
                           "The connection broke mid-answer; try again.")
 
 
@@ -47,7 +47,7 @@ class Response:
     """An upstream response: status, lower-cased headers, and a body read whole or line by line."""
 
     def __init__(self, transport: "Transport", key: tuple, conn, sock, raw: http.client.HTTPResponse,
-                 host: str, idle: float):
+                 host: str, idle: float, name: str = ""):
         self.status = raw.status
         self.reason = raw.reason
         self.headers = {k.lower(): v for k, v in raw.getheaders()}
@@ -55,6 +55,7 @@ class Response:
         self._transport, self._key, self._conn, self._sock, self._raw = transport, key, conn, sock, raw
         self._idle = idle
         self._open = True
+        self._name = name                # counted in flight until the body is read or closed
 
     def read(self, limit: int | None = None) -> bytes:
         """The whole body (or its first `limit` bytes); the connection goes back to the pool when it can."""
@@ -95,7 +96,7 @@ class Response:
             self.close()
 
     def _too_long(self) -> UpstreamFailed:
-        return UpstreamFailed("bad_response", f"{self.host} sent a line longer than {MAX_LINE >> 20} MB: "
+        return UpstreamFailed(FaultKind.BAD_RESPONSE, f"{self.host} sent a line longer than {MAX_LINE >> 20} MB: "
                               "not a stream we can read")
 
     def finish(self, wait: float = 1.0, limit: int = 1 << 20) -> None:
@@ -118,6 +119,7 @@ class Response:
         if not self._open:
             return
         self._open = False
+        self._transport._leave(self._name)
         if self._raw.isclosed() and not self._raw.will_close:
             self._transport._put(self._key, self._conn, self._sock)
         else:
@@ -128,6 +130,7 @@ class Response:
         """Stop reading: an unfinished body cannot share its connection, so the connection is closed."""
         if self._open:
             self._open = False
+            self._transport._leave(self._name)
             self._raw.close()
             self._conn.close()
 
@@ -151,6 +154,8 @@ class Transport:
         self._pool: dict[tuple, list] = {}
         self._lock = threading.Lock()
         self._ssl: ssl.SSLContext | None = None
+        self._inflight: dict[str, int] = {}          # requests sent and not yet read to the end, per name
+        self._quiet = threading.Condition(threading.Lock())   # a plain lock: taken twice per request
 
     # ---- the one public call ------------------------------------------------------------------
     def request(self, method: str, url: str, *, headers: dict | None = None, body: bytes | None = None,
@@ -160,9 +165,17 @@ class Transport:
         parts = urlsplit(url)
         scheme, host = parts.scheme.lower(), parts.hostname or ""
         if scheme not in ("http", "https") or not host:
-            raise UpstreamFailed("connection", f"cannot call {url!r}: not an http(s) URL",
+            raise UpstreamFailed(FaultKind.CONNECTION, f"cannot call {url!r}: not an http(s) URL",
                                  "Check the endpoint's base URL.")
         port = parts.port or (443 if scheme == "https" else 80)
+        self._enter(name or host)
+        try:
+            return self._request(method, scheme, host, port, parts, headers, body, t, name)
+        except BaseException:
+            self._leave(name or host)
+            raise
+
+    def _request(self, method, scheme, host, port, parts, headers, body, t, name) -> Response:
         proxy = self._proxy_for(scheme, host)
         key = (scheme, host, port, proxy)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
@@ -179,27 +192,51 @@ class Transport:
                 raw = conn.getresponse()
             except (TimeoutError, socket.timeout):
                 conn.close()
-                raise UpstreamFailed("timeout", f"{host} sent no response within {t.first_byte:g}s",
+                raise UpstreamFailed(FaultKind.TIMEOUT, f"{host} sent no response within {t.first_byte:g}s",
                                      "The model may be overloaded or loading; raise the first-byte timeout "
                                      "or try later.") from None
             except _STALE as exc:
                 conn.close()
                 if reused and attempt == 0:
                     continue
-                raise UpstreamFailed("connection", f"{host} closed the connection before answering "
+                raise UpstreamFailed(FaultKind.CONNECTION, f"{host} closed the connection before answering "
                                      f"({type(exc).__name__})", "Try again; check the base URL.") from None
             except (OSError, http.client.HTTPException) as exc:
                 conn.close()
-                kind = "bad_response" if isinstance(exc, http.client.HTTPException) else "connection"
+                kind = FaultKind.BAD_RESPONSE if isinstance(exc, http.client.HTTPException) else FaultKind.CONNECTION
                 raise UpstreamFailed(kind, f"{host}: {type(exc).__name__}: {str(exc)[:200]}",
                                      "Check the base URL and that the server speaks HTTP.") from None
             sock.settimeout(t.idle)
-            response = Response(self, key, conn, sock, raw, host, t.idle)
+            response = Response(self, key, conn, sock, raw, host, t.idle, name or host)
             facts = parse_rate_limit_headers(response.headers, time.time())
             if facts:
                 self.limits.record(name or host, facts)
             return response
         raise AssertionError("unreachable")
+
+    # ---- what is in flight ---------------------------------------------------------------------
+    def _enter(self, name: str) -> None:
+        with self._quiet:
+            self._inflight[name] = self._inflight.get(name, 0) + 1
+
+    def _leave(self, name: str) -> None:
+        with self._quiet:
+            left = self._inflight.get(name, 0) - 1
+            if left > 0:
+                self._inflight[name] = left
+            else:
+                self._inflight.pop(name, None)
+                self._quiet.notify_all()
+
+    def in_flight(self, name: str) -> int:
+        """Requests to the connection `name` (an endpoint) still being answered."""
+        with self._quiet:
+            return self._inflight.get(name, 0)
+
+    def wait_quiet(self, name: str, timeout: float) -> bool:
+        """Wait until nothing is in flight to `name`; False when `timeout` seconds pass first."""
+        with self._quiet:
+            return self._quiet.wait_for(lambda: not self._inflight.get(name), timeout)
 
     # ---- pool ---------------------------------------------------------------------------------
     def _take(self, key: tuple, host: str, port: int, connect_timeout: float):
@@ -263,20 +300,20 @@ class Transport:
         try:
             conn.connect()
         except socket.gaierror as exc:
-            raise UpstreamFailed("connection", f"cannot resolve {host}{via} ({exc.strerror or exc})",
+            raise UpstreamFailed(FaultKind.CONNECTION, f"cannot resolve {host}{via} ({exc.strerror or exc})",
                                  "Check the base URL's host name and your network.") from None
         except ConnectionRefusedError:
-            raise UpstreamFailed("connection", f"{host}:{port}{via} refused the connection",
+            raise UpstreamFailed(FaultKind.CONNECTION, f"{host}:{port}{via} refused the connection",
                                  "Is the server running on that port?") from None
         except (TimeoutError, socket.timeout):
-            raise UpstreamFailed("timeout", f"could not connect to {host}:{port}{via} within {timeout:g}s",
+            raise UpstreamFailed(FaultKind.TIMEOUT, f"could not connect to {host}:{port}{via} within {timeout:g}s",
                                  "Check the host, your network or proxy settings.") from None
         except ssl.SSLCertVerificationError as exc:
-            raise UpstreamFailed("connection", f"TLS certificate of {host} not trusted: "
+            raise UpstreamFailed(FaultKind.CONNECTION, f"TLS certificate of {host} not trusted: "
                                  f"{exc.verify_message or exc}",
                                  "Set SSL_CERT_FILE to a CA bundle that includes your network's CA.") from None
         except (OSError, http.client.HTTPException) as exc:
-            raise UpstreamFailed("connection", f"cannot connect to {host}:{port}{via}: {str(exc)[:200]}",
+            raise UpstreamFailed(FaultKind.CONNECTION, f"cannot connect to {host}:{port}{via}: {str(exc)[:200]}",
                                  "Check the base URL, your network or proxy settings.") from None
         with self._lock:
             self.connections_opened += 1

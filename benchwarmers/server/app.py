@@ -5,26 +5,25 @@ import html
 import json
 import logging
 import threading
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
-from .. import formats, keys as keys_mod
-from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized
+from .. import formats
+from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized, WrongBaseURL
+from ..redaction import redact
 from . import guard
-from .context import Context
+from .bench import Bench
+from .gatewaykeys import keys_required
 from .messages import Request, Response
-from .routes import ADMIN, GATEWAY, Router, shape_for_path
+from .routes import ADMIN, BENCH_SHAPE, GATEWAY, RouteTable, shape_for_path
+from .table import build_table
 
 log = logging.getLogger("benchwarmers.server")
 
-FORMAT_FOR_SHAPE = {"openai": "openai_chat", "bench": "openai_chat", "anthropic": "anthropic",
-                    "gemini": "gemini", "ollama": "ollama"}
-
 
 class App:
-    def __init__(self, ctx: Context, router: Router | None = None):
-        from .table import build_router
-        self.ctx = ctx
-        self.router = router or build_router()
+    def __init__(self, bench: Bench, table: RouteTable | None = None):
+        self.bench = bench
+        self.table = table or build_table()
         self._inflight = 0
         self._idle = threading.Condition()
 
@@ -40,21 +39,25 @@ class App:
                 self._idle.notify_all()
 
     def _handle(self, req: Request) -> Response:
+        req.app = self
         shape = shape_for_path(req.path)
         try:
-            guard.check_host(req, self.ctx.host, self.ctx.public_hosts)
+            guard.check_host(req, self.bench.host, self.bench.public_hosts)
             guard.check_origin(req)
-            route, params = self.router.match(req.method, req.path, self.ctx.role)
+            route, params = self.table.match(req.method, req.path, self.bench.role, self.origin(req))
             shape, req.params = route.shape, params
             self.authorize(req, route)
-            resp = route.handler(req, self.ctx)
+            resp = route.handler(req, self.bench)
             if req.method == "HEAD":
                 resp.body, resp.stream = b"", None
             return resp
         except Unauthorized as err:
-            if shape == "html" and req.method == "GET":   # a browser goes to the login page instead
-                return Response.redirect("/login?next=" + quote(req.path))
+            if shape == "html" and req.method == "GET":   # a browser goes to the login page instead, and comes
+                here = req.path + ("?" + urlencode(req.query) if req.query else "")   # back with its query
+                return Response.redirect("/login?next=" + quote(here, safe="/"))
             return self.error_response(shape, err)
+        except WrongBaseURL as err:   # a path of no API: answered in the shape of the API the client meant
+            return self.error_response(err.shape, err)
         except BenchError as err:
             return self.error_response(shape, err)
         except Exception:
@@ -63,13 +66,18 @@ class App:
                                                          "Try again; if it repeats, report it with the log."))
 
     def authorize(self, req: Request, route) -> None:
-        token = self.ctx.admin_token
+        token = self.bench.admin_token
         req.is_admin = guard.is_admin(req, token)
         if route.auth == ADMIN:
             guard.require_admin(req, token)
-        elif route.auth == GATEWAY and token and not req.is_admin:
-            from ..core.gatewaykeys import gateway_keys
-            req.caller = gateway_keys(self.ctx).authenticate(guard.presented_key(req))
+        elif route.auth == GATEWAY and keys_required(token, self.bench.settings()) and \
+                not (token and req.is_admin) and not req.for_page:
+            req.caller = self.bench.gateway_keys.authenticate(guard.presented_key(req))
+
+    def origin(self, req: Request) -> str:
+        """The scheme and host the client used (its Host passed the check), else this server's own URL."""
+        host = req.headers.get("host", "")
+        return f"http://{host}" if host else self.bench.url
 
     def wait_idle(self, timeout: float) -> bool:
         """For shutdown: wait until no request is in flight."""
@@ -78,7 +86,7 @@ class App:
 
     # -- errors --------------------------------------------------------------------------------
     def error_response(self, shape: str, err: BenchError) -> Response:
-        err.message = keys_mod.redact(err.message)
+        err.message = redact(err.message)
         headers = {}
         if isinstance(err, MethodNotAllowed):
             headers["Allow"] = ", ".join(err.allow)
@@ -88,6 +96,10 @@ class App:
             page = (f"<!doctype html><title>{err.status}</title><h1>{err.status}</h1>"
                     f"<p>{html.escape(str(err))}</p><p><a href=\"/\">Home</a></p>")
             return Response.html(page, err.status, headers)
-        body = formats.get(FORMAT_FOR_SHAPE[shape]).error_body(err)
+        if shape == "jsonrpc":
+            body = {"jsonrpc": "2.0", "id": None,
+                    "error": {"code": -32603 if err.status >= 500 else -32600, "message": str(err)}}
+        else:
+            body = formats.error_body(BENCH_SHAPE if shape == "bench" else shape, err)
         return Response(err.status, json.dumps(body).encode(), {"Content-Type": "application/json", **headers})
 

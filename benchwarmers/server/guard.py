@@ -6,7 +6,7 @@ import hmac
 import ipaddress
 from urllib.parse import urlsplit
 
-from ..errors import Forbidden, Unauthorized
+from ..errors import BadHost, CrossOrigin, Unauthorized
 from .messages import Request
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
@@ -40,26 +40,25 @@ def check_host(req: Request, bound: str, public_hosts: tuple) -> None:
     allowed = LOOPBACK_NAMES | {bound.lower(), f"[{bound.lower()}]"} | set(public_hosts)
     if name in allowed or "*" in public_hosts:
         return
-    raise Forbidden(f"Host {name!r} is not one this server answers to.",
-                    "Use http://127.0.0.1 or localhost, or list the name in BENCHWARMERS_PUBLIC_HOSTS.",
-                    code="bad_host")
+    raise BadHost(f"Host {name!r} is not one this server answers to.",
+                  "Use http://127.0.0.1 or localhost, or list the name in BENCHWARMERS_PUBLIC_HOSTS.")
 
 
-def check_origin(req: Request) -> None:
-    """A state-changing request from another site's page is refused (CSRF); non-browser clients send no Origin."""
-    if req.method in SAFE_METHODS:
+def check_origin(req: Request, every_method: bool = False) -> None:
+    """A state-changing request from another site's page is refused (CSRF); non-browser clients send no Origin.
+    `every_method`: reading requests too (MCP's transport validates the Origin of every request)."""
+    if req.method in SAFE_METHODS and not every_method:
         return
     if req.headers.get("sec-fetch-site", "").lower() == "cross-site":
-        raise Forbidden("Cross-site requests are refused.", "Call the service from its own pages or a client.",
-                        code="cross_origin")
+        raise CrossOrigin("Cross-site requests are refused.", "Call the service from its own pages or a client.")
     own = req.headers.get("host", "").lower()
     for header in ("origin", "referer"):
         value = req.headers.get(header)
         if not value:
             continue
         if value == "null" or urlsplit(value).netloc.lower() != own:
-            raise Forbidden(f"Requests from {value!r} are refused: it is not this server's own origin.",
-                            "Call the service from its own pages or a non-browser client.", code="cross_origin")
+            raise CrossOrigin(f"Requests from {value!r} are refused: it is not this server's own origin.",
+                              "Call the service from its own pages or a non-browser client.")
         return
 
 

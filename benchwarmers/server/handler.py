@@ -1,6 +1,7 @@
 """A thin http.server handler: HTTP/1.1, bounded bodies, chunked streams, no HTML errors, no stderr noise."""
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import time
@@ -64,7 +65,7 @@ class Handler(BaseHTTPRequestHandler):
         path = unquote(split.path) or "/"
         headers = {k.lower(): v for k, v in self.headers.items()}
         try:
-            body = self._read_body(headers, app.ctx.settings["max_body_mb"])
+            body = self._read_body(headers, app.bench.settings()["max_body_mb"])
         except (BadRequest, PayloadTooLarge) as err:
             self.close_connection = True   # the unread body makes the connection unusable
             self._send(app.error_response(shape_for_path(path), err), close=True)
@@ -162,7 +163,6 @@ class Handler(BaseHTTPRequestHandler):
 
     def send_error(self, code, message=None, explain=None):
         """http.server calls this for bad request lines; answer JSON, never its HTML page."""
-        import json
         body = json.dumps({"error": {"code": "bad_request", "message": message or "Bad request."}}).encode()
         try:
             self.send_response(code, message)

@@ -7,14 +7,17 @@ import signal
 import socket
 import threading
 from pathlib import Path
+from typing import Callable
 
+from ..scheduler import Clock
 from .app import App
-from .context import Context
+from .bench import Bench
 from .guard import is_loopback
 from .handler import Server
 
 log = logging.getLogger("benchwarmers")
 MIN_TOKEN = 16
+POLL = 0.05   # seconds between the serving loop's checks for a stop
 
 
 class BindRefused(Exception):
@@ -43,31 +46,36 @@ class Service:
     """The running service: tests start it on port 0 in a thread; serve.py runs it in the foreground."""
 
     def __init__(self, home: Path | None = None, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
-                 admin_token: str | None = None, public_hosts: tuple | None = None):
-        self.ctx = Context.open(home, host=host, role=role, admin_token=admin_token, public_hosts=public_hosts)
+                 admin_token: str | None = None, public_hosts: tuple | None = None, clock: Clock | None = None):
+        self.bench = Bench.open(home, host=host, role=role, admin_token=admin_token, public_hosts=public_hosts,
+                                clock=clock)
         try:
-            check_bind(host, self.ctx.admin_token)
-            self.app = App(self.ctx)
+            check_bind(host, self.bench.admin_token)
+            self.app = App(self.bench)
             self.httpd = Server((host.strip("[]"), port), self.app, _family(host))
         except BaseException:
-            self.ctx.close()           # a refused start must not leave the database writer running
+            self.bench.close()         # a refused start must not leave the database writer running
             raise
-        self.ctx.port = self.httpd.server_address[1]
+        self.bench.port = self.httpd.server_address[1]
         self._thread: threading.Thread | None = None
         self._stopped = False
 
     @property
     def url(self) -> str:
-        return self.ctx.url
+        return self.bench.url
 
     def start(self) -> "Service":
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2},
+        self.bench.onboard_queue.start()   # resumes what a previous run left on the queue
+        # stop() waits for the serving loop's next poll: a short one makes every stop quick (a test's, a Ctrl-C's)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": POLL},
                                         name="bench-http", daemon=True)
         self._thread.start()
+        self.bench.scheduler.start()   # its thread starts and stops with the service, either role
         return self
 
-    def serve_forever(self) -> None:
-        """Foreground: Ctrl-C and SIGTERM stop it cleanly."""
+    def serve_forever(self, ready: Callable[[], None] | None = None) -> None:
+        """Foreground: Ctrl-C and SIGTERM stop it cleanly. `ready` runs once the signals are ours, so whoever
+        it tells the URL to (a launcher waiting for it) can stop us at once without killing us mid-start."""
         stop = threading.Event()
 
         def on_signal(signum, frame):
@@ -77,6 +85,8 @@ class Service:
             if sig is not None:
                 signal.signal(sig, on_signal)
         self.start()
+        if ready:
+            ready()
         try:
             while not stop.wait(0.5):
                 pass
@@ -91,9 +101,11 @@ class Service:
         self._stopped = True
         self.httpd.shutdown()          # no new requests
         self.httpd.server_close()
+        self.bench.scheduler.stop()    # no new job runs; a running one stops at its next call
+        self.bench.onboard_queue.stop()   # the item running goes back on the queue; requests waiting on it return
         if not self.app.wait_idle(grace):
             log.warning("some requests were still running after %.0f s; they are cut", grace)
-        self.ctx.close()               # queued records are committed, connections closed
+        self.bench.close()             # queued records are committed, connections closed
         if self._thread:
             self._thread.join(timeout=5)
 

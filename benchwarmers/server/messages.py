@@ -3,10 +3,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from typing import Any, Iterator
 
 from ..errors import BadRequest
+
+
+HTML_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+                               "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+}
 
 
 @dataclass
@@ -20,6 +30,10 @@ class Request:
     params: dict = field(default_factory=dict)       # filled from the route's pattern
     caller: Any = None                               # the gateway key record, once authenticated
     is_admin: bool = False
+    for_page: bool = False                           # a dashboard page's in-process call: the page passed the admin
+    #                                                  check, so it needs no gateway key (require_keys included)
+    app: Any = None                                  # the App handling it: a dashboard page calls the admin API
+    #                                                  through the same app and route table, in-process
 
     def json(self) -> dict:
         """The body as a JSON object; 400 saying what is wrong otherwise."""
@@ -46,13 +60,9 @@ class Request:
         jar = SimpleCookie()
         try:
             jar.load(raw)
-        except Exception:
+        except CookieError:   # a malformed Cookie header carries no session: the request is simply not logged in
             return None
         return jar[name].value if name in jar else None
-
-    def form(self) -> dict:
-        from urllib.parse import parse_qsl
-        return dict(parse_qsl(self.body.decode("utf-8", "replace")))
 
 
 @dataclass
@@ -69,7 +79,9 @@ class Response:
 
     @classmethod
     def html(cls, text: str, status: int = 200, headers: dict | None = None) -> "Response":
-        return cls(status, text.encode(), {"Content-Type": "text/html; charset=utf-8", **(headers or {})})
+        """Every HTML answer carries the strict headers: scripts and styles from this origin only, no framing."""
+        return cls(status, text.encode(), {"Content-Type": "text/html; charset=utf-8", **HTML_HEADERS,
+                                           **(headers or {})})
 
     @classmethod
     def streaming(cls, chunks: Iterator[bytes], content_type: str, headers: dict | None = None) -> "Response":

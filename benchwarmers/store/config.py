@@ -11,7 +11,9 @@ from typing import Callable
 from ..errors import ConfigError
 from .filelock import FileLock
 
-# The top-level shape of each file, used when a file does not exist yet.
+# The top-level shape of each file, used when a file does not exist yet. repos.json and limits.json are seeded
+# and checked (bench status reports a broken one) but nothing reads them yet: they stay for the per-connection
+# limits and the repositories that read them next.
 DEFAULTS = {
     "endpoints.json": {"endpoints": {}},
     "models.json": {"models": {}},
@@ -19,6 +21,7 @@ DEFAULTS = {
     "settings.json": {},
     "repos.json": {"repos": {}},
     "limits.json": {"limits": {}},
+    "overrides.json": {"models": {}, "endpoints": {}},
 }
 
 
@@ -106,13 +109,16 @@ def parse(path: Path) -> dict:
     return data
 
 
-def atomic_write(path: Path, data: dict) -> None:
-    """Temp file in the same folder, fsync, then os.replace: a crash leaves the old file or the new, never half."""
+def atomic_write(path: Path, data: dict, mode: int = 0o666, keep_broken: bool = True) -> None:
+    """Temp file in the same folder, fsync, then os.replace: a crash leaves the old file or the new, never half.
+    `mode` is the new file's permission bits from its creation on (0o600 for secrets), less the umask.
+    keep_broken=False is for files only Benchwarmers writes (catalog copies), where a broken one is replaced."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
+    if keep_broken and path.exists():
         parse(path)   # refuse to replace a file the user broke by hand: their edit is not ours to lose
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
         json.dump(data, f, indent=2, ensure_ascii=False)
         f.write("\n")
         f.flush()

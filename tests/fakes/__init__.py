@@ -1,6 +1,6 @@
 """Fake upstreams that speak each provider protocol on 127.0.0.1 (port 0), scripted per model, recording requests.
 
-    from fakes import FakeOpenAI, Reply               # tests/ is on sys.path (conftest); don't mix with tests.fakes
+    from tests.fakes import FakeOpenAI, Reply        # the suite is a package; pytest puts the checkout on sys.path
     with FakeOpenAI() as fake:                        # also FakeAnthropic, FakeGemini, FakeOllama (FAKES[api])
         fake.expect_key("sk-test")                    # wrong/missing key -> that protocol's own auth error
         fake.script("m1", "hello")                    # every call to m1 answers "hello" (default: "m1 says: <last user text>")

@@ -1,0 +1,51 @@
+"""/bench/settings: every setting with its value, default and help; change the ones settings.json holds."""
+from __future__ import annotations
+
+from ..errors import BadRequest, ConfigError
+from ..server.bench import Bench
+from ..server.messages import Request, Response
+from ..server.routes import ADMIN, Route
+from ..settings import SETTINGS, coerce
+
+
+def settings_view(bench: Bench) -> dict:
+    try:
+        stored, problem = bench.config.view("settings.json"), None
+    except ConfigError as e:     # a broken hand edit: defaults serve, and the page says why
+        stored, problem = {}, e.message
+    values = bench.settings()
+    return {"settings": [{"name": s.name, "value": values[s.name], "default": s.default, "type": s.type.__name__,
+                          "help": s.help, "restart": s.restart, "set": s.name in stored}
+                         for s in SETTINGS.values()],
+            "file": str(bench.config.path("settings.json")), "problem": problem}
+
+
+def get_settings(req: Request, bench: Bench) -> Response:
+    return Response.json(settings_view(bench))
+
+
+def post_settings(req: Request, bench: Bench) -> Response:
+    """{name: value}: each checked against its declaration; null takes the setting back to its default."""
+    body = req.json()
+    if not body:
+        raise BadRequest("Name at least one setting to change.", 'e.g. {"seat_timeout": 120}')
+    changes = {}
+    for name, value in body.items():
+        if name not in SETTINGS:
+            coerce(name, value)          # says which settings exist
+        changes[name] = None if value is None else coerce(name, value)
+
+    def apply(data: dict) -> None:
+        for name, value in changes.items():
+            if value is None:
+                data.pop(name, None)
+            else:
+                data[name] = value
+    bench.config.update("settings.json", apply)
+    return Response.json(settings_view(bench))
+
+
+ROUTES = [
+    Route("GET", "/bench/settings", get_settings, "bench", ADMIN),
+    Route("POST", "/bench/settings", post_settings, "bench", ADMIN),
+]

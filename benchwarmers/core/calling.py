@@ -1,0 +1,120 @@
+"""Calling one member for a panel seat, a merge or a route turn: its timeouts, its stream, and its call record."""
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Callable, Iterator
+
+from ..canonical import ROUTE, Answer, Ask, estimate_usage
+from ..providers import Timeouts
+from ..roster.registry import Endpoint, Model, Registry
+from ..roster.resting import Resting
+from ..store.calls import CallRecord, Calls, prompt_hash, summarise_request
+
+
+def seat_timeouts(seconds: float) -> Timeouts:
+    """The one place a seat's timeouts come from: `seat_timeout` for the first byte and between chunks,
+    at most 10 s to connect."""
+    return Timeouts(connect=min(10.0, seconds), first_byte=seconds, idle=seconds)
+
+
+def budget(facts: dict, ask: Ask, default: int | None) -> int | None:
+    """The output tokens to ask a member for: what the client asked (else `default`, when given), cut to what the
+    model's context window leaves after the prompt and to its known output limit (`facts`: the model's, merged by
+    the catalog). None leaves it to the upstream."""
+    want = ask.max_tokens if ask.max_tokens is not None else default
+    if want is None:
+        return None
+    window, limit = token_fact(facts, "context_window"), token_fact(facts, "max_output")
+    if window:
+        want = min(want, max(window - ask.prompt_tokens(), 1))   # a prompt that cannot fit is skipped before this
+    return min(want, limit) if limit else want
+
+
+def token_fact(facts: dict, name: str) -> int | None:
+    value = facts.get(name)
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+
+
+def same_api(ask: Ask, api: str) -> bool:
+    """Client and member speak the same API (the client's format declared which): the client's own body can go
+    through, so nothing is lost."""
+    return ask.native is not None and ask.native_api == api
+
+
+class Caller:
+    """Asks one member and records the call; panel seats, merges and route turns all go through it."""
+
+    def __init__(self, registry: Registry, calls: Calls, resting: Resting, settings: Callable[[], dict],
+                 facts: Callable[[Model], dict] | None = None):
+        self.registry = registry
+        self.calls = calls
+        self.resting = resting
+        self.settings = settings
+        self.facts = facts or (lambda model: model.facts)   # the catalog's merged facts, in the service
+
+    def timeouts(self) -> Timeouts:
+        return seat_timeouts(self.settings()["seat_timeout"])
+
+    def budgeted(self, model: Model, ask: Ask) -> Ask:
+        """The ask with this member's output budget. The `default_max_tokens` setting applies to panels, not to
+        route mode: an agent that sends no limit sizes its own turns (a file written by a tool call may be long)."""
+        default = None if ask.target and ask.target.mode == ROUTE else self.settings()["default_max_tokens"] or None
+        tokens = budget(self.facts(model), ask, default)
+        if tokens == ask.max_tokens:
+            return ask
+        seat_ask = replace(ask, max_tokens=tokens)
+        seat_ask._tokens = ask._tokens
+        return seat_ask
+
+    def stream(self, model: Model, ask: Ask) -> Iterator:
+        """The member's events; the client's own body when both speak the same API."""
+        ask = self.budgeted(model, ask)
+        provider = self.registry.provider_for(model)
+        if same_api(ask, provider.api):
+            return provider.stream_native(ask, model.served, timeouts=self.timeouts())
+        return provider.stream(ask, model.served, timeouts=self.timeouts())
+
+    def complete(self, model: Model, ask: Ask, endpoint: Endpoint | None = None, *,
+                 timeouts: Timeouts | None = None) -> Answer:
+        """The member's whole answer (`endpoint`: already looked up, e.g. once per panel; `timeouts`: a probe's or
+        a speed test's own, else a seat's)."""
+        provider = self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
+        answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=timeouts or self.timeouts())
+        estimate_usage(answer, ask)
+        return answer
+
+    def list_models(self, endpoint: Endpoint, timeouts: Timeouts | None = None) -> list[dict]:
+        """What an endpoint serves now (health checks read it before retiring a model)."""
+        return self.registry.provider(endpoint).list_models(timeouts=timeouts)
+
+    def over(self, registry: Registry) -> "Caller":
+        """This caller on another registry (the scheduler's, with a connection pool of its own): the same
+        record, resting and settings, so whatever hooks into calls here holds for both."""
+        other = copy.copy(self)
+        other.registry = registry
+        return other
+
+    def failed(self, model: Model, error: BaseException) -> None:
+        """A call failed: a rate limit rests the member's endpoint until its reset."""
+        self.resting.observe(model.endpoint, error)
+
+    def record(self, call_id: str, model: Model, ask: Ask, status: str, *, kind: str, mode: str, seconds: float,
+               answer: Answer | None = None, ttft: float | None = None, error: str | None = None,
+               collection: str | None = None, panel: str | None = None, seat: int | None = None,
+               request: tuple[str, str] | None = None, extra: dict | None = None) -> None:
+        """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask."""
+        summary, digest = request or (summarise_request(ask), prompt_hash(ask))
+        if answer is not None:
+            estimate_usage(answer, ask)
+        usage = answer.usage if answer else None
+        tokens = self.budgeted(model, ask).max_tokens if answer is not None else ask.max_tokens
+        if tokens != ask.max_tokens:   # what this member was really asked for: the client's cut, or the default
+            extra = {**(extra or {}), "max_tokens": tokens}
+        self.calls.add(CallRecord(
+            id=call_id, model=model.alias, status=status, panel=panel, collection=collection,
+            endpoint=model.endpoint, served=model.served, kind=kind, mode=mode, seat=seat, error=error,
+            request=summary, prompt_hash=digest, answer=(answer.text or None) if answer else None,
+            ttft=ttft if ttft is not None or answer is None else answer.ttft, seconds=round(seconds, 4),
+            input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
+            tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, session=ask.session, extra=extra))

@@ -1,0 +1,239 @@
+"""The MCP tools (list_collections, ask, verdict, pending_verdicts): arguments checked, answers written for the model,
+written once; how a call reaches the panel is the Reach each transport gives (reach.py, api/mcpreach.py)."""
+from __future__ import annotations
+
+import json
+import threading
+from typing import Callable
+
+from .. import redaction
+from .schemas import TOOLS
+
+STRUCTURED_FROM = "2025-06-18"      # outputSchema, structuredContent and tool titles start here
+ANNOTATIONS_FROM = "2025-03-26"
+
+_BY_NAME = {t["name"]: t for t in TOOLS}
+_TYPES = {"string": str, "boolean": bool, "array": list, "integer": int}
+
+Progress = Callable[[float, "float | None", str], None]     # (done, total, message) -> a progress notification
+OnSeat = Callable[[dict, int, int], None]                  # (seat, finished so far, seats) as each seat finishes
+
+
+class ToolError(Exception):
+    """Ends a tool call with isError and this text (the model reads it and can correct itself)."""
+
+
+class Reach:
+    """How the tools reach the panel. Each method returns the service's JSON answer or raises ToolError with
+    words the model can act on; secrets() are redacted from everything the tools write."""
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def secrets(self) -> tuple:
+        return ()
+
+    def collections(self) -> dict:
+        """GET /bench/collections for this caller."""
+        raise NotImplementedError
+
+    def ask(self, body: dict, on_seat: OnSeat | None) -> tuple[dict, str]:
+        """Ask as POST /v1/chat/completions would with `body`: (its `bench` data, the answer's text)."""
+        raise NotImplementedError
+
+    def verdict(self, body: dict) -> dict:
+        """POST /bench/verdict."""
+        raise NotImplementedError
+
+    def pending(self, limit: int) -> dict:
+        """GET /bench/pending: this caller's answers without a verdict (its key's, else its session's)."""
+        raise NotImplementedError
+
+
+class Tools:
+    def __init__(self, reach: Reach):
+        self.reach = reach
+
+    # -- the listing ---------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        return [t["name"] for t in TOOLS]
+
+    def has(self, name: str) -> bool:
+        return name in _BY_NAME
+
+    def listing(self, version: str) -> list[dict]:
+        """Tool definitions as the negotiated version knows them (older clients get no outputSchema)."""
+        out = []
+        for t in TOOLS:
+            d = {"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]}
+            if version >= STRUCTURED_FROM:
+                d["title"] = t["title"]
+                d["outputSchema"] = t["outputSchema"]
+            if version >= ANNOTATIONS_FROM:
+                d["annotations"] = {"title": t["title"], **t["annotations"]}
+            out.append(d)
+        return out
+
+    # -- a call --------------------------------------------------------------------------------
+    def call(self, name: str, args: dict, version: str, cancelled: threading.Event | None = None,
+             progress: Progress | None = None) -> dict:
+        """A CallToolResult: readable text, plus structuredContent where the version has it."""
+        try:
+            check_args(_BY_NAME[name]["inputSchema"], args)
+            text, data = getattr(self, "tool_" + name)(args, progress)
+        except ToolError as e:
+            return error_result(self.redact(str(e)))
+        failed = isinstance(data, dict) and data.pop("_failed", False)
+        result = {"content": [{"type": "text", "text": self.redact(text)}], "isError": bool(failed)}
+        if failed:
+            return result
+        if version >= STRUCTURED_FROM:
+            result["structuredContent"] = data
+        else:
+            result["content"].append({"type": "text", "text": self.redact(json.dumps(data, ensure_ascii=False))})
+        return result
+
+    def redact(self, text: str) -> str:
+        """Keys never reach the output, even if the service were to echo one back."""
+        return redaction.redact(text, *[s for s in self.reach.secrets() if s])
+
+    def tool_list_collections(self, args: dict, progress: Progress | None):
+        cols = [c for c in self.reach.collections().get("collections") or [] if isinstance(c, dict)]
+        if not cols:
+            return ("The service has no collections yet. Create one in the dashboard (Collections) or with "
+                    "`bench collection save NAME --members a,b`.", {"collections": []})
+        lines = [f"{len(cols)} collection(s). Ask one with `ask` (collection, prompt):", ""]
+        for c in cols:
+            members = ", ".join(c.get("members") or []) or "no members"
+            extra = f"; {c['explore']} exploring seat(s)" if c.get("explore") else ""
+            desc = f": {c['description']}" if c.get("description") else ""
+            lines.append(f"- {c.get('name')}{desc} (members: {members}{extra})")
+        return "\n".join(lines), {"collections": cols}
+
+    def tool_ask(self, args: dict, progress: Progress | None):
+        body = ask_body(args)
+
+        def on_seat(seat: dict, done: int, total: int) -> None:
+            progress(done, total, f"seat {seat.get('seat')} · {seat.get('model')} · {seat.get('status')}")
+        bench, content = self.reach.ask(body, on_seat if progress else None)
+        data = panel_data(bench if isinstance(bench, dict) else {}, body["model"], content or "")
+        data["_failed"] = not any(s["status"] == "ok" for s in data["seats"])
+        return panel_text(data), data
+
+    def tool_verdict(self, args: dict, progress: Progress | None):
+        body = {"call": args["call"], "useful": args["useful"], "real": args.get("real") or [],
+                "false": args.get("false") or []}
+        if args.get("note"):
+            body["note"] = args["note"]
+        reply = self.reach.verdict(body)
+        revised = f" (revision {reply['revisions']}; it replaces the earlier one)" if reply.get("revisions", 1) > 1 \
+            else ""
+        claims = f", {len(body['real'])} real and {len(body['false'])} false claim(s)"
+        text = f"Verdict recorded for call {args['call']}: {'useful' if args['useful'] else 'not useful'}{claims}" \
+               f"{revised}."
+        return text, reply
+
+    def tool_pending_verdicts(self, args: dict, progress: Progress | None):
+        limit = args.get("limit", 20)
+        if not 1 <= limit <= 200:
+            raise ToolError("`limit` must be from 1 to 200.")
+        reply = self.reach.pending(limit)
+        items = [p for p in reply.get("pending") or [] if isinstance(p, dict)]
+        data = {"total": int(reply.get("total") or 0), "pending": items}
+        return pending_text(data), data
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+
+def error_result(text: str) -> dict:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def check_args(schema: dict, args: dict) -> None:
+    """Enough JSON Schema for our flat inputs: required names, known names, and each value's type."""
+    props = schema.get("properties", {})
+    missing = [n for n in schema.get("required", []) if n not in args]
+    if missing:
+        raise ToolError(f"Missing argument(s): {', '.join(missing)}.")
+    unknown = sorted(set(args) - set(props))
+    if unknown:
+        raise ToolError(f"Unknown argument(s): {', '.join(unknown)}. This tool takes: {', '.join(props)}.")
+    for name, value in args.items():
+        want = props[name]["type"]
+        if name == "with" and isinstance(value, str):
+            continue            # a comma-separated string is forgiven; ask_body splits it
+        if not isinstance(value, _TYPES[want]) or (want == "integer" and isinstance(value, bool)):
+            raise ToolError(f"`{name}` must be a {want}.")
+        if want == "array" and not all(isinstance(v, str) for v in value):
+            raise ToolError(f"`{name}` must be a list of strings.")
+        if want == "string" and name in schema.get("required", []) and not value.strip():
+            raise ToolError(f"`{name}` must not be empty.")
+
+
+def ask_body(args: dict) -> dict:
+    """The chat-completions request the CLI's `bench ask` would send."""
+    name = args["collection"].strip()
+    model = name if name.startswith("bench/") or "/" in name else f"bench/{name}"
+    if model.endswith(":route"):
+        raise ToolError("Route mode (:route) is for agents talking to the gateway; `ask` asks the whole panel. "
+                        "Give the collection name alone.")
+    if args.get("merged") and not model.endswith(":merged"):
+        model += ":merged"
+    messages = [{"role": "system", "content": args["system"]}] if args.get("system") else []
+    messages.append({"role": "user", "content": args["prompt"]})
+    body = {"model": model, "messages": messages}
+    extra = args.get("with") or []
+    if isinstance(extra, str):
+        extra = extra.split(",")
+    extra = [m.strip() for m in extra if m.strip()]
+    if extra:
+        body["bench"] = {"with": extra}
+    return body
+
+
+def panel_data(bench: dict, model: str, content: str) -> dict:
+    seats = []
+    for s in bench.get("seats") or []:
+        seats.append({"seat": int(s.get("seat") or len(seats) + 1), "kind": str(s.get("kind") or "member"),
+                      "model": str(s.get("model") or "?"), "status": str(s.get("status") or "?"),
+                      "seconds": float(s.get("seconds") or 0), "call": s.get("call"),
+                      "answer": s.get("answer") or "", "error": s.get("error")})
+    data = {"collection": str(bench.get("collection") or model.split("/", 1)[-1].split(":")[0]),
+            "panel": str(bench.get("panel") or ""), "mode": str(bench.get("mode") or "panel"), "seats": seats}
+    if bench.get("merge"):
+        data["merge"] = dict(bench["merge"], answer=content)
+    return data
+
+
+def panel_text(data: dict) -> str:
+    seats = data["seats"]
+    ok = sum(1 for s in seats if s["status"] == "ok")
+    lines = [f"Panel {data['panel']} on collection `{data['collection']}`: {len(seats)} seat(s), {ok} answered. "
+             "Call ids are what `verdict` takes.", "",
+             "| seat | kind | model | status | call |", "|---|---|---|---|---|"]
+    lines += [f"| {s['seat']} | {s['kind']} | {s['model']} | {s['status']} | {s['call'] or '-'} |" for s in seats]
+    for s in seats:
+        lines += ["", f"## Seat {s['seat']} · {s['model']} · {s['kind']} · {s['status']} · call {s['call'] or '-'}"]
+        if s["status"] == "ok":
+            lines.append(s["answer"].strip() or "(an empty answer)")
+        else:
+            lines.append(f"(no answer: {s['error'] or s['status']})")
+    merge = data.get("merge")
+    if merge:
+        lines += ["", f"## Merged · by {merge.get('model') or '-'} · {merge.get('status')} · call "
+                      f"{merge.get('call') or '-'}", (merge.get("answer") or "").strip() or "(no merged answer)"]
+    lines += ["", "Next: check each seat's claims against the code before acting on any of them; tell the user "
+                  "about every seat above, including failures; then call `verdict` once for every seat you judged "
+                  "(call, useful, real: claims that held, false: claims that were wrong)."]
+    return "\n".join(lines)
+
+
+def pending_text(data: dict) -> str:
+    items = data["pending"]
+    if not items:
+        return "No answer is waiting for a verdict."
+    shown = f" (the newest {len(items)} shown)" if data["total"] > len(items) else ""
+    lines = [f"{data['total']} answer(s) wait for a verdict{shown}. Judge each one you checked with `verdict`:", ""]
+    lines += [f"- call {p.get('call')} · seat {p.get('seat')} · {p.get('model')} · {p.get('collection') or '-'}: "
+              f"{p.get('excerpt') or '(empty)'}" for p in items]
+    return "\n".join(lines)

@@ -1,0 +1,207 @@
+"""Endpoints and the model roster, read from the data folder's config, with a provider per endpoint."""
+from __future__ import annotations
+
+import difflib
+import re
+import threading
+from dataclasses import asdict, dataclass, field
+from urllib.parse import urlsplit
+
+from .. import keys
+from ..errors import BadRequest, NotFound
+from ..providers import PROVIDERS, Transport, make_provider
+from ..store import Config
+
+APIS = tuple(PROVIDERS)   # the upstream protocols an endpoint may speak
+ACTIVE, RETIRED = "active", "retired"
+
+
+@dataclass
+class Endpoint:
+    name: str
+    base_url: str
+    api: str = "openai"
+    no_key: bool = False
+
+    @classmethod
+    def from_dict(cls, name: str, d: dict) -> "Endpoint":
+        return cls(name, str(d.get("base_url", "")).rstrip("/"), d.get("api", "openai"), bool(d.get("no_key")))
+
+    def to_dict(self) -> dict:
+        return {"base_url": self.base_url, "api": self.api, "no_key": self.no_key}
+
+    def key(self) -> tuple[str | None, str | None]:
+        return (None, None) if self.no_key else keys.get(self.name)
+
+
+@dataclass
+class Model:
+    alias: str
+    endpoint: str
+    served: str
+    status: str = ACTIVE
+    reason: str | None = None            # why it was retired
+    retired_at: float | None = None
+    ad_hoc: bool = False                 # never called by the bench on its own (pay-per-use, trial keys)
+    facts: dict = field(default_factory=dict)   # context_window, max_output, vision, tools, price_in, price_out
+    added: float = 0.0
+
+    @classmethod
+    def from_dict(cls, alias: str, d: dict) -> "Model":
+        return cls(alias, d.get("endpoint", ""), d.get("served", alias), d.get("status", ACTIVE), d.get("reason"),
+                   d.get("retired_at"), bool(d.get("ad_hoc")), dict(d.get("facts") or {}), d.get("added") or 0.0)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        del d["alias"]
+        return d
+
+    @property
+    def active(self) -> bool:
+        return self.status == ACTIVE
+
+
+class Registry:
+    """Parsed views of endpoints.json and models.json, rebuilt only when the files change."""
+
+    def __init__(self, config: Config, transport=None):
+        self.config = config
+        self.transport = transport or Transport()   # this service's pooled connections and rate-limit facts
+        self._lock = threading.Lock()
+        self._seen = None
+        self._endpoints: dict[str, Endpoint] = {}
+        self._models: dict[str, Model] = {}
+        self._providers: dict[tuple, object] = {}
+
+    def _refresh(self) -> None:
+        ends = self.config.view("endpoints.json")
+        mods = self.config.view("models.json")
+        marker = self.config.version   # bumped whenever any config file is re-read after a change
+        if marker == self._seen:
+            return
+        with self._lock:
+            self._endpoints = {n: Endpoint.from_dict(n, d) for n, d in (ends.get("endpoints") or {}).items()
+                               if isinstance(d, dict)}
+            self._models = {a: Model.from_dict(a, d) for a, d in (mods.get("models") or {}).items()
+                            if isinstance(d, dict)}
+            self._seen = marker
+
+    def endpoints(self) -> dict[str, Endpoint]:
+        self._refresh()
+        return self._endpoints
+
+    def models(self) -> dict[str, Model]:
+        self._refresh()
+        return self._models
+
+    def endpoint(self, name: str) -> Endpoint:
+        found = self.endpoints().get(name)
+        if not found:
+            raise NotFound(f"No endpoint named {name!r}.", suggest(name, self.endpoints(), "endpoint"))
+        return found
+
+    def model(self, alias: str) -> Model:
+        found = self.models().get(alias)
+        if not found:
+            raise NotFound(f"No model named {alias!r} on the bench.", suggest(alias, self.models(), "model"))
+        return found
+
+    def provider(self, endpoint: Endpoint):
+        """One provider per endpoint and key (a changed key gets a new one); connections are pooled underneath."""
+        key, _ = endpoint.key()
+        cache_key = (endpoint.name, endpoint.base_url, endpoint.api, key)
+        with self._lock:
+            if cache_key not in self._providers:
+                self._providers[cache_key] = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name,
+                                                           transport=self.transport)
+            return self._providers[cache_key]
+
+    def provider_for(self, model: Model):
+        return self.provider(self.endpoint(model.endpoint))
+
+    # -- writes ------------------------------------------------------------------------------
+    def save_model(self, model: Model) -> None:
+        self.config.update("models.json", lambda d: d.setdefault("models", {}).__setitem__(model.alias,
+                                                                                           model.to_dict()))
+
+    def save_endpoint(self, endpoint: Endpoint, extra: dict | None = None) -> None:
+        """Write one endpoint; `extra` holds facts about it (served_count, checked) kept beside its settings."""
+        entry = {**endpoint.to_dict(), **(extra or {})}
+        self.config.update("endpoints.json", lambda d: d.setdefault("endpoints", {}).__setitem__(endpoint.name,
+                                                                                                 entry))
+
+    def remove_endpoint(self, name: str) -> bool:
+        return bool(self.config.update("endpoints.json",
+                                       lambda d: (d.get("endpoints") or {}).pop(name, None) is not None))
+
+    def endpoint_extra(self, name: str) -> dict:
+        """What endpoints.json holds about an endpoint beyond its settings (served_count, checked)."""
+        raw = (self.config.view("endpoints.json").get("endpoints") or {}).get(name) or {}
+        return {k: v for k, v in raw.items() if k not in ("base_url", "api", "no_key")}
+
+    def unique_alias(self, served: str) -> str:
+        """A readable alias from a served name: 'openai/gpt-4o-mini:free' -> 'gpt-4o-mini-free'."""
+        name = served.rsplit("/", 1)[-1].removesuffix(":latest")   # Ollama's default tag says nothing
+        base = re.sub(r"[^a-z0-9.\-]+", "-", name.lower()).strip("-") or "model"
+        alias, n = base, 2
+        while alias in self.models():
+            alias, n = f"{base}-{n}", n + 1
+        return alias
+
+
+def close_names(name: str, known) -> list[str]:
+    return difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
+
+
+def known_list(known, noun: str) -> str:
+    if not known:
+        return f"There are no {noun}s yet."
+    shown = sorted(known)
+    more = f" and {len(shown) - 20} more" if len(shown) > 20 else ""
+    return f"Known {noun}s: " + ", ".join(shown[:20]) + more + "."
+
+
+def suggest(name: str, known, noun: str) -> str:
+    close = close_names(name, known)
+    if close:
+        return "Did you mean " + " or ".join(repr(c) for c in close) + "?"
+    return known_list(known, noun)
+
+
+def suggest_all(names: list[str], known, noun: str) -> str:
+    """One hint for several unknown names: the close matches of each, and the known names once for the rest."""
+    if len(names) == 1:
+        return suggest(names[0], known, noun)
+    hints, lost = [], False
+    for name in names:
+        close = close_names(name, known)
+        if close:
+            hints.append(f"For {name!r}, did you mean " + " or ".join(repr(c) for c in close) + "?")
+        lost = lost or not close
+    return " ".join(hints + ([known_list(known, noun)] if lost else []))
+
+
+def new_endpoint(name, base_url, api="openai", no_key: bool = False) -> Endpoint:
+    """An endpoint checked before it is saved: a valid name, a known protocol, a usable base URL."""
+    check_name(name, "Endpoint name")
+    if api not in APIS:
+        raise BadRequest(f"Unknown api {api!r}.", "Use one of: " + ", ".join(APIS) + ".")
+    return Endpoint(name, check_base(base_url), api, no_key)
+
+
+def check_base(value) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest("base_url is required.", "e.g. --base https://openrouter.ai/api/v1")
+    value = value.strip().rstrip("/")
+    split = urlsplit(value)
+    if split.scheme not in ("http", "https") or not split.netloc or split.username or split.password:
+        raise BadRequest(f"{value!r} is not a usable base URL.",
+                         "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
+    return value
+
+
+def check_name(value, what: str) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}", value):
+        raise BadRequest(f"{what} {value!r} is not a valid name.",
+                         "Use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.")
+    return value

@@ -1,0 +1,40 @@
+"""The weekly speed test: a short and a long prompt to every active model that is not ad hoc, timed.
+
+Figures go to `perf` with the date; a failure is recorded as a figure too and retires nothing (the daily
+probe decides that). A refused key or a rate limit flags or rests the endpoint and skips the rest of it."""
+from __future__ import annotations
+
+from ..roster import health, healthrecord, speed
+from .pacing import Held
+
+
+def run(job) -> str:
+    job.each_endpoint(lambda name, models: _endpoint(job, name, models))
+    d = job.detail
+    words = [f"{len(d['ok'])} measured"] + [f"{len(d[k])} {k}" for k in ("failed", "skipped") if d[k]]
+    return f"timed {len(job.touched)} models: " + ", ".join(words)
+
+
+def _endpoint(job, name: str, models: list) -> None:
+    for i, model in enumerate(models):
+        figures = []
+        for prompt in ("short", "long"):
+            try:
+                fig = speed.measure(model, prompt, job, job.id)
+            except Held as e:
+                job.skip(models[i:], str(e))
+                return
+            speed.record(job.db, fig)
+            healthrecord.note(job.db, job.resting, name, fig, "speed figure")
+            figures.append(fig)
+            if not fig.ok:
+                break
+        failed = next((f for f in figures if not f.ok), None)
+        if failed is None:
+            job.add("ok", {"model": model.alias, "ttft": figures[0].to_dict()["ttft"],
+                           "tokens_per_second": figures[-1].to_dict()["tokens_per_second"]})
+            continue
+        job.add("failed", {"model": model.alias, "prompt": failed.prompt, "error": failed.error})
+        if failed.error_kind in health.NOT_THE_MODEL:
+            job.skip(models[i + 1:], job.endpoint_words(name))
+            return
