@@ -1,7 +1,6 @@
 """python bench.py ... -> the `bench` command in a checkout, with no install (see --help)."""
-import sys
 
-from benchwarmers.cli.main import main
+from benchwarmers.cli.main import run
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import shell
 from tests.test_docs import doc_setup
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,11 +76,12 @@ def test_each_snippet_prints_the_panel(served, tmp_path, heading, language, code
         pytest.skip(f"CLIENTS.md marks {heading!r} as not run by the docs test")
     script = tmp_path / f"snippet.{RUNNERS[language]}"
     script.write_text(code.replace("http://127.0.0.1:8122", served), encoding="utf-8")
-    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+           "PYTHONIOENCODING": "utf-8"}     # a Python snippet prints the panel's "·" whatever the code page
     if language == "sh":
-        if not shutil.which("bash"):
-            pytest.skip("needs bash")
-        command = ["bash", str(script)]
+        if not shell.bash():
+            pytest.skip(shell.WHY)
+        command = [shell.bash(), script.as_posix()]
     elif language == "python":
         command = [sys.executable, str(script)]
     else:
@@ -90,6 +92,7 @@ def test_each_snippet_prints_the_panel(served, tmp_path, heading, language, code
         except OSError:
             pytest.skip("cannot link node_modules here (Windows without the symlink privilege)")
         command = ["node", str(script)]
-    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8",
+                          errors="replace", timeout=120)
     assert done.returncode == 0, f"{heading}:\n{done.stdout[-1000:]}\n{done.stderr[-2000:]}"
     assert ANSWER in done.stdout, f"{heading}: no answer in\n{done.stdout[-1000:]}\n{done.stderr[-1000:]}"

@@ -1,11 +1,11 @@
-"""The dashboard in a real browser: Playwright drives Debian's Chromium (never a downloaded one) through a new user's
-first hour, hostile model text that must stay text, and every page against its .json twin. Screenshots of every
-page at 1280 and 390 px wide (and the dark theme) go to build/screenshots/ for a reviewer to look at."""
+"""The dashboard in a real browser: Playwright drives this machine's Chrome or Chromium (Debian's chromium where
+scripts/check.py installs it; never a downloaded one) through a new user's first hour, hostile model text that must
+stay text, and every page against its .json twin. Screenshots of every page at 1280 and 390 px wide (and the dark
+theme) go to build/screenshots/ for a reviewer to look at."""
 from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,7 @@ import pytest
 from benchwarmers import connect
 from tests.fakes import FakeOpenAI, Reply
 from tests.fakes.signin import FakeOpenRouter
+from tests.helpers.browser import find_chromium
 from tests.helpers.catalog import install_samples, map_endpoints
 from tests.helpers.data import configure
 from tests.helpers.http import Http
@@ -22,13 +23,14 @@ try:
 except ImportError:          # the test extra is not installed
     sync_playwright = None
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = find_chromium()
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(sync_playwright is None,
                        reason="Playwright for Python is not installed (pyproject's test extra)"),
-    pytest.mark.skipif(not CHROMIUM, reason="no chromium on PATH: scripts/check.py installs Debian's chromium with "
-                                            "apt where it can; these tests never download a browser"),
+    pytest.mark.skipif(not CHROMIUM, reason="no Chrome or Chromium on PATH or where macOS and Windows install it: "
+                                            "scripts/check.py installs Debian's chromium with apt where it can; "
+                                            "these tests never download a browser"),
 ]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]

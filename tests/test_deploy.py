@@ -189,5 +189,6 @@ def test_hosting_md_gives_the_commands_and_names_its_sources():
 def test_the_messages_hosting_md_quotes_are_the_services_own():
     troubleshooting = section("If it does not start, or answers 403")
     code = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "benchwarmers").rglob("*.py"))
-    for quoted in ("Refusing to listen on", "Cannot listen on", "is not one this server answers to"):
+    for quoted in ("Refusing to listen on", "Cannot listen on", "Cannot use the data folder",
+                   "is not one this server answers to"):
         assert quoted in troubleshooting and quoted in code, quoted

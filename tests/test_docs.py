@@ -14,6 +14,7 @@ import pytest
 from benchwarmers.server.table import build_routes
 from tests.fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI
 from tests.helpers.catalog import catalog_host  # noqa: F401 (fixture: the catalog refresh goes to a fake host)
+from tests.helpers import shell
 from tests.helpers.data import configure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,9 +77,9 @@ def run_command(command: str, env: dict, cwd: Path) -> tuple[int, str]:
     expected = EXPECT.search(command)
     command = EXPECT.sub("", command)
     out = cwd / "out.txt"
-    command = command.replace("curl ", f"curl -o '{out}' -w '%{{http_code}}' ", 1)
-    done = subprocess.run(["bash", "-c", command], env=env, cwd=str(cwd), capture_output=True, text=True,
-                          timeout=60)
+    command = command.replace("curl ", f"curl -o '{out.as_posix()}' -w '%{{http_code}}' ", 1)
+    done = subprocess.run([shell.bash(), "-c", command], env=env, cwd=str(cwd), capture_output=True, text=True,
+                          encoding="utf-8", errors="replace", timeout=60)
     assert done.returncode == 0, (command, done.stderr)
     body = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
     return int(done.stdout.strip()[-3:]), body, int(expected.group(1)) if expected else None
@@ -137,7 +138,7 @@ def run_doc(text: str, plain_url: str, token_url: str, key: str, cwd: Path, urls
     return problems
 
 
-@pytest.mark.skipif(not (shutil.which("bash") and shutil.which("curl")), reason="needs bash and curl")
+@pytest.mark.skipif(not (shell.bash() and shutil.which("curl")), reason=shell.WHY)
 def test_every_curl_command_in_gateway_md_works(home, make_service, tmp_path, catalog_host):
     fakes, urls = doc_setup(home)
     try:

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(*args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=str(ROOT), capture_output=True, text=True, timeout=60, **kw)
+    return subprocess.run([sys.executable, *args], cwd=str(ROOT), capture_output=True, text=True, encoding="utf-8",
+                          errors="replace", timeout=60, **kw)
 
 
 def test_bare_benchwarmers_takes_the_serve_flags(home):

@@ -198,7 +198,7 @@ def test_installed_command_runs_the_plugins_mcp_server_and_stop_hook(installed, 
     (tmp_path / "transcript.jsonl").write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n",
                                                encoding="utf-8")
     out = subprocess.run([str(command), *hook["command"].split()[1:]], input=stop, cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=60)
     assert out.returncode == 0 and out.stdout == "" and out.stderr == ""   # a turn that asked no panel
 
 
@@ -206,7 +206,7 @@ def test_installed_command_runs_the_plugins_mcp_server_and_stop_hook(installed, 
 
 def shim(*args: str, env: dict | None = None, timeout: float = 60, node: str | None = None):
     return subprocess.run([node or NODE, str(SHIM), *args], env=env or clean_env(), capture_output=True,
-                          text=True, timeout=timeout, cwd=str(ROOT.parent))
+                          text=True, encoding="utf-8", errors="replace", timeout=timeout, cwd=str(ROOT.parent))
 
 
 @pytest.mark.slow
@@ -271,7 +271,8 @@ def test_shim_forwards_sigterm_and_the_service_stops_cleanly(tmp_path):
     env = clean_env(BENCHWARMERS_PYTHON=sys.executable, BENCHWARMERS_HOME=str(tmp_path / "h"),
                     LLM_USER_PATH=str(tmp_path / "llm"))
     proc = subprocess.Popen([NODE, str(SHIM), "serve", "--port", "0", "--no-browser"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(tmp_path))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+                            errors="replace", cwd=str(tmp_path))
     try:
         url = None
         seen = []

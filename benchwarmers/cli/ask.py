@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from ..client import ClientError
+from . import terminal
 from .output import emit_json, note, table
 from .progress import TICK, PanelView, planned_seats, ticking
 
@@ -56,7 +57,7 @@ def positive(value: str) -> int:
 
 def build_prompt(args) -> str:
     prompt = args.prompt or ""
-    piped = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    piped = terminal.read_all() if terminal.piped() else ""
     if piped.strip():
         prompt = f"{prompt}\n\n<stdin>\n{piped.rstrip()}\n</stdin>" if prompt else piped
     for name in args.file:

@@ -7,6 +7,7 @@ import sys
 
 from ..client import ClientError, q
 from ..roster.registry import APIS
+from . import terminal
 from .output import confirm, emit_json, note, plural, say, table
 
 NO_KEY_ARGS = ("Keys are never command-line arguments (they would stay in your shell history and process list).\n"
@@ -72,7 +73,7 @@ def read_key(args) -> str | None:
     if args.no_key:
         return None
     if args.key_stdin:
-        return (sys.stdin.readline() or "").strip() or None
+        return terminal.read_line().strip() or None
     if sys.stdin and sys.stdin.isatty():
         return getpass.getpass(f"Key for {args.name} (input hidden; Enter to use its environment variable "
                                "or keys.json): ").strip() or None

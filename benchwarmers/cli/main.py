@@ -7,7 +7,7 @@ import sys
 import traceback
 
 from .. import __version__
-from . import commands
+from . import commands, terminal
 from .serve import SERVE_FLAGS
 from ..client import Client, ClientError
 
@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def run() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+def run(argv: list[str] | None = None) -> None:
+    """Console-script entry point (and the checkout's scripts'): streams made safe for any text, then main()."""
+    terminal.prepare()
+    sys.exit(main(argv))

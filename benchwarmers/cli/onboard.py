@@ -6,6 +6,7 @@ import sys
 import time
 
 from ..client import ClientError
+from . import terminal
 from .output import emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -98,7 +99,7 @@ def progress_line(item: dict) -> str:
 
 def follow(client, ids: list[int]) -> list[dict]:
     """Poll the queue until every item finished (or BENCHWARMERS_TIMEOUT passed), showing progress on stderr."""
-    live = sys.stderr.isatty()
+    live = terminal.can_redraw(sys.stderr)
     deadline = time.monotonic() + client.timeout
     shown: dict[int, str] = {}
     path = "/bench/onboard?ids=" + ",".join(str(i) for i in ids)

@@ -14,6 +14,7 @@ from ..client import ClientError
 from ..errors import BadRequest, ConfigError
 from ..roster.registry import APIS, Registry, new_endpoint
 from ..store import Config
+from . import terminal
 from .output import note
 
 SERVE_FLAGS = ("--host", "--port", "--no-browser", "--open")   # what bare `benchwarmers` takes, as `serve` does
@@ -77,13 +78,15 @@ def on_desktop() -> bool:
 
 
 def run_serve(args, client=None, open_browser: bool | None = None) -> int:
-    from ..server.lifecycle import BindRefused, Service
+    from ..server.lifecycle import BindRefused, DataFolderUnusable, Service
     host = args.host or os.environ.get("BENCHWARMERS_HOST") or "127.0.0.1"
     port = args.port if args.port is not None else env_port(args.default_port)
     try:
         service = Service(host=host, port=port, role=args.role)
     except BindRefused as e:
         raise ClientError(str(e), 2) from None
+    except DataFolderUnusable as e:
+        raise ClientError(str(e), 1) from None
     except OSError as e:
         raise ClientError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
                        "Is another copy running? Choose another --port.", 1) from None
@@ -119,7 +122,12 @@ def bare(argv: list[str] | None = None) -> int:
         return int(e.code or 0)
     folder = home.resolve()
     if not home.is_initialised(folder):
-        home.init(folder)
+        from ..server.lifecycle import unusable
+        try:
+            home.init(folder)
+        except OSError as e:
+            note(str(unusable(folder, e)))
+            return 1
         note(f"Created the data folder {folder}")
     args.role, args.default_port = "dashboard", 8122
     try:
@@ -131,7 +139,7 @@ def bare(argv: list[str] | None = None) -> int:
 
 def read_secret(from_stdin: bool, prompt: str) -> str:
     if from_stdin:
-        return sys.stdin.readline().strip()
+        return terminal.read_line().strip()
     if not sys.stdin or not sys.stdin.isatty():
         raise ClientError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
     return getpass.getpass(prompt).strip()

@@ -6,6 +6,7 @@ import argparse
 import sys
 from urllib.parse import urlencode
 
+from . import terminal
 from .output import emit_json, note, table, when
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -66,9 +67,9 @@ def run_pending(args, client) -> int:
 
 def run_stop_hook(args, client) -> int:
     from ..mcp.stophook import run
-    if sys.stdin is None or sys.stdin.isatty():       # a person at a terminal: say so rather than wait for input
+    if not terminal.piped():       # a person at a terminal: say so rather than wait for input
         sys.stderr.write("bench verdicts stop-hook reads a Claude Code Stop hook's input on stdin; pipe it in, "
                          "e.g. benchwarmers verdicts stop-hook < stop-input.json\n")
         return 2
-    sys.stdout.write(run(sys.stdin.buffer.read().decode("utf-8", "replace"), getattr(args, "url", None)))
+    sys.stdout.write(run(terminal.read_all(), getattr(args, "url", None)))
     return 0

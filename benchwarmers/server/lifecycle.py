@@ -5,10 +5,12 @@ import ipaddress
 import logging
 import signal
 import socket
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Callable
 
+from .. import home as home_mod
 from ..scheduler import Clock
 from .app import App
 from .bench import Bench
@@ -22,6 +24,27 @@ POLL = 0.05   # seconds between the serving loop's checks for a stop
 
 class BindRefused(Exception):
     """A non-loopback bind without an admin token: the message says what to set."""
+
+
+class DataFolderUnusable(Exception):
+    """The data folder cannot be created, seeded or opened: the message names it and what to do."""
+
+
+def open_bench(home: Path | None, **kw) -> Bench:
+    """The Bench of a data folder; a folder this user cannot create or write is reported as itself, not as a port
+    the service cannot listen on."""
+    folder = Path(home) if home else home_mod.resolve()
+    try:
+        return Bench.open(folder, **kw)
+    except (OSError, sqlite3.Error) as e:
+        raise unusable(folder, e) from None
+
+
+def unusable(folder: Path, err: Exception) -> DataFolderUnusable:
+    reason = getattr(err, "strerror", None) or str(err)
+    return DataFolderUnusable(f"Cannot use the data folder {folder}: {reason}. The service creates and writes its "
+                              "files there: make it writable by this user, or choose another folder with "
+                              "BENCHWARMERS_HOME.")
 
 
 def check_bind(host: str, token: str | None) -> None:
@@ -47,7 +70,7 @@ class Service:
 
     def __init__(self, home: Path | None = None, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
                  admin_token: str | None = None, public_hosts: tuple | None = None, clock: Clock | None = None):
-        self.bench = Bench.open(home, host=host, role=role, admin_token=admin_token, public_hosts=public_hosts,
+        self.bench = open_bench(home, host=host, role=role, admin_token=admin_token, public_hosts=public_hosts,
                                 clock=clock)
         try:
             check_bind(host, self.bench.admin_token)

@@ -5,6 +5,7 @@ import copy
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -117,10 +118,28 @@ def atomic_write(path: Path, data: dict, mode: int = 0o666, keep_broken: bool = 
     if keep_broken and path.exists():
         parse(path)   # refuse to replace a file the user broke by hand: their edit is not ours to lose
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-        json.dump(data, f, indent=2, ensure_ascii=False)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            json.dump(data, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)     # a failed write leaves no temp file behind (after a success it is gone)
+
+
+REPLACE_WAITS = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8)   # seconds between tries: about 1.5 s in all
+
+
+def replace(tmp: Path, path: Path) -> None:
+    """os.replace, tried again for a moment on PermissionError: on Windows a file another process holds open (an
+    editor reading it, a virus scanner, a second service reading its config) cannot be replaced until it lets go."""
+    for wait in REPLACE_WAITS:
+        try:
+            os.replace(tmp, path)
+            return
+        except PermissionError:
+            time.sleep(wait)
     os.replace(tmp, path)

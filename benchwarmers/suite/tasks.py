@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import home as home_mod
 from ..errors import BadRequest, NotFound
+from ..store.config import replace
 
 PURPOSES = {"bug": "review", "claim": "claims"}      # what kind of work a task scores
 VARIANTS = {"bug": ("bug", "control"), "claim": ("claim",)}
@@ -213,13 +214,17 @@ def write(task: Task, root: Path) -> Path:
         raise TaskError(f"A task {task.id!r} already exists in {root}.")
     tmp = root / f".{task.id}.{os.getpid()}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    for sub, files in (("code", task.files), ("control", task.control)):
-        for rel, text in files.items():
-            path = tmp / sub / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8", newline="\n")
-    (tmp / TASK_FILE).write_text(json.dumps(task.meta(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, final)
+    try:
+        for sub, files in (("code", task.files), ("control", task.control)):
+            for rel, text in files.items():
+                path = tmp / sub / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8", newline="\n")
+        (tmp / TASK_FILE).write_text(json.dumps(task.meta(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8",
+                                     newline="\n")
+        replace(tmp, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)     # gone after a success; after a failure, nothing half-built stays
     task.folder = final
     return final
 
@@ -229,5 +234,8 @@ def set_status(task: Task, status: str) -> None:
     task.status = status
     path = task.folder / TASK_FILE
     tmp = path.with_name(f".{TASK_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(task.meta(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(task.meta(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n")
+        replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

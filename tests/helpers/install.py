@@ -16,7 +16,7 @@ from benchwarmers import home as home_mod
 from tests.fakes import FakeOpenAI
 from tests.helpers.panel import requests_for, setup_bench
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 IS_WINDOWS = os.name == "nt"
 NODE, NPM, NPX = shutil.which("node"), shutil.which("npm"), shutil.which("npx")
 # Never copied into a source tree for building: local state, caches, and what a build leaves behind.
