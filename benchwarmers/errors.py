@@ -132,6 +132,7 @@ class FaultKind(StrEnum):
     DROPPED = "dropped"              # the answer was cut short
     BAD_RESPONSE = "bad_response"    # not the protocol we speak (or an empty answer)
     BAD_REQUEST = "bad_request"      # the upstream refused the request as sent
+    CLIENT = "client"                # the client chosen to call members cannot (llm missing, or no such llm model)
 
 
 # What to do next, per fault kind: the one table behind seat errors, endpoint checks, probes and onboarding.
@@ -150,6 +151,8 @@ ADVICE = {
     FaultKind.BAD_RESPONSE: "The answer was not the {api} protocol: check the endpoint's protocol (--api) and its "
                             "base URL.",
     FaultKind.BAD_REQUEST: "The endpoint refused the request as sent; its message says which part.",
+    FaultKind.CLIENT: "The client that calls members (the `client` setting, or BENCH_CLIENT) cannot make this call: "
+                      "its message says why.",
 }
 
 

@@ -17,6 +17,9 @@ class Setting:
     restart: bool = False            # read once at start-up; every other setting counts from the next request
 
 
+CLIENTS = ("builtin", "llm")     # who makes member calls: the `client` setting, or BENCH_CLIENT
+
+
 def _positive(v) -> bool:
     return v > 0
 
@@ -39,6 +42,11 @@ SETTINGS = {s.name: s for s in (
             "sends no max_tokens (0: the upstream's own default). Route mode never applies it.", lambda v: v >= 0),
     Setting("require_keys", False, bool, "Gateway routes need a gateway key even on loopback without an admin token "
             "(the admin routes stay open to local clients until BENCHWARMERS_ADMIN_TOKEN is set)."),
+    Setting("client", "builtin", str,
+            "How member calls are made: builtin (Benchwarmers' own HTTP client) or llm (the llm package and its "
+            "plugins, when installed; each member by its served name). BENCH_CLIENT in the environment wins. The "
+            "Member calls section of Settings, and GATEWAY.md, list what the llm path does not cover.",
+            lambda v: v in CLIENTS),
     Setting("confidently_wrong_ratio", 0.35, float,
             "Share of a model's judged claims that were false at which it is flagged confidently wrong (once 3 "
             "were false), above 0 and at most 1. At 0.35, 92% of flags were right after 20 judged answers "

@@ -1,7 +1,9 @@
 """/bench/settings: every setting with its value, default and help; change the ones settings.json holds."""
 from __future__ import annotations
 
+from ..core.calling import LLM, client_in_use
 from ..errors import BadRequest, ConfigError
+from ..providers import llmclient
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, Route
@@ -17,7 +19,14 @@ def settings_view(bench: Bench) -> dict:
     return {"settings": [{"name": s.name, "value": values[s.name], "default": s.default, "type": s.type.__name__,
                           "help": s.help, "restart": s.restart, "set": s.name in stored}
                          for s in SETTINGS.values()],
-            "file": str(bench.config.path("settings.json")), "problem": problem}
+            "file": str(bench.config.path("settings.json")), "problem": problem, "client": client_view(values)}
+
+
+def client_view(values: dict) -> dict:
+    """Who makes member calls and what chose it; whether llm is here and usable; what the llm path leaves out."""
+    client, chosen_by = client_in_use(values)
+    return {"in_use": client, "chosen_by": chosen_by, "llm_version": llmclient.installed(),
+            "problem": llmclient.problem() if client == LLM else None, "llm_not_covered": list(llmclient.NOT_COVERED)}
 
 
 def get_settings(req: Request, bench: Bench) -> Response:

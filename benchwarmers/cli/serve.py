@@ -71,6 +71,24 @@ def env_port(default: int) -> int:
         raise ClientError(f"BENCHWARMERS_PORT must be a port number, not {raw!r}.", 2) from None
 
 
+def check_client_env() -> None:
+    """A BENCH_CLIENT the service would not know is refused at start, rather than ignored on every call."""
+    from ..settings import CLIENTS
+    raw = os.environ.get("BENCH_CLIENT", "").strip()
+    if raw and raw.lower() not in CLIENTS:
+        raise ClientError(f"BENCH_CLIENT must be one of {', '.join(CLIENTS)}, not {raw!r} (unset it to use the "
+                          "client setting).", 2)
+
+
+def llm_note(settings: dict) -> None:
+    """At start, when members are called through llm: which llm, or why no call can succeed."""
+    from ..core.calling import LLM, client_in_use
+    from ..providers import llmclient
+    client, chosen_by = client_in_use(settings)
+    if client == LLM:
+        note(llmclient.problem() or f"Member calls go through llm {llmclient.installed()} (chosen by {chosen_by}).")
+
+
 def on_desktop() -> bool:
     if sys.platform.startswith("win") or sys.platform == "darwin":
         return True
@@ -81,6 +99,7 @@ def run_serve(args, client=None, open_browser: bool | None = None) -> int:
     from ..server.lifecycle import BindRefused, DataFolderUnusable, Service
     host = args.host or os.environ.get("BENCHWARMERS_HOST") or "127.0.0.1"
     port = args.port if args.port is not None else env_port(args.default_port)
+    check_client_env()
     try:
         service = Service(host=host, port=port, role=args.role)
     except BindRefused as e:
@@ -96,6 +115,7 @@ def run_serve(args, client=None, open_browser: bool | None = None) -> int:
         where = "Dashboard and gateway" if args.role == "dashboard" else "Gateway"
         note(f"{where} at {service.url}  (gateway base URL {service.url}/v1)")
         note(f"Data folder: {service.bench.home}")
+        llm_note(service.bench.settings())
         note("Press Ctrl-C to stop.")
         if want and not args.no_browser and args.role == "dashboard":
             threading.Timer(0.5, webbrowser.open, (service.url + "/",)).start()

@@ -2,14 +2,20 @@
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import replace
 from typing import Callable, Iterator
 
 from ..canonical import ROUTE, Answer, Ask, estimate_usage
 from ..providers import Timeouts
+from ..providers.llmclient import LlmClient
 from ..roster.registry import Endpoint, Model, Registry
 from ..roster.resting import Resting
+from ..settings import CLIENTS
 from ..store.calls import CallRecord, Calls, prompt_hash, summarise_request
+
+BUILTIN, LLM = CLIENTS
+CLIENT_ENV = "BENCH_CLIENT"
 
 
 def seat_timeouts(seconds: float) -> Timeouts:
@@ -34,6 +40,15 @@ def budget(facts: dict, ask: Ask, default: int | None) -> int | None:
 def token_fact(facts: dict, name: str) -> int | None:
     value = facts.get(name)
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+
+
+def client_in_use(settings: dict, environ=None) -> tuple[str, str]:
+    """(the client that makes member calls, what chose it): BENCH_CLIENT in the environment wins over the `client`
+    setting. `bench serve` refuses a BENCH_CLIENT it does not know, so the fallback here is for embedders."""
+    chosen = (os.environ if environ is None else environ).get(CLIENT_ENV, "").strip().lower()
+    if not chosen:
+        return settings["client"], "the client setting"
+    return (chosen, CLIENT_ENV) if chosen in CLIENTS else (BUILTIN, f"{CLIENT_ENV}={chosen!r} is not a client")
 
 
 def same_api(ask: Ask, api: str) -> bool:
@@ -67,9 +82,14 @@ class Caller:
         seat_ask._tokens = ask._tokens
         return seat_ask
 
+    def via_llm(self) -> bool:
+        return client_in_use(self.settings())[0] == LLM
+
     def stream(self, model: Model, ask: Ask) -> Iterator:
-        """The member's events; the client's own body when both speak the same API."""
+        """The member's events; the client's own body when both speak the same API (never through llm)."""
         ask = self.budgeted(model, ask)
+        if self.via_llm():
+            return LlmClient(model.endpoint).stream(ask, model.served, timeouts=self.timeouts())
         provider = self.registry.provider_for(model)
         if same_api(ask, provider.api):
             return provider.stream_native(ask, model.served, timeouts=self.timeouts())
@@ -79,13 +99,17 @@ class Caller:
                  timeouts: Timeouts | None = None) -> Answer:
         """The member's whole answer (`endpoint`: already looked up, e.g. once per panel; `timeouts`: a probe's or
         a speed test's own, else a seat's)."""
-        provider = self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
+        if self.via_llm():
+            provider = LlmClient(model.endpoint)
+        else:
+            provider = self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
         answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=timeouts or self.timeouts())
         estimate_usage(answer, ask)
         return answer
 
     def list_models(self, endpoint: Endpoint, timeouts: Timeouts | None = None) -> list[dict]:
-        """What an endpoint serves now (health checks read it before retiring a model)."""
+        """What an endpoint serves now (health checks read it before retiring a model): the endpoint's own list,
+        always through the built-in client."""
         return self.registry.provider(endpoint).list_models(timeouts=timeouts)
 
     def over(self, registry: Registry) -> "Caller":

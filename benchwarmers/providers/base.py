@@ -15,7 +15,7 @@ from ..redaction import redact
 from .ratelimits import parse_rate_limit_headers, reset_time
 from .transport import Response, Timeouts, Transport, default_transport
 
-__all__ = ["Provider", "Timeouts", "iter_sse", "iter_ndjson", "new_call_id"]
+__all__ = ["Provider", "Timeouts", "collect", "iter_sse", "iter_ndjson", "new_call_id"]
 
 MESSAGE_LIMIT = 500
 _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown|invalid|unsupported) model|"
@@ -164,17 +164,8 @@ class Provider:
             raise self.clean(UpstreamFailed(FaultKind.CONNECTION, f"{type(exc).__name__}: {exc}")) from None
 
     def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Answer:
-        """The stream read to its end: the one way a whole answer is made."""
-        start = time.monotonic()
-        collector, first, meta = Collector(), None, {}
-        for event in self._stream(ask, model, timeouts, meta):
-            if first is None and isinstance(event, (TextDelta, ToolCallDelta, ReasoningDelta)):
-                first = time.monotonic() - start
-            collector.add(event)
-        answer = collector.result()
-        answer.ttft, answer.seconds = first, time.monotonic() - start
-        answer.model = meta.get("model") or model
-        return answer
+        meta = {}
+        return collect(self._stream(ask, model, timeouts, meta), meta, model)
 
     def list_models(self, *, timeouts: Timeouts | None = None) -> list[dict]:
         models, url, pages = [], self.models_url(), 0
@@ -292,6 +283,21 @@ class Provider:
 
 
 # ---- helpers the adapters share ----------------------------------------------------------------
+
+def collect(events: Iterator, meta: dict, model: str) -> Answer:
+    """A stream read to its end, timed: the one way a whole answer is made (`meta["model"]`, when the stream set it,
+    is the served name the upstream reported)."""
+    start = time.monotonic()
+    collector, first = Collector(), None
+    for event in events:
+        if first is None and isinstance(event, (TextDelta, ToolCallDelta, ReasoningDelta)):
+            first = time.monotonic() - start
+        collector.add(event)
+    answer = collector.result()
+    answer.ttft, answer.seconds = first, time.monotonic() - start
+    answer.model = meta.get("model") or model
+    return answer
+
 
 def inline_image(image: Image) -> tuple[str, str] | None:
     """(media type, base64 data) for an inline image, including a data: URL; None for a web URL."""

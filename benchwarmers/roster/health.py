@@ -19,8 +19,9 @@ PROBE_PROMPT = "Reply with exactly one word: ready"
 PROBE_MAX_TOKENS = 512        # room for models that think before their one word
 PROBE_TIMEOUTS = Timeouts(connect=10, first_byte=90, idle=60)
 OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
-# Failures that say nothing about the model itself: a refused key or a rate limit never retires a model.
-NOT_THE_MODEL = {FaultKind.AUTH, FaultKind.RATE_LIMITED}
+# Failures that say nothing about the model itself: a refused key, a rate limit, or a client that cannot make the
+# call (llm chosen but missing) never retires a model.
+NOT_THE_MODEL = {FaultKind.AUTH, FaultKind.RATE_LIMITED, FaultKind.CLIENT}
 
 
 @dataclass

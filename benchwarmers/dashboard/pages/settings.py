@@ -1,6 +1,6 @@
 """Settings: the server and who may reach it, gateway keys (made, shown once, revoked), the scheduler (scheduler.py),
-the settings file's values, and the switches for providers whose free models work only in their own app
-(appswitch.py).
+who makes member calls (the built-in client or llm), the settings file's values, and the switches for providers
+whose free models work only in their own app (appswitch.py).
 
 The page is a list of sections (SECTIONS): each has a key in the page's dict, a function that reads its data
 through the admin API and one that renders it. A new section is one more entry.
@@ -82,6 +82,22 @@ def show_keys(d: dict, frame) -> str:
     return f'{shown}<div class="keys-layout"><div>{listing}</div>{make}</div>'
 
 
+def read_client(req, bench) -> dict:
+    return get(req, "/bench/settings")["client"]
+
+
+def show_client(c: dict, frame) -> str:
+    problem = f'<div class="flash flash-error" role="alert">{e(c["problem"])}</div>' if c["problem"] else ""
+    made_by = ("the llm package" + (f' (llm {e(c["llm_version"])})' if c["llm_version"] else "")
+               if c["in_use"] == "llm" else "the built-in client")
+    here = f'llm {e(c["llm_version"])} is installed' if c["llm_version"] else "llm is not installed"
+    gaps = "".join(f"<li>{e(line)}</li>" for line in c["llm_not_covered"])
+    return (problem + facts([("Member calls", made_by), ("Chosen by", e(c["chosen_by"])), ("llm", here)]) +
+            '<p>Set <code>client</code> below to <code>llm</code> (or <code>BENCH_CLIENT=llm</code> in the service\'s '
+            'environment, which wins) to call members through llm and its plugins. What the llm path does not '
+            f'cover:</p><ul class="llm-gaps">{gaps}</ul>')
+
+
 def read_values(req, bench) -> dict:
     return get(req, "/bench/settings")
 
@@ -119,6 +135,7 @@ def field(s: dict, frame) -> str:
 SECTIONS = [Section("server", "Server and access", read_server, show_server),
             Section("gateway_keys", "Gateway keys", read_keys, show_keys),
             Section("scheduler", "Scheduler", scheduler.read, scheduler.show),
+            Section("client", "Member calls", read_client, show_client),
             Section("settings", "Settings", read_values, show_values),
             Section("app_only", "Free models only their own app can use", appswitch.read, appswitch.show)]
 
