@@ -25,7 +25,7 @@ _lookup = threading.Lock()
 # What calls through llm do without, compared with the built-in client (the Settings page and GATEWAY.md say it).
 NOT_COVERED = (
     "Keys and URLs: llm calls each member by its served name with llm's own keys and model settings "
-    "(`llm keys set`, extra-openai-models.yaml); the endpoint's base URL and key are not used for the call.",
+    "(llm keys set, extra-openai-models.yaml); the endpoint's base URL and key are not used for the call.",
     "Model lists: adding an endpoint, onboarding and the health checks' lists still ask each endpoint with the "
     "built-in client.",
     "Rate limits: no rate-limit headers are read, so an endpoint rests only on a 429 whose error carries a "
@@ -64,7 +64,8 @@ def problem() -> str | None:
     """Why calls through llm would fail here, in one sentence; None when llm looks usable."""
     version = installed()
     if version is None:
-        return MISSING[0][0].upper() + MISSING[0][1:] + ": every member call fails until it is. " + MISSING[1]
+        return "llm is not installed in the Python that runs Benchwarmers: every member call fails until it is. " \
+               f"{MISSING[1]}"
     old = too_old(version)
     return f"{old}: pip install -U llm." if old else None
 
