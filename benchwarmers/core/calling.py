@@ -96,14 +96,17 @@ class Caller:
         return provider.stream(ask, model.served, timeouts=self.timeouts())
 
     def complete(self, model: Model, ask: Ask, endpoint: Endpoint | None = None, *,
-                 timeouts: Timeouts | None = None) -> Answer:
+                 timeouts: Timeouts | None = None, whole: bool = False) -> Answer:
         """The member's whole answer (`endpoint`: already looked up, e.g. once per panel; `timeouts`: a probe's or
-        a speed test's own, else a seat's)."""
+        a speed test's own, else a seat's). `whole`: asked of the upstream in one piece, not streamed (a panel
+        seat: less to read, and no time to first token to measure); the llm client always streams."""
         if self.via_llm():
-            provider = LlmClient(model.endpoint)
+            answer = LlmClient(model.endpoint).complete(self.budgeted(model, ask), model.served,
+                                                        timeouts=timeouts or self.timeouts())
         else:
             provider = self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
-        answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=timeouts or self.timeouts())
+            answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=timeouts or self.timeouts(),
+                                       whole=whole)
         estimate_usage(answer, ask)
         return answer
 

@@ -137,7 +137,7 @@ class Panel:
         started = time.monotonic()
         try:
             # the endpoint was looked up once per panel, not once per seat
-            answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint))
+            answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint), whole=True)
             seat.status, seat.answer, seat.usage = OK, answer.text, answer.usage
         except UpstreamFailed as e:
             seat.status, seat.error = (TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED), str(e)
