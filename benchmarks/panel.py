@@ -112,18 +112,19 @@ def service_run(home: Path, who: str, root: Path, upstream: str, args, todo: lis
 
 
 def profile_run(base: Path, root: Path, upstream: str, args) -> None:
-    """The five-seat panel, whole, at 16 concurrent asks, with the service under cProfile; the top entries."""
+    """The five-seat panel, whole, at --concurrency asks, with the service under cProfile; the top entries."""
     home = base / "profiled"
     setup(home, upstream, args.workers)
     out = Path(args.profile).resolve()
     proc = start_service(home, root, profile=out)
     try:
         wait_healthy(proc.url)
-        row = measure(proc, proc.url, "five-seat panel, whole (profiled)", body("bench/five", False), args.n, 16,
-                      upstream)
+        row = measure(proc, proc.url, "five-seat panel, whole (profiled)", body("bench/five", False), args.n,
+                      args.concurrency, upstream)
     finally:
         proc.stop()
-    print(f"## Profile of the service: five-seat panel, whole, c=16, {row['n']} asks, load {load_average()}\n")
+    print(f"## Profile of the service: five-seat panel, whole, c={args.concurrency}, {row['n']} asks, "
+          f"load {load_average()}\n")
     print(f"(under the profiler: {row['cpu']:.2f} ms CPU per panel)\n\n```")
     stats = pstats.Stats(str(out))
     stats.sort_stats("tottime").print_stats(args.top)
@@ -224,6 +225,7 @@ def options(argv):
     ap.add_argument("--root", type=Path, default=ROOT, help="the checkout whose service is measured (default: this)")
     ap.add_argument("--profile", default=None, help="write the profiled service's stats here; print the top entries")
     ap.add_argument("--top", type=int, default=30, help="entries of the profile to print (default 30)")
+    ap.add_argument("--concurrency", type=int, default=16, help="concurrent asks of the profiled run (default 16)")
     args = ap.parse_args(argv)
     args.n = args.requests or (40 if args.quick else 1000 if args.profile else 300)
     args.long_total = 0 if args.aims else args.long or (400 if args.quick else 10000)

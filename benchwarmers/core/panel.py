@@ -63,6 +63,7 @@ class PanelRun:
     merge_usage: Usage = field(default_factory=Usage)
     request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel
     endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
+    memo: dict | None = None                          # the config as the ask read it (Config.steady), for its seats
 
     @property
     def collection_name(self) -> str | None:
@@ -99,6 +100,10 @@ class Panel:
         if ask.tools:
             raise ToolsNeedRouteMode("A panel answers with text, so requests with tools are refused.",
                                      f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).")
+        with self.registry.config.steady() as memo:
+            return self._start(ask, memo)
+
+    def _start(self, ask: Ask, memo: dict) -> PanelRun:
         collection, direct = self._target(ask)
         plan = self.seating.plan(ask, collection, direct)
         if not plan.seats:
@@ -107,7 +112,8 @@ class Panel:
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
             raise no_able_seat(plan)
         run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
-                       request=(summarise_request(ask), prompt_hash(ask)), endpoints=self.registry.endpoints())
+                       request=(summarise_request(ask), prompt_hash(ask)), endpoints=self.registry.endpoints(),
+                       memo=memo)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=new_id()) for sp in plan.seats]
         self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller)
         for sp, seat in zip(plan.seats, run.seats):
@@ -133,6 +139,10 @@ class Panel:
 
     # -- one seat ------------------------------------------------------------------------------
     def _run_seat(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
+        with self.registry.config.steady(run.memo):   # the config as the ask read it: no stat per read
+            self._seat(run, sp, seat)
+
+    def _seat(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
         answer = None
         started = time.monotonic()
         try:

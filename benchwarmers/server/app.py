@@ -32,7 +32,8 @@ class App:
         with self._idle:
             self._inflight += 1
         try:
-            return self._handle(req)
+            with self.bench.config.steady():   # one request: each config file checked for a hand edit once
+                return self._handle(req)
         finally:
             with self._idle:
                 self._inflight -= 1
