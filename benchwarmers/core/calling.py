@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import replace
 from typing import Callable, Iterator
 
 from ..canonical import ROUTE, Answer, Ask, estimate_usage
@@ -71,16 +70,18 @@ class Caller:
     def timeouts(self) -> Timeouts:
         return seat_timeouts(self.settings()["seat_timeout"])
 
-    def budgeted(self, model: Model, ask: Ask) -> Ask:
-        """The ask with this member's output budget. The `default_max_tokens` setting applies to panels, not to
+    def tokens(self, model: Model, ask: Ask) -> int | None:
+        """This member's output budget for the ask. The `default_max_tokens` setting applies to panels, not to
         route mode: an agent that sends no limit sizes its own turns (a file written by a tool call may be long)."""
         default = None if ask.target and ask.target.mode == ROUTE else self.settings()["default_max_tokens"] or None
-        tokens = budget(self.facts(model), ask, default)
+        return budget(self.facts(model), ask, default)
+
+    def budgeted(self, model: Model, ask: Ask) -> Ask:
+        """The ask with this member's output budget (a shallow copy when it differs: the parts are shared)."""
+        tokens = self.tokens(model, ask)
         if tokens == ask.max_tokens:
             return ask
-        seat_ask = replace(ask, max_tokens=tokens)
-        seat_ask._tokens = ask._tokens
-        return seat_ask
+        return ask.with_max_tokens(tokens)
 
     def via_llm(self) -> bool:
         return client_in_use(self.settings())[0] == LLM
@@ -135,7 +136,7 @@ class Caller:
         if answer is not None:
             estimate_usage(answer, ask)
         usage = answer.usage if answer else None
-        tokens = self.budgeted(model, ask).max_tokens if answer is not None else ask.max_tokens
+        tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
         if tokens != ask.max_tokens:   # what this member was really asked for: the client's cut, or the default
             extra = {**(extra or {}), "max_tokens": tokens}
         self.calls.add(CallRecord(

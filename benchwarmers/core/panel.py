@@ -58,7 +58,7 @@ class PanelRun:
     plan: Plan
     deadline: float
     seats: list = field(default_factory=list)        # Seat, in seat order
-    done: queue.Queue = field(default_factory=queue.Queue)
+    done: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
     merge_info: dict | None = None
     merge_usage: Usage = field(default_factory=Usage)
     request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel

@@ -20,6 +20,7 @@ from .wire import Body, Conn, NoResponse, WireError, request_bytes
 USER_AGENT = "benchwarmers/0.1 (+python urllib)"
 MAX_LINE = 64 << 20                    # one SSE/NDJSON line; Gemini inline images make lines of megabytes
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]")
+FRESH = 1.0                            # seconds a pooled connection is taken without checking that it is open
 # A pooled connection that fails like this before any response byte was read is retried once on a fresh one.
 _STALE = (NoResponse, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 
@@ -101,7 +102,7 @@ class Response:
         if not self._open:
             return
         try:
-            self._conn.sock.settimeout(wait)
+            self._conn.timeout(wait)
             while limit > 0 and not self._body.done:
                 limit -= len(self._body.some(65536))
         except (OSError, WireError, ValueError):
@@ -185,7 +186,7 @@ class Transport:
         for attempt in (0, 1):
             conn, reused = self._take(key, host, port, t.connect)
             try:
-                conn.sock.settimeout(t.first_byte)
+                conn.timeout(t.first_byte)
                 conn.sock.sendall(data)
                 status, reason, found, modern = conn.head()
                 reply = Body(conn, method, status, found)
@@ -205,7 +206,7 @@ class Transport:
                 kind = FaultKind.BAD_RESPONSE if isinstance(exc, WireError) else FaultKind.CONNECTION
                 raise UpstreamFailed(kind, f"{host}: {type(exc).__name__}: {str(exc)[:200]}",
                                      "Check the base URL and that the server speaks HTTP.") from None
-            conn.sock.settimeout(t.idle)
+            conn.timeout(t.idle)
             said = found.get("connection", "").lower()     # HTTP/1.0 keeps a connection only when it says so
             keep = not reply.until_close and ("close" not in said if modern else "keep-alive" in said)
             response = Response(self, key, conn, reply, status, reason, found, keep, host, t.idle, name or host)
@@ -248,7 +249,11 @@ class Transport:
                 if not idle:
                     break
                 conn, since = idle.pop()
-            if now - since < self.idle_expiry and _still_open(conn.sock):
+            idle_for = now - since
+            # A server closes an idle keep-alive after seconds, not milliseconds: a connection back in the pool
+            # for less than FRESH is used without the check (a syscall); one that died anyway fails before any
+            # response byte and the request goes again on a fresh one.
+            if idle_for < self.idle_expiry and (idle_for < FRESH or _still_open(conn.sock)):
                 return conn, True
             conn.close()
         return self._connect(key, host, port, connect_timeout), False

@@ -48,6 +48,11 @@ class Conn:
         except OSError:
             pass
 
+    def timeout(self, seconds: float) -> None:
+        """The socket's timeout, set only when it changes (each setting is a system call)."""
+        if self.sock.gettimeout() != seconds:
+            self.sock.settimeout(seconds)
+
     @property
     def buffered(self) -> int:
         return len(self._buf) - self._pos

@@ -145,9 +145,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header("Connection", "close")
             if resp.stream is None:
                 self.send_header("Content-Length", str(len(resp.body)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(resp.body)
+                # headers and body in one write (end_headers' blank line, then the body): one send, one packet
+                self._headers_buffer.append(b"\r\n" + (resp.body if self.command != "HEAD" else b""))
+                self.flush_headers()
                 return
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
