@@ -9,7 +9,6 @@ import socket
 import ssl
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
@@ -323,6 +322,7 @@ PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_prox
 @functools.lru_cache(maxsize=256)
 def _proxy_decision(scheme: str, host: str, _env: tuple):
     """Cached: getproxies() scans the environment and proxy_bypass may consult the system (macOS) per call."""
+    import urllib.request   # here, not at start: it costs tens of ms to import, and loopback never comes here
     url = urllib.request.getproxies().get(scheme)
     if not url or urllib.request.proxy_bypass(host):
         return None
