@@ -342,6 +342,22 @@ def test_wrong_method_is_405_with_allow(service):
     assert status == 405 and "POST" in headers["allow"] and "GET" in headers["allow"]
 
 
+def test_the_route_table_keeps_its_order_between_literal_and_patterned_routes():
+    def named(name):
+        return lambda req, ctx: name
+    table = RouteTable([Route("GET", "/v1/models/{model}", named("patterned"), "openai", PUBLIC),
+                        Route("GET", "/v1/models/special", named("literal"), "openai", PUBLIC),
+                        Route("POST", "/v1/models/special", named("literal post"), "openai", PUBLIC),
+                        Route("GET", "/v1/{rest:path}", named("catch-all"), "openai", PUBLIC)])
+    assert table.match("GET", "/v1/models/special")[0].handler(None, None) == "patterned"   # first in the table
+    assert table.match("POST", "/v1/models/special")[0].handler(None, None) == "literal post"
+    assert table.match("GET", "/v1/a/b")[0].handler(None, None) == "catch-all"
+    assert table.match("GET", "/v1/models/x")[1] == {"model": "x"}
+    with pytest.raises(MethodNotAllowed) as info:
+        table.match("DELETE", "/v1/models/special")
+    assert set(info.value.allow) == {"GET", "HEAD", "POST"}
+
+
 def test_head_root_answers_without_a_body(make_service):
     for svc in (make_service(), make_service(admin_token=TOKEN)):
         status, _, body = raw(svc.url, "HEAD", "/")

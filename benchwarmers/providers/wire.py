@@ -107,11 +107,11 @@ class Conn:
                 end, skip = bare, 2
             else:
                 skip = 3
-            if end >= 0:
-                break
-            searched = len(self._buf) - self._pos
+            searched = (end if end >= 0 else len(self._buf)) - self._pos
             if searched > MAX_HEAD:
                 raise WireError(f"response headers longer than {MAX_HEAD >> 10} KB")
+            if end >= 0:
+                break
             if not self._fill():
                 if not searched:
                     raise NoResponse("the server closed the connection without answering")

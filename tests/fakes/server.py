@@ -43,6 +43,7 @@ class Reply:
     #                                    (whole: the protocol's error body in a 200)
     garbage: bool = False              # a 200 whose body is not the protocol at all
     ignore_stream: bool = False        # answer whole even when asked to stream (some compatible servers do)
+    always_stream: bool = False        # stream even when asked for a whole answer
     chunk_chars: int = 0               # text pieces of this many characters (0: word by word)
 
     @classmethod
@@ -250,7 +251,7 @@ class FakeUpstream:
             body = b"data: <html>Bad Gateway {{{\n\n" if stream else b"<html><body>Bad Gateway</body></html>"
             h.send_bytes(200, self.stream_type if stream else "application/json", body, reply.headers)
             return
-        if not stream or reply.ignore_stream:
+        if (not stream or reply.ignore_stream) and not reply.always_stream:
             self.play_whole(h, reply, whole)
             return
         h.start_stream(ctype or self.stream_type, reply.headers)
