@@ -11,7 +11,7 @@ from ..server.routes import ADMIN, Route
 def view(bench: Bench, model, probe: dict | None = None) -> dict:
     if probe is None:
         probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
-    return onboard.model_view(model, probe, bench.resting.until(model.endpoint))
+    return onboard.model_view(model, probe, bench.resting.until(model.endpoint, model.served))
 
 
 def list_models(req: Request, bench: Bench) -> Response:

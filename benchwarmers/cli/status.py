@@ -30,4 +30,9 @@ def run(args, client) -> int:
         say(f"{k + ':':<14}{v}")
     for problem in d.get("config_problems", []):
         say(f"Config problem: {problem}")
+    store = d.get("store") or {}
+    if store.get("ok") is False:
+        say(f"Store failing: {store.get('error')} ({store.get('lost')} writes lost so far); free disk space, "
+            "writing resumes by itself.")
+        return 1
     return 0

@@ -1,6 +1,7 @@
 """Calling one member for a panel seat, a merge or a route turn: its timeouts, its stream, and its call record."""
 from __future__ import annotations
 
+from concurrent.futures import Future, wait
 from typing import Callable, Iterator
 
 from ..canonical import Answer, Ask
@@ -8,6 +9,8 @@ from ..providers import Timeouts
 from ..roster.registry import Endpoint, Model, Registry
 from ..roster.resting import Resting
 from ..store.calls import CallRecord, Calls, prompt_hash, summarise_request
+
+SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
 
 
 def seat_timeouts(seconds: float) -> Timeouts:
@@ -47,20 +50,30 @@ class Caller:
         return provider.complete(ask, model.served, timeouts=self.timeouts())
 
     def failed(self, model: Model, error: BaseException) -> None:
-        """A call failed: a rate limit rests the member's endpoint until its reset."""
-        self.resting.observe(model.endpoint, error)
+        """A call failed: a rate limit rests what it names (this model, or its whole connection) until its reset."""
+        self.resting.observe(model.endpoint, model.served, error)
 
     def record(self, call_id: str, model: Model, ask: Ask, status: str, *, kind: str, mode: str, seconds: float,
                answer: Answer | None = None, ttft: float | None = None, error: str | None = None,
                collection: str | None = None, panel: str | None = None, seat: int | None = None,
-               request: tuple[str, str] | None = None, extra: dict | None = None) -> None:
-        """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask."""
+               request: tuple[str, str] | None = None, extra: dict | None = None) -> Future:
+        """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask.
+        The record is queued for the writer's next batch; the Future is done once it is committed (see settle)."""
         summary, digest = request or (summarise_request(ask), prompt_hash(ask))
         usage = answer.usage if answer else None
-        self.calls.add(CallRecord(
+        return self.calls.add(CallRecord(
             id=call_id, model=model.alias, status=status, panel=panel, collection=collection,
             endpoint=model.endpoint, served=model.served, kind=kind, mode=mode, seat=seat, error=error,
             request=summary, prompt_hash=digest, answer=(answer.text or None) if answer else None,
             ttft=ttft if ttft is not None or answer is None else answer.ttft, seconds=round(seconds, 4),
             input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
             caller=ask.caller, extra=extra))
+
+    @staticmethod
+    def settle(records: list[Future], timeout: float = SETTLE_SECONDS) -> None:
+        """Wait until these call records are committed, so what a client is told about (its call ids) survives a
+        crash of the service from then on. A store that cannot write fails the futures at once (its health says
+        why): the answer still goes out, its record does not."""
+        pending = [f for f in records if not f.done()]
+        if pending:
+            wait(pending, timeout)

@@ -44,7 +44,7 @@ class Seating:
         """The reason a model cannot take this ask, or None (`endpoints`: the registry's, fetched once per plan)."""
         if not model.active:
             return f"retired: {model.reason or 'no reason given'}"
-        until = self.resting.until(model.endpoint)
+        until = self.resting.until(model.endpoint, model.served)
         if until:
             return "resting until " + time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(until))
         if ask.has_images() and model.vision is False:

@@ -12,7 +12,7 @@ from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta,
                          ToolCallDelta, ToolResult)
 from ..errors import FaultKind, UpstreamFailed, advice
 from ..redaction import redact
-from .ratelimits import parse_rate_limit_headers, reset_time
+from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .transport import Response, Timeouts, Transport, default_transport
 
 __all__ = ["Provider", "Timeouts", "iter_sse", "iter_ndjson", "new_call_id"]
@@ -145,7 +145,7 @@ class Provider:
                 native: bool = False) -> Iterator:
         try:
             url, body = self.native_request(ask, model) if native else self.chat_request(ask, model)
-            response = self.send("POST", url, body, timeouts, ask.passthrough_headers if native else None)
+            response = self.send("POST", url, body, timeouts, ask.passthrough_headers if native else None, model)
             with response:
                 yield from self.events(response, meta)
         except UpstreamFailed as exc:
@@ -186,7 +186,7 @@ class Provider:
 
     # ---- HTTP ---------------------------------------------------------------------------------
     def send(self, method: str, url: str, body: dict | None, timeouts: Timeouts | None,
-             extra_headers: dict | None = None) -> Response:
+             extra_headers: dict | None = None, model: str | None = None) -> Response:
         headers = {"Accept": "application/json, text/event-stream, application/x-ndjson", **(extra_headers or {}),
                    **self.headers()}
         data = None
@@ -194,12 +194,12 @@ class Provider:
             headers["Content-Type"] = "application/json"
             data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         response = self.transport.request(method, url, headers=headers, body=data, timeouts=timeouts,
-                                          name=self.limit_name)
+                                          name=self.limit_name, model=model)
         if 200 <= response.status < 300:
             return response
-        raise self.failure(response)
+        raise self.failure(response, model)
 
-    def failure(self, response: Response) -> UpstreamFailed:
+    def failure(self, response: Response, model: str | None = None) -> UpstreamFailed:
         """An UpstreamFailed for a non-2xx response, keeping the upstream's own message."""
         try:
             raw = response.read(65536)
@@ -217,14 +217,15 @@ class Provider:
         now = time.time()
         facts = parse_rate_limit_headers(response.headers, now)
         extra = self.retry_after_from_body(body) if kind is FaultKind.RATE_LIMITED else None
+        scope = limit_scope(response.headers, body)
         if extra is not None and facts.get("retry_after") is None:
             facts["retry_after"] = extra
-            self.transport.limits.record(self.limit_name, {"retry_after": extra})
+            self.transport.limits.record(self.limit_name, {"retry_after": extra}, model, scope)
         reset_at = reset_time(facts, now) if kind is FaultKind.RATE_LIMITED else None
         wait = max(reset_at - now, 0) if reset_at else facts.get("retry_after")
         return UpstreamFailed(kind, f"HTTP {response.status}: {message}", self._hint(kind, wait),
                               upstream_status=response.status, retry_after=facts.get("retry_after"),
-                              reset_at=reset_at)
+                              reset_at=reset_at, scope=scope if kind is FaultKind.RATE_LIMITED else None)
 
     def retry_after_from_body(self, body) -> float | None:
         return None

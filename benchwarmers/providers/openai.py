@@ -36,11 +36,11 @@ class OpenAIProvider(Provider):
                 body[field] = value
         return f"{self.base}/chat/completions", body
 
-    def send(self, method, url, body, timeouts, extra_headers=None):
+    def send(self, method, url, body, timeouts, extra_headers=None, model=None):
         """Servers that refuse a parameter we chose get the request again without it, and we remember."""
         while True:                                    # ends: each adaptation removes what it complains of
             try:
-                return super().send(method, url, body, timeouts, extra_headers)
+                return super().send(method, url, body, timeouts, extra_headers, model)
             except UpstreamFailed as exc:
                 body = self.adapt(body, exc)
                 if body is None:

@@ -68,7 +68,8 @@ def explain(exc: UpstreamFailed, endpoint: Endpoint, doing: str) -> UpstreamFail
     key = endpoint.key()[0] if not endpoint.no_key else None
     message = one_line(redact(f"{doing}: {exc.message}", key)).rstrip(".") + "."
     out = UpstreamFailed(exc.kind, message, advice(exc.kind, endpoint, exc.retry_after),
-                         upstream_status=exc.upstream_status, retry_after=exc.retry_after, reset_at=exc.reset_at)
+                         upstream_status=exc.upstream_status, retry_after=exc.retry_after, reset_at=exc.reset_at,
+                         scope=exc.scope)
     return out
 
 

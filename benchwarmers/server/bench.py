@@ -24,6 +24,7 @@ from ..store import Config, Database
 from ..store.calls import Calls
 from ..store.verdicts import Verdicts
 from .gatewaykeys import GatewayKeys
+from .throttle import Guesses
 
 log = logging.getLogger("benchwarmers.server")
 NO_SETTINGS: dict = {}   # one object, so a broken settings.json is not re-read as "changed" on every call
@@ -66,9 +67,10 @@ class Bench:
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
-                             Pins(self.db), self.panel.pool, self.settings)
+                             Pins(self.db), self.panel.lanes, self.settings)
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
+        self.guesses = Guesses()
 
     @classmethod
     def open(cls, folder: Path | None = None, **kw) -> "Bench":

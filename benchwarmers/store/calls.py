@@ -5,6 +5,7 @@ import hashlib
 import json
 import secrets
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
@@ -85,8 +86,9 @@ class Calls:
     def __init__(self, db: Database):
         self.db = db
 
-    def add(self, rec: CallRecord, month: str | None = None) -> None:
-        """Queue the call and its usage-ledger line; the writer commits them in its next batch."""
+    def add(self, rec: CallRecord, month: str | None = None) -> Future:
+        """Queue the call and its usage-ledger line; the writer commits them in its next batch (the Future says
+        when)."""
         values = [getattr(rec, k) for k in COLUMNS]
         values[-1] = json.dumps(rec.extra) if rec.extra else None
         month = month or time.strftime("%Y-%m", time.gmtime(rec.created))
@@ -97,7 +99,7 @@ class Calls:
             conn.execute("INSERT INTO usage (month, endpoint, model, call, input_tokens, output_tokens, created) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?)", (month, rec.endpoint, rec.model, rec.id, rec.input_tokens,
                                                            rec.output_tokens, rec.created))
-        self.db.submit(write)
+        return self.db.submit(write)
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None) -> None:
         self.db.submit(lambda c: c.execute("INSERT INTO panels (id, collection, mode, seats, caller, created) "

@@ -24,7 +24,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             error TEXT, seconds REAL, ttft REAL, input_tokens INTEGER, output_tokens INTEGER, created REAL NOT NULL);
         CREATE INDEX probes_model ON probes (model, created);
     """),
-    # Read by the service: ratelimits (resting endpoints), pins (route mode), gateway_keys. Written but read by
+    # Read by the service: ratelimits (what rests on a rate limit), pins (route mode), gateway_keys. Written but read by
     # nothing in the service yet, and kept for what reads them next: panels (one row per panel), usage (the
     # tokens of every call: a usage ledger and its limits) and jobs (each onboarding: scheduled jobs).
     (2, "panels, usage ledger, rate limits, pins, jobs and gateway keys", """
@@ -44,6 +44,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE TABLE gateway_keys (
             name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, prefix TEXT, collections TEXT NOT NULL, rpm INTEGER,
             created REAL NOT NULL, revoked REAL);
+    """),
+    # A rate limit rests what it names: one model, or (model '') the whole connection.
+    (3, "rate limits per model", """
+        CREATE TABLE ratelimits_by_model (
+            endpoint TEXT NOT NULL, model TEXT NOT NULL DEFAULT '', facts TEXT, resting_until REAL,
+            updated REAL NOT NULL, PRIMARY KEY (endpoint, model));
+        INSERT INTO ratelimits_by_model (endpoint, model, facts, resting_until, updated)
+            SELECT endpoint, '', facts, resting_until, updated FROM ratelimits;
+        DROP TABLE ratelimits;
+        ALTER TABLE ratelimits_by_model RENAME TO ratelimits
     """),
 ]
 
