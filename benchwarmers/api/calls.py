@@ -1,10 +1,17 @@
 """/bench/calls, /bench/verdict and /bench/record: what each seat said, what the user judged, and the tally."""
 from __future__ import annotations
 
+import json
+
 from ..errors import BadRequest, NotFound
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import GATEWAY, Route
+
+CALL = obj(("id", "model", "status"), id=STRING, model=STRING, status=STRING)
+VERDICT = obj(("call", "useful"), False, call=STRING, useful={"type": "boolean"}, note={"type": ["string", "null"]},
+              real={"type": ["array", "null"], "items": STRING}, false={"type": ["array", "null"], "items": STRING})
 
 
 def _visible(req: Request, rec) -> bool:
@@ -31,10 +38,22 @@ def list_calls(req: Request, bench: Bench) -> Response:
         raise BadRequest("limit must be a whole number.") from None
     if not 1 <= limit <= 1000:
         raise BadRequest("limit must be from 1 to 1000.")
-    calls = bench.calls.list(collection=req.query.get("collection"), model=req.query.get("model"),
-                                  panel=req.query.get("panel"), limit=limit,
-                                  collections=req.caller.collections if req.caller else None)
-    return Response.json({"calls": [c.to_dict() for c in calls]})
+    pages = bench.calls.pages(collection=req.query.get("collection"), model=req.query.get("model"),
+                              panel=req.query.get("panel"), limit=limit,
+                              collections=req.caller.collections if req.caller else None)
+    return Response.streaming(json_list("calls", pages), "application/json")
+
+
+def json_list(name: str, pages):
+    """{"<name>": [...]} written a page at a time: up to 1,000 large calls never sit in memory at once."""
+    yield f'{{"{name}":['.encode()
+    first = True
+    for page in pages:
+        for rec in page:
+            yield (b"" if first else b",") + json.dumps(rec.to_dict(), ensure_ascii=False,
+                                                        separators=(",", ":")).encode()
+            first = False
+    yield b"]}"
 
 
 def _string_list(body: dict, name: str) -> list:
@@ -77,15 +96,22 @@ def get_record(req: Request, bench: Bench) -> Response:
         if req.caller:
             req.caller.check_collection(collection)
         return Response.json({"collection": collection, "models": bench.record.models(collection)})
-    summary = bench.record.summary()
-    if req.caller:   # a key sees the per-collection record of its own collections only
-        summary["collections"] = {c: v for c, v in summary["collections"].items() if req.caller.allows(c)}
-    return Response.json(summary)
+    limited = req.caller and "*" not in req.caller.collections
+    # a limited key sees the record of its own collections only, the overall figures included
+    return Response.json(bench.record.summary(req.caller.allows if limited else None))
 
 
 ROUTES = [
-    Route("GET", "/bench/calls", list_calls, "bench", GATEWAY),
-    Route("GET", "/bench/calls/{id}", get_call, "bench", GATEWAY),
-    Route("POST", "/bench/verdict", post_verdict, "bench", GATEWAY),
-    Route("GET", "/bench/record", get_record, "bench", GATEWAY),
+    Route("GET", "/bench/calls", list_calls, "bench", GATEWAY, doc=op(
+        "Recorded calls, newest first (a gateway key sees those of its collections).",
+        query={"collection": STRING, "model": STRING, "panel": STRING, "limit": {"type": "integer"}},
+        ok=obj(("calls",), calls={"type": "array", "items": CALL}))),
+    Route("GET", "/bench/calls/{id}", get_call, "bench", GATEWAY, doc=op(
+        "One call: request, answer, timings, tokens, status, and its verdicts.", ok=CALL)),
+    Route("POST", "/bench/verdict", post_verdict, "bench", GATEWAY, doc=op(
+        "Judge a seat's answer (the latest verdict on a call counts).", body=VERDICT,
+        ok=obj(("id", "call", "useful", "revisions"), call=STRING, useful={"type": "boolean"}))),
+    Route("GET", "/bench/record", get_record, "bench", GATEWAY, doc=op(
+        "The record per model, overall and per collection (or of one collection).", query={"collection": STRING},
+        ok=obj(("models",), models={"type": "object"}))),
 ]

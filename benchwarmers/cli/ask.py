@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..client import ClientError
-from .output import emit_json, note, table
+from .output import emit_json, note, table, write
 
 FMT = argparse.RawDescriptionHelpFormatter
 
@@ -74,7 +74,7 @@ def run_ask(args, client) -> int:
         choice = (chunk.get("choices") or [{}])[0]
         text = (choice.get("delta") or {}).get("content") or ""
         if text:
-            sys.stdout.write(text)
+            write(text)
             sys.stdout.flush()
             ended = text
         bench = chunk.get("bench") or bench

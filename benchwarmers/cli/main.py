@@ -9,6 +9,7 @@ import traceback
 from .. import __version__
 from . import commands
 from ..client import Client, ClientError
+from .output import write
 
 EPILOG = """examples:
   benchwarmers                      start the dashboard (initialises the data folder on first run)
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         client = Client(args.url, environ=None) if getattr(args, "needs_client", True) else None
         return int(args.func(args, client) or 0)
     except ClientError as e:
-        sys.stderr.write(f"{e}\n")
+        write(f"{e}\n", sys.stderr)   # its message may quote an upstream's words
         return e.code
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")

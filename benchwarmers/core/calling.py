@@ -8,7 +8,7 @@ from ..canonical import Answer, Ask
 from ..providers import Timeouts
 from ..roster.registry import Endpoint, Model, Registry
 from ..roster.resting import Resting
-from ..store.calls import CallRecord, Calls, prompt_hash, summarise_request
+from ..store.calls import CallRecord, Calls, clip_stored, prompt_hash, summarise_request
 
 SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
 
@@ -33,6 +33,13 @@ class Caller:
         self.calls = calls
         self.resting = resting
         self.settings = settings
+
+    def stored_chars(self) -> int:
+        return int(self.settings()["record_max_kb"] * 1024)
+
+    def summary(self, ask: Ask) -> tuple[str, str]:
+        """(what was asked, as stored: at most `record_max_kb`; the prompt's hash, over all of it)."""
+        return summarise_request(ask, self.stored_chars()), prompt_hash(ask)
 
     def timeouts(self) -> Timeouts:
         return seat_timeouts(self.settings()["seat_timeout"])
@@ -59,12 +66,13 @@ class Caller:
                request: tuple[str, str] | None = None, extra: dict | None = None) -> Future:
         """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask.
         The record is queued for the writer's next batch; the Future is done once it is committed (see settle)."""
-        summary, digest = request or (summarise_request(ask), prompt_hash(ask))
+        summary, digest = request or self.summary(ask)
         usage = answer.usage if answer else None
+        said = clip_stored(answer.text or None, self.stored_chars()) if answer else None
         return self.calls.add(CallRecord(
             id=call_id, model=model.alias, status=status, panel=panel, collection=collection,
             endpoint=model.endpoint, served=model.served, kind=kind, mode=mode, seat=seat, error=error,
-            request=summary, prompt_hash=digest, answer=(answer.text or None) if answer else None,
+            request=summary, prompt_hash=digest, answer=said,
             ttft=ttft if ttft is not None or answer is None else answer.ttft, seconds=round(seconds, 4),
             input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
             caller=ask.caller, extra=extra))

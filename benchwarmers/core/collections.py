@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import BadRequest, CollectionNotFound
-from ..roster.registry import Registry, check_name, suggest
+from ..names import check_name
+from ..roster.registry import Registry, suggest
 from ..store import Config
 
 FILE = "collections.json"

@@ -13,7 +13,7 @@ from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask
 from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat, RateLimited,
                       ToolsNeedRouteMode, UpstreamFailed)
 from ..roster.registry import Registry
-from ..store.calls import new_id, prompt_hash, summarise_request
+from ..store.calls import new_id
 from . import merge
 from .calling import Caller
 from .collections import Collection, Collections
@@ -107,7 +107,7 @@ class Panel:
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
             raise no_able_seat(plan)
         run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
-                       request=(summarise_request(ask), prompt_hash(ask)), endpoints=self.registry.endpoints())
+                       request=self.caller.summary(ask), endpoints=self.registry.endpoints())
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=new_id()) for sp in plan.seats]
         self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller)
         for sp, seat in zip(plan.seats, run.seats):

@@ -10,6 +10,7 @@ from typing import Callable, Iterator
 from ..canonical import (FAILED, OK, ROUTE, Answer, Ask, Collector, ErrorEvent, Finish, ReasoningDelta, TextDelta,
                          ToolCallDelta, estimate_tokens)
 from ..errors import AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, RateLimited, UpstreamFailed
+from ..providers.passthrough import native_body
 from ..roster.registry import Model, Registry
 from ..store.calls import new_id
 from .calling import Caller
@@ -90,6 +91,9 @@ class Router:
         """One agent turn: the pinned or best able member answers; a failure before its first content fails over
         to the next. `headers` may carry the client's session id; `caller_secret` keeps callers' pins apart."""
         collection = self.collections.get(ask.target.name)
+        if ask.native is not None and ask.native_api:   # what same-API pass-through will not forward, recorded
+            _, dropped = native_body(ask.native_api, ask.native)
+            ask.dropped.extend(d for d in dropped if d not in ask.dropped)
         idle = self.settings()["pin_idle_minutes"] * 60
         pin = conversation_key(ask, collection.name, headers, caller_secret)
         pinned = self.pins.get(pin, idle)

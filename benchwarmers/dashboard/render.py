@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 from string import Template
 
 from ..server.messages import Response
 
 STATIC = Path(__file__).parent / "static"
+STATIC_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,99}")
 NAV = (("/", "Home"),)   # each page adds itself here when it exists: no link may lead to a 404
 
 LAYOUT = Template("""<!doctype html>
@@ -50,6 +52,9 @@ def page(title: str, body: str, *, version: str, path: str, show_logout: bool = 
 
 
 def static(name: str) -> Response | None:
+    """A file of static/, or None: only plain file names (a NUL or a long name once made a 500)."""
+    if not STATIC_NAME.fullmatch(name or ""):
+        return None
     path = (STATIC / name).resolve()
     if STATIC.resolve() not in path.parents or not path.is_file():
         return None

@@ -11,7 +11,8 @@ from urllib.parse import urlsplit
 from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta, Text, TextDelta, ToolCall,
                          ToolCallDelta, ToolResult)
 from ..errors import FaultKind, UpstreamFailed, advice
-from ..redaction import redact
+from ..redaction import Scrubber, redact
+from .passthrough import native_body
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .transport import Response, Timeouts, Transport, default_transport
 
@@ -134,8 +135,9 @@ class Provider:
         return self._stream(ask, model, timeouts, {}, native=True)
 
     def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+        """The client's body, less what passthrough.FIELDS does not let through (route mode records that)."""
         url, built = self.chat_request(ask, model)
-        body = {k: v for k, v in (ask.native or {}).items() if k != "bench"}
+        body, _ = native_body(self.api, ask.native or {})
         for key in ("model", "stream", "stream_options"):   # what makes it our model, streamed
             if key in built:
                 body[key] = built[key]
@@ -147,7 +149,7 @@ class Provider:
             url, body = self.native_request(ask, model) if native else self.chat_request(ask, model)
             response = self.send("POST", url, body, timeouts, ask.passthrough_headers if native else None, model)
             with response:
-                yield from self.events(response, meta)
+                yield from scrubbed(self.events(response, meta), self.key)
         except UpstreamFailed as exc:
             raise self.clean(exc) from None
         except (ValueError, TypeError, KeyError, AttributeError, IndexError, UnicodeError) as exc:
@@ -286,6 +288,44 @@ class Provider:
 
 
 # ---- helpers the adapters share ----------------------------------------------------------------
+
+def scrubbed(events: Iterator, key: str | None) -> Iterator:
+    """The events with every known key taken out of the text, thinking and tool-call arguments a model wrote (an
+    upstream that echoes a key must not hand it to clients or the record); pieces held back while they might be
+    the start of a key go out before the next other event."""
+    text, reasoning = Scrubber(key), Scrubber(key)
+    if not text.secrets:
+        yield from events
+        return
+    calls: dict[int, Scrubber] = {}
+
+    def held() -> Iterator:
+        if text.held:
+            yield TextDelta(text.flush())
+        if reasoning.held:
+            yield ReasoningDelta(reasoning.flush())
+        for index, scrub in calls.items():
+            if scrub.held:
+                yield ToolCallDelta(index, arguments=scrub.flush())
+
+    for ev in events:
+        if isinstance(ev, TextDelta):
+            out = text.feed(ev.text)
+            if out:
+                yield TextDelta(out)
+        elif isinstance(ev, ReasoningDelta) and not ev.signature:
+            out = reasoning.feed(ev.text)
+            if out:
+                yield ReasoningDelta(out)
+        elif isinstance(ev, ToolCallDelta) and ev.arguments:
+            ev.arguments = calls.setdefault(ev.index, Scrubber(key)).feed(ev.arguments)
+            if ev.arguments or ev.id or ev.name:
+                yield ev
+        else:
+            yield from held()
+            yield ev
+    yield from held()
+
 
 def inline_image(image: Image) -> tuple[str, str] | None:
     """(media type, base64 data) for an inline image, including a data: URL; None for a web URL."""

@@ -15,7 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from . import health
 from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
 from ..providers import Timeouts
-from .registry import Endpoint, Model, Registry, check_name
+from ..names import check_name
+from .registry import Endpoint, Model, Registry
 
 LOCK_WAIT = 300.0
 SUITE_PENDING = "not run: this version has no suite; the probe is the whole onboarding"
@@ -120,6 +121,8 @@ class Onboarding:
             raise BadRequest("Say which model to onboard: its served name.", "e.g. bench onboard gpt-4o-mini")
         if endpoint is not None and not isinstance(endpoint, str) or alias is not None and not isinstance(alias, str):
             raise BadRequest("endpoint and alias must be strings.")
+        if alias:
+            check_name(alias, "Alias")   # before any upstream is asked
         if not self._lock.acquire(timeout=LOCK_WAIT):
             raise Conflict("Another model is still onboarding.", "Try again when it is done.")
         try:

@@ -9,6 +9,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from ..errors import BadRequest, Conflict, Forbidden, NotFound, RateLimited, Unauthorized
+from ..names import check_name
 from .guard import hash_key
 from ..store import Database
 
@@ -49,8 +50,7 @@ class GatewayKeys:
         self._lock = threading.Lock()
 
     def create(self, name: str, collections: list, rpm: int | None) -> tuple[GatewayKey, str]:
-        if not name or not isinstance(name, str) or len(name) > 64:
-            raise BadRequest("A key needs a name of 1 to 64 characters.")
+        check_name(name, "Key name")
         if not collections or not all(isinstance(c, str) and c for c in collections):
             raise BadRequest("A key needs the collections it may reach (or '*').",
                              "For example: bench key create my-app --collections core")

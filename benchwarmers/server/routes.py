@@ -13,12 +13,17 @@ PUBLIC, GATEWAY, ADMIN = "public", "gateway", "admin"
 
 @dataclass
 class Route:
+    """A route, classified: `auth` says who may call it (PUBLIC, GATEWAY or ADMIN; the security suite fails on a
+    route left unclassified, and the app treats one as ADMIN), `dashboard_only` that the gateway-alone process does
+    not serve it, and `doc` is its OpenAPI operation (server.openapi.op), which every route but the dashboard's
+    pages brings."""
     method: str
     pattern: str
     handler: Callable
     shape: str = "bench"             # error shape: a format's SHAPE (openai, anthropic, ...), bench or html
-    auth: str = ADMIN
+    auth: str | None = None
     dashboard_only: bool = False     # not served by the gateway-alone process
+    doc: dict | None = None
 
     def __post_init__(self):
         regex = re.sub(r"\{(\w+):path\}", r"(?P<\1>.+)", self.pattern)

@@ -93,18 +93,29 @@ class Config:
 
 
 def parse(path: Path) -> dict:
+    """The file's JSON object; ConfigError naming the file and line otherwise. An empty file is an error too (a
+    truncated write, or an edit gone wrong): read as {} it would then be written over, and its contents lost."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not UTF-8 text ({e.reason}).", "Save the file as UTF-8.") from None
+    if not text.strip():
+        raise ConfigError(f"{path}:1:1: the file is empty.",
+                          "Restore it from a backup, write {} into it to start afresh, or delete it.")
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ConfigError(f"{path}:{e.lineno}:{e.colno}: {e.msg}.",
                           "Fix the file by hand; Benchwarmers will not overwrite it while it is broken.") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read.", "Fix the file by hand.") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}:1:1: the file must hold a JSON object, not {type(data).__name__}.",
                           "Fix the file by hand.")
+    for key, default in DEFAULTS.get(path.name, {}).items():
+        if key in data and not isinstance(data[key], type(default)):
+            raise ConfigError(f"{path}: \"{key}\" must be a JSON object, not {type(data[key]).__name__}.",
+                              "Fix the file by hand; Benchwarmers will not overwrite it while it is broken.")
     return data
 
 
@@ -116,9 +127,16 @@ def atomic_write(path: Path, data: dict, mode: int = 0o666) -> None:
         parse(path)   # refuse to replace a file the user broke by hand: their edit is not ours to lose
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-        json.dump(data, f, indent=2, ensure_ascii=False)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            json.dump(data, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:   # a full disk, data that is not JSON: no half-written temp file stays behind
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

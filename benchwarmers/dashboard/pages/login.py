@@ -22,8 +22,11 @@ def show(req: Request, bench: Bench, error: str = "", status: int = 200) -> Resp
 
 
 def safe_next(nxt: str) -> str:
-    """Only local paths, so the login form cannot be used to send someone elsewhere."""
-    return nxt if nxt.startswith("/") and not nxt.startswith("//") else "/"
+    """Only a local path, so the login form cannot send someone elsewhere or forge a header: one leading '/', then
+    printable ASCII without a backslash (browsers read '/\\evil' and '/<tab>/evil' as '//evil')."""
+    ok = (isinstance(nxt, str) and nxt.startswith("/") and nxt[1:2] not in ("/", "\\") and len(nxt) <= 2000
+          and all("!" <= c <= "~" and c != "\\" for c in nxt))
+    return nxt if ok else "/"
 
 
 def submit(req: Request, bench: Bench) -> Response:
@@ -31,7 +34,9 @@ def submit(req: Request, bench: Bench) -> Response:
         return Response.redirect("/")
     form = req.form()
     token = form.get("token", "")
+    bench.guesses.check(req.client)        # 429 for an address that guessed too often, before comparing
     if not hmac.compare_digest(token.encode(), bench.admin_token.encode()):
+        bench.guesses.failed(req.client)
         return show(req, bench, "That is not the admin token.", status=401)
     cookie = f"{SESSION_COOKIE}={session_value(bench.admin_token)}; HttpOnly; SameSite=Strict; Path=/"
     return Response.redirect(safe_next(form.get("next", "/")), {"Set-Cookie": cookie})
