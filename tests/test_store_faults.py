@@ -19,9 +19,18 @@ ASK = {"model": "bench/core", "messages": [{"role": "user", "content": "x" * 300
 
 
 def fill(db) -> None:
-    """Cap the database at its current size (SQLite's own 'database or disk is full', as on a full disk)."""
+    """Cap the database at its current size and use up what is free in it: from then on every write fails with
+    SQLite's own 'database or disk is full', as on a full disk."""
+    import sqlite3
+    db.call(lambda c: c.execute("CREATE TABLE IF NOT EXISTS filler (x BLOB)"))
     pages = db.call(lambda c: c.execute("PRAGMA page_count").fetchone()[0])
-    db.call(lambda c: c.execute(f"PRAGMA max_page_count = {pages + 1}"))
+    db.call(lambda c: c.execute(f"PRAGMA max_page_count = {pages}"))
+    for size in (4000, 1000, 200, 40, 1):
+        try:
+            while True:
+                db.submit(lambda c: c.execute("INSERT INTO filler VALUES (zeroblob(?))", (size,))).result(10)
+        except sqlite3.OperationalError:
+            pass
 
 
 def free(db) -> None:
@@ -33,15 +42,17 @@ def test_the_writer_survives_a_full_disk_reports_it_and_recovers(home, make_app)
         configure(home, {"fake": (fake, "openai")}, {"a": ("fake", "m-a")}, {"core": {"members": ["a"], "explore": 0}})
         app = make_app()
         db = app.bench.db
+        before = app("POST", "/v1/chat/completions", ASK)[2]["bench"]["seats"][0]["call"]
         fill(db)
         for _ in range(5):                                         # panels answer; their records cannot be kept
             assert app("POST", "/v1/chat/completions", ASK)[0] == 200
         status, _, health = app("GET", "/healthz")
         assert status == 503 and health["status"] == "failing"
-        assert "full" in health["store"]["error"] and health["store"]["lost"] >= 5
+        assert "full" in health["store"]["error"] and health["store"]["lost"] >= 1
         assert app("GET", "/bench/status")[2]["store"]["ok"] is False
+        verdict = {"call": before, "useful": True, "note": "n" * 20000}
         started = time.monotonic()
-        status, _, reply = app("POST", "/bench/keys", {"name": "k", "collections": ["core"]})
+        status, _, reply = app("POST", "/bench/verdict", verdict)
         assert status == 503 and "cannot write" in reply["error"]["message"]   # said, not a 60 s hang and a 500
         assert time.monotonic() - started < 10
         assert db._thread.is_alive()
@@ -52,7 +63,7 @@ def test_the_writer_survives_a_full_disk_reports_it_and_recovers(home, make_app)
         assert app("GET", "/healthz")[0] == 200
         call = reply["bench"]["seats"][0]["call"]
         assert app("GET", f"/bench/calls/{call}")[0] == 200         # acknowledged after recovery: kept
-        assert app("POST", "/bench/keys", {"name": "k", "collections": ["core"]})[0] == 201
+        assert app("POST", "/bench/verdict", verdict)[0] == 200
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin", reason="RLIMIT_FSIZE and SIGXFSZ (Linux)")

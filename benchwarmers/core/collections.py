@@ -9,6 +9,7 @@ from ..roster.registry import Registry, suggest
 from ..store import Config
 
 FILE = "collections.json"
+FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model"}
 
 
 @dataclass
@@ -60,6 +61,10 @@ class Collections:
     def save(self, name: str, spec: dict) -> Collection:
         """Create or change a collection: members replace, add and remove edit; unknown models are refused."""
         check_name(name, "Collection name")
+        unknown = sorted(set(spec) - FIELDS)
+        if unknown:
+            raise BadRequest(f"Unknown field(s): {', '.join(unknown)}.",
+                             "A collection takes " + ", ".join(sorted(FIELDS)) + ".")
         current = self.all().get(name) or Collection(name)
         members = list(current.members)
         if "members" in spec:

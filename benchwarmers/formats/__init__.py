@@ -16,7 +16,7 @@ FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (openai_chat, openai_respon
 SHAPES: dict[str, ModuleType] = {}
 for _module in FORMATS.values():
     SHAPES.setdefault(_module.SHAPE, _module)
-_PATHS = [(re.compile(m.PATHS), m.SHAPE) for m in FORMATS.values() if m.PATHS]
+_PATHS = [(re.compile(m.PATHS, re.DOTALL), m.SHAPE) for m in FORMATS.values() if m.PATHS]
 
 __all__ = ["FORMATS", "SHAPES", "FormatRoute", "Lookup", "ReplyInfo", "RequestInfo", "error_body", "get",
            "shape_of_path", "stream_content_type"]

@@ -74,6 +74,13 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self): self._serve()
     def do_OPTIONS(self): self._serve()
 
+    def __getattr__(self, name: str):
+        """Any other method (TRACE, CONNECT, PROPFIND, ...) goes to the app too, which answers 405 with Allow on a
+        known path and 404 elsewhere, in the path's own error shape: never http.server's 501."""
+        if name.startswith("do_") and name[3:].isalpha() and name[3:].isupper():
+            return self._serve
+        raise AttributeError(name)
+
     def _serve(self) -> None:
         app = self.server.app
         split = urlsplit(self.path)

@@ -28,7 +28,8 @@ class Route:
     def __post_init__(self):
         regex = re.sub(r"\{(\w+):path\}", r"(?P<\1>.+)", self.pattern)
         regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", regex)
-        self.regex = re.compile("^" + regex + "$")
+        # a parameter may hold any character, a newline too; \Z, since $ would also match before a final newline
+        self.regex = re.compile("^" + regex + r"\Z", re.DOTALL)
 
 
 class RouteTable:

@@ -127,7 +127,7 @@ class Database:
         """One transaction: each item in its own savepoint, so one bad write does not lose the rest. A failed
         transaction (a full disk: SQLite may roll it back by itself) fails every item of the batch and marks the
         store failing; the next batch that commits marks it well again."""
-        results = []
+        results, changes = [], conn.total_changes
         try:
             conn.execute("BEGIN IMMEDIATE")
             for fn, fut in work:
@@ -146,7 +146,8 @@ class Database:
             _rollback(conn)
             self._fail(e, [fut for _, fut in work])
             return
-        self._recover()
+        if conn.total_changes > changes:   # a batch that wrote nothing (a sync) proves nothing about the disk
+            self._recover()
         for fut, value, err in results:
             fut.set_exception(err) if err else fut.set_result(value)
 

@@ -41,9 +41,9 @@ def target(tmp_path_factory):
     saved = {k: os.environ.get(k) for k in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
                                             "no_proxy", "LLM_USER_PATH", "BENCHWARMERS_HOME")}
     data = tmp_path_factory.mktemp("fuzz") / "data"
-    os.environ.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
+    os.environ.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY="127.0.0.1",
                       LLM_USER_PATH=str(data.parent / "llm"))
-    for name in ("NO_PROXY", "no_proxy", "http_proxy", "https_proxy"):
+    for name in ("no_proxy", "http_proxy", "https_proxy"):
         os.environ.pop(name, None)
     home_mod.init(data)
     with start_all() as fakes:
