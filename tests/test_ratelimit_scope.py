@@ -6,21 +6,17 @@ import time
 
 import pytest
 
-from tests.fakes import FakeOpenAI, Reply
+from tests.fakes import Reply
 from tests.helpers.data import configure
+from tests.helpers.panel import fake  # noqa: F401  (the fixture)
 
 ASK = {"model": "bench/core", "messages": [{"role": "user", "content": "hi"}]}
 
 
 @pytest.fixture
-def fake():
-    with FakeOpenAI() as f:
-        yield f
-
-
-@pytest.fixture
 def app(home, fake, make_app):
-    configure(home, {"up": (fake, "openai")}, {"a": ("up", "m-a", {"tools": True}), "b": ("up", "m-b", {"tools": True})},
+    configure(home, {"up": (fake, "openai")},
+              {"a": ("up", "m-a", {"tools": True}), "b": ("up", "m-b", {"tools": True})},
               {"core": {"members": ["a", "b"], "explore": 0}})
     return make_app()
 

@@ -61,7 +61,7 @@ class PanelRun:
     merge_usage: Usage = field(default_factory=Usage)
     request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel
     endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
-    records: list = field(default_factory=list)       # the Futures of its call records (committed before the reply ends)
+    records: list = field(default_factory=list)       # its call records' Futures (committed before the reply ends)
 
     @property
     def collection_name(self) -> str | None:
@@ -160,9 +160,10 @@ class Panel:
         run.done.put(seat)
 
     def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None) -> None:
-        run.records.append(self.caller.record(seat.call, sp.model, run.ask, seat.status, kind=seat.kind, mode=run.ask.target.mode,
-                           seconds=seat.seconds, answer=answer, error=seat.error, collection=run.collection_name,
-                           panel=run.id, seat=seat.seat, request=run.request))
+        run.records.append(self.caller.record(
+            seat.call, sp.model, run.ask, seat.status, kind=seat.kind, mode=run.ask.target.mode, seconds=seat.seconds,
+            answer=answer, error=seat.error, collection=run.collection_name, panel=run.id, seat=seat.seat,
+            request=run.request))
 
     # -- gathering -----------------------------------------------------------------------------
     def finished(self, run: PanelRun, keepalive: float | None = None) -> Iterator:
@@ -259,6 +260,6 @@ class Panel:
         info["usage"] = usage.to_dict()
         run.merge_usage = usage
         if model is not None:
-            run.records.append(self.caller.record(call_id, model, run.ask, info["status"], kind="merge", mode=MERGED,
-                               seconds=time.monotonic() - started, answer=written, error=error,
-                               collection=run.collection_name, panel=run.id, seat=0, request=run.request))
+            run.records.append(self.caller.record(
+                call_id, model, run.ask, info["status"], kind="merge", mode=MERGED, seconds=time.monotonic() - started,
+                answer=written, error=error, collection=run.collection_name, panel=run.id, seat=0, request=run.request))

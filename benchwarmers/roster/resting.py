@@ -47,7 +47,8 @@ class Resting:
         if time.monotonic() - self._read > REFRESH:
             self.refresh()
         now = time.time()
-        t = max(self._until.get((endpoint, WHOLE)) or 0.0, (self._until.get((endpoint, served)) or 0.0) if served else 0.0)
+        t = max(self._until.get((endpoint, WHOLE)) or 0.0,
+                (self._until.get((endpoint, served)) or 0.0) if served else 0.0)
         if self.limits:
             whole = self.limits.get(endpoint)
             for facts in ((whole,) if whole.get("scope") == KEY else ()) + \

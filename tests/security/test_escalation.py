@@ -6,24 +6,14 @@ import json
 
 import pytest
 
-from tests.fakes import FakeOpenAI
 from tests.security.attack import ADMIN_HEADERS, TOKEN, bench_data, cli, raw
 
 
 @pytest.fixture
-def fake():
-    with FakeOpenAI() as f:
-        yield f
-
-
-@pytest.fixture
-def keyed(home, fake, make_app):
-    bench_data(home, fake)
-    app = make_app(admin_token=TOKEN)
-    status, _, made = app("POST", "/bench/keys", {"name": "app", "collections": ["core", "ghost"]},
-                          headers=ADMIN_HEADERS)
-    assert status == 201
-    return app, {"Authorization": f"Bearer {made['key']}"}
+def keyed(guarded):
+    """The guarded app and the headers of a key for `core` and `ghost` (a collection that does not exist)."""
+    app, make_key = guarded
+    return app, {"Authorization": f"Bearer {make_key(['core', 'ghost'])}"}
 
 
 OUTSIDE = ["paid", "x"]     # an ad-hoc pay-per-use model, and the member of a collection the key does not reach

@@ -14,12 +14,6 @@ from tests.security.attack import ADMIN_HEADERS, TOKEN, bench_data, concrete, ke
 KEY = "sk-canary-EXFIL-0123456789abcdef"
 
 
-@pytest.fixture
-def fake():
-    with FakeOpenAI() as f:
-        yield f
-
-
 # ---- a changed base URL ----------------------------------------------------------------------------
 
 def test_a_changed_base_url_needs_the_key_again(home, make_app):

@@ -10,16 +10,10 @@ import pytest
 
 from tests.fakes import FakeOpenAI, Reply
 from tests.helpers.data import configure, write
-from tests.security.attack import (ADMIN_HEADERS, TOKEN, bench_data, concrete, label, raw, routes, status_of,
+from tests.security.attack import (TOKEN, bench_data, concrete, label, raw, routes, status_of,
                                    takes_json, wire)
 
 JSON_ROUTES = [r for r in routes() if takes_json(r)]
-
-
-@pytest.fixture
-def fake():
-    with FakeOpenAI() as f:
-        yield f
 
 
 def small_limit(home) -> None:

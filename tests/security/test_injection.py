@@ -16,12 +16,6 @@ BAD_NAMES = ["team/app", "a\x00b", "a\r\nSet-Cookie: x=1", "evil\u202etxt.exe", 
 
 
 @pytest.fixture
-def fake():
-    with FakeOpenAI() as f:
-        yield f
-
-
-@pytest.fixture
 def app(home, fake, make_app):
     bench_data(home, fake)
     return make_app(admin_token=TOKEN)
