@@ -9,7 +9,8 @@ import sys
 # clipboard writes, links; DCS and the like), the other C0 and C1 controls (a carriage return forges a line), and
 # bidi overrides. Upstream text reaches the terminal through `bench ask`; it must not drive it.
 _CONTROLS = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-                       r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b.?|[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+                       r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b.?"
+                       r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def for_terminal(text: str, stream=None) -> str:

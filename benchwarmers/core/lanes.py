@@ -40,12 +40,6 @@ class Lanes:
         """An Executor-like view that submits into this endpoint's lane (for pump, which takes an executor)."""
         return LaneExecutor(self, endpoint)
 
-    def busy(self) -> dict[str, dict]:
-        """{endpoint: {"running", "waiting"}} right now."""
-        with self._lock:
-            names = set(self._running) | set(self._waiting)
-            return {n: {"running": self._running.get(n, 0), "waiting": len(self._waiting.get(n, ()))} for n in names}
-
     def _run(self, endpoint: str, fn: Callable, args: tuple) -> None:
         """Run the work, then the endpoint's next waiting work on this same worker while it is within its share."""
         while True:
@@ -67,6 +61,8 @@ class Lanes:
 
 
 class LaneExecutor:
+    """One endpoint's lane, where an Executor is expected (`submit` only)."""
+
     def __init__(self, lanes: Lanes, endpoint: str):
         self.lanes, self.endpoint = lanes, endpoint
 
