@@ -69,6 +69,7 @@ async def answer(path: str, body: bytes, delay: float) -> bytes:
 
 
 DROP = b"<drop>"   # answer() asks serve_conn to cut the connection after what precedes it
+HANG = b"<hang>"   # answer() asks serve_conn to send nothing until the caller gives up and closes
 
 
 async def fault(kind: str, model: str, stream: bool) -> bytes:
@@ -83,7 +84,7 @@ async def fault(kind: str, model: str, stream: bool) -> bytes:
     if kind == "garbage":
         return response(200, b"<html>this is no API</html>", "text/html", False)
     if kind == "hang":
-        await asyncio.sleep(3600)
+        return HANG
     if kind == "slow":
         await asyncio.sleep(1.0)
     if kind == "drop":
@@ -108,6 +109,10 @@ async def serve_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                     length = int(value.strip() or 0)
             body = await reader.readexactly(length) if length else b""
             reply = await answer(path, body, delay)
+            if reply == HANG:
+                while await reader.read(65536):   # hold the connection, answering nothing, until it is closed
+                    pass
+                break
             writer.write(reply.removesuffix(DROP))
             await writer.drain()
             if reply.endswith(DROP):

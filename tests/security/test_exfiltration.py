@@ -131,3 +131,18 @@ def test_a_canary_key_reaches_no_response(home, fake, make_app, route):
     status, headers, reply = app(route.method, concrete(route), body if route.method != "GET" else None,
                                  headers=ADMIN_HEADERS)
     assert KEY not in json.dumps(reply) + json.dumps(headers), label(route)
+
+
+def test_gateway_md_lists_exactly_what_passes_through():
+    """The allow-list is documented: each API's row in GATEWAY.md names every field the code lets through."""
+    from pathlib import Path
+    from benchwarmers.providers.passthrough import FIELDS
+    doc = (Path(__file__).resolve().parent.parent.parent / "GATEWAY.md").read_text(encoding="utf-8")
+    rows = {"openai": "| OpenAI chat completions |", "anthropic": "| Anthropic Messages |", "gemini": "| Gemini |",
+            "ollama": "| Ollama chat |"}
+    for api, start in rows.items():
+        row = next(line for line in doc.splitlines() if line.startswith(start))
+        passed = row.split("|")[2]
+        named = {name for name in FIELDS[api] if f"`{name}`" in passed}
+        snake = {n for n in FIELDS[api] - named if "_" in n and api == "gemini"}   # "(and their snake_case names)"
+        assert named | snake == FIELDS[api], (api, FIELDS[api] - named - snake)
