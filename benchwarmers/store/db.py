@@ -153,6 +153,8 @@ class Database:
 
     def _fail(self, error: BaseException, futures: list) -> None:
         with self._health_lock:
+            if not self.failing:
+                log.error("the record store cannot write: %s (writes fail until it can again)", error)
             self.failing = self.failing or {"since": time.time()}
             self.failing.update(error=f"{type(error).__name__}: {error}", lost=self.failing.get("lost", 0)
                                 + len(futures))
