@@ -1,7 +1,7 @@
 """python mcp_server.py -> the Benchwarmers MCP server on stdio (see --help)."""
 import sys
 
-from benchwarmers.cli.main import main
+from benchwarmers.cli.main import run
 
 if __name__ == "__main__":
-    sys.exit(main(["mcp", *sys.argv[1:]]))
+    run(["mcp", *sys.argv[1:]])

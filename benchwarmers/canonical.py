@@ -122,11 +122,13 @@ class Ask:
     target: Target | None = None
     with_models: list = field(default_factory=list)   # extra seats asked for by name
     caller: str | None = None        # gateway key name, when one was used
+    session: str | None = None       # the MCP session (or X-Bench-Session) that asked, when one was named
     format: str = ""                 # the client format it came in ("openai_chat", ...)
     native: dict | None = None       # the client's own body, for same-API pass-through
     native_api: str | None = None    # the upstream API that takes `native` as it came (None: no member does)
     passthrough_headers: dict = field(default_factory=dict)   # e.g. anthropic-beta, forwarded only same-API
     dropped: list = field(default_factory=list)       # features that could not be carried
+    _tokens: int | None = field(default=None, init=False, repr=False, compare=False)
 
     def has_images(self) -> bool:
         return any(m.has(Image) for m in self.messages)
@@ -145,6 +147,12 @@ class Ask:
         chunks.extend(json.dumps(t.parameters) + t.description for t in self.tools)
         return "\n".join(chunks)
 
+    def prompt_tokens(self) -> int:
+        """The estimated prompt tokens, computed once per Ask (every seat's checks read it)."""
+        if self._tokens is None:
+            self._tokens = estimate_tokens(self.prompt_text())
+        return self._tokens
+
 
 def estimate_tokens(text: str) -> int:
     """An honest upper-ish estimate without a tokenizer: ~4 characters a token, denser for non-ASCII."""
@@ -159,26 +167,45 @@ def estimate_tokens(text: str) -> int:
 @dataclass
 class Usage:
     """Token counts. input_tokens counts every input token, cached ones included (OpenAI's and Gemini's
-    meaning); Anthropic's adapters add and subtract the cache counts at the edge."""
+    meaning); Anthropic's adapters add and subtract the cache counts at the edge. `estimated`: some of the
+    counts are our estimate, because the upstream reported none (llama.cpp streams without usage)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    estimated: bool = False
 
     def __add__(self, other: "Usage") -> "Usage":
-        return Usage(*(a + b for a, b in zip(astuple_usage(self), astuple_usage(other))))
+        return Usage(*(a + b for a, b in zip(astuple_usage(self), astuple_usage(other))),
+                     estimated=self.estimated or other.estimated)
 
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
 
     def to_dict(self) -> dict:
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cache_read_tokens": self.cache_read_tokens, "cache_write_tokens": self.cache_write_tokens}
+        d = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+             "cache_read_tokens": self.cache_read_tokens, "cache_write_tokens": self.cache_write_tokens}
+        if self.estimated:
+            d["estimated"] = True
+        return d
 
 
 def astuple_usage(u: Usage) -> tuple:
     return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
+
+
+def estimate_usage(answer: "Answer", ask: Ask) -> None:
+    """Fill in the counts an upstream did not report (a stream without usage), from the prompt and the answer
+    as they were, and mark the usage as estimated; counts it did report are kept."""
+    u = answer.usage
+    written = answer.text + "".join(c.name + c.arguments for c in answer.tool_calls) + \
+        "".join(r.text for r in answer.reasoning)
+    guess_in = ask.prompt_tokens() if not u.input_tokens else 0
+    guess_out = estimate_tokens(written) if not u.output_tokens else 0
+    if guess_in or guess_out:
+        answer.usage = Usage(u.input_tokens or guess_in, u.output_tokens or guess_out, u.cache_read_tokens,
+                             u.cache_write_tokens, estimated=True)
 
 
 # Canonical finish reasons (OpenAI's words): stop, length, tool_calls, content_filter, error.
@@ -287,7 +314,8 @@ class Collector:
 
 def merge_usage(old: Usage, new: Usage) -> Usage:
     """Streams report usage in pieces (input at the start, output at the end): keep the largest of each."""
-    return Usage(*(max(a, b) for a, b in zip(astuple_usage(old), astuple_usage(new))))
+    return Usage(*(max(a, b) for a, b in zip(astuple_usage(old), astuple_usage(new))),
+                 estimated=old.estimated or new.estimated)
 
 
 # ---- the panel -------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ class Client:
         self.url = normalise_url(url or env.get("BENCHWARMERS_URL") or DEFAULT_URL)
         self.admin_token = env.get("BENCHWARMERS_ADMIN_TOKEN") or None
         self.key = env.get("BENCHWARMERS_KEY") or None
+        self.headers: dict = {}         # sent with every request (the MCP server's X-Bench-Session)
         try:
             self.timeout = float(timeout or env.get("BENCHWARMERS_TIMEOUT") or 900)
         except ValueError:
@@ -35,7 +36,7 @@ class Client:
     def _open(self, method: str, path: str, body: dict | None, gateway: bool, timeout: float | None):
         """The open HTTP response; every way of failing becomes a ClientError with its exit code."""
         data = json.dumps(body).encode() if body is not None else None
-        headers = {"Accept": "application/json", "User-Agent": "benchwarmers-cli"}
+        headers = {"Accept": "application/json", "User-Agent": "benchwarmers-cli", **self.headers}
         if data is not None:
             headers["Content-Type"] = "application/json"
         secret = (self.key or self.admin_token) if gateway else (self.admin_token or self.key)
@@ -72,7 +73,7 @@ class Client:
             raise ClientError(f"The service at {self.url} answered with something that is not JSON; "
                            "is BENCHWARMERS_URL pointing at Benchwarmers?") from None
 
-    def stream(self, path: str, body: dict, *, gateway: bool = False):
+    def stream(self, path: str, body: dict, *, gateway: bool = False) -> "Stream":
         """POST and read the reply's SSE `data:` payloads as they come, within BENCHWARMERS_TIMEOUT in all.
         The request is sent (and refused, with its ClientError) before this returns; reading happens as you iterate."""
         deadline = time.monotonic() + self.timeout
@@ -95,7 +96,7 @@ class Client:
                     if isinstance(data, dict) and data.get("error"):
                         raise ClientError(error_message(502, json.dumps(data).encode()))
                     yield data
-        return payloads()
+        return Stream(resp.headers, payloads())
 
     def get(self, path: str, **kw) -> dict:
         return self.request("GET", path, **kw)
@@ -105,6 +106,17 @@ class Client:
 
     def delete(self, path: str, **kw) -> dict:
         return self.request("DELETE", path, **kw)
+
+
+class Stream:
+    """A streamed reply: its response headers (read at once), and its payloads as you iterate."""
+
+    def __init__(self, headers, payloads):
+        self.headers = headers
+        self._payloads = payloads
+
+    def __iter__(self):
+        return self._payloads
 
 
 def normalise_url(url: str) -> str:

@@ -48,6 +48,11 @@ class MissingHost(BadRequest):
     code = "missing_host"
 
 
+class SigninRefused(BadRequest):
+    """A provider sign-in's way back that this service cannot take: unknown, used, expired or another browser's."""
+    code = "signin_refused"
+
+
 class Unauthorized(BenchError):
     status, code = 401, "unauthorized"
 
@@ -64,8 +69,23 @@ class CrossOrigin(Forbidden):
     code = "cross_origin"
 
 
+class CsrfFailed(Forbidden):
+    """A dashboard form whose CSRF token does not match its cookie."""
+    code = "csrf_failed"
+
+
 class NotFound(BenchError):
     status, code = 404, "not_found"
+
+
+class WrongBaseURL(NotFound):
+    """A path a client built from a base URL that lacks its API's prefix or has it twice: answered in the error
+    shape of the API it meant, with the base URL to use."""
+    code = "wrong_base_url"
+
+    def __init__(self, message: str, hint: str, shape: str):
+        super().__init__(message, hint)
+        self.shape = shape
 
 
 class ModelNotFound(NotFound):
@@ -88,6 +108,16 @@ class Conflict(BenchError):
     status, code = 409, "conflict"
 
 
+class ModelHeld(Conflict):
+    """A free model that turned paid: not seated or probed until the user confirms the new price."""
+    code = "model_held"
+
+
+class NotHeld(Conflict):
+    """A confirm for a model that is not held."""
+    code = "not_held"
+
+
 class PayloadTooLarge(BenchError):
     status, code = 413, "payload_too_large"
 
@@ -107,6 +137,7 @@ class FaultKind(StrEnum):
     DROPPED = "dropped"              # the answer was cut short
     BAD_RESPONSE = "bad_response"    # not the protocol we speak (or an empty answer)
     BAD_REQUEST = "bad_request"      # the upstream refused the request as sent
+    CLIENT = "client"                # the client chosen to call members cannot (llm missing, or no such llm model)
 
 
 # What to do next, per fault kind: the one table behind seat errors, endpoint checks, probes and onboarding.
@@ -125,6 +156,8 @@ ADVICE = {
     FaultKind.BAD_RESPONSE: "The answer was not the {api} protocol: check the endpoint's protocol (--api) and its "
                             "base URL.",
     FaultKind.BAD_REQUEST: "The endpoint refused the request as sent; its message says which part.",
+    FaultKind.CLIENT: "The client that calls members (the `client` setting, or BENCH_CLIENT) cannot make this call: "
+                      "its message says why.",
 }
 
 

@@ -17,6 +17,9 @@ class Setting:
     restart: bool = False            # read once at start-up; every other setting counts from the next request
 
 
+CLIENTS = ("builtin", "llm")     # who makes member calls: the `client` setting, or BENCH_CLIENT
+
+
 def _positive(v) -> bool:
     return v > 0
 
@@ -38,10 +41,32 @@ SETTINGS = {s.name: s for s in (
     Setting("merge_model", None, str, "Model that writes :merged answers when a collection names none."),
     Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive),
     Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive),
+    Setting("mcp_session_idle_minutes", 60.0, float, "MCP sessions over HTTP (/mcp) end after this long without a "
+            "request.", _positive),
+    Setting("default_max_tokens", 4096, int, "Output tokens a panel seat or merge is asked for when the client "
+            "sends no max_tokens (0: the upstream's own default). Route mode never applies it.", lambda v: v >= 0),
+    Setting("require_keys", False, bool, "Gateway routes need a gateway key even on loopback without an admin token "
+            "(the admin routes stay open to local clients until BENCHWARMERS_ADMIN_TOKEN is set)."),
+    Setting("client", "builtin", str,
+            "How member calls are made: builtin (Benchwarmers' own HTTP client) or llm (the llm package and its "
+            "plugins, when installed; each member by its served name). BENCH_CLIENT in the environment wins. The "
+            "Member calls section of Settings, and GATEWAY.md, list what the llm path does not cover.",
+            lambda v: v in CLIENTS),
     Setting("confidently_wrong_ratio", 0.35, float,
             "Share of a model's judged claims that were false at which it is flagged confidently wrong (once 3 "
             "were false), above 0 and at most 1. At 0.35, 92% of flags were right after 20 judged answers "
             "(BENCHMARKS.md).", _share),
+    Setting("suite_gap_seconds", 2.0, float,
+            "Seconds the suite waits between two of its model calls (it calls one model at a time).",
+            lambda v: v >= 0),
+    Setting("suite_job_calls", 60, int,
+            "The most model calls one run of the scheduler's suite job makes (it plays owed suite runs, oldest "
+            "first); what is left stays owed for its next run.", _positive),
+    Setting("scheduler_gap_seconds", 2.0, float, "Seconds between two scheduled calls to one endpoint.",
+            lambda v: v >= 0),
+    Setting("scheduler_yield_seconds", 300.0, float,
+            "Seconds a scheduled call waits for your own asks on its endpoint to finish before it skips that "
+            "model until the next run.", _positive),
 )}
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -13,14 +14,31 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
+NODE_CLIENTS = ROOT / "tests" / "clients" / "package.json"   # the Node clients CLIENTS.md's snippets use
 IN_VENV_FLAG = "BENCHWARMERS_CHECK_IN_VENV"
 # pip names of the test extra -> the module each provides (the rest import under their own name).
-IMPORT_NAMES = {"google-genai": "google.genai"}
+IMPORT_NAMES = {"google-genai": "google.genai", "pyyaml": "yaml"}
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".pytest_cache"}
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".js", ".txt", ".cfg", ".ini", ".yaml", ".yml", ".sh", ".in", ""}
 MODULE_WARN_LINES = 450
 # Built in pieces so this file does not match its own check.
 FORBIDDEN_REFS = (".." + "/shared", "/work" + "/shared", ".." + "\\shared")
+
+
+HELP = """usage: python scripts/check.py [--quick] [PYTEST ARGS ...]
+
+Check this checkout: make .venv with the test tools (the `test` extra of pyproject.toml) when it is missing
+or incomplete, run the self-checks (the runtime imports with `python -S`, no references outside the project,
+no runtime dependencies), install Debian's chromium for the browser tests where it can (as root, with
+apt-get; BENCHWARMERS_NO_APT=1 skips that) and the Node clients of CLIENTS.md into .venv/node-clients where
+npm is found (BENCHWARMERS_NO_NPM=1 skips that), then run pytest and print one summary line.
+
+options:
+  -h, --help   show this help and exit (nothing is installed or run)
+  --quick      skip the slow tests (packaging, browsers)
+  PYTEST ARGS  passed to pytest, e.g. tests/test_route.py -k failover
+
+exit status: pytest's (0 when everything passed), 1 when a self-check failed, 2 on Python older than 3.11."""
 
 
 def say(text: str = "") -> None:
@@ -163,6 +181,29 @@ def ensure_chromium() -> None:
         say(f"check: warning: could not install chromium ({e}); browser tests will be skipped")
 
 
+def ensure_node_clients() -> None:
+    """Best effort: the Node clients of CLIENTS.md's snippets, into .venv/node-clients (their test skips without)."""
+    npm = shutil.which("npm")
+    if not npm or os.environ.get("BENCHWARMERS_NO_NPM") == "1":
+        return
+    target = VENV / "node-clients"
+    wanted = json.loads(NODE_CLIENTS.read_text(encoding="utf-8"))
+    have = target / "package.json"
+    if have.exists() and json.loads(have.read_text(encoding="utf-8")) == wanted and \
+            all((target / "node_modules" / name / "package.json").exists() for name in wanted["dependencies"]):
+        return
+    say("check: installing the Node clients for the CLIENTS.md tests (BENCHWARMERS_NO_NPM=1 skips this) ...")
+    target.mkdir(parents=True, exist_ok=True)
+    have.write_text(json.dumps(wanted, indent=2), encoding="utf-8")
+    try:
+        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--silent"], cwd=target,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+        if done.returncode != 0:
+            say("check: warning: npm install failed; the Node snippets of CLIENTS.md will be skipped")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        say(f"check: warning: could not install the Node clients ({e}); their snippets will be skipped")
+
+
 # ---- pytest ----------------------------------------------------------------------------------
 
 def run_pytest(args: list[str]) -> tuple[int, str]:
@@ -196,6 +237,9 @@ def counts(summary: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        say(HELP)
+        return 0
     if sys.version_info < (3, 11):
         say("check: Benchwarmers needs Python 3.11 or newer; run this with python3.11 or later.")
         return 2
@@ -220,6 +264,7 @@ def main(argv: list[str]) -> int:
         return 1
     say("check: self-checks passed (stdlib-only imports, no outside references, no runtime dependencies)")
     ensure_chromium()
+    ensure_node_clients()
     args = ["-q", *(["-m", "not slow"] if quick else []), *extra]
     say(f"check: python -m pytest {shlex.join(args)}")
     code, summary = run_pytest(args)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchwarmers.cli.main import main  # noqa: E402
+from benchwarmers.cli.main import run  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main(["init", *sys.argv[1:]]))
+    run(["init", *sys.argv[1:]])

@@ -16,7 +16,7 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCHWARMERS_HOME", str(data))
     monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm"))
     for name in ("BENCHWARMERS_ADMIN_TOKEN", "BENCHWARMERS_KEY", "BENCHWARMERS_URL", "BENCHWARMERS_PUBLIC_HOSTS",
-                 "BENCHWARMERS_HOST", "BENCHWARMERS_PORT", "BENCHWARMERS_TIMEOUT"):
+                 "BENCHWARMERS_HOST", "BENCHWARMERS_PORT", "BENCHWARMERS_TIMEOUT", "BENCH_CLIENT"):
         monkeypatch.delenv(name, raising=False)
     return data
 

@@ -96,11 +96,11 @@ def test_status_reads_the_url_from_the_environment(service, monkeypatch, capsys)
 def test_python_m_benchwarmers_runs_the_same_cli(service):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-m", "benchwarmers", "status", "--url", service.url, "--json"],
-                         capture_output=True, text=True, env=env, timeout=60)
+                         capture_output=True, text=True, encoding="utf-8", errors="replace", env=env, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["version"] == __version__
     out = subprocess.run([sys.executable, "-m", "benchwarmers", "status", "--url", closed_port_url()],
-                         capture_output=True, text=True, env=env, timeout=60)
+                         capture_output=True, text=True, encoding="utf-8", errors="replace", env=env, timeout=60)
     assert out.returncode == 3
 
 

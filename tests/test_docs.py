@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.data import configure
 from benchwarmers.server.table import build_routes
 from tests.fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI
+from tests.helpers.catalog import catalog_host  # noqa: F401 (fixture: the catalog refresh goes to a fake host)
+from tests.helpers import shell
+from tests.helpers.data import configure
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "GATEWAY.md"
@@ -75,9 +77,9 @@ def run_command(command: str, env: dict, cwd: Path) -> tuple[int, str]:
     expected = EXPECT.search(command)
     command = EXPECT.sub("", command)
     out = cwd / "out.txt"
-    command = command.replace("curl ", f"curl -o '{out}' -w '%{{http_code}}' ", 1)
-    done = subprocess.run(["bash", "-c", command], env=env, cwd=str(cwd), capture_output=True, text=True,
-                          timeout=60)
+    command = command.replace("curl ", f"curl -o '{out.as_posix()}' -w '%{{http_code}}' ", 1)
+    done = subprocess.run([shell.bash(), "-c", command], env=env, cwd=str(cwd), capture_output=True, text=True,
+                          encoding="utf-8", errors="replace", timeout=60)
     assert done.returncode == 0, (command, done.stderr)
     body = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
     return int(done.stdout.strip()[-3:]), body, int(expected.group(1)) if expected else None
@@ -86,6 +88,11 @@ def run_command(command: str, env: dict, cwd: Path) -> tuple[int, str]:
 def latest_call(url: str) -> str:
     with urllib.request.urlopen(url + "/bench/calls?limit=1", timeout=10) as resp:
         return json.loads(resp.read())["calls"][0]["id"]
+
+
+def latest_panel(url: str) -> str:
+    with urllib.request.urlopen(url + "/bench/calls?limit=100", timeout=10) as resp:
+        return next(c["panel"] for c in json.loads(resp.read())["calls"] if c["panel"])
 
 
 def make_key(url: str) -> str:
@@ -98,7 +105,7 @@ def make_key(url: str) -> str:
 def doc_setup(home: Path) -> tuple[list, dict]:
     """The fakes and data folder the examples name: deepseek, claude, gemini-flash, qwen; collection core."""
     oa, an, gm, ol = FakeOpenAI().start(), FakeAnthropic().start(), FakeGemini().start(), FakeOllama().start()
-    ol.set_models(["llama3.2"])
+    ol.set_models(["llama3.2", "qwen3"])
     configure(home, {"oa": (oa, "openai"), "an": (an, "anthropic"), "gm": (gm, "gemini")},
               {"deepseek": ("oa", "deepseek-chat"), "claude": ("an", "claude-x"),
                "gemini-flash": ("gm", "gemini-flash-x"), "qwen": ("oa", "qwen-x")},
@@ -121,6 +128,8 @@ def run_doc(text: str, plain_url: str, token_url: str, key: str, cwd: Path, urls
         if "$CALL" in command:
             call = call or latest_call(plain_url)
             env["CALL"] = call
+        if "$PANEL" in command:
+            env["PANEL"] = latest_panel(plain_url)
         status, body, expected = run_command(command, env, cwd)
         if (expected and status != expected) or (not expected and not 200 <= status < 300):
             problems.append(f"{status} for {command}\n{body[:300]}")
@@ -129,8 +138,8 @@ def run_doc(text: str, plain_url: str, token_url: str, key: str, cwd: Path, urls
     return problems
 
 
-@pytest.mark.skipif(not (shutil.which("bash") and shutil.which("curl")), reason="needs bash and curl")
-def test_every_curl_command_in_gateway_md_works(home, make_service, tmp_path):
+@pytest.mark.skipif(not (shell.bash() and shutil.which("curl")), reason=shell.WHY)
+def test_every_curl_command_in_gateway_md_works(home, make_service, tmp_path, catalog_host):
     fakes, urls = doc_setup(home)
     try:
         plain = make_service()

@@ -147,7 +147,7 @@ def test_existing_name_conflicts_unless_replace(app, fakes):
 def test_remove_retires_its_models_and_restore_needs_it_back(app, fakes):
     fake = fakes("openai", models=["m-one"])
     app("POST", "/bench/endpoints", {"name": "oa", "base_url": fake.url, "key": KEY})
-    assert app("POST", "/bench/models", {"served": "m-one"})[0] == 201
+    assert app("POST", "/bench/models", {"served": "m-one", "quick": True})[0] == 201
     status, _, d = app("DELETE", "/bench/endpoints/oa")
     assert status == 200 and d["retired"] == ["m-one"] and "keys.json" in d["note"]
     assert saved(app) == {}
@@ -162,7 +162,7 @@ def test_candidates_mark_the_bench_and_survive_a_dead_endpoint(app, fakes):
     a, b = fakes("openai", models=["m-one", "m-two"]), fakes("anthropic", models=["claude-x"])
     app("POST", "/bench/endpoints", {"name": "oa", "base_url": a.url, "key": KEY})
     app("POST", "/bench/endpoints", {"name": "an", "base_url": b.url, "api": "anthropic", "key": KEY})
-    app("POST", "/bench/models", {"served": "m-one", "alias": "first"})
+    app("POST", "/bench/models", {"served": "m-one", "alias": "first", "quick": True})
     _, _, d = app("GET", "/bench/candidates")
     got = {(c["endpoint"], c["served"]): c["on_bench"] for c in d["candidates"]}
     assert got == {("oa", "m-one"): "first", ("oa", "m-two"): None, ("an", "claude-x"): None}

@@ -401,7 +401,7 @@ def test_each_format_takes_the_key_in_its_own_header_and_refuses_a_wrong_one(key
     assert "gateway key" in expect_error(p.url, fmt, 401, body=body_for(fmt))
     assert "spare" in expect_error(p.url, fmt, 403, body=body_for(fmt, "bench/spare"),
                                    path=path_for(fmt, "bench/spare"), headers=headers)
-    assert "cannot ask models directly" in expect_error(p.url, fmt, 404, body=body_for(fmt, "alpha"),
+    assert "cannot ask models directly" in expect_error(p.url, fmt, 403, body=body_for(fmt, "alpha"),
                                                         path=path_for(fmt, "alpha"), headers=headers)
 
 

@@ -169,7 +169,8 @@ def test_init_script_stores_the_key_in_keys_json_only(tmp_path, checkout_copy):
     env.update(LLM_USER_PATH=str(llm), PYTHONPATH="")
     out = subprocess.run([sys.executable, str(checkout_copy / "scripts" / "init.py"), str(folder),
                           "--endpoint", "openrouter", "https://openrouter.ai/api/v1", "--key-stdin"],
-                         input=secret + "\n", capture_output=True, text=True, env=env, timeout=60)
+                         input=secret + "\n", capture_output=True, text=True, encoding="utf-8", errors="replace",
+                         env=env, timeout=60)
     assert out.returncode == 0, out.stderr
     assert secret not in out.stdout + out.stderr
 
@@ -194,7 +195,7 @@ def test_init_script_keeps_an_existing_folder(tmp_path, checkout_copy):
     models.write_text('{"models": {"kept": {"endpoint": "x", "served": "y"}}}\n', encoding="utf-8")
     env = {**os.environ, "LLM_USER_PATH": str(tmp_path / "llm"), "PYTHONPATH": ""}
     out = subprocess.run([sys.executable, str(checkout_copy / "scripts" / "init.py"), str(folder)],
-                         capture_output=True, text=True, env=env, timeout=60)
+                         capture_output=True, text=True, encoding="utf-8", errors="replace", env=env, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "kept" in json.loads(models.read_text(encoding="utf-8"))["models"]
 
@@ -202,8 +203,8 @@ def test_init_script_keeps_an_existing_folder(tmp_path, checkout_copy):
 def test_init_script_key_without_endpoint_is_a_usage_error(tmp_path, checkout_copy):
     env = {**os.environ, "LLM_USER_PATH": str(tmp_path / "llm"), "PYTHONPATH": ""}
     out = subprocess.run([sys.executable, str(checkout_copy / "scripts" / "init.py"), str(tmp_path / "d"),
-                          "--key-stdin"], input="sk-whatever-123456\n", capture_output=True, text=True, env=env,
-                         timeout=60)
+                          "--key-stdin"], input="sk-whatever-123456\n", capture_output=True, text=True,
+                         encoding="utf-8", errors="replace", env=env, timeout=60)
     assert out.returncode == 2
     assert "--endpoint" in out.stderr
     assert not (tmp_path / "llm" / "keys.json").exists()

@@ -54,7 +54,7 @@ def test_the_key_never_leaks(service, http, isolated, capsys, monkeypatch, caplo
         call("GET", "/bench/endpoints")
         call("GET", "/bench/candidates")
         cli("candidates", "--json")
-        assert cli("onboard", "m-one", "--alias", "uno", "--json")[0] == 0
+        assert cli("onboard", "m-one", "--alias", "uno", "--quick", "--json", "--wait")[0] == 0
         call("GET", "/bench/models")
         cli("models", "--json")
         cli("model", "show", "uno", "--json")
@@ -62,8 +62,10 @@ def test_the_key_never_leaks(service, http, isolated, capsys, monkeypatch, caplo
         fake.script("*", Reply.error(401, message=f"Incorrect API key provided: {KEY}"))
         status, d = call("POST", "/bench/models/uno/probe")
         assert status == 200 and d["probe"]["status"] == "failed" and "[redacted]" in d["probe"]["error"]
-        code, _, err = cli("onboard", "m-two", "--json")
-        assert code == 1 and "Nothing was registered" in err
+        code, out, _ = cli("onboard", "m-two", "--json", "--wait")
+        assert code == 1 and "Nothing was registered" in out
+        call("GET", "/bench/onboard")
+        call("GET", f"/bench/onboard/{json.loads(out)['items'][0]['id']}")
         call("GET", "/bench/models/uno")
         cli("model", "show", "uno")
         fake.script("*", Reply.error(429, message=f"too fast for key {KEY}"))

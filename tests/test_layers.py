@@ -14,7 +14,10 @@ ONLY = {"errors": set(), "redaction": set(), "canonical": {"errors"},
 # part -> parts of benchwarmers it must not import
 NEVER = {"core": {"server", "api", "dashboard", "cli", "mcp", "client", "formats"},
          "roster": {"server", "api", "dashboard", "cli", "mcp", "client", "formats", "core"},
-         "mcp": {"server", "api", "dashboard", "cli", "core", "roster", "formats", "providers", "store"}}
+         "scheduler": {"server", "api", "dashboard", "cli", "mcp", "client", "formats"},
+         "catalog": {"server", "api", "dashboard", "cli", "mcp", "client", "formats", "core", "roster", "scheduler"},
+         "mcp": {"server", "api", "dashboard", "cli", "core", "roster", "catalog", "scheduler", "formats", "providers",
+                 "store"}}
 
 
 def imported_parts(source: str, module: str) -> set[str]:

@@ -87,7 +87,7 @@ def test_sdk_client_lists_tools_and_asks_the_panel(panel, http, tmp_path):
         return tools, listed, asked
 
     tools, listed, asked = run_sdk(service.url, body, tmp_path / "err.log")
-    assert set(tools) == {"list_collections", "ask", "verdict"}
+    assert set(tools) == {"list_collections", "ask", "verdict", "pending_verdicts"}
     assert tools["ask"].input_schema["required"] == ["collection", "prompt"]
     assert set(tools["ask"].input_schema["properties"]) == {"collection", "prompt", "merged", "with", "system"}
     assert set(tools["verdict"].input_schema["properties"]) == {"call", "useful", "note", "real", "false"}
@@ -171,7 +171,7 @@ def test_sdk_without_a_service_keeps_the_session_and_says_how_to_start(tmp_path)
 
     errlog = tmp_path / "err.log"
     tools, results = run_sdk(url, body, errlog, BENCHWARMERS_KEY=KEY)
-    assert len(tools) == 3
+    assert len(tools) == 4
     for r in results:
         assert r.is_error
         text = text_of(r)
@@ -274,7 +274,7 @@ def test_raw_negotiation_and_errors(asked, expected):
         assert "every seat" in init["instructions"]
         assert srv.call(2, "ping") == {"jsonrpc": "2.0", "id": 2, "result": {}}
         tools = srv.call("three", "tools/list")["result"]["tools"]
-        assert [t["name"] for t in tools] == ["list_collections", "ask", "verdict"]
+        assert [t["name"] for t in tools] == ["list_collections", "ask", "verdict", "pending_verdicts"]
         for t in tools:
             assert t["inputSchema"]["type"] == "object"
             assert ("outputSchema" in t) == (expected >= "2025-06-18")
@@ -304,7 +304,7 @@ def test_raw_batch_notifications_and_eof():
                   {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}])
         batch = srv.recv()
         assert isinstance(batch, list) and [r["id"] for r in batch] == [2, 3]
-        assert len(batch[1]["result"]["tools"]) == 3
+        assert len(batch[1]["result"]["tools"]) == 4
         srv.send([])
         assert srv.recv()["error"]["code"] == -32600
         assert srv.close() == 0

@@ -81,15 +81,15 @@ def test_candidates_onboard_models_retire_restore(bench, fake):
     bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
     code, out, _ = bench("candidates")
     assert code == 0 and "m-one" in out and "vendor/m-two" in out and "ctx 8192" in out
-    code, out, err = bench("onboard", "vendor/m-two", "--quick")
+    code, out, err = bench("onboard", "vendor/m-two", "--quick", "--wait")
     assert code == 0, err
-    assert "Onboarded m-two (vendor/m-two on oa)" in out and "Suite: not run (quick)" in err
+    assert "Onboarded m-two (vendor/m-two); suite owed" in out and "done" in err
     code, out, _ = bench("candidates", "--new")
     assert "m-one" in out and "vendor/m-two" not in out
     code, out, _ = bench("candidates", "--new", "--json")
     assert [c["served"] for c in json.loads(out)["candidates"]] == ["m-one"]
     code, out, _ = bench("models")
-    assert code == 0 and "m-two" in out and "active" in out and "ctx 8192" in out and "ok" in out
+    assert code == 0 and "m-two" in out and "active" in out and "8k ctx" in out and "ok" in out
     code, out, _ = bench("models", "--find", "nothing-like-it")
     assert code == 0 and out == ""
     code, _, err = bench("model", "retire", "m-two", "--reason", "too chatty")   # no terminal to ask on, no --yes
@@ -113,11 +113,13 @@ def test_onboard_failures_name_the_fix(bench, fake):
     try:
         bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
         bench("endpoint", "add", "an", "--base", other.url, "--api", "anthropic", "--key-stdin", stdin=KEY)
-        code, _, err = bench("onboard", "m-one")
-        assert code == 1 and "--endpoint" in err and "an, oa" in err
+        code, out, _ = bench("onboard", "m-one", "--wait")
+        assert code == 1 and "--endpoint" in out and "an, oa" in out
         fake.script("m-one", Reply.error(500))
-        code, _, err = bench("onboard", "m-one", "--endpoint", "oa")
-        assert code == 1 and "Nothing was registered" in err and err.count("\n") == 2   # the progress note + reason
+        code, out, err = bench("onboard", "m-one", "--endpoint", "oa", "--wait")
+        assert code == 1 and "Nothing was registered" in out and out.count("\n") == 1
+        code, _, err = bench("onboard", "m-one", "--endpoint", "nope")
+        assert code == 1 and "No endpoint named 'nope'" in err
         code, out, _ = bench("models", "--json")
         assert json.loads(out)["models"] == []
     finally:
@@ -126,7 +128,7 @@ def test_onboard_failures_name_the_fix(bench, fake):
 
 def test_probe_command_and_exit_codes(bench, fake):
     bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
-    bench("onboard", "m-one", "--alias", "uno")
+    bench("onboard", "m-one", "--alias", "uno", "--quick", "--wait")
     code, out, _ = bench("model", "probe", "uno")
     assert code == 0 and "probe ok" in out
     fake.script("m-one", Reply.error(500))
@@ -153,8 +155,8 @@ def test_help_has_examples(capsys):
 
 def test_models_show_the_record_with_the_counts_it_rests_on(bench, fake):
     bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
-    bench("onboard", "m-one", "--alias", "uno", "--quick")
-    bench("onboard", "vendor/m-two", "--alias", "dos", "--quick")
+    bench("onboard", "m-one", "--alias", "uno", "--quick", "--wait")
+    bench("onboard", "vendor/m-two", "--alias", "dos", "--quick", "--wait")
     calls = [json.loads(bench("ask", "uno", f"question {i}", "--json")[1])["bench"]["seats"][0]["call"]
              for i in range(3)]
     code, out, _ = bench("models")
@@ -162,9 +164,38 @@ def test_models_show_the_record_with_the_counts_it_rests_on(bench, fake):
     bench("verdict", calls[0], "--useful", "--real", "r1", "--false", "f1")
     bench("verdict", calls[1], "--not-useful", "--false", "f2", "--false", "f3")
     code, out, _ = bench("models")
-    assert code == 0 and "50% useful of 2 judged, 3/4 claims false (confidently wrong)" in out
+    assert code == 0 and "confidently wrong, 50% useful of 2 judged, 3/4 claims false" in out
     code, out, _ = bench("model", "show", "uno")
-    assert "Record:   50% useful of 2 judged" in out
+    assert "Record:   confidently wrong, 50% useful of 2 judged" in out
     record = json.loads(bench("models", "--json", "--find", "uno")[1])["models"][0]["record"]
     assert (record["judged"], record["useful_rate"], record["judged_claims"], record["false_claim_rate"]) == \
         (2, 0.5, 4, 0.75)
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_models_fit_a_100_column_terminal_and_print_reasons_whole(bench, fake, service, monkeypatch):
+    fake.set_models(["m-one", "vendor/a-rather-long-served-model-name-for-a-table:free"])
+    bench("endpoint", "add", "oa", "--base", fake.url, "--key-stdin", stdin=KEY)
+    bench("onboard", "m-one", "--alias", "uno", "--quick", "--wait")
+    bench("onboard", "vendor/a-rather-long-served-model-name-for-a-table:free", "--alias", "long", "--quick", "--wait")
+    reason = "it answers every review with the same paragraph, whatever the diff says, for a week now"
+    bench("model", "retire", "long", "--reason", reason, "--yes")
+    code, piped, _ = bench("models")
+    assert code == 0 and f"long: retired: {reason}" in piped and "a-rather-long-served-model-name-for-a-table:free" \
+        in piped                                                            # piped: nothing is cut
+    monkeypatch.setenv("COLUMNS", "100")
+    screen = Terminal()
+    monkeypatch.setattr("sys.stdout", screen)
+    assert main(["--url", service.url, "models"]) == 0
+    lines = screen.getvalue().splitlines()
+    width = lambda text_lines: max(len(line) for line in text_lines if not line.startswith("long: "))
+    assert width(lines) <= 100 < width(piped.splitlines())
+    assert any("vendor/a-rather-long" in line and "…" in line for line in lines)   # cut to fit, marked
+    assert f"long: retired: {reason}" in lines and lines[0].split() == \
+        ["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "(PRICE", "$/M", "IN/OUT)"]
+    assert [line.split()[:2] for line in lines if line.startswith(("uno ", "long "))][2:] == \
+        [["long", "ok"], ["uno", "ok"]]                                   # the second table: how each does

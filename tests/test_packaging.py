@@ -1,14 +1,14 @@
-"""Packaging: pyproject and package.json agree; the wheel installs and runs; the npm shim finds Python and runs it."""
+"""Packaging: pyproject and package.json agree; the sdist, wheel and npm tarball hold everything and run a panel."""
 from __future__ import annotations
 
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tarfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -17,12 +17,12 @@ from urllib.parse import urlsplit
 import pytest
 
 import benchwarmers
+from tests.helpers.install import NODE, NPM, bin_dir, built, check_installed, clean_env, exe, npm_tarball, run
 
 ROOT = Path(__file__).resolve().parent.parent
-NODE = shutil.which("node")
-NPM = shutil.which("npm")
 SHIM = ROOT / "bin" / "benchwarmers.js"
 needs_node = pytest.mark.skipif(not NODE, reason="node is not installed")
+needs_npm = pytest.mark.skipif(not (NODE and NPM), reason="node and npm are not installed")
 
 
 def pyproject() -> dict:
@@ -31,17 +31,6 @@ def pyproject() -> dict:
 
 def package_json() -> dict:
     return json.loads((ROOT / "package.json").read_text(encoding="utf-8"))
-
-
-def bin_dir(venv: Path) -> Path:
-    return venv / ("Scripts" if os.name == "nt" else "bin")
-
-
-def clean_env(**extra) -> dict:
-    """An environment in which only what the test installs can be imported."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    env.update(extra)
-    return env
 
 
 # ---- fast consistency checks -------------------------------------------------------------------
@@ -64,7 +53,8 @@ def test_package_json_matches_the_python_package():
     assert pkg["bin"] == {"benchwarmers": "bin/benchwarmers.js", "bench": "bin/benchwarmers.js"}
     assert pkg["engines"]["node"] == ">=18"
     assert not pkg.get("dependencies")
-    for wanted in ("serve.py", "gateway.py", "mcp_server.py", "scripts/init.py", "bin/"):
+    for wanted in ("serve.py", "gateway.py", "mcp_server.py", "scripts/init.py", "bin/", "examples/", "plugins/",
+                   ".claude-plugin/", "suite/", "NOTICE"):
         assert wanted in pkg["files"]
 
 
@@ -79,71 +69,68 @@ def test_python_m_benchwarmers_exists():
     assert (ROOT / "benchwarmers" / "__main__.py").is_file()
 
 
-# ---- the wheel ---------------------------------------------------------------------------------
+# ---- the sdist and the wheel (python -m build) ------------------------------------------------
 
-def copy_source(dest: Path) -> Path:
-    """Build from a copy, so the build leaves nothing (build/, *.egg-info) in the checkout."""
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("benchwarmers", "examples"):
-        shutil.copytree(ROOT / name, dest / name, ignore=ignore)
-    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
-        if (ROOT / name).exists():
-            shutil.copy2(ROOT / name, dest / name)
-    return dest
-
-
-def can_build_here() -> bool:
-    """setuptools 64+ and a bdist_wheel (built in from 70.1, else the `wheel` package) in this interpreter."""
-    try:
-        import setuptools
-    except ImportError:
-        return False
-    version = tuple(int(x) for x in re.findall(r"\d+", setuptools.__version__)[:2])
-    if version >= (70, 1):
-        return True
-    try:
-        import wheel  # noqa: F401
-    except ImportError:
-        return False
-    return version >= (64, 0)
+@pytest.fixture(scope="module")
+def dists(tmp_path_factory) -> dict:
+    return built(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    src = copy_source(tmp_path_factory.mktemp("src"))
-    out = tmp_path_factory.mktemp("wheels")
-    # Offline-friendly: reuse this interpreter's setuptools when it is new enough.
-    isolation = ["--no-build-isolation"] if can_build_here() else []
-    run = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "-w", str(out), "--no-deps", "-q",
-                          *isolation], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
-    wheels = list(out.glob("benchwarmers-*.whl"))
-    assert len(wheels) == 1
-    return wheels[0]
+def wheel(dists) -> Path:
+    return dists["wheel"]
 
 
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("venv") / "v"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    py = bin_dir(venv) / ("python.exe" if os.name == "nt" else "python")
-    run = subprocess.run([str(py), "-m", "pip", "install", "--no-index", "--no-deps", "-q", str(wheel)],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
+    done = run([exe(bin_dir(venv), "python")], "-m", "pip", "install", "--no-index", "--no-deps", "-q", str(wheel),
+               env=clean_env(), cwd=venv, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
     return venv
 
 
+def shipped(root: Path, folder: str) -> set[str]:
+    """Every file under ROOT/folder, as paths relative to that folder (dot-files included)."""
+    base = root / folder
+    return {p.relative_to(base).as_posix() for p in base.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+
+
 @pytest.mark.slow
-def test_wheel_carries_package_data_and_entry_points(wheel):
+def test_sdist_carries_what_a_source_install_needs(dists):
+    with tarfile.open(dists["sdist"]) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    for wanted in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "NOTICE", "BENCHMARKS.md", "CHANGELOG.md",
+                   "HOSTING.md", "RELEASING.md", "serve.py", "bench.py", "Dockerfile", "compose.yaml", ".env.example",
+                   ".claude-plugin/marketplace.json", "benchwarmers/__main__.py",
+                   "benchwarmers/dashboard/static/style.css", "benchwarmers/catalog/data/models.dev.json",
+                   "tests/conftest.py", "deploy/fly/fly.toml"):
+        assert wanted in names, wanted
+    for folder in ("examples", "plugins", "deploy", "suite"):
+        assert {f"{folder}/{f}" for f in shipped(ROOT, folder)} <= names, folder
+    assert not any("__pycache__" in n or n.endswith(".pyc") or n.startswith(".env\n") for n in names)
+    assert ".env" not in names
+
+
+@pytest.mark.slow
+def test_wheel_carries_package_data_plugin_and_entry_points(wheel):
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         entry_points = next(z.read(n).decode() for n in names if n.endswith("entry_points.txt"))
         metadata = next(z.read(n).decode() for n in names if n.endswith("METADATA"))
     assert "benchwarmers/__main__.py" in names
     assert "benchwarmers/dashboard/static/style.css" in names
-    for config in (ROOT / "examples").rglob("*.json"):
-        assert f"benchwarmers/examples/{config.relative_to(ROOT / 'examples').as_posix()}" in names
-    assert not any(n.startswith(("tests/", "examples/")) or "__pycache__" in n for n in names)
+    assert {"benchwarmers/catalog/data/models.dev.json", "benchwarmers/catalog/data/freellmapi.json"} <= names
+    for config in shipped(ROOT, "examples"):
+        assert f"benchwarmers/examples/{config}" in names
+    plugin = shipped(ROOT, "plugins/benchwarmers")
+    assert {".mcp.json", ".claude-plugin/plugin.json"} <= plugin
+    assert {f"benchwarmers/plugin/{f}" for f in plugin} <= names
+    # the suite's starter pack, inside the package (benchwarmers/suite/ is code; its tasks/ folder the pack)
+    assert {f"benchwarmers/suite/tasks/{f}" for f in shipped(ROOT, "suite/tasks")} <= names
+    assert not any(n.startswith(("tests/", "examples/", "suite/", "plugins/")) or "__pycache__" in n for n in names)
     assert "bench = benchwarmers.cli.main:run" in entry_points
     assert "benchwarmers = benchwarmers.cli.main:run" in entry_points
     assert f"Version: {benchwarmers.__version__}" in metadata
@@ -152,42 +139,74 @@ def test_wheel_carries_package_data_and_entry_points(wheel):
 
 
 @pytest.mark.slow
-def test_installed_bench_runs_help_and_status(installed, service, tmp_path):
-    bench = bin_dir(installed) / ("bench.exe" if os.name == "nt" else "bench")
-    env = clean_env(BENCHWARMERS_HOME=str(tmp_path / "home"), LLM_USER_PATH=str(tmp_path / "llm"))
-    out = subprocess.run([str(bench), "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert "example" in out.stdout.lower()
-    out = subprocess.run([str(bench), "status", "--url", service.url], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert benchwarmers.__version__ in out.stdout and service.url in out.stdout
+def test_installed_wheel_serves_a_panel(installed, tmp_path):
+    """benchwarmers --version, then the installed service against a fake upstream: bench status, bench ask."""
+    bench = exe(bin_dir(installed), "bench")
+    out = run([bench], "--help", env=clean_env(), cwd=tmp_path)
+    assert out.returncode == 0 and "example" in out.stdout.lower(), out.stderr
+    check_installed([exe(bin_dir(installed), "benchwarmers")], tmp_path, serve=[bench])
 
 
 @pytest.mark.slow
 def test_installed_package_seeds_a_data_folder_from_its_own_examples(installed, tmp_path):
-    exe = bin_dir(installed) / ("benchwarmers.exe" if os.name == "nt" else "benchwarmers")
     env = clean_env(LLM_USER_PATH=str(tmp_path / "llm"))
     env.pop("BENCHWARMERS_HOME", None)
     folder = tmp_path / "data"
-    out = subprocess.run([str(exe), "init", str(folder)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=60)
+    out = run([exe(bin_dir(installed), "benchwarmers")], "init", str(folder), env=env, cwd=tmp_path, timeout=60)
     assert out.returncode == 0, out.stderr
     for config in (ROOT / "examples" / "config").glob("*.json"):
         assert (folder / "config" / config.name).read_bytes() == config.read_bytes()
     assert "BENCHWARMERS_HOME" in out.stderr           # no pointer file in site-packages: says how to use it
     assert not list(installed.rglob(".benchwarmers-home"))
-    probe = subprocess.run([str(bin_dir(installed) / ("python.exe" if os.name == "nt" else "python")), "-c",
-                            "import benchwarmers.home as h; print(h.examples_dir())"],
-                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-    assert Path(probe.stdout.strip()).is_relative_to(installed)
+    probe = run([exe(bin_dir(installed), "python")], "-c", "import benchwarmers.home as h; print(h.examples_dir())",
+                env=env, cwd=tmp_path, timeout=60)
+    # resolve(): Windows temp folders may be spelled with 8.3 short names, and the package resolves its own path.
+    assert Path(probe.stdout.strip()).is_relative_to(installed.resolve())
+    probe = run([exe(bin_dir(installed), "python")], "-c",
+                "from benchwarmers.suite.tasks import load_all, starter_dir; t, bad = load_all(None); "
+                "print(starter_dir()); print(len(t), len(bad))", env=env, cwd=tmp_path, timeout=60)
+    where, counts = probe.stdout.strip().splitlines()
+    assert Path(where).is_relative_to(installed.resolve())             # the starter pack inside the installed package
+    assert counts == f"{len(list((ROOT / 'suite' / 'tasks').glob('*/task.json')))} 0"
+
+
+@pytest.mark.slow
+def test_installed_command_runs_the_plugins_mcp_server_and_stop_hook(installed, service, tmp_path):
+    """The plugin's .mcp.json and hooks.json name the installed command; both work from the installed wheel."""
+    plugin = ROOT / "plugins" / "benchwarmers"
+    server = json.loads((plugin / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["benchwarmers"]
+    (hook,) = json.loads((plugin / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]["Stop"][0]["hooks"]
+    command = exe(bin_dir(installed), "benchwarmers")
+    assert server["command"] == hook["command"].split()[0] == "benchwarmers"
+    env = clean_env(BENCHWARMERS_URL=service.url, LLM_USER_PATH=str(tmp_path / "llm"))
+    env.pop("BENCHWARMERS_KEY", None)
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "pending_verdicts",
+                                                                                "arguments": {}}}]
+    out = subprocess.run([str(command), *server["args"]], input="".join(json.dumps(m) + "\n" for m in messages),
+                         cwd=tmp_path, env=env, capture_output=True, text=True, encoding="utf-8", timeout=60)
+    assert out.returncode == 0, out.stderr
+    replies = {r["id"]: r for r in map(json.loads, out.stdout.splitlines())}
+    assert replies[1]["result"]["serverInfo"]["name"] == "benchwarmers"
+    assert len(replies[2]["result"]["tools"]) == 4
+    assert replies[3]["result"]["structuredContent"] == {"total": 0, "pending": []}     # the service answered
+    stop = json.dumps({"hook_event_name": "Stop", "stop_hook_active": False,
+                       "transcript_path": str(tmp_path / "transcript.jsonl")})
+    (tmp_path / "transcript.jsonl").write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n",
+                                               encoding="utf-8")
+    out = subprocess.run([str(command), *hook["command"].split()[1:]], input=stop, cwd=tmp_path, env=env,
+                         capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=60)
+    assert out.returncode == 0 and out.stdout == "" and out.stderr == ""   # a turn that asked no panel
 
 
 # ---- the npm shim ------------------------------------------------------------------------------
 
 def shim(*args: str, env: dict | None = None, timeout: float = 60, node: str | None = None):
     return subprocess.run([node or NODE, str(SHIM), *args], env=env or clean_env(), capture_output=True,
-                          text=True, timeout=timeout, cwd=str(ROOT.parent))
+                          text=True, encoding="utf-8", errors="replace", timeout=timeout, cwd=str(ROOT.parent))
 
 
 @pytest.mark.slow
@@ -252,7 +271,8 @@ def test_shim_forwards_sigterm_and_the_service_stops_cleanly(tmp_path):
     env = clean_env(BENCHWARMERS_PYTHON=sys.executable, BENCHWARMERS_HOME=str(tmp_path / "h"),
                     LLM_USER_PATH=str(tmp_path / "llm"))
     proc = subprocess.Popen([NODE, str(SHIM), "serve", "--port", "0", "--no-browser"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(tmp_path))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+                            errors="replace", cwd=str(tmp_path))
     try:
         url = None
         seen = []
@@ -279,20 +299,36 @@ def test_shim_forwards_sigterm_and_the_service_stops_cleanly(tmp_path):
         socket.create_connection((urlsplit(url).hostname, urlsplit(url).port), timeout=2).close()
 
 
+@pytest.fixture(scope="module")
+def tarball(tmp_path_factory) -> Path:
+    return npm_tarball(tmp_path_factory)
+
+
 @pytest.mark.slow
-@pytest.mark.skipif(not NPM, reason="npm is not installed")
-def test_npm_pack_lists_the_python_source(tmp_path):
-    out = subprocess.run([NPM, "pack", "--dry-run", "--json", str(ROOT)], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=120, env=clean_env(npm_config_cache=str(tmp_path / "npm-cache")))
-    assert out.returncode == 0, out.stderr
-    files = {f["path"] for f in json.loads(out.stdout)[0]["files"]}
+@needs_npm
+def test_npm_tarball_carries_the_python_source_and_data(tarball):
+    with tarfile.open(tarball) as tar:
+        files = {n.split("/", 1)[1] for n in tar.getnames() if n.startswith("package/")}
     for wanted in ("bin/benchwarmers.js", "benchwarmers/__init__.py", "benchwarmers/__main__.py",
                    "benchwarmers/cli/main.py", "benchwarmers/dashboard/static/style.css", "serve.py", "gateway.py",
-                   "scripts/init.py", "package.json"):
+                   "scripts/init.py", "package.json", ".claude-plugin/marketplace.json",
+                   "plugins/benchwarmers/.mcp.json", "plugins/benchwarmers/.claude-plugin/plugin.json"):
         assert wanted in files, wanted
-    for config in (ROOT / "examples").rglob("*.json"):
-        assert config.relative_to(ROOT).as_posix() in files
+    for folder in ("examples", "plugins", "suite"):
+        assert {f"{folder}/{f}" for f in shipped(ROOT, folder)} <= files, folder
+    assert {"NOTICE", "BENCHMARKS.md"} <= files
     py_files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "benchwarmers").rglob("*.py")
                 if "__pycache__" not in p.parts}
     assert py_files <= files
     assert not any("__pycache__" in f or f.startswith("tests/") or f.endswith(".pyc") for f in files)
+
+
+@pytest.mark.slow
+@needs_npm
+def test_shim_from_the_npm_tarball_serves_a_panel(tarball, tmp_path):
+    """The packed tarball unpacked as npm would: its shim runs the bundled source as service and client."""
+    with tarfile.open(tarball) as tar:
+        tar.extractall(tmp_path / "unpacked", filter="data")
+    shim_cmd = [NODE, tmp_path / "unpacked" / "package" / "bin" / "benchwarmers.js"]
+    env = clean_env(BENCHWARMERS_PYTHON=sys.executable, LLM_USER_PATH=tmp_path / "llm")
+    check_installed(shim_cmd, tmp_path, serve=shim_cmd, env=env)

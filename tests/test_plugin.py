@@ -12,7 +12,7 @@ from benchwarmers import __version__
 ROOT = Path(__file__).resolve().parent.parent
 MARKET = ROOT / ".claude-plugin" / "marketplace.json"
 PLUGIN = ROOT / "plugins" / "benchwarmers"
-NPX_ARGS = ["-y", "@wendellresearch-ai/benchwarmers", "mcp"]
+PUBLISHED_NPX = "npx -y @wendellresearch-ai/benchwarmers"   # only in the README's "Once published" paragraph
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 SEMVER = re.compile(r"^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 
@@ -55,21 +55,23 @@ def test_plugin_manifest():
     assert not (PLUGIN / ".claude-plugin" / "commands").exists()   # components live at the plugin root
 
 
-def test_mcp_json_starts_the_server_through_npm():
+def test_mcp_json_starts_the_server_with_the_installed_command():
+    """The npm name is not published yet: the plugin runs the command `pipx install .` gives."""
     servers = load(PLUGIN / ".mcp.json")["mcpServers"]
     server = servers["benchwarmers"]
-    assert server["command"] == "npx" and server["args"] == NPX_ARGS
+    assert server["command"] == "benchwarmers" and server["args"] == ["mcp"]
+    import tomllib
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts["benchwarmers"] == "benchwarmers.cli.main:run"
     assert server["env"]["BENCHWARMERS_URL"] == "${BENCHWARMERS_URL:-http://127.0.0.1:8122}"
     for value in server["env"].values():
         assert re.fullmatch(r"\$\{[A-Z_]+:-[^}]*\}", value), "every variable needs a default or Claude Code fails"
-    package = load(ROOT / "package.json")
-    assert NPX_ARGS[1] == package["name"]
-    assert "mcp_server.py" in package["files"]
+    assert "mcp_server.py" in load(ROOT / "package.json")["files"]
 
 
-def test_the_npm_command_reaches_the_mcp_subcommand():
+def test_the_command_reaches_the_mcp_subcommand():
     from benchwarmers.cli.main import build_parser
-    args = build_parser().parse_args([NPX_ARGS[-1]])
+    args = build_parser().parse_args(["mcp"])
     assert args.command == "mcp" and args.needs_client is False
 
 
@@ -104,9 +106,46 @@ def test_docs_show_the_install_and_client_config():
     assert "/plugin marketplace add WendellResearch-AI/benchwarmers" in doc
     assert "/plugin install benchwarmers@benchwarmers" in doc
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]
-    assert len(blocks) == 2
-    plain, windows = (b["mcpServers"]["benchwarmers"] for b in blocks)
-    assert plain["command"] == "npx" and plain["args"] == NPX_ARGS
-    assert windows["command"] == "cmd" and windows["args"] == ["/c", "npx", *NPX_ARGS]
+    assert len(blocks) == 3
+    installed, checkout, http = (b["mcpServers"]["benchwarmers"] for b in blocks)
+    assert installed["command"] == "benchwarmers" and installed["args"] == ["mcp"]
+    assert checkout["args"][0].endswith("/mcp_server.py") and (ROOT / "mcp_server.py").exists()
+    check_http_server(http)
+    # registry forms live in one marked paragraph, and name the package as package.json does
+    published = doc[doc.index("**Once published**"):]
+    published = published[:published.index("\n\n")]
+    assert PUBLISHED_NPX in published and load(ROOT / "package.json")["name"] in PUBLISHED_NPX
+    assert doc.count("npx -y @wendellresearch-ai") == published.count("npx -y @wendellresearch-ai")
+    assert "uvx benchwarmers" not in doc.replace(published, "")
     for name in ("BENCHWARMERS_URL", "BENCHWARMERS_KEY", "BENCHWARMERS_TIMEOUT"):
         assert f"`{name}`" in doc
+
+
+def check_http_server(server: dict) -> None:
+    """MCP over HTTP: the service's /mcp, the key taken from the environment and never written in."""
+    assert server["type"] == "http" and server["url"].endswith(":8122/mcp")
+    assert server["headers"] == {"Authorization": "Bearer ${BENCHWARMERS_KEY:-}"}
+
+
+def test_plugin_readme_shows_both_ways():
+    doc = (PLUGIN / "README.md").read_text(encoding="utf-8")
+    assert "`.mcp.json` starts `benchwarmers mcp`" in doc
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]
+    assert len(blocks) == 1
+    check_http_server(blocks[0]["mcpServers"]["benchwarmers-http"])
+    assert "pending_verdicts" in doc and "Stop hook" in doc
+    assert not re.search(r"bw-[A-Za-z0-9_-]{8,}", doc)       # no key written into a committed file
+
+
+def test_stop_hook_runs_the_installed_command():
+    """Like .mcp.json, the hook runs the command `pipx install .` gives: the plugin needs no Node."""
+    hooks = load(PLUGIN / "hooks" / "hooks.json")["hooks"]
+    assert set(hooks) == {"Stop"}
+    (entry,) = hooks["Stop"]
+    (hook,) = entry["hooks"]
+    assert hook["type"] == "command" and 0 < hook["timeout"] <= 60
+    assert hook["command"] == "benchwarmers verdicts stop-hook"
+    from benchwarmers.cli.main import build_parser
+    args = build_parser().parse_args(hook["command"].split()[1:])
+    assert args.action == "stop-hook" and args.needs_client is False
+    assert not [p for p in PLUGIN.rglob("*") if p.suffix in (".js", ".mjs", ".cjs")]

@@ -72,6 +72,19 @@ def raw(url: str, method: str, path: str, body: bytes | None = None, headers: di
         conn.close()
 
 
+def csrf_pair(url: str) -> tuple[str, str]:
+    """The dashboard's CSRF cookie (as a Cookie header) and the token forms carry, from the login page."""
+    _, headers, _ = raw(url, "GET", "/login")
+    pair = headers["set-cookie"].split(";")[0]
+    return pair, pair.split("=", 1)[1]
+
+
+def login_post(url: str, fields: str, headers: dict | None = None):
+    cookie, token = csrf_pair(url)
+    hdrs = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie, **(headers or {})}
+    return raw(url, "POST", "/login", f"{fields}&csrf={token}".encode(), hdrs)
+
+
 def as_json(data: bytes):
     return json.loads(data)
 
@@ -236,11 +249,12 @@ def test_cross_origin_post_is_refused(service):
 
 
 def test_own_origin_passes_the_guard(service):
-    origin = service.url
-    hdrs = {"Content-Type": "application/x-www-form-urlencoded", "Origin": origin}
-    status, headers, _ = raw(service.url, "POST", "/login", b"token=x&next=/", hdrs)
+    status, headers, _ = login_post(service.url, "token=x&next=/", {"Origin": service.url})
     assert status == 303                          # no token set: login just goes home
     assert headers["location"] == "/"
+    status, _, body = raw(service.url, "POST", "/login", b"token=x&next=/",
+                          {"Content-Type": "application/x-www-form-urlencoded", "Origin": service.url})
+    assert status == 403 and b"expired" in body   # the origin is ours, but there is no CSRF token
 
 
 # ---- body limits and malformed bodies, in each API's shape -------------------------------------
@@ -374,28 +388,29 @@ def test_dashboard_redirects_to_login_then_the_cookie_opens_it(make_service):
     status, headers, _ = raw(svc.url, "GET", "/")
     assert status == 303 and headers["location"].startswith("/login")
 
-    form = {"Content-Type": "application/x-www-form-urlencoded"}
-    status, _, body = raw(svc.url, "POST", "/login", b"token=not-the-token&next=/", form)
+    status, _, body = login_post(svc.url, "token=not-the-token&next=/")
     assert status == 401
     assert b"not the admin token" in body
 
-    status, headers, _ = raw(svc.url, "POST", "/login", f"token={TOKEN}&next=/".encode(), form)
+    status, headers, _ = login_post(svc.url, f"token={TOKEN}&next=/")
     assert status == 303 and headers["location"] == "/"
     cookie = headers["set-cookie"]
     flags = {p.strip().lower() for p in cookie.split(";")}
     assert "httponly" in flags and "samesite=strict" in flags
     assert TOKEN not in cookie
     pair = cookie.split(";")[0]
-    status, _, body = raw(svc.url, "GET", "/", headers={"Cookie": pair})
+    status, headers, _ = raw(svc.url, "GET", "/", headers={"Cookie": pair})
+    assert status == 303 and headers["location"] == "/endpoints"      # the first run opens on Endpoints
+    status, _, body = raw(svc.url, "GET", "/endpoints", headers={"Cookie": pair})
     assert status == 200 and b"Benchwarmers" in body
     assert TOKEN.encode() not in body
-    assert raw(svc.url, "GET", "/", headers={"Cookie": pair[:-4] + "0000"})[0] == 303
+    status, headers, _ = raw(svc.url, "GET", "/endpoints", headers={"Cookie": pair[:-4] + "0000"})
+    assert status == 303 and headers["location"].startswith("/login")
 
 
 def test_login_refuses_an_offsite_next(make_service):
     svc = make_service(admin_token=TOKEN)
-    form = {"Content-Type": "application/x-www-form-urlencoded"}
-    status, headers, _ = raw(svc.url, "POST", "/login", f"token={TOKEN}&next=//evil.example/".encode(), form)
+    status, headers, _ = login_post(svc.url, f"token={TOKEN}&next=//evil.example/")
     assert status == 303 and headers["location"] == "/"
 
 

@@ -1,13 +1,21 @@
-"""/bench/calls, /bench/verdict and /bench/record: what each seat said, what the user judged, and the tally."""
+"""/bench/calls, /bench/verdict, /bench/pending and /bench/record: what each seat said, what the user judged, what
+still waits for a verdict, and the tally."""
 from __future__ import annotations
 
 import json
+import re
 
 from ..errors import BadRequest, NotFound
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import GATEWAY, Route
+from ..store.pending import pending
+from .gateway import check_session
+from .onboard import whole_number
+
+CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MAX_CALLS = 200
 
 CALL = obj(("id", "model", "status"), id=STRING, model=STRING, status=STRING)
 VERDICT = obj(("call", "useful"), False, call=STRING, useful={"type": "boolean"}, note={"type": ["string", "null"]},
@@ -41,7 +49,14 @@ def list_calls(req: Request, bench: Bench) -> Response:
     pages = bench.calls.pages(collection=req.query.get("collection"), model=req.query.get("model"),
                               panel=req.query.get("panel"), limit=limit,
                               collections=req.caller.collections if req.caller else None)
-    return Response.streaming(json_list("calls", pages), "application/json")
+    return Response.streaming(json_list("calls", with_verdicts(bench, pages)), "application/json")
+
+
+def with_verdicts(bench: Bench, pages):
+    """Each page of calls as dicts, each with its current verdict (read a page at a time too)."""
+    for page in pages:
+        current = bench.verdicts.current([c.id for c in page])
+        yield [dict(c.to_dict(), verdict=current.get(c.id)) for c in page]
 
 
 def json_list(name: str, pages):
@@ -49,9 +64,8 @@ def json_list(name: str, pages):
     yield f'{{"{name}":['.encode()
     first = True
     for page in pages:
-        for rec in page:
-            yield (b"" if first else b",") + json.dumps(rec.to_dict(), ensure_ascii=False,
-                                                        separators=(",", ":")).encode()
+        for item in page:
+            yield (b"" if first else b",") + json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()
             first = False
     yield b"]}"
 
@@ -90,6 +104,24 @@ def post_verdict(req: Request, bench: Bench) -> Response:
     return Response.json(verdict)
 
 
+def get_pending(req: Request, bench: Bench) -> Response:
+    """The answers the caller asked that have no verdict yet: a key's own (within its collections), those of the
+    session named in `?session=`, or every one; `?calls=` keeps only those calls."""
+    limit = whole_number(req.query.get("limit", 50), "limit", 1, 200)
+    session = check_session(req.query["session"], "session") if req.query.get("session") else None
+    calls = None
+    if "calls" in req.query:
+        calls = [c.strip() for c in req.query["calls"].split(",") if c.strip()]
+        if len(calls) > MAX_CALLS or not all(CALL_ID.match(c) for c in calls):
+            raise BadRequest(f"calls must be up to {MAX_CALLS} call ids, separated by commas.",
+                             "Call ids come in each seat's `call` field.")
+    key = req.caller
+    found = pending(bench.db, caller=key.name if key else None, collections=key.collections if key else None,
+                    session=session, calls=calls, limit=limit)
+    scope = {"key": key.name} if key else {"session": session} if session else {"everyone": True}
+    return Response.json({**found, "limit": limit, "asked_by": scope})
+
+
 def get_record(req: Request, bench: Bench) -> Response:
     collection = req.query.get("collection")
     if collection:
@@ -111,6 +143,10 @@ ROUTES = [
     Route("POST", "/bench/verdict", post_verdict, "bench", GATEWAY, doc=op(
         "Judge a seat's answer (the latest verdict on a call counts).", body=VERDICT,
         ok=obj(("id", "call", "useful", "revisions"), call=STRING, useful={"type": "boolean"}))),
+    Route("GET", "/bench/pending", get_pending, "bench", GATEWAY, doc=op(
+        "The answers the caller asked that have no verdict yet (a key's own, a session's, or every one).",
+        query={"session": STRING, "calls": STRING, "limit": {"type": "integer"}},
+        ok=obj(("limit", "asked_by"), limit={"type": "integer"}, asked_by={"type": "object"}))),
     Route("GET", "/bench/record", get_record, "bench", GATEWAY, doc=op(
         "The record per model, overall and per collection (or of one collection).", query={"collection": STRING},
         ok=obj(("models",), models={"type": "object"}))),

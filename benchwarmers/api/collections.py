@@ -1,6 +1,7 @@
 """/bench/collections: list (gateway keys see theirs), save and delete collections."""
 from __future__ import annotations
 
+from ..core.overview import overview
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
@@ -8,14 +9,22 @@ from ..server.routes import ADMIN, GATEWAY, Route
 
 NAMES = {"type": ["array", "string"], "items": STRING}
 COLLECTION = obj(("name", "members", "explore"), name=STRING, description=STRING, members={"type": "array"},
-                 explore={"type": "integer"}, merge_model={"type": ["string", "null"]}, shadow={"type": "integer"})
+                 explore={"type": "integer"}, merge_model={"type": ["string", "null"]}, shadow={"type": "integer"},
+                 purpose=STRING)
 SAVE = obj(members=NAMES, add=NAMES, remove=NAMES, description=STRING, explore={"type": "integer"},
-           merge_model={"type": ["string", "null"]}, shadow={"type": "integer"})
+           merge_model={"type": ["string", "null"]}, shadow={"type": "integer"}, purpose=STRING)
+
+
+def view(col, models: dict) -> dict:
+    """A collection as the API shows it, with its members that no panel seats: retired, or gone from the bench."""
+    return {**col.public(), "retired": [m for m in col.members if m in models and not models[m].active],
+            "gone": [m for m in col.members if m not in models]}
 
 
 def list_collections(req: Request, bench: Bench) -> Response:
     key = req.caller
-    cols = [c.public() for name, c in sorted(bench.collections.all().items()) if key is None or key.allows(name)]
+    models = bench.registry.models()
+    cols = [view(c, models) for name, c in sorted(bench.collections.all().items()) if key is None or key.allows(name)]
     return Response.json({"collections": cols})
 
 
@@ -23,7 +32,17 @@ def get_collection(req: Request, bench: Bench) -> Response:
     name = req.params["name"]
     if req.caller:
         req.caller.check_collection(name)
-    return Response.json(bench.collections.get(name).public())
+    return Response.json(view(bench.collections.get(name), bench.registry.models()))
+
+
+def collection_overview(req: Request, bench: Bench) -> Response:
+    """The collection with the calls one ask makes, what its members share, their record and suggestions."""
+    name = req.params["name"]
+    if req.caller:
+        req.caller.check_collection(name)
+    col = bench.collections.get(name)
+    return Response.json(overview(col, bench.registry.models(), bench.record.models(name), bench.record.models(),
+                                  bench.registry.transport.limits.snapshot(), bench.catalog))
 
 
 def save_collection(req: Request, bench: Bench) -> Response:
@@ -42,6 +61,9 @@ ROUTES = [
         ok=obj(("collections",), collections={"type": "array", "items": COLLECTION}))),
     Route("GET", "/bench/collections/{name}", get_collection, "bench", GATEWAY, doc=op("One collection.",
                                                                                       ok=COLLECTION)),
+    Route("GET", "/bench/collections/{name}/overview", collection_overview, "bench", GATEWAY, doc=op(
+        "A collection with the calls one ask makes, what its members share, their record and suggestions.",
+        ok=obj(("name", "seats"), name=STRING, seats=obj(("calls",))))),
     Route("PUT", "/bench/collections/{name}", save_collection, "bench", ADMIN, doc=op(
         "Create or change a collection: members replace, add and remove edit.", body=SAVE, ok=COLLECTION)),
     Route("POST", "/bench/collections/{name}", save_collection, "bench", ADMIN, doc=op(

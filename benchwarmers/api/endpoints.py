@@ -1,13 +1,15 @@
 """Admin API for endpoints and candidates: add (checked by listing models first), list, remove, what they serve."""
 from __future__ import annotations
 
+import os
 import time
+from urllib.parse import urlsplit
 
 from .. import keys
-from ..errors import BadRequest, ConfigError, Conflict, UpstreamFailed, key_env
-from ..providers import make_provider
+from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
+from ..providers import Timeouts, make_provider
 from ..redaction import remember
-from ..roster import health, onboard
+from ..roster import health, healthrecord, onboard
 from ..roster.registry import Endpoint, new_endpoint
 from ..server.bench import Bench
 from ..server.messages import Request, Response
@@ -24,19 +26,21 @@ def key_source(endpoint: Endpoint) -> str:
     return endpoint.key()[1] or "missing"
 
 
-def endpoint_view(bench: Bench, endpoint: Endpoint) -> dict:
+def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -> dict:
+    """An endpoint with its health: `state` says ok, key refused, or resting until T (`flags`: read once)."""
     reg = bench.registry
     on_bench = [m for m in reg.models().values() if m.endpoint == endpoint.name]
     extra = reg.endpoint_extra(endpoint.name)
     return {"name": endpoint.name, "base_url": endpoint.base_url, "api": endpoint.api, "no_key": endpoint.no_key,
             "key_source": key_source(endpoint), "key_env": key_env(endpoint.name),
             "models": len(on_bench), "active_models": sum(1 for m in on_bench if m.active),
-            "served_count": extra.get("served_count"), "checked": extra.get("checked")}
+            "served_count": extra.get("served_count"), "checked": extra.get("checked"),
+            **healthrecord.endpoint_state(bench.db, bench.resting, endpoint.name, flags)}
 
 
 def list_endpoints(req: Request, bench: Bench) -> Response:
-    reg = bench.registry
-    return Response.json({"endpoints": [endpoint_view(bench, e) for _, e in sorted(reg.endpoints().items())]})
+    reg, flags = bench.registry, healthrecord.flags(bench.db)
+    return Response.json({"endpoints": [endpoint_view(bench, e, flags) for _, e in sorted(reg.endpoints().items())]})
 
 
 def endpoint_from(body: dict) -> Endpoint:
@@ -66,13 +70,17 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
                      f"{key_env(endpoint.name)}; or pass --no-key for a local server.")
 
 
-def keep_stored_key(body: dict, old: Endpoint, new: Endpoint) -> None:
-    """A stored key goes to a new base URL only when the caller says so: whoever may change the URL must not get the
-    key sent to a server of their choosing by leaving the key out."""
+def keep_flag(body: dict) -> bool:
     keep = body.get("keep_key", False)
     if not isinstance(keep, bool):
         raise BadRequest("keep_key must be true or false.")
-    if not keep:
+    return keep
+
+
+def keep_stored_key(old: Endpoint | None, new: Endpoint, key: str | None, new_key: bool, keep: bool) -> None:
+    """A stored key goes to a new base URL only when the caller says so: whoever may change the URL must not get the
+    key sent to a server of their choosing by leaving the key out."""
+    if old and key and not new_key and old.base_url != new.base_url and not keep:
         raise BadRequest(f"The base URL of {new.name!r} changes from {old.base_url} to {new.base_url}; its stored "
                          "key is not sent to a new URL unless you say so.",
                          f"Give the key again (`bench endpoint add {new.name} --base {new.base_url} --replace` "
@@ -88,11 +96,19 @@ def add_endpoint(req: Request, bench: Bench) -> Response:
         raise Conflict(f"Endpoint {endpoint.name!r} exists.",
                        "Add --replace to change its URL, protocol or key, or pick another name.")
     key, new_key = key_for(body, endpoint)
-    if old and key and not new_key and old.base_url != endpoint.base_url:
-        keep_stored_key(body, old, endpoint)
+    return Response.json({"endpoint": register(bench, endpoint, key, new_key, keep_flag(body))}, 201)
+
+
+def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, keep_key: bool = False) -> dict:
+    """Check the endpoint by listing its models with `key`, save it, and store a new key in keys.json;
+    its view (never the key). Provider sign-in (api/connect.py) adds endpoints through this too: a changed base
+    URL needs the key given again there as well, or `keep_key`."""
+    reg = bench.registry
+    keep_stored_key(reg.endpoints().get(endpoint.name), endpoint, key, new_key, keep_key)
     served = check_endpoint(endpoint, key)
     extra = {"served_count": len(served), "checked": time.time()}
     reg.save_endpoint(endpoint, extra)
+    healthrecord.clear(bench.db, endpoint.name)   # its key was just accepted: a "key refused" flag is old news
     if new_key:
         try:
             keys.store(endpoint.name, key)
@@ -105,17 +121,63 @@ def add_endpoint(req: Request, bench: Bench) -> Response:
                              f"Check {keys.keys_file()} is writable, or set {key_env(endpoint.name)}.") from None
     view = endpoint_view(bench, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
-    return Response.json({"endpoint": view}, 201)
+    return view
 
 
-def check_endpoint(endpoint: Endpoint, key: str | None) -> list[dict]:
+def check_endpoint(endpoint: Endpoint, key: str | None, doing: str = "was not added") -> list[dict]:
     """List its models with the key given, before anything is saved."""
     provider = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name)
     try:
         return provider.list_models(timeouts=onboard.LIST_TIMEOUTS)
     except UpstreamFailed as e:
-        raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} was not added: listing its models failed"
-                             ) from None
+        raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} {doing}: listing its models failed") from None
+
+
+def test_endpoint(req: Request, bench: Bench) -> Response:
+    """List an endpoint's models with its key now; the count and time are kept beside it."""
+    reg = bench.registry
+    endpoint = reg.endpoint(req.params["name"])
+    key = endpoint.key()[0]
+    if not endpoint.no_key and not key:
+        raise BadRequest(f"No key for endpoint {endpoint.name!r}.",
+                         f"Set {key_env(endpoint.name)}, or add it again with its key.")
+    served = check_endpoint(endpoint, key, "failed its test")
+    reg.save_endpoint(endpoint, {"served_count": len(served), "checked": time.time()})
+    view = endpoint_view(bench, endpoint)
+    view["sample"] = [m.get("id") for m in served[:10]]
+    return Response.json({"endpoint": view, "ok": True})
+
+
+def ollama_base(host: str | None) -> str:
+    """Where a local Ollama listens: OLLAMA_HOST as Ollama reads it (host, host:port or a URL), else its default."""
+    host = (host or "").strip() or "127.0.0.1:11434"
+    split = urlsplit(host if "://" in host else "http://" + host)
+    name = split.hostname or "127.0.0.1"
+    name = "127.0.0.1" if name in ("0.0.0.0", "localhost", "::", "") else name
+    name = f"[{name}]" if ":" in name else name
+    return f"{split.scheme or 'http'}://{name}:{split.port or 11434}"
+
+
+def same_server(a: str, b: str) -> bool:
+    def where(url: str):
+        s = urlsplit(url)
+        host = "127.0.0.1" if s.hostname in ("localhost", "0.0.0.0") else s.hostname
+        return host, s.port or (443 if s.scheme == "https" else 80)
+    return where(a) == where(b)
+
+
+def local_servers(req: Request, bench: Bench) -> Response:
+    """Model servers answering on this machine (a local Ollama), and the endpoint that already uses each."""
+    base = ollama_base(os.environ.get("OLLAMA_HOST"))
+    found = {"api": "ollama", "name": "ollama", "base_url": base, "answering": False, "models": None,
+             "endpoint": next((e.name for e in bench.registry.endpoints().values()
+                               if same_server(e.base_url, base)), None)}
+    try:
+        listed = make_provider("ollama", base, None).list_models(timeouts=Timeouts(connect=0.5, first_byte=2, idle=2))
+        found.update(answering=True, models=len(listed))
+    except BenchError:
+        pass
+    return Response.json({"servers": [found]})
 
 
 def remove_endpoint(req: Request, bench: Bench) -> Response:
@@ -126,6 +188,7 @@ def remove_endpoint(req: Request, bench: Bench) -> Response:
     for alias in retired:
         health.retire(reg, alias, f"its endpoint {endpoint.name!r} was removed")
     reg.remove_endpoint(endpoint.name)
+    healthrecord.clear(bench.db, endpoint.name)
     note = None
     if key_source(endpoint) == "keys.json":
         note = (f"Its key stays in {keys.keys_file()} (shared with the llm CLI); "
@@ -147,8 +210,10 @@ def candidates(req: Request, bench: Bench) -> Response:
             alias = on_bench.get((name, entry.get("id")))
             if only_new and alias:
                 continue
-            rows.append({"endpoint": name, "served": entry.get("id"), "on_bench": alias,
-                         "facts": onboard.facts_from(entry)})
+            facts = onboard.facts_from(entry)
+            pid, sourced = bench.catalog.lookup(reg.endpoint(name), str(entry.get("id") or ""), facts)
+            rows.append({"endpoint": name, "served": entry.get("id"), "on_bench": alias, "facts": facts,
+                         "catalog": {"provider": pid, "facts": sourced}})
     return Response.json({"candidates": rows, "errors": errors, "new_only": only_new})
 
 
@@ -166,6 +231,12 @@ ROUTES = [
         ok=obj(("endpoint",), endpoint=ENDPOINT))),
     Route("DELETE", "/bench/endpoints/{name}", remove_endpoint, "bench", ADMIN, doc=op(
         "Remove an endpoint; its models are retired.", ok=obj(("removed", "retired"), removed=STRING))),
+    Route("POST", "/bench/endpoints/{name}/test", test_endpoint, "bench", ADMIN, doc=op(
+        "List an endpoint's models with its key now; the count and time are kept beside it.",
+        ok=obj(("endpoint", "ok"), endpoint=ENDPOINT, ok={"type": "boolean"}))),
+    Route("GET", "/bench/local-servers", local_servers, "bench", ADMIN, doc=op(
+        "Model servers answering on this machine (a local Ollama), and the endpoint that already uses each.",
+        ok=obj(("servers",), servers={"type": "array"}))),
     Route("GET", "/bench/candidates", candidates, "bench", ADMIN, doc=op(
         "What each endpoint serves, marked when already on the bench.", query={"new": STRING},
         ok=obj(("candidates", "errors"), candidates={"type": "array"}, errors={"type": "array"}))),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import ModuleType
 from typing import Callable
+from urllib.parse import quote
 
 from .. import formats
 from ..canonical import DIRECT, ROUTE, Ask, Text
@@ -17,6 +18,7 @@ from ..server.openapi import ANY_JSON, op
 from ..server.routes import GATEWAY, Route
 
 Handler = Callable[[Request, Bench], Response]
+SESSION_HEADER = "x-bench-session"
 
 
 def check_reach(req: Request, target) -> None:
@@ -26,7 +28,7 @@ def check_reach(req: Request, target) -> None:
         return
     if target.mode == DIRECT:
         if "*" not in key.collections:
-            raise NotFound(f"The key {key.name!r} cannot ask models directly.",
+            raise Forbidden(f"The key {key.name!r} cannot ask models directly.",
                            "Ask one of its collections: " + ", ".join(f"bench/{c}" for c in key.collections))
         return
     key.check_collection(target.name)
@@ -52,23 +54,46 @@ def check_reach_within(req: Request, ask: Ask, bench: Bench) -> None:
                         "Ask with: " + (", ".join(sorted(reach)) or "(no members yet)") + ", or widen the key.")
 
 
-def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Response:
-    """Parse in the client's format, run the panel (or route mode), answer in the same format."""
+def session_of(req: Request) -> str | None:
+    """The session a client says it asks for (X-Bench-Session; the MCP server on stdio sends one), so its answers
+    waiting for a verdict can be found again without a key."""
+    value = req.headers.get(SESSION_HEADER)
+    return None if value is None else check_session(value, "X-Bench-Session")
+
+
+def check_session(value: str, where: str) -> str:
+    if not 1 <= len(value) <= 128 or not all("!" <= ch <= "~" for ch in value):
+        raise BadRequest(f"{where} must be 1 to 128 visible ASCII characters.",
+                         "Send a random id, the same one for every ask of one session.")
+    return value
+
+
+def admit(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Ask:
+    """The request as an Ask the caller may make: a target named and within its key's reach, the key and
+    session that ask noted for the record."""
     ask = fmt.parse(req.json(), info)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     check_reach(req, ask.target)
     check_reach_within(req, ask, bench)
+    ask.caller = req.caller.name if req.caller else None
+    ask.session = session_of(req)
+    return ask
+
+
+def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Response:
+    """Parse in the client's format, run the panel (or route mode), answer in the same format."""
+    ask = admit(fmt, req, bench, info)
     if not has_content(ask):
         return nothing_to_answer(fmt, req, bench, ask, info)
-    ask.caller = req.caller.name if req.caller else None
     if "anthropic-beta" in req.headers:   # forwarded only when an Anthropic member gets the body as it came
         ask.passthrough_headers["anthropic-beta"] = req.headers["anthropic-beta"]
     reply = ReplyInfo.for_ask(ask, info)
     if ask.target.mode == ROUTE:
         return render_turn(fmt, bench.router.take(ask, info.headers, presented_key(req)), reply)
     run = bench.panel.start(ask)
-    headers = {"x-bench-panel": run.id}
+    # the seats in seat order, so a client can show who it is still waiting for while the stream runs
+    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(quote(s.model, safe="") for s in run.seats)}
     if ask.stream:
         return Response.streaming(fmt.stream(bench.panel.events(run), reply),
                                   formats.stream_content_type(fmt, reply), headers)

@@ -1,7 +1,10 @@
 """/bench/keys: create (the secret is shown once), list and revoke gateway keys."""
 from __future__ import annotations
 
+from ..errors import BadRequest
+from ..roster.registry import suggest
 from ..server.bench import Bench
+from ..server.gatewaykeys import enforcement
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
@@ -16,9 +19,22 @@ def create_key(req: Request, bench: Bench) -> Response:
     collections = body.get("collections")
     if isinstance(collections, str):
         collections = [c.strip() for c in collections.split(",") if c.strip()]
+    check_collections(collections, bench)
     key, secret = bench.gateway_keys.create(body.get("name"), collections, body.get("rpm"))
-    return Response.json({**key.to_dict(), "key": secret,
-                          "note": "Shown once: store it now. Only its hash is kept."}, status=201)
+    enforced = enforcement(bench.admin_token, bench.settings())
+    return Response.json({**key.to_dict(), "key": secret, "note": "Shown once: store it now. Only its hash is kept.",
+                          "enforced": enforced["enforced"], "enforcement": enforced["note"]}, status=201)
+
+
+def check_collections(collections, bench: Bench) -> None:
+    """A key reaches collections that exist (or '*'): a typo would make a key that reaches nothing."""
+    if not isinstance(collections, list):
+        return   # the key store says what a key needs
+    known = bench.collections.all()
+    for name in collections:
+        if isinstance(name, str) and name != "*" and name not in known:
+            raise BadRequest(f"No collection named {name!r}: a key for it would reach nothing.",
+                             suggest(name, known, "collection"))
 
 
 def list_keys(req: Request, bench: Bench) -> Response:

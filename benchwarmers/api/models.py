@@ -1,21 +1,29 @@
-"""Admin API for the model roster: list and find, onboard, show with probes, probe, retire, restore."""
+"""Admin API for the model roster: list and find (with the verdict record and the suite scores), onboard, show with
+probes, probe, retire, restore."""
 from __future__ import annotations
 
 from ..errors import BadRequest
-from ..roster import health, onboard
+from ..roster import health, healthrecord, onboard, speed
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 
+WAIT = 600.0   # seconds POST /bench/models waits for its item before answering 202 with it
 MODEL = obj(("alias", "endpoint", "served", "status"), alias=STRING, endpoint=STRING, served=STRING, status=STRING)
 ONE = obj(("model",), model=MODEL)
 
 
-def view(bench: Bench, model, probe: dict | None = None) -> dict:
+def view(bench: Bench, model, probe: dict | None = None, perf: dict | None = None) -> dict:
     if probe is None:
         probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
-    return onboard.model_view(model, probe, bench.resting.until(model.endpoint, model.served))
+    out = onboard.model_view(model, probe, bench.resting.until(model.endpoint, model.served))
+    out["perf"] = perf if perf is not None else speed.latest(bench.db, model.alias).get(model.alias)
+    out["catalog"] = bench.catalog.describe(model)
+    held = out["catalog"]["held"]
+    if held and model.active:
+        out["status"], out["status_text"] = "held", f"held: {held['reason']}"
+    return out
 
 
 def list_models(req: Request, bench: Bench) -> Response:
@@ -23,21 +31,41 @@ def list_models(req: Request, bench: Bench) -> Response:
     needle = (req.query.get("find") or "").strip().lower()
     reg = bench.registry
     bench.resting.refresh()   # the admin's view: what the table says now, other processes' rests included
-    last = health.latest(bench.db)
-    record = bench.record.models()
+    last, perf = health.latest(bench.db), speed.latest(bench.db)
+    record, scores = bench.record.models(), bench.suite.store.scores()   # two sources, kept apart
     rows = []
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
             continue
-        rows.append({**view(bench, model, last.get(alias)), "record": record.get(alias)})
+        rows.append({**view(bench, model, last.get(alias), perf.get(alias)), "record": record.get(alias),
+                     "suite": scores.get(alias)})
     return Response.json({"models": rows, "find": needle or None})
 
 
 def add_model(req: Request, bench: Bench) -> Response:
+    """One model through the onboarding queue, answered when it is done (the queue runs one model at a time)."""
     body = req.json()
-    result = bench.onboarding.onboard(body.get("served"), endpoint=body.get("endpoint"), alias=body.get("alias"),
-                                      quick=bool(body.get("quick")), ad_hoc=bool(body.get("ad_hoc")))
-    return Response.json(result, 201)
+    extra = sorted(set(body) - {"served", "endpoint", "alias", "quick", "ad_hoc"})
+    if extra:
+        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.", "Send served, endpoint, alias, quick, ad_hoc.")
+    served = body.get("served")
+    if not isinstance(served, str) or not served.strip():
+        raise BadRequest("Say which model to onboard: its served name.", "e.g. bench onboard gpt-4o-mini")
+    mode = "adhoc" if body.get("ad_hoc") else "quick" if body.get("quick") else "full"
+    q = bench.onboard_queue
+    request = {"models": [served], "mode": mode}
+    request.update({k: body[k] for k in ("endpoint", "alias") if body.get(k) is not None})
+    [item] = q.enqueue(request)
+    [item] = q.wait([item["id"]], WAIT)
+    if item["state"] == "failed":
+        raise q.error_of(item["id"])
+    if item["state"] != "done":
+        return Response.json({"item": item, "note": "Still onboarding; follow it with GET /bench/onboard/"
+                                                    f"{item['id']}."}, 202)
+    model = bench.registry.model(item["model"])
+    probes = health.recent(bench.db, model.alias, 1)
+    return Response.json({"model": view(bench, model, probes[0] if probes else None),
+                          "probe": probes[0] if probes else None, "suite": item["suite"], "item": item["id"]}, 201)
 
 
 def show_model(req: Request, bench: Bench) -> Response:
@@ -45,13 +73,17 @@ def show_model(req: Request, bench: Bench) -> Response:
     probes = health.recent(bench.db, model.alias)
     out = view(bench, model, probes[0] if probes else None)
     out["probes"] = probes
-    out["record"] = bench.record.models().get(model.alias)
+    out["record"] = bench.record.models().get(model.alias)        # the user's verdicts
+    out["suite"] = bench.suite.store.scores(model.alias).get(model.alias)   # the suite's scores, never mixed in
+    out["perf_history"] = speed.history(bench.db, model.alias)
+    found = healthrecord.retirement(bench.db, model.alias)
+    out["retirement"] = found if found and not model.active and found["reason"] == model.reason else None
     return Response.json({"model": out})
 
 
 def probe_model(req: Request, bench: Bench) -> Response:
     """Probe now; a model that fails for a reason of its own is confirmed once, then retired with evidence."""
-    result = health.check(bench.registry, bench.db, req.params["alias"])
+    result = bench.health.check(req.params["alias"])
     model = bench.registry.model(req.params["alias"])
     result["model"] = view(bench, model, result.get("confirm") or result["probe"])
     result.pop("model_after", None)
@@ -68,8 +100,9 @@ def retire_model(req: Request, bench: Bench) -> Response:
 
 
 def restore_model(req: Request, bench: Bench) -> Response:
-    model = health.restore(bench.registry, req.params["alias"])
-    return Response.json({"model": view(bench, model)})
+    """Probe first: a model comes back only once it answers (an active one is left as it is, with no call)."""
+    model, probe = bench.health.restore(req.params["alias"])
+    return Response.json({"model": view(bench, model), "probe": probe.to_dict() if probe else None})
 
 
 ROUTES = [
@@ -77,7 +110,8 @@ ROUTES = [
         "The roster, each model with its record; `find` matches any part of alias, served name or endpoint.",
         query={"find": STRING}, ok=obj(("models",), models={"type": "array", "items": MODEL}))),
     Route("POST", "/bench/models", add_model, "bench", ADMIN, doc=op(
-        "Onboard a model: registered only if its probe answers.", status=201,
+        "Onboard a model through the onboarding queue: 201 once it is on the bench (its probe answered), 202 "
+        "with the queue item while it still runs.", status=201,
         body=obj(("served",), served=STRING, endpoint={"type": ["string", "null"]}, alias={"type": ["string", "null"]},
                  quick={"type": "boolean"}, ad_hoc={"type": "boolean"}),
         ok=obj(("model", "probe"), model=MODEL))),

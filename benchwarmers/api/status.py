@@ -5,6 +5,7 @@ import time
 
 from ..errors import ConfigError
 from ..server.bench import Bench
+from ..server.gatewaykeys import enforcement
 from ..server.messages import Request, Response
 
 
@@ -38,11 +39,21 @@ def summary(bench: Bench) -> dict:
         "bind": f"{bench.host}:{bench.port}",
         "data_folder": str(bench.home),
         "admin_token_set": bool(bench.admin_token),
+        "gateway_keys": enforcement(bench.admin_token, bench.settings()),
         "uptime_seconds": round(time.time() - bench.started, 1),
         "counts": counts,
         "config_problems": problems,
         "store": bench.db.health(),
+        "held": held(bench),
     }
+
+
+def held(bench: Bench) -> list:
+    """Free models that turned paid, waiting for the user to confirm (never blocks the status answer)."""
+    try:
+        return bench.catalog.holds()
+    except ConfigError:    # models.json broken by hand: config_problems says where; status still answers
+        return []
 
 
 def status(req: Request, bench: Bench) -> Response:

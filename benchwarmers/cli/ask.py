@@ -6,7 +6,9 @@ import sys
 from pathlib import Path
 
 from ..client import ClientError
-from .output import emit_json, note, table, write
+from . import terminal
+from .output import emit_json, note, table
+from .progress import TICK, PanelView, planned_seats, ticking
 
 FMT = argparse.RawDescriptionHelpFormatter
 
@@ -24,6 +26,8 @@ def register(sub, parent) -> None:
     p.add_argument("--merged", action="store_true", help="one merged answer (the seats stay in --json)")
     p.add_argument("--system", help="a system prompt for every seat")
     p.add_argument("--with", dest="with_models", default="", help="extra models for this ask: a,b")
+    p.add_argument("--max-tokens", type=positive, metavar="N",
+                   help="output tokens per seat (default: the service's default_max_tokens setting)")
     p.set_defaults(func=run_ask)
 
     v = sub.add_parser("verdict", parents=[parent], help="judge one seat's answer", formatter_class=FMT,
@@ -41,9 +45,19 @@ def register(sub, parent) -> None:
     v.set_defaults(func=run_verdict)
 
 
+def positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {value!r}")
+    return number
+
+
 def build_prompt(args) -> str:
     prompt = args.prompt or ""
-    piped = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    piped = terminal.read_all() if terminal.piped() else ""
     if piped.strip():
         prompt = f"{prompt}\n\n<stdin>\n{piped.rstrip()}\n</stdin>" if prompt else piped
     for name in args.file:
@@ -65,21 +79,12 @@ def run_ask(args, client) -> int:
     extra = [m.strip() for m in args.with_models.split(",") if m.strip()]
     if extra:
         body["bench"] = {"with": extra}
+    if args.max_tokens:
+        body["max_tokens"] = args.max_tokens
     if args.json:
         emit_json(post_ask(client, args.collection, args.merged, body))
         return 0
-    # streamed, so each seat's answer shows as soon as that seat finishes
-    bench, ended = {}, ""
-    for chunk in post_ask(client, args.collection, args.merged, {**body, "stream": True}):
-        choice = (chunk.get("choices") or [{}])[0]
-        text = (choice.get("delta") or {}).get("content") or ""
-        if text:
-            write(text)
-            sys.stdout.flush()
-            ended = text
-        bench = chunk.get("bench") or bench
-    if not ended.endswith("\n"):
-        sys.stdout.write("\n")
+    bench = stream_ask(client, args, body)
     seats = bench.get("seats") or []
     note()
     table(["seat", "kind", "model", "status", "seconds", "call"],
@@ -92,10 +97,30 @@ def run_ask(args, client) -> int:
     return 0 if any(s.get("status") == "ok" for s in seats) else 1
 
 
+def stream_ask(client, args, body: dict) -> dict:
+    """Stream the panel so each seat's answer shows as soon as it finishes (in seat order when stdout is a file or
+    a pipe), with a line on a terminal's stderr naming the seats still awaited; the `bench` data at the end."""
+    reply = post_ask(client, args.collection, args.merged, {**body, "stream": True})
+    view = PanelView(planned_seats(reply.headers.get("x-bench-seats")), args.merged, sys.stdout, sys.stderr,
+                     ticks=sys.stderr.isatty(), in_order=not sys.stdout.isatty())
+    chunks = ticking(reply, TICK, view.tick) if view.ticks else reply
+    bench = {}
+    try:
+        for chunk in chunks:
+            choice = (chunk.get("choices") or [{}])[0]
+            text = (choice.get("delta") or {}).get("content") or ""
+            if text:
+                view.text(text)
+            bench = chunk.get("bench") or bench
+    finally:
+        view.finish()
+    return bench
+
+
 def post_ask(client, name: str, merged: bool, body: dict):
     """Ask `name` as a collection; when the service has no such collection, as a model alias (one seat).
     The fallback costs requests only on the failure path, so a key's rate is spent once per ask.
-    A streamed body gives an iterator of chunks (the request already accepted), else the reply."""
+    A streamed body gives a client.Stream of chunks (the request already accepted), else the reply."""
     def send(payload: dict):
         if payload.get("stream"):
             return client.stream("/v1/chat/completions", payload, gateway=True)

@@ -17,7 +17,8 @@ def register(sub, parent) -> None:
     c = sub.add_parser("collection", parents=[parent], help="save or delete a collection", formatter_class=FMT,
                        description="Create or change a collection, or delete one.",
                        epilog="examples:\n  bench collection save reviewers --members a,b,c --description "
-                              "\"adversarial review\"\n  bench collection save reviewers --add d --remove a\n"
+                              "\"adversarial review\" --purpose review\n"
+                              "  bench collection save reviewers --add d --remove a\n"
                               "  bench collection delete reviewers --yes")
     csub = c.add_subparsers(dest="action", metavar="ACTION", required=True)
     s = csub.add_parser("save", parents=[parent], help="create or change", formatter_class=FMT,
@@ -27,6 +28,8 @@ def register(sub, parent) -> None:
     s.add_argument("--add", help="add members: d,e")
     s.add_argument("--remove", help="remove members: a")
     s.add_argument("--description", help="what the collection is for")
+    s.add_argument("--purpose", help="review, design, code, enumeration, prose, quick, vision or image: explore "
+                                     "seats go only to models whose roles fit ('' for none)")
     s.add_argument("--explore", type=int, help="explore seats per ask (default 1)")
     s.add_argument("--merge-model", help="the model that writes :merged answers")
     s.add_argument("--shadow", type=int, help="route mode: members that also answer each turn, off the path")
@@ -47,14 +50,24 @@ def run_list(args, client) -> int:
     if not cols:
         note("No collections yet: bench collection save NAME --members a,b --description TEXT")
         return 0
-    table(["name", "description", "members", "explore"],
-          [[c["name"], c.get("description", ""), ",".join(c.get("members", [])), c.get("explore")] for c in cols])
+    table(["name", "purpose", "description", "members", "explore"],
+          [[c["name"], c.get("purpose") or "", c.get("description", ""), members(c), c.get("explore")] for c in cols])
+    if any(c.get("retired") or c.get("gone") for c in cols):
+        note("Members marked (retired) or (gone) get no seat: `bench model restore ALIAS`, or "
+             "`bench collection save NAME --remove ALIAS`.")
     return 0
+
+
+def members(c: dict) -> str:
+    """The members, each retired or gone one marked: no panel seats it."""
+    retired, gone = set(c.get("retired") or []), set(c.get("gone") or [])
+    return ",".join(m + (" (retired)" if m in retired else " (gone)" if m in gone else "")
+                    for m in c.get("members", []))
 
 
 def run_save(args, client) -> int:
     body = {}
-    for field in ("members", "add", "remove", "description", "explore", "shadow"):
+    for field in ("members", "add", "remove", "description", "explore", "shadow", "purpose"):
         value = getattr(args, field)
         if value is not None:
             body[field] = value

@@ -1,4 +1,5 @@
 """Every sub-command module, in the order --help lists them."""
-from . import ask, collection, endpoint, key, mcp, models, serve, status
+from . import (ask, catalog, collection, endpoint, jobs, key, mcp, models, onboard, serve, settings, status, suite,
+               verdicts)
 
-MODULES = [serve, status, ask, collection, models, endpoint, key, mcp]
+MODULES = [serve, status, ask, verdicts, collection, models, onboard, catalog, suite, endpoint, key, settings, jobs, mcp]

@@ -1,4 +1,4 @@
-"""bench endpoint add/list/remove: connections to upstream APIs; keys only by prompt or stdin, never shown."""
+"""bench endpoint add/list/test/remove: connections to upstream APIs; keys only by prompt or stdin, never shown."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,8 @@ import sys
 
 from ..client import ClientError, q
 from ..roster.registry import APIS
-from .output import confirm, emit_json, note, say, table
+from . import terminal
+from .output import confirm, emit_json, note, plural, say, table
 
 NO_KEY_ARGS = ("Keys are never command-line arguments (they would stay in your shell history and process list).\n"
                "Let `bench endpoint add` prompt for it, or pipe it: "
@@ -48,6 +49,12 @@ def register(sub, parent) -> None:
                                       "served when last checked, and where its key comes from (never the key).",
                           epilog="example:\n  bench endpoint list --json", formatter_class=fmt)
     ls.set_defaults(func=run_list)
+    t = verbs.add_parser("test", parents=[parent], help="list an endpoint's models now, with its key",
+                         description="Check an endpoint: list its models with its key now. The count and the time "
+                                     "are kept beside it (bench endpoint list shows them).",
+                         epilog="example:\n  bench endpoint test openrouter", formatter_class=fmt)
+    t.add_argument("name")
+    t.set_defaults(func=run_test)
     rm = verbs.add_parser("remove", parents=[parent], help="remove an endpoint (asks first)",
                           description="Remove an endpoint. Its active models are retired (restorable once it is "
                                       "added back); its key stays in keys.json, shared with the llm CLI.",
@@ -68,7 +75,7 @@ def read_key(args) -> str | None:
     if args.no_key:
         return None
     if args.key_stdin:
-        return (sys.stdin.readline() or "").strip() or None
+        return terminal.read_line().strip() or None
     if sys.stdin and sys.stdin.isatty():
         return getpass.getpass(f"Key for {args.name} (input hidden; Enter to use its environment variable "
                                "or keys.json): ").strip() or None
@@ -92,7 +99,8 @@ def run_add(args, client) -> int:
     e = d["endpoint"]
     source = e.get("key_source")
     key = f"key from {source}" if source and source != "none" else "no key"
-    say(f"Added endpoint {e['name']} ({e['api']}, {e['base_url']}): serves {e.get('served_count')} models; {key}.")
+    serves = plural(e.get("served_count"), "model")
+    say(f"Added endpoint {e['name']} ({e['api']}, {e['base_url']}): serves {serves}; {key}.")
     note("Next: bench candidates --new   then   bench onboard SERVED_NAME")
     return 0
 
@@ -118,6 +126,16 @@ def key_text(e: dict) -> str:
     if source == "missing":
         return f"missing: set {e.get('key_env')}"
     return source
+
+
+def run_test(args, client) -> int:
+    d = client.post(f"/bench/endpoints/{q(args.name)}/test", {})
+    if args.json:
+        emit_json(d)
+        return 0
+    e = d["endpoint"]
+    say(f"Endpoint {e['name']} answers: it serves {e['served_count']} models (e.g. {', '.join(e['sample'][:3])}).")
+    return 0
 
 
 def run_remove(args, client) -> int:

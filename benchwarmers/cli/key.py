@@ -39,6 +39,8 @@ def run_create(args, client) -> int:
     say(data["key"])
     rate = f" at {data['rpm']} requests a minute" if data.get("rpm") else ""
     note(f"Key {data['name']} for {', '.join(data['collections'])}{rate}. Shown once: store it now.")
+    if data.get("enforced") is False:
+        note("Warning: " + data["enforcement"])
     return 0
 
 

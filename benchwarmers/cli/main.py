@@ -7,12 +7,14 @@ import sys
 import traceback
 
 from .. import __version__
-from . import commands
+from . import commands, terminal
+from .serve import SERVE_FLAGS
 from ..client import Client, ClientError
 from .output import write
 
 EPILOG = """examples:
   benchwarmers                      start the dashboard (initialises the data folder on first run)
+  benchwarmers --no-browser         the same, without opening a browser
   bench status                      what is running and where
   bench ask core "Where can this return a stale value?" -f cache.py
   git diff | bench ask core "Review this diff"
@@ -52,15 +54,30 @@ def build_parser() -> Parser:
     parent = common()
     for module in commands.MODULES:
         module.register(sub, parent)
+    describe(parser)
     return parser
+
+
+def describe(parser: argparse.ArgumentParser) -> None:
+    """Every help page opens with a description line: a sub-command given none gets its one-line help, as a
+    sentence (the list of commands already shows it; its own --help should too)."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, sub in action.choices.items():
+            text = helps.get(name)
+            if not sub.description and text:
+                sub.description = text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+            describe(sub)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
-    if not argv:
+    if not argv or argv[0].split("=", 1)[0] in SERVE_FLAGS:   # `benchwarmers --no-browser`: serve's flags alone
         from . import serve
-        return serve.bare()
+        return serve.bare(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
@@ -83,10 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         else:
-            sys.stderr.write(f"Failed: {type(e).__name__}: {e}\n(--debug shows the traceback)\n")
+            write(f"Failed: {type(e).__name__}: {e}\n(--debug shows the traceback)\n", sys.stderr)
         return 1
 
 
-def run() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+def run(argv: list[str] | None = None) -> None:
+    """Console-script entry point (and the checkout's scripts'): streams made safe for any text, then main()."""
+    terminal.prepare()
+    sys.exit(main(argv))

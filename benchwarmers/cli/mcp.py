@@ -7,14 +7,14 @@ import argparse
 def register(sub, parent) -> None:
     p = sub.add_parser("mcp", parents=[parent], help="run the MCP server on stdio (for MCP clients)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description="An MCP server on stdio with three tools: list_collections, ask and verdict. "
-                                   "It is a client of the running service, so start that first (`benchwarmers`). "
-                                   "stdout carries only protocol messages; logs go to stderr.",
+                       description="An MCP server on stdio with four tools: list_collections, ask, verdict and "
+                                   "pending_verdicts. It is a client of the running service, so start that first "
+                                   "(`benchwarmers`). stdout carries only protocol messages; logs go to stderr. "
+                                   "Clients that connect to a URL use the service's own /mcp instead.",
                        epilog="examples:\n  benchwarmers mcp\n"
                               "  BENCHWARMERS_URL=http://192.168.1.5:8122 BENCHWARMERS_KEY=... benchwarmers mcp\n\n"
-                              "an MCP client's config:\n"
-                              '  {"mcpServers": {"benchwarmers": {"command": "npx", '
-                              '"args": ["-y", "@wendellresearch-ai/benchwarmers", "mcp"]}}}')
+                              "an MCP client's config (README.md has the forms for a checkout):\n"
+                              '  {"mcpServers": {"benchwarmers": {"command": "benchwarmers", "args": ["mcp"]}}}')
     p.set_defaults(func=run, needs_client=False)
 
 

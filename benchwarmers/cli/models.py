@@ -1,4 +1,4 @@
-"""bench models / candidates / onboard / model retire|restore|show|probe: the roster and how models join it."""
+"""bench models / candidates / model retire|restore|show|probe: the roster and what the endpoints serve."""
 from __future__ import annotations
 
 import argparse
@@ -7,17 +7,23 @@ import time
 from urllib.parse import urlencode
 
 from ..client import q
-from .output import confirm, emit_json, note, say, table
+from . import catalog
+from .output import confirm, emit_json, note, say, table, when
+from .suite import pct
 
 FMT = argparse.RawDescriptionHelpFormatter
 
 
 def register(sub, parent) -> None:
     p = sub.add_parser("models", parents=[parent],
-                       help="the roster: alias, endpoint, served name, status, facts, record",
-                       description="Every model on the bench: alias, endpoint, served name, status (active, resting "
-                                   "until T, retired with reason), catalog facts, the last probe, and its record "
-                                   "over all collections with the judged answers and claims each rate rests on.",
+                       help="the roster: alias, endpoint, served name, status, facts, speed, record, suite",
+                       description="Every model on the bench, in two tables. First: alias, endpoint, served name, "
+                                   "status (active, resting until T, held or retired, the reason printed below) and "
+                                   "catalog facts. Then: the last probe, the latest speed figures (time to first "
+                                   "token, output tokens per second, how long ago measured), and its record over "
+                                   "all collections with the judged answers and claims each rate rests on, and its suite scores (a column of their own, never mixed into the record). On a "
+                                   "terminal, cells too wide for it are cut (…); `bench model show ALIAS` and "
+                                   "--json have everything.",
                        epilog="examples:\n  bench models\n  bench models --find llama --json", formatter_class=FMT)
     p.add_argument("--find", metavar="TEXT", help="only models whose alias, served name or endpoint contain TEXT")
     p.set_defaults(func=run_models)
@@ -29,29 +35,16 @@ def register(sub, parent) -> None:
     p.add_argument("--new", action="store_true", help="only models not on the bench yet")
     p.set_defaults(func=run_candidates)
 
-    p = sub.add_parser("onboard", parents=[parent], help="register a model and probe it",
-                       description="Find the endpoint serving SERVED_NAME, probe it with a one-word prompt and "
-                                   "register it only if it answers (nothing is saved otherwise). Onboarding runs "
-                                   "one model at a time and the command waits for it.",
-                       epilog="examples:\n  bench onboard openai/gpt-4o-mini\n"
-                              "  bench onboard llama3.2 --endpoint local --alias llama --quick\n"
-                              "  bench onboard some/paid-model --quick --ad-hoc", formatter_class=FMT)
-    p.add_argument("served", metavar="SERVED_NAME", help="the model's name as its endpoint serves it")
-    p.add_argument("--endpoint", help="which endpoint (needed when several serve the name)")
-    p.add_argument("--alias", help="what users will type (default: a readable unique name)")
-    p.add_argument("--quick", action="store_true", help="probe only (this version's onboarding is the probe "
-                   "alone either way)")
-    p.add_argument("--ad-hoc", action="store_true", help="never called by the bench on its own (pay-per-use keys)")
-    p.set_defaults(func=run_onboard)
     register_model(sub, parent)
 
 
 def register_model(sub, parent) -> None:
-    p = sub.add_parser("model", parents=[parent], help="retire, restore, show or probe one model",
-                       description="One model: retire it with a reason, restore it, show it with its probes, "
-                                   "or probe it now.",
+    p = sub.add_parser("model", parents=[parent], help="one model: retire, restore, show, probe, set, role, confirm",
+                       description="One model: retire it with a reason, restore it, show it with its facts and "
+                                   "probes, probe it now, set your own facts or roles, or confirm a new price.",
                        epilog="examples:\n  bench model retire slowpoke --reason 'times out on long prompts' --yes\n"
-                              "  bench model restore slowpoke\n  bench model show slowpoke --json",
+                              "  bench model restore slowpoke\n  bench model show slowpoke --json\n"
+                              "  bench model set slowpoke --context 32768 --no-vision",
                        formatter_class=FMT)
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     r = verbs.add_parser("retire", parents=[parent], help="take a model off the bench, with a reason (asks first)",
@@ -61,7 +54,7 @@ def register_model(sub, parent) -> None:
     r.add_argument("--reason", required=True, help="why (kept with the model)")
     r.add_argument("--yes", action="store_true", help="do not ask")
     r.set_defaults(func=run_retire)
-    r = verbs.add_parser("restore", parents=[parent], help="bring a retired model back",
+    r = verbs.add_parser("restore", parents=[parent], help="bring a retired model back once it answers a probe",
                          epilog="example:\n  bench model restore slowpoke", formatter_class=FMT)
     r.add_argument("alias")
     r.set_defaults(func=run_restore)
@@ -73,30 +66,74 @@ def register_model(sub, parent) -> None:
                          epilog="example:\n  bench model probe slowpoke", formatter_class=FMT)
     r.add_argument("alias")
     r.set_defaults(func=run_probe)
+    catalog.register_model_verbs(verbs, parent)
     p.set_defaults(func=lambda args, client: (p.print_help(sys.stderr), 2)[1])
 
 
-def when(epoch) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else ""
+def merged(m: dict) -> dict:
+    """The facts the bench uses (every source merged), else what the endpoint's list said."""
+    sourced = (m.get("catalog") or {}).get("facts")
+    return {k: v["value"] for k, v in sourced.items()} if sourced else (m.get("facts") or {})
 
 
-def facts_text(facts: dict) -> str:
+def tokens(n) -> str:
+    """A token count as people say it: 32768 and 32000 -> 32k, 131072 -> 128k, 1048576 -> 1M."""
+    if not isinstance(n, int) or n < 1000:
+        return str(n)
+    unit = 1024 if n % 1024 == 0 and n % 1000 else 1000    # windows come in round thousands or powers of two
+    kilo = n / unit
+    return f"{kilo:.0f}k" if kilo < 999.5 else f"{round(kilo / unit, 1):g}M"
+
+
+def facts_text(facts: dict, brief: bool = False) -> str:
+    """The facts that decide seating and cost in a few words (`brief`, for the roster's table: the window in
+    thousands, no output cap, the price's unit in the header)."""
     shown = []
     if facts.get("context_window"):
-        shown.append(f"ctx {facts['context_window']}")
-    if facts.get("max_output"):
+        shown.append(f"{tokens(facts['context_window'])} ctx" if brief else f"ctx {facts['context_window']}")
+    if facts.get("max_output") and not brief:
         shown.append(f"out {facts['max_output']}")
     for flag in ("vision", "tools"):
         if facts.get(flag):
             shown.append(flag)
+    pin, pout = facts.get("price_in"), facts.get("price_out")
+    if pin is not None and pout is not None:
+        shown.append("free" if pin == 0 and pout == 0 else f"${pin:g}/${pout:g}" + ("" if brief else " per M"))
     return ", ".join(shown)
 
 
+def status_word(m: dict) -> str:
+    """active, held, retired, or resting to a time (the day too when it is not today)."""
+    until = m.get("resting_until")
+    if m["status"] != "resting" or not until:
+        return m["status"]
+    stamp = when(until)
+    return "resting to " + (stamp[11:] if stamp[:10] == when(time.time())[:10] else stamp[5:])
+
+
+def ago(epoch) -> str:
+    """How long ago, in one unit: 5m, 3h (up to two days), 6d."""
+    if not epoch:
+        return "?"
+    seconds = max(0.0, time.time() - epoch)
+    if seconds < 3600:
+        return f"{seconds // 60:.0f}m ago"
+    return f"{seconds // 3600:.0f}h ago" if seconds < 2 * 86400 else f"{seconds // 86400:.0f}d ago"
+
+
 def probe_text(p: dict | None) -> str:
-    if not p:
-        return "never probed"
-    seconds = f" {p['seconds']:.1f}s" if p.get("seconds") is not None else ""
-    return f"{p['status']}{seconds} {when(p.get('created'))}"
+    """Its outcome and age (`bench model show` has each probe's time and seconds)."""
+    return f"{p['status']} {ago(p.get('created'))}" if p else "never probed"
+
+
+def speed_text(perf: dict | None, brief: bool = False) -> str:
+    """Time to first token and tokens per second, with the date measured (`brief`: how long ago)."""
+    measured = ago(perf.get("measured")) if brief and perf else when(perf.get("measured") if perf else None)[:10]
+    if not perf or perf.get("ttft") is None and perf.get("tokens_per_second") is None:
+        return "never measured" if not perf else f"failed {measured}"
+    ttft = f"{perf['ttft']:.2f}s" if perf.get("ttft") is not None else "?"
+    tps = f"{perf['tokens_per_second']:.0f} tok/s" if perf.get("tokens_per_second") else "? tok/s"
+    return f"{ttft} to 1st, {tps}, {measured}" if brief else f"{ttft} to first, {tps} ({measured})"
 
 
 def record_text(r: dict | None) -> str:
@@ -105,12 +142,12 @@ def record_text(r: dict | None) -> str:
         return "no calls yet"
     if not r["judged"]:
         return f"none judged of {r['asks']} asks"
-    parts = [f"{r['useful_rate']:.0%} useful of {r['judged']} judged"]
+    parts = ["confidently wrong"] if r["judged_claims"] and r["confidently_wrong"] else []   # first: a cut keeps it
+    parts.append(f"{r['useful_rate']:.0%} useful of {r['judged']} judged")
     if r.get("drop"):
         parts.append(f"lately {r['drop']['useful_rate']:.0%} of {r['drop']['judged']}")
     if r["judged_claims"]:
-        parts.append(f"{r['false_claims']}/{r['judged_claims']} claims false"
-                     + (" (confidently wrong)" if r["confidently_wrong"] else ""))
+        parts.append(f"{r['false_claims']}/{r['judged_claims']} claims false")
     return ", ".join(parts)
 
 
@@ -123,10 +160,28 @@ def run_models(args, client) -> int:
     if not d["models"]:
         note("No models match." if args.find else "No models on the bench yet. See: bench candidates --new")
         return 0
-    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS", "LAST PROBE", "RECORD"],
-          [[m["alias"], m["endpoint"], m["served"], m["status_text"], facts_text(m.get("facts") or {}),
-            probe_text(m.get("last_probe")), record_text(m.get("record"))] for m in d["models"]])
+    # two tables, as one of all eight columns is twice a terminal's width: who each model is, then how it does;
+    # a status's reason goes under the first, whole; on a terminal, cells still too wide are cut to fit
+    models = d["models"]
+    table(["ALIAS", "ENDPOINT", "SERVED", "STATUS", "FACTS (PRICE $/M IN/OUT)"],
+          [[m["alias"], m["endpoint"], m["served"], status_word(m), facts_text(merged(m), brief=True)]
+           for m in models], fit=True)
+    for m in models:
+        if m["status_text"] != status_word(m) and m["status"] != "resting":
+            say(f"{m['alias']}: {m['status_text']}")
+    say("")
+    table(["ALIAS", "LAST PROBE", "SPEED", "RECORD", "SUITE"],
+          [[m["alias"], probe_text(m.get("last_probe")), speed_text(m.get("perf"), brief=True),
+            record_text(m.get("record")), suite_text(m.get("suite"))]
+           for m in models], fit=True)
     return 0
+
+
+def suite_text(s: dict | None) -> str:
+    """The suite's scores, per purpose: kept apart from the verdicts."""
+    if not s:
+        return ""
+    return ", ".join(f"{purpose} {pct(s[purpose]['score'])}" for purpose in ("review", "claims") if s.get(purpose))
 
 
 def run_candidates(args, client) -> int:
@@ -140,26 +195,8 @@ def run_candidates(args, client) -> int:
         note("Nothing new on your endpoints." if args.new else "Your endpoints list no models.")
         return 1 if d.get("errors") else 0
     table(["ENDPOINT", "SERVED", "ON BENCH", "FACTS"],
-          [[c["endpoint"], c["served"], c["on_bench"] or "", facts_text(c.get("facts") or {})]
+          [[c["endpoint"], c["served"], c["on_bench"] or "", facts_text(merged(c))]
            for c in d["candidates"]])
-    return 0
-
-
-def run_onboard(args, client) -> int:
-    body = {"served": args.served, "quick": args.quick, "ad_hoc": args.ad_hoc}
-    if args.endpoint:
-        body["endpoint"] = args.endpoint
-    if args.alias:
-        body["alias"] = args.alias
-    note(f"Onboarding {args.served}: probing it...")
-    d = client.post("/bench/models", body)
-    if args.json:
-        emit_json(d)
-        return 0
-    m, p = d["model"], d["probe"]
-    say(f"Onboarded {m['alias']} ({m['served']} on {m['endpoint']}): probe answered {p['answer']!r} in "
-        f"{p['seconds']:.1f} s, {p['input_tokens']}+{p['output_tokens']} tokens. Job {d.get('job')}.")
-    note(f"Suite: {d.get('suite')}")
     return 0
 
 
@@ -171,6 +208,7 @@ def run_retire(args, client) -> int:
 
 
 def run_restore(args, client) -> int:
+    note(f"Probing {args.alias} before it comes back...")
     d = client.post(f"/bench/models/{q(args.alias)}/restore", {})
     return _one(args, d, "Restored")
 
@@ -192,9 +230,21 @@ def run_show(args, client) -> int:
     m = d["model"]
     for k, v in (("Alias", m["alias"]), ("Endpoint", m["endpoint"]), ("Served", m["served"]),
                  ("Status", m["status_text"]), ("Ad hoc", "yes" if m["ad_hoc"] else "no"),
-                 ("Facts", facts_text(m.get("facts") or {}) or "none known"), ("Added", when(m.get("added"))),
-                 ("Record", record_text(m.get("record")))):
+                 ("Facts", facts_text(merged(m)) or "none known"), ("Added", when(m.get("added"))),
+                 ("Speed", speed_text(m.get("perf"))), ("Record", record_text(m.get("record"))),
+                 ("Suite", suite_text(m.get("suite")) or "not run")):
         say(f"{k + ':':<10}{v}")
+    if m.get("retirement"):
+        for p in m["retirement"]["evidence"].get("probes", []):
+            say(f"Evidence: {p['kind']} #{p['id']} {p['status']} ({p.get('upstream_status') or p.get('error_kind')}): "
+                f"{p.get('error')}")
+        listing = m["retirement"]["evidence"].get("listing")
+        if listing and listing.get("holds_it") is False:
+            say(f"Evidence: {listing['endpoint']} listed {listing['count']} models, not {m['served']}.")
+    rows = catalog.fact_rows(m.get("catalog") or {})
+    if rows:
+        table(["FACT", "VALUE", "SOURCE"], rows)
+        say(f"Roles:    {', '.join(m['catalog'].get('roles') or [])}")
     if m["probes"]:
         table(["WHEN", "KIND", "STATUS", "SECONDS", "TOKENS", "ANSWER / ERROR"],
               [[when(p["created"]), p["kind"], p["status"], p["seconds"], f"{p['input_tokens']}+{p['output_tokens']}",

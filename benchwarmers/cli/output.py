@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
+import time
+
+NARROWEST = 8         # a column cut to fit a terminal keeps at least this many characters
 
 # What a terminal would act on rather than show: escape sequences (CSI: colours, cursor moves; OSC: window titles,
 # clipboard writes, links; DCS and the like), the other C0 and C1 controls (a carriage return forges a line), and
@@ -34,18 +38,57 @@ def say(text: str = "") -> None:
     write(text + "\n")
 
 
+def plural(count, noun: str) -> str:
+    """'1 model', '3 models'; an unknown count (None) reads 'an unknown number of models'."""
+    if count is None:
+        return f"an unknown number of {noun}s"
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def note(text: str = "") -> None:
     write(text + "\n", sys.stderr)
 
 
-def table(headers: list[str], rows: list[list], out=None) -> None:
+def when(epoch) -> str:
+    """Epoch seconds as local time to the minute; empty for none."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else ""
+
+
+def table(headers: list[str], rows: list[list], out=None, fit: bool = False) -> None:
+    """Columns two spaces apart. With `fit`, a table wider than the terminal has its widest cells cut (…) to fit;
+    piped output is never cut."""
     out = out or sys.stdout
     cells = [[("" if c is None else str(c)) for c in row] for row in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    limit = terminal_width(out) if fit else None
+    if limit:
+        widths = fit_widths(widths, limit)
+        headers, cells = cut(headers, widths), [cut(r, widths) for r in cells]
     line = lambda values: "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()
     write(line(headers) + "\n", out)
     for r in cells:
         write(line(r) + "\n", out)
+
+
+def terminal_width(out) -> int | None:
+    """The terminal's columns when `out` is one; None for a pipe or a file."""
+    isatty = getattr(out, "isatty", None)
+    return shutil.get_terminal_size().columns if isatty and isatty() else None
+
+
+def fit_widths(widths: list[int], limit: int) -> list[int]:
+    """Column widths narrowed, the widest first and never the first column, until a line fits in `limit`."""
+    widths = list(widths)
+    while sum(widths) + 2 * (len(widths) - 1) > limit:
+        i = max(range(1, len(widths)), key=lambda k: widths[k], default=None)
+        if i is None or widths[i] <= NARROWEST:
+            break
+        widths[i] -= 1
+    return widths
+
+
+def cut(values: list[str], widths: list[int]) -> list[str]:
+    return [v if len(v) <= w else v[: w - 1] + "…" for v, w in zip(values, widths)]
 
 
 def confirm(question: str, assume_yes: bool) -> bool:

@@ -14,21 +14,40 @@ from ..client import ClientError
 from ..errors import BadRequest, ConfigError
 from ..roster.registry import APIS, Registry, new_endpoint
 from ..store import Config
+from . import terminal
 from .output import note
+
+SERVE_FLAGS = ("--host", "--port", "--no-browser", "--open")   # what bare `benchwarmers` takes, as `serve` does
+
+
+def local() -> argparse.ArgumentParser:
+    """The options of commands that run here rather than ask a service: no --url, no --json."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    return p
+
+
+def serve_options(p: argparse.ArgumentParser, port: int, dashboard: bool) -> None:
+    p.add_argument("--host", default=None, help="address to listen on (default $BENCHWARMERS_HOST or 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help=f"port (default $BENCHWARMERS_PORT or {port})")
+    # the gateway alone opens no browser: it takes --no-browser (older scripts pass it) without offering it
+    p.add_argument("--no-browser", action="store_true", help="never open a browser" if dashboard else argparse.SUPPRESS)
+    if dashboard:
+        p.add_argument("--open", action="store_true", help="open the dashboard in a browser")
+
 
 def register(sub, parent) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
-    for name, port, helptext in (("serve", 8122, "start the dashboard and gateway (port 8122)"),
-                                 ("gateway", 8123, "start the gateway routes alone (port 8123)")):
-        p = sub.add_parser(name, parents=[parent], help=helptext, description=helptext.capitalize() + ".",
-                           epilog=f"example:\n  bench {name} --port {port} --no-browser", formatter_class=fmt)
-        p.add_argument("--host", default=None, help="address to listen on (default $BENCHWARMERS_HOST or 127.0.0.1)")
-        p.add_argument("--port", type=int, default=None, help=f"port (default $BENCHWARMERS_PORT or {port})")
-        p.add_argument("--no-browser", action="store_true", help="never open a browser")
-        p.add_argument("--open", action="store_true", help="open the dashboard in a browser")
+    for name, port, helptext, example in (
+            ("serve", 8122, "start the dashboard and gateway (port 8122)", "--port 8122 --open"),
+            ("gateway", 8123, "start the gateway routes alone, no dashboard (port 8123)", "--port 8123")):
+        p = sub.add_parser(name, parents=[local()], help=helptext, formatter_class=fmt,
+                           description=helptext[0].upper() + helptext[1:] + ". Runs in the foreground until Ctrl-C.",
+                           epilog=f"example:\n  benchwarmers {name} {example}")
+        serve_options(p, port, dashboard=name == "serve")
         p.set_defaults(func=run_serve, role="dashboard" if name == "serve" else "gateway", default_port=port,
-                       needs_client=False)
-    p = sub.add_parser("init", parents=[parent], help="seed a data folder (never overwrites a file)",
+                       needs_client=False, **({} if name == "serve" else {"open": False}))
+    p = sub.add_parser("init", parents=[local()], help="seed a data folder (never overwrites a file)",
                        description="Seed a data folder from examples/ and point this checkout at it. "
                                    "With --endpoint and --key, add an endpoint and store its key in the llm "
                                    "CLI's keys.json (prompted without echo; never in the data folder).",
@@ -52,6 +71,24 @@ def env_port(default: int) -> int:
         raise ClientError(f"BENCHWARMERS_PORT must be a port number, not {raw!r}.", 2) from None
 
 
+def check_client_env() -> None:
+    """A BENCH_CLIENT the service would not know is refused at start, rather than ignored on every call."""
+    from ..settings import CLIENTS
+    raw = os.environ.get("BENCH_CLIENT", "").strip()
+    if raw and raw.lower() not in CLIENTS:
+        raise ClientError(f"BENCH_CLIENT must be one of {', '.join(CLIENTS)}, not {raw!r} (unset it to use the "
+                          "client setting).", 2)
+
+
+def llm_note(settings: dict) -> None:
+    """At start, when members are called through llm: which llm, or why no call can succeed."""
+    from ..core.calling import LLM, client_in_use
+    from ..providers import llmclient
+    client, chosen_by = client_in_use(settings)
+    if client == LLM:
+        note(llmclient.problem() or f"Member calls go through llm {llmclient.installed()} (chosen by {chosen_by}).")
+
+
 def on_desktop() -> bool:
     if sys.platform.startswith("win") or sys.platform == "darwin":
         return True
@@ -59,13 +96,16 @@ def on_desktop() -> bool:
 
 
 def run_serve(args, client=None, open_browser: bool | None = None) -> int:
-    from ..server.lifecycle import BindRefused, Service
+    from ..server.lifecycle import BindRefused, DataFolderUnusable, Service
     host = args.host or os.environ.get("BENCHWARMERS_HOST") or "127.0.0.1"
     port = args.port if args.port is not None else env_port(args.default_port)
+    check_client_env()
     try:
         service = Service(host=host, port=port, role=args.role)
     except BindRefused as e:
         raise ClientError(str(e), 2) from None
+    except DataFolderUnusable as e:
+        raise ClientError(str(e), 1) from None
     except OSError as e:
         raise ClientError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
                        "Is another copy running? Choose another --port.", 1) from None
@@ -75,6 +115,7 @@ def run_serve(args, client=None, open_browser: bool | None = None) -> int:
         where = "Dashboard and gateway" if args.role == "dashboard" else "Gateway"
         note(f"{where} at {service.url}  (gateway base URL {service.url}/v1)")
         note(f"Data folder: {service.bench.home}")
+        llm_note(service.bench.settings())
         note("Press Ctrl-C to stop.")
         if want and not args.no_browser and args.role == "dashboard":
             threading.Timer(0.5, webbrowser.open, (service.url + "/",)).start()
@@ -83,14 +124,32 @@ def run_serve(args, client=None, open_browser: bool | None = None) -> int:
     return 0
 
 
-def bare() -> int:
-    """Plain `benchwarmers`: initialise on first run, then the dashboard (a browser on a desktop)."""
+def bare_parser() -> argparse.ArgumentParser:
+    from .main import Parser
+    p = Parser(prog="benchwarmers", formatter_class=argparse.RawDescriptionHelpFormatter,
+               description="Start the dashboard and gateway (port 8122), initialising the data folder on first run; "
+                           "a browser opens on a desktop. `benchwarmers --help` lists every command.")
+    serve_options(p, 8122, dashboard=True)
+    return p
+
+
+def bare(argv: list[str] | None = None) -> int:
+    """Plain `benchwarmers` (with serve's flags, if any): initialise on first run, then the dashboard (a browser on
+    a desktop)."""
+    try:
+        args = bare_parser().parse_args(argv or [])
+    except SystemExit as e:
+        return int(e.code or 0)
     folder = home.resolve()
     if not home.is_initialised(folder):
-        home.init(folder)
+        from ..server.lifecycle import unusable
+        try:
+            home.init(folder)
+        except OSError as e:
+            note(str(unusable(folder, e)))
+            return 1
         note(f"Created the data folder {folder}")
-    args = argparse.Namespace(host=None, port=None, no_browser=False, open=False, role="dashboard",
-                              default_port=8122)
+    args.role, args.default_port = "dashboard", 8122
     try:
         return run_serve(args, open_browser=on_desktop())
     except ClientError as e:
@@ -100,7 +159,7 @@ def bare() -> int:
 
 def read_secret(from_stdin: bool, prompt: str) -> str:
     if from_stdin:
-        return sys.stdin.readline().strip()
+        return terminal.read_line().strip()
     if not sys.stdin or not sys.stdin.isatty():
         raise ClientError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
     return getpass.getpass(prompt).strip()

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..catalog.roles import PURPOSES, check_purpose
 from ..errors import BadRequest, CollectionNotFound
 from ..names import check_name
-from ..roster.registry import Registry, suggest
+from ..roster.registry import Registry, close_names, suggest, suggest_all
 from ..store import Config
 
 FILE = "collections.json"
-FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model"}
+FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model", "purpose"}
 
 
 @dataclass
@@ -20,20 +21,22 @@ class Collection:
     explore: int = 1
     merge_model: str | None = None
     shadow: int = 0
+    purpose: str = ""                # what it is for (review, design, ...): explore seats go to models that fit
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Collection":
         members = [m for m in (d.get("members") or []) if isinstance(m, str)]
         explore = d.get("explore", 1)
         shadow = d.get("shadow", 0)
+        purpose = d.get("purpose") if d.get("purpose") in PURPOSES else ""
         return cls(name, str(d.get("description") or ""), members,
                    explore if isinstance(explore, int) and explore >= 0 else 1,
                    d.get("merge_model") if isinstance(d.get("merge_model"), str) else None,
-                   shadow if isinstance(shadow, int) and shadow >= 0 else 0)
+                   shadow if isinstance(shadow, int) and shadow >= 0 else 0, purpose)
 
     def to_dict(self) -> dict:
         return {"description": self.description, "members": self.members, "explore": self.explore,
-                "merge_model": self.merge_model, "shadow": self.shadow}
+                "merge_model": self.merge_model, "shadow": self.shadow, "purpose": self.purpose}
 
     def public(self) -> dict:
         return {"name": self.name, **self.to_dict()}
@@ -52,9 +55,10 @@ class Collections:
         found = self.all().get(name)
         if found is None:
             known = self.all()
-            hint = suggest(name, known, "collection")
-            if known:
-                hint += " Ask one of: " + ", ".join(f"bench/{n}" for n in sorted(known)) + "."
+            close = close_names(name, known)
+            hint = ("Did you mean " + " or ".join(f"'bench/{c}'" for c in close) + "? " if close else "") + \
+                ("Ask one of: " + ", ".join(f"bench/{n}" for n in sorted(known)) + "." if known else
+                 "There are no collections yet: bench collection save NAME --members a,b.")
             raise CollectionNotFound(f"No collection named {name!r}.", hint)
         return found
 
@@ -77,11 +81,16 @@ class Collections:
         models = self.registry.models()
         unknown = [m for m in members if m not in models]
         if unknown:
-            raise BadRequest(f"Not on the bench: {', '.join(unknown)}.",
-                             " ".join(suggest(u, models, "model") for u in unknown))
-        col = Collection(name, current.description, members, current.explore, current.merge_model, current.shadow)
+            raise BadRequest(f"Not on the bench: {', '.join(unknown)}.", suggest_all(unknown, models, "model"))
+        col = Collection(name, current.description, members, current.explore, current.merge_model, current.shadow,
+                         current.purpose)
         if "description" in spec:
             col.description = _typed(spec["description"], str, "description")
+        if "purpose" in spec:
+            try:
+                col.purpose = check_purpose(spec["purpose"])
+            except ValueError as e:
+                raise BadRequest(str(e).capitalize() + ".", "Leave it empty for no purpose.") from None
         for key in ("explore", "shadow"):
             if key in spec:
                 value = spec[key]

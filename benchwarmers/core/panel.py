@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, Collector, ErrorEvent, Finish,
-                         KeepAlive, PanelReply, Seat, TextDelta, Usage)
+                         KeepAlive, PanelReply, Seat, TextDelta, Usage, estimate_usage)
 from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat, RateLimited,
                       ToolsNeedRouteMode, UpstreamFailed)
 from ..roster.registry import Registry
@@ -43,8 +43,11 @@ def no_able_seat(plan: Plan) -> BenchError:
     if all(sp.skip.startswith("resting until") for sp in plan.seats):
         return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
                            "Try again after the reset, or add members on other endpoints.", retry_after=60)
-    return NoAbleSeat(f"No seat can take this ask: {reasons}.",
-                      "Change the ask (e.g. drop the image), or add able models to the collection.")
+    fixes = [fix for cause, fix in (("no vision", "drop the image"),
+                                    ("context window", "shorten the prompt or add a model with a larger window"))
+             if any(cause in sp.skip for sp in plan.seats)]
+    change = f"Change the ask ({'; or '.join(fixes)}), or add" if fixes else "Add"
+    return NoAbleSeat(f"No seat can take this ask: {reasons}.", f"{change} able models to the collection.")
 
 
 @dataclass
@@ -186,16 +189,18 @@ class Panel:
             if pending.pop(seat.call, None) is not None:
                 yield seat
 
-    def whole(self, run: PanelRun) -> Answer:
-        """The finished panel as one Answer; 502 when every seat failed."""
-        for _ in self.finished(run):
-            pass
+    def whole(self, run: PanelRun, on_seat: Callable[[Seat], None] | None = None) -> Answer:
+        """The finished panel as one Answer; 502 when every seat failed. `on_seat` hears of each seat as it finishes
+        (MCP's progress notifications)."""
+        for seat in self.finished(run):
+            if on_seat:
+                on_seat(seat)
         self._check_any(run)
         if run.ask.target.mode == MERGED:
             text = "".join(ev.text for ev in self._merge(run, self._merge_model(run)) if isinstance(ev, TextDelta))
         else:
             text = "".join(seat_block(s) for s in run.seats).rstrip() + "\n"
-        self.caller.settle(list(run.records))   # acknowledged only once its records are committed
+        self.settle(run)   # acknowledged only once its records are committed
         return Answer(text=text, usage=self._usage(run), finish_reason=STOP)
 
     def events(self, run: PanelRun) -> Iterator:
@@ -216,8 +221,18 @@ class Panel:
             model = self._merge_model(run)
             lane = self.lanes.executor(model.endpoint if model else "")
             yield from pump(self._merge(run, model), lane, keepalive)
-        self.caller.settle(list(run.records))   # the final event (the call ids) only once the records are committed
+        self.settle(run)   # the final event (the call ids) only once the records are committed
         yield Finish(STOP, self._usage(run), run.bench())
+
+    def merge_events(self, run: PanelRun) -> Iterator:
+        """After finished() gave every seat: the merge model's answer as events (every seat's block if it fails)."""
+        self._check_any(run)
+        yield from self._merge(run, self._merge_model(run))
+
+    def settle(self, run: PanelRun) -> None:
+        """Wait until the panel's call records are committed: every way of answering a panel (a format's reply, the
+        dashboard's stream, MCP) calls this before its last word, which carries the call ids."""
+        self.caller.settle(list(run.records))
 
     def _check_any(self, run: PanelRun) -> None:
         if any(s.status == OK for s in run.seats):
@@ -252,6 +267,8 @@ class Panel:
                 error = str(e)
                 self.caller.failed(model, e)
         written = collector.result()
+        if model is not None:
+            estimate_usage(written, ask)
         usage = written.usage
         if error:
             info["status"], info["error"] = FAILED, error

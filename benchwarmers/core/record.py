@@ -76,6 +76,7 @@ class Record:
                                              "false_claims")}
             d["judged"] = d["useful"] + d["not_useful"]
             d["useful_rate"] = rate(d["useful"], d["judged"])
+            d["useful_interval"] = [round(x, 3) for x in wilson(d["useful"], d["judged"])] if d["judged"] else None
             d["judged_claims"] = d["real_claims"] + d["false_claims"]
             d["false_claim_rate"] = rate(d["false_claims"], d["judged_claims"])
             d["confidently_wrong"] = confidently_wrong(d["real_claims"], d["false_claims"], wrong_ratio)

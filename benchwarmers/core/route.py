@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from ..canonical import (FAILED, OK, ROUTE, Answer, Ask, Collector, ErrorEvent, Finish, ReasoningDelta, TextDelta,
-                         ToolCallDelta, estimate_tokens)
+                         ToolCallDelta)
 from ..errors import AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, RateLimited, UpstreamFailed
 from ..providers.passthrough import native_body
 from ..roster.registry import Model, Registry
@@ -66,14 +66,14 @@ class Router:
     def candidates(self, ask: Ask, collection, pinned: str | None) -> tuple[list[Model], list[str]]:
         """Able members, pinned first, then by record; plus why the others were passed over."""
         models = self.registry.models()
-        tokens = estimate_tokens(ask.prompt_text())
+        tokens = ask.prompt_tokens()
         able, passed = [], []
         for alias in collection.members:
             model = models.get(alias)
             if model is None:
                 continue
             reason = self.seating.why_not(model, ask, tokens)
-            if reason is None and ask.tools and model.facts.get("tools") is False:
+            if reason is None and ask.tools and self.seating.facts(model).get("tools") is False:
                 reason = "no tool calling"
             if reason:
                 passed.append(f"{alias}: {reason}")

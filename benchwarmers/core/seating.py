@@ -6,7 +6,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..canonical import EXPLORE, MEMBER, WITH, Ask, estimate_tokens
+from ..canonical import EXPLORE, MEMBER, WITH, Ask
+from ..catalog import Catalog
 from ..roster.registry import Model, Registry
 from ..roster.resting import Resting
 from .collections import Collection
@@ -27,9 +28,10 @@ class Plan:
 
 
 class Seating:
-    def __init__(self, registry: Registry, last_asked: dict, resting: Resting):
+    def __init__(self, registry: Registry, last_asked: dict, resting: Resting, catalog: Catalog):
         self.registry = registry
         self.resting = resting
+        self.catalog = catalog            # facts with every source merged, roles and holds
         self._last = dict(last_asked)     # model alias -> when it last got a seat
         self._clock = 0.0
         self._lock = threading.Lock()
@@ -40,25 +42,34 @@ class Seating:
         self._clock = max(time.time(), self._clock + 1e-6)
         return self._clock
 
+    def facts(self, model: Model) -> dict:
+        """What seating and route mode check: the catalog's facts, every source merged."""
+        return self.catalog.facts(model)
+
     def why_not(self, model: Model, ask: Ask, tokens: int, endpoints: dict | None = None) -> str | None:
         """The reason a model cannot take this ask, or None (`endpoints`: the registry's, fetched once per plan)."""
         if not model.active:
             return f"retired: {model.reason or 'no reason given'}"
+        held = self.catalog.held(model.alias)
+        if held:
+            return f"held: {held['reason']}; `bench model confirm {model.alias}` accepts it"
         until = self.resting.until(model.endpoint, model.served)
         if until:
             return "resting until " + time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(until))
-        if ask.has_images() and model.vision is False:
+        facts = self.facts(model)
+        if ask.has_images() and facts.get("vision") is False:
             return "no vision: this ask has an image"
-        window = model.context_window
-        if window and tokens + (ask.max_tokens or 0) > window:
-            return f"context window too small: about {tokens} prompt tokens, window {window}"
+        window = facts.get("context_window")
+        window = int(window) if isinstance(window, (int, float)) and window > 0 else None
+        if window and tokens >= window:   # the output budget is cut to fit (calling.budget); the prompt cannot be
+            return f"context window too small for the prompt: about {tokens} prompt tokens, window {window}"
         if model.endpoint not in (self.registry.endpoints() if endpoints is None else endpoints):
             return f"its endpoint {model.endpoint!r} is gone"
         return None
 
     def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None) -> Plan:
         models, endpoints = self.registry.models(), self.registry.endpoints()
-        tokens = estimate_tokens(ask.prompt_text())
+        tokens = ask.prompt_tokens()
         plan = Plan()
         taken: set[str] = set()
 
@@ -78,7 +89,10 @@ class Seating:
             if alias not in taken:
                 seat(self.registry.model(alias), WITH)
         if collection and collection.explore:
-            self._explore(collection.explore, models, taken, plan, seat, check)
+            def fits(model: Model) -> str | None:
+                return check(model) or self.catalog.unfit(model, collection.purpose) or \
+                    self.catalog.app_only_reason(model)
+            self._explore(collection.explore, models, taken, plan, seat, fits)
         with self._lock:
             for s in plan.seats:
                 if s.skip is None:

@@ -1,1 +1,19 @@
-"""The dashboard: server-rendered pages, each built from one dict that is also served as JSON."""
+"""The dashboard: server-rendered pages on the service's own port, each built from one dict also served as JSON.
+
+A page reads and changes the bench only through the service's admin API, called in-process as the page's own
+request (apicall.py), so the dashboard and the CLI can do the same things. Adding a page:
+
+1. One module under dashboard/pages/ with
+   - data(req, bench) -> dict: what the page shows, read with apicall.get / apicall.post;
+   - render(d, frame) -> (title, html): the body, every value escaped with render.e (frame: the CSRF token,
+     notes left by the last form, what the user typed);
+   - optionally ACTIONS = [(path, function, back)]: the forms it posts; function(req, bench, form) returns a
+     web.Done (a note and where to go) and runs behind the CSRF check (web.action); SCRIPTS: extra static files;
+     redirect(d): a path to send the browser to instead.
+2. One line in PAGES in dashboard/routes.py: Page(path, module, nav="Label") (nav only for the top bar).
+
+The page is then served at its path and as JSON at path + ".json"; its actions are POST routes. Where a page
+needs data no API route gives, add the route to the admin API (benchwarmers/api/) and read it from there.
+Two route modules beside the pages reach the bench directly, each saying why in its docstring: askstream.py
+(a column per seat as it finishes) and signin.py (a provider's callback arrives without the session cookie).
+"""

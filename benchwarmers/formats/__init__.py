@@ -17,8 +17,11 @@ SHAPES: dict[str, ModuleType] = {}
 for _module in FORMATS.values():
     SHAPES.setdefault(_module.SHAPE, _module)
 _PATHS = [(re.compile(m.PATHS, re.DOTALL), m.SHAPE) for m in FORMATS.values() if m.PATHS]
+# (path prefix, error shape) of each API, in declaration order: a path that lacks its prefix or has it twice is
+# a base URL set wrong, and the route table says which base URL to use
+PREFIXES: list[tuple[str, str]] = list(dict.fromkeys((p, m.SHAPE) for m in FORMATS.values() for p in m.PREFIXES))
 
-__all__ = ["FORMATS", "SHAPES", "FormatRoute", "Lookup", "ReplyInfo", "RequestInfo", "error_body", "get",
+__all__ = ["FORMATS", "PREFIXES", "SHAPES", "FormatRoute", "Lookup", "ReplyInfo", "RequestInfo", "error_body", "get",
            "shape_of_path", "stream_content_type"]
 
 

@@ -18,6 +18,7 @@ SHAPE = "anthropic"
 PATHS = r"/v1/messages"
 NATIVE_API = "anthropic"
 CONVERSATION = "messages"
+PREFIXES = ("/v1",)
 MESSAGES = schema(("model", "messages"), model=STRING, messages=LIST, system={"type": ["string", "array"]},
                   max_tokens={"type": "integer"}, stream=BOOL, tools=LIST)
 ROUTES = (FormatRoute("POST", "/v1/messages", "ask", summary="Anthropic Messages: ask a panel, :merged, route mode "

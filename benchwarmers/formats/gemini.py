@@ -17,6 +17,7 @@ SHAPE = "gemini"
 PATHS = r"/v1beta/|/v1/models/.*:"         # /v1/models/<name>:<method> is Gemini's too (its SDK's v1 form)
 NATIVE_API = "gemini"
 CONVERSATION = "contents"
+PREFIXES = ("/v1beta", "/v1")     # its API versions, as path prefixes
 ACTIONS = (("generateContent", "ask", "Gemini: ask the panel, :merged, route mode or model named in the path."),
            ("streamGenerateContent", "ask", "Gemini, streamed (?alt=sse: Server-Sent Events; else one JSON array)."),
            ("countTokens", "count_tokens", "An estimate of the prompt's tokens."))

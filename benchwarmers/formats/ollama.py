@@ -18,6 +18,7 @@ SHAPE = "ollama"
 PATHS = r"/api/"
 NATIVE_API = "ollama"            # /api/chat only: an /api/generate body is no chat body (parse clears it)
 CONVERSATION = "messages"
+PREFIXES = ("/api",)
 ROUTES = (FormatRoute("POST", "/api/chat", "ask", summary="Ollama chat: ask a panel, :merged, route mode or one "
                       "model (streams NDJSON unless stream is false).",
                       body=schema(("model",), model=STRING, messages=LIST, stream=BOOL, tools=LIST)),

@@ -16,6 +16,7 @@ SHAPE = "openai"                 # the error shape of its routes (and of any pat
 PATHS = r"/v1/"                  # paths of its API: a 404 under them answers in this shape (the longest match wins)
 NATIVE_API = "openai"            # the upstream API a member must speak to get the client's body as it came
 CONVERSATION = "messages"        # the field that carries the conversation
+PREFIXES = ("/v1",)              # its routes' prefix: a path lacking it (or doubled) is a base URL set wrong
 ROUTES = (FormatRoute("POST", "/v1/chat/completions", "ask", summary="OpenAI chat completions: ask a panel, a "
                       ":merged panel, route mode or one model.",
                       body=schema(("model", "messages"), model=STRING, messages=LIST, stream=BOOL, tools=LIST,

@@ -16,6 +16,7 @@ SHAPE = "openai"
 PATHS = r"/v1/completions"
 NATIVE_API = None                # no member takes a legacy completions body as it came
 CONVERSATION = "prompt"
+PREFIXES = ("/v1",)
 ROUTES = (FormatRoute("POST", "/v1/completions", "ask", summary="OpenAI legacy completions: a prompt (a list is "
                       "joined into one) to a panel, :merged or one model.",
                       body=schema(("model", "prompt"), model=STRING, prompt={"type": ["string", "array"]},

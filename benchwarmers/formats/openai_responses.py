@@ -18,6 +18,7 @@ SHAPE = "openai"
 PATHS = r"/v1/responses"
 NATIVE_API = None                # no member protocol speaks Responses: bodies are always translated
 CONVERSATION = "input"
+PREFIXES = ("/v1",)
 ROUTES = (FormatRoute("POST", "/v1/responses", "ask", summary="OpenAI Responses: ask a panel, :merged, route "
                       "mode or one model. Nothing is stored.",
                       body=schema(("model", "input"), model=STRING, input={"type": ["string", "array"]},

@@ -1,1 +1,2 @@
-"""The MCP server on stdio (server) and its three tools (tools), a client of the running service."""
+"""MCP for Benchwarmers: the tools (written once), one session's protocol, the stdio server (a client of the service)
+and the sessions of the service's own /mcp transport (api/mcp.py)."""

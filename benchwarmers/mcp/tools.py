@@ -1,127 +1,58 @@
-"""The MCP server's three tools (list_collections, ask, verdict): their schemas, and their calls to the service."""
+"""The MCP tools (list_collections, ask, verdict, pending_verdicts): arguments checked, answers written for the model,
+written once; how a call reaches the panel is the Reach each transport gives (reach.py, api/mcpreach.py)."""
 from __future__ import annotations
 
 import json
 import threading
+from typing import Callable
 
 from .. import redaction
-from ..client import Client, ClientError
+from .schemas import TOOLS
 
 STRUCTURED_FROM = "2025-06-18"      # outputSchema, structuredContent and tool titles start here
 ANNOTATIONS_FROM = "2025-03-26"
-SHORT_TIMEOUT = 60.0                # listing collections and recording a verdict are quick
 
-START_HINT = ("Start the service in another terminal with `benchwarmers` (or `npx -y @wendellresearch-ai/benchwarmers`, "
-              "or `python serve.py` in a checkout); it listens on http://127.0.0.1:8122 by default. If it runs "
-              "elsewhere, set BENCHWARMERS_URL (and BENCHWARMERS_KEY) in this MCP server's env. This MCP session "
-              "stays up: call the tool again once the service runs.")
-
-_STR = {"type": "string"}
-_STRS = {"type": "array", "items": _STR}
-_NULL_STR = {"type": ["string", "null"]}
-
-SEAT_SCHEMA = {
-    "type": "object",
-    "properties": {"seat": {"type": "integer"}, "kind": _STR, "model": _STR, "status": _STR,
-                   "seconds": {"type": "number"}, "call": _NULL_STR, "answer": _STR, "error": _NULL_STR},
-    "required": ["seat", "kind", "model", "status", "call", "answer"],
-}
-
-TOOLS = [
-    {
-        "name": "list_collections",
-        "title": "List Benchwarmers collections",
-        "description": (
-            "List the collections (panels of models) the Benchwarmers service offers, with their members. "
-            "Ask a collection, not a favourite model: choose the collection that fits the question, then call "
-            "`ask` with its name."),
-        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
-        "outputSchema": {
-            "type": "object",
-            "properties": {"collections": {"type": "array", "items": {
-                "type": "object",
-                "properties": {"name": _STR, "description": _NULL_STR, "members": _STRS,
-                               "explore": {"type": "integer"}, "merge_model": _NULL_STR},
-                "required": ["name", "members"]}}},
-            "required": ["collections"],
-        },
-        "annotations": {"readOnlyHint": True, "openWorldHint": False},
-    },
-    {
-        "name": "ask",
-        "title": "Ask a Benchwarmers panel",
-        "description": (
-            "Ask every seat of a Benchwarmers collection the same question; each seat answers independently and "
-            "comes back with its model, status and call id. Rules: ask a collection rather than a favourite "
-            "model. The seats see only what you send, so put the code, diff or file contents they need in the "
-            "prompt. Every answer is a claim, not a fact: verify it against the code before acting on it. When "
-            "you report back, list every seat (seat, model, status, call id), including failed or useless ones. "
-            "Then send a `verdict` for every seat you judged."),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "collection": {"type": "string", "description": "a collection name from list_collections"},
-                "prompt": {"type": "string", "description": "the whole question, with the code it is about"},
-                "merged": {"type": "boolean", "default": False,
-                           "description": "also have one model merge the seats' answers into one"},
-                "with": {"type": "array", "items": _STR,
-                         "description": "extra models (aliases) to seat for this ask only"},
-                "system": {"type": "string", "description": "a system prompt for every seat"},
-            },
-            "required": ["collection", "prompt"],
-            "additionalProperties": False,
-        },
-        "outputSchema": {
-            "type": "object",
-            "properties": {"collection": _STR, "panel": _STR, "mode": _STR,
-                           "seats": {"type": "array", "items": SEAT_SCHEMA},
-                           "merge": {"type": "object"}},
-            "required": ["collection", "panel", "seats"],
-        },
-        "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
-                        "openWorldHint": True},
-    },
-    {
-        "name": "verdict",
-        "title": "Judge one seat's answer",
-        "description": (
-            "Record your judgement of one seat's answer, by the call id `ask` gave it. Send one verdict for every "
-            "seat you judged, after checking its claims against the code: `useful` says whether the answer helped, "
-            "`real` lists claims that checked out, `false` the ones that were wrong. A later verdict on the same "
-            "call replaces the earlier one. Verdicts build the record that decides who gets seated."),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "call": {"type": "string", "description": "the seat's call id from ask"},
-                "useful": {"type": "boolean", "description": "did this answer help"},
-                "note": {"type": "string", "description": "a short note"},
-                "real": {"type": "array", "items": _STR, "description": "claims that checked out"},
-                "false": {"type": "array", "items": _STR, "description": "claims that were wrong"},
-            },
-            "required": ["call", "useful"],
-            "additionalProperties": False,
-        },
-        "outputSchema": {
-            "type": "object",
-            "properties": {"id": {"type": "integer"}, "call": _STR, "useful": {"type": "boolean"},
-                           "note": _NULL_STR, "real": _STRS, "false": _STRS, "revisions": {"type": "integer"}},
-            "required": ["call", "useful"],
-        },
-        "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
-                        "openWorldHint": False},
-    },
-]
 _BY_NAME = {t["name"]: t for t in TOOLS}
-_TYPES = {"string": str, "boolean": bool, "array": list}
+_TYPES = {"string": str, "boolean": bool, "array": list, "integer": int}
+
+Progress = Callable[[float, "float | None", str], None]     # (done, total, message) -> a progress notification
+OnSeat = Callable[[dict, int, int], None]                  # (seat, finished so far, seats) as each seat finishes
 
 
 class ToolError(Exception):
     """Ends a tool call with isError and this text (the model reads it and can correct itself)."""
 
 
+class Reach:
+    """How the tools reach the panel. Each method returns the service's JSON answer or raises ToolError with
+    words the model can act on; secrets() are redacted from everything the tools write."""
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def secrets(self) -> tuple:
+        return ()
+
+    def collections(self) -> dict:
+        """GET /bench/collections for this caller."""
+        raise NotImplementedError
+
+    def ask(self, body: dict, on_seat: OnSeat | None) -> tuple[dict, str]:
+        """Ask as POST /v1/chat/completions would with `body`: (its `bench` data, the answer's text)."""
+        raise NotImplementedError
+
+    def verdict(self, body: dict) -> dict:
+        """POST /bench/verdict."""
+        raise NotImplementedError
+
+    def pending(self, limit: int) -> dict:
+        """GET /bench/pending: this caller's answers without a verdict (its key's, else its session's)."""
+        raise NotImplementedError
+
+
 class Tools:
-    def __init__(self, url: str | None = None, environ: dict | None = None):
-        self.url, self.environ = url, environ
+    def __init__(self, reach: Reach):
+        self.reach = reach
 
     # -- the listing ---------------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -143,48 +74,31 @@ class Tools:
             out.append(d)
         return out
 
-    def describe_target(self) -> str:
-        try:
-            return self.client().url
-        except ClientError as e:
-            return f"(unusable settings: {e})"
-
-    def client(self) -> Client:
-        return Client(self.url, environ=self.environ)
-
     # -- a call --------------------------------------------------------------------------------
-    def call(self, name: str, args: dict, version: str, cancelled: threading.Event | None = None) -> dict:
+    def call(self, name: str, args: dict, version: str, cancelled: threading.Event | None = None,
+             progress: Progress | None = None) -> dict:
         """A CallToolResult: readable text, plus structuredContent where the version has it."""
-        client = None
         try:
             check_args(_BY_NAME[name]["inputSchema"], args)
-            client = self.client()
-            text, data = getattr(self, "tool_" + name)(client, args)
+            text, data = getattr(self, "tool_" + name)(args, progress)
         except ToolError as e:
-            return error_result(redact(str(e), client))
-        except ClientError as e:
-            message = str(e).splitlines()[0]
-            if e.code == 3:
-                message += "\n" + START_HINT
-            elif "gateway key" in message and client is not None:
-                message += ("\nSet BENCHWARMERS_KEY in this MCP server's env to a gateway key (the admin makes one "
-                            "with `bench key create NAME --collections ...`)." if not client.key
-                            else "\nBENCHWARMERS_KEY is set but was refused.")
-            return error_result(redact(message, client))
+            return error_result(self.redact(str(e)))
         failed = isinstance(data, dict) and data.pop("_failed", False)
-        text = redact(text, client)
-        result = {"content": [{"type": "text", "text": text}], "isError": bool(failed)}
+        result = {"content": [{"type": "text", "text": self.redact(text)}], "isError": bool(failed)}
         if failed:
             return result
         if version >= STRUCTURED_FROM:
             result["structuredContent"] = data
         else:
-            result["content"].append({"type": "text", "text": redact(json.dumps(data, ensure_ascii=False), client)})
+            result["content"].append({"type": "text", "text": self.redact(json.dumps(data, ensure_ascii=False))})
         return result
 
-    def tool_list_collections(self, client: Client, args: dict):
-        reply = client.get("/bench/collections", gateway=True, timeout=min(SHORT_TIMEOUT, client.timeout))
-        cols = [c for c in reply.get("collections") or [] if isinstance(c, dict)]
+    def redact(self, text: str) -> str:
+        """Keys never reach the output, even if the service were to echo one back."""
+        return redaction.redact(text, *[s for s in self.reach.secrets() if s])
+
+    def tool_list_collections(self, args: dict, progress: Progress | None):
+        cols = [c for c in self.reach.collections().get("collections") or [] if isinstance(c, dict)]
         if not cols:
             return ("The service has no collections yet. Create one in the dashboard (Collections) or with "
                     "`bench collection save NAME --members a,b`.", {"collections": []})
@@ -196,22 +110,22 @@ class Tools:
             lines.append(f"- {c.get('name')}{desc} (members: {members}{extra})")
         return "\n".join(lines), {"collections": cols}
 
-    def tool_ask(self, client: Client, args: dict):
+    def tool_ask(self, args: dict, progress: Progress | None):
         body = ask_body(args)
-        reply = client.post("/v1/chat/completions", body, gateway=True)
-        bench = reply.get("bench") if isinstance(reply.get("bench"), dict) else {}
-        content = ((reply.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
-        data = panel_data(bench, body["model"], content)
-        text = panel_text(data)
-        data["_failed"] = not any(s["status"] == "ok" for s in data["seats"])
-        return text, data
 
-    def tool_verdict(self, client: Client, args: dict):
+        def on_seat(seat: dict, done: int, total: int) -> None:
+            progress(done, total, f"seat {seat.get('seat')} · {seat.get('model')} · {seat.get('status')}")
+        bench, content = self.reach.ask(body, on_seat if progress else None)
+        data = panel_data(bench if isinstance(bench, dict) else {}, body["model"], content or "")
+        data["_failed"] = not any(s["status"] == "ok" for s in data["seats"])
+        return panel_text(data), data
+
+    def tool_verdict(self, args: dict, progress: Progress | None):
         body = {"call": args["call"], "useful": args["useful"], "real": args.get("real") or [],
                 "false": args.get("false") or []}
         if args.get("note"):
             body["note"] = args["note"]
-        reply = client.post("/bench/verdict", body, gateway=True, timeout=min(SHORT_TIMEOUT, client.timeout))
+        reply = self.reach.verdict(body)
         revised = f" (revision {reply['revisions']}; it replaces the earlier one)" if reply.get("revisions", 1) > 1 \
             else ""
         claims = f", {len(body['real'])} real and {len(body['false'])} false claim(s)"
@@ -219,16 +133,20 @@ class Tools:
                f"{revised}."
         return text, reply
 
+    def tool_pending_verdicts(self, args: dict, progress: Progress | None):
+        limit = args.get("limit", 20)
+        if not 1 <= limit <= 200:
+            raise ToolError("`limit` must be from 1 to 200.")
+        reply = self.reach.pending(limit)
+        items = [p for p in reply.get("pending") or [] if isinstance(p, dict)]
+        data = {"total": int(reply.get("total") or 0), "pending": items}
+        return pending_text(data), data
+
 
 # -- helpers -----------------------------------------------------------------------------------------
 
 def error_result(text: str) -> dict:
     return {"content": [{"type": "text", "text": text}], "isError": True}
-
-
-def redact(text: str, client: Client | None) -> str:
-    """Keys never reach the output, even if the service were to echo one back."""
-    return redaction.redact(text, *((client.key, client.admin_token) if client else ()))
 
 
 def check_args(schema: dict, args: dict) -> None:
@@ -244,7 +162,7 @@ def check_args(schema: dict, args: dict) -> None:
         want = props[name]["type"]
         if name == "with" and isinstance(value, str):
             continue            # a comma-separated string is forgiven; ask_body splits it
-        if not isinstance(value, _TYPES[want]):
+        if not isinstance(value, _TYPES[want]) or (want == "integer" and isinstance(value, bool)):
             raise ToolError(f"`{name}` must be a {want}.")
         if want == "array" and not all(isinstance(v, str) for v in value):
             raise ToolError(f"`{name}` must be a list of strings.")
@@ -307,4 +225,15 @@ def panel_text(data: dict) -> str:
     lines += ["", "Next: check each seat's claims against the code before acting on any of them; tell the user "
                   "about every seat above, including failures; then call `verdict` once for every seat you judged "
                   "(call, useful, real: claims that held, false: claims that were wrong)."]
+    return "\n".join(lines)
+
+
+def pending_text(data: dict) -> str:
+    items = data["pending"]
+    if not items:
+        return "No answer is waiting for a verdict."
+    shown = f" (the newest {len(items)} shown)" if data["total"] > len(items) else ""
+    lines = [f"{data['total']} answer(s) wait for a verdict{shown}. Judge each one you checked with `verdict`:", ""]
+    lines += [f"- call {p.get('call')} · seat {p.get('seat')} · {p.get('model')} · {p.get('collection') or '-'}: "
+              f"{p.get('excerpt') or '(empty)'}" for p in items]
     return "\n".join(lines)

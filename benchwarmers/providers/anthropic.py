@@ -68,6 +68,9 @@ class AnthropicProvider(Provider):
         body["messages"] = fold_system_entries(body.get("messages") or [])
         return url, body
 
+    def limit_native(self, body: dict, max_tokens: int) -> None:
+        body["max_tokens"] = max_tokens
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         body: dict = {"model": model, "max_tokens": ask.max_tokens or DEFAULT_MAX_TOKENS,
                       "messages": messages(ask), "stream": True}

@@ -16,7 +16,7 @@ from .passthrough import native_body
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .transport import Response, Timeouts, Transport, default_transport
 
-__all__ = ["Provider", "Timeouts", "iter_sse", "iter_ndjson", "new_call_id"]
+__all__ = ["Provider", "Timeouts", "collect", "iter_sse", "iter_ndjson", "new_call_id"]
 
 MESSAGE_LIMIT = 500
 _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown|invalid|unsupported) model|"
@@ -141,7 +141,14 @@ class Provider:
         for key in ("model", "stream", "stream_options"):   # what makes it our model, streamed
             if key in built:
                 body[key] = built[key]
+        if ask.max_tokens is not None:   # the member's budget: the client's, cut to its window, or the default
+            self.limit_native(body, ask.max_tokens)
         return url, body
+
+    def limit_native(self, body: dict, max_tokens: int) -> None:
+        """Set the output budget in a client's own body, in the field this API uses (nested dicts are copied:
+        the body's parts are the client's)."""
+        raise NotImplementedError
 
     def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict,
                 native: bool = False) -> Iterator:
@@ -159,17 +166,8 @@ class Provider:
             raise self.clean(UpstreamFailed(FaultKind.CONNECTION, f"{type(exc).__name__}: {exc}")) from None
 
     def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Answer:
-        """The stream read to its end: the one way a whole answer is made."""
-        start = time.monotonic()
-        collector, first, meta = Collector(), None, {}
-        for event in self._stream(ask, model, timeouts, meta):
-            if first is None and isinstance(event, (TextDelta, ToolCallDelta, ReasoningDelta)):
-                first = time.monotonic() - start
-            collector.add(event)
-        answer = collector.result()
-        answer.ttft, answer.seconds = first, time.monotonic() - start
-        answer.model = meta.get("model") or model
-        return answer
+        meta = {}
+        return collect(self._stream(ask, model, timeouts, meta), meta, model)
 
     def list_models(self, *, timeouts: Timeouts | None = None) -> list[dict]:
         models, url, pages = [], self.models_url(), 0
@@ -325,6 +323,21 @@ def scrubbed(events: Iterator, key: str | None) -> Iterator:
             yield from held()
             yield ev
     yield from held()
+
+
+def collect(events: Iterator, meta: dict, model: str) -> Answer:
+    """A stream read to its end, timed: the one way a whole answer is made (`meta["model"]`, when the stream set it,
+    is the served name the upstream reported)."""
+    start = time.monotonic()
+    collector, first = Collector(), None
+    for event in events:
+        if first is None and isinstance(event, (TextDelta, ToolCallDelta, ReasoningDelta)):
+            first = time.monotonic() - start
+        collector.add(event)
+    answer = collector.result()
+    answer.ttft, answer.seconds = first, time.monotonic() - start
+    answer.model = meta.get("model") or model
+    return answer
 
 
 def inline_image(image: Image) -> tuple[str, str] | None:

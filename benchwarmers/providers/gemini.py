@@ -26,6 +26,12 @@ class GeminiProvider(Provider):
         return {"x-goog-api-key": self.key} if self.key else {}
 
     # ---- request ------------------------------------------------------------------------------
+    def limit_native(self, body: dict, max_tokens: int) -> None:
+        key = "generation_config" if "generation_config" in body else "generationConfig"
+        config = dict(body.get(key) or {})
+        config["max_output_tokens" if "max_output_tokens" in config else "maxOutputTokens"] = max_tokens
+        body[key] = config
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         body: dict = {"contents": contents(ask)}
         system = system_prompt(ask)

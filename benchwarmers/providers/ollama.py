@@ -27,6 +27,9 @@ class OllamaProvider(Provider):
         return {"Authorization": f"Bearer {self.key}"} if self.key else {}
 
     # ---- request ------------------------------------------------------------------------------
+    def limit_native(self, body: dict, max_tokens: int) -> None:
+        body["options"] = {**(body.get("options") or {}), "num_predict": max_tokens}
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         body: dict = {"model": model, "messages": messages(ask), "stream": True}
         if ask.tools:

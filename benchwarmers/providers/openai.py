@@ -36,6 +36,11 @@ class OpenAIProvider(Provider):
                 body[field] = value
         return f"{self.base}/chat/completions", body
 
+    def limit_native(self, body: dict, max_tokens: int) -> None:
+        newer = "max_completion_tokens" in body or (self.supports.get("max_completion_tokens") and
+                                                    "max_tokens" not in body)
+        body["max_completion_tokens" if newer else "max_tokens"] = max_tokens
+
     def send(self, method, url, body, timeouts, extra_headers=None, model=None):
         """Servers that refuse a parameter we chose get the request again without it, and we remember."""
         while True:                                    # ends: each adaptation removes what it complains of

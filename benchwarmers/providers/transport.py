@@ -47,7 +47,7 @@ class Response:
     """An upstream response: status, lower-cased headers, and a body read whole or line by line."""
 
     def __init__(self, transport: "Transport", key: tuple, conn, sock, raw: http.client.HTTPResponse,
-                 host: str, idle: float):
+                 host: str, idle: float, name: str = ""):
         self.status = raw.status
         self.reason = raw.reason
         self.headers = {k.lower(): v for k, v in raw.getheaders()}
@@ -55,6 +55,7 @@ class Response:
         self._transport, self._key, self._conn, self._sock, self._raw = transport, key, conn, sock, raw
         self._idle = idle
         self._open = True
+        self._name = name                # counted in flight until the body is read or closed
 
     def read(self, limit: int | None = None) -> bytes:
         """The whole body (or its first `limit` bytes); the connection goes back to the pool when it can."""
@@ -118,6 +119,7 @@ class Response:
         if not self._open:
             return
         self._open = False
+        self._transport._leave(self._name)
         if self._raw.isclosed() and not self._raw.will_close:
             self._transport._put(self._key, self._conn, self._sock)
         else:
@@ -128,6 +130,7 @@ class Response:
         """Stop reading: an unfinished body cannot share its connection, so the connection is closed."""
         if self._open:
             self._open = False
+            self._transport._leave(self._name)
             self._raw.close()
             self._conn.close()
 
@@ -151,6 +154,8 @@ class Transport:
         self._pool: dict[tuple, list] = {}
         self._lock = threading.Lock()
         self._ssl: ssl.SSLContext | None = None
+        self._inflight: dict[str, int] = {}          # requests sent and not yet read to the end, per name
+        self._quiet = threading.Condition(threading.Lock())   # a plain lock: taken twice per request
 
     # ---- the one public call ------------------------------------------------------------------
     def request(self, method: str, url: str, *, headers: dict | None = None, body: bytes | None = None,
@@ -164,6 +169,14 @@ class Transport:
             raise UpstreamFailed(FaultKind.CONNECTION, f"cannot call {url!r}: not an http(s) URL",
                                  "Check the endpoint's base URL.")
         port = parts.port or (443 if scheme == "https" else 80)
+        self._enter(name or host)
+        try:
+            return self._request(method, scheme, host, port, parts, headers, body, t, name, model)
+        except BaseException:
+            self._leave(name or host)
+            raise
+
+    def _request(self, method, scheme, host, port, parts, headers, body, t, name, model) -> Response:
         proxy = self._proxy_for(scheme, host)
         key = (scheme, host, port, proxy)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
@@ -195,12 +208,36 @@ class Transport:
                 raise UpstreamFailed(kind, f"{host}: {type(exc).__name__}: {str(exc)[:200]}",
                                      "Check the base URL and that the server speaks HTTP.") from None
             sock.settimeout(t.idle)
-            response = Response(self, key, conn, sock, raw, host, t.idle)
+            response = Response(self, key, conn, sock, raw, host, t.idle, name or host)
             facts = parse_rate_limit_headers(response.headers, time.time())
             if facts:
                 self.limits.record(name or host, facts, model, limit_scope(response.headers))
             return response
         raise AssertionError("unreachable")
+
+    # ---- what is in flight ---------------------------------------------------------------------
+    def _enter(self, name: str) -> None:
+        with self._quiet:
+            self._inflight[name] = self._inflight.get(name, 0) + 1
+
+    def _leave(self, name: str) -> None:
+        with self._quiet:
+            left = self._inflight.get(name, 0) - 1
+            if left > 0:
+                self._inflight[name] = left
+            else:
+                self._inflight.pop(name, None)
+                self._quiet.notify_all()
+
+    def in_flight(self, name: str) -> int:
+        """Requests to the connection `name` (an endpoint) still being answered."""
+        with self._quiet:
+            return self._inflight.get(name, 0)
+
+    def wait_quiet(self, name: str, timeout: float) -> bool:
+        """Wait until nothing is in flight to `name`; False when `timeout` seconds pass first."""
+        with self._quiet:
+            return self._quiet.wait_for(lambda: not self._inflight.get(name), timeout)
 
     # ---- pool ---------------------------------------------------------------------------------
     def _take(self, key: tuple, host: str, port: int, connect_timeout: float):

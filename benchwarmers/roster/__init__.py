@@ -1,1 +1,2 @@
-"""The roster: endpoints and models (registry), when they rest on a rate limit, their health, and onboarding."""
+"""The roster: endpoints and models (registry), when they rest on a rate limit, their health, onboarding and its
+queue."""

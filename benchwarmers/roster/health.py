@@ -7,9 +7,10 @@ from dataclasses import asdict, dataclass
 
 from .. import errors
 from ..canonical import Ask, Message, Text
-from ..errors import BadRequest, BenchError, FaultKind, NotFound, UpstreamFailed
+from ..errors import BadRequest, BenchError, FaultKind, ModelHeld, NotFound, UpstreamFailed
 from ..providers import Timeouts
 from ..redaction import redact
+from . import healthrecord
 from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
 
 log = logging.getLogger("benchwarmers.health")
@@ -18,8 +19,10 @@ PROBE_PROMPT = "Reply with exactly one word: ready"
 PROBE_MAX_TOKENS = 512        # room for models that think before their one word
 PROBE_TIMEOUTS = Timeouts(connect=10, first_byte=90, idle=60)
 OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
-# Failures that say nothing about the model itself: a refused key or a rate limit never retires a model.
-NOT_THE_MODEL = {FaultKind.AUTH, FaultKind.RATE_LIMITED}
+# Failures that say nothing about the model itself: a refused key, a rate limit, or a client that cannot make the
+# call (llm chosen but missing) never retires a model.
+NOT_THE_MODEL = {FaultKind.AUTH, FaultKind.RATE_LIMITED, FaultKind.CLIENT}
+
 
 @dataclass
 class Probe:
@@ -34,16 +37,21 @@ class Probe:
     output_tokens: int = 0
     created: float = 0.0
     id: int | None = None
-    error_kind: FaultKind | None = None    # not stored: decides retirement
+    error_kind: FaultKind | None = None     # the fault kind: decides retirement
+    upstream_status: int | None = None      # the HTTP status the endpoint answered with, when it answered
+    reset_at: float | None = None           # a rate limit's reset (not stored: it rests what the limit names)
+    scope: str | None = None                # whose limit it was: "key" (the connection) or the model's (not stored)
 
     @classmethod
     def from_row(cls, row) -> "Probe":
         return cls(row["model"], row["kind"], row["status"], row["answer"], row["error"], row["seconds"],
-                   row["ttft"], row["input_tokens"] or 0, row["output_tokens"] or 0, row["created"], row["id"])
+                   row["ttft"], row["input_tokens"] or 0, row["output_tokens"] or 0, row["created"], row["id"],
+                   fault_kind(row["error_kind"]), row["upstream_status"])
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d.pop("error_kind")
+        d.pop("reset_at")
+        d.pop("scope")
         for k in ("seconds", "ttft"):
             d[k] = round(d[k], 3) if d[k] is not None else None
         return d
@@ -51,6 +59,14 @@ class Probe:
     @property
     def ok(self) -> bool:
         return self.status == OK
+
+
+def fault_kind(value) -> FaultKind | None:
+    """A stored fault kind; None for none, or for one this version does not know."""
+    try:
+        return FaultKind(value) if value else None
+    except ValueError:
+        return None
 
 
 def one_line(text: str, limit: int = 400) -> str:
@@ -79,18 +95,19 @@ def probe_ask() -> Ask:
     return Ask(messages=[Message("user", [Text(PROBE_PROMPT)])], max_tokens=PROBE_MAX_TOKENS)
 
 
-def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None) -> Probe:
-    """Send the one-word prompt; every outcome becomes a Probe (nothing is raised for a model's fault)."""
+def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, *, caller) -> Probe:
+    """Send the one-word prompt through `caller` (the bench's Caller, or the scheduler's paced one); every outcome
+    becomes a Probe (nothing is raised for a model's fault)."""
     started = time.monotonic()
     probe = Probe(model.alias, kind, FAILED, created=time.time())
     try:
-        endpoint = reg.endpoint(model.endpoint)
-        if timeouts is None:
-            timeouts = PROBE_TIMEOUTS
-        answer = reg.provider(endpoint).complete(probe_ask(), model.served, timeouts=timeouts)
+        reg.endpoint(model.endpoint)          # its endpoint still there, or the probe fails saying so
+        answer = caller.complete(model, probe_ask(), timeouts=timeouts or PROBE_TIMEOUTS)
     except UpstreamFailed as e:
         probe.status = TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED
         probe.error, probe.error_kind = one_line(e.message), e.kind
+        probe.upstream_status, probe.reset_at = e.upstream_status, healthrecord.reset_of(e)
+        probe.scope = e.scope
     except BenchError as e:          # e.g. its endpoint was removed
         probe.error, probe.error_kind = one_line(str(e)), FaultKind.NOT_FOUND
     else:
@@ -108,10 +125,10 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None) -
 def record(db, probe: Probe) -> int:
     """Store a probe; returns its id."""
     row = (probe.model, probe.kind, probe.status, probe.answer, probe.error, probe.seconds, probe.ttft,
-           probe.input_tokens, probe.output_tokens, probe.created)
+           probe.input_tokens, probe.output_tokens, probe.created, probe.error_kind, probe.upstream_status)
     probe.id = db.call(lambda c: c.execute(
         "INSERT INTO probes (model, kind, status, answer, error, seconds, ttft, input_tokens, output_tokens, "
-        "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid)
+        "created, error_kind, upstream_status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid)
     return probe.id
 
 
@@ -129,35 +146,8 @@ def latest(db) -> dict[str, dict]:
 
 # ---- checking, retiring, restoring -----------------------------------------------------------------
 
-def check(reg: Registry, db, alias: str) -> dict:
-    """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence."""
-    model = reg.model(alias)
-    first = run_probe(reg, model)
-    record(db, first)
-    out = {"model": alias, "probe": first.to_dict(), "retired": False}
-    if first.ok or first.error_kind in NOT_THE_MODEL:
-        return out
-    served = still_served(reg, model)
-    confirm = run_probe(reg, model, kind="confirm")
-    record(db, confirm)
-    out["confirm"] = confirm.to_dict()
-    if confirm.ok or confirm.error_kind in NOT_THE_MODEL:
-        return out
-    why = "its endpoint no longer serves it" if served is False else "it stopped answering"
-    reason = one_line(f"{why}: {confirm.error} (probes #{first.id}, #{confirm.id})")
-    out["model_after"] = retire(reg, alias, reason).to_dict()
-    out["retired"] = True
-    log.info("retired %s: %s", alias, reason)
-    return out
-
-
-def still_served(reg: Registry, model: Model) -> bool | None:
-    """Whether the endpoint's model list still names it; None when the list cannot be had."""
-    try:
-        listing = reg.provider(reg.endpoint(model.endpoint)).list_models()
-    except BenchError:
-        return None
-    return any(m.get("id") == model.served for m in listing)
+def served_names(entries: list[dict]) -> list[str]:
+    return [m["id"] for m in entries if isinstance(m.get("id"), str)]
 
 
 def retire(reg: Registry, alias: str, reason: str) -> Model:
@@ -170,16 +160,98 @@ def retire(reg: Registry, alias: str, reason: str) -> Model:
     return model
 
 
-def restore(reg: Registry, alias: str) -> Model:
-    model = reg.model(alias)
-    if model.endpoint not in reg.endpoints():
-        raise NotFound(f"Model {alias!r} cannot come back: its endpoint {model.endpoint!r} is gone.",
-                       f"Add it again with `bench endpoint add {model.endpoint} --base URL`, then restore.")
-    model.status, model.reason, model.retired_at = ACTIVE, None, None
-    reg.save_model(model)
-    return model
+def refuse_held(catalog, alias: str) -> None:
+    """A free model that turned paid is not called, not even probed, until the user confirms the price."""
+    held = catalog.held(alias)
+    if held:
+        raise ModelHeld(f"{alias!r} is held: {held['reason']}.",
+                        f"`bench model confirm {alias}` accepts the new price; `bench model retire {alias}` drops it.")
 
 
-def probe_all(reg: Registry, db) -> list[dict]:
-    """Check every active model the bench may call on its own (ad hoc ones are skipped)."""
-    return [check(reg, db, m.alias) for m in list(reg.models().values()) if m.active and not m.ad_hoc]
+class Health:
+    """Checks, retirements and restores of the bench's models. Calls go through `caller` (the bench's one way to
+    call a member: `complete(model, ask, timeouts=)` and `list_models(endpoint)`); the scheduler passes its paced
+    caller instead. What a probe says about its endpoint (a refused key, a rate limit) goes to the health record.
+    `catalog` (the bench's) says which models are held: those are never called, so never checked or restored."""
+
+    def __init__(self, registry: Registry, db, resting, caller, catalog):
+        self.registry, self.db, self.resting, self.caller = registry, db, resting, caller
+        self.catalog = catalog
+
+    def check(self, alias: str, caller=None, served=None) -> dict:
+        """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence.
+        `served()` gives its endpoint's list, or None when it cannot be had (default: ask the endpoint, only once
+        the probe has failed)."""
+        model = self.registry.model(alias)
+        refuse_held(self.catalog, alias)
+        first = self.probe_and_note(model, "probe", caller)
+        out = {"model": alias, "probe": first.to_dict(), "retired": False}
+        if first.ok or first.error_kind in NOT_THE_MODEL:
+            return out
+        served = served() if served else self.listing(model, caller)
+        confirm = self.probe_and_note(model, "confirm", caller)
+        out["confirm"] = confirm.to_dict()
+        if confirm.ok or confirm.error_kind in NOT_THE_MODEL:
+            return out
+        holds = None if served is None else model.served in served
+        why = "its endpoint no longer serves it" if holds is False else "it stopped answering"
+        reason = one_line(f"{why}: {confirm.error} (probes #{first.id}, #{confirm.id})")
+        evidence = {"probes": [first.to_dict(), confirm.to_dict()],
+                    "listing": None if served is None else {"endpoint": model.endpoint, "holds_it": holds,
+                                                            "count": len(served), "models": sorted(served)[:1000]}}
+        out["model_after"] = retire(self.registry, alias, reason).to_dict()
+        healthrecord.keep_retirement(self.db, alias, reason, evidence)
+        out["retired"] = True
+        log.info("retired %s: %s", alias, reason)
+        return out
+
+    def probe_and_note(self, model: Model, kind: str, caller=None) -> Probe:
+        """One probe, recorded, and what it says about the endpoint noted (a refused key, a rate limit)."""
+        probe = run_probe(self.registry, model, kind, caller=caller or self.caller)
+        record(self.db, probe)
+        healthrecord.note(self.db, self.resting, model.endpoint, probe, served=model.served)
+        return probe
+
+    def listing(self, model: Model, caller=None) -> list[str] | None:
+        """The served names its endpoint lists now; None when the list cannot be had."""
+        try:
+            return served_names((caller or self.caller).list_models(self.registry.endpoint(model.endpoint)))
+        except BenchError:
+            return None
+
+    def restore(self, alias: str) -> tuple[Model, Probe | None]:
+        """Bring a retired model back once it answers a probe; an active one is left as it is, with no call."""
+        model = self.registry.model(alias)
+        if model.active:
+            return model, None
+        refuse_held(self.catalog, alias)
+        if model.endpoint not in self.registry.endpoints():
+            raise NotFound(f"Model {alias!r} cannot come back: its endpoint {model.endpoint!r} is gone.",
+                           f"Add it again with `bench endpoint add {model.endpoint} --base URL`, then restore.")
+        probe = self.probe_and_note(model, "restore")
+        if not probe.ok:
+            kind = probe.error_kind or FaultKind.BAD_RESPONSE
+            wait = probe.reset_at and probe.reset_at - time.time()
+            raise UpstreamFailed(kind, f"{alias!r} did not answer its probe ({probe.error}), so it stays retired.",
+                                 advice(kind, self.registry.endpoint(model.endpoint), wait),
+                                 upstream_status=probe.upstream_status)
+        model.status, model.reason, model.retired_at = ACTIVE, None, None
+        self.registry.save_model(model)
+        return model, probe
+
+    def unprompted(self) -> tuple[list[Model], dict[str, dict]]:
+        """(the models the bench may call on its own, by alias; the held ones left out, alias -> hold): an
+        ad hoc or retired model is never among either."""
+        models, held = [], {}
+        for alias, model in sorted(self.registry.models().items()):
+            if model.active and not model.ad_hoc:
+                hold = self.catalog.held(alias)
+                if hold:
+                    held[alias] = hold
+                else:
+                    models.append(model)
+        return models, held
+
+    def probe_all(self) -> list[dict]:
+        """Check every model the bench may call on its own (ad hoc and held ones are skipped)."""
+        return [self.check(m.alias) for m in self.unprompted()[0]]

@@ -1,27 +1,22 @@
-"""Onboarding: find the endpoint serving a model, probe it, and register it only once it answers; one at a time.
+"""Onboarding's steps: find the endpoint serving a model, pick its alias, probe it, register it only if it answers.
 
-Onboarding runs synchronously inside the request that asks for it (a probe is one short call) and is recorded
-as a job in the `jobs` table, whose id comes back with the result. Only one model onboards at a time: a second
-request waits for the first (up to LOCK_WAIT seconds), then is refused with 409. This version has no suite, so
-the probe is the whole onboarding, with or without `quick`; the result's `suite` field says so.
+The onboarding queue (queue.py) runs these steps through the bench's one Onboarding, one model at a time, and
+says after each step where the item is. Nothing is saved unless the probe answers; the probe goes through the
+bench's Caller, as every other call to a member. The last step is the suite's, by mode: "full" runs the suite
+for the model now (through the bench's suite, with progress), "quick" records a suite run the model owes (the
+scheduler's suite job plays it), "adhoc" owes nothing (an ad hoc model is never called by the bench unprompted).
 """
 from __future__ import annotations
 
-import json
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
 
 from . import health
 from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
 from ..providers import Timeouts
 from ..names import check_name
-from .registry import Endpoint, Model, Registry
-
-LOCK_WAIT = 300.0
-SUITE_PENDING = "not run: this version has no suite; the probe is the whole onboarding"
-SUITE_QUICK = "not run (quick): the probe is the whole onboarding"
-
+from .registry import Endpoint, Model, Registry, close_names
 
 LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endpoint's models
 
@@ -49,27 +44,53 @@ def listings(reg: Registry, names: list[str] | None = None) -> dict[str, dict]:
         return dict(pool.map(one, endpoints))
 
 
+def served_as(asked: str, listed: str) -> bool:
+    """Whether a listed name is the one asked for: the same, or its `:latest` when the name asked carries no tag
+    (Ollama lists `llama3.2:latest` for `llama3.2`)."""
+    return listed == asked or (":" not in asked.rsplit("/", 1)[-1] and listed == asked + ":latest")
+
+
+def same_name(a: str, b: str) -> bool:
+    """Two names asked for are one model (`llama3.2` and `llama3.2:latest`)."""
+    return served_as(a, b) or served_as(b, a)
+
+
+def find_entry(models: list[dict], served: str) -> dict | None:
+    """The list entry for `served`: the exact name first, else its `:latest`."""
+    exact = next((m for m in models if m.get("id") == served), None)
+    return exact or next((m for m in models if served_as(served, str(m.get("id")))), None)
+
+
+def not_served(served: str, where: str, listed) -> NotFound:
+    """No such model: the close names among those listed, else where to look."""
+    close = close_names(served, {str(m.get("id")) for m in listed})
+    hint = ("Did you mean " + " or ".join(repr(c) for c in close) + "?" if close else
+            "`bench candidates` lists what each endpoint serves; check the exact served name.")
+    return NotFound(f"{where} {served!r}.", hint)
+
+
 def locate(reg: Registry, served: str, endpoint: str | None) -> tuple[Endpoint, dict]:
     """(the endpoint that serves `served`, its list entry); refuses when none or several do."""
     if endpoint:
         found = reg.endpoint(endpoint)
-        entry = next((m for m in listing(reg, found) if m.get("id") == served), None)
+        models = listing(reg, found)
+        entry = find_entry(models, served)
         if entry is None:
-            raise NotFound(f"Endpoint {endpoint!r} does not serve {served!r}.",
-                           "`bench candidates` lists what it serves; check the exact served name.")
+            raise not_served(served, f"Endpoint {endpoint!r} does not serve", models)
         return found, entry
     if not reg.endpoints():
         raise NotFound("There are no endpoints yet.", "Add one first: bench endpoint add NAME --base URL.")
     lists = listings(reg)
-    hits = [(n, m) for n, d in lists.items() for m in d.get("models", []) if m.get("id") == served]
+    hits = [(n, e) for n, d in lists.items() for e in [find_entry(d.get("models", []), served)] if e]
     if len(hits) > 1:
         names = ", ".join(sorted(n for n, _ in hits))
         raise BadRequest(f"{served!r} is served by several endpoints ({names}).",
                          "Say which with --endpoint NAME.")
     if not hits:
         failed = "; ".join(f"{n}: {d['error']}" for n, d in sorted(lists.items()) if d.get("error"))
-        raise NotFound(f"No endpoint serves {served!r}." + (f" Some could not be asked ({failed})." if failed else ""),
-                       "`bench candidates` lists what each endpoint serves; check the exact served name.")
+        listed = [m for d in lists.values() for m in d.get("models", [])]
+        raise not_served(served, ("Some endpoints could not be asked (" + failed + "), and no other serves"
+                                  if failed else "No endpoint serves"), listed)
     name, entry = hits[0]
     return reg.endpoint(name), entry
 
@@ -79,11 +100,17 @@ def facts_from(entry: dict) -> dict:
             if entry.get(k) is not None}
 
 
-def pick_alias(reg: Registry, served: str, endpoint: str, alias: str | None) -> str:
+def refuse_duplicate(reg: Registry, served: str, endpoint: str | None) -> None:
+    """A model already on the bench is refused before any endpoint is asked (`endpoint` None: on any of them)."""
     for existing in reg.models().values():
-        if existing.endpoint == endpoint and existing.served == served:
-            raise Conflict(f"{served!r} on {endpoint!r} is already on the bench as {existing.alias!r}.",
-                           f"`bench model restore {existing.alias}` brings it back if it is retired.")
+        if (endpoint is None or existing.endpoint == endpoint) and served_as(served, existing.served):
+            other = "" if endpoint else " To add it from another endpoint too, say which with --endpoint NAME."
+            raise Conflict(f"{served!r} on {existing.endpoint!r} is already on the bench as {existing.alias!r}.",
+                           f"`bench model restore {existing.alias}` brings it back if it is retired.{other}")
+
+
+def pick_alias(reg: Registry, served: str, endpoint: str, alias: str | None) -> str:
+    refuse_duplicate(reg, served, endpoint)
     if alias is None:
         return reg.unique_alias(served)
     check_name(alias, "Alias")
@@ -92,67 +119,96 @@ def pick_alias(reg: Registry, served: str, endpoint: str, alias: str | None) -> 
     return alias
 
 
-# ---- jobs ------------------------------------------------------------------------------------------
+# ---- the steps, in the order the queue runs them -------------------------------------------------
 
-def start_job(db, name: str) -> int:
-    return db.call(lambda c: c.execute("INSERT INTO jobs (name, started, status) VALUES (?, ?, 'running')",
-                                       (name, time.time())).lastrowid)
-
-
-def finish_job(db, job: int, status: str, detail: dict) -> None:
-    db.call(lambda c: c.execute("UPDATE jobs SET finished = ?, status = ?, detail = ? WHERE id = ?",
-                                (time.time(), status, json.dumps(detail), job)))
+MODES = ("full", "quick", "adhoc")
+OWED = ("owed: the scheduler's suite job plays it while the scheduler is on; `bench suite run --model {alias}` plays "
+        "it now")
+NEVER = "none: an ad hoc model is never called by the bench unprompted"
 
 
-# ---- the one entry point ----------------------------------------------------------------------------
+def suite_words(run: dict, alias: str) -> str:
+    """What a full onboarding's suite run came to, in one line."""
+    where = f"{run['done']} of {run['total']} items (run {run['id']})"
+    if run["status"] == "done":
+        if not run["total"]:
+            return f"done: no ready suite task to run (run {run['id']})"
+        scores = run.get("scores") or {}
+        said = [f"{purpose} {round(scores[purpose]['score'] * 100)}%" for purpose in ("review", "claims")
+                if scores.get(purpose) and scores[purpose]["score"] is not None]
+        return f"done: {where}" + (f"; {', '.join(said)}" if said else "")
+    why = f": {run['error']}" if run.get("error") else ""
+    if run["status"] in ("interrupted", "owed", "queued"):
+        return (f"{run['status']} after {where}{why}; the run stays open: the scheduler's suite job or `bench suite "
+                f"run --model {alias}` resumes it")
+    return f"{run['status']} after {where}{why}; `bench suite run --model {alias}` runs it again"
+
 
 class Onboarding:
-    """The service's onboarding: one model at a time, each run recorded as a job."""
+    """The service's onboarding steps over its registry and database; the queue runs them one model at a time.
+    `caller` is the bench's Caller (the probe goes through it); `suite` the bench's SuiteService (run_for_model,
+    owe, held)."""
 
-    def __init__(self, registry: Registry, db):
+    def __init__(self, registry: Registry, db, caller, suite):
         self.registry = registry
         self.db = db
-        self._lock = threading.Lock()
+        self.caller = caller
+        self.suite_service = suite
 
-    def onboard(self, served, endpoint: str | None = None, alias: str | None = None, quick: bool = False,
-                ad_hoc: bool = False) -> dict:
-        """Register `served` and probe it; nothing is saved unless the probe answers."""
-        if not isinstance(served, str) or not served.strip():
-            raise BadRequest("Say which model to onboard: its served name.", "e.g. bench onboard gpt-4o-mini")
-        if endpoint is not None and not isinstance(endpoint, str) or alias is not None and not isinstance(alias, str):
-            raise BadRequest("endpoint and alias must be strings.")
-        if alias:
-            check_name(alias, "Alias")   # before any upstream is asked
-        if not self._lock.acquire(timeout=LOCK_WAIT):
-            raise Conflict("Another model is still onboarding.", "Try again when it is done.")
-        try:
-            job = start_job(self.db, f"onboard {served.strip()}")
-            try:
-                result = onboard_one(self.registry, self.db, served.strip(), endpoint, alias, quick, ad_hoc)
-            except BenchError as e:
-                finish_job(self.db, job, "failed", {"served": served, "error": health.one_line(str(e))})
-                raise
-            result["job"] = job
-            finish_job(self.db, job, "done", {"served": served, "alias": result["model"]["alias"]})
-            return result
-        finally:
-            self._lock.release()
+    def check_new(self, served: str, endpoint: str | None, alias: str | None) -> None:
+        """Refuse, before anything is queued, a model already on the bench, an unknown endpoint or a taken alias."""
+        reg = self.registry
+        if endpoint:
+            reg.endpoint(endpoint)
+        elif not reg.endpoints():
+            raise NotFound("There are no endpoints yet.", "Add one first: bench endpoint add NAME --base URL.")
+        refuse_duplicate(reg, served, endpoint or None)
+        if alias and alias in reg.models():
+            raise Conflict(f"The alias {alias!r} is taken.", "Pick another alias.")
 
+    def locate(self, served: str, endpoint: str | None) -> tuple[Endpoint, dict]:
+        """Step 1: (the endpoint that serves `served`, its list entry)."""
+        return locate(self.registry, served, endpoint or None)
 
-def onboard_one(reg: Registry, db, served: str, endpoint: str | None, alias: str | None, quick: bool,
-                ad_hoc: bool) -> dict:
-    found, entry = locate(reg, served, endpoint or None)
-    alias = pick_alias(reg, served, found.name, alias or None)
-    model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
-    probe = health.run_probe(reg, model, kind="onboard")
-    if not probe.ok:
-        kind = probe.error_kind
-        raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {probe.error}. "
-                             "Nothing was registered.", health.advice(kind, found))
-    reg.save_model(model)
-    health.record(db, probe)
-    return {"model": model_view(model, probe.to_dict()), "probe": probe.to_dict(),
-            "suite": SUITE_QUICK if quick else SUITE_PENDING}
+    def pick_alias(self, served: str, endpoint: str, alias: str | None) -> str:
+        """Step 2: the alias it joins under (the one asked for, or one made from the served name)."""
+        return pick_alias(self.registry, served, endpoint, alias or None)
+
+    def probe(self, found: Endpoint, entry: dict, alias: str, ad_hoc: bool) -> tuple[Model, health.Probe]:
+        """Step 3: the one-word probe to a model not yet registered; raises when it does not answer."""
+        served = entry.get("id")
+        model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
+        result = health.run_probe(self.registry, model, kind="onboard", caller=self.caller)
+        if not result.ok:
+            kind = result.error_kind
+            raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {result.error}. "
+                                 "Nothing was registered.", health.advice(kind, found))
+        return model, result
+
+    def register(self, model: Model, result: health.Probe) -> None:
+        """Step 4: save a model that passed its probe, and the probe with it; refuses when the alias was taken
+        (or the model added) meanwhile."""
+        pick_alias(self.registry, model.served, model.endpoint, model.alias)
+        self.registry.save_model(model)
+        health.record(self.db, result)
+
+    def runs_suite(self, alias: str, mode: str) -> bool:
+        """Whether step 5 calls the model: a full onboarding of a model that is not held."""
+        return mode == "full" and not self.suite_service.held(alias)
+
+    def suite(self, alias: str, mode: str, progress: Callable | None = None) -> str:
+        """Step 5, for a model just registered: a full onboarding runs the suite for it now (`progress(run, item)`
+        after each item), a quick one records the run it owes; returns what became of the suite, in one line."""
+        suite = self.suite_service
+        if mode == "adhoc":
+            return NEVER
+        if self.runs_suite(alias, mode):
+            return suite_words(suite.run_for_model(alias, progress=progress, reason="full onboarding"), alias)
+        suite.owe(alias, "full onboarding of a held model" if mode == "full" else "quick onboarding")
+        if mode == "full":
+            return (f"owed: {alias} is held ({suite.held(alias)['reason']}), so it is not called until its price "
+                    "is confirmed; the scheduler's suite job then plays it")
+        return OWED.format(alias=alias)
 
 
 def model_view(model: Model, probe: dict | None = None, resting: float | None = None) -> dict:

@@ -61,15 +61,6 @@ class Model:
     def active(self) -> bool:
         return self.status == ACTIVE
 
-    @property
-    def vision(self) -> bool | None:
-        return self.facts.get("vision")
-
-    @property
-    def context_window(self) -> int | None:
-        value = self.facts.get("context_window")
-        return int(value) if isinstance(value, (int, float)) and value > 0 else None
-
 
 class Registry:
     """Parsed views of endpoints.json and models.json, rebuilt only when the files change."""
@@ -151,20 +142,44 @@ class Registry:
 
     def unique_alias(self, served: str) -> str:
         """A readable alias from a served name: 'openai/gpt-4o-mini:free' -> 'gpt-4o-mini-free'."""
-        base = re.sub(r"[^a-z0-9.\-]+", "-", served.rsplit("/", 1)[-1].lower()).strip(".-")[:60] or "model"
+        name = served.rsplit("/", 1)[-1].removesuffix(":latest")   # Ollama's default tag says nothing
+        base = re.sub(r"[^a-z0-9.\-]+", "-", name.lower()).strip(".-")[:60] or "model"
         alias, n = base, 2
         while alias in self.models():
             alias, n = f"{base}-{n}", n + 1
         return alias
 
 
+def close_names(name: str, known) -> list[str]:
+    return difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
+
+
+def known_list(known, noun: str) -> str:
+    if not known:
+        return f"There are no {noun}s yet."
+    shown = sorted(known)
+    more = f" and {len(shown) - 20} more" if len(shown) > 20 else ""
+    return f"Known {noun}s: " + ", ".join(shown[:20]) + more + "."
+
+
 def suggest(name: str, known, noun: str) -> str:
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
+    close = close_names(name, known)
     if close:
         return "Did you mean " + " or ".join(repr(c) for c in close) + "?"
-    if known:
-        return f"Known {noun}s: " + ", ".join(sorted(known)[:20]) + "."
-    return f"There are no {noun}s yet."
+    return known_list(known, noun)
+
+
+def suggest_all(names: list[str], known, noun: str) -> str:
+    """One hint for several unknown names: the close matches of each, and the known names once for the rest."""
+    if len(names) == 1:
+        return suggest(names[0], known, noun)
+    hints, lost = [], False
+    for name in names:
+        close = close_names(name, known)
+        if close:
+            hints.append(f"For {name!r}, did you mean " + " or ".join(repr(c) for c in close) + "?")
+        lost = lost or not close
+    return " ".join(hints + ([known_list(known, noun)] if lost else []))
 
 
 def new_endpoint(name, base_url, api="openai", no_key: bool = False) -> Endpoint:

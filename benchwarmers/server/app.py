@@ -5,19 +5,19 @@ import html
 import json
 import logging
 import threading
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from .. import formats
-from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized
+from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized, WrongBaseURL
 from ..redaction import redact
 from . import guard
 from .bench import Bench
+from .gatewaykeys import keys_required
 from .messages import Request, Response
-from .routes import ADMIN, GATEWAY, PUBLIC, Route, RouteTable, shape_for_path
+from .routes import ADMIN, BENCH_SHAPE, GATEWAY, PUBLIC, Route, RouteTable, shape_for_path
 from .table import build_table
 
 log = logging.getLogger("benchwarmers.server")
-BENCH_SHAPE = "openai"   # the admin API's errors (shape "bench") take the OpenAI shape
 
 
 class App:
@@ -36,18 +36,22 @@ class App:
     def admit(self, req: Request) -> Route | Response:
         """Everything decided from the request line and headers (Host, Origin, the route, who is calling): the
         route, or the refusal to send. The HTTP handler calls this before it reads a byte of the body."""
+        req.app = self
         shape = shape_for_path(req.path)
         try:
             guard.check_host(req, self.bench.host, self.bench.public_hosts, self.bench.port)
             guard.check_origin(req)
-            route, params = self.table.match(req.method, req.path, self.bench.role)
+            route, params = self.table.match(req.method, req.path, self.bench.role, self.origin(req))
             shape, req.params = route.shape, params
             self.authorize(req, route)
             return route
         except Unauthorized as err:
-            if shape == "html" and req.method == "GET":   # a browser goes to the login page instead
-                return Response.redirect("/login?next=" + quote(req.path))
+            if shape == "html" and req.method == "GET":   # a browser goes to the login page instead, and comes
+                here = req.path + ("?" + urlencode(req.query) if req.query else "")   # back with its query
+                return Response.redirect("/login?next=" + quote(here, safe="/"))
             return self.error_response(shape, err)
+        except WrongBaseURL as err:   # a path of no API: answered in the shape of the API the client meant
+            return self.error_response(err.shape, err)
         except BenchError as err:
             return self.error_response(shape, err)
 
@@ -73,14 +77,13 @@ class App:
                 self._idle.notify_all()
 
     def authorize(self, req: Request, route: Route) -> None:
-        """Who is calling. With an admin token set, admin routes need it and gateway routes a gateway key (or it);
-        an address that sent too many wrong secrets gets 429 before its next one is even compared."""
+        """Who is calling. With an admin token set, admin routes need it; gateway routes need a gateway key (or the
+        token) when keys are required (an admin token or require_keys), except a dashboard page's in-process call.
+        An address that sent too many wrong secrets gets 429 before its next one is even compared."""
         token = self.bench.admin_token
         auth = route.auth or ADMIN            # a route nobody classified is an admin route
-        if not token:
-            req.is_admin = True
-            return
-        if auth == PUBLIC:
+        needs_key = auth == GATEWAY and keys_required(token, self.bench.settings()) and not req.for_page
+        if auth == PUBLIC or (not token and not needs_key):
             req.is_admin = guard.is_admin(req, token)
             return
         secret = guard.presented_key(req)
@@ -88,7 +91,7 @@ class App:
         if credentialed:
             self.bench.guesses.check(req.client)
         req.is_admin = guard.is_admin(req, token)
-        if req.is_admin:
+        if (token and req.is_admin) or (auth == GATEWAY and not needs_key):
             return
         try:
             if auth == GATEWAY:
@@ -99,6 +102,11 @@ class App:
             if credentialed and not self.bench.gateway_keys.find(secret):   # a wrong secret, not an app's key
                 self.bench.guesses.failed(req.client)
             raise
+
+    def origin(self, req: Request) -> str:
+        """The scheme and host the client used (its Host passed the check), else this server's own URL."""
+        host = req.headers.get("host", "")
+        return f"http://{host}" if host else self.bench.url
 
     def wait_idle(self, timeout: float) -> bool:
         """For shutdown: wait until no request is in flight."""
@@ -117,6 +125,10 @@ class App:
             page = (f"<!doctype html><title>{err.status}</title><h1>{err.status}</h1>"
                     f"<p>{html.escape(str(err))}</p><p><a href=\"/\">Home</a></p>")
             return Response.html(page, err.status, headers)
-        body = formats.error_body(BENCH_SHAPE if shape == "bench" else shape, err)
+        if shape == "jsonrpc":
+            body = {"jsonrpc": "2.0", "id": None,
+                    "error": {"code": -32603 if err.status >= 500 else -32600, "message": str(err)}}
+        else:
+            body = formats.error_body(BENCH_SHAPE if shape == "bench" else shape, err)
         return Response(err.status, json.dumps(body).encode(), {"Content-Type": "application/json", **headers})
 

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from .. import __version__, home as home_mod
+from ..catalog import Catalog
 from ..core.calling import Caller
 from ..core.collections import Collections
 from ..core.panel import Panel
@@ -16,13 +17,19 @@ from ..core.record import Record
 from ..core.route import Router
 from ..core.seating import Seating
 from ..errors import ConfigError
+from ..mcp.sessions import Sessions
+from ..roster.health import Health
 from ..roster.onboard import Onboarding
+from ..roster.queue import OnboardQueue
 from ..roster.registry import Registry
 from ..roster.resting import Resting
+from ..scheduler import Clock, Scheduler
 from ..settings import effective
+from ..signin import Flows
 from ..store import Config, Database
 from ..store.calls import Calls
 from ..store.verdicts import Verdicts
+from ..suite.service import SuiteService
 from .gatewaykeys import GatewayKeys
 from .throttle import Guesses
 
@@ -31,11 +38,11 @@ NO_SETTINGS: dict = {}   # one object, so a broken settings.json is not re-read 
 
 
 class Bench:
-    """The data folder's config and records, the roster, the core and the server's own facts, as attributes.
+    """The data folder's config and records, the roster and catalog, the core and the server's own facts, as attributes.
     A part added later is one more attribute built here, after the parts it uses."""
 
     def __init__(self, home: Path, *, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
-                 admin_token: str | None = None, public_hosts: tuple = ()):
+                 admin_token: str | None = None, public_hosts: tuple = (), clock: Clock | None = None):
         # the server's own facts
         self.home = home
         self.host, self.port, self.role = host, port, role      # role: "dashboard" (all routes) or "gateway"
@@ -43,6 +50,7 @@ class Bench:
         self.started, self.version = time.time(), __version__
         self._settings: tuple = (None, {})
         self._settings_lock = threading.Lock()
+        self._clock = clock                 # the scheduler's (tests give one they control)
         # the data folder
         self.config = Config(home)
         self.db = Database(home / "bench.db")
@@ -58,19 +66,33 @@ class Bench:
         # the roster
         self.registry = Registry(self.config)
         self.resting = Resting(self.db, self.registry.transport.limits)
-        self.onboarding = Onboarding(self.registry, self.db)
+        self.catalog = Catalog(self.home, self.config, self.registry)
+        # the suite: its runs ask models through this service's own gateway (the URL is known once bound)
+        self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings,
+                                  lambda: self.url, self.admin_token)
+        # the one way to call a member: seats, merges, route turns, probes (onboarding's too) and speed tests
+        self.caller = Caller(self.registry, self.calls, self.resting, self.settings, self.catalog.facts)
+        # onboarding probes through the caller; a full one runs the suite, a quick one owes it
+        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite)
+        self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
+        # the service (or at the first item queued), so a bench opened only to read starts no thread
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
-        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting)
-        self.caller = Caller(self.registry, self.calls, self.resting, self.settings)
+        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting, self.catalog)
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
                              Pins(self.db), self.panel.lanes, self.settings)
+        # the bench looking after itself: checks and retirements, and the jobs that run them (the service
+        # starts the scheduler's thread; a bench without a service never runs a job on its own)
+        self.health = Health(self.registry, self.db, self.resting, self.caller, self.catalog)
+        self.scheduler = Scheduler(self.config, self.health, self.caller, clock=self._clock, suite=self.suite)
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
-        self.guesses = Guesses()
+        self.guesses = Guesses()                # wrong secrets per address: the throttle on guessing
+        self.mcp_sessions = Sessions()          # MCP over HTTP (/mcp): in memory, ended by a restart
+        self.signins = Flows()              # provider sign-ins under way, in memory (a restart forgets them)
 
     @classmethod
     def open(cls, folder: Path | None = None, **kw) -> "Bench":
@@ -105,9 +127,12 @@ class Bench:
         return f"http://{host}:{self.port}"
 
     def close(self) -> None:
-        """Stop the seat workers, then commit what is queued and close the database."""
-        try:
-            self.panel.close()
-        except Exception:   # shutting down: a failing pool must not keep the database open
-            log.exception("closing the panel's seat workers failed")
+        """Stop the scheduler, the onboarding worker, the suite's worker and the seat workers, then commit what is
+        queued and close the database."""
+        for name, stop in (("the scheduler", self.scheduler.stop), ("the onboarding queue", self.onboard_queue.close),
+                           ("the suite's worker", self.suite.close), ("the panel's seat workers", self.panel.close)):
+            try:
+                stop()
+            except Exception:   # shutting down: a part failing to stop must not keep the database open
+                log.exception("stopping %s failed", name)
         self.db.close()

@@ -43,6 +43,24 @@ class GatewayKey:
                             "Ask one of: " + ", ".join(self.collections) + ", or widen the key.")
 
 
+def keys_required(admin_token: str | None, settings: dict) -> bool:
+    """Gateway routes need a key when the service has an admin token, or when require_keys is set."""
+    return bool(admin_token) or bool(settings.get("require_keys"))
+
+
+def enforcement(admin_token: str | None, settings: dict) -> dict:
+    """Whether gateway keys are enforced and why, in the words `bench status` and `bench key create` show."""
+    if admin_token:
+        return {"enforced": True, "note": "Gateway keys are required on the gateway routes (an admin token is set)."}
+    if settings.get("require_keys"):
+        return {"enforced": True, "note": "Gateway keys are required on the gateway routes (require_keys is on). "
+                "The admin routes stay open to local clients until BENCHWARMERS_ADMIN_TOKEN is set."}
+    return {"enforced": False, "note": "Gateway keys are not enforced: with no admin token any local client may call "
+            "every route, and a revoked or narrower key still works. To enforce them, restart the service with "
+            "BENCHWARMERS_ADMIN_TOKEN set (16+ characters), or set \"require_keys\": true in the data folder's "
+            "config/settings.json (keys on loopback too, from the next request)."}
+
+
 class GatewayKeys:
     def __init__(self, db: Database):
         self.db = db

@@ -60,9 +60,10 @@ def check_host(req: Request, bound: str, public_hosts: tuple, port: int = 0) -> 
                   "Use http://127.0.0.1 or localhost with this port, or list the name in BENCHWARMERS_PUBLIC_HOSTS.")
 
 
-def check_origin(req: Request) -> None:
-    """A state-changing request from another site's page is refused (CSRF); non-browser clients send no Origin."""
-    if req.method in SAFE_METHODS:
+def check_origin(req: Request, every_method: bool = False) -> None:
+    """A state-changing request from another site's page is refused (CSRF); non-browser clients send no Origin.
+    `every_method`: reading requests too (MCP's transport validates the Origin of every request)."""
+    if req.method in SAFE_METHODS and not every_method:
         return
     if req.headers.get("sec-fetch-site", "").lower() == "cross-site":
         raise CrossOrigin("Cross-site requests are refused.", "Call the service from its own pages or a client.")

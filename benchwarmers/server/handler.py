@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import socket
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,13 +35,21 @@ HEX = frozenset(b"0123456789abcdefABCDEF")
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
-    allow_reuse_address = True
+    # POSIX: a restart may bind at once over the last run's TIME_WAIT connections. Windows: SO_REUSEADDR would let
+    # a second process bind the port in use, so the port is claimed exclusively instead.
+    allow_reuse_address = os.name != "nt"
     request_queue_size = 128
 
     def __init__(self, address, app, family=socket.AF_INET):
         self.address_family = family
         self.app = app
         super().__init__(address, Handler)
+
+    def server_bind(self):
+        exclusive = getattr(socket, "SO_EXCLUSIVEADDRUSE", None)      # Windows only
+        if exclusive is not None and not self.allow_reuse_address:
+            self.socket.setsockopt(socket.SOL_SOCKET, exclusive, 1)
+        super().server_bind()
 
     def handle_error(self, request, client_address):
         """socketserver prints these to stderr; they are mostly clients that went away: log them instead."""

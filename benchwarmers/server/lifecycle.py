@@ -5,10 +5,13 @@ import ipaddress
 import logging
 import signal
 import socket
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Callable
 
+from .. import home as home_mod
+from ..scheduler import Clock
 from .app import App
 from .bench import Bench
 from .guard import is_loopback
@@ -22,6 +25,27 @@ POLL = 0.05   # seconds between the serving loop's checks for a stop
 
 class BindRefused(Exception):
     """A non-loopback bind without an admin token: the message says what to set."""
+
+
+class DataFolderUnusable(Exception):
+    """The data folder cannot be created, seeded or opened: the message names it and what to do."""
+
+
+def open_bench(home: Path | None, **kw) -> Bench:
+    """The Bench of a data folder; a folder this user cannot create or write is reported as itself, not as a port
+    the service cannot listen on."""
+    folder = Path(home) if home else home_mod.resolve()
+    try:
+        return Bench.open(folder, **kw)
+    except (OSError, sqlite3.Error) as e:
+        raise unusable(folder, e) from None
+
+
+def unusable(folder: Path, err: Exception) -> DataFolderUnusable:
+    reason = getattr(err, "strerror", None) or str(err)
+    return DataFolderUnusable(f"Cannot use the data folder {folder}: {reason}. The service creates and writes its "
+                              "files there: make it writable by this user, or choose another folder with "
+                              "BENCHWARMERS_HOME.")
 
 
 def check_bind(host: str, token: str | None) -> None:
@@ -61,8 +85,9 @@ class Service:
     """The running service: tests start it on port 0 in a thread; serve.py runs it in the foreground."""
 
     def __init__(self, home: Path | None = None, host: str = "127.0.0.1", port: int = 0, role: str = "dashboard",
-                 admin_token: str | None = None, public_hosts: tuple | None = None):
-        self.bench = Bench.open(home, host=host, role=role, admin_token=admin_token, public_hosts=public_hosts)
+                 admin_token: str | None = None, public_hosts: tuple | None = None, clock: Clock | None = None):
+        self.bench = open_bench(home, host=host, role=role, admin_token=admin_token, public_hosts=public_hosts,
+                                clock=clock)
         try:
             check_bind(host, self.bench.admin_token)
             self.app = App(self.bench)
@@ -79,10 +104,12 @@ class Service:
         return self.bench.url
 
     def start(self) -> "Service":
+        self.bench.onboard_queue.start()   # resumes what a previous run left on the queue
         # stop() waits for the serving loop's next poll: a short one makes every stop quick (a test's, a Ctrl-C's)
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": POLL},
                                         name="bench-http", daemon=True)
         self._thread.start()
+        self.bench.scheduler.start()   # its thread starts and stops with the service, either role
         return self
 
     def serve_forever(self, ready: Callable[[], None] | None = None) -> None:
@@ -113,6 +140,8 @@ class Service:
         self._stopped = True
         self.httpd.shutdown()          # no new requests
         self.httpd.server_close()
+        self.bench.scheduler.stop()    # no new job runs; a running one stops at its next call
+        self.bench.onboard_queue.stop()   # the item running goes back on the queue; requests waiting on it return
         if not self.app.wait_idle(grace):
             log.warning("some requests were still running after %.0f s; they are cut", grace)
         self.bench.close()             # queued records are committed, connections closed

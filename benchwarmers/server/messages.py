@@ -20,6 +20,10 @@ class Request:
     params: dict = field(default_factory=dict)       # filled from the route's pattern
     caller: Any = None                               # the gateway key record, once authenticated
     is_admin: bool = False
+    for_page: bool = False                           # a dashboard page's in-process call: the page passed the admin
+    #                                                  check, so it needs no gateway key (require_keys included)
+    app: Any = None                                  # the App handling it: a dashboard page calls the admin API
+    #                                                  through the same app and route table, in-process
 
     def json(self) -> dict:
         """The body as a JSON object; 400 saying what is wrong otherwise."""
@@ -50,17 +54,16 @@ class Request:
             return None
         return jar[name].value if name in jar else None
 
-    def form(self) -> dict:
-        from urllib.parse import parse_qsl
-        return dict(parse_qsl(self.body.decode("utf-8", "replace")))
 
-
+# Referrer-Policy same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` on a form's POST,
+# which the cross-site check must refuse; same-origin still sends nothing to another site.
 HTML_SECURITY = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                               "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+                               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+                               "frame-ancestors 'none'",
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
 }
 
 

@@ -14,6 +14,10 @@ STRING = {"type": "string"}
 BENCH_ERROR = {"type": "object", "required": ["error"],
                "properties": {"error": {"type": "object", "required": ["message"],
                                         "properties": {"message": STRING, "code": STRING}}}}
+JSONRPC_ERROR = {"type": "object", "required": ["jsonrpc", "error"],
+                 "properties": {"jsonrpc": {"const": "2.0"}, "id": {"type": ["string", "integer", "null"]},
+                                "error": {"type": "object", "required": ["code", "message"],
+                                          "properties": {"code": {"type": "integer"}, "message": STRING}}}}
 SECURITY = {
     ADMIN: [{"bearer": []}],
     GATEWAY: [{"bearer": []}, {"x-api-key": []}, {"x-goog-api-key": []}, {"api-key": []}, {"key": []}],
@@ -43,12 +47,17 @@ def obj(required: tuple = (), extra: bool = True, **properties) -> dict:
 
 
 def op(summary: str, *, body: dict | None = None, body_required: bool = True, query: dict | None = None,
-       ok: dict | None = None, status: int = 200, content: tuple = ("application/json",)) -> dict:
+       ok: dict | None = None, status: int = 200, content: tuple = ("application/json",),
+       also: dict | None = None) -> dict:
     """An operation: what it does, its JSON body, its query parameters ({name: schema}) and its answer.
-    `content`: the media types a success may come in (a stream's among them)."""
+    `content`: the media types a success may come in (a stream's among them); `also`: other statuses it may
+    answer with, {status: schema of its JSON body, or None for no body}."""
     operation = {"summary": summary, "responses": {str(status): {
         "description": "Success.", "content": {kind: {"schema": ok or OBJECT} if kind == "application/json" else {}
                                                for kind in content}}}}
+    for code, schema in (also or {}).items():
+        operation["responses"][str(code)] = {"description": "Also a success."} if schema is None else {
+            "description": "Also a success.", "content": {"application/json": {"schema": schema}}}
     if body is not None:
         operation["requestBody"] = {"required": body_required, "content": {"application/json": {"schema": body}}}
     if query:
@@ -61,6 +70,8 @@ def error_schema(shape: str) -> dict:
     """The error body of an API (the formats declare theirs; the admin API answers in OpenAI's)."""
     if shape in ("bench", "html"):
         return BENCH_ERROR
+    if shape == "jsonrpc":
+        return JSONRPC_ERROR
     return getattr(formats.SHAPES[shape], "ERROR_SCHEMA", BENCH_ERROR)
 
 

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import formats
-from ..errors import MethodNotAllowed, NotFound
+from ..errors import MethodNotAllowed, NotFound, WrongBaseURL
 
 PUBLIC, GATEWAY, ADMIN = "public", "gateway", "admin"
+BENCH_SHAPE = "openai"   # the admin API's errors (shape "bench") take the OpenAI shape
 
 
 @dataclass
@@ -20,14 +21,16 @@ class Route:
     method: str
     pattern: str
     handler: Callable
-    shape: str = "bench"             # error shape: a format's SHAPE (openai, anthropic, ...), bench or html
+    shape: str = "bench"             # error shape: a format's SHAPE (openai, anthropic, ...), bench, html or
+    #                                  jsonrpc (MCP's transport: a JSON-RPC error with no id)
     auth: str | None = None
     dashboard_only: bool = False     # not served by the gateway-alone process
     doc: dict | None = None
 
     def __post_init__(self):
-        regex = re.sub(r"\{(\w+):path\}", r"(?P<\1>.+)", self.pattern)
-        regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", regex)
+        pieces = re.split(r"(\{\w+(?::path)?\})", self.pattern)      # literal text is escaped: "." is a dot
+        regex = "".join(re.escape(p) if not p.startswith("{") else
+                        f"(?P<{p[1:-6]}>.+)" if p.endswith(":path}") else f"(?P<{p[1:-1]}>[^/]+)" for p in pieces)
         # a parameter may hold any character, a newline too; \Z, since $ would also match before a final newline
         self.regex = re.compile("^" + regex + r"\Z", re.DOTALL)
 
@@ -38,25 +41,59 @@ class RouteTable:
     def __init__(self, routes: list[Route]):
         self.routes = routes
 
-    def match(self, method: str, path: str, role: str = "dashboard") -> tuple[Route, dict]:
-        allowed = []
+    def match(self, method: str, path: str, role: str = "dashboard", origin: str = "") -> tuple[Route, dict]:
+        """`origin` (scheme and host the client used) names the base URL to use when a client's is off."""
+        allowed, dashboard = [], False
         for route in self.routes:
-            if route.dashboard_only and role != "dashboard":
-                continue
             m = route.regex.match(path)
             if not m:
+                continue
+            if route.dashboard_only and role != "dashboard":
+                dashboard = dashboard or route.method in (method, "GET" if method == "HEAD" else method)
                 continue
             if route.method == method or (method == "HEAD" and route.method == "GET"):
                 return route, m.groupdict()
             allowed.append(route.method)
+        if dashboard:   # a dashboard page's path; an API client whose base URL lacks its prefix is told that first
+            self._misplaced(method, path, role, origin)
+            raise NotFound("No dashboard here: this process is the gateway alone (`benchwarmers gateway`, "
+                           "`python gateway.py`), which answers the API routes only.",
+                           "The dashboard is served by `benchwarmers` (`python serve.py`), on port 8122 by default.")
         if allowed:
             allow = sorted(set(allowed) | ({"HEAD"} if "GET" in allowed else set()))
             raise MethodNotAllowed(f"{method} is not allowed on {path}; use {', '.join(allow)}.", allow)
+        self._misplaced(method, path, role, origin)
         raise NotFound(f"No route for {method} {path}.", "See GATEWAY.md for the routes this service answers.")
+
+    def _find(self, method: str, path: str, role: str, shape: str) -> Route | None:
+        for route in self.routes:
+            if route.shape == shape and not (route.dashboard_only and role != "dashboard") and \
+                    route.method in (method, "GET" if method == "HEAD" else method) and route.regex.match(path):
+                return route
+        return None
+
+    def _misplaced(self, method: str, path: str, role: str, origin: str) -> None:
+        """A client whose base URL lacks its API's prefix (`/chat/completions`, `/messages`,
+        `/models/x:generateContent`), has it twice (`/v1/v1/messages`) or glued on (`/v1chat/completions`) gets
+        the path it meant and the base URL to use, in that API's shape."""
+        for prefix, shape in formats.PREFIXES:
+            if path.startswith(prefix + prefix + "/"):
+                meant, base, why = path[len(prefix):], origin, f"the path has {prefix} twice"
+            elif path.startswith(prefix) and not path.startswith(prefix + "/"):   # a client that adds no slash
+                meant, base, why = prefix + "/" + path[len(prefix):], origin + prefix + "/", f"no / after {prefix}"
+            elif not path.startswith(prefix + "/"):
+                meant, base, why = prefix + path, origin + prefix, f"the path lacks {prefix}"
+            else:
+                continue
+            if self._find(method, meant, role, shape):
+                raise WrongBaseURL(f"No route for {method} {path}: {why}; the route is {method} {meant}.",
+                                   f"Set your client's base URL to {base or '/'}.", shape)
 
 
 def shape_for_path(path: str) -> str:
     """The API a path belongs to (the formats declare theirs), so even a 404 answers in the caller's own shape."""
     if path.startswith("/bench/") or path == "/healthz":
         return "bench"
+    if path == "/mcp":
+        return "jsonrpc"
     return formats.shape_of_path(path) or "html"

@@ -1,21 +1,12 @@
 """The route table: every path the service answers, in one list."""
 from __future__ import annotations
 
-from ..api import admin, gateway, status
-from ..dashboard.pages import home, login
-from ..dashboard.render import static
-from ..errors import NotFound
+from ..api import admin, gateway, mcp, status
+from ..dashboard.routes import ROUTES as DASHBOARD
 from . import openapi
 from .messages import Response
 from .openapi import STRING, obj, op
 from .routes import ADMIN, PUBLIC, Route, RouteTable
-
-
-def static_file(req, bench):
-    resp = static(req.params["name"])
-    if resp is None:
-        raise NotFound(f"No static file {req.params['name']!r}.")
-    return resp
 
 
 def openapi_json(req, bench):
@@ -36,15 +27,8 @@ def build_routes() -> list[Route]:
         Route("GET", "/bench/status", status.status, "bench", ADMIN, doc=op(
             "What is running and where: version, role, URL, data folder, counts, config problems, the store.",
             ok=obj(("service", "version", "counts", "config_problems", "store"), store=STORE))),
-        # dashboard
-        Route("GET", "/", home.view, "html", ADMIN, dashboard_only=True),
-        Route("GET", "/.json", home.view, "bench", ADMIN, dashboard_only=True),
-        Route("GET", "/login", login.show, "html", PUBLIC, dashboard_only=True),
-        Route("POST", "/login", login.submit, "html", PUBLIC, dashboard_only=True),
-        Route("POST", "/logout", login.logout, "html", PUBLIC, dashboard_only=True),
-        Route("GET", "/static/{name}", static_file, "html", PUBLIC, dashboard_only=True),
     ]
-    return routes + admin.ROUTES + gateway.routes()
+    return routes + DASHBOARD + admin.ROUTES + gateway.routes() + mcp.ROUTES
 
 
 def build_table() -> RouteTable:

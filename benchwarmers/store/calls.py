@@ -12,8 +12,8 @@ from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from .db import Database
 
 COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",
-           "request", "prompt_hash", "answer", "ttft", "seconds", "input_tokens", "output_tokens", "caller", "created",
-           "extra")
+           "request", "prompt_hash", "answer", "ttft", "seconds", "input_tokens", "output_tokens", "tokens_estimated",
+           "caller", "created", "extra", "session")
 
 
 PAGE = 50   # calls read per query when listing
@@ -98,17 +98,21 @@ class CallRecord:
     seconds: float | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    tokens_estimated: bool = False   # the upstream reported no usage: the token counts are our estimate
     caller: str | None = None
     extra: dict | None = None
+    session: str | None = None
 
     @classmethod
     def from_row(cls, row) -> "CallRecord":
         d = {k: row[k] for k in COLUMNS}
         d["extra"] = json.loads(d["extra"]) if d["extra"] else None
+        d["tokens_estimated"] = bool(d["tokens_estimated"])
         return cls(**d)
 
     def to_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in COLUMNS}
+        """The record as the API shows it; the asking session's id stays inside (it names a live MCP session)."""
+        d = {k: getattr(self, k) for k in COLUMNS if k != "session"}
         d["request"] = json.loads(self.request) if self.request else None
         return d
 
@@ -121,15 +125,16 @@ class Calls:
         """Queue the call and its usage-ledger line; the writer commits them in its next batch (the Future says
         when)."""
         values = [getattr(rec, k) for k in COLUMNS]
-        values[-1] = json.dumps(rec.extra) if rec.extra else None
+        values[COLUMNS.index("extra")] = json.dumps(rec.extra) if rec.extra else None
         month = month or time.strftime("%Y-%m", time.gmtime(rec.created))
 
         def write(conn):
             conn.execute(f"INSERT INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
                          values)
-            conn.execute("INSERT INTO usage (month, endpoint, model, call, input_tokens, output_tokens, created) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?)", (month, rec.endpoint, rec.model, rec.id, rec.input_tokens,
-                                                           rec.output_tokens, rec.created))
+            conn.execute("INSERT INTO usage (month, endpoint, model, call, input_tokens, output_tokens, estimated, "
+                         "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                         (month, rec.endpoint, rec.model, rec.id, rec.input_tokens, rec.output_tokens,
+                          int(rec.tokens_estimated), rec.created))
         return self.db.submit(write)
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None) -> None:

@@ -5,6 +5,7 @@ import copy
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -21,6 +22,7 @@ DEFAULTS = {
     "settings.json": {},
     "repos.json": {"repos": {}},
     "limits.json": {"limits": {}},
+    "overrides.json": {"models": {}, "endpoints": {}},
 }
 
 
@@ -119,24 +121,36 @@ def parse(path: Path) -> dict:
     return data
 
 
-def atomic_write(path: Path, data: dict, mode: int = 0o666) -> None:
+def atomic_write(path: Path, data: dict, mode: int = 0o666, keep_broken: bool = True) -> None:
     """Temp file in the same folder, fsync, then os.replace: a crash leaves the old file or the new, never half.
-    `mode` is the new file's permission bits from its creation on (0o600 for secrets), less the umask."""
+    `mode` is the new file's permission bits from its creation on (0o600 for secrets), less the umask.
+    keep_broken=False is for files only Benchwarmers writes (catalog copies), where a broken one is replaced."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
+    if keep_broken and path.exists():
         parse(path)   # refuse to replace a file the user broke by hand: their edit is not ours to lose
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             json.dump(data, f, indent=2, ensure_ascii=False)
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:   # a full disk, data that is not JSON: no half-written temp file stays behind
+        replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)     # a failed write leaves no temp file behind (after a success it is gone)
+
+
+REPLACE_WAITS = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8)   # seconds between tries: about 1.5 s in all
+
+
+def replace(tmp: Path, path: Path) -> None:
+    """os.replace, tried again for a moment on PermissionError: on Windows a file another process holds open (an
+    editor reading it, a virus scanner, a second service reading its config) cannot be replaced until it lets go."""
+    for wait in REPLACE_WAITS:
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+            os.replace(tmp, path)
+            return
+        except PermissionError:
+            time.sleep(wait)
+    os.replace(tmp, path)

@@ -24,9 +24,10 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             error TEXT, seconds REAL, ttft REAL, input_tokens INTEGER, output_tokens INTEGER, created REAL NOT NULL);
         CREATE INDEX probes_model ON probes (model, created);
     """),
-    # Read by the service: ratelimits (what rests on a rate limit), pins (route mode), gateway_keys. Written but read by
-    # nothing in the service yet, and kept for what reads them next: panels (one row per panel), usage (the
-    # tokens of every call: a usage ledger and its limits) and jobs (each onboarding: scheduled jobs).
+    # Read by the service: ratelimits (what rests on a rate limit; keyed per model by migration 10), pins (route
+    # mode), gateway_keys, jobs (the scheduler's runs), panels (one row per panel: the history of asks). Written but
+    # read by nothing in the service yet, and kept for what reads it next: usage (the tokens of every call: a usage
+    # ledger and its limits).
     (2, "panels, usage ledger, rate limits, pins, jobs and gateway keys", """
         CREATE TABLE panels (
             id TEXT PRIMARY KEY, collection TEXT, mode TEXT, seats INTEGER, caller TEXT, created REAL NOT NULL);
@@ -45,8 +46,71 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, prefix TEXT, collections TEXT NOT NULL, rpm INTEGER,
             created REAL NOT NULL, revoked REAL);
     """),
+    (3, "suite runs and results", """
+        CREATE TABLE suite_runs (
+            id INTEGER PRIMARY KEY, model TEXT NOT NULL, tasks TEXT, status TEXT NOT NULL, reason TEXT,
+            total INTEGER DEFAULT 0, done INTEGER DEFAULT 0, failed INTEGER DEFAULT 0, error TEXT,
+            created REAL NOT NULL, started REAL, finished REAL, lease_until REAL);
+        CREATE INDEX suite_runs_status ON suite_runs (status, created);
+        CREATE TABLE suite_results (
+            id INTEGER PRIMARY KEY, run INTEGER NOT NULL REFERENCES suite_runs(id), model TEXT NOT NULL,
+            task TEXT NOT NULL, variant TEXT NOT NULL, purpose TEXT NOT NULL, task_hash TEXT, outcome TEXT NOT NULL,
+            correct INTEGER, confidence REAL, parse TEXT, flagged TEXT, call TEXT, answer TEXT, error TEXT,
+            seconds REAL, created REAL NOT NULL);
+        CREATE UNIQUE INDEX suite_results_item ON suite_results (run, task, variant);
+        CREATE INDEX suite_results_model ON suite_results (model, task, variant, created);
+    """),
+    (4, "scheduler: job runs with their window and counts, leases, when each job's schedule began", """
+        ALTER TABLE jobs ADD COLUMN trigger TEXT;
+        ALTER TABLE jobs ADD COLUMN due REAL;
+        ALTER TABLE jobs ADD COLUMN models INTEGER;
+        ALTER TABLE jobs ADD COLUMN calls INTEGER;
+        ALTER TABLE jobs ADD COLUMN outcome TEXT;
+        ALTER TABLE jobs ADD COLUMN holder TEXT;
+        CREATE UNIQUE INDEX jobs_window ON jobs (name, due) WHERE due IS NOT NULL;
+        CREATE INDEX jobs_started ON jobs (started);
+        CREATE TABLE leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, run INTEGER, until REAL NOT NULL);
+        CREATE TABLE schedule (job TEXT PRIMARY KEY, since REAL NOT NULL);
+    """),
+    (5, "health evidence: probe fault kinds and status codes, speed figures, endpoint flags, retirements", """
+        ALTER TABLE probes ADD COLUMN error_kind TEXT;
+        ALTER TABLE probes ADD COLUMN upstream_status INTEGER;
+        CREATE TABLE perf (
+            id INTEGER PRIMARY KEY, model TEXT NOT NULL, prompt TEXT NOT NULL, status TEXT NOT NULL, ttft REAL,
+            seconds REAL, input_tokens INTEGER, output_tokens INTEGER, tokens_per_second REAL, error TEXT,
+            job INTEGER, created REAL NOT NULL);
+        CREATE INDEX perf_model ON perf (model, created);
+        CREATE TABLE endpoint_flags (endpoint TEXT PRIMARY KEY, flag TEXT NOT NULL, detail TEXT, since REAL NOT NULL);
+        CREATE TABLE retirements (
+            id INTEGER PRIMARY KEY, model TEXT NOT NULL, reason TEXT, evidence TEXT, created REAL NOT NULL);
+        CREATE INDEX retirements_model ON retirements (model, created);
+    """),
+    (6, "the onboarding queue", """
+        CREATE TABLE onboard_queue (
+            id INTEGER PRIMARY KEY, served TEXT NOT NULL, endpoint TEXT, alias TEXT, mode TEXT NOT NULL,
+            state TEXT NOT NULL, reason TEXT, error TEXT, model TEXT, suite TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0, owner TEXT, heartbeat REAL,
+            created REAL NOT NULL, started REAL, finished REAL);
+        CREATE INDEX onboard_queue_state ON onboard_queue (state, id);
+    """),
+    # An upstream that streams without usage (llama.cpp) leaves the token counts to our estimate: the call and
+    # its ledger line say so, so totals can tell measured tokens from estimated ones.
+    (7, "estimated token counts", """
+        ALTER TABLE calls ADD COLUMN tokens_estimated INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE usage ADD COLUMN estimated INTEGER NOT NULL DEFAULT 0;
+    """),
+    (8, "onboarding's suite step: the progress of an item's suite run", """
+        ALTER TABLE onboard_queue ADD COLUMN progress TEXT;
+    """),
+    # Who asked, for the answers still waiting for a verdict: `caller` (the gateway key) was there from the start;
+    # `session` is the MCP session (or a client's X-Bench-Session) that asked, for callers without a key.
+    (9, "the session that asked each call; indexes to find a caller's calls", """
+        ALTER TABLE calls ADD COLUMN session TEXT;
+        CREATE INDEX calls_caller ON calls (caller, created);
+        CREATE INDEX calls_session ON calls (session, created);
+    """),
     # A rate limit rests what it names: one model, or (model '') the whole connection.
-    (3, "rate limits per model", """
+    (10, "rate limits per model", """
         CREATE TABLE ratelimits_by_model (
             endpoint TEXT NOT NULL, model TEXT NOT NULL DEFAULT '', facts TEXT, resting_until REAL,
             updated REAL NOT NULL, PRIMARY KEY (endpoint, model));

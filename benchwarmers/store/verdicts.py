@@ -7,6 +7,11 @@ import time
 from .db import Database
 
 
+def as_dict(useful, note, real, false, created) -> dict:
+    return {"useful": bool(useful), "note": note, "real": json.loads(real or "[]"), "false": json.loads(false or "[]"),
+            "created": created}
+
+
 class Verdicts:
     def __init__(self, db: Database):
         self.db = db
@@ -29,3 +34,13 @@ class Verdicts:
         return [{"id": r["id"], "useful": bool(r["useful"]), "note": r["note"], "real": json.loads(r["real"] or "[]"),
                  "false": json.loads(r["false"] or "[]"), "created": r["created"], "current": bool(r["current"])}
                 for r in rows]
+
+    def current(self, calls: list[str]) -> dict[str, dict]:
+        """call id -> its current verdict (useful, note, real, false, created), for the calls that have one."""
+        out = {}
+        for start in range(0, len(calls), 500):
+            chunk = calls[start:start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for r in self.db.query(f"SELECT * FROM verdicts WHERE current = 1 AND call IN ({marks})", tuple(chunk)):
+                out[r["call"]] = as_dict(r["useful"], r["note"], r["real"], r["false"], r["created"])
+        return out

@@ -96,7 +96,7 @@ class FakeOpenAI(FakeUpstream):
 
         def chunk(delta: dict, finish: str | None = None) -> bytes:
             obj = dict(base, choices=[{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}])
-            if include_usage:
+            if include_usage and not reply.no_usage:
                 obj["usage"] = None
             return sse(obj)
 
@@ -112,6 +112,6 @@ class FakeOpenAI(FakeUpstream):
             for frag in fragments(json.dumps(c["args"])):
                 yield chunk({"tool_calls": [{"index": i, "function": {"arguments": frag}}]})
         yield chunk({}, "tool_calls" if calls else FINISH.get(reply.finish, "stop"))
-        if include_usage:
+        if include_usage and not reply.no_usage:
             yield sse(dict(base, choices=[], usage=self.usage(n)))
         yield b"data: [DONE]\n\n"

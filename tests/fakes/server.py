@@ -23,6 +23,7 @@ class Reply:
     signature: str | None = None       # Anthropic thinking signature / Gemini thoughtSignature
     finish: str = "stop"               # canonical: stop, length, content_filter (tool_calls is automatic)
     usage: dict | None = None          # override counts: {"input", "output", "cache_read", "cache_write"}
+    no_usage: bool = False             # streamed: no usage at all, even when asked (llama.cpp's server)
     status: int = 200                  # an HTTP error when not 200 (the body in the protocol's error shape)
     message: str | None = None         # that error's message (a sensible default per status)
     style: str | None = None           # 429 signals: openai, anthropic, openrouter, retry_after,

@@ -6,7 +6,10 @@ import logging
 
 import pytest
 
+from benchwarmers import connect, signin
+from benchwarmers.connect import HANDOFF
 from benchwarmers.server.lifecycle import BindRefused, Service
+from tests.fakes.signin import FakeOpenRouter
 from tests.security.attack import (ADMIN, ADMIN_HEADERS, CLASSES, GATEWAY, PUBLIC, REVIEWED_PUBLIC, TOKEN, bench_data,
                                    concrete, label, raw, routes)
 
@@ -62,6 +65,28 @@ def test_public_routes_need_nothing(keyed, route):
     assert status != 401 or (route.method, route.pattern) == ("POST", "/login"), label(route)
 
 
+def test_the_public_sign_in_callback_takes_only_the_flow_an_admin_started(keyed):
+    """Without the session cookie, the callback takes nothing but a live flow's state from the browser holding its
+    binding cookie: an unknown state, another provider's, a missing or wrong cookie are 400s that reach no
+    provider; a refusal for a cookie leaves the flow to its own browser, and a state works once."""
+    app, _ = keyed
+    with FakeOpenRouter() as fake, connect.pointed_at("openrouter", site=fake.site, base_url=fake.url):
+        flow = app.bench.signins.add(signin.Flow("openrouter", HANDOFF, "openrouter", False))
+        path = flow.landing + "?code=stolen"
+        for url, headers in ((f"/connect/openrouter/callback/{'A' * 32}?code=x", {"Cookie": f"bw_signin={flow.binding}"}),
+                             (path, {}), (path, {"Cookie": "bw_signin=" + "B" * 32}),
+                             (path, {"Authorization": f"Bearer {TOKEN}"}),       # the admin, but not its browser
+                             (path.replace("/openrouter/", "/nanogpt/", 1), {"Cookie": f"bw_signin={flow.binding}"})):
+            status, _, page = app("GET", url, headers=headers)
+            assert status == 400 and "Start the sign-in again" in page, (url, headers, status)
+        assert fake.exchanges == []
+        flow = app.bench.signins.add(signin.Flow("openrouter", HANDOFF, "openrouter", False))
+        status, got, _ = app("GET", flow.landing + "?code=whatever", headers={"Cookie": f"bw_signin={flow.binding}"})
+        assert status == 200 and got["Refresh"].startswith("0; url=/endpoints?signin=") and len(fake.exchanges) == 1
+        status, _, _ = app("GET", flow.landing + "?code=whatever", headers={"Cookie": f"bw_signin={flow.binding}"})
+        assert status == 400 and len(fake.exchanges) == 1
+
+
 def test_each_key_form_is_accepted_and_an_empty_bearer_hides_none(keyed):
     app, key = keyed
     ask = {"model": "bench/core", "messages": [{"role": "user", "content": "hi"}]}
@@ -87,8 +112,8 @@ def test_guessing_the_admin_token_is_throttled(keyed):
 
 def test_guessing_at_the_login_form_is_throttled_too(keyed):
     app, _ = keyed
-    form = {"Content-Type": "application/x-www-form-urlencoded"}
-    statuses = [app("POST", "/login", raw=f"token=guess{i}".encode(), headers=form)[0] for i in range(15)]
+    form = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": "bw_csrf=c0ffee"}   # the form's own
+    statuses = [app("POST", "/login", raw=f"csrf=c0ffee&token=guess{i}".encode(), headers=form)[0] for i in range(15)]
     assert statuses[:10] == [401] * 10 and set(statuses[10:]) == {429}
 
 

@@ -11,9 +11,13 @@ from tests.security.attack import ADMIN_HEADERS, TOKEN, bench_data, cli, raw
 
 @pytest.fixture
 def keyed(guarded):
-    """The guarded app and the headers of a key for `core` and `ghost` (a collection that does not exist)."""
+    """The guarded app and the headers of a key for `core` and `ghost`, a collection deleted after the key was made
+    (a key cannot be made for one that does not exist, but it can outlive one)."""
     app, make_key = guarded
-    return app, {"Authorization": f"Bearer {make_key(['core', 'ghost'])}"}
+    assert app("PUT", "/bench/collections/ghost", {"members": ["a"]}, headers=ADMIN_HEADERS)[0] == 200
+    secret = make_key(["core", "ghost"])
+    assert app("DELETE", "/bench/collections/ghost", headers=ADMIN_HEADERS)[0] == 200
+    return app, {"Authorization": f"Bearer {secret}"}
 
 
 OUTSIDE = ["paid", "x"]     # an ad-hoc pay-per-use model, and the member of a collection the key does not reach

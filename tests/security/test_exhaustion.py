@@ -11,9 +11,9 @@ import pytest
 from tests.fakes import FakeOpenAI, Reply
 from tests.helpers.data import configure, write
 from tests.security.attack import (TOKEN, bench_data, concrete, label, raw, routes, status_of,
-                                   takes_json, wire)
+                                   wire, writes)
 
-JSON_ROUTES = [r for r in routes() if takes_json(r)]
+WRITING = [r for r in routes() if writes(r)]     # JSON bodies and the dashboard's forms alike
 
 
 def small_limit(home) -> None:
@@ -47,18 +47,21 @@ def test_a_content_length_that_is_not_digits_is_400(service, length):
     assert status_of(wire(service.url, request + b"{}")) in (400, 413)
 
 
-@pytest.mark.parametrize("route", JSON_ROUTES, ids=label)
+@pytest.mark.parametrize("route", WRITING, ids=label)
 def test_every_route_refuses_a_body_past_the_limit(home, fake, make_service, route):
     bench_data(home, fake)
     small_limit(home)
     svc = make_service()
-    big = json.dumps({"model": "bench/core", "pad": "x" * 5000}).encode()
-    status, headers, body = raw(svc.url, route.method, concrete(route), big, {"Content-Type": "application/json"})
+    if route.shape == "html":
+        big, kind = b"csrf=x&pad=" + b"x" * 5000, "application/x-www-form-urlencoded"
+    else:
+        big, kind = json.dumps({"model": "bench/core", "pad": "x" * 5000}).encode(), "application/json"
+    status, headers, body = raw(svc.url, route.method, concrete(route), big, {"Content-Type": kind})
     assert status == 413, (label(route), status, body[:200])
     assert headers.get("connection") == "close"
 
 
-@pytest.mark.parametrize("route", [r for r in JSON_ROUTES if r.auth != "public"], ids=label)
+@pytest.mark.parametrize("route", [r for r in WRITING if r.auth != "public"], ids=label)
 def test_a_request_without_credentials_is_refused_before_its_body_is_read(home, fake, make_service, route):
     """With the admin token set, a 20 MB promise from a stranger is answered 401 at once; its body never sent."""
     bench_data(home, fake)

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from tests.fakes import FakeOpenAI
+from tests.helpers.dashboard import Session
 from tests.helpers.data import write
 from tests.security.attack import ADMIN_HEADERS, TOKEN, bench_data, cli, concrete, label, raw, routes, takes_json
 
@@ -48,22 +49,17 @@ def test_a_key_whose_name_once_held_a_slash_can_still_be_revoked(app):
                                  "/ok\r\nSet-Cookie: forged=1", "/ok\nLocation: http://evil.example",
                                  "\\\\evil.example", "/\x00x", "/%09/evil.example"])
 def test_the_login_form_sends_only_to_a_local_path(home, make_service, nxt):
-    import http.client
-    from urllib.parse import quote, urlsplit
+    from urllib.parse import quote
     svc = make_service(admin_token=TOKEN)
-    parts = urlsplit(svc.url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-    conn.request("POST", "/login", f"token={TOKEN}&next={quote(nxt, safe='/%:')}",   # %09 stays: a tab once decoded
-                 {"Content-Type": "application/x-www-form-urlencoded"})
-    resp = conn.getresponse()
-    resp.read()
-    conn.close()
-    assert resp.status == 303
-    location = resp.getheader("Location")
+    browser = Session(svc.url)
+    status, headers, _ = browser.request(      # %09 stays: a tab once decoded
+        "POST", "/login", f"token={TOKEN}&next={quote(nxt, safe='/%:')}&csrf={browser.csrf}".encode(),
+        {"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 303
+    location = headers["location"]
     assert location.startswith("/") and not location.startswith(("//", "/\\")), location
     assert "evil" not in location and not any(c in location for c in "\r\n\t\\")
-    assert resp.msg.get_all("Set-Cookie") == [resp.msg.get_all("Set-Cookie")[0]]
-    assert resp.getheader("Set-Cookie").startswith("bw_session=")
+    assert set(browser.cookies) == {"bw_csrf", "bw_session"}, browser.cookies      # and no forged one
     status, _, page = raw(svc.url, "GET", "/login?next=" + quote(nxt, safe="/%:"))
     assert b"evil.example" not in page and b"forged" not in page
 

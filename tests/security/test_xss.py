@@ -24,7 +24,7 @@ def assert_secured(headers: dict, where: str) -> None:
     assert "unsafe-inline" not in csp, where
     assert headers.get("X-Frame-Options") == "DENY", where
     assert headers.get("X-Content-Type-Options") == "nosniff", where
-    assert headers.get("Referrer-Policy") == "no-referrer", where
+    assert headers.get("Referrer-Policy") == "same-origin", where
 
 
 @pytest.mark.parametrize("route", HTML_ROUTES, ids=label)
@@ -46,7 +46,8 @@ def test_error_pages_carry_them_too_and_escape_the_path(app):
 def test_what_the_dashboard_shows_is_escaped(home, app):
     write(home, "collections.json", {"collections": {"core": {"members": ["a"], "description": MARKUP}}})
     write(home, "models.json", {"models": {"a": {"endpoint": "fake", "served": MARKUP}}})
-    status, headers, page = app("GET", "/")
-    assert status == 200
-    assert_secured(headers, "/")
-    assert "<script>" not in page and "<img" not in page and "&lt;script&gt;" in page
+    for path in ("/collections", "/collections/core", "/models", "/models/a"):    # the pages that show them
+        status, headers, page = app("GET", path)
+        assert status == 200
+        assert_secured(headers, path)
+        assert "<script>alert" not in page and "<img src=x" not in page and "&lt;script&gt;" in page, path

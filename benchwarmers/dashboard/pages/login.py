@@ -1,4 +1,4 @@
-"""Log in with the admin token once; a session cookie (HttpOnly, SameSite=Strict) carries it after."""
+"""Log in with the admin token once; a session cookie (HttpOnly, SameSite=Strict) carries it after. Log out."""
 from __future__ import annotations
 
 import hmac
@@ -6,41 +6,42 @@ import hmac
 from ...server.bench import Bench
 from ...server.guard import SESSION_COOKIE, session_value
 from ...server.messages import Request, Response
-from ..render import e, page
+from .. import web
+from ..render import page
+from ..widgets import csrf, hidden
 
-FORM = """<form class="login" method="post" action="/login">
-<p>This service has an admin token. Enter it once to use the dashboard.</p>
-{error}<p><label>Admin token<br><input type="password" name="token" autocomplete="current-password" autofocus></label></p>
-<input type="hidden" name="next" value="{next}">
-<p><button type="submit">Log in</button></p></form>"""
+CLEAR = f"{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
 
 
-def show(req: Request, bench: Bench, error: str = "", status: int = 200) -> Response:
-    nxt = req.query.get("next") or "/"
-    body = FORM.format(error=f'<p class="error">{e(error)}</p>' if error else "", next=e(safe_next(nxt)))
-    return page("Log in", body, version=bench.version, path="/login", status=status)
-
-
-def safe_next(nxt: str) -> str:
-    """Only a local path, so the login form cannot send someone elsewhere or forge a header: one leading '/', then
-    printable ASCII without a backslash (browsers read '/\\evil' and '/<tab>/evil' as '//evil')."""
-    ok = (isinstance(nxt, str) and nxt.startswith("/") and nxt[1:2] not in ("/", "\\") and len(nxt) <= 2000
-          and all("!" <= c <= "~" and c != "\\" for c in nxt))
-    return nxt if ok else "/"
+def show(req: Request, bench: Bench, error: str = "", status: int = 200, nxt: str | None = None) -> Response:
+    frame = web.frame(req, bench)
+    frame.logout = False
+    if error:
+        frame.flashes.append(("error", error))
+    nxt = web.safe_local(nxt or req.query.get("next")) or "/"
+    body = (f'<form class="card login stack" method="post" action="/login">{csrf(frame)}'
+            '<p>This service has an admin token. Enter it once to use the dashboard on this browser.</p>'
+            '<label for="token">Admin token</label>'
+            '<input id="token" type="password" name="token" autocomplete="current-password" required autofocus>'
+            f'{hidden("next", nxt)}<div class="form-end"><button type="submit">Log in</button></div></form>')
+    return page("Log in", body, frame, nav_items=[], nav="", version=bench.version, json_link="",
+                status=status)
 
 
 def submit(req: Request, bench: Bench) -> Response:
+    form = web.read_form(req)
+    web.check_csrf(req, form)
     if not bench.admin_token:
         return Response.redirect("/")
-    form = req.form()
-    token = form.get("token", "")
+    token = form.get("token")
     bench.guesses.check(req.client)        # 429 for an address that guessed too often, before comparing
     if not hmac.compare_digest(token.encode(), bench.admin_token.encode()):
         bench.guesses.failed(req.client)
-        return show(req, bench, "That is not the admin token.", status=401)
+        return show(req, bench, "That is not the admin token.", status=401, nxt=form.get("next"))
     cookie = f"{SESSION_COOKIE}={session_value(bench.admin_token)}; HttpOnly; SameSite=Strict; Path=/"
-    return Response.redirect(safe_next(form.get("next", "/")), {"Set-Cookie": cookie})
+    return Response.redirect(web.safe_local(form.get("next")) or "/", {"Set-Cookie": cookie})
 
 
 def logout(req: Request, bench: Bench) -> Response:
-    return Response.redirect("/login", {"Set-Cookie": f"{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"})
+    web.check_csrf(req, web.read_form(req))
+    return Response.redirect("/login", {"Set-Cookie": CLEAR})

@@ -1,0 +1,110 @@
+"""Admin API for the catalog: its copies and refresh, Discover, the providers whose free models work only in their
+own app (with the user's switch), and a model's own facts, roles and price hold."""
+from __future__ import annotations
+
+from ..catalog import overrides
+from ..catalog.discover import discover
+from ..catalog.providers import APP_ONLY
+from ..errors import BadRequest, NotFound
+from ..server.bench import Bench
+from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
+from ..server.routes import ADMIN, Route
+from .endpoints import TRUE
+from .models import view
+
+
+def status(req: Request, bench: Bench) -> Response:
+    return Response.json(bench.catalog.status())
+
+
+def refresh(req: Request, bench: Bench) -> Response:
+    return Response.json(bench.catalog.refresh())
+
+
+def _number(req: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = (req.query.get(name) or "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise BadRequest(f"{name} must be a whole number from {low} to {high}, not {raw!r}.")
+    return int(raw)
+
+
+def discover_models(req: Request, bench: Bench) -> Response:
+    flag = lambda name: (req.query.get(name) or "").lower() in TRUE
+    found = discover(bench.catalog, free=flag("free"), tools=flag("tools"), vision=flag("vision"),
+                     min_context=_number(req, "min_context", 0, 0, 100_000_000), find=req.query.get("find") or "",
+                     limit=_number(req, "limit", 100, 1, 1000))
+    return Response.json(found)
+
+
+def app_only(req: Request, bench: Bench) -> Response:
+    return Response.json({"providers": bench.catalog.app_only()})
+
+
+def set_app_only(req: Request, bench: Bench) -> Response:
+    """{"use_free": true}: Discover lists the provider's free models and explore seats may go to them."""
+    provider = req.params["provider"]
+    if provider not in APP_ONLY:
+        raise NotFound(f"{provider!r} is not a provider whose free models work only in its own app.",
+                       "GET /bench/catalog/app-only lists them: " + ", ".join(APP_ONLY) + ".")
+    body = req.json()
+    if "use_free" not in body:
+        raise BadRequest("Send {\"use_free\": true} or {\"use_free\": false}.")
+    overrides.save_use_free(bench.config, provider, body["use_free"])
+    return Response.json(next(a for a in bench.catalog.app_only() if a["provider"] == provider))
+
+
+def set_facts(req: Request, bench: Bench) -> Response:
+    model = bench.registry.model(req.params["alias"])
+    overrides.save_facts(bench.config, model.alias, req.json())
+    return Response.json({"model": view(bench, model)})
+
+
+def set_roles(req: Request, bench: Bench) -> Response:
+    model = bench.registry.model(req.params["alias"])
+    body = req.json()
+    if "roles" not in body:
+        raise BadRequest("Send {\"roles\": [...]}, or {\"roles\": null} to go back to the roles its facts give.")
+    overrides.save_roles(bench.config, model.alias, body["roles"])
+    return Response.json({"model": view(bench, model)})
+
+
+def confirm(req: Request, bench: Bench) -> Response:
+    model = bench.registry.model(req.params["alias"])
+    lifted = bench.catalog.confirm(model.alias)
+    return Response.json({"confirmed": model.alias, "was": lifted, "model": view(bench, model)})
+
+
+ONE_MODEL = obj(("model",), model={"type": "object"})
+NUMBER = {"type": ["number", "null"]}
+ROUTES = [
+    Route("GET", "/bench/catalog", status, "bench", ADMIN, doc=op(
+        "The catalog copies in use: each source, when it was fetched and how many models it lists.",
+        ok=obj(("sources",), sources={"type": "array"}))),
+    Route("POST", "/bench/catalog/refresh", refresh, "bench", ADMIN, doc=op(
+        "Fetch the catalog's sources now; one that fails keeps its last copy.",
+        ok=obj(("sources",), sources={"type": "object"}))),
+    Route("GET", "/bench/discover", discover_models, "bench", ADMIN, doc=op(
+        "Models worth adding, filtered, with this install's routes to each.",
+        query={"free": STRING, "tools": STRING, "vision": STRING, "min_context": {"type": "integer"}, "find": STRING,
+               "limit": {"type": "integer"}}, ok=obj(("models", "total"), models={"type": "array"}))),
+    Route("GET", "/bench/catalog/app-only", app_only, "bench", ADMIN, doc=op(
+        "Providers whose free models work only in their own app, with your switch for each.",
+        ok=obj(("providers",), providers={"type": "array"}))),
+    Route("PUT", "/bench/catalog/app-only/{provider}", set_app_only, "bench", ADMIN, doc=op(
+        "Switch whether a provider's app-only free models are listed and may take explore seats.",
+        body=obj(("use_free",), use_free={"type": "boolean"}), ok=obj(("provider",), provider=STRING))),
+    Route("PUT", "/bench/models/{alias}/facts", set_facts, "bench", ADMIN, doc=op(
+        "Set a model's own facts (null clears one); they win over every other source.",
+        body=obj(context_window=NUMBER, max_output=NUMBER, vision={"type": ["boolean", "null"]},
+                 tools={"type": ["boolean", "null"]}, reasoning={"type": ["boolean", "null"]}, price_in=NUMBER,
+                 price_out=NUMBER), ok=ONE_MODEL)),
+    Route("PUT", "/bench/models/{alias}/roles", set_roles, "bench", ADMIN, doc=op(
+        "Set a model's roles (null: the roles its facts give).",
+        body=obj(("roles",), roles={"type": ["array", "null"], "items": STRING}), ok=ONE_MODEL)),
+    Route("POST", "/bench/models/{alias}/confirm", confirm, "bench", ADMIN, doc=op(
+        "Accept the new price of a held model (a free one that turned paid), so seats may go to it again.",
+        ok=obj(("confirmed", "model"), confirmed=STRING, model={"type": "object"}))),
+]

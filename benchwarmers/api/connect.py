@@ -1,0 +1,92 @@
+"""GET /bench/connect: the providers to sign in to or paste a key for, and how a finished sign-in went; the steps
+the browser's sign-in routes (dashboard/signin.py) share: the provider, the endpoint name, adding the endpoint."""
+from __future__ import annotations
+
+import logging
+
+from .. import connect
+from ..connect import LOCAL, PASTE, Provider
+from ..errors import BadRequest, BenchError, Conflict, NotFound, key_env
+from ..redaction import redact
+from ..roster.registry import Endpoint, check_name
+from ..server.bench import Bench
+from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
+from ..server.routes import ADMIN, Route
+from .endpoints import register
+
+log = logging.getLogger("benchwarmers.signin")
+
+
+def list_providers(req: Request, bench: Bench) -> Response:
+    """Every provider entry; with ?result=ID also how that finished sign-in went (null once forgotten)."""
+    d: dict = {"providers": connect.entries()}
+    if "result" in req.query:
+        d["result"] = bench.signins.result(req.query["result"])
+    return Response.json(d)
+
+
+def known(provider_id: str) -> Provider:
+    provider = connect.get(provider_id)
+    if provider is None:
+        raise NotFound(f"No provider {provider_id!r}.",
+                       "GET /bench/connect lists them: " + ", ".join(p["id"] for p in connect.entries()) + ".")
+    return provider
+
+
+def can_sign_in(provider: Provider) -> None:
+    """A paste or local entry has no sign-in: the refusal says how to add it instead."""
+    if provider.kind == PASTE:
+        raise BadRequest(f"{provider.name} has no sign-in this service can use: {provider.why}",
+                         f"Make a key at {provider.key_page} and add it: bench endpoint add {provider.id} "
+                         f"--base {provider.base_url} --api {provider.api}")
+    if provider.kind == LOCAL:
+        raise BadRequest(f"{provider.name} takes no sign-in: it needs no key.",
+                         "The Endpoints page adds it in one click while it answers (or: bench endpoint add "
+                         f"{provider.id} --base {provider.base_url} --api {provider.api} --no-key).")
+
+
+def endpoint_name(bench: Bench, provider: Provider, given: str | None) -> tuple[str, bool]:
+    """(the endpoint name, whether an endpoint of that name for this same provider gets its key replaced);
+    a name taken by an endpoint elsewhere is a conflict."""
+    name = check_name((given or "").strip() or provider.id, "Endpoint name")
+    found = bench.registry.endpoints().get(name)
+    if found is None:
+        return name, False
+    if found.base_url.rstrip("/") == provider.base_url.rstrip("/") and found.api == provider.api:
+        return name, True
+    raise Conflict(f"Endpoint {name!r} exists and points at {found.base_url}.",
+                   "Give this sign-in another endpoint name, or remove that endpoint first.")
+
+
+def finish(bench: Bench, provider: Provider, name: str, key: str, replace: bool) -> str:
+    """Add the endpoint with the key a sign-in got (checked by listing its models, the key to keys.json);
+    the id of the result kept for the page the browser lands on."""
+    try:
+        if not replace and name in bench.registry.endpoints():
+            raise Conflict(f"Endpoint {name!r} was added while the sign-in ran.",
+                           "Sign in again under another endpoint name.")
+        view = register(bench, Endpoint(name, provider.base_url, provider.api), key, new_key=True)
+    except BenchError as err:
+        return record(bench, failure(provider, str(err)))
+    message = f"{provider.name} connected: endpoint {name} serves {view.get('served_count')} models."
+    if view.get("key_source") == "environment":
+        message += (f" {key_env(name)} is set in this service's environment, so that key is used, "
+                    "not the new one in keys.json.")
+    if provider.note:
+        message += " " + provider.note
+    return record(bench, {"ok": True, "provider": provider.id, "endpoint": name, "message": message})
+
+
+def failure(provider: Provider, message: str) -> dict:
+    return {"ok": False, "provider": provider.id, "endpoint": None, "message": redact(message)}
+
+
+def record(bench: Bench, result: dict) -> str:
+    log.info("sign-in to %s %s", result["provider"], "succeeded" if result["ok"] else "failed")
+    return bench.signins.finish(result)
+
+
+ROUTES = [Route("GET", "/bench/connect", list_providers, "bench", ADMIN, dashboard_only=True, doc=op(
+    "The providers one can sign in to or paste a key for, and a finished sign-in's result (`result`).",
+    query={"result": STRING}, ok=obj(("providers",), providers={"type": "array"})))]

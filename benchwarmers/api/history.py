@@ -1,0 +1,54 @@
+"""/bench/history and /bench/stats: asks newest first (panels and route turns), one ask whole, calls per day."""
+from __future__ import annotations
+
+from ..core import stats
+from ..errors import BadRequest, NotFound
+from ..server.bench import Bench
+from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
+from ..server.routes import ADMIN, Route
+from ..store.history import VERDICT_FILTERS, History
+from .onboard import whole_number
+
+
+def list_history(req: Request, bench: Bench) -> Response:
+    q = req.query
+    verdict = q.get("verdict") or None
+    if verdict and verdict not in VERDICT_FILTERS:
+        raise BadRequest(f"verdict must be one of: {', '.join(VERDICT_FILTERS)}.")
+    filters = {"collection": q.get("collection"), "model": q.get("model"), "status": q.get("status"),
+               "verdict": verdict}
+    page = whole_number(q.get("page", 1), "page", 1, 10 ** 6)
+    per_page = whole_number(q.get("per_page", 25), "per_page", 1, 200)
+    d = History(bench.db).page(filters, page, per_page)
+    d["filters"] = {k: v for k, v in filters.items() if v}
+    return Response.json(d)
+
+
+def get_history(req: Request, bench: Bench) -> Response:
+    item = History(bench.db).item(req.params["id"])
+    if item is None:
+        raise NotFound(f"No panel or route turn {req.params['id']!r}.", "GET /bench/history lists them.")
+    return Response.json(item)
+
+
+def daily(req: Request, bench: Bench) -> Response:
+    days = whole_number(req.query.get("days", 30), "days", 1, 366)
+    model, collection = req.query.get("model") or None, req.query.get("collection") or None
+    return Response.json({"days": stats.daily(bench.db, days, model, collection), "model": model,
+                          "collection": collection})
+
+
+ROUTES = [
+    Route("GET", "/bench/history", list_history, "bench", ADMIN, doc=op(
+        "Asks, newest first: panels and route turns, a page at a time.",
+        query={"collection": STRING, "model": STRING, "status": STRING, "verdict": STRING,
+               "page": {"type": "integer"}, "per_page": {"type": "integer"}},
+        ok=obj(("items", "total", "page", "per_page"), items={"type": "array"}, total={"type": "integer"}))),
+    Route("GET", "/bench/history/{id}", get_history, "bench", ADMIN, doc=op(
+        "One ask whole: a panel with its seats and merge, or a route turn with its shadow seats.")),
+    Route("GET", "/bench/stats/daily", daily, "bench", ADMIN, doc=op(
+        "Calls per day (the service's local days, oldest first), with their verdicts.",
+        query={"days": {"type": "integer"}, "model": STRING, "collection": STRING},
+        ok=obj(("days",), days={"type": "array"}))),
+]

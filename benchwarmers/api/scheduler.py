@@ -1,0 +1,92 @@
+"""/bench/scheduler and /bench/jobs: the scheduler's switches and times, job runs, and running a job now."""
+from __future__ import annotations
+
+from ..errors import BadRequest, NotFound
+from ..scheduler import config, runs
+from ..server.bench import Bench
+from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
+from ..server.routes import ADMIN, Route
+
+
+def describe(bench: Bench) -> dict:
+    """The scheduler as the CLI and the dashboard show it: on or off, each job's switch, time, next and last run."""
+    sched = bench.scheduler
+    s = sched.settings()
+    now = sched.clock.now()
+    out = []
+    for job in sched.jobs.values():
+        entry = {"name": job.name, "available": job.available, "period": job.period, "what": job.what}
+        if not job.available:
+            entry["why_not"] = job.why_not
+        else:
+            js = s.jobs[job.name]
+            last = runs.recent(bench.db, 1, job.name)
+            entry.update(on=js.on, at=js.at.text(), next=js.at.after(sched.clock, now) if s.enabled and js.on else None,
+                         last_run=last[0] if last else None)
+        out.append(entry)
+    settings = bench.settings()
+    return {"enabled": s.enabled, "timezone": sched.clock.zone(), "now": now, "jobs": out,
+            "gap_seconds": settings["scheduler_gap_seconds"], "yield_seconds": settings["scheduler_yield_seconds"],
+            "problems": s.problems}
+
+
+def get_scheduler(req: Request, bench: Bench) -> Response:
+    return Response.json(describe(bench))
+
+
+def set_scheduler(req: Request, bench: Bench) -> Response:
+    sched = bench.scheduler
+    body = req.json()
+    config.update(bench.config, sched.jobs, body)
+    for name, change in (body.get("jobs") or {}).items():
+        if "at" in change:        # a new time counts from now: moving it earlier must not start a catch-up
+            runs.stop_counting(bench.db, name)
+    sched.tick()                  # a job switched on starts counting its windows now; one switched off stops
+    return Response.json(describe(bench))
+
+
+def _number(req: Request, name: str, default: int, top: int) -> int:
+    try:
+        value = int(req.query.get(name, default))
+    except ValueError:
+        raise BadRequest(f"{name} must be a whole number.") from None
+    if not 1 <= value <= top:
+        raise BadRequest(f"{name} must be from 1 to {top}.")
+    return value
+
+
+def list_runs(req: Request, bench: Bench) -> Response:
+    name = req.query.get("name") or None
+    return Response.json({"runs": runs.recent(bench.db, _number(req, "limit", 20, 500), name), "name": name})
+
+
+def get_run(req: Request, bench: Bench) -> Response:
+    try:
+        run = runs.get(bench.db, int(req.params["id"]))
+    except ValueError:
+        raise NotFound(f"No job run {req.params['id']!r}: run ids are numbers.", "`bench jobs` lists them.") from None
+    if run is None:
+        raise NotFound(f"No job run {req.params['id']}.", "`bench jobs` lists the recent ones.")
+    return Response.json({"run": run})
+
+
+def run_job(req: Request, bench: Bench) -> Response:
+    return Response.json({"run": bench.scheduler.run_now(req.params["name"])}, 202)
+
+
+SCHEDULER = obj(("enabled", "jobs"), enabled={"type": "boolean"}, jobs={"type": "array"})
+RUN = obj(("run",), run={"type": "object"})
+ROUTES = [
+    Route("GET", "/bench/scheduler", get_scheduler, "bench", ADMIN, doc=op(
+        "The scheduler: on or off, each job's switch, time, next and last run.", ok=SCHEDULER)),
+    Route("POST", "/bench/scheduler", set_scheduler, "bench", ADMIN, doc=op(
+        "Switch the scheduler or its jobs on or off, or move a job's time.",
+        body=obj(enabled={"type": "boolean"}, jobs={"type": "object"}), ok=SCHEDULER)),
+    Route("GET", "/bench/jobs", list_runs, "bench", ADMIN, doc=op(
+        "Recent job runs, newest first.", query={"name": STRING, "limit": {"type": "integer"}},
+        ok=obj(("runs",), runs={"type": "array"}))),
+    Route("GET", "/bench/jobs/{id}", get_run, "bench", ADMIN, doc=op("One job run.", ok=RUN)),
+    Route("POST", "/bench/jobs/{name}/run", run_job, "bench", ADMIN, doc=op(
+        "Run a job now, in the background (202 at once).", status=202, ok=RUN)),
+]

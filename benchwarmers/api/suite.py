@@ -1,0 +1,188 @@
+"""Admin API for the suite: tasks (list, show, accept drafts, remove), runs (start, progress, cancel), scores,
+seeding from the user's repos and mining drafts from verdicts."""
+from __future__ import annotations
+
+import shutil
+
+from ..errors import BadRequest, Conflict, NotFound
+from ..roster import health
+from ..server.bench import Bench
+from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
+from ..server.routes import ADMIN, Route
+from ..suite import mine, seed, tasks as tasks_mod
+
+
+def whole_number(req: Request, name: str, default: int, low: int, high: int) -> int:
+    try:
+        value = int(req.query.get(name, default))
+    except ValueError:
+        raise BadRequest(f"{name} must be a whole number.") from None
+    if not low <= value <= high:
+        raise BadRequest(f"{name} must be from {low} to {high}.")
+    return value
+
+
+def overview(req: Request, bench: Bench) -> Response:
+    found, problems = tasks_mod.load_all(bench.home)
+    counts: dict = {}
+    for t in found.values():
+        counts.setdefault(f"{t.kind}_{t.status}", 0)
+        counts[f"{t.kind}_{t.status}"] += 1
+    s = bench.suite
+    return Response.json({"tasks": counts, "problems": problems, "runs": s.store.runs(limit=10),
+                          "scores": s.store.scores()})
+
+
+def list_tasks(req: Request, bench: Bench) -> Response:
+    status = req.query.get("status", "all")
+    if status not in ("all", *tasks_mod.STATUSES):
+        raise BadRequest("status must be all, ready or draft.")
+    found, problems = tasks_mod.load_all(bench.home)
+    rows = [t.summary() for _, t in sorted(found.items()) if status in ("all", t.status)]
+    return Response.json({"tasks": rows, "problems": problems})
+
+
+def show_task(req: Request, bench: Bench) -> Response:
+    return Response.json({"task": tasks_mod.get(bench.home, req.params["id"]).to_dict()})
+
+
+def own_task(bench: Bench, task_id: str):
+    task = tasks_mod.get(bench.home, task_id)
+    if task.origin != "data":
+        raise BadRequest(f"{task_id!r} is a starter task, shipped with Benchwarmers; it cannot be changed here.",
+                         "Copy its folder into the data folder's suite/tasks to make your own version.")
+    return task
+
+
+def accept_task(req: Request, bench: Bench) -> Response:
+    task = own_task(bench, req.params["id"])
+    if task.status != "draft":
+        raise Conflict(f"{task.id!r} is already {task.status}.")
+    tasks_mod.set_status(task, "ready")
+    return Response.json({"task": task.summary()})
+
+
+def remove_task(req: Request, bench: Bench) -> Response:
+    task = own_task(bench, req.params["id"])
+    shutil.rmtree(task.folder)
+    return Response.json({"removed": task.id})
+
+
+def models_for(bench: Bench, body: dict) -> list[str]:
+    """The model named, or the active members of the collection named; a held model is not called."""
+    model, collection = body.get("model"), body.get("collection")
+    if bool(model) == bool(collection):
+        raise BadRequest("Name one model or one collection.", 'Send {"model": ALIAS} or {"collection": NAME}.')
+    if model:
+        if not isinstance(model, str):
+            raise BadRequest("model must be a model alias.")
+        found = bench.registry.model(model)
+        if not found.active:
+            raise BadRequest(f"{model!r} is retired.", f"Restore it first: bench model restore {model}.")
+        health.refuse_held(bench.catalog, found.alias)
+        return [found.alias]
+    if not isinstance(collection, str):
+        raise BadRequest("collection must be a collection name.")
+    models = bench.registry.models()
+    members = [m for m in bench.collections.get(collection).members
+               if m in models and models[m].active and not bench.catalog.held(m)]
+    if not members:
+        raise BadRequest(f"The collection {collection!r} has no active members to run the suite for (held ones "
+                         "wait for `bench model confirm`).")
+    return members
+
+
+def start_runs(req: Request, bench: Bench) -> Response:
+    body = req.json()
+    extra = sorted(set(body) - {"model", "collection", "tasks"})
+    if extra:
+        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.", "A run takes model or collection, and tasks.")
+    globs = body.get("tasks")
+    if globs is not None and (not isinstance(globs, str) or not globs.strip()):
+        raise BadRequest("tasks must be glob patterns of task ids, comma-separated (e.g. claim-*).")
+    runs = bench.suite.start(models_for(bench, body), globs, "asked")
+    return Response.json({"runs": runs}, 202)
+
+
+def list_runs(req: Request, bench: Bench) -> Response:
+    limit = whole_number(req, "limit", 50, 1, 1000)
+    runs = bench.suite.store.runs(req.query.get("model"), req.query.get("status"), limit)
+    return Response.json({"runs": runs})
+
+
+def run_id(req: Request) -> int:
+    try:
+        return int(req.params["id"])
+    except ValueError:
+        raise NotFound(f"No suite run {req.params['id']!r}.", "Run ids are whole numbers.") from None
+
+
+def show_run(req: Request, bench: Bench) -> Response:
+    store = bench.suite.store
+    run = store.run(run_id(req))
+    if run is None:
+        raise NotFound(f"No suite run {req.params['id']}.", "`bench suite runs` lists them.")
+    return Response.json({"run": run, "results": store.items(run["id"])})
+
+
+def cancel_run(req: Request, bench: Bench) -> Response:
+    return Response.json({"run": bench.suite.cancel(run_id(req))})
+
+
+def scores(req: Request, bench: Bench) -> Response:
+    model = req.query.get("model") or None
+    return Response.json({"scores": bench.suite.store.scores(model)})
+
+
+def seed_repo(req: Request, bench: Bench) -> Response:
+    body = req.json()
+    repo = body.get("repo")
+    if not isinstance(repo, str) or not repo:
+        raise BadRequest("Say which repo: its name in config/repos.json.", 'Send {"repo": NAME}.')
+    count, number = body.get("count", 20), body.get("seed", 0)
+    if not isinstance(count, int) or isinstance(count, bool) or not isinstance(number, int):
+        raise BadRequest("count and seed must be whole numbers.")
+    return Response.json(seed.seed_repo(bench.home, repo, count, number), 201)
+
+
+def mine_verdicts(req: Request, bench: Bench) -> Response:
+    return Response.json(mine.mine(bench.home, bench.db))
+
+
+TASK = obj(("task",), task={"type": "object"})
+RUN = obj(("run",), run={"type": "object"})
+RUNS = obj(("runs",), runs={"type": "array"})
+ROUTES = [
+    Route("GET", "/bench/suite", overview, "bench", ADMIN, doc=op(
+        "The suite: task counts by kind and status, problems, the last runs and the scores.",
+        ok=obj(("tasks", "runs", "scores"), tasks={"type": "object"}, runs={"type": "array"}))),
+    Route("GET", "/bench/suite/tasks", list_tasks, "bench", ADMIN, doc=op(
+        "The suite's tasks (all, ready or draft).", query={"status": STRING},
+        ok=obj(("tasks", "problems"), tasks={"type": "array"}))),
+    Route("GET", "/bench/suite/tasks/{id}", show_task, "bench", ADMIN, doc=op("One task whole.", ok=TASK)),
+    Route("POST", "/bench/suite/tasks/{id}/accept", accept_task, "bench", ADMIN, doc=op(
+        "A draft of the data folder joins the suite (409 when it is not a draft).", ok=TASK)),
+    Route("DELETE", "/bench/suite/tasks/{id}", remove_task, "bench", ADMIN, doc=op(
+        "Remove a task of the data folder (a starter task cannot be).", ok=obj(("removed",), removed=STRING))),
+    Route("GET", "/bench/suite/runs", list_runs, "bench", ADMIN, doc=op(
+        "Suite runs, newest first.", query={"model": STRING, "status": STRING, "limit": {"type": "integer"}},
+        ok=RUNS)),
+    Route("POST", "/bench/suite/runs", start_runs, "bench", ADMIN, doc=op(
+        "Start suite runs for a model or a collection's active members, one run per model (202 at once).",
+        status=202, body=obj((), False, model=STRING, collection=STRING, tasks=STRING), ok=RUNS)),
+    Route("GET", "/bench/suite/runs/{id}", show_run, "bench", ADMIN, doc=op(
+        "One run: its progress and results.", ok=obj(("run", "results"), run={"type": "object"},
+                                                      results={"type": "array"}))),
+    Route("POST", "/bench/suite/runs/{id}/cancel", cancel_run, "bench", ADMIN, doc=op(
+        "Stop a run after the call in flight (409 when it is over).", ok=RUN)),
+    Route("GET", "/bench/suite/scores", scores, "bench", ADMIN, doc=op(
+        "Suite scores per model and purpose.", query={"model": STRING}, ok=obj(("scores",),
+                                                                              scores={"type": "object"}))),
+    Route("POST", "/bench/suite/seed", seed_repo, "bench", ADMIN, doc=op(
+        "Plant bugs in a repo of config/repos.json as draft tasks.", status=201,
+        body=obj(("repo",), repo=STRING, count={"type": "integer"}, seed={"type": "integer"}),
+        ok=obj(("written",), written={"type": "array"}))),
+    Route("POST", "/bench/suite/mine", mine_verdicts, "bench", ADMIN, doc=op(
+        "Draft claim tasks from the verdicts given on answers.", ok=obj(("drafted",), drafted={"type": "array"}))),
+]

@@ -1,0 +1,128 @@
+"""Discover: models worth adding, from models.dev and FreeLLMAPI merged, each with this install's routes to it.
+
+Worth adding means all of: it answers in text and is not deprecated; it is free (both prices 0, or on a
+free tier FreeLLMAPI lists) or cheap (at most CHEAP_IN / CHEAP_OUT dollars per million tokens); its context
+window, when known, holds at least MIN_CONTEXT tokens; and it came out within RECENT_DAYS of the catalog
+copy's date (FreeLLMAPI's rows count as recent: the list is curated); and, when it is free, its provider's free
+models work outside the provider's own app (providers.APP_ONLY), or the user switched that provider on. A route
+is an endpoint of this install whose provider serves the model; with none, the row says which provider to add
+and how.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import shlex
+
+from . import roles as roles_mod
+from .merge import Indexed
+from .providers import BY_FREELLMAPI, describe
+
+CHEAP_IN, CHEAP_OUT = 0.5, 2.0
+MIN_CONTEXT = 32_000
+RECENT_DAYS = 548
+SHOWN = ("context_window", "max_output", "vision", "tools", "reasoning", "price_in", "price_out")
+
+
+def _date(text: str | None) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(str(text)[:10])
+    except ValueError:
+        return None
+
+
+def rows(ix: Indexed) -> dict[tuple[str, str], dict]:
+    """(provider, model id) -> a row with the catalog's facts and, where FreeLLMAPI lists it, its free tier."""
+    out: dict = {}
+    for pid, provider in ix.providers.items():
+        for mid, entry in provider["models"].items():
+            out[(pid, mid)] = {"model": mid, "provider": pid, "entry": dict(entry), "sources": ["models.dev"]}
+    label = f"FreeLLMAPI ({ix.hint_date})"
+    for platform, models in ix.hints.items():
+        pid = BY_FREELLMAPI.get(platform)
+        if not pid:
+            continue
+        index = ix.by_provider.get(pid)
+        for mid, row in models.items():
+            found, exact = index.find(mid) if index else (None, False)
+            key = (pid, found) if found and exact else (pid, mid)
+            target = out.setdefault(key, {"model": mid, "provider": pid, "sources": [],
+                                          "entry": {k: row.get(k) for k in ("context_window", "vision", "tools")}})
+            target["entry"].setdefault("name", row.get("name"))
+            target["sources"].append(label)
+            target["free_tier"] = {**{k: row.get(k) for k in ("rpm", "rpd", "tpm", "tpd")}, "source": label,
+                                   "as_of": ix.hint_date}
+    return out
+
+
+def worth(row: dict, since: dt.date) -> bool:
+    e = row["entry"]
+    if e.get("text_out") is False or e.get("deprecated"):
+        return False
+    pin, pout = e.get("price_in"), e.get("price_out")
+    free = row.get("free_tier") is not None or (pin == 0 and pout == 0)
+    cheap = pin is not None and pout is not None and pin <= CHEAP_IN and pout <= CHEAP_OUT
+    if not (free or cheap):
+        return False
+    if (e.get("context_window") or MIN_CONTEXT) < MIN_CONTEXT:
+        return False
+    if "free_tier" in row:            # FreeLLMAPI's list is curated: its rows count as recent
+        return True
+    released = _date(e.get("released"))
+    return released is not None and released >= since
+
+
+def is_free(row: dict) -> bool:
+    e = row["entry"]
+    return row.get("free_tier") is not None or (e.get("price_in") == 0 and e.get("price_out") == 0)
+
+
+def shape(row: dict, routes: list, providers: dict) -> dict:
+    e = row["entry"]
+    free = is_free(row)
+    provider = describe(row["provider"], providers)
+    return {"model": row["model"], "name": e.get("name") or row["model"], "provider": row["provider"],
+            "provider_name": provider["name"], "free": free, "released": e.get("released"),
+            "facts": {k: e[k] for k in SHOWN if e.get(k) is not None}, "roles": roles_mod.auto(row["model"], e),
+            "free_tier": row.get("free_tier"), "sources": row["sources"], "routes": routes,
+            "no_route": None if routes else provider}
+
+
+def matches(item: dict, free: bool, tools: bool, vision: bool, min_context: int, find: str) -> bool:
+    f = item["facts"]
+    if (free and not item["free"]) or (tools and f.get("tools") is not True) or \
+            (vision and f.get("vision") is not True) or (min_context and (f.get("context_window") or 0) < min_context):
+        return False
+    return not find or any(find in str(v).lower() for v in (item["model"], item["name"], item["provider"],
+                                                                 item["provider_name"]))
+
+
+def discover(catalog, free=False, tools=False, vision=False, min_context=0, find="", limit=100) -> dict:
+    """The Discover list: routed rows first, then free ones, then the newest."""
+    ix, _ = catalog.state()
+    md = catalog.copies.get().get("models.dev")
+    base = _date(md.fetched if md else None) or dt.date.today()
+    since = base - dt.timedelta(days=RECENT_DAYS)
+    by_provider: dict[str, list] = {}
+    for endpoint in catalog.registry.endpoints().values():
+        by_provider.setdefault(catalog.provider_of(endpoint), []).append(endpoint.name)
+    on_bench = {(m.endpoint, m.served): m.alias for m in catalog.registry.models().values()}
+    items, app_only = [], {}
+    for row in rows(ix).values():
+        if not worth(row, since):
+            continue
+        routes = [{"endpoint": name, "served": row["model"], "on_bench": on_bench.get((name, row["model"])),
+                   "onboard": f"bench onboard {shlex.quote(row['model'])} --endpoint {name}"}
+                  for name in sorted(by_provider.get(row["provider"], []))]
+        item = shape(row, routes, ix.providers)
+        if not matches(item, free, tools, vision, min_context, (find or "").strip().lower()):
+            continue
+        if catalog.app_only_free(row["provider"], item["free"]):
+            app_only[row["provider"]] = app_only.get(row["provider"], 0) + 1
+        else:
+            items.append(item)
+    items.sort(key=lambda i: (not i["routes"], not i["free"], -(_date(i["released"]) or dt.date.min).toordinal(),
+                              -(i["facts"].get("context_window") or 0), i["provider"], i["model"]))
+    left_out = [{**a, "models": app_only[a["provider"]]} for a in catalog.app_only() if a["provider"] in app_only]
+    return {"models": items[:limit], "total": len(items), "since": since.isoformat(), "app_only": left_out,
+            "rules": {"cheap_in": CHEAP_IN, "cheap_out": CHEAP_OUT, "min_context": MIN_CONTEXT,
+                      "recent_days": RECENT_DAYS}}

@@ -1,0 +1,93 @@
+"""bench jobs [run JOB | show ID]: the scheduler's recent runs, one run, or a job run now."""
+from __future__ import annotations
+
+import argparse
+import time
+from urllib.parse import urlencode
+
+from ..client import ClientError, q
+from .output import emit_json, note, say, table, when
+
+FMT = argparse.RawDescriptionHelpFormatter
+POLL_SECONDS = 1.0
+
+
+def register(sub, parent) -> None:
+    p = sub.add_parser("jobs", parents=[parent], help="recent job runs; run a job now", formatter_class=FMT,
+                       description="Recent runs of the scheduler's jobs (onboardings: bench onboard): when, what started it "
+                                   "(schedule, catch-up, now), models touched, calls made and the outcome.",
+                       epilog="examples:\n  bench jobs\n  bench jobs --name probe --limit 5\n"
+                              "  bench jobs run probe --wait\n  bench jobs show 12 --json")
+    p.add_argument("--name", help="only runs of this job")
+    p.add_argument("--limit", type=int, default=20, help="how many (default 20)")
+    p.set_defaults(func=run_list)
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    r = verbs.add_parser("run", parents=[parent], help="run a job now (whether or not the scheduler is on)",
+                         formatter_class=FMT, epilog="examples:\n  bench jobs run probe\n  bench jobs run perf --wait",
+                         description="Start a job now. It runs paced, like a scheduled run; without --wait the "
+                                     "command returns at once with the run's id.")
+    r.add_argument("job", help="probe, perf or catalog")
+    r.add_argument("--wait", action="store_true", help="wait until it is done and print its outcome")
+    r.set_defaults(func=run_now)
+    s = verbs.add_parser("show", parents=[parent], help="one run with its details", formatter_class=FMT,
+                         epilog="example:\n  bench jobs show 12")
+    s.add_argument("id", type=int)
+    s.set_defaults(func=run_show)
+
+
+def took(run: dict) -> str:
+    if not run.get("finished"):
+        return "running" if run["status"] == "running" else ""
+    return f"{run['finished'] - run['started']:.0f}s"
+
+
+def run_list(args, client) -> int:
+    query = {"limit": args.limit, **({"name": args.name} if args.name else {})}
+    d = client.get("/bench/jobs?" + urlencode(query))
+    if args.json:
+        emit_json(d)
+        return 0
+    if not d["runs"]:
+        note("No job runs yet. The scheduler is off on a new install: bench settings scheduler")
+        return 0
+    table(["ID", "JOB", "TRIGGER", "STATUS", "STARTED", "TOOK", "MODELS", "CALLS", "OUTCOME"],
+          [[r["id"], r["name"], r["trigger"] or "", r["status"], when(r["started"]), took(r), r["models"],
+            r["calls"], r["outcome"] or ""] for r in d["runs"]])
+    return 0
+
+
+def run_now(args, client) -> int:
+    run = client.post(f"/bench/jobs/{q(args.job)}/run", {})["run"]
+    if not args.wait:
+        if args.json:
+            emit_json({"run": run})
+        else:
+            say(f"Started {run['name']} (run {run['id']}). Follow it: bench jobs show {run['id']}")
+        return 0
+    note(f"Running {run['name']} (run {run['id']})...")
+    deadline = time.monotonic() + client.timeout
+    while run["status"] == "running":
+        if time.monotonic() > deadline:
+            raise ClientError(f"Run {run['id']} was still running after {client.timeout:.0f} s (BENCHWARMERS_TIMEOUT); "
+                           f"it goes on in the service: bench jobs show {run['id']}")
+        time.sleep(POLL_SECONDS)
+        run = client.get(f"/bench/jobs/{run['id']}")["run"]
+    return _print(args, run)
+
+
+def run_show(args, client) -> int:
+    return _print(args, client.get(f"/bench/jobs/{args.id}")["run"])
+
+
+def _print(args, run: dict) -> int:
+    if args.json:
+        emit_json({"run": run})
+    else:
+        say(f"Run {run['id']}: {run['name']} ({run['trigger'] or 'asked'}), {run['status']}, started "
+            f"{when(run['started'])}" + (f", took {took(run)}" if run.get("finished") else ""))
+        say(f"{run['models'] or 0} models, {run['calls'] or 0} calls: {run['outcome'] or ''}".rstrip(": "))
+        detail = run.get("detail") or {}
+        for key in ("retired", "failed", "skipped", "endpoints"):
+            for item in detail.get(key) or []:
+                say(f"  {key}: " + (", ".join(f"{k} {v}" for k, v in item.items()) if isinstance(item, dict) else item))
+    return 0 if run["status"] in ("done", "running", "skipped") else 1

@@ -1,0 +1,89 @@
+"""bench settings scheduler [on|off|run]: the scheduler's switch, and which jobs it runs when (under `bench settings`)."""
+from __future__ import annotations
+
+import argparse
+
+from ..client import ClientError
+from .output import emit_json, note, say, table, when
+
+FMT = argparse.RawDescriptionHelpFormatter
+EXAMPLES = """examples:
+  bench settings scheduler                      show it: on or off, each job's switch, time, next and last run
+  bench settings scheduler on                   start running the jobs at their times
+  bench settings scheduler off
+  bench settings scheduler run --off perf       the scheduler leaves the speed test out
+  bench settings scheduler run --on catalog     the daily catalog refresh too (off until you switch it on)
+  bench settings scheduler run --on perf --at "perf=sun 05:30" --at probe=04:10"""
+
+
+def add_parser(verbs, parent) -> None:
+    """`scheduler` under `bench settings`."""
+    s = verbs.add_parser("scheduler", parents=[parent], help="switch the scheduler on or off, choose its jobs",
+                         formatter_class=FMT, epilog=EXAMPLES,
+                         description="The scheduler runs the daily probe, the daily catalog refresh and the weekly "
+                                     "speed test inside the service, at times of day in your local time. It is off "
+                                     "on a new install: nothing calls a model or fetches a catalog on its own "
+                                     "until you switch it on, and the catalog refresh then waits to be switched on "
+                                     "alone. Each job can be switched on or off alone (`run --on/--off`) and given "
+                                     "its time (`--at`); `bench jobs run JOB` runs one now.")
+    s.add_argument("action", nargs="?", choices=("on", "off", "run"), help="on, off, or run (with --on/--off/--at)")
+    s.add_argument("--on", action="append", default=[], metavar="JOB", help="with run: run JOB at its time")
+    s.add_argument("--off", action="append", default=[], metavar="JOB", help="with run: leave JOB out")
+    s.add_argument("--at", action="append", default=[], metavar="JOB=TIME",
+                   help="with run: JOB's time, 'HH:MM' daily or 'DAY HH:MM' weekly, your local time")
+    s.set_defaults(func=run_scheduler)
+
+
+def changes(args) -> dict:
+    """The POST body the action and options ask for; usage errors exit 2."""
+    picked = args.on or args.off or args.at
+    if args.action != "run" and picked:
+        raise ClientError("--on, --off and --at go with `run`: bench settings scheduler run --off perf", 2)
+    if args.action in ("on", "off"):
+        return {"enabled": args.action == "on"}
+    if args.action != "run":
+        return {}
+    if not picked:
+        raise ClientError("Say what to change: run --on JOB, --off JOB or --at JOB=TIME.", 2)
+    both = set(args.on) & set(args.off)
+    if both:
+        raise ClientError(f"{', '.join(sorted(both))}: both --on and --off; pick one.", 2)
+    jobs: dict[str, dict] = {}
+    for name in args.on:
+        jobs.setdefault(name, {})["on"] = True
+    for name in args.off:
+        jobs.setdefault(name, {})["on"] = False
+    for item in args.at:
+        name, sep, at = item.partition("=")
+        if not sep or not name.strip() or not at.strip():
+            raise ClientError(f"--at takes JOB=TIME, e.g. --at probe=04:10, not {item!r}.", 2)
+        jobs.setdefault(name.strip(), {})["at"] = at.strip()
+    return {"jobs": jobs}
+
+
+def run_scheduler(args, client) -> int:
+    body = changes(args)
+    d = client.post("/bench/scheduler", body) if body else client.get("/bench/scheduler")
+    if args.json:
+        emit_json(d)
+        return 0
+    show(d)
+    return 0
+
+
+def show(d: dict) -> None:
+    state = "on" if d["enabled"] else "off (no job runs on its own: bench settings scheduler on)"
+    say(f"Scheduler: {state}")
+    say(f"Times are {d['timezone']}; {d['gap_seconds']:g} s between calls to one endpoint; a call waits up to "
+        f"{d['yield_seconds']:g} s for your own asks on it.")
+    rows = []
+    for j in d["jobs"]:
+        if not j["available"]:
+            rows.append([j["name"], "-", f"not available: {j['why_not']}", "", ""])
+            continue
+        last = j.get("last_run")
+        last_text = f"{last['status']} {when(last['started'])}: {last.get('outcome') or ''}".strip() if last else ""
+        rows.append([j["name"], "on" if j["on"] else "off", f"{j['period']} {j['at']}", when(j.get("next")), last_text])
+    table(["JOB", "ON", "WHEN", "NEXT", "LAST RUN"], rows)
+    for problem in d.get("problems", []):
+        note(f"Problem: {problem}")

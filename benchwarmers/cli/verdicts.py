@@ -1,0 +1,75 @@
+"""bench verdicts pending: the seats' answers that still wait for a verdict (a key's own asks, else every one); and
+`verdicts stop-hook`, the Claude Code plugin's reminder to judge them."""
+from __future__ import annotations
+
+import argparse
+import sys
+from urllib.parse import urlencode
+
+from . import terminal
+from .output import emit_json, note, table, when
+
+FMT = argparse.RawDescriptionHelpFormatter
+
+
+def register(sub, parent) -> None:
+    v = sub.add_parser("verdicts", parents=[parent], help="answers still waiting for a verdict", formatter_class=FMT,
+                       description="Verdicts decide who gets seated; these answers have none yet.",
+                       epilog="examples:\n  bench verdicts pending\n  bench verdicts pending --limit 5 --json")
+    vsub = v.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = vsub.add_parser("pending", parents=[parent], help="list the answers without a verdict, newest first",
+                        formatter_class=FMT,
+                        description="The seats' answers that nobody judged yet, newest first: with BENCHWARMERS_KEY "
+                                    "the key's own asks, with the admin token (or none needed) every one.",
+                        epilog="examples:\n  bench verdicts pending\n  bench verdicts pending --limit 5 --json\n\n"
+                               "then judge one: bench verdict CALL --useful|--not-useful")
+    p.add_argument("--limit", type=limit, default=20, help="at most this many (1 to 200, default 20)")
+    p.set_defaults(func=run_pending)
+    h = vsub.add_parser("stop-hook", parents=[parent], formatter_class=FMT,
+                        help="Claude Code's Stop hook: name this turn's unjudged answers",
+                        description="Reads a Claude Code Stop hook's input on stdin. When the turn asked a panel (the "
+                                    "MCP `ask` tool) and some of its seats' answers have no verdict yet, prints the "
+                                    "decision that keeps the agent going once to judge them. Prints nothing and exits "
+                                    "0 when nothing waits, on the turn's second stop, and when the input, the "
+                                    "transcript or the service (5 seconds) cannot be read. The Claude Code plugin "
+                                    "runs it; BENCHWARMERS_KEY limits it to that key's asks.",
+                        epilog="examples:\n  benchwarmers verdicts stop-hook < stop-input.json")
+    h.set_defaults(func=run_stop_hook, needs_client=False)
+
+
+def limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= 200:
+        raise argparse.ArgumentTypeError("give 1 to 200")
+    return value
+
+
+def run_pending(args, client) -> int:
+    data = client.get("/bench/pending?" + urlencode({"limit": args.limit}), gateway=True)
+    if args.json:
+        emit_json(data)
+        return 0
+    items = data.get("pending") or []
+    if not items:
+        note("No answer is waiting for a verdict.")
+        return 0
+    table(["asked", "call", "collection", "seat", "model", "answer"],
+          [[when(p.get("created")), p.get("call"), p.get("collection") or "-", p.get("seat"), p.get("model"),
+            p.get("excerpt")] for p in items], fit=True)
+    more = f"; the newest {len(items)} shown" if data.get("total", 0) > len(items) else ""
+    note(f"{data.get('total', len(items))} answer(s) wait for a verdict{more}. "
+         "Judge one: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
+    return 0
+
+
+def run_stop_hook(args, client) -> int:
+    from ..mcp.stophook import run
+    if not terminal.piped():       # a person at a terminal: say so rather than wait for input
+        sys.stderr.write("bench verdicts stop-hook reads a Claude Code Stop hook's input on stdin; pipe it in, "
+                         "e.g. benchwarmers verdicts stop-hook < stop-input.json\n")
+        return 2
+    sys.stdout.write(run(terminal.read_all(), getattr(args, "url", None)))
+    return 0

@@ -1,0 +1,151 @@
+"""Provider sign-in: one entry per provider, saying how this service gets a key for it.
+
+Each entry is a `Provider`, with one of three kinds:
+
+- ``sign-in``: the provider documents a flow a locally run app may use without registering itself first,
+  and `signin.py` runs it: ``handoff`` (the browser goes to the provider's auth page with a PKCE challenge,
+  comes back to this service's callback with a code, and the code is exchanged for a key) or ``device``
+  (the provider shows the user a code to approve while this service polls for the key).
+- ``paste``: no such flow exists; the entry names the page where the user makes a key, to add like any
+  endpoint's key (`bench endpoint add` or `POST /bench/endpoints`, which check it by listing models).
+- ``local``: a server on this machine that takes no key (Ollama). The Endpoints page offers it in one click
+  when it answers (`GET /bench/local-servers`), added like any endpoint (`POST /bench/endpoints`).
+
+`why` says, in one line, why the entry has its kind and which of the provider's own documents says so;
+`catalog` is the provider's id in the catalog (models.dev), so Discover can point a model with no route yet
+at the entry that adds one.
+
+To add a provider: append a `Provider(...)` to PROVIDERS with a unique lower-case `id` (also the default
+endpoint name), its `name`, `kind`, `why` and `doc`, its `api` (openai, anthropic, gemini or ollama), the
+`base_url` an endpoint uses, and:
+for a paste provider, `key_page`; for a handoff sign-in, `site` (the auth page is `site + "/auth"`, the
+key exchange `base_url + "/auth/keys"`, as OpenRouter and NanoGPT both document), `auth_params` and
+`exchange_params` for fields the provider wants beyond the PKCE ones, and `echoes_state` when the
+provider sends `state` back; for a device sign-in, `device_url` (its device endpoints are
+`device_url + "/code"` and `device_url + "/token"`) and `device_params` for the body of the first.
+Nothing else needs to change: the routes (`dashboard/signin.py`), the JSON list (`api/connect.py`) and the
+Endpoints page's sign-in card read this table.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
+
+SIGN_IN, PASTE, LOCAL = "sign-in", "paste", "local"
+HANDOFF, DEVICE = "handoff", "device"
+
+
+@dataclass(frozen=True)
+class Provider:
+    id: str
+    name: str
+    api: str
+    base_url: str
+    kind: str
+    why: str
+    doc: str
+    key_page: str | None = None
+    flow: str | None = None              # sign-in only: handoff or device
+    site: str | None = None              # handoff: the auth page is site + "/auth"
+    auth_params: dict = field(default_factory=dict)
+    exchange_params: dict = field(default_factory=dict)
+    echoes_state: bool = False           # handoff: the provider sends `state` back with the code
+    device_url: str | None = None        # device: device_url + "/code" and + "/token"
+    device_params: dict = field(default_factory=dict)   # device: the body of the /code request
+    note: str | None = None              # something the user should know after signing in
+    catalog: str | None = None           # the provider's id in the catalog (models.dev)
+
+    @property
+    def auth_url(self) -> str:
+        return f"{self.site}/auth"
+
+    @property
+    def exchange_url(self) -> str:
+        return f"{self.base_url}/auth/keys"
+
+    def entry(self) -> dict:
+        """What a page or the JSON list shows: never anything secret, since nothing here is."""
+        start = f"/connect/{self.id}" if self.kind == SIGN_IN else None
+        return {"id": self.id, "name": self.name, "kind": self.kind, "flow": self.flow, "api": self.api,
+                "base_url": self.base_url, "key_page": self.key_page, "start": start, "why": self.why,
+                "doc": self.doc, "note": self.note, "catalog": self.catalog}
+
+
+PROVIDERS: tuple[Provider, ...] = (
+    Provider("openrouter", "OpenRouter", "openai", "https://openrouter.ai/api/v1", SIGN_IN, flow=HANDOFF,
+             catalog="openrouter", site="https://openrouter.ai", exchange_params={"code_challenge_method": "S256"},
+             key_page="https://openrouter.ai/settings/keys",
+             why="OAuth PKCE without a client id; localhost callbacks on any port are allowed.",
+             doc="https://openrouter.ai/docs/guides/overview/auth/oauth"),
+    Provider("nanogpt", "NanoGPT", "openai", "https://nano-gpt.com/api/v1", SIGN_IN, flow=HANDOFF,
+             catalog="nano-gpt", site="https://nano-gpt.com", auth_params={"scope": "api.use models.read"},
+             exchange_params={"grant_type": "authorization_code"}, echoes_state=True,
+             key_page="https://nano-gpt.com/api",
+             why="The key handoff flow for local apps: PKCE, a localhost callback, no client id.",
+             doc="https://docs.nano-gpt.com/api-reference/miscellaneous/oauth-pkce"),
+    Provider("pollinations", "Pollinations", "openai", "https://gen.pollinations.ai/v1", SIGN_IN, flow=DEVICE,
+             device_url="https://enter.pollinations.ai/api/device", key_page="https://enter.pollinations.ai",
+             why="Device sign-in needs no app key (the app key is optional, for attribution); its code flow "
+                 "needs a registered app key, so it is not used.",
+             doc="https://github.com/pollinations/pollinations/blob/main/BRING_YOUR_OWN_POLLEN.md",
+             note="Pollinations says keys it issues to apps expire (7 days by default): sign in again when "
+                  "its models start failing with an auth error."),
+    Provider("huggingface", "Hugging Face", "openai", "https://router.huggingface.co/v1", PASTE,
+             catalog="huggingface", key_page="https://huggingface.co/settings/tokens",
+             why="Sign in with Hugging Face needs an OAuth app created first (its client id), so paste a "
+                 "token with the 'Make calls to Inference Providers' permission.",
+             doc="https://huggingface.co/docs/hub/oauth"),
+    Provider("github", "GitHub Models", "openai", "https://models.github.ai/inference", PASTE,
+             catalog="github-models", key_page="https://github.com/settings/personal-access-tokens/new",
+             why="GitHub's OAuth and device flows need a registered OAuth app's client id; the documented way "
+                 "is a personal access token with the models permission.",
+             doc="https://docs.github.com/en/github-models/quickstart"),
+    Provider("openai", "OpenAI (ChatGPT plan: see why)", "openai", "https://api.openai.com/v1", PASTE,
+             catalog="openai", key_page="https://platform.openai.com/api-keys",
+             why="A ChatGPT plan gives no API key, and sign-in with ChatGPT is documented only for OpenAI's "
+                 "own Codex client (its registered client id and fixed callback); paste an OpenAI API key, "
+                 "billed apart from the plan.",
+             doc="https://developers.openai.com/codex/auth"),
+    Provider("anthropic", "Anthropic", "anthropic", "https://api.anthropic.com", PASTE, catalog="anthropic",
+             key_page="https://console.anthropic.com/settings/keys",
+             why="The Messages API documents API keys only; there is no sign-in for other apps.",
+             doc="https://docs.anthropic.com/en/api/overview"),
+    Provider("gemini", "Gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta", PASTE,
+             catalog="google", key_page="https://aistudio.google.com/apikey",
+             why="Google's OAuth needs a registered OAuth client; the Gemini API documents API keys from "
+                 "AI Studio.",
+             doc="https://ai.google.dev/gemini-api/docs/api-key"),
+    Provider("ollama", "Ollama on this machine", "ollama", "http://127.0.0.1:11434", LOCAL,
+             why="A local server: no key and no sign-in; added after it lists its models.",
+             doc="https://github.com/ollama/ollama/blob/main/docs/api.md"),
+)
+
+_table: dict[str, Provider] = {p.id: p for p in PROVIDERS}
+
+
+def get(provider_id: str) -> Provider | None:
+    return _table.get(provider_id)
+
+
+def auth_origins() -> list[str]:
+    """The origins of the handoff sign-in pages: a dashboard page's form-action lets the start's redirect go there."""
+    found = (urlsplit(p.site) for p in _table.values() if p.kind == SIGN_IN and p.flow == HANDOFF and p.site)
+    return sorted({f"{u.scheme}://{u.netloc}" for u in found})
+
+
+def entries() -> list[dict]:
+    """Every provider, in table order, as the Endpoints page and GET /bench/connect show them."""
+    return [_table[p.id].entry() for p in PROVIDERS]
+
+
+@contextmanager
+def pointed_at(provider_id: str, **urls):
+    """Tests only: point a provider's fixed URLs (base_url, site, device_url) at a fake for the block.
+    No route, setting or environment variable reaches this."""
+    old = _table[provider_id]
+    _table[provider_id] = replace(old, **urls)
+    try:
+        yield _table[provider_id]
+    finally:
+        _table[provider_id] = old

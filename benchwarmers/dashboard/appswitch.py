@@ -1,0 +1,44 @@
+"""The Settings page's section for providers whose free models work only in their own app: one switch each.
+
+Off (the default), Discover leaves such a provider's free models out and explore seats pass them over; on, they
+count like any model (say, for an endpoint that reaches the provider through its app). Kept in overrides.json
+through PUT /bench/catalog/app-only/{provider}.
+"""
+from __future__ import annotations
+
+from .apicall import call, get
+from .render import e
+from .web import Done
+from .widgets import csrf
+
+EXTERNAL = 'target="_blank" rel="noopener noreferrer"'
+
+
+def read(req, bench) -> list[dict]:
+    return get(req, "/bench/catalog/app-only")["providers"]
+
+
+def show(providers: list[dict], frame) -> str:
+    rows = "".join(
+        f'<li><label class="choice"><input type="checkbox" name="use_free" value="{e(p["provider"])}"'
+        f'{" checked" if p["use_free"] else ""}> Use {e(p["name"])}’s free models anyway</label>'
+        f'<span class="reason">{e(p["why"])} <a href="{e(p["doc"])}" {EXTERNAL}>Their docs</a></span></li>'
+        for p in providers)
+    return (f'<p class="muted">These providers’ free models answer only their own app. While a switch is off, '
+            f'Discover leaves them out and explore seats pass them over; switch one on when your endpoint reaches '
+            f'them through that app. Their paid models are not affected.</p>'
+            f'<form method="post" action="/settings/app-only">{csrf(frame)}<ul class="plain-list">{rows}</ul>'
+            f'<div class="form-end"><button type="submit">Save switches</button></div></form>')
+
+
+def save(req, bench, form) -> Done:
+    """Only the switches that changed are sent."""
+    wanted = set(form.getlist("use_free"))
+    changed = []
+    for p in read(req, bench):
+        on = p["provider"] in wanted
+        if on != p["use_free"]:
+            call(req, "PUT", f"/bench/catalog/app-only/{p['provider']}", {"use_free": on})
+            changed.append(f"{p['name']} {'on' if on else 'off'}")
+    return Done("Saved: " + ", ".join(changed) + "." if changed else "Nothing changed.", "/settings#app_only",
+                {"changed": changed})

@@ -1,0 +1,67 @@
+"""The Ask page's stream: POST /ask/stream runs a panel and sends one JSON line per seat as it finishes.
+
+The one place the dashboard uses the panel (bench.panel: start, finished, merge_events) rather than the admin API: a
+page cannot stream a column per seat through a whole-answer API. Lines: {"panel": ...} first, then {"seat": ...}
+per finished seat (its answer as Markdown nodes, see markdown.py), {"merge": {"delta"}} and {"merged": ...} for
+:merged, and {"done": ...} or {"error": ...} last; empty lines keep the connection alive while seats think.
+"""
+from __future__ import annotations
+
+import json
+
+from .. import formats
+from ..canonical import KeepAlive, TextDelta
+from ..errors import BenchError
+from ..formats.base import RequestInfo
+from ..server.bench import Bench
+from ..server.messages import Request, Response
+from . import markdown, web
+from .pages.ask import chat_body
+
+
+def line(obj: dict) -> bytes:
+    return json.dumps(obj, ensure_ascii=False).encode() + b"\n"
+
+
+def seat_line(seat) -> dict:
+    return {"seat": {"seat": seat.seat, "kind": seat.kind, "model": seat.model, "status": seat.status,
+                     "seconds": round(seat.seconds, 2), "call": seat.call, "error": seat.error,
+                     "nodes": markdown.parse(seat.answer) if seat.answer else []}}
+
+
+def ask_stream(req: Request, bench: Bench) -> Response:
+    form = web.read_form(req)
+    web.check_csrf(req, form)
+    body = chat_body(form)
+    ask = formats.get("openai_chat").parse(body, RequestInfo(req.path, req.query, req.headers))
+    panel = bench.panel
+    run = panel.start(ask)              # refusals (empty collection, unknown name) answer before any line
+    keepalive = bench.settings()["keepalive_seconds"]
+    merged = ask.target.mode == "merged"
+
+    def lines():
+        yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.target.mode,
+                    "seats": [{"seat": s.seat, "kind": s.kind, "model": s.model, "call": s.call} for s in run.seats]})
+        for item in panel.finished(run, keepalive):
+            yield b"\n" if isinstance(item, KeepAlive) else line(seat_line(item))
+        answered = sum(s.status == "ok" for s in run.seats)
+        if merged:
+            yield from merge_lines(panel, run)
+        panel.settle(run)               # the call ids it showed are kept before it says done
+        yield line({"done": {"answered": answered, "seats": len(run.seats)}})
+    return Response.streaming(lines(), "application/x-ndjson", {"x-bench-panel": run.id})
+
+
+def merge_lines(panel, run):
+    text = []
+    try:
+        for ev in panel.merge_events(run):
+            if isinstance(ev, TextDelta):
+                text.append(ev.text)
+                yield line({"merge": {"delta": ev.text}})
+    except BenchError as err:
+        yield line({"error": str(err)})
+        return
+    info = run.merge_info or {}
+    yield line({"merged": {"model": info.get("model"), "status": info.get("status"), "call": info.get("call"),
+                           "error": info.get("error"), "nodes": markdown.parse("".join(text))}})

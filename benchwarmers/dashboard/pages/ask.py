@@ -1,0 +1,110 @@
+"""Ask: pick a collection (or models), write a prompt, attach files; answers come back side by side, one column a
+seat, each with its verdict form. With script the columns stream in (dashboard/askstream.py); without, the form
+posts and the answers open on the ask's own page."""
+from __future__ import annotations
+
+import base64
+
+from ...errors import BadRequest
+from ..apicall import get, post
+from ..render import card, e, options
+from ..web import Done
+from ..widgets import csrf, verdict_form
+
+SCRIPTS = ("ask.js",)
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+def data(req, bench) -> dict:
+    return {"collections": [{k: c[k] for k in ("name", "description", "members", "explore")}
+                            for c in get(req, "/bench/collections")["collections"]],
+            "models": [m["alias"] for m in get(req, "/bench/models")["models"] if m["status"] != "retired"],
+            "chosen": req.query.get("collection") or None}
+
+
+def render(d: dict, frame) -> tuple[str, str]:
+    if not d["collections"] and not d["models"]:
+        return "Ask", ('<p class="empty">Nothing to ask yet: <a href="/onboard">onboard models</a>, then '
+                       '<a href="/collections/_new">make a collection</a>.</p>')
+    return "Ask", card("", form(d, frame)) + results(frame)
+
+
+def form(d: dict, frame) -> str:
+    chosen = frame.typed("collection", d["chosen"] or (d["collections"][0]["name"] if d["collections"] else ""))
+    cols = [(c["name"], f'{c["name"]} — {c["description"]}' if c["description"] else c["name"])
+            for c in d["collections"]] + [("", "no collection: only the models ticked below")]
+    ticked = set(frame.typed_all("with"))
+    boxes = "".join(f'<label class="choice"><input type="checkbox" name="with" value="{e(m)}"'
+                    f'{" checked" if m in ticked else ""}> {e(m)}</label>' for m in d["models"])
+    return f"""<form method="post" action="/ask" enctype="multipart/form-data" class="stack" id="ask-form"
+ data-stream="/ask/stream">{csrf(frame)}
+<label for="ask-collection">Ask</label>
+<select id="ask-collection" name="collection">{options(cols, chosen)}</select>
+<details class="hint"{" open" if ticked else ""}><summary>Also ask these models</summary>
+<div class="choices">{boxes or '<span class="muted">No models on the bench.</span>'}</div></details>
+<label for="ask-prompt">Prompt</label>
+<textarea id="ask-prompt" name="prompt" rows="7" required>{e(frame.typed("prompt"))}</textarea>
+<label for="ask-files">Attach files <span class="muted">(text files go in the prompt; images go to models that
+ see them)</span></label>
+<input id="ask-files" name="files" type="file" multiple>
+<details class="hint"><summary>System prompt</summary>
+<label for="ask-system" class="sr-only">System prompt</label>
+<textarea id="ask-system" name="system" rows="3">{e(frame.typed("system"))}</textarea></details>
+<label class="choice"><input type="checkbox" name="merged" value="1"{" checked" if frame.typed("merged") else ""}>
+ Also one merged answer: a model writes where the seats agree and differ (<code>:merged</code>)</label>
+<div class="form-end"><button type="submit">Ask</button><span class="status-text" data-status role="status"></span>
+</div></form>"""
+
+
+def results(frame) -> str:
+    """Where the streamed columns go, and the shape of one column for the script to fill."""
+    template = (f'<template id="seat-template"><article class="seat"><header class="seat-head"><h3></h3>'
+                f'<p class="seat-meta"></p></header><div class="answer"><p class="muted">waiting…</p></div>'
+                f'{verdict_form(frame, "CALL", None, "/ask")}</article></template>')
+    return (f'<section id="answers" class="answers-area" aria-live="polite" hidden><div class="answers-head">'
+            f'<h2>Answers</h2><a class="panel-link" hidden>Open this ask on its own page</a></div>'
+            f'<div class="card merged" hidden></div><div class="seats"></div></section>{template}')
+
+
+# ---- the ask, as a chat request ----------------------------------------------------------------
+
+def chat_body(form) -> dict:
+    """The form as an OpenAI chat request: the target, the prompt with text files, images, system, extra seats."""
+    prompt = form.get("prompt").strip()
+    extra = form.getlist("with")
+    collection = form.get("collection").strip()
+    if not collection and not extra:
+        raise BadRequest("Choose a collection or tick models to ask.")
+    images = []
+    for f in form.files:
+        if f.type in IMAGE_TYPES:
+            images.append({"type": "image_url", "image_url": {
+                "url": f"data:{f.type};base64,{base64.b64encode(f.data).decode()}"}})
+        else:
+            prompt += f'\n\n<file name="{f.filename}">\n{f.data.decode("utf-8", "replace").rstrip()}\n</file>'
+    if not prompt.strip():
+        raise BadRequest("Nothing to ask: write a prompt or attach a file.")
+    content = [{"type": "text", "text": prompt}, *images] if images else prompt
+    messages = ([{"role": "system", "content": form.get("system")}] if form.get("system").strip() else [])
+    messages.append({"role": "user", "content": content})
+    if collection:
+        model = f"bench/{collection}" + (":merged" if form.flag("merged") else "")
+    else:
+        model, extra = extra[0], extra[1:]
+    body = {"model": model, "messages": messages}
+    if extra:
+        body["bench"] = {"with": extra}
+    return body
+
+
+def ask(req, bench, form) -> Done:
+    """Without script: ask through the gateway, then open the ask's own page with every seat and verdict form."""
+    reply = post(req, "/v1/chat/completions", chat_body(form))
+    bench = reply.get("bench") or {}
+    seats = bench.get("seats") or []
+    answered = sum(s.get("status") == "ok" for s in seats)
+    return Done(f"Asked {bench.get('collection')}: {answered} of {len(seats)} seats answered.",
+                f"/calls/{bench.get('panel')}", {"bench": bench})
+
+
+ACTIONS = [("/ask", ask, "/ask")]

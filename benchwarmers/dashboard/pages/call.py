@@ -1,0 +1,57 @@
+"""One ask: what was asked, then every seat side by side with its verdict form, so judging later is as easy as now."""
+from __future__ import annotations
+
+from ...errors import BadRequest
+from .. import markdown
+from ..apicall import get, post
+from ..render import card, e, when
+from ..web import Done, safe_local
+from ..widgets import chip, seat_column
+
+
+def data(req, bench) -> dict:
+    return get(req, f"/bench/history/{req.params['id']}")
+
+
+def render(d: dict, frame) -> tuple[str, str]:
+    back = f"/calls/{d['id']}"
+    kind = "Panel" if d["kind"] == "panel" else "Route turn"
+    mode = f' · {e(d["mode"])}' if d["mode"] not in ("panel", "route") else ""
+    meta = (f'<p class="meta">{chip(d["kind"], kind.lower())} <strong>{e(d["collection"])}</strong>{mode} · '
+            f'{e(when(d["created"], seconds=True))}</p>')
+    parts = [meta, card("Asked", asked(d["request"]))]
+    if d.get("merge"):
+        m = d["merge"]
+        body = (markdown.render(m["answer"] or "") if m["status"] == "ok" else
+                f'<p class="seat-error">{e(m["error"])}</p>')
+        parts.append(card(f"Merged by {m['model']}", f'<div class="answer">{body}</div>', "merged"))
+    columns = "".join(seat_column(frame, s, back) for s in d["seats"])
+    parts.append(f'<section class="seats" aria-label="Answers">{columns}</section>')
+    return f"{kind}: {d['prompt'][:60] or d['id']}", "".join(parts)
+
+
+def asked(request: dict | None) -> str:
+    if not request:
+        return '<p class="muted">The request was not recorded.</p>'
+    system = f'<p class="muted">System: {e(request["system"])}</p>' if request.get("system") else ""
+    turns = "".join(f'<div class="turn"><span class="role">{e(m["role"])}</span><pre class="prompt-text">'
+                    f'{e(m["content"])}</pre></div>' for m in request.get("messages") or [])
+    return system + turns
+
+
+def verdict(req, bench, form) -> Done:
+    """Useful or not, claims real and false (one a line), a note: through POST /bench/verdict."""
+    if form.get("useful") not in ("yes", "no"):
+        raise BadRequest("Choose Useful or Not useful first.")
+    body = {"call": form.get("call"), "useful": form.get("useful") == "yes",
+            "real": [x.strip() for x in form.get("real").splitlines() if x.strip()],
+            "false": [x.strip() for x in form.get("false").splitlines() if x.strip()]}
+    if form.get("note").strip():
+        body["note"] = form.get("note").strip()
+    saved = post(req, "/bench/verdict", body)
+    revised = " (revised)" if saved.get("revisions", 1) > 1 else ""
+    word = "useful" if saved["useful"] else "not useful"
+    return Done(f"Verdict saved: {word}{revised}.", safe_local(form.get("back")) or "/calls", {"verdict": saved})
+
+
+ACTIONS = [("/calls/verdict", verdict, "/calls")]

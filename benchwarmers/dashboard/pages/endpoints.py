@@ -1,0 +1,203 @@
+"""Endpoints: the list (where each key comes from, never the key), add one by signing in or pasting a key, test,
+remove.
+
+The add area is a row of cards (ADD_CARDS): the providers (sign in, a local server found on this machine, or
+where to make a key to paste), and the paste form. Another way to add an endpoint is one more card function here.
+`?signin=ID` shows how a provider sign-in went (its callback lands here); `?paste=PROVIDER` (an id from
+GET /bench/connect) fills the paste form for that provider and says why it has no sign-in, and `?name=`,
+`?base_url=` and `?api=` fill the form's fields (Discover links here for a provider with no route yet).
+"""
+from __future__ import annotations
+
+import json
+
+from ...providers import PROVIDERS
+from ..apicall import call, get, post
+from ..render import card, e, options, table, when
+from ..web import Done
+from ..widgets import chip, confirm, csrf, hidden, post_button
+
+APIS = [("openai", "OpenAI-compatible"), ("anthropic", "Anthropic"), ("gemini", "Gemini"), ("ollama", "Ollama")]
+KINDS = {"sign-in": ("active", "sign in"), "local": ("probing", "on this machine"), "paste": ("none", "paste a key")}
+EXTERNAL = 'target="_blank" rel="noopener noreferrer"'
+KEY_SOURCES = {"environment": "environment variable", "keys.json": "keys.json", "none": "no key (local)",
+               "missing": "missing"}
+
+
+def data(req, bench) -> dict:
+    connect = get(req, "/bench/connect", result=req.query.get("signin"))
+    return {"endpoints": get(req, "/bench/endpoints")["endpoints"],
+            "local_servers": get(req, "/bench/local-servers")["servers"],
+            "providers": connect["providers"], "signin": signin_result(req, connect),
+            "prefill": prefill(req.query, connect["providers"]),
+            "apis": [{"api": api, "label": label, "default_base": PROVIDERS[api].default_base} for api, label in APIS],
+            "models": len(get(req, "/bench/models")["models"])}
+
+
+def signin_result(req, connect: dict) -> dict | None:
+    """How the sign-in the callback sent the browser here for went; a result kept no longer says so."""
+    if "signin" not in req.query:
+        return None
+    return connect.get("result") or {"ok": False, "provider": None, "endpoint": None,
+                                     "message": "This sign-in's result is no longer kept (results last 10 minutes): "
+                                                "the list of endpoints shows whether it was added."}
+
+
+def prefill(query: dict, providers: list[dict]) -> dict:
+    """What the paste form starts with: a provider entry's values (?paste=ID), then ?name=, ?base_url=, ?api=."""
+    entry = next((p for p in providers if p["id"] == query.get("paste") and p["kind"] == "paste"), None)
+    out = {"provider": entry, "name": entry["id"] if entry else "", "base_url": entry["base_url"] if entry else "",
+           "api": entry["api"] if entry else "openai"}
+    out.update({k: query[k].strip()[:300] for k in ("name", "base_url") if query.get(k)})
+    if query.get("api") in dict(APIS):
+        out["api"] = query["api"]
+    return out
+
+
+def render(d: dict, frame) -> tuple[str, str]:
+    parts = [result_flash(d["signin"])]
+    if not d["endpoints"]:
+        parts.append('<p class="lead">Start here: an endpoint is a base URL and a protocol, such as OpenRouter, '
+                     "a provider's own API or a local Ollama. Sign in with a provider below, or paste a base URL and "
+                     "key: a key is checked by listing the models before anything is saved.</p>")
+    elif not d["models"]:
+        parts.append('<p class="lead callout">Next: <a href="/onboard">onboard models</a> from your endpoints.</p>')
+    if d["endpoints"]:
+        parts.append(card("Your endpoints", endpoint_table(d["endpoints"], frame)))
+    parts.append('<div class="add-row">' + "".join(c(d, frame) for c in ADD_CARDS) + "</div>")
+    return "Endpoints", "".join(p for p in parts if p)
+
+
+def endpoint_table(endpoints: list[dict], frame) -> str:
+    rows = []
+    for x in endpoints:
+        source = x["key_source"]
+        key = chip("failed", "missing") + f' <span class="muted">set {e(x["key_env"])}</span>' \
+            if source == "missing" else e(KEY_SOURCES.get(source, source))
+        served = f'{x["served_count"]} <span class="muted">· {e(when(x["checked"]))}</span>' \
+            if x.get("served_count") is not None else '<span class="muted">not checked</span>'
+        actions = (post_button(frame, f"/endpoints/{x['name']}/test", "Test") +
+                   confirm(frame, f"/endpoints/{x['name']}/remove", "Remove",
+                           f"Remove endpoint {x['name']}?" + (f" Its {x['active_models']} active models are retired "
+                                                               "(restorable once it is back)."
+                                                               if x["active_models"] else "")))
+        rows.append([f'<strong>{e(x["name"])}</strong>', e(dict(APIS).get(x["api"], x["api"])),
+                     f'<code>{e(x["base_url"])}</code>', key, f'{x["models"]} on the bench', served,
+                     f'<div class="actions">{actions}</div>'])
+    return table(["Name", "API", "Base URL", "Key from", "Models", "Serves (checked)", ""], rows)
+
+
+def result_flash(result: dict | None) -> str:
+    if not result:
+        return ""
+    kind, role = ("ok", "status") if result["ok"] else ("error", "alert")
+    return f'<div class="flash flash-{kind}" role="{role}" id="signin-result">{e(result["message"])}</div>'
+
+
+def signin_card(d: dict, frame) -> str:
+    """Every provider entry: a sign-in button, the local server's one-click add, or where to make a key."""
+    rows = "".join(provider_row(p, d, frame) for p in d["providers"])
+    return card("Sign in with a provider",
+                '<p class="muted">Where a provider lets this service sign in, it gets the key for you: your browser '
+                "goes to the provider and comes back here. For the others, make a key on their site and paste it."
+                f'</p><ul class="providers plain-list">{rows}</ul>', "add-card", anchor="signin")
+
+
+def provider_row(p: dict, d: dict, frame) -> str:
+    head = f'<div class="provider-head"><strong>{e(p["name"])}</strong> {chip(*KINDS[p["kind"]])}</div>'
+    why = f'<span class="reason">{e(p["why"])} <a href="{e(p["doc"])}" {EXTERNAL}>Their docs</a></span>'
+    if p["kind"] == "sign-in":
+        act = (f'<form method="post" action="{e(p["start"])}" class="inline">{csrf(frame)}'
+               f'<button type="submit" class="small">Sign in with {e(p["name"])}</button></form>')
+        why = f'<span class="reason">{e(p["note"])}</span>' if p["note"] else ""
+    elif p["kind"] == "local":
+        act, s = local_action(d, frame), d["local_servers"][0]
+        if not s["answering"] and not s["endpoint"]:
+            why = (f'<span class="reason">Nothing answers at <code>{e(s["base_url"])}</code>: start Ollama, then '
+                   f'reload this page. {e(p["why"])}</span>')
+    else:
+        act = (f'<a class="button secondary small" href="{e(p["key_page"])}" {EXTERNAL}>Make a key</a> '
+               f'<a href="/endpoints?paste={e(p["id"])}#add">then paste it</a>')
+    return f'<li data-provider="{e(p["id"])}">{head}<div class="actions">{act}</div>{why}</li>'
+
+
+def local_action(d: dict, frame) -> str:
+    """The local Ollama in one click while it answers (added like any endpoint: its models listed first)."""
+    s = d["local_servers"][0]
+    if s["endpoint"]:
+        return f'<span class="muted">added as {e(s["endpoint"])}</span>'
+    if not s["answering"]:
+        return chip("none", "not answering")
+    taken = {x["name"] for x in d["endpoints"]}
+    name = next(n for n in (s["name"], "local", "ollama-local", "ollama-2") if n not in taken)
+    fields = "".join(hidden(k, v) for k, v in (("api", s["api"]), ("name", name), ("base_url", s["base_url"]),
+                                               ("no_key", "1")))
+    return (f'<form method="post" action="/endpoints/add" class="inline">{csrf(frame)}{fields}'
+            f'<button type="submit" class="small">Add it as “{e(name)}” ({s["models"]} models)</button></form>')
+
+
+def paste_card(d: dict, frame) -> str:
+    bases = {a["api"]: a["default_base"] for a in d["apis"]}
+    pre = d["prefill"]
+    chosen = frame.typed("api", pre["api"])
+    hints = "".join(f'<li><strong>{e(a["label"])}</strong>: e.g. <code>{e(eg)}</code></li>'
+                    for a, eg in ((a, "https://openrouter.ai/api/v1" if a["api"] == "openai" else a["default_base"])
+                                  for a in d["apis"]))
+    why = ""
+    if pre["provider"]:
+        p = pre["provider"]
+        why = (f'<p class="callout">{e(p["name"])} has no sign-in here: {e(p["why"])} Make a key at '
+               f'<a href="{e(p["key_page"])}" {EXTERNAL}>{e(p["key_page"])}</a> and paste it below.</p>')
+    return card("Add an endpoint", f"""{why}
+<form method="post" action="/endpoints/add" class="stack" autocomplete="off">{csrf(frame)}
+<label for="ep-api">API</label>
+<select id="ep-api" name="api" data-bases="{e(json.dumps(bases))}">{options([(a, l) for a, l in APIS], chosen)}</select>
+<label for="ep-name">Name <span class="muted">(what you will call it: letters, digits, . _ -)</span></label>
+<input id="ep-name" name="name" type="text" autocomplete="off" required placeholder="openrouter"
+ pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{{0,63}}" value="{e(frame.typed("name", pre["name"]))}">
+<label for="ep-base">Base URL</label>
+<input id="ep-base" name="base_url" type="url" autocomplete="off" required placeholder="https://openrouter.ai/api/v1"
+ value="{e(frame.typed("base_url", pre["base_url"]))}">
+<label for="ep-key">Key
+ <span class="muted">(checked by listing the models, kept in keys.json, never shown again)</span></label>
+<input id="ep-key" name="key" type="password" autocomplete="new-password" spellcheck="false">
+<label class="choice"><input type="checkbox" name="no_key" value="1"{" checked" if frame.typed("no_key") else ""}>
+ No key: a local server</label>
+<div class="form-end"><button type="submit">Add endpoint</button></div>
+</form><details class="hint"><summary>Base URLs by API</summary><ul>{hints}</ul>
+<p class="muted">The key goes to the llm CLI's keys.json (or set BENCHWARMERS_KEY_NAME in the service's
+environment and leave it empty here); it never enters the data folder, a page or a log.</p></details>""",
+                "add-card", anchor="add")
+
+
+ADD_CARDS = [signin_card, paste_card]
+
+
+# ---- actions -----------------------------------------------------------------------------------
+
+def add(req, bench, form) -> Done:
+    body = {"name": form.get("name").strip(), "base_url": form.get("base_url").strip(), "api": form.get("api"),
+            "no_key": form.flag("no_key")}
+    if form.get("key").strip():
+        body["key"] = form.get("key").strip()
+    added = post(req, "/bench/endpoints", body)["endpoint"]
+    key = {"keys.json": "its key is kept in keys.json", "environment": "its key comes from the environment",
+           "none": "no key"}.get(added["key_source"], "")
+    return Done(f"Added endpoint {added['name']}: it serves {added['served_count']} models; {key}.", "/endpoints",
+                {"endpoint": added})
+
+
+def test(req, bench, form) -> Done:
+    d = post(req, f"/bench/endpoints/{req.params['name']}/test")["endpoint"]
+    return Done(f"Endpoint {d['name']} answers: it serves {d['served_count']} models.", "/endpoints", {"endpoint": d})
+
+
+def remove(req, bench, form) -> Done:
+    d = call(req, "DELETE", f"/bench/endpoints/{req.params['name']}")
+    retired = f" Retired: {', '.join(d['retired'])}." if d["retired"] else ""
+    return Done(f"Removed endpoint {d['removed']}.{retired}" + (f" {d['note']}" if d.get("note") else ""),
+                "/endpoints", d)
+
+
+ACTIONS = [("/endpoints/add", add, "/endpoints"), ("/endpoints/{name}/test", test, "/endpoints"),
+           ("/endpoints/{name}/remove", remove, "/endpoints")]

@@ -1,0 +1,146 @@
+"""One model: its status and facts, your verdicts beside the suite's scores, why it was retired, its speed, latency
+and useful rate over time, the catalog's facts with their sources, its recent calls and probes."""
+from __future__ import annotations
+
+from .. import charts
+from ..apicall import get, post
+from ..render import card, e, facts, link, pct, secs, table, when
+from ..web import Done
+from ..widgets import chip, confirm, post_button, record_cell, speed_cell
+from . import modelcards
+from .models import status_cell
+
+
+def data(req, bench) -> dict:
+    alias = req.params["alias"]
+    model = get(req, f"/bench/models/{alias}")["model"]
+    record = get(req, "/bench/record")
+    per_collection = {name: models[alias] for name, models in record["collections"].items() if alias in models}
+    return {"model": model, "record": record["models"].get(alias), "record_by_collection": per_collection,
+            "daily": get(req, "/bench/stats/daily", days=30, model=alias)["days"],
+            "calls": get(req, "/bench/calls", model=alias, limit=20)["calls"]}
+
+
+def render(d: dict, frame) -> tuple[str, str]:
+    m = d["model"]
+    known = [("Status", status_cell(m)), ("Served name", f'<code>{e(m["served"])}</code>'),
+             ("Endpoint", e(m["endpoint"])), ("Added", e(when(m.get("added"))) or '<span class="muted">not '
+                                                                                    "recorded</span>"),
+             ("Ad hoc", "yes: the bench never calls it unprompted" if m["ad_hoc"] else "no"),
+             ("Speed", speed_cell(m.get("perf")))]
+    parts = [card("", facts(known, "cols-2") + actions(m, frame))]
+    if m.get("retirement"):
+        parts.append(card("Why the bench retired it", modelcards.retirement(m["retirement"]), "evidence"))
+    parts += ['<div class="side-layout">', card("Your verdicts", record_table(d)),
+              card("The suite's scores", modelcards.suite_scores(m["alias"], m.get("suite"))), "</div>",
+              card("Speed", modelcards.speed(m.get("perf_history") or [], m.get("perf")), anchor="speed"),
+              '<div class="grid-2">', card("Latency per day", latency_chart(d["daily"])),
+              card("Useful rate over time", useful_chart(d["daily"])), "</div>",
+              card("Facts and where they come from", modelcards.catalog_facts(m["catalog"])),
+              card("Recent calls", calls_table(d["calls"])), card("Probes", probes_table(m.get("probes") or []))]
+    return m["alias"], "".join(parts)
+
+
+def actions(m: dict, frame) -> str:
+    base = f"/models/{m['alias']}"
+    buttons = [post_button(frame, base + "/probe", "Probe now")]
+    if m["status"] == "active":             # a held, resting or retired model gets no run
+        buttons.append(post_button(frame, "/suite/runs", "Run the suite", {"model": m["alias"]}, back=base))
+    if m["status"] == "held":      # a free model that turned paid: no seat, no probe until the price is accepted
+        buttons.insert(0, post_button(frame, base + "/confirm", "Accept the new price"))
+    if m["status"] == "retired":
+        buttons.append(post_button(frame, base + "/restore", "Restore"))
+    else:
+        reason = (f'<label for="reason">Why</label><input id="reason" name="reason" required '
+                  f'placeholder="e.g. wrong on every review">')
+        buttons.append(confirm(frame, base + "/retire", "Retire", f"Retire {m['alias']}? It takes no seat until "
+                                                                  "restored.", reason))
+    return f'<div class="actions">{"".join(buttons)}</div>'
+
+
+def record_table(d: dict) -> str:
+    rows = [["all collections", d["record"]]] + [[f"in {name}", r]
+                                                 for name, r in sorted(d["record_by_collection"].items())]
+    body = [[e(label), str(r["asks"]), str(r["answers"]), str(r["failures"]), record_cell(r),
+             f'{r["real_claims"]} / {r["false_claims"]}', e(secs(r["median_seconds"]))]
+            for label, r in rows if r]
+    return table(["Where", "Asks", "Answers", "Failures", "Useful", "Real / false", "Median"], body,
+                 "Not asked yet.")
+
+
+def latency_chart(days: list[dict]) -> str:
+    if not any(x["median_seconds"] is not None for x in days):
+        return '<p class="empty">No answers in the last 30 days.</p>'
+    values = [x["median_seconds"] for x in days]
+    svg = charts.line("Median seconds per answer, by day", [x["day"] for x in days], values,
+                      fmt=charts.seconds_format(values))
+    rows = [[e(x["day"]), e(secs(x["median_seconds"])), str(x["by_status"]["ok"])] for x in days
+            if x["median_seconds"] is not None]
+    return f'<figure class="chart-box">{svg}<figcaption>{table(["Day", "Median", "Answers"], rows, cls="numbers")}' \
+           "</figcaption></figure>"
+
+
+def useful_chart(days: list[dict]) -> str:
+    if not any(x["cumulative"]["judged"] for x in days):
+        return '<p class="empty">No verdicts yet.</p>'
+    values = [x["cumulative"]["rate"] for x in days]
+    svg = charts.line("Useful rate so far, with its 95% interval", [x["day"] for x in days], values,
+                      band=[x["cumulative"]["interval"] for x in days], top=1.0, fmt=lambda v: f"{v * 100:.0f}%")
+    rows = [[e(x["day"]), pct(x["cumulative"]["rate"]),
+             f'{pct(x["cumulative"]["interval"][0])}–{pct(x["cumulative"]["interval"][1])}',
+             str(x["cumulative"]["judged"])] for x in days if x["judged"]]
+    return (f'<figure class="chart-box">{svg}<figcaption>'
+            f'{table(["Day", "Useful so far", "95% interval", "Judged so far"], rows, cls="numbers")}'
+            "</figcaption></figure>")
+
+
+def calls_table(calls: list[dict]) -> str:
+    rows = [[link(f"/calls/{c['panel'] or c['id']}", when(c["created"])), e(c["collection"] or "direct"), e(c["kind"]),
+             chip(c["status"]), e(secs(c["seconds"])), verdict_word(c.get("verdict"))] for c in calls]
+    return table(["When", "Collection", "Seat", "Status", "Seconds", "Verdict"], rows, "No calls yet.")
+
+
+def verdict_word(v: dict | None) -> str:
+    if v is None:
+        return '<span class="muted">not judged</span>'
+    return chip("ok", "useful") if v["useful"] else chip("failed", "not useful")
+
+
+def probes_table(probes: list[dict]) -> str:
+    rows = [[e(when(p["created"])), e(p["kind"]), chip(p["status"]), e(secs(p["seconds"])),
+             f'<span class="reason">{e(p["answer"] if p["status"] == "ok" else p["error"])}</span>'] for p in probes]
+    return table(["When", "Kind", "Status", "Seconds", "Answer or error"], rows, "Never probed.")
+
+
+# ---- actions -----------------------------------------------------------------------------------
+
+def probe(req, bench, form) -> Done:
+    alias = req.params["alias"]
+    d = post(req, f"/bench/models/{alias}/probe")
+    last = d.get("confirm") or d["probe"]
+    said = f"answered {last['answer']!r}" if last["status"] == "ok" else f"{last['status']}: {last['error']}"
+    text = f"Probed {alias}: {said}." + (f" Retired: {d['model']['reason']}" if d["retired"] else "")
+    return Done(text, f"/models/{alias}", d)
+
+
+def retire(req, bench, form) -> Done:
+    alias = req.params["alias"]
+    m = post(req, f"/bench/models/{alias}/retire", {"reason": form.get("reason")})["model"]
+    return Done(f"Retired {alias}: {m['reason']}.", f"/models/{alias}", {"model": m})
+
+
+def restore(req, bench, form) -> Done:
+    alias = req.params["alias"]
+    m = post(req, f"/bench/models/{alias}/restore")["model"]
+    return Done(f"Restored {alias}: it is {m['status_text']} again.", f"/models/{alias}", {"model": m})
+
+
+def confirm_price(req, bench, form) -> Done:
+    alias = req.params["alias"]
+    m = post(req, f"/bench/models/{alias}/confirm")["model"]
+    return Done(f"Accepted the new price of {alias}: it is {m['status_text']} again.", f"/models/{alias}", {"model": m})
+
+
+ACTIONS = [("/models/{alias}/probe", probe, "/models/{alias}"), ("/models/{alias}/retire", retire, "/models/{alias}"),
+           ("/models/{alias}/restore", restore, "/models/{alias}"),
+           ("/models/{alias}/confirm", confirm_price, "/models/{alias}")]

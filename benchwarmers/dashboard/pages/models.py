@@ -1,0 +1,67 @@
+"""Models: the roster with each model's status, your verdicts' record, the suite's scores and its speed, filter and
+search, and who to trust, as a chart."""
+from __future__ import annotations
+
+from .. import charts
+from ..apicall import get
+from ..render import card, e, link, options, pct, secs, table
+from ..widgets import chip, record_cell, speed_cell, suite_cell
+
+STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("retired", "retired")]
+
+
+def data(req, bench) -> dict:
+    find = (req.query.get("find") or "").strip()
+    status = req.query.get("status") or ""
+    models = get(req, "/bench/models", find=find)["models"]
+    record = get(req, "/bench/record")["models"]
+    rows = [{**m, "record": record.get(m["alias"])} for m in models if not status or m["status"] == status]
+    return {"models": rows, "find": find or None, "status": status or None,
+            "trust": [{"model": m["alias"], "judged": m["record"]["judged"], "useful_rate": m["record"]["useful_rate"],
+                       "useful_interval": m["record"]["useful_interval"],
+                       "confidently_wrong": m["record"]["confidently_wrong"]}
+                      for m in rows if m["record"] and m["record"]["judged"]]}
+
+
+def render(d: dict, frame) -> tuple[str, str]:
+    search = (f'<form method="get" action="/models" class="search" role="search">'
+              f'<label for="find">Find</label><input id="find" name="find" type="search" value="{e(d["find"] or "")}"'
+              f' placeholder="alias, served name or endpoint">'
+              f'<label for="status">Status</label><select id="status" name="status">'
+              f'{options(STATUSES, d["status"] or "")}</select>'
+              f'<button type="submit" class="secondary">Filter</button></form>')
+    head = f'<div class="page-actions"><a class="button" href="/onboard">Onboard models</a></div>{search}'
+    if not d["models"]:
+        empty = ("No model matches." if d["find"] or d["status"] else
+                 'No models on the bench yet. <a href="/onboard">Onboard models</a> from your endpoints.')
+        return "Models", head + f'<p class="empty">{empty}</p>'
+    rows = [[link(f"/models/{m['alias']}", m["alias"]), f'<span class="served">{e(m["served"])}</span>',
+             e(m["endpoint"]), status_cell(m), str(m["record"]["asks"]) if m["record"] else "0",
+             record_cell(m["record"]), str(m["record"]["false_claims"]) if m["record"] else "0",
+             e(secs(m["record"]["median_seconds"])) if m["record"] else "", suite_cell(m.get("suite")),
+             speed_cell(m.get("perf"))] for m in d["models"]]
+    roster = table(["Alias", "Served name", "Endpoint", "Status", "Asks", "Useful (your verdicts)", "False claims",
+                    "Median", "Suite scores", "Speed (weekly test)"], rows, cls="roster")
+    return "Models", head + card("", roster) + card("Who to trust", trust_chart(d["trust"]))
+
+
+def status_cell(m: dict) -> str:
+    extra = " " + chip("adhoc", "ad hoc") if m.get("ad_hoc") else ""
+    tip = m["status_text"] if m["status"] != "active" else None
+    return chip(m["status"], m["status"], tip) + extra + (f' <span class="reason">{e(m["reason"])}</span>'
+                                                          if m["status"] == "retired" and m["reason"] else "")
+
+
+def trust_chart(points: list[dict]) -> str:
+    if not points:
+        return ('<p class="empty">No verdicts yet: judge answers on <a href="/calls?verdict=missing">Calls</a> '
+                "and each model shows here by its useful rate and how much evidence there is.</p>")
+    svg = charts.scatter("Useful rate against answers judged", [
+        {"label": p["model"], "judged": p["judged"], "rate": p["useful_rate"], "interval": p["useful_interval"],
+         "flagged": p["confidently_wrong"]} for p in points])
+    rows = [[e(p["model"]), pct(p["useful_rate"]),
+             f'{pct(p["useful_interval"][0])}–{pct(p["useful_interval"][1])}', str(p["judged"]),
+             "yes" if p["confidently_wrong"] else ""] for p in points]
+    numbers = table(["Model", "Useful", "95% interval", "Judged", "Confidently wrong"], rows, cls="numbers")
+    return (f'<figure class="chart-box wide">{svg}<figcaption>Higher is better; a short whisker means much '
+            f"evidence. Squares are confidently wrong.{numbers}</figcaption></figure>")

@@ -1,0 +1,189 @@
+"""Settings: the server and who may reach it, gateway keys (made, shown once, revoked), the scheduler (scheduler.py),
+who makes member calls (the built-in client or llm), the settings file's values, and the switches for providers
+whose free models work only in their own app (appswitch.py).
+
+The page is a list of sections (SECTIONS): each has a key in the page's dict, a function that reads its data
+through the admin API and one that renders it. A new section is one more entry.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+from ...errors import BadRequest
+from .. import appswitch
+from ..apicall import call, get, post
+from ..render import card, e, facts, table, when
+from ..web import Done
+from ..widgets import chip, confirm, csrf
+from . import scheduler
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    read: Callable          # (req, bench) -> data
+    show: Callable          # (data, frame) -> HTML
+
+
+def read_server(req, bench) -> dict:
+    s = get(req, "/bench/status")
+    return {k: s[k] for k in ("url", "bind", "data_folder", "admin_token_set", "gateway_keys", "role", "version",
+                              "uptime_seconds")}
+
+
+def show_server(s: dict, frame) -> str:
+    return facts([("Dashboard", f'<code>{e(s["url"])}</code>'), ("Gateway base URL", f'<code>{e(s["url"])}/v1</code>'),
+                  ("Listening on", e(s["bind"])), ("Data folder", f'<code>{e(s["data_folder"])}</code>'),
+                  ("Admin token", chip("active", "set") + " the dashboard needs a login and apps a gateway key"
+                   if s["admin_token_set"] else chip("queued", "not set") + " only this machine can reach it"),
+                  ("Gateway keys", chip("active", "enforced") if s["gateway_keys"]["enforced"] else
+                   chip("queued", "not enforced") + " a revoked or narrower key still works; see below"),
+                  ("Running", f'{e(s["role"])}, version {e(s["version"])}')])
+
+
+def read_keys(req, bench) -> dict:
+    return {"keys": get(req, "/bench/keys")["keys"], "enforcement": get(req, "/bench/status")["gateway_keys"],
+            "collections": [c["name"] for c in get(req, "/bench/collections")["collections"]]}
+
+
+def show_keys(d: dict, frame) -> str:
+    shown = ""
+    if frame.secret:
+        shown = (f'<div class="secret" role="status"><p><strong>Your new key</strong>, shown once: copy it now. '
+                 f'Only its hash is kept.</p><pre id="new-key">{e(frame.secret)}</pre>'
+                 f'<button type="button" class="secondary small" data-copy="#new-key">Copy</button></div>')
+    rows = []
+    for k in d["keys"]:
+        state = chip("retired", "revoked " + when(k["revoked"])) if k["revoked"] else chip("active", "active")
+        revoke = "" if k["revoked"] else confirm(frame, f"/settings/keys/{k['name']}/revoke", "Revoke",
+                                                  f"Revoke {k['name']}? Apps using it are refused from now on.")
+        rows.append([f'<strong>{e(k["name"])}</strong>', f'<code>{e(k["prefix"])}…</code>',
+                     e(", ".join(k["collections"])), e(k["rpm"] or "no limit"), e(when(k["created"])), state, revoke])
+    enforcement = d["enforcement"]
+    if not enforcement["enforced"]:   # a key made or revoked here changes nothing until keys are enforced
+        shown += f'<div class="flash flash-error" role="note">{e(enforcement["note"])}</div>'
+    listing = table(["Name", "Starts", "Reaches", "Requests a minute", "Made", "State", ""], rows,
+                    "No gateway keys yet. Apps need one once keys are enforced.")
+    boxes = "".join(f'<label class="choice"><input type="checkbox" name="collections" value="{e(c)}"> {e(c)}</label>'
+                    for c in d["collections"])
+    boxes += ('<label class="choice"><input type="checkbox" name="collections" value="*"> every collection, and '
+              "models asked directly</label>")
+    make = f"""<form method="post" action="/settings/keys" class="stack narrow">{csrf(frame)}
+<h3 class="first">Make a key</h3>
+<label for="k-name">Name <span class="muted">(the app it is for)</span></label>
+<input id="k-name" name="name" required maxlength="64" value="{e(frame.typed("name"))}">
+<fieldset><legend>Reaches</legend><div class="choices">{boxes}</div></fieldset>
+<label for="k-rpm">Requests a minute <span class="muted">(empty: no limit)</span></label>
+<input id="k-rpm" name="rpm" type="number" min="1" value="{e(frame.typed("rpm"))}">
+<div class="form-end"><button type="submit">Make key</button></div></form>"""
+    return f'{shown}<div class="keys-layout"><div>{listing}</div>{make}</div>'
+
+
+def read_client(req, bench) -> dict:
+    return get(req, "/bench/settings")["client"]
+
+
+def show_client(c: dict, frame) -> str:
+    problem = f'<div class="flash flash-error" role="alert">{e(c["problem"])}</div>' if c["problem"] else ""
+    made_by = ("the llm package" + (f' (llm {e(c["llm_version"])})' if c["llm_version"] else "")
+               if c["in_use"] == "llm" else "the built-in client")
+    here = f'llm {e(c["llm_version"])} is installed' if c["llm_version"] else "llm is not installed"
+    gaps = "".join(f"<li>{e(line)}</li>" for line in c["llm_not_covered"])
+    return (problem + facts([("Member calls", made_by), ("Chosen by", e(c["chosen_by"])), ("llm", here)]) +
+            '<p>Set <code>client</code> below to <code>llm</code> (or <code>BENCH_CLIENT=llm</code> in the service\'s '
+            'environment, which wins) to call members through llm and its plugins. What the llm path does not '
+            f'cover:</p><ul class="llm-gaps">{gaps}</ul>')
+
+
+def read_values(req, bench) -> dict:
+    return get(req, "/bench/settings")
+
+
+def show_values(d: dict, frame) -> str:
+    problem = (f'<div class="flash flash-error" role="alert">settings.json cannot be read, so the defaults serve: '
+               f'{e(d["problem"])}</div>' if d.get("problem") else "")
+    rows = []
+    for s in d["settings"]:
+        rows.append([f'<label for="s-{e(s["name"])}"><code>{e(s["name"])}</code></label>', field(s, frame),
+                     e("none" if s["default"] is None else json.dumps(s["default"])),
+                     e(s["help"])])   # a setting read at start-up says so in its help
+    return (problem + f'<form method="post" action="/settings/values">{csrf(frame)}'
+            f'{table(["Setting", "Value", "Default", "What it does"], rows, cls="settings")}'
+            f'<p class="muted">Kept in <code>{e(d["file"])}</code>. An empty value means the default.</p>'
+            '<div class="form-end"><button type="submit">Save settings</button></div></form>')
+
+
+def as_text(s: dict) -> str:
+    """A setting's value as its form field holds it (a yes/no setting as true or false)."""
+    return "" if s["value"] is None else json.dumps(s["value"]) if s["type"] == "bool" else str(s["value"])
+
+
+def field(s: dict, frame) -> str:
+    name, typed = s["name"], frame.typed(s["name"], as_text(s))
+    if s["type"] == "bool":
+        options = "".join(f'<option value="{v}"{" selected" if typed == v else ""}>{v}</option>'
+                          for v in ("true", "false"))
+        return f'<select id="s-{e(name)}" name="{e(name)}">{options}</select>'
+    kind = "number" if s["type"] in ("int", "float") else "text"
+    step = ' step="any"' if s["type"] == "float" else ""
+    return f'<input id="s-{e(name)}" name="{e(name)}" type="{kind}"{step} value="{e(typed)}">'
+
+
+SECTIONS = [Section("server", "Server and access", read_server, show_server),
+            Section("gateway_keys", "Gateway keys", read_keys, show_keys),
+            Section("scheduler", "Scheduler", scheduler.read, scheduler.show),
+            Section("client", "Member calls", read_client, show_client),
+            Section("settings", "Settings", read_values, show_values),
+            Section("app_only", "Free models only their own app can use", appswitch.read, appswitch.show)]
+
+
+def data(req, bench) -> dict:
+    return {s.key: s.read(req, bench) for s in SECTIONS}
+
+
+def render(d: dict, frame) -> tuple[str, str]:
+    return "Settings", "".join(card(s.title, s.show(d[s.key], frame), anchor=s.key) for s in SECTIONS)
+
+
+# ---- actions -----------------------------------------------------------------------------------
+
+def make_key(req, bench, form) -> Done:
+    rpm = form.get("rpm").strip()
+    if rpm and not rpm.isdigit():
+        raise BadRequest("Requests a minute must be a whole number (or empty for no limit).")
+    made = post(req, "/bench/keys", {"name": form.get("name").strip(), "collections": form.getlist("collections"),
+                                          "rpm": int(rpm) if rpm else None})
+    unused = "" if made["enforced"] else " Keys are not enforced yet: see Gateway keys below."
+    return Done(f"Made the key {made['name']}: copy it now, it is shown only once.{unused}",
+                "/settings#gateway_keys", {"key": made}, secret=made["key"])
+
+
+def revoke_key(req, bench, form) -> Done:
+    call(req, "DELETE", f"/bench/keys/{req.params['name']}")
+    refused = "are refused" if get(req, "/bench/status")["gateway_keys"]["enforced"] else \
+        "are refused once keys are enforced"
+    return Done(f"Revoked the key {req.params['name']}: apps using it {refused}.", "/settings#gateway_keys")
+
+
+def save_values(req, bench, form) -> Done:
+    """Only the values that changed are sent; an empty one takes the setting back to its default."""
+    current = {s["name"]: s for s in get(req, "/bench/settings")["settings"]}
+    changes = {}
+    for name, s in current.items():
+        if name not in form.fields:
+            continue
+        typed = form.get(name).strip()
+        if typed != as_text(s):
+            changes[name] = None if typed == "" else {"true": True, "false": False}.get(typed, typed) \
+                if s["type"] == "bool" else typed
+    if not changes:
+        return Done("Nothing changed.", "/settings#settings")
+    post(req, "/bench/settings", changes)
+    return Done(f"Saved: {', '.join(sorted(changes))}.", "/settings#settings", {"changed": sorted(changes)})
+
+
+ACTIONS = [("/settings/keys", make_key, "/settings"), ("/settings/keys/{name}/revoke", revoke_key, "/settings"),
+           ("/settings/values", save_values, "/settings"), ("/settings/app-only", appswitch.save, "/settings")] + scheduler.ACTIONS

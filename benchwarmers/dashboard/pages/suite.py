@@ -1,0 +1,192 @@
+"""Suite: start a run for a model or a collection, follow the open runs, the recent runs and each model's scores,
+and the draft claim tasks mined from verdicts, to accept or reject.
+
+Read through GET /bench/suite, /bench/suite/runs and /bench/suite/tasks; changed through POST /bench/suite/runs,
+/bench/suite/runs/{id}/cancel, /bench/suite/mine, /bench/suite/tasks/{id}/accept and DELETE /bench/suite/tasks/{id},
+as `bench suite` does. suite.js follows the open runs by polling this page's JSON (a reload shows the same).
+"""
+from __future__ import annotations
+
+from ...errors import BadRequest
+from ..apicall import call, get, post
+from ..render import card, e, link, table, when
+from ..web import Done, safe_local
+from ..widgets import chip, confirm, csrf, post_button
+from .modelcards import score
+
+OPEN = ("queued", "running", "owed", "interrupted")
+ACTIVE = ("queued", "running")            # open runs that move on their own: suite.js follows these
+SCRIPTS = ("suite.js",)
+DRAFTS_SHOWN = 50
+
+
+def data(req, bench) -> dict:
+    overview = get(req, "/bench/suite")
+    runs = get(req, "/bench/suite/runs", limit=50)["runs"]
+    drafts = get(req, "/bench/suite/tasks", status="draft")["tasks"][:DRAFTS_SHOWN]
+    models = get(req, "/bench/models")["models"]
+    return {"tasks": overview["tasks"], "problems": overview["problems"],
+            "open": [r for r in runs if r["status"] in OPEN],
+            "recent": [r for r in runs if r["status"] not in OPEN][:20],
+            "scores": overview["scores"],
+            "drafts": [get(req, f"/bench/suite/tasks/{t['id']}")["task"] for t in drafts],
+            "models": [m["alias"] for m in models if m["status"] == "active"],
+            "collections": [c["name"] for c in get(req, "/bench/collections")["collections"]],
+            "chosen": req.query.get("model") or None}
+
+
+def render(d: dict, frame) -> tuple[str, str]:
+    problems = "".join(f'<div class="flash flash-error" role="alert">{e(p)}</div>' for p in d["problems"])
+    intro = ('<p class="lead">The suite asks a model questions with known answers: planted bugs beside their clean '
+             "controls, and true or false claims about real code. It calls one model at a time, paced; each score "
+             "sits beside your own verdicts on the model's page, never mixed with them.</p>")
+    moving = any(r["status"] in ACTIVE for r in d["open"])
+    follow = ('<p class="muted" data-follow="/suite.json">Queued and running runs follow along as they go; without '
+              "script, reload the page.</p>" if moving else "")
+    return "Suite", (problems + intro + card("Start a run", start_form(d, frame), anchor="start")
+                     + card("Open runs", follow + open_runs(d["open"], frame), anchor="open")
+                     + card("Scores", scores_table(d["scores"]), anchor="scores")
+                     + card("Recent runs", recent_runs(d["recent"]), anchor="recent")
+                     + card("Draft claim tasks", drafts(d["drafts"], frame), anchor="drafts"))
+
+
+def start_form(d: dict, frame) -> str:
+    if not d["models"]:
+        return '<p class="empty">No active model yet: <a href="/onboard">onboard one</a> first.</p>'
+    chosen = f"model:{d['chosen']}" if d["chosen"] else ""
+    models = "".join(f'<option value="model:{e(m)}"{" selected" if f"model:{m}" == chosen else ""}>{e(m)}</option>'
+                     for m in d["models"])
+    groups = f'<optgroup label="Models">{models}</optgroup>'
+    if d["collections"]:
+        groups += '<optgroup label="Collections (their active members)">' + "".join(
+            f'<option value="collection:{e(c)}">{e(c)}</option>' for c in d["collections"]) + "</optgroup>"
+    ready = sum(n for k, n in d["tasks"].items() if k.endswith("_ready"))
+    return (f'<form method="post" action="/suite/runs" class="start-run">{csrf(frame)}'
+            f'<div><label for="suite-target">For</label>'
+            f'<select id="suite-target" name="target" required>{groups}</select></div>'
+            f'<div><label for="suite-tasks">Tasks <span class="muted">(globs of task ids, comma-separated; empty: '
+            f'all {ready} ready tasks)</span></label><input id="suite-tasks" name="tasks" placeholder="e.g. claim-*" '
+            f'value="{e(frame.typed("tasks"))}"></div>'
+            '<div><button type="submit">Start the run</button></div></form>')
+
+
+def progress(r: dict) -> str:
+    if not r["total"]:
+        return '<span class="muted">not started</span>'
+    failed = f', {r["failed"]} failed' if r["failed"] else ""
+    return (f'<progress max="{r["total"]}" value="{r["done"]}"></progress> '
+            f'<span class="progress-text">{r["done"]} of {r["total"]}{failed}</span>')
+
+
+def open_runs(runs: list[dict], frame) -> str:
+    rows = []
+    for r in runs:
+        buttons = [post_button(frame, f"/suite/runs/{r['id']}/cancel", "Cancel", cls="ghost small")]
+        if r["status"] in ("owed", "interrupted"):
+            fields = {"target": f"model:{r['model']}", "tasks": r["tasks"] or ""}
+            buttons.insert(0, post_button(frame, "/suite/runs", "Run now", fields, cls="secondary small"))
+        rows.append([link(f"/suite/runs/{r['id']}", f"#{r['id']}"), link(f"/models/{r['model']}", r["model"]),
+                     e(r["tasks"] or "all"), f'<span data-cell="status">{chip(r["status"])}</span>',
+                     f'<span data-cell="progress">{progress(r)}</span>', f'<span class="reason">{e(r["reason"])}'
+                     f'{": " + e(r["error"]) if r["error"] else ""}</span>', '<div class="actions tight">'
+                     + "".join(buttons) + "</div>"])
+    return table(["Run", "Model", "Tasks", "Status", "Progress", "Why", ""], rows,
+                 "No run is open. Start one here; runs owed by quick onboarding wait here for the scheduler.",
+                 row_attrs=[f'data-run="{r["id"]}" data-status="{e(r["status"])}"' for r in runs])   # for suite.js
+
+
+def scores_table(scores: dict) -> str:
+    rows = []
+    for model, s in sorted(scores.items()):
+        review, claims = s.get("review"), s.get("claims")
+        rows.append([link(f"/models/{model}", model),
+                     score(review) if review else '<span class="muted">none</span>',
+                     f'{review["hits"]} of {review["bugs"]} found, {review["false_alarms"]} of {review["controls"]} '
+                     "false alarms" if review else "",
+                     score(claims) if claims else '<span class="muted">none</span>',
+                     f'{claims["right"]} of {claims["claims"]}' if claims else "",
+                     str(s.get("confidently_wrong") or 0), e(when(s.get("updated")))])
+    return table(["Model", "Review", "Bugs", "Claims", "Claims right", "Sure and wrong", "Updated"], rows,
+                 "No scores yet: start a run.")
+
+
+def took(r: dict) -> str:
+    if r.get("finished") and r.get("started"):
+        minutes, seconds = divmod(int(r["finished"] - r["started"]), 60)
+        return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+    return ""
+
+
+def recent_runs(runs: list[dict]) -> str:
+    rows = [[link(f"/suite/runs/{r['id']}", f"#{r['id']}"), link(f"/models/{r['model']}", r["model"]),
+             e(r["tasks"] or "all"), chip(r["status"]), f'{r["done"]} of {r["total"]}'
+             + (f', {r["failed"]} failed' if r["failed"] else ""), e(r["reason"]), e(when(r["finished"])), e(took(r)),
+             f'<span class="reason">{e(r["error"] or "")}</span>'] for r in runs]
+    return table(["Run", "Model", "Tasks", "Status", "Items", "Why", "Finished", "Took", "Error"], rows,
+                 "No run has finished yet.")
+
+
+def drafts(tasks: list[dict], frame) -> str:
+    mine = post_button(frame, "/suite/mine", "Draft claims from my verdicts", cls="secondary")
+    intro = ("<p>The real and false claims you record in verdicts become draft claim tasks, with the code they were "
+             "about. Accept a draft to add it to the suite; reject it to drop it for good.</p>")
+    rows = []
+    for t in tasks:
+        a = t["answer"]
+        truth = chip("ok", "true") if a.get("truth") else chip("failed", "false")
+        call = (t.get("source") or {}).get("call")
+        rows.append([f'<code>{e(t["id"])}</code>', f'<span class="prompt">{e(a.get("claim"))}</span>', truth,
+                     f'<span class="reason">{e(a.get("evidence") or "")}</span>',
+                     link(f"/calls/{call}", "the call") if call else "",
+                     '<div class="actions tight">' + post_button(frame, f"/suite/tasks/{t['id']}/accept", "Accept",
+                                                                 cls="small")
+                     + confirm(frame, f"/suite/tasks/{t['id']}/reject", "Reject",
+                               f"Reject {t['id']}? Its folder is removed and the claim is not drafted again.")
+                     + "</div>"])
+    return intro + table(["Task", "Claim", "Truth", "Evidence", "From", ""], rows,
+                         "No drafts waiting.") + f'<div class="actions">{mine}</div>'
+
+
+# ---- actions -----------------------------------------------------------------------------------
+
+def start(req, bench, form) -> Done:
+    """target is model:ALIAS or collection:NAME (the model page's button sends model=ALIAS)."""
+    kind, _, name = (form.get("target") or ("model:" + form.get("model"))).partition(":")
+    if kind not in ("model", "collection") or not name:
+        raise BadRequest("Choose a model or a collection to run the suite for.")
+    body = {kind: name}
+    if form.get("tasks").strip():
+        body["tasks"] = form.get("tasks").strip()
+    runs = post(req, "/bench/suite/runs", body)["runs"]
+    names = ", ".join(f"{r['model']} (run {r['id']})" for r in runs)
+    back = safe_local(form.get("back"))
+    where = "the Suite page follows its progress" if back else "its progress shows under Open runs"
+    return Done(f"Started the suite for {names}: {where}.", back or "/suite#open", {"runs": runs})
+
+
+def cancel(req, bench, form) -> Done:
+    run = post(req, f"/bench/suite/runs/{req.params['id']}/cancel")["run"]
+    return Done(f"Cancelling run {run['id']} ({run['model']}): it stops after the call in flight.", "/suite#open",
+                {"run": run})
+
+
+def mine(req, bench, form) -> Done:
+    d = post(req, "/bench/suite/mine")
+    skipped = f"; {d['without_code']} claims had no code to freeze" if d["without_code"] else ""
+    return Done(f"Drafted {len(d['drafted'])} claim task{'s' if len(d['drafted']) != 1 else ''} from your "
+                f"verdicts{skipped}.", "/suite#drafts", d)
+
+
+def accept(req, bench, form) -> Done:
+    task = post(req, f"/bench/suite/tasks/{req.params['id']}/accept")["task"]
+    return Done(f"Accepted {task['id']}: it joins the suite's next runs.", "/suite#drafts", {"task": task})
+
+
+def reject(req, bench, form) -> Done:
+    call(req, "DELETE", f"/bench/suite/tasks/{req.params['id']}")
+    return Done(f"Rejected {req.params['id']}: its folder is removed.", "/suite#drafts")
+
+
+ACTIONS = [("/suite/runs", start, "/suite"), ("/suite/runs/{id}/cancel", cancel, "/suite"),
+           ("/suite/mine", mine, "/suite"), ("/suite/tasks/{id}/accept", accept, "/suite"),
+           ("/suite/tasks/{id}/reject", reject, "/suite")]

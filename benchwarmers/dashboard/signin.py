@@ -1,0 +1,136 @@
+"""Provider sign-in in the browser: POST /connect/{provider} starts it, the provider's callback (or the device
+sign-in's wait page) finishes it, and the browser lands on /endpoints?signin=ID, where the result shows.
+
+These routes call the sign-in flows (signin.py) and api/connect.py directly, not the admin API: the callback
+arrives from the provider's site, so the SameSite=Strict session cookie is not sent and an in-process API call
+would be refused. The single-use `state` (made by an admin's start request, 10 minutes at most) and the binding
+cookie of the browser that started the flow stand in for the login there, and nothing else is reachable.
+The landing page moves on by a Refresh from this service's own page rather than a redirect: a redirect would
+still count as the provider's navigation, and the browser would leave the session cookie off /endpoints too.
+"""
+from __future__ import annotations
+
+import time
+from urllib.parse import quote, urlsplit
+
+from .. import signin
+from ..api.connect import can_sign_in, endpoint_name, failure, finish, known, record
+from ..connect import DEVICE, HANDOFF, Provider
+from ..errors import BenchError, SigninRefused
+from ..redaction import redact
+from ..server.bench import Bench
+from ..server.messages import Request, Response
+from ..server.routes import ADMIN, PUBLIC, Route
+from .render import e, page
+from .web import Done, Frame, frame
+
+COOKIE = "bw_signin"      # binds a flow to the browser that started it; sent only to that flow's landing path
+RESULT_PAGE = "/endpoints"
+
+
+def start(req: Request, bench: Bench, form) -> Done:
+    """POST /connect/{provider} (a dashboard form, CSRF checked; optional field `name`): off to the provider's
+    sign-in page, or to this service's wait page for a device sign-in."""
+    provider = known(req.params["provider"])
+    can_sign_in(provider)
+    name, replace = endpoint_name(bench, provider, form.get("name"))
+    flow, origin = signin.Flow(provider.id, provider.flow, name, replace), own_origin(req, bench)
+    if provider.flow == DEVICE:
+        signin.device_start(provider, flow)
+        location = flow.landing
+    else:
+        location = signin.auth_redirect(provider, flow, origin)
+    bench.signins.add(flow)
+    secure = "; Secure" if origin.startswith("https:") else ""
+    cookie = (f"{COOKIE}={flow.binding}; Path={flow.landing}; Max-Age={int(flow.expires - time.time()) + 1}; "
+              f"HttpOnly; SameSite=Lax{secure}")   # Lax: sent when the provider sends the browser back
+    return Done("", location, {"location": location}, headers={"Set-Cookie": cookie, "Cache-Control": "no-store"})
+
+
+def own_origin(req: Request, bench: Bench) -> str:
+    """The origin the browser uses for this service (the guard checked it is ours): the callback goes there."""
+    origin = (req.headers.get("origin") or "").rstrip("/")
+    if urlsplit(origin).scheme in ("http", "https") and urlsplit(origin).netloc:
+        return origin
+    host = req.headers.get("host")
+    return f"http://{host}" if host else bench.url
+
+
+def callback(req: Request, bench: Bench) -> Response:
+    """GET /connect/{provider}/callback/{state}?code=...: public (see the module docstring)."""
+    provider = known(req.params["provider"])
+    flow = claim(req, bench, provider, HANDOFF)
+    if provider.echoes_state and req.query.get("state", flow.state) != flow.state:
+        raise SigninRefused("The state sent back does not match this sign-in.", "Start the sign-in again.")
+    if req.query.get("error") or not req.query.get("code"):
+        why = req.query.get("error_description") or req.query.get("error") or "it sent no code back"
+        return landing(bench, flow, record(bench, failure(
+            provider, f"{provider.name} did not approve the sign-in: {redact(why[:200])}.")))
+    try:
+        key = signin.exchange_code(provider, req.query["code"], flow.verifier)
+    except BenchError as err:
+        return landing(bench, flow, record(bench, failure(provider, str(err))))
+    return landing(bench, flow, finish(bench, provider, flow.endpoint, key, flow.replace))
+
+
+def wait(req: Request, bench: Bench) -> Response:
+    """GET /connect/{provider}/wait/{state}: a device sign-in; each visit asks the provider (no more often than
+    it allows) and the page reloads itself until the user approved, denied, or the flow expired."""
+    provider = known(req.params["provider"])
+    flow = claim(req, bench, provider, DEVICE)
+    key = None
+    if time.time() - flow.polled >= flow.device["interval"]:
+        try:
+            key = signin.device_poll(provider, flow)
+        except BenchError as err:
+            return landing(bench, flow, record(bench, failure(provider, str(err))))
+    if key:
+        return landing(bench, flow, finish(bench, provider, flow.endpoint, key, flow.replace))
+    bench.signins.put_back(flow)
+    return waiting_page(req, bench, provider, flow)
+
+
+def claim(req: Request, bench: Bench, provider: Provider, kind: str) -> signin.Flow:
+    """The flow this state names, taken out so it works once; refused unless this service started it for this
+    provider, it has not expired, and this is the browser that started it."""
+    flow = bench.signins.take(req.params["state"])
+    again = "Start the sign-in again from the Endpoints page."
+    if flow is None or flow.provider != provider.id or flow.kind != kind:
+        raise SigninRefused("This sign-in was not started by this service, or it has already finished.", again)
+    if flow.expired:
+        raise SigninRefused(f"This sign-in expired: it has to finish within {signin.FLOW_SECONDS // 60} minutes.",
+                            again)
+    if not flow.bound_to(req.cookie(COOKIE)):
+        bench.signins.put_back(flow)
+        raise SigninRefused("This sign-in was started in another browser.", again)
+    return flow
+
+
+def landing(bench: Bench, flow: signin.Flow, rid: str) -> Response:
+    """A page of this service that moves on to the result by itself (see the module docstring)."""
+    to = f"{RESULT_PAGE}?signin={quote(rid)}"
+    body = f'<p>The sign-in has finished. <a href="{e(to)}">See how it went</a>.</p>'
+    quiet = Frame(flow.landing, "", signed_in=False)    # no session here, and no new CSRF cookie either
+    resp = page("Sign-in finished", body, quiet, nav_items=[], nav="", version=bench.version, json_link="")
+    resp.headers.update({"Refresh": f"0; url={to}", "Cache-Control": "no-store",
+                         "Set-Cookie": f"{COOKIE}=; Path={flow.landing}; Max-Age=0; HttpOnly; SameSite=Lax"})
+    return resp
+
+
+def waiting_page(req: Request, bench: Bench, provider: Provider, flow: signin.Flow) -> Response:
+    d = flow.device
+    body = (f'<section class="card"><p>Approve this sign-in at {e(provider.name)}: open '
+            f'<a href="{e(d["verify_url"])}" target="_blank" rel="noopener noreferrer">{e(d["verify_url"])}</a> '
+            f'and check that it shows the code <strong><code>{e(d["user_code"])}</code></strong>.</p>'
+            f'<p>This page checks again every {d["interval"]} seconds and moves on once you have approved '
+            f'(for up to {signin.FLOW_SECONDS // 60} minutes). <a href="{e(flow.landing)}">Check now</a> · '
+            f'<a href="{RESULT_PAGE}">Cancel</a></p></section>')
+    resp = page(f"Sign in to {provider.name}", body, frame(req, bench), nav_items=[], nav="",
+                version=bench.version, json_link="")
+    resp.headers.update({"Refresh": str(d["interval"]), "Cache-Control": "no-store"})
+    return resp
+
+
+ACTIONS = [("/connect/{provider}", start, RESULT_PAGE)]
+ROUTES = [Route("GET", "/connect/{provider}/callback/{state}", callback, "html", PUBLIC, dashboard_only=True),
+          Route("GET", "/connect/{provider}/wait/{state}", wait, "html", ADMIN, dashboard_only=True)]

@@ -1,0 +1,122 @@
+"""The MCP tools' definitions (names, descriptions, input and output schemas), shared by every transport."""
+from __future__ import annotations
+
+_STR = {"type": "string"}
+_STRS = {"type": "array", "items": _STR}
+_NULL_STR = {"type": ["string", "null"]}
+
+SEAT_SCHEMA = {
+    "type": "object",
+    "properties": {"seat": {"type": "integer"}, "kind": _STR, "model": _STR, "status": _STR,
+                   "seconds": {"type": "number"}, "call": _NULL_STR, "answer": _STR, "error": _NULL_STR},
+    "required": ["seat", "kind", "model", "status", "call", "answer"],
+}
+
+TOOLS = [
+    {
+        "name": "list_collections",
+        "title": "List Benchwarmers collections",
+        "description": (
+            "List the collections (panels of models) the Benchwarmers service offers, with their members. "
+            "Ask a collection, not a favourite model: choose the collection that fits the question, then call "
+            "`ask` with its name."),
+        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+        "outputSchema": {
+            "type": "object",
+            "properties": {"collections": {"type": "array", "items": {
+                "type": "object",
+                "properties": {"name": _STR, "description": _NULL_STR, "members": _STRS,
+                               "explore": {"type": "integer"}, "merge_model": _NULL_STR},
+                "required": ["name", "members"]}}},
+            "required": ["collections"],
+        },
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
+    {
+        "name": "ask",
+        "title": "Ask a Benchwarmers panel",
+        "description": (
+            "Ask every seat of a Benchwarmers collection the same question; each seat answers independently and "
+            "comes back with its model, status and call id. Rules: ask a collection rather than a favourite "
+            "model. The seats see only what you send, so put the code, diff or file contents they need in the "
+            "prompt. Every answer is a claim, not a fact: verify it against the code before acting on it. When "
+            "you report back, list every seat (seat, model, status, call id), including failed or useless ones. "
+            "Then send a `verdict` for every seat you judged."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "collection": {"type": "string", "description": "a collection name from list_collections"},
+                "prompt": {"type": "string", "description": "the whole question, with the code it is about"},
+                "merged": {"type": "boolean", "default": False,
+                           "description": "also have one model merge the seats' answers into one"},
+                "with": {"type": "array", "items": _STR,
+                         "description": "extra models (aliases) to seat for this ask only"},
+                "system": {"type": "string", "description": "a system prompt for every seat"},
+            },
+            "required": ["collection", "prompt"],
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {"collection": _STR, "panel": _STR, "mode": _STR,
+                           "seats": {"type": "array", "items": SEAT_SCHEMA},
+                           "merge": {"type": "object"}},
+            "required": ["collection", "panel", "seats"],
+        },
+        "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
+                        "openWorldHint": True},
+    },
+    {
+        "name": "verdict",
+        "title": "Judge one seat's answer",
+        "description": (
+            "Record your judgement of one seat's answer, by the call id `ask` gave it. Send one verdict for every "
+            "seat you judged, after checking its claims against the code: `useful` says whether the answer helped, "
+            "`real` lists claims that checked out, `false` the ones that were wrong. A later verdict on the same "
+            "call replaces the earlier one. Verdicts build the record that decides who gets seated."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "call": {"type": "string", "description": "the seat's call id from ask"},
+                "useful": {"type": "boolean", "description": "did this answer help"},
+                "note": {"type": "string", "description": "a short note"},
+                "real": {"type": "array", "items": _STR, "description": "claims that checked out"},
+                "false": {"type": "array", "items": _STR, "description": "claims that were wrong"},
+            },
+            "required": ["call", "useful"],
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {"id": {"type": "integer"}, "call": _STR, "useful": {"type": "boolean"},
+                           "note": _NULL_STR, "real": _STRS, "false": _STRS, "revisions": {"type": "integer"}},
+            "required": ["call", "useful"],
+        },
+        "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
+                        "openWorldHint": False},
+    },
+    {
+        "name": "pending_verdicts",
+        "title": "Answers still waiting for a verdict",
+        "description": (
+            "List the seats' answers you asked for that have no verdict yet, newest first: call id, seat, model and "
+            "the start of the answer. With a gateway key these are the key's own asks; without one, this session's. "
+            "Judge each one you checked with `verdict`; an answer you did not check needs no verdict."),
+        "inputSchema": {
+            "type": "object",
+            "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20,
+                                     "description": "at most this many, newest first"}},
+            "additionalProperties": False,
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {"total": {"type": "integer"}, "pending": {"type": "array", "items": {
+                "type": "object",
+                "properties": {"call": _STR, "panel": _NULL_STR, "collection": _NULL_STR, "seat": {"type": "integer"},
+                               "kind": _STR, "model": _STR, "created": {"type": "number"}, "excerpt": _STR},
+                "required": ["call", "model", "excerpt"]}}},
+            "required": ["total", "pending"],
+        },
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
+]

@@ -1,0 +1,186 @@
+"""The dashboard's pages for the bench looking after itself, without a browser: the scheduler's section of Settings
+and its run pages, speed, suite scores, retirement evidence and catalog facts on the model pages, the Suite page
+and its forms, and the onboarding queue's suite step."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.fakes import FakeOpenAI, Reply
+from tests.helpers.dashboard import Session
+from tests.helpers.data import configure, write
+from tests.helpers.panel import wait_for
+from tests.helpers.suite import Oracle, plant, wait_run
+from tests.helpers.http import Http
+
+
+@pytest.fixture
+def oracle(home):
+    """right, eager and silent, in the collection core; the suite's own four test tasks; no pauses."""
+    oracle = Oracle(plant(home)).start()
+    configure(home, {"fake": (oracle, "openai")},
+              {"right": ("fake", "right"), "eager": ("fake", "eager"), "silent": ("fake", "silent")},
+              {"core": {"members": ["right", "eager"], "explore": 0, "description": "review"}})
+    write(home, "settings.json", {"suite_gap_seconds": 0, "scheduler_gap_seconds": 0})
+    yield oracle
+    oracle.stop()
+
+
+@pytest.fixture
+def s(oracle, make_service) -> Session:
+    svc = make_service()
+    session = Session(svc.url)
+    session.service = svc
+    return session
+
+
+def note(s: Session, path: str) -> str:
+    flash = re.search(r'<div class="flash flash-(?:ok|error)"[^>]*>(.*?)</div>', s.get(path)[2])
+    return flash.group(1) if flash else ""
+
+
+# ---- the scheduler on Settings -----------------------------------------------------------------
+
+def test_the_scheduler_section_switches_saves_only_changes_and_runs_now(s, home):
+    d = s.json("/settings.json")["scheduler"]
+    assert d["enabled"] is False and [j["name"] for j in d["jobs"]] == ["probe", "perf", "suite", "catalog"]
+    page = s.get("/settings")[2]
+    assert 'id="scheduler"' in page and "Switch the scheduler on" in page and 'form="run-probe"' in page
+    assert s.form("/settings/scheduler", {"enabled": "on"})[1]["location"] == "/settings#scheduler"
+    assert "The scheduler is on" in note(s, "/settings") and s.json("/settings.json")["scheduler"]["enabled"]
+    before = {j["name"]: j for j in d["jobs"]}
+    fields = [("shown", n) for n in before] + [("on", "perf"), ("on", "suite"),       # probe off, catalog still off
+                                              ("at-probe", before["probe"]["at"]), ("at-suite", "05:45:00"),
+                                              ("day-perf", "sun"), ("at-perf", "05:12"),
+                                              ("at-catalog", before["catalog"]["at"])]
+    s.form("/settings/scheduler/jobs", fields)
+    assert note(s, "/settings") == "Saved: perf at sun 05:12, probe off, suite at 05:45."
+    saved = json.loads((home / "config" / "settings.json").read_text())["scheduler"]
+    assert saved["enabled"] is True and saved["jobs"]["probe"]["on"] is False
+    assert saved["jobs"]["perf"]["at"] == "sun 05:12" and saved["jobs"]["suite"]["at"] == "05:45"
+    s.form("/settings/scheduler/jobs", fields)
+    assert note(s, "/settings") == "Nothing changed."
+    s.form("/settings/scheduler/jobs", [("shown", "probe"), ("at-probe", "25:00")])
+    assert "is not a time" in note(s, "/settings")
+    status, _, d = s.form("/settings/jobs/probe/run", {}, script=True)
+    assert status == 200 and d["message"].startswith("Started probe (run ")
+    s.service.bench.scheduler.settle()
+    run = d["run"]["id"]
+    page = s.get(f"/settings/jobs/{run}")[2]
+    assert "probe run" in page and "Answered" in page and "right" in page and "probed 3 models" in page
+    assert s.json(f"/settings/jobs/{run}.json")["run"]["detail"]["ok"] == ["eager", "right"]   # silent says nothing
+    assert f'href="/settings/jobs/{run}"' in s.get("/settings")[2]
+    assert s.get("/settings/jobs/999")[0] == 404
+    status, _, d = s.form("/settings/jobs/nope/run", {}, script=True)
+    assert status == 404 and "probe, perf" in d["error"]["message"]
+    s.form("/settings/scheduler", {"enabled": "off"})
+    assert "The scheduler is off" in note(s, "/settings") and not s.json("/settings.json")["scheduler"]["enabled"]
+
+
+# ---- the model pages ---------------------------------------------------------------------------
+
+def test_models_show_speed_and_suite_scores_and_the_model_page_its_evidence(s, oracle):
+    s.form("/settings/jobs/perf/run", {})
+    s.service.bench.scheduler.settle()
+    _, _, d = s.form("/suite/runs", {"model": "right", "tasks": "t-*", "back": "/models/right"}, script=True)
+    wait_run(Http(s.url), d["runs"][0]["id"])
+    roster = {m["alias"]: m for m in s.json("/models.json")["models"]}
+    assert roster["right"]["perf"]["ttft"] is not None and roster["right"]["suite"]["review"]["score"] == 1.0
+    page = s.get("/models")[2]
+    assert "review 100% <span class=\"muted\">of 4</span>" in page and "to first token" in page
+    model = s.json("/models/right.json")["model"]
+    assert [f["prompt"] for f in model["perf_history"]] == ["short", "long"]
+    page = s.get("/models/right")[2]
+    speed = page[page.index('id="speed"'):page.index("Latency per day")]
+    assert '<svg class="chart"' in speed and "Seconds to the first token" in speed
+    assert "<td data-label=\"Prompt\">long</td>" in speed                      # the numbers beside the charts
+    verdicts = page[page.index("Your verdicts"):page.index("The suite&#x27;s scores")]
+    suite = page[page.index("The suite&#x27;s scores"):page.index('id="speed"')]
+    assert "100%" not in verdicts and "2 of 2 bugs found" in suite            # never mixed
+    assert "Facts and where they come from" in page and "Source" in page
+    assert 'action="/suite/runs"' in page and 'value="/models/right"' in page   # run the suite from here
+    oracle.script("silent", [Reply.error(500), Reply.error(500)])
+    s.form("/models/silent/probe", {})
+    page = s.get("/models/silent")[2]
+    evidence = page[page.index("Why the bench retired it"):page.index("Your verdicts")]
+    assert "stopped answering" in evidence and evidence.count("<td data-label=\"HTTP\">500</td>") == 2
+    assert "listed 3 models and still listed it" in evidence
+    assert s.json("/models/silent.json")["model"]["retirement"]["evidence"]["probes"]
+
+
+# ---- the suite page ----------------------------------------------------------------------------
+
+def test_the_suite_page_starts_follows_and_cancels_runs(s, oracle):
+    oracle.script("eager", [Reply(delay=0.3, text=None) for _ in range(20)])
+    page = s.get("/suite")[2]
+    assert '<option value="model:right">' in page and '<option value="collection:core">' in page
+    assert 'src="/static/suite.js"' in page and "data-follow" not in page          # nothing moving: no polling
+    assert 'name="target" value="collection:core"' in s.get("/collections/core")[2]   # its own button there too
+    status, headers, _ = s.form("/suite/runs", {"target": "collection:core", "tasks": "t-*"})
+    assert status == 303 and headers["location"] == "/suite#open"
+    assert note(s, "/suite").startswith("Started the suite for right (run 1), eager (run 2)")
+    d = s.json("/suite.json")
+    assert "eager" in {r["model"] for r in d["open"]}                          # slow: still open
+    page = s.get("/suite")[2]
+    assert 'data-follow="/suite.json"' in page and 'data-run="2"' in page
+    s.form("/suite/runs/2/cancel", {})
+    assert "Cancelling run 2 (eager)" in note(s, "/suite")
+    wait_run(Http(s.url), 2)
+    d = s.json("/suite.json")
+    assert d["open"] == [] and {r["status"] for r in d["recent"]} == {"done", "cancelled"}
+    assert d["scores"]["right"]["review"]["score"] == 1.0
+    page = s.get("/suite/runs/1")[2]
+    assert "Suite run 1: right" in page and page.count("<tr><td") == 6 and "data-follow" not in page
+    for fields, words in (({"target": "model:nobody"}, "nobody"), ({"target": "nothing"}, "Choose a model"),
+                          ({"target": "model:right", "tasks": "zzz-*"}, "No ready suite task")):
+        s.form("/suite/runs", fields)
+        assert words in note(s, "/suite"), fields
+    status, _, d = s.form("/suite/runs/1/cancel", {}, script=True)
+    assert status == 409 and "only open runs" in d["error"]["message"]
+
+
+def test_drafts_from_verdicts_are_accepted_or_rejected_on_the_suite_page(s, home):
+    http = Http(s.url)
+    asked = http("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": "Review:\n```py\nx = 1\n```"}]})[2]["bench"]
+    http("POST", "/bench/verdict", {"call": asked["seats"][0]["call"], "useful": True, "real": ["x is one"],
+                                    "false": ["x is two"]})
+    assert "No drafts waiting" in s.get("/suite")[2]
+    s.form("/suite/mine", {})
+    assert note(s, "/suite") == "Drafted 2 claim tasks from your verdicts."
+    drafts = {t["answer"]["claim"]: t for t in s.json("/suite.json")["drafts"]}
+    assert set(drafts) == {"x is one", "x is two"} and drafts["x is one"]["answer"]["truth"] is True
+    s.form(f"/suite/tasks/{drafts['x is one']['id']}/accept", {})
+    assert note(s, "/suite").startswith("Accepted mined-")
+    s.form(f"/suite/tasks/{drafts['x is two']['id']}/reject", {})
+    assert note(s, "/suite").startswith("Rejected mined-")
+    assert s.json("/suite.json")["drafts"] == []
+    assert http("GET", f"/bench/suite/tasks/{drafts['x is one']['id']}")[2]["task"]["status"] == "ready"
+    s.form("/suite/mine", {})
+    assert note(s, "/suite") == "Drafted 0 claim tasks from your verdicts."       # a rejected one stays gone
+    s.form("/suite/tasks/claim-record-wilson-no-trials/reject", {})
+    assert "starter task" in note(s, "/suite")
+
+
+# ---- onboarding in full, from the dashboard ----------------------------------------------------
+
+def test_full_onboarding_from_the_dashboard_shows_the_suite_step(home, make_service):
+    fake = FakeOpenAI().start().set_models(["m-new"])
+    try:
+        configure(home, {"fake": (fake, "openai")}, {})
+        write(home, "settings.json", {"suite_gap_seconds": 0.2})
+        s = Session(make_service().url)
+        page = s.get("/onboard")[2]
+        assert 'name="mode" value="full"' in page and 'value="quick" checked' in page
+        s.form("/onboard", [("pick", "fake|m-new"), ("mode", "full")])
+        seen = wait_for(lambda: (lambda c: c if c["item"] and c["item"]["state"] == "suite" and c["item"]["progress"]
+                                 else None)(s.json("/onboard.json")["candidates"][0]), 20)
+        assert seen["item"]["mode"] == "full"
+        assert "running the suite" in s.get("/onboard")[2] and 'data-state="suite"' in s.get("/onboard")[2]
+        done = wait_for(lambda: (lambda c: c if c["item"]["state"] == "done" else None)(
+            s.json("/onboard.json")["candidates"][0]), 60)
+        assert done["item"]["suite"].startswith("done:")
+    finally:
+        fake.stop()
