@@ -18,6 +18,11 @@ COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "
 
 PAGE = 50   # calls read per query when listing
 
+EXTRA = COLUMNS.index("extra")
+INSERT_CALL = f"INSERT INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+INSERT_USAGE = ("INSERT INTO usage (month, endpoint, model, call, input_tokens, output_tokens, estimated, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+
 
 def new_id(prefix: str = "") -> str:
     """Short, unguessable, URL-safe."""
@@ -125,16 +130,14 @@ class Calls:
         """Queue the call and its usage-ledger line; the writer commits them in its next batch (the Future says
         when)."""
         values = [getattr(rec, k) for k in COLUMNS]
-        values[COLUMNS.index("extra")] = json.dumps(rec.extra) if rec.extra else None
+        values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
         month = month or time.strftime("%Y-%m", time.gmtime(rec.created))
+        usage = (month, rec.endpoint, rec.model, rec.id, rec.input_tokens, rec.output_tokens, int(rec.tokens_estimated),
+                 rec.created)
 
         def write(conn):
-            conn.execute(f"INSERT INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                         values)
-            conn.execute("INSERT INTO usage (month, endpoint, model, call, input_tokens, output_tokens, estimated, "
-                         "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         (month, rec.endpoint, rec.model, rec.id, rec.input_tokens, rec.output_tokens,
-                          int(rec.tokens_estimated), rec.created))
+            conn.execute(INSERT_CALL, values)
+            conn.execute(INSERT_USAGE, usage)
         return self.db.submit(write)
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None) -> None:
