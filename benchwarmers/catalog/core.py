@@ -28,7 +28,17 @@ class Catalog:
 
     # ---- state ------------------------------------------------------------------------------------
     def state(self) -> tuple[Indexed, dict]:
-        """The indexed copies and the overrides, rebuilding the caches when a copy or any config file changed."""
+        """The indexed copies and the overrides, rebuilding the caches when a copy or any config file changed;
+        looked at once in a Config.steady() block (one request, and its panel's seats)."""
+        memo = self.config.memo()
+        if memo is not None:
+            hit = memo.get(self)
+            if hit is None:
+                hit = memo[self] = self._state()
+            return hit
+        return self._state()
+
+    def _state(self) -> tuple[Indexed, dict]:
         data = overrides.read(self.config)            # these reads notice hand edits (and bump the version)
         self.registry.models()
         copies = self.copies.get()
@@ -163,6 +173,9 @@ class Catalog:
         try:
             results = sources.refresh(self.home, self.copies.get(force=True))
             self.copies.get(force=True)
+            memo = self.config.memo()
+            if memo is not None:
+                memo.pop(self, None)   # this request sees the copies it just fetched
             return {"sources": results, "held": self.holds()}
         finally:
             self._refreshing.release()

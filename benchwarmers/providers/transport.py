@@ -136,7 +136,7 @@ class Response:
 class Transport:
     """A small pool of keep-alive connections per (scheme, host, port, proxy); TLS verified; proxies from env."""
 
-    def __init__(self, *, limits: RateLimitBook | None = None, max_idle_per_host: int = 64,
+    def __init__(self, *, limits: RateLimitBook | None = None, max_idle_per_host: int = 256,
                  idle_expiry: float = 50.0, user_agent: str = USER_AGENT):
         self.limits = limits if limits is not None else RateLimitBook()
         self.max_idle_per_host = max_idle_per_host

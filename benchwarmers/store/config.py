@@ -74,16 +74,21 @@ class Config:
         finally:
             local.seen = None
 
-    def _load(self, name: str) -> dict:
+    def memo(self) -> dict | None:
+        """The memo of the steady() block this thread is in (None outside one), emptied when this Config wrote
+        since. What is derived from the config may be kept there too, under a key of its own (not a file name)."""
         seen = getattr(self._local, "seen", None)
+        if seen is not None and seen.get(_WRITES) != self._writes:
+            seen.clear()
+            seen[_WRITES] = self._writes
+        return seen
+
+    def _load(self, name: str) -> dict:
+        seen = self.memo()
         if seen is not None:
-            if seen.get(_WRITES) == self._writes:
-                hit = seen.get(name)
-                if hit is not None:
-                    return hit
-            else:
-                seen.clear()
-                seen[_WRITES] = self._writes
+            hit = seen.get(name)
+            if hit is not None:
+                return hit
         data = self._check(name)
         if seen is not None:
             seen[name] = data
