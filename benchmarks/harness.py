@@ -57,6 +57,18 @@ class Proc:
         except (OSError, ValueError, IndexError, AttributeError):
             return None
 
+    def switches(self) -> int | None:
+        """Context switches of all its threads so far, voluntary and not (Linux only): each is a thread hand-off."""
+        total = 0
+        try:
+            for task in Path(f"/proc/{self.pid}/task").iterdir():
+                for line in (task / "status").read_text().splitlines():
+                    if "ctxt_switches:" in line:
+                        total += int(line.split(":")[1])
+        except (OSError, ValueError):
+            return None if not total else total
+        return total
+
     def memory(self) -> dict:
         """{"VmRSS": MB, "VmHWM": MB, "Threads": n} (Linux only; {} elsewhere)."""
         out = {}
@@ -221,9 +233,9 @@ def measure(proc: Proc | None, url: str, label: str, payload: dict | bytes, n: i
             upstream: str | None = None, **load_kw) -> dict:
     """Warm up, then n requests at this concurrency; figures net of the FLOOR."""
     run_load(url, payload, max(concurrency, 8), concurrency, **load_kw)
-    cpu0, conn0 = proc.cpu() if proc else None, upstream_connects(upstream)
+    cpu0, conn0, sw0 = proc.cpu() if proc else None, upstream_connects(upstream), proc.switches() if proc else None
     load = run_load(url, payload, n, concurrency, **load_kw)
-    cpu1, conn1 = proc.cpu() if proc else None, upstream_connects(upstream)
+    cpu1, conn1, sw1 = proc.cpu() if proc else None, upstream_connects(upstream), proc.switches() if proc else None
     done = len(load.latencies)
     ms = lambda s: (s - FLOOR) * 1000   # noqa: E731
     return {
@@ -234,6 +246,7 @@ def measure(proc: Proc | None, url: str, label: str, payload: dict | bytes, n: i
         "cpu": (cpu1 - cpu0) * 1000 / done if cpu0 is not None and cpu1 is not None and done else None,
         "hwm": proc.memory().get("VmHWM") if proc else None,
         "connects": conn1 - conn0 if conn0 is not None else None,
+        "switches": (sw1 - sw0) / done if sw0 is not None and sw1 is not None and done else None,
     }
 
 

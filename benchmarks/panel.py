@@ -32,7 +32,7 @@ from harness import (FLOOR, HERE, ROOT, Proc, configure, fake_root, fmt, load_av
 
 SEATS = [f"m{i}" for i in range(1, 6)]
 PROMPT = [{"role": "user", "content": "Say something short."}]
-FIGURES = ("p50", "p99", "rps", "first", "cpu", "hwm", "connects", "n", "errors")
+FIGURES = ("p50", "p99", "rps", "first", "cpu", "switches", "hwm", "connects", "n", "errors")
 
 
 def body(model: str, stream: bool) -> dict:
@@ -154,12 +154,12 @@ def median_rows(runs: list) -> list:
 
 def print_table(rows: list) -> None:
     print("| service | case | conc. | requests | errors | p50 added ms | p99 added ms | req/s | first seat block ms "
-          "(p50, added) | CPU ms/req | peak RSS MB | new upstream connections | load (1 min) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "(p50, added) | CPU ms/req | thread switches/req | peak RSS MB | new upstream connections | load (1 min) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         print(f"| {r['who']} | {r['case']} | {r['c']} | {r['n']:.0f} | {r['errors']:.0f} | {r['p50']:.1f} | "
-              f"{r['p99']:.1f} | {r['rps']:.0f} | {fmt(r['first'])} | {fmt(r['cpu'], '.2f')} | {fmt(r['hwm'])} | "
-              f"{fmt(r['connects'], '.0f')} | {r['loads']} |")
+              f"{r['p99']:.1f} | {r['rps']:.0f} | {fmt(r['first'])} | {fmt(r['cpu'], '.2f')} | "
+              f"{fmt(r['switches'], '.0f')} | {fmt(r['hwm'])} | {fmt(r['connects'], '.0f')} | {r['loads']} |")
     print(flush=True)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -66,6 +67,9 @@ class PanelRun:
     endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
     memo: dict | None = None                          # the config as the ask read it (Config.steady), for its seats
     records: list = field(default_factory=list)       # its call records' Futures (committed before the reply ends)
+    left: int = 0                                     # seats not in yet
+    all_in: threading.Event = field(default_factory=threading.Event)   # set when the last seat is in
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def collection_name(self) -> str | None:
@@ -117,12 +121,13 @@ class Panel:
         run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
                        request=self.caller.summary(ask), endpoints=self.registry.endpoints(), memo=memo)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=new_id()) for sp in plan.seats]
+        run.left = len(run.seats)
         self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller)
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 seat.status, seat.error = SKIPPED, sp.skip
                 self._record(run, sp, seat, None)
-                run.done.put(seat)
+                self._in(run, seat)
             else:
                 self.lanes.submit(sp.model.endpoint, self._run_seat, run, sp, seat)
         return run
@@ -151,7 +156,7 @@ class Panel:
             seat.status, seat.error = TIMEOUT, (f"not started: its endpoint {sp.model.endpoint!r} was busy with "
                                                 "other seats until the panel stopped waiting")
             self._record(run, sp, seat, None)
-            run.done.put(seat)
+            self._in(run, seat)
             return
         try:
             # the endpoint was looked up once per panel, not once per seat
@@ -169,7 +174,17 @@ class Panel:
         if time.monotonic() > run.deadline and seat.status == OK:
             seat.status, seat.error = TIMEOUT, "answered after the panel stopped waiting"
         self._record(run, sp, seat, answer)
+        self._in(run, seat)
+
+    @staticmethod
+    def _in(run: PanelRun, seat: Seat) -> None:
+        """A seat is done: into the queue (completion order), and the last one in says so."""
         run.done.put(seat)
+        with run.lock:
+            run.left -= 1
+            last = run.left == 0
+        if last:
+            run.all_in.set()
 
     def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None) -> None:
         run.records.append(self.caller.record(
@@ -178,30 +193,37 @@ class Panel:
             request=run.request))
 
     # -- gathering -----------------------------------------------------------------------------
-    def finished(self, run: PanelRun, keepalive: float | None = None) -> Iterator:
-        """Seats as they finish (completion order); KeepAlive while waiting; timed-out seats at the deadline."""
+    def finished(self, run: PanelRun, keepalive: float | None = None, gather: bool = False) -> Iterator:
+        """Seats as they finish (completion order); KeepAlive while waiting; timed-out seats at the deadline.
+        `gather`: nobody hears of a seat before the last (a whole answer): wait for the last seat (or the deadline)
+        first, one wake-up rather than one a seat."""
         pending = {s.call: s for s in run.seats}
+        if gather:
+            run.all_in.wait(max(0.0, run.deadline - time.monotonic()))
         while pending:
-            wait = run.deadline - time.monotonic()
-            if wait <= 0:
-                for seat in pending.values():
-                    seat.status, seat.error = TIMEOUT, f"no answer within {self.settings()['seat_timeout']:.0f} s"
-                    seat.seconds = self.settings()["seat_timeout"]
-                    yield seat
-                return
             try:
-                seat = run.done.get(timeout=min(wait, keepalive) if keepalive else wait)
+                seat = run.done.get_nowait()     # what is in counts, even once the deadline has passed
             except queue.Empty:
-                if keepalive:
-                    yield KeepAlive()
-                continue
+                wait = run.deadline - time.monotonic()
+                if wait <= 0:
+                    for seat in pending.values():
+                        seat.status, seat.error = TIMEOUT, f"no answer within {self.settings()['seat_timeout']:.0f} s"
+                        seat.seconds = self.settings()["seat_timeout"]
+                        yield seat
+                    return
+                try:
+                    seat = run.done.get(timeout=min(wait, keepalive) if keepalive else wait)
+                except queue.Empty:
+                    if keepalive:
+                        yield KeepAlive()
+                    continue
             if pending.pop(seat.call, None) is not None:
                 yield seat
 
     def whole(self, run: PanelRun, on_seat: Callable[[Seat], None] | None = None) -> Answer:
         """The finished panel as one Answer; 502 when every seat failed. `on_seat` hears of each seat as it finishes
         (MCP's progress notifications)."""
-        for seat in self.finished(run):
+        for seat in self.finished(run, gather=on_seat is None):
             if on_seat:
                 on_seat(seat)
         self._check_any(run)
