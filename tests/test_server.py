@@ -370,6 +370,30 @@ def test_healthz_needs_no_auth(make_service):
     assert status == 200 and as_json(body)["status"] == "ok"
 
 
+def exchange(service, data: bytes) -> bytes:
+    parts = urlsplit(service.url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as s:
+        s.sendall(data)
+        got = b""
+        while chunk := s.recv(65536):
+            got += chunk
+    return got
+
+
+def test_request_headers_folded_repeated_and_too_many(service):
+    port = urlsplit(service.url).port
+    got = exchange(service, f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Long: a\r\n b\r\n"
+                            "Connection: keep-alive\r\nConnection: close\r\n\r\n".encode())
+    assert b" 200 " in got.split(b"\r\n")[0]                 # the last Connection header counts: closed after
+    many = "".join(f"X-{i}: {i}\r\n" for i in range(101))
+    got = exchange(service, f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{many}\r\n".encode())
+    assert b" 431 " in got.split(b"\r\n")[0] and b"Too many headers" in got
+    got = exchange(service, f"GET /healthz HTTP/1.1\r\nX-Big: {'x' * 70000}\r\n\r\n".encode())
+    assert b" 431 " in got.split(b"\r\n")[0] and b"Line too long" in got and b"<html" not in got.lower()
+    got = exchange(service, b"GET /healthz HTTP/2.0\r\n\r\n")   # as http.server: no status line, JSON only
+    assert json.loads(got.split(b"\r\n\r\n")[-1])["error"]["message"] == "Invalid HTTP version (2.0)"
+
+
 def test_garbage_request_line_gets_json_not_html(service):
     parts = urlsplit(service.url)
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as s:
