@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import copy
 import os
-from concurrent.futures import Future, wait
+import time
+from concurrent.futures import CancelledError, Future
 from typing import Callable, Iterator
 
 from ..canonical import ROUTE, Answer, Ask, estimate_usage
@@ -164,6 +165,10 @@ class Caller:
         """Wait until these call records are committed, so what a client is told about (its call ids) survives a
         crash of the service from then on. A store that cannot write fails the futures at once (its health says
         why): the answer still goes out, its record does not."""
-        pending = [f for f in records if not f.done()]
-        if pending:
-            wait(pending, timeout)
+        deadline = time.monotonic() + timeout
+        for record in records:   # one by one on each Future's own lock: they commit together, so one wait does it
+            if not record.done():
+                try:
+                    record.exception(max(0.0, deadline - time.monotonic()))
+                except (TimeoutError, CancelledError):
+                    return
