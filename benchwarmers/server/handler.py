@@ -5,6 +5,7 @@ import json
 import logging
 import os
 import socket
+import socketserver
 import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -89,7 +90,10 @@ class Server(ThreadingHTTPServer):
         exclusive = getattr(socket, "SO_EXCLUSIVEADDRUSE", None)      # Windows only
         if exclusive is not None and not self.allow_reuse_address:
             self.socket.setsockopt(socket.SOL_SOCKET, exclusive, 1)
-        super().server_bind()
+        # http.server's own server_bind would also look up this host's full name (socket.getfqdn: a reverse DNS
+        # query, which can stall a start for seconds) for a server_name nothing here reads
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
 
     def handle_error(self, request, client_address):
         """socketserver prints these to stderr; they are mostly clients that went away: log them instead."""
