@@ -233,3 +233,21 @@ def test_free_models_only_their_own_app_can_use_take_no_explore_seat_until_switc
     assert http("PUT", "/bench/catalog/app-only/groq", {"use_free": True})[0] == 404
     http("PUT", "/bench/catalog/app-only/opencode", {"use_free": False})
     assert json.loads((home / "config" / "overrides.json").read_text())["providers"] == {}
+
+
+def test_the_onboard_page_shows_the_catalogs_facts_with_their_sources(home, fake, make_service):
+    fake.set_models([{"id": "openai/gpt-oss-120b"}, {"id": "house-model", "context_length": 4096}])   # lists no facts
+    configure(home, {"gq": (fake, "openai")}, {})
+    map_endpoints(home, {"gq": "groq"})
+    s = Session(make_service().url)
+    candidates = {c["served"]: c for c in s.json("/onboard.json")["candidates"]}
+    sourced = candidates["openai/gpt-oss-120b"]["catalog"]["facts"]
+    assert sourced["context_window"] == {"value": 131072, "source": "models.dev/groq"}
+    page = s.get("/onboard")[2]
+    row = page[page.index("openai/gpt-oss-120b"):]
+    row = row[:row.index("</tr>")]
+    assert '131,072 context · tools' in row and '<span class="muted">(models.dev/groq)</span>' in row
+    price = sourced["price_in"]["value"], sourced["price_out"]["value"]
+    assert f"${price[0]:g} in, ${price[1]:g} out per million tokens" in row
+    row = page[page.index("house-model"):]
+    assert row[:row.index("</tr>")].count("4,096 context") == 1
