@@ -1,6 +1,7 @@
 """The catalog at work: seating and route mode read its facts, roles fit purposes, paid turns are held."""
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -161,6 +162,32 @@ def test_each_fact_shows_its_source_and_your_own_facts_win(home, fake, make_serv
     status, _, d = http("GET", "/bench/candidates")
     row = d["candidates"][0]
     assert row["catalog"]["provider"] == "groq" and row["catalog"]["facts"]["tools"]["source"] == "models.dev/groq"
+
+
+def test_the_models_passed_over_are_kept_with_the_panel_shown_on_its_page_and_printed(home, fake, make_service,
+                                                                                      capsys, monkeypatch):
+    configure(home, {"oa": (fake, "openai"), "plain": (fake, "openai")},
+              {"a": ("plain", "m-a"), "painter": ("oa", "gpt-image-1-mini")},
+              {"core": {"members": ["a"], "explore": 1, "purpose": "review"}})
+    map_endpoints(home, {"oa": "openai"})
+    install_samples(home)
+    svc = make_service()
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))                 # nothing piped in
+    assert main(["--url", svc.url, "ask", "core", "Review this."]) == 0
+    why = "role image does not fit purpose 'review'"
+    assert f"passed over for an explore seat: painter ({why})" in capsys.readouterr().err
+    http = Http(svc.url)
+    panel = http("GET", "/bench/history")[2]["items"][0]["id"]
+    assert http("GET", f"/bench/history/{panel}")[2]["passed_over"] == [{"model": "painter", "reason": why}]
+    page = Session(svc.url).get(f"/calls/{panel}")[2]
+    passed = page[page.index("Passed over for an explore seat"):]
+    assert 'href="/models/painter"' in passed and "role image does not fit purpose &#x27;review&#x27;" in passed
+    status, _, data = http("PUT", "/bench/collections/core", {"members": ["a"], "explore": 0})
+    assert status == 200, data
+    assert ask(http, "bench/core")[0] == 200                         # no explore seat: nobody passed over
+    panel = http("GET", "/bench/history")[2]["items"][0]["id"]
+    assert http("GET", f"/bench/history/{panel}")[2]["passed_over"] == []
+    assert "Passed over" not in Session(svc.url).get(f"/calls/{panel}")[2]
 
 
 @pytest.mark.parametrize("path, body, says", [

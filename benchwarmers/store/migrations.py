@@ -108,6 +108,10 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX calls_caller ON calls (caller, created);
         CREATE INDEX calls_session ON calls (session, created);
     """),
+    # The explore candidates a panel could not seat, each {model, reason} (JSON), for the ask's page.
+    (10, "why explore candidates were passed over, kept with each panel", """
+        ALTER TABLE panels ADD COLUMN passed_over TEXT;
+    """),
 ]
 
 
