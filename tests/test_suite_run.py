@@ -14,6 +14,7 @@ from tests.helpers.clock import FakeClock
 from tests.helpers.data import configure, write
 from tests.helpers.http import Http
 from tests.helpers.jobs import run_job
+from tests.helpers.panel import wait_for as poll
 from tests.helpers.suite import Oracle, plant, wait_run
 
 
@@ -268,3 +269,31 @@ def test_the_scheduler_suite_job_plays_owed_runs_within_its_call_budget(oracle, 
     assert len(asked) == first["calls"] + second["calls"]            # every call counted in the job's record
     assert run_job(svc, "suite")["outcome"] == "no suite run was owed"
     assert Http(svc.url)("GET", "/bench/suite/scores")[2]["scores"]["right"]["claims"]["score"] is not None
+
+
+def test_with_require_keys_on_the_bench_s_own_suite_work_still_runs(oracle, home, make_service, capsys):
+    """require_keys guards the gateway's clients; the suite asks through the panel in this process, so a full
+    onboarding, the scheduler's suite job and `bench suite run` all get answers with no key and no admin token."""
+    configure(home, {"fake": (oracle, "openai")}, {"eager": ("fake", "eager"), "silent": ("fake", "silent")})
+    write(home, "settings.json", {"suite_gap_seconds": 0, "require_keys": True})
+    svc = make_service(clock=FakeClock())
+    http = Http(svc.url)
+    status, _, refused = http("POST", "/v1/chat/completions", {"model": "eager", "messages": [
+        {"role": "user", "content": "hi"}]})
+    assert status == 401 and "gateway key" in refused["error"]["message"]         # keys are enforced
+    _, _, d = http("POST", "/bench/onboard", {"models": ["right"], "mode": "full"})
+    item = poll(lambda: (lambda i: i if i["state"] in ("done", "failed") else None)(
+        http("GET", f"/bench/onboard/{d['items'][0]['id']}")[2]), 60)
+    assert item["state"] == "done" and item["suite"].startswith("done: "), item
+    played = http("GET", "/bench/suite/runs?model=right")[2]["runs"][0]
+    assert played["status"] == "done" and played["failed"] == 0 and played["done"] == played["total"] > 0
+    svc.bench.suite.owe("eager")
+    job = run_job(svc, "suite")
+    (owed,) = job["detail"]["runs"]
+    assert job["status"] == "done" and owed["status"] == "done" and job["calls"] == owed["total"], job
+    assert main(["suite", "run", "--model", "silent", "--tasks", "t-claim-*", "--url", svc.url]) == 0
+    assert "silent" in capsys.readouterr().out
+    runs = http("GET", "/bench/suite/runs?model=silent")[2]["runs"]
+    assert runs[0]["status"] == "done" and runs[0]["failed"] == 0
+    assert http("GET", "/bench/keys")[2]["keys"] == []                             # no key was made for it
+

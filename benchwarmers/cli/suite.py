@@ -18,7 +18,8 @@ def register(sub, parent) -> None:
     p = sub.add_parser("suite", parents=[parent], help="code-review tasks that score models: run, scores, seed",
                        description="The suite scores models on code review: find the lines that hold a planted or "
                                    "real bug (each with a clean control), or say whether a claim about code is "
-                                   "true. Runs call one model at a time through the service's gateway.",
+                                   "true. Runs call one model at a time, each call a direct ask made inside the "
+                                   "service.",
                        epilog="examples:\n  bench suite run --model deepseek\n  bench suite run --collection core "
                               "--tasks 'claim-*'\n  bench suite scores\n  bench suite seed --repo myapp\n"
                               "  bench suite mine && bench suite tasks --drafts", formatter_class=FMT)
