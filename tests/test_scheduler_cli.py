@@ -93,3 +93,14 @@ def test_every_command_has_help_with_an_example(argv, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "example" in out and "--json" in out
+
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["settings", "scheduler", "--help"], ("daily probe", "daily suite job", "catalog refresh", "speed test")),
+    (["jobs", "run", "--help"], ("probe", "perf", "suite", "catalog")),
+])
+def test_the_help_names_every_job(capsys, argv, names):
+    assert main(argv) == 0
+    words = " ".join(capsys.readouterr().out.split())
+    assert all(name in words for name in names), words

@@ -26,7 +26,7 @@ def register(sub, parent) -> None:
                          formatter_class=FMT, epilog="examples:\n  bench jobs run probe\n  bench jobs run perf --wait",
                          description="Start a job now. It runs paced, like a scheduled run; without --wait the "
                                      "command returns at once with the run's id.")
-    r.add_argument("job", help="probe, perf or catalog")
+    r.add_argument("job", help="probe, perf, suite or catalog")
     r.add_argument("--wait", action="store_true", help="wait until it is done and print its outcome")
     r.set_defaults(func=run_now)
     s = verbs.add_parser("show", parents=[parent], help="one run with its details", formatter_class=FMT,
