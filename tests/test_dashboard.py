@@ -126,7 +126,7 @@ def test_a_local_ollama_is_offered_in_one_click(bench, monkeypatch):
         ol.set_models(["llama3.2"])
         monkeypatch.setenv("OLLAMA_HOST", ol.root)
         _, _, page = bench.get("/endpoints")
-        assert "Ollama on this machine" in page and "(1 models)" in page
+        assert "Ollama on this machine" in page and "(1 model)" in page
         action = re.search(r'<form method="post" action="/endpoints/add" class="inline"><input type="hidden" '
                            r'name="csrf"[^>]*>(.*?)<button', page).group(1)
         fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', action))

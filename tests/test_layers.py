@@ -7,9 +7,9 @@ from pathlib import Path
 import benchwarmers
 
 PACKAGE = Path(benchwarmers.__file__).parent
-LEAVES = {"canonical", "errors", "redaction"}          # value types, errors and redaction: anyone may use them
+LEAVES = {"canonical", "errors", "redaction", "words"}   # value types, errors, redaction, words: anyone may use them
 # part -> the only other parts of benchwarmers it may import
-ONLY = {"errors": set(), "redaction": set(), "canonical": {"errors"},
+ONLY = {"errors": set(), "redaction": set(), "words": set(), "canonical": {"errors"},
         "formats": LEAVES, "providers": LEAVES, "store": LEAVES}
 # part -> parts of benchwarmers it must not import
 NEVER = {"core": {"server", "api", "dashboard", "cli", "mcp", "client", "formats"},

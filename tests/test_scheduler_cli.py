@@ -73,7 +73,7 @@ def test_jobs_run_now_and_list(bench, svc, fake):
     code, out, _ = bench("jobs")
     assert code == 0 and out == ""
     code, out, err = bench("jobs", "run", "probe", "--wait")
-    assert code == 0 and "probe (now), done" in out and "1 models, 2 calls: probed 1 models: 1 answered" in out
+    assert code == 0 and "probe (now), done" in out and "1 model, 2 calls: probed 1 model: 1 answered" in out
     code, out, _ = bench("jobs", "run", "probe", "--json")
     run = json.loads(out)["run"]
     assert code == 0 and run["status"] == "running" and run["trigger"] == "now"

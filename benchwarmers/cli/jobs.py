@@ -6,6 +6,7 @@ import time
 from urllib.parse import urlencode
 
 from ..client import ClientError, q
+from ..words import plural
 from .output import emit_json, note, say, table, when
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -85,7 +86,8 @@ def _print(args, run: dict) -> int:
     else:
         say(f"Run {run['id']}: {run['name']} ({run['trigger'] or 'asked'}), {run['status']}, started "
             f"{when(run['started'])}" + (f", took {took(run)}" if run.get("finished") else ""))
-        say(f"{run['models'] or 0} models, {run['calls'] or 0} calls: {run['outcome'] or ''}".rstrip(": "))
+        counted = f"{plural(run['models'] or 0, 'model')}, {plural(run['calls'] or 0, 'call')}"
+        say(f"{counted}: {run['outcome'] or ''}".rstrip(": "))
         detail = run.get("detail") or {}
         for key in ("retired", "failed", "skipped", "endpoints"):
             for item in detail.get(key) or []:

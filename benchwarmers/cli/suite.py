@@ -7,6 +7,7 @@ import time
 from urllib.parse import urlencode
 
 from ..client import q
+from ..words import plural
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -220,7 +221,7 @@ def seed_repo(args, client) -> int:
         return 0
     for w in d["written"]:
         say(f"{w['id']}: {w['change']} in {w['function']} ({w['path']})")
-    note(f"{len(d['written'])} new task(s) in {d['tasks_dir']}" + (f"; {len(d['kept'])} already there"
+    note(f"{plural(len(d['written']), 'new task')} in {d['tasks_dir']}" + (f"; {len(d['kept'])} already there"
                                                                    if d["kept"] else "") + ".")
     return 0
 
@@ -232,6 +233,6 @@ def mine_verdicts(args, client) -> int:
         return 0
     for t in d["drafted"]:
         say(f"{t['id']}: {'true' if t['truth'] else 'false'}: {t['claim']}")
-    note(f"{len(d['drafted'])} new draft(s); review them with `bench suite show ID`, then `bench suite accept ID` "
-         "or `bench suite reject ID`.")
+    note(f"{plural(len(d['drafted']), 'new draft')}; review them with `bench suite show ID`, then "
+         "`bench suite accept ID` or `bench suite reject ID`.")
     return 0

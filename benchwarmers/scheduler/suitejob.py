@@ -11,6 +11,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from ..suite.asker import NotAsked
+from ..words import plural
 from .jobrun import JobFailed
 from .pacing import Held
 
@@ -25,7 +26,7 @@ def run(job) -> str:
     if not played:
         return "no suite run was owed"
     words = [_words(r) for r in played]
-    return (f"played {len(played)} owed suite run{'s' if len(played) != 1 else ''} in {job.calls} calls "
+    return (f"played {plural(len(played), 'owed suite run')} in {plural(job.calls, 'call')} "
             f"(at most {budget}): " + "; ".join(words))
 
 
@@ -40,7 +41,7 @@ def _paced(job, alias: str):
 
 
 def _words(run: dict) -> str:
-    where = f"{run['model']} (run {run['id']}) {run['done']} of {run['total']} items"
+    where = f"{run['model']} (run {run['id']}) {run['done']} of {plural(run['total'], 'item')}"
     if run["status"] == "done":
         return where + ", done"
     if run["status"] == "owed":

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..errors import BadRequest, Conflict, Forbidden, NotFound, RateLimited, Unauthorized
 from .guard import hash_key
 from ..store import Database
+from ..words import plural
 
 PREFIX = "bw-"
 
@@ -124,7 +125,7 @@ class GatewayKeys:
                 window.popleft()
             if len(window) >= key.rpm:
                 wait = 60 - (now - window[0])
-                raise RateLimited(f"The key {key.name!r} is limited to {key.rpm} requests a minute.",
+                raise RateLimited(f"The key {key.name!r} is limited to {plural(key.rpm, 'request')} a minute.",
                                   f"Try again in {wait:.0f} s.", retry_after=wait)
             window.append(now)
 

@@ -79,7 +79,7 @@ class Runner:
         return None
 
     def finish(self, rid: int, status: str, error: str | None, idle_status: str = res.QUEUED) -> dict:
-        if status == "idle":       # budget spent or a call held back: the rest stays owed (or queued) for the next round
+        if status == "idle":       # budget spent or a call held back: the rest stays owed (or queued) for later
             self.store.update(rid, status=idle_status, error=error, lease_until=None)
         else:
             self.store.update(rid, status=status, error=error, lease_until=None,

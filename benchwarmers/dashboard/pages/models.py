@@ -36,12 +36,13 @@ def render(d: dict, frame) -> tuple[str, str]:
                  'No models on the bench yet. <a href="/onboard">Onboard models</a> from your endpoints.')
         return "Models", head + f'<p class="empty">{empty}</p>'
     rows = [[link(f"/models/{m['alias']}", m["alias"]), f'<span class="served">{e(m["served"])}</span>',
-             e(m["endpoint"]), status_cell(m), probe_cell(m.get("last_probe")), str(m["record"]["asks"]) if m["record"] else "0",
+             e(m["endpoint"]), status_cell(m), probe_cell(m.get("last_probe")),
+             str(m["record"]["asks"]) if m["record"] else "0",
              record_cell(m["record"]), str(m["record"]["false_claims"]) if m["record"] else "0",
              e(secs(m["record"]["median_seconds"])) if m["record"] else "", suite_cell(m.get("suite")),
              speed_cell(m.get("perf"))] for m in d["models"]]
-    roster = table(["Alias", "Served name", "Endpoint", "Status", "Last probe", "Asks", "Useful (your verdicts)", "False claims",
-                    "Median", "Suite scores", "Speed (weekly test)"], rows, cls="roster")
+    roster = table(["Alias", "Served name", "Endpoint", "Status", "Last probe", "Asks", "Useful (your verdicts)",
+                    "False claims", "Median", "Suite scores", "Speed (weekly test)"], rows, cls="roster")
     return "Models", head + card("", roster) + card("Who to trust", trust_chart(d["trust"]))
 
 
