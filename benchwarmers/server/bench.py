@@ -31,6 +31,7 @@ from ..store.calls import Calls
 from ..store.verdicts import Verdicts
 from ..suite.service import SuiteService
 from .gatewaykeys import GatewayKeys
+from .throttle import Guesses
 
 log = logging.getLogger("benchwarmers.server")
 NO_SETTINGS: dict = {}   # one object, so a broken settings.json is not re-read as "changed" on every call
@@ -75,7 +76,7 @@ class Bench:
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
-                             Pins(self.db), self.panel.pool, self.settings)
+                             Pins(self.db), self.panel.lanes, self.settings)
         # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)
         self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings, self.panel)
         # onboarding probes through the caller; a full one runs the suite, a quick one owes it
@@ -88,6 +89,7 @@ class Bench:
         self.scheduler = Scheduler(self.config, self.health, self.caller, clock=self._clock, suite=self.suite)
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
+        self.guesses = Guesses()                # wrong secrets per address: the throttle on guessing
         self.mcp_sessions = Sessions()          # MCP over HTTP (/mcp): in memory, ended by a restart
         self.signins = Flows()              # provider sign-ins under way, in memory (a restart forgets them)
 

@@ -48,6 +48,7 @@ class Asker:
                 run = self.panel.start(ask)
                 for _ in self.panel.finished(run):      # the one seat, within the seat timeout
                     pass
+                self.panel.settle(run)                  # its call record committed before its id is kept
         except BenchError as e:          # refused before a seat was asked: the alias is gone, or it cannot sit
             return Answered("failed", error=str(e), seconds=time.monotonic() - started,
                             rate_limited=isinstance(e, RateLimited))
