@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from benchwarmers import connect
 from tests.fakes import FakeOpenAI, Reply
 from tests.fakes.signin import FakeOpenRouter
 from tests.helpers.browser import find_chromium
 from tests.helpers.catalog import install_samples, map_endpoints
 from tests.helpers.data import configure
 from tests.helpers.http import Http
+from tests.helpers.signin import pointed_at
 
 try:
     from playwright.sync_api import expect, sync_playwright
@@ -309,7 +309,7 @@ def test_openrouter_sign_in_round_trip_clicked_in_the_browser(tab, make_service,
     provider sends the browser back without the session cookie, and the result still shows with no new login."""
     token = "browser-admin-token-0123456789"
     with FakeOpenRouter(host_name="localhost") as fake, \
-            connect.pointed_at("openrouter", site=fake.site, base_url=f"http://127.0.0.1:{fake.port}/api/v1"):
+            pointed_at("openrouter", site=fake.site, base_url=f"http://127.0.0.1:{fake.port}/api/v1"):
         fake.set_models(["or-one", "or-two"])
         fake.consent = True                    # the user approves on the provider's own page
         svc = make_service(admin_token=token)
@@ -510,3 +510,4 @@ def test_every_page_shows_what_its_json_twin_holds(tab, hostile):
     d, main = both(f"/suite/runs/{run['id']}")
     expect(tab.locator("h1")).to_have_text(f"Suite run {run['id']}: {run['model']}")
     expect(main.locator("table tbody tr")).to_have_count(len(d["results"]))
+
