@@ -47,10 +47,20 @@ def render(d: dict, frame) -> tuple[str, str]:
 
 
 def status_cell(m: dict) -> str:
+    """The status chip, then what its one word leaves out as text (never only a tooltip): until when, or why."""
+    said = status_words(m)
     extra = " " + chip("adhoc", "ad hoc") if m.get("ad_hoc") else ""
-    tip = m["status_text"] if m["status"] != "active" else None
-    return chip(m["status"], m["status"], tip) + extra + (f' <span class="reason">{e(m["reason"])}</span>'
-                                                          if m["status"] == "retired" and m["reason"] else "")
+    return chip(m["status"], m["status"]) + (f' <span class="reason">{e(said)}</span>' if said else "") + extra
+
+
+def status_words(m: dict) -> str:
+    """'until T' for a resting model, the reason for a retired or held one; nothing for an active one."""
+    if m["status"] == "active":
+        return ""
+    if m["status"] == "retired":
+        return m["reason"] or ""
+    text = m["status_text"]
+    return text[len(m["status"]):].lstrip(": ") if text.startswith(m["status"]) else text
 
 
 def trust_chart(points: list[dict]) -> str:
