@@ -136,4 +136,3 @@ def auth_origins() -> list[str]:
 def entries() -> list[dict]:
     """Every provider, in table order, as the Endpoints page and GET /bench/connect show them."""
     return [_table[p.id].entry() for p in PROVIDERS]
-

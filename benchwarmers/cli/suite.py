@@ -221,8 +221,8 @@ def seed_repo(args, client) -> int:
         return 0
     for w in d["written"]:
         say(f"{w['id']}: {w['change']} in {w['function']} ({w['path']})")
-    note(f"{plural(len(d['written']), 'new task')} in {d['tasks_dir']}" + (f"; {len(d['kept'])} already there"
-                                                                   if d["kept"] else "") + ".")
+    kept = f"; {len(d['kept'])} already there" if d["kept"] else ""
+    note(f"{plural(len(d['written']), 'new task')} in {d['tasks_dir']}{kept}.")
     return 0
 
 
