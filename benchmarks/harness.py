@@ -93,15 +93,18 @@ class Proc:
                 self.p.wait(timeout=5)
 
 
-def service_env(home: Path, bytecode: Path | None = None) -> dict:
-    """The service's environment: its own data folder; with `bytecode`, compiled modules cached there (as an
-    installed or once-run copy has them) even where PYTHONDONTWRITEBYTECODE is set, and never in the checkout."""
+def service_env(home: Path, bytecode: Path | None = None, cold: bool = False) -> dict:
+    """The service's environment: its own data folder. `bytecode`: compiled modules kept in that folder (as an
+    installed or once-run copy has them), never in the checkout; with `cold` as well, none written there, so
+    every start compiles from source."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("BENCHWARMERS_") and k not in ("BENCH_CLIENT", "LLM_USER_PATH")}
     env.update(BENCHWARMERS_HOME=str(home), LLM_USER_PATH=str(home / "llm"), PYTHONUNBUFFERED="1")
     if bytecode is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(bytecode)
+        if cold:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
@@ -120,13 +123,14 @@ def configure(home: Path, endpoints: dict, models: dict, collections: dict, sett
         (config / name).write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
-def start_service(home: Path, root: Path = ROOT, profile: Path | None = None, bytecode: Path | None = None) -> Proc:
+def start_service(home: Path, root: Path = ROOT, profile: Path | None = None, bytecode: Path | None = None,
+                  cold: bool = False) -> Proc:
     """serve.py of the checkout `root` (another checkout's for a before/after run); under cProfile when asked;
-    `bytecode`: see service_env."""
+    `bytecode`, `cold`: see service_env."""
     args = ["--port", "0", "--no-browser"]
     cmd = ([sys.executable, str(HERE / "profiled.py"), str(profile), "--root", str(root), *args] if profile else
            [sys.executable, str(Path(root) / "serve.py"), *args])
-    return Proc(cmd, service_env(home, bytecode), url_on="stderr", cwd=Path(root))
+    return Proc(cmd, service_env(home, bytecode, cold), url_on="stderr", cwd=Path(root))
 
 
 def wait_healthy(url: str, timeout: float = 30.0) -> None:

@@ -59,24 +59,23 @@ def cases(aims_only: bool) -> list:
 
 # ---- the runs ---------------------------------------------------------------------------------
 
-def startup(base: Path, upstream: str, times: int, root: Path, bytecode: Path | None) -> dict:
+def startup(base: Path, upstream: str, times: int, root: Path, bytecode: Path, cold: bool = False) -> dict:
     """Seconds from spawning serve.py to the first 200 from /healthz, each in a fresh data folder. `bytecode`: a
-    folder for compiled modules, filled by one start first (not counted); None: compiled from source each time
-    when PYTHONDONTWRITEBYTECODE is set, as it may be on a build machine."""
+    folder for compiled modules, filled by one start first (not counted); `cold`: an empty one, nothing written
+    to it, so every start compiles from source (a checkout run with PYTHONDONTWRITEBYTECODE)."""
     seconds, rss = [], []
-    for i in range(times + (bytecode is not None)):
-        home = base / f"start-{root.name}-{bytecode is not None}-{i}"
+    for i in range(times + (not cold)):
+        home = base / f"start-{root.name}-{cold}-{i}"
         setup(home, upstream)
-        proc = start_service(home, root, bytecode=bytecode)
+        proc = start_service(home, root, bytecode=bytecode, cold=cold)
         try:
             wait_healthy(proc.url)
-            if bytecode is None or i:
+            if cold or i:
                 seconds.append(time.perf_counter() - proc.started)
                 rss.append(proc.memory().get("VmRSS"))
         finally:
             proc.stop()
-    return {"median": statistics.median(seconds), "all": seconds, "rss": rss[-1], "cached": bytecode is not None,
-            "load": load_average()}
+    return {"median": statistics.median(seconds), "all": seconds, "rss": rss[-1], "load": load_average()}
 
 
 def matrix(proc: Proc, n: int, todo: list, upstream: str, who: str) -> list:
@@ -271,7 +270,8 @@ def main(argv: list | None = None) -> int:
             if not args.aims:
                 for who, root in services:
                     starts[who] = startup(base, fake.url, 1 if args.quick else 5, root, base / f"pyc-{who}")
-                    starts[who]["cold"] = startup(base, fake.url, 1 if args.quick else 5, root, None)
+                    starts[who]["cold"] = startup(base, fake.url, 1 if args.quick else 5, root,
+                                                  base / f"nopyc-{who}", cold=True)
                 floor = [dict(measure(None, fake_root(fake.url), "upstream alone (the floor itself)",
                                       body("m1", False), args.n, c), who="fastfake", load=load_average())
                          for c in (1, 16, 64)]
