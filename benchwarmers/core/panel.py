@@ -10,8 +10,8 @@ from typing import Callable, Iterator
 
 from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, Collector, ErrorEvent, Finish,
                          KeepAlive, PanelReply, Seat, TextDelta, Usage, estimate_usage)
-from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat, RateLimited,
-                      ToolsNeedRouteMode, UpstreamFailed)
+from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat,
+                      QuotaRefused, RateLimited, ToolsNeedRouteMode, UpstreamFailed)
 from ..roster.registry import Registry
 from ..store.calls import new_id, prompt_hash, summarise_request
 from . import merge
@@ -39,7 +39,7 @@ def seat_block(seat: Seat) -> str:
 
 def no_able_seat(plan: Plan) -> BenchError:
     reasons = "; ".join(f"{sp.model.alias}: {sp.skip}" for sp in plan.seats)
-    if all(sp.skip.startswith("resting until") for sp in plan.seats):
+    if all(sp.skip.startswith(("resting until", "rate limited")) for sp in plan.seats):
         return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
                            "Try again after the reset, or add members on other endpoints.", retry_after=60)
     fixes = [fix for cause, fix in (("no vision", "drop the image"),
@@ -137,8 +137,10 @@ class Panel:
         started = time.monotonic()
         try:
             # the endpoint was looked up once per panel, not once per seat
-            answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint))
+            answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint), kind=seat.kind)
             seat.status, seat.answer, seat.usage = OK, answer.text, answer.usage
+        except QuotaRefused as e:       # nothing was sent: the seat says when the limit resets
+            seat.status, seat.error = SKIPPED, e.message
         except UpstreamFailed as e:
             seat.status, seat.error = (TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED), str(e)
             self.caller.failed(sp.model, e)
@@ -232,16 +234,18 @@ class Panel:
         call_id = new_id()
         info = run.merge_info = {"model": model.alias if model else None, "call": call_id, "status": OK}
         started = time.monotonic()
-        collector, error = Collector(), None
+        collector, error, sent = Collector(), None, True
         if model is None:
             error = "no model could write the merge"
         else:
             ask = merge.merge_ask(run.ask, reply)
             try:
-                for ev in self.caller.stream(model, ask):
+                for ev in self.caller.stream(model, ask, kind="merge"):
                     collector.add(ev)
                     if isinstance(ev, TextDelta):
                         yield ev
+            except QuotaRefused as e:
+                error, sent = e.message, False
             except BenchError as e:
                 error = str(e)
                 self.caller.failed(model, e)
@@ -256,6 +260,7 @@ class Panel:
         info["usage"] = usage.to_dict()
         run.merge_usage = usage
         if model is not None:
-            self.caller.record(call_id, model, run.ask, info["status"], kind="merge", mode=MERGED,
-                               seconds=time.monotonic() - started, answer=written, error=error,
-                               collection=run.collection_name, panel=run.id, seat=0, request=run.request)
+            self.caller.record(call_id, model, run.ask, info["status"] if sent else SKIPPED, kind="merge",
+                               mode=MERGED, seconds=time.monotonic() - started, answer=written, error=error,
+                               collection=run.collection_name, panel=run.id, seat=0, request=run.request,
+                               counted=ask.prompt_tokens())

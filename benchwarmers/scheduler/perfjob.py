@@ -4,6 +4,7 @@ Figures go to `perf` with the date; a failure is recorded as a figure too and re
 probe decides that). A refused key or a rate limit flags or rests the endpoint and skips the rest of it."""
 from __future__ import annotations
 
+from ..errors import QuotaRefused
 from ..roster import health, healthrecord, speed
 from .pacing import Held
 
@@ -24,12 +25,17 @@ def _endpoint(job, name: str, models: list) -> None:
             except Held as e:
                 job.skip(models[i:], str(e))
                 return
+            except QuotaRefused as e:   # it would wait longer than a scheduled call may: until the next run
+                job.add("skipped", {"model": model.alias, "why": e.message})
+                break
             speed.record(job.db, fig)
             healthrecord.note(job.db, job.resting, name, fig, "speed figure")
             figures.append(fig)
             if not fig.ok:
                 break
         failed = next((f for f in figures if not f.ok), None)
+        if not figures:
+            continue
         if failed is None:
             job.add("ok", {"model": model.alias, "ttft": figures[0].to_dict()["ttft"],
                            "tokens_per_second": figures[-1].to_dict()["tokens_per_second"]})

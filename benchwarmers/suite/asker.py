@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 MAX_TOKENS = 2000
+SUITE_HEADER = "X-Bench-Suite"    # carries the service's mark: its rate limits and the usage ledger see a suite task
 
 
 @dataclass
@@ -28,10 +29,12 @@ class Answered:
 class Asker:
     """POST /v1/chat/completions with `model: <alias>` on the running service: one seat, one recorded call."""
 
-    def __init__(self, url: Callable[[], str], token: str | None, timeout: Callable[[], float]):
+    def __init__(self, url: Callable[[], str], token: str | None, timeout: Callable[[], float],
+                 mark: str | None = None):
         self.url = url                   # read at each ask: the service's port is known once it is bound
         self.token = token
         self.timeout = timeout
+        self.mark = mark                 # this service's own secret mark: the gateway counts the ask as the suite's
 
     def ask(self, alias: str, system: str, prompt: str) -> Answered:
         body = {"model": alias, "temperature": 0, "max_tokens": MAX_TOKENS,
@@ -39,6 +42,8 @@ class Asker:
         headers = {"Content-Type": "application/json", "User-Agent": "benchwarmers-suite"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
+        if self.mark:
+            headers[SUITE_HEADER] = self.mark
         req = urllib.request.Request(self.url().rstrip("/") + "/v1/chat/completions", json.dumps(body).encode(),
                                      headers)
         started = time.monotonic()

@@ -26,7 +26,8 @@ class SuiteService:
     once the server is bound."""
 
     def __init__(self, home: Path, db, registry: Registry, held: Callable[[str], dict | None],
-                 settings: Callable[[], dict], gateway_url: Callable[[], str], token: str | None):
+                 settings: Callable[[], dict], gateway_url: Callable[[], str], token: str | None,
+                 mark: str | None = None):
         self.home = home
         self.registry = registry
         self.held = held                             # the catalog's: a free model that turned paid is not called
@@ -36,7 +37,7 @@ class SuiteService:
         self.current: int | None = None              # the run this process is playing now
         self.wake = threading.Event()
         self.worker: threading.Thread | None = None
-        asker = Asker(gateway_url, token, lambda: settings()["seat_timeout"] + 30)
+        asker = Asker(gateway_url, token, lambda: settings()["seat_timeout"] + 30, mark)
         self.runner = Runner(self.store, self.tasks, asker, lambda: settings()["suite_gap_seconds"],
                              lease=lambda: settings()["seat_timeout"] + 60, stopping=self.stopping)
 
