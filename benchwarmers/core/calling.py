@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import os
+import time
 from dataclasses import replace
 from typing import Callable, Iterator
 
@@ -196,7 +197,8 @@ class Caller:
             self.quota.spent(model, tokens_in + tokens_out - (ask.prompt_tokens() if counted is None else counted))
         return Line(model.endpoint, model.alias, ask.origin or kind, tokens_in, tokens_out,
                     usage.cache_read_tokens if usage else 0, cost_of(price_in, price_out, tokens_in, tokens_out),
-                    collection, call, bool(usage and usage.estimated), self.scheduled)
+                    collection, call, bool(usage and usage.estimated), self.scheduled,
+                    self.quota.clock.now() if self.quota else time.time())
 
     def record(self, call_id: str, model: Model, ask: Ask, status: str, *, kind: str, mode: str, seconds: float,
                answer: Answer | None = None, ttft: float | None = None, error: str | None = None,

@@ -12,6 +12,7 @@ from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask
                          KeepAlive, PanelReply, Seat, TextDelta, Usage, estimate_usage)
 from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat,
                       QuotaRefused, RateLimited, ToolsNeedRouteMode, UpstreamFailed)
+from ..roster.quota import RESTS
 from ..roster.registry import Registry
 from ..store.calls import new_id, prompt_hash, summarise_request
 from . import merge
@@ -39,7 +40,7 @@ def seat_block(seat: Seat) -> str:
 
 def no_able_seat(plan: Plan) -> BenchError:
     reasons = "; ".join(f"{sp.model.alias}: {sp.skip}" for sp in plan.seats)
-    if all(sp.skip.startswith(("resting until", "rate limited")) for sp in plan.seats):
+    if all(sp.skip.startswith(RESTS) for sp in plan.seats):
         return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
                            "Try again after the reset, or add members on other endpoints.", retry_after=60)
     fixes = [fix for cause, fix in (("no vision", "drop the image"),
@@ -221,6 +222,9 @@ class Panel:
         if any(s.status == OK for s in run.seats):
             return
         lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats)
+        if all(s.status == SKIPPED and (s.error or "").startswith(RESTS) for s in run.seats):
+            raise RateLimited(f"Every seat is resting on a rate limit: {lines}.",
+                              "Try again after the reset, or add members on other endpoints.", retry_after=60)
         raise AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
                              "the seats' call ids are in the record.")
 

@@ -11,6 +11,7 @@ from ..canonical import (FAILED, OK, ROUTE, SKIPPED, Answer, Ask, Collector, Err
                          TextDelta, ToolCallDelta)
 from ..errors import (AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, QuotaRefused, RateLimited,
                       UpstreamFailed)
+from ..roster.quota import RESTS
 from ..roster.registry import Model, Registry
 from ..store.calls import new_id
 from .calling import Caller
@@ -97,6 +98,9 @@ class Router:
         if self._turns % 500 == 0:   # now and then, forget conversations that went quiet
             self.pins.expire(idle)
         order, why = self.candidates(ask, collection, pinned)
+        if not order and why and all(w.split(": ", 1)[-1].startswith(RESTS) for w in why):
+            raise RateLimited(f"Every member of {collection.name!r} is resting on a rate limit: " + "; ".join(why)
+                              + ".", "Wait for the reset, or add members.", retry_after=60)
         if not order:
             raise NoMemberAvailable(f"No member of {collection.name!r} can take this turn: " + "; ".join(why or
                                     ["the collection has no members"]) + ".",

@@ -15,6 +15,7 @@ from .limitset import CONNECTION, LIMITS, MODEL
 
 MINUTE, DAY = 60.0, 86400.0
 PROVIDER = "provider"       # the scope of a rest the provider's own limit imposed (Resting)
+RESTS = ("resting until", "rate limited")   # how a seat (or a member passed over) kept by a rate limit says so
 
 
 def utc(epoch: float) -> str:
