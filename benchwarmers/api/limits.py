@@ -82,7 +82,7 @@ def limits_view(bench: Bench) -> dict:
         if row["set"] or row["windows"]["rpmonth"]["used"] or row["blocked_until"]:
             shown.append(row)
     settings = bench.settings()
-    return {"connections": connections, "models": shown, "limits": dict(LIMITS),
+    return {"connections": connections, "models": shown, "limits": dict(LIMITS), "model_names": sorted(models),
             "waits": {k: settings[k] for k in ("limit_wait_seconds", "limit_wait_scheduled_seconds")},
             "file": str(bench.config.path(limitset.FILE)), "problem": problem}
 

@@ -33,7 +33,7 @@ def month(text: str) -> str:
 
 
 def money(value) -> str:
-    return "" if value is None else f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+    return "" if value is None else "$0" if value == 0 else f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
 
 
 def row(name, t: dict) -> list:
