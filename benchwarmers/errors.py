@@ -196,6 +196,7 @@ class QuotaRefused(UpstreamFailed):
     def __init__(self, message: str, reset_at: float, now: float):
         super().__init__(FaultKind.RATE_LIMITED, message, "Nothing was sent. Wait for the reset, or change the limit "
                          "(bench limits).", retry_after=max(reset_at - now, 0.0), reset_at=reset_at)
+        self.status, self.code = 429, RateLimited.code
 
 
 class AllSeatsFailed(BenchError):

@@ -167,3 +167,13 @@ def test_counts_and_limits_survive_a_restart(home, fake, make_service):
     status, _, d = Http(again.url)("POST", "/v1/chat/completions", body("a"))
     assert status == 429 and "rpd 3 of connection 'fake'" in d["error"]["message"]
     assert len(chat_requests(fake)) == 3
+
+
+def test_a_probe_asked_for_is_refused_unsent_when_its_limit_is_used_up(home, fake, make_service):
+    setup_bench(home, fake)
+    limits(home, models={"a": {"rpmonth": 1}})
+    api = Http(make_service().url)
+    assert api("POST", "/bench/models/a/probe", {})[0] == 200
+    status, headers, d = api("POST", "/bench/models/a/probe", {})
+    assert status == 429 and REFUSED in d["error"]["message"] and "Nothing was sent" in d["error"]["message"], d
+    assert int(headers["Retry-After"]) > 0 and len(requests_for(fake, "m-a")) == 1

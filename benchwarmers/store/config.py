@@ -12,16 +12,15 @@ from typing import Callable
 from ..errors import ConfigError
 from .filelock import FileLock
 
-# The top-level shape of each file, used when a file does not exist yet. repos.json and limits.json are seeded
-# and checked (bench status reports a broken one) but nothing reads them yet: they stay for the per-connection
-# limits and the repositories that read them next.
+# The top-level shape of each file, used when a file does not exist yet. Every file is seeded and checked (bench
+# status reports a broken one); limits.json holds the rate limits the user sets (roster/limitset.py).
 DEFAULTS = {
     "endpoints.json": {"endpoints": {}},
     "models.json": {"models": {}},
     "collections.json": {"collections": {}},
     "settings.json": {},
     "repos.json": {"repos": {}},
-    "limits.json": {"limits": {}},
+    "limits.json": {"limits": {"connections": {}, "models": {}}},
     "overrides.json": {"models": {}, "endpoints": {}},
 }
 
