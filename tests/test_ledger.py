@@ -10,6 +10,8 @@ from tests.helpers.catalog import map_endpoints
 from tests.helpers.data import configure, write
 from tests.helpers.http import Http
 from tests.helpers.panel import body, chat_requests, fake, requests_for, setup_bench, wait_for  # noqa: F401
+from tests.helpers.suite import wait_run
+from tests.test_suite_run import oracle  # noqa: F401 (fixture)
 
 
 def by(api, cut: str, **query) -> dict:
@@ -135,3 +137,14 @@ def test_a_user_limit_is_never_loosened_by_a_header(home, fake, make_service):
     assert statuses == [200, 200, 429] and len(requests_for(fake, "m-a")) == 2
     row = next(c for c in api("GET", "/bench/limits")[2]["connections"] if c["name"] == "fake")
     assert row["set"] == {"rpm": 2} and row["windows"]["rpm"]["limit"] == 2
+
+
+def test_suite_tasks_are_the_suite_s_lines_and_a_forged_mark_is_not(oracle, make_service):
+    svc = make_service()
+    http = Http(svc.url)
+    _, _, d = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-claim-*"})
+    wait_run(http, d["runs"][0]["id"])
+    forged = {"X-Bench-Suite": "guess"}
+    assert http("POST", "/v1/chat/completions", body("right"), headers=forged)[0] == 200
+    kinds = by(http, "kind")
+    assert kinds["suite"]["calls"] == 2 and kinds["member"]["calls"] == 1
