@@ -39,7 +39,7 @@ def data(req, bench) -> dict:
 def near_limits(req) -> list[dict]:
     """The connections near or at a rate limit, in words (the Quotas page has the rest)."""
     return [{"connection": c["name"], "state": c["state"], "text": quotas.warning_text(c)}
-            for c in get(req, "/bench/limits")["connections"] if c["state"] != "ok"]
+            for c in listed(req, "/bench/limits", "connections") if c["state"] != "ok"]
 
 
 def listed(req, path: str, name: str) -> list:
