@@ -74,6 +74,14 @@ def test_a_broken_limits_file_is_reported_and_never_overwritten(limited, home):
     assert limited("POST", "/v1/chat/completions", body("a"))[0] == 200     # no limit applies: asks still go
 
 
+def test_a_bad_hand_edit_of_one_limit_is_passed_over(limited, home):
+    (home / "config" / "limits.json").write_text(json.dumps({"limits": {
+        "models": {"a": {"rpm": "ten", "rpd": 2, "tpm": -5}, "b": ["rpm"]}, "connections": {"fake": {"rpd": 0}}}}))
+    shown = limited("GET", "/bench/limits")[2]
+    assert [(m["name"], m["set"]) for m in shown["models"]] == [("a", {"rpd": 2})]
+    assert shown["connections"][0]["set"] == {} and shown["problem"] is None
+
+
 @pytest.fixture
 def cli(home, fake, make_service, capsys):
     configure(home, {"fake": (fake, "openai")}, {"a": ("fake", "m-a")})

@@ -37,9 +37,16 @@ def read(config: Config) -> dict:
     out = {}
     for key in SCOPES.values():
         entries = data.get(key) if isinstance(data.get(key), dict) else {}
-        out[key] = {name: kept for name, entry in entries.items() if isinstance(entry, dict)
-                    for kept in [{k: number(entry.get(k)) for k in LIMITS if number(entry.get(k))}] if kept}
+        usable = {name: well_formed(entry) for name, entry in entries.items()}
+        out[key] = {name: limits for name, limits in usable.items() if limits}
     return out
+
+
+def well_formed(entry) -> dict:
+    """The usable limits of one entry of the file."""
+    if not isinstance(entry, dict):
+        return {}
+    return {k: number(entry.get(k)) for k in LIMITS if number(entry.get(k)) is not None}
 
 
 def changes(body: dict) -> dict:

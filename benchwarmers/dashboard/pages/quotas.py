@@ -78,8 +78,9 @@ def limits_table(entries: list[dict], frame, lim: dict) -> str:
                              e(when(w["resets_at"], True)), clear_button(frame, x, key)])
         rows += provider_rows(x, name, state)
         if not any(w["limit"] for w in x["windows"].values()) and not provider_rows(x, name, state):
-            rows.append([name, state, '<span class="muted">none set</span>',
-                         f'{x["windows"]["rpmonth"]["used"]:,} this month', "", "", ""])
+            rows.append([name, state, '<span class="muted">none of its own</span>',
+                         f'{x["windows"]["rpmonth"]["used"]:,} this month', "",
+                         e(when(x.get("blocked_until"), True)), ""])
     return table(["Name", "State", "Limit", "Used", "Left", "Resets", ""], rows,
                  "No connections yet: add an endpoint first.", "quotas")
 
