@@ -50,10 +50,12 @@ def state_of(rows: dict, facts: dict, resting: float | None, blocked: float | No
 def entry(bench: Bench, scope: str, name: str, set_limits: dict, known: bool, model=None) -> dict:
     usage = bench.quota.usage(scope, name)
     rows = windows(set_limits, usage)
+    book = bench.registry.transport.limits
     if model is not None:
-        facts, resting, blocked = {}, bench.quota.rested(model), bench.quota.until(model)
+        facts, resting, blocked = book.get(model.endpoint, model.served), bench.quota.rested(model), \
+            bench.quota.until(model)
     else:
-        facts, resting = bench.registry.transport.limits.get(name), bench.resting.until(name) if known else None
+        facts, resting = book.get(name), bench.resting.until(name) if known else None
         blocked = None
     out = {"scope": scope, "name": name, "known": known, "set": set_limits, "windows": rows,
            "learned": {k: v for k, v in facts.items() if isinstance(v, (int, float))},

@@ -52,7 +52,7 @@ class Seating:
         """Why a rate limit keeps the model from this ask: it rests on a provider's limit, or one of the user's
         limits resets later than this kind of call may wait (an explore seat waits for none)."""
         if self.caller is None or self.caller.quota is None:
-            until = self.resting.until(model.endpoint)
+            until = self.resting.until(model.endpoint, model.served)
             return "resting until " + utc(until) if until else None
         quota = self.caller.quota
         refusal = quota.blocked(model, ask.prompt_tokens())

@@ -180,7 +180,7 @@ class Quota:
 
     def rested(self, model) -> float | None:
         """When a provider's limit (a 429, or headers that said none are left) lets this model be called again."""
-        return self.resting.until(model.endpoint)
+        return self.resting.until(model.endpoint, model.served)
 
     def spent(self, model, tokens: int) -> None:
         """A counted call's tokens, once known (`tokens`: what it used beyond what was counted when it went)."""
