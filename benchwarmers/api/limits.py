@@ -7,6 +7,7 @@ from ..roster import limitset
 from ..roster.limitset import CONNECTION, LIMITS, MODEL, SCOPES
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 
 NEAR = 0.8          # a limit this much used is near: Home warns of it
@@ -116,8 +117,17 @@ def clear_limits(req: Request, bench: Bench) -> Response:
     return Response.json(one(bench, scope, name))
 
 
+ENTRY = obj(("scope", "name", "set", "windows", "state"), scope=STRING, name=STRING, set={"type": "object"},
+            windows={"type": "object"}, state={"enum": list(STATES)})
 ROUTES = [
-    Route("GET", "/bench/limits", get_limits, "bench", ADMIN),
-    Route("POST", "/bench/limits", set_limits, "bench", ADMIN),
-    Route("DELETE", "/bench/limits/{name}", clear_limits, "bench", ADMIN),
+    Route("GET", "/bench/limits", get_limits, "bench", ADMIN, doc=op(
+        "Every connection's and model's rate limits: what is set, used and left, when each resets, and what the "
+        "provider's headers said.", ok=obj(("connections", "models"), connections={"type": "array"},
+                                           models={"type": "array"}))),
+    Route("POST", "/bench/limits", set_limits, "bench", ADMIN, doc=op(
+        "Set (or, with null, clear) a connection's or a model's limits.",
+        body=obj(("name",), name=STRING, scope={"enum": [CONNECTION, MODEL]},
+                 **{key: {"type": ["integer", "null"], "minimum": 1} for key in LIMITS}), ok=ENTRY)),
+    Route("DELETE", "/bench/limits/{name:path}", clear_limits, "bench", ADMIN, doc=op(
+        "Clear every limit of a connection or a model.", query={"scope": {"enum": [CONNECTION, MODEL]}}, ok=ENTRY)),
 ]

@@ -6,6 +6,7 @@ from ..errors import BadRequest
 from ..roster.quota import DAY
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..store.ledger import BY, Ledger, check_by, check_month
 
@@ -44,4 +45,9 @@ def get_usage(req: Request, bench: Bench) -> Response:
     return Response.json(usage_view(bench, q.get("month"), q.get("by"), days_of(q.get("days"))))
 
 
-ROUTES = [Route("GET", "/bench/usage", get_usage, "bench", ADMIN)]
+ROUTES = [Route("GET", "/bench/usage", get_usage, "bench", ADMIN, doc=op(
+    "A month of the usage ledger totalled by one cut, what exploration cost and found, and calls per day.",
+    query={"month": {"type": "string", "pattern": r"^\d{4}-(0[1-9]|1[0-2])$"}, "by": {"enum": list(BY)},
+           "days": {"type": "integer", "minimum": 1, "maximum": MOST_DAYS}},
+    ok=obj(("month", "by", "rows", "total"), month=STRING, by=STRING, rows={"type": "array"},
+           total={"type": "object"})))]

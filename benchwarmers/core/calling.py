@@ -119,9 +119,10 @@ class Caller:
         return settings["limit_wait_seconds"]
 
     def refuse_early(self, model: Model, ask: Ask, kind: str) -> None:
-        """Raise QuotaRefused now when a rate limit would keep this call waiting longer than it may (the scheduler
-        asks before it takes an endpoint's turn); nothing is counted."""
-        refusal = self.quota.blocked(model, ask.prompt_tokens()) if self.quota else None
+        """Raise QuotaRefused now when one of the user's rate limits would keep this call waiting longer than it
+        may (the scheduler asks before it takes an endpoint's turn, which checks the provider's rests itself);
+        nothing is counted."""
+        refusal = self.quota.blocked(model, ask.prompt_tokens(), provider=False) if self.quota else None
         now = self.quota.clock.now() if self.quota else 0.0
         if refusal and refusal.at - now > self.patience(kind, ask):
             raise QuotaRefused(refusal.text(), refusal.at, now)

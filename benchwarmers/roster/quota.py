@@ -163,12 +163,13 @@ class Quota:
                     self._at(key, now).count(now, tokens)
             return refusal
 
-    def blocked(self, model, tokens: int = 0) -> Refusal | None:
-        """take() without counting: what a call to `model` would meet now, the provider's rests included."""
+    def blocked(self, model, tokens: int = 0, provider: bool = True) -> Refusal | None:
+        """take() without counting: what a call to `model` would meet now, the provider's rests included (unless
+        `provider` is False: the user's limits alone)."""
         now = self.clock.now()
         with self._lock:
             mine = self._check(model, now, tokens)
-        rest = self.rested(model)
+        rest = self.rested(model) if provider else None
         if rest and (mine is None or rest > mine.at):
             return Refusal(rest, PROVIDER, model.endpoint, "rest")
         return mine
