@@ -155,9 +155,9 @@ class Quota:
     def take(self, model, tokens: int) -> Refusal | None:
         """Count one call of about `tokens` prompt tokens to `model` if every limit lets it go now (None), else say
         when it could; nothing is counted then."""
-        now = self.clock.now()
+        now, limits = self.clock.now(), self.limits_of(model.endpoint, model.alias)   # read outside the lock
         with self._lock:
-            refusal = self._check(model, now, tokens)
+            refusal = self._check(limits, now, tokens)
             if refusal is None:
                 for key in self._keys(model):
                     self._at(key, now).count(now, tokens)
@@ -166,9 +166,9 @@ class Quota:
     def blocked(self, model, tokens: int = 0, provider: bool = True) -> Refusal | None:
         """take() without counting: what a call to `model` would meet now, the provider's rests included (unless
         `provider` is False: the user's limits alone)."""
-        now = self.clock.now()
+        now, limits = self.clock.now(), self.limits_of(model.endpoint, model.alias)
         with self._lock:
-            mine = self._check(model, now, tokens)
+            mine = self._check(limits, now, tokens)
         rest = self.rested(model) if provider else None
         if rest and (mine is None or rest > mine.at):
             return Refusal(rest, PROVIDER, model.endpoint, "rest")
@@ -192,9 +192,10 @@ class Quota:
             for key in self._keys(model):
                 self._at(key, now).add(now, tokens)
 
-    def _check(self, model, now: float, tokens: int) -> Refusal | None:
+    def _check(self, limits_of: list, now: float, tokens: int) -> Refusal | None:
+        """The latest-freeing of the limits (limits_of()'s) one more call of `tokens` would break; lock held."""
         found = []
-        for scope, name, limits in self.limits_of(model.endpoint, model.alias):
+        for scope, name, limits in limits_of:
             if limits:
                 found += [Refusal(at, scope, name, which, limits[which])
                           for at, which in self._at((scope, name), now).blocked_until(limits, now, tokens)]
