@@ -118,10 +118,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         DROP TABLE ratelimits;
         ALTER TABLE ratelimits_by_model RENAME TO ratelimits
     """),
+    # The explore candidates a panel could not seat, each {model, reason} (JSON), for the ask's page.
+    (11, "why explore candidates were passed over, kept with each panel", """
+        ALTER TABLE panels ADD COLUMN passed_over TEXT;
+    """),
     # The usage ledger gets the cuts its totals are made by (seat kind, collection), cached tokens, the cost at the
     # price known when the call was made (NULL: none known), and whether the scheduler made the call. Its lines are
     # the calls sent upstream: a seat skipped before sending is none (older ledgers held a line for each).
-    (11, "the usage ledger: seat kind, collection, cached tokens, cost, scheduled calls", """
+    (12, "the usage ledger: seat kind, collection, cached tokens, cost, scheduled calls", """
         ALTER TABLE usage ADD COLUMN kind TEXT;
         ALTER TABLE usage ADD COLUMN collection TEXT;
         ALTER TABLE usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
