@@ -6,7 +6,7 @@ import argparse
 import re
 
 from ..client import q
-from .output import emit_json, note, say, table
+from .output import emit_json, note, plural, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
 CUTS = ("model", "connection", "collection", "kind")
@@ -50,9 +50,9 @@ def show(d: dict) -> None:
         table(headers, [row(r["name"], r) for r in d["rows"]] + [row("TOTAL", d["total"])])
     x = d["exploration"]
     promoted = ", ".join(f"{p['model']} ({p['collection']})" for p in x["promoted"]) or "none"
-    note(f"Exploration in {d['month']}: {x['calls']} calls, {x['input_tokens'] + x['output_tokens']} tokens, "
-         f"{money(x['cost']) or 'cost unknown'}; {x['useful']} of {x['judged']} judged answers useful; "
-         f"now members: {promoted}.")
+    note(f"Exploration in {d['month']}: {plural(x['calls'], 'call')}, "
+         f"{plural(x['input_tokens'] + x['output_tokens'], 'token')}, {money(x['cost']) or 'cost unknown'}; "
+         f"{x['useful']} of {x['judged']} judged answers useful; now members: {promoted}.")
     if d["total"]["unpriced"]:
         note("Calls with no known price are counted but not costed: "
              "bench model set NAME --price-in N --price-out N (USD per million tokens).")

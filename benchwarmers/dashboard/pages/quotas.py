@@ -163,7 +163,8 @@ def exploration(use: dict) -> str:
     if not x["calls"]:
         return '<p class="exploration"><strong>Exploration:</strong> no explore seats this month.</p>'
     promoted = ", ".join(f"{p['model']} ({p['collection']})" for p in x["promoted"]) or "none yet"
-    return (f'<p class="exploration"><strong>Exploration:</strong> {x["calls"]:,} explore seats cost '
+    seats = f'{x["calls"]:,} explore seat' + ("" if x["calls"] == 1 else "s")
+    return (f'<p class="exploration"><strong>Exploration:</strong> {seats} cost '
             f'{x["input_tokens"] + x["output_tokens"]:,} tokens ({e(money(x["cost"]) or "cost unknown")}); '
             f'{x["useful"]} of {x["judged"]} judged answers were useful; now members: {e(promoted)}.</p>')
 
