@@ -11,8 +11,8 @@ from ..canonical import (FAILED, OK, ROUTE, SKIPPED, Answer, Ask, Collector, Err
                          TextDelta, ToolCallDelta)
 from ..errors import (AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, QuotaRefused, RateLimited,
                       UpstreamFailed)
-from ..roster.quota import RESTS
 from ..providers.passthrough import native_body
+from ..roster.quota import RESTS
 from ..roster.registry import Model, Registry
 from ..store.calls import new_id
 from .calling import Caller

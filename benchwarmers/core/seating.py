@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from ..canonical import EXPLORE, MEMBER, WITH, Ask
 from ..catalog import Catalog
-from ..roster.registry import Model, Registry
 from ..roster.quota import PROVIDER, utc
+from ..roster.registry import Model, Registry
 from ..roster.resting import Resting
 from .collections import Collection
 
