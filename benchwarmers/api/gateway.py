@@ -2,7 +2,6 @@
 plus each format's own routes (model lists, token counts, ...), all built from what the formats declare."""
 from __future__ import annotations
 
-import hmac
 from types import ModuleType
 from typing import Callable
 from urllib.parse import quote
@@ -17,7 +16,6 @@ from ..server.guard import presented_key
 from ..server.messages import Request, Response
 from ..server.openapi import ANY_JSON, op
 from ..server.routes import GATEWAY, Route
-from ..suite.asker import SUITE_HEADER
 
 Handler = Callable[[Request, Bench], Response]
 SESSION_HEADER = "x-bench-session"
@@ -86,9 +84,6 @@ def admit(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Ask
 def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Response:
     """Parse in the client's format, run the panel (or route mode), answer in the same format."""
     ask = admit(fmt, req, bench, info)
-    mark = req.headers.get(SUITE_HEADER.lower())
-    if mark and bench.suite_mark and hmac.compare_digest(mark.encode(), bench.suite_mark.encode()):
-        ask.origin = "suite"          # the service's own suite asked: the ledger's kind, a scheduled call's wait
     if not has_content(ask):
         return nothing_to_answer(fmt, req, bench, ask, info)
     if "anthropic-beta" in req.headers:   # forwarded only when an Anthropic member gets the body as it came

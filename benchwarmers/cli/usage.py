@@ -6,7 +6,8 @@ import argparse
 import re
 
 from ..client import q
-from .output import emit_json, note, plural, say, table
+from ..words import plural
+from .output import emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
 CUTS = ("model", "connection", "collection", "kind")

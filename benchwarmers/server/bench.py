@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import threading
 import time
 from pathlib import Path
@@ -71,19 +70,10 @@ class Bench:
         # the user's rate limits, counted per connection and model from the usage ledger (the scheduler's clock)
         self.quota = Quota(self.db, self.config, self.resting, self.clock)
         self.catalog = Catalog(self.home, self.config, self.registry)
-        # the suite: its runs ask models through this service's own gateway (the URL is known once bound), marked
-        # as the suite's by a secret of this process
-        self.suite_mark = secrets.token_urlsafe(18)
-        self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings,
-                                  lambda: self.url, self.admin_token, self.suite_mark)
         # the one way to call a member: seats, merges, route turns, probes (onboarding's too) and speed tests; each
         # is counted against the rate limits before it is sent, and goes into the usage ledger
         self.caller = Caller(self.registry, self.calls, self.resting, self.settings, self.catalog.facts,
                              quota=self.quota, price=self.catalog.price)
-        # onboarding probes through the caller; a full one runs the suite, a quick one owes it
-        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite)
-        self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
-        # the service (or at the first item queued), so a bench opened only to read starts no thread
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
@@ -92,6 +82,12 @@ class Bench:
                            workers=self.settings()["panel_workers"])
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
                              Pins(self.db), self.panel.lanes, self.settings)
+        # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)
+        self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings, self.panel)
+        # onboarding probes through the caller; a full one runs the suite, a quick one owes it
+        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite)
+        self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
+        # the service (or at the first item queued), so a bench opened only to read starts no thread
         # the bench looking after itself: checks and retirements, and the jobs that run them (the service
         # starts the scheduler's thread; a bench without a service never runs a job on its own)
         self.health = Health(self.registry, self.db, self.resting, self.caller, self.catalog)

@@ -13,7 +13,8 @@ from ..errors import ConfigError
 from .filelock import FileLock
 
 # The top-level shape of each file, used when a file does not exist yet. Every file is seeded and checked (bench
-# status reports a broken one); limits.json holds the rate limits the user sets (roster/limitset.py).
+# status reports a broken one). repos.json names the user's repositories that suite seeding reads (suite/seed.py);
+# limits.json holds the rate limits the user sets (roster/limitset.py).
 DEFAULTS = {
     "endpoints.json": {"endpoints": {}},
     "models.json": {"models": {}},

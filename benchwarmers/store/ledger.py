@@ -46,7 +46,7 @@ class Line:
     collection: str | None = None
     call: str | None = None           # the call record it belongs to; a probe or a speed test has none
     estimated: bool = False           # the upstream reported no usage: the token counts are our estimate
-    scheduled: bool = False           # made by one of the scheduler's jobs
+    scheduled: bool = False           # made by one of the scheduler's jobs (its probes and speed tests)
     created: float = field(default_factory=time.time)
 
     def values(self) -> tuple:

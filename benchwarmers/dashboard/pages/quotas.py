@@ -3,6 +3,7 @@ limits set and cleared, the month's usage and cost by the same cuts as `bench us
 from __future__ import annotations
 
 from ...errors import BadRequest
+from ...words import plural
 from .. import charts
 from ..apicall import call, get, post
 from ..render import card, e, link, options, table, when
@@ -163,8 +164,7 @@ def exploration(use: dict) -> str:
     if not x["calls"]:
         return '<p class="exploration"><strong>Exploration:</strong> no explore seats this month.</p>'
     promoted = ", ".join(f"{p['model']} ({p['collection']})" for p in x["promoted"]) or "none yet"
-    seats = f'{x["calls"]:,} explore seat' + ("" if x["calls"] == 1 else "s")
-    return (f'<p class="exploration"><strong>Exploration:</strong> {seats} cost '
+    return (f'<p class="exploration"><strong>Exploration:</strong> {plural(x["calls"], "explore seat")} cost '
             f'{x["input_tokens"] + x["output_tokens"]:,} tokens ({e(money(x["cost"]) or "cost unknown")}); '
             f'{x["useful"]} of {x["judged"]} judged answers were useful; now members: {e(promoted)}.</p>')
 
