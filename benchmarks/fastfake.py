@@ -1,10 +1,12 @@
-"""A fast fake OpenAI upstream for benchmarks: asyncio, HTTP/1.1 keep-alive, every answer after a fixed delay.
+"""A fast fake upstream for benchmarks: asyncio, HTTP/1.1 keep-alive, every answer after a fixed delay.
 
     python benchmarks/fastfake.py [--delay 0.05] [--port 0]     # prints its base URL (.../v1) on stdout
 
 tests/fakes' FakeOpenAI is a ThreadingHTTPServer that records every request; at 64 concurrent panels (320
 seat calls at once) it, not the gateway, would set the pace. This one does no bookkeeping: it reads a request,
-waits `delay` seconds without holding a thread, and answers /v1/chat/completions whole or as SSE (chunked).
+waits `delay` seconds without holding a thread, and answers /v1/chat/completions whole or as SSE (chunked); the
+other member protocols too, each whole or streamed its own way (fastprotocols.py): Anthropic's /v1/messages,
+Gemini's /v1beta/models/M:generateContent and :streamGenerateContent, Ollama's /api/chat.
 A served name `fault-<kind>` misbehaves instead (soak.py mixes them in): fault-429 (a per-model rate limit, retry
 after 1 s), fault-500, fault-garbage (a 200 that is not JSON), fault-drop (a stream cut mid-answer), fault-hang
 (headers never come), fault-slow (1 s before answering).
@@ -15,6 +17,10 @@ import argparse
 import asyncio
 import json
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fastprotocols  # noqa: E402  (a sibling script, not a package)
 
 USAGE = {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}
 STATS = {"connections": 0, "requests": 0}   # GET /stats: how many TCP connections the callers opened
@@ -56,7 +62,13 @@ async def answer(path: str, body: bytes, delay: float) -> bytes:
     if path == "/stats":
         return response(200, json.dumps(STATS).encode(), "application/json", False)
     STATS["requests"] += 1
-    if not path.startswith("/v1/chat/completions") or not isinstance(req, dict):
+    if not isinstance(req, dict):
+        req = {}
+    other = fastprotocols.reply_for(path)
+    if other:
+        await asyncio.sleep(delay)
+        return response(200, *other(path, req))
+    if not path.startswith("/v1/chat/completions"):
         return response(404, b'{"error": {"message": "not found"}}', "application/json", False)
     model = str(req.get("model") or "m")
     if model.startswith("fault-"):

@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from panel import Proc, ROOT, service_env, wait_healthy   # noqa: E402  (a sibling script, not a package)
+from harness import ROOT, Proc, service_env, wait_healthy   # noqa: E402  (a sibling script, not a package)
 
 GOOD = ["ok1", "ok2", "ok3"]
 FAULTS = ["fault-429", "fault-500", "fault-garbage", "fault-drop"]

@@ -130,12 +130,27 @@ class Ask:
     passthrough_headers: dict = field(default_factory=dict)   # e.g. anthropic-beta, forwarded only same-API
     dropped: list = field(default_factory=list)       # features that could not be carried
     _tokens: int | None = field(default=None, init=False, repr=False, compare=False)
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    def with_max_tokens(self, tokens: int | None) -> "Ask":
+        """A shallow copy with another output budget (messages and tools shared; the token estimate kept).
+        Copied field by field in C: dataclasses.replace costs six times as much, once per seat."""
+        other = object.__new__(Ask)
+        other.__dict__.update(self.__dict__)
+        other.max_tokens = tokens
+        return other
 
     def has_images(self) -> bool:
         return any(m.has(Image) for m in self.messages)
 
     def prompt_text(self) -> str:
-        """Everything a model will read, as text: for token estimates and prompt hashes."""
+        """Everything a model will read, as text: for token estimates and prompt hashes (made once per Ask: an agent's
+        turn holds its whole conversation and every tool's schema)."""
+        if self._text is None:
+            self._text = self._prompt_text()
+        return self._text
+
+    def _prompt_text(self) -> str:
         chunks = [self.system or ""]
         for m in self.messages:
             for p in m.parts:

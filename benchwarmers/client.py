@@ -6,8 +6,6 @@ import json
 import os
 import socket
 import time
-import urllib.error
-import urllib.request
 from urllib.parse import quote
 
 DEFAULT_URL = "http://127.0.0.1:8122"
@@ -35,6 +33,8 @@ class Client:
 
     def _open(self, method: str, path: str, body: dict | None, gateway: bool, timeout: float | None):
         """The open HTTP response; every way of failing becomes a ClientError with its exit code."""
+        import urllib.error   # imported when a call is made: `bench serve` imports this module for ClientError alone
+        import urllib.request
         data = json.dumps(body).encode() if body is not None else None
         headers = {"Accept": "application/json", "User-Agent": "benchwarmers-cli", **self.headers}
         if data is not None:

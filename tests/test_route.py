@@ -193,6 +193,7 @@ def test_a_streamed_turn_that_finished_is_recorded_ok_and_shadowed(service, home
     _, _, rec = http("GET", "/bench/calls/" + headers["x-bench-call"])
     assert (rec["status"], rec["error"]) == ("ok", None), rec
     assert rec["answer"] == f"{headers['x-bench-model']}-s says: streamed"
+    assert isinstance(rec["ttft"], float) and 0 <= rec["ttft"] <= rec["seconds"]   # a streamed turn is timed
     shadows = wait_for(lambda: [c for c in http("GET", "/bench/calls?collection=core")[2]["calls"]
                                 if c["kind"] == "shadow"])
     assert shadows[0]["extra"]["turn"] == headers["x-bench-call"]

@@ -342,6 +342,22 @@ def test_wrong_method_is_405_with_allow(service):
     assert status == 405 and "POST" in headers["allow"] and "GET" in headers["allow"]
 
 
+def test_the_route_table_keeps_its_order_between_literal_and_patterned_routes():
+    def named(name):
+        return lambda req, ctx: name
+    table = RouteTable([Route("GET", "/v1/models/{model}", named("patterned"), "openai", PUBLIC),
+                        Route("GET", "/v1/models/special", named("literal"), "openai", PUBLIC),
+                        Route("POST", "/v1/models/special", named("literal post"), "openai", PUBLIC),
+                        Route("GET", "/v1/{rest:path}", named("catch-all"), "openai", PUBLIC)])
+    assert table.match("GET", "/v1/models/special")[0].handler(None, None) == "patterned"   # first in the table
+    assert table.match("POST", "/v1/models/special")[0].handler(None, None) == "literal post"
+    assert table.match("GET", "/v1/a/b")[0].handler(None, None) == "catch-all"
+    assert table.match("GET", "/v1/models/x")[1] == {"model": "x"}
+    with pytest.raises(MethodNotAllowed) as info:
+        table.match("DELETE", "/v1/models/special")
+    assert set(info.value.allow) == {"GET", "HEAD", "POST"}
+
+
 def test_head_root_answers_without_a_body(make_service):
     for svc in (make_service(), make_service(admin_token=TOKEN)):
         status, _, body = raw(svc.url, "HEAD", "/")
@@ -352,6 +368,30 @@ def test_healthz_needs_no_auth(make_service):
     svc = make_service(admin_token=TOKEN)
     status, _, body = raw(svc.url, "GET", "/healthz")
     assert status == 200 and as_json(body)["status"] == "ok"
+
+
+def exchange(service, data: bytes) -> bytes:
+    parts = urlsplit(service.url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as s:
+        s.sendall(data)
+        got = b""
+        while chunk := s.recv(65536):
+            got += chunk
+    return got
+
+
+def test_request_headers_folded_repeated_and_too_many(service):
+    port = urlsplit(service.url).port
+    got = exchange(service, f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Long: a\r\n b\r\n"
+                            "Connection: keep-alive\r\nConnection: close\r\n\r\n".encode())
+    assert b" 200 " in got.split(b"\r\n")[0]                 # the last Connection header counts: closed after
+    many = "".join(f"X-{i}: {i}\r\n" for i in range(101))
+    got = exchange(service, f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{many}\r\n".encode())
+    assert b" 431 " in got.split(b"\r\n")[0] and b"Too many headers" in got
+    got = exchange(service, f"GET /healthz HTTP/1.1\r\nX-Big: {'x' * 70000}\r\n\r\n".encode())
+    assert b" 431 " in got.split(b"\r\n")[0] and b"Line too long" in got and b"<html" not in got.lower()
+    got = exchange(service, b"GET /healthz HTTP/2.0\r\n\r\n")   # as http.server: no status line, JSON only
+    assert json.loads(got.split(b"\r\n\r\n")[-1])["error"]["message"] == "Invalid HTTP version (2.0)"
 
 
 def test_garbage_request_line_gets_json_not_html(service):

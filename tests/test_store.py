@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import sqlite3
@@ -48,6 +49,51 @@ def test_hand_edit_is_seen_without_restart(tmp_path):
     assert cfg.view("models.json") == {"models": {}}
     cfg.path("models.json").write_text('{"models": {"hand": {}}, "pad": "' + "x" * 10 + '"}', encoding="utf-8")
     assert "hand" in cfg.view("models.json")["models"]
+
+
+def test_a_steady_block_checks_each_file_once_and_sees_its_own_writes(tmp_path, monkeypatch):
+    cfg = Config(tmp_path)
+    cfg.write("models.json", {"models": {}})
+    stats = []   # the config files looked at (a stat each)
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda p, **kw: (str(p).endswith(".json") and stats.append(p)) or
+                        real_stat(p, **kw))
+    with cfg.steady() as memo:
+        for _ in range(5):
+            cfg.view("models.json")
+            cfg.view("settings.json")                      # missing: its default, checked once too
+        assert len(stats) == 2
+        cfg.path("models.json").write_text('{"models": {"hand": {}}, "pad": "xx"}', encoding="utf-8")
+        assert cfg.view("models.json") == {"models": {}}   # a hand edit counts from the next block
+        with cfg.steady() as inner:                        # nested: the same block
+            assert inner is memo and cfg.view("models.json") == {"models": {}}
+        cfg.write("collections.json", {"collections": {"c": {"members": ["a"]}}})
+        assert cfg.view("collections.json")["collections"]["c"] == {"members": ["a"]}   # own writes: at once
+        assert "hand" in cfg.view("models.json")["models"]  # and any write makes every file checked again
+    assert "hand" in cfg.view("models.json")["models"]
+    stats.clear()
+    cfg.view("models.json")
+    cfg.view("models.json")
+    assert len(stats) == 2                                  # outside a block: every read checks
+
+
+def test_a_steady_block_is_shared_with_other_threads(tmp_path):
+    import threading
+    cfg = Config(tmp_path)
+    cfg.write("models.json", {"models": {}})
+    with cfg.steady() as memo:
+        cfg.view("models.json")
+        cfg.path("models.json").write_text('{"models": {"hand": {}}, "pad": "xx"}', encoding="utf-8")
+        seen = []
+
+        def seat():
+            with cfg.steady(memo):
+                seen.append(cfg.view("models.json"))
+            seen.append(cfg.view("models.json"))            # its own block is over: checked again
+        worker = threading.Thread(target=seat)
+        worker.start()
+        worker.join()
+    assert seen[0] == {"models": {}} and "hand" in seen[1]["models"]
 
 
 def test_update_returns_the_change_result(tmp_path):

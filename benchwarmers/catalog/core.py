@@ -28,12 +28,24 @@ class Catalog:
 
     # ---- state ------------------------------------------------------------------------------------
     def state(self) -> tuple[Indexed, dict]:
-        """The indexed copies and the overrides, rebuilding the caches when a copy or any config file changed."""
+        """The indexed copies and the overrides, rebuilding the caches when a copy or any config file changed;
+        looked at once in a Config.steady() block (one request, and its panel's seats)."""
+        memo = self.config.memo()
+        if memo is not None:
+            hit = memo.get(self)
+            if hit is None:
+                hit = memo[self] = self._state()
+            return hit
+        return self._state()
+
+    def _state(self) -> tuple[Indexed, dict]:
         data = overrides.read(self.config)            # these reads notice hand edits (and bump the version)
         self.registry.models()
         copies = self.copies.get()
+        key = (self.copies.version, self.config.version)
+        if key == self._key:                          # nothing changed: no lock (every seat comes through here)
+            return self._ix, data
         with self._lock:
-            key = (self.copies.version, self.config.version)
             if key != self._key:
                 if self._ix_version != self.copies.version:
                     self._ix, self._ix_version = Indexed(copies), self.copies.version
@@ -54,19 +66,24 @@ class Catalog:
 
     def sourced(self, model) -> tuple[str | None, dict]:
         """lookup() for a model on the bench, with the user's overrides; cached."""
+        return self._cached(model)[:2]
+
+    def facts(self, model) -> dict:
+        """The merged values alone: what seating and route mode check (cached: read-only)."""
+        return self._cached(model)[2]
+
+    def _cached(self, model) -> tuple[str | None, dict, dict]:
+        """(provider id, sourced facts, their values) for a model on the bench, kept until anything changes."""
         _, data = self.state()
         key = (model.alias, model.endpoint, model.served)
         hit = self._cache.get(key)
         if hit is None:
             own = overrides.facts_of(overrides.for_model(data, model.alias))
-            hit = self.lookup(self.registry.endpoints().get(model.endpoint), model.served, model.facts, own)
+            pid, sourced = self.lookup(self.registry.endpoints().get(model.endpoint), model.served, model.facts, own)
+            hit = (pid, sourced, {k: v["value"] for k, v in sourced.items()})
             with self._lock:
                 self._cache[key] = hit
         return hit
-
-    def facts(self, model) -> dict:
-        """The merged values alone: what seating and route mode check."""
-        return {k: v["value"] for k, v in self.sourced(model)[1].items()}
 
     def roles(self, model) -> tuple[list[str], str]:
         """(roles, "user" or "auto")."""
@@ -118,6 +135,8 @@ class Catalog:
     # ---- holds ------------------------------------------------------------------------------------
     def _watch_state(self) -> dict:
         self.state()
+        if self._watched and self._watch is not None:   # up to date since the last change: no lock
+            return self._watch
         with self._lock:
             if self._watch is None:
                 self._watch = watch.load(self.home)
@@ -154,6 +173,9 @@ class Catalog:
         try:
             results = sources.refresh(self.home, self.copies.get(force=True))
             self.copies.get(force=True)
+            memo = self.config.memo()
+            if memo is not None:
+                memo.pop(self, None)   # this request sees the copies it just fetched
             return {"sources": results, "held": self.holds()}
         finally:
             self._refreshing.release()

@@ -99,6 +99,8 @@ class Copies:
 
     def get(self, force: bool = False) -> dict[str, Copy]:
         now = time.monotonic()
+        if not force and now - self._looked < self.RESTAT and self._seen is not None:
+            return self._copies          # looked lately: no lock (every seat's facts come through here)
         with self._lock:
             if not force and now - self._looked < self.RESTAT and self._seen is not None:
                 return self._copies

@@ -98,6 +98,8 @@ def on_desktop() -> bool:
 
 def run_serve(args, client=None, open_browser: bool | None = None) -> int:
     from ..server.lifecycle import BindRefused, DataFolderUnusable, Service
+    from ..server.memory import cap_malloc_arenas
+    cap_malloc_arenas()   # before any thread of the service starts
     host = args.host or os.environ.get("BENCHWARMERS_HOST") or "127.0.0.1"
     port = args.port if args.port is not None else env_port(args.default_port)
     check_client_env()

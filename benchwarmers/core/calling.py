@@ -4,8 +4,7 @@ from __future__ import annotations
 import copy
 import os
 import time
-from concurrent.futures import Future, wait
-from dataclasses import replace
+from concurrent.futures import CancelledError, Future
 from typing import Callable, Iterator
 
 from ..canonical import EXPLORE, MEMBER, ROUTE, SKIPPED, Answer, Ask, estimate_usage
@@ -92,16 +91,18 @@ class Caller:
     def timeouts(self) -> Timeouts:
         return seat_timeouts(self.settings()["seat_timeout"])
 
-    def budgeted(self, model: Model, ask: Ask) -> Ask:
-        """The ask with this member's output budget. The `default_max_tokens` setting applies to panels, not to
+    def tokens(self, model: Model, ask: Ask) -> int | None:
+        """This member's output budget for the ask. The `default_max_tokens` setting applies to panels, not to
         route mode: an agent that sends no limit sizes its own turns (a file written by a tool call may be long)."""
         default = None if ask.target and ask.target.mode == ROUTE else self.settings()["default_max_tokens"] or None
-        tokens = budget(self.facts(model), ask, default)
+        return budget(self.facts(model), ask, default)
+
+    def budgeted(self, model: Model, ask: Ask) -> Ask:
+        """The ask with this member's output budget (a shallow copy when it differs: the parts are shared)."""
+        tokens = self.tokens(model, ask)
         if tokens == ask.max_tokens:
             return ask
-        seat_ask = replace(ask, max_tokens=tokens)
-        seat_ask._tokens = ask._tokens
-        return seat_ask
+        return ask.with_max_tokens(tokens)
 
     def via_llm(self) -> bool:
         return client_in_use(self.settings())[0] == LLM
@@ -159,18 +160,21 @@ class Caller:
         return provider.stream(ask, model.served, timeouts=self.timeouts())
 
     def complete(self, model: Model, ask: Ask, endpoint: Endpoint | None = None, *,
-                 timeouts: Timeouts | None = None, kind: str = MEMBER) -> Answer:
+                 timeouts: Timeouts | None = None, kind: str = MEMBER, whole: bool = False) -> Answer:
         """The member's whole answer (`endpoint`: already looked up, e.g. once per panel; `timeouts`: a probe's or
         a speed test's own, else a seat's). A probe or a speed test (`kind`) has no call record: its ledger line
-        is written here."""
+        is written here. `whole`: asked of the upstream in one piece, not streamed (a panel seat: less to read, and
+        no time to first token to measure); the llm client always streams."""
         if self.via_llm():
-            provider = LlmClient(model.endpoint)
+            provider, how = LlmClient(model.endpoint), {}
         else:
             provider = self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
+            how = {"whole": whole}
         self.admit(model, ask, kind)
         answer = None
         try:
-            answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=timeouts or self.timeouts())
+            answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=timeouts or self.timeouts(),
+                                       **how)
             estimate_usage(answer, ask)
             return answer
         finally:
@@ -227,7 +231,7 @@ class Caller:
             estimate_usage(answer, ask)
         usage = answer.usage if answer else None
         said = clip_stored(answer.text or None, self.stored_chars()) if answer else None
-        tokens = self.budgeted(model, ask).max_tokens if answer is not None else ask.max_tokens
+        tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
         if tokens != ask.max_tokens:   # what this member was really asked for: the client's cut, or the default
             extra = {**(extra or {}), "max_tokens": tokens}
         sent = status != SKIPPED if sent is None else sent
@@ -246,6 +250,10 @@ class Caller:
         """Wait until these call records are committed, so what a client is told about (its call ids) survives a
         crash of the service from then on. A store that cannot write fails the futures at once (its health says
         why): the answer still goes out, its record does not."""
-        pending = [f for f in records if not f.done()]
-        if pending:
-            wait(pending, timeout)
+        deadline = time.monotonic() + timeout
+        for record in records:   # one by one on each Future's own lock: they commit together, so one wait does it
+            if not record.done():
+                try:
+                    record.exception(max(0.0, deadline - time.monotonic()))
+                except (TimeoutError, CancelledError):
+                    return

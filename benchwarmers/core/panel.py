@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -60,12 +61,16 @@ class PanelRun:
     plan: Plan
     deadline: float
     seats: list = field(default_factory=list)        # Seat, in seat order
-    done: queue.Queue = field(default_factory=queue.Queue)
+    done: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
     merge_info: dict | None = None
     merge_usage: Usage = field(default_factory=Usage)
     request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel
     endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
+    memo: dict | None = None                          # the config as the ask read it (Config.steady), for its seats
     records: list = field(default_factory=list)       # its call records' Futures (committed before the reply ends)
+    left: int = 0                                     # seats not in yet
+    all_in: threading.Event = field(default_factory=threading.Event)   # set when the last seat is in
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def collection_name(self) -> str | None:
@@ -103,6 +108,10 @@ class Panel:
         if ask.tools:
             raise ToolsNeedRouteMode("A panel answers with text, so requests with tools are refused.",
                                      f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).")
+        with self.registry.config.steady() as memo:
+            return self._start(ask, memo)
+
+    def _start(self, ask: Ask, memo: dict) -> PanelRun:
         collection, direct = self._target(ask)
         plan = self.seating.plan(ask, collection, direct)
         if not plan.seats:
@@ -111,15 +120,16 @@ class Panel:
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
             raise no_able_seat(plan)
         run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
-                       request=self.caller.summary(ask), endpoints=self.registry.endpoints())
+                       request=self.caller.summary(ask), endpoints=self.registry.endpoints(), memo=memo)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=new_id()) for sp in plan.seats]
+        run.left = len(run.seats)
         self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller,
                                     plan.passed_over)
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 seat.status, seat.error = SKIPPED, sp.skip
                 self._record(run, sp, seat, None)
-                run.done.put(seat)
+                self._in(run, seat)
             else:
                 self.lanes.submit(sp.model.endpoint, self._run_seat, run, sp, seat)
         return run
@@ -138,17 +148,22 @@ class Panel:
 
     # -- one seat ------------------------------------------------------------------------------
     def _run_seat(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
+        with self.registry.config.steady(run.memo):   # the config as the ask read it: no stat per read
+            self._seat(run, sp, seat)
+
+    def _seat(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
         answer = None
         started = time.monotonic()
         if started > run.deadline:   # it waited for its endpoint's share of the workers until nobody wanted it
             seat.status, seat.error = TIMEOUT, (f"not started: its endpoint {sp.model.endpoint!r} was busy with "
                                                 "other seats until the panel stopped waiting")
             self._record(run, sp, seat, None, sent=False)
-            run.done.put(seat)
+            self._in(run, seat)
             return
         try:
             # the endpoint was looked up once per panel, not once per seat
-            answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint), kind=seat.kind)
+            answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint), kind=seat.kind,
+                                          whole=True)
             seat.status, seat.answer, seat.usage = OK, answer.text, answer.usage
         except QuotaRefused as e:       # nothing was sent: the seat says when the limit resets
             seat.status, seat.error = SKIPPED, e.message
@@ -164,7 +179,17 @@ class Panel:
         if time.monotonic() > run.deadline and seat.status == OK:
             seat.status, seat.error = TIMEOUT, "answered after the panel stopped waiting"
         self._record(run, sp, seat, answer)
+        self._in(run, seat)
+
+    @staticmethod
+    def _in(run: PanelRun, seat: Seat) -> None:
+        """A seat is done: into the queue (completion order), and the last one in says so."""
         run.done.put(seat)
+        with run.lock:
+            run.left -= 1
+            last = run.left == 0
+        if last:
+            run.all_in.set()
 
     def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None,
                 sent: bool | None = None) -> None:
@@ -174,30 +199,37 @@ class Panel:
             request=run.request, sent=sent))
 
     # -- gathering -----------------------------------------------------------------------------
-    def finished(self, run: PanelRun, keepalive: float | None = None) -> Iterator:
-        """Seats as they finish (completion order); KeepAlive while waiting; timed-out seats at the deadline."""
+    def finished(self, run: PanelRun, keepalive: float | None = None, gather: bool = False) -> Iterator:
+        """Seats as they finish (completion order); KeepAlive while waiting; timed-out seats at the deadline.
+        `gather`: nobody hears of a seat before the last (a whole answer): wait for the last seat (or the deadline)
+        first, one wake-up rather than one a seat."""
         pending = {s.call: s for s in run.seats}
+        if gather:
+            run.all_in.wait(max(0.0, run.deadline - time.monotonic()))
         while pending:
-            wait = run.deadline - time.monotonic()
-            if wait <= 0:
-                for seat in pending.values():
-                    seat.status, seat.error = TIMEOUT, f"no answer within {self.settings()['seat_timeout']:.0f} s"
-                    seat.seconds = self.settings()["seat_timeout"]
-                    yield seat
-                return
             try:
-                seat = run.done.get(timeout=min(wait, keepalive) if keepalive else wait)
+                seat = run.done.get_nowait()     # what is in counts, even once the deadline has passed
             except queue.Empty:
-                if keepalive:
-                    yield KeepAlive()
-                continue
+                wait = run.deadline - time.monotonic()
+                if wait <= 0:
+                    for seat in pending.values():
+                        seat.status, seat.error = TIMEOUT, f"no answer within {self.settings()['seat_timeout']:.0f} s"
+                        seat.seconds = self.settings()["seat_timeout"]
+                        yield seat
+                    return
+                try:
+                    seat = run.done.get(timeout=min(wait, keepalive) if keepalive else wait)
+                except queue.Empty:
+                    if keepalive:
+                        yield KeepAlive()
+                    continue
             if pending.pop(seat.call, None) is not None:
                 yield seat
 
     def whole(self, run: PanelRun, on_seat: Callable[[Seat], None] | None = None) -> Answer:
         """The finished panel as one Answer; 502 when every seat failed. `on_seat` hears of each seat as it finishes
         (MCP's progress notifications)."""
-        for seat in self.finished(run):
+        for seat in self.finished(run, gather=on_seat is None):
             if on_seat:
                 on_seat(seat)
         self._check_any(run)

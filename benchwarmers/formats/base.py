@@ -148,13 +148,15 @@ def check(value: Any, types: type | tuple, where: str) -> Any:
 def get(body: dict, key: str, types: type | tuple, *, default: Any = None, required: bool = False,
         where: str = "") -> Any:
     """Read an optional (or required) field of an object, checking its type; null counts as absent."""
-    name = f"{where}.{key}" if where else key
     value = body.get(key)
     if value is None:
         if required:
+            name = f"{where}.{key}" if where else key
             raise BadRequest(f"`{name}` is required.", f"Add `{name}` to the request body.")
         return default
-    return check(value, types, name)
+    if type(value) is types or (type(types) is tuple and type(value) in types):
+        return value                  # the usual case, decided at once (bool is its own type, never int's)
+    return check(value, types, f"{where}.{key}" if where else key)
 
 
 def require_object(body: Any) -> dict:

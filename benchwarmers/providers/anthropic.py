@@ -7,7 +7,7 @@ import logging
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning, ReasoningDelta,
                          Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent)
 from ..errors import FaultKind, UpstreamFailed
-from .base import Provider, inline_image, iter_sse, load_json, system_prompt
+from .base import Provider, inline_image, is_whole, iter_sse, load_json, system_prompt
 
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -91,6 +91,9 @@ class AnthropicProvider(Provider):
 
     # ---- response -----------------------------------------------------------------------------
     def events(self, response, meta):
+        if is_whole(response):                         # asked for whole: one message object
+            yield from self.message_events(load_json(response.read()), meta)
+            return
         tools: dict[int, int] = {}                     # content block index -> tool call number
         stop, done = None, False
         for name, data in iter_sse(response.lines()):
@@ -120,6 +123,29 @@ class AnthropicProvider(Provider):
         if not done:
             raise self.dropped("message_stop")
         reason = FINISH.get(stop or "end_turn", STOP)
+        yield Finish(reason=TOOL_CALLS if tools and reason == STOP else reason)
+
+    def message_events(self, message: dict, meta: dict):
+        """Events from a whole (non-streamed) message: its content blocks in order, its usage, its stop reason."""
+        if message.get("type") == "error" or isinstance(message.get("error"), dict):
+            error = message.get("error") or {}
+            raise self.stream_failure(ERROR_KINDS.get(error.get("type"), FaultKind.SERVER),
+                                      str(error.get("message") or error))
+        meta.setdefault("model", message.get("model"))
+        if message.get("usage"):
+            yield UsageEvent(usage(message["usage"]))
+        tools = 0
+        for block in message.get("content") or []:
+            kind = block.get("type")
+            if kind == "text" and block.get("text"):
+                yield TextDelta(block["text"])
+            elif kind == "thinking" and (block.get("thinking") or block.get("signature")):
+                yield ReasoningDelta(block.get("thinking", ""), block.get("signature"))
+            elif kind == "tool_use":
+                yield ToolCallDelta(index=tools, id=block.get("id"), name=block.get("name"),
+                                    arguments=json.dumps(block.get("input") or {}, ensure_ascii=False))
+                tools += 1
+        reason = FINISH.get(message.get("stop_reason") or "end_turn", STOP)
         yield Finish(reason=TOOL_CALLS if tools and reason == STOP else reason)
 
     @staticmethod

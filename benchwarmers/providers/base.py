@@ -103,8 +103,16 @@ class Provider:
         """(url, JSON body) for a streamed chat call."""
         raise NotImplementedError
 
+    def whole_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+        """(url, JSON body) asking for the answer in one piece: the streamed call with streaming off."""
+        url, body = self.chat_request(ask, model)
+        body = {k: v for k, v in body.items() if k != "stream_options"}
+        body["stream"] = False
+        return url, body
+
     def events(self, response: Response, meta: dict) -> Iterator:
-        """Canonical Events from a 2xx streamed response; sets meta["model"] when the upstream names it."""
+        """Canonical Events from a 2xx response, streamed or whole (told apart by its Content-Type); sets
+        meta["model"] when the upstream names it."""
         raise NotImplementedError
 
     def parse_models(self, body) -> tuple[list[dict], str | None]:
@@ -151,9 +159,12 @@ class Provider:
         raise NotImplementedError
 
     def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict,
-                native: bool = False) -> Iterator:
+                native: bool = False, whole: bool = False) -> Iterator:
         try:
-            url, body = self.native_request(ask, model) if native else self.chat_request(ask, model)
+            if native:
+                url, body = self.native_request(ask, model)
+            else:
+                url, body = self.whole_request(ask, model) if whole else self.chat_request(ask, model)
             response = self.send("POST", url, body, timeouts, ask.passthrough_headers if native else None, model)
             with response:
                 yield from scrubbed(self.events(response, meta), self.key)
@@ -165,9 +176,11 @@ class Provider:
         except OSError as exc:
             raise self.clean(UpstreamFailed(FaultKind.CONNECTION, f"{type(exc).__name__}: {exc}")) from None
 
-    def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Answer:
+    def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None, whole: bool = False) -> Answer:
+        """The answer, read to its end. `whole`: asked for in one piece rather than streamed (one JSON body to
+        read, not an event stream), so there is no time to the first token (`ttft` None)."""
         meta = {}
-        return collect(self._stream(ask, model, timeouts, meta), meta, model)
+        return collect(self._stream(ask, model, timeouts, meta, whole=whole), meta, model, timed=not whole)
 
     def list_models(self, *, timeouts: Timeouts | None = None) -> list[dict]:
         models, url, pages = [], self.models_url(), 0
@@ -325,19 +338,26 @@ def scrubbed(events: Iterator, key: str | None) -> Iterator:
     yield from held()
 
 
-def collect(events: Iterator, meta: dict, model: str) -> Answer:
+def collect(events: Iterator, meta: dict, model: str, timed: bool = True) -> Answer:
     """A stream read to its end, timed: the one way a whole answer is made (`meta["model"]`, when the stream set it,
-    is the served name the upstream reported)."""
+    is the served name the upstream reported). `timed` False: the events came from one whole body, so the time to
+    the first of them says nothing of the first token and `ttft` stays None."""
     start = time.monotonic()
     collector, first = Collector(), None
     for event in events:
-        if first is None and isinstance(event, (TextDelta, ToolCallDelta, ReasoningDelta)):
+        if first is None and timed and isinstance(event, (TextDelta, ToolCallDelta, ReasoningDelta)):
             first = time.monotonic() - start
         collector.add(event)
     answer = collector.result()
     answer.ttft, answer.seconds = first, time.monotonic() - start
     answer.model = meta.get("model") or model
     return answer
+
+
+def is_whole(response: Response) -> bool:
+    """A JSON body rather than a stream (SSE or NDJSON): asked for whole, or a server that ignored `stream`."""
+    ctype = response.headers.get("content-type", "")
+    return "json" in ctype and "event-stream" not in ctype and "ndjson" not in ctype
 
 
 def inline_image(image: Image) -> tuple[str, str] | None:

@@ -7,7 +7,7 @@ from urllib.parse import quote
 from ..canonical import (CONTENT_FILTER, ERROR, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning,
                          ReasoningDelta, Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent)
 from ..errors import FaultKind
-from .base import (Provider, call_names, image_note, inline_image, iter_sse, load_json, new_call_id,
+from .base import (Provider, call_names, image_note, inline_image, is_whole, iter_sse, load_json, new_call_id,
                    system_prompt)
 from .ratelimits import gemini_retry_delay
 
@@ -50,13 +50,14 @@ class GeminiProvider(Provider):
             body["generationConfig"] = generation
         return f"{self.base}/{model_path(model)}:streamGenerateContent?alt=sse", body
 
+    def whole_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+        url, body = self.chat_request(ask, model)
+        return url.replace(":streamGenerateContent?alt=sse", ":generateContent"), body
+
     # ---- response -----------------------------------------------------------------------------
     def events(self, response, meta):
         finish, calls, signed = None, 0, False
-        for _event, data in iter_sse(response.lines()):
-            chunk = load_json(data, "stream chunk")
-            if isinstance(chunk, list):
-                chunk = chunk[0] if chunk else {}
+        for chunk in chunks(response):
             if chunk.get("error"):
                 raise self.chunk_error(chunk["error"])
             meta.setdefault("model", chunk.get("modelVersion"))
@@ -111,6 +112,20 @@ class GeminiProvider(Provider):
             models.append(facts)
         token = body.get("nextPageToken")
         return models, f"{self.models_url()}&pageToken={quote(token)}" if token else None
+
+
+def chunks(response):
+    """The response's GenerateContentResponse objects: one per SSE event, or the whole body (one object, or the
+    JSON array a stream without alt=sse gives)."""
+    if is_whole(response):
+        body = load_json(response.read())
+        yield from (c if isinstance(c, dict) else {} for c in (body if isinstance(body, list) else [body]))
+        return
+    for _event, data in iter_sse(response.lines()):
+        chunk = load_json(data, "stream chunk")
+        if isinstance(chunk, list):
+            chunk = chunk[0] if chunk else {}
+        yield chunk
 
 
 def model_path(model: str) -> str:

@@ -2,7 +2,6 @@
 not speak). Never a runtime need: llm is imported only when chosen, and a call without it fails saying so."""
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import queue
 import re
@@ -41,6 +40,7 @@ NOT_COVERED = (
 
 def installed() -> str | None:
     """llm's version when this Python can import it (without importing it), else None."""
+    import importlib.metadata   # here: it costs start-up time, and only the llm client path asks
     try:
         if importlib.util.find_spec("llm") is None:
             return None

@@ -6,7 +6,8 @@ import json
 from ..canonical import (LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text, TextDelta,
                          ToolCallDelta, Usage)
 from ..errors import FaultKind
-from .base import (Provider, call_names, image_note, inline_image, iter_ndjson, new_call_id, split_parts)
+from .base import (Provider, call_names, image_note, inline_image, is_whole, iter_ndjson, load_json, new_call_id,
+                   split_parts)
 
 FINISH = {"stop": STOP, "length": LENGTH}
 
@@ -44,7 +45,8 @@ class OllamaProvider(Provider):
     # ---- response -----------------------------------------------------------------------------
     def events(self, response, meta):
         calls = 0
-        for obj in iter_ndjson(response.lines()):
+        objects = [load_json(response.read())] if is_whole(response) else iter_ndjson(response.lines())
+        for obj in objects:
             if obj.get("error"):
                 message = str(obj["error"])
                 raise self.stream_failure(self.classify(500, message, obj) if "not found" not in message

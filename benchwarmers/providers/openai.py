@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text,
                          TextDelta, ToolCallDelta, Usage, UsageEvent)
 from ..errors import FaultKind, UpstreamFailed
-from .base import Provider, iter_sse, load_json, split_parts
+from .base import Provider, is_whole, iter_sse, load_json, split_parts
 
 FINISH = {"stop": STOP, "length": LENGTH, "tool_calls": TOOL_CALLS, "function_call": TOOL_CALLS,
           "content_filter": CONTENT_FILTER}
@@ -70,8 +70,7 @@ class OpenAIProvider(Provider):
 
     # ---- response -----------------------------------------------------------------------------
     def events(self, response, meta):
-        ctype = response.headers.get("content-type", "")
-        if "json" in ctype and "event-stream" not in ctype:       # a server that ignored stream: true
+        if is_whole(response):                   # asked for whole, or a server that ignored stream: true
             yield from whole(self, load_json(response.read()), meta)
             return
         finish, done, calls = None, False, False

@@ -3,25 +3,25 @@ from __future__ import annotations
 
 import base64
 import functools
-import http.client
 import os
 import select
 import socket
 import ssl
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from ..errors import FaultKind, UpstreamFailed
 from .ratelimits import RateLimitBook, limit_scope, parse_rate_limit_headers
+from .wire import Body, Conn, NoResponse, WireError, request_bytes
 
 USER_AGENT = "benchwarmers/0.1 (+python urllib)"
 MAX_LINE = 64 << 20                    # one SSE/NDJSON line; Gemini inline images make lines of megabytes
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]")
+FRESH = 1.0                            # seconds a pooled connection is taken without checking that it is open
 # A pooled connection that fails like this before any response byte was read is retried once on a fresh one.
-_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+_STALE = (NoResponse, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 
 
 @dataclass
@@ -46,13 +46,10 @@ def read_error(exc: BaseException, host: str, idle: float | None = None) -> Upst
 class Response:
     """An upstream response: status, lower-cased headers, and a body read whole or line by line."""
 
-    def __init__(self, transport: "Transport", key: tuple, conn, sock, raw: http.client.HTTPResponse,
-                 host: str, idle: float, name: str = ""):
-        self.status = raw.status
-        self.reason = raw.reason
-        self.headers = {k.lower(): v for k, v in raw.getheaders()}
-        self.host = host
-        self._transport, self._key, self._conn, self._sock, self._raw = transport, key, conn, sock, raw
+    def __init__(self, transport: "Transport", key: tuple, conn: Conn, body: Body, status: int, reason: str,
+                 headers: dict, keep: bool, host: str, idle: float, name: str = ""):
+        self.status, self.reason, self.headers, self.host = status, reason, headers, host
+        self._transport, self._key, self._conn, self._body, self._keep = transport, key, conn, body, keep
         self._idle = idle
         self._open = True
         self._name = name                # counted in flight until the body is read or closed
@@ -60,8 +57,8 @@ class Response:
     def read(self, limit: int | None = None) -> bytes:
         """The whole body (or its first `limit` bytes); the connection goes back to the pool when it can."""
         try:
-            data = self._raw.read(limit) if limit else self._raw.read()
-        except (OSError, http.client.HTTPException, ValueError) as exc:
+            data = self._body.all(limit)
+        except (OSError, WireError, ValueError) as exc:
             self.close()
             raise read_error(exc, self.host, self._idle) from None
         self._release()
@@ -69,13 +66,13 @@ class Response:
 
     def lines(self):
         """Yields raw lines (with their line ending) as they arrive; never holds the whole body.
-        Reads whatever has arrived (read1) and splits it here: http.client's readline costs a call per line."""
+        Takes whatever has arrived and splits it here: one call per piece, not per line."""
         buf = b""
         try:
             while True:
                 try:
-                    chunk = self._raw.read1(65536)
-                except (OSError, http.client.HTTPException, ValueError) as exc:
+                    chunk = self._body.some(65536)
+                except (OSError, WireError, ValueError) as exc:
                     raise read_error(exc, self.host, self._idle) from None
                 if not chunk:
                     if buf:
@@ -104,13 +101,10 @@ class Response:
         if not self._open:
             return
         try:
-            self._sock.settimeout(wait)
-            while limit > 0:
-                chunk = self._raw.read(65536)
-                if not chunk:
-                    break
-                limit -= len(chunk)
-        except (OSError, http.client.HTTPException, ValueError):
+            self._conn.timeout(wait)
+            while limit > 0 and not self._body.done:
+                limit -= len(self._body.some(65536))
+        except (OSError, WireError, ValueError):
             self.close()
             return
         self._release()
@@ -120,18 +114,16 @@ class Response:
             return
         self._open = False
         self._transport._leave(self._name)
-        if self._raw.isclosed() and not self._raw.will_close:
-            self._transport._put(self._key, self._conn, self._sock)
+        if self._body.done and self._keep and not self._conn.buffered:
+            self._transport._put(self._key, self._conn)
         else:
             self._conn.close()
-            self._raw.close()
 
     def close(self) -> None:
         """Stop reading: an unfinished body cannot share its connection, so the connection is closed."""
         if self._open:
             self._open = False
             self._transport._leave(self._name)
-            self._raw.close()
             self._conn.close()
 
     def __enter__(self) -> "Response":
@@ -144,7 +136,7 @@ class Response:
 class Transport:
     """A small pool of keep-alive connections per (scheme, host, port, proxy); TLS verified; proxies from env."""
 
-    def __init__(self, *, limits: RateLimitBook | None = None, max_idle_per_host: int = 64,
+    def __init__(self, *, limits: RateLimitBook | None = None, max_idle_per_host: int = 256,
                  idle_expiry: float = 50.0, user_agent: str = USER_AGENT):
         self.limits = limits if limits is not None else RateLimitBook()
         self.max_idle_per_host = max_idle_per_host
@@ -180,17 +172,24 @@ class Transport:
         proxy = self._proxy_for(scheme, host)
         key = (scheme, host, port, proxy)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        netloc = parts.netloc.rsplit("@", 1)[-1]
         send = {"User-Agent": self.user_agent, **(headers or {})}
         if proxy and scheme == "http":
-            target = f"http://{parts.netloc.rsplit('@', 1)[-1]}{target}"
+            target = f"http://{netloc}{target}"
             if proxy[2]:
                 send["Proxy-Authorization"] = proxy[2]
+        try:
+            data = request_bytes(method, target, netloc, send, body)
+        except (ValueError, UnicodeError) as exc:
+            raise UpstreamFailed(FaultKind.BAD_REQUEST, f"cannot send this request to {host}: {str(exc)[:200]}",
+                                 "Check the endpoint's key and headers for stray characters.") from None
         for attempt in (0, 1):
-            conn, sock, reused = self._take(key, host, port, t.connect)
+            conn, reused = self._take(key, host, port, t.connect)
             try:
-                sock.settimeout(t.first_byte)
-                conn.request(method, target, body=body, headers=send)
-                raw = conn.getresponse()
+                conn.timeout(t.first_byte)
+                conn.sock.sendall(data)
+                status, reason, found, modern = conn.head()
+                reply = Body(conn, method, status, found)
             except (TimeoutError, socket.timeout):
                 conn.close()
                 raise UpstreamFailed(FaultKind.TIMEOUT, f"{host} sent no response within {t.first_byte:g}s",
@@ -202,14 +201,16 @@ class Transport:
                     continue
                 raise UpstreamFailed(FaultKind.CONNECTION, f"{host} closed the connection before answering "
                                      f"({type(exc).__name__})", "Try again; check the base URL.") from None
-            except (OSError, http.client.HTTPException) as exc:
+            except (OSError, WireError) as exc:
                 conn.close()
-                kind = FaultKind.BAD_RESPONSE if isinstance(exc, http.client.HTTPException) else FaultKind.CONNECTION
+                kind = FaultKind.BAD_RESPONSE if isinstance(exc, WireError) else FaultKind.CONNECTION
                 raise UpstreamFailed(kind, f"{host}: {type(exc).__name__}: {str(exc)[:200]}",
                                      "Check the base URL and that the server speaks HTTP.") from None
-            sock.settimeout(t.idle)
-            response = Response(self, key, conn, sock, raw, host, t.idle, name or host)
-            facts = parse_rate_limit_headers(response.headers, time.time())
+            conn.timeout(t.idle)
+            said = found.get("connection", "").lower()     # HTTP/1.0 keeps a connection only when it says so
+            keep = not reply.until_close and ("close" not in said if modern else "keep-alive" in said)
+            response = Response(self, key, conn, reply, status, reason, found, keep, host, t.idle, name or host)
+            facts = parse_rate_limit_headers(found, time.time())
             if facts:
                 self.limits.record(name or host, facts, model, limit_scope(response.headers))
             return response
@@ -240,25 +241,28 @@ class Transport:
             return self._quiet.wait_for(lambda: not self._inflight.get(name), timeout)
 
     # ---- pool ---------------------------------------------------------------------------------
-    def _take(self, key: tuple, host: str, port: int, connect_timeout: float):
+    def _take(self, key: tuple, host: str, port: int, connect_timeout: float) -> tuple[Conn, bool]:
         now = time.monotonic()
         while True:
             with self._lock:   # only the pop is under the lock; the liveness check runs outside it
                 idle = self._pool.get(key)
                 if not idle:
                     break
-                conn, sock, since = idle.pop()
-            if now - since < self.idle_expiry and _still_open(sock):
-                return conn, sock, True
+                conn, since = idle.pop()
+            idle_for = now - since
+            # A server closes an idle keep-alive after seconds, not milliseconds: a connection back in the pool
+            # for less than FRESH is used without the check (a syscall); one that died anyway fails before any
+            # response byte and the request goes again on a fresh one.
+            if idle_for < self.idle_expiry and (idle_for < FRESH or _still_open(conn.sock)):
+                return conn, True
             conn.close()
-        conn = self._connect(key, host, port, connect_timeout)
-        return conn, conn.sock, False
+        return self._connect(key, host, port, connect_timeout), False
 
-    def _put(self, key: tuple, conn, sock) -> None:
+    def _put(self, key: tuple, conn: Conn) -> None:
         with self._lock:
             idle = self._pool.setdefault(key, [])
             if len(idle) < self.max_idle_per_host:
-                idle.append((conn, sock, time.monotonic()))
+                idle.append((conn, time.monotonic()))
                 return
         conn.close()
 
@@ -271,7 +275,7 @@ class Transport:
         with self._lock:
             pooled, self._pool = self._pool, {}
         for idle in pooled.values():
-            for conn, _sock, _since in idle:
+            for conn, _since in idle:
                 conn.close()
 
     # ---- connecting ---------------------------------------------------------------------------
@@ -284,41 +288,24 @@ class Transport:
             self._ssl = ctx
         return self._ssl
 
-    def _connect(self, key: tuple, host: str, port: int, timeout: float):
+    def _connect(self, key: tuple, host: str, port: int, timeout: float) -> Conn:
         scheme, proxy = key[0], key[3]
-        if proxy:
-            phost, pport, auth = proxy
-            if scheme == "https":
-                conn = http.client.HTTPSConnection(phost, pport, timeout=timeout, context=self.ssl_context())
-                conn.set_tunnel(host, port, headers={"Proxy-Authorization": auth} if auth else None)
-            else:
-                conn = http.client.HTTPConnection(phost, pport, timeout=timeout)
-        elif scheme == "https":
-            conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=self.ssl_context())
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=timeout)
         via = f" via proxy {proxy[0]}:{proxy[1]}" if proxy else ""
+        sock = None
         try:
-            conn.connect()
-        except socket.gaierror as exc:
-            raise UpstreamFailed(FaultKind.CONNECTION, f"cannot resolve {host}{via} ({exc.strerror or exc})",
-                                 "Check the base URL's host name and your network.") from None
-        except ConnectionRefusedError:
-            raise UpstreamFailed(FaultKind.CONNECTION, f"{host}:{port}{via} refused the connection",
-                                 "Is the server running on that port?") from None
-        except (TimeoutError, socket.timeout):
-            raise UpstreamFailed(FaultKind.TIMEOUT, f"could not connect to {host}:{port}{via} within {timeout:g}s",
-                                 "Check the host, your network or proxy settings.") from None
-        except ssl.SSLCertVerificationError as exc:
-            raise UpstreamFailed(FaultKind.CONNECTION, f"TLS certificate of {host} not trusted: "
-                                 f"{exc.verify_message or exc}",
-                                 "Set SSL_CERT_FILE to a CA bundle that includes your network's CA.") from None
-        except (OSError, http.client.HTTPException) as exc:
-            raise UpstreamFailed(FaultKind.CONNECTION, f"cannot connect to {host}:{port}{via}: {str(exc)[:200]}",
-                                 "Check the base URL, your network or proxy settings.") from None
+            sock = socket.create_connection((proxy[0], proxy[1]) if proxy else (host, port), timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)   # a request goes out in one write
+            if scheme == "https":
+                if proxy:
+                    tunnel(sock, host, port, proxy[2])
+                sock = self.ssl_context().wrap_socket(sock, server_hostname=host)
+        except BaseException as exc:
+            if sock is not None:
+                sock.close()
+            raise connect_error(exc, host, port, via, timeout) from None
         with self._lock:
             self.connections_opened += 1
-        return conn
+        return Conn(sock)
 
     @staticmethod
     def _proxy_for(scheme: str, host: str):
@@ -336,6 +323,7 @@ PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_prox
 @functools.lru_cache(maxsize=256)
 def _proxy_decision(scheme: str, host: str, _env: tuple):
     """Cached: getproxies() scans the environment and proxy_bypass may consult the system (macOS) per call."""
+    import urllib.request   # here, not at start: it costs tens of ms to import, and loopback never comes here
     url = urllib.request.getproxies().get(scheme)
     if not url or urllib.request.proxy_bypass(host):
         return None
@@ -358,6 +346,42 @@ def _still_open(sock) -> bool:
     except (OSError, ValueError):
         return False
     return not readable
+
+
+def tunnel(sock, host: str, port: int, auth: str | None) -> None:
+    """Ask an HTTP proxy for a CONNECT tunnel to host:port on `sock`; OSError when it refuses."""
+    lines = [f"CONNECT {host}:{port} HTTP/1.1", f"Host: {host}:{port}"]
+    if auth:
+        lines.append(f"Proxy-Authorization: {auth}")
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+    conn = Conn(sock)
+    try:
+        status, reason, _headers, _modern = conn.head()
+    except WireError as exc:
+        raise OSError(f"Tunnel connection failed: {exc}") from None
+    if not 200 <= status < 300 or conn.buffered:
+        raise OSError(f"Tunnel connection failed: {status} {reason}")
+
+
+def connect_error(exc: BaseException, host: str, port: int, via: str, timeout: float) -> BaseException:
+    """The UpstreamFailed for a failed connect, TLS handshake or tunnel (anything else passes through)."""
+    if isinstance(exc, socket.gaierror):
+        return UpstreamFailed(FaultKind.CONNECTION, f"cannot resolve {host}{via} ({exc.strerror or exc})",
+                              "Check the base URL's host name and your network.")
+    if isinstance(exc, ConnectionRefusedError):
+        return UpstreamFailed(FaultKind.CONNECTION, f"{host}:{port}{via} refused the connection",
+                              "Is the server running on that port?")
+    if isinstance(exc, (TimeoutError, socket.timeout)):
+        return UpstreamFailed(FaultKind.TIMEOUT, f"could not connect to {host}:{port}{via} within {timeout:g}s",
+                              "Check the host, your network or proxy settings.")
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return UpstreamFailed(FaultKind.CONNECTION, f"TLS certificate of {host} not trusted: "
+                              f"{exc.verify_message or exc}",
+                              "Set SSL_CERT_FILE to a CA bundle that includes your network's CA.")
+    if isinstance(exc, (OSError, WireError)):
+        return UpstreamFailed(FaultKind.CONNECTION, f"cannot connect to {host}:{port}{via}: {str(exc)[:200]}",
+                              "Check the base URL, your network or proxy settings.")
+    return exc
 
 
 _default: Transport | None = None

@@ -29,9 +29,10 @@ class App:
 
     # -- the entry points ----------------------------------------------------------------------
     def handle(self, req: Request) -> Response:
-        """One request, in-process: admitted, then served."""
-        admitted = self.admit(req)
-        return admitted if isinstance(admitted, Response) else self.serve(req, admitted)
+        """One request, in-process: admitted, then served (each config file checked for a hand edit once)."""
+        with self.bench.config.steady():
+            admitted = self.admit(req)
+            return admitted if isinstance(admitted, Response) else self.serve(req, admitted)
 
     def admit(self, req: Request) -> Route | Response:
         """Everything decided from the request line and headers (Host, Origin, the route, who is calling): the

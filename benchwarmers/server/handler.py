@@ -5,7 +5,9 @@ import json
 import logging
 import os
 import socket
+import socketserver
 import time
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -31,6 +33,45 @@ def chunk_size(line: bytes) -> int | None:
 
 
 HEX = frozenset(b"0123456789abcdefABCDEF")
+MAX_HEADER_LINE = 65536    # http.server's limits: a longer header line or more of them is a 431
+MAX_HEADERS = 100
+
+
+class HeadersTooLarge(Exception):
+    """More header lines, or a longer one, than the limits: the message is the 431's."""
+
+
+def read_headers(rfile) -> dict:
+    """The request's header block as {lower-case name: value} (the last of a repeated header, as the app has always
+    read them; a folded line joins its header with a space), read line by line rather than by email.parser."""
+    headers: dict[str, str] = {}
+    name = None
+    for _ in range(MAX_HEADERS + 1):
+        line = rfile.readline(MAX_HEADER_LINE + 1)
+        if len(line) > MAX_HEADER_LINE:
+            raise HeadersTooLarge("Line too long")
+        if line in (b"\r\n", b"\n", b""):
+            return headers
+        text = line.decode("iso-8859-1").rstrip("\r\n")
+        if text[:1] in (" ", "\t"):
+            if name is not None:
+                headers[name] += " " + text.strip(" \t")
+            continue
+        key, sep, value = text.partition(":")
+        if sep:
+            name = key.lower()
+            headers[name] = value.lstrip(" \t")
+    raise HeadersTooLarge("Too many headers")
+
+
+def version_number(version: str) -> tuple[int, int] | None:
+    """(major, minor) of an HTTP/x.y version as http.server reads it, or None when it is not one."""
+    if not version.startswith("HTTP/"):
+        return None
+    parts = version[5:].split(".")
+    if len(parts) != 2 or not all(p.isdigit() and len(p) <= 10 for p in parts):
+        return None
+    return int(parts[0]), int(parts[1])
 
 
 class Server(ThreadingHTTPServer):
@@ -49,7 +90,10 @@ class Server(ThreadingHTTPServer):
         exclusive = getattr(socket, "SO_EXCLUSIVEADDRUSE", None)      # Windows only
         if exclusive is not None and not self.allow_reuse_address:
             self.socket.setsockopt(socket.SOL_SOCKET, exclusive, 1)
-        super().server_bind()
+        # http.server's own server_bind would also look up this host's full name (socket.getfqdn: a reverse DNS
+        # query, which can stall a start for seconds) for a server_name nothing here reads
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
 
     def handle_error(self, request, client_address):
         """socketserver prints these to stderr; they are mostly clients that went away: log them instead."""
@@ -90,11 +134,59 @@ class Handler(BaseHTTPRequestHandler):
             return self._serve
         raise AttributeError(name)
 
+    def parse_request(self) -> bool:
+        """http.server's checks of the request line, and its answers to a bad one; the headers read by
+        read_headers (email.parser, which http.server uses, costs ten times as much a request)."""
+        self.command, self.request_version = None, self.default_request_version
+        self.close_connection = True
+        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        words = self.requestline.split()
+        if not words:
+            return False
+        if len(words) >= 3:
+            number = version_number(words[-1])
+            if number is None:
+                self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request version ({words[-1]!r})")
+                return False
+            if number >= (2, 0):
+                self.send_error(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, f"Invalid HTTP version ({words[-1][5:]})")
+                return False
+            self.close_connection = number < (1, 1)
+            self.request_version = words[-1]
+        if not 2 <= len(words) <= 3:
+            self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request syntax ({self.requestline!r})")
+            return False
+        if len(words) == 2:
+            self.close_connection = True
+            if words[0] != "GET":
+                self.send_error(HTTPStatus.BAD_REQUEST, f"Bad HTTP/0.9 request type ({words[0]!r})")
+                return False
+        self.command, self.path = words[0], words[1]
+        if self.path.startswith("//"):      # as http.server: never read as a scheme-less absolute URL
+            self.path = "/" + self.path.lstrip("/")
+        try:
+            self.headers = read_headers(self.rfile)
+        except HeadersTooLarge as err:
+            self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, str(err))
+            return False
+        said = self.headers.get("connection", "").lower()
+        if said == "close":
+            self.close_connection = True
+        elif said == "keep-alive":
+            self.close_connection = False
+        if self.headers.get("expect", "").lower() == "100-continue" and self.request_version >= "HTTP/1.1":
+            return self.handle_expect_100()
+        return True
+
     def _serve(self) -> None:
+        with self.server.app.bench.config.steady():   # one request: each config file checked for a hand edit once
+            self._serve_one()
+
+    def _serve_one(self) -> None:
         app = self.server.app
         split = urlsplit(self.path)
         path = unquote(split.path) or "/"
-        headers = {k.lower(): v for k, v in self.headers.items()}
+        headers = self.headers                 # lower-case names already (read_headers)
         req = Request(self.command, path, dict(parse_qsl(split.query, keep_blank_values=True)), headers, b"",
                       self.client_address[0])
         admitted = app.admit(req)          # Host, Origin, route and auth first: a refused request's body is never read
@@ -196,9 +288,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header("Connection", "close")
             if resp.stream is None:
                 self.send_header("Content-Length", str(len(resp.body)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(resp.body)
+                # headers and body in one write (end_headers' blank line, then the body): one send, one packet
+                self._headers_buffer.append(b"\r\n" + (resp.body if self.command != "HEAD" else b""))
+                self.flush_headers()
                 return
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()

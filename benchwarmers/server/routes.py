@@ -40,11 +40,25 @@ class RouteTable:
 
     def __init__(self, routes: list[Route]):
         self.routes = routes
+        # A path is tried only against the routes it could match: those of its own literal pattern, and those
+        # with parameters whose literal start it begins with; in table order, as a walk of the whole table would.
+        self._literal: dict[str, list[tuple[int, Route]]] = {}
+        self._patterned: list[tuple[int, str, Route]] = []
+        for i, route in enumerate(routes):
+            if "{" in route.pattern:
+                self._patterned.append((i, route.pattern.split("{", 1)[0], route))
+            else:
+                self._literal.setdefault(route.pattern, []).append((i, route))
+
+    def candidates(self, path: str) -> list[Route]:
+        found = self._literal.get(path, []) + [(i, r) for i, start, r in self._patterned if path.startswith(start)]
+        found.sort(key=lambda pair: pair[0])
+        return [route for _, route in found]
 
     def match(self, method: str, path: str, role: str = "dashboard", origin: str = "") -> tuple[Route, dict]:
         """`origin` (scheme and host the client used) names the base URL to use when a client's is off."""
         allowed, dashboard = [], False
-        for route in self.routes:
+        for route in self.candidates(path):
             m = route.regex.match(path)
             if not m:
                 continue

@@ -20,6 +20,9 @@ COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "
 
 PAGE = 50   # calls read per query when listing
 
+EXTRA = COLUMNS.index("extra")
+INSERT_CALL = f"INSERT INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+
 
 def new_id(prefix: str = "") -> str:
     """Short, unguessable, URL-safe."""
@@ -127,11 +130,10 @@ class Calls:
         """Queue the call and, for a call sent upstream, its usage-ledger line; the writer commits them together
         in its next batch (the Future says when)."""
         values = [getattr(rec, k) for k in COLUMNS]
-        values[COLUMNS.index("extra")] = json.dumps(rec.extra) if rec.extra else None
+        values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
 
         def write(conn):
-            conn.execute(f"INSERT INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                         values)
+            conn.execute(INSERT_CALL, values)
             if line is not None:
                 ledger.insert(conn, line)
         return self.db.submit(write)

@@ -6,6 +6,7 @@ import json
 import os
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -24,10 +25,14 @@ DEFAULTS = {
     "limits.json": {"limits": {"connections": {}, "models": {}}},
     "overrides.json": {"models": {}, "endpoints": {}},
 }
+_WRITES = object()   # the key a steady() memo keeps the write count it was taken at under
 
 
 class Config:
-    """Cached by mtime, so the hot path reads memory; a broken file is reported, never overwritten."""
+    """Cached by mtime, so the hot path reads memory; a broken file is reported, never overwritten.
+
+    Every read checks the file for a hand edit (one stat), except inside `steady()`: there each file is checked
+    once, at its first read, so one request (or one panel seat) makes one stat a file, not one a read."""
 
     def __init__(self, folder: Path):
         self.dir = Path(folder) / "config"
@@ -35,6 +40,10 @@ class Config:
         self._lock = FileLock(self.dir / ".lock")
         self._cache: dict[str, tuple[float, int, dict]] = {}
         self._mem = threading.Lock()
+        self._paths: dict[str, str] = {}
+        self._defaults: dict[str, dict] = {}
+        self._local = threading.local()  # .seen: the memo of the steady() block this thread is in, else None
+        self._writes = 0                 # this process's writes: a memo taken before one is stale
         self.version = 0             # bumped on every write seen, so callers can cache derived data
 
     def path(self, name: str) -> Path:
@@ -48,39 +57,84 @@ class Config:
         """The cached data itself: read-only use on the hot path."""
         return self._load(name)
 
-    def _load(self, name: str) -> dict:
-        path = self.path(name)
+    @contextmanager
+    def steady(self, memo: dict | None = None):
+        """Within this block, each file is checked for a hand edit once, at its first read, and then read from
+        memory: a hand edit counts from the next block (the next request). A write through this Config is seen at
+        once. `memo` (what another thread's block yielded) shares that block's reads, e.g. a panel's with its
+        seats. Blocks nest: an inner one is the outer one."""
+        local = self._local
+        outer = getattr(local, "seen", None)
+        if outer is not None:
+            yield outer
+            return
+        local.seen = memo if memo is not None else {}
         try:
-            st = path.stat()
+            yield local.seen
+        finally:
+            local.seen = None
+
+    def memo(self) -> dict | None:
+        """The memo of the steady() block this thread is in (None outside one), emptied when this Config wrote
+        since. What is derived from the config may be kept there too, under a key of its own (not a file name)."""
+        seen = getattr(self._local, "seen", None)
+        if seen is not None and seen.get(_WRITES) != self._writes:
+            seen.clear()
+            seen[_WRITES] = self._writes
+        return seen
+
+    def _load(self, name: str) -> dict:
+        seen = self.memo()
+        if seen is not None:
+            hit = seen.get(name)
+            if hit is not None:
+                return hit
+        data = self._check(name)
+        if seen is not None:
+            seen[name] = data
+        return data
+
+    def _check(self, name: str) -> dict:
+        path = self._paths.get(name)
+        if path is None:
+            path = self._paths[name] = str(self.path(name))
+        try:
+            st = os.stat(path)
         except FileNotFoundError:
-            return copy.deepcopy(DEFAULTS.get(name, {}))
+            default = self._defaults.get(name)
+            if default is None:   # read-only like every view: one copy of the default per file
+                default = self._defaults[name] = copy.deepcopy(DEFAULTS.get(name, {}))
+            return default
         key = (st.st_mtime_ns, st.st_size)
         with self._mem:
             hit = self._cache.get(name)
             if hit and hit[:2] == key:
                 return hit[2]
-        data = parse(path)
+        data = parse(Path(path))
         with self._mem:
             self._cache[name] = (*key, data)
             self.version += 1
         return data
 
+    def _wrote(self, name: str) -> None:
+        with self._mem:
+            self._cache.pop(name, None)
+            self._defaults.pop(name, None)
+            self._writes += 1
+            self.version += 1
+
     def write(self, name: str, data: dict) -> None:
         with self._lock:
             atomic_write(self.path(name), data)
-        with self._mem:
-            self._cache.pop(name, None)
-            self.version += 1
+        self._wrote(name)
 
     def update(self, name: str, change: Callable[[dict], object]):
         """Read, change and write one file under the lock; returns what `change` returned."""
         with self._lock:
-            data = copy.deepcopy(self._load(name))
+            data = copy.deepcopy(self._check(name))
             result = change(data)
             atomic_write(self.path(name), data)
-        with self._mem:
-            self._cache.pop(name, None)
-            self.version += 1
+        self._wrote(name)
         return result
 
     def check_all(self) -> list[str]:

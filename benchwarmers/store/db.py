@@ -73,7 +73,8 @@ class Database:
 
     # -- writes ------------------------------------------------------------------------------
     def submit(self, fn: Callable[[sqlite3.Connection], Any]) -> Future:
-        """Run fn(conn) on the writer thread inside a batch transaction; the Future holds its result."""
+        """Run fn(conn) on the writer thread inside a batch transaction; the Future holds its result. When another
+        item of its batch fails, fn runs once more after the rollback: it should touch nothing but the database."""
         fut: Future = Future()
         if self._closed:
             fut.set_exception(RuntimeError("database is closed"))
@@ -124,24 +125,16 @@ class Database:
                 return
 
     def _run_batch(self, conn: sqlite3.Connection, work: list) -> None:
-        """One transaction: each item in its own savepoint, so one bad write does not lose the rest. A failed
-        transaction (a full disk: SQLite may roll it back by itself) fails every item of the batch and marks the
-        store failing; the next batch that commits marks it well again."""
-        results, changes = [], conn.total_changes
+        """One transaction. The items run as they are; when one fails, the transaction is rolled back and the batch
+        runs again with each item in its own savepoint, so one bad write does not lose the rest (a savepoint for
+        every item would double the statements of every batch for the rare one that fails). A failed transaction
+        (a full disk: SQLite may roll it back by itself) fails every item of the batch and marks the store failing;
+        the next batch that commits marks it well again."""
+        changes = conn.total_changes
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            for fn, fut in work:
-                conn.execute("SAVEPOINT item")
-                try:
-                    results.append((fut, fn(conn), None))
-                    conn.execute("RELEASE item")
-                except BaseException as e:
-                    if not conn.in_transaction:      # the whole transaction is gone, not just this item
-                        raise
-                    conn.execute("ROLLBACK TO item")
-                    conn.execute("RELEASE item")
-                    results.append((fut, None, e))
-            conn.execute("COMMIT")
+            results = self._transaction(conn, work, isolate=False)
+            if results is None:
+                results = self._transaction(conn, work, isolate=True)
         except sqlite3.Error as e:
             _rollback(conn)
             self._fail(e, [fut for _, fut in work])
@@ -150,6 +143,31 @@ class Database:
             self._recover()
         for fut, value, err in results:
             fut.set_exception(err) if err else fut.set_result(value)
+
+    @staticmethod
+    def _transaction(conn: sqlite3.Connection, work: list, isolate: bool) -> list | None:
+        """Run the work and commit: [(future, result, error)]; None, rolled back, when an item failed and the items
+        were not isolated in savepoints."""
+        results = []
+        conn.execute("BEGIN IMMEDIATE")
+        for fn, fut in work:
+            if isolate:
+                conn.execute("SAVEPOINT item")
+            try:
+                results.append((fut, fn(conn), None))
+                if isolate:
+                    conn.execute("RELEASE item")
+            except BaseException as e:
+                if not conn.in_transaction:      # the whole transaction is gone, not just this item
+                    raise
+                if not isolate:
+                    conn.execute("ROLLBACK")
+                    return None
+                conn.execute("ROLLBACK TO item")
+                conn.execute("RELEASE item")
+                results.append((fut, None, e))
+        conn.execute("COMMIT")
+        return results
 
     def _fail(self, error: BaseException, futures: list) -> None:
         with self._health_lock:

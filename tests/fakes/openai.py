@@ -85,10 +85,13 @@ class FakeOpenAI(FakeUpstream):
                                      for c in calls]
         if reply.reasoning:
             message["reasoning_content"] = reply.reasoning
-        return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
-                "choices": [{"index": 0, "message": message, "logprobs": None,
-                             "finish_reason": "tool_calls" if calls else FINISH.get(reply.finish, "stop")}],
-                "usage": self.usage(n), "system_fingerprint": "fp_fake"}
+        out = {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
+               "choices": [{"index": 0, "message": message, "logprobs": None,
+                            "finish_reason": "tool_calls" if calls else FINISH.get(reply.finish, "stop")}],
+               "usage": self.usage(n), "system_fingerprint": "fp_fake"}
+        if reply.no_usage:
+            del out["usage"]
+        return out
 
     def frames(self, model: str, reply: Reply, text: str, n: dict, include_usage: bool):
         base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),

@@ -23,7 +23,8 @@ class Reply:
     signature: str | None = None       # Anthropic thinking signature / Gemini thoughtSignature
     finish: str = "stop"               # canonical: stop, length, content_filter (tool_calls is automatic)
     usage: dict | None = None          # override counts: {"input", "output", "cache_read", "cache_write"}
-    no_usage: bool = False             # streamed: no usage at all, even when asked (llama.cpp's server)
+    no_usage: bool = False             # OpenAI: no usage at all, streamed even when asked, nor in a whole answer
+    #                                    (llama.cpp's server)
     status: int = 200                  # an HTTP error when not 200 (the body in the protocol's error shape)
     message: str | None = None         # that error's message (a sensible default per status)
     style: str | None = None           # 429 signals: openai, anthropic, openrouter, retry_after,
@@ -33,12 +34,16 @@ class Reply:
     delay: float = 0.0                 # seconds before the response headers
     chunk_delay: float = 0.0           # seconds between streamed frames
     stall: bool = False                # streamed: send `stall_after` frames, then nothing until the fake stops
+    #                                    (whole: the head and half the body, then nothing)
     stall_after: int = 2
     drop_after: int | None = None      # streamed: cut the connection after N frames (no chunked terminator)
+    #                                    (whole: cut after half the body)
     end_after: int | None = None       # streamed: end the body cleanly after N frames, without the end marker
     stream_error: str | None = None    # streamed: the protocol's in-stream error event after two frames
+    #                                    (whole: the protocol's error body in a 200)
     garbage: bool = False              # a 200 whose body is not the protocol at all
     ignore_stream: bool = False        # answer whole even when asked to stream (some compatible servers do)
+    always_stream: bool = False        # stream even when asked for a whole answer
     chunk_chars: int = 0               # text pieces of this many characters (0: word by word)
 
     @classmethod
@@ -257,8 +262,8 @@ class FakeUpstream:
             body = b"data: <html>Bad Gateway {{{\n\n" if stream else b"<html><body>Bad Gateway</body></html>"
             h.send_bytes(200, self.stream_type if stream else "application/json", body, reply.headers)
             return
-        if not stream or reply.ignore_stream:
-            h.send_json(200, whole(), reply.headers)
+        if (not stream or reply.ignore_stream) and not reply.always_stream:
+            self.play_whole(h, reply, whole)
             return
         h.start_stream(ctype or self.stream_type, reply.headers)
         for i, frame in enumerate(frames()):
@@ -276,6 +281,26 @@ class FakeUpstream:
                 self._stop.wait(reply.chunk_delay)
             h.chunk(frame)
         h.end_stream()
+
+    def play_whole(self, h: "_Handler", reply: Reply, whole) -> None:
+        """A whole answer, with the stream faults a whole body can have: `stall` sends its head and half the body,
+        then nothing; `drop_after` cuts the connection there; `stream_error` is the protocol's error in a 200."""
+        if reply.stream_error:
+            return h.send_json(200, self.error_body(500, reply.stream_error, reply), reply.headers)
+        if not (reply.stall or reply.drop_after is not None):
+            return h.send_json(200, whole(), reply.headers)
+        body = json.dumps(whole()).encode()
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(body)))
+        for k, v in reply.headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(body[: len(body) // 2])
+        h.wfile.flush()
+        if reply.stall:
+            self._stop.wait(300)
+        h.abort()
 
     def stream_error_frame(self, message: str) -> bytes:
         return sse({"error": {"message": message, "type": "server_error", "code": 500}})

@@ -1,0 +1,224 @@
+"""HTTP/1.1 on one socket, lean: a request written in one send; a status line and headers read with bytes.find;
+a body by Content-Length, by chunks or until close, handed out as it arrives. No email.parser."""
+from __future__ import annotations
+
+MAX_HEAD = 256 << 10          # status line and headers together
+MAX_CHUNK_LINE = 4096         # a chunk-size line, extensions included
+RECV = 65536
+
+
+class WireError(Exception):
+    """The bytes are not an HTTP/1.1 response we can read."""
+
+
+class NoResponse(ConnectionResetError):
+    """The server closed the connection before sending a byte of its response (a stale keep-alive, typically)."""
+
+
+class Cut(ConnectionError):
+    """The connection ended in the middle of a response."""
+
+
+def request_bytes(method: str, target: str, host: str, headers: dict, body: bytes | None) -> bytes:
+    """The request head and body, ready for one sendall. Header values must not hold line breaks."""
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {host}", "Accept-Encoding: identity"]
+    for name, value in headers.items():
+        value = str(value)
+        if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:
+            raise ValueError(f"the header {name!r} holds a line break or a colon in its name")
+        lines.append(f"{name}: {value}")
+    if body is not None or method in ("POST", "PUT", "PATCH"):
+        lines.append(f"Content-Length: {len(body or b'')}")
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head + body if body else head
+
+
+class Conn:
+    """One socket with a read buffer: what came in beyond the part asked for waits here for the next read."""
+    __slots__ = ("sock", "_buf", "_pos")
+
+    def __init__(self, sock):
+        self.sock = sock
+        self._buf = b""
+        self._pos = 0
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def timeout(self, seconds: float) -> None:
+        """The socket's timeout, set only when it changes (each setting is a system call)."""
+        if self.sock.gettimeout() != seconds:
+            self.sock.settimeout(seconds)
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buf) - self._pos
+
+    def _fill(self) -> bool:
+        """Receive more; False at the end of the stream."""
+        data = self.sock.recv(RECV)
+        if not data:
+            return False
+        self._buf = self._buf[self._pos:] + data if self._pos < len(self._buf) else data
+        self._pos = 0
+        return True
+
+    def take(self, n: int) -> bytes:
+        """Up to n bytes: what is buffered, else one receive's worth; b"" at the end of the stream."""
+        if self._pos >= len(self._buf) and not self._fill():
+            return b""
+        data = self._buf[self._pos:self._pos + n]
+        self._pos += len(data)
+        return data
+
+    def line(self, limit: int) -> bytes:
+        """One line with its ending; what is left when the stream ends first (possibly b"")."""
+        while True:
+            end = self._buf.find(b"\n", self._pos)
+            if end >= 0:
+                data = self._buf[self._pos:end + 1]
+                self._pos = end + 1
+                return data
+            if len(self._buf) - self._pos > limit:
+                raise WireError(f"a line longer than {limit} bytes where a short one belongs")
+            if not self._fill():
+                data = self._buf[self._pos:]
+                self._pos = len(self._buf)
+                return data
+
+    def head(self) -> tuple[int, str, dict, bool]:
+        """(status, reason, headers with lower-case names, HTTP/1.1 or later) of the next final response;
+        1xx interim responses are passed over."""
+        while True:
+            status, reason, headers, modern = self._one_head()
+            if status >= 200 or status == 101:
+                return status, reason, headers, modern
+
+    def _one_head(self) -> tuple[int, str, dict, bool]:
+        searched = 0                                  # bytes already looked through for the blank line
+        while True:
+            start = self._pos + max(0, searched - 3)
+            end = self._buf.find(b"\n\r\n", start)
+            bare = self._buf.find(b"\n\n", start)
+            if bare >= 0 and (end < 0 or bare < end):
+                end, skip = bare, 2
+            else:
+                skip = 3
+            searched = (end if end >= 0 else len(self._buf)) - self._pos
+            if searched > MAX_HEAD:
+                raise WireError(f"response headers longer than {MAX_HEAD >> 10} KB")
+            if end >= 0:
+                break
+            if not self._fill():
+                if not searched:
+                    raise NoResponse("the server closed the connection without answering")
+                raise WireError("the response ended inside its headers")
+        raw = self._buf[self._pos:end].decode("latin-1")
+        self._pos = end + skip
+        lines = raw.split("\n")
+        version, _, rest = lines[0].rstrip("\r").partition(" ")
+        code, _, reason = rest.strip().partition(" ")
+        if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
+            raise WireError(f"not an HTTP status line: {lines[0][:80]!r}")
+        headers: dict = {}
+        name = ""
+        for line in lines[1:]:
+            line = line.rstrip("\r")
+            if line[:1] in (" ", "\t") and name:        # an obsolete folded line continues the last header
+                headers[name] += " " + line.strip()
+                continue
+            name, sep, value = line.partition(":")
+            name = name.strip().lower()
+            if sep and name:
+                headers[name] = value.strip()
+        return int(code), reason.strip(), headers, version != "HTTP/1.0"
+
+
+class Body:
+    """A response body read by its framing: Content-Length, chunked, until close, or none (HEAD, 1xx, 204, 304)."""
+    __slots__ = ("conn", "chunked", "left", "until_close", "done")
+
+    def __init__(self, conn: Conn, method: str, status: int, headers: dict):
+        self.conn = conn
+        self.chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        self.until_close = False
+        self.left = 0
+        self.done = False
+        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+            self.done = True
+        elif self.chunked:
+            pass
+        elif "content-length" in headers:
+            try:
+                self.left = int(headers["content-length"])
+            except ValueError:
+                raise WireError(f"Content-Length is not a number: {headers['content-length'][:40]!r}") from None
+            if self.left < 0:
+                raise WireError("Content-Length is negative")
+            self.done = self.left == 0
+        else:
+            self.until_close = True
+
+    def some(self, n: int = RECV) -> bytes:
+        """The next piece of the body as it arrives (at most n bytes); b"" once the body is over."""
+        if self.done:
+            return b""
+        if self.chunked:
+            return self._chunk(n)
+        if self.until_close:
+            data = self.conn.take(n)
+            self.done = not data
+            return data
+        data = self.conn.take(min(n, self.left))
+        if not data:
+            raise Cut(f"the body ended {self.left} bytes short of its Content-Length")
+        self.left -= len(data)
+        self.done = self.left == 0
+        return data
+
+    def _chunk(self, n: int) -> bytes:
+        if self.left == 0:
+            line = self.conn.line(MAX_CHUNK_LINE)
+            if not line.endswith(b"\n"):
+                raise Cut("the chunked body ended before its last chunk")
+            digits = line.split(b";", 1)[0].strip()
+            try:
+                self.left = int(digits, 16)
+            except ValueError:
+                raise WireError(f"a malformed chunk size: {line[:40]!r}") from None
+            if self.left < 0:
+                raise WireError(f"a malformed chunk size: {line[:40]!r}")
+            if self.left == 0:
+                self._trailers()
+                return b""
+        data = self.conn.take(min(n, self.left))
+        if not data:
+            raise Cut("the chunked body ended inside a chunk")
+        self.left -= len(data)
+        if self.left == 0 and self.conn.line(MAX_CHUNK_LINE).strip():
+            raise WireError("a chunk ran past its size")
+        return data
+
+    def _trailers(self) -> None:
+        for _ in range(100):
+            line = self.conn.line(MAX_CHUNK_LINE)
+            if not line.endswith(b"\n"):
+                raise Cut("the chunked body ended inside its trailers")
+            if not line.strip():
+                self.done = True
+                return
+        raise WireError("more than 100 trailer lines")
+
+    def all(self, limit: int | None = None) -> bytes:
+        """The rest of the body (its first `limit` bytes when given)."""
+        parts, total = [], 0
+        while not self.done and (limit is None or total < limit):
+            data = self.some(RECV if limit is None else min(RECV, limit - total))
+            if not data:
+                break
+            parts.append(data)
+            total += len(data)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
