@@ -5,6 +5,9 @@
 tests/fakes' FakeOpenAI is a ThreadingHTTPServer that records every request; at 64 concurrent panels (320
 seat calls at once) it, not the gateway, would set the pace. This one does no bookkeeping: it reads a request,
 waits `delay` seconds without holding a thread, and answers /v1/chat/completions whole or as SSE (chunked).
+A served name `fault-<kind>` misbehaves instead (soak.py mixes them in): fault-429 (a per-model rate limit, retry
+after 1 s), fault-500, fault-garbage (a 200 that is not JSON), fault-drop (a stream cut mid-answer), fault-hang
+(headers never come), fault-slow (1 s before answering).
 """
 from __future__ import annotations
 
@@ -55,12 +58,41 @@ async def answer(path: str, body: bytes, delay: float) -> bytes:
     STATS["requests"] += 1
     if not path.startswith("/v1/chat/completions") or not isinstance(req, dict):
         return response(404, b'{"error": {"message": "not found"}}', "application/json", False)
-    await asyncio.sleep(delay)
     model = str(req.get("model") or "m")
+    if model.startswith("fault-"):
+        return await fault(model[6:], model, bool(req.get("stream")))
+    await asyncio.sleep(delay)
     if req.get("stream"):
         usage = bool((req.get("stream_options") or {}).get("include_usage"))
         return response(200, frames(model, usage), "text/event-stream", True)
     return response(200, whole(model), "application/json", False)
+
+
+DROP = b"<drop>"   # answer() asks serve_conn to cut the connection after what precedes it
+HANG = b"<hang>"   # answer() asks serve_conn to send nothing until the caller gives up and closes
+
+
+async def fault(kind: str, model: str, stream: bool) -> bytes:
+    if kind == "429":
+        head = ("HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nretry-after: 1\r\n"
+                "x-ratelimit-limit-requests: 60\r\nx-ratelimit-remaining-requests: 0\r\n"
+                "x-ratelimit-reset-requests: 1s\r\n")
+        body = b'{"error": {"message": "Rate limit reached for requests", "type": "requests"}}'
+        return (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    if kind == "500":
+        return response(500, b'{"error": {"message": "upstream exploded"}}', "application/json", False)
+    if kind == "garbage":
+        return response(200, b"<html>this is no API</html>", "text/html", False)
+    if kind == "hang":
+        return HANG
+    if kind == "slow":
+        await asyncio.sleep(1.0)
+    if kind == "drop":
+        head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        part = frames(model, False)[:120]
+        return head.encode() + b"%x\r\n%s\r\n" % (len(part), part) + DROP
+    return response(200, frames(model, False) if stream else whole(model),
+                    "text/event-stream" if stream else "application/json", stream)
 
 
 async def serve_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float) -> None:
@@ -76,8 +108,15 @@ async def serve_conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                 if name.strip().lower() == "content-length":
                     length = int(value.strip() or 0)
             body = await reader.readexactly(length) if length else b""
-            writer.write(await answer(path, body, delay))
+            reply = await answer(path, body, delay)
+            if reply == HANG:
+                while await reader.read(65536):   # hold the connection, answering nothing, until it is closed
+                    pass
+                break
+            writer.write(reply.removesuffix(DROP))
             await writer.drain()
+            if reply.endswith(DROP):
+                break
     except (asyncio.IncompleteReadError, ConnectionError, ValueError, IndexError):
         pass
     finally:

@@ -43,6 +43,11 @@ class ToolsNeedRouteMode(BadRequest):
     code = "tools_need_route_mode"
 
 
+class MissingHost(BadRequest):
+    """HTTP/1.1 requires Host, and the rebinding check needs it."""
+    code = "missing_host"
+
+
 class SigninRefused(BadRequest):
     """A provider sign-in's way back that this service cannot take: unknown, used, expired or another browser's."""
     code = "signin_refused"
@@ -172,12 +177,14 @@ class UpstreamFailed(BenchError):
     status, code = 502, "upstream_failed"
 
     def __init__(self, kind: FaultKind, message: str, hint: str | None = None, *,
-                 upstream_status: int | None = None, retry_after: float | None = None, reset_at: float | None = None):
+                 upstream_status: int | None = None, retry_after: float | None = None, reset_at: float | None = None,
+                 scope: str | None = None):
         super().__init__(message, hint, retry_after=retry_after)
         self.kind = FaultKind(kind)
         self.code = f"upstream_{self.kind.value}"
         self.upstream_status = upstream_status
         self.reset_at = reset_at         # epoch seconds when a rate limit resets, when known
+        self.scope = scope               # a rate limit's: "key" (the whole connection) or "model" (the one asked)
         if self.kind is FaultKind.TIMEOUT:
             self.status = 504
 
@@ -205,6 +212,11 @@ class Timeout(BenchError):
 
 class Unavailable(BenchError):
     status, code = 503, "unavailable"
+
+
+class StoreFailing(Unavailable):
+    """The record store cannot commit (a full disk): writes fail until it can again."""
+    code = "store_failing"
 
 
 class NoMemberAvailable(Unavailable):

@@ -69,6 +69,7 @@ def is_initialised(folder: Path) -> bool:
 def init(folder: Path, write_pointer: bool = False, checkout: Path | None = None) -> list[Path]:
     """Seed `folder` from examples/, never overwriting a file that is there. Returns the files created."""
     folder = Path(folder).expanduser().resolve()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)   # prompts and answers: readable by their owner alone
     created = []
     source = examples_dir()
     for src in sorted(source.rglob("*")) if source.is_dir() else []:
@@ -77,10 +78,10 @@ def init(folder: Path, write_pointer: bool = False, checkout: Path | None = None
         dest = folder / src.relative_to(source)
         if dest.exists():
             continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         shutil.copyfile(src, dest)
         created.append(dest)
-    (folder / "config").mkdir(parents=True, exist_ok=True)
+    (folder / "config").mkdir(mode=0o700, parents=True, exist_ok=True)
     if write_pointer and (checkout or in_checkout()):   # never write into site-packages
         pointer = pointer_file(checkout)
         pointer.write_text(str(folder) + "\n", encoding="utf-8")

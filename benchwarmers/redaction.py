@@ -24,3 +24,58 @@ def redact(text: str, *secrets: str | None) -> str:
         if secret and len(secret) >= MIN_SECRET:
             text = text.replace(secret, "[redacted]")
     return _SHAPES.sub("[redacted]", text)
+
+
+class Scrubber:
+    """Known keys taken out of a text that arrives in pieces (a streamed answer), also when a key is split between
+    two pieces. A tail that could be the start of a key (HOLD characters or more) waits for the next piece, or for
+    flush, to tell; a shorter one goes out at once (holding every trailing "s" back would reshape every stream),
+    and if the next piece completes a key that began there, the rest of the key is cut: at most HOLD - 1 of its
+    first characters can pass, and those are the public part of a key's shape ("sk-"). Only known keys, not key
+    shapes: an answer may rightly show `sk-...` examples."""
+
+    HOLD = 4
+
+    def __init__(self, *secrets: str | None):
+        found = {s for s in [*_known, *secrets] if s and len(s) >= MIN_SECRET}
+        self.secrets = sorted(found, key=len, reverse=True)
+        self.held = ""
+        self.sent = ""       # the end of what already went out, where a key may have begun
+
+    def feed(self, text: str) -> str:
+        """What of `held + text` can go out now."""
+        if not self.secrets or not (text or self.held):
+            return text
+        text = self._redact(self.held + text)
+        keep = self._started(self.sent + text)      # a key's start may have begun in what went out already
+        keep = min(keep, len(text)) if keep >= self.HOLD else 0
+        self.held = text[len(text) - keep:] if keep else ""
+        out = text[:len(text) - keep]
+        self.sent = (self.sent + out)[-len(self.secrets[0]):]
+        return out
+
+    def flush(self) -> str:
+        out, self.held = self.held, ""
+        return out
+
+    def _redact(self, text: str) -> str:
+        """`text` with every key in it, or whose start went out just before it, replaced (the sent part stays)."""
+        sent = len(self.sent)
+        window = self.sent + text
+        for secret in self.secrets:
+            at = window.find(secret, max(0, sent - len(secret) + 1))
+            while at != -1:
+                cut = max(at, sent)
+                window = window[:cut] + "[redacted]" + window[at + len(secret):]
+                at = window.find(secret, cut + len("[redacted]"))
+        return window[sent:]
+
+    def _started(self, text: str) -> int:
+        """The length of the longest end of `text` that is the start of some key."""
+        best = 0
+        for secret in self.secrets:
+            for size in range(min(len(secret) - 1, len(text)), best, -1):
+                if text.endswith(secret[:size]):
+                    best = size
+                    break
+        return best

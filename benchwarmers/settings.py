@@ -33,6 +33,11 @@ SETTINGS = {s.name: s for s in (
     Setting("max_body_mb", 20.0, float, "Largest request body accepted, in MB (413 beyond).", _positive),
     Setting("panel_workers", 256, int, "Seats that may run at once across all panels (the size of a thread pool, "
             "made at start-up: a change needs a restart).", _positive, restart=True),
+    Setting("endpoint_share", 0.5, float, "Share of panel_workers one endpoint's seats may hold at once, above 0 and "
+            "at most 1; its further seats wait for its own, so an upstream that hangs cannot stall the others.",
+            _share),
+    Setting("record_max_kb", 256.0, float, "Largest prompt and largest answer kept in a call record, in KB; past it "
+            "the record keeps the start and says how much more there was.", _positive),
     Setting("merge_model", None, str, "Model that writes :merged answers when a collection names none."),
     Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive),
     Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive),

@@ -103,11 +103,11 @@ def test_route_mode_cuts_the_budget_in_a_body_passed_through_as_it_came(home, ma
         configure(home, {"an": (an, "anthropic")}, {"claude": ("an", "claude-s", {"max_output": 8192})},
                   {"core": {"members": ["claude"], "explore": 0}})
         status, _, data = make_app()("POST", "/v1/messages", {
-            "model": "bench/core:route", "max_tokens": 128000, "cache_note": "kept",
+            "model": "bench/core:route", "max_tokens": 128000, "metadata": {"user_id": "kept"},
             "messages": [{"role": "user", "content": PROMPT}]})
         assert status == 200, data
         sent = [r.body for r in an.requests if r.path.startswith("/v1/messages")][-1]
-        assert sent["max_tokens"] == 8192 and sent["cache_note"] == "kept"   # the rest of the body as it came
+        assert sent["max_tokens"] == 8192 and sent["metadata"] == {"user_id": "kept"}   # the rest as it came
     finally:
         an.stop()
 

@@ -138,6 +138,9 @@ def test_existing_name_conflicts_unless_replace(app, fakes):
     status, _, d = app("POST", "/bench/endpoints", {"name": "oa", "base_url": b.url, "key": KEY})
     assert status == 409 and "--replace" in d["error"]["message"]
     status, _, d = app("POST", "/bench/endpoints", {"name": "oa", "base_url": b.url, "replace": True})
+    assert status == 400 and "keep_key" in d["error"]["message"]       # a new URL: the key is not sent unasked
+    status, _, d = app("POST", "/bench/endpoints", {"name": "oa", "base_url": b.url, "replace": True,
+                                                    "keep_key": True})
     assert status == 201 and d["endpoint"]["served_count"] == 2 and d["endpoint"]["base_url"] == b.url
 
 

@@ -116,8 +116,8 @@ def test_a_refused_key_flags_the_endpoint_and_retires_nothing(home, make_service
         keyed.stop()
 
 
-def test_a_rate_limit_rests_the_endpoint_and_retires_nothing(svc, fake):
-    fake.script("m-two", Reply.error(429, retry_after=600))
+def test_a_keys_rate_limit_rests_the_endpoint_and_retires_nothing(svc, fake):
+    fake.script("m-two", Reply.error(429, style="openrouter", retry_after=600))   # the whole key's limit
     done = run(svc)
     assert chat_models(fake) == ["m-two"]                          # dos, then nothing more on a resting endpoint
     assert [s["model"] for s in done["detail"]["skipped"]] == ["tres", "uno"]
@@ -127,6 +127,21 @@ def test_a_rate_limit_rests_the_endpoint_and_retires_nothing(svc, fake):
     assert e["state"].startswith("resting until") and e["resting_until"] > 0
     again = run(svc)
     assert again["calls"] == 0 and len(again["detail"]["skipped"]) == 3 and chat_models(fake) == ["m-two"]
+
+
+def test_a_models_rate_limit_rests_that_model_only(svc, fake):
+    fake.script("m-two", Reply.error(429, style="openai", retry_after=600))      # counted per model
+    done = run(svc)
+    assert sorted(chat_models(fake)) == ["m-one", "m-three", "m-two"]          # its neighbours are still probed
+    assert done["detail"]["failed"][0]["model"] == "dos" and not done["detail"]["retired"]
+    assert not done["detail"]["skipped"]
+    [e] = Http(svc.url)("GET", "/bench/endpoints")[2]["endpoints"]
+    assert e["state"] == "ok" and not e["resting_until"]
+    assert model(svc, "dos")["resting_until"] > 0 and not model(svc, "uno")["resting_until"]
+    again = run(svc)
+    assert [s["model"] for s in again["detail"]["skipped"]] == ["dos"]
+    assert "rests on a rate limit" in again["detail"]["skipped"][0]["why"]
+    assert chat_models(fake).count("m-two") == 1 and chat_models(fake).count("m-one") == 2
 
 
 # ---- restore -------------------------------------------------------------------------------------

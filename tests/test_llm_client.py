@@ -15,6 +15,7 @@ from benchwarmers.canonical import Ask, Message, Text
 from benchwarmers.errors import FaultKind, UpstreamFailed
 from benchwarmers.providers import Timeouts
 from benchwarmers.providers.llmclient import LlmClient
+from benchwarmers.providers.ratelimits import KEY, MODEL
 from tests.fakes import Reply
 from tests.helpers.data import write
 from tests.helpers.http import Http
@@ -163,6 +164,19 @@ def test_errors_carry_their_kind_and_a_stall_is_a_timeout(fake, monkeypatch):
     with pytest.raises(UpstreamFailed) as stalled:
         LlmClient("fake").complete(ask, "m-a", timeouts=Timeouts(connect=0.5, first_byte=1, idle=1))
     assert stalled.value.kind is FaultKind.TIMEOUT
+
+
+def test_a_rate_limit_through_llm_says_whether_it_is_the_models_or_the_keys(fake):
+    """So it rests what it names: the model asked (a bare Retry-After), or the whole endpoint (OpenRouter's
+    unit-less x-ratelimit-* count the key's requests over every model)."""
+    llm_knows(fake, ["m-a"])
+    ask = Ask(messages=[Message("user", [Text("hi")])])
+    for style, scope in (("retry_after", MODEL), ("openrouter", KEY)):
+        fake.script("m-a", Reply.error(429, style=style, retry_after=0.1))    # every try, the SDK's retries too
+        with pytest.raises(UpstreamFailed) as limited:
+            LlmClient("fake").complete(ask, "m-a")
+        assert limited.value.kind is FaultKind.RATE_LIMITED and limited.value.scope == scope, style
+        assert limited.value.reset_at, style
 
 
 def test_the_settings_page_says_who_calls_members_and_what_llm_leaves_out(via_llm):

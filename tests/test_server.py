@@ -433,7 +433,8 @@ def test_an_unexpected_error_is_a_clean_500_in_the_api_shape(service):
         assert resp.status == 500
         no_traceback(resp.body)
         assert b"secret internals" not in resp.body
-    assert json.loads(app.handle(Request("GET", "/v1/boom")).body)["error"]["type"] == "server_error"
+    resp = app.handle(Request("GET", "/v1/boom", headers={"host": "127.0.0.1"}))
+    assert json.loads(resp.body)["error"]["type"] == "server_error"
 
 
 def test_a_broken_settings_file_does_not_take_the_service_down(home, service):

@@ -2,11 +2,13 @@
 still waits for a verdict, and the tally."""
 from __future__ import annotations
 
+import json
 import re
 
 from ..errors import BadRequest, NotFound
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import GATEWAY, Route
 from ..store.pending import pending
 from .gateway import check_session
@@ -14,6 +16,10 @@ from .onboard import whole_number
 
 CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_CALLS = 200
+
+CALL = obj(("id", "model", "status"), id=STRING, model=STRING, status=STRING)
+VERDICT = obj(("call", "useful"), False, call=STRING, useful={"type": "boolean"}, note={"type": ["string", "null"]},
+              real={"type": ["array", "null"], "items": STRING}, false={"type": ["array", "null"], "items": STRING})
 
 
 def _visible(req: Request, rec) -> bool:
@@ -40,11 +46,28 @@ def list_calls(req: Request, bench: Bench) -> Response:
         raise BadRequest("limit must be a whole number.") from None
     if not 1 <= limit <= 1000:
         raise BadRequest("limit must be from 1 to 1000.")
-    calls = bench.calls.list(collection=req.query.get("collection"), model=req.query.get("model"),
-                                  panel=req.query.get("panel"), limit=limit,
-                                  collections=req.caller.collections if req.caller else None)
-    current = bench.verdicts.current([c.id for c in calls])
-    return Response.json({"calls": [dict(c.to_dict(), verdict=current.get(c.id)) for c in calls]})
+    pages = bench.calls.pages(collection=req.query.get("collection"), model=req.query.get("model"),
+                              panel=req.query.get("panel"), limit=limit,
+                              collections=req.caller.collections if req.caller else None)
+    return Response.streaming(json_list("calls", with_verdicts(bench, pages)), "application/json")
+
+
+def with_verdicts(bench: Bench, pages):
+    """Each page of calls as dicts, each with its current verdict (read a page at a time too)."""
+    for page in pages:
+        current = bench.verdicts.current([c.id for c in page])
+        yield [dict(c.to_dict(), verdict=current.get(c.id)) for c in page]
+
+
+def json_list(name: str, pages):
+    """{"<name>": [...]} written a page at a time: up to 1,000 large calls never sit in memory at once."""
+    yield f'{{"{name}":['.encode()
+    first = True
+    for page in pages:
+        for item in page:
+            yield (b"" if first else b",") + json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode()
+            first = False
+    yield b"]}"
 
 
 def _string_list(body: dict, name: str) -> list:
@@ -105,16 +128,26 @@ def get_record(req: Request, bench: Bench) -> Response:
         if req.caller:
             req.caller.check_collection(collection)
         return Response.json({"collection": collection, "models": bench.record.models(collection)})
-    summary = bench.record.summary()
-    if req.caller:   # a key sees the per-collection record of its own collections only
-        summary["collections"] = {c: v for c, v in summary["collections"].items() if req.caller.allows(c)}
-    return Response.json(summary)
+    limited = req.caller and "*" not in req.caller.collections
+    # a limited key sees the record of its own collections only, the overall figures included
+    return Response.json(bench.record.summary(req.caller.allows if limited else None))
 
 
 ROUTES = [
-    Route("GET", "/bench/calls", list_calls, "bench", GATEWAY),
-    Route("GET", "/bench/calls/{id}", get_call, "bench", GATEWAY),
-    Route("POST", "/bench/verdict", post_verdict, "bench", GATEWAY),
-    Route("GET", "/bench/pending", get_pending, "bench", GATEWAY),
-    Route("GET", "/bench/record", get_record, "bench", GATEWAY),
+    Route("GET", "/bench/calls", list_calls, "bench", GATEWAY, doc=op(
+        "Recorded calls, newest first (a gateway key sees those of its collections).",
+        query={"collection": STRING, "model": STRING, "panel": STRING, "limit": {"type": "integer"}},
+        ok=obj(("calls",), calls={"type": "array", "items": CALL}))),
+    Route("GET", "/bench/calls/{id}", get_call, "bench", GATEWAY, doc=op(
+        "One call: request, answer, timings, tokens, status, and its verdicts.", ok=CALL)),
+    Route("POST", "/bench/verdict", post_verdict, "bench", GATEWAY, doc=op(
+        "Judge a seat's answer (the latest verdict on a call counts).", body=VERDICT,
+        ok=obj(("id", "call", "useful", "revisions"), call=STRING, useful={"type": "boolean"}))),
+    Route("GET", "/bench/pending", get_pending, "bench", GATEWAY, doc=op(
+        "The answers the caller asked that have no verdict yet (a key's own, a session's, or every one).",
+        query={"session": STRING, "calls": STRING, "limit": {"type": "integer"}},
+        ok=obj(("limit", "asked_by"), limit={"type": "integer"}, asked_by={"type": "object"}))),
+    Route("GET", "/bench/record", get_record, "bench", GATEWAY, doc=op(
+        "The record per model, overall and per collection (or of one collection).", query={"collection": STRING},
+        ok=obj(("models",), models={"type": "object"}))),
 ]

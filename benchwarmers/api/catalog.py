@@ -8,6 +8,7 @@ from ..catalog.providers import APP_ONLY
 from ..errors import BadRequest, NotFound
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from .endpoints import TRUE
 from .models import view
@@ -76,13 +77,34 @@ def confirm(req: Request, bench: Bench) -> Response:
     return Response.json({"confirmed": model.alias, "was": lifted, "model": view(bench, model)})
 
 
+ONE_MODEL = obj(("model",), model={"type": "object"})
+NUMBER = {"type": ["number", "null"]}
 ROUTES = [
-    Route("GET", "/bench/catalog", status, "bench", ADMIN),
-    Route("POST", "/bench/catalog/refresh", refresh, "bench", ADMIN),
-    Route("GET", "/bench/discover", discover_models, "bench", ADMIN),
-    Route("GET", "/bench/catalog/app-only", app_only, "bench", ADMIN),
-    Route("PUT", "/bench/catalog/app-only/{provider}", set_app_only, "bench", ADMIN),
-    Route("PUT", "/bench/models/{alias}/facts", set_facts, "bench", ADMIN),
-    Route("PUT", "/bench/models/{alias}/roles", set_roles, "bench", ADMIN),
-    Route("POST", "/bench/models/{alias}/confirm", confirm, "bench", ADMIN),
+    Route("GET", "/bench/catalog", status, "bench", ADMIN, doc=op(
+        "The catalog copies in use: each source, when it was fetched and how many models it lists.",
+        ok=obj(("sources",), sources={"type": "array"}))),
+    Route("POST", "/bench/catalog/refresh", refresh, "bench", ADMIN, doc=op(
+        "Fetch the catalog's sources now; one that fails keeps its last copy.",
+        ok=obj(("sources",), sources={"type": "object"}))),
+    Route("GET", "/bench/discover", discover_models, "bench", ADMIN, doc=op(
+        "Models worth adding, filtered, with this install's routes to each.",
+        query={"free": STRING, "tools": STRING, "vision": STRING, "min_context": {"type": "integer"}, "find": STRING,
+               "limit": {"type": "integer"}}, ok=obj(("models", "total"), models={"type": "array"}))),
+    Route("GET", "/bench/catalog/app-only", app_only, "bench", ADMIN, doc=op(
+        "Providers whose free models work only in their own app, with your switch for each.",
+        ok=obj(("providers",), providers={"type": "array"}))),
+    Route("PUT", "/bench/catalog/app-only/{provider}", set_app_only, "bench", ADMIN, doc=op(
+        "Switch whether a provider's app-only free models are listed and may take explore seats.",
+        body=obj(("use_free",), use_free={"type": "boolean"}), ok=obj(("provider",), provider=STRING))),
+    Route("PUT", "/bench/models/{alias}/facts", set_facts, "bench", ADMIN, doc=op(
+        "Set a model's own facts (null clears one); they win over every other source.",
+        body=obj(context_window=NUMBER, max_output=NUMBER, vision={"type": ["boolean", "null"]},
+                 tools={"type": ["boolean", "null"]}, reasoning={"type": ["boolean", "null"]}, price_in=NUMBER,
+                 price_out=NUMBER), ok=ONE_MODEL)),
+    Route("PUT", "/bench/models/{alias}/roles", set_roles, "bench", ADMIN, doc=op(
+        "Set a model's roles (null: the roles its facts give).",
+        body=obj(("roles",), roles={"type": ["array", "null"], "items": STRING}), ok=ONE_MODEL)),
+    Route("POST", "/bench/models/{alias}/confirm", confirm, "bench", ADMIN, doc=op(
+        "Accept the new price of a held model (a free one that turned paid), so seats may go to it again.",
+        ok=obj(("confirmed", "model"), confirmed=STRING, model={"type": "object"}))),
 ]

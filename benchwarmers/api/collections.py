@@ -4,7 +4,15 @@ from __future__ import annotations
 from ..core.overview import overview
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, GATEWAY, Route
+
+NAMES = {"type": ["array", "string"], "items": STRING}
+COLLECTION = obj(("name", "members", "explore"), name=STRING, description=STRING, members={"type": "array"},
+                 explore={"type": "integer"}, merge_model={"type": ["string", "null"]}, shadow={"type": "integer"},
+                 purpose=STRING)
+SAVE = obj(members=NAMES, add=NAMES, remove=NAMES, description=STRING, explore={"type": "integer"},
+           merge_model={"type": ["string", "null"]}, shadow={"type": "integer"}, purpose=STRING)
 
 
 def view(col, models: dict) -> dict:
@@ -48,10 +56,18 @@ def delete_collection(req: Request, bench: Bench) -> Response:
 
 
 ROUTES = [
-    Route("GET", "/bench/collections", list_collections, "bench", GATEWAY),
-    Route("GET", "/bench/collections/{name}", get_collection, "bench", GATEWAY),
-    Route("GET", "/bench/collections/{name}/overview", collection_overview, "bench", GATEWAY),
-    Route("PUT", "/bench/collections/{name}", save_collection, "bench", ADMIN),
-    Route("POST", "/bench/collections/{name}", save_collection, "bench", ADMIN),
-    Route("DELETE", "/bench/collections/{name}", delete_collection, "bench", ADMIN),
+    Route("GET", "/bench/collections", list_collections, "bench", GATEWAY, doc=op(
+        "The collections (a gateway key sees those it reaches).",
+        ok=obj(("collections",), collections={"type": "array", "items": COLLECTION}))),
+    Route("GET", "/bench/collections/{name}", get_collection, "bench", GATEWAY, doc=op("One collection.",
+                                                                                      ok=COLLECTION)),
+    Route("GET", "/bench/collections/{name}/overview", collection_overview, "bench", GATEWAY, doc=op(
+        "A collection with the calls one ask makes, what its members share, their record and suggestions.",
+        ok=obj(("name", "seats"), name=STRING, seats=obj(("calls",))))),
+    Route("PUT", "/bench/collections/{name}", save_collection, "bench", ADMIN, doc=op(
+        "Create or change a collection: members replace, add and remove edit.", body=SAVE, ok=COLLECTION)),
+    Route("POST", "/bench/collections/{name}", save_collection, "bench", ADMIN, doc=op(
+        "The same as PUT.", body=SAVE, ok=COLLECTION)),
+    Route("DELETE", "/bench/collections/{name}", delete_collection, "bench", ADMIN, doc=op(
+        "Delete a collection.", ok=obj(("deleted",), deleted=STRING))),
 ]

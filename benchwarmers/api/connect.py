@@ -11,6 +11,7 @@ from ..redaction import redact
 from ..roster.registry import Endpoint, check_name
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from .endpoints import register
 
@@ -86,4 +87,6 @@ def record(bench: Bench, result: dict) -> str:
     return bench.signins.finish(result)
 
 
-ROUTES = [Route("GET", "/bench/connect", list_providers, "bench", ADMIN, dashboard_only=True)]
+ROUTES = [Route("GET", "/bench/connect", list_providers, "bench", ADMIN, dashboard_only=True, doc=op(
+    "The providers one can sign in to or paste a key for, and a finished sign-in's result (`result`).",
+    query={"result": STRING}, ok=obj(("providers",), providers={"type": "array"})))]

@@ -13,6 +13,7 @@ from ..roster import health, healthrecord, onboard
 from ..roster.registry import Endpoint, new_endpoint
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 
 TRUE = ("1", "true", "yes", "on")
@@ -69,21 +70,41 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
                      f"{key_env(endpoint.name)}; or pass --no-key for a local server.")
 
 
+def keep_flag(body: dict) -> bool:
+    keep = body.get("keep_key", False)
+    if not isinstance(keep, bool):
+        raise BadRequest("keep_key must be true or false.")
+    return keep
+
+
+def keep_stored_key(old: Endpoint | None, new: Endpoint, key: str | None, new_key: bool, keep: bool) -> None:
+    """A stored key goes to a new base URL only when the caller says so: whoever may change the URL must not get the
+    key sent to a server of their choosing by leaving the key out."""
+    if old and key and not new_key and old.base_url != new.base_url and not keep:
+        raise BadRequest(f"The base URL of {new.name!r} changes from {old.base_url} to {new.base_url}; its stored "
+                         "key is not sent to a new URL unless you say so.",
+                         f"Give the key again (`bench endpoint add {new.name} --base {new.base_url} --replace` "
+                         "prompts for it), or confirm that this URL may have it with keep_key: true (--keep-key).")
+
+
 def add_endpoint(req: Request, bench: Bench) -> Response:
     body = req.json()
     endpoint = endpoint_from(body)
     reg = bench.registry
-    if endpoint.name in reg.endpoints() and not body.get("replace"):
+    old = reg.endpoints().get(endpoint.name)
+    if old and not body.get("replace"):
         raise Conflict(f"Endpoint {endpoint.name!r} exists.",
                        "Add --replace to change its URL, protocol or key, or pick another name.")
     key, new_key = key_for(body, endpoint)
-    return Response.json({"endpoint": register(bench, endpoint, key, new_key)}, 201)
+    return Response.json({"endpoint": register(bench, endpoint, key, new_key, keep_flag(body))}, 201)
 
 
-def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool) -> dict:
+def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, keep_key: bool = False) -> dict:
     """Check the endpoint by listing its models with `key`, save it, and store a new key in keys.json;
-    its view (never the key). Provider sign-in (api/connect.py) adds endpoints through this too."""
+    its view (never the key). Provider sign-in (api/connect.py) adds endpoints through this too: a changed base
+    URL needs the key given again there as well, or `keep_key`."""
     reg = bench.registry
+    keep_stored_key(reg.endpoints().get(endpoint.name), endpoint, key, new_key, keep_key)
     served = check_endpoint(endpoint, key)
     extra = {"served_count": len(served), "checked": time.time()}
     reg.save_endpoint(endpoint, extra)
@@ -196,11 +217,27 @@ def candidates(req: Request, bench: Bench) -> Response:
     return Response.json({"candidates": rows, "errors": errors, "new_only": only_new})
 
 
+ENDPOINT = obj(("name", "base_url", "api", "key_source"), name=STRING, base_url=STRING, api=STRING,
+               key_source=STRING)
 ROUTES = [
-    Route("GET", "/bench/endpoints", list_endpoints, "bench", ADMIN),
-    Route("POST", "/bench/endpoints", add_endpoint, "bench", ADMIN),
-    Route("DELETE", "/bench/endpoints/{name}", remove_endpoint, "bench", ADMIN),
-    Route("POST", "/bench/endpoints/{name}/test", test_endpoint, "bench", ADMIN),
-    Route("GET", "/bench/local-servers", local_servers, "bench", ADMIN),
-    Route("GET", "/bench/candidates", candidates, "bench", ADMIN),
+    Route("GET", "/bench/endpoints", list_endpoints, "bench", ADMIN, doc=op(
+        "Every endpoint, with where its key comes from (never the key).",
+        ok=obj(("endpoints",), endpoints={"type": "array", "items": ENDPOINT}))),
+    Route("POST", "/bench/endpoints", add_endpoint, "bench", ADMIN, doc=op(
+        "Add (or with replace, change) an endpoint, checked by listing its models before anything is saved. A "
+        "changed base URL needs the key again, or keep_key: true.", status=201,
+        body=obj(("name", "base_url"), name=STRING, base_url=STRING, api=STRING, key={"type": ["string", "null"]},
+                 no_key={"type": "boolean"}, replace={"type": "boolean"}, keep_key={"type": "boolean"}),
+        ok=obj(("endpoint",), endpoint=ENDPOINT))),
+    Route("DELETE", "/bench/endpoints/{name}", remove_endpoint, "bench", ADMIN, doc=op(
+        "Remove an endpoint; its models are retired.", ok=obj(("removed", "retired"), removed=STRING))),
+    Route("POST", "/bench/endpoints/{name}/test", test_endpoint, "bench", ADMIN, doc=op(
+        "List an endpoint's models with its key now; the count and time are kept beside it.",
+        ok=obj(("endpoint", "ok"), endpoint=ENDPOINT, ok={"type": "boolean"}))),
+    Route("GET", "/bench/local-servers", local_servers, "bench", ADMIN, doc=op(
+        "Model servers answering on this machine (a local Ollama), and the endpoint that already uses each.",
+        ok=obj(("servers",), servers={"type": "array"}))),
+    Route("GET", "/bench/candidates", candidates, "bench", ADMIN, doc=op(
+        "What each endpoint serves, marked when already on the bench.", query={"new": STRING},
+        ok=obj(("candidates", "errors"), candidates={"type": "array"}, errors={"type": "array"}))),
 ]

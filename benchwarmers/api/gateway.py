@@ -9,11 +9,12 @@ from urllib.parse import quote
 from .. import formats
 from ..canonical import DIRECT, ROUTE, Ask, Text
 from ..core.route import TurnReply
-from ..errors import BadRequest, Forbidden, NotFound
+from ..errors import BadRequest, CollectionNotFound, Forbidden, NotFound
 from ..formats.base import FormatRoute, Lookup, ReplyInfo, RequestInfo
 from ..server.bench import Bench
 from ..server.guard import presented_key
 from ..server.messages import Request, Response
+from ..server.openapi import ANY_JSON, op
 from ..server.routes import GATEWAY, Route
 
 Handler = Callable[[Request, Bench], Response]
@@ -33,6 +34,26 @@ def check_reach(req: Request, target) -> None:
     key.check_collection(target.name)
 
 
+def check_reach_within(req: Request, ask: Ask, bench: Bench) -> None:
+    """A key limited to some collections reaches only the models of those collections, by every path (`bench.with`
+    in any format, streamed or merged, the CLI's --with, MCP), and its errors name nothing outside them: an unknown
+    collection's 404 lists its own collections, never the others."""
+    key = req.caller
+    if key is None or "*" in key.collections:
+        return
+    collections = bench.collections.all()
+    mine = sorted(c for c in key.collections if c in collections)
+    if ask.target.mode != DIRECT and ask.target.name not in collections:
+        raise CollectionNotFound(f"No collection named {ask.target.name!r}.",
+                                 "Ask one of: " + (", ".join(f"bench/{c}" for c in mine) or "(none yet)") + ".")
+    reach = {m for c in mine for m in collections[c].members}
+    outside = [m for m in ask.with_models if m not in reach]
+    if outside:
+        raise Forbidden(f"The key {key.name!r} does not reach {', '.join(map(repr, outside))}: `bench.with` may name "
+                        "only members of its collections.",
+                        "Ask with: " + (", ".join(sorted(reach)) or "(no members yet)") + ", or widen the key.")
+
+
 def session_of(req: Request) -> str | None:
     """The session a client says it asks for (X-Bench-Session; the MCP server on stdio sends one), so its answers
     waiting for a verdict can be found again without a key."""
@@ -47,13 +68,14 @@ def check_session(value: str, where: str) -> str:
     return value
 
 
-def admit(fmt: ModuleType, req: Request, info: RequestInfo) -> Ask:
+def admit(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Ask:
     """The request as an Ask the caller may make: a target named and within its key's reach, the key and
     session that ask noted for the record."""
     ask = fmt.parse(req.json(), info)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     check_reach(req, ask.target)
+    check_reach_within(req, ask, bench)
     ask.caller = req.caller.name if req.caller else None
     ask.session = session_of(req)
     return ask
@@ -61,7 +83,7 @@ def admit(fmt: ModuleType, req: Request, info: RequestInfo) -> Ask:
 
 def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Response:
     """Parse in the client's format, run the panel (or route mode), answer in the same format."""
-    ask = admit(fmt, req, info)
+    ask = admit(fmt, req, bench, info)
     if not has_content(ask):
         return nothing_to_answer(fmt, req, bench, ask, info)
     if "anthropic-beta" in req.headers:   # forwarded only when an Anthropic member gets the body as it came
@@ -156,10 +178,22 @@ def routes() -> list[Route]:
     table = []
     for (method, pattern), declared in grouped.items():
         declared.sort(key=lambda item: item[1].header is None)   # header-bound ones are tried first
-        plain = declared[-1][0]
+        plain, declaration = declared[-1]
         if len(declared) == 1:
             handler = handler_for(*declared[0])
         else:
             handler = by_header([(route.header, handler_for(fmt, route)) for fmt, route in declared])
-        table.append(Route(method, pattern, handler, plain.SHAPE, GATEWAY))
+        table.append(Route(method, pattern, handler, plain.SHAPE, GATEWAY, doc=operation(plain, declaration)))
     return table
+
+
+def operation(fmt: ModuleType, route: FormatRoute) -> dict | None:
+    """The OpenAPI operation of a format's route, from what the format declares (None when it says nothing, which
+    tests/test_openapi.py refuses)."""
+    if not route.summary:
+        return None
+    if route.op != "ask":
+        return op(route.summary, body=route.body, ok=ANY_JSON)
+    kinds = ("application/json", formats.stream_content_type(fmt, ReplyInfo.new("")))
+    return op(route.summary, body=route.body, ok=ANY_JSON, content=tuple(dict.fromkeys(kinds)),
+              query={"alt": {"type": "string"}} if route.stream else None)

@@ -5,6 +5,7 @@ from ..core import stats
 from ..errors import BadRequest, NotFound
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..store.history import VERDICT_FILTERS, History
 from .onboard import whole_number
@@ -39,7 +40,15 @@ def daily(req: Request, bench: Bench) -> Response:
 
 
 ROUTES = [
-    Route("GET", "/bench/history", list_history, "bench", ADMIN),
-    Route("GET", "/bench/history/{id}", get_history, "bench", ADMIN),
-    Route("GET", "/bench/stats/daily", daily, "bench", ADMIN),
+    Route("GET", "/bench/history", list_history, "bench", ADMIN, doc=op(
+        "Asks, newest first: panels and route turns, a page at a time.",
+        query={"collection": STRING, "model": STRING, "status": STRING, "verdict": STRING,
+               "page": {"type": "integer"}, "per_page": {"type": "integer"}},
+        ok=obj(("items", "total", "page", "per_page"), items={"type": "array"}, total={"type": "integer"}))),
+    Route("GET", "/bench/history/{id}", get_history, "bench", ADMIN, doc=op(
+        "One ask whole: a panel with its seats and merge, or a route turn with its shadow seats.")),
+    Route("GET", "/bench/stats/daily", daily, "bench", ADMIN, doc=op(
+        "Calls per day (the service's local days, oldest first), with their verdicts.",
+        query={"days": {"type": "integer"}, "model": STRING, "collection": STRING},
+        ok=obj(("days",), days={"type": "array"}))),
 ]

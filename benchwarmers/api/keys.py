@@ -6,7 +6,12 @@ from ..roster.registry import suggest
 from ..server.bench import Bench
 from ..server.gatewaykeys import enforcement
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+
+KEY = obj(("name", "collections", "created"), name=STRING, collections={"type": "array", "items": STRING},
+          rpm={"type": ["integer", "null"]}, created={"type": "number"}, revoked={"type": ["number", "null"]},
+          prefix=STRING)
 
 
 def create_key(req: Request, bench: Bench) -> Response:
@@ -41,7 +46,13 @@ def revoke_key(req: Request, bench: Bench) -> Response:
 
 
 ROUTES = [
-    Route("POST", "/bench/keys", create_key, "bench", ADMIN),
-    Route("GET", "/bench/keys", list_keys, "bench", ADMIN),
-    Route("DELETE", "/bench/keys/{name}", revoke_key, "bench", ADMIN),
+    Route("POST", "/bench/keys", create_key, "bench", ADMIN, doc=op(
+        "Make a gateway key; its secret is in `key`, shown this once.", status=201,
+        body=obj(("name", "collections"), name=STRING, collections={"type": ["array", "string"], "items": STRING},
+                 rpm={"type": ["integer", "null"]}),
+        ok={**KEY, "required": ["name", "collections", "key"]})),
+    Route("GET", "/bench/keys", list_keys, "bench", ADMIN, doc=op(
+        "Every gateway key (never a secret).", ok=obj(("keys",), keys={"type": "array", "items": KEY}))),
+    # {name:path}: a key made before names had one rule may hold a '/', and must still be revocable
+    Route("DELETE", "/bench/keys/{name:path}", revoke_key, "bench", ADMIN, doc=op("Revoke a key.", ok=KEY)),
 ]

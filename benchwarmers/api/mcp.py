@@ -13,6 +13,7 @@ from ..mcp.tools import Reach, Tools
 from ..server import guard
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import ANY_JSON, obj, op
 from ..server.routes import GATEWAY, Route
 from .mcpreach import InProcessReach
 
@@ -137,7 +138,12 @@ def get_mcp(req: Request, bench: Bench) -> Response:
 
 
 ROUTES = [
-    Route("POST", "/mcp", post_mcp, "jsonrpc", GATEWAY),
-    Route("GET", "/mcp", get_mcp, "jsonrpc", GATEWAY),
-    Route("DELETE", "/mcp", delete_mcp, "jsonrpc", GATEWAY),
+    Route("POST", "/mcp", post_mcp, "jsonrpc", GATEWAY, doc=op(
+        "MCP over HTTP (Streamable HTTP): JSON-RPC messages in (initialize first, then Mcp-Session-Id), JSON or "
+        "an event stream out (202 when it held only notifications).", body=ANY_JSON, ok=ANY_JSON,
+        content=("application/json", EVENT_STREAM), also={202: None})),
+    Route("GET", "/mcp", get_mcp, "jsonrpc", GATEWAY, doc=op(
+        "Opens no server stream here: 405 (POST the messages instead).", status=405, ok=obj())),
+    Route("DELETE", "/mcp", delete_mcp, "jsonrpc", GATEWAY, doc=op(
+        "End the MCP session named in Mcp-Session-Id (204).", status=204, content=())),
 ]

@@ -6,15 +6,18 @@ from ..errors import BadRequest
 from ..roster import health, healthrecord, onboard, speed
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 
 WAIT = 600.0   # seconds POST /bench/models waits for its item before answering 202 with it
+MODEL = obj(("alias", "endpoint", "served", "status"), alias=STRING, endpoint=STRING, served=STRING, status=STRING)
+ONE = obj(("model",), model=MODEL)
 
 
 def view(bench: Bench, model, probe: dict | None = None, perf: dict | None = None) -> dict:
     if probe is None:
         probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
-    out = onboard.model_view(model, probe, bench.resting.until(model.endpoint))
+    out = onboard.model_view(model, probe, bench.resting.until(model.endpoint, model.served))
     out["perf"] = perf if perf is not None else speed.latest(bench.db, model.alias).get(model.alias)
     out["catalog"] = bench.catalog.describe(model)
     held = out["catalog"]["held"]
@@ -103,10 +106,22 @@ def restore_model(req: Request, bench: Bench) -> Response:
 
 
 ROUTES = [
-    Route("GET", "/bench/models", list_models, "bench", ADMIN),
-    Route("POST", "/bench/models", add_model, "bench", ADMIN),
-    Route("GET", "/bench/models/{alias}", show_model, "bench", ADMIN),
-    Route("POST", "/bench/models/{alias}/probe", probe_model, "bench", ADMIN),
-    Route("POST", "/bench/models/{alias}/retire", retire_model, "bench", ADMIN),
-    Route("POST", "/bench/models/{alias}/restore", restore_model, "bench", ADMIN),
+    Route("GET", "/bench/models", list_models, "bench", ADMIN, doc=op(
+        "The roster, each model with its record; `find` matches any part of alias, served name or endpoint.",
+        query={"find": STRING}, ok=obj(("models",), models={"type": "array", "items": MODEL}))),
+    Route("POST", "/bench/models", add_model, "bench", ADMIN, doc=op(
+        "Onboard a model through the onboarding queue: 201 once it is on the bench (its probe answered), 202 "
+        "with the queue item while it still runs.", status=201,
+        body=obj(("served",), served=STRING, endpoint={"type": ["string", "null"]}, alias={"type": ["string", "null"]},
+                 quick={"type": "boolean"}, ad_hoc={"type": "boolean"}),
+        ok=obj(("model", "probe"), model=MODEL))),
+    Route("GET", "/bench/models/{alias}", show_model, "bench", ADMIN, doc=op(
+        "One model with its last probes and its record.", ok=ONE)),
+    Route("POST", "/bench/models/{alias}/probe", probe_model, "bench", ADMIN, doc=op(
+        "Probe a model now; one that fails for a reason of its own twice is retired.",
+        ok=obj(("probe", "model"), model=MODEL))),
+    Route("POST", "/bench/models/{alias}/retire", retire_model, "bench", ADMIN, doc=op(
+        "Retire a model.", body=obj(reason={"type": ["string", "null"]}), body_required=False, ok=ONE)),
+    Route("POST", "/bench/models/{alias}/restore", restore_model, "bench", ADMIN, doc=op(
+        "Bring a retired model back.", ok=ONE)),
 ]

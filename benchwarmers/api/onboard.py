@@ -4,7 +4,11 @@ from __future__ import annotations
 from ..errors import BadRequest
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+
+ITEM = obj(("id", "served", "state"), id={"type": "integer"}, served=STRING, state=STRING)
+ITEMS = obj(("items",), items={"type": "array", "items": ITEM})
 
 
 def whole_number(value: str, what: str, low: int, high: int) -> int:
@@ -38,7 +42,13 @@ def get_onboard(req: Request, bench: Bench) -> Response:
 
 
 ROUTES = [
-    Route("POST", "/bench/onboard", post_onboard, "bench", ADMIN),
-    Route("GET", "/bench/onboard", list_onboard, "bench", ADMIN),
-    Route("GET", "/bench/onboard/{id}", get_onboard, "bench", ADMIN),
+    Route("POST", "/bench/onboard", post_onboard, "bench", ADMIN, doc=op(
+        "Put models on the onboarding queue; they onboard one at a time, in order (202 at once).", status=202,
+        body=obj(("models",), models={"type": "array", "items": {"type": ["string", "object"]}}, mode=STRING,
+                 endpoint={"type": ["string", "null"]}, alias={"type": ["string", "null"]}), ok=ITEMS)),
+    Route("GET", "/bench/onboard", list_onboard, "bench", ADMIN, doc=op(
+        "The queue's items, newest first (`ids`: those items, in id order).",
+        query={"limit": {"type": "integer"}, "ids": STRING}, ok=ITEMS)),
+    Route("GET", "/bench/onboard/{id}", get_onboard, "bench", ADMIN, doc=op(
+        "One item of the queue, with the last lines of its log.", ok=ITEM)),
 ]

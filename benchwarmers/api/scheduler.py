@@ -5,6 +5,7 @@ from ..errors import BadRequest, NotFound
 from ..scheduler import config, runs
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 
 
@@ -74,10 +75,18 @@ def run_job(req: Request, bench: Bench) -> Response:
     return Response.json({"run": bench.scheduler.run_now(req.params["name"])}, 202)
 
 
+SCHEDULER = obj(("enabled", "jobs"), enabled={"type": "boolean"}, jobs={"type": "array"})
+RUN = obj(("run",), run={"type": "object"})
 ROUTES = [
-    Route("GET", "/bench/scheduler", get_scheduler, "bench", ADMIN),
-    Route("POST", "/bench/scheduler", set_scheduler, "bench", ADMIN),
-    Route("GET", "/bench/jobs", list_runs, "bench", ADMIN),
-    Route("GET", "/bench/jobs/{id}", get_run, "bench", ADMIN),
-    Route("POST", "/bench/jobs/{name}/run", run_job, "bench", ADMIN),
+    Route("GET", "/bench/scheduler", get_scheduler, "bench", ADMIN, doc=op(
+        "The scheduler: on or off, each job's switch, time, next and last run.", ok=SCHEDULER)),
+    Route("POST", "/bench/scheduler", set_scheduler, "bench", ADMIN, doc=op(
+        "Switch the scheduler or its jobs on or off, or move a job's time.",
+        body=obj(enabled={"type": "boolean"}, jobs={"type": "object"}), ok=SCHEDULER)),
+    Route("GET", "/bench/jobs", list_runs, "bench", ADMIN, doc=op(
+        "Recent job runs, newest first.", query={"name": STRING, "limit": {"type": "integer"}},
+        ok=obj(("runs",), runs={"type": "array"}))),
+    Route("GET", "/bench/jobs/{id}", get_run, "bench", ADMIN, doc=op("One job run.", ok=RUN)),
+    Route("POST", "/bench/jobs/{name}/run", run_job, "bench", ADMIN, doc=op(
+        "Run a job now, in the background (202 at once).", status=202, ok=RUN)),
 ]

@@ -6,6 +6,7 @@ from ..errors import BadRequest, ConfigError
 from ..providers import llmclient
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import obj, op
 from ..server.routes import ADMIN, Route
 from ..settings import SETTINGS, coerce
 
@@ -54,7 +55,12 @@ def post_settings(req: Request, bench: Bench) -> Response:
     return Response.json(settings_view(bench))
 
 
+SETTINGS_VIEW = obj(("settings", "file"), settings={"type": "array"}, file={"type": "string"})
 ROUTES = [
-    Route("GET", "/bench/settings", get_settings, "bench", ADMIN),
-    Route("POST", "/bench/settings", post_settings, "bench", ADMIN),
+    Route("GET", "/bench/settings", get_settings, "bench", ADMIN, doc=op(
+        "Every setting with its value, default, type and help, and which client makes member calls.",
+        ok=SETTINGS_VIEW)),
+    Route("POST", "/bench/settings", post_settings, "bench", ADMIN, doc=op(
+        "Change settings: {name: value}, each checked against its declaration (null: back to the default).",
+        body=obj(), ok=SETTINGS_VIEW)),
 ]

@@ -10,7 +10,11 @@ from ..server.messages import Request, Response
 
 
 def healthz(req: Request, bench: Bench) -> Response:
-    return Response.json({"status": "ok", "version": bench.version})
+    """200 while the service can keep its records; 503 naming why while it cannot (a full disk)."""
+    store = bench.db.health()
+    if store["ok"]:
+        return Response.json({"status": "ok", "version": bench.version, "store": store})
+    return Response.json({"status": "failing", "version": bench.version, "store": store}, 503)
 
 
 def head_root(req: Request, bench: Bench) -> Response:
@@ -39,6 +43,7 @@ def summary(bench: Bench) -> dict:
         "uptime_seconds": round(time.time() - bench.started, 1),
         "counts": counts,
         "config_problems": problems,
+        "store": bench.db.health(),
         "held": held(bench),
     }
 

@@ -8,6 +8,7 @@ from ..errors import BadRequest, Conflict, NotFound
 from ..roster import health
 from ..server.bench import Bench
 from ..server.messages import Request, Response
+from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..suite import mine, seed, tasks as tasks_mod
 
@@ -149,17 +150,39 @@ def mine_verdicts(req: Request, bench: Bench) -> Response:
     return Response.json(mine.mine(bench.home, bench.db))
 
 
+TASK = obj(("task",), task={"type": "object"})
+RUN = obj(("run",), run={"type": "object"})
+RUNS = obj(("runs",), runs={"type": "array"})
 ROUTES = [
-    Route("GET", "/bench/suite", overview, "bench", ADMIN),
-    Route("GET", "/bench/suite/tasks", list_tasks, "bench", ADMIN),
-    Route("GET", "/bench/suite/tasks/{id}", show_task, "bench", ADMIN),
-    Route("POST", "/bench/suite/tasks/{id}/accept", accept_task, "bench", ADMIN),
-    Route("DELETE", "/bench/suite/tasks/{id}", remove_task, "bench", ADMIN),
-    Route("GET", "/bench/suite/runs", list_runs, "bench", ADMIN),
-    Route("POST", "/bench/suite/runs", start_runs, "bench", ADMIN),
-    Route("GET", "/bench/suite/runs/{id}", show_run, "bench", ADMIN),
-    Route("POST", "/bench/suite/runs/{id}/cancel", cancel_run, "bench", ADMIN),
-    Route("GET", "/bench/suite/scores", scores, "bench", ADMIN),
-    Route("POST", "/bench/suite/seed", seed_repo, "bench", ADMIN),
-    Route("POST", "/bench/suite/mine", mine_verdicts, "bench", ADMIN),
+    Route("GET", "/bench/suite", overview, "bench", ADMIN, doc=op(
+        "The suite: task counts by kind and status, problems, the last runs and the scores.",
+        ok=obj(("tasks", "runs", "scores"), tasks={"type": "object"}, runs={"type": "array"}))),
+    Route("GET", "/bench/suite/tasks", list_tasks, "bench", ADMIN, doc=op(
+        "The suite's tasks (all, ready or draft).", query={"status": STRING},
+        ok=obj(("tasks", "problems"), tasks={"type": "array"}))),
+    Route("GET", "/bench/suite/tasks/{id}", show_task, "bench", ADMIN, doc=op("One task whole.", ok=TASK)),
+    Route("POST", "/bench/suite/tasks/{id}/accept", accept_task, "bench", ADMIN, doc=op(
+        "A draft of the data folder joins the suite (409 when it is not a draft).", ok=TASK)),
+    Route("DELETE", "/bench/suite/tasks/{id}", remove_task, "bench", ADMIN, doc=op(
+        "Remove a task of the data folder (a starter task cannot be).", ok=obj(("removed",), removed=STRING))),
+    Route("GET", "/bench/suite/runs", list_runs, "bench", ADMIN, doc=op(
+        "Suite runs, newest first.", query={"model": STRING, "status": STRING, "limit": {"type": "integer"}},
+        ok=RUNS)),
+    Route("POST", "/bench/suite/runs", start_runs, "bench", ADMIN, doc=op(
+        "Start suite runs for a model or a collection's active members, one run per model (202 at once).",
+        status=202, body=obj((), False, model=STRING, collection=STRING, tasks=STRING), ok=RUNS)),
+    Route("GET", "/bench/suite/runs/{id}", show_run, "bench", ADMIN, doc=op(
+        "One run: its progress and results.", ok=obj(("run", "results"), run={"type": "object"},
+                                                      results={"type": "array"}))),
+    Route("POST", "/bench/suite/runs/{id}/cancel", cancel_run, "bench", ADMIN, doc=op(
+        "Stop a run after the call in flight (409 when it is over).", ok=RUN)),
+    Route("GET", "/bench/suite/scores", scores, "bench", ADMIN, doc=op(
+        "Suite scores per model and purpose.", query={"model": STRING}, ok=obj(("scores",),
+                                                                              scores={"type": "object"}))),
+    Route("POST", "/bench/suite/seed", seed_repo, "bench", ADMIN, doc=op(
+        "Plant bugs in a repo of config/repos.json as draft tasks.", status=201,
+        body=obj(("repo",), repo=STRING, count={"type": "integer"}, seed={"type": "integer"}),
+        ok=obj(("written",), written={"type": "array"}))),
+    Route("POST", "/bench/suite/mine", mine_verdicts, "bench", ADMIN, doc=op(
+        "Draft claim tasks from the verdicts given on answers.", ok=obj(("drafted",), drafted={"type": "array"}))),
 ]

@@ -40,6 +40,8 @@ def register(sub, parent) -> None:
     add.add_argument("--key-stdin", action="store_true", help="read the key from the first line of stdin")
     add.add_argument("--no-key", action="store_true", help="a local server that takes no key")
     add.add_argument("--replace", action="store_true", help="replace an endpoint of the same name")
+    add.add_argument("--keep-key", action="store_true",
+                     help="with --replace and a new base URL: send the stored key to the new URL (else give it again)")
     add.add_argument("--key", nargs="?", const="", default=None, dest="key_arg", help=argparse.SUPPRESS)
     add.set_defaults(func=run_add)
     ls = verbs.add_parser("list", parents=[parent], help="each endpoint, its API, model count and key source",
@@ -86,7 +88,7 @@ def run_add(args, client) -> int:
     if args.no_key and args.key_stdin:
         raise ClientError("--no-key and --key-stdin contradict each other; pick one.", 2)
     body = {"name": args.name, "base_url": args.base, "api": args.api, "no_key": args.no_key,
-            "replace": args.replace}
+            "replace": args.replace, "keep_key": args.keep_key}
     key = read_key(args)
     if key:
         body["key"] = key

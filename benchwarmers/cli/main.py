@@ -10,6 +10,7 @@ from .. import __version__
 from . import commands, terminal
 from .serve import SERVE_FLAGS
 from ..client import Client, ClientError
+from .output import write
 
 EPILOG = """examples:
   benchwarmers                      start the dashboard (initialises the data folder on first run)
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         client = Client(args.url, environ=None) if getattr(args, "needs_client", True) else None
         return int(args.func(args, client) or 0)
     except ClientError as e:
-        sys.stderr.write(f"{e}\n")
+        write(f"{e}\n", sys.stderr)   # its message may quote an upstream's words
         return e.code
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         else:
-            sys.stderr.write(f"Failed: {type(e).__name__}: {e}\n(--debug shows the traceback)\n")
+            write(f"Failed: {type(e).__name__}: {e}\n(--debug shows the traceback)\n", sys.stderr)
         return 1
 
 

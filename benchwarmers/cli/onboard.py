@@ -7,7 +7,7 @@ import time
 
 from ..client import ClientError
 from . import terminal
-from .output import emit_json, note, say, table
+from .output import emit_json, for_terminal, note, say, table, write
 
 FMT = argparse.RawDescriptionHelpFormatter
 POLL = 0.5
@@ -105,7 +105,7 @@ def follow(client, ids: list[int]) -> list[dict]:
     path = "/bench/onboard?ids=" + ",".join(str(i) for i in ids)
     while True:
         items = client.get(path)["items"]
-        lines = [progress_line(i) for i in items]
+        lines = [for_terminal(progress_line(i), sys.stderr) for i in items]   # a reason may quote an upstream
         if live:
             if shown:
                 sys.stderr.write(f"\x1b[{len(shown)}F")     # back to the first line, then redraw each
@@ -114,7 +114,7 @@ def follow(client, ids: list[int]) -> list[dict]:
         else:
             for item, line in zip(items, lines):
                 if shown.get(item["id"]) != item["state"]:
-                    sys.stderr.write(line + "\n")
+                    write(line + "\n", sys.stderr)
                     shown[item["id"]] = item["state"]
         sys.stderr.flush()
         if all(i["state"] in FINISHED for i in items) or time.monotonic() > deadline:

@@ -2,19 +2,40 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import time
 
 NARROWEST = 8         # a column cut to fit a terminal keeps at least this many characters
 
+# What a terminal would act on rather than show: escape sequences (CSI: colours, cursor moves; OSC: window titles,
+# clipboard writes, links; DCS and the like), the other C0 and C1 controls (a carriage return forges a line), and
+# bidi overrides. Upstream text reaches the terminal through `bench ask`; it must not drive it.
+_CONTROLS = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                       r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b.?"
+                       r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def for_terminal(text: str, stream=None) -> str:
+    """`text` without control sequences when `stream` (default stdout) is a terminal; as it is otherwise (a pipe or
+    a file gets exactly what the service said)."""
+    stream = stream or sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    return _CONTROLS.sub("", text) if isatty and isatty() else text
+
+
+def write(text: str, stream=None) -> None:
+    stream = stream or sys.stdout
+    stream.write(for_terminal(text, stream))
+
 
 def emit_json(data) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def say(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+    write(text + "\n")
 
 
 def plural(count, noun: str) -> str:
@@ -25,7 +46,7 @@ def plural(count, noun: str) -> str:
 
 
 def note(text: str = "") -> None:
-    sys.stderr.write(text + "\n")
+    write(text + "\n", sys.stderr)
 
 
 def when(epoch) -> str:
@@ -44,9 +65,9 @@ def table(headers: list[str], rows: list[list], out=None, fit: bool = False) -> 
         widths = fit_widths(widths, limit)
         headers, cells = cut(headers, widths), [cut(r, widths) for r in cells]
     line = lambda values: "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()
-    out.write(line(headers) + "\n")
+    write(line(headers) + "\n", out)
     for r in cells:
-        out.write(line(r) + "\n")
+        write(line(r) + "\n", out)
 
 
 def terminal_width(out) -> int | None:

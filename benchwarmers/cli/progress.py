@@ -9,6 +9,8 @@ import time
 from typing import Iterable, Iterator, TextIO
 from urllib.parse import unquote
 
+from .output import for_terminal
+
 HEADING = re.compile(r"^## Seat (\d+) · ")
 TICK = 1.0      # seconds between updates of the waiting line
 
@@ -44,7 +46,7 @@ class PanelView:
         self.write(text)
 
     def write(self, text: str) -> None:
-        self.out.write(text)
+        self.out.write(for_terminal(text, self.out))     # upstream text: no escape sequence drives a terminal
         self.out.flush()
         self.ended = text or self.ended
 

@@ -36,4 +36,9 @@ def run(args, client) -> int:
     for problem in d.get("config_problems", []):
         say(f"Config problem: {problem}")
     held_notes(d.get("held") or [])
+    store = d.get("store") or {}
+    if store.get("ok") is False:
+        say(f"Store failing: {store.get('error')} ({store.get('lost')} writes lost so far); free disk space, "
+            "writing resumes by itself.")
+        return 1
     return 0

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import os
+from concurrent.futures import Future, wait
 from dataclasses import replace
 from typing import Callable, Iterator
 
@@ -12,7 +13,9 @@ from ..providers.llmclient import LlmClient
 from ..roster.registry import Endpoint, Model, Registry
 from ..roster.resting import Resting
 from ..settings import CLIENTS
-from ..store.calls import CallRecord, Calls, prompt_hash, summarise_request
+from ..store.calls import CallRecord, Calls, clip_stored, prompt_hash, summarise_request
+
+SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
 
 BUILTIN, LLM = CLIENTS
 CLIENT_ENV = "BENCH_CLIENT"
@@ -68,6 +71,13 @@ class Caller:
         self.settings = settings
         self.facts = facts or (lambda model: model.facts)   # the catalog's merged facts, in the service
 
+    def stored_chars(self) -> int:
+        return int(self.settings()["record_max_kb"] * 1024)
+
+    def summary(self, ask: Ask) -> tuple[str, str]:
+        """(what was asked, as stored: at most `record_max_kb`; the prompt's hash, over all of it)."""
+        return summarise_request(ask, self.stored_chars()), prompt_hash(ask)
+
     def timeouts(self) -> Timeouts:
         return seat_timeouts(self.settings()["seat_timeout"])
 
@@ -120,25 +130,36 @@ class Caller:
         return other
 
     def failed(self, model: Model, error: BaseException) -> None:
-        """A call failed: a rate limit rests the member's endpoint until its reset."""
-        self.resting.observe(model.endpoint, error)
+        """A call failed: a rate limit rests what it names (this model, or its whole connection) until its reset."""
+        self.resting.observe(model.endpoint, model.served, error)
 
     def record(self, call_id: str, model: Model, ask: Ask, status: str, *, kind: str, mode: str, seconds: float,
                answer: Answer | None = None, ttft: float | None = None, error: str | None = None,
                collection: str | None = None, panel: str | None = None, seat: int | None = None,
-               request: tuple[str, str] | None = None, extra: dict | None = None) -> None:
-        """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask."""
-        summary, digest = request or (summarise_request(ask), prompt_hash(ask))
+               request: tuple[str, str] | None = None, extra: dict | None = None) -> Future:
+        """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask.
+        The record is queued for the writer's next batch; the Future is done once it is committed (see settle)."""
+        summary, digest = request or self.summary(ask)
         if answer is not None:
             estimate_usage(answer, ask)
         usage = answer.usage if answer else None
+        said = clip_stored(answer.text or None, self.stored_chars()) if answer else None
         tokens = self.budgeted(model, ask).max_tokens if answer is not None else ask.max_tokens
         if tokens != ask.max_tokens:   # what this member was really asked for: the client's cut, or the default
             extra = {**(extra or {}), "max_tokens": tokens}
-        self.calls.add(CallRecord(
+        return self.calls.add(CallRecord(
             id=call_id, model=model.alias, status=status, panel=panel, collection=collection,
             endpoint=model.endpoint, served=model.served, kind=kind, mode=mode, seat=seat, error=error,
-            request=summary, prompt_hash=digest, answer=(answer.text or None) if answer else None,
+            request=summary, prompt_hash=digest, answer=said,
             ttft=ttft if ttft is not None or answer is None else answer.ttft, seconds=round(seconds, 4),
             input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
             tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, session=ask.session, extra=extra))
+
+    @staticmethod
+    def settle(records: list[Future], timeout: float = SETTLE_SECONDS) -> None:
+        """Wait until these call records are committed, so what a client is told about (its call ids) survives a
+        crash of the service from then on. A store that cannot write fails the futures at once (its health says
+        why): the answer still goes out, its record does not."""
+        pending = [f for f in records if not f.done()]
+        if pending:
+            wait(pending, timeout)

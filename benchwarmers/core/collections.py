@@ -5,10 +5,12 @@ from dataclasses import dataclass, field
 
 from ..catalog.roles import PURPOSES, check_purpose
 from ..errors import BadRequest, CollectionNotFound
-from ..roster.registry import Registry, check_name, close_names, suggest, suggest_all
+from ..names import check_name
+from ..roster.registry import Registry, close_names, suggest, suggest_all
 from ..store import Config
 
 FILE = "collections.json"
+FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model", "purpose"}
 
 
 @dataclass
@@ -63,6 +65,10 @@ class Collections:
     def save(self, name: str, spec: dict) -> Collection:
         """Create or change a collection: members replace, add and remove edit; unknown models are refused."""
         check_name(name, "Collection name")
+        unknown = sorted(set(spec) - FIELDS)
+        if unknown:
+            raise BadRequest(f"Unknown field(s): {', '.join(unknown)}.",
+                             "A collection takes " + ", ".join(sorted(FIELDS)) + ".")
         current = self.all().get(name) or Collection(name)
         members = list(current.members)
         if "members" in spec:

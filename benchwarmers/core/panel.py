@@ -13,10 +13,11 @@ from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask
 from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat, RateLimited,
                       ToolsNeedRouteMode, UpstreamFailed)
 from ..roster.registry import Registry
-from ..store.calls import new_id, prompt_hash, summarise_request
+from ..store.calls import new_id
 from . import merge
 from .calling import Caller
 from .collections import Collection, Collections
+from .lanes import Lanes
 from .pump import pump
 from .record import Record
 from .seating import Plan, SeatPlan, Seating
@@ -63,6 +64,7 @@ class PanelRun:
     merge_usage: Usage = field(default_factory=Usage)
     request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel
     endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
+    records: list = field(default_factory=list)       # its call records' Futures (committed before the reply ends)
 
     @property
     def collection_name(self) -> str | None:
@@ -90,6 +92,7 @@ class Panel:
         self.registry, self.collections, self.seating = registry, collections, seating
         self.caller, self.record, self.settings = caller, record, settings
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")
+        self.lanes = Lanes(self.pool, workers, lambda: self.settings()["endpoint_share"])
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -107,7 +110,7 @@ class Panel:
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
             raise no_able_seat(plan)
         run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
-                       request=(summarise_request(ask), prompt_hash(ask)), endpoints=self.registry.endpoints())
+                       request=self.caller.summary(ask), endpoints=self.registry.endpoints())
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=new_id()) for sp in plan.seats]
         self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller)
         for sp, seat in zip(plan.seats, run.seats):
@@ -116,7 +119,7 @@ class Panel:
                 self._record(run, sp, seat, None)
                 run.done.put(seat)
             else:
-                self.pool.submit(self._run_seat, run, sp, seat)
+                self.lanes.submit(sp.model.endpoint, self._run_seat, run, sp, seat)
         return run
 
     def _target(self, ask: Ask):
@@ -135,6 +138,12 @@ class Panel:
     def _run_seat(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
         answer = None
         started = time.monotonic()
+        if started > run.deadline:   # it waited for its endpoint's share of the workers until nobody wanted it
+            seat.status, seat.error = TIMEOUT, (f"not started: its endpoint {sp.model.endpoint!r} was busy with "
+                                                "other seats until the panel stopped waiting")
+            self._record(run, sp, seat, None)
+            run.done.put(seat)
+            return
         try:
             # the endpoint was looked up once per panel, not once per seat
             answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint))
@@ -154,9 +163,10 @@ class Panel:
         run.done.put(seat)
 
     def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None) -> None:
-        self.caller.record(seat.call, sp.model, run.ask, seat.status, kind=seat.kind, mode=run.ask.target.mode,
-                           seconds=seat.seconds, answer=answer, error=seat.error, collection=run.collection_name,
-                           panel=run.id, seat=seat.seat, request=run.request)
+        run.records.append(self.caller.record(
+            seat.call, sp.model, run.ask, seat.status, kind=seat.kind, mode=run.ask.target.mode, seconds=seat.seconds,
+            answer=answer, error=seat.error, collection=run.collection_name, panel=run.id, seat=seat.seat,
+            request=run.request))
 
     # -- gathering -----------------------------------------------------------------------------
     def finished(self, run: PanelRun, keepalive: float | None = None) -> Iterator:
@@ -187,9 +197,10 @@ class Panel:
                 on_seat(seat)
         self._check_any(run)
         if run.ask.target.mode == MERGED:
-            text = "".join(ev.text for ev in self._merge(run) if isinstance(ev, TextDelta))
+            text = "".join(ev.text for ev in self._merge(run, self._merge_model(run)) if isinstance(ev, TextDelta))
         else:
             text = "".join(seat_block(s) for s in run.seats).rstrip() + "\n"
+        self.settle(run)   # acknowledged only once its records are committed
         return Answer(text=text, usage=self._usage(run), finish_reason=STOP)
 
     def events(self, run: PanelRun) -> Iterator:
@@ -207,13 +218,21 @@ class Panel:
             yield ErrorEvent(e)
             return
         if merged:
-            yield from pump(self._merge(run), self.pool, keepalive)
+            model = self._merge_model(run)
+            lane = self.lanes.executor(model.endpoint if model else "")
+            yield from pump(self._merge(run, model), lane, keepalive)
+        self.settle(run)   # the final event (the call ids) only once the records are committed
         yield Finish(STOP, self._usage(run), run.bench())
 
     def merge_events(self, run: PanelRun) -> Iterator:
         """After finished() gave every seat: the merge model's answer as events (every seat's block if it fails)."""
         self._check_any(run)
-        yield from self._merge(run)
+        yield from self._merge(run, self._merge_model(run))
+
+    def settle(self, run: PanelRun) -> None:
+        """Wait until the panel's call records are committed: every way of answering a panel (a format's reply, the
+        dashboard's stream, MCP) calls this before its last word, which carries the call ids."""
+        self.caller.settle(list(run.records))
 
     def _check_any(self, run: PanelRun) -> None:
         if any(s.status == OK for s in run.seats):
@@ -225,10 +244,12 @@ class Panel:
     def _usage(self, run: PanelRun) -> Usage:
         return run.reply().usage + run.merge_usage
 
-    def _merge(self, run: PanelRun) -> Iterator:
+    def _merge_model(self, run: PanelRun):
+        return merge.choose(run.collection, self.settings()["merge_model"], self.registry, self.record, run.reply())
+
+    def _merge(self, run: PanelRun, model) -> Iterator:
         """Stream the merge model's answer; on failure fall back to every seat's block, saying why."""
         reply = run.reply()
-        model = merge.choose(run.collection, self.settings()["merge_model"], self.registry, self.record, reply)
         call_id = new_id()
         info = run.merge_info = {"model": model.alias if model else None, "call": call_id, "status": OK}
         started = time.monotonic()
@@ -256,6 +277,6 @@ class Panel:
         info["usage"] = usage.to_dict()
         run.merge_usage = usage
         if model is not None:
-            self.caller.record(call_id, model, run.ask, info["status"], kind="merge", mode=MERGED,
-                               seconds=time.monotonic() - started, answer=written, error=error,
-                               collection=run.collection_name, panel=run.id, seat=0, request=run.request)
+            run.records.append(self.caller.record(
+                call_id, model, run.ask, info["status"], kind="merge", mode=MERGED, seconds=time.monotonic() - started,
+                answer=written, error=error, collection=run.collection_name, panel=run.id, seat=0, request=run.request))

@@ -47,7 +47,8 @@ class Record:
         self._cache: dict = {}
         self._lock = threading.Lock()
 
-    def models(self, collection: str | None = None) -> dict[str, dict]:
+    def models(self, collection: str | tuple | None = None) -> dict[str, dict]:
+        """Per model, over every collection, one (a name) or some (a tuple of names)."""
         wrong_ratio = self.settings()["confidently_wrong_ratio"]
         key = (collection or "", wrong_ratio)
         with self._lock:
@@ -63,9 +64,12 @@ class Record:
         with self._lock:
             self._cache.clear()
 
-    def _compute(self, collection: str | None, wrong_ratio: float) -> dict[str, dict]:
+    def _compute(self, collection: str | tuple | None, wrong_ratio: float) -> dict[str, dict]:
         self.db.sync()
-        where, params = ("AND c.collection = ?", (collection,)) if collection else ("", ())
+        if isinstance(collection, tuple) and not collection:
+            return {}                                  # none of the collections asked for
+        params = collection if isinstance(collection, tuple) else ((collection,) if collection else ())
+        where = f"AND c.collection IN ({', '.join('?' * len(params))})" if params else ""
         out = {}
         for r in self.db.query(STATS_SQL.format(kinds=KINDS, where=where), params):
             d = {k: int(r[k] or 0) for k in ("asks", "answers", "failures", "useful", "not_useful", "real_claims",
@@ -78,7 +82,7 @@ class Record:
             d["confidently_wrong"] = confidently_wrong(d["real_claims"], d["false_claims"], wrong_ratio)
             d["drop"] = self._drop(r["model"], d, where, params)
             out[r["model"]] = d
-        speed_where = "AND collection = ?" if collection else ""
+        speed_where = where.replace("c.collection", "collection")
         for r in self.db.query(f"SELECT model, seconds FROM calls WHERE status = 'ok' AND seconds IS NOT NULL "
                                f"AND kind IN {KINDS} {speed_where} ORDER BY created DESC LIMIT 20000", params):
             out.setdefault(r["model"], {}).setdefault("_s", []).append(r["seconds"])
@@ -93,11 +97,15 @@ class Record:
         rows = self.db.query(RECENT_SQL.format(kinds=KINDS, where=where, limit=DROP_SPANS[-1]), (model, *params))
         return drop(d["judged"], d["useful"], [int(r["useful"]) for r in reversed(rows)])
 
-    def summary(self) -> dict:
-        """Overall and per collection, as GET /bench/record serves it."""
+    def summary(self, reach=None) -> dict:
+        """Overall and per collection, as GET /bench/record serves it. `reach(collection) -> bool`: only those
+        collections, and the overall figures over them alone (a limited gateway key sees nothing else)."""
         cols = [r["collection"] for r in self.db.query(
             "SELECT DISTINCT collection FROM calls WHERE collection IS NOT NULL")]
-        return {"models": self.models(), "collections": {c: self.models(c) for c in cols}}
+        if reach is None:
+            return {"models": self.models(), "collections": {c: self.models(c) for c in cols}}
+        mine = tuple(sorted(c for c in cols if reach(c)))
+        return {"models": self.models(mine), "collections": {c: self.models(c) for c in mine}}
 
 
 def rate(part: int, whole: int) -> float | None:

@@ -3,18 +3,20 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import Executor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from ..canonical import (FAILED, OK, ROUTE, Answer, Ask, Collector, ErrorEvent, Finish, ReasoningDelta, TextDelta,
                          ToolCallDelta)
 from ..errors import AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, RateLimited, UpstreamFailed
+from ..providers.passthrough import native_body
 from ..roster.registry import Model, Registry
 from ..store.calls import new_id
 from .calling import Caller
 from .choose import rank
 from .collections import Collections
+from .lanes import Lanes
 from .pins import Pins, conversation_key
 from .record import Record
 from .seating import Seating
@@ -50,12 +52,13 @@ class TurnReply:
 
 
 class Router:
-    """Route mode: one member answers each agent turn; `pool` runs the shadow seats (the panel's seat workers)."""
+    """Route mode: one member answers each agent turn; `lanes` run the shadow seats (the panel's seat workers, each
+    endpoint within its share)."""
 
     def __init__(self, registry: Registry, collections: Collections, seating: Seating, caller: Caller,
-                 record: Record, pins: Pins, pool: Executor, settings: Callable[[], dict]):
+                 record: Record, pins: Pins, lanes: Lanes, settings: Callable[[], dict]):
         self.registry, self.collections, self.seating, self.caller = registry, collections, seating, caller
-        self.record, self.pins, self.pool, self.settings = record, pins, pool, settings
+        self.record, self.pins, self.lanes, self.settings = record, pins, lanes, settings
         self.pins.expire(self.settings()["pin_idle_minutes"] * 60)
         self._turns = 0
 
@@ -88,6 +91,9 @@ class Router:
         """One agent turn: the pinned or best able member answers; a failure before its first content fails over
         to the next. `headers` may carry the client's session id; `caller_secret` keeps callers' pins apart."""
         collection = self.collections.get(ask.target.name)
+        if ask.native is not None and ask.native_api:   # what same-API pass-through will not forward, recorded
+            _, dropped = native_body(ask.native_api, ask.native)
+            ask.dropped.extend(d for d in dropped if d not in ask.dropped)
         idle = self.settings()["pin_idle_minutes"] * 60
         pin = conversation_key(ask, collection.name, headers, caller_secret)
         pinned = self.pins.get(pin, idle)
@@ -124,7 +130,7 @@ class Router:
             reply.events = self._relay(turn, head, rest)
             return reply
         reply.answer = self._whole(turn)
-        self._record(turn, OK, reply.answer, None)
+        self.caller.settle([self._record(turn, OK, reply.answer, None)])   # acknowledged once committed
         self._shadow(turn)
         return reply
 
@@ -157,6 +163,8 @@ class Router:
                     collector.add(ev)
                     if isinstance(ev, Finish):
                         finished = True   # the answer is whole: a format that stops reading here is done with it
+                        # recorded, and committed, before the final event reaches the client
+                        self.caller.settle([self._record(turn, OK, collector.result(), None)])
                         ev = Finish(ev.reason, ev.usage, self._bench(turn))
                     yield ev
         except UpstreamFailed as e:
@@ -170,7 +178,8 @@ class Router:
             close = getattr(rest, "close", None)
             if close:
                 close()   # releases the upstream connection when the client left early
-            self._record(turn, status, collector.result(), error)
+            if not finished:   # a whole answer was recorded at its Finish
+                self._record(turn, status, collector.result(), error)
             if status == OK:
                 self._shadow(turn)
 
@@ -179,9 +188,9 @@ class Router:
                 "failover_from": turn.failover_from}
 
     def _record(self, turn: Turn, status: str, answer, error: str | None, kind: str = "route",
-                extra: dict | None = None) -> None:
+                extra: dict | None = None) -> Future:
         ask = turn.ask
-        self.caller.record(turn.call, turn.model, ask, status, kind=kind, mode=ROUTE,
+        return self.caller.record(turn.call, turn.model, ask, status, kind=kind, mode=ROUTE,
                            seconds=time.monotonic() - turn.started, answer=answer, ttft=turn.ttft, error=error,
                            collection=turn.collection,
                            extra=extra or {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
@@ -198,7 +207,7 @@ class Router:
         order, _ = self.candidates(turn.ask, collection, None)
         others = [m for m in order if m.alias != turn.model.alias][:collection.shadow]
         for model in others:
-            self.pool.submit(self._run_shadow, turn, model)
+            self.lanes.submit(model.endpoint, self._run_shadow, turn, model)
 
     def _run_shadow(self, turn: Turn, model: Model) -> None:
         shadow = Turn(turn.ask, turn.collection, turn.pin, model, call=new_id())

@@ -53,7 +53,7 @@ class Seating:
         held = self.catalog.held(model.alias)
         if held:
             return f"held: {held['reason']}; `bench model confirm {model.alias}` accepts it"
-        until = self.resting.until(model.endpoint)
+        until = self.resting.until(model.endpoint, model.served)
         if until:
             return "resting until " + time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(until))
         facts = self.facts(model)

@@ -47,6 +47,7 @@ def ask_stream(req: Request, bench: Bench) -> Response:
         answered = sum(s.status == "ok" for s in run.seats)
         if merged:
             yield from merge_lines(panel, run)
+        panel.settle(run)               # the call ids it showed are kept before it says done
         yield line({"done": {"answered": answered, "seats": len(run.seats)}})
     return Response.streaming(lines(), "application/x-ndjson", {"x-bench-panel": run.id})
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from string import Template
 
 from .. import connect
-from ..server.messages import HTML_HEADERS, Response
+from ..server.messages import HTML_SECURITY, Response
 
 STATIC = Path(__file__).parent / "static"
+STATIC_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,99}")
 
 LAYOUT = Template("""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -121,11 +122,14 @@ def page(title: str, body: str, frame, *, nav_items: list, nav: str, version: st
 def policy() -> str:
     """The strict policy; its form-action also names the providers' sign-in pages, where a sign-in form's POST is
     redirected (a browser checks form-action on that redirect too)."""
-    return HTML_HEADERS["Content-Security-Policy"].replace(
+    return HTML_SECURITY["Content-Security-Policy"].replace(
         "form-action 'self'", " ".join(["form-action 'self'", *connect.auth_origins()]))
 
 
 def static(name: str) -> Response | None:
+    """A file of static/, or None: only plain file names (a NUL or a long name once made a 500)."""
+    if not STATIC_NAME.fullmatch(name or ""):
+        return None
     path = (STATIC / name).resolve()
     if STATIC.resolve() not in path.parents or not path.is_file():
         return None

@@ -98,8 +98,12 @@ def wants_json(req: Request) -> bool:
 
 
 def safe_local(path: str | None) -> str | None:
-    """A path on this site, or None: a form's `back` must not send anyone elsewhere."""
-    return path if path and path.startswith("/") and not path.startswith("//") and "\\" not in path else None
+    """A path on this site, or None: a form's `back` or the login's `next` must not send anyone elsewhere nor forge a
+    header. One leading '/', then printable ASCII without a backslash (browsers read '/\\evil' and '/<tab>/evil' as
+    '//evil'; a CR LF would split the answer), at most 2,000 characters."""
+    ok = (isinstance(path, str) and path.startswith("/") and path[1:2] not in ("/", "\\") and len(path) <= 2000
+          and all("!" <= c <= "~" and c != "\\" for c in path))
+    return path if ok else None
 
 
 # ---- forms --------------------------------------------------------------------------------------

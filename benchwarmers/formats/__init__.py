@@ -16,7 +16,7 @@ FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (openai_chat, openai_respon
 SHAPES: dict[str, ModuleType] = {}
 for _module in FORMATS.values():
     SHAPES.setdefault(_module.SHAPE, _module)
-_PATHS = [(re.compile(m.PATHS), m.SHAPE) for m in FORMATS.values() if m.PATHS]
+_PATHS = [(re.compile(m.PATHS, re.DOTALL), m.SHAPE) for m in FORMATS.values() if m.PATHS]
 # (path prefix, error shape) of each API, in declaration order: a path that lacks its prefix or has it twice is
 # a base URL set wrong, and the route table says which base URL to use
 PREFIXES: list[tuple[str, str]] = list(dict.fromkeys((p, m.SHAPE) for m in FORMATS.values() for p in m.PREFIXES))

@@ -8,9 +8,9 @@ from ..canonical import (Answer, Ask, ErrorEvent, Finish, Image, KeepAlive, Mess
                          Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent,
                          estimate_tokens, merge_usage)
 from ..errors import BadRequest
-from .base import (FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, error_type, get,
-                   image_from_base64, new_id, number, positive_int, push, require_object, sse, status_of, string_list,
-                   with_models)
+from .base import (BOOL, LIST, STRING, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, error_type,
+                   get, image_from_base64, new_id, number, positive_int, push, require_object, schema, sse, status_of,
+                   string_list, with_models)
 
 NAME = "anthropic"
 CONTENT_TYPE_STREAM = "text/event-stream"
@@ -19,10 +19,16 @@ PATHS = r"/v1/messages"
 NATIVE_API = "anthropic"
 CONVERSATION = "messages"
 PREFIXES = ("/v1",)
-ROUTES = (FormatRoute("POST", "/v1/messages", "ask"),
-          FormatRoute("POST", "/v1/messages/count_tokens", "count_tokens"),
+MESSAGES = schema(("model", "messages"), model=STRING, messages=LIST, system={"type": ["string", "array"]},
+                  max_tokens={"type": "integer"}, stream=BOOL, tools=LIST)
+ROUTES = (FormatRoute("POST", "/v1/messages", "ask", summary="Anthropic Messages: ask a panel, :merged, route mode "
+                      "or one model (also ?beta=true).", body=MESSAGES),
+          FormatRoute("POST", "/v1/messages/count_tokens", "count_tokens", summary="An estimate of the prompt's "
+                      "tokens (about four characters a token).", body=MESSAGES),
           # the same path as OpenAI's model list: an Anthropic client says who it is with anthropic-version
-          FormatRoute("GET", "/v1/models", "models", header="anthropic-version"))
+          FormatRoute("GET", "/v1/models", "models", header="anthropic-version", summary="The model names, in "
+                      "Anthropic's shape."))
+ERROR_SCHEMA = schema(("type", "error"), type=STRING, error=schema(("type", "message"), type=STRING, message=STRING))
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "content_filter": "refusal"}
 
 

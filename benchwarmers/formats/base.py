@@ -7,8 +7,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..canonical import Image, Message, ToolResult
-from ..errors import BadRequest, BenchError, NotFound
+from ..canonical import ROUTE, Image, Message, ToolResult
+from ..errors import BadRequest, BenchError, NotFound, ToolsNeedRouteMode
 from ..redaction import redact
 
 
@@ -21,6 +21,8 @@ class FormatRoute:
     op: str
     header: str | None = None        # answered here only when the request sends this header (else the other route)
     stream: bool = False             # the path itself asks for a stream (Gemini's :streamGenerateContent)
+    summary: str = ""                # what it does, for the OpenAPI document (every route says)
+    body: dict | None = None         # the JSON schema of its request body, when it takes one
 
 
 @dataclass
@@ -82,6 +84,19 @@ class ReplyInfo:
                 return default
             value = value[key]
         return value
+
+
+# ---- JSON schemas for the OpenAPI document -----------------------------------------------------
+
+def schema(required: tuple = (), **properties) -> dict:
+    """A JSON object schema with these properties (`required` of them); other properties are allowed."""
+    out = {"type": "object", "properties": properties}
+    if required:
+        out["required"] = list(required)
+    return out
+
+
+STRING, BOOL, LIST = {"type": "string"}, {"type": "boolean"}, {"type": "array"}
 
 
 # ---- ids and framing -------------------------------------------------------------------------
@@ -181,6 +196,15 @@ def with_models(body: dict) -> list[str]:
     if isinstance(names, str):   # "a,b" as the CLI writes it
         return [n.strip() for n in names.split(",") if n.strip()]
     return string_list(names, "bench.with")
+
+
+def client_only_tool(kind: str, ask) -> None:
+    """OpenAI `custom` tools (free-form input) run on the client like functions, but no other API can carry them:
+    a panel refuses them as it refuses functions (answering without them would quietly change the question);
+    route mode drops them visibly."""
+    if kind == "custom" and (ask.target is None or ask.target.mode != ROUTE):
+        raise ToolsNeedRouteMode("A panel answers with text, so requests with tools (custom tools too) are refused.",
+                                 "Use bench/<collection>:route for an agent with tools (one member answers).")
 
 
 # ---- content helpers -------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from ..canonical import (Answer, Ask, ErrorEvent, Finish, Image, KeepAlive, Reas
                          Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent,
                          estimate_tokens, merge_usage)
 from ..errors import BadRequest, NotFound
-from .base import (CallIds, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, get, image_from_base64,
-                   push, require_object, sse, status_of, string_list, with_models)
+from .base import (LIST, STRING, CallIds, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, get,
+                   image_from_base64, push, require_object, schema, sse, status_of, string_list, with_models)
 
 NAME = "gemini"
 CONTENT_TYPE_STREAM = "text/event-stream"
@@ -18,12 +18,21 @@ PATHS = r"/v1beta/|/v1/models/.*:"         # /v1/models/<name>:<method> is Gemin
 NATIVE_API = "gemini"
 CONVERSATION = "contents"
 PREFIXES = ("/v1beta", "/v1")     # its API versions, as path prefixes
-ACTIONS = (("generateContent", "ask"), ("streamGenerateContent", "ask"), ("countTokens", "count_tokens"))
-ROUTES = (FormatRoute("GET", "/v1beta/models", "models"),
-          *(FormatRoute("POST", f"{base}/{{model:path}}:{action}", op, stream=action == "streamGenerateContent")
-            for base in ("/v1beta/models", "/v1/models") for action, op in ACTIONS),
-          FormatRoute("POST", "/v1beta/models/{model:path}", "unknown_method"),
-          FormatRoute("POST", "/v1/models/{model:path}", "unknown_method"))
+ACTIONS = (("generateContent", "ask", "Gemini: ask the panel, :merged, route mode or model named in the path."),
+           ("streamGenerateContent", "ask", "Gemini, streamed (?alt=sse: Server-Sent Events; else one JSON array)."),
+           ("countTokens", "count_tokens", "An estimate of the prompt's tokens."))
+CONTENTS = schema(("contents",), contents=LIST, systemInstruction={"type": "object"}, tools=LIST,
+                  generationConfig={"type": "object"})
+ROUTES = (FormatRoute("GET", "/v1beta/models", "models", summary="The model names, in Gemini's shape."),
+          *(FormatRoute("POST", f"{base}/{{model:path}}:{action}", op, stream=action == "streamGenerateContent",
+                        summary=summary, body=CONTENTS)
+            for base in ("/v1beta/models", "/v1/models") for action, op, summary in ACTIONS),
+          FormatRoute("POST", "/v1beta/models/{model:path}", "unknown_method",
+                      summary="Any other method of a model: a 404 in Gemini's shape."),
+          FormatRoute("POST", "/v1/models/{model:path}", "unknown_method",
+                      summary="Any other method of a model: a 404 in Gemini's shape."))
+ERROR_SCHEMA = schema(("error",), error=schema(("code", "message", "status"), code={"type": "integer"},
+                                               message=STRING, status=STRING))
 FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP", "content_filter": "SAFETY", "error": "OTHER"}
 STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
           405: "INVALID_ARGUMENT", 409: "ABORTED", 413: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED",

@@ -9,8 +9,8 @@ from typing import Iterable, Iterator
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, Reasoning, ReasoningDelta, Target,
                          Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent, merge_usage)
 from ..errors import BadRequest, NotFound
-from .base import (CallIds, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, get, image_from_base64,
-                   json_args, ndjson, push, require_object, string_list, with_models)
+from .base import (BOOL, LIST, STRING, CallIds, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, get,
+                   image_from_base64, json_args, ndjson, push, require_object, schema, string_list, with_models)
 
 NAME = "ollama"
 CONTENT_TYPE_STREAM = "application/x-ndjson"
@@ -19,11 +19,16 @@ PATHS = r"/api/"
 NATIVE_API = "ollama"            # /api/chat only: an /api/generate body is no chat body (parse clears it)
 CONVERSATION = "messages"
 PREFIXES = ("/api",)
-ROUTES = (FormatRoute("POST", "/api/chat", "ask"),
-          FormatRoute("POST", "/api/generate", "ask"),
-          FormatRoute("GET", "/api/tags", "models"),
-          FormatRoute("GET", "/api/version", "version"),
-          FormatRoute("POST", "/api/show", "show"))
+ROUTES = (FormatRoute("POST", "/api/chat", "ask", summary="Ollama chat: ask a panel, :merged, route mode or one "
+                      "model (streams NDJSON unless stream is false).",
+                      body=schema(("model",), model=STRING, messages=LIST, stream=BOOL, tools=LIST)),
+          FormatRoute("POST", "/api/generate", "ask", summary="Ollama generate: a prompt to a panel, :merged or one "
+                      "model.", body=schema(("model",), model=STRING, prompt=STRING, system=STRING, stream=BOOL)),
+          FormatRoute("GET", "/api/tags", "models", summary="The model names, as Ollama lists models."),
+          FormatRoute("GET", "/api/version", "version", summary="The Ollama version this answers as."),
+          FormatRoute("POST", "/api/show", "show", summary="One model name described, if this caller may ask it.",
+                      body=schema(("model",), model=STRING)))
+ERROR_SCHEMA = schema(("error",), error=STRING)
 DONE = {"length": "length"}          # everything else reads as "stop" to Ollama clients
 VERSION = "0.12.0"
 

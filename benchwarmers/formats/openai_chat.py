@@ -6,9 +6,9 @@ from typing import Iterable, Iterator
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, ReasoningDelta, Target, Text,
                          TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent, merge_usage)
 from ..errors import BadRequest, BenchError
-from .base import (SSE_KEEPALIVE, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, error_type, get,
-                   image_from_url, json_args, new_id, number, positive_int, push, require_object, sse, status_of,
-                   string_list, text_of, with_models)
+from .base import (BOOL, LIST, SSE_KEEPALIVE, STRING, FormatRoute, Lookup, ReplyInfo, RequestInfo, check,
+                   client_only_tool, error_message, error_type, get, image_from_url, json_args, new_id, number,
+                   positive_int, push, require_object, schema, sse, status_of, string_list, text_of, with_models)
 
 NAME = "openai_chat"
 CONTENT_TYPE_STREAM = "text/event-stream"
@@ -17,9 +17,15 @@ PATHS = r"/v1/"                  # paths of its API: a 404 under them answers in
 NATIVE_API = "openai"            # the upstream API a member must speak to get the client's body as it came
 CONVERSATION = "messages"        # the field that carries the conversation
 PREFIXES = ("/v1",)              # its routes' prefix: a path lacking it (or doubled) is a base URL set wrong
-ROUTES = (FormatRoute("POST", "/v1/chat/completions", "ask"),
-          FormatRoute("GET", "/v1/models", "models"),
-          FormatRoute("GET", "/v1/models/{model:path}", "model"))
+ROUTES = (FormatRoute("POST", "/v1/chat/completions", "ask", summary="OpenAI chat completions: ask a panel, a "
+                      ":merged panel, route mode or one model.",
+                      body=schema(("model", "messages"), model=STRING, messages=LIST, stream=BOOL, tools=LIST,
+                                  bench=schema(**{"with": {"type": ["array", "string"]}}))),
+          FormatRoute("GET", "/v1/models", "models", summary="The model names this caller may ask (OpenAI's shape; "
+                      "Anthropic's when the request sends anthropic-version)."),
+          FormatRoute("GET", "/v1/models/{model:path}", "model", summary="One model name, if this caller may ask "
+                      "it."))
+ERROR_SCHEMA = schema(("error",), error=schema(("message", "type"), message=STRING, type=STRING))
 FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "content_filter": "content_filter"}
 
 
@@ -114,6 +120,7 @@ def tools(body: dict, ask: Ask) -> list[Tool]:
     for i, t in enumerate(get(body, "tools", list, default=[])):
         check(t, dict, f"tools[{i}]")
         if t.get("type", "function") != "function":
+            client_only_tool(t.get("type"), ask)
             ask.dropped.append(f"{t.get('type')} tool")
             continue
         out.append(_tool(get(t, "function", dict, required=True, where=f"tools[{i}]"), f"tools[{i}].function"))

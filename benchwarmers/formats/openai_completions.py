@@ -6,8 +6,8 @@ from typing import Iterable, Iterator
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, Target, Text, TextDelta, Usage,
                          UsageEvent, merge_usage)
 from ..errors import BadRequest
-from .base import (SSE_KEEPALIVE, FormatRoute, ReplyInfo, RequestInfo, get, number, positive_int, require_object, sse,
-                   string_list, with_models)
+from .base import (BOOL, SSE_KEEPALIVE, STRING, FormatRoute, ReplyInfo, RequestInfo, get, number, positive_int,
+                   require_object, schema, sse, string_list, with_models)
 from .openai_chat import error_body, usage_dict  # same error shape and usage as chat
 
 NAME = "openai_completions"
@@ -17,7 +17,10 @@ PATHS = r"/v1/completions"
 NATIVE_API = None                # no member takes a legacy completions body as it came
 CONVERSATION = "prompt"
 PREFIXES = ("/v1",)
-ROUTES = (FormatRoute("POST", "/v1/completions", "ask"),)
+ROUTES = (FormatRoute("POST", "/v1/completions", "ask", summary="OpenAI legacy completions: a prompt (a list is "
+                      "joined into one) to a panel, :merged or one model.",
+                      body=schema(("model", "prompt"), model=STRING, prompt={"type": ["string", "array"]},
+                                  stream=BOOL)),)
 __all__ = ["NAME", "CONTENT_TYPE_STREAM", "parse", "render", "stream", "error_body"]
 FINISH = {"length": "length", "content_filter": "content_filter"}   # no tools here: the rest is "stop"
 

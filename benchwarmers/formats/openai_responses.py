@@ -7,9 +7,9 @@ from ..canonical import (CONTENT_FILTER, ERROR, LENGTH, Answer, Ask, ErrorEvent,
                          Reasoning, ReasoningDelta, Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult,
                          Usage, UsageEvent, merge_usage)
 from ..errors import BadRequest, NotFound
-from .base import (SSE_KEEPALIVE, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, get,
-                   image_from_url, json_args, new_id, number, positive_int, push, require_object, sse, text_of,
-                   with_models)
+from .base import (BOOL, LIST, SSE_KEEPALIVE, STRING, FormatRoute, Lookup, ReplyInfo, RequestInfo, check,
+                   client_only_tool, error_message, get, image_from_url, json_args, new_id, number, positive_int, push,
+                   require_object, schema, sse, text_of, with_models)
 from .openai_chat import error_body  # the same {"error": {...}} shape
 
 NAME = "openai_responses"
@@ -19,8 +19,11 @@ PATHS = r"/v1/responses"
 NATIVE_API = None                # no member protocol speaks Responses: bodies are always translated
 CONVERSATION = "input"
 PREFIXES = ("/v1",)
-ROUTES = (FormatRoute("POST", "/v1/responses", "ask"),
-          FormatRoute("GET", "/v1/responses/{id}", "stored_response"))
+ROUTES = (FormatRoute("POST", "/v1/responses", "ask", summary="OpenAI Responses: ask a panel, :merged, route "
+                      "mode or one model. Nothing is stored.",
+                      body=schema(("model", "input"), model=STRING, input={"type": ["string", "array"]},
+                                  instructions={"type": ["string", "null"]}, stream=BOOL, tools=LIST)),
+          FormatRoute("GET", "/v1/responses/{id}", "stored_response", summary="Always 404: no response is stored."))
 __all__ = ["NAME", "CONTENT_TYPE_STREAM", "parse", "render", "stream", "error_body", "response_object"]
 
 
@@ -121,6 +124,7 @@ def _tools(body: dict, ask: Ask) -> list[Tool]:
         where = f"tools[{i}]"
         kind = get(check(t, dict, where), "type", str, required=True, where=where)
         if kind != "function":
+            client_only_tool(kind, ask)
             # web_search, namespace, file_search...: no member can run them for the client
             ask.dropped.append(f"{kind} tool" + (f" {t['name']}" if isinstance(t.get("name"), str) else ""))
             continue

@@ -37,13 +37,13 @@ class AnthropicProvider(Provider):
             h["x-api-key"] = self.key
         return h
 
-    def send(self, method, url, body, timeouts, extra_headers=None):
+    def send(self, method, url, body, timeouts, extra_headers=None, model=None):
         """A client's own betas and fields (same-API pass-through) must never end a turn in a 400 that the member
         gave only because it does not know them: a refused beta header, then each refused optional field, is
         dropped and the request sent again (logged, since the client cannot see it)."""
         for _ in range(4):
             try:
-                return super().send(method, url, body, timeouts, extra_headers)
+                return super().send(method, url, body, timeouts, extra_headers, model)
             except UpstreamFailed as exc:
                 if exc.kind is not FaultKind.BAD_REQUEST:
                     raise
@@ -57,7 +57,7 @@ class AnthropicProvider(Provider):
                     raise
                 log.info("%s refused the field %r; sending again without it", self.label, field)
                 body = {k: v for k, v in body.items() if k != field}
-        return super().send(method, url, body, timeouts, extra_headers)
+        return super().send(method, url, body, timeouts, extra_headers, model)
 
     # ---- request ------------------------------------------------------------------------------
     def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:

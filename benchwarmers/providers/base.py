@@ -11,8 +11,9 @@ from urllib.parse import urlsplit
 from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta, Text, TextDelta, ToolCall,
                          ToolCallDelta, ToolResult)
 from ..errors import FaultKind, UpstreamFailed, advice
-from ..redaction import redact
-from .ratelimits import parse_rate_limit_headers, reset_time
+from ..redaction import Scrubber, redact
+from .passthrough import native_body
+from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .transport import Response, Timeouts, Transport, default_transport
 
 __all__ = ["Provider", "Timeouts", "collect", "iter_sse", "iter_ndjson", "new_call_id"]
@@ -134,8 +135,9 @@ class Provider:
         return self._stream(ask, model, timeouts, {}, native=True)
 
     def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+        """The client's body, less what passthrough.FIELDS does not let through (route mode records that)."""
         url, built = self.chat_request(ask, model)
-        body = {k: v for k, v in (ask.native or {}).items() if k != "bench"}
+        body, _ = native_body(self.api, ask.native or {})
         for key in ("model", "stream", "stream_options"):   # what makes it our model, streamed
             if key in built:
                 body[key] = built[key]
@@ -152,9 +154,9 @@ class Provider:
                 native: bool = False) -> Iterator:
         try:
             url, body = self.native_request(ask, model) if native else self.chat_request(ask, model)
-            response = self.send("POST", url, body, timeouts, ask.passthrough_headers if native else None)
+            response = self.send("POST", url, body, timeouts, ask.passthrough_headers if native else None, model)
             with response:
-                yield from self.events(response, meta)
+                yield from scrubbed(self.events(response, meta), self.key)
         except UpstreamFailed as exc:
             raise self.clean(exc) from None
         except (ValueError, TypeError, KeyError, AttributeError, IndexError, UnicodeError) as exc:
@@ -184,7 +186,7 @@ class Provider:
 
     # ---- HTTP ---------------------------------------------------------------------------------
     def send(self, method: str, url: str, body: dict | None, timeouts: Timeouts | None,
-             extra_headers: dict | None = None) -> Response:
+             extra_headers: dict | None = None, model: str | None = None) -> Response:
         headers = {"Accept": "application/json, text/event-stream, application/x-ndjson", **(extra_headers or {}),
                    **self.headers()}
         data = None
@@ -192,12 +194,12 @@ class Provider:
             headers["Content-Type"] = "application/json"
             data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         response = self.transport.request(method, url, headers=headers, body=data, timeouts=timeouts,
-                                          name=self.limit_name)
+                                          name=self.limit_name, model=model)
         if 200 <= response.status < 300:
             return response
-        raise self.failure(response)
+        raise self.failure(response, model)
 
-    def failure(self, response: Response) -> UpstreamFailed:
+    def failure(self, response: Response, model: str | None = None) -> UpstreamFailed:
         """An UpstreamFailed for a non-2xx response, keeping the upstream's own message."""
         try:
             raw = response.read(65536)
@@ -215,14 +217,15 @@ class Provider:
         now = time.time()
         facts = parse_rate_limit_headers(response.headers, now)
         extra = self.retry_after_from_body(body) if kind is FaultKind.RATE_LIMITED else None
+        scope = limit_scope(response.headers, body)
         if extra is not None and facts.get("retry_after") is None:
             facts["retry_after"] = extra
-            self.transport.limits.record(self.limit_name, {"retry_after": extra})
+            self.transport.limits.record(self.limit_name, {"retry_after": extra}, model, scope)
         reset_at = reset_time(facts, now) if kind is FaultKind.RATE_LIMITED else None
         wait = max(reset_at - now, 0) if reset_at else facts.get("retry_after")
         return UpstreamFailed(kind, f"HTTP {response.status}: {message}", self._hint(kind, wait),
                               upstream_status=response.status, retry_after=facts.get("retry_after"),
-                              reset_at=reset_at)
+                              reset_at=reset_at, scope=scope if kind is FaultKind.RATE_LIMITED else None)
 
     def retry_after_from_body(self, body) -> float | None:
         return None
@@ -283,6 +286,44 @@ class Provider:
 
 
 # ---- helpers the adapters share ----------------------------------------------------------------
+
+def scrubbed(events: Iterator, key: str | None) -> Iterator:
+    """The events with every known key taken out of the text, thinking and tool-call arguments a model wrote (an
+    upstream that echoes a key must not hand it to clients or the record); pieces held back while they might be
+    the start of a key go out before the next other event."""
+    text, reasoning = Scrubber(key), Scrubber(key)
+    if not text.secrets:
+        yield from events
+        return
+    calls: dict[int, Scrubber] = {}
+
+    def held() -> Iterator:
+        if text.held:
+            yield TextDelta(text.flush())
+        if reasoning.held:
+            yield ReasoningDelta(reasoning.flush())
+        for index, scrub in calls.items():
+            if scrub.held:
+                yield ToolCallDelta(index, arguments=scrub.flush())
+
+    for ev in events:
+        if isinstance(ev, TextDelta):
+            out = text.feed(ev.text)
+            if out:
+                yield TextDelta(out)
+        elif isinstance(ev, ReasoningDelta) and not ev.signature:
+            out = reasoning.feed(ev.text)
+            if out:
+                yield ReasoningDelta(out)
+        elif isinstance(ev, ToolCallDelta) and ev.arguments:
+            ev.arguments = calls.setdefault(ev.index, Scrubber(key)).feed(ev.arguments)
+            if ev.arguments or ev.id or ev.name:
+                yield ev
+        else:
+            yield from held()
+            yield ev
+    yield from held()
+
 
 def collect(events: Iterator, meta: dict, model: str) -> Answer:
     """A stream read to its end, timed: the one way a whole answer is made (`meta["model"]`, when the stream set it,

@@ -14,8 +14,8 @@ from ..canonical import STOP, TOOL_CALLS, Answer, Ask, Finish, ToolCallDelta, Us
 from ..errors import FaultKind, UpstreamFailed
 from ..redaction import redact
 from . import llmparts
-from .base import Provider, clip, collect
-from .ratelimits import parse_rate_limit_headers, reset_time
+from .base import Provider, clip, collect, scrubbed
+from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .transport import Timeouts
 
 MINIMUM = (0, 32)            # messages= and stream events arrived in llm 0.32
@@ -28,9 +28,9 @@ NOT_COVERED = (
     "(llm keys set, extra-openai-models.yaml); the endpoint's base URL and key are not used for the call.",
     "Model lists: adding an endpoint, onboarding and the health checks' lists still ask each endpoint with the "
     "built-in client.",
-    "Rate limits: no rate-limit headers are read, so an endpoint rests only on a 429 whose error carries a "
-    "Retry-After; the scheduler's pacing cannot see your own asks in flight through llm, so it does not wait "
-    "for them.",
+    "Rate limits: only a 429's own error is read, never an answer's rate-limit headers, so a model rests only on "
+    "a 429 whose error carries a Retry-After (its whole endpoint when that error says the limit is the key's); "
+    "the scheduler's pacing cannot see your own asks in flight through llm, so it does not wait for them.",
     "Timeouts: seat_timeout still bounds each wait, but the plugin keeps its own timeouts and retries, and a call "
     "given up on runs to its end in the background.",
     "Same-API pass-through: the client's own body never reaches the upstream; tool_choice, more than one stop "
@@ -98,7 +98,7 @@ class LlmClient:
             model = self._model(llm, served)
             response = model.prompt(messages=llmparts.messages(llm, ask), tools=llmparts.tools(llm, ask) or None,
                                     stream=True, options=llmparts.options(model, ask))
-            yield from pump(response, timeouts or Timeouts())
+            yield from scrubbed(pump(response, timeouts or Timeouts()), None)   # no known key reaches an answer
         except UpstreamFailed as exc:
             raise self.clean(exc, served) from None
         except Exception as exc:     # a plugin's own errors: mapped by what they carry
@@ -178,10 +178,13 @@ def fault(exc: BaseException, llm, served: str) -> UpstreamFailed:
     if isinstance(status, int):
         kind = Provider.classify(status, str(exc), None)
         now = time.time()
-        facts = parse_rate_limit_headers(getattr(response, "headers", None) or {}, now)
-        reset = reset_time(facts, now) if kind is FaultKind.RATE_LIMITED else None
+        headers = getattr(response, "headers", None) or {}
+        facts = parse_rate_limit_headers(headers, now)
+        limited = kind is FaultKind.RATE_LIMITED     # a rate limit rests what it names: the model, or the whole key
         return UpstreamFailed(kind, f"HTTP {status}: {message}", upstream_status=status,
-                              retry_after=facts.get("retry_after"), reset_at=reset)
+                              retry_after=facts.get("retry_after"),
+                              reset_at=reset_time(facts, now) if limited else None,
+                              scope=limit_scope(headers, str(exc)) if limited else None)
     if isinstance(exc, TimeoutError) or "timeout" in name.lower():
         return UpstreamFailed(FaultKind.TIMEOUT, message)
     if isinstance(exc, (ConnectionError, OSError)) or "connection" in name.lower():

@@ -41,11 +41,11 @@ class OpenAIProvider(Provider):
                                                     "max_tokens" not in body)
         body["max_completion_tokens" if newer else "max_tokens"] = max_tokens
 
-    def send(self, method, url, body, timeouts, extra_headers=None):
+    def send(self, method, url, body, timeouts, extra_headers=None, model=None):
         """Servers that refuse a parameter we chose get the request again without it, and we remember."""
         while True:                                    # ends: each adaptation removes what it complains of
             try:
-                return super().send(method, url, body, timeouts, extra_headers)
+                return super().send(method, url, body, timeouts, extra_headers, model)
             except UpstreamFailed as exc:
                 body = self.adapt(body, exc)
                 if body is None:

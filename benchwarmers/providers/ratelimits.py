@@ -159,29 +159,49 @@ def reset_time(facts: dict, now: float) -> float | None:
     return min(known) if known else None
 
 
+KEY, MODEL = "key", "model"   # whose limit a rate-limit fact describes
+
+
+def limit_scope(headers: Mapping[str, str], body=None) -> str:
+    """Whose limit this is. KEY when it is the whole key's: OpenRouter's unit-less x-ratelimit-limit / -remaining /
+    -reset count the key's requests over every model, and OpenAI's `insufficient_quota` is the account's credit.
+    Otherwise MODEL: OpenAI's x-ratelimit-*-requests / -tokens, Anthropic's and Gemini's limits, a bare
+    retry-after, all count per model, so one model's 429 must not rest its neighbours."""
+    names = {str(k).lower() for k in (headers or {})}
+    if names & {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"}:
+        return KEY
+    if body is not None and "insufficient_quota" in str(body):
+        return KEY
+    return MODEL
+
+
 class RateLimitBook:
-    """The latest rate-limit facts per connection name; thread-safe."""
+    """The latest rate-limit facts per connection name, and per (name, model) for limits that count per model;
+    each entry says its `scope`. Thread-safe."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._facts: dict[str, dict] = {}
+        self._facts: dict = {}
 
-    def record(self, name: str, facts: dict) -> None:
+    def record(self, name: str, facts: dict, model: str | None = None, scope: str = KEY) -> None:
+        """Keep `facts` as the connection's latest; a model-scoped limit is also kept under (name, model)."""
         if not facts:
             return
         with self._lock:
-            entry = self._facts.setdefault(name, {})
-            entry.pop("retry_after", None)          # a retry-after only means something on its own response
-            entry.update(facts)
-            entry["updated_at"] = time.time()
+            for key in (name, (name, model)) if model and scope == MODEL else (name,):
+                entry = self._facts.setdefault(key, {})
+                entry.pop("retry_after", None)          # a retry-after only means something on its own response
+                entry.update(facts)
+                entry["scope"] = scope
+                entry["updated_at"] = time.time()
 
-    def get(self, name: str) -> dict:
+    def get(self, name: str, model: str | None = None) -> dict:
         with self._lock:
-            return dict(self._facts.get(name, {}))
+            return dict(self._facts.get((name, model) if model else name, {}))
 
     def snapshot(self) -> dict:
         with self._lock:
-            return {name: dict(facts) for name, facts in self._facts.items()}
+            return {name: dict(facts) for name, facts in self._facts.items() if isinstance(name, str)}
 
     def clear(self) -> None:
         with self._lock:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from ..errors import FaultKind, UpstreamFailed
-from .ratelimits import RateLimitBook, parse_rate_limit_headers
+from .ratelimits import RateLimitBook, limit_scope, parse_rate_limit_headers
 
 USER_AGENT = "benchwarmers/0.1 (+python urllib)"
 MAX_LINE = 64 << 20                    # one SSE/NDJSON line; Gemini inline images make lines of megabytes
@@ -159,8 +159,9 @@ class Transport:
 
     # ---- the one public call ------------------------------------------------------------------
     def request(self, method: str, url: str, *, headers: dict | None = None, body: bytes | None = None,
-                timeouts: Timeouts | None = None, name: str = "") -> Response:
-        """Send one request; returns once the response headers are in. Raises UpstreamFailed."""
+                timeouts: Timeouts | None = None, name: str = "", model: str | None = None) -> Response:
+        """Send one request; returns once the response headers are in. Raises UpstreamFailed. `name` and `model`
+        (the served name asked, if any) are where the response's rate-limit facts are kept."""
         t = timeouts or Timeouts()
         parts = urlsplit(url)
         scheme, host = parts.scheme.lower(), parts.hostname or ""
@@ -170,12 +171,12 @@ class Transport:
         port = parts.port or (443 if scheme == "https" else 80)
         self._enter(name or host)
         try:
-            return self._request(method, scheme, host, port, parts, headers, body, t, name)
+            return self._request(method, scheme, host, port, parts, headers, body, t, name, model)
         except BaseException:
             self._leave(name or host)
             raise
 
-    def _request(self, method, scheme, host, port, parts, headers, body, t, name) -> Response:
+    def _request(self, method, scheme, host, port, parts, headers, body, t, name, model) -> Response:
         proxy = self._proxy_for(scheme, host)
         key = (scheme, host, port, proxy)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
@@ -210,7 +211,7 @@ class Transport:
             response = Response(self, key, conn, sock, raw, host, t.idle, name or host)
             facts = parse_rate_limit_headers(response.headers, time.time())
             if facts:
-                self.limits.record(name or host, facts)
+                self.limits.record(name or host, facts, model, limit_scope(response.headers))
             return response
         raise AssertionError("unreachable")
 

@@ -39,7 +39,8 @@ class Probe:
     id: int | None = None
     error_kind: FaultKind | None = None     # the fault kind: decides retirement
     upstream_status: int | None = None      # the HTTP status the endpoint answered with, when it answered
-    reset_at: float | None = None           # a rate limit's reset (not stored: it rests the endpoint)
+    reset_at: float | None = None           # a rate limit's reset (not stored: it rests what the limit names)
+    scope: str | None = None                # whose limit it was: "key" (the connection) or the model's (not stored)
 
     @classmethod
     def from_row(cls, row) -> "Probe":
@@ -50,6 +51,7 @@ class Probe:
     def to_dict(self) -> dict:
         d = asdict(self)
         d.pop("reset_at")
+        d.pop("scope")
         for k in ("seconds", "ttft"):
             d[k] = round(d[k], 3) if d[k] is not None else None
         return d
@@ -82,7 +84,8 @@ def explain(exc: UpstreamFailed, endpoint: Endpoint, doing: str) -> UpstreamFail
     key = endpoint.key()[0] if not endpoint.no_key else None
     message = one_line(redact(f"{doing}: {exc.message}", key)).rstrip(".") + "."
     out = UpstreamFailed(exc.kind, message, advice(exc.kind, endpoint, exc.retry_after),
-                         upstream_status=exc.upstream_status, retry_after=exc.retry_after, reset_at=exc.reset_at)
+                         upstream_status=exc.upstream_status, retry_after=exc.retry_after, reset_at=exc.reset_at,
+                         scope=exc.scope)
     return out
 
 
@@ -104,6 +107,7 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, *
         probe.status = TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED
         probe.error, probe.error_kind = one_line(e.message), e.kind
         probe.upstream_status, probe.reset_at = e.upstream_status, healthrecord.reset_of(e)
+        probe.scope = e.scope
     except BenchError as e:          # e.g. its endpoint was removed
         probe.error, probe.error_kind = one_line(str(e)), FaultKind.NOT_FOUND
     else:
@@ -205,7 +209,7 @@ class Health:
         """One probe, recorded, and what it says about the endpoint noted (a refused key, a rate limit)."""
         probe = run_probe(self.registry, model, kind, caller=caller or self.caller)
         record(self.db, probe)
-        healthrecord.note(self.db, self.resting, model.endpoint, probe)
+        healthrecord.note(self.db, self.resting, model.endpoint, probe, served=model.served)
         return probe
 
     def listing(self, model: Model, caller=None) -> list[str] | None:

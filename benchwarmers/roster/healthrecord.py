@@ -5,21 +5,30 @@ import json
 import time
 
 from ..errors import FaultKind
+from ..providers.ratelimits import KEY
+from .resting import WHOLE
 
 KEY_REFUSED = "key_refused"
 FLAG_TEXT = {KEY_REFUSED: "key refused"}
-REST_SECONDS = 60.0           # a rate limit that says nothing of its reset rests its endpoint this long
+REST_SECONDS = 60.0           # a rate limit that says nothing of its reset rests what it names this long
 
 
-def note(db, resting, endpoint: str, outcome, what: str = "probe") -> None:
-    """What a probe (or speed figure) says about its endpoint rather than its model: a refused key flags the
-    endpoint, a rate limit rests it (every caller then skips it until the reset), an answer clears the flag."""
+def note(db, resting, endpoint: str, outcome, what: str = "probe", served: str = WHOLE) -> None:
+    """What a probe (or speed figure) of the model `served` says beyond the model's own answer: a refused key flags
+    the endpoint, a rate limit rests what it names (that model, or the whole connection when it is the key's
+    limit; every caller then skips it until the reset), an answer clears the flag."""
     if outcome.ok:
         clear(db, endpoint)
     elif outcome.error_kind is FaultKind.AUTH:
         flag(db, endpoint, KEY_REFUSED, f"{outcome.error} ({what} #{outcome.id} of {outcome.model})")
     elif outcome.error_kind is FaultKind.RATE_LIMITED:
-        rest(resting, endpoint, outcome.reset_at)
+        rest(resting, endpoint, outcome.reset_at, WHOLE if outcome.scope == KEY else served)
+
+
+def stops_endpoint(resting, endpoint: str, kind) -> bool:
+    """Whether a fault that is not the model's leaves the rest of its endpoint unaskable in this run: a refused
+    key or a refused request does; a rate limit only when the whole connection now rests."""
+    return kind != FaultKind.RATE_LIMITED or resting.until(endpoint) is not None
 
 
 def reset_of(exc) -> float | None:
@@ -29,11 +38,11 @@ def reset_of(exc) -> float | None:
     return time.time() + exc.retry_after if exc.retry_after else None
 
 
-def rest(resting, endpoint: str, until: float | None) -> float:
-    """Mark the endpoint resting on a rate limit (in the bench's one Resting, so every caller skips it); returns
-    until when."""
+def rest(resting, endpoint: str, until: float | None, served: str = WHOLE) -> float:
+    """Mark the model `served` (WHOLE: the whole endpoint) resting on a rate limit, in the bench's one Resting, so
+    every caller skips it; returns until when."""
     until = until or time.time() + REST_SECONDS
-    resting.mark(endpoint, until)
+    resting.mark(endpoint, until, served=served)
     return until
 
 

@@ -15,7 +15,8 @@ from typing import Callable
 from . import health
 from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
 from ..providers import Timeouts
-from .registry import Endpoint, Model, Registry, check_name, close_names
+from ..names import check_name
+from .registry import Endpoint, Model, Registry, close_names
 
 LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endpoint's models
 

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from .. import keys
 from ..errors import BadRequest, NotFound
+from ..names import check_name
 from ..providers import PROVIDERS, Transport, make_provider
 from ..store import Config
 
@@ -142,7 +143,7 @@ class Registry:
     def unique_alias(self, served: str) -> str:
         """A readable alias from a served name: 'openai/gpt-4o-mini:free' -> 'gpt-4o-mini-free'."""
         name = served.rsplit("/", 1)[-1].removesuffix(":latest")   # Ollama's default tag says nothing
-        base = re.sub(r"[^a-z0-9.\-]+", "-", name.lower()).strip("-") or "model"
+        base = re.sub(r"[^a-z0-9.\-]+", "-", name.lower()).strip(".-")[:60] or "model"
         alias, n = base, 2
         while alias in self.models():
             alias, n = f"{base}-{n}", n + 1
@@ -197,11 +198,4 @@ def check_base(value) -> str:
     if split.scheme not in ("http", "https") or not split.netloc or split.username or split.password:
         raise BadRequest(f"{value!r} is not a usable base URL.",
                          "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
-    return value
-
-
-def check_name(value, what: str) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}", value):
-        raise BadRequest(f"{what} {value!r} is not a valid name.",
-                         "Use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.")
     return value

@@ -1,4 +1,5 @@
-"""When an endpoint rests on a rate limit: the one check used by seating, route mode and the roster's status."""
+"""What rests on a rate limit, a model or a whole connection: the one check used by seating, route mode and the
+roster's status."""
 from __future__ import annotations
 
 import json
@@ -7,19 +8,25 @@ import time
 
 from ..errors import FaultKind, UpstreamFailed
 from ..providers import RateLimitBook
+from ..providers.ratelimits import KEY
 from ..store import Database
 
 REFRESH = 2.0    # seconds between reads of the ratelimits table (another process on this data folder may write it)
+WHOLE = ""       # the served-name slot that means the whole connection (its key), not one model
+USED_UP = (("requests_remaining", "requests_reset_at"), ("tokens_remaining", "tokens_reset_at"))
 
 
 class Resting:
-    """Endpoints resting until a reset time: marked here on a 429, kept in the ratelimits table, and read from
-    the rate-limit headers every response leaves in the transport's RateLimitBook."""
+    """Rests are kept per (endpoint, served model), with WHOLE for the connection: a 429 rests what its limit names
+    (the model asked, or the whole key when the limit is the key's, as the provider's headers say), until its reset.
+    They are kept in the ratelimits table and also read from the rate-limit facts every response leaves in the
+    transport's RateLimitBook (a quota used up rests its model, or its connection). A limit set by the user per
+    connection or per model marks the same two kinds of slot."""
 
     def __init__(self, db: Database, limits: RateLimitBook | None = None):
         self.db = db
         self.limits = limits
-        self._until: dict[str, float] = {}
+        self._until: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
         self._read = 0.0
         self.refresh()
@@ -27,33 +34,43 @@ class Resting:
     def refresh(self) -> None:
         """Read the table now (the roster's status does; seating reads it at most every REFRESH seconds)."""
         now = time.time()
-        rows = self.db.query("SELECT endpoint, resting_until FROM ratelimits WHERE resting_until > ?", (now,))
+        rows = self.db.query("SELECT endpoint, model, resting_until FROM ratelimits WHERE resting_until > ?", (now,))
         with self._lock:
             for r in rows:
-                self._until[r["endpoint"]] = max(r["resting_until"], self._until.get(r["endpoint"]) or 0.0)
+                slot = (r["endpoint"], r["model"] or WHOLE)
+                self._until[slot] = max(r["resting_until"], self._until.get(slot) or 0.0)
             self._read = time.monotonic()
 
-    def until(self, endpoint: str) -> float | None:
-        """When the endpoint may be called again: a 429's reset, or a quota the headers say is used up."""
+    def until(self, endpoint: str, served: str | None = None) -> float | None:
+        """When this model (or, without `served`, the connection as a whole) may be called again: the later of the
+        connection's rest and the model's, from 429s or from quotas the headers say are used up."""
         if time.monotonic() - self._read > REFRESH:
             self.refresh()
         now = time.time()
-        t = self._until.get(endpoint) or 0.0
-        facts = self.limits.get(endpoint) if self.limits else {}
-        for used_up, reset in (("requests_remaining", "requests_reset_at"), ("tokens_remaining", "tokens_reset_at")):
-            if facts.get(used_up) == 0 and (facts.get(reset) or 0) > now:
-                t = max(t, facts[reset])
+        t = max(self._until.get((endpoint, WHOLE)) or 0.0,
+                (self._until.get((endpoint, served)) or 0.0) if served else 0.0)
+        if self.limits:
+            whole = self.limits.get(endpoint)
+            for facts in ((whole,) if whole.get("scope") == KEY else ()) + \
+                         ((self.limits.get(endpoint, served),) if served else ()):
+                for used_up, reset in USED_UP:
+                    if facts.get(used_up) == 0 and (facts.get(reset) or 0) > now:
+                        t = max(t, facts[reset])
         return t if t > now else None
 
-    def mark(self, endpoint: str, until: float, facts: dict | None = None) -> None:
+    def mark(self, endpoint: str, until: float, facts: dict | None = None, served: str = WHOLE) -> None:
+        """Rest the model `served` of this endpoint (WHOLE: every model of it) until `until`."""
+        slot = (endpoint, served or WHOLE)
         with self._lock:
-            self._until[endpoint] = max(until, self._until.get(endpoint) or 0)
+            self._until[slot] = max(until, self._until.get(slot) or 0)
         self.db.submit(lambda c: c.execute(
-            "INSERT INTO ratelimits (endpoint, facts, resting_until, updated) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(endpoint) DO UPDATE SET facts = excluded.facts, resting_until = excluded.resting_until, "
-            "updated = excluded.updated", (endpoint, json.dumps(facts or {}), until, time.time())))
+            "INSERT INTO ratelimits (endpoint, model, facts, resting_until, updated) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(endpoint, model) DO UPDATE SET facts = excluded.facts, "
+            "resting_until = excluded.resting_until, updated = excluded.updated",
+            (endpoint, slot[1], json.dumps(facts or {}), until, time.time())))
 
-    def observe(self, endpoint: str, error: BaseException) -> None:
-        """A call failed: a rate limit with a known reset rests its endpoint until then, so the next asks skip it."""
+    def observe(self, endpoint: str, served: str, error: BaseException) -> None:
+        """A call failed: a rate limit with a known reset rests what it names (the model, or the whole connection
+        when it is the key's limit) until then, so the next asks skip it and nothing else."""
         if isinstance(error, UpstreamFailed) and error.kind is FaultKind.RATE_LIMITED and error.reset_at:
-            self.mark(endpoint, error.reset_at)
+            self.mark(endpoint, error.reset_at, served=WHOLE if error.scope == KEY else served)

@@ -46,11 +46,12 @@ class Figure:
     created: float = 0.0
     error_kind: FaultKind | None = None    # not stored: says whether the endpoint, not the model, is at fault
     reset_at: float | None = None
+    scope: str | None = None               # a rate limit's: the key's or the model's (not stored)
     id: int | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        for k in ("error_kind", "reset_at", "model", "job", "id"):
+        for k in ("error_kind", "reset_at", "scope", "model", "job", "id"):
             d.pop(k)
         for k in ("ttft", "seconds", "tokens_per_second"):
             d[k] = round(d[k], 3) if d[k] is not None else None
@@ -71,7 +72,7 @@ def measure(model, prompt: str, caller, job: int | None = None) -> Figure:
     except UpstreamFailed as e:
         fig.status = "timeout" if e.kind is FaultKind.TIMEOUT else "failed"
         fig.error, fig.error_kind = one_line(e.message), e.kind
-        fig.reset_at = healthrecord.reset_of(e)
+        fig.reset_at, fig.scope = healthrecord.reset_of(e), e.scope
         return fig
     except BenchError as e:
         fig.error, fig.error_kind = one_line(str(e)), FaultKind.NOT_FOUND

@@ -16,7 +16,12 @@ from ..roster.registry import Registry
 
 
 class Held(Exception):
-    """A scheduled call not made, and why (its endpoint rests, or stayed busy with the user's asks)."""
+    """A scheduled call not made, and why (its endpoint or its model rests, or the endpoint stayed busy with the
+    user's asks); `whole`: the rest of the endpoint cannot be called either."""
+
+    def __init__(self, why: str, whole: bool = True):
+        super().__init__(why)
+        self.whole = whole
 
 
 class Pacer:
@@ -38,7 +43,7 @@ class Pacer:
     def complete(self, model, ask, timeouts, sent=None):
         """`sent()` is called as the call goes out (never for a call held back)."""
         endpoint = self.registry.endpoint(model.endpoint)
-        with self.turn(endpoint.name, sent):
+        with self.turn(endpoint.name, sent, model.served):
             return self.caller.complete(model, ask, timeouts=timeouts)
 
     def list_models(self, endpoint, sent=None) -> list[dict]:
@@ -47,16 +52,17 @@ class Pacer:
 
     # ---- pacing -------------------------------------------------------------------------------------
     @contextmanager
-    def turn(self, name: str, sent=None):
-        """Hold the endpoint's one scheduled seat for a call: after the gap, and after the user's asks."""
+    def turn(self, name: str, sent=None, served: str | None = None):
+        """Hold the endpoint's one scheduled seat for a call (to the model `served`, or the endpoint's own list):
+        after the gap, and after the user's asks; never while what it calls rests."""
         with self._lock:
             seat = self._turns.setdefault(name, threading.Lock())
         with seat:
-            self._check(name)
+            self._check(name, served)
             gap = self.settings()["scheduler_gap_seconds"] - (self.clock.now() - self._last.get(name, -1e12))
             self.clock.sleep(gap, self.stop)
-            self._check(name)
-            self._yield(name)
+            self._check(name, served)
+            self._yield(name, served)
             if sent:
                 sent()
             try:
@@ -64,15 +70,16 @@ class Pacer:
             finally:
                 self._last[name] = self.clock.now()
 
-    def _check(self, name: str) -> None:
+    def _check(self, name: str, served: str | None = None) -> None:
         if self.stop.is_set():
             raise Held("the service is stopping")
-        until = self.resting.until(name)
+        until = self.resting.until(name, served)
         if until:
-            raise Held("its endpoint rests on a rate limit until "
-                       + time.strftime("%Y-%m-%d %H:%M", time.localtime(until)))
+            whole = served is None or self.resting.until(name) == until
+            raise Held(("its endpoint" if whole else "it") + " rests on a rate limit until "
+                       + time.strftime("%Y-%m-%d %H:%M", time.localtime(until)), whole)
 
-    def _yield(self, name: str) -> None:
+    def _yield(self, name: str, served: str | None = None) -> None:
         """Wait while the user's own asks are in flight on this endpoint (checked again after each one)."""
         asks = self.registry.transport
         limit = self.settings()["scheduler_yield_seconds"]
@@ -82,7 +89,7 @@ class Pacer:
             if left <= 0:
                 raise Held(f"its endpoint stayed busy with your asks for {limit:g} s")
             asks.wait_quiet(name, min(left, 1.0))
-            self._check(name)
+            self._check(name, served)
 
     def close(self) -> None:
         self.own.transport.close()

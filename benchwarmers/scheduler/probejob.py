@@ -2,7 +2,8 @@
 
 Each endpoint's list is read first (one call), so a model it no longer lists is known before its probe; a
 model that fails for a reason of its own is confirmed once and retired with the evidence (Health.check). A
-refused key or a rate limit flags or rests the endpoint and skips the rest of its models: never a retirement."""
+refused key flags the endpoint and skips the rest of its models; a rate limit rests what it names (the model, or
+the whole key, when it skips the rest of the endpoint too): never a retirement."""
 from __future__ import annotations
 
 from ..errors import BenchError, FaultKind, UpstreamFailed
@@ -29,8 +30,10 @@ def _endpoint(job, name: str, models: list) -> None:
         try:
             result = job.health.check(model.alias, caller=job, served=lambda: served)
         except Held as e:
-            job.skip(models[i:], str(e))
-            return
+            job.skip(models[i:] if e.whole else [model], str(e))
+            if e.whole:
+                return
+            continue
         except BenchError as e:          # removed from the roster while the job ran
             job.add("skipped", {"model": model.alias, "why": health.one_line(str(e))})
             continue
@@ -41,7 +44,8 @@ def _endpoint(job, name: str, models: list) -> None:
             job.add("ok", model.alias)
         else:
             job.add("failed", {"model": model.alias, "error": last["error"]})
-        if last.get("error_kind") in health.NOT_THE_MODEL:
+        if last.get("error_kind") in health.NOT_THE_MODEL and healthrecord.stops_endpoint(job.resting, name,
+                                                                                          last["error_kind"]):
             job.skip(models[i + 1:], job.endpoint_words(name))
             return
 

@@ -14,7 +14,7 @@ from . import guard
 from .bench import Bench
 from .gatewaykeys import keys_required
 from .messages import Request, Response
-from .routes import ADMIN, BENCH_SHAPE, GATEWAY, RouteTable, shape_for_path
+from .routes import ADMIN, BENCH_SHAPE, GATEWAY, PUBLIC, Route, RouteTable, shape_for_path
 from .table import build_table
 
 log = logging.getLogger("benchwarmers.server")
@@ -27,30 +27,24 @@ class App:
         self._inflight = 0
         self._idle = threading.Condition()
 
-    # -- the one entry point -----------------------------------------------------------------
+    # -- the entry points ----------------------------------------------------------------------
     def handle(self, req: Request) -> Response:
-        with self._idle:
-            self._inflight += 1
-        try:
-            return self._handle(req)
-        finally:
-            with self._idle:
-                self._inflight -= 1
-                self._idle.notify_all()
+        """One request, in-process: admitted, then served."""
+        admitted = self.admit(req)
+        return admitted if isinstance(admitted, Response) else self.serve(req, admitted)
 
-    def _handle(self, req: Request) -> Response:
+    def admit(self, req: Request) -> Route | Response:
+        """Everything decided from the request line and headers (Host, Origin, the route, who is calling): the
+        route, or the refusal to send. The HTTP handler calls this before it reads a byte of the body."""
         req.app = self
         shape = shape_for_path(req.path)
         try:
-            guard.check_host(req, self.bench.host, self.bench.public_hosts)
+            guard.check_host(req, self.bench.host, self.bench.public_hosts, self.bench.port)
             guard.check_origin(req)
             route, params = self.table.match(req.method, req.path, self.bench.role, self.origin(req))
             shape, req.params = route.shape, params
             self.authorize(req, route)
-            resp = route.handler(req, self.bench)
-            if req.method == "HEAD":
-                resp.body, resp.stream = b"", None
-            return resp
+            return route
         except Unauthorized as err:
             if shape == "html" and req.method == "GET":   # a browser goes to the login page instead, and comes
                 here = req.path + ("?" + urlencode(req.query) if req.query else "")   # back with its query
@@ -60,19 +54,54 @@ class App:
             return self.error_response(err.shape, err)
         except BenchError as err:
             return self.error_response(shape, err)
+
+    def serve(self, req: Request, route: Route) -> Response:
+        """Run an admitted request's handler; no traceback ever reaches the client."""
+        with self._idle:
+            self._inflight += 1
+        try:
+            resp = route.handler(req, self.bench)
+            if req.method == "HEAD":
+                resp.body, resp.stream = b"", None
+            return resp
+        except BenchError as err:
+            return self.error_response(route.shape, err)
         except Exception:
             log.exception("unhandled error on %s %s", req.method, req.path)
-            return self.error_response(shape, BenchError("The service hit an internal error; the log has details.",
-                                                         "Try again; if it repeats, report it with the log."))
+            return self.error_response(route.shape, BenchError(
+                "The service hit an internal error; the log has details.",
+                "Try again; if it repeats, report it with the log."))
+        finally:
+            with self._idle:
+                self._inflight -= 1
+                self._idle.notify_all()
 
-    def authorize(self, req: Request, route) -> None:
+    def authorize(self, req: Request, route: Route) -> None:
+        """Who is calling. With an admin token set, admin routes need it; gateway routes need a gateway key (or the
+        token) when keys are required (an admin token or require_keys), except a dashboard page's in-process call.
+        An address that sent too many wrong secrets gets 429 before its next one is even compared."""
         token = self.bench.admin_token
+        auth = route.auth or ADMIN            # a route nobody classified is an admin route
+        needs_key = auth == GATEWAY and keys_required(token, self.bench.settings()) and not req.for_page
+        if auth == PUBLIC or (not token and not needs_key):
+            req.is_admin = guard.is_admin(req, token)
+            return
+        secret = guard.presented_key(req)
+        credentialed = bool(secret or req.cookie(guard.SESSION_COOKIE))
+        if credentialed:
+            self.bench.guesses.check(req.client)
         req.is_admin = guard.is_admin(req, token)
-        if route.auth == ADMIN:
+        if (token and req.is_admin) or (auth == GATEWAY and not needs_key):
+            return
+        try:
+            if auth == GATEWAY:
+                req.caller = self.bench.gateway_keys.authenticate(secret)
+                return
             guard.require_admin(req, token)
-        elif route.auth == GATEWAY and keys_required(token, self.bench.settings()) and \
-                not (token and req.is_admin) and not req.for_page:
-            req.caller = self.bench.gateway_keys.authenticate(guard.presented_key(req))
+        except Unauthorized:
+            if credentialed and not self.bench.gateway_keys.find(secret):   # a wrong secret, not an app's key
+                self.bench.guesses.failed(req.client)
+            raise
 
     def origin(self, req: Request) -> str:
         """The scheme and host the client used (its Host passed the check), else this server's own URL."""

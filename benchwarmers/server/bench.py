@@ -31,6 +31,7 @@ from ..store.calls import Calls
 from ..store.verdicts import Verdicts
 from ..suite.service import SuiteService
 from .gatewaykeys import GatewayKeys
+from .throttle import Guesses
 
 log = logging.getLogger("benchwarmers.server")
 NO_SETTINGS: dict = {}   # one object, so a broken settings.json is not re-read as "changed" on every call
@@ -82,13 +83,14 @@ class Bench:
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
-                             Pins(self.db), self.panel.pool, self.settings)
+                             Pins(self.db), self.panel.lanes, self.settings)
         # the bench looking after itself: checks and retirements, and the jobs that run them (the service
         # starts the scheduler's thread; a bench without a service never runs a job on its own)
         self.health = Health(self.registry, self.db, self.resting, self.caller, self.catalog)
         self.scheduler = Scheduler(self.config, self.health, self.caller, clock=self._clock, suite=self.suite)
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
+        self.guesses = Guesses()                # wrong secrets per address: the throttle on guessing
         self.mcp_sessions = Sessions()          # MCP over HTTP (/mcp): in memory, ended by a restart
         self.signins = Flows()              # provider sign-ins under way, in memory (a restart forgets them)
 

@@ -9,6 +9,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from ..errors import BadRequest, Conflict, Forbidden, NotFound, RateLimited, Unauthorized
+from ..names import check_name
 from .guard import hash_key
 from ..store import Database
 
@@ -67,8 +68,7 @@ class GatewayKeys:
         self._lock = threading.Lock()
 
     def create(self, name: str, collections: list, rpm: int | None) -> tuple[GatewayKey, str]:
-        if not name or not isinstance(name, str) or len(name) > 64:
-            raise BadRequest("A key needs a name of 1 to 64 characters.")
+        check_name(name, "Key name")
         if not collections or not all(isinstance(c, str) and c for c in collections):
             raise BadRequest("A key needs the collections it may reach (or '*').",
                              "For example: bench key create my-app --collections core")
@@ -104,15 +104,21 @@ class GatewayKeys:
             raise Unauthorized("This service needs a gateway key.",
                                "Send it as Authorization: Bearer <key> (or x-api-key, x-goog-api-key, ?key=); "
                                "make one with: bench key create NAME --collections ...")
-        # Read on every request (one indexed row): a key revoked by another process on the same data
-        # folder must stop working at once, and unknown secrets must not grow a cache.
-        row = self.db.one("SELECT * FROM gateway_keys WHERE hash = ?", (hash_key(secret),))
-        key = GatewayKey.from_row(row) if row else None
+        key = self.find(secret)
         if key is None or key.revoked is not None:
             raise Unauthorized("That gateway key is not valid (unknown or revoked).",
                                "Check BENCHWARMERS_KEY, or ask the admin for a new key.")
         self._pace(key)
         return key
+
+    def find(self, secret: str | None) -> GatewayKey | None:
+        """The key record a secret belongs to (revoked ones too), or None."""
+        if not secret:
+            return None
+        # Read on every request (one indexed row): a key revoked by another process on the same data
+        # folder must stop working at once, and unknown secrets must not grow a cache.
+        row = self.db.one("SELECT * FROM gateway_keys WHERE hash = ?", (hash_key(secret),))
+        return GatewayKey.from_row(row) if row else None
 
     def _pace(self, key: GatewayKey) -> None:
         if not key.rpm:

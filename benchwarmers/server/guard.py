@@ -4,14 +4,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import re
 from urllib.parse import urlsplit
 
-from ..errors import BadHost, CrossOrigin, Unauthorized
+from ..errors import BadHost, CrossOrigin, MissingHost, Unauthorized
 from .messages import Request
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 SESSION_COOKIE = "bw_session"
+_HOST_CHARS = re.compile(r"[a-z0-9.\-_]+|\[[0-9a-f:.]+\]")
 
 
 def is_loopback(host: str) -> bool:
@@ -24,24 +26,38 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def host_name(value: str) -> str:
-    """The name part of a Host header, lower-cased, without the port."""
+def split_host(value: str) -> tuple[str, int | None]:
+    """A Host header as (name lower-cased, port or None); BadHost unless it is `name` or `name:digits`."""
     value = (value or "").strip().lower()
-    if value.startswith("["):
-        return value[: value.find("]") + 1] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+    if value.startswith("["):                       # an IPv6 literal: [::1] or [::1]:8122
+        head, sep, rest = value.partition("]")
+        name = head + sep
+    else:
+        name, sep, rest = value.partition(":")
+        rest = sep + rest
+    digits = rest[1:]
+    if rest and not (rest[0] == ":" and digits.isascii() and digits.isdigit() and len(digits) <= 5):
+        raise BadHost(f"Host {value!r} is not a host name and port.", "Send Host: name or name:port.")
+    if not _HOST_CHARS.fullmatch(name):
+        raise BadHost(f"Host {value!r} is not a host name.", "Send Host: name or name:port.")
+    return name, int(digits) if rest else None
 
 
-def check_host(req: Request, bound: str, public_hosts: tuple) -> None:
-    """Refuse a Host that is not ours: a web page that rebinds its DNS name to 127.0.0.1 gets no answer."""
-    name = host_name(req.headers.get("host", ""))
-    if not name:
-        return   # HTTP/1.0 clients may send none; nothing to rebind
-    allowed = LOOPBACK_NAMES | {bound.lower(), f"[{bound.lower()}]"} | set(public_hosts)
-    if name in allowed or "*" in public_hosts:
+def check_host(req: Request, bound: str, public_hosts: tuple, port: int = 0) -> None:
+    """Refuse a Host that is not ours: a web page that rebinds its DNS name to 127.0.0.1 gets no answer.
+    The name must be a loopback name, the bound address or a public host; a port, when given, must be the one we
+    listen on (a public host may also be listed with its own port, as a reverse proxy forwards it)."""
+    raw = req.headers.get("host")
+    if not raw or not raw.strip():
+        raise MissingHost("The request has no Host header.", "Send Host: the name and port you connect to.")
+    name, given = split_host(raw)
+    if "*" in public_hosts or raw.strip().lower() in public_hosts:
         return
-    raise BadHost(f"Host {name!r} is not one this server answers to.",
-                  "Use http://127.0.0.1 or localhost, or list the name in BENCHWARMERS_PUBLIC_HOSTS.")
+    ours = LOOPBACK_NAMES | {bound.lower(), f"[{bound.lower()}]"} | set(public_hosts)
+    if name in ours and (given is None or not port or given == port):
+        return
+    raise BadHost(f"Host {raw.strip()!r} is not one this server answers to.",
+                  "Use http://127.0.0.1 or localhost with this port, or list the name in BENCHWARMERS_PUBLIC_HOSTS.")
 
 
 def check_origin(req: Request, every_method: bool = False) -> None:
@@ -68,14 +84,14 @@ def session_value(token: str) -> str:
 
 
 def presented_key(req: Request) -> str | None:
-    """The key a client sent, in any of the forms clients use."""
+    """The key a client sent, in any of the forms clients use; an empty one does not hide the next form."""
     auth = req.headers.get("authorization", "")
-    if auth.lower().startswith("bearer "):
-        return auth[7:].strip() or None
+    if auth[:7].lower() == "bearer " and auth[7:].strip():
+        return auth[7:].strip()
     for header in ("x-api-key", "x-goog-api-key", "api-key"):
-        if req.headers.get(header):
+        if (req.headers.get(header) or "").strip():
             return req.headers[header].strip()
-    return req.query.get("key") or None
+    return (req.query.get("key") or "").strip() or None
 
 
 def is_admin(req: Request, token: str | None) -> bool:

@@ -19,6 +19,7 @@ from .handler import Server
 
 log = logging.getLogger("benchwarmers")
 MIN_TOKEN = 16
+MIN_DISTINCT = 8
 POLL = 0.05   # seconds between the serving loop's checks for a stop
 
 
@@ -50,12 +51,27 @@ def unusable(folder: Path, err: Exception) -> DataFolderUnusable:
 def check_bind(host: str, token: str | None) -> None:
     if is_loopback(host):
         return
-    if not token or len(token) < MIN_TOKEN:
+    problem = token_problem(token)
+    if problem:
         raise BindRefused(
-            f"Refusing to listen on {host}: anyone who can reach it could use your keys.\n"
+            f"Refusing to listen on {host}: anyone who can reach it could use your keys, and {problem}.\n"
             f"Set BENCHWARMERS_ADMIN_TOKEN to a secret of {MIN_TOKEN}+ characters "
             "(for example: python -c \"import secrets; print(secrets.token_urlsafe(24))\"), "
             "or listen on 127.0.0.1.")
+
+
+def token_problem(token: str | None) -> str | None:
+    """Why an admin token cannot guard a public address, or None: it must be long, without spaces or control
+    characters, and not one character repeated (16 spaces once passed)."""
+    if not token:
+        return "BENCHWARMERS_ADMIN_TOKEN is not set"
+    if len(token) < MIN_TOKEN:
+        return f"the admin token is shorter than {MIN_TOKEN} characters"
+    if any(c.isspace() or not c.isprintable() for c in token):
+        return "the admin token holds spaces or control characters"
+    if len(set(token)) < MIN_DISTINCT:
+        return f"the admin token has fewer than {MIN_DISTINCT} different characters"
+    return None
 
 
 def _family(host: str) -> int:

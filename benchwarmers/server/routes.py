@@ -14,19 +14,25 @@ BENCH_SHAPE = "openai"   # the admin API's errors (shape "bench") take the OpenA
 
 @dataclass
 class Route:
+    """A route, classified: `auth` says who may call it (PUBLIC, GATEWAY or ADMIN; the security suite fails on a
+    route left unclassified, and the app treats one as ADMIN), `dashboard_only` that the gateway-alone process does
+    not serve it, and `doc` is its OpenAPI operation (server.openapi.op), which every route but the dashboard's
+    pages brings."""
     method: str
     pattern: str
     handler: Callable
     shape: str = "bench"             # error shape: a format's SHAPE (openai, anthropic, ...), bench, html or
     #                                  jsonrpc (MCP's transport: a JSON-RPC error with no id)
-    auth: str = ADMIN
+    auth: str | None = None
     dashboard_only: bool = False     # not served by the gateway-alone process
+    doc: dict | None = None
 
     def __post_init__(self):
         pieces = re.split(r"(\{\w+(?::path)?\})", self.pattern)      # literal text is escaped: "." is a dot
         regex = "".join(re.escape(p) if not p.startswith("{") else
                         f"(?P<{p[1:-6]}>.+)" if p.endswith(":path}") else f"(?P<{p[1:-1]}>[^/]+)" for p in pieces)
-        self.regex = re.compile("^" + regex + "$")
+        # a parameter may hold any character, a newline too; \Z, since $ would also match before a final newline
+        self.regex = re.compile("^" + regex + r"\Z", re.DOTALL)
 
 
 class RouteTable:

@@ -5,6 +5,7 @@ import hashlib
 import json
 import secrets
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
@@ -15,13 +16,45 @@ COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "
            "caller", "created", "extra", "session")
 
 
+PAGE = 50   # calls read per query when listing
+
+
 def new_id(prefix: str = "") -> str:
     """Short, unguessable, URL-safe."""
     return prefix + secrets.token_urlsafe(9)
 
 
-def summarise_request(ask: Ask) -> str:
-    """What was asked, as compact JSON: text kept, images named but not stored, tool traffic noted."""
+def clip_stored(text: str | None, limit: int) -> str | None:
+    """`text` as stored: at most `limit` characters, and a note of how many more there were."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit] + f"\n…[{len(text) - limit} more characters not stored]"
+
+
+def summarise_request(ask: Ask, limit: int | None = None) -> str:
+    """What was asked, as compact JSON: text kept (about `limit` characters in all, when given), images named but
+    not stored, tool traffic noted."""
+    text = json.dumps(_summary(ask), ensure_ascii=False)
+    if limit is None or len(text) <= limit:
+        return text
+    return json.dumps(_fit(_summary(ask), limit, len(text)), ensure_ascii=False)
+
+
+def _fit(d: dict, limit: int, size: int) -> dict:
+    """The summary cut to about `limit` characters: each text clipped to an equal share; then, if that is not
+    enough, the oldest messages left out. `truncated` says how long it was."""
+    share = max(200, limit // (1 + len(d["messages"])))
+    d["system"] = clip_stored(d["system"], share)
+    for m in d["messages"]:
+        m["content"] = clip_stored(m["content"], share)
+    d["truncated"] = {"chars": size, "messages_left_out": 0}
+    while len(d["messages"]) > 1 and len(json.dumps(d, ensure_ascii=False)) > limit + share:
+        d["messages"].pop(0)
+        d["truncated"]["messages_left_out"] += 1
+    return d
+
+
+def _summary(ask: Ask) -> dict:
     messages = []
     for m in ask.messages:
         parts = []
@@ -37,8 +70,7 @@ def summarise_request(ask: Ask) -> str:
         messages.append({"role": m.role, "content": "\n".join(parts)})
     params = {k: v for k, v in (("max_tokens", ask.max_tokens), ("temperature", ask.temperature),
                                 ("top_p", ask.top_p), ("stop", ask.stop or None)) if v is not None}
-    return json.dumps({"system": ask.system, "messages": messages, "params": params,
-                       "tools": [t.name for t in ask.tools]}, ensure_ascii=False)
+    return {"system": ask.system, "messages": messages, "params": params, "tools": [t.name for t in ask.tools]}
 
 
 def prompt_hash(ask: Ask) -> str:
@@ -89,8 +121,9 @@ class Calls:
     def __init__(self, db: Database):
         self.db = db
 
-    def add(self, rec: CallRecord, month: str | None = None) -> None:
-        """Queue the call and its usage-ledger line; the writer commits them in its next batch."""
+    def add(self, rec: CallRecord, month: str | None = None) -> Future:
+        """Queue the call and its usage-ledger line; the writer commits them in its next batch (the Future says
+        when)."""
         values = [getattr(rec, k) for k in COLUMNS]
         values[COLUMNS.index("extra")] = json.dumps(rec.extra) if rec.extra else None
         month = month or time.strftime("%Y-%m", time.gmtime(rec.created))
@@ -102,7 +135,7 @@ class Calls:
                          "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          (month, rec.endpoint, rec.model, rec.id, rec.input_tokens, rec.output_tokens,
                           int(rec.tokens_estimated), rec.created))
-        self.db.submit(write)
+        return self.db.submit(write)
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None) -> None:
         self.db.submit(lambda c: c.execute("INSERT INTO panels (id, collection, mode, seats, caller, created) "
@@ -118,6 +151,12 @@ class Calls:
 
     def list(self, collection: str | None = None, model: str | None = None, panel: str | None = None,
              limit: int = 50, collections: list | None = None) -> list[CallRecord]:
+        return [rec for page in self.pages(collection, model, panel, limit, collections) for rec in page]
+
+    def pages(self, collection: str | None = None, model: str | None = None, panel: str | None = None,
+              limit: int = 50, collections: list | None = None, size: int = PAGE):
+        """The newest `limit` calls matching, in pages of `size` read one query at a time: a listing of large
+        records holds one page in memory, never all of them, and holds no reader between pages."""
         self.db.sync()
         where, params = [], []
         for column, value in (("collection", collection), ("model", model), ("panel", panel)):
@@ -127,9 +166,18 @@ class Calls:
         if collections is not None and "*" not in collections:
             where.append(f"collection IN ({', '.join('?' * len(collections))})")
             params.extend(collections)
-        sql = "SELECT * FROM calls" + (" WHERE " + " AND ".join(where) if where else "")
-        sql += " ORDER BY created DESC LIMIT ?"
-        return [CallRecord.from_row(r) for r in self.db.query(sql, (*params, limit))]
+        after: tuple | None = None
+        while limit > 0:
+            page_where = where + (["(created < ? OR (created = ? AND rowid < ?))"] if after else [])
+            sql = ("SELECT rowid AS _row, * FROM calls" + (" WHERE " + " AND ".join(page_where) if page_where else "")
+                   + " ORDER BY created DESC, rowid DESC LIMIT ?")
+            rows = self.db.query(sql, (*params, *(after or ()), min(size, limit)))
+            if not rows:
+                return
+            yield [CallRecord.from_row(r) for r in rows]
+            limit -= len(rows)
+            last = rows[-1]
+            after = (last["created"], last["created"], last["_row"])
 
     def last_asked(self) -> dict[str, float]:
         """When each model was last given a seat, for explore rotation."""

@@ -95,18 +95,29 @@ class Config:
 
 
 def parse(path: Path) -> dict:
+    """The file's JSON object; ConfigError naming the file and line otherwise. An empty file is an error too (a
+    truncated write, or an edit gone wrong): read as {} it would then be written over, and its contents lost."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not UTF-8 text ({e.reason}).", "Save the file as UTF-8.") from None
+    if not text.strip():
+        raise ConfigError(f"{path}:1:1: the file is empty.",
+                          "Restore it from a backup, write {} into it to start afresh, or delete it.")
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ConfigError(f"{path}:{e.lineno}:{e.colno}: {e.msg}.",
                           "Fix the file by hand; Benchwarmers will not overwrite it while it is broken.") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read.", "Fix the file by hand.") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}:1:1: the file must hold a JSON object, not {type(data).__name__}.",
                           "Fix the file by hand.")
+    for key, default in DEFAULTS.get(path.name, {}).items():
+        if key in data and not isinstance(data[key], type(default)):
+            raise ConfigError(f"{path}: \"{key}\" must be a JSON object, not {type(data[key]).__name__}.",
+                              "Fix the file by hand; Benchwarmers will not overwrite it while it is broken.")
     return data
 
 

@@ -24,9 +24,10 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             error TEXT, seconds REAL, ttft REAL, input_tokens INTEGER, output_tokens INTEGER, created REAL NOT NULL);
         CREATE INDEX probes_model ON probes (model, created);
     """),
-    # Read by the service: ratelimits (resting endpoints), pins (route mode), gateway_keys, jobs (the scheduler's
-    # runs), panels (one row per panel: the history of asks). Written but read by nothing in the service yet, and
-    # kept for what reads it next: usage (the tokens of every call: a usage ledger and its limits).
+    # Read by the service: ratelimits (what rests on a rate limit; keyed per model by migration 10), pins (route
+    # mode), gateway_keys, jobs (the scheduler's runs), panels (one row per panel: the history of asks). Written but
+    # read by nothing in the service yet, and kept for what reads it next: usage (the tokens of every call: a usage
+    # ledger and its limits).
     (2, "panels, usage ledger, rate limits, pins, jobs and gateway keys", """
         CREATE TABLE panels (
             id TEXT PRIMARY KEY, collection TEXT, mode TEXT, seats INTEGER, caller TEXT, created REAL NOT NULL);
@@ -107,6 +108,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE calls ADD COLUMN session TEXT;
         CREATE INDEX calls_caller ON calls (caller, created);
         CREATE INDEX calls_session ON calls (session, created);
+    """),
+    # A rate limit rests what it names: one model, or (model '') the whole connection.
+    (10, "rate limits per model", """
+        CREATE TABLE ratelimits_by_model (
+            endpoint TEXT NOT NULL, model TEXT NOT NULL DEFAULT '', facts TEXT, resting_until REAL,
+            updated REAL NOT NULL, PRIMARY KEY (endpoint, model));
+        INSERT INTO ratelimits_by_model (endpoint, model, facts, resting_until, updated)
+            SELECT endpoint, '', facts, resting_until, updated FROM ratelimits;
+        DROP TABLE ratelimits;
+        ALTER TABLE ratelimits_by_model RENAME TO ratelimits
     """),
 ]
 

@@ -24,7 +24,9 @@ class InProcess:
                  timeout: float | None = None):   # timeout: Http's signature; a call in-process needs none
         split = urlsplit(path)
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else b"")
-        sent = {"content-type": "application/json"} if data else {}
+        sent = {"host": "127.0.0.1"}   # as every HTTP client sends it (a request without Host is refused)
+        if data:
+            sent["content-type"] = "application/json"
         sent.update({k.lower(): v for k, v in (headers or {}).items()})
         req = Request(method, unquote(split.path) or "/", dict(parse_qsl(split.query, keep_blank_values=True)),
                       sent, data)

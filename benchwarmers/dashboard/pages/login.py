@@ -34,7 +34,9 @@ def submit(req: Request, bench: Bench) -> Response:
     if not bench.admin_token:
         return Response.redirect("/")
     token = form.get("token")
+    bench.guesses.check(req.client)        # 429 for an address that guessed too often, before comparing
     if not hmac.compare_digest(token.encode(), bench.admin_token.encode()):
+        bench.guesses.failed(req.client)
         return show(req, bench, "That is not the admin token.", status=401, nxt=form.get("next"))
     cookie = f"{SESSION_COOKIE}={session_value(bench.admin_token)}; HttpOnly; SameSite=Strict; Path=/"
     return Response.redirect(web.safe_local(form.get("next")) or "/", {"Set-Cookie": cookie})

@@ -1,0 +1,19 @@
+"""The one rule for names a user gives (gateway keys, endpoints, collections, model aliases), checked everywhere."""
+from __future__ import annotations
+
+import re
+
+from .errors import BadRequest
+
+# Letters, digits, '.', '_' and '-', 1 to 64 of them, starting with a letter or digit: a name fits in a URL path
+# segment (so every name can be revoked, removed or shown), an environment variable's suffix and a table cell,
+# and holds no slash, space, control character, bidi override or markup.
+RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}")
+
+
+def check_name(value, what: str) -> str:
+    """`value` when it follows the rule; else a 400 that says what is allowed (the bad value shown escaped)."""
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        raise BadRequest(f"{what} {value!r} is not a valid name.", f"Use {RULE}.")
+    return value

@@ -1,0 +1,149 @@
+"""SSRF and key exfiltration: the stored key never follows a changed base URL unasked; route mode forwards only the
+fields each API's allow-list names; a key an upstream echoes is redacted; a canary key shows up on no route."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchwarmers import keys
+from tests.fakes import FakeAnthropic, FakeGemini, FakeOpenAI, Reply
+from tests.helpers.data import configure
+from tests.security.attack import ADMIN_HEADERS, TOKEN, bench_data, concrete, keyed_endpoint, label, routes
+
+KEY = "sk-canary-EXFIL-0123456789abcdef"
+
+
+# ---- a changed base URL ----------------------------------------------------------------------------
+
+def test_a_changed_base_url_needs_the_key_again(home, make_app):
+    with FakeOpenAI() as real, FakeOpenAI() as thief:
+        real.expect_key(KEY)
+        app = make_app()
+        status, _, made = app("POST", "/bench/endpoints", {"name": "up", "base_url": real.url, "key": KEY})
+        assert status == 201, made
+        status, _, reply = app("POST", "/bench/endpoints", {"name": "up", "base_url": thief.url, "replace": True})
+        assert status == 400 and "keep_key" in reply["error"]["message"], reply
+        assert not thief.requests                                    # the thief never heard of it
+        assert app.bench.registry.endpoint("up").base_url == real.url.rstrip("/")
+        # said explicitly, it may follow; a new key given with the change needs no confirmation
+        assert app("POST", "/bench/endpoints", {"name": "up", "base_url": thief.url, "replace": True,
+                                                "keep_key": True})[0] == 201
+        assert thief.requests[-1].headers["authorization"] == f"Bearer {KEY}"
+        assert app("POST", "/bench/endpoints", {"name": "up", "base_url": real.url, "replace": True,
+                                                "key": KEY})[0] == 201
+
+
+def test_the_same_base_url_keeps_its_key_without_asking(home, make_app):
+    with FakeOpenAI() as real:
+        app = make_app()
+        assert app("POST", "/bench/endpoints", {"name": "up", "base_url": real.url, "key": KEY})[0] == 201
+        assert app("POST", "/bench/endpoints", {"name": "up", "base_url": real.url + "/", "api": "openai",
+                                                "replace": True})[0] == 201
+
+
+# ---- route mode's pass-through ---------------------------------------------------------------------
+
+def route_app(home, make_app, fake, api: str):
+    configure(home, {"up": (fake, api)}, {"m": ("up", "m-s", {"tools": True})},
+              {"core": {"members": ["m"], "explore": 0}})
+    return make_app()
+
+
+CASES = {
+    "openai": (FakeOpenAI, "/v1/chat/completions",
+               {"model": "bench/core:route", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.5,
+                "models": ["openai/gpt-5-pro"], "provider": {"allow_fallbacks": True}, "n": 50,
+                "service_tier": "priority", "route": "fallback", "plugins": [{"id": "web"}], "store": True,
+                "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}},
+                          {"type": "web_search"}]},
+               {"temperature", "messages", "tools"}, {"models", "provider", "n", "service_tier", "route", "plugins",
+                                                      "store"}),
+    "anthropic": (FakeAnthropic, "/v1/messages",
+                  {"model": "bench/core:route", "max_tokens": 50, "messages": [{"role": "user", "content": "hi"}],
+                   "thinking": {"type": "enabled", "budget_tokens": 1024},
+                   "mcp_servers": [{"type": "url", "url": "https://mcp.example", "name": "x"}],
+                   "container": "cntr_1", "service_tier": "auto",
+                   "tools": [{"name": "f", "input_schema": {"type": "object"}},
+                             {"type": "web_search_20250305", "name": "web_search"},
+                             {"type": "code_execution_20250522", "name": "code_execution"}]},
+                  {"thinking", "messages", "tools"}, {"mcp_servers", "container", "service_tier"}),
+    "gemini": (FakeGemini, "/v1beta/models/bench/core:route:generateContent",
+               {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "cachedContent": "cachedContents/x",
+                "generationConfig": {"temperature": 0.2, "candidateCount": 8},
+                "tools": [{"functionDeclarations": [{"name": "f"}]}, {"googleSearch": {}}]},
+               {"contents", "tools"}, {"cachedContent"}),
+}
+
+
+@pytest.mark.parametrize("api", sorted(CASES))
+def test_route_mode_forwards_only_the_allow_list_and_records_the_rest(home, make_app, api):
+    fake_cls, path, body, kept, dropped = CASES[api]
+    with fake_cls() as fake:
+        app = route_app(home, make_app, fake, api)
+        status, headers, reply = app("POST", path, body)
+        assert status == 200, reply
+        sent = fake.requests[-1].body
+        assert kept <= set(sent) and not dropped & set(sent), sorted(sent)
+        tools = json.dumps(sent.get("tools"))
+        assert "web_search" not in tools and "code_execution" not in tools and "googleSearch" not in tools
+        if api == "gemini":
+            assert "candidateCount" not in json.dumps(sent.get("generationConfig"))
+        record = app.bench.calls.get(headers["x-bench-call"])
+        noted = " ".join(record.extra["dropped"])
+        assert all(name in noted for name in dropped), noted
+
+
+# ---- a key echoed back -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_key_an_upstream_echoes_in_an_answer_is_redacted(home, make_app, monkeypatch, stream):
+    monkeypatch.setenv("BENCHWARMERS_KEY_UP", KEY)
+    with FakeOpenAI() as fake:
+        fake.expect_key(KEY)
+        fake.script("*", Reply(text=f"Your key is {KEY}, and again: {KEY}.", chunk_chars=5))
+        configure(home, {"up": (fake, "openai")}, {"m": ("up", "m-s")}, {"core": {"members": ["m"], "explore": 0}})
+        keyed_endpoint(home, "up")
+        app = make_app()
+        for model in ("bench/core", "bench/core:route"):
+            status, _, reply = app("POST", "/v1/chat/completions", {"model": model, "stream": stream, "messages": [
+                {"role": "user", "content": "what is my key?"}]})
+            assert status == 200
+            text = json.dumps(reply) if not isinstance(reply, str) else reply
+            assert KEY not in text and "[redacted]" in text, text[:400]
+        app.bench.db.sync()
+        leaked = app.bench.db.query("SELECT id FROM calls WHERE answer LIKE ?", (f"%{KEY}%",))
+        assert not leaked
+
+
+# ---- a canary on every route -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("route", routes(), ids=label)
+def test_a_canary_key_reaches_no_response(home, fake, make_app, route):
+    """The provider key sits in keys.json; every route, asked with an admin token, answers without it."""
+    bench_data(home, fake)
+    keyed_endpoint(home)
+    keys.store("fake", KEY)
+    fake.expect_key(KEY)
+    app = make_app(admin_token=TOKEN)
+    body = {"name": "core", "model": "bench/core", "messages": [{"role": "user", "content": "hi"}],
+            "contents": [{"parts": [{"text": "hi"}]}], "prompt": "hi", "input": "hi", "served": "m-a"}
+    status, headers, reply = app(route.method, concrete(route), body if route.method != "GET" else None,
+                                 headers=ADMIN_HEADERS)
+    assert KEY not in json.dumps(reply) + json.dumps(headers), label(route)
+
+
+def test_gateway_md_lists_exactly_what_passes_through():
+    """The allow-list is documented: each API's row in GATEWAY.md names every field the code lets through."""
+    from pathlib import Path
+    from benchwarmers.providers.passthrough import FIELDS
+    doc = (Path(__file__).resolve().parent.parent.parent / "GATEWAY.md").read_text(encoding="utf-8")
+    doc = doc[doc.index("**What passes through.**"):]
+    rows = {"openai": "| OpenAI chat completions |", "anthropic": "| Anthropic Messages |", "gemini": "| Gemini |",
+            "ollama": "| Ollama chat |"}
+    for api, start in rows.items():
+        row = next(line for line in doc.splitlines() if line.startswith(start))
+        passed = row.split("|")[2]
+        named = {name for name in FIELDS[api] if f"`{name}`" in passed}
+        snake = {n for n in FIELDS[api] - named if "_" in n and api == "gemini"}   # "(and their snake_case names)"
+        assert named | snake == FIELDS[api], (api, FIELDS[api] - named - snake)
