@@ -1,6 +1,7 @@
 """The catalog at work: seating and route mode read its facts, roles fit purposes, paid turns are held."""
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -163,6 +164,32 @@ def test_each_fact_shows_its_source_and_your_own_facts_win(home, fake, make_serv
     assert row["catalog"]["provider"] == "groq" and row["catalog"]["facts"]["tools"]["source"] == "models.dev/groq"
 
 
+def test_the_models_passed_over_are_kept_with_the_panel_shown_on_its_page_and_printed(home, fake, make_service,
+                                                                                      capsys, monkeypatch):
+    configure(home, {"oa": (fake, "openai"), "plain": (fake, "openai")},
+              {"a": ("plain", "m-a"), "painter": ("oa", "gpt-image-1-mini")},
+              {"core": {"members": ["a"], "explore": 1, "purpose": "review"}})
+    map_endpoints(home, {"oa": "openai"})
+    install_samples(home)
+    svc = make_service()
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))                 # nothing piped in
+    assert main(["--url", svc.url, "ask", "core", "Review this."]) == 0
+    why = "role image does not fit purpose 'review'"
+    assert f"passed over for an explore seat: painter ({why})" in capsys.readouterr().err
+    http = Http(svc.url)
+    panel = http("GET", "/bench/history")[2]["items"][0]["id"]
+    assert http("GET", f"/bench/history/{panel}")[2]["passed_over"] == [{"model": "painter", "reason": why}]
+    page = Session(svc.url).get(f"/calls/{panel}")[2]
+    passed = page[page.index("Passed over for an explore seat"):]
+    assert 'href="/models/painter"' in passed and "role image does not fit purpose &#x27;review&#x27;" in passed
+    status, _, data = http("PUT", "/bench/collections/core", {"members": ["a"], "explore": 0})
+    assert status == 200, data
+    assert ask(http, "bench/core")[0] == 200                         # no explore seat: nobody passed over
+    panel = http("GET", "/bench/history")[2]["items"][0]["id"]
+    assert http("GET", f"/bench/history/{panel}")[2]["passed_over"] == []
+    assert "Passed over" not in Session(svc.url).get(f"/calls/{panel}")[2]
+
+
 @pytest.mark.parametrize("path, body, says", [
     ("/bench/models/oss/facts", {"colour": "red"}, "Unknown fact 'colour'"),
     ("/bench/models/oss/facts", {}, "Say which facts to set"),
@@ -233,3 +260,21 @@ def test_free_models_only_their_own_app_can_use_take_no_explore_seat_until_switc
     assert http("PUT", "/bench/catalog/app-only/groq", {"use_free": True})[0] == 404
     http("PUT", "/bench/catalog/app-only/opencode", {"use_free": False})
     assert json.loads((home / "config" / "overrides.json").read_text())["providers"] == {}
+
+
+def test_the_onboard_page_shows_the_catalogs_facts_with_their_sources(home, fake, make_service):
+    fake.set_models([{"id": "openai/gpt-oss-120b"}, {"id": "house-model", "context_length": 4096}])   # lists no facts
+    configure(home, {"gq": (fake, "openai")}, {})
+    map_endpoints(home, {"gq": "groq"})
+    s = Session(make_service().url)
+    candidates = {c["served"]: c for c in s.json("/onboard.json")["candidates"]}
+    sourced = candidates["openai/gpt-oss-120b"]["catalog"]["facts"]
+    assert sourced["context_window"] == {"value": 131072, "source": "models.dev/groq"}
+    page = s.get("/onboard")[2]
+    row = page[page.index("openai/gpt-oss-120b"):]
+    row = row[:row.index("</tr>")]
+    assert '131,072 context · tools' in row and '<span class="muted">(models.dev/groq)</span>' in row
+    price = sourced["price_in"]["value"], sourced["price_out"]["value"]
+    assert f"${price[0]:g} in, ${price[1]:g} out per million tokens" in row
+    row = page[page.index("house-model"):]
+    assert row[:row.index("</tr>")].count("4,096 context") == 1

@@ -110,6 +110,42 @@ def test_models_show_speed_and_suite_scores_and_the_model_page_its_evidence(s, o
     assert s.json("/models/silent.json")["model"]["retirement"]["evidence"]["probes"]
 
 
+def test_the_model_page_saves_your_own_facts_and_roles_and_only_what_changed(s, home):
+    page = s.get("/models/right")[2]
+    assert 'action="/models/right/facts"' in page and 'action="/models/right/roles"' in page
+    fields = {"context_window": "128000", "vision": "yes", "price_in": "0.15", "back": "/models/right#yours"}
+    assert s.form("/models/right/facts", fields)[1]["location"] == "/models/right#yours"
+    assert note(s, "/models/right") == "Saved your facts for right: context window 128,000, price in $0.15, " \
+                                       "reads images yes."
+    facts = s.json("/models/right.json")["model"]["catalog"]["facts"]
+    assert facts["context_window"] == {"value": 128000, "source": "override"} and facts["vision"]["value"] is True
+    saved = json.loads((home / "config" / "overrides.json").read_text())["models"]["right"]
+    assert saved == {"context_window": 128000, "vision": True, "price_in": 0.15}
+    page = s.get("/models/right")[2]
+    assert 'name="context_window" type="number" step="1" min="1" value="128000"' in page
+    s.form("/models/right/facts", fields)
+    assert note(s, "/models/right") == "Nothing changed."
+    s.form("/models/right/facts", {**fields, "context_window": "", "vision": "no"})
+    assert note(s, "/models/right") == "Saved your facts for right: context window from the catalog again, reads " \
+                                       "images no."
+    s.form("/models/right/facts", {**fields, "max_output": "many"})
+    assert "max_output must be a whole number above 0, not &#x27;many&#x27;" in note(s, "/models/right")
+    assert "max_output" not in json.loads((home / "config" / "overrides.json").read_text())["models"]["right"]
+    s.form("/models/right/facts", {"max_output": "4096"})                 # a field left out stays as it is
+    assert note(s, "/models/right") == "Saved your facts for right: longest answer 4,096."
+    saved = json.loads((home / "config" / "overrides.json").read_text())["models"]["right"]
+    assert saved == {"vision": False, "price_in": 0.15, "max_output": 4096}
+    s.form("/models/right/roles", [("roles", "code"), ("roles", "reasoning")])
+    assert note(s, "/models/right") == "Roles of right: code, reasoning (set by you)."
+    catalog = s.json("/models/right.json")["model"]["catalog"]
+    assert catalog["roles"] == ["code", "reasoning"] and catalog["roles_set_by"] == "user"
+    assert "Use the roles its facts give" in s.get("/models/right")[2]
+    s.form("/models/right/roles", {})
+    assert "non-empty list" in note(s, "/models/right")
+    _, _, d = s.form("/models/right/roles", {"auto": "1"}, script=True)
+    assert d["ok"] and d["roles_set_by"] != "user" and "(from its facts)" in d["message"]
+
+
 # ---- the suite page ----------------------------------------------------------------------------
 
 def test_the_suite_page_starts_follows_and_cancels_runs(s, oracle):

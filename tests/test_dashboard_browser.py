@@ -376,6 +376,40 @@ def test_discover_filters_and_onboards_in_one_click(tab, home, make_service):
         hub.stop()
 
 
+def test_your_own_facts_and_roles_are_typed_and_saved_on_the_model_page(tab, home, make_service):
+    fake = FakeOpenAI().start()
+    configure(home, {"hub": (fake, "openai")}, {"alpha": ("hub", "alpha-1")})
+    svc = make_service()
+    watch = Watch(tab, svc.url)
+    try:
+        tab.goto(svc.url + "/models/alpha")
+        yours = tab.locator("#yours")
+        yours.locator("#own-context_window").fill("64000")
+        yours.locator("#own-max_output").fill("8192")
+        yours.locator("#own-tools").select_option("no")
+        yours.locator("button", has_text="Save facts").click()
+        expect(tab.locator(".flash-ok")).to_have_text("Saved your facts for alpha: context window 64,000, longest "
+                                                      "answer 8,192, uses tools no.")
+        facts = tab.locator("section", has_text="Facts and where they come from")
+        expect(facts.locator("tr", has_text="Context window")).to_contain_text("64,000")
+        expect(facts.locator("tr", has_text="Context window")).to_contain_text("override")
+        expect(facts.locator("tr", has_text="Uses tools")).to_contain_text("no")
+        expect(tab.locator("#own-context_window")).to_have_value("64000")
+        for role in ("general", "code", "light", "vision-only", "image", "reasoning"):
+            box = yours.locator(f'input[name="roles"][value="{role}"]')
+            box.check() if role in ("code", "reasoning") else box.uncheck()
+        yours.locator("button", has_text="Save roles").click()
+        expect(tab.locator(".flash-ok")).to_have_text("Roles of alpha: code, reasoning (set by you).")
+        expect(facts).to_contain_text("code, reasoning (set by you)")
+        shoot(tab, "model-own-facts", dark=False)
+        catalog = Http(svc.url)("GET", "/bench/models/alpha")[2]["model"]["catalog"]
+        assert catalog["facts"]["context_window"] == {"value": 64000, "source": "override"}
+        assert catalog["roles"] == ["code", "reasoning"] and catalog["roles_set_by"] == "user"
+        assert watch.clean(), (watch.dialogs, watch.foreign, watch.violations)
+    finally:
+        fake.stop()
+
+
 @pytest.fixture
 def hostile(home, make_service):
     """Model text, a served name, a description and a note holding markup; a failed onboarding quoting it; a

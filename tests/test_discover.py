@@ -42,7 +42,7 @@ def test_discover_lists_a_model_with_its_route_and_one_call_onboards_it(api):
     coder = found[("openrouter", "qwen/qwen3-coder:free")]
     assert coder["free"] is True and coder["facts"]["context_window"] == 262000 and coder["facts"]["tools"] is True
     assert coder["routes"] == [{"endpoint": "or", "served": "qwen/qwen3-coder:free", "on_bench": None,
-                                "onboard": "bench onboard qwen/qwen3-coder:free --endpoint or"}]
+                                "listed": False, "onboard": "bench onboard qwen/qwen3-coder:free --endpoint or"}]
     assert coder["no_route"] is None and "code" in coder["roles"]
     route = coder["routes"][0]
     status, _, d = api("POST", "/bench/models", {"served": route["served"], "endpoint": route["endpoint"],
@@ -51,6 +51,31 @@ def test_discover_lists_a_model_with_its_route_and_one_call_onboards_it(api):
     alias = d["model"]["alias"]
     again = {(m["provider"], m["model"]): m for m in rows(api)}
     assert again[("openrouter", "qwen/qwen3-coder:free")]["routes"][0]["on_bench"] == alias
+
+
+def test_a_route_counts_only_when_the_endpoints_own_list_offers_the_model(home, make_service, capsys):
+    paid_only = FakeOpenAI().start().set_models(["qwen/qwen3-coder"])           # no ':free' twin on this one
+    try:
+        configure(home, {"or": (paid_only, "openai")}, {})
+        map_endpoints(home, {"or": "openrouter"})
+        install_samples(home)
+        svc = make_service()
+        api = Http(svc.url)
+        found = {m["model"]: m for m in rows(api) if m["provider"] == "openrouter"}
+        assert [r["listed"] for r in found["qwen/qwen3-coder:free"]["routes"]] == [False]   # not read yet: trusted
+        assert api("GET", "/bench/candidates")[0] == 200                      # the service reads the list
+        found = {m["model"]: m for m in rows(api) if m["provider"] == "openrouter"}
+        free = found["qwen/qwen3-coder:free"]
+        assert free["routes"] == [] and free["unlisted"] == ["or"] and free["no_route"]["provider"] == "openrouter"
+        assert [(r["endpoint"], r["listed"]) for r in found["qwen/qwen3-coder"]["routes"]] == [("or", True)]
+        assert found["qwen/qwen3-coder"]["unlisted"] == []
+        assert main(["--url", svc.url, "discover", "--find", "qwen3-coder"]) == 0
+        out = capsys.readouterr()
+        assert "no route: or does not list it" in out.out and "endpoint add openrouter" not in out.err
+        page = Session(svc.url).get("/discover?find=qwen3-coder")[2]
+        assert "no route: your endpoint or does not list it" in page
+    finally:
+        paid_only.stop()
 
 
 def test_a_model_with_no_route_names_the_provider_to_add(api):

@@ -1,5 +1,6 @@
 """The Claude Code plugin's Stop hook (`benchwarmers verdicts stop-hook`, as plugins/benchwarmers/hooks/hooks.json runs
-it) on a recorded hook input and transcript whose seats are real calls on a live service: it names this turn's
+it) on a Stop hook input and transcript written in Claude Code's documented shape (tests/fixtures/claude_hooks/README.md
+says what they follow; neither is a capture) whose seats are real calls on a live service: it names this turn's
 unjudged answers once, and stays silent otherwise."""
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.helpers.http import Http
 from tests.test_mcp import closed_url
 
 ROOT = Path(__file__).resolve().parent.parent
-RECORDED = ROOT / "tests" / "fixtures" / "claude_hooks"
+SHAPED = ROOT / "tests" / "fixtures" / "claude_hooks"
 TOKEN = "admin-token-for-hooks-0123456789"
 
 @pytest.fixture
@@ -39,15 +40,15 @@ def ask_text(http: Http, prompt: str, collection: str = "core", headers: dict | 
     return panel_text(data), [s["call"] for s in data["seats"]]
 
 
-def recorded(tmp_path: Path, earlier: str, now: str, **changes) -> str:
-    """The recorded Stop input, pointing at the recorded transcript with these two asks' texts in it."""
-    lines = (RECORDED / "transcript.jsonl").read_text(encoding="utf-8")
+def hook_input(tmp_path: Path, earlier: str, now: str, **changes) -> str:
+    """The Stop input, pointing at a copy of the transcript with these two asks' texts in it."""
+    lines = (SHAPED / "transcript.jsonl").read_text(encoding="utf-8")
     lines = lines.replace("EARLIER_ASK_TEXT", json.dumps(earlier)).replace("ASK_TEXT", json.dumps(now))
     transcript = tmp_path / "transcript.jsonl"
     transcript.write_text(lines, encoding="utf-8")
-    hook_input = json.loads((RECORDED / "stop.json").read_text(encoding="utf-8").replace(
+    given = json.loads((SHAPED / "stop.json").read_text(encoding="utf-8").replace(
         '"TRANSCRIPT_PATH"', json.dumps(str(transcript))))
-    return json.dumps({**hook_input, **changes})
+    return json.dumps({**given, **changes})
 
 
 def run_hook(stdin: str, url: str, key: str | None = None) -> subprocess.CompletedProcess:
@@ -63,7 +64,7 @@ def test_names_this_turns_unjudged_answers_once(fake, service, tmp_path):
     http = Http(service.url)
     earlier, earlier_calls = ask_text(http, "Can refresh() return a stale value?")
     now, calls = ask_text(http, "Is this eviction loop safe?")
-    done = run_hook(recorded(tmp_path, earlier, now), service.url)
+    done = run_hook(hook_input(tmp_path, earlier, now), service.url)
     assert done.returncode == 0 and done.stderr == ""
     decision = json.loads(done.stdout)
     assert decision["decision"] == "block"
@@ -74,23 +75,23 @@ def test_names_this_turns_unjudged_answers_once(fake, service, tmp_path):
     assert "`verdict`" in decision["reason"] and "2 answer(s)" in decision["reason"]
 
     # once per turn: after one reminder Claude Code sends stop_hook_active, and the hook lets the turn end
-    again = run_hook(recorded(tmp_path, earlier, now, stop_hook_active=True), service.url)
+    again = run_hook(hook_input(tmp_path, earlier, now, stop_hook_active=True), service.url)
     assert again.returncode == 0 and again.stdout == ""
 
     http("POST", "/bench/verdict", {"call": calls[0], "useful": True})
-    one = json.loads(run_hook(recorded(tmp_path, earlier, now), service.url).stdout)
+    one = json.loads(run_hook(hook_input(tmp_path, earlier, now), service.url).stdout)
     assert calls[1] in one["reason"] and calls[0] not in one["reason"]
     http("POST", "/bench/verdict", {"call": calls[1], "useful": False})
-    assert run_hook(recorded(tmp_path, earlier, now), service.url).stdout == ""
+    assert run_hook(hook_input(tmp_path, earlier, now), service.url).stdout == ""
 
 
 def test_silent_when_the_service_is_down_or_the_input_is_not_a_hook_input(fake, service, tmp_path):
     http = Http(service.url)
     earlier, _ = ask_text(http, "earlier")
     now, _ = ask_text(http, "now")
-    for stdin, url in ((recorded(tmp_path, earlier, now), closed_url()), ("not json", service.url),
+    for stdin, url in ((hook_input(tmp_path, earlier, now), closed_url()), ("not json", service.url),
                        (json.dumps({"hook_event_name": "Stop"}), service.url),
-                       (recorded(tmp_path, earlier, now, transcript_path=str(tmp_path / "gone.jsonl")), service.url)):
+                       (hook_input(tmp_path, earlier, now, transcript_path=str(tmp_path / "gone.jsonl")), service.url)):
         done = run_hook(stdin, url)
         assert done.returncode == 0 and done.stdout == "" and done.stderr == "", stdin[:80]
 
@@ -98,7 +99,7 @@ def test_silent_when_the_service_is_down_or_the_input_is_not_a_hook_input(fake, 
 def test_a_turn_without_an_ask_is_left_alone(fake, service, tmp_path):
     http = Http(service.url)
     earlier, _ = ask_text(http, "earlier")
-    assert run_hook(recorded(tmp_path, earlier, "No panel was asked."), service.url).stdout == ""
+    assert run_hook(hook_input(tmp_path, earlier, "No panel was asked."), service.url).stdout == ""
 
 
 def test_the_key_in_the_environment_limits_what_it_sees(fake, make_service, tmp_path):
@@ -110,7 +111,7 @@ def test_the_key_in_the_environment_limits_what_it_sees(fake, make_service, tmp_
         keys[name] = http("POST", "/bench/keys", {"name": name, "collections": collections}, admin)[2]["key"]
     earlier, _ = ask_text(http, "earlier", headers={"Authorization": f"Bearer {keys['core-app']}"})
     now, calls = ask_text(http, "now", headers={"Authorization": f"Bearer {keys['core-app']}"})
-    stdin = recorded(tmp_path, earlier, now)
+    stdin = hook_input(tmp_path, earlier, now)
     mine = run_hook(stdin, service.url, keys["core-app"])
     assert all(call in json.loads(mine.stdout)["reason"] for call in calls)
     assert keys["core-app"] not in mine.stdout

@@ -3,6 +3,7 @@ with the buggy file, the lines the fix touched and the fixed file as the control
 downloaded only when a user runs suite/rebench.py."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -29,6 +30,8 @@ class Hub:
     def __init__(self):
         hub = self
         self.asked: list[str] = []
+        self.cut: dict[str, bool] = {}     # instance id -> its patch comes cut short in a page (True: even alone)
+        self.limited = False               # the licence API answers as GitHub does past its rate limit
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
@@ -50,8 +53,10 @@ class Hub:
             q = parse_qs(url.query)
             rows = [json.loads(line) for line in (FIXTURE / "rows.jsonl").read_text().splitlines()]
             start, length = int(q["offset"][0]), int(q["length"][0])
-            return 200, json.dumps({"rows": [{"row_idx": i, "row": r} for i, r in
+            return 200, json.dumps({"rows": [self.item(i, r, length) for i, r in
                                              enumerate(rows[start:start + length], start)]}).encode()
+        if url.path.startswith("/repos/") and self.limited:
+            return 403, b'{"message": "API rate limit exceeded for 127.0.0.1.", "documentation_url": "x"}'
         if url.path.startswith("/repos/") and url.path.endswith("/license"):
             repo = url.path[len("/repos/"):-len("/license")]
             if repo in LICENCES:
@@ -59,6 +64,14 @@ class Hub:
             return 404, b'{"message": "Not Found"}'
         path = FIXTURE / "files" / url.path.lstrip("/")
         return (200, path.read_bytes()) if path.is_file() else (404, b"404: Not Found")
+
+    def item(self, index: int, row: dict, length: int) -> dict:
+        """A /rows item; a cell is cut to 100 bytes and named in truncated_cells, as datasets-server does when a
+        page would be too big."""
+        always = self.cut.get(row["instance_id"])
+        if always is None or (length == 1 and not always):
+            return {"row_idx": index, "row": row, "truncated_cells": []}
+        return {"row_idx": index, "row": {**row, "patch": row["patch"][:100]}, "truncated_cells": ["patch"]}
 
     def stop(self):
         self.server.shutdown()
@@ -149,5 +162,64 @@ def test_the_script_says_so_when_the_rows_cannot_be_read(tmp_path):
 def test_every_shipped_rebench_task_names_its_source_and_licence_in_notice():
     shipped = [t for t in load_all(None)[0].values() if t.source.get("kind") == "rebench"]
     notice = (ROOT / "NOTICE").read_text(encoding="utf-8")
-    for line in rebench.notice_lines(shipped):
-        assert line in notice
+    assert notice_section(notice) == rebench.notice_lines(shipped)                 # no task left out, none stale
+    assert shipped or "None are shipped in this release" in notice
+
+
+def test_a_patch_the_rows_api_cut_short_is_asked_for_again_alone(hub):
+    hub.cut["example__widgets-42"] = False
+    got = rebench.hf_rows(base=hub.url)
+    assert got[0] == rows()[0] and "truncated_cells" not in got[0]
+    assert any("offset=0&length=1" in a for a in hub.asked)
+    assert rebench.build(got[0], hub.url, hub.url).answer["lines"]
+
+
+def test_a_patch_still_cut_short_alone_skips_its_row_with_that_reason(hub):
+    hub.cut["example__widgets-42"] = True
+    got = rebench.hf_rows(base=hub.url)
+    assert got[0]["truncated_cells"] == ["patch"] and len(got[0]["patch"]) == 100
+    with pytest.raises(rebench.RowSkipped, match="sent its patch cut short"):
+        rebench.build(got[0], hub.url, hub.url)
+    assert [r.get("truncated_cells") for r in got[1:]] == [None] * (len(rows()) - 1)
+
+
+def test_a_licence_api_refusal_is_not_a_missing_licence(hub):
+    hub.limited = True
+    with pytest.raises(rebench.RowSkipped, match="answered 403 for example/widgets .API rate limit exceeded") as e:
+        rebench.build(rows()[0], hub.url, hub.url)
+    assert "names no licence" not in str(e.value)
+    with pytest.raises(rebench.RowSkipped, match="could not be read for example/widgets"):
+        rebench.licence("example/widgets", "http://127.0.0.1:9")
+    hub.limited = False
+    assert rebench.licence("example/nolicence", hub.url) is None                  # a 404: it names none
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("rebench_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def notice_section(text: str) -> list[str]:
+    """The lines suite/rebench.py keeps between its NOTICE markers."""
+    script = load_script()
+    return text.split(script.NOTICE_START, 1)[1].split(script.NOTICE_END, 1)[0].strip("\n").splitlines()
+
+
+def test_update_notice_keeps_the_generated_section_equal_to_the_tasks(hub, tmp_path):
+    script = load_script()
+    task = rebench.build(rows()[0], hub.url, hub.url)
+    original = (ROOT / "NOTICE").read_text(encoding="utf-8")
+    notice = tmp_path / "NOTICE"
+    notice.write_text(original, encoding="utf-8")
+    assert notice_section(original) != rebench.notice_lines([task])               # the check below can fail
+    script.update_notice(notice, rebench.notice_lines([task]))
+    text = notice.read_text(encoding="utf-8")
+    assert notice_section(text) == rebench.notice_lines([task])
+    assert text.split(script.NOTICE_START)[0] == original.split(script.NOTICE_START)[0]   # the rest is kept
+    script.update_notice(notice, [])
+    assert notice.read_text(encoding="utf-8") == original
+    bare = tmp_path / "BARE"
+    script.update_notice(bare, rebench.notice_lines([task]))                      # no section yet: one is added
+    assert notice_section(bare.read_text(encoding="utf-8")) == rebench.notice_lines([task])

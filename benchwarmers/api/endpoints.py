@@ -108,6 +108,7 @@ def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, k
     served = check_endpoint(endpoint, key)
     extra = {"served_count": len(served), "checked": time.time()}
     reg.save_endpoint(endpoint, extra)
+    reg.note_listing(endpoint, served)
     healthrecord.clear(bench.db, endpoint.name)   # its key was just accepted: a "key refused" flag is old news
     if new_key:
         try:
@@ -143,6 +144,7 @@ def test_endpoint(req: Request, bench: Bench) -> Response:
                          f"Set {key_env(endpoint.name)}, or add it again with its key.")
     served = check_endpoint(endpoint, key, "failed its test")
     reg.save_endpoint(endpoint, {"served_count": len(served), "checked": time.time()})
+    reg.note_listing(endpoint, served)
     view = endpoint_view(bench, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
     return Response.json({"endpoint": view, "ok": True})

@@ -5,8 +5,9 @@ free tier FreeLLMAPI lists) or cheap (at most CHEAP_IN / CHEAP_OUT dollars per m
 window, when known, holds at least MIN_CONTEXT tokens; and it came out within RECENT_DAYS of the catalog
 copy's date (FreeLLMAPI's rows count as recent: the list is curated); and, when it is free, its provider's free
 models work outside the provider's own app (providers.APP_ONLY), or the user switched that provider on. A route
-is an endpoint of this install whose provider serves the model; with none, the row says which provider to add
-and how.
+is an endpoint of this install whose provider serves the model and whose own model list offers it, when the
+service has read that list since it started (Registry.listed); an endpoint whose list lacks it is named in
+`unlisted`. With no route, the row says which provider to add and how.
 """
 from __future__ import annotations
 
@@ -87,6 +88,11 @@ def shape(row: dict, routes: list, providers: dict) -> dict:
             "no_route": None if routes else provider}
 
 
+def offers(names: frozenset | None, model: str) -> bool:
+    """Whether an endpoint's own list offers the model; a list not read yet is taken on trust."""
+    return names is None or model in names
+
+
 def matches(item: dict, free: bool, tools: bool, vision: bool, min_context: int, find: str) -> bool:
     f = item["facts"]
     if (free and not item["free"]) or (tools and f.get("tools") is not True) or \
@@ -103,17 +109,22 @@ def discover(catalog, free=False, tools=False, vision=False, min_context=0, find
     base = _date(md.fetched if md else None) or dt.date.today()
     since = base - dt.timedelta(days=RECENT_DAYS)
     by_provider: dict[str, list] = {}
+    listed = {}
     for endpoint in catalog.registry.endpoints().values():
         by_provider.setdefault(catalog.provider_of(endpoint), []).append(endpoint.name)
+        listed[endpoint.name] = catalog.registry.listed(endpoint)
     on_bench = {(m.endpoint, m.served): m.alias for m in catalog.registry.models().values()}
     items, app_only = [], {}
     for row in rows(ix).values():
         if not worth(row, since):
             continue
+        names = sorted(by_provider.get(row["provider"], []))
+        offered = [n for n in names if offers(listed[n], row["model"])]
         routes = [{"endpoint": name, "served": row["model"], "on_bench": on_bench.get((name, row["model"])),
-                   "onboard": f"bench onboard {shlex.quote(row['model'])} --endpoint {name}"}
-                  for name in sorted(by_provider.get(row["provider"], []))]
+                   "listed": listed[name] is not None,
+                   "onboard": f"bench onboard {shlex.quote(row['model'])} --endpoint {name}"} for name in offered]
         item = shape(row, routes, ix.providers)
+        item["unlisted"] = [n for n in names if n not in offered]
         if not matches(item, free, tools, vision, min_context, (find or "").strip().lower()):
             continue
         if catalog.app_only_free(row["provider"], item["free"]):

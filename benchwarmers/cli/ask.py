@@ -16,7 +16,8 @@ FMT = argparse.RawDescriptionHelpFormatter
 def register(sub, parent) -> None:
     p = sub.add_parser("ask", parents=[parent], help="ask a collection's panel", formatter_class=FMT,
                        description="Ask every seat of a collection. Answers go to stdout under their headings; the "
-                                   "table of seats with call ids goes to stderr.",
+                                   "table of seats with call ids goes to stderr, with the models passed over for "
+                                   "an explore seat and why.",
                        epilog="examples:\n  bench ask core \"Where can this return a stale value?\" -f cache.py\n"
                               "  git diff | bench ask core \"Review this diff\" > review.md\n"
                               "  bench ask core \"Design a schema for ...\" --merged --with mercury")
@@ -93,6 +94,8 @@ def run_ask(args, client) -> int:
     if bench.get("merge"):
         m = bench["merge"]
         note(f"merged by {m.get('model')} (call {m.get('call')}, {m.get('status')})")
+    for passed in bench.get("passed_over") or []:
+        note(f"passed over for an explore seat: {passed.get('model')} ({passed.get('reason')})")
     note("Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
     return 0 if any(s.get("status") == "ok" for s in seats) else 1
 

@@ -134,7 +134,7 @@ def run_discover(args, client) -> int:
         f = m["facts"]
         can = ",".join(k for k in ("tools", "vision", "reasoning") if f.get(k))
         route = ", ".join(r["endpoint"] + (f" (on bench: {r['on_bench']})" if r["on_bench"] else "")
-                          for r in m["routes"]) or f"no route yet: add {m['no_route']['name']}"
+                          for r in m["routes"]) or no_route(m)
         rows.append([m["model"], m["provider"], price_text(m), f.get("context_window") or "", can, route])
     table(["MODEL", "PROVIDER", "PRICE $/M", "CONTEXT", "CAN", "ROUTE"], rows)
     next_steps(d["models"])
@@ -143,9 +143,16 @@ def run_discover(args, client) -> int:
     return 0
 
 
+def no_route(m: dict) -> str:
+    if m.get("unlisted"):
+        return f"no route: {', '.join(m['unlisted'])} does not list it"
+    return f"no route yet: add {m['no_route']['name']}"
+
+
 def next_steps(models: list) -> None:
     onboard = [r["onboard"] for m in models for r in m["routes"] if not r["on_bench"]]
-    add = list(dict.fromkeys(m["no_route"]["command"] for m in models if (m["no_route"] or {}).get("command")))
+    add = list(dict.fromkeys(m["no_route"]["command"] for m in models
+                             if (m["no_route"] or {}).get("command") and not m.get("unlisted")))
     if onboard:
         note("To queue one for onboarding: " + onboard[0] + (f"  ({len(onboard)} routed models are not on the "
                                                                "bench yet)" if len(onboard) > 1 else ""))

@@ -120,7 +120,9 @@ class Caller:
     def list_models(self, endpoint: Endpoint, timeouts: Timeouts | None = None) -> list[dict]:
         """What an endpoint serves now (health checks read it before retiring a model): the endpoint's own list,
         always through the built-in client."""
-        return self.registry.provider(endpoint).list_models(timeouts=timeouts)
+        models = self.registry.provider(endpoint).list_models(timeouts=timeouts)
+        self.registry.note_listing(endpoint, models)
+        return models
 
     def over(self, registry: Registry) -> "Caller":
         """This caller on another registry (the scheduler's, with a connection pool of its own): the same

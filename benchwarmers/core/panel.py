@@ -112,7 +112,8 @@ class Panel:
         run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
                        request=self.caller.summary(ask), endpoints=self.registry.endpoints())
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=new_id()) for sp in plan.seats]
-        self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller)
+        self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller,
+                                    plan.passed_over)
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 seat.status, seat.error = SKIPPED, sp.skip

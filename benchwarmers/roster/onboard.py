@@ -24,9 +24,11 @@ LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endp
 def listing(reg: Registry, endpoint: Endpoint) -> list[dict]:
     """What one endpoint serves; faults raised as one-line UpstreamFailed that say what to do."""
     try:
-        return reg.provider(endpoint).list_models(timeouts=LIST_TIMEOUTS)
+        models = reg.provider(endpoint).list_models(timeouts=LIST_TIMEOUTS)
     except UpstreamFailed as e:
         raise health.explain(e, endpoint, f"Listing the models of endpoint {endpoint.name!r} failed") from None
+    reg.note_listing(endpoint, models)
+    return models
 
 
 def listings(reg: Registry, names: list[str] | None = None) -> dict[str, dict]:

@@ -73,6 +73,7 @@ class Registry:
         self._endpoints: dict[str, Endpoint] = {}
         self._models: dict[str, Model] = {}
         self._providers: dict[tuple, object] = {}
+        self._listed: dict[str, tuple[str, frozenset]] = {}   # name -> (base URL, served names), this run only
 
     def _refresh(self) -> None:
         ends = self.config.view("endpoints.json")
@@ -119,6 +120,22 @@ class Registry:
 
     def provider_for(self, model: Model):
         return self.provider(self.endpoint(model.endpoint))
+
+    # -- what each endpoint's own model list said --------------------------------------------
+    def note_listing(self, endpoint: Endpoint, models: list[dict]) -> None:
+        """Keep the served names an endpoint's model list just gave (in memory, for this run of the service):
+        Discover offers a route only to a model its endpoint lists. A name listed with `:latest` counts for the
+        bare name too, as asking for it does (Ollama lists `llama3.2:latest` for `llama3.2`)."""
+        names = {str(m.get("id")) for m in models if isinstance(m, dict) and m.get("id")}
+        names |= {n[:-len(":latest")] for n in names if n.endswith(":latest")}
+        with self._lock:
+            self._listed[endpoint.name] = (endpoint.base_url, frozenset(names))
+
+    def listed(self, endpoint: Endpoint) -> frozenset | None:
+        """The served names its list gave when last read; None when it was not read since the service started,
+        or was read at another address."""
+        found = self._listed.get(endpoint.name)
+        return found[1] if found and found[0] == endpoint.base_url else None
 
     # -- writes ------------------------------------------------------------------------------
     def save_model(self, model: Model) -> None:

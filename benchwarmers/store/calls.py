@@ -137,10 +137,13 @@ class Calls:
                           int(rec.tokens_estimated), rec.created))
         return self.db.submit(write)
 
-    def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None) -> None:
-        self.db.submit(lambda c: c.execute("INSERT INTO panels (id, collection, mode, seats, caller, created) "
-                                           "VALUES (?, ?, ?, ?, ?, ?)",
-                                           (panel_id, collection, mode, seats, caller, time.time())))
+    def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
+                  passed_over: list | None = None) -> None:
+        """The panel's row; `passed_over`: the explore candidates it could not seat, each {model, reason}."""
+        passed = json.dumps(passed_over) if passed_over else None
+        self.db.submit(lambda c: c.execute("INSERT INTO panels (id, collection, mode, seats, caller, created, "
+                                           "passed_over) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                           (panel_id, collection, mode, seats, caller, time.time(), passed)))
 
     def get(self, call_id: str) -> CallRecord | None:
         row = self.db.one("SELECT * FROM calls WHERE id = ?", (call_id,))

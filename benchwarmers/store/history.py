@@ -101,7 +101,7 @@ class History:
         if panel is not None:
             rows = self.db.query(SEATS_SQL.format(where="c.panel = ?"), (item_id,))
             head = {"id": panel["id"], "kind": "panel", "collection": panel["collection"], "mode": panel["mode"],
-                    "created": panel["created"]}
+                    "created": panel["created"], "passed_over": json.loads(panel["passed_over"] or "[]")}
         else:
             rows = self.db.query(SEATS_SQL.format(where="(c.id = ? AND c.kind = 'route') OR (c.kind = 'shadow' AND "
                                                         "json_extract(c.extra, '$.turn') = ?)"), (item_id, item_id))
@@ -109,7 +109,7 @@ class History:
             if turn is None:
                 return None
             head = {"id": item_id, "kind": "route", "collection": turn["collection"], "mode": turn["mode"],
-                    "created": turn["created"]}
+                    "created": turn["created"], "passed_over": []}
         request = next((r["request"] for r in rows if r["request"]), None)
         head["request"] = json.loads(request) if request else None
         head["prompt"] = prompt_of(request)

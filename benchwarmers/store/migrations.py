@@ -119,6 +119,10 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         DROP TABLE ratelimits;
         ALTER TABLE ratelimits_by_model RENAME TO ratelimits
     """),
+    # The explore candidates a panel could not seat, each {model, reason} (JSON), for the ask's page.
+    (11, "why explore candidates were passed over, kept with each panel", """
+        ALTER TABLE panels ADD COLUMN passed_over TEXT;
+    """),
 ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 NOT_SOURCE = re.compile(r"(^|/)(tests?|testing|docs?|examples?)/|(^|/)test_[^/]*$|_test\.\w+$|\.(md|rst|txt|json|ya?ml|"
                         r"toml|cfg|ini|lock|snap)$", re.I)
 WHOLE_FILE, CONTEXT, MAX_FILES = 400, 40, 3
+NEEDED = ("instance_id", "repo", "base_commit", "patch")      # the cells a task is built from, whole
 
 
 class RowSkipped(Exception):
@@ -150,21 +152,58 @@ def fetch(url: str, timeout: float = 60) -> bytes:
 
 def hf_rows(dataset: str = DATASET, offset: int = 0, length: int = 100, base: str = HF_ROWS,
             split: str = "train", config: str = "default") -> list[dict]:
-    """Rows of a Hugging Face dataset through the datasets-server /rows API (at most 100 per page)."""
+    """Rows of a Hugging Face dataset through the datasets-server /rows API (at most 100 per page). The API cuts
+    long cells when a page is too big and names them in `truncated_cells`: a row whose needed cell was cut is
+    asked for again alone; if it still comes cut, it keeps that list so build() skips it with the reason."""
+    rows = []
+    for item in rows_page(dataset, offset, length, base, split, config):
+        if cut(item) and length > 1 and isinstance(item.get("row_idx"), int):
+            try:
+                item = (rows_page(dataset, item["row_idx"], 1, base, split, config) or [item])[0]
+            except (OSError, ValueError):
+                pass                   # kept cut: skipped with its reason rather than ending the run
+        row = dict(item.get("row", item))
+        if cut(item):
+            row["truncated_cells"] = cut(item)
+        rows.append(row)
+    return rows
+
+
+def rows_page(dataset: str, offset: int, length: int, base: str, split: str, config: str) -> list[dict]:
     query = urllib.parse.urlencode({"dataset": dataset, "config": config, "split": split, "offset": offset,
                                     "length": length})
     data = json.loads(fetch(f"{base}/rows?{query}"))
-    return [r.get("row", r) for r in data.get("rows", [])]
+    return [r for r in data.get("rows", []) if isinstance(r, dict)]
+
+
+def cut(item: dict) -> list[str]:
+    """The cells build() needs that the rows API cut short in this item (or row)."""
+    return [c for c in item.get("truncated_cells") or [] if c in NEEDED]
 
 
 def licence(repo: str, base: str = GITHUB_API) -> str | None:
-    """The repository's SPDX licence id from GitHub's licence API, or None when it names none."""
+    """The repository's SPDX licence id from GitHub's licence API, or None when it names none (a 404, or no SPDX
+    id). Any other failure, such as the unauthenticated rate limit's 403, is not an answer: RowSkipped says so."""
     try:
         data = json.loads(fetch(f"{base}/repos/{repo}/license"))
-    except (OSError, ValueError):
-        return None
-    spdx = ((data.get("license") or {}).get("spdx_id") or "").strip()
+    except urllib.error.HTTPError as e:
+        if e.code == 404:
+            return None
+        raise RowSkipped(f"GitHub's licence API answered {e.code} for {repo} ({api_message(e)}), so its licence "
+                         "is unknown; try again later") from None
+    except (OSError, ValueError) as e:
+        raise RowSkipped(f"GitHub's licence API could not be read for {repo} ({e}), so its licence is unknown; try "
+                         "again later") from None
+    spdx = (((data.get("license") if isinstance(data, dict) else None) or {}).get("spdx_id") or "").strip()
     return spdx if spdx and spdx != "NOASSERTION" else None
+
+
+def api_message(error: urllib.error.HTTPError) -> str:
+    """GitHub's own words for a refusal (`message`), or the status's reason."""
+    try:
+        return str(json.loads(error.read(4096)).get("message") or error.reason)[:200]
+    except (OSError, ValueError, AttributeError):
+        return str(error.reason)
 
 
 def task_id(instance_id: str) -> str:
@@ -173,9 +212,12 @@ def task_id(instance_id: str) -> str:
 
 def build(row: dict, files_base: str = RAW_FILES, api_base: str = GITHUB_API, dataset: str = DATASET) -> Task:
     """One task from one row; RowSkipped says why a row cannot be one."""
-    for name in ("instance_id", "repo", "base_commit", "patch"):
+    for name in NEEDED:
         if not isinstance(row.get(name), str) or not row[name]:
             raise RowSkipped(f"the row has no {name}")
+    if cut(row):
+        raise RowSkipped("the rows API sent its " + ", ".join(cut(row)) + " cut short (truncated_cells), so the "
+                         "fix cannot be read whole")
     patches = [fp for fp in parse_patch(row["patch"]) if fp.old and fp.new and not NOT_SOURCE.search(fp.old)]
     if not patches:
         raise RowSkipped("the fix changes no existing source file")

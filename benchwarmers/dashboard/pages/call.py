@@ -1,10 +1,11 @@
-"""One ask: what was asked, then every seat side by side with its verdict form, so judging later is as easy as now."""
+"""One ask: what was asked, then every seat side by side with its verdict form, so judging later is as easy as now,
+and the models passed over for an explore seat, with why."""
 from __future__ import annotations
 
 from ...errors import BadRequest
 from .. import markdown
 from ..apicall import get, post
-from ..render import card, e, when
+from ..render import card, e, link, table, when
 from ..web import Done, safe_local
 from ..widgets import chip, seat_column
 
@@ -27,6 +28,10 @@ def render(d: dict, frame) -> tuple[str, str]:
         parts.append(card(f"Merged by {m['model']}", f'<div class="answer">{body}</div>', "merged"))
     columns = "".join(seat_column(frame, s, back) for s in d["seats"])
     parts.append(f'<section class="seats" aria-label="Answers">{columns}</section>')
+    if d.get("passed_over"):
+        rows = [[link(f"/models/{p['model']}", p["model"]), f'<span class="reason">{e(p["reason"])}</span>']
+                for p in d["passed_over"]]
+        parts.append(card("Passed over for an explore seat", table(["Model", "Why"], rows), anchor="passed-over"))
     return f"{kind}: {d['prompt'][:60] or d['id']}", "".join(parts)
 
 

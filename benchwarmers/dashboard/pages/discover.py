@@ -98,6 +98,8 @@ def models_table(d: dict, frame) -> str:
 
 
 def routes_cell(m: dict, frame, back: str) -> str:
+    if not m["routes"] and m.get("unlisted"):
+        return f'<span class="muted">no route: your endpoint {e(", ".join(m["unlisted"]))} does not list it</span>'
     if not m["routes"]:
         return no_route(m["add"], frame)
     return "".join(route_line(m, r, frame, back) for r in m["routes"])

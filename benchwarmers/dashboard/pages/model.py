@@ -1,5 +1,5 @@
 """One model: its status and facts, your verdicts beside the suite's scores, why it was retired, its speed, latency
-and useful rate over time, the catalog's facts with their sources, its recent calls and probes."""
+and useful rate over time, the catalog's facts with their sources and your own, its recent calls and probes."""
 from __future__ import annotations
 
 from .. import charts
@@ -7,7 +7,7 @@ from ..apicall import get, post
 from ..render import card, e, facts, link, pct, secs, table, when
 from ..web import Done
 from ..widgets import chip, confirm, post_button, record_cell, speed_cell
-from . import modelcards
+from . import modelcards, modelfacts
 from .models import status_cell
 
 
@@ -36,7 +36,8 @@ def render(d: dict, frame) -> tuple[str, str]:
               card("Speed", modelcards.speed(m.get("perf_history") or [], m.get("perf")), anchor="speed"),
               '<div class="grid-2">', card("Latency per day", latency_chart(d["daily"])),
               card("Useful rate over time", useful_chart(d["daily"])), "</div>",
-              card("Facts and where they come from", modelcards.catalog_facts(m["catalog"])),
+              '<div class="grid-2">', card("Facts and where they come from", modelcards.catalog_facts(m["catalog"])),
+              card("Your own facts and roles", modelfacts.form(m, frame), anchor="yours"), "</div>",
               card("Recent calls", calls_table(d["calls"])), card("Probes", probes_table(m.get("probes") or []))]
     return m["alias"], "".join(parts)
 
@@ -143,4 +144,4 @@ def confirm_price(req, bench, form) -> Done:
 
 ACTIONS = [("/models/{alias}/probe", probe, "/models/{alias}"), ("/models/{alias}/retire", retire, "/models/{alias}"),
            ("/models/{alias}/restore", restore, "/models/{alias}"),
-           ("/models/{alias}/confirm", confirm_price, "/models/{alias}")]
+           ("/models/{alias}/confirm", confirm_price, "/models/{alias}")] + modelfacts.ACTIONS

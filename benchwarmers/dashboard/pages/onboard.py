@@ -80,7 +80,7 @@ def picker(d: dict, frame) -> str:
         busy = bool(item and item["state"] in OPEN) or bool(c["on_bench"])
         box = (f'<input type="checkbox" name="pick" value="{e(key)}" aria-label="Onboard {e(c["served"])}"'
                f'{" disabled" if busy else ""}>')
-        rows.append([box, f'<span class="served">{e(c["served"])}</span>', e(c["endpoint"]), e(facts(c["facts"])),
+        rows.append([box, f'<span class="served">{e(c["served"])}</span>', e(c["endpoint"]), facts(c),
                      f'<span class="progress" data-key="{e(key)}" data-item="{e(item["id"]) if item else ""}" '
                      f'data-state="{e(item["state"]) if item else ""}">{state_cell(item)}</span>'])
     modes = "".join(f'<label class="choice"><input type="radio" name="mode" value="{m}"{" checked" if i == 0 else ""}>'
@@ -93,14 +93,25 @@ def picker(d: dict, frame) -> str:
             f'<span class="status-text" data-status role="status"></span></div></form>')
 
 
-def facts(f: dict) -> str:
-    out = []
-    if f.get("context_window"):
-        out.append(f"{f['context_window']:,} context")
-    out += [flag for flag in ("tools", "vision") if f.get(flag)]
-    if f.get("price_in") == 0 and f.get("price_out") == 0:
-        out.append("free")
-    return " · ".join(out)
+def facts(c: dict) -> str:
+    """The facts the bench would use (every catalog merged, as `bench candidates` prints them), each group with
+    its source; without a catalog entry, what the endpoint's list said."""
+    sourced = (c.get("catalog") or {}).get("facts") or \
+        {k: {"value": v, "source": "endpoint list"} for k, v in (c.get("facts") or {}).items()}
+    value = {k: f["value"] for k, f in sourced.items()}
+    said = []
+    if value.get("context_window"):
+        said.append((f"{value['context_window']:,} context", "context_window"))
+    said += [(flag, flag) for flag in ("tools", "vision") if value.get(flag)]
+    if value.get("price_in") == 0 and value.get("price_out") == 0:
+        said.append(("free", "price_in"))
+    elif value.get("price_in") is not None and value.get("price_out") is not None:
+        said.append((f"${value['price_in']:g} in, ${value['price_out']:g} out per million tokens", "price_in"))
+    groups: dict[str, list] = {}
+    for words, key in said:
+        groups.setdefault(sourced[key]["source"], []).append(words)
+    return " · ".join(f'{e(" · ".join(words))} <span class="muted">({e(source)})</span>'
+                      for source, words in groups.items())
 
 
 def recent(items: list[dict]) -> str:

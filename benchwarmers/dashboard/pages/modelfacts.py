@@ -1,0 +1,113 @@
+"""The model page's form for your own facts and roles: they beat every catalog, saved in config/overrides.json
+through PUT /bench/models/{alias}/facts and /roles, as `bench model set` and `bench model role` save them."""
+from __future__ import annotations
+
+from ...catalog.overrides import FLAGS, NUMBERS
+from ...catalog.roles import ROLES
+from ..apicall import call, get
+from ..render import e, options
+from ..web import Done
+from ..widgets import csrf, hidden
+from .modelcards import FACT_WORDS, fact_value
+
+ANSWERS = [("", "as the catalog says"), ("yes", "yes"), ("no", "no")]
+UNITS = {"context_window": "tokens", "max_output": "tokens", "price_in": "$ per million tokens",
+         "price_out": "$ per million tokens"}
+
+
+def yours(catalog: dict) -> dict:
+    """The facts you set: your overrides come first, so a fact from them carries their source."""
+    return {k: f["value"] for k, f in catalog["facts"].items() if f["source"] == "override"}
+
+
+def word(key: str) -> str:
+    return FACT_WORDS.get(key, key).split(" (")[0]
+
+
+def number_field(key: str, own: dict, facts: dict, frame) -> str:
+    said = facts.get(key)
+    hint = f"catalog: {fact_value(key, said['value'])}" if said and key not in own else "empty: the catalog's"
+    step = 'step="1" min="1"' if NUMBERS[key] is int else 'step="any" min="0"'
+    value = frame.typed(key, shown(own.get(key)))
+    return (f'<div><label for="own-{key}">{e(word(key))} <span class="muted">({e(UNITS[key])})</span></label>'
+            f'<input id="own-{key}" name="{key}" type="number" {step} value="{e(value)}" '
+            f'placeholder="{e(hint)}"></div>')
+
+
+def shown(value) -> str:
+    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def flag_field(key: str, own: dict, frame) -> str:
+    current = ("yes" if own[key] else "no") if key in own else ""
+    return (f'<div><label for="own-{key}">{e(word(key))}</label><select id="own-{key}" name="{key}">'
+            f"{options(ANSWERS, frame.typed(key, current))}</select></div>")
+
+
+def form(m: dict, frame) -> str:
+    """Two forms: the facts (an empty field or "as the catalog says" gives the fact back to the catalogs), and
+    the roles (ticked as they are now)."""
+    c, base = m["catalog"], f"/models/{m['alias']}"
+    own = yours(c)
+    numbers = "".join(number_field(k, own, c["facts"], frame) for k in NUMBERS)
+    flags = "".join(flag_field(k, own, frame) for k in FLAGS)
+    facts_form = (f'<form method="post" action="{e(base)}/facts" class="stack" id="own-facts">{csrf(frame)}'
+                  f'{hidden("back", base + "#yours")}<div class="row">{numbers}</div><div class="row">{flags}</div>'
+                  '<div class="form-end"><button type="submit">Save facts</button></div></form>')
+    ticked = set(frame.typed_all("roles") or c["roles"])
+    boxes = "".join(f'<label class="choice"><input type="checkbox" name="roles" value="{r}"'
+                    f'{" checked" if r in ticked else ""}> {r}</label>' for r in ROLES)
+    auto = ('<button type="submit" name="auto" value="1" class="secondary">Use the roles its facts give</button>'
+            if c["roles_set_by"] == "user" else "")
+    roles_form = (f'<form method="post" action="{e(base)}/roles" class="stack" id="own-roles">{csrf(frame)}'
+                  f'{hidden("back", base + "#yours")}<fieldset><legend>Roles <span class="muted">(explore seats go '
+                  f'only to models whose roles fit a collection\'s purpose)</span></legend>{boxes}</fieldset>'
+                  f'<div class="form-end"><button type="submit">Save roles</button>{auto}</div></form>')
+    return ('<p class="muted">What you set here beats every catalog, for seating, route mode and Discover alike. '
+            "Empty a field to go back to the catalog's.</p>" + facts_form + roles_form)
+
+
+# ---- actions -----------------------------------------------------------------------------------
+
+def wanted(key: str, typed: str):
+    """The form's text as the API's value: None gives it back to the catalogs; text that is not a number or
+    yes/no is passed on as it is, for the API to say what is wrong with it."""
+    typed = typed.strip()
+    if not typed:
+        return None
+    if key in FLAGS:
+        return {"yes": True, "no": False}.get(typed, typed)
+    for kind in (int, float):
+        try:
+            return kind(typed)
+        except ValueError:
+            pass
+    return typed
+
+
+def save_facts(req, bench, form) -> Done:
+    """Only the facts that changed are sent; a field the form did not send is left as it is."""
+    alias = req.params["alias"]
+    own = yours(get(req, f"/bench/models/{alias}")["model"]["catalog"])
+    typed = {k: wanted(k, form.get(k)) for k in (*NUMBERS, *FLAGS) if k in form.fields}
+    changes = {k: v for k, v in typed.items() if v != own.get(k)}
+    if not changes:
+        return Done("Nothing changed.", f"/models/{alias}#yours")
+    call(req, "PUT", f"/bench/models/{alias}/facts", changes)
+    said = [f"{word(k).lower()} {fact_value(k, v)}" if v is not None else f"{word(k).lower()} from the catalog again"
+            for k, v in changes.items()]
+    return Done(f"Saved your facts for {alias}: " + ", ".join(said) + ".", f"/models/{alias}#yours",
+                {"changed": changes})
+
+
+def save_roles(req, bench, form) -> Done:
+    alias = req.params["alias"]
+    roles = None if form.get("auto") else form.getlist("roles")
+    c = call(req, "PUT", f"/bench/models/{alias}/roles", {"roles": roles})["model"]["catalog"]
+    how = "from its facts" if roles is None else "set by you"
+    return Done(f"Roles of {alias}: {', '.join(c['roles']) or 'none'} ({how}).", f"/models/{alias}#yours",
+                {"roles": c["roles"], "roles_set_by": c["roles_set_by"]})
+
+
+ACTIONS = [("/models/{alias}/facts", save_facts, "/models/{alias}"),
+           ("/models/{alias}/roles", save_roles, "/models/{alias}")]
