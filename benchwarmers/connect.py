@@ -28,8 +28,7 @@ Endpoints page's sign-in card read this table.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 SIGN_IN, PASTE, LOCAL = "sign-in", "paste", "local"
@@ -137,15 +136,3 @@ def auth_origins() -> list[str]:
 def entries() -> list[dict]:
     """Every provider, in table order, as the Endpoints page and GET /bench/connect show them."""
     return [_table[p.id].entry() for p in PROVIDERS]
-
-
-@contextmanager
-def pointed_at(provider_id: str, **urls):
-    """Tests only: point a provider's fixed URLs (base_url, site, device_url) at a fake for the block.
-    No route, setting or environment variable reaches this."""
-    old = _table[provider_id]
-    _table[provider_id] = replace(old, **urls)
-    try:
-        yield _table[provider_id]
-    finally:
-        _table[provider_id] = old

@@ -13,6 +13,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchwarmers.suite import rebench  # noqa: E402
 from benchwarmers.suite.tasks import TaskError, load_all, starter_dir, write  # noqa: E402
+from benchwarmers.words import plural  # noqa: E402
 
 NOTICE_START = "<!-- rebench tasks: written by suite/rebench.py -->"
 NOTICE_END = "<!-- end of rebench tasks -->"
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out.resolve() == starter_dir().resolve():
         shipped = [t for t in load_all(None)[0].values() if t.source.get("kind") == "rebench"]
         update_notice(args.notice, rebench.notice_lines(shipped))
-    sys.stderr.write(f"{len(written)} task(s) written to {args.out}.\n")
+    sys.stderr.write(f"{plural(len(written), 'task')} written to {args.out}.\n")
     return 0
 
 

@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchwarmers import home  # noqa: E402
 from benchwarmers.errors import BenchError  # noqa: E402
 from benchwarmers.suite.seed import seed_repo  # noqa: E402
+from benchwarmers.words import plural  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     for w in done["written"]:
         print(f"{w['id']}: {w['change']} in {w['function']} ({w['path']})")
-    sys.stderr.write(f"{len(done['written'])} new task(s) in {done['tasks_dir']}"
+    sys.stderr.write(f"{plural(len(done['written']), 'new task')} in {done['tasks_dir']}"
                      + (f"; {len(done['kept'])} already there" if done["kept"] else "") + ".\n")
     return 0
 

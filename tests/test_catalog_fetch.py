@@ -74,7 +74,7 @@ def test_a_list_far_shorter_than_the_last_is_refused(home, catalog_host):
     short = {"data": [json.loads(catalog_host.body["/api/v1/models"])["data"][0]]}
     catalog_host.body["/api/v1/models"] = json.dumps(short).encode()
     result = catalog.refresh()["sources"]["openrouter"]
-    assert result["ok"] is False and "listed 1 models where the last copy had 4" in result["error"]
+    assert result["ok"] is False and "listed 1 model where the last copy had 4" in result["error"]
 
 
 def test_a_first_fetch_that_fails_keeps_the_shipped_copy(home, catalog_host):

@@ -12,6 +12,7 @@ import pytest
 from benchwarmers import connect, signin
 from tests.fakes import FakeOpenAI
 from tests.fakes.signin import FakeNanoGPT, FakeOpenRouter, FakePollinations
+from tests.helpers.signin import pointed_at
 
 TOKEN = "connect-admin-token-0123456789"
 
@@ -118,7 +119,7 @@ def result_of(http, status: int, headers: dict) -> dict:
 
 @pytest.fixture
 def openrouter():
-    with FakeOpenRouter() as fake, connect.pointed_at("openrouter", site=fake.site, base_url=fake.url):
+    with FakeOpenRouter() as fake, pointed_at("openrouter", site=fake.site, base_url=fake.url):
         fake.set_models(["or-one", "or-two"])
         yield fake
 
@@ -127,7 +128,7 @@ def openrouter():
 def test_the_handoff_round_trip_adds_the_endpoint_and_the_key_only_in_keys_json(
         provider, fake_class, service, http, isolated, caplog):
     caplog.set_level(logging.DEBUG)
-    with fake_class() as fake, connect.pointed_at(provider, site=fake.site, base_url=fake.url):
+    with fake_class() as fake, pointed_at(provider, site=fake.site, base_url=fake.url):
         fake.set_models(["m-one", "m-two", "m-three"])
         browser = Browser()
         auth = start(browser, service, provider)
@@ -224,7 +225,7 @@ def test_the_user_saying_no_adds_nothing(service, http, openrouter, isolated):
 
 
 def test_nanogpt_state_sent_back_must_match(service):
-    with FakeNanoGPT() as fake, connect.pointed_at("nanogpt", site=fake.site, base_url=fake.url):
+    with FakeNanoGPT() as fake, pointed_at("nanogpt", site=fake.site, base_url=fake.url):
         browser = Browser()
         back = through_auth_page(browser, start(browser, service, "nanogpt"))
         assert "state=" in back
@@ -273,7 +274,7 @@ def test_signing_in_again_replaces_the_key_and_a_name_taken_elsewhere_is_a_confl
 
 
 def test_pollinations_device_sign_in(service, http, isolated):
-    with FakePollinations() as fake, connect.pointed_at("pollinations", device_url=fake.device_url,
+    with FakePollinations() as fake, pointed_at("pollinations", device_url=fake.device_url,
                                                         base_url=fake.url):
         fake.set_models(["openai", "mistral"])
         waiting = Browser()

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from benchwarmers.dashboard.render import secs
 from tests.fakes import FakeOllama, FakeOpenAI, Reply
 from tests.helpers.dashboard import SECURITY_HEADERS, Session
 from tests.helpers.data import configure
@@ -126,7 +127,7 @@ def test_a_local_ollama_is_offered_in_one_click(bench, monkeypatch):
         ol.set_models(["llama3.2"])
         monkeypatch.setenv("OLLAMA_HOST", ol.root)
         _, _, page = bench.get("/endpoints")
-        assert "Ollama on this machine" in page and "(1 models)" in page
+        assert "Ollama on this machine" in page and "(1 model)" in page
         action = re.search(r'<form method="post" action="/endpoints/add" class="inline"><input type="hidden" '
                            r'name="csrf"[^>]*>(.*?)<button', page).group(1)
         fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', action))
@@ -267,6 +268,45 @@ def test_model_actions_by_form(bench, fake):
     status, _, d = bench.form("/models/a/probe", {}, script=True)
     assert status == 200 and "answered" in d["message"]
     assert bench.json("/models/a.json")["model"]["probes"][0]["kind"] == "probe"
+
+
+def test_a_resting_model_says_until_when_in_words(bench, fake):
+    """"resting until T" is text beside the chip, on the Models page and the model's own page, not a tooltip."""
+    fake.script("m-a", Reply.error(429, style="openai", retry_after=600))
+    bench.form("/ask", {"collection": "core", "prompt": "Again?"})
+    until = bench.json("/models/a.json")["model"]["status_text"]
+    assert until.startswith("resting until ")
+    words = f'<span class="chip chip-resting">resting</span> <span class="reason">{until[len("resting "):]}</span>'
+    assert words in bench.get("/models")[2] and words in bench.get("/models/a")[2]
+    assert " title=" not in bench.get("/models")[2]
+
+
+def card_of(page: str, title: str) -> str:
+    """The card whose heading is `title`."""
+    start = page.index(f"<h2>{title}</h2>")
+    return page[start:page.index("</section>", start)]
+
+
+def test_the_charts_and_their_number_tables_come_from_the_record(bench):
+    """Home's calls per day, and a model's latency and useful rate: an SVG each, drawn from the asks made, with a
+    table of the same numbers."""
+    today = bench.json("/.json")["daily"][-1]
+    assert today["calls"] == today["by_status"]["ok"] == 3                      # the fixture's ask: three seats
+    daily = card_of(bench.get("/")[2], "Calls per day")
+    assert '<svg class="chart"' in daily and f"<title>{today['day']}: 3 ok</title>" in daily
+    assert (f'<td data-label="Day">{today["day"]}</td><td data-label="ok">3</td><td data-label="failed">0</td>'
+            in daily)
+    call = bench.json("/models/a.json")["calls"][0]["id"]
+    assert bench.form("/calls/verdict", {"call": call, "useful": "yes", "back": "/models/a"})[0] == 303
+    day = bench.json("/models/a.json")["daily"][-1]
+    page = bench.get("/models/a")[2]
+    latency, useful = card_of(page, "Latency per day"), card_of(page, "Useful rate over time")
+    assert '<svg class="chart"' in latency and day["median_seconds"] is not None
+    assert (f'<td data-label="Day">{day["day"]}</td><td data-label="Median">{secs(day["median_seconds"])}</td>'
+            f'<td data-label="Answers">1</td>' in latency)
+    assert '<svg class="chart"' in useful and '<polygon class="band"' in useful            # the interval, drawn
+    assert f'<td data-label="Day">{day["day"]}</td><td data-label="Useful so far">100%</td>' in useful
+    assert '<td data-label="Judged so far">1</td>' in useful and f"<title>{day['day']}: 100%</title>" in useful
 
 
 def test_settings_keys_shown_once_and_values(bench, home):

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from benchwarmers.dashboard.render import secs, when
 from tests.fakes import FakeOpenAI, Reply
 from tests.helpers.dashboard import Session
 from tests.helpers.data import configure, write
@@ -34,6 +35,11 @@ def s(oracle, make_service) -> Session:
     session = Session(svc.url)
     session.service = svc
     return session
+
+
+def roster_row(page: str, alias: str) -> str:
+    """The Models page's table row of one model."""
+    return next(row for row in page.split("<tr")[1:] if f'href="/models/{alias}"' in row)
 
 
 def note(s: Session, path: str) -> str:
@@ -103,6 +109,12 @@ def test_models_show_speed_and_suite_scores_and_the_model_page_its_evidence(s, o
     assert 'action="/suite/runs"' in page and 'value="/models/right"' in page   # run the suite from here
     oracle.script("silent", [Reply.error(500), Reply.error(500)])
     s.form("/models/silent/probe", {})
+    probed = s.json("/models.json")["models"]
+    last = next(m["last_probe"] for m in probed if m["alias"] == "silent")
+    row = roster_row(s.get("/models")[2], "silent")
+    assert 'data-label="Last probe"><span class="chip chip-failed">failed</span>' in row
+    assert f"({when(last['created'])})" in row and secs(last["seconds"]) in row
+    assert "never probed" in roster_row(s.get("/models")[2], "eager")
     page = s.get("/models/silent")[2]
     evidence = page[page.index("Why the bench retired it"):page.index("Your verdicts")]
     assert "stopped answering" in evidence and evidence.count("<td data-label=\"HTTP\">500</td>") == 2

@@ -10,13 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from benchwarmers import connect
+from benchwarmers.dashboard.routes import PAGES
 from tests.fakes import FakeOpenAI, Reply
 from tests.fakes.signin import FakeOpenRouter
 from tests.helpers.browser import find_chromium
 from tests.helpers.catalog import install_samples, map_endpoints
 from tests.helpers.data import configure
 from tests.helpers.http import Http
+from tests.helpers.jobs import run_job
+from tests.helpers.signin import pointed_at
 
 try:
     from playwright.sync_api import expect, sync_playwright
@@ -309,7 +311,7 @@ def test_openrouter_sign_in_round_trip_clicked_in_the_browser(tab, make_service,
     provider sends the browser back without the session cookie, and the result still shows with no new login."""
     token = "browser-admin-token-0123456789"
     with FakeOpenRouter(host_name="localhost") as fake, \
-            connect.pointed_at("openrouter", site=fake.site, base_url=f"http://127.0.0.1:{fake.port}/api/v1"):
+            pointed_at("openrouter", site=fake.site, base_url=f"http://127.0.0.1:{fake.port}/api/v1"):
         fake.set_models(["or-one", "or-two"])
         fake.consent = True                    # the user approves on the provider's own page
         svc = make_service(admin_token=token)
@@ -544,3 +546,27 @@ def test_every_page_shows_what_its_json_twin_holds(tab, hostile):
     d, main = both(f"/suite/runs/{run['id']}")
     expect(tab.locator("h1")).to_have_text(f"Suite run {run['id']}: {run['model']}")
     expect(main.locator("table tbody tr")).to_have_count(len(d["results"]))
+
+
+def test_every_form_control_on_every_page_has_a_name(tab, hostile):
+    """Every input, select, textarea and button on every page (its confirm steps opened) has an accessible name, as
+    a screen reader computes it: a label, an aria-label or its own text."""
+    svc, panel = hostile
+    job = run_job(svc, "probe")["id"]
+    run = Http(svc.url)("GET", "/bench/suite/runs")[2]["runs"][0]["id"]
+    filled = {"/calls/{id}": f"/calls/{panel}", "/models/{alias}": "/models/evil", "/collections/{name}":
+              "/collections/core", "/suite/runs/{id}": f"/suite/runs/{run}",
+              "/settings/jobs/{id}": f"/settings/jobs/{job}"}
+    nameless, seen = [], 0
+    for path in [filled.get(p.path, p.path) for p in PAGES] + ["/collections/_new"]:
+        assert "{" not in path, path
+        tab.goto(svc.url + path)
+        tab.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        controls = tab.locator("input:not([type=hidden]), select, textarea, button")
+        for i in range(controls.count()):
+            seen += 1
+            try:
+                expect(controls.nth(i)).to_have_accessible_name(re.compile(r"\w"), timeout=1000)
+            except AssertionError:
+                nameless.append(f"{path}: {controls.nth(i).evaluate('e => e.outerHTML')[:200]}")
+    assert seen > 100 and not nameless, "\n".join(nameless)

@@ -436,4 +436,4 @@ def test_a_key_rpm_limit_is_429_in_each_shape(keyed_panel):
     for fmt in FORMATS:
         status, hdrs, data = call(p.url, "POST", path_for(fmt), body_for(fmt), auth(HEADER_FORMS[fmt], key))
         assert status == 429 and int(hdrs["Retry-After"]) >= 1
-        assert "1 requests a minute" in message_of(FORMATS[fmt][2], json.loads(data), 429)
+        assert "1 request a minute" in message_of(FORMATS[fmt][2], json.loads(data), 429)

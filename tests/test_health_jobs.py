@@ -163,6 +163,19 @@ def test_restore_probes_first(svc, fake):
 
 # ---- speed figures -------------------------------------------------------------------------------
 
+def test_probe_figures_reach_the_roster_its_json_and_the_cli(svc, fake, capsys):
+    fake.script("m-two", Reply(text="ready", delay=0.05))
+    run(svc)
+    listed = {m["alias"]: m for m in Http(svc.url)("GET", "/bench/models")[2]["models"]}
+    probe = listed["dos"]["last_probe"]
+    assert probe["status"] == "ok" and probe["seconds"] >= 0.05 and probe["created"] > 0
+    assert listed["paid"]["last_probe"] is None                                  # ad hoc: never probed
+    assert main(["--url", svc.url, "models"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert "LAST PROBE" in rows["ALIAS"]
+    assert "ok 0m ago" in rows["dos"] and "never probed" in rows["paid"]
+
+
 def test_speed_figures_reach_the_roster_its_json_and_the_cli(svc, fake, capsys):
     fake.script("*", Reply(text="one two three four five six seven eight nine ten", chunk_delay=0.01))
     done = run(svc, "perf")

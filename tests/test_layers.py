@@ -7,14 +7,16 @@ from pathlib import Path
 import benchwarmers
 
 PACKAGE = Path(benchwarmers.__file__).parent
-LEAVES = {"canonical", "errors", "redaction"}          # value types, errors and redaction: anyone may use them
+LEAVES = {"canonical", "errors", "redaction", "words"}   # value types, errors, redaction, words: anyone may use them
 # part -> the only other parts of benchwarmers it may import
-ONLY = {"errors": set(), "redaction": set(), "canonical": {"errors"},
-        "formats": LEAVES, "providers": LEAVES, "store": LEAVES}
+ONLY = {"errors": set(), "redaction": set(), "words": set(), "canonical": {"errors"},
+        "formats": LEAVES, "providers": LEAVES, "store": LEAVES,
+        "connect": set(), "signin": LEAVES | {"connect", "providers"}}    # the provider table and its sign-in flows
 # part -> parts of benchwarmers it must not import
 NEVER = {"core": {"server", "api", "dashboard", "cli", "mcp", "client", "formats"},
          "roster": {"server", "api", "dashboard", "cli", "mcp", "client", "formats", "core"},
          "scheduler": {"server", "api", "dashboard", "cli", "mcp", "client", "formats"},
+         "suite": {"server", "api", "dashboard", "cli", "mcp", "client", "formats", "scheduler"},
          "catalog": {"server", "api", "dashboard", "cli", "mcp", "client", "formats", "core", "roster", "scheduler"},
          "mcp": {"server", "api", "dashboard", "cli", "core", "roster", "catalog", "scheduler", "formats", "providers",
                  "store"}}
@@ -62,3 +64,7 @@ def test_an_upward_import_is_caught_in_every_form():
         == {"roster"}
     assert violations("formats", imported_parts("from ..canonical import Ask\nfrom .base import sse",
                                                 "benchwarmers.formats.ollama")) == set()
+    assert violations("suite", imported_parts("from ..scheduler.pacing import Held\nfrom ..core.panel import Panel",
+                                              "benchwarmers.suite.asker")) == {"scheduler"}
+    assert violations("signin", imported_parts("from .roster import registry\nfrom .connect import HANDOFF",
+                                               "benchwarmers.signin")) == {"roster"}       # a top-level module too

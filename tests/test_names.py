@@ -1,5 +1,6 @@
 """Names a new user types: Ollama's `:latest`, close matches for an onboard typo, a duplicate refused before any
-endpoint is asked, retired members marked, counted nouns, one list of known names, a description on every help."""
+endpoint is asked, retired members marked, counted nouns (one helper, words.plural), one list of known names, a
+description on every help."""
 from __future__ import annotations
 
 import argparse
@@ -8,10 +9,13 @@ import io
 import pytest
 
 from benchwarmers.cli.main import build_parser, main
+from benchwarmers.words import plural
 from tests.fakes.ollama import FakeOllama
 from tests.fakes.openai import FakeOpenAI
+from tests.helpers.dashboard import Session
 from tests.helpers.data import configure
 from tests.helpers.http import Http
+from tests.helpers.jobs import run_job
 
 
 @pytest.fixture
@@ -34,7 +38,7 @@ def tags_asked(fake) -> int:
 
 
 def test_a_name_without_a_tag_onboards_its_latest(local):
-    status, _, data = local("POST", "/bench/models", {"served": "llama3.2"})
+    status, _, data = local("POST", "/bench/models", {"served": "llama3.2", "quick": True})
     assert status == 201, data
     assert data["model"]["served"] == "llama3.2:latest" and data["model"]["alias"] == "llama3.2"
     status, _, data = local("POST", "/bench/models", {"served": "qwen3"})        # only :latest stands in
@@ -49,7 +53,7 @@ def test_an_onboard_typo_gets_the_close_names(local):
 
 
 def test_a_duplicate_is_refused_before_any_endpoint_is_asked(local, ollama):
-    assert local("POST", "/bench/models", {"served": "llama3.2"})[0] == 201
+    assert local("POST", "/bench/models", {"served": "llama3.2", "quick": True})[0] == 201
     before = tags_asked(ollama)
     for served in ("llama3.2", "llama3.2:latest"):
         status, _, data = local("POST", "/bench/models", {"served": served})
@@ -68,7 +72,7 @@ def test_the_cli_refuses_a_duplicate_before_any_progress(service, ollama, capsys
     code, out, _ = run_cli(service.url, "endpoint", "add", "local", "--base", ollama.root, "--api", "ollama",
                            "--no-key", capsys=capsys)
     assert code == 0 and "serves 2 models" in out
-    code, out, err = run_cli(service.url, "onboard", "llama3.2", "--wait", capsys=capsys)
+    code, out, err = run_cli(service.url, "onboard", "llama3.2", "--quick", "--wait", capsys=capsys)
     assert code == 0 and "Onboarded llama3.2" in out and "llama3.2 " in err     # progress lines on stderr
     _, _, item = Http(service.url)("GET", "/bench/onboard/1")
     asked = tags_asked(ollama)
@@ -80,13 +84,32 @@ def test_the_cli_refuses_a_duplicate_before_any_progress(service, ollama, capsys
     assert tags_asked(ollama) == asked
 
 
+def test_plural_counts_a_noun():
+    assert [plural(n, "model") for n in (0, 1, 2)] == ["0 models", "1 model", "2 models"]
+    assert plural(None, "call") == "an unknown number of calls" and plural(1, "entry", "entries") == "1 entry"
+    assert plural(3, "explore seat") == "3 explore seats" and plural(2, "entry", "entries") == "2 entries"
+
+
 def test_one_served_model_is_one_model(service, capsys, monkeypatch):
+    """One of each: the CLI, a dashboard note, a job's outcome and the CLI's view of it."""
     fake = FakeOpenAI().start().set_models(["only-one"])
     try:
         monkeypatch.setattr("sys.stdin", io.StringIO(""))
         code, out, _ = run_cli(service.url, "endpoint", "add", "one", "--base", fake.url, "--no-key",
                                capsys=capsys)
         assert code == 0 and "serves 1 model;" in out
+        code, out, _ = run_cli(service.url, "endpoint", "test", "one", capsys=capsys)
+        assert code == 0 and "it serves 1 model (e.g. only-one)" in out
+        page = Session(service.url)
+        _, _, d = page.form("/endpoints/one/test", {}, script=True)
+        assert d["message"] == "Endpoint one answers: it serves 1 model."
+        assert run_cli(service.url, "onboard", "only-one", "--quick", "--wait", capsys=capsys)[0] == 0
+        page.form("/collections/save", [("name", "solo"), ("members", "only-one"), ("explore", "0"), ("shadow", "0"),
+                                        ("merge_model", "")])
+        assert "Saved collection solo: one ask makes 1 call." in page.get("/collections/solo")[2]
+        assert run_job(service, "probe")["outcome"] == "probed 1 model: 1 answered"
+        code, out, _ = run_cli(service.url, "jobs", "show", "1", capsys=capsys)
+        assert code == 0 and "1 model, 2 calls: probed 1 model: 1 answered" in out
     finally:
         fake.stop()
 

@@ -229,7 +229,13 @@ def test_cli_returns_the_ids_at_once_then_waits_with_plain_lines(cli, http, fake
     add_endpoint(http, fake)
     fake.script("m-one", Reply(text="ready", delay=0.5))
     code, out, err = cli("onboard", "m-one", "m-two", "--quick")
-    assert code == 0 and "queued" in out and "m-one" in out and "m-two" in out and "bench onboard --wait" in err
+    assert code == 0 and "queued" in out and "m-one" in out and "m-two" in out
+    assert "follow them with: bench onboard --wait," in err
+    code, out, err = cli("onboard", "--wait")                            # the command the hint names follows them
+    assert code == 0 and "Onboarded m-one (m-one)" in out and "Onboarded m-two (m-two)" in out
+    assert "m-one" in err and "done" in err
+    code, out, err = cli("onboard", "--wait")
+    assert code == 0 and out == "" and "Nothing on the queue is waiting or running" in err
     code, out, err = cli("onboard", "--json")
     assert code == 0 and [i["served"] for i in json.loads(out)["items"]] == ["m-two", "m-one"]
     code, out, err = cli("onboard", "m-three", "not-served", "--wait", "--quick")

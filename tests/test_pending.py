@@ -92,7 +92,8 @@ def test_cli_lists_pending_and_says_how_to_judge(fake, service):
     assert proc.returncode == 0, err(proc)
     for s in seats:
         assert s["call"] in out(proc)
-    assert "Alpha: line 3 is fine." in out(proc) and "2 answer(s) wait" in err(proc) and "bench verdict" in err(proc)
+    assert "Alpha: line 3 is fine." in out(proc)
+    assert "Waiting for a verdict: 2 answers" in err(proc) and "bench verdict" in err(proc)
     proc = bench_cli(service.url, "verdicts", "pending", "--limit", "1", "--json")
     assert proc.returncode == 0 and '"total": 2' in out(proc) and out(proc).count('"call"') == 1
     assert bench_cli(service.url, "verdicts", "pending", "--limit", "500").returncode == 2

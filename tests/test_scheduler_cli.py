@@ -73,7 +73,7 @@ def test_jobs_run_now_and_list(bench, svc, fake):
     code, out, _ = bench("jobs")
     assert code == 0 and out == ""
     code, out, err = bench("jobs", "run", "probe", "--wait")
-    assert code == 0 and "probe (now), done" in out and "1 models, 2 calls: probed 1 models: 1 answered" in out
+    assert code == 0 and "probe (now), done" in out and "1 model, 2 calls: probed 1 model: 1 answered" in out
     code, out, _ = bench("jobs", "run", "probe", "--json")
     run = json.loads(out)["run"]
     assert code == 0 and run["status"] == "running" and run["trigger"] == "now"
@@ -93,3 +93,14 @@ def test_every_command_has_help_with_an_example(argv, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "example" in out and "--json" in out
+
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["settings", "scheduler", "--help"], ("daily probe", "daily suite job", "catalog refresh", "speed test")),
+    (["jobs", "run", "--help"], ("probe", "perf", "suite", "catalog")),
+])
+def test_the_help_names_every_job(capsys, argv, names):
+    assert main(argv) == 0
+    words = " ".join(capsys.readouterr().out.split())
+    assert all(name in words for name in names), words

@@ -72,7 +72,7 @@ def test_names_this_turns_unjudged_answers_once(fake, service, tmp_path):
         assert f"call {call}" in decision["reason"]
     for call in earlier_calls:                       # an earlier turn's asks are not this turn's business
         assert call not in decision["reason"]
-    assert "`verdict`" in decision["reason"] and "2 answer(s)" in decision["reason"]
+    assert "`verdict`" in decision["reason"] and "no verdict yet for 2 answers" in decision["reason"]
 
     # once per turn: after one reminder Claude Code sends stop_hook_active, and the hook lets the turn end
     again = run_hook(hook_input(tmp_path, earlier, now, stop_hook_active=True), service.url)

@@ -155,7 +155,7 @@ def test_python_suite_seed_script(repo, home):
     run = subprocess.run([sys.executable, str(script), "--repo", "myapp", "--count", "2", "--home", str(home)],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert len(run.stdout.strip().splitlines()) == 2 and "2 new task(s)" in run.stderr
+    assert len(run.stdout.strip().splitlines()) == 2 and "2 new tasks" in run.stderr
     missing = subprocess.run([sys.executable, str(script), "--repo", "other", "--home", str(home)],
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 1 and "No repo named 'other'" in missing.stderr

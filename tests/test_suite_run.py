@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -14,7 +15,9 @@ from tests.helpers.clock import FakeClock
 from tests.helpers.data import configure, write
 from tests.helpers.http import Http
 from tests.helpers.jobs import run_job
+from tests.helpers.panel import wait_for as poll
 from tests.helpers.suite import Oracle, plant, wait_run
+from tests.test_scheduler import track
 
 
 @pytest.fixture
@@ -268,3 +271,67 @@ def test_the_scheduler_suite_job_plays_owed_runs_within_its_call_budget(oracle, 
     assert len(asked) == first["calls"] + second["calls"]            # every call counted in the job's record
     assert run_job(svc, "suite")["outcome"] == "no suite run was owed"
     assert Http(svc.url)("GET", "/bench/suite/scores")[2]["scores"]["right"]["claims"]["score"] is not None
+
+
+def test_with_require_keys_on_the_bench_s_own_suite_work_still_runs(oracle, home, make_service, capsys):
+    """require_keys guards the gateway's clients; the suite asks through the panel in this process, so a full
+    onboarding, the scheduler's suite job and `bench suite run` all get answers with no key and no admin token."""
+    configure(home, {"fake": (oracle, "openai")}, {"eager": ("fake", "eager"), "silent": ("fake", "silent")})
+    write(home, "settings.json", {"suite_gap_seconds": 0, "require_keys": True})
+    svc = make_service(clock=FakeClock())
+    http = Http(svc.url)
+    status, _, refused = http("POST", "/v1/chat/completions", {"model": "eager", "messages": [
+        {"role": "user", "content": "hi"}]})
+    assert status == 401 and "gateway key" in refused["error"]["message"]         # keys are enforced
+    _, _, d = http("POST", "/bench/onboard", {"models": ["right"], "mode": "full"})
+    item = poll(lambda: (lambda i: i if i["state"] in ("done", "failed") else None)(
+        http("GET", f"/bench/onboard/{d['items'][0]['id']}")[2]), 60)
+    assert item["state"] == "done" and item["suite"].startswith("done: "), item
+    played = http("GET", "/bench/suite/runs?model=right")[2]["runs"][0]
+    assert played["status"] == "done" and played["failed"] == 0 and played["done"] == played["total"] > 0
+    svc.bench.suite.owe("eager")
+    job = run_job(svc, "suite")
+    (owed,) = job["detail"]["runs"]
+    assert job["status"] == "done" and owed["status"] == "done" and job["calls"] == owed["total"], job
+    assert main(["suite", "run", "--model", "silent", "--tasks", "t-claim-*", "--url", svc.url]) == 0
+    assert "silent" in capsys.readouterr().out
+    runs = http("GET", "/bench/suite/runs?model=silent")[2]["runs"]
+    assert runs[0]["status"] == "done" and runs[0]["failed"] == 0
+    assert http("GET", "/bench/keys")[2]["keys"] == []                             # no key was made for it
+
+
+def chats(oracle) -> list:
+    return [q for q in list(oracle.requests) if q.path.endswith("/chat/completions")]
+
+
+def user_ask(svc, oracle, model: str) -> threading.Thread:
+    """The user's own ask to `model`, started in a thread; returns once it has reached the upstream."""
+    asked = threading.Thread(target=lambda: Http(svc.url)("POST", "/v1/chat/completions", {
+        "model": model, "messages": [{"role": "user", "content": "hi"}]}))
+    asked.start()
+    poll(lambda: chats(oracle), 10, 0.01)
+    return asked
+
+
+def test_the_suite_job_is_paced_like_every_scheduled_job(oracle, home, make_service):
+    """Its calls wait for the user's own asks on the endpoint, one at a time; a busy endpoint holds them back."""
+    write(home, "settings.json", {"suite_gap_seconds": 0, "suite_job_calls": 2})
+    svc = make_service(clock=FakeClock())
+    seen = track(oracle)
+    run = svc.bench.suite.owe("eager")
+    oracle.script("right", [Reply(delay=0.6, text=None)])
+    asked = user_ask(svc, oracle, "right")
+    job = run_job(svc, "suite")
+    asked.join(10)
+    assert seen["most"] == 1 and job["calls"] == 2 and len(chats(oracle)) == 3
+    write(home, "settings.json", {"suite_gap_seconds": 0, "suite_job_calls": 2, "scheduler_yield_seconds": 0.3})
+    oracle.reset()
+    oracle.script("right", [Reply(delay=2, text=None)])
+    asked = user_ask(svc, oracle, "right")
+    job = run_job(svc, "suite")
+    asked.join(10)
+    assert job["calls"] == 0 and len(chats(oracle)) == 1
+    assert "the rest owed to the next run (not asked: its endpoint stayed busy with your asks for 0.3 s)" \
+        in job["outcome"], job["outcome"]
+    again = Http(svc.url)("GET", f"/bench/suite/runs/{run['id']}")[2]["run"]
+    assert again["status"] == "owed" and again["done"] == 2            # nothing recorded for the call held back

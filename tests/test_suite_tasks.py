@@ -71,7 +71,7 @@ def make(folder, meta: dict, files: dict | None = None):
     ({"kind": "bug", "answer": {"lines": {"a.py": [[1, 1]]}}}, {"code/a.py": "x\n", "control/a.py": "x\n"},
      "the bug is missing"),
     ({"kind": "bug", "answer": {"lines": {"a.py": [[1, 9]]}}}, {"code/a.py": "x\n", "control/a.py": "y\n"},
-     "within its 1 lines"),
+     "within its 1 line."),
     ({"kind": "bug", "answer": {}}, {"code/a.py": "x\n", "control/a.py": "y\n"}, "answer.lines must map"),
     ({"kind": "claim", "answer": {"claim": "x", "truth": "yes"}}, {"code/a.py": "x\n"}, "true or false"),
     ({"kind": "claim", "answer": {"truth": True}}, {"code/a.py": "x\n"}, "answer.claim"),
@@ -169,7 +169,7 @@ def test_the_cli_lists_drafts_and_accepts_them(judged, home, capsys):
     http, _ = judged
     url = http.base
     assert main(["suite", "mine", "--url", url]) == 0
-    assert "2 new draft(s)" in capsys.readouterr().err
+    assert "2 new drafts" in capsys.readouterr().err
     assert main(["suite", "tasks", "--drafts", "--url", url]) == 0
     first = capsys.readouterr().out.splitlines()[1].split()[0]
     assert main(["suite", "show", first, "--url", url]) == 0

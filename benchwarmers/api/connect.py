@@ -13,6 +13,7 @@ from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+from ..words import plural
 from .endpoints import register
 
 log = logging.getLogger("benchwarmers.signin")
@@ -69,7 +70,7 @@ def finish(bench: Bench, provider: Provider, name: str, key: str, replace: bool)
         view = register(bench, Endpoint(name, provider.base_url, provider.api), key, new_key=True)
     except BenchError as err:
         return record(bench, failure(provider, str(err)))
-    message = f"{provider.name} connected: endpoint {name} serves {view.get('served_count')} models."
+    message = f"{provider.name} connected: endpoint {name} serves {plural(view.get('served_count'), 'model')}."
     if view.get("key_source") == "environment":
         message += (f" {key_env(name)} is set in this service's environment, so that key is used, "
                     "not the new one in keys.json.")

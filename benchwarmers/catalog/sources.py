@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from ..errors import UpstreamFailed
 from ..providers.transport import Timeouts, Transport
+from ..words import plural
 from . import store
 from .parse import KEEP, PARSERS, trim
 
@@ -95,7 +96,8 @@ def accept(source: Source, body: bytes, last: store.Copy | None):
     if last is not None and last.where == "fetched":
         new, old = store.count(fresh), last.count()
         if new < old * SHRINK:
-            raise FetchFailed(f"{source.name} listed {new} models where the last copy had {old}; kept the last copy")
+            raise FetchFailed(f"{source.name} listed {plural(new, 'model')} where the last copy had {old}; "
+                              "kept the last copy")
     return data
 
 

@@ -5,7 +5,8 @@ import argparse
 from urllib.parse import urlencode
 
 from ..client import q
-from .output import emit_json, note, plural, say, table
+from ..words import plural
+from .output import emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
 

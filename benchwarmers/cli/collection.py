@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..client import q
+from ..words import plural
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -78,7 +79,7 @@ def run_save(args, client) -> int:
         emit_json(col)
     else:
         say(f"Saved bench/{col['name']}: members {', '.join(col['members']) or '(none)'}; "
-            f"{col['explore']} explore seat(s).")
+            f"{plural(col['explore'], 'explore seat')}.")
     return 0
 
 

@@ -7,8 +7,9 @@ import sys
 
 from ..client import ClientError, q
 from ..roster.registry import APIS
+from ..words import plural
 from . import terminal
-from .output import confirm, emit_json, note, plural, say, table
+from .output import confirm, emit_json, note, say, table
 
 NO_KEY_ARGS = ("Keys are never command-line arguments (they would stay in your shell history and process list).\n"
                "Let `bench endpoint add` prompt for it, or pipe it: "
@@ -134,7 +135,8 @@ def run_test(args, client) -> int:
         emit_json(d)
         return 0
     e = d["endpoint"]
-    say(f"Endpoint {e['name']} answers: it serves {e['served_count']} models (e.g. {', '.join(e['sample'][:3])}).")
+    say(f"Endpoint {e['name']} answers: it serves {plural(e['served_count'], 'model')} "
+        f"(e.g. {', '.join(e['sample'][:3])}).")
     return 0
 
 

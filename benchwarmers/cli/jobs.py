@@ -6,6 +6,7 @@ import time
 from urllib.parse import urlencode
 
 from ..client import ClientError, q
+from ..words import plural
 from .output import emit_json, note, say, table, when
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -26,7 +27,7 @@ def register(sub, parent) -> None:
                          formatter_class=FMT, epilog="examples:\n  bench jobs run probe\n  bench jobs run perf --wait",
                          description="Start a job now. It runs paced, like a scheduled run; without --wait the "
                                      "command returns at once with the run's id.")
-    r.add_argument("job", help="probe, perf or catalog")
+    r.add_argument("job", help="probe, perf, suite or catalog")
     r.add_argument("--wait", action="store_true", help="wait until it is done and print its outcome")
     r.set_defaults(func=run_now)
     s = verbs.add_parser("show", parents=[parent], help="one run with its details", formatter_class=FMT,
@@ -85,7 +86,8 @@ def _print(args, run: dict) -> int:
     else:
         say(f"Run {run['id']}: {run['name']} ({run['trigger'] or 'asked'}), {run['status']}, started "
             f"{when(run['started'])}" + (f", took {took(run)}" if run.get("finished") else ""))
-        say(f"{run['models'] or 0} models, {run['calls'] or 0} calls: {run['outcome'] or ''}".rstrip(": "))
+        counted = f"{plural(run['models'] or 0, 'model')}, {plural(run['calls'] or 0, 'call')}"
+        say(f"{counted}: {run['outcome'] or ''}".rstrip(": "))
         detail = run.get("detail") or {}
         for key in ("retired", "failed", "skipped", "endpoints"):
             for item in detail.get(key) or []:

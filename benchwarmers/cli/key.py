@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..client import q
+from ..words import plural
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -37,7 +38,7 @@ def run_create(args, client) -> int:
         emit_json(data)
         return 0
     say(data["key"])
-    rate = f" at {data['rpm']} requests a minute" if data.get("rpm") else ""
+    rate = f" at {plural(data['rpm'], 'request')} a minute" if data.get("rpm") else ""
     note(f"Key {data['name']} for {', '.join(data['collections'])}{rate}. Shown once: store it now.")
     if data.get("enforced") is False:
         note("Warning: " + data["enforcement"])

@@ -7,6 +7,7 @@ import time
 from urllib.parse import urlencode
 
 from ..client import q
+from ..words import plural
 from . import catalog
 from .output import confirm, emit_json, note, say, table, when
 from .suite import pct
@@ -240,7 +241,7 @@ def run_show(args, client) -> int:
                 f"{p.get('error')}")
         listing = m["retirement"]["evidence"].get("listing")
         if listing and listing.get("holds_it") is False:
-            say(f"Evidence: {listing['endpoint']} listed {listing['count']} models, not {m['served']}.")
+            say(f"Evidence: {listing['endpoint']} listed {plural(listing['count'], 'model')}, not {m['served']}.")
     rows = catalog.fact_rows(m.get("catalog") or {})
     if rows:
         table(["FACT", "VALUE", "SOURCE"], rows)

@@ -12,6 +12,7 @@ from .output import emit_json, for_terminal, note, say, table, write
 FMT = argparse.RawDescriptionHelpFormatter
 POLL = 0.5
 FINISHED = ("done", "failed")
+UNFINISHED = 1000          # the most recent items --wait without names looks through (the API's largest page)
 
 
 def register(sub, parent) -> None:
@@ -20,7 +21,8 @@ def register(sub, parent) -> None:
                                    "each name, probes it with a one-word prompt and registers it only if it "
                                    "answers. Models onboard one at a time, in order. The command returns the "
                                    "queue ids at once; --wait follows them to the end (a live line per model on "
-                                   "a terminal, plain lines otherwise). Without names it lists the queue. By "
+                                   "a terminal, plain lines otherwise). Without names it lists the queue, and "
+                                   "with --wait follows every item still queued or running. By "
                                    "default each model then runs the suite (one call per suite item, paced), and "
                                    "its line ends with the scores; --quick records a suite run the model owes "
                                    "instead, which the scheduler's suite job plays; --ad-hoc is quick, and the "
@@ -28,7 +30,8 @@ def register(sub, parent) -> None:
                                    "owes none.",
                        epilog="examples:\n  bench onboard openai/gpt-4o-mini qwen/qwen3-coder:free --quick --wait\n"
                               "  bench onboard llama3.2 --endpoint local --alias llama\n"
-                              "  bench onboard some/paid-model --ad-hoc\n  bench onboard          (the queue)",
+                              "  bench onboard some/paid-model --ad-hoc\n  bench onboard          (the queue)\n"
+                              "  bench onboard --wait   (follow what is queued)",
                        formatter_class=FMT)
     p.add_argument("served", nargs="*", metavar="SERVED_NAME",
                    help="each model's name as its endpoint serves it (a name without a tag also finds its :latest)")
@@ -42,7 +45,7 @@ def register(sub, parent) -> None:
 
 def run_onboard(args, client) -> int:
     if not args.served:
-        return show_queue(args, client)
+        return follow_queue(args, client) if args.wait else show_queue(args, client)
     if args.alias and len(args.served) > 1:
         raise ClientError("--alias names one model; onboard the others without it.", 2)
     body = {"models": args.served, "mode": "adhoc" if args.ad_hoc else "quick" if args.quick else "full"}
@@ -53,9 +56,26 @@ def run_onboard(args, client) -> int:
             emit_json({"items": items})
         else:
             table(["ID", "MODEL", "MODE", "STATE"], [[i["id"], i["served"], i["mode"], i["state"]] for i in items])
-            note("Queued; follow them with: bench onboard --wait ... or list the queue with: bench onboard")
+            note("Queued; follow them with: bench onboard --wait, or list the queue with: bench onboard")
         return 0
-    items = follow(client, [i["id"] for i in items])
+    return report(args, follow(client, [i["id"] for i in items]))
+
+
+def follow_queue(args, client) -> int:
+    """--wait without names: follow every item still queued or running (the queue plays them oldest first, so
+    they are among its newest)."""
+    items = client.get(f"/bench/onboard?limit={UNFINISHED}")["items"]
+    ids = sorted(i["id"] for i in items if i["state"] not in FINISHED)
+    if not ids:
+        if args.json:
+            emit_json({"items": []})
+        else:
+            note("Nothing on the queue is waiting or running. List it with: bench onboard")
+        return 0
+    return report(args, follow(client, ids))
+
+
+def report(args, items: list[dict]) -> int:
     if args.json:
         emit_json({"items": items})
     else:
@@ -87,7 +107,7 @@ def outcome(item: dict) -> str:
         return f"Onboarded {item['model']} ({item['served']}); suite {item['suite']}"
     if item["state"] == "failed":
         return f"Failed {item['served']}: {item['reason']}"
-    return f"Still {item['state']}: {item['served']} (item {item['id']}); follow it with bench onboard"
+    return f"Still {item['state']}: {item['served']} (item {item['id']}); follow it with bench onboard --wait"
 
 
 def progress_line(item: dict) -> str:

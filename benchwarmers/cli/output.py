@@ -38,13 +38,6 @@ def say(text: str = "") -> None:
     write(text + "\n")
 
 
-def plural(count, noun: str) -> str:
-    """'1 model', '3 models'; an unknown count (None) reads 'an unknown number of models'."""
-    if count is None:
-        return f"an unknown number of {noun}s"
-    return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
 def note(text: str = "") -> None:
     write(text + "\n", sys.stderr)
 

@@ -20,8 +20,10 @@ def add_parser(verbs, parent) -> None:
     """`scheduler` under `bench settings`."""
     s = verbs.add_parser("scheduler", parents=[parent], help="switch the scheduler on or off, choose its jobs",
                          formatter_class=FMT, epilog=EXAMPLES,
-                         description="The scheduler runs the daily probe, the daily catalog refresh and the weekly "
-                                     "speed test inside the service, at times of day in your local time. It is off "
+                         description="The scheduler runs the daily probe, the daily suite job (it plays the suite "
+                                     "runs the bench owes, e.g. after quick onboarding), the daily catalog refresh "
+                                     "and the weekly speed test inside the service, at times of day in your local "
+                                     "time; each call waits for your own asks on its endpoint. It is off "
                                      "on a new install: nothing calls a model or fetches a catalog on its own "
                                      "until you switch it on, and the catalog refresh then waits to be switched on "
                                      "alone. Each job can be switched on or off alone (`run --on/--off`) and given "

@@ -14,6 +14,7 @@ from ..client import ClientError
 from ..errors import BadRequest, ConfigError
 from ..roster.registry import APIS, Registry, new_endpoint
 from ..store import Config
+from ..words import plural
 from . import terminal
 from .output import note
 
@@ -176,7 +177,7 @@ def run_init(args, client=None) -> int:
             raise ClientError(str(e), 2) from None
     folder = Path(args.folder).expanduser().resolve() if args.folder else home.resolve()
     created = home.init(folder, write_pointer=bool(args.folder) or not os.environ.get("BENCHWARMERS_HOME"))
-    note(f"Data folder: {folder} ({len(created)} file(s) created, existing files kept)")
+    note(f"Data folder: {folder} ({plural(len(created), 'file')} created, existing files kept)")
     if args.folder and not home.in_checkout() and not os.environ.get("BENCHWARMERS_HOME"):
         note(f"To use it, set BENCHWARMERS_HOME={folder} (an installed package keeps no pointer file).")
     if endpoint:

@@ -7,6 +7,7 @@ import time
 from urllib.parse import urlencode
 
 from ..client import q
+from ..words import plural
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -18,7 +19,8 @@ def register(sub, parent) -> None:
     p = sub.add_parser("suite", parents=[parent], help="code-review tasks that score models: run, scores, seed",
                        description="The suite scores models on code review: find the lines that hold a planted or "
                                    "real bug (each with a clean control), or say whether a claim about code is "
-                                   "true. Runs call one model at a time through the service's gateway.",
+                                   "true. Runs call one model at a time, each call a direct ask made inside the "
+                                   "service.",
                        epilog="examples:\n  bench suite run --model deepseek\n  bench suite run --collection core "
                               "--tasks 'claim-*'\n  bench suite scores\n  bench suite seed --repo myapp\n"
                               "  bench suite mine && bench suite tasks --drafts", formatter_class=FMT)
@@ -219,8 +221,8 @@ def seed_repo(args, client) -> int:
         return 0
     for w in d["written"]:
         say(f"{w['id']}: {w['change']} in {w['function']} ({w['path']})")
-    note(f"{len(d['written'])} new task(s) in {d['tasks_dir']}" + (f"; {len(d['kept'])} already there"
-                                                                   if d["kept"] else "") + ".")
+    kept = f"; {len(d['kept'])} already there" if d["kept"] else ""
+    note(f"{plural(len(d['written']), 'new task')} in {d['tasks_dir']}{kept}.")
     return 0
 
 
@@ -231,6 +233,6 @@ def mine_verdicts(args, client) -> int:
         return 0
     for t in d["drafted"]:
         say(f"{t['id']}: {'true' if t['truth'] else 'false'}: {t['claim']}")
-    note(f"{len(d['drafted'])} new draft(s); review them with `bench suite show ID`, then `bench suite accept ID` "
-         "or `bench suite reject ID`.")
+    note(f"{plural(len(d['drafted']), 'new draft')}; review them with `bench suite show ID`, then "
+         "`bench suite accept ID` or `bench suite reject ID`.")
     return 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 from urllib.parse import urlencode
 
+from ..words import plural
 from . import terminal
 from .output import emit_json, note, table, when
 
@@ -60,7 +61,7 @@ def run_pending(args, client) -> int:
           [[when(p.get("created")), p.get("call"), p.get("collection") or "-", p.get("seat"), p.get("model"),
             p.get("excerpt")] for p in items], fit=True)
     more = f"; the newest {len(items)} shown" if data.get("total", 0) > len(items) else ""
-    note(f"{data.get('total', len(items))} answer(s) wait for a verdict{more}. "
+    note(f"Waiting for a verdict: {plural(data.get('total', len(items)), 'answer')}{more}. "
          "Judge one: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
     return 0
 

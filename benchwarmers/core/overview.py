@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..catalog import Catalog
 from ..roster.registry import Model
+from ..words import plural
 from .collections import Collection
 from .record import wilson_lower
 
@@ -79,8 +80,8 @@ def suggestions(collection: Collection, models: dict[str, Model], here: dict) ->
             continue
         if rec["judged"] >= PROMOTE_JUDGED and wilson_lower(rec["useful"], rec["judged"]) >= PROMOTE_LOWER:
             out.append({"kind": "promote", "model": alias,
-                        "text": f"{alias} was judged useful in {rec['useful']} of {rec['judged']} answers here: "
-                                "it has earned a member's seat."})
+                        "text": f"{alias} was judged useful in {rec['useful']} of "
+                                f"{plural(rec['judged'], 'answer')} here: it has earned a member's seat."})
     return out
 
 

@@ -21,6 +21,7 @@ from ..redaction import redact
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
+from ..words import plural
 from .render import e, page
 from .web import Done, Frame, frame
 
@@ -122,7 +123,7 @@ def waiting_page(req: Request, bench: Bench, provider: Provider, flow: signin.Fl
     body = (f'<section class="card"><p>Approve this sign-in at {e(provider.name)}: open '
             f'<a href="{e(d["verify_url"])}" target="_blank" rel="noopener noreferrer">{e(d["verify_url"])}</a> '
             f'and check that it shows the code <strong><code>{e(d["user_code"])}</code></strong>.</p>'
-            f'<p>This page checks again every {d["interval"]} seconds and moves on once you have approved '
+            f'<p>This page checks again every {plural(d["interval"], "second")} and moves on once you have approved '
             f'(for up to {signin.FLOW_SECONDS // 60} minutes). <a href="{e(flow.landing)}">Check now</a> · '
             f'<a href="{RESULT_PAGE}">Cancel</a></p></section>')
     resp = page(f"Sign in to {provider.name}", body, frame(req, bench), nav_items=[], nav="",

@@ -1,5 +1,5 @@
-"""Dashboard pieces shared by pages: status chips, small POST forms, confirm steps, the record, suite and speed cells,
-verdict forms, seat columns."""
+"""Dashboard pieces shared by pages: status chips, small POST forms, confirm steps, the record, suite, probe and
+speed cells, verdict forms, seat columns."""
 from __future__ import annotations
 
 from . import markdown
@@ -72,6 +72,14 @@ def speed_cell(perf: dict | None) -> str:
         parts.append(f"{tps:,.0f} tokens/s" if tps >= 100 else f"{tps:.1f} tokens/s")
     said = " · ".join(parts) or "no figure: the test failed"
     return f'{said} <span class="muted">({e(when(perf["measured"])[:10])})</span>'
+
+
+def probe_cell(probe: dict | None) -> str:
+    """The latest probe: its outcome, the seconds it took, and when (the model's page lists every probe)."""
+    if not probe:
+        return '<span class="muted">never probed</span>'
+    took = f" {e(secs(probe['seconds']))}" if probe.get("seconds") is not None else ""
+    return f'{chip(probe["status"])}{took} <span class="muted">({e(when(probe.get("created")))})</span>'
 
 
 def lines(values: list) -> str:

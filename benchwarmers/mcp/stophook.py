@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from ..client import Client, ClientError
+from ..words import plural
 
 TIMEOUT = 5.0                   # the hook holds up the end of a turn: a slow service is a silent one
 MAX_CALLS = 200                 # what GET /bench/pending takes in `calls` and `limit`
@@ -96,6 +97,7 @@ def reason(waiting: list[dict]) -> str:
     words do not belong in an instruction."""
     lines = [f"- call {p.get('call')} · seat {p.get('seat')} · {p.get('model')}" for p in waiting]
     return "\n".join([
-        f"Benchwarmers: {len(waiting)} answer(s) from the panel you asked this turn have no verdict yet:", *lines,
+        f"Benchwarmers: no verdict yet for {plural(len(waiting), 'answer')} from the panel you asked this turn:",
+        *lines,
         "Send a `verdict` (call, useful, real, false) for each one you checked against the code, and tell the user "
         "about any you did not check rather than judging it unchecked. Verdicts decide which models get seated."])

@@ -7,6 +7,7 @@ import threading
 from typing import Callable
 
 from .. import redaction
+from ..words import plural
 from .schemas import TOOLS
 
 STRUCTURED_FROM = "2025-06-18"      # outputSchema, structuredContent and tool titles start here
@@ -102,10 +103,10 @@ class Tools:
         if not cols:
             return ("The service has no collections yet. Create one in the dashboard (Collections) or with "
                     "`bench collection save NAME --members a,b`.", {"collections": []})
-        lines = [f"{len(cols)} collection(s). Ask one with `ask` (collection, prompt):", ""]
+        lines = [f"{plural(len(cols), 'collection')}. Ask one with `ask` (collection, prompt):", ""]
         for c in cols:
             members = ", ".join(c.get("members") or []) or "no members"
-            extra = f"; {c['explore']} exploring seat(s)" if c.get("explore") else ""
+            extra = f"; {plural(c['explore'], 'exploring seat')}" if c.get("explore") else ""
             desc = f": {c['description']}" if c.get("description") else ""
             lines.append(f"- {c.get('name')}{desc} (members: {members}{extra})")
         return "\n".join(lines), {"collections": cols}
@@ -208,8 +209,8 @@ def panel_data(bench: dict, model: str, content: str) -> dict:
 def panel_text(data: dict) -> str:
     seats = data["seats"]
     ok = sum(1 for s in seats if s["status"] == "ok")
-    lines = [f"Panel {data['panel']} on collection `{data['collection']}`: {len(seats)} seat(s), {ok} answered. "
-             "Call ids are what `verdict` takes.", "",
+    lines = [f"Panel {data['panel']} on collection `{data['collection']}`: {plural(len(seats), 'seat')}, "
+             f"{ok} answered. Call ids are what `verdict` takes.", "",
              "| seat | kind | model | status | call |", "|---|---|---|---|---|"]
     lines += [f"| {s['seat']} | {s['kind']} | {s['model']} | {s['status']} | {s['call'] or '-'} |" for s in seats]
     for s in seats:
@@ -233,7 +234,8 @@ def pending_text(data: dict) -> str:
     if not items:
         return "No answer is waiting for a verdict."
     shown = f" (the newest {len(items)} shown)" if data["total"] > len(items) else ""
-    lines = [f"{data['total']} answer(s) wait for a verdict{shown}. Judge each one you checked with `verdict`:", ""]
+    lines = [f"Waiting for a verdict: {plural(data['total'], 'answer')}{shown}. "
+             "Judge each one you checked with `verdict`:", ""]
     lines += [f"- call {p.get('call')} · seat {p.get('seat')} · {p.get('model')} · {p.get('collection') or '-'}: "
               f"{p.get('excerpt') or '(empty)'}" for p in items]
     return "\n".join(lines)

@@ -181,7 +181,8 @@ class Health:
     def check(self, alias: str, caller=None, served=None) -> dict:
         """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence.
         `served()` gives its endpoint's list, or None when it cannot be had (default: ask the endpoint, only once
-        the probe has failed)."""
+        the probe has failed). The probes decide, the list is evidence: a model no longer listed that still answers
+        stays active."""
         model = self.registry.model(alias)
         refuse_held(self.catalog, alias)
         first = self.probe_and_note(model, "probe", caller)

@@ -16,6 +16,7 @@ from . import health
 from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
 from ..providers import Timeouts
 from ..names import check_name
+from ..words import plural
 from .registry import Endpoint, Model, Registry, close_names
 
 LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endpoint's models
@@ -131,7 +132,7 @@ NEVER = "none: an ad hoc model is never called by the bench unprompted"
 
 def suite_words(run: dict, alias: str) -> str:
     """What a full onboarding's suite run came to, in one line."""
-    where = f"{run['done']} of {run['total']} items (run {run['id']})"
+    where = f"{run['done']} of {plural(run['total'], 'item')} (run {run['id']})"
     if run["status"] == "done":
         if not run["total"]:
             return f"done: no ready suite task to run (run {run['id']})"

@@ -5,6 +5,7 @@ as failed with what went wrong and which copy is still in use; no model is calle
 from __future__ import annotations
 
 from ..errors import BenchError
+from ..words import plural
 from .jobrun import JobFailed
 
 
@@ -21,7 +22,7 @@ def run(job) -> str:
             job.add("failed", {"source": name, "error": fetched["error"], "kept": fetched["kept"]})
     held = [h["model"] for h in result["held"]]
     job.detail["held"] = held
-    words = [f"{d['source']} ({d['models']} models)" for d in job.detail["ok"]]
+    words = [f"{d['source']} ({plural(d['models'], 'model')})" for d in job.detail["ok"]]
     words += [f"{d['source']} failed ({d['error']}; kept {d['kept']})" for d in job.detail["failed"]]
     outcome = "fetched " + ", ".join(words) + (f"; held: {', '.join(held)}" if held else "")
     if job.detail["failed"]:

@@ -6,6 +6,7 @@ probe decides that). A refused key flags the endpoint and skips the rest of it; 
 from __future__ import annotations
 
 from ..roster import health, healthrecord, speed
+from ..words import plural
 from .pacing import Held
 
 
@@ -13,7 +14,7 @@ def run(job) -> str:
     job.each_endpoint(lambda name, models: _endpoint(job, name, models))
     d = job.detail
     words = [f"{len(d['ok'])} measured"] + [f"{len(d[k])} {k}" for k in ("failed", "skipped") if d[k]]
-    return f"timed {len(job.touched)} models: " + ", ".join(words)
+    return f"timed {plural(len(job.touched), 'model')}: " + ", ".join(words)
 
 
 def _endpoint(job, name: str, models: list) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import BenchError, FaultKind, UpstreamFailed
 from ..roster import health, healthrecord
+from ..words import plural
 from .pacing import Held
 
 
@@ -17,7 +18,7 @@ def run(job) -> str:
     words = [f"{len(d['ok'])} answered"]
     words += [f"{len(d[k])} {k}" for k in ("failed", "retired", "skipped") if d[k]]
     retired = ", ".join(r["model"] for r in d["retired"])
-    return f"probed {len(job.touched)} models: " + ", ".join(words) + (f" ({retired})" if retired else "")
+    return f"probed {plural(len(job.touched), 'model')}: " + ", ".join(words) + (f" ({retired})" if retired else "")
 
 
 def _endpoint(job, name: str, models: list) -> None:

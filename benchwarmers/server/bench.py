@@ -67,15 +67,8 @@ class Bench:
         self.registry = Registry(self.config)
         self.resting = Resting(self.db, self.registry.transport.limits)
         self.catalog = Catalog(self.home, self.config, self.registry)
-        # the suite: its runs ask models through this service's own gateway (the URL is known once bound)
-        self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings,
-                                  lambda: self.url, self.admin_token)
         # the one way to call a member: seats, merges, route turns, probes (onboarding's too) and speed tests
         self.caller = Caller(self.registry, self.calls, self.resting, self.settings, self.catalog.facts)
-        # onboarding probes through the caller; a full one runs the suite, a quick one owes it
-        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite)
-        self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
-        # the service (or at the first item queued), so a bench opened only to read starts no thread
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
@@ -84,6 +77,12 @@ class Bench:
                            workers=self.settings()["panel_workers"])
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
                              Pins(self.db), self.panel.lanes, self.settings)
+        # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)
+        self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings, self.panel)
+        # onboarding probes through the caller; a full one runs the suite, a quick one owes it
+        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite)
+        self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
+        # the service (or at the first item queued), so a bench opened only to read starts no thread
         # the bench looking after itself: checks and retirements, and the jobs that run them (the service
         # starts the scheduler's thread; a bench without a service never runs a job on its own)
         self.health = Health(self.registry, self.db, self.resting, self.caller, self.catalog)

@@ -12,6 +12,7 @@ from ..errors import BadRequest, Conflict, Forbidden, NotFound, RateLimited, Una
 from ..names import check_name
 from .guard import hash_key
 from ..store import Database
+from ..words import plural
 
 PREFIX = "bw-"
 
@@ -130,7 +131,7 @@ class GatewayKeys:
                 window.popleft()
             if len(window) >= key.rpm:
                 wait = 60 - (now - window[0])
-                raise RateLimited(f"The key {key.name!r} is limited to {key.rpm} requests a minute.",
+                raise RateLimited(f"The key {key.name!r} is limited to {plural(key.rpm, 'request')} a minute.",
                                   f"Try again in {wait:.0f} s.", retry_after=wait)
             window.append(now)
 

@@ -12,9 +12,9 @@ from typing import Callable
 from ..errors import ConfigError
 from .filelock import FileLock
 
-# The top-level shape of each file, used when a file does not exist yet. repos.json and limits.json are seeded
-# and checked (bench status reports a broken one) but nothing reads them yet: they stay for the per-connection
-# limits and the repositories that read them next.
+# The top-level shape of each file, used when a file does not exist yet. Every file is seeded and checked (bench
+# status reports a broken one). repos.json names the user's repositories that suite seeding reads (suite/seed.py);
+# limits.json is read by nothing yet: it stays for the per-connection limits that read it next.
 DEFAULTS = {
     "endpoints.json": {"endpoints": {}},
     "models.json": {"models": {}},

@@ -1,77 +1,63 @@
-"""The one way the suite calls a model: a direct ask through the service's own gateway, recorded as a call.
+"""The one way the suite calls a model: a direct ask through the bench's own panel, in this process, recorded as a call.
 
-Every suite model call goes through `Asker.ask`, so pacing and limits have one place to act.
+Every suite model call goes through `Asker.ask`, so pacing and limits have one place to act. The ask never leaves
+the process, so it needs no gateway key: `require_keys` guards the gateway's clients, not the bench's own work.
 """
 from __future__ import annotations
 
-import json
-import socket
 import time
-import urllib.error
-import urllib.request
+from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, ContextManager
+
+from ..canonical import DIRECT, OK, Ask, Message, Seat, Target, Text
+from ..errors import BenchError, RateLimited
 
 MAX_TOKENS = 2000
+Pace = Callable[[str], ContextManager]      # alias -> held around one call (the scheduler's pacing)
+
+
+class NotAsked(Exception):
+    """A call held back before it went out (a scheduled round's pacing): nothing was asked, the item stays owed."""
 
 
 @dataclass
 class Answered:
     status: str                      # ok | failed
     text: str = ""
-    call: str | None = None          # the call id the gateway recorded
+    call: str | None = None          # the call id the panel recorded
     error: str | None = None
     seconds: float = 0.0
     rate_limited: bool = False
 
 
 class Asker:
-    """POST /v1/chat/completions with `model: <alias>` on the running service: one seat, one recorded call."""
+    """`model: <alias>` asked of the bench's Panel, as a client's direct ask through the gateway would be: the
+    same seating checks (retired, held, resting, context window), output budget and call record."""
 
-    def __init__(self, url: Callable[[], str], token: str | None, timeout: Callable[[], float]):
-        self.url = url                   # read at each ask: the service's port is known once it is bound
-        self.token = token
-        self.timeout = timeout
+    def __init__(self, panel):
+        self.panel = panel
 
-    def ask(self, alias: str, system: str, prompt: str) -> Answered:
-        body = {"model": alias, "temperature": 0, "max_tokens": MAX_TOKENS,
-                "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}]}
-        headers = {"Content-Type": "application/json", "User-Agent": "benchwarmers-suite"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        req = urllib.request.Request(self.url().rstrip("/") + "/v1/chat/completions", json.dumps(body).encode(),
-                                     headers)
+    def ask(self, alias: str, system: str, prompt: str, pace: Pace | None = None) -> Answered:
+        """`pace(alias)` is held around the call; NotAsked from it passes on (nothing was sent)."""
+        ask = Ask(messages=[Message("user", [Text(prompt)])], system=system, max_tokens=MAX_TOKENS, temperature=0,
+                  target=Target(alias, DIRECT, alias))
         started = time.monotonic()
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout()) as resp:
-                data = json.loads(resp.read())
-        except urllib.error.HTTPError as e:
-            return refused(e, time.monotonic() - started)
-        except (urllib.error.URLError, OSError, socket.timeout, ValueError) as e:
-            return Answered("failed", error=f"the service's gateway could not be asked: {e}",
-                            seconds=time.monotonic() - started)
-        return from_reply(data, time.monotonic() - started)
+            with pace(alias) if pace else nullcontext():
+                run = self.panel.start(ask)
+                for _ in self.panel.finished(run):      # the one seat, within the seat timeout
+                    pass
+                self.panel.settle(run)                  # its call record committed before its id is kept
+        except BenchError as e:          # refused before a seat was asked: the alias is gone, or it cannot sit
+            return Answered("failed", error=str(e), seconds=time.monotonic() - started,
+                            rate_limited=isinstance(e, RateLimited))
+        return from_seat(run.seats[0], time.monotonic() - started)
 
 
-def from_reply(data: dict, seconds: float) -> Answered:
-    """The one seat of a direct ask, from the reply's `bench` field."""
-    seats = ((data.get("bench") or {}).get("seats") or []) if isinstance(data, dict) else []
-    if not seats:
-        return Answered("failed", error="the gateway's reply had no seat", seconds=seconds)
-    seat = seats[0]
-    if seat.get("status") != "ok":
-        error = seat.get("error") or seat.get("status") or "failed"
-        return Answered("failed", call=seat.get("call"), error=error, seconds=seconds,
+def from_seat(seat: Seat, seconds: float) -> Answered:
+    if seat.status != OK:
+        error = seat.error or seat.status
+        return Answered("failed", call=seat.call, error=error, seconds=seconds,
                         rate_limited="rate" in error.lower() and "limit" in error.lower())
-    return Answered("ok", seat.get("answer") or "", seat.get("call"), seconds=seconds)
-
-
-def refused(e: urllib.error.HTTPError, seconds: float) -> Answered:
-    try:
-        err = json.loads(e.read()).get("error") or {}
-    except ValueError:
-        err = {}
-    message = err.get("message") if isinstance(err, dict) else str(err)
-    code = str(err.get("code") or "") if isinstance(err, dict) else ""
-    limited = e.code == 429 or "rate_limited" in code or "rate limit" in (message or "").lower()
-    return Answered("failed", error=message or f"HTTP {e.code}", seconds=seconds, rate_limited=limited)
+    return Answered("ok", seat.answer or "", seat.call, seconds=seconds)

@@ -7,6 +7,7 @@ import time
 from typing import Callable
 
 from . import prompt, results as res
+from .asker import NotAsked, Pace
 from .parse import parse_bugs, parse_claim
 from .score import CORRECT, FAILED, outcome
 from .tasks import select
@@ -32,7 +33,9 @@ class Runner:
         """(task, variant) for every variant of every ready task the run's globs select, in id order."""
         return [(t, v) for t in select(self.load_tasks(), run["tasks"]) for v in t.variants]
 
-    def run(self, rid: int, progress: Callable | None = None, max_items: int | None = None) -> dict:
+    def run(self, rid: int, progress: Callable | None = None, max_items: int | None = None,
+            pace: Pace | None = None) -> dict:
+        """`pace`: held around each call (a scheduled round's); a call it holds back leaves the rest owed."""
         run = self.store.run(rid)
         if run is None or run["status"] in (res.DONE, res.CANCELLED):
             return run
@@ -50,7 +53,10 @@ class Runner:
                 return self.finish(rid, *stop, idle_status=idle_status)
             if asked:
                 self.stopping.wait(self.gap())
-            item = self.play(rid, run["model"], task, variant)
+            try:
+                item = self.play(rid, run["model"], task, variant, pace)
+            except NotAsked as e:
+                return dict(self.finish(rid, "idle", f"not asked: {e}", idle_status=idle_status), held=True)
             asked += 1
             failures = failures + 1 if item["outcome"] == FAILED else 0
             self.store.update(rid, done=len(self.store.done_items(rid)), failed=self.failed(rid),
@@ -73,8 +79,8 @@ class Runner:
         return None
 
     def finish(self, rid: int, status: str, error: str | None, idle_status: str = res.QUEUED) -> dict:
-        if status == "idle":                 # budget spent: the rest stays owed (or queued) for the next round
-            self.store.update(rid, status=idle_status, lease_until=None)
+        if status == "idle":       # budget spent or a call held back: the rest stays owed (or queued) for later
+            self.store.update(rid, status=idle_status, error=error, lease_until=None)
         else:
             self.store.update(rid, status=status, error=error, lease_until=None,
                               finished=time.time() if status in (res.DONE, res.CANCELLED, res.FAILED_RUN) else None)
@@ -84,10 +90,10 @@ class Runner:
     def failed(self, rid: int) -> int:
         return sum(1 for r in self.store.items(rid) if r["outcome"] == FAILED)
 
-    def play(self, rid: int, model: str, task, variant: str) -> dict:
+    def play(self, rid: int, model: str, task, variant: str, pace: Pace | None = None) -> dict:
         """Ask, read, score and record one item."""
         system, user = prompt.build(task, variant)
-        answered = self.asker.ask(model, system, user)
+        answered = self.asker.ask(model, system, user, pace)
         item = {"run": rid, "model": model, "task": task.id, "variant": variant, "purpose": task.purpose,
                 "task_hash": task.digest(), "call": answered.call, "answer": answered.text,
                 "seconds": round(answered.seconds, 3)}

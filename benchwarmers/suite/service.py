@@ -14,7 +14,7 @@ from typing import Callable
 from ..errors import BadRequest, Conflict, NotFound
 from ..roster.registry import Registry
 from . import results as res
-from .asker import Asker
+from .asker import Asker, Pace
 from .runner import Runner
 from .tasks import load_all, select
 
@@ -22,11 +22,10 @@ log = logging.getLogger("benchwarmers.suite")
 
 
 class SuiteService:
-    """Built once in Bench._build, closed in Bench.close. `gateway_url` is read at each ask: the port is known only
-    once the server is bound."""
+    """Built once in Bench._build (after the panel its asks go through), closed in Bench.close."""
 
     def __init__(self, home: Path, db, registry: Registry, held: Callable[[str], dict | None],
-                 settings: Callable[[], dict], gateway_url: Callable[[], str], token: str | None):
+                 settings: Callable[[], dict], panel):
         self.home = home
         self.registry = registry
         self.held = held                             # the catalog's: a free model that turned paid is not called
@@ -36,8 +35,7 @@ class SuiteService:
         self.current: int | None = None              # the run this process is playing now
         self.wake = threading.Event()
         self.worker: threading.Thread | None = None
-        asker = Asker(gateway_url, token, lambda: settings()["seat_timeout"] + 30)
-        self.runner = Runner(self.store, self.tasks, asker, lambda: settings()["suite_gap_seconds"],
+        self.runner = Runner(self.store, self.tasks, Asker(panel), lambda: settings()["suite_gap_seconds"],
                              lease=lambda: settings()["seat_timeout"] + 60, stopping=self.stopping)
 
     def tasks(self) -> dict:
@@ -82,11 +80,11 @@ class SuiteService:
         return self.store.run(rid)
 
     # -- playing -------------------------------------------------------------------------------------
-    def play(self, rid: int, progress=None, max_items: int | None = None) -> dict:
+    def play(self, rid: int, progress=None, max_items: int | None = None, pace: Pace | None = None) -> dict:
         with self.one_at_a_time:
             self.current = rid
             try:
-                return self.runner.run(rid, progress, max_items)
+                return self.runner.run(rid, progress, max_items, pace)
             finally:
                 self.current = None
 
@@ -97,15 +95,18 @@ class SuiteService:
         done["scores"] = self.store.scores(alias).get(alias)
         return done
 
-    def run_owed(self, max_items: int | None = None, progress=None) -> list[dict]:
+    def run_owed(self, max_items: int | None = None, progress=None, pace: Pace | None = None) -> list[dict]:
         """Play the runs that are owed or were cut off, oldest first, within `max_items` calls in all;
-        queued runs go to the worker (started here if a restart left them waiting)."""
-        played, budget = [], max_items
+        queued runs go to the worker (started here if a restart left them waiting). `pace(alias)` is held
+        around each call (the scheduler's); once it holds one back, that endpoint's other runs wait too."""
+        played, budget, held_back = [], max_items, set()
         models = self.registry.models()
         for run in self.store.open_runs():
             model = models.get(run["model"])
             if model is None or not model.active or model.ad_hoc or self.held(model.alias):
                 continue                    # ad hoc or held: the bench never calls it on its own
+            if model.endpoint in held_back:
+                continue
             if run["status"] == res.RUNNING:                          # being played right now
                 continue
             if run["status"] == res.QUEUED:
@@ -115,8 +116,10 @@ class SuiteService:
             if budget is not None and budget <= 0 or self.stopping.is_set():
                 break
             before = run["done"]
-            after = self.play(run["id"], progress, budget)
+            after = self.play(run["id"], progress, budget, pace)
             played.append(after)
+            if after.get("held"):
+                held_back.add(model.endpoint)
             if budget is not None:
                 budget -= max(0, after["done"] - before) + after["failed"]
         return played

@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import home as home_mod
 from ..errors import BadRequest, NotFound
 from ..store.config import replace
+from ..words import plural
 
 PURPOSES = {"bug": "review", "claim": "claims"}      # what kind of work a task scores
 VARIANTS = {"bug": ("bug", "control"), "claim": ("claim",)}
@@ -149,7 +150,7 @@ def check_bug(task: Task) -> list[str]:
         if not isinstance(ranges, list) or not ranges or not all(
                 isinstance(r, list) and len(r) == 2 and all(isinstance(n, int) for n in r)
                 and 1 <= r[0] <= r[1] <= max(count, 1) for r in ranges):
-            problems.append(f"answer.lines[{path!r}] must be [[first, last], ...] within its {count} lines")
+            problems.append(f"answer.lines[{path!r}] must be [[first, last], ...] within its {plural(count, 'line')}")
     return problems
 
 

@@ -2,7 +2,7 @@
 Pollinations' device sign-in; each serves an OpenAI-compatible models list that takes only the key it issued.
 
     with FakeOpenRouter() as fake:                  # fake.site: its /auth page; fake.url: the API base (/api/v1)
-        with connect.pointed_at("openrouter", site=fake.site, base_url=fake.url): ...
+        with pointed_at("openrouter", site=fake.site, base_url=fake.url): ...   # tests.helpers.signin
         fake.issued                                 # the keys it handed out; fake.refused: exchanges it refused
     with FakePollinations() as fake:                # fake.device_url, fake.url (/v1)
         fake.approve_all()                          # the user approves every pending code (or fake.deny_all())

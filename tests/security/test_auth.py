@@ -6,10 +6,11 @@ import logging
 
 import pytest
 
-from benchwarmers import connect, signin
+from benchwarmers import signin
 from benchwarmers.connect import HANDOFF
 from benchwarmers.server.lifecycle import BindRefused, Service
 from tests.fakes.signin import FakeOpenRouter
+from tests.helpers.signin import pointed_at
 from tests.security.attack import (ADMIN, ADMIN_HEADERS, CLASSES, GATEWAY, PUBLIC, REVIEWED_PUBLIC, TOKEN, bench_data,
                                    concrete, label, raw, routes)
 
@@ -70,7 +71,7 @@ def test_the_public_sign_in_callback_takes_only_the_flow_an_admin_started(keyed)
     binding cookie: an unknown state, another provider's, a missing or wrong cookie are 400s that reach no
     provider; a refusal for a cookie leaves the flow to its own browser, and a state works once."""
     app, _ = keyed
-    with FakeOpenRouter() as fake, connect.pointed_at("openrouter", site=fake.site, base_url=fake.url):
+    with FakeOpenRouter() as fake, pointed_at("openrouter", site=fake.site, base_url=fake.url):
         flow = app.bench.signins.add(signin.Flow("openrouter", HANDOFF, "openrouter", False))
         path = flow.landing + "?code=stolen"
         for url, headers in ((f"/connect/openrouter/callback/{'A' * 32}?code=x", {"Cookie": f"bw_signin={flow.binding}"}),

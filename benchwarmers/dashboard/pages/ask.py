@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 
 from ...errors import BadRequest
+from ...words import plural
 from ..apicall import get, post
 from ..render import card, e, options
 from ..web import Done
@@ -103,7 +104,7 @@ def ask(req, bench, form) -> Done:
     bench = reply.get("bench") or {}
     seats = bench.get("seats") or []
     answered = sum(s.get("status") == "ok" for s in seats)
-    return Done(f"Asked {bench.get('collection')}: {answered} of {len(seats)} seats answered.",
+    return Done(f"Asked {bench.get('collection')}: {answered} of {plural(len(seats), 'seat')} answered.",
                 f"/calls/{bench.get('panel')}", {"bench": bench})
 
 

@@ -3,6 +3,7 @@ calls one ask makes; what the members share, suggestions and how to ask it; dele
 from __future__ import annotations
 
 from ...catalog.roles import PURPOSES, unfit
+from ...words import plural
 from ..apicall import call, get, post
 from ..render import card, e, options, table
 from ..web import Done
@@ -129,8 +130,8 @@ def save(req, bench, form) -> Done:
             "merge_model": form.get("merge_model") or None}
     saved = call(req, "PUT", f"/bench/collections/{name}", body)
     seats = get(req, f"/bench/collections/{name}/overview")["seats"]
-    return Done(f"Saved collection {saved['name']}: one ask makes {seats['calls']} calls.", f"/collections/{name}",
-                {"collection": saved})
+    return Done(f"Saved collection {saved['name']}: one ask makes {plural(seats['calls'], 'call')}.",
+                f"/collections/{name}", {"collection": saved})
 
 
 def delete(req, bench, form) -> Done:

@@ -1,6 +1,7 @@
 """Collections: each with its purpose, members and their record, what they share, suggestions, and how to ask it."""
 from __future__ import annotations
 
+from ...words import plural
 from ..apicall import get
 from ..render import card, e, link, table
 from ..widgets import chip, record_cell
@@ -38,9 +39,9 @@ def seats_line(c: dict) -> str:
 
 def seat_count(s: dict) -> str:
     """How many calls one ask makes, and of what (inline HTML; the editor's script writes the same words)."""
-    return (f'<strong>One ask makes {s["calls"]} call{"s" if s["calls"] != 1 else ""}</strong>: '
-            f'{s["members"]} member{"s" if s["members"] != 1 else ""} + {s["explore"]} explore seat'
-            f'{"s" if s["explore"] != 1 else ""}; :merged adds one for the merge.')
+    return (f'<strong>One ask makes {plural(s["calls"], "call")}</strong>: '
+            f'{plural(s["members"], "member")} + {plural(s["explore"], "explore seat")}; '
+            ':merged adds one for the merge.')
 
 
 def together_line(t: dict) -> str:
@@ -49,7 +50,7 @@ def together_line(t: dict) -> str:
         parts.append({True: f"all use {flag}", False: f"not all use {flag}", None: f"{flag}: not known for all"}
                      [t[flag]])
     limit = t["tightest_limit"]
-    parts.append(f'tightest limit {limit["requests_limit"]} requests ({e(limit["endpoint"])})' if limit
+    parts.append(f'tightest limit {plural(limit["requests_limit"], "request")} ({e(limit["endpoint"])})' if limit
                  else "no rate limit known yet")
     return f'<p class="together"><span class="label">Together</span> {e(" · ".join(parts))}</p>'
 

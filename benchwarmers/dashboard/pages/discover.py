@@ -5,6 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from ...errors import BadRequest
+from ...words import plural
 from ..apicall import get, post
 from ..render import card, e, link, table
 from ..web import Done, safe_local
@@ -58,7 +59,7 @@ def render(d: dict, frame) -> tuple[str, str]:
             '“Onboard” queues one (Quick: probed now, it owes the suite) and its progress shows beside it; '
             f'{link("/onboard", "the Onboard page")} shows the whole queue.</p>')
     notes = "".join(f'<div class="flash flash-error" role="alert">{e(x)}</div>' for x in [d["problem"]] if x)
-    notes += "".join(f'<p class="callout">{a["models"]} free model{"s" if a["models"] != 1 else ""} of '
+    notes += "".join(f'<p class="callout">{plural(a["models"], "free model")} of '
                      f'{e(a["name"])} left out: they work only in {e(a["app"])}. '
                      f'{link("/settings#app_only", "Switch it on in Settings")} if your endpoint reaches them '
                      'through that app.</p>' for a in d["app_only"])

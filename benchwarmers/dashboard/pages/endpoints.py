@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from ...providers import PROVIDERS
+from ...words import plural
 from ..apicall import call, get, post
 from ..render import card, e, options, table, when
 from ..web import Done
@@ -133,7 +134,8 @@ def local_action(d: dict, frame) -> str:
     fields = "".join(hidden(k, v) for k, v in (("api", s["api"]), ("name", name), ("base_url", s["base_url"]),
                                                ("no_key", "1")))
     return (f'<form method="post" action="/endpoints/add" class="inline">{csrf(frame)}{fields}'
-            f'<button type="submit" class="small">Add it as “{e(name)}” ({s["models"]} models)</button></form>')
+            f'<button type="submit" class="small">Add it as “{e(name)}” ({plural(s["models"], "model")})</button>'
+            '</form>')
 
 
 def paste_card(d: dict, frame) -> str:
@@ -183,13 +185,14 @@ def add(req, bench, form) -> Done:
     added = post(req, "/bench/endpoints", body)["endpoint"]
     key = {"keys.json": "its key is kept in keys.json", "environment": "its key comes from the environment",
            "none": "no key"}.get(added["key_source"], "")
-    return Done(f"Added endpoint {added['name']}: it serves {added['served_count']} models; {key}.", "/endpoints",
-                {"endpoint": added})
+    return Done(f"Added endpoint {added['name']}: it serves {plural(added['served_count'], 'model')}; {key}.",
+                "/endpoints", {"endpoint": added})
 
 
 def test(req, bench, form) -> Done:
     d = post(req, f"/bench/endpoints/{req.params['name']}/test")["endpoint"]
-    return Done(f"Endpoint {d['name']} answers: it serves {d['served_count']} models.", "/endpoints", {"endpoint": d})
+    return Done(f"Endpoint {d['name']} answers: it serves {plural(d['served_count'], 'model')}.", "/endpoints",
+                {"endpoint": d})
 
 
 def remove(req, bench, form) -> Done:

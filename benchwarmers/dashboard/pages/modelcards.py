@@ -5,6 +5,7 @@ Each function takes the model as GET /bench/models/{alias} gives it and returns 
 """
 from __future__ import annotations
 
+from ...words import plural
 from .. import charts
 from ..render import e, facts, link, pct, secs, table, when
 from ..widgets import chip, PURPOSES
@@ -27,7 +28,7 @@ def retirement(r: dict) -> str:
         listed = "Its endpoint's model list could not be read at the time."
     else:
         holds = "still listed it" if listing["holds_it"] else "no longer listed it"
-        listed = f"Its endpoint {listing['endpoint']} listed {listing['count']} models and {holds}."
+        listed = f"Its endpoint {listing['endpoint']} listed {plural(listing['count'], 'model')} and {holds}."
     return (f'<p><strong>{e(r["reason"])}</strong> <span class="muted">({e(when(r["created"]))})</span></p>'
             + table(["Probe", "Status", "HTTP", "Answer or error", "When"], rows, "No probes were kept.")
             + f"<p>{e(listed)}</p>")
@@ -43,16 +44,16 @@ def suite_scores(alias: str, scores: dict | None) -> str:
     rows = []
     review, claims = scores.get("review"), scores.get("claims")
     if review:
-        rows.append(["review", score(review), f'{review["hits"]} of {review["bugs"]} bugs found',
+        rows.append(["review", score(review), f'{review["hits"]} of {plural(review["bugs"], "bug")} found',
                      f'{review["false_alarms"]} false alarms on {review["controls"]} clean controls'])
     if claims:
-        rows.append(["claims", score(claims), f'{claims["right"]} of {claims["claims"]} claims right',
+        rows.append(["claims", score(claims), f'{claims["right"]} of {plural(claims["claims"], "claim")} right',
                      f'{claims["wrong"]} wrong, {claims["unanswered"]} unanswered'])
     out = table(["Purpose", "Score", "Found", "Missed or wrong"], rows)
-    notes = [f'{scores["confidently_wrong"]} answers wrong at 80% stated confidence or more'] \
+    notes = [f'{plural(scores["confidently_wrong"], "answer")} wrong at 80% stated confidence or more'] \
         if scores.get("confidently_wrong") else []
     if scores.get("failed"):
-        notes.append(f'{scores["failed"]} calls failed (not scored)')
+        notes.append(f'{plural(scores["failed"], "call")} failed (not scored)')
     parsed = ", ".join(f"{n} {how}" for how, n in sorted((scores.get("parse") or {}).items()))
     if parsed:
         notes.append(f"answers read as: {parsed}")

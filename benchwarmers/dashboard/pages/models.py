@@ -1,11 +1,11 @@
-"""Models: the roster with each model's status, your verdicts' record, the suite's scores and its speed, filter and
-search, and who to trust, as a chart."""
+"""Models: the roster with each model's status, last probe, your verdicts' record, the suite's scores and its speed,
+filter and search, and who to trust, as a chart."""
 from __future__ import annotations
 
 from .. import charts
 from ..apicall import get
 from ..render import card, e, link, options, pct, secs, table
-from ..widgets import chip, record_cell, speed_cell, suite_cell
+from ..widgets import chip, probe_cell, record_cell, speed_cell, suite_cell
 
 STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("retired", "retired")]
 
@@ -36,20 +36,31 @@ def render(d: dict, frame) -> tuple[str, str]:
                  'No models on the bench yet. <a href="/onboard">Onboard models</a> from your endpoints.')
         return "Models", head + f'<p class="empty">{empty}</p>'
     rows = [[link(f"/models/{m['alias']}", m["alias"]), f'<span class="served">{e(m["served"])}</span>',
-             e(m["endpoint"]), status_cell(m), str(m["record"]["asks"]) if m["record"] else "0",
+             e(m["endpoint"]), status_cell(m), probe_cell(m.get("last_probe")),
+             str(m["record"]["asks"]) if m["record"] else "0",
              record_cell(m["record"]), str(m["record"]["false_claims"]) if m["record"] else "0",
              e(secs(m["record"]["median_seconds"])) if m["record"] else "", suite_cell(m.get("suite")),
              speed_cell(m.get("perf"))] for m in d["models"]]
-    roster = table(["Alias", "Served name", "Endpoint", "Status", "Asks", "Useful (your verdicts)", "False claims",
-                    "Median", "Suite scores", "Speed (weekly test)"], rows, cls="roster")
+    roster = table(["Alias", "Served name", "Endpoint", "Status", "Last probe", "Asks", "Useful (your verdicts)",
+                    "False claims", "Median", "Suite scores", "Speed (weekly test)"], rows, cls="roster")
     return "Models", head + card("", roster) + card("Who to trust", trust_chart(d["trust"]))
 
 
 def status_cell(m: dict) -> str:
+    """The status chip, then what its one word leaves out as text (never only a tooltip): until when, or why."""
+    said = status_words(m)
     extra = " " + chip("adhoc", "ad hoc") if m.get("ad_hoc") else ""
-    tip = m["status_text"] if m["status"] != "active" else None
-    return chip(m["status"], m["status"], tip) + extra + (f' <span class="reason">{e(m["reason"])}</span>'
-                                                          if m["status"] == "retired" and m["reason"] else "")
+    return chip(m["status"], m["status"]) + (f' <span class="reason">{e(said)}</span>' if said else "") + extra
+
+
+def status_words(m: dict) -> str:
+    """'until T' for a resting model, the reason for a retired or held one; nothing for an active one."""
+    if m["status"] == "active":
+        return ""
+    if m["status"] == "retired":
+        return m["reason"] or ""
+    text = m["status_text"]
+    return text[len(m["status"]):].lstrip(": ") if text.startswith(m["status"]) else text
 
 
 def trust_chart(points: list[dict]) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ...errors import BadRequest
+from ...words import plural
 from ..apicall import get, post
 from ..render import card, e, link, table, when
 from ..web import Done
@@ -128,7 +129,7 @@ def queue_models(req, bench, form) -> Done:
     mode = form.get("mode") or "quick"
     items = post(req, "/bench/onboard", {"models": models, "mode": mode})["items"]
     names = ", ".join(i["served"] for i in items)
-    return Done(f"Queued {len(items)} model{'s' if len(items) != 1 else ''} ({names}): they onboard one at a "
+    return Done(f"Queued {plural(len(items), 'model')} ({names}): they onboard one at a "
                 "time; the progress shows beside each.", "/onboard", {"items": items})
 
 

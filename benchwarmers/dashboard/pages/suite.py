@@ -8,6 +8,7 @@ as `bench suite` does. suite.js follows the open runs by polling this page's JSO
 from __future__ import annotations
 
 from ...errors import BadRequest
+from ...words import plural
 from ..apicall import call, get, post
 from ..render import card, e, link, table, when
 from ..web import Done, safe_local
@@ -172,8 +173,8 @@ def cancel(req, bench, form) -> Done:
 
 def mine(req, bench, form) -> Done:
     d = post(req, "/bench/suite/mine")
-    skipped = f"; {d['without_code']} claims had no code to freeze" if d["without_code"] else ""
-    return Done(f"Drafted {len(d['drafted'])} claim task{'s' if len(d['drafted']) != 1 else ''} from your "
+    skipped = f"; {plural(d['without_code'], 'claim')} had no code to freeze" if d["without_code"] else ""
+    return Done(f"Drafted {plural(len(d['drafted']), 'claim task')} from your "
                 f"verdicts{skipped}.", "/suite#drafts", d)
 
 
