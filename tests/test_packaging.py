@@ -103,7 +103,8 @@ def test_sdist_carries_what_a_source_install_needs(dists):
     with tarfile.open(dists["sdist"]) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     for wanted in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "NOTICE", "BENCHMARKS.md", "CHANGELOG.md",
-                   "HOSTING.md", "RELEASING.md", "serve.py", "bench.py", "Dockerfile", "compose.yaml", ".env.example",
+                   "HOSTING.md", "RELEASING.md", "USAGE.md", "GATEWAY.md", "AGENTS.md", "TERMS.md", "PRIVACY.md",
+                   "SECURITY.md", "serve.py", "bench.py", "Dockerfile", "compose.yaml", ".env.example",
                    ".claude-plugin/marketplace.json", "benchwarmers/__main__.py",
                    "benchwarmers/dashboard/static/style.css", "benchwarmers/catalog/data/models.dev.json",
                    "tests/conftest.py", "deploy/fly/fly.toml"):
@@ -316,7 +317,7 @@ def test_npm_tarball_carries_the_python_source_and_data(tarball):
         assert wanted in files, wanted
     for folder in ("examples", "plugins", "suite"):
         assert {f"{folder}/{f}" for f in shipped(ROOT, folder)} <= files, folder
-    assert {"NOTICE", "BENCHMARKS.md"} <= files
+    assert {"NOTICE", "BENCHMARKS.md", "USAGE.md", "TERMS.md", "SECURITY.md", "PRIVACY.md"} <= files
     py_files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "benchwarmers").rglob("*.py")
                 if "__pycache__" not in p.parts}
     assert py_files <= files
