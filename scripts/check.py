@@ -17,7 +17,7 @@ VENV = ROOT / ".venv"
 NODE_CLIENTS = ROOT / "tests" / "clients" / "package.json"   # the Node clients CLIENTS.md's snippets use
 IN_VENV_FLAG = "BENCHWARMERS_CHECK_IN_VENV"
 # pip names of the test extra -> the module each provides (the rest import under their own name).
-IMPORT_NAMES = {"google-genai": "google.genai", "pyyaml": "yaml"}
+IMPORT_NAMES = {"google-genai": "google.genai", "pyyaml": "yaml", "pytest-xdist": "xdist"}
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".pytest_cache"}
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".js", ".txt", ".cfg", ".ini", ".yaml", ".yml", ".sh", ".in", ""}
 MODULE_WARN_LINES = 450
@@ -36,7 +36,8 @@ npm is found (BENCHWARMERS_NO_NPM=1 skips that), then run pytest and print one s
 options:
   -h, --help   show this help and exit (nothing is installed or run)
   --quick      skip the slow tests (packaging, browsers)
-  PYTEST ARGS  passed to pytest, e.g. tests/test_route.py -k failover
+  PYTEST ARGS  passed to pytest, e.g. tests/test_route.py -k failover; the tests run on several workers
+               (pytest-xdist: -n 4 on up to 4 cores, one a core up to 8); -n 0 runs them in this one process
 
 exit status: pytest's (0 when everything passed), 1 when a self-check failed, 2 on Python older than 3.11."""
 
@@ -206,6 +207,21 @@ def ensure_node_clients() -> None:
 
 # ---- pytest ----------------------------------------------------------------------------------
 
+def workers() -> int:
+    """pytest-xdist workers: most tests wait on sockets and subprocesses, not the CPU, so at least 4 even on 2 cores."""
+    return min(8, max(4, os.cpu_count() or 1))
+
+
+def parallel(extra: list[str]) -> list[str]:
+    """Run on several workers unless the caller chose (-n, --numprocesses, -p no:xdist) or xdist is missing. The
+    browser tests share one browser and the packaging tests one build: each group stays on one worker."""
+    chose = any(a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses=", "--dist"))
+                for a in extra)
+    if chose or importlib.util.find_spec("xdist") is None:
+        return []
+    return ["-n", str(workers()), "--dist", "loadgroup"]
+
+
 def run_pytest(args: list[str]) -> tuple[int, str]:
     """Run pytest, passing its output through as it comes; returns (exit code, its closing summary line)."""
     cmd = [sys.executable, "-m", "pytest", *args]
@@ -265,7 +281,7 @@ def main(argv: list[str]) -> int:
     say("check: self-checks passed (stdlib-only imports, no outside references, no runtime dependencies)")
     ensure_chromium()
     ensure_node_clients()
-    args = ["-q", *(["-m", "not slow"] if quick else []), *extra]
+    args = ["-q", *parallel(extra), *(["-m", "not slow"] if quick else []), *extra]
     say(f"check: python -m pytest {shlex.join(args)}")
     code, summary = run_pytest(args)
     seconds = time.monotonic() - started
