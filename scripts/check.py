@@ -213,13 +213,14 @@ def workers() -> int:
 
 
 def parallel(extra: list[str]) -> list[str]:
-    """Run on several workers unless the caller chose (-n, --numprocesses, -p no:xdist) or xdist is missing. The
-    browser tests share one browser and the packaging tests one build: each group stays on one worker."""
-    chose = any(a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses=", "--dist"))
+    """Run on several workers unless the caller chose (-n, --numprocesses, -p no:xdist) or xdist is missing. Plain
+    load distribution: the groupings (loadgroup, loadscope, loadfile) key tests by node id, and the fuzz tests share
+    one id, so all but one of them would silently not run."""
+    chose = any(a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses="))
                 for a in extra)
     if chose or importlib.util.find_spec("xdist") is None:
         return []
-    return ["-n", str(workers()), "--dist", "loadgroup"]
+    return ["-n", str(workers())]
 
 
 def run_pytest(args: list[str]) -> tuple[int, str]:

@@ -28,7 +28,6 @@ except ImportError:          # the test extra is not installed
 CHROMIUM = find_chromium()
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.xdist_group("browser"),          # under pytest-xdist, one worker: one browser for the module
     pytest.mark.skipif(sync_playwright is None,
                        reason="Playwright for Python is not installed (pyproject's test extra)"),
     pytest.mark.skipif(not CHROMIUM, reason="no Chrome or Chromium on PATH or where macOS and Windows install it: "

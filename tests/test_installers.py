@@ -11,7 +11,7 @@ import pytest
 from tests.helpers.install import NODE, NPX, built, check_installed, clean_env, copy_source, exe, npm_tarball, run
 from tests.helpers.panel import bench, fake  # noqa: F401  (fixtures: a service from source and its fake upstream)
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("packaging")]   # one worker: one build for all
+pytestmark = pytest.mark.slow
 
 
 def uv_tool(name: str) -> str | None:

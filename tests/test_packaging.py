@@ -23,7 +23,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIM = ROOT / "bin" / "benchwarmers.js"
 needs_node = pytest.mark.skipif(not NODE, reason="node is not installed")
 needs_npm = pytest.mark.skipif(not (NODE and NPM), reason="node and npm are not installed")
-pytestmark = pytest.mark.xdist_group("packaging")      # under pytest-xdist, one worker: one build for all
 
 
 def pyproject() -> dict:
