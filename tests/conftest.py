@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.server import shut_down
 from tests.helpers.http import Http
 from tests.helpers.inproc import InProcess
 
@@ -28,13 +29,19 @@ def home(isolated) -> Path:
     return isolated
 
 
+def stopped(svc) -> None:
+    """svc.stop(), its serving loop ended at once rather than at its next poll (a wait every test paid)."""
+    shut_down(svc.httpd)
+    svc.stop()
+
+
 @pytest.fixture
 def service(home):
     """The real service (dashboard + gateway) on 127.0.0.1, port 0, stopped after the test."""
     from benchwarmers.server.lifecycle import Service
     svc = Service(home).start()
     yield svc
-    svc.stop()
+    stopped(svc)
 
 
 @pytest.fixture
@@ -49,7 +56,7 @@ def make_service(home):
         return svc
     yield make
     for svc in started:
-        svc.stop()
+        stopped(svc)
 
 
 @pytest.fixture

@@ -108,6 +108,7 @@ def test_a_huge_prompt_is_kept_only_up_to_the_cap(home, fake, make_app):
     write(home, "settings.json", {"record_max_kb": 16})
     app = make_app()
     prompt = "word " * 200_000                                 # a 1 MB prompt
+    fake.script("*", Reply(text=prompt, chunk_chars=1 << 16))  # and a 1 MB answer, in 64 KB frames (not 200,000)
     status, _, reply = app("POST", "/v1/chat/completions", {"model": "bench/core",
                                                             "messages": [{"role": "user", "content": prompt}]})
     assert status == 200
@@ -117,6 +118,7 @@ def test_a_huge_prompt_is_kept_only_up_to_the_cap(home, fake, make_app):
     status, _, stored = app("GET", f"/bench/calls/{call}")
     assert stored["request"]["truncated"]["chars"] > 1_000_000
     assert "more characters not stored" in stored["request"]["messages"][0]["content"]
+    assert stored["answer"].endswith("more characters not stored]")
 
 
 def test_listing_calls_streams_them(home, fake, make_app):
