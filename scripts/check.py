@@ -213,14 +213,17 @@ def workers() -> int:
 
 
 def parallel(extra: list[str]) -> list[str]:
-    """Run on several workers unless the caller chose (-n, --numprocesses, -p no:xdist) or xdist is missing. Plain
-    load distribution: the groupings (loadgroup, loadscope, loadfile) key tests by node id, and the fuzz tests share
-    one id, so all but one of them would silently not run."""
+    """Run on several workers unless the caller chose (-n, --numprocesses, -p no:xdist) or xdist is missing.
+
+    Plain load distribution, a few tests at a time: the workers sort the slow tests first (tests/conftest.py), and
+    small steps spread them over all workers instead of one worker's first batch. The groupings (loadgroup,
+    loadscope, loadfile) are not used: they key tests by node id, and the fuzz tests share one id, so all but one
+    of them would silently not run."""
     chose = any(a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses="))
                 for a in extra)
     if chose or importlib.util.find_spec("xdist") is None:
         return []
-    return ["-n", str(workers())]
+    return ["-n", str(workers()), "--maxschedchunk", "2"]
 
 
 def run_pytest(args: list[str]) -> tuple[int, str]:

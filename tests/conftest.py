@@ -1,6 +1,7 @@
 """Shared fixtures: every test gets its own data folder and llm user folder; services start on port 0."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,13 @@ import pytest
 from tests.fakes.server import shut_down
 from tests.helpers.http import Http
 from tests.helpers.inproc import InProcess
+
+
+def pytest_collection_modifyitems(config, items):
+    """On pytest-xdist workers, the slow tests first: a long test started last would keep one worker busy after the
+    others ran out of work. Every worker sorts alike, so they agree on the order."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(autouse=True)
