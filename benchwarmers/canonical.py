@@ -123,6 +123,7 @@ class Ask:
     with_models: list = field(default_factory=list)   # extra seats asked for by name
     caller: str | None = None        # gateway key name, when one was used
     session: str | None = None       # the MCP session (or X-Bench-Session) that asked, when one was named
+    origin: str | None = None        # "suite": the service's own suite asked (the usage ledger's kind for it)
     format: str = ""                 # the client format it came in ("openai_chat", ...)
     native: dict | None = None       # the client's own body, for same-API pass-through
     native_api: str | None = None    # the upstream API that takes `native` as it came (None: no member does)

@@ -196,6 +196,16 @@ class UpstreamFailed(BenchError):
         return d
 
 
+class QuotaRefused(UpstreamFailed):
+    """A call not sent: a rate limit is used up, and it resets later than the call may wait. Its message is the
+    seat's words: 'rate limited: resets at T (...)'."""
+
+    def __init__(self, message: str, reset_at: float, now: float):
+        super().__init__(FaultKind.RATE_LIMITED, message, "Nothing was sent. Wait for the reset, or change the limit "
+                         "(bench limits).", retry_after=max(reset_at - now, 0.0), reset_at=reset_at)
+        self.status, self.code = 429, RateLimited.code
+
+
 class AllSeatsFailed(BenchError):
     """A panel where no seat answered."""
     status, code = 502, "all_seats_failed"

@@ -10,7 +10,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 CHECKOUT_DIR = PACKAGE_DIR.parent
 POINTER = ".benchwarmers-home"
 APP_NAME = "benchwarmers"
-# Seeded into every data folder (repos.json is read by suite seeding; limits.json by nothing yet, see store/config.py).
+# Seeded into every data folder (their first contents: store/config.py's DEFAULTS).
 CONFIG_FILES = ("endpoints.json", "models.json", "collections.json", "settings.json", "repos.json", "limits.json")
 
 

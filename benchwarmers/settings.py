@@ -62,6 +62,12 @@ SETTINGS = {s.name: s for s in (
     Setting("suite_job_calls", 60, int,
             "The most model calls one run of the scheduler's suite job makes (it plays owed suite runs, oldest "
             "first); what is left stays owed for its next run.", _positive),
+    Setting("limit_wait_seconds", 5.0, float,
+            "Seconds a call of an ask (a seat, a merge, a route turn) may wait for a rate limit (bench limits) before "
+            "it is refused unsent; an explore seat never waits (another model takes it).", lambda v: v >= 0),
+    Setting("limit_wait_scheduled_seconds", 120.0, float,
+            "Seconds a scheduled job's call, a probe, a speed test or a suite task may wait for a rate limit; a "
+            "scheduled job skips a model that would wait longer, until its next run.", lambda v: v >= 0),
     Setting("scheduler_gap_seconds", 2.0, float, "Seconds between two scheduled calls to one endpoint.",
             lambda v: v >= 0),
     Setting("scheduler_yield_seconds", 300.0, float,

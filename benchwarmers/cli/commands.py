@@ -1,5 +1,6 @@
 """Every sub-command module, in the order --help lists them."""
-from . import (ask, catalog, collection, endpoint, jobs, key, mcp, models, onboard, serve, settings, status, suite,
-               verdicts)
+from . import (ask, catalog, collection, endpoint, jobs, key, limits, mcp, models, onboard, serve, settings, status,
+               suite, usage, verdicts)
 
-MODULES = [serve, status, ask, verdicts, collection, models, onboard, catalog, suite, endpoint, key, settings, jobs, mcp]
+MODULES = [serve, status, ask, verdicts, collection, models, onboard, catalog, suite, endpoint, key, limits, usage,
+           settings, jobs, mcp]

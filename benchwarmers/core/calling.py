@@ -3,22 +3,28 @@ from __future__ import annotations
 
 import copy
 import os
+import time
 from concurrent.futures import Future, wait
 from dataclasses import replace
 from typing import Callable, Iterator
 
-from ..canonical import ROUTE, Answer, Ask, estimate_usage
+from ..canonical import EXPLORE, MEMBER, ROUTE, SKIPPED, Answer, Ask, estimate_usage
+from ..errors import QuotaRefused
 from ..providers import Timeouts
 from ..providers.llmclient import LlmClient
+from ..roster.quota import PROVIDER, Quota, Refusal
 from ..roster.registry import Endpoint, Model, Registry
 from ..roster.resting import Resting
 from ..settings import CLIENTS
 from ..store.calls import CallRecord, Calls, clip_stored, prompt_hash, summarise_request
+from ..store.ledger import Ledger, Line, cost_of
 
 SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
 
 BUILTIN, LLM = CLIENTS
 CLIENT_ENV = "BENCH_CLIENT"
+OWN_LINE = ("probe", "speed")      # calls with no call record: complete() writes their ledger line itself
+BACKGROUND = ("probe", "speed", "suite")   # work nobody waits on: it may wait longer for a rate limit
 
 
 def seat_timeouts(seconds: float) -> Timeouts:
@@ -64,12 +70,17 @@ class Caller:
     """Asks one member and records the call; panel seats, merges and route turns all go through it."""
 
     def __init__(self, registry: Registry, calls: Calls, resting: Resting, settings: Callable[[], dict],
-                 facts: Callable[[Model], dict] | None = None):
+                 facts: Callable[[Model], dict] | None = None, *, quota: Quota | None = None,
+                 price: Callable[[Model], tuple] | None = None):
         self.registry = registry
         self.calls = calls
         self.resting = resting
         self.settings = settings
         self.facts = facts or (lambda model: model.facts)   # the catalog's merged facts, in the service
+        self.quota = quota                 # the rate limits checked before each call (None: none)
+        self.price = price or (lambda model: (model.facts.get("price_in"), model.facts.get("price_out"), None))
+        self.ledger = Ledger(calls.db)
+        self.scheduled = False             # the scheduler's copy (see over) marks its calls so
 
     def stored_chars(self) -> int:
         return int(self.settings()["record_max_kb"] * 1024)
@@ -95,9 +106,51 @@ class Caller:
     def via_llm(self) -> bool:
         return client_in_use(self.settings())[0] == LLM
 
-    def stream(self, model: Model, ask: Ask) -> Iterator:
-        """The member's events; the client's own body when both speak the same API (never through llm)."""
+    # ---- rate limits, before anything is sent --------------------------------------------------------
+    def patience(self, kind: str, ask: Ask) -> float:
+        """The longest a call may wait for a rate limit: none for an explore seat (another model takes it), the
+        longer `limit_wait_scheduled_seconds` for the scheduler's and the suite's calls, probes and speed tests,
+        `limit_wait_seconds` for everything an ask waits on."""
+        settings = self.settings()
+        if kind == EXPLORE:
+            return 0.0
+        if self.scheduled or kind in BACKGROUND or ask.origin in BACKGROUND:
+            return settings["limit_wait_scheduled_seconds"]
+        return settings["limit_wait_seconds"]
+
+    def refuse_early(self, model: Model, ask: Ask, kind: str) -> None:
+        """Raise QuotaRefused now when one of the user's rate limits would keep this call waiting longer than it
+        may (the scheduler asks before it takes an endpoint's turn, which checks the provider's rests itself);
+        nothing is counted."""
+        refusal = self.quota.blocked(model, ask.prompt_tokens(), provider=False) if self.quota else None
+        now = self.quota.clock.now() if self.quota else 0.0
+        if refusal and refusal.at - now > self.patience(kind, ask):
+            raise QuotaRefused(refusal.text(), refusal.at, now)
+
+    def admit(self, model: Model, ask: Ask, kind: str) -> None:
+        """Count this call against its connection's and model's limits, waiting for them when the wait is within
+        its patience; otherwise raise QuotaRefused, and nothing is sent."""
+        if self.quota is None:
+            return
+        clock = self.quota.clock
+        deadline = clock.now() + self.patience(kind, ask)
+        tokens = ask.prompt_tokens()
+        while True:
+            rest = self.quota.rested(model)
+            refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else self.quota.take(model, tokens)
+            if refusal is None:
+                return
+            now = clock.now()
+            if refusal.at > deadline:
+                raise QuotaRefused(refusal.text(), refusal.at, now)
+            clock.sleep(max(refusal.at - now, 0.001))
+
+    # ---- calls ---------------------------------------------------------------------------------------
+    def stream(self, model: Model, ask: Ask, kind: str = MEMBER) -> Iterator:
+        """The member's events; the client's own body when both speak the same API (never through llm). The rate
+        limits are checked (and the call counted) now: QuotaRefused means nothing was sent."""
         ask = self.budgeted(model, ask)
+        self.admit(model, ask, kind)
         if self.via_llm():
             return LlmClient(model.endpoint).stream(ask, model.served, timeouts=self.timeouts())
         provider = self.registry.provider_for(model)
@@ -106,16 +159,23 @@ class Caller:
         return provider.stream(ask, model.served, timeouts=self.timeouts())
 
     def complete(self, model: Model, ask: Ask, endpoint: Endpoint | None = None, *,
-                 timeouts: Timeouts | None = None) -> Answer:
+                 timeouts: Timeouts | None = None, kind: str = MEMBER) -> Answer:
         """The member's whole answer (`endpoint`: already looked up, e.g. once per panel; `timeouts`: a probe's or
-        a speed test's own, else a seat's)."""
+        a speed test's own, else a seat's). A probe or a speed test (`kind`) has no call record: its ledger line
+        is written here."""
         if self.via_llm():
             provider = LlmClient(model.endpoint)
         else:
             provider = self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
-        answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=timeouts or self.timeouts())
-        estimate_usage(answer, ask)
-        return answer
+        self.admit(model, ask, kind)
+        answer = None
+        try:
+            answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=timeouts or self.timeouts())
+            estimate_usage(answer, ask)
+            return answer
+        finally:
+            if kind in OWN_LINE:
+                self.ledger.add(self.line(model, ask, kind, answer))
 
     def list_models(self, endpoint: Endpoint, timeouts: Timeouts | None = None) -> list[dict]:
         """What an endpoint serves now (health checks read it before retiring a model): the endpoint's own list,
@@ -124,22 +184,43 @@ class Caller:
         self.registry.note_listing(endpoint, models)
         return models
 
-    def over(self, registry: Registry) -> "Caller":
+    def over(self, registry: Registry, scheduled: bool = False) -> "Caller":
         """This caller on another registry (the scheduler's, with a connection pool of its own): the same
-        record, resting and settings, so whatever hooks into calls here holds for both."""
+        record, resting, limits and settings, so whatever hooks into calls here holds for both. `scheduled`: its
+        calls are the scheduler's (they wait longer for a rate limit, and the ledger says so)."""
         other = copy.copy(self)
         other.registry = registry
+        other.scheduled = scheduled
         return other
 
     def failed(self, model: Model, error: BaseException) -> None:
-        """A call failed: a rate limit rests what it names (this model, or its whole connection) until its reset."""
-        self.resting.observe(model.endpoint, model.served, error)
+        """A call failed: a rate limit rests what it names (this model, or its whole connection) until its reset (one
+        of our own limits, that refused a call before it was sent, rests nothing: it is counted here already)."""
+        if not isinstance(error, QuotaRefused):
+            self.resting.observe(model.endpoint, model.served, error)
+
+    def line(self, model: Model, ask: Ask, kind: str, answer: Answer | None, collection: str | None = None,
+             call: str | None = None, counted: int | None = None) -> Line:
+        """The ledger line of a call that was sent, priced at what is known now; its tokens also go to the limits'
+        counts (`counted`: the prompt tokens counted when it went, else the ask's)."""
+        usage = answer.usage if answer else None
+        tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
+        price_in, price_out, _ = self.price(model)
+        if self.quota is not None:
+            self.quota.spent(model, tokens_in + tokens_out - (ask.prompt_tokens() if counted is None else counted))
+        return Line(model.endpoint, model.alias, ask.origin or kind, tokens_in, tokens_out,
+                    usage.cache_read_tokens if usage else 0, cost_of(price_in, price_out, tokens_in, tokens_out),
+                    collection, call, bool(usage and usage.estimated), self.scheduled,
+                    self.quota.clock.now() if self.quota else time.time())
 
     def record(self, call_id: str, model: Model, ask: Ask, status: str, *, kind: str, mode: str, seconds: float,
                answer: Answer | None = None, ttft: float | None = None, error: str | None = None,
                collection: str | None = None, panel: str | None = None, seat: int | None = None,
-               request: tuple[str, str] | None = None, extra: dict | None = None) -> Future:
+               request: tuple[str, str] | None = None, extra: dict | None = None,
+               counted: int | None = None, sent: bool | None = None) -> Future:
         """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask.
+        A call that was sent (`sent`; by default, any status but skipped) gets its ledger line with it; `counted`:
+        the prompt tokens its limits counted when it went, when it was sent with another ask than `ask` (a merge).
         The record is queued for the writer's next batch; the Future is done once it is committed (see settle)."""
         summary, digest = request or self.summary(ask)
         if answer is not None:
@@ -149,13 +230,16 @@ class Caller:
         tokens = self.budgeted(model, ask).max_tokens if answer is not None else ask.max_tokens
         if tokens != ask.max_tokens:   # what this member was really asked for: the client's cut, or the default
             extra = {**(extra or {}), "max_tokens": tokens}
+        sent = status != SKIPPED if sent is None else sent
+        line = self.line(model, ask, kind, answer, collection, call_id, counted) if sent else None
         return self.calls.add(CallRecord(
             id=call_id, model=model.alias, status=status, panel=panel, collection=collection,
             endpoint=model.endpoint, served=model.served, kind=kind, mode=mode, seat=seat, error=error,
             request=summary, prompt_hash=digest, answer=said,
             ttft=ttft if ttft is not None or answer is None else answer.ttft, seconds=round(seconds, 4),
             input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
-            tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, session=ask.session, extra=extra))
+            tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, session=ask.session, extra=extra),
+            line)
 
     @staticmethod
     def settle(records: list[Future], timeout: float = SETTLE_SECONDS) -> None:

@@ -10,8 +10,9 @@ from typing import Callable, Iterator
 
 from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, Collector, ErrorEvent, Finish,
                          KeepAlive, PanelReply, Seat, TextDelta, Usage, estimate_usage)
-from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat, RateLimited,
-                      ToolsNeedRouteMode, UpstreamFailed)
+from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat,
+                      QuotaRefused, RateLimited, ToolsNeedRouteMode, UpstreamFailed)
+from ..roster.quota import RESTS
 from ..roster.registry import Registry
 from ..store.calls import new_id
 from . import merge
@@ -40,7 +41,7 @@ def seat_block(seat: Seat) -> str:
 
 def no_able_seat(plan: Plan) -> BenchError:
     reasons = "; ".join(f"{sp.model.alias}: {sp.skip}" for sp in plan.seats)
-    if all(sp.skip.startswith("resting until") for sp in plan.seats):
+    if all(sp.skip.startswith(RESTS) for sp in plan.seats):
         return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
                            "Try again after the reset, or add members on other endpoints.", retry_after=60)
     fixes = [fix for cause, fix in (("no vision", "drop the image"),
@@ -142,13 +143,15 @@ class Panel:
         if started > run.deadline:   # it waited for its endpoint's share of the workers until nobody wanted it
             seat.status, seat.error = TIMEOUT, (f"not started: its endpoint {sp.model.endpoint!r} was busy with "
                                                 "other seats until the panel stopped waiting")
-            self._record(run, sp, seat, None)
+            self._record(run, sp, seat, None, sent=False)
             run.done.put(seat)
             return
         try:
             # the endpoint was looked up once per panel, not once per seat
-            answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint))
+            answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint), kind=seat.kind)
             seat.status, seat.answer, seat.usage = OK, answer.text, answer.usage
+        except QuotaRefused as e:       # nothing was sent: the seat says when the limit resets
+            seat.status, seat.error = SKIPPED, e.message
         except UpstreamFailed as e:
             seat.status, seat.error = (TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED), str(e)
             self.caller.failed(sp.model, e)
@@ -163,11 +166,12 @@ class Panel:
         self._record(run, sp, seat, answer)
         run.done.put(seat)
 
-    def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None) -> None:
+    def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None,
+                sent: bool | None = None) -> None:
         run.records.append(self.caller.record(
             seat.call, sp.model, run.ask, seat.status, kind=seat.kind, mode=run.ask.target.mode, seconds=seat.seconds,
             answer=answer, error=seat.error, collection=run.collection_name, panel=run.id, seat=seat.seat,
-            request=run.request))
+            request=run.request, sent=sent))
 
     # -- gathering -----------------------------------------------------------------------------
     def finished(self, run: PanelRun, keepalive: float | None = None) -> Iterator:
@@ -239,6 +243,9 @@ class Panel:
         if any(s.status == OK for s in run.seats):
             return
         lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats)
+        if all(s.status == SKIPPED and (s.error or "").startswith(RESTS) for s in run.seats):
+            raise RateLimited(f"Every seat is resting on a rate limit: {lines}.",
+                              "Try again after the reset, or add members on other endpoints.", retry_after=60)
         raise AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
                              "the seats' call ids are in the record.")
 
@@ -254,16 +261,18 @@ class Panel:
         call_id = new_id()
         info = run.merge_info = {"model": model.alias if model else None, "call": call_id, "status": OK}
         started = time.monotonic()
-        collector, error = Collector(), None
+        collector, error, sent = Collector(), None, True
         if model is None:
             error = "no model could write the merge"
         else:
             ask = merge.merge_ask(run.ask, reply)
             try:
-                for ev in self.caller.stream(model, ask):
+                for ev in self.caller.stream(model, ask, kind="merge"):
                     collector.add(ev)
                     if isinstance(ev, TextDelta):
                         yield ev
+            except QuotaRefused as e:
+                error, sent = e.message, False
             except BenchError as e:
                 error = str(e)
                 self.caller.failed(model, e)
@@ -279,5 +288,6 @@ class Panel:
         run.merge_usage = usage
         if model is not None:
             run.records.append(self.caller.record(
-                call_id, model, run.ask, info["status"], kind="merge", mode=MERGED, seconds=time.monotonic() - started,
-                answer=written, error=error, collection=run.collection_name, panel=run.id, seat=0, request=run.request))
+                call_id, model, run.ask, info["status"] if sent else SKIPPED, kind="merge", mode=MERGED,
+                seconds=time.monotonic() - started, answer=written, error=error, collection=run.collection_name,
+                panel=run.id, seat=0, request=run.request, counted=ask.prompt_tokens()))

@@ -7,10 +7,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from ..canonical import (FAILED, OK, ROUTE, Answer, Ask, Collector, ErrorEvent, Finish, ReasoningDelta, TextDelta,
-                         ToolCallDelta)
-from ..errors import AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, RateLimited, UpstreamFailed
+from ..canonical import (FAILED, OK, ROUTE, SKIPPED, Answer, Ask, Collector, ErrorEvent, Finish, ReasoningDelta,
+                         TextDelta, ToolCallDelta)
+from ..errors import (AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, QuotaRefused, RateLimited,
+                      UpstreamFailed)
 from ..providers.passthrough import native_body
+from ..roster.quota import RESTS
 from ..roster.registry import Model, Registry
 from ..store.calls import new_id
 from .calling import Caller
@@ -37,6 +39,7 @@ class Turn:
     ttft: float | None = None
     why: list = field(default_factory=list)
     failover_from: list = field(default_factory=list)
+    kind: str = "route"              # or "shadow": the call's kind, for its rate limits and the ledger
 
 
 @dataclass
@@ -72,7 +75,7 @@ class Router:
             model = models.get(alias)
             if model is None:
                 continue
-            reason = self.seating.why_not(model, ask, tokens)
+            reason = self.seating.why_not(model, ask, tokens, kind="route")
             if reason is None and ask.tools and self.seating.facts(model).get("tools") is False:
                 reason = "no tool calling"
             if reason:
@@ -101,6 +104,9 @@ class Router:
         if self._turns % 500 == 0:   # now and then, forget conversations that went quiet
             self.pins.expire(idle)
         order, why = self.candidates(ask, collection, pinned)
+        if not order and why and all(w.split(": ", 1)[-1].startswith(RESTS) for w in why):
+            raise RateLimited(f"Every member of {collection.name!r} is resting on a rate limit: " + "; ".join(why)
+                              + ".", "Wait for the reset, or add members.", retry_after=60)
         if not order:
             raise NoMemberAvailable(f"No member of {collection.name!r} can take this turn: " + "; ".join(why or
                                     ["the collection has no members"]) + ".",
@@ -115,7 +121,8 @@ class Router:
                 # kept without its traceback: that would hold this frame, and so a stream's reply, in a cycle
                 failures.append((model.alias, e.with_traceback(None)))
                 self.caller.failed(model, e)   # a rate limit: the next turns skip it until the reset
-                self._record(turn, FAILED, None, str(e))
+                refused = isinstance(e, QuotaRefused)   # one of our limits: nothing was sent
+                self._record(turn, SKIPPED if refused else FAILED, None, e.message if refused else str(e))
                 turn.failover_from.append({"model": model.alias, "call": turn.call, "error": str(e)})
                 continue
             self.pins.set(pin, collection.name, model.alias)
@@ -136,7 +143,7 @@ class Router:
 
     def _open(self, turn: Turn) -> tuple[list, Iterator]:
         """Pull events until the first content arrives: a failure before it can still fail over."""
-        it = self.caller.stream(turn.model, turn.ask)
+        it = self.caller.stream(turn.model, turn.ask, turn.kind)
         head = []
         for ev in it:
             head.append(ev)
@@ -147,7 +154,7 @@ class Router:
 
     def _whole(self, turn: Turn):
         collector = Collector()
-        for ev in self.caller.stream(turn.model, turn.ask):
+        for ev in self.caller.stream(turn.model, turn.ask, turn.kind):
             if turn.ttft is None and isinstance(ev, CONTENT):
                 turn.ttft = time.monotonic() - turn.started
             collector.add(ev)
@@ -210,10 +217,12 @@ class Router:
             self.lanes.submit(model.endpoint, self._run_shadow, turn, model)
 
     def _run_shadow(self, turn: Turn, model: Model) -> None:
-        shadow = Turn(turn.ask, turn.collection, turn.pin, model, call=new_id())
+        shadow = Turn(turn.ask, turn.collection, turn.pin, model, call=new_id(), kind="shadow")
         answer, status, error = None, OK, None
         try:
             answer = self._whole(shadow)
+        except QuotaRefused as e:
+            status, error = SKIPPED, e.message
         except BenchError as e:
             status, error = FAILED, str(e)
             self.caller.failed(model, e)

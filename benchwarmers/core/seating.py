@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..canonical import EXPLORE, MEMBER, WITH, Ask
 from ..catalog import Catalog
+from ..roster.quota import PROVIDER, utc
 from ..roster.registry import Model, Registry
 from ..roster.resting import Resting
 from .collections import Collection
@@ -28,10 +29,11 @@ class Plan:
 
 
 class Seating:
-    def __init__(self, registry: Registry, last_asked: dict, resting: Resting, catalog: Catalog):
+    def __init__(self, registry: Registry, last_asked: dict, resting: Resting, catalog: Catalog, caller=None):
         self.registry = registry
         self.resting = resting
         self.catalog = catalog            # facts with every source merged, roles and holds
+        self.caller = caller              # its rate limits, and how long each kind of call may wait for them
         self._last = dict(last_asked)     # model alias -> when it last got a seat
         self._clock = 0.0
         self._lock = threading.Lock()
@@ -46,16 +48,30 @@ class Seating:
         """What seating and route mode check: the catalog's facts, every source merged."""
         return self.catalog.facts(model)
 
-    def why_not(self, model: Model, ask: Ask, tokens: int, endpoints: dict | None = None) -> str | None:
-        """The reason a model cannot take this ask, or None (`endpoints`: the registry's, fetched once per plan)."""
+    def limited(self, model: Model, ask: Ask, kind: str) -> str | None:
+        """Why a rate limit keeps the model from this ask: it rests on a provider's limit, or one of the user's
+        limits resets later than this kind of call may wait (an explore seat waits for none)."""
+        if self.caller is None or self.caller.quota is None:
+            until = self.resting.until(model.endpoint, model.served)
+            return "resting until " + utc(until) if until else None
+        quota = self.caller.quota
+        refusal = quota.blocked(model, ask.prompt_tokens())
+        if refusal is None or refusal.at - quota.clock.now() <= self.caller.patience(kind, ask):
+            return None
+        return "resting until " + utc(refusal.at) if refusal.scope == PROVIDER else refusal.text()
+
+    def why_not(self, model: Model, ask: Ask, tokens: int, endpoints: dict | None = None,
+                kind: str = MEMBER) -> str | None:
+        """The reason a model cannot take this ask, or None (`endpoints`: the registry's, fetched once per plan;
+        `kind`: the seat's, which says how long it may wait for a rate limit)."""
         if not model.active:
             return f"retired: {model.reason or 'no reason given'}"
         held = self.catalog.held(model.alias)
         if held:
             return f"held: {held['reason']}; `bench model confirm {model.alias}` accepts it"
-        until = self.resting.until(model.endpoint, model.served)
-        if until:
-            return "resting until " + time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(until))
+        limited = self.limited(model, ask, kind)
+        if limited:
+            return limited
         facts = self.facts(model)
         if ask.has_images() and facts.get("vision") is False:
             return "no vision: this ask has an image"
@@ -73,12 +89,12 @@ class Seating:
         plan = Plan()
         taken: set[str] = set()
 
-        def check(model: Model) -> str | None:
-            return self.why_not(model, ask, tokens, endpoints)
+        def check(model: Model, kind: str = MEMBER) -> str | None:
+            return self.why_not(model, ask, tokens, endpoints, kind)
 
         def seat(model: Model, kind: str) -> None:
             taken.add(model.alias)
-            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model, check(model)))
+            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model, check(model, kind)))
 
         if direct is not None:
             seat(direct, MEMBER)
@@ -90,7 +106,7 @@ class Seating:
                 seat(self.registry.model(alias), WITH)
         if collection and collection.explore:
             def fits(model: Model) -> str | None:
-                return check(model) or self.catalog.unfit(model, collection.purpose) or \
+                return check(model, EXPLORE) or self.catalog.unfit(model, collection.purpose) or \
                     self.catalog.app_only_reason(model)
             self._explore(collection.explore, models, taken, plan, seat, fits)
         with self._lock:

@@ -10,7 +10,7 @@ from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
 from . import askstream, signin, web
 from .pages import (ask, call, calls, collection, collections, discover, endpoints, home, jobrun, login, model,
-                    models, onboard, settings, suite, suiterun)
+                    models, onboard, quotas, settings, suite, suiterun)
 from .render import page, static
 
 
@@ -36,6 +36,7 @@ PAGES = [
     Page("/suite", suite, "Suite"),
     Page("/suite/runs/{id}", suiterun, section="/suite"),
     Page("/endpoints", endpoints, "Endpoints"),
+    Page("/quotas", quotas, "Quotas"),
     Page("/settings", settings, "Settings"),
     Page("/settings/jobs/{id}", jobrun, section="/settings"),
 ]

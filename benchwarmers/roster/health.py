@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 from .. import errors
 from ..canonical import Ask, Message, Text
-from ..errors import BadRequest, BenchError, FaultKind, ModelHeld, NotFound, UpstreamFailed
+from ..errors import BadRequest, BenchError, FaultKind, ModelHeld, NotFound, QuotaRefused, UpstreamFailed
 from ..providers import Timeouts
 from ..redaction import redact
 from . import healthrecord
@@ -97,12 +97,15 @@ def probe_ask() -> Ask:
 
 def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, *, caller) -> Probe:
     """Send the one-word prompt through `caller` (the bench's Caller, or the scheduler's paced one); every outcome
-    becomes a Probe (nothing is raised for a model's fault)."""
+    becomes a Probe (nothing is raised for a model's fault). A probe one of the user's rate limits refuses is not
+    sent: QuotaRefused is raised."""
     started = time.monotonic()
     probe = Probe(model.alias, kind, FAILED, created=time.time())
     try:
         reg.endpoint(model.endpoint)          # its endpoint still there, or the probe fails saying so
-        answer = caller.complete(model, probe_ask(), timeouts=timeouts or PROBE_TIMEOUTS)
+        answer = caller.complete(model, probe_ask(), timeouts=timeouts or PROBE_TIMEOUTS, kind="probe")
+    except QuotaRefused:             # a rate limit of the user's: nothing was sent, so there is nothing to record
+        raise
     except UpstreamFailed as e:
         probe.status = TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED
         probe.error, probe.error_kind = one_line(e.message), e.kind

@@ -1,5 +1,5 @@
-"""What rests on a rate limit, a model or a whole connection: the one check used by seating, route mode and the
-roster's status."""
+"""What rests on a provider's rate limit, a model or a whole connection; roster/quota.py adds the user's own limits
+to it for seating, route mode, each call and the roster's status."""
 from __future__ import annotations
 
 import json
@@ -20,8 +20,8 @@ class Resting:
     """Rests are kept per (endpoint, served model), with WHOLE for the connection: a 429 rests what its limit names
     (the model asked, or the whole key when the limit is the key's, as the provider's headers say), until its reset.
     They are kept in the ratelimits table and also read from the rate-limit facts every response leaves in the
-    transport's RateLimitBook (a quota used up rests its model, or its connection). A limit set by the user per
-    connection or per model marks the same two kinds of slot."""
+    transport's RateLimitBook (a quota used up rests its model, or its connection). The limits the user sets are
+    counted apart (Quota), so what a provider says never loosens them."""
 
     def __init__(self, db: Database, limits: RateLimitBook | None = None):
         self.db = db

@@ -5,7 +5,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from ..canonical import Ask, Message, Text, estimate_tokens
-from ..errors import BenchError, FaultKind, UpstreamFailed
+from ..errors import BenchError, FaultKind, QuotaRefused, UpstreamFailed
 from ..providers import Timeouts
 from . import healthrecord
 from .health import one_line
@@ -63,12 +63,15 @@ class Figure:
 
 
 def measure(model, prompt: str, caller, job: int | None = None) -> Figure:
-    """Send one of PROMPTS through `caller`; every outcome becomes a Figure."""
+    """Send one of PROMPTS through `caller`; every outcome becomes a Figure, but for a call one of the user's rate
+    limits refuses unsent (QuotaRefused is raised)."""
     text, max_tokens = PROMPTS[prompt]
     fig = Figure(model.alias, prompt, "failed", job=job, created=time.time())
     ask = Ask(messages=[Message("user", [Text(text)])], max_tokens=max_tokens)
     try:
-        answer = caller.complete(model, ask, timeouts=TIMEOUTS)
+        answer = caller.complete(model, ask, timeouts=TIMEOUTS, kind="speed")
+    except QuotaRefused:             # a rate limit of the user's: nothing was sent, so there is no figure
+        raise
     except UpstreamFailed as e:
         fig.status = "timeout" if e.kind is FaultKind.TIMEOUT else "failed"
         fig.error, fig.error_kind = one_line(e.message), e.kind

@@ -28,8 +28,8 @@ class JobRun:
         self._lock = threading.Lock()
 
     # ---- calls: the same two methods as the bench's Caller, paced and counted -----------------
-    def complete(self, model, ask, *, timeouts):
-        return self.pacer.complete(model, ask, timeouts, sent=lambda: self.count_call(model.alias))
+    def complete(self, model, ask, *, timeouts, kind: str):
+        return self.pacer.complete(model, ask, timeouts, sent=lambda: self.count_call(model.alias), kind=kind)
 
     def list_models(self, endpoint) -> list[dict]:
         return self.pacer.list_models(endpoint, sent=self.count_call)

@@ -34,17 +34,20 @@ class Pacer:
         # The same endpoints and keys, on a pool of their own; rate-limit facts shared with the asks.
         self.own = Registry(self.registry.config,
                             Transport(limits=self.registry.transport.limits, max_idle_per_host=2))
-        self.caller = caller.over(self.own)
+        self.caller = caller.over(self.own, scheduled=True)
         self._lock = threading.Lock()
         self._turns: dict[str, threading.Lock] = {}
         self._last: dict[str, float] = {}
 
     # ---- the seam: every scheduled call ------------------------------------------------------------
-    def complete(self, model, ask, timeouts, sent=None):
-        """`sent()` is called as the call goes out (never for a call held back)."""
+    def complete(self, model, ask, timeouts, sent=None, kind: str = "probe"):
+        """`sent()` is called as the call goes out (never for a call held back). A model the user's rate limits
+        would keep waiting longer than `limit_wait_scheduled_seconds` is refused unsent (QuotaRefused): the job
+        skips it until its next run."""
         endpoint = self.registry.endpoint(model.endpoint)
+        self.caller.refuse_early(model, ask, kind)
         with self.turn(endpoint.name, sent, model.served):
-            return self.caller.complete(model, ask, timeouts=timeouts)
+            return self.caller.complete(model, ask, timeouts=timeouts, kind=kind)
 
     def list_models(self, endpoint, sent=None) -> list[dict]:
         with self.turn(endpoint.name, sent):

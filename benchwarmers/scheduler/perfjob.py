@@ -5,6 +5,7 @@ probe decides that). A refused key flags the endpoint and skips the rest of it; 
 (the model, or the whole key) and skips the rest of the endpoint only when the whole key rests."""
 from __future__ import annotations
 
+from ..errors import QuotaRefused
 from ..roster import health, healthrecord, speed
 from ..words import plural
 from .pacing import Held
@@ -28,6 +29,10 @@ def _endpoint(job, name: str, models: list) -> None:
                 if e.whole:
                     return
                 figures = None        # this model alone rests: the others of the endpoint go on
+                break
+            except QuotaRefused as e:   # it would wait longer than a scheduled call may: until the next run
+                job.add("skipped", {"model": model.alias, "why": e.message})
+                figures = None
                 break
             speed.record(job.db, fig)
             healthrecord.note(job.db, job.resting, name, fig, "speed figure", served=model.served)

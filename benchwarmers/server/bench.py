@@ -22,6 +22,7 @@ from ..roster.health import Health
 from ..roster.onboard import Onboarding
 from ..roster.queue import OnboardQueue
 from ..roster.registry import Registry
+from ..roster.quota import Quota
 from ..roster.resting import Resting
 from ..scheduler import Clock, Scheduler
 from ..settings import effective
@@ -50,7 +51,7 @@ class Bench:
         self.started, self.version = time.time(), __version__
         self._settings: tuple = (None, {})
         self._settings_lock = threading.Lock()
-        self._clock = clock                 # the scheduler's (tests give one they control)
+        self.clock = clock or Clock()        # the scheduler's and the rate limits' (tests give one they control)
         # the data folder
         self.config = Config(home)
         self.db = Database(home / "bench.db")
@@ -66,13 +67,17 @@ class Bench:
         # the roster
         self.registry = Registry(self.config)
         self.resting = Resting(self.db, self.registry.transport.limits)
+        # the user's rate limits, counted per connection and model from the usage ledger (the scheduler's clock)
+        self.quota = Quota(self.db, self.config, self.resting, self.clock)
         self.catalog = Catalog(self.home, self.config, self.registry)
-        # the one way to call a member: seats, merges, route turns, probes (onboarding's too) and speed tests
-        self.caller = Caller(self.registry, self.calls, self.resting, self.settings, self.catalog.facts)
+        # the one way to call a member: seats, merges, route turns, probes (onboarding's too) and speed tests; each
+        # is counted against the rate limits before it is sent, and goes into the usage ledger
+        self.caller = Caller(self.registry, self.calls, self.resting, self.settings, self.catalog.facts,
+                             quota=self.quota, price=self.catalog.price)
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
-        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting, self.catalog)
+        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting, self.catalog, self.caller)
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
@@ -86,7 +91,7 @@ class Bench:
         # the bench looking after itself: checks and retirements, and the jobs that run them (the service
         # starts the scheduler's thread; a bench without a service never runs a job on its own)
         self.health = Health(self.registry, self.db, self.resting, self.caller, self.catalog)
-        self.scheduler = Scheduler(self.config, self.health, self.caller, clock=self._clock, suite=self.suite)
+        self.scheduler = Scheduler(self.config, self.health, self.caller, clock=self.clock, suite=self.suite)
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
         self.guesses = Guesses()                # wrong secrets per address: the throttle on guessing

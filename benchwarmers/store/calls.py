@@ -9,7 +9,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
+from . import ledger
 from .db import Database
+from .ledger import Line
 
 COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",
            "request", "prompt_hash", "answer", "ttft", "seconds", "input_tokens", "output_tokens", "tokens_estimated",
@@ -121,20 +123,17 @@ class Calls:
     def __init__(self, db: Database):
         self.db = db
 
-    def add(self, rec: CallRecord, month: str | None = None) -> Future:
-        """Queue the call and its usage-ledger line; the writer commits them in its next batch (the Future says
-        when)."""
+    def add(self, rec: CallRecord, line: Line | None = None) -> Future:
+        """Queue the call and, for a call sent upstream, its usage-ledger line; the writer commits them together
+        in its next batch (the Future says when)."""
         values = [getattr(rec, k) for k in COLUMNS]
         values[COLUMNS.index("extra")] = json.dumps(rec.extra) if rec.extra else None
-        month = month or time.strftime("%Y-%m", time.gmtime(rec.created))
 
         def write(conn):
             conn.execute(f"INSERT INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
                          values)
-            conn.execute("INSERT INTO usage (month, endpoint, model, call, input_tokens, output_tokens, estimated, "
-                         "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         (month, rec.endpoint, rec.model, rec.id, rec.input_tokens, rec.output_tokens,
-                          int(rec.tokens_estimated), rec.created))
+            if line is not None:
+                ledger.insert(conn, line)
         return self.db.submit(write)
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,

@@ -14,14 +14,14 @@ from .filelock import FileLock
 
 # The top-level shape of each file, used when a file does not exist yet. Every file is seeded and checked (bench
 # status reports a broken one). repos.json names the user's repositories that suite seeding reads (suite/seed.py);
-# limits.json is read by nothing yet: it stays for the per-connection limits that read it next.
+# limits.json holds the rate limits the user sets (roster/limitset.py).
 DEFAULTS = {
     "endpoints.json": {"endpoints": {}},
     "models.json": {"models": {}},
     "collections.json": {"collections": {}},
     "settings.json": {},
     "repos.json": {"repos": {}},
-    "limits.json": {"limits": {}},
+    "limits.json": {"limits": {"connections": {}, "models": {}}},
     "overrides.json": {"models": {}, "endpoints": {}},
 }
 

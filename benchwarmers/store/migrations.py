@@ -25,9 +25,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX probes_model ON probes (model, created);
     """),
     # Read by the service: ratelimits (what rests on a rate limit; keyed per model by migration 10), pins (route
-    # mode), gateway_keys, jobs (the scheduler's runs), panels (one row per panel: the history of asks). Written but
-    # read by nothing in the service yet, and kept for what reads it next: usage (the tokens of every call: a usage
-    # ledger and its limits).
+    # mode), gateway_keys, jobs (the scheduler's runs), panels (one row per panel: the history of asks), usage (the
+    # ledger of every call sent: its totals, and the counts the user's rate limits are enforced by).
     (2, "panels, usage ledger, rate limits, pins, jobs and gateway keys", """
         CREATE TABLE panels (
             id TEXT PRIMARY KEY, collection TEXT, mode TEXT, seats INTEGER, caller TEXT, created REAL NOT NULL);
@@ -122,6 +121,20 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     # The explore candidates a panel could not seat, each {model, reason} (JSON), for the ask's page.
     (11, "why explore candidates were passed over, kept with each panel", """
         ALTER TABLE panels ADD COLUMN passed_over TEXT;
+    """),
+    # The usage ledger gets the cuts its totals are made by (seat kind, collection), cached tokens, the cost at the
+    # price known when the call was made (NULL: none known), and whether the scheduler made the call. Its lines are
+    # the calls sent upstream: a seat skipped before sending is none (older ledgers held a line for each).
+    (12, "the usage ledger: seat kind, collection, cached tokens, cost, scheduled calls", """
+        ALTER TABLE usage ADD COLUMN kind TEXT;
+        ALTER TABLE usage ADD COLUMN collection TEXT;
+        ALTER TABLE usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE usage ADD COLUMN cost REAL;
+        ALTER TABLE usage ADD COLUMN scheduled INTEGER NOT NULL DEFAULT 0;
+        UPDATE usage SET kind = (SELECT c.kind FROM calls c WHERE c.id = usage.call),
+            collection = (SELECT c.collection FROM calls c WHERE c.id = usage.call) WHERE call IS NOT NULL;
+        DELETE FROM usage WHERE call IN (SELECT id FROM calls WHERE status = 'skipped');
+        CREATE INDEX usage_created ON usage (created)
     """),
 ]
 

@@ -41,7 +41,7 @@ class Asker:
     def ask(self, alias: str, system: str, prompt: str, pace: Pace | None = None) -> Answered:
         """`pace(alias)` is held around the call; NotAsked from it passes on (nothing was sent)."""
         ask = Ask(messages=[Message("user", [Text(prompt)])], system=system, max_tokens=MAX_TOKENS, temperature=0,
-                  target=Target(alias, DIRECT, alias))
+                  target=Target(alias, DIRECT, alias), origin="suite")    # the ledger's kind, a scheduled call's wait
         started = time.monotonic()
         try:
             with pace(alias) if pace else nullcontext():

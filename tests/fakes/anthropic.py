@@ -97,7 +97,7 @@ class FakeAnthropic(FakeUpstream):
                      and blocks_text(m.get("content"))), "")
         reply = self.next_reply(model)
         text = self.answer_text(reply, model, last)
-        n = counts(reply, self.prompt(body), text)
+        n = self.count(reply, self.prompt(body), text)
         self.play(h, reply, bool(body.get("stream")), lambda: self.whole(model, reply, text, n),
                   lambda: self.frames(model, reply, text, n), model=model)
 

@@ -94,7 +94,7 @@ class FakeGemini(FakeUpstream):
         prompt = "\n".join([system] + [parts_text(c.get("parts")) for c in contents])
         reply = self.next_reply(model)
         text = self.answer_text(reply, model, last)
-        n = counts(reply, prompt, text)
+        n = self.count(reply, prompt, text)
         sse_mode = rec.query.get("alt") == "sse"
         frames = (lambda: self.frames(model, reply, text, n)) if sse_mode else \
             (lambda: self.array_frames(model, reply, text, n))

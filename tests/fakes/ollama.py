@@ -72,7 +72,7 @@ class FakeOllama(FakeUpstream):
             prompt = "\n".join(str(m.get("content", "")) for m in messages)
         reply = self.next_reply(model)
         text = self.answer_text(reply, model, last)
-        n = counts(reply, prompt, text)
+        n = self.count(reply, prompt, text)
         stream = body.get("stream", True) is not False
         self.play(h, reply, stream, lambda: self.whole(model, reply, text, n, generate),
                   lambda: self.frames(model, reply, text, n, generate), model=model)

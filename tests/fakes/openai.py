@@ -60,7 +60,7 @@ class FakeOpenAI(FakeUpstream):
         prompt = "\n".join(content_text(m.get("content")) for m in messages)
         reply = self.next_reply(model)
         text = self.answer_text(reply, model, last)
-        n = counts(reply, prompt, text)
+        n = self.count(reply, prompt, text)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         self.play(h, reply, bool(body.get("stream")), lambda: self.whole(model, reply, text, n),
                   lambda: self.frames(model, reply, text, n, include_usage), model=model)

@@ -99,6 +99,7 @@ class FakeUpstream:
 
     def __init__(self, *, tls: tuple[str, str] | None = None, host_name: str = "127.0.0.1"):
         self.requests: list[Recorded] = []
+        self.reported = {"input": 0, "output": 0, "cache_read": 0}   # tokens its answers reported (count)
         self.connections = 0           # TCP connections accepted (proves keep-alive reuse)
         self.models: list = ["fake-model"]
         self.key: str | None = None
@@ -225,6 +226,16 @@ class FakeUpstream:
             self.auth_error(h, rec)
             return False
         return True
+
+    def count(self, reply: Reply, prompt: str, text: str) -> dict:
+        """The token counts of a reply (`counts`), tallied in `reported` when the reply reports them (an answer
+        that carries its usage): what this upstream says it served, to hold a ledger against."""
+        n = counts(reply, prompt, text)
+        if reply.status == 200 and not (reply.no_usage or reply.garbage):
+            with self._lock:
+                for key in self.reported:
+                    self.reported[key] += n[key]
+        return n
 
     def answer_text(self, reply: Reply, model: str, last_user: str) -> str:
         if reply.text is not None:

@@ -52,3 +52,37 @@ class FakeClock(Clock):
 
     def at(self) -> datetime:
         return self.local(self.now())
+
+
+class HeldClock(FakeClock):
+    """A FakeClock whose pauses last until the test moves time past their end (`advance`, `to`), as a real pause
+    lasts until real time has passed: a call waiting for a rate limit stays waiting while the test looks."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self._moved = threading.Condition(self._lock)
+        self.waiting = 0                 # pauses under way now
+
+    def sleep(self, seconds: float, stop=None) -> None:
+        if seconds <= 0:
+            return
+        with self._moved:
+            self.slept.append(seconds)
+            end, self.waiting = self.t + seconds, self.waiting + 1
+            try:
+                while self.t < end and not (stop and stop.is_set()):
+                    self._moved.wait(0.05)
+            finally:
+                self.waiting -= 1
+
+    def advance(self, **kw) -> "HeldClock":
+        with self._moved:
+            self.t += timedelta(**kw).total_seconds()
+            self._moved.notify_all()
+        return self
+
+    def to(self, local: datetime) -> "HeldClock":
+        with self._moved:
+            self.t = self.epoch(local)
+            self._moved.notify_all()
+        return self

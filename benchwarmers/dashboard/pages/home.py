@@ -1,5 +1,5 @@
-"""Home: what to do next, models held until their new price is accepted, the answers waiting for a verdict, calls
-per day by status, the last asks, and where the service runs."""
+"""Home: what to do next, connections near or at a rate limit, models held until their new price is accepted, the
+answers waiting for a verdict, calls per day by status, the last asks, and where the service runs."""
 from __future__ import annotations
 
 from ...errors import ConfigError
@@ -8,6 +8,7 @@ from ..apicall import Refused, get, post
 from ..render import card, e, facts, link, table, when
 from ..web import Done
 from ..widgets import chip, confirm
+from . import quotas
 
 SERIES = ("ok", "failed", "timeout", "skipped")
 
@@ -32,7 +33,13 @@ def data(req, bench) -> dict:
                                          "collections": len(collections), "asks": recent["total"],
                                          "asks_judged": judged, "answers_unjudged": unjudged},
             "next_steps": steps, "daily": get(req, "/bench/stats/daily", days=14)["days"],
-            "recent": recent["items"]}
+            "recent": recent["items"], "limits": near_limits(req)}
+
+
+def near_limits(req) -> list[dict]:
+    """The connections near or at a rate limit, in words (the Quotas page has the rest)."""
+    return [{"connection": c["name"], "state": c["state"], "text": quotas.warning_text(c)}
+            for c in listed(req, "/bench/limits", "connections") if c["state"] != "ok"]
 
 
 def listed(req, path: str, name: str) -> list:
@@ -56,6 +63,8 @@ def render(d: dict, frame) -> tuple[str, str]:
     s = d["status"]
     problems = "".join(f'<div class="flash flash-error" role="alert">Config problem: {e(p)}</div>'
                        for p in s["config_problems"])
+    problems += "".join(f'<div class="flash flash-{"error" if x["state"] == "at" else "info"}" role="status">'
+                        f'{e(x["text"])} {link("/quotas", "See Quotas")}.</div>' for x in d["limits"])
     c = d["counts"]
     if c["answers_unjudged"]:
         problems += (f'<div class="flash flash-info" role="status">{c["answers_unjudged"]} '

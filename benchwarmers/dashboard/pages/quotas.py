@@ -1,0 +1,207 @@
+"""Quotas: what is left of each connection's and model's rate limits and when each resets (a bar per limit), your
+limits set and cleared, the month's usage and cost by the same cuts as `bench usage`, and calls and tokens per day."""
+from __future__ import annotations
+
+from ...errors import BadRequest
+from ...words import plural
+from .. import charts
+from ..apicall import call, get, post
+from ..render import card, e, link, options, table, when
+from ..web import Done
+from ..widgets import chip, csrf, hidden
+
+CUTS = [("model", "model"), ("connection", "connection"), ("collection", "collection"), ("kind", "kind")]
+STATE_CHIPS = {"ok": ("active", "ok"), "near": ("resting", "near a limit"), "at": ("failed", "at a limit")}
+
+
+def data(req, bench) -> dict:
+    q = req.query
+    return {"limits": get(req, "/bench/limits"),
+            "usage": get(req, "/bench/usage", month=q.get("month"), by=q.get("by"), days=30)}
+
+
+def render(d: dict, frame) -> tuple[str, str]:
+    lim, use = d["limits"], d["usage"]
+    parts = [warnings(lim["connections"])]
+    if lim.get("problem"):
+        parts.append(f'<div class="flash flash-error" role="alert">limits.json cannot be read, so none of its '
+                     f'limits apply: {e(lim["problem"])}</div>')
+    parts.append(card("Connections", limits_table(lim["connections"], frame, lim) + waits(lim["waits"]),
+                      anchor="connections"))
+    parts.append(card("Models", limits_table(lim["models"], frame, lim) if lim["models"] else
+                      '<p class="empty">No model has a limit of its own, or a call this month.</p>', anchor="models"))
+    parts.append(card("Set a limit", set_form(lim, frame), anchor="set"))
+    parts.append(card(f"Usage in {use['month']}", month_form(use) + usage_table(use) + exploration(use),
+                      anchor="usage"))
+    parts.append(card("Calls and tokens per day", daily_charts(use["daily"]), anchor="daily"))
+    return "Quotas", "".join(parts)
+
+
+def warnings(connections: list[dict]) -> str:
+    """The connections near or at a limit, as Home shows them too."""
+    return "".join(f'<div class="flash flash-{"error" if c["state"] == "at" else "info"}" role="status">'
+                   f'{e(warning_text(c))}</div>' for c in connections if c["state"] != "ok")
+
+
+def warning_text(c: dict) -> str:
+    """'openrouter is at a limit: rpm 20 of 20 used, resets at T' (the fullest of its limits)."""
+    full = [(w["used"] / w["limit"], k, w) for k, w in c["windows"].items() if w["limit"]]
+    state = "at a limit" if c["state"] == "at" else "near a limit"
+    if c.get("resting_until"):
+        return f"{c['name']} is {state}: its provider's limit, resting until {when(c['resting_until'], True)}."
+    if not full:
+        return f"{c['name']} is {state}: its provider's headers say little is left."
+    _, key, w = max(full, key=lambda f: f[0])
+    return (f"{c['name']} is {state}: {key} {w['used']} of {w['limit']} used, resets at "
+            f"{when(w['resets_at'], True)}.")
+
+
+def bar(w: dict) -> str:
+    """A meter of what is used of one limit, with its words beside it for screen readers and narrow screens."""
+    limit, used = w["limit"], min(w["used"], w["limit"])
+    low, high = max(limit * 0.8 - 0.5, 0.5), limit - 0.5      # amber from 80% used, red once used up
+    return (f'<meter class="quota" min="0" max="{limit}" low="{low:g}" high="{high:g}" optimum="0" '
+            f'value="{used}" title="{w["used"]} of {limit} used">{w["used"]} of {limit}</meter>')
+
+
+def limits_table(entries: list[dict], frame, lim: dict) -> str:
+    rows = []
+    for x in entries:
+        name = e(x["name"]) + ("" if x["known"] else ' <span class="muted">(gone)</span>')
+        if x["scope"] == "model" and x.get("connection"):
+            name = link(f"/models/{x['name']}", x["name"]) + f' <span class="muted">on {e(x["connection"])}</span>'
+        chip_state, words = STATE_CHIPS[x["state"]]
+        state = chip(chip_state, words)
+        for key, w in x["windows"].items():
+            if w["limit"]:
+                rows.append([name, state, f'{e(key)} <span class="muted">{e(w["what"])}</span>',
+                             f'{bar(w)} {w["used"]:,} of {w["limit"]:,}', f'{w["left"]:,}',
+                             e(when(w["resets_at"], True)), clear_button(frame, x, key)])
+        rows += provider_rows(x, name, state)
+        if not any(w["limit"] for w in x["windows"].values()) and not provider_rows(x, name, state):
+            rows.append([name, state, '<span class="muted">none of its own</span>',
+                         f'{x["windows"]["rpmonth"]["used"]:,} this month', "",
+                         e(when(x.get("blocked_until"), True)), ""])
+    return table(["Name", "State", "Limit", "Used", "Left", "Resets", ""], rows,
+                 "No connections yet: add an endpoint first.", "quotas")
+
+
+def provider_rows(x: dict, name: str, state: str) -> list[list]:
+    """What the provider's own headers said of a connection, and a rest it imposed."""
+    rows, learned = [], x.get("learned") or {}
+    for unit in ("requests", "tokens"):
+        left = learned.get(f"{unit}_remaining")
+        if left is not None:
+            limit = learned.get(f"{unit}_limit")
+            rows.append([name, state, f'provider {unit} <span class="muted">from its headers</span>',
+                         f"of {limit:,}" if limit else "", f"{left:,}", e(when(learned.get(f"{unit}_reset_at"), True)),
+                         ""])
+    if x.get("resting_until"):
+        rows.append([name, state, "provider rest", "", "0", e(when(x["resting_until"], True)), ""])
+    return rows
+
+
+def clear_button(frame, x: dict, key: str) -> str:
+    return (f'<form method="post" action="/quotas/clear" class="inline">{csrf(frame)}{hidden("name", x["name"])}'
+            f'{hidden("scope", x["scope"])}{hidden("limit", key)}'
+            f'<button type="submit" class="secondary small" aria-label="Clear {e(key)} of {e(x["name"])}">Clear'
+            f"</button></form>")
+
+
+def waits(w: dict) -> str:
+    return (f'<p class="muted">A call waits up to {w["limit_wait_seconds"]:g} s for a limit '
+            f'({w["limit_wait_scheduled_seconds"]:g} s for scheduled work, probes, speed tests and suite tasks), '
+            "else it is refused unsent and its seat says when the limit resets; an explore seat goes to a model "
+            'that need not wait. Minutes slide; days and months are UTC calendar days and months. '
+            '<a href="/settings#settings">Change the waits</a>.</p>')
+
+
+def set_form(lim: dict, frame) -> str:
+    targets = [(f"connection:{c['name']}", f"connection {c['name']}") for c in lim["connections"] if c["known"]]
+    targets += [(f"model:{alias}", f"model {alias}") for alias in lim["model_names"]]
+    inputs = "".join(f'<label for="q-{e(k)}">{e(k)} <span class="muted">({e(words)})</span></label>'
+                     f'<input id="q-{e(k)}" name="{e(k)}" type="number" min="1" step="1" '
+                     f'value="{e(frame.typed(k))}">' for k, words in lim["limits"].items())
+    return (f'<form method="post" action="/quotas/set" class="stack narrow">{csrf(frame)}'
+            f'<label for="q-target">Connection or model</label><select id="q-target" name="target" required>'
+            f'{options(targets, frame.typed("target"))}</select>{inputs}'
+            '<p class="muted">Empty fields leave a limit as it is; Clear (above) removes one. A limit you set is '
+            "never loosened by what a provider's headers say. Kept in "
+            f'<code>{e(lim["file"])}</code>.</p><div class="form-end"><button type="submit">Set limits</button>'
+            "</div></form>")
+
+
+def month_form(use: dict) -> str:
+    months = [(m, m) for m in sorted(set(use["months"]) | {use["month"]}, reverse=True)]
+    return (f'<form method="get" action="/quotas" class="search">'
+            f'<label for="u-month">Month</label><select id="u-month" name="month">{options(months, use["month"])}'
+            f'</select><label for="u-by">By</label><select id="u-by" name="by">{options(CUTS, use["by"])}</select>'
+            '<button type="submit" class="secondary">Show</button></form>')
+
+
+def money(value) -> str:
+    return "" if value is None else "$0" if value == 0 else f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def cost_cell(t: dict) -> str:
+    extra = f' <span class="muted">+{t["unpriced"]} unpriced</span>' if t["unpriced"] else ""
+    return e(money(t["cost"]) or "unknown") + extra if t["cost"] is not None or t["unpriced"] else "$0"
+
+
+def usage_table(use: dict) -> str:
+    rows = [[e(r["name"] if r["name"] is not None else "(none)"), f'{r["calls"]:,}', f'{r["input_tokens"]:,}',
+             f'{r["output_tokens"]:,}', f'{r["cached_tokens"]:,}', cost_cell(r)] for r in use["rows"]]
+    if rows:
+        t = use["total"]
+        rows.append(["<strong>Total</strong>", f'{t["calls"]:,}', f'{t["input_tokens"]:,}', f'{t["output_tokens"]:,}',
+                     f'{t["cached_tokens"]:,}', cost_cell(t)])
+    return table([use["by"].capitalize(), "Calls", "Tokens in", "Tokens out", "Cached", "Cost"], rows,
+                 f"No calls in {e(use['month'])}.", "numbers usage")
+
+
+def exploration(use: dict) -> str:
+    x = use["exploration"]
+    if not x["calls"]:
+        return '<p class="exploration"><strong>Exploration:</strong> no explore seats this month.</p>'
+    promoted = ", ".join(f"{p['model']} ({p['collection']})" for p in x["promoted"]) or "none yet"
+    return (f'<p class="exploration"><strong>Exploration:</strong> {plural(x["calls"], "explore seat")} cost '
+            f'{x["input_tokens"] + x["output_tokens"]:,} tokens ({e(money(x["cost"]) or "cost unknown")}); '
+            f'{x["useful"]} of {x["judged"]} judged answers were useful; now members: {e(promoted)}.</p>')
+
+
+def daily_charts(days: list[dict]) -> str:
+    labels = [x["day"] for x in days]
+    calls = charts.stacked_bars("Calls per day", labels, [("calls", [x["calls"] for x in days])])
+    tokens = charts.line("Tokens per day", labels, [x["tokens"] for x in days], fmt=lambda v: f"{v:,.0f}")
+    rows = [[e(x["day"]), f'{x["calls"]:,}', f'{x["tokens"]:,}', e(money(x["cost"]))] for x in days if x["calls"]]
+    numbers = table(["Day (UTC)", "Calls", "Tokens", "Cost"], rows, "No calls in the last 30 days.", "numbers")
+    return (f'<div class="grid-2"><figure class="chart-box">{calls}</figure>'
+            f'<figure class="chart-box">{tokens}</figure></div>{numbers}')
+
+
+# ---- actions -----------------------------------------------------------------------------------
+
+def set_limits(req, bench, form) -> Done:
+    scope, _, name = form.get("target").partition(":")
+    values = {}
+    for key in get(req, "/bench/limits")["limits"]:
+        typed = form.get(key).strip()
+        if typed:
+            values[key] = int(typed) if typed.isdigit() else typed     # the API says what a limit must be
+    if not values:
+        raise BadRequest("Fill in at least one limit.", "e.g. rpm 20 for 20 requests a minute.")
+    d = post(req, "/bench/limits", {"name": name, "scope": scope or None, **values})
+    said = ", ".join(f"{k} {v}" for k, v in d["set"].items())
+    return Done(f"Limits of {d['scope']} {d['name']}: {said}.", "/quotas", {"entry": d})
+
+
+def clear_limit(req, bench, form) -> Done:
+    name, scope, key = form.get("name"), form.get("scope"), form.get("limit")
+    if key:
+        d = post(req, "/bench/limits", {"name": name, "scope": scope, key: None})
+    else:
+        d = call(req, "DELETE", f"/bench/limits/{name}", query={"scope": scope})
+    return Done(f"Cleared {key or 'every limit'} of {d['scope']} {d['name']}.", "/quotas", {"entry": d})
+
+
+ACTIONS = [("/quotas/set", set_limits, "/quotas#set"), ("/quotas/clear", clear_limit, "/quotas")]

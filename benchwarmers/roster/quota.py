@@ -1,0 +1,249 @@
+"""Rate limits enforced before a call is sent: the user's limits, counted per connection and per model in one atomic
+check-and-count, and the rests the providers' own limits impose (Resting, from headers and 429s)."""
+from __future__ import annotations
+
+import calendar
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from ..store import Config, Database
+from ..store.ledger import Ledger, month_of
+from . import limitset
+from .limitset import CONNECTION, LIMITS, MODEL
+
+MINUTE, DAY = 60.0, 86400.0
+PROVIDER = "provider"       # the scope of a rest the provider's own limit imposed (Resting)
+RESTS = ("resting until", "rate limited")   # how a seat (or a member passed over) kept by a rate limit says so
+
+
+def utc(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
+
+
+def next_month(epoch: float) -> float:
+    """When the UTC calendar month of `epoch` ends."""
+    t = time.gmtime(epoch)
+    year, month = (t.tm_year + 1, 1) if t.tm_mon == 12 else (t.tm_year, t.tm_mon + 1)
+    return float(calendar.timegm((year, month, 1, 0, 0, 0)))
+
+
+@dataclass
+class Refusal:
+    """Why a call may not go now: the limit that is used up, and when it lets the call through."""
+    at: float                  # epoch seconds
+    scope: str                 # connection, model, or "provider" for a rest the provider's own limit imposed
+    name: str
+    limit: str                 # rpm, rpd, rpmonth, tpm, tpd; "rest" for a provider's
+    value: int | None = None
+
+    def text(self) -> str:
+        """'rate limited: resets at T (rpm 5 of connection 'x')': a seat's words, in every format."""
+        what = (f"the provider's limit on {self.name!r}" if self.limit == "rest" else
+                f"{self.limit} {self.value} of {self.scope} {self.name!r}")
+        return f"rate limited: resets at {utc(self.at)} ({what})"
+
+
+class Counts:
+    """One connection's (or model's) requests and tokens: the last minute's one by one, today's and this month's
+    as totals (UTC calendar)."""
+
+    def __init__(self) -> None:
+        self.times: deque = deque()      # when each request of the last minute was counted
+        self.tokens: deque = deque()     # (when, tokens) of the last minute
+        self.day, self.day_requests, self.day_tokens = 0, 0, 0
+        self.month, self.month_requests = "", 0
+
+    def roll(self, now: float) -> None:
+        cut = now - MINUTE
+        while self.times and self.times[0] <= cut:
+            self.times.popleft()
+        while self.tokens and self.tokens[0][0] <= cut:
+            self.tokens.popleft()
+        if int(now // DAY) != self.day:
+            self.day, self.day_requests, self.day_tokens = int(now // DAY), 0, 0
+        if month_of(now) != self.month:
+            self.month, self.month_requests = month_of(now), 0
+
+    def count(self, now: float, tokens: int) -> None:
+        self.times.append(now)
+        self.day_requests += 1
+        self.month_requests += 1
+        self.add(now, tokens)
+
+    def add(self, now: float, tokens: int) -> None:
+        if tokens:
+            self.tokens.append((now, tokens))
+            self.day_tokens = max(0, self.day_tokens + tokens)
+
+    def minute_tokens(self) -> int:
+        return max(0, sum(n for _, n in self.tokens))
+
+    def used(self) -> dict:
+        return {"rpm": len(self.times), "rpd": self.day_requests, "rpmonth": self.month_requests,
+                "tpm": self.minute_tokens(), "tpd": self.day_tokens}
+
+    def resets(self, now: float) -> dict:
+        """When each window next lets more through: the minute's when its oldest call leaves it."""
+        day_end, month_end = (self.day + 1) * DAY, next_month(now)
+        return {"rpm": self.times[0] + MINUTE if self.times else None, "rpd": day_end, "rpmonth": month_end,
+                "tpm": self.tokens[0][0] + MINUTE if self.tokens else None, "tpd": day_end}
+
+    def blocked_until(self, limits: dict, now: float, tokens: int) -> list[tuple[float, str]]:
+        """(when it frees, limit) for each of `limits` that one more call of `tokens` would break."""
+        out = []
+        rpm = limits.get("rpm")
+        if rpm and len(self.times) >= rpm:
+            out.append((self.times[len(self.times) - rpm] + MINUTE, "rpm"))
+        tpm, used = limits.get("tpm"), self.minute_tokens()
+        if tpm and used and used + tokens > tpm:
+            out.append((self._tokens_fit(tpm, tokens), "tpm"))
+        day_end = (self.day + 1) * DAY
+        if limits.get("rpd") and self.day_requests >= limits["rpd"]:
+            out.append((day_end, "rpd"))
+        if limits.get("tpd") and self.day_tokens and self.day_tokens + tokens > limits["tpd"]:
+            out.append((day_end, "tpd"))
+        if limits.get("rpmonth") and self.month_requests >= limits["rpmonth"]:
+            out.append((next_month(now), "rpmonth"))
+        return out
+
+    def _tokens_fit(self, limit: int, tokens: int) -> float:
+        """When enough of the last minute's tokens have left it for `tokens` more (or for any call, once empty)."""
+        left = self.minute_tokens()
+        for when, n in self.tokens:
+            left -= n
+            if left <= 0 or left + tokens <= limit:
+                return when + MINUTE
+        return self.tokens[-1][0] + MINUTE
+
+
+class Quota:
+    """The counts of every connection and model, checked and counted under one lock, so concurrent calls never
+    overrun a limit together. Counts start from the ledger (a restart keeps them) and follow `clock`."""
+
+    def __init__(self, db: Database, config: Config, resting, clock):
+        self.ledger, self.config, self.resting = Ledger(db), config, resting
+        self.clock = clock                 # now() and sleep(): the scheduler's Clock (tests give one they control)
+        self._lock = threading.Lock()
+        self._counts: dict[tuple[str, str], Counts] = {}
+        self._limits: tuple = (None, {"connections": {}, "models": {}})
+        self.restore()
+
+    # ---- what is set -------------------------------------------------------------------------------
+    def set_limits(self) -> dict:
+        """The user's limits, read again when limits.json changed."""
+        raw = self._raw()
+        seen, limits = self._limits
+        if raw is not seen:
+            limits = limitset.read(self.config)
+            self._limits = (raw, limits)
+        return limits
+
+    def _raw(self):
+        try:
+            return self.config.view(limitset.FILE)
+        except Exception:   # a broken file sets no limit (read() says so too); bench status names its line
+            return None
+
+    def limits_of(self, endpoint: str, alias: str) -> list[tuple[str, str, dict]]:
+        limits = self.set_limits()
+        return [(CONNECTION, endpoint, limits["connections"].get(endpoint) or {}),
+                (MODEL, alias, limits["models"].get(alias) or {})]
+
+    # ---- checking and counting ---------------------------------------------------------------------
+    def take(self, model, tokens: int) -> Refusal | None:
+        """Count one call of about `tokens` prompt tokens to `model` if every limit lets it go now (None), else say
+        when it could; nothing is counted then."""
+        now, limits = self.clock.now(), self.limits_of(model.endpoint, model.alias)   # read outside the lock
+        with self._lock:
+            refusal = self._check(limits, now, tokens)
+            if refusal is None:
+                for key in self._keys(model):
+                    self._at(key, now).count(now, tokens)
+            return refusal
+
+    def blocked(self, model, tokens: int = 0, provider: bool = True) -> Refusal | None:
+        """take() without counting: what a call to `model` would meet now, the provider's rests included (unless
+        `provider` is False: the user's limits alone)."""
+        now, limits = self.clock.now(), self.limits_of(model.endpoint, model.alias)
+        with self._lock:
+            mine = self._check(limits, now, tokens)
+        rest = self.rested(model) if provider else None
+        if rest and (mine is None or rest > mine.at):
+            return Refusal(rest, PROVIDER, model.endpoint, "rest")
+        return mine
+
+    def until(self, model) -> float | None:
+        """When `model` may be called again, or None when it may now."""
+        refusal = self.blocked(model)
+        return refusal.at if refusal else None
+
+    def rested(self, model) -> float | None:
+        """When a provider's limit (a 429, or headers that said none are left) lets this model be called again."""
+        return self.resting.until(model.endpoint, model.served)
+
+    def spent(self, model, tokens: int) -> None:
+        """A counted call's tokens, once known (`tokens`: what it used beyond what was counted when it went)."""
+        if not tokens:
+            return
+        now = self.clock.now()
+        with self._lock:
+            for key in self._keys(model):
+                self._at(key, now).add(now, tokens)
+
+    def _check(self, limits_of: list, now: float, tokens: int) -> Refusal | None:
+        """The latest-freeing of the limits (limits_of()'s) one more call of `tokens` would break; lock held."""
+        found = []
+        for scope, name, limits in limits_of:
+            if limits:
+                found += [Refusal(at, scope, name, which, limits[which])
+                          for at, which in self._at((scope, name), now).blocked_until(limits, now, tokens)]
+        return max(found, key=lambda r: r.at) if found else None
+
+    @staticmethod
+    def _keys(model) -> tuple:
+        return (CONNECTION, model.endpoint), (MODEL, model.alias)
+
+    def _at(self, key: tuple, now: float) -> Counts:
+        counts = self._counts.get(key)
+        if counts is None:
+            counts = self._counts[key] = Counts()
+        counts.roll(now)
+        return counts
+
+    # ---- what the Quotas page and `bench limits` show -------------------------------------------
+    def usage(self, scope: str, name: str) -> dict:
+        """{limit: {"used", "resets_at"}} for a connection or a model, counted now."""
+        now = self.clock.now()
+        with self._lock:
+            counts = self._at((scope, name), now)
+            used, resets = counts.used(), counts.resets(now)
+        return {k: {"used": used[k], "resets_at": resets[k]} for k in LIMITS}
+
+    # ---- counts from the ledger ----------------------------------------------------------------
+    def restore(self) -> None:
+        """Count what the ledger holds for this month, today and the last minute (UTC), as at start-up."""
+        now = self.clock.now()
+        day_start = (now // DAY) * DAY
+        found = self.ledger.counts(month_of(now), day_start, now - MINUTE)
+        with self._lock:
+            self._counts.clear()
+            for row in found["month"]:
+                for key in self._row_keys(row):
+                    self._at(key, now).month_requests += row["requests"]
+            for row in found["day"]:
+                for key in self._row_keys(row):
+                    counts = self._at(key, now)
+                    counts.day_requests += row["requests"]
+                    counts.day_tokens += row["tokens"] or 0
+            for row in found["minute"]:
+                for key in self._row_keys(row):
+                    counts = self._at(key, now)
+                    counts.times.append(row["created"])
+                    if row["tokens"]:
+                        counts.tokens.append((row["created"], row["tokens"]))
+
+    @staticmethod
+    def _row_keys(row) -> list:
+        return [k for k in ((CONNECTION, row["endpoint"]), (MODEL, row["model"])) if k[1]]

@@ -1,0 +1,155 @@
+"""The usage ledger: one line for each call sent upstream (its tokens, cached tokens, cost and seat kind), and its
+totals by month, connection, model, collection and kind."""
+from __future__ import annotations
+
+import re
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from ..errors import BadRequest
+from .db import Database
+
+# What a line's kind says: a panel's seats (member, explore, with), a merge, a route turn and its shadows, a probe,
+# a speed test, or a suite task. Kinds are the call records' own, except probe, speed and suite.
+KINDS = ("member", "explore", "with", "merge", "route", "shadow", "probe", "speed", "suite")
+BY = {"model": "model", "connection": "endpoint", "collection": "collection", "kind": "kind"}
+MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
+COLUMNS = ("month", "endpoint", "model", "call", "kind", "collection", "input_tokens", "output_tokens",
+           "cached_tokens", "cost", "estimated", "scheduled", "created")
+
+
+def month_of(epoch: float) -> str:
+    """The ledger's month of a moment: the calendar month in UTC, as YYYY-MM."""
+    return time.strftime("%Y-%m", time.gmtime(epoch))
+
+
+def cost_of(price_in: float | None, price_out: float | None, tokens_in: int, tokens_out: int) -> float | None:
+    """USD for these tokens at these prices (USD per million tokens); None when a price the tokens need is unknown.
+    Cached input tokens are priced as input: no cache price is known."""
+    if (tokens_in and price_in is None) or (tokens_out and price_out is None):
+        return None
+    if price_in is None and price_out is None:
+        return None
+    return (tokens_in * (price_in or 0.0) + tokens_out * (price_out or 0.0)) / 1_000_000
+
+
+@dataclass
+class Line:
+    endpoint: str | None
+    model: str
+    kind: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float | None = None
+    collection: str | None = None
+    call: str | None = None           # the call record it belongs to; a probe or a speed test has none
+    estimated: bool = False           # the upstream reported no usage: the token counts are our estimate
+    scheduled: bool = False           # made by one of the scheduler's jobs (its probes and speed tests)
+    created: float = field(default_factory=time.time)
+
+    def values(self) -> tuple:
+        d = dict(self.__dict__, month=month_of(self.created), estimated=int(self.estimated),
+                 scheduled=int(self.scheduled))
+        return tuple(d[c] for c in COLUMNS)
+
+
+def insert(conn, line: Line) -> None:
+    """Write one line inside the writer's transaction (a call record's line goes in with its record)."""
+    conn.execute(f"INSERT INTO usage ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", line.values())
+
+
+def check_month(value: str | None, now: float | None = None) -> str:
+    if value in (None, ""):
+        return month_of(time.time() if now is None else now)
+    if not isinstance(value, str) or not MONTH.fullmatch(value):
+        raise BadRequest(f"Month {value!r} is not a month.", "Give it as YYYY-MM, e.g. 2026-11.")
+    return value
+
+
+def check_by(value: str | None) -> str:
+    if value in (None, ""):
+        return "model"
+    if value not in BY:
+        raise BadRequest(f"Cannot total usage by {value!r}.", "Total it by " + ", ".join(BY) + ".")
+    return value
+
+
+SUMS = ("COUNT(*) AS calls, COALESCE(SUM(input_tokens), 0) AS input_tokens, "
+        "COALESCE(SUM(output_tokens), 0) AS output_tokens, COALESCE(SUM(cached_tokens), 0) AS cached_tokens, "
+        "SUM(cost) AS cost, SUM(cost IS NULL AND input_tokens + output_tokens > 0) AS unpriced, "
+        "SUM(estimated) AS estimated, SUM(scheduled) AS scheduled")
+
+
+def _sums(row) -> dict:
+    return {"calls": row["calls"], "input_tokens": row["input_tokens"], "output_tokens": row["output_tokens"],
+            "cached_tokens": row["cached_tokens"], "cost": round(row["cost"], 6) if row["cost"] is not None else None,
+            "unpriced": row["unpriced"] or 0, "estimated": row["estimated"] or 0, "scheduled": row["scheduled"] or 0}
+
+
+class Ledger:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def add(self, line: Line) -> Future:
+        """Queue a line of its own (a probe's, a speed test's); the Future is done once it is committed."""
+        return self.db.submit(lambda conn: insert(conn, line))
+
+    def totals(self, month: str, by: str) -> dict:
+        """The month's lines totalled by one cut (`by`: model, connection, collection or kind), largest first."""
+        self.db.sync()
+        column = BY[by]
+        rows = self.db.query(f"SELECT {column} AS name, {SUMS} FROM usage WHERE month = ? GROUP BY {column} "
+                             "ORDER BY calls DESC, name", (month,))
+        whole = self.db.one(f"SELECT {SUMS} FROM usage WHERE month = ?", (month,))
+        return {"month": month, "by": by, "rows": [{"name": r["name"], **_sums(r)} for r in rows],
+                "total": _sums(whole)}
+
+    def months(self) -> list[str]:
+        """The months the ledger has lines for, newest first."""
+        return [r["month"] for r in self.db.query("SELECT DISTINCT month FROM usage ORDER BY month DESC")]
+
+    def daily(self, since: float, until: float) -> list[dict]:
+        """Calls and tokens per UTC day from `since` to `until`, every day listed (empty ones as zero)."""
+        self.db.sync()
+        rows = {r["day"]: r for r in self.db.query(
+            "SELECT date(created, 'unixepoch') AS day, COUNT(*) AS calls, "
+            "COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens, SUM(cost) AS cost FROM usage "
+            "WHERE created >= ? AND created < ? GROUP BY day", (since, until))}
+        out, t = [], since
+        while t < until:
+            day = time.strftime("%Y-%m-%d", time.gmtime(t))
+            r = rows.get(day)
+            out.append({"day": day, "calls": r["calls"] if r else 0, "tokens": r["tokens"] if r else 0,
+                        "cost": round(r["cost"], 6) if r and r["cost"] is not None else None})
+            t += 86400
+        return out
+
+    def exploration(self, month: str, members: dict[str, list]) -> dict:
+        """What the month's explore seats cost and found: their answers judged useful (the latest verdicts), and
+        the explorers that are now members of a collection they explored (`members`: each collection's now)."""
+        self.db.sync()
+        spent = _sums(self.db.one(f"SELECT {SUMS} FROM usage WHERE month = ? AND kind = 'explore'", (month,)))
+        judged = self.db.one(
+            "SELECT COUNT(*) AS judged, COALESCE(SUM(v.useful), 0) AS useful FROM usage u "
+            "JOIN verdicts v ON v.call = u.call AND v.current = 1 WHERE u.month = ? AND u.kind = 'explore'", (month,))
+        explored = self.db.query("SELECT DISTINCT collection, model FROM usage WHERE month = ? AND kind = 'explore' "
+                                 "AND collection IS NOT NULL ORDER BY collection, model", (month,))
+        promoted = [{"collection": r["collection"], "model": r["model"]} for r in explored
+                    if r["model"] in (members.get(r["collection"]) or ())]
+        return {"month": month, **spent, "judged": judged["judged"], "useful": judged["useful"], "promoted": promoted}
+
+    def counts(self, month: str, day_start: float, minute_start: float) -> dict:
+        """What the limits count, as the ledger holds it (read at start-up: counts survive a restart): per
+        connection and per model, the month's requests, the day's requests and tokens, and the last minute's calls
+        with their times and tokens."""
+        out: dict = {"month": [], "day": [], "minute": []}
+        out["month"] = self.db.query("SELECT endpoint, model, COUNT(*) AS requests FROM usage WHERE month = ? "
+                                     "GROUP BY endpoint, model", (month,))
+        out["day"] = self.db.query("SELECT endpoint, model, COUNT(*) AS requests, "
+                                   "COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens FROM usage "
+                                   "WHERE created >= ? GROUP BY endpoint, model", (day_start,))
+        out["minute"] = self.db.query("SELECT endpoint, model, created, input_tokens + output_tokens AS tokens "
+                                      "FROM usage WHERE created >= ? ORDER BY created", (minute_start,))
+        return out
