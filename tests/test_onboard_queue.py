@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 import time
 
 import pytest
@@ -115,9 +116,11 @@ def test_bad_requests_are_refused_before_anything_is_queued(api, home, body, sta
 
 
 def test_duplicates_are_refused_before_anything_runs(api, fake, home):
-    fake.script("m-one", Reply(text="ready", delay=1.0))
+    probed = threading.Event()                             # m-one stays on the queue until the test has asked again
+    fake.script("m-one", Reply(text="ready", hold=probed))
     _, _, d = api("POST", "/bench/onboard", {"models": ["m-one"], "mode": "quick"})
     status, _, err = api("POST", "/bench/onboard", {"models": ["m-two", "m-one"]})
+    probed.set()
     assert status == 409 and f"already queued (item {d['items'][0]['id']})" in err["error"]["message"]
     finished(api, [d["items"][0]["id"]])
     status, _, err = api("POST", "/bench/onboard", {"models": ["m-two", "m-one"]})

@@ -326,9 +326,13 @@ def test_the_suite_job_is_paced_like_every_scheduled_job(oracle, home, make_serv
     assert seen["most"] == 1 and job["calls"] == 2 and len(chats(oracle)) == 3
     write(home, "settings.json", {"suite_gap_seconds": 0, "suite_job_calls": 2, "scheduler_yield_seconds": 0.3})
     oracle.reset()
-    oracle.script("right", [Reply(delay=2, text=None)])
+    answer = threading.Event()                            # the user's ask is out until the job has given up
+    oracle.script("right", [Reply(hold=answer, text=None)])
     asked = user_ask(svc, oracle, "right")
-    job = run_job(svc, "suite")
+    try:
+        job = run_job(svc, "suite")
+    finally:
+        answer.set()
     asked.join(10)
     assert job["calls"] == 0 and len(chats(oracle)) == 1
     assert "the rest owed to the next run (not asked: its endpoint stayed busy with your asks for 0.3 s)" \
