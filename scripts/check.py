@@ -36,8 +36,8 @@ npm is found (BENCHWARMERS_NO_NPM=1 skips that), then run pytest and print one s
 options:
   -h, --help   show this help and exit (nothing is installed or run)
   --quick      skip the slow tests (packaging, browsers)
-  PYTEST ARGS  passed to pytest, e.g. tests/test_route.py -k failover; the tests run on several workers
-               (pytest-xdist: -n 4 on up to 4 cores, one a core up to 8); -n 0 runs them in this one process
+  PYTEST ARGS  passed to pytest, e.g. tests/test_route.py -k failover. The tests run on several workers
+               (pytest-xdist: 4, or one per core up to 8); -n 0 runs them all in one process
 
 exit status: pytest's (0 when everything passed), 1 when a self-check failed, 2 on Python older than 3.11."""
 
