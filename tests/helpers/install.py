@@ -97,7 +97,7 @@ def npm_tarball(tmp_path_factory) -> Path:
 
 
 def once_per_run(tmp_path_factory, name: str, make) -> dict:
-    """make(folder) -> {name: Path}, done once for the whole run. Under pytest-xdist the workers share the run's
+    """make(folder) -> {key: Path}, done once for the whole run. Under pytest-xdist the workers share the run's
     temporary folder: the first to claim `name` makes it, the others wait for its answer (or its failure)."""
     if name not in _built:
         base = tmp_path_factory.getbasetemp()
@@ -135,7 +135,7 @@ def awaited(answer: Path, timeout: float = 1200) -> dict:
         assert time.monotonic() < deadline, f"no other worker wrote {answer} within {timeout:.0f} s"
         time.sleep(0.2)
     data = json.loads(answer.read_text(encoding="utf-8"))
-    assert "made" in data, f"another worker failed to make it: {data.get('error')}"
+    assert "made" in data, f"making it failed earlier in this run: {data.get('error')}"
     return {k: Path(v) for k, v in data["made"].items()}
 
 
