@@ -145,7 +145,7 @@ def test_failures_carry_their_reason_and_register_nothing(api, fake):
 def test_a_restart_in_the_middle_of_an_item_retries_it_once(make_service, fake, home):
     first = make_service()
     add_endpoint(Http(first.url), fake)
-    fake.script("m-one", [Reply(text="ready", delay=3.0)])       # only the first call is slow
+    fake.script("m-one", [Reply(text="ready", hold=threading.Event())])   # only the first call: out until the end
     _, _, d = Http(first.url)("POST", "/bench/onboard", {"models": ["m-one", "m-two"], "mode": "quick"})
     ids = [i["id"] for i in d["items"]]
     wait_for(lambda: any(r.path.endswith("/chat/completions") for r in fake.requests))
@@ -165,7 +165,8 @@ def test_a_restart_in_the_suite_step_resumes_the_suite_not_the_registration(make
     write(home, "settings.json", {"suite_gap_seconds": 0})
     first = make_service()
     add_endpoint(Http(first.url), fake)
-    fake.script("m-one", [Reply(text="ready"), Reply(text="no idea"), Reply(text="no idea", delay=3.0)])
+    fake.script("m-one", [Reply(text="ready"), Reply(text="no idea"),
+                          Reply(text="no idea", hold=threading.Event())])     # the third: out until the end
     _, _, d = Http(first.url)("POST", "/bench/onboard", {"models": ["m-one"]})
     item = d["items"][0]["id"]
     wait_for(lambda: Http(first.url)("GET", f"/bench/onboard/{item}")[2]["state"] == "suite"

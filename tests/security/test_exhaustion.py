@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import pytest
 
 from tests.fakes import FakeOpenAI, Reply
 from tests.helpers.data import configure, write
+from tests.helpers.panel import chat_requests, wait_for
 from tests.security.attack import (TOKEN, bench_data, concrete, label, raw, routes, status_of,
                                    wire, writes)
 
@@ -94,7 +94,8 @@ def test_a_hanging_upstream_cannot_starve_the_seat_pool(home, make_service):
                    for _ in range(6)]
         for t in threads:
             t.start()
-        time.sleep(1.0)   # 24 seats on the stuck upstream: far more than the 8 workers
+        # 24 seats on the stuck upstream, far more than the 8 workers: wait until its share of them is stuck
+        wait_for(lambda: len(chat_requests(stuck)) >= 4)
         status, _, body = raw(svc.url, "POST", "/v1/chat/completions", ask("fine"),
                               {"Content-Type": "application/json"})
         seats = json.loads(body)["bench"]["seats"]
