@@ -298,7 +298,7 @@ def ask_in_flight(svc, fake) -> threading.Thread:
     asked = threading.Thread(target=lambda: Http(svc.url)("POST", "/v1/chat/completions", {
         "model": "uno", "messages": [{"role": "user", "content": "hi"}]}))
     asked.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while not chats(fake) and time.monotonic() < deadline:
         time.sleep(0.01)
     return asked

@@ -108,7 +108,7 @@ def requests_for(fake, served: str) -> list:
     return [r for r in chat_requests(fake) if isinstance(r.body, dict) and r.body.get("model") == served]
 
 
-def wait_for(predicate, timeout: float = 10.0, every: float = 0.05):
+def wait_for(predicate, timeout: float = 30.0, every: float = 0.05):
     """Poll until `predicate()` is truthy (returned) or fail after `timeout` seconds."""
     end = time.monotonic() + timeout
     while True:
