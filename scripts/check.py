@@ -37,7 +37,8 @@ options:
   -h, --help   show this help and exit (nothing is installed or run)
   --quick      skip the slow tests (packaging, browsers)
   PYTEST ARGS  passed to pytest, e.g. tests/test_route.py -k failover. The tests run on several workers
-               (pytest-xdist: 4, or one per core up to 8); -n 0 runs them all in one process
+               (pytest-xdist: 4, or one per core up to 8); -n 0 runs them all in one process. Python caches
+               compiled modules for the run (__pycache__), even where PYTHONDONTWRITEBYTECODE is set
 
 exit status: pytest's (0 when everything passed), 1 when a self-check failed, 2 on Python older than 3.11."""
 
@@ -229,7 +230,10 @@ def parallel(extra: list[str]) -> list[str]:
 def run_pytest(args: list[str]) -> tuple[int, str]:
     """Run pytest, passing its output through as it comes; returns (exit code, its closing summary line)."""
     cmd = [sys.executable, "-m", "pytest", *args]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE)
+    # Compiled modules are cached for this run even where PYTHONDONTWRITEBYTECODE is set: the suite starts hundreds
+    # of Python processes (and every worker collects the tests), each compiling the same sources again otherwise.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, env=env)
     tail = b""
     out = sys.stdout.buffer
     while True:
