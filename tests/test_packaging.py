@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 import pytest
 
 import benchwarmers
-from tests.helpers.install import NODE, NPM, bin_dir, built, check_installed, clean_env, exe, npm_tarball, run
+from tests.helpers.install import (NODE, NPM, bin_dir, built, check_installed, clean_env, exe, npm_tarball,
+                                   once_per_run, run)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIM = ROOT / "bin" / "benchwarmers.js"
@@ -83,12 +84,15 @@ def wheel(dists) -> Path:
 
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory) -> Path:
-    venv = tmp_path_factory.mktemp("venv") / "v"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    done = run([exe(bin_dir(venv), "python")], "-m", "pip", "install", "--no-index", "--no-deps", "-q", str(wheel),
-               env=clean_env(), cwd=venv, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return venv
+    """A fresh venv with the wheel installed, once per run (its tests only run what it installed)."""
+    def make(folder: Path) -> dict:
+        venv = folder / "v"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+        done = run([exe(bin_dir(venv), "python")], "-m", "pip", "install", "--no-index", "--no-deps", "-q",
+                   str(wheel), env=clean_env(), cwd=venv, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return {"venv": venv}
+    return once_per_run(tmp_path_factory, "installed", make)["venv"]
 
 
 def shipped(root: Path, folder: str) -> set[str]:
