@@ -161,8 +161,10 @@ def test_models_show_the_record_with_the_counts_it_rests_on(bench, fake):
              for i in range(3)]
     code, out, _ = bench("models")
     assert code == 0 and "RECORD" in out and "none judged of 3 asks" in out and "no calls yet" in out
-    bench("verdict", calls[0], "--useful", "--real", "r1", "--false", "f1")
-    bench("verdict", calls[1], "--not-useful", "--false", "f2", "--false", "f3")
+    for call, judged in ((calls[0], ["--useful", "--real", "r1", "--false", "f1"]),
+                         (calls[1], ["--not-useful", "--false", "f2", "--false", "f3"])):
+        code, _, err = bench("verdict", call, *judged)
+        assert code == 0, err
     code, out, _ = bench("models")
     assert code == 0 and "confidently wrong, 50% useful of 2 judged, 3/4 claims false" in out
     code, out, _ = bench("model", "show", "uno")
