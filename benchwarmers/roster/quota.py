@@ -72,7 +72,7 @@ class Window:
             self.total -= self.amount[i] if self.amount is not None else 1
             i += 1
         self.start = i
-        if i > 1024 and 2 * i > len(when):       # the forgotten head outgrew what is kept: let it go
+        if i > 1024 and 8 * i > len(when):       # the forgotten head is an eighth of it: let it go
             del self.when[:i]
             if self.amount is not None:
                 del self.amount[:i]
