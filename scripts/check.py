@@ -17,7 +17,7 @@ VENV = ROOT / ".venv"
 NODE_CLIENTS = ROOT / "tests" / "clients" / "package.json"   # the Node clients CLIENTS.md's snippets use
 IN_VENV_FLAG = "BENCHWARMERS_CHECK_IN_VENV"
 # pip names of the test extra -> the module each provides (the rest import under their own name).
-IMPORT_NAMES = {"google-genai": "google.genai", "pyyaml": "yaml"}
+IMPORT_NAMES = {"google-genai": "google.genai", "pyyaml": "yaml", "pytest-xdist": "xdist"}
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".pytest_cache"}
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".js", ".txt", ".cfg", ".ini", ".yaml", ".yml", ".sh", ".in", ""}
 MODULE_WARN_LINES = 450
@@ -36,7 +36,9 @@ npm is found (BENCHWARMERS_NO_NPM=1 skips that), then run pytest and print one s
 options:
   -h, --help   show this help and exit (nothing is installed or run)
   --quick      skip the slow tests (packaging, browsers)
-  PYTEST ARGS  passed to pytest, e.g. tests/test_route.py -k failover
+  PYTEST ARGS  passed to pytest, e.g. tests/test_route.py -k failover. The tests run on several workers
+               (pytest-xdist: 4, or one per core up to 8); -n 0 runs them all in one process. Python caches
+               compiled modules for the run (__pycache__), even where PYTHONDONTWRITEBYTECODE is set
 
 exit status: pytest's (0 when everything passed), 1 when a self-check failed, 2 on Python older than 3.11."""
 
@@ -206,10 +208,32 @@ def ensure_node_clients() -> None:
 
 # ---- pytest ----------------------------------------------------------------------------------
 
+def workers() -> int:
+    """pytest-xdist workers: most tests wait on sockets and subprocesses, not the CPU, so at least 4 even on 2 cores."""
+    return min(8, max(4, os.cpu_count() or 1))
+
+
+def parallel(extra: list[str]) -> list[str]:
+    """Run on several workers unless the caller chose (-n, --numprocesses, -p no:xdist) or xdist is missing.
+
+    Plain load distribution, a few tests at a time: the workers sort the slow tests first (tests/conftest.py), and
+    small steps spread them over all workers instead of one worker's first batch. The groupings (loadgroup,
+    loadscope, loadfile) are not used: they key tests by node id, and the fuzz tests share one id, so all but one
+    of them would silently not run."""
+    chose = any(a in ("-n", "--numprocesses", "no:xdist") or a.startswith(("-n", "--numprocesses="))
+                for a in extra)
+    if chose or importlib.util.find_spec("xdist") is None:
+        return []
+    return ["-n", str(workers()), "--maxschedchunk", "2"]
+
+
 def run_pytest(args: list[str]) -> tuple[int, str]:
     """Run pytest, passing its output through as it comes; returns (exit code, its closing summary line)."""
     cmd = [sys.executable, "-m", "pytest", *args]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE)
+    # Compiled modules are cached for this run even where PYTHONDONTWRITEBYTECODE is set: the suite starts hundreds
+    # of Python processes (and every worker collects the tests), each compiling the same sources again otherwise.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, env=env)
     tail = b""
     out = sys.stdout.buffer
     while True:
@@ -265,7 +289,7 @@ def main(argv: list[str]) -> int:
     say("check: self-checks passed (stdlib-only imports, no outside references, no runtime dependencies)")
     ensure_chromium()
     ensure_node_clients()
-    args = ["-q", *(["-m", "not slow"] if quick else []), *extra]
+    args = ["-q", *parallel(extra), *(["-m", "not slow"] if quick else []), *extra]
     say(f"check: python -m pytest {shlex.join(args)}")
     code, summary = run_pytest(args)
     seconds = time.monotonic() - started

@@ -1,12 +1,21 @@
 """Shared fixtures: every test gets its own data folder and llm user folder; services start on port 0."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from tests.fakes.server import shut_down
 from tests.helpers.http import Http
 from tests.helpers.inproc import InProcess
+
+
+def pytest_collection_modifyitems(config, items):
+    """On pytest-xdist workers, the slow tests first: a long test started last would keep one worker busy after the
+    others ran out of work. Every worker sorts alike, so they agree on the order."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(autouse=True)
@@ -28,13 +37,19 @@ def home(isolated) -> Path:
     return isolated
 
 
+def stopped(svc) -> None:
+    """svc.stop(), its serving loop ended at once rather than at its next poll (a wait every test paid)."""
+    shut_down(svc.httpd)
+    svc.stop()
+
+
 @pytest.fixture
 def service(home):
     """The real service (dashboard + gateway) on 127.0.0.1, port 0, stopped after the test."""
     from benchwarmers.server.lifecycle import Service
     svc = Service(home).start()
     yield svc
-    svc.stop()
+    stopped(svc)
 
 
 @pytest.fixture
@@ -49,7 +64,7 @@ def make_service(home):
         return svc
     yield make
     for svc in started:
-        svc.stop()
+        stopped(svc)
 
 
 @pytest.fixture

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -13,6 +15,8 @@ import pytest
 from tests.fakes import Reply
 from tests.helpers.panel import bench, fake, headings, requests_for  # noqa: F401
 from tests.test_cli_ask import ROOT, bench_cli, err, out
+
+WAITING_FOR_B = re.compile(r"waiting: b \d+ s")
 
 
 def test_answers_come_in_seat_order_on_a_pipe(bench, fake):
@@ -31,26 +35,58 @@ def test_max_tokens_is_sent_to_every_seat(bench, fake):
     assert proc.returncode == 2 and "at least 1" in err(proc)
 
 
+def ask_with_a_terminal(url: str, terminal: str, enough, gate: threading.Event) -> tuple[int, str, str, str]:
+    """`bench ask core q` with `terminal` ("stdout" or "stderr") on a pseudo-terminal and the other on a pipe; `gate`
+    is set once enough(what the terminal showed so far) holds. (exit code, the terminal's text then, its whole text,
+    the pipe's text)."""
+    import pty
+    master, slave = pty.openpty()
+    env = {**os.environ, "BENCHWARMERS_URL": url, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8"}
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, terminal: slave}
+    proc = subprocess.Popen([sys.executable, "-m", "benchwarmers", "ask", "core", "q"], cwd=str(ROOT), env=env,
+                            stdin=subprocess.DEVNULL, **streams)
+    os.close(slave)
+    seen, then = b"", None
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            if then is None and enough(seen.decode("utf-8", "replace")):
+                then = seen.decode("utf-8", "replace")
+                gate.set()
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:           # the child closed the terminal: it has ended
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            elif proc.poll() is not None:
+                break
+    finally:
+        gate.set()
+        os.close(master)
+    piped = proc.communicate(timeout=30)[0 if terminal == "stderr" else 1].decode()
+    return proc.returncode, then or "", seen.decode("utf-8", "replace"), piped
+
+
+@pytest.mark.skipif(sys.platform.startswith("win"), reason="needs a pseudo-terminal (POSIX)")
+def test_a_terminal_sees_each_seat_as_it_finishes(bench, fake):
+    """The fast seats' answers are on the terminal while the slow seat is still out (held until they are seen)."""
+    slow = threading.Event()
+    fake.script("m-b", Reply(text="b is slow", hold=slow))
+    code, then, text, err_text = ask_with_a_terminal(bench.url, "stdout", lambda shown: "## Seat" in shown, slow)
+    assert code == 0, err_text
+    assert "## Seat" in then and "b is slow" not in then          # a block arrived before the panel ended
+    assert "b is slow" in text and len(headings(text.replace("\r\n", "\n"))) == 4
+
+
 @pytest.mark.skipif(sys.platform.startswith("win"), reason="needs a pseudo-terminal (POSIX)")
 def test_a_terminal_sees_which_seats_are_still_awaited(bench, fake):
-    import pty
-    fake.script("m-b", Reply(text="b is slow", delay=3))
-    master, slave = pty.openpty()
-    env = {**os.environ, "BENCHWARMERS_URL": bench.url, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8"}
-    proc = subprocess.Popen([sys.executable, "-m", "benchwarmers", "ask", "core", "q"], cwd=str(ROOT), env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
-    os.close(slave)
-    seen = b""
-    deadline = time.monotonic() + 30
-    while proc.poll() is None and time.monotonic() < deadline:
-        try:
-            seen += os.read(master, 4096)
-        except OSError:
-            break
-    stdout = proc.communicate(timeout=30)[0].decode()
-    os.close(master)
-    text = seen.decode("utf-8", "replace")
-    assert proc.returncode == 0, text
-    assert re.search(r"waiting: b \d+ s", text), text   # the fast seats were done well before b
+    slow = threading.Event()                  # b stays out until its name has shown on the waiting line
+    fake.script("m-b", Reply(text="b is slow", hold=slow))
+    code, then, text, stdout = ask_with_a_terminal(bench.url, "stderr", WAITING_FOR_B.search, slow)
+    assert code == 0, text
+    assert WAITING_FOR_B.search(then), text   # the fast seats were done while b was still out
     assert [h[0] for h in headings(stdout)] == [1, 2, 3, 4]
     assert "bench verdict" in text

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tests.helpers.compat import (assert_bench, assert_every_seat, assert_merged,  # noqa: F401 (fixtures)
-                                  keyed_panel, panel)
+                                  keyed_panel, panel, until_seen)
 
 anthropic = pytest.importorskip("anthropic")
 PROMPT = "name a prime"
@@ -84,8 +84,10 @@ def test_errors_reach_the_sdk_as_its_own_exceptions(client):
 
 
 def test_stream_brings_each_seat_as_it_finishes_through_pings(client, panel):
-    panel.slow_first_seat()       # ping events go out while seat 1 thinks
+    gate = panel.hold_first_seat()   # seat 1 is out until seat 2 has arrived; ping events go out meanwhile
     with client.messages.stream(model="bench/core", max_tokens=256, messages=USER) as stream:
+        for _ in until_seen(gate, stream.text_stream, str):
+            pass
         final = stream.get_final_message()
     text = final.content[0].text
     assert_every_seat(text, PROMPT, streamed=True)

@@ -6,7 +6,8 @@ import urllib.request
 
 import pytest
 
-from tests.helpers.compat import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel)  # noqa: F401
+from tests.helpers.compat import (assert_bench, assert_every_seat, assert_merged, keyed_panel, panel,  # noqa: F401
+                                  until_seen)
 from tests.helpers.sse import sse_frames
 
 genai = pytest.importorskip("google.genai")
@@ -93,9 +94,9 @@ def test_errors_reach_the_sdk_as_its_own_exceptions(client):
 
 
 def test_stream_brings_each_seat_as_it_finishes_through_keep_alives(client, panel):
-    panel.slow_first_seat()       # records with empty text go out while seat 1 thinks
-    text = "".join(c.text or "" for c in client.models.generate_content_stream(model="bench/core",
-                                                                               contents=PROMPT))
+    gate = panel.hold_first_seat()   # seat 1 is out until seat 2 has arrived; records with empty text meanwhile
+    text = "".join(c.text or "" for c in until_seen(gate, client.models.generate_content_stream(
+        model="bench/core", contents=PROMPT), lambda c: c.text))
     assert_every_seat(text, PROMPT, streamed=True)
     assert text.index("## Seat 1") > text.index("## Seat 2")
     assert_merged("".join(c.text or "" for c in client.models.generate_content_stream(

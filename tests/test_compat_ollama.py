@@ -7,7 +7,7 @@ import urllib.request
 import pytest
 
 from tests.helpers.compat import (assert_bench, assert_every_seat, assert_merged,  # noqa: F401 (fixtures)
-                                  keyed_panel, panel)
+                                  keyed_panel, panel, until_seen)
 
 ollama = pytest.importorskip("ollama")
 PROMPT = "name a prime"
@@ -96,8 +96,9 @@ def test_errors_reach_the_sdk_as_its_own_exceptions(client):
 
 
 def test_stream_brings_each_seat_as_it_finishes_through_keep_alives(client, panel):
-    panel.slow_first_seat()       # not-done objects with empty content go out while seat 1 thinks
-    parts = list(client.chat(model="bench/core", messages=USER, stream=True))
+    gate = panel.hold_first_seat()   # seat 1 is out until seat 2 has arrived; not-done empty objects meanwhile
+    parts = list(until_seen(gate, client.chat(model="bench/core", messages=USER, stream=True),
+                            lambda p: p.message.content))
     text = "".join(p.message.content or "" for p in parts)
     assert_every_seat(text, PROMPT, streamed=True)
     assert text.index("## Seat 1") > text.index("## Seat 2") and parts[-1].done

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.compat import (assert_bench, assert_every_seat, assert_merged,  # noqa: F401 (fixtures)
-                                  keyed_panel, panel)
+                                  keyed_panel, panel, until_seen)
 
 openai = pytest.importorskip("openai")
 PROMPT = "name a prime"
@@ -130,9 +130,10 @@ def test_errors_reach_the_sdk_as_its_own_exceptions(client, panel):
 
 
 def test_streams_bring_each_seat_as_it_finishes_through_keep_alives(client, panel):
-    panel.slow_first_seat()       # seat 1 is the slowest; keep-alive comments go out while it thinks
-    chunks = list(client.chat.completions.create(model="bench/core", stream=True,
-                                                 messages=[{"role": "user", "content": PROMPT}]))
+    gate = panel.hold_first_seat()   # seat 1 is out until the others have arrived; keep-alive comments meanwhile
+    chunks = list(until_seen(gate, client.chat.completions.create(model="bench/core", stream=True,
+                                                                  messages=[{"role": "user", "content": PROMPT}]),
+                             lambda c: c.choices[0].delta.content if c.choices else "", seats=(2, 3, 4)))
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text.index("## Seat 1") > max(text.index(f"## Seat {n}") for n in (2, 3, 4))
     assert_bench(chunks[-1].model_extra["bench"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
 import pytest
 
@@ -193,10 +194,15 @@ def ndjson(text: str) -> list:
 
 
 def test_the_ask_stream_sends_a_line_per_seat_as_it_finishes(bench, fake):
-    fake.script("m-b", Reply(text="**slow** one", delay=0.5))
+    slow = threading.Event()                              # b answers once the other two seats have arrived
+    fake.script("m-b", Reply(text="**slow** one", hold=slow))
     body = f"collection=core&prompt=hello&csrf={bench.csrf}".encode()
-    status, headers, text = bench.request("POST", "/ask/stream", body,
-                                          {"Content-Type": "application/x-www-form-urlencoded"})
+    try:
+        status, headers, text = bench.request("POST", "/ask/stream", body,
+                                              {"Content-Type": "application/x-www-form-urlencoded"},
+                                              on_data=lambda data: data.count(b'{"seat": {') >= 2 and slow.set())
+    finally:
+        slow.set()
     assert status == 200 and headers["content-type"].startswith("application/x-ndjson")
     lines = ndjson(text)
     first, seats, last = lines[0], [x["seat"] for x in lines if "seat" in x], lines[-1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -95,8 +96,9 @@ def visit_and_shoot(page, url: str, path: str, name: str) -> None:
 
 def test_a_new_users_first_hour(tab, home, make_service, isolated):
     fake = FakeOpenAI().start().set_models(["alpha-1", "beta-2", "gamma-3"]).expect_key(KEY)
-    fake.script("alpha-1", [Reply(text="ready", delay=0.6)])                 # its probe takes a moment
-    fake.script("beta-2", [Reply(text="ready"), Reply(delay=1.5)])            # its answer comes last
+    probed, answered = threading.Event(), threading.Event()                  # let go once the page has shown why
+    fake.script("alpha-1", [Reply(text="ready", hold=probed)])               # its probe takes a moment
+    fake.script("beta-2", [Reply(text="ready"), Reply(hold=answered)])       # its answer comes last
     svc = make_service()
     url, page = svc.url, tab
     watch = Watch(page, url)
@@ -122,6 +124,7 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
         page.check('input[value="hub|beta-2"]')
         page.click("text=Onboard the ticked models")
         expect(page.locator('.progress[data-key="hub|beta-2"]')).to_contain_text("queued")
+        probed.set()
         for served in ("alpha-1", "beta-2"):
             expect(page.locator(f'.progress[data-key="hub|{served}"]')).to_contain_text("done")
         assert page.url == url + "/onboard"
@@ -152,6 +155,7 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
         expect(alpha.locator(".answer")).to_contain_text("alpha-1 says: Where is the bug?")
         expect(beta).to_have_class(re.compile("is-waiting"))                  # still thinking
         expect(alpha.locator(".answer strong")).to_have_text("the bug")        # Markdown, made safe
+        answered.set()
         expect(beta.locator(".answer")).to_contain_text("beta-2 says")
         expect(page.locator("#ask-form [data-status]")).to_contain_text("2 of 2 seats answered")
 
@@ -214,6 +218,8 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
             visit_and_shoot(page, url, path, name)
         assert watch.clean(), (watch.dialogs, watch.foreign, watch.violations)
     finally:
+        probed.set()
+        answered.set()
         fake.stop()
 
 

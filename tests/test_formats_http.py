@@ -223,14 +223,36 @@ KEEPALIVE = {"chat": b": keep-alive", "responses": b": keep-alive", "completions
              "ollama_chat": b'"content":""},"done":false', "ollama_generate": b'"response":"","done":false'}
 
 
+def spaced(data: bytes) -> bool:
+    """A Gemini array stream's keep-alives: whitespace between its records (still valid JSON)."""
+    return data.replace(b",\r\n", b"").count(b"\n") >= 2
+
+
+def stream_holding(panel, path: str, body: dict, ready) -> tuple[int, bytes]:
+    """A stream read as it comes, seat 1 held out until ready(what has arrived so far)."""
+    gate = panel.hold_first_seat()
+    req = urllib.request.Request(panel.url + path, method="POST", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    data = b""
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            while chunk := resp.read1(65536):
+                data += chunk
+                if ready(data):
+                    gate.set()
+            return resp.status, data
+    finally:
+        gate.set()
+
+
 def test_streams_send_keep_alives_while_a_seat_thinks(panel):
-    panel.slow_first_seat(delay=0.3)
     for fmt, marker in KEEPALIVE.items():
-        status, _, data = stream_body(panel.url, fmt)
+        status, data = stream_holding(panel, path_for(fmt, "bench/core", True), body_for(fmt, "bench/core", True),
+                                      lambda d: b"## Seat 2" in d and d.count(marker) >= 2)
         assert status == 200 and data.count(marker) >= 2, (fmt, data[:400])
         assert data.index(b"## Seat 1") > data.index(b"## Seat 2"), fmt
-    _, _, data = call(panel.url, "POST", "/v1beta/models/bench/core:streamGenerateContent", gemini("x"))
-    assert data.replace(b",\r\n", b"").count(b"\n") >= 2      # whitespace between records: valid JSON
+    _, data = stream_holding(panel, "/v1beta/models/bench/core:streamGenerateContent", gemini("x"), spaced)
+    assert spaced(data)
     assert_bench(json.loads(data)[-1]["bench"])
 
 

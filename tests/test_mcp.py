@@ -328,15 +328,20 @@ def test_raw_old_version_gets_json_in_text(panel):
 
 def test_raw_cancelled_call_gets_no_reply(panel):
     service, fake = panel
-    fake.script("*", Reply(delay=1.0))              # the panel is still waiting when the cancel arrives
+    cancelled = threading.Event()                  # the panel is still waiting when the cancel arrives
+    fake.script("*", Reply(hold=cancelled))
     with Raw(service.url) as srv:
-        srv.initialize("2025-11-25", msg_id=1)
-        srv.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                  "params": {"name": "ask", "arguments": {"collection": "core", "prompt": "slow"}}})
-        srv.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7,
-                                                                                   "reason": "user"}})
-        assert srv.call(8, "ping")["id"] == 8        # answered while the tool call runs
-        assert srv.call(9, "tools/call", {"name": "list_collections", "arguments": {}})["result"]["isError"] is False
+        try:
+            srv.initialize("2025-11-25", msg_id=1)
+            srv.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "ask", "arguments": {"collection": "core", "prompt": "slow"}}})
+            srv.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7,
+                                                                                       "reason": "user"}})
+            assert srv.call(8, "ping")["id"] == 8        # answered while the tool call runs
+            listed = srv.call(9, "tools/call", {"name": "list_collections", "arguments": {}})
+            assert listed["result"]["isError"] is False
+        finally:
+            cancelled.set()
         assert srv.close() == 0                      # EOF: waits for the cancelled call, which sends nothing
     assert [r["id"] for r in check_all_jsonrpc(srv.lines)] == [1, 8, 9]
     assert any("slow" in json.dumps(r.body) for r in fake.requests)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 import time
 
 import pytest
@@ -115,9 +116,11 @@ def test_bad_requests_are_refused_before_anything_is_queued(api, home, body, sta
 
 
 def test_duplicates_are_refused_before_anything_runs(api, fake, home):
-    fake.script("m-one", Reply(text="ready", delay=1.0))
+    probed = threading.Event()                             # m-one stays on the queue until the test has asked again
+    fake.script("m-one", Reply(text="ready", hold=probed))
     _, _, d = api("POST", "/bench/onboard", {"models": ["m-one"], "mode": "quick"})
     status, _, err = api("POST", "/bench/onboard", {"models": ["m-two", "m-one"]})
+    probed.set()
     assert status == 409 and f"already queued (item {d['items'][0]['id']})" in err["error"]["message"]
     finished(api, [d["items"][0]["id"]])
     status, _, err = api("POST", "/bench/onboard", {"models": ["m-two", "m-one"]})
@@ -142,7 +145,7 @@ def test_failures_carry_their_reason_and_register_nothing(api, fake):
 def test_a_restart_in_the_middle_of_an_item_retries_it_once(make_service, fake, home):
     first = make_service()
     add_endpoint(Http(first.url), fake)
-    fake.script("m-one", [Reply(text="ready", delay=3.0)])       # only the first call is slow
+    fake.script("m-one", [Reply(text="ready", hold=threading.Event())])   # only the first call: out until the end
     _, _, d = Http(first.url)("POST", "/bench/onboard", {"models": ["m-one", "m-two"], "mode": "quick"})
     ids = [i["id"] for i in d["items"]]
     wait_for(lambda: any(r.path.endswith("/chat/completions") for r in fake.requests))
@@ -162,7 +165,8 @@ def test_a_restart_in_the_suite_step_resumes_the_suite_not_the_registration(make
     write(home, "settings.json", {"suite_gap_seconds": 0})
     first = make_service()
     add_endpoint(Http(first.url), fake)
-    fake.script("m-one", [Reply(text="ready"), Reply(text="no idea"), Reply(text="no idea", delay=3.0)])
+    fake.script("m-one", [Reply(text="ready"), Reply(text="no idea"),
+                          Reply(text="no idea", hold=threading.Event())])     # the third: out until the end
     _, _, d = Http(first.url)("POST", "/bench/onboard", {"models": ["m-one"]})
     item = d["items"][0]["id"]
     wait_for(lambda: Http(first.url)("GET", f"/bench/onboard/{item}")[2]["state"] == "suite"

@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 import pytest
 
 import benchwarmers
-from tests.helpers.install import NODE, NPM, bin_dir, built, check_installed, clean_env, exe, npm_tarball, run
+from tests.helpers.install import (NODE, NPM, bin_dir, built, check_installed, clean_env, exe, npm_tarball,
+                                   once_per_run, run)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIM = ROOT / "bin" / "benchwarmers.js"
@@ -83,12 +84,15 @@ def wheel(dists) -> Path:
 
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory) -> Path:
-    venv = tmp_path_factory.mktemp("venv") / "v"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    done = run([exe(bin_dir(venv), "python")], "-m", "pip", "install", "--no-index", "--no-deps", "-q", str(wheel),
-               env=clean_env(), cwd=venv, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return venv
+    """A fresh venv with the wheel installed, once per run (its tests only run what it installed)."""
+    def make(folder: Path) -> dict:
+        venv = folder / "v"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+        done = run([exe(bin_dir(venv), "python")], "-m", "pip", "install", "--no-index", "--no-deps", "-q",
+                   str(wheel), env=clean_env(), cwd=venv, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return {"venv": venv}
+    return once_per_run(tmp_path_factory, "installed", make)["venv"]
 
 
 def shipped(root: Path, folder: str) -> set[str]:
@@ -103,7 +107,8 @@ def test_sdist_carries_what_a_source_install_needs(dists):
     with tarfile.open(dists["sdist"]) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     for wanted in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "NOTICE", "BENCHMARKS.md", "CHANGELOG.md",
-                   "HOSTING.md", "RELEASING.md", "serve.py", "bench.py", "Dockerfile", "compose.yaml", ".env.example",
+                   "HOSTING.md", "RELEASING.md", "USAGE.md", "GATEWAY.md", "AGENTS.md", "TERMS.md", "PRIVACY.md",
+                   "SECURITY.md", "serve.py", "bench.py", "Dockerfile", "compose.yaml", ".env.example",
                    ".claude-plugin/marketplace.json", "benchwarmers/__main__.py",
                    "benchwarmers/dashboard/static/style.css", "benchwarmers/catalog/data/models.dev.json",
                    "tests/conftest.py", "deploy/fly/fly.toml"):
@@ -316,7 +321,7 @@ def test_npm_tarball_carries_the_python_source_and_data(tarball):
         assert wanted in files, wanted
     for folder in ("examples", "plugins", "suite"):
         assert {f"{folder}/{f}" for f in shipped(ROOT, folder)} <= files, folder
-    assert {"NOTICE", "BENCHMARKS.md"} <= files
+    assert {"NOTICE", "BENCHMARKS.md", "USAGE.md", "TERMS.md", "SECURITY.md", "PRIVACY.md"} <= files
     py_files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "benchwarmers").rglob("*.py")
                 if "__pycache__" not in p.parts}
     assert py_files <= files

@@ -103,9 +103,10 @@ def test_manifests_are_strict_json(path):
 
 def test_docs_show_the_install_and_client_config():
     doc = (ROOT / "README.md").read_text(encoding="utf-8")
+    usage = (ROOT / "USAGE.md").read_text(encoding="utf-8")      # the client settings live in its "MCP"
     assert "/plugin marketplace add WendellResearch-AI/benchwarmers" in doc
     assert "/plugin install benchwarmers@benchwarmers" in doc
-    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", doc, re.S)]
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", usage, re.S)]
     assert len(blocks) == 3
     installed, checkout, http = (b["mcpServers"]["benchwarmers"] for b in blocks)
     assert installed["command"] == "benchwarmers" and installed["args"] == ["mcp"]
@@ -117,8 +118,9 @@ def test_docs_show_the_install_and_client_config():
     assert PUBLISHED_NPX in published and load(ROOT / "package.json")["name"] in PUBLISHED_NPX
     assert doc.count("npx -y @wendellresearch-ai") == published.count("npx -y @wendellresearch-ai")
     assert "uvx benchwarmers" not in doc.replace(published, "")
+    assert "uvx benchwarmers" not in usage
     for name in ("BENCHWARMERS_URL", "BENCHWARMERS_KEY", "BENCHWARMERS_TIMEOUT"):
-        assert f"`{name}`" in doc
+        assert f"`{name}`" in usage
 
 
 def check_http_server(server: dict) -> None:

@@ -226,13 +226,8 @@ def test_shadow_seats_are_recorded_and_invisible(service, home, fakes):
     chosen = headers["x-bench-model"]
     assert reply["choices"][0]["message"]["content"] == f"{chosen}-s says: shadow test"
     http = Http(service.url)
-    import time
-    for _ in range(100):
-        _, _, calls = http("GET", "/bench/calls?collection=core")
-        shadows = [c for c in calls["calls"] if c["kind"] == "shadow"]
-        if shadows:
-            break
-        time.sleep(0.05)
+    shadows = wait_for(lambda: [c for c in http("GET", "/bench/calls?collection=core")[2]["calls"]
+                                if c["kind"] == "shadow"], timeout=30)
     assert len(shadows) == 1
     assert shadows[0]["model"] != chosen and shadows[0]["extra"]["turn"] == headers["x-bench-call"]
     assert shadows[0]["answer"].endswith("says: shadow test")

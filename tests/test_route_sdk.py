@@ -231,12 +231,13 @@ def as_sent(api: str, content: str, is_error: bool):
 def verdict_against(http: Http, call: str) -> None:
     """Judge a turn not useful, so the record alone would now prefer the other member: only the pin keeps it.
     A streamed turn is recorded as its stream closes, a moment after the client has read the end."""
-    for _ in range(100):
+    deadline = time.monotonic() + 30
+    while True:
         status, _, body = http("POST", "/bench/verdict", {"call": call, "useful": False})
         if status == 200:
             return
+        assert time.monotonic() < deadline, f"verdict not accepted: {status} {body}"
         time.sleep(0.05)
-    raise AssertionError(f"verdict not accepted: {status} {body}")
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])

@@ -168,10 +168,12 @@ def test_two_services_on_one_folder_never_run_a_job_twice(bench, fake, clock, ma
     one.bench.scheduler.settle()
     two.bench.scheduler.settle()
     assert len(runs(one)) == 1 and chats(fake) == 2
-    fake.script("m-one", Reply(text="ready", delay=0.5))
+    probing = threading.Event()                                         # the probe's answer waits for the test
+    fake.script("m-one", Reply(text="ready", hold=probing))
     status, _, d = Http(one.url)("POST", "/bench/jobs/probe/run")
     assert status == 202 and d["run"]["status"] == "running" and d["run"]["trigger"] == "now"
     status, _, busy = Http(two.url)("POST", "/bench/jobs/probe/run")   # the lease is the folder's, not the service's
+    probing.set()
     assert status == 409 and f"run {d['run']['id']}" in busy["error"]["message"]
     one.bench.scheduler.settle()
     assert Http(two.url)("GET", f"/bench/jobs/{d['run']['id']}")[2]["run"]["status"] == "done"
@@ -296,7 +298,7 @@ def ask_in_flight(svc, fake) -> threading.Thread:
     asked = threading.Thread(target=lambda: Http(svc.url)("POST", "/v1/chat/completions", {
         "model": "uno", "messages": [{"role": "user", "content": "hi"}]}))
     asked.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while not chats(fake) and time.monotonic() < deadline:
         time.sleep(0.01)
     return asked
@@ -316,10 +318,14 @@ def test_scheduled_calls_wait_for_the_users_own_asks(svc, fake):
 
 def test_a_scheduled_call_gives_up_on_a_busy_endpoint_until_the_next_run(svc, fake, home):
     write(home, "settings.json", {"scheduler_yield_seconds": 0.3})
-    fake.script("m-one", Reply(text="slow ask", delay=2))
+    answer = threading.Event()                       # the user's ask is out until the probe job has given up
+    fake.script("m-one", Reply(text="slow ask", hold=answer))
     asked = ask_in_flight(svc, fake)
-    Http(svc.url)("POST", "/bench/jobs/probe/run")
-    svc.bench.scheduler.settle()
+    try:
+        Http(svc.url)("POST", "/bench/jobs/probe/run")
+        svc.bench.scheduler.settle()
+    finally:
+        answer.set()
     asked.join(10)
     run = runs(svc)[0]
     assert run["calls"] == 0 and chats(fake) == 1

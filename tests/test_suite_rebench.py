@@ -16,6 +16,7 @@ import pytest
 
 from benchwarmers.suite import rebench
 from benchwarmers.suite.tasks import load, load_all
+from tests.fakes.server import shut_down
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "rebench"
@@ -74,7 +75,7 @@ class Hub:
         return {"row_idx": index, "row": {**row, "patch": row["patch"][:100]}, "truncated_cells": ["patch"]}
 
     def stop(self):
-        self.server.shutdown()
+        shut_down(self.server)
         self.server.server_close()
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from benchwarmers.cli.main import main
 from benchwarmers.server.lifecycle import Service
+from benchwarmers.store.pending import pending
 from tests.fakes import Reply
 from tests.helpers.catalog import map_endpoints
 from tests.helpers.clock import FakeClock
@@ -169,9 +170,12 @@ def test_unknown_runs_and_tasks_are_404_and_cancel_is_409_when_finished(oracle, 
     assert status == 409 and "done" in err["error"]["message"]
 
 
-def slow(oracle, seconds: float):
-    """Every answer of `right` waits before it comes (the answers themselves stay right)."""
-    oracle.script("right", [Reply(delay=seconds, text=None) for _ in range(50)])
+def held_after(oracle, answered: int) -> threading.Event:
+    """`right` answers `answered` calls at once, then the next waits until the event returned is set (the answers
+    themselves stay right)."""
+    gate = threading.Event()
+    oracle.script("right", [Reply(text=None) for _ in range(answered)] + [Reply(hold=gate, text=None)])
+    return gate
 
 
 def wait_for(http, rid: int, done: int, timeout: float = 30) -> None:
@@ -184,25 +188,27 @@ def wait_for(http, rid: int, done: int, timeout: float = 30) -> None:
 
 
 def test_cancel_stops_a_running_run_after_the_call_in_flight(oracle, make_service):
-    slow(oracle, 0.3)
+    in_flight = held_after(oracle, 1)
     http = Http(make_service().url)
     _, _, d = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-*"})
     rid = d["runs"][0]["id"]
     wait_for(http, rid, 1)
     status, _, c = http("POST", f"/bench/suite/runs/{rid}/cancel", {})
+    in_flight.set()
     assert status == 200
     done = wait_run(http, rid)
     assert done["run"]["status"] == "cancelled" and done["run"]["done"] < done["run"]["total"]
 
 
 def test_a_run_cut_off_by_a_restart_is_interrupted_and_resumes_where_it_stopped(oracle, home):
-    slow(oracle, 0.2)
+    in_flight = held_after(oracle, 2)
     first = Service(home).start()
     http = Http(first.url)
     _, _, d = http("POST", "/bench/suite/runs", {"model": "right", "tasks": "t-*"})
     rid = d["runs"][0]["id"]
     wait_for(http, rid, 2)
-    first.stop()
+    first.stop()                                                          # with the third call in flight
+    in_flight.set()
     oracle.reset()                                                        # fast again, and count afresh
     second = Service(home).start()
     try:
@@ -298,6 +304,7 @@ def test_with_require_keys_on_the_bench_s_own_suite_work_still_runs(oracle, home
     runs = http("GET", "/bench/suite/runs?model=silent")[2]["runs"]
     assert runs[0]["status"] == "done" and runs[0]["failed"] == 0
     assert http("GET", "/bench/keys")[2]["keys"] == []                             # no key was made for it
+    assert pending(svc.bench.db)["total"] == 0                 # the suite scores its own answers: none wait for a verdict
 
 
 def chats(oracle) -> list:
@@ -326,9 +333,13 @@ def test_the_suite_job_is_paced_like_every_scheduled_job(oracle, home, make_serv
     assert seen["most"] == 1 and job["calls"] == 2 and len(chats(oracle)) == 3
     write(home, "settings.json", {"suite_gap_seconds": 0, "suite_job_calls": 2, "scheduler_yield_seconds": 0.3})
     oracle.reset()
-    oracle.script("right", [Reply(delay=2, text=None)])
+    answer = threading.Event()                            # the user's ask is out until the job has given up
+    oracle.script("right", [Reply(hold=answer, text=None)])
     asked = user_ask(svc, oracle, "right")
-    job = run_job(svc, "suite")
+    try:
+        job = run_job(svc, "suite")
+    finally:
+        answer.set()
     asked.join(10)
     assert job["calls"] == 0 and len(chats(oracle)) == 1
     assert "the rest owed to the next run (not asked: its endpoint stayed busy with your asks for 0.3 s)" \

@@ -13,7 +13,8 @@ def register(sub, parent) -> None:
                                    "Clients that connect to a URL use the service's own /mcp instead.",
                        epilog="examples:\n  benchwarmers mcp\n"
                               "  BENCHWARMERS_URL=http://192.168.1.5:8122 BENCHWARMERS_KEY=... benchwarmers mcp\n\n"
-                              "an MCP client's config (README.md has the forms for a checkout):\n"
+                              "an MCP client's config (USAGE.md, under MCP, has the forms for a checkout and "
+                              "over HTTP):\n"
                               '  {"mcpServers": {"benchwarmers": {"command": "benchwarmers", "args": ["mcp"]}}}')
     p.set_defaults(func=run, needs_client=False)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from .server import shut_down
+
 
 class Canned:
     """A server that answers every request with one fixed status, headers and body (or a cut body)."""
@@ -33,5 +35,5 @@ class Canned:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def stop(self):
-        self.server.shutdown()
+        shut_down(self.server)
         self.server.server_close()

@@ -12,6 +12,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from .server import shut_down
+
 FIXTURES = Path(__file__).resolve().parent.parent / "catalog_fixtures"
 PATHS = {"/api.json": "models.dev-api.json", "/api/v1/models": "openrouter-models.json"}
 HUGE = 50 << 20
@@ -87,7 +89,7 @@ class FakeCatalog:
 
     def stop(self) -> None:
         self._stop.set()
-        self.server.shutdown()
+        shut_down(self.server)
         self.server.server_close()
 
     def __enter__(self) -> "FakeCatalog":

@@ -8,6 +8,8 @@ import socketserver
 import threading
 from urllib.parse import urlsplit
 
+from .server import shut_down
+
 
 class FakeProxy:
     """`seen` records {"method", "target", "headers"} per proxied request; `auth=(user, password)` demands Basic."""
@@ -26,7 +28,7 @@ class FakeProxy:
 
     def stop(self) -> None:
         if self.server:
-            self.server.shutdown()
+            shut_down(self.server)
             self.server.server_close()
             self.server = None
 

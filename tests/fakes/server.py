@@ -5,6 +5,7 @@ import email.utils
 import json
 import re
 import socket
+import socketserver
 import ssl
 import threading
 import time
@@ -32,6 +33,8 @@ class Reply:
     retry_after: float = 2.0           # seconds the 429 signals carry
     headers: dict = field(default_factory=dict)      # extra response headers, on any reply
     delay: float = 0.0                 # seconds before the response headers
+    hold: threading.Event | None = None  # before the response headers, wait until the test sets it (or the fake
+    #                                    stops): "still out" for as long as a test needs, and not a moment more
     chunk_delay: float = 0.0           # seconds between streamed frames
     stall: bool = False                # streamed: send `stall_after` frames, then nothing until the fake stops
     #                                    (whole: the head and half the body, then nothing)
@@ -127,7 +130,7 @@ class FakeUpstream:
     def stop(self) -> None:
         self._stop.set()
         if self.server:
-            self.server.shutdown()
+            shut_down(self.server)
             self.drop_connections()
             self.server.server_close()
             self.server = None
@@ -252,6 +255,8 @@ class FakeUpstream:
         """Send `reply`: an error, garbage, a whole body (`whole()`), or the `frames()` of a stream."""
         if reply.delay:
             self._stop.wait(reply.delay)
+        if reply.hold is not None:
+            self.held(reply.hold)
         if reply.status != 200:
             message = reply.message or (self.not_found_message(model) if reply.status == 404 else
                                         DEFAULT_ERRORS.get(reply.status, "error"))
@@ -302,6 +307,12 @@ class FakeUpstream:
             self._stop.wait(300)
         h.abort()
 
+    def held(self, gate: threading.Event) -> None:
+        """Wait for `gate`, the fake's stop, or HOLD_LIMIT seconds (a test that forgot its gate still ends)."""
+        deadline = time.monotonic() + HOLD_LIMIT
+        while not gate.wait(0.02) and not self._stop.is_set() and time.monotonic() < deadline:
+            pass
+
     def stream_error_frame(self, message: str) -> bytes:
         return sse({"error": {"message": message, "type": "server_error", "code": 500}})
 
@@ -332,10 +343,25 @@ class FakeUpstream:
         return {}                                           # gemini: the body carries it
 
 
+HOLD_LIMIT = 120.0                     # the longest a held reply waits for its gate
+
 DEFAULT_ERRORS = {400: "Invalid request", 401: "Invalid authentication credentials", 403: "Permission denied",
                   404: "The model does not exist or you do not have access to it", 429: "Rate limit reached",
                   500: "Internal server error", 502: "Bad gateway", 503: "The server is overloaded",
                   529: "Overloaded"}
+
+
+def shut_down(server: socketserver.BaseServer) -> None:
+    """server.shutdown() without waiting out the serving loop's poll: knock on its socket until the loop has seen
+    the request to stop (each test stops several fakes; the polls' waits added up to a good part of the suite)."""
+    stopping = threading.Thread(target=server.shutdown, daemon=True)
+    stopping.start()
+    while stopping.is_alive():
+        try:
+            socket.create_connection(server.server_address[:2], timeout=0.5).close()
+        except OSError:
+            pass
+        stopping.join(0.005)
 
 
 def sse(obj, event: str | None = None, crlf: bool = False) -> bytes:
@@ -355,7 +381,8 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
         with self.fake._lock:
-            self.fake.connections += 1
+            if not self.fake._stop.is_set():      # shut_down's knocks are no client's connections
+                self.fake.connections += 1
             self.fake._socks.add(self.connection)
 
     def finish(self):

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import urllib.request
+from typing import Callable, Iterable, Iterator
 
 import pytest
 
@@ -24,10 +26,13 @@ class Panel:
         self.service, self.fakes, self.home = service, fakes, home
         self.url = service.url
 
-    def slow_first_seat(self, delay: float = 0.4, keepalive: float = 0.05) -> None:
-        """Seat 1 answers late while keep-alives go out often: streams must carry both."""
+    def hold_first_seat(self, keepalive: float = 0.05) -> threading.Event:
+        """Seat 1 stays out until the test sets the event returned, while keep-alives go out often: streams must
+        carry both. (A delay instead would be a race on a busy machine.)"""
         write(self.home, "settings.json", {"keepalive_seconds": keepalive})
-        self.fakes["oa"].script("gpt-alpha", Reply(delay=delay))
+        gate = threading.Event()
+        self.fakes["oa"].script("gpt-alpha", Reply(hold=gate))
+        return gate
 
     def fail_all(self, status: int = 500) -> None:
         for fake in self.fakes.values():
@@ -36,6 +41,19 @@ class Panel:
     def script_all(self, reply) -> None:
         for fake in self.fakes.values():
             fake.script("*", reply)
+
+
+def until_seen(gate: threading.Event, items: Iterable, text_of: Callable, seats=(2,)) -> Iterator:
+    """`items` as they stream in; `gate` is set once each of `seats` has shown in their text (text_of(item))."""
+    text = ""
+    try:
+        for item in items:
+            text += text_of(item) or ""
+            if all(f"## Seat {n}" in text for n in seats):
+                gate.set()
+            yield item
+    finally:
+        gate.set()
 
 
 def start_panel(home, make_service, **service_kw) -> tuple[Panel, list]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import http.client
 import json
 import secrets
+from typing import Callable
 from urllib.parse import urlencode, urlsplit
 
 SECURITY_HEADERS = ("content-security-policy", "x-content-type-options", "referrer-policy", "x-frame-options")
@@ -16,7 +17,9 @@ class Session:
         self.url = url
         self.cookies: dict[str, str] = {}
 
-    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None,
+                on_data: Callable[[bytes], object] | None = None):
+        """(status, headers, text); on_data(what has arrived so far) is called as a streamed body comes in."""
         parts = urlsplit(self.url)
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
         hdrs = dict(headers or {})
@@ -25,7 +28,7 @@ class Session:
         try:
             conn.request(method, path, body=body, headers=hdrs)
             resp = conn.getresponse()
-            data = resp.read()
+            data = resp.read() if on_data is None else as_it_comes(resp, on_data)
             for name, value in resp.getheaders():
                 if name.lower() == "set-cookie":
                     key, _, rest = value.split(";")[0].partition("=")
@@ -63,6 +66,14 @@ class Session:
         headers["Content-Type"] = ctype
         status, hdrs, text = self.request("POST", path, body, headers)
         return status, hdrs, (json.loads(text) if script and text else text)
+
+
+def as_it_comes(resp, on_data: Callable[[bytes], object]) -> bytes:
+    data = b""
+    while chunk := resp.read1(65536):
+        data += chunk
+        on_data(data)
+    return data
 
 
 def multipart(pairs: list, files: list) -> tuple[bytes, str]:

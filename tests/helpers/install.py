@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,7 +24,7 @@ NODE, NPM, NPX = shutil.which("node"), shutil.which("npm"), shutil.which("npx")
 NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "venv", "node_modules", "build", "dist", "*.egg-info",
                                     "__pycache__", "*.py[cod]", ".pytest_cache", ".benchmarks", ".env",
                                     ".benchwarmers-home")
-_built: dict = {}
+_built: dict = {}                      # what once_per_run made or found, by name
 
 
 def bin_dir(venv: Path) -> Path:
@@ -66,17 +67,18 @@ def build_isolation_flags() -> list[str]:
 
 
 def built(tmp_path_factory) -> dict:
-    """`python -m build` once per session: the sdist, then the wheel built from that sdist (so a file the sdist
+    """`python -m build` once per test run: the sdist, then the wheel built from that sdist (so a file the sdist
     forgets is missing from the wheel too). {"sdist": Path, "wheel": Path, "source": Path}."""
-    if not _built:
-        source = copy_source(tmp_path_factory.mktemp("build") / "src")
-        out = tmp_path_factory.mktemp("dist")
+    def make(folder: Path) -> dict:
+        source = copy_source(folder / "src")
+        out = folder / "dist"
+        out.mkdir()
         done = build(source, out)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         sdists, wheels = list(out.glob("benchwarmers-*.tar.gz")), list(out.glob("benchwarmers-*.whl"))
         assert len(sdists) == 1 and len(wheels) == 1, list(out.iterdir())
-        _built.update(sdist=sdists[0], wheel=wheels[0], source=source)
-    return _built
+        return {"sdist": sdists[0], "wheel": wheels[0], "source": source}
+    return once_per_run(tmp_path_factory, "dists", make)
 
 
 def build(source: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
@@ -85,14 +87,56 @@ def build(source: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
 
 
 def npm_tarball(tmp_path_factory) -> Path:
-    """`npm pack` of the checkout once per session: the tarball npm would publish."""
-    if "tarball" not in _built:
-        out = tmp_path_factory.mktemp("npm")
-        env = clean_env(npm_config_cache=out / "cache", npm_config_update_notifier="false")
-        packed = run([NPM], "pack", str(ROOT), "--pack-destination", str(out), "--json", env=env, cwd=out)
+    """`npm pack` of the checkout once per test run: the tarball npm would publish."""
+    def make(folder: Path) -> dict:
+        env = clean_env(npm_config_cache=folder / "cache", npm_config_update_notifier="false")
+        packed = run([NPM], "pack", str(ROOT), "--pack-destination", str(folder), "--json", env=env, cwd=folder)
         assert packed.returncode == 0, packed.stdout + packed.stderr
-        _built["tarball"] = out / json.loads(packed.stdout)[0]["filename"]
-    return _built["tarball"]
+        return {"tarball": folder / json.loads(packed.stdout)[0]["filename"]}
+    return once_per_run(tmp_path_factory, "npm", make)["tarball"]
+
+
+def once_per_run(tmp_path_factory, name: str, make) -> dict:
+    """make(folder) -> {key: Path}, done once for the whole run. Under pytest-xdist the workers share the run's
+    temporary folder: the first to claim `name` makes it, the others wait for its answer (or its failure)."""
+    if name not in _built:
+        base = tmp_path_factory.getbasetemp()
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            base = base.parent                   # this run's, shared by its workers (one folder each below it)
+        folder, answer = base / f"once-{name}", base / f"once-{name}.json"
+        try:
+            folder.mkdir()                       # atomic: exactly one worker makes it
+        except FileExistsError:
+            _built[name] = awaited(answer)
+        else:
+            _built[name] = made(folder, answer, make)
+    return _built[name]
+
+
+def made(folder: Path, answer: Path, make) -> dict:
+    try:
+        result = make(folder)
+    except BaseException as e:
+        write_answer(answer, {"error": f"{type(e).__name__}: {e}"})
+        raise
+    write_answer(answer, {"made": {k: str(v) for k, v in result.items()}})
+    return result
+
+
+def write_answer(answer: Path, data: dict) -> None:
+    part = answer.with_name(answer.name + ".part")
+    part.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(part, answer)
+
+
+def awaited(answer: Path, timeout: float = 1200) -> dict:
+    deadline = time.monotonic() + timeout
+    while not answer.exists():
+        assert time.monotonic() < deadline, f"no other worker wrote {answer} within {timeout:.0f} s"
+        time.sleep(0.2)
+    data = json.loads(answer.read_text(encoding="utf-8"))
+    assert "made" in data, f"making it failed earlier in this run: {data.get('error')}"
+    return {k: Path(v) for k, v in data["made"].items()}
 
 
 def run(cmd: list, *args: str, env: dict, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:

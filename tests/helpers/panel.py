@@ -6,6 +6,7 @@ import re
 import socket
 import time
 import urllib.request
+from typing import Callable
 
 import pytest
 
@@ -63,16 +64,28 @@ def headings(text: str) -> list[tuple]:
     return [(int(n), m, k, s) for n, m, k, s in HEADING.findall(text)]
 
 
-def stream_raw(url: str, payload: dict, headers: dict | None = None, timeout: float = 30) -> bytes:
+def stream_raw(url: str, payload: dict, headers: dict | None = None, timeout: float = 30,
+               on_data: Callable[[bytes], object] | None = None) -> bytes:
+    """The streamed body; on_data(what has arrived so far) is called as it comes in."""
     req = urllib.request.Request(url + "/v1/chat/completions", data=json.dumps(payload).encode(),
                                  headers={"Content-Type": "application/json", **(headers or {})})
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         assert resp.headers["Content-Type"].startswith("text/event-stream")
-        return resp.read()
+        if on_data is None:
+            return resp.read()
+        data = b""
+        while chunk := resp.read1(65536):
+            data += chunk
+            on_data(data)
+        return data
 
 
-def stream_chunks(url: str, payload: dict, headers: dict | None = None) -> list:
-    return sse_events(stream_raw(url, {**payload, "stream": True}, headers))
+def stream_chunks(url: str, payload: dict, headers: dict | None = None,
+                  on_chunks: Callable[[list], object] | None = None) -> list:
+    """The stream's events; on_chunks(the whole events so far) is called as they come in."""
+    def on_data(raw: bytes) -> None:
+        on_chunks(sse_events(raw[:raw.rfind(b"\n\n") + 2]))
+    return sse_events(stream_raw(url, {**payload, "stream": True}, headers, on_data=on_data if on_chunks else None))
 
 
 def stream_text(chunks: list) -> str:
@@ -95,7 +108,7 @@ def requests_for(fake, served: str) -> list:
     return [r for r in chat_requests(fake) if isinstance(r.body, dict) and r.body.get("model") == served]
 
 
-def wait_for(predicate, timeout: float = 10.0, every: float = 0.05):
+def wait_for(predicate, timeout: float = 30.0, every: float = 0.05):
     """Poll until `predicate()` is truthy (returned) or fail after `timeout` seconds."""
     end = time.monotonic() + timeout
     while True:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import pytest
 
 from tests.fakes import FakeOpenAI, Reply
 from tests.helpers.data import configure, write
+from tests.helpers.panel import chat_requests, wait_for
 from tests.security.attack import (TOKEN, bench_data, concrete, label, raw, routes, status_of,
                                    wire, writes)
 
@@ -94,7 +94,8 @@ def test_a_hanging_upstream_cannot_starve_the_seat_pool(home, make_service):
                    for _ in range(6)]
         for t in threads:
             t.start()
-        time.sleep(1.0)   # 24 seats on the stuck upstream: far more than the 8 workers
+        # 24 seats on the stuck upstream, far more than the 8 workers: wait until its share of them is stuck
+        wait_for(lambda: len(chat_requests(stuck)) >= 4)
         status, _, body = raw(svc.url, "POST", "/v1/chat/completions", ask("fine"),
                               {"Content-Type": "application/json"})
         seats = json.loads(body)["bench"]["seats"]
@@ -108,6 +109,7 @@ def test_a_huge_prompt_is_kept_only_up_to_the_cap(home, fake, make_app):
     write(home, "settings.json", {"record_max_kb": 16})
     app = make_app()
     prompt = "word " * 200_000                                 # a 1 MB prompt
+    fake.script("*", Reply(text=prompt, chunk_chars=1 << 16))  # and a 1 MB answer, in 64 KB frames (not 200,000)
     status, _, reply = app("POST", "/v1/chat/completions", {"model": "bench/core",
                                                             "messages": [{"role": "user", "content": prompt}]})
     assert status == 200
@@ -117,6 +119,7 @@ def test_a_huge_prompt_is_kept_only_up_to_the_cap(home, fake, make_app):
     status, _, stored = app("GET", f"/bench/calls/{call}")
     assert stored["request"]["truncated"]["chars"] > 1_000_000
     assert "more characters not stored" in stored["request"]["messages"][0]["content"]
+    assert stored["answer"].endswith("more characters not stored]")
 
 
 def test_listing_calls_streams_them(home, fake, make_app):
