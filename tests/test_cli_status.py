@@ -144,3 +144,20 @@ def test_unknown_command_is_a_usage_error(capsys):
 def test_version(argv, capsys):
     assert main(argv) == 0
     assert __version__ in capsys.readouterr().out
+
+
+def test_a_reader_that_leaves_early_gets_no_complaint(home, service):
+    """`bench models | head -1`: the pipe closes under a long listing; the command stops quietly, no 'Failed'."""
+    cfg = home / "config"
+    (cfg / "endpoints.json").write_text(json.dumps({"endpoints": {
+        "a": {"base_url": "http://127.0.0.1:9/v1", "api": "openai"}}}), encoding="utf-8")
+    (cfg / "models.json").write_text(json.dumps({"models": {
+        f"model-{i:04d}": {"endpoint": "a", "served": f"m{i}"} for i in range(3000)}}), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "benchwarmers", "models", "--url", service.url],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout.readline()
+    proc.stdout.close()                                   # the reader leaves, as `head -1` does
+    _, err = proc.communicate(timeout=60)
+    assert b"Failed" not in err and b"Traceback" not in err, err
+    assert proc.returncode in (0, 1)

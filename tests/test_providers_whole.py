@@ -11,21 +11,10 @@ import pytest
 
 from benchwarmers.canonical import LENGTH, STOP, TOOL_CALLS, Ask, Message, Text
 from benchwarmers.errors import UpstreamFailed
-from benchwarmers.providers import PROVIDERS, Transport, make_provider
-from benchwarmers.providers.transport import Timeouts
-from tests.fakes import FAKES, FakeOpenAI, FakeProxy, Reply
-
-APIS = sorted(PROVIDERS)
-KEY = "sk-live-0123456789abcdef"
-ASK = Ask(messages=[Message("user", [Text("what is two plus two?")])])
-QUICK = Timeouts(connect=2, first_byte=0.5, idle=0.5)
-
-
-@pytest.fixture(params=APIS)
-def pair(request):
-    with FAKES[request.param]() as fake:
-        fake.expect_key(KEY)
-        yield make_provider(request.param, fake.url, KEY, name="bench-ep", transport=Transport()), fake
+from benchwarmers.providers import Transport, make_provider
+from tests.fakes import FakeOpenAI, FakeProxy, Reply
+from tests.test_providers_common import APIS, ASK, KEY, QUICK, pair  # noqa: F401 (pair: the fixture, shared)
+from tests.test_transport import no_proxy_env  # noqa: F401 (a fixture, shared)
 
 
 def whole(p, model: str = "m", **kw):
@@ -116,14 +105,6 @@ def test_a_stale_pooled_connection_is_retried_once():
         fake.drop_connections()                           # the server closed the idle keep-alive
         assert whole(p).text.startswith("m says")
         assert fake.connections == 2 and p.transport.connections_opened == 2
-
-
-@pytest.fixture
-def no_proxy_env(monkeypatch):
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
-    return monkeypatch
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import pytest
 
 from benchwarmers.cli.main import main
 from benchwarmers.server.lifecycle import Service
+from benchwarmers.store.pending import pending
 from tests.fakes import Reply
 from tests.helpers.catalog import map_endpoints
 from tests.helpers.clock import FakeClock
@@ -303,6 +304,7 @@ def test_with_require_keys_on_the_bench_s_own_suite_work_still_runs(oracle, home
     runs = http("GET", "/bench/suite/runs?model=silent")[2]["runs"]
     assert runs[0]["status"] == "done" and runs[0]["failed"] == 0
     assert http("GET", "/bench/keys")[2]["keys"] == []                             # no key was made for it
+    assert pending(svc.bench.db)["total"] == 0                 # the suite scores its own answers: none wait for a verdict
 
 
 def chats(oracle) -> list:

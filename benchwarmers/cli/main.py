@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import traceback
 
@@ -96,12 +97,24 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
         return 130
+    except BrokenPipeError:
+        quiet_stdout()   # `bench models | head`: the reader left; say nothing more, as other command-line tools do
+        return 1
     except Exception as e:
         if args.debug:
             traceback.print_exc()
         else:
             write(f"Failed: {type(e).__name__}: {e}\n(--debug shows the traceback)\n", sys.stderr)
         return 1
+
+
+def quiet_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's own flush at exit finds no closed pipe to complain of."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def run(argv: list[str] | None = None) -> None:
