@@ -3,9 +3,7 @@ what comes back, and every fault a whole body can have, through a proxy and over
 from __future__ import annotations
 
 import json
-import shutil
 import socket
-import subprocess
 
 import pytest
 
@@ -14,7 +12,7 @@ from benchwarmers.errors import UpstreamFailed
 from benchwarmers.providers import Transport, make_provider
 from tests.fakes import FakeOpenAI, FakeProxy, Reply
 from tests.test_providers_common import APIS, ASK, KEY, QUICK, pair  # noqa: F401 (pair: the fixture, shared)
-from tests.test_transport import no_proxy_env  # noqa: F401 (a fixture, shared)
+from tests.test_transport import cert, no_proxy_env  # noqa: F401 (fixtures, shared)
 
 
 def whole(p, model: str = "m", **kw):
@@ -126,17 +124,6 @@ def test_proxies_from_the_environment(no_proxy_env, upstream_test_resolves):
         no_proxy_env.setenv("NO_PROXY", "upstream.test")   # named in NO_PROXY: asked directly
         assert whole(make_provider("openai", url, None, transport=Transport())).text.startswith("m says")
         assert len(proxy.seen) == 1 and len(fake.requests) == 2
-
-
-@pytest.fixture(scope="module")
-def cert(tmp_path_factory):
-    if not shutil.which("openssl"):
-        pytest.skip("openssl is needed to make a test certificate")
-    folder = tmp_path_factory.mktemp("tls")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                    "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem"), "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost,DNS:upstream.test"], check=True, capture_output=True)
-    return str(folder / "cert.pem"), str(folder / "key.pem")
 
 
 def test_over_tls_directly_and_through_a_tunnel(cert, no_proxy_env):

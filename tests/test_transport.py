@@ -219,7 +219,7 @@ def cert(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tls")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
                     "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem"),
-                    "-subj", "/CN=upstream.test", "-addext", "subjectAltName=DNS:upstream.test"],
+                    "-subj", "/CN=upstream.test", "-addext", "subjectAltName=DNS:upstream.test,DNS:localhost"],
                    check=True, capture_output=True)
     return str(folder / "cert.pem"), str(folder / "key.pem")
 
