@@ -273,3 +273,79 @@ def test_writes_after_close_fail_clearly(tmp_path):
     db.close()
     with pytest.raises(RuntimeError):
         db.execute("INSERT INTO jobs (name, started) VALUES ('late', 1)").result(5)
+
+
+def test_rows_of_a_batch_go_in_together_and_a_bad_one_costs_only_itself(tmp_path):
+    """Rows are written a multi-row INSERT per table when their batch allows; a row that fails (here a duplicate
+    key) sends the batch round again one item at a time, so only that item fails."""
+    import threading
+    db = Database(tmp_path / "bench.db")
+    head = "INSERT INTO panels (id, collection, mode, seats, caller, created)"
+    gate = threading.Event()
+    try:
+        db.submit(lambda c: gate.wait(10))      # the writer waits in this batch: what follows queues for the next
+        writes = [db.insert((head, (f"p{i}", "c", "panel", 5, None, float(i)))) for i in range(120)]
+        dup = db.insert((head, ("p7", "c", "panel", 5, None, 0.0)))
+        after = db.insert((head, ("p-last", "c", "panel", 5, None, 1.0)),
+                          ("INSERT INTO jobs (name, started)", ("j", 1.0)))
+        gate.set()
+        assert all(w.result(10) is None for w in writes) and after.result(10) is None
+        with pytest.raises(sqlite3.IntegrityError):
+            dup.result(10)
+        assert db.one("SELECT COUNT(*) FROM panels")[0] == 121
+        assert db.one("SELECT COUNT(*) FROM jobs WHERE name = 'j'")[0] == 1
+    finally:
+        db.close()
+
+
+def test_each_write_is_done_only_once_its_batch_is_committed(tmp_path):
+    """A write's result is settled with its batch, in the order writes were submitted, from any thread."""
+    import threading
+    db = Database(tmp_path / "bench.db")
+    gate = threading.Event()
+    try:
+        held = db.submit(lambda c: gate.wait(10) and 1)          # the writer waits inside this batch
+        later = [db.execute("INSERT INTO jobs (name, started) VALUES (?, ?)", (f"j{i}", float(i))) for i in range(5)]
+        assert not held.done() and not any(w.done() for w in later)
+        with pytest.raises(TimeoutError):
+            later[-1].result(timeout=0.05)
+        gate.set()
+        assert held.result(10) == 1 and [w.result(10) for w in later] == [1] * 5
+        results, errors = [], []
+
+        def submit(n):
+            try:
+                results.append(db.execute("INSERT INTO jobs (name, started) VALUES (?, ?)", (f"t{n}", 0.0)).result(10))
+            except Exception as e:   # noqa: BLE001 - the assertion below reports it
+                errors.append(e)
+        threads = [threading.Thread(target=submit, args=(n,)) for n in range(40)]
+        [t.start() for t in threads]
+        [t.join(20) for t in threads]
+        assert not errors and results == [1] * 40
+    finally:
+        db.close()
+
+
+def test_record_ids_sort_by_time_and_never_repeat():
+    from benchwarmers.store.calls import record_id
+    ids = []
+    for _ in range(3):
+        ids += [record_id("c_") for _ in range(1000)]
+        time.sleep(0.002)
+    assert len(set(ids)) == len(ids) and all(len(i) == 22 and re.fullmatch(r"c_[A-Za-z0-9_-]+", i) for i in ids)
+    stamps = [i[2:10] for i in ids]
+    assert stamps == sorted(stamps) and len(set(stamps)) > 1
+
+
+def test_the_partial_indexes_serve_the_queries_that_need_them(tmp_path):
+    """Migration 14 keeps only the rows that name a caller or a session, and the suite's ledger lines: the
+    waiting-for-a-verdict queries still find them by index, not by reading every call."""
+    from benchwarmers.store.pending import WAITING
+    db = Database(tmp_path / "bench.db")
+    try:
+        for column, index in (("caller", "calls_caller"), ("session", "calls_session")):
+            plan = " ".join(r[3] for r in db.query(f"EXPLAIN QUERY PLAN SELECT c.id FROM calls c WHERE {WAITING} "
+                                                   f"AND c.{column} = ?", ("x",)))
+            assert index in plan and "usage_call" in plan, plan
+    finally:
+        db.close()

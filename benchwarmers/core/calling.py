@@ -4,7 +4,6 @@ from __future__ import annotations
 import copy
 import os
 import time
-from concurrent.futures import CancelledError, Future
 from typing import Callable, Iterator
 
 from ..canonical import EXPLORE, MEMBER, ROUTE, SKIPPED, Answer, Ask, estimate_usage
@@ -16,6 +15,7 @@ from ..roster.registry import Endpoint, Model, Registry
 from ..roster.resting import Resting
 from ..settings import CLIENTS
 from ..store.calls import CallRecord, Calls, clip_stored, prompt_hash, summarise_request
+from ..store.db import Written
 from ..store.ledger import Ledger, Line, cost_of
 
 SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
@@ -221,11 +221,11 @@ class Caller:
                answer: Answer | None = None, ttft: float | None = None, error: str | None = None,
                collection: str | None = None, panel: str | None = None, seat: int | None = None,
                request: tuple[str, str] | None = None, extra: dict | None = None,
-               counted: int | None = None, sent: bool | None = None) -> Future:
+               counted: int | None = None, sent: bool | None = None) -> Written:
         """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask.
         A call that was sent (`sent`; by default, any status but skipped) gets its ledger line with it; `counted`:
         the prompt tokens its limits counted when it went, when it was sent with another ask than `ask` (a merge).
-        The record is queued for the writer's next batch; the Future is done once it is committed (see settle)."""
+        The record is queued for the writer's next batch; it is done once it is committed (see settle)."""
         summary, digest = request or self.summary(ask)
         if answer is not None:
             estimate_usage(answer, ask)
@@ -246,14 +246,14 @@ class Caller:
             line)
 
     @staticmethod
-    def settle(records: list[Future], timeout: float = SETTLE_SECONDS) -> None:
+    def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> None:
         """Wait until these call records are committed, so what a client is told about (its call ids) survives a
-        crash of the service from then on. A store that cannot write fails the futures at once (its health says
+        crash of the service from then on. A store that cannot write fails the writes at once (its health says
         why): the answer still goes out, its record does not."""
         deadline = time.monotonic() + timeout
-        for record in records:   # one by one on each Future's own lock: they commit together, so one wait does it
+        for record in records:   # they commit in batches, in order: one wait usually does it
             if not record.done():
                 try:
                     record.exception(max(0.0, deadline - time.monotonic()))
-                except (TimeoutError, CancelledError):
+                except TimeoutError:
                     return

@@ -15,7 +15,7 @@ from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, Mo
                       QuotaRefused, RateLimited, ToolsNeedRouteMode, UpstreamFailed)
 from ..roster.quota import RESTS
 from ..roster.registry import Registry
-from ..store.calls import new_id
+from ..store.calls import record_id
 from . import merge
 from .calling import Caller
 from .collections import Collection, Collections
@@ -67,7 +67,7 @@ class PanelRun:
     request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel
     endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
     memo: dict | None = None                          # the config as the ask read it (Config.steady), for its seats
-    records: list = field(default_factory=list)       # its call records' Futures (committed before the reply ends)
+    records: list = field(default_factory=list)       # its call records' writes (committed before the reply ends)
     left: int = 0                                     # seats not in yet
     all_in: threading.Event = field(default_factory=threading.Event)   # set when the last seat is in
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -119,9 +119,9 @@ class Panel:
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
             raise no_able_seat(plan)
-        run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
+        run = PanelRun(record_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
                        request=self.caller.summary(ask), endpoints=self.registry.endpoints(), memo=memo)
-        run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=new_id()) for sp in plan.seats]
+        run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
         self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller,
                                     plan.passed_over)
@@ -290,7 +290,7 @@ class Panel:
     def _merge(self, run: PanelRun, model) -> Iterator:
         """Stream the merge model's answer; on failure fall back to every seat's block, saying why."""
         reply = run.reply()
-        call_id = new_id()
+        call_id = record_id()
         info = run.merge_info = {"model": model.alias if model else None, "call": call_id, "status": OK}
         started = time.monotonic()
         collector, error, sent = Collector(), None, True

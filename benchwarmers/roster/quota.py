@@ -2,14 +2,13 @@
 check-and-count, and the rests the providers' own limits impose (Resting, from headers and 429s)."""
 from __future__ import annotations
 
-import calendar
 import threading
 import time
 from array import array
 from dataclasses import dataclass
 
 from ..store import Config, Database
-from ..store.ledger import Ledger, month_of
+from ..store.ledger import Ledger, month_end, month_of
 from . import limitset
 from .limitset import CONNECTION, LIMITS, MODEL
 
@@ -20,13 +19,6 @@ RESTS = ("resting until", "rate limited")   # how a seat (or a member passed ove
 
 def utc(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
-
-
-def next_month(epoch: float) -> float:
-    """When the UTC calendar month of `epoch` ends."""
-    t = time.gmtime(epoch)
-    year, month = (t.tm_year + 1, 1) if t.tm_mon == 12 else (t.tm_year, t.tm_mon + 1)
-    return float(calendar.timegm((year, month, 1, 0, 0, 0)))
 
 
 @dataclass
@@ -68,6 +60,8 @@ class Window:
     def drop_until(self, cut: float) -> None:
         """Forget what happened at or before `cut`."""
         when, i = self.when, self.start
+        if i >= len(when) or when[i] > cut:      # nothing to forget (most calls)
+            return
         while i < len(when) and when[i] <= cut:
             self.total -= self.amount[i] if self.amount is not None else 1
             i += 1
@@ -95,13 +89,20 @@ class Counts:
         self.tokens = Window(amounts=True)      # (when, tokens) of the last minute
         self.day, self.day_requests, self.day_tokens = 0, 0, 0
         self.month, self.month_requests = "", 0
+        self.day_starts, self.day_ends = 0.0, 0.0   # the UTC day counted now (a month changes only with a day)
 
     def roll(self, now: float) -> None:
         cut = now - MINUTE
         self.times.drop_until(cut)
         self.tokens.drop_until(cut)
-        if int(now // DAY) != self.day:
-            self.day, self.day_requests, self.day_tokens = int(now // DAY), 0, 0
+        if not self.day_starts <= now < self.day_ends:
+            self._new_day(now)
+
+    def _new_day(self, now: float) -> None:
+        day = int(now // DAY)
+        self.day_starts, self.day_ends = day * DAY, (day + 1) * DAY
+        if day != self.day:
+            self.day, self.day_requests, self.day_tokens = day, 0, 0
         if month_of(now) != self.month:
             self.month, self.month_requests = month_of(now), 0
 
@@ -125,8 +126,8 @@ class Counts:
 
     def resets(self, now: float) -> dict:
         """When each window next lets more through: the minute's when its oldest call leaves it."""
-        day_end, month_end = (self.day + 1) * DAY, next_month(now)
-        return {"rpm": self.times.time(0) + MINUTE if self.times else None, "rpd": day_end, "rpmonth": month_end,
+        day_end = (self.day + 1) * DAY
+        return {"rpm": self.times.time(0) + MINUTE if self.times else None, "rpd": day_end, "rpmonth": month_end(now),
                 "tpm": self.tokens.time(0) + MINUTE if self.tokens else None, "tpd": day_end}
 
     def blocked_until(self, limits: dict, now: float, tokens: int) -> list[tuple[float, str]]:
@@ -144,7 +145,7 @@ class Counts:
         if limits.get("tpd") and self.day_tokens and self.day_tokens + tokens > limits["tpd"]:
             out.append((day_end, "tpd"))
         if limits.get("rpmonth") and self.month_requests >= limits["rpmonth"]:
-            out.append((next_month(now), "rpmonth"))
+            out.append((month_end(now), "rpmonth"))
         return out
 
     def _tokens_fit(self, limit: int, tokens: int) -> float:

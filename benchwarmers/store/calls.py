@@ -1,16 +1,18 @@
 """Call records: one row per seat, merge or route turn, written through the one writer; read back by id."""
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
-import secrets
+import operator
+import os
+import threading
 import time
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from . import ledger
-from .db import Database
+from .db import Database, Written
 from .ledger import Line
 
 COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",
@@ -18,15 +20,42 @@ COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "
            "caller", "created", "extra", "session")
 
 
+PANEL_HEAD = "INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over)"
 PAGE = 50   # calls read per query when listing
 
 EXTRA = COLUMNS.index("extra")
-INSERT_CALL = f"INSERT INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+_ROW = operator.attrgetter(*COLUMNS)   # a record's values in COLUMNS' order
+CALL_HEAD = f"INSERT INTO calls ({', '.join(COLUMNS)})"
+
+
+_ID_BYTES = 9           # 12 URL-safe characters
+_random = bytearray()   # os.urandom read ahead: a panel makes six ids, and each would be a system call
+_random_lock = threading.Lock()
 
 
 def new_id(prefix: str = "") -> str:
-    """Short, unguessable, URL-safe."""
-    return prefix + secrets.token_urlsafe(9)
+    """Short, unguessable (from os.urandom, as secrets.token_urlsafe), URL-safe."""
+    with _random_lock:
+        if len(_random) < _ID_BYTES:
+            _random[:] = os.urandom(_ID_BYTES * 512)
+        raw = bytes(_random[-_ID_BYTES:])
+        del _random[-_ID_BYTES:]
+    return prefix + base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+_SORTED = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"   # URL-safe, in ASCII order
+
+
+def record_id(prefix: str = "") -> str:
+    """A call's or a panel's id: the time in milliseconds (8 characters that sort as the time does), then new_id()'s
+    12 random ones. Each new record then goes in at the end of the indexes on its id, not at a random page of them
+    (a random key dirties a page of every such index for each row a commit holds)."""
+    ms = time.time_ns() // 1_000_000
+    return prefix + "".join([_SORTED[(ms >> shift) & 63] for shift in range(42, -1, -6)]) + new_id()
+
+
+if hasattr(os, "register_at_fork"):   # a forked child must not hand out its parent's ids
+    os.register_at_fork(after_in_child=_random.clear)
 
 
 def clip_stored(text: str | None, limit: int) -> str | None:
@@ -126,25 +155,20 @@ class Calls:
     def __init__(self, db: Database):
         self.db = db
 
-    def add(self, rec: CallRecord, line: Line | None = None) -> Future:
+    def add(self, rec: CallRecord, line: Line | None = None) -> Written:
         """Queue the call and, for a call sent upstream, its usage-ledger line; the writer commits them together
-        in its next batch (the Future says when)."""
-        values = [getattr(rec, k) for k in COLUMNS]
+        in its next batch (the Written says when)."""
+        values = list(_ROW(rec))
         values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
-
-        def write(conn):
-            conn.execute(INSERT_CALL, values)
-            if line is not None:
-                ledger.insert(conn, line)
-        return self.db.submit(write)
+        if line is None:
+            return self.db.insert((CALL_HEAD, values))
+        return self.db.insert((CALL_HEAD, values), (ledger.HEAD, line.values()))
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
                   passed_over: list | None = None) -> None:
         """The panel's row; `passed_over`: the explore candidates it could not seat, each {model, reason}."""
         passed = json.dumps(passed_over) if passed_over else None
-        self.db.submit(lambda c: c.execute("INSERT INTO panels (id, collection, mode, seats, caller, created, "
-                                           "passed_over) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                           (panel_id, collection, mode, seats, caller, time.time(), passed)))
+        self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, time.time(), passed)))
 
     def get(self, call_id: str) -> CallRecord | None:
         row = self.db.one("SELECT * FROM calls WHERE id = ?", (call_id,))
