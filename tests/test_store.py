@@ -276,7 +276,7 @@ def test_writes_after_close_fail_clearly(tmp_path):
 
 
 def test_rows_of_a_batch_go_in_together_and_a_bad_one_costs_only_itself(tmp_path):
-    """Rows are written a multi-row INSERT per table when their batch allows; a row that fails (here a duplicate
+    """Rows are written one executemany per table when their batch allows; a row that fails (here a duplicate
     key) sends the batch round again one item at a time, so only that item fails."""
     import threading
     db = Database(tmp_path / "bench.db")

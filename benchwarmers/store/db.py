@@ -48,8 +48,7 @@ class Written:
 
 class Rows:
     """A write of rows, each (head, values) with a head like "INSERT INTO t (a, b)", all in the same transaction.
-    The rows of one table in a batch go in as one multi-row INSERT: a statement a table instead of one a row (the
-    writer hands the GIL over at each statement)."""
+    The rows of one table in a batch go in together, one executemany a table instead of an execute a row."""
     __slots__ = ("rows",)
 
     def __init__(self, *rows: tuple[str, tuple | list]):
@@ -57,29 +56,22 @@ class Rows:
 
     def __call__(self, conn: sqlite3.Connection) -> None:   # alone: a batch retried item by item
         for head, values in self.rows:
-            conn.execute(_insert_sql(head, len(values), 1), values)
+            conn.execute(_insert_sql(head, len(values)), values)
 
 
-MAX_PARAMS = 999   # host parameters in one statement: SQLite's limit before 3.32, so any build takes it
-
-
-@functools.lru_cache(maxsize=1024)
-def _insert_sql(head: str, width: int, rows: int) -> str:
-    group = "(" + ", ".join("?" * width) + ")"
-    return f"{head} VALUES {', '.join([group] * rows)}"
+@functools.lru_cache(maxsize=64)
+def _insert_sql(head: str, width: int) -> str:
+    return f"{head} VALUES ({', '.join('?' * width)})"
 
 
 def _insert_rows(conn: sqlite3.Connection, rows: list) -> None:
-    """(head, values) rows, a multi-row INSERT per table (in the order each table first comes)."""
+    """(head, values) rows, an executemany per table (in the order each table first comes): one statement a table,
+    stepped in C, rather than an execute a row."""
     tables: dict[str, list] = {}
     for head, values in rows:
         tables.setdefault(head, []).append(values)
     for head, values in tables.items():
-        width = len(values[0])
-        step = max(1, MAX_PARAMS // width)
-        for i in range(0, len(values), step):
-            chunk = values[i:i + step]
-            conn.execute(_insert_sql(head, width, len(chunk)), [v for row in chunk for v in row])
+        conn.executemany(_insert_sql(head, len(values[0])), values)
 
 
 def _together(conn: sqlite3.Connection, work: list) -> list | None:
