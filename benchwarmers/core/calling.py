@@ -22,6 +22,7 @@ SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a c
 
 BUILTIN, LLM = CLIENTS
 CLIENT_ENV = "BENCH_CLIENT"
+CLIENT_MEMO = ("client",)   # where a Config.steady() memo keeps via_llm()'s answer (not a file name)
 OWN_LINE = ("probe", "speed")      # calls with no call record: complete() writes their ledger line itself
 BACKGROUND = ("probe", "speed", "suite")   # work nobody waits on: it may wait longer for a rate limit
 
@@ -105,7 +106,14 @@ class Caller:
         return ask.with_max_tokens(tokens)
 
     def via_llm(self) -> bool:
-        return client_in_use(self.settings())[0] == LLM
+        """Whether llm makes the member calls; worked out once a request (Config.steady), not once a seat."""
+        memo = self.registry.config.memo()
+        hit = memo.get(CLIENT_MEMO) if memo is not None else None
+        if hit is None:
+            hit = client_in_use(self.settings())[0] == LLM
+            if memo is not None:
+                memo[CLIENT_MEMO] = hit
+        return hit
 
     # ---- rate limits, before anything is sent --------------------------------------------------------
     def patience(self, kind: str, ask: Ask) -> float:
