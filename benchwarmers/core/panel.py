@@ -238,7 +238,8 @@ class Panel:
 
     # -- gathering -----------------------------------------------------------------------------
     def finished(self, run: PanelRun, keepalive: float | None = None, gather: bool = False) -> Iterator:
-        """Seats as they finish (completion order); KeepAlive while waiting; timed-out seats at the deadline.
+        """Seats as they finish (completion order); KeepAlive while waiting; timed-out seats at the deadline (recorded
+        then, so settle() waits for their records too).
         `gather`: nobody hears of a seat before the last (a whole answer): wait for the last seat (or the deadline)
         first, one wake-up rather than one a seat."""
         pending = {s.call: s for s in run.seats}
