@@ -221,11 +221,13 @@ class Caller:
                answer: Answer | None = None, ttft: float | None = None, error: str | None = None,
                collection: str | None = None, panel: str | None = None, seat: int | None = None,
                request: tuple[str, str] | None = None, extra: dict | None = None,
-               counted: int | None = None, sent: bool | None = None) -> Future:
+               counted: int | None = None, sent: bool | None = None, amend: bool = False) -> Future:
         """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask.
         A call that was sent (`sent`; by default, any status but skipped) gets its ledger line with it; `counted`:
         the prompt tokens its limits counted when it went, when it was sent with another ask than `ask` (a merge).
-        The record is queued for the writer's next batch; the Future is done once it is committed (see settle)."""
+        `amend`: this call's record was made already (a seat the panel stopped waiting for): it is brought up to
+        date, its ledger line corrected, not added. The record is queued for the writer's next batch; the Future is
+        done once it is committed (see settle)."""
         summary, digest = request or self.summary(ask)
         if answer is not None:
             estimate_usage(answer, ask)
@@ -243,7 +245,7 @@ class Caller:
             ttft=ttft if ttft is not None or answer is None else answer.ttft, seconds=round(seconds, 4),
             input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
             tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, session=ask.session, extra=extra),
-            line)
+            line, amend)
 
     @staticmethod
     def settle(records: list[Future], timeout: float = SETTLE_SECONDS) -> None:

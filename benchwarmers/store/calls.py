@@ -22,6 +22,10 @@ PAGE = 50   # calls read per query when listing
 
 EXTRA = COLUMNS.index("extra")
 INSERT_CALL = f"INSERT INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+# The record of a call the panel stopped waiting for, made again by its worker: the same row updated in place (so
+# verdicts given on it meanwhile stay), created when the panel made it; a row the store lost then is made now.
+AMEND_CALL = INSERT_CALL + " ON CONFLICT (id) DO UPDATE SET " + ", ".join(
+    f"{c} = excluded.{c}" for c in COLUMNS if c not in ("id", "created"))
 
 
 def new_id(prefix: str = "") -> str:
@@ -126,15 +130,18 @@ class Calls:
     def __init__(self, db: Database):
         self.db = db
 
-    def add(self, rec: CallRecord, line: Line | None = None) -> Future:
+    def add(self, rec: CallRecord, line: Line | None = None, amend: bool = False) -> Future:
         """Queue the call and, for a call sent upstream, its usage-ledger line; the writer commits them together
-        in its next batch (the Future says when)."""
+        in its next batch (the Future says when). `amend`: the call was recorded already (a panel seat it stopped
+        waiting for): its row and its one ledger line are brought up to date instead."""
         values = [getattr(rec, k) for k in COLUMNS]
         values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
 
         def write(conn):
-            conn.execute(INSERT_CALL, values)
-            if line is not None:
+            conn.execute(AMEND_CALL if amend else INSERT_CALL, values)
+            if amend:
+                ledger.amend(conn, rec.id, line)
+            elif line is not None:
                 ledger.insert(conn, line)
         return self.db.submit(write)
 

@@ -60,6 +60,19 @@ def insert(conn, line: Line) -> None:
     conn.execute(f"INSERT INTO usage ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", line.values())
 
 
+def amend(conn, call: str, line: Line | None) -> None:
+    """A call's line once more, inside the writer's transaction: the one it has corrected in place (its tokens and
+    cost; it keeps its moment), or added if it has none; removed when the call turned out never to be sent."""
+    if line is None:
+        conn.execute("DELETE FROM usage WHERE call = ?", (call,))
+        return
+    found = conn.execute("UPDATE usage SET input_tokens = ?, output_tokens = ?, cached_tokens = ?, cost = ?, "
+                         "estimated = ? WHERE call = ?", (line.input_tokens, line.output_tokens, line.cached_tokens,
+                                                          line.cost, int(line.estimated), call)).rowcount
+    if not found:
+        insert(conn, line)
+
+
 def check_month(value: str | None, now: float | None = None) -> str:
     if value in (None, ""):
         return month_of(time.time() if now is None else now)
