@@ -327,7 +327,7 @@ def test_each_write_is_done_only_once_its_batch_is_committed(tmp_path):
 
 
 def test_record_ids_sort_by_time_and_never_repeat():
-    from benchwarmers.store.calls import record_id
+    from benchwarmers.store.ids import record_id, record_time
     ids = []
     for _ in range(3):
         ids += [record_id("c_") for _ in range(1000)]
@@ -335,6 +335,8 @@ def test_record_ids_sort_by_time_and_never_repeat():
     assert len(set(ids)) == len(ids) and all(len(i) == 22 and re.fullmatch(r"c_[A-Za-z0-9_-]+", i) for i in ids)
     stamps = [i[2:10] for i in ids]
     assert stamps == sorted(stamps) and len(set(stamps)) > 1
+    assert abs(record_time(record_id()) - time.time()) < 5 and record_time(ids[0], "c_") <= record_time(ids[-1], "c_")
+    assert record_time("AbCdEfGhIjKl") is None     # an id made before ids carried their time
 
 
 def test_the_partial_indexes_serve_the_queries_that_need_them(tmp_path):

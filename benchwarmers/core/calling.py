@@ -223,17 +223,23 @@ class Caller:
         return Line(model.endpoint, model.alias, ask.origin or kind, tokens_in, tokens_out,
                     usage.cache_read_tokens if usage else 0, cost_of(price_in, price_out, tokens_in, tokens_out),
                     collection, call, bool(usage and usage.estimated), self.scheduled,
-                    self.quota.clock.now() if self.quota else time.time())
+                    self.now())
+
+    def now(self) -> float:
+        """The ledger's time: its lines are stamped with the limits' clock (the scheduler's; tests hold it)."""
+        return self.quota.clock.now() if self.quota else time.time()
 
     def record(self, call_id: str, model: Model, ask: Ask, status: str, *, kind: str, mode: str, seconds: float,
                answer: Answer | None = None, ttft: float | None = None, error: str | None = None,
                collection: str | None = None, panel: str | None = None, seat: int | None = None,
                request: tuple[str, str] | None = None, extra: dict | None = None,
-               counted: int | None = None, sent: bool | None = None) -> Written:
+               counted: int | None = None, sent: bool | None = None, amend: float | None = None) -> Written:
         """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask.
         A call that was sent (`sent`; by default, any status but skipped) gets its ledger line with it; `counted`:
         the prompt tokens its limits counted when it went, when it was sent with another ask than `ask` (a merge).
-        The record is queued for the writer's next batch; it is done once it is committed (see settle)."""
+        `amend`: this call's record was made already (a seat the panel stopped waiting for), its ledger line at or
+        after this moment (now()'s clock): it is brought up to date, its line corrected, not added. The record is
+        queued for the writer's next batch; it is done once it is committed (see settle)."""
         summary, digest = request or self.summary(ask)
         if answer is not None:
             estimate_usage(answer, ask)
@@ -251,7 +257,7 @@ class Caller:
             ttft=ttft if ttft is not None or answer is None else answer.ttft, seconds=round(seconds, 4),
             input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
             tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, session=ask.session, extra=extra),
-            line)
+            line, amend)
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> None:

@@ -6,7 +6,7 @@ import queue
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, Collector, ErrorEvent, Finish,
@@ -15,7 +15,8 @@ from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, Mo
                       QuotaRefused, RateLimited, ToolsNeedRouteMode, UpstreamFailed)
 from ..roster.quota import RESTS
 from ..roster.registry import Registry
-from ..store.calls import record_id
+from ..store.db import Written
+from ..store.ids import record_id
 from . import merge
 from .calling import Caller
 from .collections import Collection, Collections
@@ -25,6 +26,7 @@ from .record import Record
 from .seating import Plan, SeatPlan, Seating
 
 log = logging.getLogger("benchwarmers.panel")
+ANSWERED_LATE = "answered after the panel stopped waiting"
 
 
 def seat_heading(seat: Seat) -> str:
@@ -71,6 +73,8 @@ class PanelRun:
     left: int = 0                                     # seats not in yet
     all_in: threading.Event = field(default_factory=threading.Event)   # set when the last seat is in
     lock: threading.Lock = field(default_factory=threading.Lock)
+    stopped: bool = False                             # past the deadline: the seats not in were recorded as timed out
+    gave_up: float = 0.0                              # when it stopped (the ledger's clock): their lines are newer
 
     @property
     def collection_name(self) -> str | None:
@@ -127,9 +131,7 @@ class Panel:
                                     plan.passed_over)
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
-                seat.status, seat.error = SKIPPED, sp.skip
-                self._record(run, sp, seat, None)
-                self._in(run, seat)
+                self._done(run, sp, seat, SKIPPED, sp.skip, 0.0, None)
             else:
                 self.lanes.submit(sp.model.endpoint, self._run_seat, run, sp, seat)
         return run
@@ -152,55 +154,94 @@ class Panel:
             self._seat(run, sp, seat)
 
     def _seat(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
-        answer = None
         started = time.monotonic()
         if started > run.deadline:   # it waited for its endpoint's share of the workers until nobody wanted it
-            seat.status, seat.error = TIMEOUT, (f"not started: its endpoint {sp.model.endpoint!r} was busy with "
-                                                "other seats until the panel stopped waiting")
-            self._record(run, sp, seat, None, sent=False)
-            self._in(run, seat)
+            self._done(run, sp, seat, TIMEOUT, f"not started: its endpoint {sp.model.endpoint!r} was busy with other "
+                       "seats until the panel stopped waiting", 0.0, None, sent=False)
             return
+        answer, error = None, None
         try:
             # the endpoint was looked up once per panel, not once per seat
             answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint), kind=seat.kind,
                                           whole=True)
-            seat.status, seat.answer, seat.usage = OK, answer.text, answer.usage
+            status = OK
         except QuotaRefused as e:       # nothing was sent: the seat says when the limit resets
-            seat.status, seat.error = SKIPPED, e.message
+            status, error = SKIPPED, e.message
         except UpstreamFailed as e:
-            seat.status, seat.error = (TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED), str(e)
+            status, error = (TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED), str(e)
             self.caller.failed(sp.model, e)
         except BenchError as e:
-            seat.status, seat.error = FAILED, str(e)
+            status, error = FAILED, str(e)
         except Exception as e:   # a bug of ours must cost one seat, never the panel
             log.exception("seat %s (%s) failed", seat.seat, seat.model)
-            seat.status, seat.error = FAILED, f"internal error: {type(e).__name__}"
-        seat.seconds = time.monotonic() - started
-        if time.monotonic() > run.deadline and seat.status == OK:
-            seat.status, seat.error = TIMEOUT, "answered after the panel stopped waiting"
-        self._record(run, sp, seat, answer)
-        self._in(run, seat)
+            status, error = FAILED, f"internal error: {type(e).__name__}"
+        now = time.monotonic()
+        if now > run.deadline and status == OK:
+            status, error = TIMEOUT, ANSWERED_LATE
+        self._done(run, sp, seat, status, error, now - started, answer)
 
-    @staticmethod
-    def _in(run: PanelRun, seat: Seat) -> None:
-        """A seat is done: into the queue (completion order), and the last one in says so."""
-        run.done.put(seat)
+    def _done(self, run: PanelRun, sp: SeatPlan, seat: Seat, status: str, error: str | None, seconds: float,
+              answer: Answer | None, sent: bool | None = None) -> None:
+        """A seat is done: its Seat filled in, its record made, into the queue (completion order), and the last one
+        in says so. Unless the panel stopped waiting first and recorded it as timed out: then that record is amended.
+        The run's lock makes it one or the other, so the call is recorded once and its reply's Seat stays as told."""
         with run.lock:
-            run.left -= 1
-            last = run.left == 0
-        if last:
+            late = run.stopped
+            if not late:
+                seat.status, seat.error, seat.seconds = status, error, seconds
+                if answer is not None:
+                    seat.answer, seat.usage = answer.text, answer.usage
+                run.records.append(self._record(run, sp, seat, answer, sent))
+                run.done.put(seat)
+                run.left -= 1
+                last = run.left == 0
+        if late:
+            self._amend(run, sp, seat, status, error, seconds, answer, sent)
+        elif last:
             run.all_in.set()
 
-    def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None,
-                sent: bool | None = None) -> None:
-        run.records.append(self.caller.record(
+    def _amend(self, run: PanelRun, sp: SeatPlan, seat: Seat, status: str, error: str | None, seconds: float,
+               answer: Answer | None, sent: bool | None) -> None:
+        """A seat back after the panel stopped waiting for it: its record gets what it learned (the answer, its
+        tokens, its error, whether it was sent at all), keeping the status the client was told: timeout."""
+        sent = status != SKIPPED if sent is None else sent
+        told = replace(seat, status=TIMEOUT, error=error or ANSWERED_LATE, seconds=seconds)
+        self._record(run, sp, told, answer, sent, amend=run.gave_up)
+
+    def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None, sent: bool | None = None,
+                **how) -> Written:
+        return self.caller.record(
             seat.call, sp.model, run.ask, seat.status, kind=seat.kind, mode=run.ask.target.mode, seconds=seat.seconds,
             answer=answer, error=seat.error, collection=run.collection_name, panel=run.id, seat=seat.seat,
-            request=run.request, sent=sent))
+            request=run.request, sent=sent, **how)
+
+    def _give_up(self, run: PanelRun, pending: dict) -> list:
+        """The deadline: the seats in by now, then every other one recorded as timed out (sent: it may well be
+        out), so its call id is in the record before the reply names it. Under the run's lock: a worker returning
+        this very moment is either in first or finds the panel stopped and amends this record."""
+        timeout = self.settings()["seat_timeout"]
+        error = f"no answer within {timeout:.0f} s"
+        seats = []
+        with run.lock:
+            while True:
+                try:
+                    seat = run.done.get_nowait()
+                except queue.Empty:
+                    break
+                if pending.pop(seat.call, None) is not None:
+                    seats.append(seat)
+            run.stopped, run.gave_up = True, self.caller.now()
+            for sp, seat in zip(run.plan.seats, run.seats):
+                if seat.call in pending:
+                    seat.status, seat.error, seat.seconds = TIMEOUT, error, timeout
+                    # counted=0: nothing to correct in the limits' counts yet; its worker does when it returns
+                    run.records.append(self._record(run, sp, seat, None, sent=True, counted=0))
+        return seats + list(pending.values())
 
     # -- gathering -----------------------------------------------------------------------------
     def finished(self, run: PanelRun, keepalive: float | None = None, gather: bool = False) -> Iterator:
-        """Seats as they finish (completion order); KeepAlive while waiting; timed-out seats at the deadline.
+        """Seats as they finish (completion order); KeepAlive while waiting; timed-out seats at the deadline (recorded
+        then, so settle() waits for their records too).
         `gather`: nobody hears of a seat before the last (a whole answer): wait for the last seat (or the deadline)
         first, one wake-up rather than one a seat."""
         pending = {s.call: s for s in run.seats}
@@ -212,10 +253,7 @@ class Panel:
             except queue.Empty:
                 wait = run.deadline - time.monotonic()
                 if wait <= 0:
-                    for seat in pending.values():
-                        seat.status, seat.error = TIMEOUT, f"no answer within {self.settings()['seat_timeout']:.0f} s"
-                        seat.seconds = self.settings()["seat_timeout"]
-                        yield seat
+                    yield from self._give_up(run, pending)
                     return
                 try:
                     seat = run.done.get(timeout=min(wait, keepalive) if keepalive else wait)

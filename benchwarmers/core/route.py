@@ -13,7 +13,7 @@ from ..errors import (AllMembersFailed, BenchError, FaultKind, NoMemberAvailable
 from ..providers.passthrough import native_body
 from ..roster.quota import RESTS
 from ..roster.registry import Model, Registry
-from ..store.calls import record_id
+from ..store.ids import record_id
 from ..store.db import Written
 from .calling import Caller
 from .choose import rank

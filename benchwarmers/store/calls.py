@@ -1,12 +1,9 @@
 """Call records: one row per seat, merge or route turn, written through the one writer; read back by id."""
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import operator
-import os
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -26,36 +23,10 @@ PAGE = 50   # calls read per query when listing
 EXTRA = COLUMNS.index("extra")
 _ROW = operator.attrgetter(*COLUMNS)   # a record's values in COLUMNS' order
 CALL_HEAD = f"INSERT INTO calls ({', '.join(COLUMNS)})"
-
-
-_ID_BYTES = 9           # 12 URL-safe characters
-_random = bytearray()   # os.urandom read ahead: a panel makes six ids, and each would be a system call
-_random_lock = threading.Lock()
-
-
-def new_id(prefix: str = "") -> str:
-    """Short, unguessable (from os.urandom, as secrets.token_urlsafe), URL-safe."""
-    with _random_lock:
-        if len(_random) < _ID_BYTES:
-            _random[:] = os.urandom(_ID_BYTES * 512)
-        raw = bytes(_random[-_ID_BYTES:])
-        del _random[-_ID_BYTES:]
-    return prefix + base64.urlsafe_b64encode(raw).decode("ascii")
-
-
-_SORTED = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"   # URL-safe, in ASCII order
-
-
-def record_id(prefix: str = "") -> str:
-    """A call's or a panel's id: the time in milliseconds (8 characters that sort as the time does), then new_id()'s
-    12 random ones. Each new record then goes in at the end of the indexes on its id, not at a random page of them
-    (a random key dirties a page of every such index for each row a commit holds)."""
-    ms = time.time_ns() // 1_000_000
-    return prefix + "".join([_SORTED[(ms >> shift) & 63] for shift in range(42, -1, -6)]) + new_id()
-
-
-if hasattr(os, "register_at_fork"):   # a forked child must not hand out its parent's ids
-    os.register_at_fork(after_in_child=_random.clear)
+# The record of a call the panel stopped waiting for, made again by its worker: the same row updated in place (so
+# verdicts given on it meanwhile stay), created when the panel made it; a row the store lost then is made now.
+AMEND_CALL = f"{CALL_HEAD} VALUES ({', '.join('?' * len(COLUMNS))}) ON CONFLICT (id) DO UPDATE SET " + ", ".join(
+    f"{c} = excluded.{c}" for c in COLUMNS if c not in ("id", "created"))
 
 
 def clip_stored(text: str | None, limit: int) -> str | None:
@@ -155,11 +126,17 @@ class Calls:
     def __init__(self, db: Database):
         self.db = db
 
-    def add(self, rec: CallRecord, line: Line | None = None) -> Written:
+    def add(self, rec: CallRecord, line: Line | None = None, amend: float | None = None) -> Written:
         """Queue the call and, for a call sent upstream, its usage-ledger line; the writer commits them together
-        in its next batch (the Written says when)."""
+        in its next batch (the Written says when). `amend`: the call was recorded already (a panel seat it stopped
+        waiting for), its ledger line at or after that moment: its row and that line are brought up to date instead."""
         values = list(_ROW(rec))
         values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
+        if amend is not None:
+            def write(conn):
+                conn.execute(AMEND_CALL, values)
+                ledger.amend(conn, rec.id, line, amend)
+            return self.db.submit(write)
         if line is None:
             return self.db.insert((CALL_HEAD, values))
         return self.db.insert((CALL_HEAD, values), (ledger.HEAD, line.values()))

@@ -78,6 +78,21 @@ class Line:
 HEAD = f"INSERT INTO usage ({', '.join(COLUMNS)})"   # a line's row goes to Database.insert as (HEAD, values())
 
 
+def amend(conn, call: str, line: Line | None, since: float) -> None:
+    """A call's line once more, inside the writer's transaction: the one it has corrected in place (its tokens and
+    cost; it keeps its moment), or added if it has none; removed when the call turned out never to be sent. The
+    line is looked for among those made at or after `since` (usage_created): only the suite's are indexed by call."""
+    if line is None:
+        conn.execute("DELETE FROM usage WHERE created >= ? AND call = ?", (since, call))
+        return
+    found = conn.execute("UPDATE usage SET input_tokens = ?, output_tokens = ?, cached_tokens = ?, cost = ?, "
+                         "estimated = ? WHERE created >= ? AND call = ?",
+                         (line.input_tokens, line.output_tokens, line.cached_tokens, line.cost, int(line.estimated),
+                          since, call)).rowcount
+    if not found:
+        conn.execute(f"{HEAD} VALUES ({', '.join('?' * len(COLUMNS))})", line.values())
+
+
 def check_month(value: str | None, now: float | None = None) -> str:
     if value in (None, ""):
         return month_of(time.time() if now is None else now)
