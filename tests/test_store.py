@@ -332,7 +332,8 @@ def test_record_ids_sort_by_time_and_never_repeat():
     for _ in range(3):
         ids += [record_id("c_") for _ in range(1000)]
         time.sleep(0.002)
-    assert len(set(ids)) == len(ids) and all(len(i) == 22 and re.fullmatch(r"c_[A-Za-z0-9_-]+", i) for i in ids)
+    assert len(set(ids)) == len(ids) and all(len(i) == 22 and re.fullmatch(r"c_[0-9A-Za-z_~][A-Za-z0-9_~-]+", i) for i in ids)
+    assert not any(record_id().startswith("-") for _ in range(2000))   # never read as an option: bench verdict ID
     stamps = [i[2:10] for i in ids]
     assert stamps == sorted(stamps) and len(set(stamps)) > 1
     assert abs(record_time(record_id()) - time.time()) < 5 and record_time(ids[0], "c_") <= record_time(ids[-1], "c_")

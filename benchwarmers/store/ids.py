@@ -21,7 +21,9 @@ def new_id(prefix: str = "") -> str:
     return prefix + base64.urlsafe_b64encode(raw).decode("ascii")
 
 
-_SORTED = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"   # URL-safe, in ASCII order
+# URL-safe and in ASCII order. Not "-" first: the time's first character is the alphabet's first until 2109, and an
+# id starting with "-" reads as an option on a command line (bench verdict ID).
+_SORTED = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz~"
 _ORDER = {ch: i for i, ch in enumerate(_SORTED)}
 
 
