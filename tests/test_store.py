@@ -304,7 +304,9 @@ def test_each_write_is_done_only_once_its_batch_is_committed(tmp_path):
     db = Database(tmp_path / "bench.db")
     gate = threading.Event()
     try:
-        held = db.submit(lambda c: gate.wait(10) and 1)          # the writer waits inside this batch
+        started = threading.Event()
+        held = db.submit(lambda c: (started.set(), gate.wait(10))[1] and 1)   # the writer thread waits in this batch
+        assert started.wait(10)
         later = [db.execute("INSERT INTO jobs (name, started) VALUES (?, ?)", (f"j{i}", float(i))) for i in range(5)]
         assert not held.done() and not any(w.done() for w in later)
         with pytest.raises(TimeoutError):
@@ -350,5 +352,28 @@ def test_the_partial_indexes_serve_the_queries_that_need_them(tmp_path):
             plan = " ".join(r[3] for r in db.query(f"EXPLAIN QUERY PLAN SELECT c.id FROM calls c WHERE {WAITING} "
                                                    f"AND c.{column} = ?", ("x",)))
             assert index in plan and "usage_call" in plan, plan
+    finally:
+        db.close()
+
+
+def test_whoever_waits_commits_and_the_writer_thread_commits_what_nobody_waits_for(tmp_path, monkeypatch):
+    """A reply waiting for its records commits them in its own thread (no hand-off); a write nobody waits for is
+    committed by the writer thread LAG seconds after it was queued."""
+    import benchwarmers.store.db as dbmod
+    monkeypatch.setattr(dbmod, "LAG", 30.0)          # the writer thread would not look for 30 s
+    db = Database(tmp_path / "bench.db")
+    try:
+        assert db.execute("INSERT INTO jobs (name, started) VALUES ('mine', 1)").result(timeout=5) == 1
+        assert db.one("SELECT COUNT(*) FROM jobs WHERE name = 'mine'")[0] == 1
+    finally:
+        monkeypatch.setattr(dbmod, "LAG", 0.01)
+        db.close()                                   # a closing writer commits at once, without its LAG
+    db = Database(tmp_path / "bench.db")
+    try:
+        db.execute("INSERT INTO jobs (name, started) VALUES ('nobody waits', 2)")   # queued: wakes the writer
+        deadline = time.monotonic() + 60
+        while not db.query("SELECT 1 FROM jobs WHERE name = 'nobody waits'") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert db.query("SELECT 1 FROM jobs WHERE name = 'nobody waits'")
     finally:
         db.close()

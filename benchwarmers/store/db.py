@@ -16,7 +16,8 @@ from ..errors import StoreFailing
 from .migrations import migrate
 
 log = logging.getLogger("benchwarmers.store")
-_STOP = object()
+LAG = 0.02   # seconds the writer thread leaves a write to whoever waits for it before committing it itself
+BATCH = 500  # writes a transaction at most
 
 
 class Written:
@@ -32,11 +33,10 @@ class Written:
         return self._db._settled >= self._n
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        """The error that kept it from being written (None once it is); TimeoutError when not settled in time."""
+        """The error that kept it from being written (None once it is); TimeoutError when not settled in time.
+        Waiting commits it: see Database.wait."""
         if not self.done():
-            with self._db._settling:
-                if not self._db._settling.wait_for(self.done, timeout):
-                    raise TimeoutError(f"the record store did not write within {timeout} s")
+            self._db.wait(self, timeout)
         return self._error
 
     def result(self, timeout: float | None = None) -> Any:
@@ -147,7 +147,9 @@ def owner_only(path: Path) -> None:
 
 
 class Database:
-    """Writes go through one thread in batches (one transaction each); reads use a small pool of connections."""
+    """Writes are queued and committed in batches (one transaction each) on one connection, by whoever waits for
+    them first (a reply waiting for its call records commits them itself, with no hand-off to another thread) or,
+    for writes nobody waits for, by the writer thread within LAG seconds. Reads use a small pool of connections."""
 
     def __init__(self, path: Path, readers: int = 4):
         self.path = Path(path)
@@ -162,6 +164,9 @@ class Database:
         self._submitting = threading.Lock()   # a number and its place in the queue are taken together
         self._settled = 0                     # every write up to this number is committed (or failed)
         self._settling = threading.Condition(threading.Lock())
+        self._writing = threading.Lock()      # held while a batch is taken from the queue and committed
+        self._wake = threading.Event()        # set when something is queued: the writer thread looks LAG later
+        self._closing = threading.Event()     # cuts the writer thread's LAG short
         self._readers: queue.Queue = queue.Queue()
         for _ in range(readers):
             self._readers.put(connect(self.path))
@@ -178,9 +183,9 @@ class Database:
         return self.submit(Rows(*rows))
 
     def submit(self, fn: Callable[[sqlite3.Connection], Any]) -> Written:
-        """Run fn(conn) on the writer thread inside a batch transaction; what it returns is the result of the
-        Written (done once the batch is committed). When another item of its batch fails, fn runs once more after
-        the rollback: it should touch nothing but the database."""
+        """Queue fn(conn), to run inside a batch transaction; what it returns is the result of the Written (done
+        once the batch is committed). When another item of its batch fails, fn runs once more after the rollback:
+        it should touch nothing but the database, and wait for nothing else."""
         with self._submitting:
             if self._closed:
                 written = Written(self, 0)   # number 0: settled from the start
@@ -188,7 +193,27 @@ class Database:
                 return written
             written = Written(self, next(self._numbers))
             self._queue.put((fn, written))
+        if not self._wake.is_set():
+            self._wake.set()
         return written
+
+    def wait(self, written: Written, timeout: float | None = None) -> None:
+        """Until `written` is settled: commit what is queued now when no one else is committing (this thread does
+        the work it would otherwise wait for), else wait for whoever is. TimeoutError after `timeout` seconds (a
+        batch under way is finished first)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not written.done():
+            if self._writing.acquire(blocking=False):
+                try:
+                    self._commit_queued()
+                finally:
+                    self._writing.release()
+                continue
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError(f"the record store did not write within {timeout} s")
+            with self._settling:   # someone is committing: its settle wakes us (the slice: in case it was not ours)
+                self._settling.wait_for(written.done, 0.05 if left is None else min(left, 0.05))
 
     def execute(self, sql: str, params: tuple | dict = (), wait: bool = False):
         written = self.submit(lambda c: c.execute(sql, params).rowcount)
@@ -212,26 +237,34 @@ class Database:
             pass   # readers then see what was committed; health() says why the rest was not
 
     def _write_loop(self) -> None:
+        """Commit what nobody waits for: LAG seconds after something is queued, what is still queued then."""
+        while True:
+            self._wake.wait()
+            self._closing.wait(LAG)
+            self._wake.clear()
+            with self._writing:
+                self._commit_queued()
+            if self._closed and self._queue.empty():   # nothing is queued once closed
+                return
+
+    def _commit_queued(self) -> None:
+        """Every write queued now, in batches of up to BATCH, each committed and settled (the write lock held)."""
         conn = self._writer_conn
         while True:
-            item = self._queue.get()
-            batch = [item]
-            while len(batch) < 500:
+            work = []
+            while len(work) < BATCH:
                 try:
-                    batch.append(self._queue.get_nowait())
+                    work.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            stop = any(b is _STOP for b in batch)
-            work = [b for b in batch if b is not _STOP]
-            if work:
-                try:
-                    self._run_batch(conn, work)
-                except BaseException as e:   # the writer must outlive any batch: nothing would be recorded again
-                    log.exception("a batch of %d writes failed", len(work))
-                    self._fail(e, [w for _, w in work])
-                self._settle(work[-1][1]._n)
-            if stop:
+            if not work:
                 return
+            try:
+                self._run_batch(conn, work)
+            except BaseException as e:   # the store must outlive any batch: nothing would be recorded again
+                log.exception("a batch of %d writes failed", len(work))
+                self._fail(e, [w for _, w in work])
+            self._settle(work[-1][1]._n)
 
     def _run_batch(self, conn: sqlite3.Connection, work: list) -> None:
         """One transaction. The items run as they are; when one fails, the transaction is rolled back and the batch
@@ -304,11 +337,12 @@ class Database:
 
     def close(self) -> None:
         """Commit what is queued, then close every connection."""
-        with self._submitting:   # nothing is queued after the stop, where nobody would take it
+        with self._submitting:   # nothing is queued once closed: the writer commits what is and ends
             if self._closed:
                 return
             self._closed = True
-            self._queue.put(_STOP)
+        self._closing.set()
+        self._wake.set()
         self._thread.join(timeout=30)
         self._writer_conn.close()
         while not self._readers.empty():
