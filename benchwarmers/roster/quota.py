@@ -37,24 +37,34 @@ class Refusal:
         return f"rate limited: resets at {utc(self.at)} ({what})"
 
 
-class Window:
-    """What happened in the last minute, oldest first: when (and, with `amounts`, how much), in flat arrays with a
-    running total. A busy minute holds tens of thousands of calls: as a deque of floats and tuples they took about
-    20 MB at a thousand calls a second, as arrays a fifth of that."""
-    __slots__ = ("when", "amount", "start", "total")
+MERGE = 0.005   # seconds: what happens this close to the window's newest entry joins it
 
-    def __init__(self, amounts: bool = False) -> None:
+
+class Window:
+    """What happened in the last minute, oldest first: when, and how much, in flat arrays with a running total.
+    What happens within MERGE of the start of the newest entry joins it, and an entry leaves the minute with its
+    newest part (so a limit frees up at most MERGE late, never early): at a thousand calls a second a minute holds
+    twelve thousand entries, not sixty thousand, and no more however fast the calls come."""
+    __slots__ = ("when", "amount", "start", "total", "opened")
+
+    def __init__(self) -> None:
         self.when = array("d")
-        self.amount = array("q") if amounts else None
-        self.start, self.total = 0, 0            # entries before `start` are gone; total: of the amounts (or count)
+        self.amount = array("q")
+        self.start, self.total = 0, 0            # entries before `start` are gone; total: of the amounts
+        self.opened = float("-inf")              # when the newest entry's first part happened
 
     def __len__(self) -> int:
+        """Entries (not calls: see total)."""
         return len(self.when) - self.start
 
     def append(self, when: float, amount: int = 1) -> None:
-        self.when.append(when)
-        if self.amount is not None:
+        if len(self.when) > self.start and 0 <= when - self.opened < MERGE and when >= self.when[-1]:
+            self.when[-1] = when
+            self.amount[-1] += amount
+        else:
+            self.when.append(when)
             self.amount.append(amount)
+            self.opened = when
         self.total += amount
 
     def drop_until(self, cut: float) -> None:
@@ -63,13 +73,12 @@ class Window:
         if i >= len(when) or when[i] > cut:      # nothing to forget (most calls)
             return
         while i < len(when) and when[i] <= cut:
-            self.total -= self.amount[i] if self.amount is not None else 1
+            self.total -= self.amount[i]
             i += 1
         self.start = i
         if i > 1024 and 8 * i > len(when):       # the forgotten head is an eighth of it: let it go
             del self.when[:i]
-            if self.amount is not None:
-                del self.amount[:i]
+            del self.amount[:i]
             self.start = 0
 
     def time(self, index: int) -> float:
@@ -79,14 +88,23 @@ class Window:
     def pairs(self):
         return zip(self.when[self.start:], self.amount[self.start:])
 
+    def frees(self, limit: int, more: int) -> float:
+        """When enough of the window has left it for `more` to fit under `limit` (or for anything, once empty)."""
+        left = self.total
+        for when, n in self.pairs():
+            left -= n
+            if left <= 0 or left + more <= limit:
+                return when + MINUTE
+        return self.time(-1) + MINUTE
+
 
 class Counts:
     """One connection's (or model's) requests and tokens: the last minute's one by one, today's and this month's
     as totals (UTC calendar)."""
 
     def __init__(self) -> None:
-        self.times = Window()                   # when each request of the last minute was counted
-        self.tokens = Window(amounts=True)      # (when, tokens) of the last minute
+        self.times = Window()                   # the requests of the last minute (total: how many)
+        self.tokens = Window()                  # the tokens of the last minute
         self.day, self.day_requests, self.day_tokens = 0, 0, 0
         self.month, self.month_requests = "", 0
         self.day_starts, self.day_ends = 0.0, 0.0   # the UTC day counted now (a month changes only with a day)
@@ -121,7 +139,7 @@ class Counts:
         return max(0, self.tokens.total)
 
     def used(self) -> dict:
-        return {"rpm": len(self.times), "rpd": self.day_requests, "rpmonth": self.month_requests,
+        return {"rpm": self.times.total, "rpd": self.day_requests, "rpmonth": self.month_requests,
                 "tpm": self.minute_tokens(), "tpd": self.day_tokens}
 
     def resets(self, now: float) -> dict:
@@ -134,11 +152,11 @@ class Counts:
         """(when it frees, limit) for each of `limits` that one more call of `tokens` would break."""
         out = []
         rpm = limits.get("rpm")
-        if rpm and len(self.times) >= rpm:
-            out.append((self.times.time(len(self.times) - rpm) + MINUTE, "rpm"))
+        if rpm and self.times.total >= rpm:
+            out.append((self.times.frees(rpm, 1), "rpm"))
         tpm, used = limits.get("tpm"), self.minute_tokens()
         if tpm and used and used + tokens > tpm:
-            out.append((self._tokens_fit(tpm, tokens), "tpm"))
+            out.append((self.tokens.frees(tpm, tokens), "tpm"))
         day_end = (self.day + 1) * DAY
         if limits.get("rpd") and self.day_requests >= limits["rpd"]:
             out.append((day_end, "rpd"))
@@ -147,15 +165,6 @@ class Counts:
         if limits.get("rpmonth") and self.month_requests >= limits["rpmonth"]:
             out.append((month_end(now), "rpmonth"))
         return out
-
-    def _tokens_fit(self, limit: int, tokens: int) -> float:
-        """When enough of the last minute's tokens have left it for `tokens` more (or for any call, once empty)."""
-        left = self.minute_tokens()
-        for when, n in self.tokens.pairs():
-            left -= n
-            if left <= 0 or left + tokens <= limit:
-                return when + MINUTE
-        return self.tokens.time(-1) + MINUTE
 
 
 class Quota:
