@@ -377,3 +377,25 @@ def test_whoever_waits_commits_and_the_writer_thread_commits_what_nobody_waits_f
         assert db.query("SELECT 1 FROM jobs WHERE name = 'nobody waits'")
     finally:
         db.close()
+
+
+def test_the_writer_thread_checkpoints_the_wal_not_the_commit_a_reply_waits_for(tmp_path, monkeypatch):
+    """SQLite's own checkpoint would run inside whichever commit crosses its threshold, a reply's among them; the
+    writer connection has it off, and the writer thread copies the WAL back on its own connection."""
+    import threading
+    import benchwarmers.store.db as dbmod
+    monkeypatch.setattr(dbmod, "CHECKPOINT", 0.0)
+    monkeypatch.setattr(dbmod, "LAG", 0.001)
+    db = Database(tmp_path / "bench.db")
+    ran = threading.Event()
+    real = db._checkpoint
+    monkeypatch.setattr(db, "_checkpoint", lambda: (real(), ran.set()))
+    try:
+        assert db._writer_conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        for i in range(50):
+            db.execute("INSERT INTO jobs (name, started) VALUES (?, ?)", (f"j{i}", float(i)))   # nobody waits
+        assert ran.wait(30)
+        db.sync()
+        assert db.one("SELECT COUNT(*) FROM jobs")[0] == 50
+    finally:
+        db.close()

@@ -18,6 +18,7 @@ from .migrations import migrate
 log = logging.getLogger("benchwarmers.store")
 LAG = 0.02   # seconds the writer thread leaves a write to whoever waits for it before committing it itself
 BATCH = 500  # writes a transaction at most
+CHECKPOINT = 0.25   # seconds between the writer thread's WAL checkpoints while writes come in
 
 
 class Written:
@@ -159,6 +160,11 @@ class Database:
         self._writer_conn = connect(self.path)
         owner_only(self.path)
         migrate(self._writer_conn)
+        # The WAL is copied back into the database by the writer thread, on a connection of its own, rather than by
+        # whichever commit crosses SQLite's threshold (a reply waiting for its records would wait for that too).
+        self._writer_conn.execute("PRAGMA wal_autocheckpoint=0")
+        self._checkpoints = connect(self.path)
+        self._commits = 0                      # commits since the last checkpoint
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._numbers = itertools.count(1)    # each write's number, in the order the writer will take them
         self._submitting = threading.Lock()   # a number and its place in the queue are taken together
@@ -238,6 +244,7 @@ class Database:
 
     def _write_loop(self) -> None:
         """Commit what nobody waits for: LAG seconds after something is queued, what is still queued then."""
+        checked = time.monotonic()
         while True:
             self._wake.wait()
             self._closing.wait(LAG)
@@ -246,6 +253,17 @@ class Database:
                 self._commit_queued()
             if self._closed and self._queue.empty():   # nothing is queued once closed
                 return
+            if self._commits and time.monotonic() - checked >= CHECKPOINT:
+                checked = time.monotonic()
+                self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Copy what the WAL holds into the database, as far as readers allow (PASSIVE: nobody waits for it)."""
+        self._commits = 0
+        try:
+            self._checkpoints.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error:
+            log.warning("a WAL checkpoint failed (the next one tries again)", exc_info=True)
 
     def _commit_queued(self) -> None:
         """Every write queued now, in batches of up to BATCH, each committed and settled (the write lock held)."""
@@ -264,6 +282,7 @@ class Database:
             except BaseException as e:   # the store must outlive any batch: nothing would be recorded again
                 log.exception("a batch of %d writes failed", len(work))
                 self._fail(e, [w for _, w in work])
+            self._commits += 1
             self._settle(work[-1][1]._n)
 
     def _run_batch(self, conn: sqlite3.Connection, work: list) -> None:
@@ -344,6 +363,7 @@ class Database:
         self._closing.set()
         self._wake.set()
         self._thread.join(timeout=30)
+        self._checkpoints.close()
         self._writer_conn.close()
         while not self._readers.empty():
             self._readers.get_nowait().close()
