@@ -1,4 +1,4 @@
-"""The last minute's counts of a connection or model, kept flat: the same answers as one entry per call, however many."""
+"""The last minute's counts, kept flat: the answers one entry per call would give (a limit freeing at most MERGE later)."""
 from __future__ import annotations
 
 from benchwarmers.roster.quota import MERGE, MINUTE, Counts, Window

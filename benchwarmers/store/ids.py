@@ -21,31 +21,21 @@ def new_id(prefix: str = "") -> str:
     return prefix + base64.urlsafe_b64encode(raw).decode("ascii")
 
 
-# URL-safe and in ASCII order. Not "-" first: the time's first character is the alphabet's first until 2109, and an
-# id starting with "-" reads as an option on a command line (bench verdict ID).
-_SORTED = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz~"
-_ORDER = {ch: i for i, ch in enumerate(_SORTED)}
+# Digits and letters in ASCII order: the time's characters sort as the time does, an id never begins with "-" (read
+# as an option on a command line: bench verdict ID), and every id still matches what takes a call id ([A-Za-z0-9_-]).
+_SORTED = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 def record_id(prefix: str = "") -> str:
-    """A call's or a panel's id: the time in milliseconds (8 characters that sort as the time does), then new_id()'s
-    12 random ones. Each new record then goes in at the end of the indexes on its id, not at a random page of them
-    (a random key dirties a page of every such index for each row a commit holds)."""
-    ms = time.time_ns() // 1_000_000
-    return prefix + "".join([_SORTED[(ms >> shift) & 63] for shift in range(42, -1, -6)]) + new_id()
+    """A call's or a panel's id: the time in milliseconds (8 base-62 digits, which sort as the time does), then
+    new_id()'s 12 random ones. Each new record then goes in at the end of the indexes on its id, not at a random
+    page of them (a random key dirties a page of every such index for each row a commit holds)."""
+    ms, stamp = time.time_ns() // 1_000_000, []
+    for _ in range(8):                   # base 62, 8 digits: milliseconds for the next 6,900 years
+        ms, digit = divmod(ms, 62)
+        stamp.append(_SORTED[digit])
+    return prefix + "".join(reversed(stamp)) + new_id()
 
 
 if hasattr(os, "register_at_fork"):   # a forked child must not hand out its parent's ids
     os.register_at_fork(after_in_child=_random.clear)
-
-
-def record_time(record: str, prefix: str = "") -> float | None:
-    """When a record_id() was made (epoch seconds, to the millisecond); None for an id of another shape (a record
-    made before ids carried their time)."""
-    stamp = record[len(prefix):len(prefix) + 8]
-    if len(record) != len(prefix) + 20 or any(ch not in _ORDER for ch in stamp):
-        return None
-    ms = 0
-    for ch in stamp:
-        ms = ms * 64 + _ORDER[ch]
-    return ms / 1000
