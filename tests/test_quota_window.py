@@ -1,4 +1,4 @@
-"""The last minute's counts, kept flat: the answers one entry per call would give (a limit freeing at most MERGE later)."""
+"""The last minute's counts, kept flat: what one entry per call would answer (a limit freeing at most MERGE later)."""
 from __future__ import annotations
 
 from benchwarmers.roster.quota import MERGE, MINUTE, Counts, Window
