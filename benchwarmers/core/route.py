@@ -13,8 +13,8 @@ from ..errors import (AllMembersFailed, BenchError, FaultKind, NoMemberAvailable
 from ..providers.passthrough import native_body
 from ..roster.quota import RESTS
 from ..roster.registry import Model, Registry
-from ..store.ids import record_id
 from ..store.db import Written
+from ..store.ids import record_id
 from .calling import Caller
 from .choose import rank
 from .collections import Collections
