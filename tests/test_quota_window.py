@@ -1,11 +1,11 @@
-"""The last minute's counts of a connection or model, kept flat: the same answers as one entry per call, however many."""
+"""The last minute's counts, kept flat: what one entry per call would answer (a limit freeing at most MERGE later)."""
 from __future__ import annotations
 
-from benchwarmers.roster.quota import MINUTE, Counts, Window
+from benchwarmers.roster.quota import MERGE, MINUTE, Counts, Window
 
 
 def test_the_window_forgets_what_left_the_minute_and_keeps_its_total():
-    w = Window(amounts=True)
+    w = Window()
     for t in range(3000):                        # past the point where the forgotten head is let go
         w.append(float(t), 2)
         w.drop_until(t - MINUTE)
@@ -33,3 +33,25 @@ def test_counts_answer_as_before_with_thousands_of_calls():
     assert c.minute_tokens() == 0
     c.roll(end + MINUTE)
     assert c.used()["rpm"] == 0 and c.resets(end + MINUTE)["rpm"] is None
+
+
+def test_calls_close_together_share_an_entry_and_free_a_limit_no_earlier():
+    """A thousand calls a second: the minute holds one entry per MERGE, counts every call, and says a limit frees
+    up when the exact count would, or at most MERGE later (never earlier)."""
+    c = Counts()
+    now = 1_000_000.0
+    for i in range(6000):
+        t = now + i * 0.001
+        c.roll(t)
+        c.count(t, 10)
+    end = now + 5.999
+    assert c.used()["rpm"] == 6000 and c.used()["tpm"] == 60000
+    assert len(c.times) <= 6000 * 0.001 / MERGE + 2 and len(c.tokens) <= 6000 * 0.001 / MERGE + 2
+    (at, which), = c.blocked_until({"rpm": 5000}, end, 0)
+    exact = now + 1000 * 0.001 + MINUTE                  # when the 1001st oldest call leaves the minute
+    assert which == "rpm" and exact <= at <= exact + MERGE
+    (at, which), = c.blocked_until({"tpm": 59990}, end, 10)
+    exact = now + 0.001 + MINUTE                         # the two oldest calls' tokens must leave first
+    assert which == "tpm" and exact <= at <= exact + MERGE
+    c.roll(end + MINUTE)
+    assert c.used()["rpm"] == 0 and c.used()["tpm"] == 0

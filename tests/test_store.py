@@ -273,3 +273,132 @@ def test_writes_after_close_fail_clearly(tmp_path):
     db.close()
     with pytest.raises(RuntimeError):
         db.execute("INSERT INTO jobs (name, started) VALUES ('late', 1)").result(5)
+
+
+def test_rows_of_a_batch_go_in_together_and_a_bad_one_costs_only_itself(tmp_path):
+    """Rows are written one executemany per table when their batch allows; a row that fails (here a duplicate
+    key) sends the batch round again one item at a time, so only that item fails."""
+    import threading
+    db = Database(tmp_path / "bench.db")
+    head = "INSERT INTO panels (id, collection, mode, seats, caller, created)"
+    gate = threading.Event()
+    try:
+        db.submit(lambda c: gate.wait(10))      # the writer waits in this batch: what follows queues for the next
+        writes = [db.insert((head, (f"p{i}", "c", "panel", 5, None, float(i)))) for i in range(120)]
+        dup = db.insert((head, ("p7", "c", "panel", 5, None, 0.0)))
+        after = db.insert((head, ("p-last", "c", "panel", 5, None, 1.0)),
+                          ("INSERT INTO jobs (name, started)", ("j", 1.0)))
+        gate.set()
+        assert all(w.result(10) is None for w in writes) and after.result(10) is None
+        with pytest.raises(sqlite3.IntegrityError):
+            dup.result(10)
+        assert db.one("SELECT COUNT(*) FROM panels")[0] == 121
+        assert db.one("SELECT COUNT(*) FROM jobs WHERE name = 'j'")[0] == 1
+    finally:
+        db.close()
+
+
+def test_each_write_is_done_only_once_its_batch_is_committed(tmp_path):
+    """A write's result is settled with its batch, in the order writes were submitted, from any thread."""
+    import threading
+    db = Database(tmp_path / "bench.db")
+    gate = threading.Event()
+    try:
+        started = threading.Event()
+        held = db.submit(lambda c: (started.set(), gate.wait(10))[1] and 1)   # the writer thread waits in this batch
+        assert started.wait(10)
+        later = [db.execute("INSERT INTO jobs (name, started) VALUES (?, ?)", (f"j{i}", float(i))) for i in range(5)]
+        assert not held.done() and not any(w.done() for w in later)
+        with pytest.raises(TimeoutError):
+            later[-1].result(timeout=0.05)
+        gate.set()
+        assert held.result(10) == 1 and [w.result(10) for w in later] == [1] * 5
+        results, errors = [], []
+
+        def submit(n):
+            try:
+                results.append(db.execute("INSERT INTO jobs (name, started) VALUES (?, ?)", (f"t{n}", 0.0)).result(10))
+            except Exception as e:   # noqa: BLE001 - the assertion below reports it
+                errors.append(e)
+        threads = [threading.Thread(target=submit, args=(n,)) for n in range(40)]
+        [t.start() for t in threads]
+        [t.join(20) for t in threads]
+        assert not errors and results == [1] * 40
+    finally:
+        db.close()
+
+
+def test_record_ids_sort_by_time_and_never_repeat():
+    from benchwarmers.api.calls import CALL_ID
+    from benchwarmers.mcp.stophook import SEAT_HEADING
+    from benchwarmers.store.ids import record_id
+    ids = []
+    for _ in range(3):
+        ids += [record_id("c_") for _ in range(1000)]
+        time.sleep(0.002)
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"c_[0-9A-Za-z]{8}[A-Za-z0-9_-]{12}", i) for i in ids)
+    assert not any(record_id().startswith("-") for _ in range(2000))   # never read as an option: bench verdict ID
+    stamps = [i[2:10] for i in ids]
+    assert stamps == sorted(stamps) and len(set(stamps)) > 1
+    bare = [record_id() for _ in range(5000)]      # what takes a call id takes every one of them
+    assert all(CALL_ID.match(i) and SEAT_HEADING.search(f"## Seat 1 · m · member · ok · call {i}") for i in bare)
+
+
+def test_the_partial_indexes_serve_the_queries_that_need_them(tmp_path):
+    """Migration 14 keeps only the rows that name a caller or a session, and the suite's ledger lines: the
+    waiting-for-a-verdict queries still find them by index, not by reading every call."""
+    from benchwarmers.store.pending import WAITING
+    db = Database(tmp_path / "bench.db")
+    try:
+        for column, index in (("caller", "calls_caller"), ("session", "calls_session")):
+            plan = " ".join(r[3] for r in db.query(f"EXPLAIN QUERY PLAN SELECT c.id FROM calls c WHERE {WAITING} "
+                                                   f"AND c.{column} = ?", ("x",)))
+            assert index in plan and "usage_call" in plan, plan
+    finally:
+        db.close()
+
+
+def test_whoever_waits_commits_and_the_writer_thread_commits_what_nobody_waits_for(tmp_path, monkeypatch):
+    """A reply waiting for its records commits them in its own thread (no hand-off); a write nobody waits for is
+    committed by the writer thread LAG seconds after it was queued."""
+    import benchwarmers.store.db as dbmod
+    monkeypatch.setattr(dbmod, "LAG", 30.0)          # the writer thread would not look for 30 s
+    db = Database(tmp_path / "bench.db")
+    try:
+        assert db.execute("INSERT INTO jobs (name, started) VALUES ('mine', 1)").result(timeout=5) == 1
+        assert db.one("SELECT COUNT(*) FROM jobs WHERE name = 'mine'")[0] == 1
+    finally:
+        monkeypatch.setattr(dbmod, "LAG", 0.01)
+        db.close()                                   # a closing writer commits at once, without its LAG
+    db = Database(tmp_path / "bench.db")
+    try:
+        db.execute("INSERT INTO jobs (name, started) VALUES ('nobody waits', 2)")   # queued: wakes the writer
+        deadline = time.monotonic() + 60
+        while not db.query("SELECT 1 FROM jobs WHERE name = 'nobody waits'") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert db.query("SELECT 1 FROM jobs WHERE name = 'nobody waits'")
+    finally:
+        db.close()
+
+
+def test_the_writer_thread_checkpoints_the_wal_not_the_commit_a_reply_waits_for(tmp_path, monkeypatch):
+    """SQLite's own checkpoint would run inside whichever commit crosses its threshold, a reply's among them; the
+    writer connection has it off, and the writer thread copies the WAL back on its own connection."""
+    import threading
+    import benchwarmers.store.db as dbmod
+    monkeypatch.setattr(dbmod, "CHECKPOINT", 0.0)
+    monkeypatch.setattr(dbmod, "LAG", 0.001)
+    db = Database(tmp_path / "bench.db")
+    ran = threading.Event()
+    real = db._checkpoint
+    monkeypatch.setattr(db, "_checkpoint", lambda: (real(), ran.set()))
+    try:
+        assert db._writer_conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        for i in range(50):
+            db.execute("INSERT INTO jobs (name, started) VALUES (?, ?)", (f"j{i}", float(i)))   # nobody waits
+        assert ran.wait(30)
+        db.sync()
+        assert db.one("SELECT COUNT(*) FROM jobs")[0] == 50
+    finally:
+        db.close()

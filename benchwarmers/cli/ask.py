@@ -34,8 +34,10 @@ def register(sub, parent) -> None:
     v = sub.add_parser("verdict", parents=[parent], help="judge one seat's answer", formatter_class=FMT,
                        description="Record whether a seat's answer was useful, and which of its claims were real "
                                    "or false. A later verdict on the same call replaces this one.",
-                       epilog="example:\n  bench verdict Xy3k9aQ2 --useful --real \"the race in refresh()\" "
-                              "--false \"the SQL injection\"")
+                       epilog="example:\n  bench verdict 0OaKq3x7Xy3k9aQ2Lw4p --useful "
+                              "--real \"the race in refresh()\" --false \"the SQL injection\"\n"
+                              "an id that begins with '-' (older records) goes after --:\n"
+                              "  bench verdict --useful -- -Xy3k9aQ2Lw4p")
     v.add_argument("call", help="the call id from the seat table")
     group = v.add_mutually_exclusive_group(required=True)
     group.add_argument("--useful", dest="useful", action="store_true", default=None)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import copy
 import os
 import time
-from concurrent.futures import CancelledError, Future
 from typing import Callable, Iterator
 
 from ..canonical import EXPLORE, MEMBER, ROUTE, SKIPPED, Answer, Ask, estimate_usage
@@ -16,12 +15,14 @@ from ..roster.registry import Endpoint, Model, Registry
 from ..roster.resting import Resting
 from ..settings import CLIENTS
 from ..store.calls import CallRecord, Calls, clip_stored, prompt_hash, summarise_request
+from ..store.db import Written
 from ..store.ledger import Ledger, Line, cost_of
 
 SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
 
 BUILTIN, LLM = CLIENTS
 CLIENT_ENV = "BENCH_CLIENT"
+CLIENT_MEMO = ("client",)   # where a Config.steady() memo keeps via_llm()'s answer (not a file name)
 OWN_LINE = ("probe", "speed")      # calls with no call record: complete() writes their ledger line itself
 BACKGROUND = ("probe", "speed", "suite")   # work nobody waits on: it may wait longer for a rate limit
 
@@ -105,7 +106,14 @@ class Caller:
         return ask.with_max_tokens(tokens)
 
     def via_llm(self) -> bool:
-        return client_in_use(self.settings())[0] == LLM
+        """Whether llm makes the member calls; worked out once a request (Config.steady), not once a seat."""
+        memo = self.registry.config.memo()
+        hit = memo.get(CLIENT_MEMO) if memo is not None else None
+        if hit is None:
+            hit = client_in_use(self.settings())[0] == LLM
+            if memo is not None:
+                memo[CLIENT_MEMO] = hit
+        return hit
 
     # ---- rate limits, before anything is sent --------------------------------------------------------
     def patience(self, kind: str, ask: Ask) -> float:
@@ -215,19 +223,23 @@ class Caller:
         return Line(model.endpoint, model.alias, ask.origin or kind, tokens_in, tokens_out,
                     usage.cache_read_tokens if usage else 0, cost_of(price_in, price_out, tokens_in, tokens_out),
                     collection, call, bool(usage and usage.estimated), self.scheduled,
-                    self.quota.clock.now() if self.quota else time.time())
+                    self.now())
+
+    def now(self) -> float:
+        """The ledger's time: its lines are stamped with the limits' clock (the scheduler's; tests hold it)."""
+        return self.quota.clock.now() if self.quota else time.time()
 
     def record(self, call_id: str, model: Model, ask: Ask, status: str, *, kind: str, mode: str, seconds: float,
                answer: Answer | None = None, ttft: float | None = None, error: str | None = None,
                collection: str | None = None, panel: str | None = None, seat: int | None = None,
                request: tuple[str, str] | None = None, extra: dict | None = None,
-               counted: int | None = None, sent: bool | None = None, amend: bool = False) -> Future:
+               counted: int | None = None, sent: bool | None = None, amend: float | None = None) -> Written:
         """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask.
         A call that was sent (`sent`; by default, any status but skipped) gets its ledger line with it; `counted`:
         the prompt tokens its limits counted when it went, when it was sent with another ask than `ask` (a merge).
-        `amend`: this call's record was made already (a seat the panel stopped waiting for): it is brought up to
-        date, its ledger line corrected, not added. The record is queued for the writer's next batch; the Future is
-        done once it is committed (see settle)."""
+        `amend`: this call's record was made already (a seat the panel stopped waiting for), its ledger line at or
+        after this moment (now()'s clock): it is brought up to date, its line corrected, not added. The record is
+        queued for the writer's next batch; it is done once it is committed (see settle)."""
         summary, digest = request or self.summary(ask)
         if answer is not None:
             estimate_usage(answer, ask)
@@ -248,14 +260,14 @@ class Caller:
             line, amend)
 
     @staticmethod
-    def settle(records: list[Future], timeout: float = SETTLE_SECONDS) -> None:
+    def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> None:
         """Wait until these call records are committed, so what a client is told about (its call ids) survives a
-        crash of the service from then on. A store that cannot write fails the futures at once (its health says
+        crash of the service from then on. A store that cannot write fails the writes at once (its health says
         why): the answer still goes out, its record does not."""
         deadline = time.monotonic() + timeout
-        for record in records:   # one by one on each Future's own lock: they commit together, so one wait does it
+        for record in records:   # they commit in batches, in order: one wait usually does it
             if not record.done():
                 try:
                     record.exception(max(0.0, deadline - time.monotonic()))
-                except (TimeoutError, CancelledError):
+                except TimeoutError:
                     return

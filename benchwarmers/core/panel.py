@@ -5,7 +5,7 @@ import logging
 import queue
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
@@ -15,7 +15,8 @@ from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, Mo
                       QuotaRefused, RateLimited, ToolsNeedRouteMode, UpstreamFailed)
 from ..roster.quota import RESTS
 from ..roster.registry import Registry
-from ..store.calls import new_id
+from ..store.db import Written
+from ..store.ids import record_id
 from . import merge
 from .calling import Caller
 from .collections import Collection, Collections
@@ -68,11 +69,12 @@ class PanelRun:
     request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel
     endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
     memo: dict | None = None                          # the config as the ask read it (Config.steady), for its seats
-    records: list = field(default_factory=list)       # its call records' Futures (committed before the reply ends)
+    records: list = field(default_factory=list)       # its call records' writes (committed before the reply ends)
     left: int = 0                                     # seats not in yet
     all_in: threading.Event = field(default_factory=threading.Event)   # set when the last seat is in
     lock: threading.Lock = field(default_factory=threading.Lock)
     stopped: bool = False                             # past the deadline: the seats not in were recorded as timed out
+    gave_up: float = 0.0                              # when it stopped (the ledger's clock): their lines are newer
 
     @property
     def collection_name(self) -> str | None:
@@ -121,9 +123,9 @@ class Panel:
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
             raise no_able_seat(plan)
-        run = PanelRun(new_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
+        run = PanelRun(record_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
                        request=self.caller.summary(ask), endpoints=self.registry.endpoints(), memo=memo)
-        run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=new_id()) for sp in plan.seats]
+        run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
         self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller,
                                     plan.passed_over)
@@ -204,10 +206,10 @@ class Panel:
         tokens, its error, whether it was sent at all), keeping the status the client was told: timeout."""
         sent = status != SKIPPED if sent is None else sent
         told = replace(seat, status=TIMEOUT, error=error or ANSWERED_LATE, seconds=seconds)
-        self._record(run, sp, told, answer, sent, amend=True)
+        self._record(run, sp, told, answer, sent, amend=run.gave_up)
 
     def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None, sent: bool | None = None,
-                **how) -> Future:
+                **how) -> Written:
         return self.caller.record(
             seat.call, sp.model, run.ask, seat.status, kind=seat.kind, mode=run.ask.target.mode, seconds=seat.seconds,
             answer=answer, error=seat.error, collection=run.collection_name, panel=run.id, seat=seat.seat,
@@ -228,7 +230,7 @@ class Panel:
                     break
                 if pending.pop(seat.call, None) is not None:
                     seats.append(seat)
-            run.stopped = True
+            run.stopped, run.gave_up = True, self.caller.now()
             for sp, seat in zip(run.plan.seats, run.seats):
                 if seat.call in pending:
                     seat.status, seat.error, seat.seconds = TIMEOUT, error, timeout
@@ -326,7 +328,7 @@ class Panel:
     def _merge(self, run: PanelRun, model) -> Iterator:
         """Stream the merge model's answer; on failure fall back to every seat's block, saying why."""
         reply = run.reply()
-        call_id = new_id()
+        call_id = record_id()
         info = run.merge_info = {"model": model.alias if model else None, "call": call_id, "status": OK}
         started = time.monotonic()
         collector, error, sent = Collector(), None, True

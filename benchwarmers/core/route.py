@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -14,7 +13,8 @@ from ..errors import (AllMembersFailed, BenchError, FaultKind, NoMemberAvailable
 from ..providers.passthrough import native_body
 from ..roster.quota import RESTS
 from ..roster.registry import Model, Registry
-from ..store.calls import new_id
+from ..store.db import Written
+from ..store.ids import record_id
 from .calling import Caller
 from .choose import rank
 from .collections import Collections
@@ -114,7 +114,7 @@ class Router:
         turn = Turn(ask, collection.name, pin, why=(["pinned: " + pinned] if pinned == order[0].alias else []) + why)
         failures = []
         for model in order:
-            turn.model, turn.call, turn.started, turn.ttft = model, new_id(), time.monotonic(), None
+            turn.model, turn.call, turn.started, turn.ttft = model, record_id(), time.monotonic(), None
             try:
                 reply = self._answer(turn)
             except UpstreamFailed as e:
@@ -195,7 +195,7 @@ class Router:
                 "failover_from": turn.failover_from}
 
     def _record(self, turn: Turn, status: str, answer, error: str | None, kind: str = "route",
-                extra: dict | None = None) -> Future:
+                extra: dict | None = None) -> Written:
         ask = turn.ask
         return self.caller.record(turn.call, turn.model, ask, status, kind=kind, mode=ROUTE,
                            seconds=time.monotonic() - turn.started, answer=answer, ttft=turn.ttft, error=error,
@@ -217,7 +217,7 @@ class Router:
             self.lanes.submit(model.endpoint, self._run_shadow, turn, model)
 
     def _run_shadow(self, turn: Turn, model: Model) -> None:
-        shadow = Turn(turn.ask, turn.collection, turn.pin, model, call=new_id(), kind="shadow")
+        shadow = Turn(turn.ask, turn.collection, turn.pin, model, call=record_id(), kind="shadow")
         answer, status, error = None, OK, None
         try:
             answer = self._whole(shadow)

@@ -175,6 +175,9 @@ def limit_scope(headers: Mapping[str, str], body=None) -> str:
     return MODEL
 
 
+_NONE: dict = {}   # peek()'s answer when nothing is known (read only)
+
+
 class RateLimitBook:
     """The latest rate-limit facts per connection name, and per (name, model) for limits that count per model;
     each entry says its `scope`. Thread-safe."""
@@ -198,6 +201,11 @@ class RateLimitBook:
     def get(self, name: str, model: str | None = None) -> dict:
         with self._lock:
             return dict(self._facts.get((name, model) if model else name, {}))
+
+    def peek(self, name: str, model: str | None = None) -> dict:
+        """get() without the copy or the lock, for a quick read-only look on the hot path (each entry is only
+        ever updated in place, so a read sees the facts before or after an update)."""
+        return self._facts.get((name, model) if model else name) or _NONE
 
     def snapshot(self) -> dict:
         with self._lock:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import BadRequest, BenchError, ConfigError, Conflict, NotFound, UpstreamFailed
 from ..redaction import redact
-from ..store.calls import new_id
+from ..store.ids import new_id
 from . import health, onboard
 from .registry import check_name
 

@@ -2,14 +2,13 @@
 check-and-count, and the rests the providers' own limits impose (Resting, from headers and 429s)."""
 from __future__ import annotations
 
-import calendar
 import threading
 import time
 from array import array
 from dataclasses import dataclass
 
 from ..store import Config, Database
-from ..store.ledger import Ledger, month_of
+from ..store.ledger import Ledger, month_end, month_of
 from . import limitset
 from .limitset import CONNECTION, LIMITS, MODEL
 
@@ -20,13 +19,6 @@ RESTS = ("resting until", "rate limited")   # how a seat (or a member passed ove
 
 def utc(epoch: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
-
-
-def next_month(epoch: float) -> float:
-    """When the UTC calendar month of `epoch` ends."""
-    t = time.gmtime(epoch)
-    year, month = (t.tm_year + 1, 1) if t.tm_mon == 12 else (t.tm_year, t.tm_mon + 1)
-    return float(calendar.timegm((year, month, 1, 0, 0, 0)))
 
 
 @dataclass
@@ -45,37 +37,48 @@ class Refusal:
         return f"rate limited: resets at {utc(self.at)} ({what})"
 
 
-class Window:
-    """What happened in the last minute, oldest first: when (and, with `amounts`, how much), in flat arrays with a
-    running total. A busy minute holds tens of thousands of calls: as a deque of floats and tuples they took about
-    20 MB at a thousand calls a second, as arrays a fifth of that."""
-    __slots__ = ("when", "amount", "start", "total")
+MERGE = 0.005   # seconds: what happens this close to the window's newest entry joins it
 
-    def __init__(self, amounts: bool = False) -> None:
+
+class Window:
+    """What happened in the last minute, oldest first: when, and how much, in flat arrays with a running total.
+    What happens within MERGE of the start of the newest entry joins it, and an entry leaves the minute with its
+    newest part (so a limit frees up at most MERGE late, never early): at a thousand calls a second a minute holds
+    twelve thousand entries, not sixty thousand, and no more however fast the calls come."""
+    __slots__ = ("when", "amount", "start", "total", "opened")
+
+    def __init__(self) -> None:
         self.when = array("d")
-        self.amount = array("q") if amounts else None
-        self.start, self.total = 0, 0            # entries before `start` are gone; total: of the amounts (or count)
+        self.amount = array("q")
+        self.start, self.total = 0, 0            # entries before `start` are gone; total: of the amounts
+        self.opened = float("-inf")              # when the newest entry's first part happened
 
     def __len__(self) -> int:
+        """Entries (not calls: see total)."""
         return len(self.when) - self.start
 
     def append(self, when: float, amount: int = 1) -> None:
-        self.when.append(when)
-        if self.amount is not None:
+        if len(self.when) > self.start and 0 <= when - self.opened < MERGE and when >= self.when[-1]:
+            self.when[-1] = when
+            self.amount[-1] += amount
+        else:
+            self.when.append(when)
             self.amount.append(amount)
+            self.opened = when
         self.total += amount
 
     def drop_until(self, cut: float) -> None:
         """Forget what happened at or before `cut`."""
         when, i = self.when, self.start
+        if i >= len(when) or when[i] > cut:      # nothing to forget (most calls)
+            return
         while i < len(when) and when[i] <= cut:
-            self.total -= self.amount[i] if self.amount is not None else 1
+            self.total -= self.amount[i]
             i += 1
         self.start = i
         if i > 1024 and 8 * i > len(when):       # the forgotten head is an eighth of it: let it go
             del self.when[:i]
-            if self.amount is not None:
-                del self.amount[:i]
+            del self.amount[:i]
             self.start = 0
 
     def time(self, index: int) -> float:
@@ -85,23 +88,39 @@ class Window:
     def pairs(self):
         return zip(self.when[self.start:], self.amount[self.start:])
 
+    def frees(self, limit: int, more: int) -> float:
+        """When enough of the window has left it for `more` to fit under `limit` (or for anything, once empty)."""
+        left = self.total
+        for when, n in self.pairs():
+            left -= n
+            if left <= 0 or left + more <= limit:
+                return when + MINUTE
+        return self.time(-1) + MINUTE
+
 
 class Counts:
     """One connection's (or model's) requests and tokens: the last minute's one by one, today's and this month's
     as totals (UTC calendar)."""
 
     def __init__(self) -> None:
-        self.times = Window()                   # when each request of the last minute was counted
-        self.tokens = Window(amounts=True)      # (when, tokens) of the last minute
+        self.times = Window()                   # the requests of the last minute (total: how many)
+        self.tokens = Window()                  # the tokens of the last minute
         self.day, self.day_requests, self.day_tokens = 0, 0, 0
         self.month, self.month_requests = "", 0
+        self.day_starts, self.day_ends = 0.0, 0.0   # the UTC day counted now (a month changes only with a day)
 
     def roll(self, now: float) -> None:
         cut = now - MINUTE
         self.times.drop_until(cut)
         self.tokens.drop_until(cut)
-        if int(now // DAY) != self.day:
-            self.day, self.day_requests, self.day_tokens = int(now // DAY), 0, 0
+        if not self.day_starts <= now < self.day_ends:
+            self._new_day(now)
+
+    def _new_day(self, now: float) -> None:
+        day = int(now // DAY)
+        self.day_starts, self.day_ends = day * DAY, (day + 1) * DAY
+        if day != self.day:
+            self.day, self.day_requests, self.day_tokens = day, 0, 0
         if month_of(now) != self.month:
             self.month, self.month_requests = month_of(now), 0
 
@@ -120,41 +139,32 @@ class Counts:
         return max(0, self.tokens.total)
 
     def used(self) -> dict:
-        return {"rpm": len(self.times), "rpd": self.day_requests, "rpmonth": self.month_requests,
+        return {"rpm": self.times.total, "rpd": self.day_requests, "rpmonth": self.month_requests,
                 "tpm": self.minute_tokens(), "tpd": self.day_tokens}
 
     def resets(self, now: float) -> dict:
         """When each window next lets more through: the minute's when its oldest call leaves it."""
-        day_end, month_end = (self.day + 1) * DAY, next_month(now)
-        return {"rpm": self.times.time(0) + MINUTE if self.times else None, "rpd": day_end, "rpmonth": month_end,
+        day_end = (self.day + 1) * DAY
+        return {"rpm": self.times.time(0) + MINUTE if self.times else None, "rpd": day_end, "rpmonth": month_end(now),
                 "tpm": self.tokens.time(0) + MINUTE if self.tokens else None, "tpd": day_end}
 
     def blocked_until(self, limits: dict, now: float, tokens: int) -> list[tuple[float, str]]:
         """(when it frees, limit) for each of `limits` that one more call of `tokens` would break."""
         out = []
         rpm = limits.get("rpm")
-        if rpm and len(self.times) >= rpm:
-            out.append((self.times.time(len(self.times) - rpm) + MINUTE, "rpm"))
+        if rpm and self.times.total >= rpm:
+            out.append((self.times.frees(rpm, 1), "rpm"))
         tpm, used = limits.get("tpm"), self.minute_tokens()
         if tpm and used and used + tokens > tpm:
-            out.append((self._tokens_fit(tpm, tokens), "tpm"))
+            out.append((self.tokens.frees(tpm, tokens), "tpm"))
         day_end = (self.day + 1) * DAY
         if limits.get("rpd") and self.day_requests >= limits["rpd"]:
             out.append((day_end, "rpd"))
         if limits.get("tpd") and self.day_tokens and self.day_tokens + tokens > limits["tpd"]:
             out.append((day_end, "tpd"))
         if limits.get("rpmonth") and self.month_requests >= limits["rpmonth"]:
-            out.append((next_month(now), "rpmonth"))
+            out.append((month_end(now), "rpmonth"))
         return out
-
-    def _tokens_fit(self, limit: int, tokens: int) -> float:
-        """When enough of the last minute's tokens have left it for `tokens` more (or for any call, once empty)."""
-        left = self.minute_tokens()
-        for when, n in self.tokens.pairs():
-            left -= n
-            if left <= 0 or left + tokens <= limit:
-                return when + MINUTE
-        return self.tokens.time(-1) + MINUTE
 
 
 class Quota:

@@ -50,9 +50,9 @@ class Resting:
         t = max(self._until.get((endpoint, WHOLE)) or 0.0,
                 (self._until.get((endpoint, served)) or 0.0) if served else 0.0)
         if self.limits:
-            whole = self.limits.get(endpoint)
+            whole = self.limits.peek(endpoint)
             for facts in ((whole,) if whole.get("scope") == KEY else ()) + \
-                         ((self.limits.get(endpoint, served),) if served else ()):
+                         ((self.limits.peek(endpoint, served),) if served else ()):
                 for used_up, reset in USED_UP:
                     if facts.get(used_up) == 0 and (facts.get(reset) or 0) > now:
                         t = max(t, facts[reset])

@@ -36,6 +36,7 @@ from .throttle import Guesses
 
 log = logging.getLogger("benchwarmers.server")
 NO_SETTINGS: dict = {}   # one object, so a broken settings.json is not re-read as "changed" on every call
+SETTINGS_MEMO = ("settings",)   # where a Config.steady() memo keeps the effective settings (not a file name)
 
 
 class Bench:
@@ -111,7 +112,19 @@ class Bench:
 
     def settings(self) -> dict:
         """Effective settings, read again whenever settings.json changed: a hand edit counts from the next request
-        (panel_workers, the size of a thread pool, from the next start)."""
+        (panel_workers, the size of a thread pool, from the next start). Within a Config.steady() block (a request
+        and its panel's seats, which ask it dozens of times) the answer is kept in the block's memo."""
+        memo = self.config.memo()
+        if memo is not None:
+            hit = memo.get(SETTINGS_MEMO)
+            if hit is not None:
+                return hit
+        values = self._effective()
+        if memo is not None:
+            memo[SETTINGS_MEMO] = values
+        return values
+
+    def _effective(self) -> dict:
         try:
             stored = self.config.view("settings.json")
         except ConfigError:

@@ -35,6 +35,9 @@ class Route:
         self.regex = re.compile("^" + regex + r"\Z", re.DOTALL)
 
 
+SEEN = 2048   # paths whose candidate routes are kept
+
+
 class RouteTable:
     """Matches a request to its route: 404 for an unknown path, 405 with Allow for a known path's wrong method."""
 
@@ -49,11 +52,17 @@ class RouteTable:
                 self._patterned.append((i, route.pattern.split("{", 1)[0], route))
             else:
                 self._literal.setdefault(route.pattern, []).append((i, route))
+        self._seen: dict[str, list[Route]] = {}   # path -> its candidates, worked out once
 
     def candidates(self, path: str) -> list[Route]:
-        found = self._literal.get(path, []) + [(i, r) for i, start, r in self._patterned if path.startswith(start)]
-        found.sort(key=lambda pair: pair[0])
-        return [route for _, route in found]
+        hit = self._seen.get(path)
+        if hit is None:
+            found = self._literal.get(path, []) + [(i, r) for i, start, r in self._patterned if path.startswith(start)]
+            found.sort(key=lambda pair: pair[0])
+            hit = [route for _, route in found]
+            if len(self._seen) < SEEN:   # the paths clients ask again and again; beyond that (ids in paths), not kept
+                self._seen[path] = hit
+        return hit
 
     def match(self, method: str, path: str, role: str = "dashboard", origin: str = "") -> tuple[Route, dict]:
         """`origin` (scheme and host the client used) names the base URL to use when a client's is off."""

@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import secrets
+import operator
 import time
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from . import ledger
-from .db import Database
+from .db import Database, Written
 from .ledger import Line
 
 COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",
@@ -18,19 +17,16 @@ COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "
            "caller", "created", "extra", "session")
 
 
+PANEL_HEAD = "INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over)"
 PAGE = 50   # calls read per query when listing
 
 EXTRA = COLUMNS.index("extra")
-INSERT_CALL = f"INSERT INTO calls ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+_ROW = operator.attrgetter(*COLUMNS)   # a record's values in COLUMNS' order
+CALL_HEAD = f"INSERT INTO calls ({', '.join(COLUMNS)})"
 # The record of a call the panel stopped waiting for, made again by its worker: the same row updated in place (so
 # verdicts given on it meanwhile stay), created when the panel made it; a row the store lost then is made now.
-AMEND_CALL = INSERT_CALL + " ON CONFLICT (id) DO UPDATE SET " + ", ".join(
+AMEND_CALL = f"{CALL_HEAD} VALUES ({', '.join('?' * len(COLUMNS))}) ON CONFLICT (id) DO UPDATE SET " + ", ".join(
     f"{c} = excluded.{c}" for c in COLUMNS if c not in ("id", "created"))
-
-
-def new_id(prefix: str = "") -> str:
-    """Short, unguessable, URL-safe."""
-    return prefix + secrets.token_urlsafe(9)
 
 
 def clip_stored(text: str | None, limit: int) -> str | None:
@@ -130,28 +126,26 @@ class Calls:
     def __init__(self, db: Database):
         self.db = db
 
-    def add(self, rec: CallRecord, line: Line | None = None, amend: bool = False) -> Future:
+    def add(self, rec: CallRecord, line: Line | None = None, amend: float | None = None) -> Written:
         """Queue the call and, for a call sent upstream, its usage-ledger line; the writer commits them together
-        in its next batch (the Future says when). `amend`: the call was recorded already (a panel seat it stopped
-        waiting for): its row and its one ledger line are brought up to date instead."""
-        values = [getattr(rec, k) for k in COLUMNS]
+        in its next batch (the Written says when). `amend`: the call was recorded already (a panel seat it stopped
+        waiting for), its ledger line at or after that moment: its row and that line are brought up to date instead."""
+        values = list(_ROW(rec))
         values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
-
-        def write(conn):
-            conn.execute(AMEND_CALL if amend else INSERT_CALL, values)
-            if amend:
-                ledger.amend(conn, rec.id, line)
-            elif line is not None:
-                ledger.insert(conn, line)
-        return self.db.submit(write)
+        if amend is not None:
+            def write(conn):
+                conn.execute(AMEND_CALL, values)
+                ledger.amend(conn, rec.id, line, amend)
+            return self.db.submit(write)
+        if line is None:
+            return self.db.insert((CALL_HEAD, values))
+        return self.db.insert((CALL_HEAD, values), (ledger.HEAD, line.values()))
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
                   passed_over: list | None = None) -> None:
         """The panel's row; `passed_over`: the explore candidates it could not seat, each {model, reason}."""
         passed = json.dumps(passed_over) if passed_over else None
-        self.db.submit(lambda c: c.execute("INSERT INTO panels (id, collection, mode, seats, caller, created, "
-                                           "passed_over) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                           (panel_id, collection, mode, seats, caller, time.time(), passed)))
+        self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, time.time(), passed)))
 
     def get(self, call_id: str) -> CallRecord | None:
         row = self.db.one("SELECT * FROM calls WHERE id = ?", (call_id,))

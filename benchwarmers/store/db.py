@@ -1,13 +1,14 @@
 """SQLite records (bench.db): WAL, busy_timeout, migrations at open, one writer thread that batches writes."""
 from __future__ import annotations
 
+import functools
+import itertools
 import logging
 import os
 import queue
 import sqlite3
 import threading
 import time
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,7 +16,103 @@ from ..errors import StoreFailing
 from .migrations import migrate
 
 log = logging.getLogger("benchwarmers.store")
-_STOP = object()
+LAG = 0.02   # seconds the writer thread leaves a write to whoever waits for it before committing it itself
+BATCH = 500  # writes a transaction at most
+CHECKPOINT = 0.25   # seconds between the writer thread's WAL checkpoints while writes come in
+
+
+class Written:
+    """What submit() returns: the write's result once its batch is committed, as a Future would hold it
+    (`done`, `result`, `exception`). A batch settles all of its writes with one wake-up of whoever waits: the writer
+    settles writes in the order they were submitted, so a write is done once the settled count reaches its number."""
+    __slots__ = ("_db", "_n", "_value", "_error")
+
+    def __init__(self, db: "Database", n: int):
+        self._db, self._n, self._value, self._error = db, n, None, None
+
+    def done(self) -> bool:
+        return self._db._settled >= self._n
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        """The error that kept it from being written (None once it is); TimeoutError when not settled in time.
+        Waiting commits it: see Database.wait."""
+        if not self.done():
+            self._db.wait(self, timeout)
+        return self._error
+
+    def result(self, timeout: float | None = None) -> Any:
+        error = self.exception(timeout)
+        if error is not None:
+            raise error
+        return self._value
+
+
+class Rows:
+    """A write of rows, each (head, values) with a head like "INSERT INTO t (a, b)", all in the same transaction.
+    The rows of one table in a batch go in together, one executemany a table instead of an execute a row."""
+    __slots__ = ("rows",)
+
+    def __init__(self, *rows: tuple[str, tuple | list]):
+        self.rows = rows
+
+    def __call__(self, conn: sqlite3.Connection) -> None:   # alone: a batch retried item by item
+        for head, values in self.rows:
+            conn.execute(_insert_sql(head, len(values)), values)
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_sql(head: str, width: int) -> str:
+    return f"{head} VALUES ({', '.join('?' * width)})"
+
+
+def _insert_rows(conn: sqlite3.Connection, rows: list) -> None:
+    """(head, values) rows, an executemany per table (in the order each table first comes): one statement a table,
+    stepped in C, rather than an execute a row."""
+    tables: dict[str, list] = {}
+    for head, values in rows:
+        tables.setdefault(head, []).append(values)
+    for head, values in tables.items():
+        conn.executemany(_insert_sql(head, len(values[0])), values)
+
+
+def _together(conn: sqlite3.Connection, work: list) -> list | None:
+    """Each item in turn, runs of rows together; None, rolled back, when one failed."""
+    results, rows = [], []
+    try:
+        for fn, written in work:
+            if type(fn) is Rows:
+                rows.extend(fn.rows)
+                results.append((written, None, None))
+                continue
+            if rows:
+                _insert_rows(conn, rows)
+                rows = []
+            results.append((written, fn(conn), None))
+        if rows:
+            _insert_rows(conn, rows)
+    except BaseException:
+        if not conn.in_transaction:      # the whole transaction is gone, not just this item
+            raise
+        conn.execute("ROLLBACK")
+        return None
+    return results
+
+
+def _one_by_one(conn: sqlite3.Connection, work: list) -> list:
+    """Each item in its own savepoint, so one that fails costs only itself."""
+    results = []
+    for fn, written in work:
+        conn.execute("SAVEPOINT item")
+        try:
+            results.append((written, fn(conn), None))
+            conn.execute("RELEASE item")
+        except BaseException as e:
+            if not conn.in_transaction:
+                raise
+            conn.execute("ROLLBACK TO item")
+            conn.execute("RELEASE item")
+            results.append((written, None, e))
+    return results
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -51,7 +148,9 @@ def owner_only(path: Path) -> None:
 
 
 class Database:
-    """Writes go through one thread in batches (one transaction each); reads use a small pool of connections."""
+    """Writes are queued and committed in batches (one transaction each) on one connection, by whoever waits for
+    them first (a reply waiting for its call records commits them itself, with no hand-off to another thread) or,
+    for writes nobody waits for, by the writer thread within LAG seconds. Reads use a small pool of connections."""
 
     def __init__(self, path: Path, readers: int = 4):
         self.path = Path(path)
@@ -61,7 +160,19 @@ class Database:
         self._writer_conn = connect(self.path)
         owner_only(self.path)
         migrate(self._writer_conn)
-        self._queue: queue.Queue = queue.Queue()
+        # The WAL is copied back into the database by the writer thread, on a connection of its own, rather than by
+        # whichever commit crosses SQLite's threshold (a reply waiting for its records would wait for that too).
+        self._writer_conn.execute("PRAGMA wal_autocheckpoint=0")
+        self._checkpoints = connect(self.path)
+        self._commits = 0                      # commits since the last checkpoint
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._numbers = itertools.count(1)    # each write's number, in the order the writer will take them
+        self._submitting = threading.Lock()   # a number and its place in the queue are taken together
+        self._settled = 0                     # every write up to this number is committed (or failed)
+        self._settling = threading.Condition(threading.Lock())
+        self._writing = threading.Lock()      # held while a batch is taken from the queue and committed
+        self._wake = threading.Event()        # set when something is queued: the writer thread looks LAG later
+        self._closing = threading.Event()     # cuts the writer thread's LAG short
         self._readers: queue.Queue = queue.Queue()
         for _ in range(readers):
             self._readers.put(connect(self.path))
@@ -72,19 +183,47 @@ class Database:
         self._thread.start()
 
     # -- writes ------------------------------------------------------------------------------
-    def submit(self, fn: Callable[[sqlite3.Connection], Any]) -> Future:
-        """Run fn(conn) on the writer thread inside a batch transaction; the Future holds its result. When another
-        item of its batch fails, fn runs once more after the rollback: it should touch nothing but the database."""
-        fut: Future = Future()
-        if self._closed:
-            fut.set_exception(RuntimeError("database is closed"))
-            return fut
-        self._queue.put((fn, fut))
-        return fut
+    def insert(self, *rows: tuple[str, tuple | list]) -> Written:
+        """Queue rows, each (head, values) with a head like "INSERT INTO t (a, b)", written together (one
+        transaction) and with the batch's other rows of their tables."""
+        return self.submit(Rows(*rows))
+
+    def submit(self, fn: Callable[[sqlite3.Connection], Any]) -> Written:
+        """Queue fn(conn), to run inside a batch transaction; what it returns is the result of the Written (done
+        once the batch is committed). When another item of its batch fails, fn runs once more after the rollback:
+        it should touch nothing but the database, and wait for nothing else."""
+        with self._submitting:
+            if self._closed:
+                written = Written(self, 0)   # number 0: settled from the start
+                written._error = RuntimeError("database is closed")
+                return written
+            written = Written(self, next(self._numbers))
+            self._queue.put((fn, written))
+        if not self._wake.is_set():
+            self._wake.set()
+        return written
+
+    def wait(self, written: Written, timeout: float | None = None) -> None:
+        """Until `written` is settled: commit what is queued now when no one else is committing (this thread does
+        the work it would otherwise wait for), else wait for whoever is. TimeoutError after `timeout` seconds (a
+        batch under way is finished first)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not written.done():
+            if self._writing.acquire(blocking=False):
+                try:
+                    self._commit_queued()
+                finally:
+                    self._writing.release()
+                continue
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError(f"the record store did not write within {timeout} s")
+            with self._settling:   # someone is committing: its settle wakes us (the slice: in case it was not ours)
+                self._settling.wait_for(written.done, 0.05 if left is None else min(left, 0.05))
 
     def execute(self, sql: str, params: tuple | dict = (), wait: bool = False):
-        fut = self.submit(lambda c: c.execute(sql, params).rowcount)
-        return fut.result(timeout=60) if wait else fut
+        written = self.submit(lambda c: c.execute(sql, params).rowcount)
+        return written.result(timeout=60) if wait else written
 
     def call(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run fn on the writer and wait for it (for writes whose result the caller needs now); a store that
@@ -104,25 +243,47 @@ class Database:
             pass   # readers then see what was committed; health() says why the rest was not
 
     def _write_loop(self) -> None:
+        """Commit what nobody waits for: LAG seconds after something is queued, what is still queued then."""
+        checked = time.monotonic()
+        while True:
+            self._wake.wait()
+            self._closing.wait(LAG)
+            self._wake.clear()
+            with self._writing:
+                self._commit_queued()
+            if self._closed and self._queue.empty():   # nothing is queued once closed
+                return
+            if self._commits and time.monotonic() - checked >= CHECKPOINT:
+                checked = time.monotonic()
+                self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Copy what the WAL holds into the database, as far as readers allow (PASSIVE: nobody waits for it)."""
+        self._commits = 0
+        try:
+            self._checkpoints.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error:
+            log.warning("a WAL checkpoint failed (the next one tries again)", exc_info=True)
+
+    def _commit_queued(self) -> None:
+        """Every write queued now, in batches of up to BATCH, each committed and settled (the write lock held)."""
         conn = self._writer_conn
         while True:
-            item = self._queue.get()
-            batch = [item]
-            while len(batch) < 500:
+            work = []
+            while len(work) < BATCH:
                 try:
-                    batch.append(self._queue.get_nowait())
+                    work.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            stop = any(b is _STOP for b in batch)
-            work = [b for b in batch if b is not _STOP]
-            if work:
-                try:
-                    self._run_batch(conn, work)
-                except BaseException as e:   # the writer must outlive any batch: nothing would be recorded again
-                    log.exception("a batch of %d writes failed", len(work))
-                    self._fail(e, [fut for _, fut in work])
-            if stop:
+            if not work:
                 return
+            try:
+                self._run_batch(conn, work)
+            except BaseException as e:   # the store must outlive any batch: nothing would be recorded again
+                log.exception("a batch of %d writes failed", len(work))
+                self._fail(e, [w for _, w in work])
+            self._commits += 1
+            self._settle(work[-1][1]._n)
 
     def _run_batch(self, conn: sqlite3.Connection, work: list) -> None:
         """One transaction. The items run as they are; when one fails, the transaction is rolled back and the batch
@@ -137,48 +298,38 @@ class Database:
                 results = self._transaction(conn, work, isolate=True)
         except sqlite3.Error as e:
             _rollback(conn)
-            self._fail(e, [fut for _, fut in work])
+            self._fail(e, [w for _, w in work])
             return
         if conn.total_changes > changes:   # a batch that wrote nothing (a sync) proves nothing about the disk
             self._recover()
-        for fut, value, err in results:
-            fut.set_exception(err) if err else fut.set_result(value)
+        for written, value, err in results:
+            written._value, written._error = value, err
 
     @staticmethod
     def _transaction(conn: sqlite3.Connection, work: list, isolate: bool) -> list | None:
-        """Run the work and commit: [(future, result, error)]; None, rolled back, when an item failed and the items
+        """Run the work and commit: [(written, result, error)]; None, rolled back, when an item failed and the items
         were not isolated in savepoints."""
-        results = []
         conn.execute("BEGIN IMMEDIATE")
-        for fn, fut in work:
-            if isolate:
-                conn.execute("SAVEPOINT item")
-            try:
-                results.append((fut, fn(conn), None))
-                if isolate:
-                    conn.execute("RELEASE item")
-            except BaseException as e:
-                if not conn.in_transaction:      # the whole transaction is gone, not just this item
-                    raise
-                if not isolate:
-                    conn.execute("ROLLBACK")
-                    return None
-                conn.execute("ROLLBACK TO item")
-                conn.execute("RELEASE item")
-                results.append((fut, None, e))
-        conn.execute("COMMIT")
+        results = _one_by_one(conn, work) if isolate else _together(conn, work)
+        if results is not None:
+            conn.execute("COMMIT")
         return results
 
-    def _fail(self, error: BaseException, futures: list) -> None:
+    def _settle(self, n: int) -> None:
+        """Every write up to number `n` is committed or failed: one wake-up for all who wait on them."""
+        with self._settling:
+            self._settled = n
+            self._settling.notify_all()
+
+    def _fail(self, error: BaseException, writes: list) -> None:
         with self._health_lock:
             if not self.failing:
                 log.error("the record store cannot write: %s (writes fail until it can again)", error)
             self.failing = self.failing or {"since": time.time()}
             self.failing.update(error=f"{type(error).__name__}: {error}", lost=self.failing.get("lost", 0)
-                                + len(futures))
-        for fut in futures:
-            if not fut.done():
-                fut.set_exception(error)
+                                + len(writes))
+        for written in writes:
+            written._error = error
 
     def _recover(self) -> None:
         if self.failing:
@@ -205,11 +356,14 @@ class Database:
 
     def close(self) -> None:
         """Commit what is queued, then close every connection."""
-        if self._closed:
-            return
-        self._closed = True
-        self._queue.put(_STOP)
+        with self._submitting:   # nothing is queued once closed: the writer commits what is and ends
+            if self._closed:
+                return
+            self._closed = True
+        self._closing.set()
+        self._wake.set()
         self._thread.join(timeout=30)
+        self._checkpoints.close()
         self._writer_conn.close()
         while not self._readers.empty():
             self._readers.get_nowait().close()

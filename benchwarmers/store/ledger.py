@@ -2,13 +2,13 @@
 totals by month, connection, model, collection and kind."""
 from __future__ import annotations
 
+import calendar
 import re
 import time
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from ..errors import BadRequest
-from .db import Database
+from .db import Database, Written
 
 # What a line's kind says: a panel's seats (member, explore, with), a merge, a route turn and its shadows, a probe,
 # a speed test, or a suite task. Kinds are the call records' own, except probe, speed and suite.
@@ -19,9 +19,28 @@ COLUMNS = ("month", "endpoint", "model", "call", "kind", "collection", "input_to
            "cached_tokens", "cost", "estimated", "scheduled", "created")
 
 
+_month: tuple = (0.0, 0.0, "")   # (start, end, YYYY-MM) of the month last worked out: nearly every call asks it
+
+
 def month_of(epoch: float) -> str:
     """The ledger's month of a moment: the calendar month in UTC, as YYYY-MM."""
-    return time.strftime("%Y-%m", time.gmtime(epoch))
+    start, end, label = _month
+    return label if start <= epoch < end else _month_span(epoch)[2]
+
+
+def month_end(epoch: float) -> float:
+    """When the UTC calendar month of `epoch` ends."""
+    start, end, _ = _month
+    return end if start <= epoch < end else _month_span(epoch)[1]
+
+
+def _month_span(epoch: float) -> tuple:
+    global _month
+    t = time.gmtime(epoch)
+    year, month = (t.tm_year + 1, 1) if t.tm_mon == 12 else (t.tm_year, t.tm_mon + 1)
+    _month = (float(calendar.timegm((t.tm_year, t.tm_mon, 1, 0, 0, 0))),
+              float(calendar.timegm((year, month, 1, 0, 0, 0))), f"{t.tm_year:04d}-{t.tm_mon:02d}")
+    return _month
 
 
 def cost_of(price_in: float | None, price_out: float | None, tokens_in: int, tokens_out: int) -> float | None:
@@ -50,27 +69,28 @@ class Line:
     created: float = field(default_factory=time.time)
 
     def values(self) -> tuple:
-        d = dict(self.__dict__, month=month_of(self.created), estimated=int(self.estimated),
-                 scheduled=int(self.scheduled))
-        return tuple(d[c] for c in COLUMNS)
+        """The row, in COLUMNS' order."""
+        return (month_of(self.created), self.endpoint, self.model, self.call, self.kind, self.collection,
+                self.input_tokens, self.output_tokens, self.cached_tokens, self.cost, int(self.estimated),
+                int(self.scheduled), self.created)
 
 
-def insert(conn, line: Line) -> None:
-    """Write one line inside the writer's transaction (a call record's line goes in with its record)."""
-    conn.execute(f"INSERT INTO usage ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", line.values())
+HEAD = f"INSERT INTO usage ({', '.join(COLUMNS)})"   # a line's row goes to Database.insert as (HEAD, values())
 
 
-def amend(conn, call: str, line: Line | None) -> None:
+def amend(conn, call: str, line: Line | None, since: float) -> None:
     """A call's line once more, inside the writer's transaction: the one it has corrected in place (its tokens and
-    cost; it keeps its moment), or added if it has none; removed when the call turned out never to be sent."""
+    cost; it keeps its moment), or added if it has none; removed when the call turned out never to be sent. The
+    line is looked for among those made at or after `since` (usage_created): only the suite's are indexed by call."""
     if line is None:
-        conn.execute("DELETE FROM usage WHERE call = ?", (call,))
+        conn.execute("DELETE FROM usage WHERE created >= ? AND call = ?", (since, call))
         return
     found = conn.execute("UPDATE usage SET input_tokens = ?, output_tokens = ?, cached_tokens = ?, cost = ?, "
-                         "estimated = ? WHERE call = ?", (line.input_tokens, line.output_tokens, line.cached_tokens,
-                                                          line.cost, int(line.estimated), call)).rowcount
+                         "estimated = ? WHERE created >= ? AND call = ?",
+                         (line.input_tokens, line.output_tokens, line.cached_tokens, line.cost, int(line.estimated),
+                          since, call)).rowcount
     if not found:
-        insert(conn, line)
+        conn.execute(f"{HEAD} VALUES ({', '.join('?' * len(COLUMNS))})", line.values())
 
 
 def check_month(value: str | None, now: float | None = None) -> str:
@@ -105,9 +125,9 @@ class Ledger:
     def __init__(self, db: Database):
         self.db = db
 
-    def add(self, line: Line) -> Future:
-        """Queue a line of its own (a probe's, a speed test's); the Future is done once it is committed."""
-        return self.db.submit(lambda conn: insert(conn, line))
+    def add(self, line: Line) -> Written:
+        """Queue a line of its own (a probe's, a speed test's); it is done once it is committed."""
+        return self.db.insert((HEAD, line.values()))
 
     def totals(self, month: str, by: str) -> dict:
         """The month's lines totalled by one cut (`by`: model, connection, collection or kind), largest first."""
