@@ -1,4 +1,5 @@
-"""The service's malloc arena cap: applied on glibc unless MALLOC_ARENA_MAX says otherwise."""
+"""The service's memory on glibc: the malloc arena cap (unless MALLOC_ARENA_MAX says otherwise), and freed memory
+handed back now and then."""
 from __future__ import annotations
 
 import os
@@ -7,7 +8,7 @@ import sys
 
 import pytest
 
-from benchwarmers.server.memory import cap_malloc_arenas
+from benchwarmers.server.memory import cap_malloc_arenas, start_trimming
 
 
 def glibc() -> bool:
@@ -34,3 +35,17 @@ def test_capped_on_glibc():
 def test_a_no_op_elsewhere(monkeypatch):
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
     assert cap_malloc_arenas() is False
+
+
+@pytest.mark.skipif(not glibc(), reason="malloc_trim is glibc's (Linux); elsewhere nothing is started")
+def test_freed_memory_is_handed_back_now_and_then():
+    import time
+    thread = start_trimming(every=0.01)
+    assert thread is not None and thread.daemon
+    time.sleep(0.1)                                  # several trims have run: the thread is still there
+    assert thread.is_alive()
+
+
+@pytest.mark.skipif(glibc(), reason="on glibc the trimming thread starts")
+def test_no_trimming_elsewhere():
+    assert start_trimming() is None

@@ -98,8 +98,9 @@ def on_desktop() -> bool:
 
 def run_serve(args, client=None, open_browser: bool | None = None) -> int:
     from ..server.lifecycle import BindRefused, DataFolderUnusable, Service
-    from ..server.memory import cap_malloc_arenas
+    from ..server.memory import cap_malloc_arenas, start_trimming
     cap_malloc_arenas()   # before any thread of the service starts
+    start_trimming()
     host = args.host or os.environ.get("BENCHWARMERS_HOST") or "127.0.0.1"
     port = args.port if args.port is not None else env_port(args.default_port)
     check_client_env()
