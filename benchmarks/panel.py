@@ -5,6 +5,7 @@
     python benchmarks/panel.py --aims --repeat 3    # only the cases the aims compare, medians of 3 runs
     python benchmarks/panel.py --before ../other    # the service of another checkout too, alternating with this one
     python benchmarks/panel.py --profile out.pstats # the service under cProfile (CPU time, every thread)
+    python benchmarks/panel.py --hold 40000         # RSS with 64 asks at once held for 40,000 panels (each checkout)
 
 Three processes besides this one, all on 127.0.0.1: benchmarks/fastfake.py (an OpenAI-compatible upstream whose
 every answer takes 50 ms), the service (`serve.py --port 0 --no-browser`, its own temp data folder, five models
@@ -112,6 +113,25 @@ def service_run(home: Path, who: str, root: Path, upstream: str, args, todo: lis
     finally:
         proc.stop()
     return rows, long
+
+
+def hold_run(base: Path, services: list, upstream: str, args) -> None:
+    """Memory under sustained load: --hold five-seat panels (whole) at 64 at once, VmRSS and threads after each
+    tenth, a fresh service of each checkout in turn."""
+    for who, root in services:
+        home = base / f"hold-{who}"
+        setup(home, upstream, args.workers)
+        proc = start_service(home, root)
+        try:
+            wait_healthy(proc.url)
+            run = long_run(proc, args.hold, max(args.hold // 10, 1), concurrency=64)
+            threads = proc.memory().get("Threads")
+        finally:
+            proc.stop()
+        print(f"Held ({who}): {run['asks']} five-seat panel asks at 64 at once, {run['errors']} errors, "
+              f"{run['rps']:.0f} panels/s; VmRSS MB after each tenth: "
+              + ", ".join(fmt(m) for _, m in run["samples"]) + f"; peak {fmt(run['hwm'])} MB; {threads} threads; "
+              f"load at the end {run['load']}\n", flush=True)
 
 
 def profile_run(base: Path, root: Path, upstream: str, args) -> None:
@@ -231,6 +251,8 @@ def options(argv):
     ap.add_argument("--profile", default=None, help="write the profiled service's stats here; print the top entries")
     ap.add_argument("--top", type=int, default=30, help="entries of the profile to print (default 30)")
     ap.add_argument("--concurrency", type=int, default=16, help="concurrent asks of the profiled run (default 16)")
+    ap.add_argument("--hold", type=int, default=None,
+                    help="only this: N panels at 64 at once, RSS after each tenth (with --before, both checkouts)")
     args = ap.parse_args(argv)
     args.n = args.requests or (40 if args.quick else 1000 if args.profile else 300)
     args.long_total = 0 if args.aims else args.long or (400 if args.quick else 10000)
@@ -251,6 +273,9 @@ def main(argv: list | None = None) -> int:
         try:
             if args.profile:
                 profile_run(base, services[-1][1], fake.url, args)
+                return 0
+            if args.hold:
+                hold_run(base, services, fake.url, args)
                 return 0
             runs, starts, longs = [], {}, {}
             for r in range(args.repeat):
