@@ -115,6 +115,16 @@ def service_run(home: Path, who: str, root: Path, upstream: str, args, todo: lis
     return rows, long
 
 
+def naive_run(upstream: str, args) -> list:
+    """The naive fan-out's rows: a fresh one each run."""
+    naive = Proc([sys.executable, str(HERE / "naive_fanout.py"), upstream])
+    try:
+        return [dict(measure(naive, naive.url, "naive fan-out, whole", body("bench/five", False), args.n, c, upstream),
+                     who="naive", load=load_average()) for c in ((16, 64) if args.aims else (1, 16, 64))]
+    finally:
+        naive.stop()
+
+
 def hold_run(base: Path, services: list, upstream: str, args) -> None:
     """Memory under sustained load: --hold five-seat panels (whole) at 64 at once, VmRSS and threads after each
     tenth, a fresh service of each checkout in turn."""
@@ -271,21 +281,13 @@ def main(argv: list | None = None) -> int:
         base = Path(tmp)
         fake = Proc([sys.executable, str(HERE / "fastfake.py"), "--delay", str(FLOOR)])
         try:
-            if args.profile:
-                profile_run(base, services[-1][1], fake.url, args)
-                return 0
-            if args.hold:
-                hold_run(base, services, fake.url, args)
+            if args.profile or args.hold:   # a mode of its own: nothing else is run
+                profile_run(base, services[-1][1], fake.url, args) if args.profile else \
+                    hold_run(base, services, fake.url, args)
                 return 0
             runs, starts, longs = [], {}, {}
             for r in range(args.repeat):
-                naive = Proc([sys.executable, str(HERE / "naive_fanout.py"), fake.url])
-                try:
-                    runs.append([dict(measure(naive, naive.url, "naive fan-out, whole", body("bench/five", False),
-                                              args.n, c, fake.url), who="naive", load=load_average())
-                                 for c in ((16, 64) if args.aims else (1, 16, 64))])
-                finally:
-                    naive.stop()
+                runs.append(naive_run(fake.url, args))
                 order = services if r % 2 == 0 else services[::-1]   # alternate who goes first
                 for who, root in order:
                     rows, long = service_run(base / f"{who}{r}", who, root, fake.url, args, todo,
