@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -264,3 +265,20 @@ def load_average() -> str:
         return f"{os.getloadavg()[0]:.2f}"
     except (OSError, AttributeError):
         return "n/a"
+
+
+def median_rows(runs: list, figures: tuple, keep: tuple = ()) -> list:
+    """Per case (who, case, concurrency) over the runs: the median of each of `figures` (those measured), the load
+    averages side by side, and the `keep` fields of its first run."""
+    grouped: dict = {}
+    for row in (r for run in runs for r in run):
+        grouped.setdefault((row["who"], row["case"], row["c"]), []).append(row)
+    out = []
+    for (who, case, c), rows in grouped.items():
+        merged = {"who": who, "case": case, "c": c, "loads": ", ".join(r["load"] for r in rows),
+                  **{k: rows[0][k] for k in keep}}
+        for k in figures:
+            values = [r[k] for r in rows if r.get(k) is not None]
+            merged[k] = statistics.median(values) if values else None
+        out.append(merged)
+    return out

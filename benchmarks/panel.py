@@ -28,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import (FLOOR, HERE, ROOT, Proc, configure, fake_root, fmt, load_average, measure, run_load,
-                     start_service, wait_healthy)
+from harness import (FLOOR, HERE, ROOT, Proc, configure, fake_root, fmt, load_average, measure, median_rows,
+                     run_load, start_service, wait_healthy)
 
 SEATS = [f"m{i}" for i in range(1, 6)]
 PROMPT = [{"role": "user", "content": "Say something short."}]
@@ -166,20 +166,6 @@ def profile_run(base: Path, root: Path, upstream: str, args) -> None:
 
 # ---- the report -------------------------------------------------------------------------------
 
-def median_rows(runs: list) -> list:
-    """Per case (who, label, concurrency): the median of each figure over the runs."""
-    grouped: dict = {}
-    for row in (r for run in runs for r in run):
-        grouped.setdefault((row["who"], row["case"], row["c"]), []).append(row)
-    out = []
-    for (who, case, c), rows in grouped.items():
-        merged = {"who": who, "case": case, "c": c, "loads": ", ".join(r["load"] for r in rows)}
-        for k in FIGURES:
-            values = [r[k] for r in rows if r.get(k) is not None]
-            merged[k] = statistics.median(values) if values else None
-        out.append(merged)
-    return out
-
 
 def print_table(rows: list) -> None:
     print("| service | case | conc. | requests | errors | p50 added ms | p99 added ms | req/s | first seat block ms "
@@ -305,7 +291,7 @@ def main(argv: list | None = None) -> int:
                 runs.append(floor)
         finally:
             fake.stop()
-    rows = median_rows(runs)
+    rows = median_rows(runs, FIGURES)
     print(f"## Latency, throughput, CPU and memory (medians of {args.repeat} run(s))\n")
     print_table(rows)
     for who, _ in services:

@@ -21,13 +21,12 @@ import json
 import os
 import platform
 import re
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from harness import (FLOOR, HERE, ROOT, Proc, configure, fake_root, fmt, load_average, measure, start_service,
-                     wait_healthy)
+from harness import (FLOOR, HERE, ROOT, Proc, configure, fake_root, fmt, load_average, measure, median_rows,
+                     start_service, wait_healthy)
 
 APIS = ("openai", "anthropic", "gemini", "ollama")
 CAPTURE = ROOT / "tests" / "wire" / "claude_code_2.1.197.jsonl"
@@ -97,20 +96,6 @@ def service_rows(base: Path, who: str, root: Path, upstream: str, n: int) -> lis
         proc.stop()
 
 
-def medians(runs: list) -> list:
-    grouped: dict = {}
-    for row in (r for run in runs for r in run):
-        grouped.setdefault((row["who"], row["case"], row["c"]), []).append(row)
-    out = []
-    for (who, case, c), rows in grouped.items():
-        merged = {"who": who, "case": case, "c": c, "size": rows[0]["size"], "loads": ", ".join(r["load"] for r in rows)}
-        for k in FIGURES:
-            values = [r[k] for r in rows if r.get(k) is not None]
-            merged[k] = statistics.median(values) if values else None
-        out.append(merged)
-    return out
-
-
 def main(argv: list | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=200, help="turns per case at 16 concurrent (half at 1)")
@@ -133,7 +118,7 @@ def main(argv: list | None = None) -> int:
                     runs.append(service_rows(Path(tmp) / f"r{r}", who, root, fake.url, args.requests))
         finally:
             fake.stop()
-    rows = medians(runs)
+    rows = median_rows(runs, FIGURES, ("size",))
     print(f"## Route mode, one Claude Code-sized turn ({rows[0]['size'] // 1024} KB, 20 tools, streamed), "
           f"medians of {args.repeat} run(s)\n")
     print("| service | member protocol | conc. | turns | errors | p50 added ms | p99 added ms | first content ms "

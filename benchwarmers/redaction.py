@@ -16,11 +16,6 @@ def remember(key: str | None) -> None:
         _known.add(key)
 
 
-def any_known() -> bool:
-    """Whether any key has been remembered (Scrubbers would have something to look for)."""
-    return bool(_known)
-
-
 def redact(text: str, *secrets: str | None) -> str:
     """`text` without any known key, any of `secrets`, or anything shaped like a key."""
     if not text:

@@ -73,8 +73,8 @@ class PanelRun:
     left: int = 0                                     # seats not in yet
     all_in: threading.Event = field(default_factory=threading.Event)   # set when the last seat is in
     lock: threading.Lock = field(default_factory=threading.Lock)
-    stopped: bool = False                             # past the deadline: the seats not in were recorded as timed out
-    gave_up: float = 0.0                              # when it stopped (the ledger's clock): their lines are newer
+    gave_up: float | None = None                      # past the deadline, when (the ledger's clock) the seats not in
+                                                      # were recorded as timed out: their lines are no older
 
     @property
     def collection_name(self) -> str | None:
@@ -186,7 +186,7 @@ class Panel:
         in says so. Unless the panel stopped waiting first and recorded it as timed out: then that record is amended.
         The run's lock makes it one or the other, so the call is recorded once and its reply's Seat stays as told."""
         with run.lock:
-            late = run.stopped
+            late = run.gave_up is not None
             if not late:
                 seat.status, seat.error, seat.seconds = status, error, seconds
                 if answer is not None:
@@ -230,7 +230,7 @@ class Panel:
                     break
                 if pending.pop(seat.call, None) is not None:
                     seats.append(seat)
-            run.stopped, run.gave_up = True, self.caller.now()
+            run.gave_up = self.caller.now()
             for sp, seat in zip(run.plan.seats, run.seats):
                 if seat.call in pending:
                     seat.status, seat.error, seat.seconds = TIMEOUT, error, timeout

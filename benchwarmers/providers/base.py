@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta, Text, TextDelta, ToolCall,
                          ToolCallDelta, ToolResult)
 from ..errors import FaultKind, UpstreamFailed, advice
-from ..redaction import Scrubber, any_known, redact
+from ..redaction import Scrubber, redact
 from .passthrough import native_body
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .transport import Response, Timeouts, Transport, default_transport
@@ -304,9 +304,6 @@ def scrubbed(events: Iterator, key: str | None) -> Iterator:
     """The events with every known key taken out of the text, thinking and tool-call arguments a model wrote (an
     upstream that echoes a key must not hand it to clients or the record); pieces held back while they might be
     the start of a key go out before the next other event."""
-    if not (key or any_known()):   # no key anywhere to take out (a keyless local endpoint)
-        yield from events
-        return
     text, reasoning = Scrubber(key), Scrubber(key)
     if not text.secrets:
         yield from events

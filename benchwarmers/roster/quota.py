@@ -107,20 +107,13 @@ class Counts:
         self.tokens = Window()                  # the tokens of the last minute
         self.day, self.day_requests, self.day_tokens = 0, 0, 0
         self.month, self.month_requests = "", 0
-        self.day_starts, self.day_ends = 0.0, 0.0   # the UTC day counted now (a month changes only with a day)
 
     def roll(self, now: float) -> None:
         cut = now - MINUTE
         self.times.drop_until(cut)
         self.tokens.drop_until(cut)
-        if not self.day_starts <= now < self.day_ends:
-            self._new_day(now)
-
-    def _new_day(self, now: float) -> None:
-        day = int(now // DAY)
-        self.day_starts, self.day_ends = day * DAY, (day + 1) * DAY
-        if day != self.day:
-            self.day, self.day_requests, self.day_tokens = day, 0, 0
+        if int(now // DAY) != self.day:
+            self.day, self.day_requests, self.day_tokens = int(now // DAY), 0, 0
         if month_of(now) != self.month:
             self.month, self.month_requests = month_of(now), 0
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from . import ledger
-from .db import Database, Written
+from .db import Database, Written, insert_sql
 from .ledger import Line
 
 COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",
@@ -25,7 +25,7 @@ _ROW = operator.attrgetter(*COLUMNS)   # a record's values in COLUMNS' order
 CALL_HEAD = f"INSERT INTO calls ({', '.join(COLUMNS)})"
 # The record of a call the panel stopped waiting for, made again by its worker: the same row updated in place (so
 # verdicts given on it meanwhile stay), created when the panel made it; a row the store lost then is made now.
-AMEND_CALL = f"{CALL_HEAD} VALUES ({', '.join('?' * len(COLUMNS))}) ON CONFLICT (id) DO UPDATE SET " + ", ".join(
+AMEND_CALL = insert_sql(CALL_HEAD, len(COLUMNS)) + " ON CONFLICT (id) DO UPDATE SET " + ", ".join(
     f"{c} = excluded.{c}" for c in COLUMNS if c not in ("id", "created"))
 
 

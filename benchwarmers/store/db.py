@@ -1,4 +1,4 @@
-"""SQLite records (bench.db): WAL, busy_timeout, migrations at open, one writer thread that batches writes."""
+"""SQLite records (bench.db): WAL, busy_timeout, migrations at open, writes queued and committed in batches."""
 from __future__ import annotations
 
 import functools
@@ -57,11 +57,12 @@ class Rows:
 
     def __call__(self, conn: sqlite3.Connection) -> None:   # alone: a batch retried item by item
         for head, values in self.rows:
-            conn.execute(_insert_sql(head, len(values)), values)
+            conn.execute(insert_sql(head, len(values)), values)
 
 
 @functools.lru_cache(maxsize=64)
-def _insert_sql(head: str, width: int) -> str:
+def insert_sql(head: str, width: int) -> str:
+    """The statement that inserts one row of `width` values: `head` ("INSERT INTO t (a, b)") and its VALUES."""
     return f"{head} VALUES ({', '.join('?' * width)})"
 
 
@@ -72,7 +73,7 @@ def _insert_rows(conn: sqlite3.Connection, rows: list) -> None:
     for head, values in rows:
         tables.setdefault(head, []).append(values)
     for head, values in tables.items():
-        conn.executemany(_insert_sql(head, len(values[0])), values)
+        conn.executemany(insert_sql(head, len(values[0])), values)
 
 
 def _together(conn: sqlite3.Connection, work: list) -> list | None:

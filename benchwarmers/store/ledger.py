@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import BadRequest
-from .db import Database, Written
+from .db import Database, Written, insert_sql
 
 # What a line's kind says: a panel's seats (member, explore, with), a merge, a route turn and its shadows, a probe,
 # a speed test, or a suite task. Kinds are the call records' own, except probe, speed and suite.
@@ -90,7 +90,7 @@ def amend(conn, call: str, line: Line | None, since: float) -> None:
                          (line.input_tokens, line.output_tokens, line.cached_tokens, line.cost, int(line.estimated),
                           since, call)).rowcount
     if not found:
-        conn.execute(f"{HEAD} VALUES ({', '.join('?' * len(COLUMNS))})", line.values())
+        conn.execute(insert_sql(HEAD, len(COLUMNS)), line.values())
 
 
 def check_month(value: str | None, now: float | None = None) -> str:
