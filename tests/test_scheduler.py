@@ -257,18 +257,31 @@ def test_a_bad_hand_edit_is_reported_and_never_overwritten(svc, home):
 # ---- pacing --------------------------------------------------------------------------------------
 
 def track(fake) -> dict:
-    """Count the fake's requests in progress; `most` is the largest number at once."""
+    """Count the fake's requests in progress; `most` is the largest number at once. A request is over once its
+    answer starts going out: the client may have all of it (and send its next request) before the fake's handler
+    returns, so counting until then would see overlaps that never happened."""
     seen, lock, route = {"now": 0, "most": 0}, threading.Lock(), fake.route
 
     def tracked(h, rec):
         with lock:
             seen["now"] += 1
             seen["most"] = max(seen["most"], seen["now"])
+        answering, over = h.send_response, []
+
+        def end() -> None:
+            if not over:
+                over.append(True)
+                with lock:
+                    seen["now"] -= 1
+
+        def ends(*args, **kw):
+            end()
+            answering(*args, **kw)
+        h.send_response = ends
         try:
             route(h, rec)
         finally:
-            with lock:
-                seen["now"] -= 1
+            end()
     fake.route = tracked
     return seen
 
