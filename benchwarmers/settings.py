@@ -31,8 +31,10 @@ def _share(v) -> bool:
 SETTINGS = {s.name: s for s in (
     Setting("seat_timeout", 300.0, float, "Seconds the panel waits for one seat before it gives up on it.", _positive),
     Setting("max_body_mb", 20.0, float, "Largest request body accepted, in MB (413 beyond).", _positive),
-    Setting("panel_workers", 256, int, "Seats that may run at once across all panels (the size of a thread pool, "
-            "made at start-up: a change needs a restart).", _positive, restart=True),
+    Setting("panel_workers", 256, int, "Threads for seats that wait in a thread of their own (the size of a pool, "
+            "made at start-up: a change needs a restart). A seat on a kept-alive connection waits without one, up to "
+            "400 at once across all panels; a seat that must open its connection, goes through llm or waits for a "
+            "limit takes a worker, as route mode's shadows do.", _positive, restart=True),
     Setting("endpoint_share", 0.5, float, "Share of panel_workers one endpoint's seats may hold at once, above 0 and "
             "at most 1; its further seats wait for its own, so an upstream that hangs cannot stall the others.",
             _share),

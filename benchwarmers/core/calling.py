@@ -9,6 +9,7 @@ from typing import Callable, Iterator
 from ..canonical import EXPLORE, MEMBER, ROUTE, SKIPPED, Answer, Ask, estimate_usage
 from ..errors import QuotaRefused
 from ..providers import Timeouts
+from ..providers.transport import Sent
 from ..providers.llmclient import LlmClient
 from ..roster.quota import PROVIDER, Quota, Refusal
 from ..roster.registry import Endpoint, Model, Registry
@@ -136,11 +137,12 @@ class Caller:
         if refusal and refusal.at - now > self.patience(kind, ask):
             raise QuotaRefused(refusal.text(), refusal.at, now)
 
-    def admit(self, model: Model, ask: Ask, kind: str) -> None:
+    def admit(self, model: Model, ask: Ask, kind: str, wait: bool = True) -> bool:
         """Count this call against its connection's and model's limits, waiting for them when the wait is within
-        its patience; otherwise raise QuotaRefused, and nothing is sent."""
+        its patience; otherwise raise QuotaRefused, and nothing is sent. `wait` False: False rather than a wait
+        (nothing is counted then)."""
         if self.quota is None:
-            return
+            return True
         clock = self.quota.clock
         deadline = clock.now() + self.patience(kind, ask)
         tokens = ask.prompt_tokens()
@@ -148,10 +150,12 @@ class Caller:
             rest = self.quota.rested(model)
             refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else self.quota.take(model, tokens)
             if refusal is None:
-                return
+                return True
             now = clock.now()
             if refusal.at > deadline:
                 raise QuotaRefused(refusal.text(), refusal.at, now)
+            if not wait:
+                return False
             clock.sleep(max(refusal.at - now, 0.001))
 
     # ---- calls ---------------------------------------------------------------------------------------
@@ -168,17 +172,19 @@ class Caller:
         return provider.stream(ask, model.served, timeouts=self.timeouts())
 
     def complete(self, model: Model, ask: Ask, endpoint: Endpoint | None = None, *,
-                 timeouts: Timeouts | None = None, kind: str = MEMBER, whole: bool = False) -> Answer:
+                 timeouts: Timeouts | None = None, kind: str = MEMBER, whole: bool = False,
+                 admitted: bool = False) -> Answer:
         """The member's whole answer (`endpoint`: already looked up, e.g. once per panel; `timeouts`: a probe's or
         a speed test's own, else a seat's). A probe or a speed test (`kind`) has no call record: its ledger line
         is written here. `whole`: asked of the upstream in one piece, not streamed (a panel seat: less to read, and
-        no time to first token to measure); the llm client always streams."""
+        no time to first token to measure); the llm client always streams. `admitted`: the limits counted this
+        call already (send_seat did)."""
         if self.via_llm():
             provider, how = LlmClient(model.endpoint), {}
         else:
-            provider = self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
-            how = {"whole": whole}
-        self.admit(model, ask, kind)
+            provider, how = self._provider(model, endpoint), {"whole": whole}
+        if not admitted:
+            self.admit(model, ask, kind)
         answer = None
         try:
             answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=timeouts or self.timeouts(),
@@ -188,6 +194,26 @@ class Caller:
         finally:
             if kind in OWN_LINE:
                 self.ledger.add(self.line(model, ask, kind, answer))
+
+    def send_seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str) -> tuple[Sent | None, bool]:
+        """A panel seat's request written now on a kept-alive connection, its answer to be read by answer() once it
+        is in (no thread waits for it meanwhile): (the request, True). (None, whether the limits counted the call)
+        when it must go the blocking way, complete(): through llm, a limit to wait for, or no connection free.
+        QuotaRefused when a limit refuses it."""
+        if self.via_llm() or not self.admit(model, ask, kind, wait=False):
+            return None, False
+        sent = self._provider(model, endpoint).send_whole(self.budgeted(model, ask), model.served,
+                                                           timeouts=self.timeouts())
+        return sent, True
+
+    def answer(self, model: Model, ask: Ask, sent: Sent, endpoint: Endpoint | None = None) -> Answer:
+        """The answer to a seat's request that send_seat() wrote; blocks only when it is not all in yet."""
+        answer = self._provider(model, endpoint).complete(ask, model.served, timeouts=sent.t, sent=sent)
+        estimate_usage(answer, ask)
+        return answer
+
+    def _provider(self, model: Model, endpoint: Endpoint | None):
+        return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
 
     def list_models(self, endpoint: Endpoint, timeouts: Timeouts | None = None) -> list[dict]:
         """What an endpoint serves now (health checks read it before retiring a model): the endpoint's own list,

@@ -7,12 +7,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Callable, Iterator
 
 from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, Collector, ErrorEvent, Finish,
                          KeepAlive, PanelReply, Seat, TextDelta, Usage, estimate_usage)
 from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat,
                       QuotaRefused, RateLimited, ToolsNeedRouteMode, UpstreamFailed)
+from ..providers.transport import Sent
+from ..providers.waiter import Waiter, read_at_once
 from ..roster.quota import RESTS
 from ..roster.registry import Registry
 from ..store.db import Written
@@ -103,8 +106,10 @@ class Panel:
         self.caller, self.record, self.settings = caller, record, settings
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")
         self.lanes = Lanes(self.pool, workers, lambda: self.settings()["endpoint_share"])
+        self.waiter = Waiter()
 
     def close(self) -> None:
+        self.waiter.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     # -- starting ------------------------------------------------------------------------------
@@ -133,7 +138,7 @@ class Panel:
             if sp.skip:
                 self._done(run, sp, seat, SKIPPED, sp.skip, 0.0, None)
             else:
-                self.lanes.submit(sp.model.endpoint, self._run_seat, run, sp, seat)
+                self._send(run, sp, seat)
         return run
 
     def _target(self, ask: Ask):
@@ -149,21 +154,54 @@ class Panel:
         return self.collections.get(name), None
 
     # -- one seat ------------------------------------------------------------------------------
-    def _run_seat(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
-        with self.registry.config.steady(run.memo):   # the config as the ask read it: no stat per read
-            self._seat(run, sp, seat)
-
-    def _seat(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
+    def _send(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
+        """Write the seat's request now, on a kept-alive connection, and leave its answer to the waiter: no thread
+        waits while the model thinks. Where that cannot be (through llm, a limit to wait for, no connection free),
+        a worker of the pool asks and waits, as for any call."""
         started = time.monotonic()
-        if started > run.deadline:   # it waited for its endpoint's share of the workers until nobody wanted it
-            self._done(run, sp, seat, TIMEOUT, f"not started: its endpoint {sp.model.endpoint!r} was busy with other "
-                       "seats until the panel stopped waiting", 0.0, None, sent=False)
+        endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
+        try:
+            sent, admitted = self.caller.send_seat(sp.model, run.ask, endpoint, seat.kind)
+        except Exception as exc:   # a limit refused it, or its request could not be written: the seat is over
+            self._over(run, sp, seat, started, fault=exc)
             return
+        if sent is None:
+            self.lanes.submit(sp.model.endpoint, self._run_seat, run, sp, seat, admitted)
+        elif not self.waiter.watch(sent, partial(self._heard, run, sp, seat, started)):
+            self.lanes.submit(sp.model.endpoint, self._read, run, sp, seat, started, sent)
+
+    def _heard(self, run: PanelRun, sp: SeatPlan, seat: Seat, started: float, sent: Sent) -> None:
+        """The waiter heard back: read on its thread what can be read at once, anything else by a worker of the
+        pool, which may block."""
+        if read_at_once(sent):
+            self._read(run, sp, seat, started, sent)
+        else:
+            self.lanes.submit(sp.model.endpoint, self._read, run, sp, seat, started, sent)
+
+    def _read(self, run: PanelRun, sp: SeatPlan, seat: Seat, started: float, sent: Sent) -> None:
+        endpoint = run.endpoints.get(sp.model.endpoint)
+        with self.registry.config.steady(run.memo):   # the config as the ask read it: no stat per read
+            self._over(run, sp, seat, started, lambda: self.caller.answer(sp.model, run.ask, sent, endpoint))
+
+    def _run_seat(self, run: PanelRun, sp: SeatPlan, seat: Seat, admitted: bool = False) -> None:
+        with self.registry.config.steady(run.memo):
+            started = time.monotonic()
+            if started > run.deadline:   # it waited for its endpoint's share of the workers until nobody wanted it
+                self._done(run, sp, seat, TIMEOUT, f"not started: its endpoint {sp.model.endpoint!r} was busy with "
+                           "other seats until the panel stopped waiting", 0.0, None, sent=False)
+                return
+            self._over(run, sp, seat, started, lambda: self.caller.complete(
+                sp.model, run.ask, run.endpoints.get(sp.model.endpoint), kind=seat.kind, whole=True,
+                admitted=admitted))
+
+    def _over(self, run: PanelRun, sp: SeatPlan, seat: Seat, started: float,
+              call: Callable[[], Answer] | None = None, fault: Exception | None = None) -> None:
+        """The seat's answer from `call` (or the `fault` that ended it before), and its status from what went wrong."""
         answer, error = None, None
         try:
-            # the endpoint was looked up once per panel, not once per seat
-            answer = self.caller.complete(sp.model, run.ask, run.endpoints.get(sp.model.endpoint), kind=seat.kind,
-                                          whole=True)
+            if fault is not None:
+                raise fault
+            answer = call()
             status = OK
         except QuotaRefused as e:       # nothing was sent: the seat says when the limit resets
             status, error = SKIPPED, e.message

@@ -37,14 +37,15 @@ class AnthropicProvider(Provider):
             h["x-api-key"] = self.key
         return h
 
-    def send(self, method, url, body, timeouts, extra_headers=None, model=None):
+    def send(self, method, url, body, timeouts, extra_headers=None, model=None, sent=None):
         """A client's own betas and fields (same-API pass-through) must never end a turn in a 400 that the member
         gave only because it does not know them: a refused beta header, then each refused optional field, is
         dropped and the request sent again (logged, since the client cannot see it)."""
         for _ in range(4):
             try:
-                return super().send(method, url, body, timeouts, extra_headers, model)
+                return super().send(method, url, body, timeouts, extra_headers, model, sent)
             except UpstreamFailed as exc:
+                sent = None
                 if exc.kind is not FaultKind.BAD_REQUEST:
                     raise
                 text = exc.message.lower()

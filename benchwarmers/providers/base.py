@@ -14,7 +14,7 @@ from ..errors import FaultKind, UpstreamFailed, advice
 from ..redaction import Scrubber, redact
 from .passthrough import native_body
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
-from .transport import Response, Timeouts, Transport, default_transport
+from .transport import Response, Sent, Timeouts, Transport, default_transport
 
 __all__ = ["Provider", "Timeouts", "collect", "iter_sse", "iter_ndjson", "new_call_id"]
 
@@ -159,13 +159,16 @@ class Provider:
         raise NotImplementedError
 
     def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict,
-                native: bool = False, whole: bool = False) -> Iterator:
+                native: bool = False, whole: bool = False, sent: Sent | None = None) -> Iterator:
         try:
-            if native:
+            if sent is not None:                         # written already (send_whole): its response is read here
+                url, body = sent.asked
+            elif native:
                 url, body = self.native_request(ask, model)
             else:
                 url, body = self.whole_request(ask, model) if whole else self.chat_request(ask, model)
-            response = self.send("POST", url, body, timeouts, ask.passthrough_headers if native else None, model)
+            response = self.send("POST", url, body, timeouts, ask.passthrough_headers if native else None, model,
+                                 sent)
             with response:
                 yield from scrubbed(self.events(response, meta), self.key)
         except UpstreamFailed as exc:
@@ -176,11 +179,28 @@ class Provider:
         except OSError as exc:
             raise self.clean(UpstreamFailed(FaultKind.CONNECTION, f"{type(exc).__name__}: {exc}")) from None
 
-    def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None, whole: bool = False) -> Answer:
+    def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None, whole: bool = False,
+                 sent: Sent | None = None) -> Answer:
         """The answer, read to its end. `whole`: asked for in one piece rather than streamed (one JSON body to
-        read, not an event stream), so there is no time to the first token (`ttft` None)."""
+        read, not an event stream), so there is no time to the first token (`ttft` None). `sent`: the request
+        send_whole() wrote; its answer is read here."""
         meta = {}
-        return collect(self._stream(ask, model, timeouts, meta, whole=whole), meta, model, timed=not whole)
+        return collect(self._stream(ask, model, timeouts, meta, whole=whole or sent is not None, sent=sent), meta,
+                       model, timed=not whole and sent is None)
+
+    def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Sent | None:
+        """Write the request for a whole answer on a kept-alive connection and return without waiting for it
+        (complete(sent=...) reads the answer); None when no such connection is free, and nothing was sent."""
+        try:
+            url, body = self.whole_request(ask, model)
+            headers, data = self.encode(body, None)
+            sent = self.transport.send("POST", url, headers=headers, body=data, timeouts=timeouts,
+                                       name=self.limit_name, model=model, pooled=True)
+        except UpstreamFailed as exc:
+            raise self.clean(exc) from None
+        if sent is not None:
+            sent.asked = (url, body)
+        return sent
 
     def list_models(self, *, timeouts: Timeouts | None = None) -> list[dict]:
         models, url, pages = [], self.models_url(), 0
@@ -199,18 +219,27 @@ class Provider:
 
     # ---- HTTP ---------------------------------------------------------------------------------
     def send(self, method: str, url: str, body: dict | None, timeouts: Timeouts | None,
-             extra_headers: dict | None = None, model: str | None = None) -> Response:
-        headers = {"Accept": "application/json, text/event-stream, application/x-ndjson", **(extra_headers or {}),
-                   **self.headers()}
-        data = None
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-            data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        response = self.transport.request(method, url, headers=headers, body=data, timeouts=timeouts,
-                                          name=self.limit_name, model=model)
+             extra_headers: dict | None = None, model: str | None = None, sent: Sent | None = None) -> Response:
+        """The response to this request, once its headers are in; UpstreamFailed for anything but a 2xx. `sent`:
+        the request was written already (send_whole), only its response is read."""
+        if sent is not None:
+            response = self.transport.receive(sent)
+        else:
+            headers, data = self.encode(body, extra_headers)
+            response = self.transport.request(method, url, headers=headers, body=data, timeouts=timeouts,
+                                              name=self.limit_name, model=model)
         if 200 <= response.status < 300:
             return response
         raise self.failure(response, model)
+
+    def encode(self, body: dict | None, extra_headers: dict | None) -> tuple[dict, bytes | None]:
+        """The request's headers and body bytes."""
+        headers = {"Accept": "application/json, text/event-stream, application/x-ndjson", **(extra_headers or {}),
+                   **self.headers()}
+        if body is None:
+            return headers, None
+        headers["Content-Type"] = "application/json"
+        return headers, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
     def failure(self, response: Response, model: str | None = None) -> UpstreamFailed:
         """An UpstreamFailed for a non-2xx response, keeping the upstream's own message."""

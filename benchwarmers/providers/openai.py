@@ -41,12 +41,13 @@ class OpenAIProvider(Provider):
                                                     "max_tokens" not in body)
         body["max_completion_tokens" if newer else "max_tokens"] = max_tokens
 
-    def send(self, method, url, body, timeouts, extra_headers=None, model=None):
+    def send(self, method, url, body, timeouts, extra_headers=None, model=None, sent=None):
         """Servers that refuse a parameter we chose get the request again without it, and we remember."""
         while True:                                    # ends: each adaptation removes what it complains of
             try:
-                return super().send(method, url, body, timeouts, extra_headers, model)
+                return super().send(method, url, body, timeouts, extra_headers, model, sent)
             except UpstreamFailed as exc:
+                sent = None
                 body = self.adapt(body, exc)
                 if body is None:
                     raise

@@ -133,6 +133,28 @@ class Response:
         self.close()
 
 
+class Sent:
+    """A request written and its response not yet read (Transport.send, then Transport.receive)."""
+    __slots__ = ("transport", "key", "method", "data", "host", "t", "name", "model", "conn", "reused", "expired",
+                 "since", "asked")
+
+    def __init__(self, transport: "Transport", key: tuple, method: str, data: bytes, host: str, t: Timeouts,
+                 name: str, model: str | None):
+        self.transport, self.key, self.method, self.data, self.host = transport, key, method, data, host
+        self.t, self.name, self.model = t, name, model
+        self.conn: Conn | None = None
+        self.reused = False
+        self.expired = False     # its first-byte timeout passed while it was waited for without a thread
+        self.since = 0.0         # when a waiter last heard from it (time.monotonic())
+        self.asked = None        # (url, JSON body) of the request, for a provider that sends it again changed
+
+    def close(self) -> None:
+        """Give up on the response: the connection is closed and the request no longer in flight."""
+        if self.conn is not None:
+            self.conn.close()
+        self.transport._leave(self.name)
+
+
 class Transport:
     """A small pool of keep-alive connections per (scheme, host, port, proxy); TLS verified; proxies from env."""
 
@@ -149,11 +171,19 @@ class Transport:
         self._inflight: dict[str, int] = {}          # requests sent and not yet read to the end, per name
         self._quiet = threading.Condition(threading.Lock())   # a plain lock: taken twice per request
 
-    # ---- the one public call ------------------------------------------------------------------
+    # ---- the public calls ---------------------------------------------------------------------
     def request(self, method: str, url: str, *, headers: dict | None = None, body: bytes | None = None,
                 timeouts: Timeouts | None = None, name: str = "", model: str | None = None) -> Response:
         """Send one request; returns once the response headers are in. Raises UpstreamFailed. `name` and `model`
         (the served name asked, if any) are where the response's rate-limit facts are kept."""
+        return self.receive(self.send(method, url, headers=headers, body=body, timeouts=timeouts, name=name,
+                                      model=model))
+
+    def send(self, method: str, url: str, *, headers: dict | None = None, body: bytes | None = None,
+             timeouts: Timeouts | None = None, name: str = "", model: str | None = None,
+             pooled: bool = False) -> Sent | None:
+        """Write one request; its response is read by receive(). `pooled`: only on a kept-alive connection from the
+        pool, never waiting to open one: None when there is none (or it had died), and nothing was sent."""
         t = timeouts or Timeouts()
         parts = urlsplit(url)
         scheme, host = parts.scheme.lower(), parts.hostname or ""
@@ -161,16 +191,26 @@ class Transport:
             raise UpstreamFailed(FaultKind.CONNECTION, f"cannot call {url!r}: not an http(s) URL",
                                  "Check the endpoint's base URL.")
         port = parts.port or (443 if scheme == "https" else 80)
-        self._enter(name or host)
+        proxy = self._proxy_for(scheme, host)
+        data = self._bytes(method, scheme, host, parts, proxy, headers, body)
+        sent = Sent(self, (scheme, host, port, proxy), method, data, host, t, name or host, model)
+        self._enter(sent.name)
         try:
-            return self._request(method, scheme, host, port, parts, headers, body, t, name, model)
+            return self._write(sent, pooled)
         except BaseException:
-            self._leave(name or host)
+            self._leave(sent.name)
             raise
 
-    def _request(self, method, scheme, host, port, parts, headers, body, t, name, model) -> Response:
-        proxy = self._proxy_for(scheme, host)
-        key = (scheme, host, port, proxy)
+    def receive(self, sent: Sent) -> Response:
+        """The response to a request send() wrote, once its headers are in (a stale kept-alive connection, closed
+        before a byte of the answer, is written again once on a fresh one). Raises UpstreamFailed."""
+        try:
+            return self._receive(sent)
+        except BaseException:
+            self._leave(sent.name)
+            raise
+
+    def _bytes(self, method, scheme, host, parts, proxy, headers, body) -> bytes:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         netloc = parts.netloc.rsplit("@", 1)[-1]
         send = {"User-Agent": self.user_agent, **(headers or {})}
@@ -179,42 +219,83 @@ class Transport:
             if proxy[2]:
                 send["Proxy-Authorization"] = proxy[2]
         try:
-            data = request_bytes(method, target, netloc, send, body)
+            return request_bytes(method, target, netloc, send, body)
         except (ValueError, UnicodeError) as exc:
             raise UpstreamFailed(FaultKind.BAD_REQUEST, f"cannot send this request to {host}: {str(exc)[:200]}",
                                  "Check the endpoint's key and headers for stray characters.") from None
+
+    def _write(self, sent: Sent, pooled: bool = False, fresh: bool = False) -> Sent | None:
+        """The request on a connection: a pooled one (retried once on a fresh one when it had died), or a fresh one
+        (`fresh`); with `pooled`, None rather than a fresh connection."""
         for attempt in (0, 1):
-            conn, reused = self._take(key, host, port, t.connect)
+            if fresh or attempt:
+                if pooled:
+                    self._leave(sent.name)
+                    return None
+                conn, reused = self._connect(sent.key, sent.host, sent.key[2], sent.t.connect), False
+            else:
+                conn, reused = self._take(sent.key)
+                if conn is None:
+                    continue
+            sent.conn, sent.reused = conn, reused
             try:
-                conn.timeout(t.first_byte)
-                conn.sock.sendall(data)
-                status, reason, found, modern = conn.head()
-                reply = Body(conn, method, status, found)
-            except (TimeoutError, socket.timeout):
-                conn.close()
-                raise UpstreamFailed(FaultKind.TIMEOUT, f"{host} sent no response within {t.first_byte:g}s",
-                                     "The model may be overloaded or loading; raise the first-byte timeout "
-                                     "or try later.") from None
+                conn.timeout(sent.t.first_byte)
+                conn.sock.sendall(sent.data)
+                return sent
             except _STALE as exc:
                 conn.close()
-                if reused and attempt == 0:
-                    continue
-                raise UpstreamFailed(FaultKind.CONNECTION, f"{host} closed the connection before answering "
-                                     f"({type(exc).__name__})", "Try again; check the base URL.") from None
-            except (OSError, WireError) as exc:
+                if not reused:
+                    raise self._fault(sent, exc) from None
+            except BaseException as exc:
                 conn.close()
-                kind = FaultKind.BAD_RESPONSE if isinstance(exc, WireError) else FaultKind.CONNECTION
-                raise UpstreamFailed(kind, f"{host}: {type(exc).__name__}: {str(exc)[:200]}",
-                                     "Check the base URL and that the server speaks HTTP.") from None
-            conn.timeout(t.idle)
+                raise self._fault(sent, exc) from None
+        raise AssertionError("unreachable")
+
+    def _receive(self, sent: Sent) -> Response:
+        for attempt in (0, 1):
+            conn = sent.conn
+            try:
+                if sent.expired and not conn.buffered:
+                    raise TimeoutError
+                conn.timeout(sent.t.first_byte)
+                status, reason, found, modern = conn.head()
+                reply = Body(conn, sent.method, status, found)
+            except _STALE as exc:
+                conn.close()
+                if sent.reused and attempt == 0:
+                    self._write(sent, fresh=True)
+                    continue
+                raise self._fault(sent, exc) from None
+            except BaseException as exc:
+                conn.close()
+                raise self._fault(sent, exc) from None
+            conn.timeout(sent.t.idle)
             said = found.get("connection", "").lower()     # HTTP/1.0 keeps a connection only when it says so
             keep = not reply.until_close and ("close" not in said if modern else "keep-alive" in said)
-            response = Response(self, key, conn, reply, status, reason, found, keep, host, t.idle, name or host)
+            response = Response(self, sent.key, conn, reply, status, reason, found, keep, sent.host, sent.t.idle,
+                                sent.name)
             facts = parse_rate_limit_headers(found, time.time())
             if facts:
-                self.limits.record(name or host, facts, model, limit_scope(response.headers))
+                self.limits.record(sent.name, facts, sent.model, limit_scope(response.headers))
             return response
         raise AssertionError("unreachable")
+
+    @staticmethod
+    def _fault(sent: Sent, exc: BaseException) -> BaseException:
+        """The UpstreamFailed for a fault while writing a request or waiting for its response's head."""
+        host = sent.host
+        if isinstance(exc, (TimeoutError, socket.timeout)):
+            return UpstreamFailed(FaultKind.TIMEOUT, f"{host} sent no response within {sent.t.first_byte:g}s",
+                                  "The model may be overloaded or loading; raise the first-byte timeout "
+                                  "or try later.")
+        if isinstance(exc, _STALE):
+            return UpstreamFailed(FaultKind.CONNECTION, f"{host} closed the connection before answering "
+                                  f"({type(exc).__name__})", "Try again; check the base URL.")
+        if isinstance(exc, (OSError, WireError)):
+            kind = FaultKind.BAD_RESPONSE if isinstance(exc, WireError) else FaultKind.CONNECTION
+            return UpstreamFailed(kind, f"{host}: {type(exc).__name__}: {str(exc)[:200]}",
+                                  "Check the base URL and that the server speaks HTTP.")
+        return exc
 
     # ---- what is in flight ---------------------------------------------------------------------
     def _enter(self, name: str) -> None:
@@ -241,22 +322,23 @@ class Transport:
             return self._quiet.wait_for(lambda: not self._inflight.get(name), timeout)
 
     # ---- pool ---------------------------------------------------------------------------------
-    def _take(self, key: tuple, host: str, port: int, connect_timeout: float) -> tuple[Conn, bool]:
+    def _take(self, key: tuple) -> tuple[Conn | None, bool]:
+        """An idle kept-alive connection for `key` from the pool, (None, False) when there is none."""
         now = time.monotonic()
         while True:
             with self._lock:   # only the pop is under the lock; the liveness check runs outside it
                 idle = self._pool.get(key)
                 if not idle:
-                    break
+                    return None, False
                 conn, since = idle.pop()
             idle_for = now - since
             # A server closes an idle keep-alive after seconds, not milliseconds: a connection back in the pool
             # for less than FRESH is used without the check (a syscall); one that died anyway fails before any
             # response byte and the request goes again on a fresh one.
             if idle_for < self.idle_expiry and (idle_for < FRESH or _still_open(conn.sock)):
+                conn.ended = False
                 return conn, True
             conn.close()
-        return self._connect(key, host, port, connect_timeout), False
 
     def _put(self, key: tuple, conn: Conn) -> None:
         with self._lock:

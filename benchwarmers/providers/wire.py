@@ -2,6 +2,8 @@
 a body by Content-Length, by chunks or until close, handed out as it arrives. No email.parser."""
 from __future__ import annotations
 
+import ssl
+
 MAX_HEAD = 256 << 10          # status line and headers together
 MAX_CHUNK_LINE = 4096         # a chunk-size line, extensions included
 RECV = 65536
@@ -35,12 +37,14 @@ def request_bytes(method: str, target: str, host: str, headers: dict, body: byte
 
 class Conn:
     """One socket with a read buffer: what came in beyond the part asked for waits here for the next read."""
-    __slots__ = ("sock", "_buf", "_pos")
+    __slots__ = ("sock", "_buf", "_pos", "_peeked", "ended")
 
     def __init__(self, sock):
         self.sock = sock
         self._buf = b""
         self._pos = 0
+        self._peeked = None      # a head parsed by whole() and not yet taken: (status, reason, headers, modern, end)
+        self.ended = False       # drain() met the end of the stream (or a fault)
 
     def close(self) -> None:
         try:
@@ -98,27 +102,37 @@ class Conn:
                 return status, reason, headers, modern
 
     def _one_head(self) -> tuple[int, str, dict, bool]:
-        searched = 0                                  # bytes already looked through for the blank line
+        if self._peeked is not None:            # whole() read it already
+            *head, self._pos = self._peeked
+            self._peeked = None
+            return tuple(head)
         while True:
-            start = self._pos + max(0, searched - 3)
-            end = self._buf.find(b"\n\r\n", start)
-            bare = self._buf.find(b"\n\n", start)
-            if bare >= 0 and (end < 0 or bare < end):
-                end, skip = bare, 2
-            else:
-                skip = 3
-            searched = (end if end >= 0 else len(self._buf)) - self._pos
-            if searched > MAX_HEAD:
-                raise WireError(f"response headers longer than {MAX_HEAD >> 10} KB")
-            if end >= 0:
+            found = self._head_end()
+            if found:
                 break
             if not self._fill():
-                if not searched:
+                if self._pos >= len(self._buf):
                     raise NoResponse("the server closed the connection without answering")
                 raise WireError("the response ended inside its headers")
-        raw = self._buf[self._pos:end].decode("latin-1")
-        self._pos = end + skip
-        lines = raw.split("\n")
+        *head, self._pos = self._parse_head(*found)
+        return tuple(head)
+
+    def _head_end(self) -> tuple[int, int] | None:
+        """(where the head ends, the length of its blank line) when the buffer holds a whole head, else None."""
+        start = self._pos
+        end = self._buf.find(b"\n\r\n", start)
+        bare = self._buf.find(b"\n\n", start)
+        if bare >= 0 and (end < 0 or bare < end):
+            end, skip = bare, 2
+        else:
+            skip = 3
+        if (end if end >= 0 else len(self._buf)) - start > MAX_HEAD:
+            raise WireError(f"response headers longer than {MAX_HEAD >> 10} KB")
+        return (end, skip) if end >= 0 else None
+
+    def _parse_head(self, end: int, skip: int) -> tuple:
+        """(status, reason, headers, modern, where the body starts) of the head before `end`."""
+        lines = self._buf[self._pos:end].decode("latin-1").split("\n")
         version, _, rest = lines[0].rstrip("\r").partition(" ")
         code, _, reason = rest.strip().partition(" ")
         if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
@@ -134,7 +148,77 @@ class Conn:
             name = name.strip().lower()
             if sep and name:
                 headers[name] = value.strip()
-        return int(code), reason.strip(), headers, version != "HTTP/1.0"
+        return int(code), reason.strip(), headers, version != "HTTP/1.0", end + skip
+
+    # ---- waiting without a thread (providers/waiter.py) -----------------------------------------
+    def drain(self) -> int:
+        """On a non-blocking socket: take in whatever has arrived, without waiting; sets `ended` at the end of the
+        stream or on a fault (what to make of either is left to the blocking read that follows). Bytes taken."""
+        parts = []
+        while True:
+            try:
+                data = self.sock.recv(RECV)
+            except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                break                                     # nothing more yet (TLS: the rest of a record)
+            except OSError:
+                self.ended = True
+                break
+            if not data:
+                self.ended = True
+                break
+            parts.append(data)
+        if parts:
+            rest = self._buf[self._pos:]
+            self._buf, self._pos = rest + b"".join(parts) if rest else b"".join(parts), 0
+        return sum(map(len, parts))
+
+    def whole(self) -> int | None:
+        """The status of the next response once it is all in the buffer (its head, and its body by its framing),
+        or an interim (1xx) one; None while some of it is still to come. Never receives."""
+        try:
+            if self._peeked is None:
+                found = self._head_end()
+                if not found:
+                    return None
+                self._peeked = self._parse_head(*found)
+            status, _reason, headers, _modern, start = self._peeked
+        except WireError:
+            return 0          # not a response we can read: the blocking read says so
+        if status < 200 or status in (204, 304):
+            return status
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return status if self._chunks_in(start) else None
+        if "content-length" in headers:
+            try:
+                return status if len(self._buf) - start >= int(headers["content-length"]) else None
+            except ValueError:
+                return status
+        return status if self.ended else None
+
+    def _chunks_in(self, pos: int) -> bool:
+        """Whether a chunked body from `pos` is all in the buffer, its trailers and their blank line too."""
+        buf = self._buf
+        while True:
+            eol = buf.find(b"\n", pos)
+            if eol < 0:
+                return False
+            try:
+                size = int(buf[pos:eol].split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                return True           # malformed: the blocking read says so
+            pos = eol + 1
+            if size == 0:
+                break
+            pos += size + 2
+            if pos > len(buf):
+                return False
+        while True:                   # trailers, up to the blank line
+            eol = buf.find(b"\n", pos)
+            if eol < 0:
+                return False
+            if not buf[pos:eol].strip():
+                return True
+            pos = eol + 1
 
 
 class Body:

@@ -1,0 +1,164 @@
+"""One thread that waits for the answers to many requests already written (a panel's seats) on non-blocking sockets,
+where a thread blocked in recv for each would cost a hand-off per seat while its model thinks."""
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import selectors
+import socket
+import threading
+import time
+from typing import Callable
+
+from .transport import Sent
+
+log = logging.getLogger("benchwarmers.waiter")
+MOST = 400                  # requests watched at once (select() on Windows takes 512 sockets); past it, watch() says no
+MAX_BUFFERED = 16 << 20     # an answer this large is read the blocking way, as it comes
+
+
+def read_at_once(sent: Sent) -> bool:
+    """Whether the answer to `sent` can be read with no wait on the network and no request sent again: all of a 2xx
+    is in, or nothing came within the timeout (reading it then raises the timeout at once). Anything else (an error
+    a provider may adapt to and send again, a stale connection to replace, an answer still coming) may block."""
+    status = sent.conn.whole()
+    return sent.expired or (status is not None and 200 <= status < 300)
+
+
+class Waiter:
+    """watch(sent, heard): heard(sent) is called on the waiter's thread once the response can be read with no wait
+    for the network (all of it is in, or the connection ended), or once it has waited its timeout: nothing came
+    within the first-byte timeout (sent.expired; receive() then says so at once), or the rest of a started answer
+    not within the idle timeout. heard() decides whether to read it there or hand it to a thread that may block."""
+
+    def __init__(self):
+        self._selector = selectors.DefaultSelector()
+        self._wake_in, self._wake_out = socket.socketpair()
+        for sock in (self._wake_in, self._wake_out):
+            sock.setblocking(False)
+        self._selector.register(self._wake_in, selectors.EVENT_READ, None)
+        self._lock = threading.Lock()
+        self._new: list = []          # (sent, heard) handed over since the thread last looked
+        self._asleep = False          # the thread is in select() with nothing new: a new watch must wake it
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._watched: dict[int, tuple] = {}    # id(sent) -> (sent, heard); the waiter's thread alone touches it
+        self._expiries: list = []     # (when, n, sent): a heap, stale entries skipped
+        self._order = itertools.count()
+        self.passed_on = 0            # answers heard of so far (for tests and the curious)
+
+    def watch(self, sent: Sent, heard: Callable[[Sent], None]) -> bool:
+        """Wait for `sent`'s response on the waiter's thread; False (and nothing changed) when it is closed or full."""
+        with self._lock:
+            if self._closed or len(self._watched) + len(self._new) >= MOST:
+                return False
+            sent.conn.sock.settimeout(0.0)
+            sent.since = time.monotonic()
+            self._new.append((sent, heard))
+            wake, self._asleep = self._asleep, False
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="waiter", daemon=True)
+                self._thread.start()
+        if wake:
+            self._nudge()
+        return True
+
+    def close(self) -> None:
+        """Stop: what is still watched is given up (its connections closed)."""
+        with self._lock:
+            self._closed, started = True, self._thread is not None
+        if not started:
+            self._selector.close()
+            self._wake_in.close()
+            self._wake_out.close()
+            return
+        self._nudge()
+        if self._thread is not threading.current_thread():
+            self._thread.join(5)
+
+    def _nudge(self) -> None:
+        try:
+            self._wake_out.send(b"!")
+        except (BlockingIOError, OSError):   # a full wake-up pipe wakes it all the same
+            pass
+
+    # ---- the waiter's thread ------------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            while self._turn():
+                pass
+        finally:
+            for sent, _heard in self._watched.values():
+                sent.close()
+            self._watched.clear()
+            self._selector.close()
+            self._wake_in.close()
+            self._wake_out.close()
+
+    def _turn(self) -> bool:
+        """Take in new requests, wait for the network or the next timeout, pass on what is ready. False: closed."""
+        with self._lock:
+            if self._closed:
+                return False
+            new, self._new = self._new, []
+            self._asleep = not new
+        for sent, heard in new:
+            self._add(sent, heard)
+        if new:
+            return True          # look again before sleeping: more may have come meanwhile
+        for key, _events in self._selector.select(self._timeout()):
+            if key.data is None:
+                self._drain_wake()
+            else:
+                self._readable(*key.data)
+        self._expire()
+        return True
+
+    def _add(self, sent: Sent, heard: Callable) -> None:
+        self._watched[id(sent)] = (sent, heard)
+        self._selector.register(sent.conn.sock, selectors.EVENT_READ, (sent, heard))
+        heapq.heappush(self._expiries, (sent.since + sent.t.first_byte, next(self._order), sent))
+
+    def _readable(self, sent: Sent, heard: Callable) -> None:
+        conn = sent.conn
+        if conn.drain():
+            sent.since = time.monotonic()
+        if conn.ended or conn.whole() is not None or conn.buffered > MAX_BUFFERED:
+            self._pass_on(sent, heard)
+
+    def _timeout(self) -> float | None:
+        while self._expiries and id(self._expiries[0][2]) not in self._watched:
+            heapq.heappop(self._expiries)
+        return max(0.0, self._expiries[0][0] - time.monotonic()) if self._expiries else None
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        while self._expiries and self._expiries[0][0] <= now:
+            _when, _n, sent = heapq.heappop(self._expiries)
+            watched = self._watched.get(id(sent))
+            if watched is None or watched[0] is not sent:
+                continue
+            due = sent.since + (sent.t.idle if sent.conn.buffered else sent.t.first_byte)
+            if due > now:        # it heard something since: its idle timeout counts from then
+                heapq.heappush(self._expiries, (due, next(self._order), sent))
+                continue
+            sent.expired = not sent.conn.buffered
+            self._pass_on(sent, watched[1])
+
+    def _pass_on(self, sent: Sent, heard: Callable) -> None:
+        self._selector.unregister(sent.conn.sock)
+        del self._watched[id(sent)]
+        self.passed_on += 1
+        try:
+            heard(sent)
+        except Exception:   # heard() reports its own faults; a bug there must not stop the other seats' waiting
+            log.exception("a watched request's handler failed")
+            sent.close()
+
+    def _drain_wake(self) -> None:
+        try:
+            while self._wake_in.recv(4096):
+                pass
+        except (BlockingIOError, OSError):
+            pass
