@@ -35,19 +35,32 @@ def keys_file(environ: dict | None = None) -> Path:
     return llm_user_dir(environ=environ) / "keys.json"
 
 
+_read: dict = {}     # "keys": ((path, mtime, size, inode), what keys.json held then)
+
+
 def _read_keys(path: Path) -> dict:
-    """For reading a key: a file that does not parse holds no key we can use, and the log says where it broke."""
+    """For reading a key (read-only: the dict is shared): a file that does not parse holds no key we can use, and the
+    log says where it broke. Read again only when the file changed (a stat a call, not a parse: every seat's call
+    looks its key up)."""
     try:
-        return _parsed(path)
+        st = os.stat(path)
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        st = None
+    state = (str(path), st.st_mtime_ns, st.st_size, st.st_ino) if st else (str(path), None)
+    hit = _read.get("keys")
+    if st and hit is not None and hit[0] == state:
+        return hit[1]
+    try:
+        data = _parsed(path)
     except ConfigError as e:
-        try:
-            state = (str(path), path.stat().st_mtime_ns)
-        except OSError:
-            state = (str(path), None)
         if state not in _warned:
             _warned.add(state)
             log.warning("%s %s", e.message, e.hint)
         return {}
+    _read["keys"] = (state, data)
+    return data
 
 
 def _parsed(path: Path) -> dict:

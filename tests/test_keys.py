@@ -29,6 +29,19 @@ def test_keys_json_is_read_when_no_env(tmp_path):
     assert keys.get("hub", env) == ("from-file-123456", "keys.json")
 
 
+def test_a_hand_edit_of_keys_json_counts_from_the_next_lookup(tmp_path):
+    env, path = {"LLM_USER_PATH": str(tmp_path)}, tmp_path / "keys.json"
+    path.write_text(json.dumps({"hub": "first-key-123456"}), encoding="utf-8")
+    assert keys.get("hub", env) == ("first-key-123456", "keys.json")
+    path.write_text(json.dumps({"hub": "second-key-12345"}), encoding="utf-8")   # same size, same inode
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))
+    assert keys.get("hub", env) == ("second-key-12345", "keys.json")
+    path.write_text("{not json", encoding="utf-8")
+    assert keys.get("hub", env) == (None, None)
+    path.unlink()
+    assert keys.get("hub", env) == (None, None)
+
+
 def test_missing_key_is_none(tmp_path):
     assert keys.get("nobody", {"LLM_USER_PATH": str(tmp_path)}) == (None, None)
 

@@ -15,6 +15,7 @@ from ..store import Config
 
 APIS = tuple(PROVIDERS)   # the upstream protocols an endpoint may speak
 ACTIVE, RETIRED = "active", "retired"
+PROVIDER_MEMO = "provider"   # where a Config.steady() memo keeps an endpoint's provider (not a file name)
 
 
 @dataclass
@@ -109,7 +110,19 @@ class Registry:
         return found
 
     def provider(self, endpoint: Endpoint):
-        """One provider per endpoint and key (a changed key gets a new one); connections are pooled underneath."""
+        """One provider per endpoint and key (a changed key gets a new one); connections are pooled underneath.
+        Within a request (Config.steady) the key is looked up once, as each config file is read once."""
+        memo = self.config.memo()
+        if memo is not None:
+            hit = memo.get((PROVIDER_MEMO, endpoint.name))
+            if hit is not None and hit[0] is endpoint:
+                return hit[1]
+        provider = self._provider(endpoint)
+        if memo is not None:
+            memo[(PROVIDER_MEMO, endpoint.name)] = (endpoint, provider)
+        return provider
+
+    def _provider(self, endpoint: Endpoint):
         key, _ = endpoint.key()
         cache_key = (endpoint.name, endpoint.base_url, endpoint.api, key)
         with self._lock:
