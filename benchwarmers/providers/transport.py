@@ -239,8 +239,7 @@ class Transport:
                     continue
             sent.conn, sent.reused = conn, reused
             try:
-                conn.timeout(sent.t.first_byte)
-                conn.sock.sendall(sent.data)
+                conn.send(sent.data, sent.t.first_byte)
                 return sent
             except _STALE as exc:
                 conn.close()

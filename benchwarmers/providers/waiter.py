@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import math
 import selectors
 import socket
 import threading
@@ -34,29 +35,37 @@ class Waiter:
 
     def __init__(self):
         self._selector = selectors.DefaultSelector()
+        # epoll and kqueue see a socket registered while another thread waits in them; select() and poll() do not
+        self._live = type(self._selector).__name__ in ("EpollSelector", "KqueueSelector", "DevpollSelector")
         self._wake_in, self._wake_out = socket.socketpair()
         for sock in (self._wake_in, self._wake_out):
             sock.setblocking(False)
         self._selector.register(self._wake_in, selectors.EVENT_READ, None)
-        self._lock = threading.Lock()
-        self._new: list = []          # (sent, heard) handed over since the thread last looked
-        self._asleep = False          # the thread is in select() with nothing new: a new watch must wake it
-        self._closed = False
-        self._thread: threading.Thread | None = None
-        self._watched: dict[int, tuple] = {}    # id(sent) -> (sent, heard); the waiter's thread alone touches it
+        self._lock = threading.Lock()  # the watched requests, their timeouts and the selector's registrations
+        self._watched: dict[int, tuple] = {}    # id(sent) -> (sent, heard)
         self._expiries: list = []     # (when, n, sent): a heap, stale entries skipped
         self._order = itertools.count()
+        self._asleep = False          # the thread waits in select() ...
+        self._wake_at = math.inf      # ... until this time at the latest
+        self._closed = False
+        self._thread: threading.Thread | None = None
         self.passed_on = 0            # answers heard of so far (for tests and the curious)
 
     def watch(self, sent: Sent, heard: Callable[[Sent], None]) -> bool:
         """Wait for `sent`'s response on the waiter's thread; False (and nothing changed) when it is closed or full."""
         with self._lock:
-            if self._closed or len(self._watched) + len(self._new) >= MOST:
+            if self._closed or len(self._watched) >= MOST:
                 return False
-            sent.conn.sock.settimeout(0.0)
+            sent.conn.nonblocking()
             sent.since = time.monotonic()
-            self._new.append((sent, heard))
-            wake, self._asleep = self._asleep, False
+            due = sent.since + sent.t.first_byte
+            self._watched[id(sent)] = (sent, heard)
+            heapq.heappush(self._expiries, (due, next(self._order), sent))
+            self._selector.register(sent.conn.sock, selectors.EVENT_READ, (sent, heard))
+            # a waiting select() must start again to see it (select, poll) or to wake by its timeout (an earlier one)
+            wake = self._asleep and (not self._live or due < self._wake_at)
+            if wake:
+                self._asleep = False
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="waiter", daemon=True)
                 self._thread.start()
@@ -80,7 +89,7 @@ class Waiter:
     def _nudge(self) -> None:
         try:
             self._wake_out.send(b"!")
-        except (BlockingIOError, OSError):   # a full wake-up pipe wakes it all the same
+        except OSError:   # a full wake-up pipe wakes it all the same; a closed one: it has stopped
             pass
 
     # ---- the waiter's thread ------------------------------------------------------------------
@@ -89,36 +98,32 @@ class Waiter:
             while self._turn():
                 pass
         finally:
-            for sent, _heard in self._watched.values():
+            with self._lock:
+                watched, self._watched = list(self._watched.values()), {}
+            for sent, _heard in watched:
                 sent.close()
-            self._watched.clear()
             self._selector.close()
             self._wake_in.close()
             self._wake_out.close()
 
     def _turn(self) -> bool:
-        """Take in new requests, wait for the network or the next timeout, pass on what is ready. False: closed."""
+        """Wait for the network or the next timeout, pass on what is ready. False: closed."""
         with self._lock:
             if self._closed:
                 return False
-            new, self._new = self._new, []
-            self._asleep = not new
-        for sent, heard in new:
-            self._add(sent, heard)
-        if new:
-            return True          # look again before sleeping: more may have come meanwhile
-        for key, _events in self._selector.select(self._timeout()):
+            timeout = self._timeout()
+            self._wake_at = math.inf if timeout is None else time.monotonic() + timeout
+            self._asleep = True
+        ready = self._selector.select(timeout)
+        with self._lock:
+            self._asleep = False
+        for key, _events in ready:
             if key.data is None:
                 self._drain_wake()
-            else:
+            elif id(key.data[0]) in self._watched:
                 self._readable(*key.data)
         self._expire()
         return True
-
-    def _add(self, sent: Sent, heard: Callable) -> None:
-        self._watched[id(sent)] = (sent, heard)
-        self._selector.register(sent.conn.sock, selectors.EVENT_READ, (sent, heard))
-        heapq.heappush(self._expiries, (sent.since + sent.t.first_byte, next(self._order), sent))
 
     def _readable(self, sent: Sent, heard: Callable) -> None:
         conn = sent.conn
@@ -133,23 +138,27 @@ class Waiter:
         return max(0.0, self._expiries[0][0] - time.monotonic()) if self._expiries else None
 
     def _expire(self) -> None:
-        now = time.monotonic()
-        while self._expiries and self._expiries[0][0] <= now:
-            _when, _n, sent = heapq.heappop(self._expiries)
-            watched = self._watched.get(id(sent))
-            if watched is None or watched[0] is not sent:
-                continue
-            due = sent.since + (sent.t.idle if sent.conn.buffered else sent.t.first_byte)
-            if due > now:        # it heard something since: its idle timeout counts from then
-                heapq.heappush(self._expiries, (due, next(self._order), sent))
-                continue
-            sent.expired = not sent.conn.buffered
-            self._pass_on(sent, watched[1])
+        now, due_now = time.monotonic(), []
+        with self._lock:
+            while self._expiries and self._expiries[0][0] <= now:
+                _when, _n, sent = heapq.heappop(self._expiries)
+                watched = self._watched.get(id(sent))
+                if watched is None or watched[0] is not sent:
+                    continue
+                due = sent.since + (sent.t.idle if sent.conn.buffered else sent.t.first_byte)
+                if due > now:        # it heard something since: its idle timeout counts from then
+                    heapq.heappush(self._expiries, (due, next(self._order), sent))
+                    continue
+                sent.expired = not sent.conn.buffered
+                due_now.append(watched)
+        for sent, heard in due_now:
+            self._pass_on(sent, heard)
 
     def _pass_on(self, sent: Sent, heard: Callable) -> None:
-        self._selector.unregister(sent.conn.sock)
-        del self._watched[id(sent)]
-        self.passed_on += 1
+        with self._lock:
+            self._selector.unregister(sent.conn.sock)
+            del self._watched[id(sent)]
+            self.passed_on += 1
         try:
             heard(sent)
         except Exception:   # heard() reports its own faults; a bug there must not stop the other seats' waiting
@@ -160,5 +169,5 @@ class Waiter:
         try:
             while self._wake_in.recv(4096):
                 pass
-        except (BlockingIOError, OSError):
+        except OSError:
             pass

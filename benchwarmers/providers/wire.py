@@ -37,7 +37,7 @@ def request_bytes(method: str, target: str, host: str, headers: dict, body: byte
 
 class Conn:
     """One socket with a read buffer: what came in beyond the part asked for waits here for the next read."""
-    __slots__ = ("sock", "_buf", "_pos", "_peeked", "ended")
+    __slots__ = ("sock", "_buf", "_pos", "_peeked", "ended", "_mode", "_want")
 
     def __init__(self, sock):
         self.sock = sock
@@ -45,6 +45,7 @@ class Conn:
         self._pos = 0
         self._peeked = None      # a head parsed by whole() and not yet taken: (status, reason, headers, modern, end)
         self.ended = False       # drain() met the end of the stream (or a fault)
+        self._mode = self._want = sock.gettimeout()   # the socket's timeout, and the one its next wait should have
 
     def close(self) -> None:
         try:
@@ -53,9 +54,33 @@ class Conn:
             pass
 
     def timeout(self, seconds: float) -> None:
-        """The socket's timeout, set only when it changes (each setting is a system call)."""
-        if self.sock.gettimeout() != seconds:
+        """The timeout of the receives that follow, set on the socket only when one has to wait for the network (an
+        answer already in the buffer needs none) and only when it changes: each setting is a system call."""
+        self._want = seconds
+
+    def _set(self, seconds: float | None) -> None:
+        if self._mode != seconds:
             self.sock.settimeout(seconds)
+            self._mode = seconds
+
+    def nonblocking(self) -> None:
+        """For a waiter: receives that never wait (drain)."""
+        self._want = 0.0
+        self._set(0.0)
+
+    def send(self, data: bytes, seconds: float) -> None:
+        """Write a request: at once when the socket has room for all of it (a plain socket nearly always has), else
+        waiting up to `seconds` for room. (A socket with a timeout polls before every send and receive.)"""
+        done = 0
+        if not isinstance(self.sock, ssl.SSLSocket):
+            self._set(0.0)
+            try:
+                done = self.sock.send(data)
+            except (BlockingIOError, InterruptedError):
+                done = 0
+        if done < len(data):
+            self._set(seconds)
+            self.sock.sendall(memoryview(data)[done:] if done else data)
 
     @property
     def buffered(self) -> int:
@@ -63,6 +88,7 @@ class Conn:
 
     def _fill(self) -> bool:
         """Receive more; False at the end of the stream."""
+        self._set(self._want)
         data = self.sock.recv(RECV)
         if not data:
             return False
@@ -154,6 +180,8 @@ class Conn:
     def drain(self) -> int:
         """On a non-blocking socket: take in whatever has arrived, without waiting; sets `ended` at the end of the
         stream or on a fault (what to make of either is left to the blocking read that follows). Bytes taken."""
+        self.nonblocking()
+        pending = getattr(self.sock, "pending", None)     # TLS: what was decrypted and not yet taken
         parts = []
         while True:
             try:
@@ -167,6 +195,8 @@ class Conn:
                 self.ended = True
                 break
             parts.append(data)
+            if len(data) < RECV and not (pending and pending()):
+                break             # the socket had no more: if more comes, the waiter hears of it again
         if parts:
             rest = self._buf[self._pos:]
             self._buf, self._pos = rest + b"".join(parts) if rest else b"".join(parts), 0
