@@ -19,6 +19,7 @@ from .wire import Body, Conn, NoResponse, WireError, request_bytes
 USER_AGENT = "benchwarmers/0.1 (+python urllib)"
 MAX_LINE = 64 << 20                    # one SSE/NDJSON line; Gemini inline images make lines of megabytes
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]")
+IDLE_PER_HOST = 512                    # kept-alive connections kept per host: as many seats as may be out at once
 FRESH = 1.0                            # seconds a pooled connection is taken without checking that it is open
 # A pooled connection that fails like this before any response byte was read is retried once on a fresh one.
 _STALE = (NoResponse, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
@@ -158,7 +159,7 @@ class Sent:
 class Transport:
     """A small pool of keep-alive connections per (scheme, host, port, proxy); TLS verified; proxies from env."""
 
-    def __init__(self, *, limits: RateLimitBook | None = None, max_idle_per_host: int = 256,
+    def __init__(self, *, limits: RateLimitBook | None = None, max_idle_per_host: int = IDLE_PER_HOST,
                  idle_expiry: float = 50.0, user_agent: str = USER_AGENT):
         self.limits = limits if limits is not None else RateLimitBook()
         self.max_idle_per_host = max_idle_per_host
