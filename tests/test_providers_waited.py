@@ -236,3 +236,25 @@ def test_what_the_blocking_read_must_judge_is_passed_on():
     assert fed(b"SMTP ready\r\n\r\n") == [0]                            # not HTTP: the read says so
     assert fed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n") == [200]
     assert fed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n") == [200]
+
+
+def test_a_failing_wait_hands_everything_to_the_workers_and_the_waiter_goes_on(waiter):
+    with FakeOpenAI() as fake:
+        p = make_provider("openai", fake.url, None, transport=Transport())
+        warm(p)
+        fake.script("m", Reply(delay=1))
+        real, calls = waiter._selector.select, []
+
+        def broken(timeout=None):
+            if not calls:
+                calls.append(timeout)
+                raise OSError("a socket closed under select()")
+            return real(timeout)
+        waiter._selector.select = broken
+        sent = p.send_whole(ASK, "m")
+        heard = queue.Queue()
+        assert waiter.watch(sent, heard.put)
+        got = heard.get(timeout=5)
+        assert got is sent and not read_at_once(sent)           # passed on early: a worker reads it, blocking
+        assert p.complete(ASK, "m", sent=sent).text.startswith("m says")
+        assert waited(p, waiter)[1].text.startswith("m says")   # and the waiter still waits for the next

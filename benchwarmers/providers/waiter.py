@@ -95,8 +95,13 @@ class Waiter:
     # ---- the waiter's thread ------------------------------------------------------------------
     def _run(self) -> None:
         try:
-            while self._turn():
-                pass
+            while True:
+                try:
+                    if not self._turn():
+                        break
+                except Exception:   # e.g. select() on a socket closed under it: the workers take over what it held
+                    log.exception("the waiter failed; what it waited for is read the blocking way")
+                    self._give_all()
         finally:
             with self._lock:
                 watched, self._watched = list(self._watched.values()), {}
@@ -154,9 +159,18 @@ class Waiter:
         for sent, heard in due_now:
             self._pass_on(sent, heard)
 
+    def _give_all(self) -> None:
+        with self._lock:
+            watched = list(self._watched.values())
+        for sent, heard in watched:
+            self._pass_on(sent, heard)
+
     def _pass_on(self, sent: Sent, heard: Callable) -> None:
         with self._lock:
-            self._selector.unregister(sent.conn.sock)
+            try:
+                self._selector.unregister(sent.conn.sock)
+            except (KeyError, ValueError, OSError):   # a socket closed meanwhile
+                pass
             del self._watched[id(sent)]
             self.passed_on += 1
         try:
