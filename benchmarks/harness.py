@@ -109,12 +109,18 @@ def service_env(home: Path, bytecode: Path | None = None, cold: bool = False) ->
     return env
 
 
-def configure(home: Path, endpoints: dict, models: dict, collections: dict, settings: dict | None = None) -> None:
-    """The service's config files: {name: {"base_url", "api"}} endpoints (no key), {alias: endpoint} models."""
+def configure(home: Path, endpoints: dict, models: dict, collections: dict, settings: dict | None = None,
+              keyed: bool = False) -> None:
+    """The service's config files: {name: {"base_url", "api"}} endpoints, {alias: endpoint} models. `keyed`: each
+    endpoint has a key in llm's keys.json (as a user's real endpoints do), else none."""
     config = home / "config"
     config.mkdir(parents=True, exist_ok=True)
+    if keyed:
+        (home / "llm").mkdir(parents=True, exist_ok=True)   # LLM_USER_PATH in service_env
+        (home / "llm" / "keys.json").write_text(json.dumps({n: f"sk-bench-{n}-0123456789abcdef" for n in endpoints}),
+                                                encoding="utf-8")
     files = {
-        "endpoints.json": {"endpoints": {n: {"base_url": e["base_url"], "api": e["api"], "no_key": True}
+        "endpoints.json": {"endpoints": {n: {"base_url": e["base_url"], "api": e["api"], "no_key": not keyed}
                                          for n, e in endpoints.items()}},
         "models.json": {"models": {m: {"endpoint": ep, "served": m, "facts": {}} for m, ep in models.items()}},
         "collections.json": {"collections": collections},

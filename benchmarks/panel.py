@@ -6,6 +6,7 @@
     python benchmarks/panel.py --before ../other    # the service of another checkout too, alternating with this one
     python benchmarks/panel.py --profile out.pstats # the service under cProfile (CPU time, every thread)
     python benchmarks/panel.py --hold 40000         # RSS with 64 asks at once held for 40,000 panels (each checkout)
+    python benchmarks/panel.py --aims --keyed       # the endpoint's key in llm's keys.json, as users keep theirs
 
 Three processes besides this one, all on 127.0.0.1: benchmarks/fastfake.py (an OpenAI-compatible upstream whose
 every answer takes 50 ms), the service (`serve.py --port 0 --no-browser`, its own temp data folder, five models
@@ -40,10 +41,10 @@ def body(model: str, stream: bool) -> dict:
     return {"model": model, "messages": PROMPT, "stream": stream}
 
 
-def setup(home: Path, upstream: str, workers: int | None = None) -> None:
+def setup(home: Path, upstream: str, workers: int | None = None, keyed: bool = False) -> None:
     """Five models on the fake upstream and a collection of all five (no explore seats: exactly five)."""
     configure(home, {"fake": {"base_url": upstream, "api": "openai"}}, {m: "fake" for m in SEATS},
-              {"five": {"members": SEATS, "explore": 0}}, {"panel_workers": workers} if workers else None)
+              {"five": {"members": SEATS, "explore": 0}}, {"panel_workers": workers} if workers else None, keyed)
 
 
 def cases(aims_only: bool) -> list:
@@ -104,7 +105,7 @@ def long_run(proc: Proc, total: int, step: int, concurrency: int = 16) -> dict:
 
 def service_run(home: Path, who: str, root: Path, upstream: str, args, todo: list, long_total: int) -> tuple:
     """One service process from `root`: the cases, then (when asked) the long run in the same process."""
-    setup(home, upstream, args.workers)
+    setup(home, upstream, args.workers, args.keyed)
     proc = start_service(home, root)
     try:
         wait_healthy(proc.url)
@@ -130,7 +131,7 @@ def hold_run(base: Path, services: list, upstream: str, args) -> None:
     tenth, a fresh service of each checkout in turn."""
     for who, root in services:
         home = base / f"hold-{who}"
-        setup(home, upstream, args.workers)
+        setup(home, upstream, args.workers, args.keyed)
         proc = start_service(home, root)
         try:
             wait_healthy(proc.url)
@@ -147,7 +148,7 @@ def hold_run(base: Path, services: list, upstream: str, args) -> None:
 def profile_run(base: Path, root: Path, upstream: str, args) -> None:
     """The five-seat panel, whole, at --concurrency asks, with the service under cProfile; the top entries."""
     home = base / "profiled"
-    setup(home, upstream, args.workers)
+    setup(home, upstream, args.workers, args.keyed)
     out = Path(args.profile).resolve()
     proc = start_service(home, root, profile=out)
     try:
@@ -247,6 +248,8 @@ def options(argv):
     ap.add_argument("--profile", default=None, help="write the profiled service's stats here; print the top entries")
     ap.add_argument("--top", type=int, default=30, help="entries of the profile to print (default 30)")
     ap.add_argument("--concurrency", type=int, default=16, help="concurrent asks of the profiled run (default 16)")
+    ap.add_argument("--keyed", action="store_true",
+                    help="the endpoint has a key in llm's keys.json, as a user's real endpoints do (default: no key)")
     ap.add_argument("--hold", type=int, default=None,
                     help="only this: N panels at 64 at once, RSS after each tenth (with --before, both checkouts)")
     args = ap.parse_args(argv)
