@@ -90,7 +90,8 @@ def test_calls_carry_their_current_verdict_and_the_record_its_interval(api):
     assert 0 < lo < 1 and hi == 1.0 and rec["b"]["useful_interval"] is None
 
 
-def test_calls_per_day(api):
+def test_calls_per_day(api, fake):
+    fake.script("m-b", Reply(delay=0.01))   # seconds a seat took, kept to the millisecond, are more than none
     b = ask(api)
     api("POST", "/bench/verdict", {"call": seat(b, "a")["call"], "useful": True})
     api("POST", "/bench/verdict", {"call": seat(b, "b")["call"], "useful": False})

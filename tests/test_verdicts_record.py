@@ -54,6 +54,27 @@ def test_each_seat_call_is_recorded_with_all_fields(api, fake):
     assert api("GET", f"/bench/calls/{explore['call']}")[2]["kind"] == "explore"
 
 
+def test_a_panels_request_is_kept_once_and_every_reader_still_sees_it(api, home):
+    long = "read this closely " * 2000                   # a long prompt: five copies were most of a panel's writes
+    meta = ask(api, content=long)
+    db = api.bench.db
+    db.sync()
+    kept = db.one("SELECT request FROM panels WHERE id = ?", (meta["panel"],))["request"]
+    assert long.strip() in kept
+    own = db.query("SELECT request FROM calls WHERE panel = ?", (meta["panel"],))
+    assert len(own) == 4 and all(r["request"] is None for r in own)
+    for s in meta["seats"]:                              # the call, a listing, the panel's page: the same request
+        assert api("GET", f"/bench/calls/{s['call']}")[2]["request"]["messages"][0]["content"] == long
+    listed = api("GET", f"/bench/calls?panel={meta['panel']}")[2]
+    assert all(c["request"]["messages"][0]["content"] == long for c in listed["calls"])
+    item = api("GET", f"/bench/history/{meta['panel']}")[2]
+    assert item["request"]["messages"][0]["content"] == long and item["prompt"].startswith("read this closely")
+    # a call recorded before (its own copy, no panel row to hold it) reads as it did
+    db.call(lambda conn: conn.execute("UPDATE calls SET request = ? WHERE id = ?",
+                                      ('{"messages": [{"role": "user", "content": "older"}]}', meta["seats"][0]["call"])))
+    assert api("GET", f"/bench/calls/{meta['seats'][0]['call']}")[2]["request"]["messages"][0]["content"] == "older"
+
+
 def test_an_unknown_call_is_404(api):
     status, _, data = api("GET", "/bench/calls/nope")
     assert status == 404 and "nope" in data["error"]["message"]

@@ -260,7 +260,8 @@ class Caller:
                collection: str | None = None, panel: str | None = None, seat: int | None = None,
                request: tuple[str, str] | None = None, extra: dict | None = None,
                counted: int | None = None, sent: bool | None = None, amend: float | None = None) -> Written:
-        """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask.
+        """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask
+        (summary None: it is kept in the call's panel's row).
         A call that was sent (`sent`; by default, any status but skipped) gets its ledger line with it; `counted`:
         the prompt tokens its limits counted when it went, when it was sent with another ask than `ask` (a merge).
         `amend`: this call's record was made already (a seat the panel stopped waiting for), its ledger line at or

@@ -69,7 +69,8 @@ class PanelRun:
     done: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
     merge_info: dict | None = None
     merge_usage: Usage = field(default_factory=Usage)
-    request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel
+    request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel:
+                                                      # the summary is kept in the panel's row, not in each seat's
     endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
     memo: dict | None = None                          # the config as the ask read it (Config.steady), for its seats
     records: list = field(default_factory=list)       # its call records' writes (committed before the reply ends)
@@ -78,6 +79,11 @@ class PanelRun:
     lock: threading.Lock = field(default_factory=threading.Lock)
     gave_up: float | None = None                      # past the deadline, when (the ledger's clock) the seats not in
                                                       # were recorded as timed out: their lines are no older
+
+    @property
+    def seat_request(self) -> tuple[None, str]:
+        """What a seat's (or the merge's) record keeps of the ask: its hash; the summary is in the panel's row."""
+        return None, self.request[1]
 
     @property
     def collection_name(self) -> str | None:
@@ -133,7 +139,7 @@ class Panel:
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
         self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller,
-                                    plan.passed_over)
+                                    plan.passed_over, run.request[0])
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 self._done(run, sp, seat, SKIPPED, sp.skip, 0.0, None)
@@ -251,7 +257,7 @@ class Panel:
         return self.caller.record(
             seat.call, sp.model, run.ask, seat.status, kind=seat.kind, mode=run.ask.target.mode, seconds=seat.seconds,
             answer=answer, error=seat.error, collection=run.collection_name, panel=run.id, seat=seat.seat,
-            request=run.request, sent=sent, **how)
+            request=run.seat_request, sent=sent, **how)
 
     def _give_up(self, run: PanelRun, pending: dict) -> list:
         """The deadline: the seats in by now, then every other one recorded as timed out (sent: it may well be
@@ -398,4 +404,4 @@ class Panel:
             run.records.append(self.caller.record(
                 call_id, model, run.ask, info["status"] if sent else SKIPPED, kind="merge", mode=MERGED,
                 seconds=time.monotonic() - started, answer=written, error=error, collection=run.collection_name,
-                panel=run.id, seat=0, request=run.request, counted=ask.prompt_tokens()))
+                panel=run.id, seat=0, request=run.seat_request, counted=ask.prompt_tokens()))

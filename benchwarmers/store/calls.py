@@ -17,7 +17,10 @@ COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "
            "caller", "created", "extra", "session")
 
 
-PANEL_HEAD = "INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over)"
+PANEL_HEAD = "INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over, request)"
+# A call as read back: a panel seat's request is its panel's (kept once there); an older call has its own.
+CALL_SELECT = ("SELECT c.rowid AS _row, c.*, p.request AS panel_request FROM calls c "
+               "LEFT JOIN panels p ON p.id = c.panel")
 PAGE = 50   # calls read per query when listing
 
 EXTRA = COLUMNS.index("extra")
@@ -78,6 +81,13 @@ def _summary(ask: Ask) -> dict:
     return {"system": ask.system, "messages": messages, "params": params, "tools": [t.name for t in ask.tools]}
 
 
+def request_of(row) -> str | None:
+    """What a call was asked, as stored: its own, else its panel's (CALL_SELECT's `panel_request`)."""
+    if row["request"] is not None:
+        return row["request"]
+    return row["panel_request"] if "panel_request" in row.keys() else None
+
+
 def prompt_hash(ask: Ask) -> str:
     return hashlib.sha256(ask.prompt_text().encode()).hexdigest()[:16]
 
@@ -111,6 +121,7 @@ class CallRecord:
     @classmethod
     def from_row(cls, row) -> "CallRecord":
         d = {k: row[k] for k in COLUMNS}
+        d["request"] = request_of(row)
         d["extra"] = json.loads(d["extra"]) if d["extra"] else None
         d["tokens_estimated"] = bool(d["tokens_estimated"])
         return cls(**d)
@@ -142,16 +153,18 @@ class Calls:
         return self.db.insert((CALL_HEAD, values), (ledger.HEAD, line.values()))
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
-                  passed_over: list | None = None) -> None:
-        """The panel's row; `passed_over`: the explore candidates it could not seat, each {model, reason}."""
+                  passed_over: list | None = None, request: str | None = None) -> None:
+        """The panel's row; `passed_over`: the explore candidates it could not seat, each {model, reason}; `request`:
+        what it was asked, as stored (its seats' records leave theirs empty: see request_of)."""
         passed = json.dumps(passed_over) if passed_over else None
-        self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, time.time(), passed)))
+        self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, time.time(), passed, request)))
 
     def get(self, call_id: str) -> CallRecord | None:
-        row = self.db.one("SELECT * FROM calls WHERE id = ?", (call_id,))
+        sql = CALL_SELECT + " WHERE c.id = ?"
+        row = self.db.one(sql, (call_id,))
         if row is None:
             self.db.sync()   # it may still be in the writer's queue
-            row = self.db.one("SELECT * FROM calls WHERE id = ?", (call_id,))
+            row = self.db.one(sql, (call_id,))
         return CallRecord.from_row(row) if row else None
 
     def list(self, collection: str | None = None, model: str | None = None, panel: str | None = None,
@@ -166,16 +179,16 @@ class Calls:
         where, params = [], []
         for column, value in (("collection", collection), ("model", model), ("panel", panel)):
             if value:
-                where.append(f"{column} = ?")
+                where.append(f"c.{column} = ?")
                 params.append(value)
         if collections is not None and "*" not in collections:
-            where.append(f"collection IN ({', '.join('?' * len(collections))})")
+            where.append(f"c.collection IN ({', '.join('?' * len(collections))})")
             params.extend(collections)
         after: tuple | None = None
         while limit > 0:
-            page_where = where + (["(created < ? OR (created = ? AND rowid < ?))"] if after else [])
-            sql = ("SELECT rowid AS _row, * FROM calls" + (" WHERE " + " AND ".join(page_where) if page_where else "")
-                   + " ORDER BY created DESC, rowid DESC LIMIT ?")
+            page_where = where + (["(c.created < ? OR (c.created = ? AND c.rowid < ?))"] if after else [])
+            sql = (CALL_SELECT + (" WHERE " + " AND ".join(page_where) if page_where else "")
+                   + " ORDER BY c.created DESC, c.rowid DESC LIMIT ?")
             rows = self.db.query(sql, (*params, *(after or ()), min(size, limit)))
             if not rows:
                 return

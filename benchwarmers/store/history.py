@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from .calls import request_of
 from .db import Database
 from .verdicts import as_dict
 
@@ -46,8 +47,8 @@ def verdict_of(row) -> dict | None:
 
 SEATS_SQL = """
 SELECT c.*, v.id AS v_id, v.useful AS v_useful, v.note AS v_note, v.real AS v_real, v.false AS v_false,
-       v.created AS v_created
-FROM calls c LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1
+       v.created AS v_created, p.request AS panel_request
+FROM calls c LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1 LEFT JOIN panels p ON p.id = c.panel
 WHERE {where} ORDER BY c.seat, c.created"""
 
 
@@ -90,7 +91,7 @@ class History:
                       useful=bool(r["v_useful"]) if r["v_id"] is not None else None)
                  for r in rows if r["kind"] != "merge"]
         return {"id": item["id"], "kind": item["kind"], "collection": item["collection"], "mode": item["mode"],
-                "created": item["created"], "prompt": prompt_of(rows[0]["request"]) if rows else "",
+                "created": item["created"], "prompt": prompt_of(request_of(rows[0])) if rows else "",
                 "seats": seats, "answered": sum(s["status"] == "ok" for s in seats),
                 "judged": sum(s["useful"] is not None for s in seats)}
 
@@ -110,7 +111,7 @@ class History:
                 return None
             head = {"id": item_id, "kind": "route", "collection": turn["collection"], "mode": turn["mode"],
                     "created": turn["created"], "passed_over": []}
-        request = next((r["request"] for r in rows if r["request"]), None)
+        request = next((request_of(r) for r in rows if request_of(r)), None)
         head["request"] = json.loads(request) if request else None
         head["prompt"] = prompt_of(request)
         head["seats"] = [self._seat(r) for r in rows if r["kind"] != "merge"]

@@ -150,6 +150,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         DROP INDEX usage_call;
         CREATE INDEX usage_call ON usage (call) WHERE kind = 'suite'
     """),
+    # A panel's seats (and its merge) were asked the same thing: what was asked is kept once, in the panel's row, not
+    # in each seat's (five copies of a long prompt were most of what a panel wrote). Older calls keep their own.
+    (15, "what a panel was asked, kept once", """
+        ALTER TABLE panels ADD COLUMN request TEXT
+    """),
 ]
 
 

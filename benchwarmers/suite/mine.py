@@ -46,8 +46,9 @@ def unique(files: dict, name: str) -> str:
 
 def judged_claims(db) -> list[dict]:
     """Every real or false claim of a current verdict, with the call it judged."""
-    rows = db.query("SELECT v.id AS verdict, v.call, v.note, v.real, v.false, c.model, c.request "
-                    "FROM verdicts v JOIN calls c ON c.id = v.call WHERE v.current = 1 ORDER BY v.id")
+    rows = db.query("SELECT v.id AS verdict, v.call, v.note, v.real, v.false, c.model, "
+                    "COALESCE(c.request, p.request) AS request FROM verdicts v JOIN calls c ON c.id = v.call "
+                    "LEFT JOIN panels p ON p.id = c.panel WHERE v.current = 1 ORDER BY v.id")
     out = []
     for r in rows:
         for truth, column in ((True, "real"), (False, "false")):

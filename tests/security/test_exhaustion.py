@@ -114,7 +114,8 @@ def test_a_huge_prompt_is_kept_only_up_to_the_cap(home, fake, make_app):
                                                             "messages": [{"role": "user", "content": prompt}]})
     assert status == 200
     call = reply["bench"]["seats"][0]["call"]
-    row = app.bench.db.one("SELECT length(request) AS req, length(answer) AS ans FROM calls WHERE id = ?", (call,))
+    row = app.bench.db.one("SELECT length(COALESCE(c.request, p.request)) AS req, length(c.answer) AS ans "
+                           "FROM calls c LEFT JOIN panels p ON p.id = c.panel WHERE c.id = ?", (call,))
     assert row["req"] < 40_000 and row["ans"] < 40_000, dict(row)
     status, _, stored = app("GET", f"/bench/calls/{call}")
     assert stored["request"]["truncated"]["chars"] > 1_000_000
