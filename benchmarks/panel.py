@@ -7,6 +7,7 @@
     python benchmarks/panel.py --profile out.pstats # the service under cProfile (CPU time, every thread)
     python benchmarks/panel.py --hold 40000         # RSS with 64 asks at once held for 40,000 panels (each checkout)
     python benchmarks/panel.py --aims --keyed       # the endpoint's key in llm's keys.json, as users keep theirs
+    python benchmarks/panel.py --aims --prompt-kb 60  # a 60 KB user message instead of a one-line one
 
 Three processes besides this one, all on 127.0.0.1: benchmarks/fastfake.py (an OpenAI-compatible upstream whose
 every answer takes 50 ms), the service (`serve.py --port 0 --no-browser`, its own temp data folder, five models
@@ -34,6 +35,12 @@ from harness import (FLOOR, HERE, ROOT, Proc, configure, fake_root, fmt, load_av
 
 SEATS = [f"m{i}" for i in range(1, 6)]
 PROMPT = [{"role": "user", "content": "Say something short."}]
+
+
+def long_prompt(kb: int) -> list:
+    """A user message of `kb` KB (a document to review, say): what the record stores grows with it."""
+    text = "Review this carefully, line by line. " * (kb * 1024 // 37 + 1)
+    return [{"role": "user", "content": text[:kb * 1024]}]
 FIGURES = ("p50", "p99", "rps", "first", "cpu", "switches", "hwm", "connects", "n", "errors")
 
 
@@ -248,6 +255,8 @@ def options(argv):
     ap.add_argument("--profile", default=None, help="write the profiled service's stats here; print the top entries")
     ap.add_argument("--top", type=int, default=30, help="entries of the profile to print (default 30)")
     ap.add_argument("--concurrency", type=int, default=16, help="concurrent asks of the profiled run (default 16)")
+    ap.add_argument("--prompt-kb", type=int, default=0,
+                    help="ask with a user message of this many KB instead of a one-line one (also to the fan-out)")
     ap.add_argument("--keyed", action="store_true",
                     help="the endpoint has a key in llm's keys.json, as a user's real endpoints do (default: no key)")
     ap.add_argument("--hold", type=int, default=None,
@@ -259,7 +268,10 @@ def options(argv):
 
 
 def main(argv: list | None = None) -> int:
+    global PROMPT
     args = options(argv)
+    if args.prompt_kb > 0:
+        PROMPT = long_prompt(args.prompt_kb)
     services = [("before", args.before.resolve()), ("after", args.root.resolve())] if args.before else \
         [("service", args.root.resolve())]
     todo = cases(args.aims)
