@@ -9,8 +9,8 @@ from typing import Callable, Iterator
 from ..canonical import EXPLORE, MEMBER, ROUTE, SKIPPED, Answer, Ask, estimate_usage
 from ..errors import QuotaRefused
 from ..providers import Timeouts
-from ..providers.transport import Sent
 from ..providers.llmclient import LlmClient
+from ..providers.transport import Sent
 from ..roster.quota import PROVIDER, Quota, Refusal
 from ..roster.registry import Endpoint, Model, Registry
 from ..roster.resting import Resting
