@@ -1,6 +1,8 @@
 """The panel end to end over OpenAI chat, whole answers: seating, failures, skips, timeouts, bad input, pass-through."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.fakes import Reply
@@ -234,6 +236,22 @@ def test_explore_rotation_survives_a_restart(home, fake, make_service):
                   if s["kind"] == "explore") for _ in range(5)]
     never = (set(OTHERS) | {"v", "w"}) - set(picks)
     assert after == [*never, *picks]      # the one never asked, then the others longest-waiting first
+
+
+def test_a_model_added_while_serving_is_explored_next_and_a_retired_one_never(home, fake, make_service):
+    setup_bench(home, fake)
+    http = Http(make_service().url)
+
+    def explored() -> str:
+        seats = http("POST", "/v1/chat/completions", body())[2]["bench"]["seats"]
+        return next(s["model"] for s in seats if s["kind"] == "explore")
+    first = [explored() for _ in range(len(OTHERS))]
+    assert sorted(first) == sorted(OTHERS)
+    models = json.loads((home / "config" / "models.json").read_text(encoding="utf-8"))
+    models["models"]["fresh"] = {"endpoint": "fake", "served": "m-fresh", "facts": {}}
+    models["models"][first[0]]["status"] = "retired"          # the one that has waited longest
+    (home / "config" / "models.json").write_text(json.dumps(models), encoding="utf-8")
+    assert [explored() for _ in range(3)] == ["fresh", *first[1:]]
 
 
 # ---- what each seat is sent ----------------------------------------------------------------------

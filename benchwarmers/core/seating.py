@@ -35,8 +35,28 @@ class Seating:
         self.catalog = catalog            # facts with every source merged, roles and holds
         self.caller = caller              # its rate limits, and how long each kind of call may wait for them
         self._last = dict(last_asked)     # model alias -> when it last got a seat
+        self._order: dict = {}            # every model's alias, the longest-waiting first (see _queue)
+        self._ordered_for = None          # the registry's models dict that order was made for
         self._clock = 0.0
         self._lock = threading.Lock()
+
+    def _queue(self, models: dict) -> dict:
+        """Aliases in the order explore seats go (lock held): never seated first, in random order, then the longest
+        since their last seat. Kept in that order as seats are given (_seated), and made again only when the
+        models change: a panel looks at the first few, not at every model on the bench."""
+        if models is not self._ordered_for:
+            aliases = list(models)
+            random.shuffle(aliases)
+            aliases.sort(key=lambda a: self._last.get(a, 0.0))   # stable: ties keep their random order
+            self._order, self._ordered_for = dict.fromkeys(aliases), models
+        return self._order
+
+    def _seated(self, alias: str) -> None:
+        """The model got a seat now (lock held): it goes to the back of the explore order."""
+        self._last[alias] = self._stamp()
+        if alias in self._order:
+            del self._order[alias]
+            self._order[alias] = None
 
     def _stamp(self) -> float:
         """A strictly increasing time (lock held): seats picked in one plan keep their order for the next,
@@ -112,22 +132,24 @@ class Seating:
         with self._lock:
             for s in plan.seats:
                 if s.skip is None:
-                    self._last[s.model.alias] = self._stamp()
+                    self._seated(s.model.alias)
         return plan
 
     def _explore(self, count, models, taken, plan, seat, check) -> None:
         """The active non-members that have waited longest since they were last asked; ties at random."""
         with self._lock:
-            pool = [m for a, m in models.items() if a not in taken and m.active and not m.ad_hoc]
-            pool.sort(key=lambda m: (self._last.get(m.alias, 0.0), random.random()))
-            chosen = 0
-            for model in pool:
-                if chosen == count:
+            chosen: list[str] = []
+            for alias in self._queue(models):
+                if len(chosen) == count:
                     break
+                model = models.get(alias)
+                if model is None or alias in taken or not model.active or model.ad_hoc:
+                    continue
                 reason = check(model)
                 if reason:
                     plan.passed_over.append({"model": model.alias, "reason": reason})
                     continue
                 seat(model, EXPLORE)
-                self._last[model.alias] = self._stamp()   # claimed now, so a concurrent panel picks the next one
-                chosen += 1
+                chosen.append(alias)
+            for alias in chosen:   # claimed now, so a concurrent panel picks the next one
+                self._seated(alias)
