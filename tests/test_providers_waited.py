@@ -190,6 +190,10 @@ def test_a_full_or_closed_waiter_says_no_and_closing_gives_up_what_it_waits_for(
         w.close()
         assert not heard and not p.transport.in_flight(p.limit_name) and sent.conn.sock.fileno() == -1
         assert w.watch(sent, heard.append) is False
+        sent.conn.sock.close()
+        other = Waiter()
+        assert other.watch(sent, heard.append) is False           # a socket it cannot wait on: a worker reads it
+        other.close()
 
 
 # ---- the bytes: is all of a response in? ------------------------------------------------------

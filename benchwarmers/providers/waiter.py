@@ -56,12 +56,15 @@ class Waiter:
         with self._lock:
             if self._closed or len(self._watched) >= MOST:
                 return False
+            try:
+                self._selector.register(sent.conn.sock, selectors.EVENT_READ, (sent, heard))
+            except (ValueError, KeyError, OSError):   # a socket it cannot wait on: a worker reads it instead
+                return False
             sent.conn.nonblocking()
             sent.since = time.monotonic()
             due = sent.since + sent.t.first_byte
             self._watched[id(sent)] = (sent, heard)
             heapq.heappush(self._expiries, (due, next(self._order), sent))
-            self._selector.register(sent.conn.sock, selectors.EVENT_READ, (sent, heard))
             # a waiting select() must start again to see it (select, poll) or to wake by its timeout (an earlier one)
             wake = self._asleep and (not self._live or due < self._wake_at)
             if wake:
