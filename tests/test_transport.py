@@ -10,6 +10,7 @@ import pytest
 from benchwarmers.canonical import Ask, Message, Text, TextDelta
 from benchwarmers.errors import UpstreamFailed
 from benchwarmers.providers import make_provider, transport as transport_mod
+from benchwarmers.providers.connecting import proxy_for
 from benchwarmers.providers.transport import Timeouts, Transport, default_transport
 from tests.fakes import FakeGemini, FakeOpenAI, FakeProxy, Reply
 
@@ -179,17 +180,17 @@ def test_gemini_body_retry_delay_recorded():
 def test_proxy_choice_follows_env(no_proxy_env):
     no_proxy_env.setenv("HTTPS_PROXY", "http://user:p%40ss@proxy.corp:3128")
     no_proxy_env.setenv("HTTP_PROXY", "proxy.corp:8080")
-    host, port, auth = Transport._proxy_for("https", "api.openai.com")
+    host, port, auth = proxy_for("https", "api.openai.com")
     assert (host, port) == ("proxy.corp", 3128) and auth == "Basic dXNlcjpwQHNz"      # user:p@ss
-    assert Transport._proxy_for("http", "example.com") == ("proxy.corp", 8080, None)
-    assert Transport._proxy_for("https", "localhost") is None                         # loopback: never
-    assert Transport._proxy_for("http", "127.0.0.1") is None
+    assert proxy_for("http", "example.com") == ("proxy.corp", 8080, None)
+    assert proxy_for("https", "localhost") is None                         # loopback: never
+    assert proxy_for("http", "127.0.0.1") is None
     no_proxy_env.setenv("NO_PROXY", "internal.example,.corp.lan")
-    assert Transport._proxy_for("https", "internal.example") is None
-    assert Transport._proxy_for("https", "llm.corp.lan") is None
-    assert Transport._proxy_for("https", "api.openai.com") is not None
+    assert proxy_for("https", "internal.example") is None
+    assert proxy_for("https", "llm.corp.lan") is None
+    assert proxy_for("https", "api.openai.com") is not None
     no_proxy_env.setenv("NO_PROXY", "*")
-    assert Transport._proxy_for("https", "api.openai.com") is None
+    assert proxy_for("https", "api.openai.com") is None
 
 
 def test_http_through_a_forward_proxy(fake, no_proxy_env):

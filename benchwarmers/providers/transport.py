@@ -1,24 +1,21 @@
 """Pooled keep-alive HTTP(S) connections with connect, first-byte and idle timeouts; faults become UpstreamFailed."""
 from __future__ import annotations
 
-import base64
-import functools
-import os
 import select
 import socket
 import ssl
 import threading
 import time
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from ..errors import FaultKind, UpstreamFailed
+from .connecting import open_socket, proxy_for, tls_context
 from .ratelimits import RateLimitBook, limit_scope, parse_rate_limit_headers
 from .wire import Body, Conn, NoResponse, WireError, request_bytes
 
 USER_AGENT = "benchwarmers/0.1 (+python urllib)"
 MAX_LINE = 64 << 20                    # one SSE/NDJSON line; Gemini inline images make lines of megabytes
-LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]")
 IDLE_PER_HOST = 512                    # kept-alive connections kept per host: as many seats as may be out at once
 FRESH = 1.0                            # seconds a pooled connection is taken without checking that it is open
 # A pooled connection that fails like this before any response byte was read is retried once on a fresh one.
@@ -192,15 +189,18 @@ class Transport:
             raise UpstreamFailed(FaultKind.CONNECTION, f"cannot call {url!r}: not an http(s) URL",
                                  "Check the endpoint's base URL.")
         port = parts.port or (443 if scheme == "https" else 80)
-        proxy = self._proxy_for(scheme, host)
+        proxy = proxy_for(scheme, host)
         data = self._bytes(method, scheme, host, parts, proxy, headers, body)
         sent = Sent(self, (scheme, host, port, proxy), method, data, host, t, name or host, model)
         self._enter(sent.name)
         try:
-            return self._write(sent, pooled)
+            written = self._write(sent, pooled)
         except BaseException:
             self._leave(sent.name)
             raise
+        if written is None:
+            self._leave(sent.name)
+        return written
 
     def receive(self, sent: Sent) -> Response:
         """The response to a request send() wrote, once its headers are in (a stale kept-alive connection, closed
@@ -231,7 +231,6 @@ class Transport:
         for attempt in (0, 1):
             if fresh or attempt:
                 if pooled:
-                    self._leave(sent.name)
                     return None
                 conn, reused = self._connect(sent.key, sent.host, sent.key[2], sent.t.connect), False
             else:
@@ -363,60 +362,14 @@ class Transport:
     # ---- connecting ---------------------------------------------------------------------------
     def ssl_context(self) -> ssl.SSLContext:
         if self._ssl is None:
-            ctx = ssl.create_default_context()
-            cafile = os.environ.get("SSL_CERT_FILE")
-            if cafile and os.path.isfile(cafile):
-                ctx.load_verify_locations(cafile=cafile)
-            self._ssl = ctx
+            self._ssl = tls_context()
         return self._ssl
 
     def _connect(self, key: tuple, host: str, port: int, timeout: float) -> Conn:
-        scheme, proxy = key[0], key[3]
-        via = f" via proxy {proxy[0]}:{proxy[1]}" if proxy else ""
-        sock = None
-        try:
-            sock = socket.create_connection((proxy[0], proxy[1]) if proxy else (host, port), timeout)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)   # a request goes out in one write
-            if scheme == "https":
-                if proxy:
-                    tunnel(sock, host, port, proxy[2])
-                sock = self.ssl_context().wrap_socket(sock, server_hostname=host)
-        except BaseException as exc:
-            if sock is not None:
-                sock.close()
-            raise connect_error(exc, host, port, via, timeout) from None
+        sock = open_socket(key[0], host, port, key[3], timeout, self.ssl_context)
         with self._lock:
             self.connections_opened += 1
         return Conn(sock)
-
-    @staticmethod
-    def _proxy_for(scheme: str, host: str):
-        """(host, port, Proxy-Authorization or None) from HTTP(S)_PROXY / NO_PROXY; loopback never proxied."""
-        if host in LOOPBACK or host.startswith("127."):
-            return None
-        env = tuple(os.environ.get(n) for n in PROXY_VARS)   # the answer changes only when these do
-        return _proxy_decision(scheme, host, env)
-
-
-PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy",
-              "ALL_PROXY")
-
-
-@functools.lru_cache(maxsize=256)
-def _proxy_decision(scheme: str, host: str, _env: tuple):
-    """Cached: getproxies() scans the environment and proxy_bypass may consult the system (macOS) per call."""
-    import urllib.request   # here, not at start: it costs tens of ms to import, and loopback never comes here
-    url = urllib.request.getproxies().get(scheme)
-    if not url or urllib.request.proxy_bypass(host):
-        return None
-    p = urlsplit(url if "://" in url else "http://" + url)
-    if not p.hostname:
-        return None
-    auth = None
-    if p.username:
-        pair = f"{unquote(p.username)}:{unquote(p.password or '')}".encode()
-        auth = "Basic " + base64.b64encode(pair).decode()
-    return p.hostname, p.port or (443 if p.scheme == "https" else 80), auth
 
 
 def _still_open(sock) -> bool:
@@ -428,42 +381,6 @@ def _still_open(sock) -> bool:
     except (OSError, ValueError):
         return False
     return not readable
-
-
-def tunnel(sock, host: str, port: int, auth: str | None) -> None:
-    """Ask an HTTP proxy for a CONNECT tunnel to host:port on `sock`; OSError when it refuses."""
-    lines = [f"CONNECT {host}:{port} HTTP/1.1", f"Host: {host}:{port}"]
-    if auth:
-        lines.append(f"Proxy-Authorization: {auth}")
-    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-    conn = Conn(sock)
-    try:
-        status, reason, _headers, _modern = conn.head()
-    except WireError as exc:
-        raise OSError(f"Tunnel connection failed: {exc}") from None
-    if not 200 <= status < 300 or conn.buffered:
-        raise OSError(f"Tunnel connection failed: {status} {reason}")
-
-
-def connect_error(exc: BaseException, host: str, port: int, via: str, timeout: float) -> BaseException:
-    """The UpstreamFailed for a failed connect, TLS handshake or tunnel (anything else passes through)."""
-    if isinstance(exc, socket.gaierror):
-        return UpstreamFailed(FaultKind.CONNECTION, f"cannot resolve {host}{via} ({exc.strerror or exc})",
-                              "Check the base URL's host name and your network.")
-    if isinstance(exc, ConnectionRefusedError):
-        return UpstreamFailed(FaultKind.CONNECTION, f"{host}:{port}{via} refused the connection",
-                              "Is the server running on that port?")
-    if isinstance(exc, (TimeoutError, socket.timeout)):
-        return UpstreamFailed(FaultKind.TIMEOUT, f"could not connect to {host}:{port}{via} within {timeout:g}s",
-                              "Check the host, your network or proxy settings.")
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        return UpstreamFailed(FaultKind.CONNECTION, f"TLS certificate of {host} not trusted: "
-                              f"{exc.verify_message or exc}",
-                              "Set SSL_CERT_FILE to a CA bundle that includes your network's CA.")
-    if isinstance(exc, (OSError, WireError)):
-        return UpstreamFailed(FaultKind.CONNECTION, f"cannot connect to {host}:{port}{via}: {str(exc)[:200]}",
-                              "Check the base URL, your network or proxy settings.")
-    return exc
 
 
 _default: Transport | None = None

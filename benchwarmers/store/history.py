@@ -111,7 +111,7 @@ class History:
                 return None
             head = {"id": item_id, "kind": "route", "collection": turn["collection"], "mode": turn["mode"],
                     "created": turn["created"], "passed_over": []}
-        request = next((request_of(r) for r in rows if request_of(r)), None)
+        request = next(filter(None, map(request_of, rows)), None)
         head["request"] = json.loads(request) if request else None
         head["prompt"] = prompt_of(request)
         head["seats"] = [self._seat(r) for r in rows if r["kind"] != "merge"]
