@@ -20,7 +20,10 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
-    """No test reads or writes the real user's data folder, keys.json or environment settings."""
+    """No test reads or writes the real user's data folder, keys.json or environment settings, nor sees the keys
+    an earlier test made known to redaction (a remembered key held back a streamed piece that looked like its start)."""
+    from benchwarmers import redaction
+    monkeypatch.setattr(redaction, "_known", set(redaction._known))
     data = tmp_path / "data"
     monkeypatch.setenv("BENCHWARMERS_HOME", str(data))
     monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm"))
