@@ -3,9 +3,10 @@ written through the store as the panel writes them, with nothing else running.
 
     python benchmarks/store.py [PANELS]                  # 3,000 panels by default, two at a time
     python benchmarks/store.py [PANELS] --root ../other  # another checkout's store, for a before/after
+    python benchmarks/store.py [PANELS] --together 1,2,4,16   # panels a commit holds, one run each
 
 Each panel's records are queued, then waited for (as a reply waits for its records' commit), two panels at a
-time (about what a commit holds at 16 concurrent asks); a fresh data folder each run, 200 panels first to warm
+time (about what a commit holds at 16 concurrent asks; --together sets it); a fresh data folder each run, 200 panels first to warm
 it. Figures: CPU (user and system) per panel, panels/s, and the same over the last fifth of the run (a record
 that grows makes each write dearer when keys land at random pages of their indexes). Asserts nothing.
 """
@@ -77,14 +78,20 @@ def run(total: int, together: int = 2) -> list[tuple]:
 
 def main() -> int:
     args = sys.argv[1:]
-    if "--root" in args:
-        del args[args.index("--root"):args.index("--root") + 2]
+    options = {}
+    for name in ("--root", "--together"):
+        if name in args[:-1]:
+            at = args.index(name)
+            options[name] = args[at + 1]
+            del args[at:at + 2]
     total = int(args[0]) if args else 3000
-    print(f"# benchmarks/store.py: {total} five-seat panels' records, two panels a commit; store of {STORE}\n")
-    print("| part | panels | CPU ms/panel (user + system) | panels/s |\n|---|---:|---:|---:|")
-    for name, (n, user, system, wall) in zip(("first four fifths", "last fifth"), run(total)):
-        print(f"| {name} | {n} | {1000 * (user + system) / n:.3f} ({1000 * user / n:.3f} + {1000 * system / n:.3f}) "
-              f"| {n / wall:.0f} |")
+    sizes = [int(k) for k in options.get("--together", "2").split(",")]
+    print(f"# benchmarks/store.py: {total} five-seat panels' records; store of {STORE}\n")
+    print("| panels a commit | part | panels | CPU ms/panel (user + system) | panels/s |\n|---:|---|---:|---:|---:|")
+    for together in sizes:
+        for name, (n, user, system, wall) in zip(("first four fifths", "last fifth"), run(total, together)):
+            print(f"| {together} | {name} | {n} | {1000 * (user + system) / n:.3f} ({1000 * user / n:.3f} + "
+                  f"{1000 * system / n:.3f}) | {n / wall:.0f} |", flush=True)
     return 0
 
 
