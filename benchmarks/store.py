@@ -84,8 +84,16 @@ def main() -> int:
             at = args.index(name)
             options[name] = args[at + 1]
             del args[at:at + 2]
-    total = int(args[0]) if args else 3000
-    sizes = [int(k) for k in options.get("--together", "2").split(",")]
+    try:
+        total = int(args[0]) if args else 3000
+        sizes = [int(k) for k in options.get("--together", "2").split(",")]
+    except ValueError:
+        print("usage: python benchmarks/store.py [PANELS] [--root DIR] [--together K,K,...] (whole numbers)",
+              file=sys.stderr)
+        return 2
+    if total < 5 or min(sizes) < 1:
+        print("store.py: PANELS must be at least 5 and each --together at least 1", file=sys.stderr)
+        return 2
     print(f"# benchmarks/store.py: {total} five-seat panels' records; store of {STORE}\n")
     print("| panels a commit | part | panels | CPU ms/panel (user + system) | panels/s |\n|---:|---|---:|---:|---:|")
     for together in sizes:
