@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .errors import BadRequest
+from .numbers import finite, whole
 
 
 @dataclass(frozen=True)
@@ -15,9 +16,11 @@ class Setting:
     help: str
     check: Callable[[Any], bool] = lambda v: True
     restart: bool = False            # read once at start-up; every other setting counts from the next request
+    most: float | None = None        # a number's upper bound: past it a value breaks what uses it (a timeout, a size)
 
 
 CLIENTS = ("builtin", "llm")     # who makes member calls: the `client` setting, or BENCH_CLIENT
+DAY, YEAR = 86400, 525600        # a day in seconds; a year in minutes
 
 
 def _positive(v) -> bool:
@@ -29,24 +32,30 @@ def _share(v) -> bool:
 
 
 SETTINGS = {s.name: s for s in (
-    Setting("seat_timeout", 300.0, float, "Seconds the panel waits for one seat before it gives up on it.", _positive),
-    Setting("max_body_mb", 20.0, float, "Largest request body accepted, in MB (413 beyond).", _positive),
+    Setting("seat_timeout", 300.0, float, "Seconds the panel waits for one seat before it gives up on it.", _positive,
+            most=DAY),
+    Setting("max_body_mb", 20.0, float, "Largest request body accepted, in MB (413 beyond).", _positive,
+            most=4096),
     Setting("panel_workers", 256, int, "Threads for seats that wait in a thread of their own (the size of a pool, "
             "made at start-up: a change needs a restart). A seat on a kept-alive connection waits without one, up to "
             "400 at once across all panels; a seat that must open its connection, goes through llm or waits for a "
-            "limit takes a worker, as route mode's shadows do.", _positive, restart=True),
+            "limit takes a worker, as route mode's shadows do.", _positive, restart=True,
+            most=4096),
     Setting("endpoint_share", 0.5, float, "Share of panel_workers one endpoint's seats may hold at once, above 0 and "
             "at most 1; its further seats wait for its own, so an upstream that hangs cannot stall the others.",
             _share),
     Setting("record_max_kb", 256.0, float, "Largest prompt and largest answer kept in a call record, in KB; past it "
-            "the record keeps the start and says how much more there was.", _positive),
+            "the record keeps the start and says how much more there was.", _positive, most=1024 * 1024),
     Setting("merge_model", None, str, "Model that writes :merged answers when a collection names none."),
-    Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive),
-    Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive),
+    Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive,
+            most=3600),
+    Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive,
+            most=YEAR),
     Setting("mcp_session_idle_minutes", 60.0, float, "MCP sessions over HTTP (/mcp) end after this long without a "
-            "request.", _positive),
+            "request.", _positive, most=YEAR),
     Setting("default_max_tokens", 4096, int, "Output tokens a panel seat or merge is asked for when the client "
-            "sends no max_tokens (0: the upstream's own default). Route mode never applies it.", lambda v: v >= 0),
+            "sends no max_tokens (0: the upstream's own default). Route mode never applies it.", lambda v: v >= 0,
+            most=10 ** 7),
     Setting("require_keys", False, bool, "Gateway routes need a gateway key even on loopback without an admin token "
             "(the admin routes stay open to local clients until BENCHWARMERS_ADMIN_TOKEN is set)."),
     Setting("client", "builtin", str,
@@ -60,21 +69,22 @@ SETTINGS = {s.name: s for s in (
             "(BENCHMARKS.md).", _share),
     Setting("suite_gap_seconds", 2.0, float,
             "Seconds the suite waits between two of its model calls (it calls one model at a time).",
-            lambda v: v >= 0),
+            lambda v: v >= 0, most=DAY),
     Setting("suite_job_calls", 60, int,
             "The most model calls one run of the scheduler's suite job makes (it plays owed suite runs, oldest "
-            "first); what is left stays owed for its next run.", _positive),
+            "first); what is left stays owed for its next run.", _positive, most=10 ** 6),
     Setting("limit_wait_seconds", 5.0, float,
             "Seconds a call of an ask (a seat, a merge, a route turn) may wait for a rate limit (bench limits) before "
-            "it is refused unsent; an explore seat never waits (another model takes it).", lambda v: v >= 0),
+            "it is refused unsent; an explore seat never waits (another model takes it).", lambda v: v >= 0, most=DAY),
     Setting("limit_wait_scheduled_seconds", 120.0, float,
             "Seconds a scheduled job's call, a probe, a speed test or a suite task may wait for a rate limit; a "
-            "scheduled job skips a model that would wait longer, until its next run.", lambda v: v >= 0),
+            "scheduled job skips a model that would wait longer, until its next run.", lambda v: v >= 0,
+            most=DAY),
     Setting("scheduler_gap_seconds", 2.0, float, "Seconds between two scheduled calls to one endpoint.",
-            lambda v: v >= 0),
+            lambda v: v >= 0, most=DAY),
     Setting("scheduler_yield_seconds", 300.0, float,
             "Seconds a scheduled call waits for your own asks on its endpoint to finish before it skips that "
-            "model until the next run.", _positive),
+            "model until the next run.", _positive, most=DAY),
 )}
 
 
@@ -85,15 +95,33 @@ def coerce(name: str, value: Any) -> Any:
         raise BadRequest(f"Unknown setting {name!r}.", "Known settings: " + ", ".join(sorted(SETTINGS)))
     if value is None and s.default is None:
         return None
-    try:
-        if s.type is bool and not isinstance(value, bool):
-            raise TypeError
-        v = s.type(value) if not isinstance(value, s.type) else value
-    except (TypeError, ValueError):
-        raise BadRequest(f"Setting {name!r} must be a {s.type.__name__}, not {value!r}.", s.help) from None
+    if s.type in (int, float):
+        v = _number(s, value)
+    else:
+        try:
+            if s.type is bool and not isinstance(value, bool):
+                raise TypeError
+            v = s.type(value) if not isinstance(value, s.type) else value
+        except (TypeError, ValueError):
+            raise BadRequest(f"Setting {name!r} must be a {s.type.__name__}, not {value!r}.", s.help) from None
     if not s.check(v):
         raise BadRequest(f"Setting {name!r} cannot be {value!r}.", s.help)
     return v
+
+
+def _number(s: Setting, given):
+    """A numeric setting's value: a real number (text of one, from a form or the CLI) within its bounds, a whole one
+    for an int. int() would quietly cut 1.5 to 1, float() lets infinity through, and JSON's true is an int."""
+    kind = "a whole number" if s.type is int else "a number"
+    try:
+        number = float(given) if isinstance(given, str) else given
+    except ValueError:
+        number = None
+    if not finite(number) or (s.type is int and not whole(number)):
+        raise BadRequest(f"Setting {s.name!r} must be {kind}, not {given!r}.", s.help)
+    if s.most is not None and number > s.most:
+        raise BadRequest(f"Setting {s.name!r} can be at most {s.most:g}, not {given!r}.", s.help)
+    return s.type(number)
 
 
 def effective(stored: dict) -> dict:

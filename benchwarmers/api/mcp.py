@@ -7,6 +7,7 @@ import json
 import queue
 import threading
 
+from .. import strictjson
 from ..errors import BadRequest, MethodNotAllowed, NotFound
 from ..mcp.protocol import INVALID_REQUEST, PARSE_ERROR, VERSIONS, Session, error_reply, is_request
 from ..mcp.tools import Reach, Tools
@@ -45,7 +46,7 @@ def post_mcp(req: Request, bench: Bench) -> Response:
         return rpc_error(400, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version {version!r}; this server speaks "
                                                f"{', '.join(VERSIONS)}.")
     try:
-        body = json.loads(req.body)
+        body = strictjson.loads(req.body)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         return rpc_error(400, PARSE_ERROR, f"Parse error: {e}")
     messages = body if isinstance(body, list) else [body]

@@ -13,11 +13,15 @@ Discover lists them and explore seats may go to them.
 from __future__ import annotations
 
 from ..errors import BadRequest, ConfigError
+from ..numbers import finite, whole
 from ..store import Config
 from .roles import check_roles
 
 FILE = "overrides.json"
 NUMBERS = {"context_window": int, "max_output": int, "price_in": float, "price_out": float}
+# Far above any model's (prices are dollars a million tokens): a typo of a few zeros, or 1e30, would price every
+# call of the model at that and stay in the ledger.
+MOST = {"context_window": 10 ** 9, "max_output": 10 ** 9, "price_in": 10_000, "price_out": 10_000}
 FLAGS = ("vision", "tools", "reasoning")
 SETTABLE = (*NUMBERS, *FLAGS)
 
@@ -40,7 +44,7 @@ def facts_of(entry: dict) -> dict:
     out = {}
     for key, kind in NUMBERS.items():
         value = entry.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        if finite(value) and 0 <= value <= MOST[key]:
             out[key] = kind(value)
     out.update({k: entry[k] for k in FLAGS if isinstance(entry.get(k), bool)})
     return out
@@ -94,10 +98,10 @@ def check_facts(changes) -> dict:
             if not isinstance(value, bool):
                 raise BadRequest(f"{key} must be true or false.")
             out[key] = value
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or \
-                (NUMBERS[key] is int and (value != int(value) or value == 0)):
+        elif not finite(value) or value < 0 or value > MOST[key] or \
+                (NUMBERS[key] is int and (not whole(value) or value == 0)):
             kind = "a whole number above 0" if NUMBERS[key] is int else "a number of dollars, 0 or more"
-            raise BadRequest(f"{key} must be {kind}, not {value!r}.")
+            raise BadRequest(f"{key} must be {kind}, not {value!r} (at most {MOST[key]:,}).")
         else:
             out[key] = NUMBERS[key](value)
     return out

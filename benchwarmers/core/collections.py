@@ -25,7 +25,7 @@ class Collection:
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Collection":
-        members = [m for m in (d.get("members") or []) if isinstance(m, str)]
+        members = list(dict.fromkeys(m for m in (d.get("members") or []) if isinstance(m, str)))   # a model once
         explore = d.get("explore", 1)
         shadow = d.get("shadow", 0)
         purpose = d.get("purpose") if d.get("purpose") in PURPOSES else ""
@@ -117,7 +117,7 @@ def _names(value, field_name: str) -> list:
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise BadRequest(f"{field_name} must be a list of model aliases.")
-    return value
+    return list(dict.fromkeys(value))   # a model named twice is one member: a panel seats it once
 
 
 def _typed(value, kind, name):

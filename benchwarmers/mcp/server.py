@@ -6,7 +6,7 @@ import logging
 import sys
 import threading
 
-from .. import __version__
+from .. import __version__, strictjson
 from .protocol import INVALID_REQUEST, PARSE_ERROR, Session, error_reply, is_request, valid_id
 from .reach import HttpReach
 from .tools import Tools
@@ -37,7 +37,7 @@ class Server:
 
     def handle_line(self, line: bytes) -> None:
         try:
-            msg = json.loads(line.decode("utf-8"))
+            msg = strictjson.loads(line.decode("utf-8"))
         except (ValueError, UnicodeDecodeError, RecursionError) as e:
             self.write(error_reply(None, PARSE_ERROR, f"Parse error: {e}"))
             return

@@ -12,6 +12,7 @@ from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta,
                          ToolCallDelta, ToolResult)
 from ..errors import FaultKind, UpstreamFailed, advice
 from ..redaction import Scrubber, redact
+from ..strictjson import lenient
 from .passthrough import native_body
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .transport import Response, Sent, Timeouts, Transport, default_transport
@@ -62,17 +63,17 @@ def iter_ndjson(lines) -> Iterator[dict]:
             continue
         if not raw.endswith(b"\n"):            # only the last line can lack its newline
             try:
-                value = json.loads(line)
+                value = lenient(line)
             except ValueError:
                 return
             yield value
             return
-        yield json.loads(line)
+        yield lenient(line)
 
 
 def load_json(data, what: str = "response"):
     try:
-        return json.loads(data)
+        return lenient(data)
     except (ValueError, TypeError):
         raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable {what}: {clip(repr(data)[:200], 200)}") from None
 
@@ -384,8 +385,13 @@ def collect(events: Iterator, meta: dict, model: str, timed: bool = True) -> Ans
 
 
 def is_whole(response: Response) -> bool:
-    """A JSON body rather than a stream (SSE or NDJSON): asked for whole, or a server that ignored `stream`."""
+    """A JSON body rather than a stream (SSE or NDJSON): asked for whole, or a server that ignored `stream`.
+    UpstreamFailed for a web page: read as a stream it would only say the stream ended early."""
     ctype = response.headers.get("content-type", "")
+    if "html" in ctype:     # a wrong base URL, a sign-in wall or a proxy's error page, sent as a 200
+        raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"answered with a web page ({ctype}), not JSON or an event "
+                             "stream", "Check the endpoint's base URL: it should be where the API's paths start "
+                             "(often ending in /v1).")
     return "json" in ctype and "event-stream" not in ctype and "ndjson" not in ctype
 
 

@@ -8,6 +8,7 @@ names its line."""
 from __future__ import annotations
 
 from ..errors import BadRequest, ConfigError, NotFound
+from ..numbers import whole
 from ..store import Config
 from .registry import close_names, known_list
 
@@ -21,8 +22,8 @@ HIGHEST = 10 ** 12
 
 
 def number(value) -> int | None:
-    """A usable limit: a whole number from 1 up; None for anything else."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+    """A usable limit: a whole number from 1 up; None for anything else (NaN and infinity too)."""
+    if not whole(value):
         return None
     return int(value) if 1 <= value <= HIGHEST else None
 

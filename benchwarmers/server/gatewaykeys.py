@@ -15,6 +15,7 @@ from ..store import Database
 from ..words import plural
 
 PREFIX = "bw-"
+MOST_RPM = 10 ** 9     # SQLite keeps an integer in 64 bits: a larger one would fail the insert
 
 
 @dataclass
@@ -70,11 +71,12 @@ class GatewayKeys:
 
     def create(self, name: str, collections: list, rpm: int | None) -> tuple[GatewayKey, str]:
         check_name(name, "Key name")
-        if not collections or not all(isinstance(c, str) and c for c in collections):
+        if not isinstance(collections, list) or not collections or \
+                not all(isinstance(c, str) and c for c in collections):
             raise BadRequest("A key needs the collections it may reach (or '*').",
                              "For example: bench key create my-app --collections core")
-        if rpm is not None and (not isinstance(rpm, int) or isinstance(rpm, bool) or rpm <= 0):
-            raise BadRequest("rpm must be a positive whole number of requests a minute.")
+        if rpm is not None and (not isinstance(rpm, int) or isinstance(rpm, bool) or not 0 < rpm <= MOST_RPM):
+            raise BadRequest(f"rpm must be a whole number of requests a minute, from 1 to {MOST_RPM:,}.")
         secret = PREFIX + secrets.token_urlsafe(24)
         key = GatewayKey(name, list(collections), rpm, time.time(), None, secret[:7])
 

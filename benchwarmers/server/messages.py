@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from typing import Any, Iterator
 
+from .. import strictjson
 from ..errors import BadRequest
 
 
@@ -30,9 +32,11 @@ class Request:
         if not self.body.strip():
             raise BadRequest("The request body is empty.", "Send a JSON object with Content-Type: application/json.")
         try:
-            data = json.loads(self.body)
+            data = strictjson.loads(self.body)
         except UnicodeDecodeError:
             raise BadRequest("The request body is not UTF-8 text.", "Send JSON encoded as UTF-8.") from None
+        except strictjson.NotJson as e:
+            raise BadRequest(f"The request body is not valid JSON: {e}.") from None
         except json.JSONDecodeError as e:
             raise BadRequest(f"Malformed JSON at line {e.lineno} column {e.colno}: {e.msg}.",
                              "Send a valid JSON object.") from None
@@ -76,15 +80,18 @@ class Response:
 
     @classmethod
     def json(cls, data: Any, status: int = 200, headers: dict | None = None) -> "Response":
-        body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
-        return cls(status, body, {"Content-Type": "application/json", **(headers or {})})
+        try:
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except ValueError:   # NaN or an infinity held from before they were refused: JSON has no word for them
+            text = json.dumps(_no_nan(data), ensure_ascii=False, separators=(",", ":"))
+        return cls(status, text.encode("utf-8", "replace"), {"Content-Type": "application/json", **(headers or {})})
 
     @classmethod
     def html(cls, text: str, status: int = 200, headers: dict | None = None) -> "Response":
         """A page, with the headers every page carries: no script or style but our own files, never in a frame,
         no type sniffing, no Referer leaving the service."""
-        return cls(status, text.encode(), {"Content-Type": "text/html; charset=utf-8", **HTML_SECURITY,
-                                           **(headers or {})})
+        return cls(status, text.encode("utf-8", "replace"), {"Content-Type": "text/html; charset=utf-8",
+                                                             **HTML_SECURITY, **(headers or {})})
 
     @classmethod
     def streaming(cls, chunks: Iterator[bytes], content_type: str, headers: dict | None = None) -> "Response":
@@ -94,3 +101,14 @@ class Response:
     @classmethod
     def redirect(cls, location: str, headers: dict | None = None) -> "Response":
         return cls(303, b"", {"Location": location, **(headers or {})})
+
+
+def _no_nan(value):
+    """`value` with null for every NaN and infinity (a record or file from before they were refused)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, list | tuple):
+        return [_no_nan(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    return value

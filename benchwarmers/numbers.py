@@ -1,0 +1,18 @@
+"""Numbers from users (JSON bodies, forms, the CLI, hand-edited files): a real number, never a bool, never NaN or
+an infinity. JSON as Python reads it allows NaN, Infinity and 1e400 (infinity), and `true` is an int in Python;
+each of these once got through a check like `value > 0` and broke whatever used the number next."""
+from __future__ import annotations
+
+import math
+
+
+def finite(value) -> bool:
+    """An int or a finite float, not a bool."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def whole(value) -> bool:
+    """A finite number with nothing after the point (3 or 3.0, not 3.5)."""
+    return finite(value) and value == int(value)
