@@ -7,9 +7,11 @@ from pathlib import Path
 import benchwarmers
 
 PACKAGE = Path(benchwarmers.__file__).parent
-LEAVES = {"canonical", "errors", "redaction", "words"}   # value types, errors, redaction, words: anyone may use them
+# value types, errors, redaction, words, numbers and JSON read strictly: anyone may use them
+LEAVES = {"canonical", "errors", "redaction", "words", "numbers", "strictjson"}
 # part -> the only other parts of benchwarmers it may import
-ONLY = {"errors": set(), "redaction": set(), "words": set(), "canonical": {"errors"},
+ONLY = {"errors": set(), "redaction": set(), "words": set(), "numbers": set(), "strictjson": set(),
+        "canonical": {"errors"},
         "formats": LEAVES, "providers": LEAVES, "store": LEAVES,
         "connect": set(), "signin": LEAVES | {"connect", "providers"}}    # the provider table and its sign-in flows
 # part -> parts of benchwarmers it must not import

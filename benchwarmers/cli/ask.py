@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..client import ClientError
 from . import terminal
+from .attach import BodyLimit, check_size, read_bounded, read_file, refused_mid_send
 from .output import emit_json, note, table
 from .progress import TICK, PanelView, planned_seats, ticking
 
@@ -26,9 +27,11 @@ def register(sub, parent) -> None:
     p.add_argument("-f", "--file", action="append", default=[], metavar="FILE", help="attach a file (repeatable)")
     p.add_argument("--merged", action="store_true", help="one merged answer (the seats stay in --json)")
     p.add_argument("--system", help="a system prompt for every seat")
-    p.add_argument("--with", dest="with_models", default="", help="extra models for this ask: a,b")
+    p.add_argument("--with", dest="with_models", type=names, action="extend", default=[], metavar="A,B",
+                   help="extra models for this ask: a,b (repeatable)")
     p.add_argument("--max-tokens", type=positive, metavar="N",
-                   help="output tokens per seat (default: the service's default_max_tokens setting)")
+                   help=f"output tokens per seat, 1 to {MAX_TOKENS:,} (default: the service's default_max_tokens "
+                        "setting)")
     p.set_defaults(func=run_ask)
 
     v = sub.add_parser("verdict", parents=[parent], help="judge one seat's answer", formatter_class=FMT,
@@ -48,46 +51,65 @@ def register(sub, parent) -> None:
     v.set_defaults(func=run_verdict)
 
 
+MAX_TOKENS = 10 ** 7      # far past any model's output; a bigger number is a typo, not a budget
+
+
 def positive(value: str) -> int:
     try:
         number = int(value)
-    except ValueError:
+    except ValueError:       # also a number of thousands of digits, which int() refuses
         number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {value!r}")
+    if not 1 <= number <= MAX_TOKENS:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1 and at most {MAX_TOKENS:,}, "
+                                         f"not {value!r}")
     return number
 
 
-def build_prompt(args) -> str:
+def names(value: str) -> list[str]:
+    """--with's models: a,b. An empty name (--with '', --with a,,b) would be dropped unseen; it is refused."""
+    parts = [part.strip() for part in value.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"needs model names, comma-separated (a,b), not {value!r}")
+    return parts
+
+
+def build_prompt(args, limit: BodyLimit) -> str:
     prompt = args.prompt or ""
-    piped = terminal.read_all() if terminal.piped() else ""
+    used = len(prompt.encode("utf-8")) + len((args.system or "").encode("utf-8"))
+    piped = ""
+    if terminal.piped():
+        raw = read_bounded(terminal.read_bytes, "The text piped in", limit, used)
+        used += len(raw)
+        piped = raw.decode("utf-8-sig", "replace")
     if piped.strip():
         prompt = f"{prompt}\n\n<stdin>\n{piped.rstrip()}\n</stdin>" if prompt else piped
     for name in args.file:
-        path = Path(name)
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as e:
-            raise ClientError(f"Cannot read {name}: {e.strerror or e}.", 2) from None
-        prompt += f"\n\n<file name=\"{path.name}\">\n{text.rstrip()}\n</file>"
+        text = read_file(name, limit, used)
+        used += len(text.encode("utf-8"))
+        prompt += f"\n\n<file name=\"{Path(name).name}\">\n{text.rstrip()}\n</file>"
     if not prompt.strip():
         raise ClientError("Nothing to ask: give a prompt, pipe one in, or attach files with -f.", 2)
     return prompt
 
 
 def run_ask(args, client) -> int:
+    limit = BodyLimit(client)
     messages = ([{"role": "system", "content": args.system}] if args.system else [])
-    messages.append({"role": "user", "content": build_prompt(args)})
+    messages.append({"role": "user", "content": build_prompt(args, limit)})
     body = {"messages": messages}
-    extra = [m.strip() for m in args.with_models.split(",") if m.strip()]
-    if extra:
-        body["bench"] = {"with": extra}
+    if args.with_models:
+        body["bench"] = {"with": args.with_models}
     if args.max_tokens:
         body["max_tokens"] = args.max_tokens
+    size = check_size(body, limit)
+    try:
+        reply = post_ask(client, args.collection, args.merged, body if args.json else {**body, "stream": True})
+    except ClientError as e:
+        raise refused_mid_send(client, e, size) from None
     if args.json:
-        emit_json(post_ask(client, args.collection, args.merged, body))
+        emit_json(reply)
         return 0
-    bench = stream_ask(client, args, body)
+    bench = stream_ask(reply, args)
     seats = bench.get("seats") or []
     note()
     table(["seat", "kind", "model", "status", "seconds", "call"],
@@ -102,10 +124,9 @@ def run_ask(args, client) -> int:
     return 0 if any(s.get("status") == "ok" for s in seats) else 1
 
 
-def stream_ask(client, args, body: dict) -> dict:
-    """Stream the panel so each seat's answer shows as soon as it finishes (in seat order when stdout is a file or
-    a pipe), with a line on a terminal's stderr naming the seats still awaited; the `bench` data at the end."""
-    reply = post_ask(client, args.collection, args.merged, {**body, "stream": True})
+def stream_ask(reply, args) -> dict:
+    """Show the streamed panel so each seat's answer shows as soon as it finishes (in seat order when stdout is a
+    file or a pipe), with a line on a terminal's stderr naming the seats still awaited; the `bench` data at the end."""
     view = PanelView(planned_seats(reply.headers.get("x-bench-seats")), args.merged, sys.stdout, sys.stderr,
                      ticks=sys.stderr.isatty(), in_order=not sys.stdout.isatty())
     chunks = ticking(reply, TICK, view.tick) if view.ticks else reply

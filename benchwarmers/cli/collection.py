@@ -5,6 +5,7 @@ import argparse
 
 from ..client import q
 from ..words import plural
+from . import verbless
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -21,7 +22,8 @@ def register(sub, parent) -> None:
                               "\"adversarial review\" --purpose review\n"
                               "  bench collection save reviewers --add d --remove a\n"
                               "  bench collection delete reviewers --yes")
-    csub = c.add_subparsers(dest="action", metavar="ACTION", required=True)
+    csub = c.add_subparsers(dest="action", metavar="ACTION")
+    c.set_defaults(func=verbless.refuse(c))
     s = csub.add_parser("save", parents=[parent], help="create or change", formatter_class=FMT,
                         epilog="example:\n  bench collection save core --members a,b --explore 2")
     s.add_argument("name")
@@ -84,6 +86,7 @@ def run_save(args, client) -> int:
 
 
 def run_delete(args, client) -> int:
+    client.get(f"/bench/collections/{q(args.name)}")   # an unknown name is refused (404) before anyone is asked
     if not confirm(f"Delete the collection {args.name!r}?", args.yes):
         return 1
     data = client.delete(f"/bench/collections/{q(args.name)}")

@@ -8,7 +8,7 @@ import sys
 from ..client import ClientError, q
 from ..roster.registry import APIS
 from ..words import plural
-from . import terminal
+from . import terminal, verbless
 from .output import confirm, emit_json, note, say, table
 
 NO_KEY_ARGS = ("Keys are never command-line arguments (they would stay in your shell history and process list).\n"
@@ -63,12 +63,7 @@ def register(sub, parent) -> None:
     rm.add_argument("name")
     rm.add_argument("--yes", action="store_true", help="do not ask")
     rm.set_defaults(func=run_remove)
-    p.set_defaults(func=lambda args, client: _usage(p))
-
-
-def _usage(p) -> int:
-    p.print_help(sys.stderr)
-    return 2
+    p.set_defaults(func=verbless.refuse(p))
 
 
 def read_key(args) -> str | None:

@@ -5,6 +5,7 @@ import argparse
 
 from ..client import q
 from ..words import plural
+from . import verbless
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -15,7 +16,8 @@ def register(sub, parent) -> None:
                        description="Named, revocable gateway keys, each limited to some collections and a rate.",
                        epilog="examples:\n  bench key create my-app --collections core --rpm 30\n  bench key list\n"
                               "  bench key revoke my-app --yes")
-    ksub = k.add_subparsers(dest="action", metavar="ACTION", required=True)
+    ksub = k.add_subparsers(dest="action", metavar="ACTION")
+    k.set_defaults(func=verbless.refuse(k))
     c = ksub.add_parser("create", parents=[parent], help="make a key (printed once)", formatter_class=FMT,
                         epilog="example:\n  bench key create my-app --collections core,review --rpm 30")
     c.add_argument("name")

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import os
 import sys
 import traceback
+from urllib.parse import urlsplit
 
 from .. import __version__
 from . import commands, terminal
@@ -25,13 +27,41 @@ BENCHWARMERS_TIMEOUT (seconds, default 900).
 exit codes: 0 done, 1 refused or failed, 2 usage error, 3 no service at the URL."""
 
 
+UNRECOGNIZED_BY = "_unrecognized_by"   # the namespace's note of the innermost parser that met unknown arguments
+
+
 class Parser(argparse.ArgumentParser):
-    """Usage errors exit 2 with the message and a pointer to --help."""
+    """Usage errors exit 2 with the message and a pointer to --help (not the usage block: --help has it)."""
 
     def error(self, message):
-        self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: {message}\nTry '{self.prog} --help' for examples.\n")
         raise SystemExit(2)
+
+    def parse_known_args(self, args=None, namespace=None):
+        """Argparse hands a sub-command's unknown arguments up to `bench`, whose usage then names none of them: the
+        innermost parser that met them notes itself, so the error comes from the sub-command that has the options."""
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and not hasattr(namespace, UNRECOGNIZED_BY):
+            setattr(namespace, UNRECOGNIZED_BY, self)
+        return namespace, extras
+
+    def parse_args(self, args=None, namespace=None):
+        namespace, extras = self.parse_known_args(args, namespace)
+        owner = vars(namespace).pop(UNRECOGNIZED_BY, self)
+        if extras:
+            owner.error(f"unrecognized arguments: {' '.join(extras)}{suggestion(owner, extras)}")
+        return namespace
+
+
+def suggestion(parser: argparse.ArgumentParser, extras: list[str]) -> str:
+    """' (did you mean --context?)' for a mistyped option the parser has one close to; '' otherwise."""
+    options = [o for o in parser._option_string_actions if o.startswith("--")]
+    for extra in extras:
+        if extra.startswith("--"):
+            close = difflib.get_close_matches(extra.split("=", 1)[0], options, n=1)
+            if close:
+                return f" (did you mean {close[0]}?)"
+    return ""
 
 
 def common() -> argparse.ArgumentParser:
@@ -73,8 +103,58 @@ def describe(parser: argparse.ArgumentParser) -> None:
             describe(sub)
 
 
+def not_utf8(argv: list[str]) -> str | None:
+    """What to say of an argument that is not UTF-8 text (Python keeps its bad bytes as lone surrogates, which no
+    request, file or terminal can carry), or None when every one is."""
+    for i, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return (f"bench: argument {i} ({shown(arg)}) is not valid UTF-8 text: give it in UTF-8 (check the "
+                    "terminal's or the script's encoding).")
+    return None
+
+
+def shown(arg: str, most: int = 60) -> str:
+    """An argument with its bad bytes as \\xNN escapes, cut to `most` characters."""
+    try:
+        text = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:      # a surrogate that stands for no byte (given to main() directly)
+        text = arg.encode("utf-8", "backslashreplace").decode("utf-8")
+    return "'" + (text if len(text) <= most else text[:most] + "…") + "'"
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be the service's address (urllib would fail on it only once a request is made), or None."""
+    try:
+        parts = urlsplit(url)
+        parts.port                   # raises on a port that is not a number from 0 to 65535
+    except ValueError as e:
+        return str(e)
+    if parts.scheme not in ("http", "https"):
+        return "it must start with http:// or https://"
+    if not parts.hostname:
+        return "it names no host"
+    return None
+
+
+def make_client(args) -> Client:
+    """The service client, its URL checked here so a bad --url (or BENCHWARMERS_URL) is a usage error."""
+    client = Client(args.url, environ=None)
+    problem = url_problem(client.url)
+    if problem:
+        where, given = ("--url", args.url) if args.url else ("BENCHWARMERS_URL", os.environ.get("BENCHWARMERS_URL"))
+        raise ClientError(f"The {where} value {given!r} is not a usable URL ({problem}): give the service's "
+                          "address, like http://127.0.0.1:8122.", 2)
+    return client
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    problem = not_utf8(argv)
+    if problem:
+        write(problem + "\n", sys.stderr)
+        return 2
     parser = build_parser()
     if not argv or argv[0].split("=", 1)[0] in SERVE_FLAGS:   # `benchwarmers --no-browser`: serve's flags alone
         from . import serve
@@ -89,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO, format="%(message)s",
                         stream=sys.stderr)
     try:
-        client = Client(args.url, environ=None) if getattr(args, "needs_client", True) else None
+        client = make_client(args) if getattr(args, "needs_client", True) else None
         return int(args.func(args, client) or 0)
     except ClientError as e:
         write(f"{e}\n", sys.stderr)   # its message may quote an upstream's words

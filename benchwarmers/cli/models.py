@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from urllib.parse import urlencode
 
 from ..client import q
 from ..words import plural
-from . import catalog
+from . import catalog, verbless
 from .output import confirm, emit_json, note, say, table, when
 from .suite import pct
 
@@ -68,7 +67,7 @@ def register_model(sub, parent) -> None:
     r.add_argument("alias")
     r.set_defaults(func=run_probe)
     catalog.register_model_verbs(verbs, parent)
-    p.set_defaults(func=lambda args, client: (p.print_help(sys.stderr), 2)[1])
+    p.set_defaults(func=verbless.refuse(p))
 
 
 def merged(m: dict) -> dict:

@@ -30,11 +30,23 @@ def local() -> argparse.ArgumentParser:
 
 def serve_options(p: argparse.ArgumentParser, port: int, dashboard: bool) -> None:
     p.add_argument("--host", default=None, help="address to listen on (default $BENCHWARMERS_HOST or 127.0.0.1)")
-    p.add_argument("--port", type=int, default=None, help=f"port (default $BENCHWARMERS_PORT or {port})")
+    p.add_argument("--port", type=port_number, default=None, help=f"port (default $BENCHWARMERS_PORT or {port}; 0 "
+                   "picks a free one)")
     # the gateway alone opens no browser: it takes --no-browser (older scripts pass it) without offering it
     p.add_argument("--no-browser", action="store_true", help="never open a browser" if dashboard else argparse.SUPPRESS)
     if dashboard:
         p.add_argument("--open", action="store_true", help="open the dashboard in a browser")
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 0 to 65535: refused while the arguments are read, not by bind() once the service starts."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 0 to 65535, not {text!r}")
+    return port
 
 
 def register(sub, parent) -> None:
@@ -67,9 +79,9 @@ def env_port(default: int) -> int:
     if not raw:
         return default
     try:
-        return int(raw)
-    except ValueError:
-        raise ClientError(f"BENCHWARMERS_PORT must be a port number, not {raw!r}.", 2) from None
+        return port_number(raw)
+    except argparse.ArgumentTypeError:
+        raise ClientError(f"BENCHWARMERS_PORT must be a port number from 0 to 65535, not {raw!r}.", 2) from None
 
 
 def check_client_env() -> None:

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from urllib.parse import urlencode
 
 from ..client import q
 from ..words import plural
+from . import verbless
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -25,7 +25,7 @@ def register(sub, parent) -> None:
                               "--tasks 'claim-*'\n  bench suite scores\n  bench suite seed --repo myapp\n"
                               "  bench suite mine && bench suite tasks --drafts", formatter_class=FMT)
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    p.set_defaults(func=lambda args, client: (p.print_help(sys.stderr), 2)[1])
+    p.set_defaults(func=verbless.refuse(p))
 
     def verb(name, helptext, example, func):
         v = verbs.add_parser(name, parents=[parent], help=helptext, description=helptext[0].upper() + helptext[1:]

@@ -70,6 +70,15 @@ def read_all() -> str:
     return buffer.read().decode("utf-8-sig", "replace")
 
 
+def read_bytes(most: int) -> bytes:
+    """Up to `most` bytes of stdin, for a reader that must stop (`yes | bench ask` never ends); decode them with
+    'utf-8-sig' as read_all() does. A text stream in stdin's place gives up to `most` characters, as UTF-8."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        return sys.stdin.read(most).encode("utf-8", "surrogateescape")
+    return buffer.read(most)
+
+
 def read_line() -> str:
     """The first line of stdin as UTF-8, without its line ending ('' when stdin is empty or absent)."""
     if sys.stdin is None:

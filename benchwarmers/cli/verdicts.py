@@ -7,7 +7,7 @@ import sys
 from urllib.parse import urlencode
 
 from ..words import plural
-from . import terminal
+from . import terminal, verbless
 from .output import emit_json, note, table, when
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -17,7 +17,8 @@ def register(sub, parent) -> None:
     v = sub.add_parser("verdicts", parents=[parent], help="answers still waiting for a verdict", formatter_class=FMT,
                        description="Verdicts decide who gets seated; these answers have none yet.",
                        epilog="examples:\n  bench verdicts pending\n  bench verdicts pending --limit 5 --json")
-    vsub = v.add_subparsers(dest="action", metavar="ACTION", required=True)
+    vsub = v.add_subparsers(dest="action", metavar="ACTION")
+    v.set_defaults(func=verbless.refuse(v))
     p = vsub.add_parser("pending", parents=[parent], help="list the answers without a verdict, newest first",
                         formatter_class=FMT,
                         description="The seats' answers that nobody judged yet, newest first: with BENCHWARMERS_KEY "
