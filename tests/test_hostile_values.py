@@ -202,3 +202,15 @@ def test_a_web_page_answered_as_200_is_named_as_such(home, fake, make_service):
     finally:
         page.shutdown()
         page.server_close()
+
+
+@pytest.mark.parametrize("path, body, words", [
+    ("/v1/messages", {"model": "bench/core", "max_tokens": 50, "tool_choice": {"x": 1},
+                      "messages": [{"role": "user", "content": "hi"}]}, "`tool_choice.type` is missing"),
+    ("/v1/chat/completions", {"model": "bench/core", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": 5}]}]}, "messages[0].content[0].text"),
+    ("/v1/completions", {"model": "bench/core", "prompt": "hi", "n": "x"}, "`n`"),
+])
+def test_format_fields_of_the_wrong_type_are_named(api, path, body, words):
+    status, _, d = api("POST", path, body)
+    assert status == 400 and words in json.dumps(d), d

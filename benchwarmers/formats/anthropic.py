@@ -139,7 +139,9 @@ def _tool_choice(value):
         return {"name": get(value, "name", str, required=True, where="tool_choice")}
     choice = {"auto": "auto", "any": "required", "none": "none"}.get(kind)
     if choice is None:
-        raise BadRequest(f"`tool_choice.type` is {kind!r}.", "Use auto, any, tool or none.")
+        said = f"is {kind!r}" if kind is not None else "is missing"
+        raise BadRequest(f"`tool_choice.type` {said}: it must be auto, any, tool or none.",
+                         'e.g. "tool_choice": {"type": "auto"}')
     return choice
 
 

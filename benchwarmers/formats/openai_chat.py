@@ -105,7 +105,8 @@ def content_parts(content, where: str, ask: Ask) -> list:
         spot = f"{where}[{i}]"
         kind = get(check(part, dict, spot), "type", str, required=True, where=spot)
         if kind in ("text", "input_text", "output_text", "refusal"):
-            parts.append(Text(str(part.get("text", part.get("refusal", "")))))
+            field = "refusal" if kind == "refusal" else "text"
+            parts.append(Text(get(part, field, str, default="", where=spot)))
         elif kind == "image_url":
             image = part.get("image_url")
             url = image.get("url") if isinstance(image, dict) else image

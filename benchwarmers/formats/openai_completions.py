@@ -39,6 +39,8 @@ def parse(body: dict, ctx: RequestInfo) -> Ask:
     for key in ("suffix", "echo", "logprobs", "best_of"):
         if body.get(key) not in (None, False, 1):
             ask.dropped.append(key)
+    if get(body, "n", int, default=1) != 1:      # checked as chat completions checks it
+        ask.dropped.append("n (only one choice is returned)")
     return ask
 
 

@@ -1,6 +1,7 @@
 """A thin http.server handler: HTTP/1.1, bounded bodies, chunked streams, no HTML errors, no stderr noise."""
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -12,66 +13,28 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .. import __version__
-from ..errors import BadRequest, PayloadTooLarge
+from ..errors import BadRequest, BenchError, PayloadTooLarge
 from ..redaction import redact
 from .messages import Request, Response
+from .reading import (IDLE_SECONDS, MAX_CHUNK_LINE, MAX_REQUEST_LINE, MAX_TRAILERS, BadFraming, Deadlined,
+                      HeadersTooLarge, TooSlow, chunk_size, read_headers, version_number)
 
 log = logging.getLogger("benchwarmers.http")
-MAX_CHUNK_LINE = 1024      # a chunk-size line, extensions included
-MAX_TRAILERS = 32
 CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.timeout, OSError)
+# A request's line and headers must all arrive within HEAD_SECONDS of its first byte, and its body within
+# BODY_SECONDS plus a second for each BODY_BYTES_PER_SECOND received: a socket timeout bounds one read only, so a
+# client trickling a byte now and then once held a thread for ever. Module constants: tests make them small.
+HEAD_SECONDS = 60.0
+BODY_SECONDS = 60.0
+BODY_BYTES_PER_SECOND = 16 * 1024
+QUIET_SECONDS = 0.2        # after an error answer, a pause this long means the client has sent what it had
+ERROR_CODES = {408: "request_timeout", 414: "uri_too_long", 431: "headers_too_large",
+               505: "http_version_not_supported"}   # send_error's codes; any other status is a bad_request
 
 
-def chunk_size(line: bytes) -> int | None:
-    """The size on a chunk-size line (extensions after `;` ignored), or None unless it is 1 to 8 hex digits."""
-    if not line.endswith(b"\n") or len(line) > MAX_CHUNK_LINE:
-        return None
-    digits = line.split(b";", 1)[0].strip()
-    if not 1 <= len(digits) <= 8 or any(c not in HEX for c in digits):
-        return None
-    return int(digits, 16)
-
-
-HEX = frozenset(b"0123456789abcdefABCDEF")
-MAX_HEADER_LINE = 65536    # http.server's limits: a longer header line or more of them is a 431
-MAX_HEADERS = 100
-
-
-class HeadersTooLarge(Exception):
-    """More header lines, or a longer one, than the limits: the message is the 431's."""
-
-
-def read_headers(rfile) -> dict:
-    """The request's header block as {lower-case name: value} (the last of a repeated header, as the app has always
-    read them; a folded line joins its header with a space), read line by line rather than by email.parser."""
-    headers: dict[str, str] = {}
-    name = None
-    for _ in range(MAX_HEADERS + 1):
-        line = rfile.readline(MAX_HEADER_LINE + 1)
-        if len(line) > MAX_HEADER_LINE:
-            raise HeadersTooLarge("Line too long")
-        if line in (b"\r\n", b"\n", b""):
-            return headers
-        text = line.decode("iso-8859-1").rstrip("\r\n")
-        if text[:1] in (" ", "\t"):
-            if name is not None:
-                headers[name] += " " + text.strip(" \t")
-            continue
-        key, sep, value = text.partition(":")
-        if sep:
-            name = key.lower()
-            headers[name] = value.lstrip(" \t")
-    raise HeadersTooLarge("Too many headers")
-
-
-def version_number(version: str) -> tuple[int, int] | None:
-    """(major, minor) of an HTTP/x.y version as http.server reads it, or None when it is not one."""
-    if not version.startswith("HTTP/"):
-        return None
-    parts = version[5:].split(".")
-    if len(parts) != 2 or not all(p.isdigit() and len(p) <= 10 for p in parts):
-        return None
-    return int(parts[0]), int(parts[1])
+class BodyTooSlow(BenchError):
+    """A 408 in the route's own error shape: the body did not arrive in time."""
+    status, code = 408, "request_timeout"
 
 
 class Server(ThreadingHTTPServer):
@@ -104,7 +67,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = f"Benchwarmers/{__version__}"
     sys_version = ""
-    timeout = 120   # an idle keep-alive connection is closed after this long
+    timeout = None  # the socket's timeout, set per connection by setup()
     # Headers and body go out in separate writes; with Nagle on, the body waits for the client's delayed ACK
     # (~40 ms on Linux) whenever the connection is otherwise quiet.
     disable_nagle_algorithm = True
@@ -113,54 +76,77 @@ class Handler(BaseHTTPRequestHandler):
         return self.server_version
 
     def setup(self) -> None:
+        # The longest one read or write waits (a client that stops reading an answer is dropped after it): no
+        # longer than a deadline (see Deadlined); an idle connection waits IDLE_SECONDS in waits of this. Read here,
+        # not at import, so tests may patch the constants.
+        self.timeout = min(IDLE_SECONDS, HEAD_SECONDS, BODY_SECONDS)
         super().setup()
         try:   # small SSE frames must leave at once, not wait on Nagle and a delayed ACK
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError:
             pass
+        # http.server's rfile, read through Deadlined: the head and the body are read against their deadlines
+        self.clock = Deadlined(self.connection, self.timeout)
+        self.rfile = io.BufferedReader(self.clock, io.DEFAULT_BUFFER_SIZE)
 
-    def do_GET(self): self._serve()
-    def do_HEAD(self): self._serve()
-    def do_POST(self): self._serve()
-    def do_PUT(self): self._serve()
-    def do_PATCH(self): self._serve()
-    def do_DELETE(self): self._serve()
-    def do_OPTIONS(self): self._serve()
-
-    def __getattr__(self, name: str):
-        """Any other method (TRACE, CONNECT, PROPFIND, ...) goes to the app too, which answers 405 with Allow on a
-        known path and 404 elsewhere, in the path's own error shape: never http.server's 501."""
-        if name.startswith("do_") and name[3:].isalpha() and name[3:].isupper():
-            return self._serve
-        raise AttributeError(name)
+    def handle_one_request(self) -> None:
+        """http.server's, with the request's head held to a deadline from its first byte, every request line
+        answered (414, 400, 505, 408: always with a status line, never http.server's 501) and every method that is
+        upper-case letters (TRACE, PROPFIND, ...) sent to the app, which answers 405 with Allow on a known path and
+        404 elsewhere, in the path's own error shape."""
+        self.clock.stop()                   # (every answer stops it already; a request left unanswered may not)
+        try:
+            if not self.rfile.peek(1):      # the idle wait for the first byte: the read readline would make anyway
+                self.close_connection = True   # the connection ended between requests
+                return
+        except OSError:                     # idle past IDLE_SECONDS, or gone: closed without a word, as before
+            self.close_connection = True
+            return
+        self.clock.start(HEAD_SECONDS)
+        self.command, self.requestline = None, ""     # an answer before the request line is read reads these
+        try:
+            self.raw_requestline = self.rfile.readline(MAX_REQUEST_LINE + 1)
+            if len(self.raw_requestline) > MAX_REQUEST_LINE:
+                self.send_error(HTTPStatus.REQUEST_URI_TOO_LONG,
+                                f"The request line is over {MAX_REQUEST_LINE} bytes: the URL is too long. Send a "
+                                "shorter URL; large values belong in the request body.")
+                return self._discard_rest()
+            if self.parse_request():
+                self._serve()
+        except TooSlow:
+            self.send_error(HTTPStatus.REQUEST_TIMEOUT, "The request's line and headers (its head) did not all "
+                            f"arrive within {seconds(HEAD_SECONDS)} of its first byte. Send the whole head at once.")
+        except TimeoutError:                # a write to a client that stopped reading timed out
+            self.close_connection = True
 
     def parse_request(self) -> bool:
-        """http.server's checks of the request line, and its answers to a bad one; the headers read by
-        read_headers (email.parser, which http.server uses, costs ten times as much a request)."""
+        """http.server's checks of the request line, and its answers to a bad one, but no HTTP/0.9 (a request line
+        without a version: http.server answers it without a status line); the headers read by read_headers
+        (email.parser, which http.server uses, costs ten times as much a request)."""
         self.command, self.request_version = None, self.default_request_version
         self.close_connection = True
         self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
         words = self.requestline.split()
         if not words:
             return False
-        if len(words) >= 3:
+        if len(words) == 3:
             number = version_number(words[-1])
             if number is None:
-                self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request version ({words[-1]!r})")
+                self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request version ({words[-1][:20]!r}): send HTTP/1.1.")
                 return False
-            if number >= (2, 0):
+            if number[0] != 1:
                 self.send_error(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, f"Invalid HTTP version ({words[-1][5:]})")
                 return False
             self.close_connection = number < (1, 1)
             self.request_version = words[-1]
-        if not 2 <= len(words) <= 3:
-            self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request syntax ({self.requestline!r})")
+        else:
+            self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request syntax ({self.requestline[:100]!r}): a request "
+                                                    "line is METHOD PATH HTTP/1.1, one space between each.")
             return False
-        if len(words) == 2:
-            self.close_connection = True
-            if words[0] != "GET":
-                self.send_error(HTTPStatus.BAD_REQUEST, f"Bad HTTP/0.9 request type ({words[0]!r})")
-                return False
+        if not (words[0].isascii() and words[0].isalpha() and words[0].isupper()):
+            self.send_error(HTTPStatus.BAD_REQUEST, f"The method {words[0][:20]!r} is not one this service answers: "
+                                                    f"methods are upper case ({', '.join(self._methods())}).")
+            return False
         self.command, self.path = words[0], words[1]
         if self.path.startswith("//"):      # as http.server: never read as a scheme-less absolute URL
             self.path = "/" + self.path.lstrip("/")
@@ -168,6 +154,10 @@ class Handler(BaseHTTPRequestHandler):
             self.headers = read_headers(self.rfile)
         except HeadersTooLarge as err:
             self.send_error(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, str(err))
+            return False
+        except BadFraming as err:           # its body, if any, cannot be told from a request hidden in it
+            self.send_error(HTTPStatus.BAD_REQUEST, str(err))
+            self._discard_rest()
             return False
         said = self.headers.get("connection", "").lower()
         if said == "close":
@@ -177,6 +167,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.headers.get("expect", "").lower() == "100-continue" and self.request_version >= "HTTP/1.1":
             return self.handle_expect_100()
         return True
+
+    def _methods(self) -> list[str]:
+        """The methods the route table answers, for the message to a method it never could."""
+        return sorted({route.method for route in self.server.app.table.routes} | {"HEAD"})
 
     def _serve(self) -> None:
         with self.server.app.bench.config.steady():   # one request: each config file checked for a hand edit once
@@ -198,7 +192,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(admitted)
         try:
             req.body = self._read_body(headers, app.bench.settings()["max_body_mb"])
-        except (BadRequest, PayloadTooLarge) as err:
+        except (BadRequest, PayloadTooLarge, BodyTooSlow) as err:
             self.close_connection = True   # the unread body makes the connection unusable
             self._send(app.error_response(admitted.shape, err), close=True)
             return self._discard_rest()
@@ -209,12 +203,33 @@ class Handler(BaseHTTPRequestHandler):
         return "transfer-encoding" in headers or (headers.get("content-length") or "0").strip() not in ("", "0")
 
     def _read_body(self, headers: dict, max_mb: float) -> bytes:
+        """The body, read within its deadline: BODY_SECONDS, and a second more for each BODY_BYTES_PER_SECOND
+        received (a large body on a slow line gets its time, a trickle does not); BodyTooSlow past it."""
         limit = int(max_mb * 1024 * 1024)
+        length = self._body_length(headers, limit)
+        if length == 0:
+            return b""
+        self.clock.start(BODY_SECONDS, 1 / BODY_BYTES_PER_SECOND)
+        began, at = time.monotonic(), self.rfile.tell()
+        try:
+            return self._read_chunked(limit) if length is None else self._read_exactly(length)
+        except TooSlow:
+            got = self.rfile.tell() - at     # what arrived: the read that timed out kept none of it
+            what = f"{got} bytes of its chunks" if length is None else f"{min(got, length)} of {length} bytes"
+            raise BodyTooSlow(f"The request body did not arrive in time: {what} after "
+                              f"{seconds(time.monotonic() - began)}.",
+                              f"Send the whole body at once: the service waits {seconds(BODY_SECONDS)} for a body, "
+                              f"and a second more for each {BODY_BYTES_PER_SECOND // 1024} KB received.") from None
+
+    @staticmethod
+    def _body_length(headers: dict, limit: int) -> int | None:
+        """The body's size by Content-Length, or None for a chunked one; 400 for framing we do not read, 413 for a
+        size past the limit."""
         if "transfer-encoding" in headers:
             if headers["transfer-encoding"].strip().lower() != "chunked" or "content-length" in headers:
                 raise BadRequest("Only Transfer-Encoding: chunked is understood, and never with Content-Length.",
                                  "Send Content-Length, or chunked alone.")
-            return self._read_chunked(limit)
+            return None
         raw = (headers.get("content-length") or "0").strip()
         if not (raw.isascii() and raw.isdigit()) or len(raw) > 15:   # int() would take "+5", "1_0" and " 5"
             raise BadRequest("Content-Length is not a number.", "Send the body's size in bytes, digits only.")
@@ -222,7 +237,7 @@ class Handler(BaseHTTPRequestHandler):
         if length > limit:
             raise PayloadTooLarge(f"The request body is {length} bytes; the limit is {limit} bytes.",
                                   "Send a smaller request, or raise max_body_mb in settings.")
-        return self._read_exactly(length)
+        return length
 
     def _read_exactly(self, length: int) -> bytes:
         data = self.rfile.read(length) if length else b""
@@ -257,25 +272,23 @@ class Handler(BaseHTTPRequestHandler):
                 raise BadRequest("Malformed chunked request body.", "Each chunk ends with CR LF.")
 
     def _discard_rest(self, cap: int = 4 * 1024 * 1024, seconds: float = 1.0) -> None:
-        """Read (bounded) what the client is still sending: closing on unread data resets the connection,
-        and a reset can destroy the error answer before the client reads it."""
-        deadline = time.monotonic() + seconds
+        """Read (bounded: `cap` bytes, `seconds`, or until a pause) what the client is still sending: closing on
+        unread data resets the connection, and a reset can destroy the error answer before the client reads it."""
+        end = time.monotonic() + seconds
         total = 0
         try:
             self.wfile.flush()
-            self.connection.settimeout(0.2)
-            while total < cap and time.monotonic() < deadline:
-                try:
-                    chunk = self.rfile.read1(65536)
-                except socket.timeout:
-                    continue
+            while total < cap and (left := end - time.monotonic()) > 0:
+                self.clock.start(min(QUIET_SECONDS, left))
+                chunk = self.rfile.read1(65536)
                 if not chunk:
                     break
                 total += len(chunk)
-        except (OSError, ValueError):
+        except (OSError, ValueError):      # TooSlow (an OSError): the pause, or the time is up
             pass
 
     def _send(self, resp: Response, close: bool = False) -> None:
+        self.clock.stop()                  # the request is read: no deadline while the answer is written
         if any(_unsafe(n) or _unsafe(v) for n, v in resp.headers.items()):
             log.error("refused to send a header with a line break in it on %s", self.command)
             resp = Response(500, b'{"error": {"code": "internal_error", "message": "The service built a bad '
@@ -314,10 +327,15 @@ class Handler(BaseHTTPRequestHandler):
                 close()
 
     def send_error(self, code, message=None, explain=None):
-        """http.server calls this for bad request lines; answer JSON, never its HTML page."""
-        body = json.dumps({"error": {"code": "bad_request", "message": message or "Bad request."}}).encode()
+        """The answer to a request whose line or headers could not be read: JSON, never http.server's HTML page, and
+        always with its status line (http.server writes none while it takes the request for HTTP/0.9, as it does
+        until the version is read). The reason phrase is the standard one: the message quotes the client's bytes."""
+        self.clock.stop()
+        self.request_version = self.protocol_version
+        body = json.dumps({"error": {"code": ERROR_CODES.get(code, "bad_request"),
+                                     "message": message or "Bad request."}}).encode()
         try:
-            self.send_response(code, message)
+            self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Connection", "close")
@@ -331,6 +349,13 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         # the request line may carry a gateway key as ?key=: redact() takes it out
         log.debug("%s %s", self.address_string(), redact(fmt % args))
+
+
+def seconds(value: float) -> str:
+    """A duration for a message: "1 second", "60 seconds", "2.5 seconds"."""
+    if value == int(value):
+        return f"{int(value)} second{'' if value == 1 else 's'}"
+    return f"{value:.1f} seconds"
 
 
 def _unsafe(text) -> bool:
