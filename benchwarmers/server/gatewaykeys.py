@@ -101,13 +101,14 @@ class GatewayKeys:
             raise NotFound(f"No active key named {name!r}.", "See them with: bench key list")
         return next(k for k in self.list() if k.name == name)
 
-    def authenticate(self, secret: str | None) -> GatewayKey:
-        """The key record for a presented secret, or 401; also enforces its requests-a-minute limit."""
+    def authenticate(self, secret: str | None, found: GatewayKey | None = None) -> GatewayKey:
+        """The key record for a presented secret, or 401; also enforces its requests-a-minute limit (`found`: the
+        record find() gave for it already)."""
         if not secret:
             raise Unauthorized("This service needs a gateway key.",
                                "Send it as Authorization: Bearer <key> (or x-api-key, x-goog-api-key, ?key=); "
                                "make one with: bench key create NAME --collections ...")
-        key = self.find(secret)
+        key = found or self.find(secret)
         if key is None or key.revoked is not None:
             raise Unauthorized("That gateway key is not valid (unknown or revoked).",
                                "Check BENCHWARMERS_KEY, or ask the admin for a new key.")

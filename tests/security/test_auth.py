@@ -111,6 +111,21 @@ def test_guessing_the_admin_token_is_throttled(keyed):
     assert status == 429 and int(headers["Retry-After"]) >= 1
 
 
+def test_a_guesser_cannot_lock_the_apps_out(keyed):
+    """Behind a hosting platform's proxy every client has the proxy's address: an app's own key (nothing to guess
+    in 192 random bits) still gets through while that address is throttled, and a guess sent with a wrong key is
+    still refused unread."""
+    app, key = keyed
+    for i in range(12):
+        app("POST", "/v1/chat/completions", {"model": "bench/core"}, headers={"Authorization": f"Bearer bw-guess{i}"})
+    assert app("POST", "/v1/chat/completions", {"model": "bench/core"},
+               headers={"Authorization": "Bearer bw-guess-again"})[0] == 429
+    assert app("GET", "/bench/status", headers=ADMIN_HEADERS)[0] == 429
+    status, _, _ = app("POST", "/v1/chat/completions", {"model": "bench/core"},
+                       headers={"Authorization": f"Bearer {key}"})
+    assert status not in (401, 429)
+
+
 def test_guessing_at_the_login_form_is_throttled_too(keyed):
     app, _ = keyed
     form = {"Content-Type": "application/x-www-form-urlencoded", "Cookie": "bw_csrf=c0ffee"}   # the form's own
