@@ -99,6 +99,8 @@ def test_every_setting_is_in_gateway_md_and_usage_md():
     for name, setting in SETTINGS.items():   # the table says which need a restart, and only those
         assert ("restart" in rows[name]) == setting.restart, \
             f"GATEWAY.md's row for {name} should {'' if setting.restart else 'not '}say it needs a restart"
+        if setting.most is not None:         # and each bound, as the error names it
+            assert f"| {setting.most:,} |" in rows[name], f"GATEWAY.md's row for {name} should give {setting.most:,}"
 
 
 def test_every_dashboard_page_is_in_usage_md():
