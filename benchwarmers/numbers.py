@@ -16,3 +16,15 @@ def finite(value) -> bool:
 def whole(value) -> bool:
     """A finite number with nothing after the point (3 or 3.0, not 3.5)."""
     return finite(value) and value == int(value)
+
+
+ROW_ID_MAX = 2 ** 63 - 1    # SQLite's largest integer: a bigger id cannot be a row, and binding it raises
+
+
+def row_id(text: str) -> int | None:
+    """A row id given in a path (`/bench/jobs/12`), or None when it is not one SQLite could hold."""
+    text = text.strip()
+    if not (text.isascii() and text.lstrip("-").isdigit()) or len(text) > 20:
+        return None
+    number = int(text)
+    return number if -ROW_ID_MAX <= number <= ROW_ID_MAX else None

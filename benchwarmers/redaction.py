@@ -26,6 +26,14 @@ def redact(text: str, *secrets: str | None) -> str:
     return _SHAPES.sub("[redacted]", text)
 
 
+def forget_known(text: str) -> str:
+    """`text` without any known key; key shapes stay (what a user asked may rightly show `sk-...` examples)."""
+    for secret in list(_known):
+        if secret in text:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
 class Scrubber:
     """Known keys taken out of a text that arrives in pieces (a streamed answer), also when a key is split between
     two pieces. A tail that could be the start of a key (HOLD characters or more) waits for the next piece, or for

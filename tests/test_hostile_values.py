@@ -214,3 +214,57 @@ def test_a_web_page_answered_as_200_is_named_as_such(home, fake, make_service):
 def test_format_fields_of_the_wrong_type_are_named(api, path, body, words):
     status, _, d = api("POST", path, body)
     assert status == 400 and words in json.dumps(d), d
+
+
+# ---- the second sweep: form charsets, ids past SQLite's range, endless digits, base URLs, keys in prompts -----
+
+def test_a_form_part_in_an_unknown_charset_is_read_as_utf8():
+    from benchwarmers.dashboard.web import read_multipart
+    for charset in ("bogus-xx", "idna", "punycode", "utf-8"):
+        body = (b'--B\r\nContent-Disposition: form-data; name="prompt"\r\nContent-Type: text/plain; charset='
+                + charset.encode() + b'\r\n\r\nh\xc3\xa9\r\n--B--\r\n')
+        assert read_multipart("multipart/form-data; boundary=B", body).get("prompt") == "h\u00e9", charset
+
+
+@pytest.mark.parametrize("path", ["/bench/jobs/9223372036854775808", "/bench/jobs/99999999999999999999999",
+                                  "/bench/suite/runs/99999999999999999999999", "/bench/suite/runs/-9223372036854775809",
+                                  "/settings/jobs/99999999999999999999999.json"])
+def test_an_id_past_sqlites_range_is_no_such_row(api, path):
+    status, _, d = api("GET", path)
+    assert status == 404, (path, status, d)
+
+
+def test_a_number_of_thousands_of_digits_is_a_400(api):
+    for path in (f"/bench/discover?limit={'9' * 4301}", f"/bench/discover?min_context={'9' * 4301}"):
+        assert api("GET", path)[0] == 400, path
+    assert api("GET", f"/discover?min_context={'9' * 4301}")[0] == 200    # the page leaves the filter out, says so
+
+
+@pytest.mark.parametrize("base, words", [
+    ("http://[::1", "Invalid IPv6 URL"), ("http://127.0.0.1:99999/v1", "Port out of range"), ("http://:80", "no usable host"),
+    ("http://127.0.0.1:1/v1 HTTP/1.1\r\nX-Evil: 1", "control character"), ("http://a b/v1", "space"),
+    ("http://" + "a" * 300 + ".com/v1", "no usable host"), ("http://\u65e5\u672c.jp/v1", "xn--wgv71a.jp"),
+    ("ftp://example.com", "http:// or https://"), ("http://user:pw@example.com", "user name or password"),
+])
+def test_a_base_url_no_request_could_be_built_on_is_a_400(api, base, words):
+    status, _, d = api("POST", "/bench/endpoints", {"name": "bad", "base_url": base, "api": "openai", "no_key": True})
+    assert status == 400 and words in d["error"]["message"], d
+
+
+def test_a_known_key_pasted_into_a_prompt_is_not_recorded(api):
+    from benchwarmers import redaction
+    redaction.remember("sk-known-0123456789abcdef")
+    status, _, d = api("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": "why does sk-known-0123456789abcdef fail? (an example: sk-example)"}]})
+    assert status == 200
+    call = api("GET", f"/bench/calls/{d['bench']['seats'][0]['call']}")[2]
+    text = json.dumps(call)
+    assert "sk-known-0123456789abcdef" not in text and "[redacted]" in text and "sk-example" in text
+
+
+def test_a_long_bad_name_is_not_echoed_whole():
+    from benchwarmers.errors import BadRequest
+    from benchwarmers.names import check_name
+    with pytest.raises(BadRequest) as got:
+        check_name("x y" * 2000, "Key name")
+    assert len(got.value.message) < 150 and "..." in got.value.message

@@ -26,7 +26,7 @@ def _number(req: Request, name: str, default: int, low: int, high: int) -> int:
     raw = (req.query.get(name) or "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(high)) or not low <= int(raw) <= high:
         raise BadRequest(f"{name} must be a whole number from {low} to {high}, not {raw!r}.")
     return int(raw)
 

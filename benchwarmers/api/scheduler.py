@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..errors import BadRequest, NotFound
+from ..numbers import row_id
 from ..scheduler import config, runs
 from ..server.bench import Bench
 from ..server.messages import Request, Response
@@ -62,10 +63,10 @@ def list_runs(req: Request, bench: Bench) -> Response:
 
 
 def get_run(req: Request, bench: Bench) -> Response:
-    try:
-        run = runs.get(bench.db, int(req.params["id"]))
-    except ValueError:
-        raise NotFound(f"No job run {req.params['id']!r}: run ids are numbers.", "`bench jobs` lists them.") from None
+    number = row_id(req.params["id"])
+    if number is None:
+        raise NotFound(f"No job run {req.params['id'][:40]!r}: run ids are numbers.", "`bench jobs` lists them.")
+    run = runs.get(bench.db, number)
     if run is None:
         raise NotFound(f"No job run {req.params['id']}.", "`bench jobs` lists the recent ones.")
     return Response.json({"run": run})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 from ..errors import BadRequest, Conflict, NotFound
+from ..numbers import row_id
 from ..roster import health
 from ..server.bench import Bench
 from ..server.messages import Request, Response
@@ -112,10 +113,10 @@ def list_runs(req: Request, bench: Bench) -> Response:
 
 
 def run_id(req: Request) -> int:
-    try:
-        return int(req.params["id"])
-    except ValueError:
-        raise NotFound(f"No suite run {req.params['id']!r}.", "Run ids are whole numbers.") from None
+    number = row_id(req.params["id"])
+    if number is None:
+        raise NotFound(f"No suite run {req.params['id'][:40]!r}.", "Run ids are whole numbers.")
+    return number
 
 
 def show_run(req: Request, bench: Bench) -> Response:

@@ -73,7 +73,7 @@ def download(source: Source) -> bytes:
             if response.status != 200:
                 raise FetchFailed(f"{source.name} answered HTTP {response.status}")
             length = response.headers.get("content-length", "")
-            if length.isdigit() and int(length) > source.cap:
+            if length.isdigit() and (len(length) > 15 or int(length) > source.cap):
                 raise FetchFailed(f"{source.name} sent {int(length) >> 20} MB, over the {source.cap >> 20} MB cap")
             body = response.read(source.cap + 1)
     except UpstreamFailed as e:

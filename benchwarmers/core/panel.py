@@ -356,7 +356,7 @@ class Panel:
     def _check_any(self, run: PanelRun) -> None:
         if any(s.status == OK for s in run.seats):
             return
-        lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats)
+        lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats).rstrip(".")
         if all(s.status == SKIPPED and (s.error or "").startswith(RESTS) for s in run.seats):
             raise RateLimited(f"Every seat is resting on a rate limit: {lines}.",
                               "Try again after the reset, or add members on other endpoints.", retry_after=60)

@@ -169,8 +169,17 @@ def read_multipart(ctype: str, body: bytes) -> Form:
             if filename or data:
                 form.files.append(Upload(name, filename, part.get_content_type(), data))
             continue
-        form.fields.setdefault(name, []).append(data.decode(part.get_content_charset() or "utf-8", "replace"))
+        form.fields.setdefault(name, []).append(_text(data, part.get_content_charset()))
     return form
+
+
+def _text(data: bytes, charset: str | None) -> str:
+    """A form part's text in its charset; UTF-8 for one Python does not know or cannot decode with "replace"
+    (idna): a browser sends UTF-8 unless told otherwise, and a bad label is no reason to fail the form."""
+    try:
+        return data.decode(charset or "utf-8", "replace")
+    except (LookupError, UnicodeError):
+        return data.decode("utf-8", "replace")
 
 
 def check_csrf(req: Request, form: Form) -> None:

@@ -146,8 +146,11 @@ class Session:
             return {"tools": tools.listing(version)}
         if method == "tools/call":
             name, args = params.get("name"), params.get("arguments")
+            if name is None:
+                raise RpcError(INVALID_PARAMS, "Invalid params: `name` is missing: the tool to call.",
+                               {"tools": tools.names()})
             if not isinstance(name, str) or not tools.has(name):
-                raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}", {"tools": tools.names()})
+                raise RpcError(INVALID_PARAMS, f"Unknown tool: {str(name)[:80]}", {"tools": tools.names()})
             if args is not None and not isinstance(args, dict):
                 raise RpcError(INVALID_PARAMS, "Invalid params: `arguments` must be an object.")
             return tools.call(name, args or {}, version, cancelled, self.progress(params, send))

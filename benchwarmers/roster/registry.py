@@ -224,8 +224,32 @@ def check_base(value) -> str:
     if not isinstance(value, str) or not value.strip():
         raise BadRequest("base_url is required.", "e.g. --base https://openrouter.ai/api/v1")
     value = value.strip().rstrip("/")
-    split = urlsplit(value)
-    if split.scheme not in ("http", "https") or not split.netloc or split.username or split.password:
-        raise BadRequest(f"{value!r} is not a usable base URL.",
+    if base_problem(value):
+        raise BadRequest(f"{value[:200]!r} is not a usable base URL ({base_problem(value)}).",
                          "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
     return value
+
+
+def base_problem(value: str) -> str | None:
+    """What keeps `value` from being a base URL every request can be built on, or None. Whitespace or a control
+    character would end up in the request line (and the key sent anyway), and a host or port the URL parser takes
+    but no connection can use would only fail at the first call."""
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
+        return "it holds a space or a control character"
+    try:
+        split = urlsplit(value)
+        port, host = split.port, split.hostname    # port raises unless 0-65535
+    except ValueError as e:
+        return str(e)
+    if split.scheme not in ("http", "https") or split.username or split.password:
+        return "it must start with http:// or https:// and hold no user name or password"
+    if not host or len(host) > 253 or any(len(label) > 63 for label in host.split(".")):
+        return "it names no usable host"
+    if not host.isascii():   # the Host header and TLS name are ASCII: the name's xn-- form is what reaches it
+        try:
+            return f"its host name is not ASCII: give it as {host.encode('idna').decode()}"
+        except UnicodeError:
+            return "its host name cannot be encoded"
+    if port == 0:
+        return "port 0 is no server's port"
+    return None

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
+from ..redaction import forget_known
 from . import ledger
 from .db import Database, Written, insert_sql
 from .ledger import Line
@@ -43,9 +44,9 @@ def summarise_request(ask: Ask, limit: int | None = None) -> str:
     """What was asked, as compact JSON: text kept (about `limit` characters in all, when given), images named but
     not stored, tool traffic noted."""
     text = json.dumps(_summary(ask), ensure_ascii=False)
-    if limit is None or len(text) <= limit:
-        return text
-    return json.dumps(_fit(_summary(ask), limit, len(text)), ensure_ascii=False)
+    if limit is not None and len(text) > limit:
+        text = json.dumps(_fit(_summary(ask), limit, len(text)), ensure_ascii=False)
+    return forget_known(text)     # a key pasted into a prompt goes upstream as asked, never into the record
 
 
 def _fit(d: dict, limit: int, size: int) -> dict:

@@ -22,7 +22,8 @@ def data(req, bench) -> dict:
     filters = {name: (q.get(name) or "").lower() in TRUE for name, _ in FLAGS}
     filters["find"] = (q.get("find") or "").strip()[:200]
     raw = (q.get("min_context") or "").strip()
-    filters["min_context"] = int(raw) if raw.isdigit() and int(raw) <= 100_000_000 else None
+    usable = raw.isascii() and raw.isdigit() and len(raw) <= 9   # int() refuses thousands of digits
+    filters["min_context"] = int(raw) if usable and int(raw) <= 100_000_000 else None
     problem = None if not raw or filters["min_context"] is not None else \
         f"Min context must be a whole number of tokens, not {raw!r}: it was left out."
     found = get(req, "/bench/discover", limit=200, find=filters["find"], min_context=filters["min_context"],
