@@ -224,8 +224,9 @@ def check_base(value) -> str:
     if not isinstance(value, str) or not value.strip():
         raise BadRequest("base_url is required.", "e.g. --base https://openrouter.ai/api/v1")
     value = value.strip().rstrip("/")
-    if base_problem(value):
-        raise BadRequest(f"{value[:200]!r} is not a usable base URL ({base_problem(value)}).",
+    problem = base_problem(value)
+    if problem:
+        raise BadRequest(f"{value[:200]!r} is not a usable base URL ({problem}).",
                          "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
     return value
 
