@@ -15,6 +15,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}")
 def check_name(value, what: str) -> str:
     """`value` when it follows the rule; else a 400 that says what is allowed (the bad value shown escaped)."""
     if not isinstance(value, str) or not _NAME.fullmatch(value):
-        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."   # not a 5,000-character echo
+        shown = repr(value)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."   # not a 5,000-character echo
         raise BadRequest(f"{what} {shown} is not a valid name.", f"Use {RULE}.")
     return value

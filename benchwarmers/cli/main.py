@@ -7,12 +7,12 @@ import logging
 import os
 import sys
 import traceback
-from urllib.parse import urlsplit
 
 from .. import __version__
 from . import commands, terminal
 from .serve import SERVE_FLAGS
 from ..client import Client, ClientError
+from ..roster.registry import base_problem
 from .output import write
 
 EPILOG = """examples:
@@ -124,24 +124,10 @@ def shown(arg: str, most: int = 60) -> str:
     return "'" + (text if len(text) <= most else text[:most] + "…") + "'"
 
 
-def url_problem(url: str) -> str | None:
-    """Why `url` cannot be the service's address (urllib would fail on it only once a request is made), or None."""
-    try:
-        parts = urlsplit(url)
-        parts.port                   # raises on a port that is not a number from 0 to 65535
-    except ValueError as e:
-        return str(e)
-    if parts.scheme not in ("http", "https"):
-        return "it must start with http:// or https://"
-    if not parts.hostname:
-        return "it names no host"
-    return None
-
-
 def make_client(args) -> Client:
     """The service client, its URL checked here so a bad --url (or BENCHWARMERS_URL) is a usage error."""
     client = Client(args.url, environ=None)
-    problem = url_problem(client.url)
+    problem = base_problem(client.url)   # the check an endpoint's base URL gets
     if problem:
         where, given = ("--url", args.url) if args.url else ("BENCHWARMERS_URL", os.environ.get("BENCHWARMERS_URL"))
         raise ClientError(f"The {where} value {given!r} is not a usable URL ({problem}): give the service's "

@@ -91,7 +91,8 @@ class App:
         credentialed = bool(secret or req.cookie(guard.SESSION_COOKIE))
         # An app's own key (192 random bits: nothing to guess) passes the throttle, so a guesser behind the same
         # address, as every client is behind a hosting platform's proxy, cannot lock the apps out.
-        app_key = self.bench.gateway_keys.find(secret) if secret and auth == GATEWAY and needs_key else None
+        looked_up = bool(secret) and auth == GATEWAY and needs_key     # authenticate() needs the record anyway
+        app_key = self.bench.gateway_keys.find(secret) if looked_up else None
         if credentialed and app_key is None:
             self.bench.guesses.check(req.client)
         req.is_admin = guard.is_admin(req, token)
@@ -103,7 +104,7 @@ class App:
                 return
             guard.require_admin(req, token)
         except Unauthorized:
-            if credentialed and app_key is None and not self.bench.gateway_keys.find(secret):   # a wrong secret
+            if credentialed and app_key is None and (looked_up or not self.bench.gateway_keys.find(secret)):
                 self.bench.guesses.failed(req.client)
             raise
 

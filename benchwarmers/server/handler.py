@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from .. import __version__
 from ..errors import BadRequest, BenchError, PayloadTooLarge
 from ..redaction import redact
+from ..words import plural
 from .messages import Request, Response
 from .reading import (IDLE_SECONDS, MAX_CHUNK_LINE, MAX_REQUEST_LINE, MAX_TRAILERS, BadFraming, Deadlined,
                       HeadersTooLarge, TooSlow, chunk_size, read_headers, version_number)
@@ -271,10 +272,10 @@ class Handler(BaseHTTPRequestHandler):
             if self.rfile.readline(3) not in (b"\r\n", b"\n"):
                 raise BadRequest("Malformed chunked request body.", "Each chunk ends with CR LF.")
 
-    def _discard_rest(self, cap: int = 4 * 1024 * 1024, seconds: float = 1.0) -> None:
-        """Read (bounded: `cap` bytes, `seconds`, or until a pause) what the client is still sending: closing on
-        unread data resets the connection, and a reset can destroy the error answer before the client reads it."""
-        end = time.monotonic() + seconds
+    def _discard_rest(self, cap: int = 4 * 1024 * 1024, within: float = 1.0) -> None:
+        """Read (bounded: `cap` bytes, `within` seconds, or until a pause) what the client is still sending: closing
+        on unread data resets the connection, and a reset can destroy the error answer before the client reads it."""
+        end = time.monotonic() + within
         total = 0
         try:
             self.wfile.flush()
@@ -353,9 +354,7 @@ class Handler(BaseHTTPRequestHandler):
 
 def seconds(value: float) -> str:
     """A duration for a message: "1 second", "60 seconds", "2.5 seconds"."""
-    if value == int(value):
-        return f"{int(value)} second{'' if value == 1 else 's'}"
-    return f"{value:.1f} seconds"
+    return plural(int(value), "second") if value == int(value) else f"{value:.1f} seconds"
 
 
 def _unsafe(text) -> bool:
