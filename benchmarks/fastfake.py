@@ -1,6 +1,6 @@
 """A fast fake upstream for benchmarks: asyncio, HTTP/1.1 keep-alive, every answer after a fixed delay.
 
-    python benchmarks/fastfake.py [--delay 0.05] [--port 0]     # prints its base URL (.../v1) on stdout
+    python benchmarks/fastfake.py [--delay 0.05] [--port 0] [--answer-chars N]   # prints its base URL (.../v1)
 
 tests/fakes' FakeOpenAI is a ThreadingHTTPServer that records every request; at 64 concurrent panels (320
 seat calls at once) it, not the gateway, would set the pace. This one does no bookkeeping: it reads a request,
@@ -24,12 +24,13 @@ import fastprotocols  # noqa: E402  (a sibling script, not a package)
 
 USAGE = {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}
 STATS = {"connections": 0, "requests": 0}   # GET /stats: how many TCP connections the callers opened
+PAD = [""]   # what --answer-chars adds to every OpenAI answer (record_scale.py writes answers of a realistic size)
 
 
 def whole(model: str) -> bytes:
     return json.dumps({"id": "chatcmpl-fast", "object": "chat.completion", "created": 1700000000, "model": model,
                        "choices": [{"index": 0, "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": f"{model} says: fine."}}],
+                                    "message": {"role": "assistant", "content": f"{model} says: fine.{PAD[0]}"}}],
                        "usage": USAGE}).encode()
 
 
@@ -40,7 +41,7 @@ def frames(model: str, usage: bool) -> bytes:
         return "data: " + json.dumps(dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}]))
 
     out = [chunk({"role": "assistant", "content": ""}), chunk({"content": f"{model} says:"}),
-           chunk({"content": " fine."}), chunk({}, "stop")]
+           chunk({"content": " fine." + PAD[0]}), chunk({}, "stop")]
     if usage:
         out.append("data: " + json.dumps(dict(base, choices=[], usage=USAGE)))
     out.append("data: [DONE]")
@@ -146,7 +147,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--delay", type=float, default=0.05, help="seconds before each answer (default 0.05)")
     ap.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    ap.add_argument("--answer-chars", type=int, default=0, help="characters of filler added to each OpenAI answer")
     args = ap.parse_args()
+    PAD[0] = (" The answer goes on with more detail." * (args.answer_chars // 37 + 1))[:max(0, args.answer_chars)]
     try:
         asyncio.run(main_async(args.port, args.delay))
     except KeyboardInterrupt:
