@@ -99,7 +99,7 @@ def test_calls_per_day(api, fake):
     assert status == 200 and len(d["days"]) == 7 and [x["calls"] for x in d["days"][:-1]] == [0] * 6
     today = d["days"][-1]
     assert today["by_status"] == {"ok": 3, "failed": 0, "timeout": 0, "skipped": 1} and today["calls"] == 4
-    assert today["judged"] == 2 and today["useful_rate"] == 0.5 and today["median_seconds"] > 0
+    assert today["judged"] == 2 and today["useful_rate"] == 0.5 and today["mean_seconds"] > 0
     assert today["cumulative"]["judged"] == 2 and len(today["cumulative"]["interval"]) == 2
     one = api("GET", "/bench/stats/daily?days=3&model=a")[2]["days"][-1]
     assert one["calls"] == 1 and one["useful"] == 1

@@ -307,8 +307,8 @@ def test_the_charts_and_their_number_tables_come_from_the_record(bench):
     day = bench.json("/models/a.json")["daily"][-1]
     page = bench.get("/models/a")[2]
     latency, useful = card_of(page, "Latency per day"), card_of(page, "Useful rate over time")
-    assert '<svg class="chart"' in latency and day["median_seconds"] is not None
-    assert (f'<td data-label="Day">{day["day"]}</td><td data-label="Median">{secs(day["median_seconds"])}</td>'
+    assert '<svg class="chart"' in latency and day["mean_seconds"] is not None
+    assert (f'<td data-label="Day">{day["day"]}</td><td data-label="Mean">{secs(day["mean_seconds"])}</td>'
             f'<td data-label="Answers">1</td>' in latency)
     assert '<svg class="chart"' in useful and '<polygon class="band"' in useful            # the interval, drawn
     assert f'<td data-label="Day">{day["day"]}</td><td data-label="Useful so far">100%</td>' in useful

@@ -98,8 +98,7 @@ def post_verdict(req: Request, bench: Bench) -> Response:
     rec = bench.calls.get(call)
     if rec is None or not _visible(req, rec):
         raise NotFound(f"No call {call!r}.", "Use a call id from a seat's `call` field.")
-    verdict = bench.verdicts.add(call, useful, note, real, false)
-    bench.record.invalidate()
+    verdict = bench.verdicts.add(call, useful, note, real, false)   # the record's standings change with it
     verdict["revisions"] = len(bench.verdicts.history(call))
     return Response.json(verdict)
 

@@ -1,35 +1,18 @@
-"""The record: per model (overall and per collection) asks, answers, failures, verdicts, claims and speed."""
+"""The record: per model (overall and per collection) asks, answers, failures, verdicts, claims and speed, read from
+what the store keeps (store/standings.py), never recomputed from the history."""
 from __future__ import annotations
 
+import heapq
 import math
 import statistics
 import threading
-import time
 from typing import Callable
 
-from ..store import Database
+from ..store import Database, standings
+from ..store.standings import KINDS_SQL as KINDS
 
-STATS_SQL = """
-SELECT c.model AS model,
-       SUM(c.status != 'skipped') AS asks,
-       SUM(c.status = 'ok') AS answers,
-       SUM(c.status IN ('failed', 'timeout')) AS failures,
-       SUM(v.useful = 1) AS useful,
-       SUM(v.useful = 0) AS not_useful,
-       SUM(COALESCE(json_array_length(v.real), 0)) AS real_claims,
-       SUM(COALESCE(json_array_length(v.false), 0)) AS false_claims
-FROM calls c LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1
-WHERE c.kind IN {kinds} {where}
-GROUP BY c.model
-"""
-# Merge calls are not answers to the user's question: they stay out of counts and speed alike.
-KINDS = "('member', 'explore', 'with', 'route', 'shadow')"
-RECENT_SQL = """
-SELECT v.useful AS useful FROM calls c JOIN verdicts v ON v.call = c.id AND v.current = 1
-WHERE c.model = ? AND c.kind IN {kinds} {where} ORDER BY c.created DESC, c.rowid DESC LIMIT {limit}
-"""
 # A drop is looked for over a member's latest judged answers, in doubling spans so one starts near the fall.
-DROP_SPANS = (20, 40, 80, 160, 320, 640)
+DROP_SPANS = (20, 40, 80, 160, 320, 640)   # the last: standings.JUDGED_WINDOW, the judged answers kept
 DROP_Z = 4.0          # how clear a drop must be: at 3 false alarms cost more than they saved (BENCHMARKS.md)
 DROP_BEFORE = 20      # judged answers needed before the span, to compare with
 # The "confidently wrong" flag: measured by benchmarks/confidently_wrong.py (BENCHMARKS.md).
@@ -37,75 +20,83 @@ WRONG_MIN_FALSE = 3   # fewer false claims than this is too little evidence to f
 
 
 class Record:
-    """Computed from the calls and verdicts tables; cached for a few seconds because route mode reads it per turn.
-    `settings` is read on every call, so a new confidently_wrong_ratio counts from the next request on."""
+    """Read from the kept standings each time (a few rows a collection), so a verdict counts from the next request and
+    no read waits for a recomputation. A drop is worked out from a standing's latest judged answers and kept in memory
+    until a verdict changes them (their version). `settings` is read on every call, so a new confidently_wrong_ratio
+    counts from the next request on."""
 
-    def __init__(self, db: Database, settings: Callable[[], dict], ttl: float = 5.0):
+    def __init__(self, db: Database, settings: Callable[[], dict]):
         self.db = db
         self.settings = settings
-        self.ttl = ttl
-        self._cache: dict = {}
+        self._drops: dict = {}      # (model, scopes) -> (the judged windows' versions, the drop found in them)
         self._lock = threading.Lock()
 
     def models(self, collection: str | tuple | None = None) -> dict[str, dict]:
         """Per model, over every collection, one (a name) or some (a tuple of names)."""
+        scopes = None if not collection and not isinstance(collection, tuple) else \
+            (collection,) if isinstance(collection, str) else tuple(collection)
         wrong_ratio = self.settings()["confidently_wrong_ratio"]
-        key = (collection or "", wrong_ratio)
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit and time.monotonic() - hit[0] < self.ttl:
-                return hit[1]
-        data = self._compute(collection, wrong_ratio)
-        with self._lock:
-            self._cache[key] = (time.monotonic(), data)
-        return data
-
-    def invalidate(self) -> None:
-        with self._lock:
-            self._cache.clear()
-
-    def _compute(self, collection: str | tuple | None, wrong_ratio: float) -> dict[str, dict]:
-        self.db.sync()
-        if isinstance(collection, tuple) and not collection:
-            return {}                                  # none of the collections asked for
-        params = collection if isinstance(collection, tuple) else ((collection,) if collection else ())
-        where = f"AND c.collection IN ({', '.join('?' * len(params))})" if params else ""
+        sums: dict[str, list] = {}
+        times: dict[str, list] = {}
+        width = len(standings.COUNTS)
+        for r in standings.standing_rows(self.db, scopes):
+            total = sums.setdefault(r["model"], [0] * width)
+            for i, name in enumerate(standings.COUNTS):
+                total[i] += r[name]
+            times.setdefault(r["model"], []).append(standings.speeds(r["speeds"]))
+        versions = self._versions(scopes)
         out = {}
-        for r in self.db.query(STATS_SQL.format(kinds=KINDS, where=where), params):
-            d = {k: int(r[k] or 0) for k in ("asks", "answers", "failures", "useful", "not_useful", "real_claims",
-                                             "false_claims")}
-            d["judged"] = d["useful"] + d["not_useful"]
-            d["useful_rate"] = rate(d["useful"], d["judged"])
-            d["useful_interval"] = [round(x, 3) for x in wilson(d["useful"], d["judged"])] if d["judged"] else None
-            d["judged_claims"] = d["real_claims"] + d["false_claims"]
-            d["false_claim_rate"] = rate(d["false_claims"], d["judged_claims"])
-            d["confidently_wrong"] = confidently_wrong(d["real_claims"], d["false_claims"], wrong_ratio)
-            d["drop"] = self._drop(r["model"], d, where, params)
-            out[r["model"]] = d
-        speed_where = where.replace("c.collection", "collection")
-        for r in self.db.query(f"SELECT model, seconds FROM calls WHERE status = 'ok' AND seconds IS NOT NULL "
-                               f"AND kind IN {KINDS} {speed_where} ORDER BY created DESC LIMIT 20000", params):
-            out.setdefault(r["model"], {}).setdefault("_s", []).append(r["seconds"])
-        for d in out.values():
-            secs = d.pop("_s", [])
-            d["median_seconds"] = round(statistics.median(secs), 3) if secs else None
+        for model, total in sums.items():
+            d = figures(dict(zip(standings.COUNTS, total)), wrong_ratio)
+            latest = heapq.nlargest(standings.SPEED_WINDOW, (e for w in times[model] for e in w))
+            d["median_seconds"] = round(statistics.median(s for _, s in latest), 3) if latest else None
+            d["drop"] = self._drop(model, scopes, d, versions.get(model, ()))
+            out[model] = d
         return out
 
-    def _drop(self, model: str, d: dict, where: str, params: tuple) -> dict | None:
+    def _versions(self, scopes: tuple | None) -> dict[str, tuple]:
+        where = "" if scopes is None else f" WHERE scope IN ({', '.join('?' * len(scopes))})"
+        out: dict[str, list] = {}
+        for r in self.db.query(f"SELECT model, scope, version FROM judged{where}", scopes or ()):
+            out.setdefault(r["model"], []).append((r["scope"], r["version"]))
+        return {m: tuple(sorted(v)) for m, v in out.items()}
+
+    def _drop(self, model: str, scopes: tuple | None, d: dict, versions: tuple) -> dict | None:
         if d["judged"] < DROP_SPANS[0] + DROP_BEFORE:
             return None
-        rows = self.db.query(RECENT_SQL.format(kinds=KINDS, where=where, limit=DROP_SPANS[-1]), (model, *params))
-        return drop(d["judged"], d["useful"], [int(r["useful"]) for r in reversed(rows)])
+        key = (model, scopes)
+        with self._lock:
+            hit = self._drops.get(key)
+        if hit and hit[0] == versions:
+            return hit[1]
+        windows = [standings.judged_entries(r["window"]) for r in standings.judged_windows(self.db, model, scopes)]
+        latest = sorted(heapq.nlargest(DROP_SPANS[-1], (e for w in windows for e in w)))
+        found = drop(d["judged"], d["useful"], [u for _, u in latest])
+        with self._lock:
+            self._drops[key] = (versions, found)
+        return found
 
     def summary(self, reach=None) -> dict:
         """Overall and per collection, as GET /bench/record serves it. `reach(collection) -> bool`: only those
         collections, and the overall figures over them alone (a limited gateway key sees nothing else)."""
-        cols = [r["collection"] for r in self.db.query(
-            "SELECT DISTINCT collection FROM calls WHERE collection IS NOT NULL")]
+        cols = [r["scope"] for r in self.db.query(
+            "SELECT DISTINCT scope FROM standings WHERE scope != ? ORDER BY scope", (standings.NONE,))]
         if reach is None:
             return {"models": self.models(), "collections": {c: self.models(c) for c in cols}}
         mine = tuple(sorted(c for c in cols if reach(c)))
         return {"models": self.models(mine), "collections": {c: self.models(c) for c in mine}}
+
+
+def figures(d: dict, wrong_ratio: float) -> dict:
+    """A standing's counts (store/standings.py's COUNTS) with the rates and flags read from them."""
+    d = {k: d[k] for k in ("asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims")}
+    d["judged"] = d["useful"] + d["not_useful"]
+    d["useful_rate"] = rate(d["useful"], d["judged"])
+    d["useful_interval"] = [round(x, 3) for x in wilson(d["useful"], d["judged"])] if d["judged"] else None
+    d["judged_claims"] = d["real_claims"] + d["false_claims"]
+    d["false_claim_rate"] = rate(d["false_claims"], d["judged_claims"])
+    d["confidently_wrong"] = confidently_wrong(d["real_claims"], d["false_claims"], wrong_ratio)
+    return d
 
 
 def rate(part: int, whole: int) -> float | None:

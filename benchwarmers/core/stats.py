@@ -1,18 +1,13 @@
-"""Calls per day (local time): counts by status, median seconds, verdicts, and the useful rate as it built up."""
+"""Calls per day (local time): counts by status, mean seconds, verdicts, and the useful rate as it built up; read
+from the calls per day the store keeps (store/standings.py)."""
 from __future__ import annotations
 
 import datetime as dt
-import statistics
-import time
 
 from ..store import Database
-from .record import KINDS, wilson
+from .record import wilson
 
 STATUSES = ("ok", "failed", "timeout", "skipped")
-
-
-def day_of(epoch: float) -> str:
-    return time.strftime("%Y-%m-%d", time.localtime(epoch))
 
 
 def days_back(days: int, today: dt.date | None = None) -> list[str]:
@@ -22,29 +17,28 @@ def days_back(days: int, today: dt.date | None = None) -> list[str]:
 
 def daily(db: Database, days: int, model: str | None = None, collection: str | None = None) -> list[dict]:
     """One row per day for the last `days` days, today last; a model's rows leave out merge calls."""
-    db.sync()
     labels = days_back(days)
-    start = time.mktime(dt.date.fromisoformat(labels[0]).timetuple())
-    where, params = ["c.created >= ?"], [start]
+    where, params = ["day >= ?"], [labels[0]]
     if model:
-        where.append(f"c.model = ? AND c.kind IN {KINDS}")
+        where.append("model = ? AND counted = 1")
         params.append(model)
     if collection:
-        where.append("c.collection = ?")
+        where.append("scope = ?")
         params.append(collection)
-    rows = db.query("SELECT c.created, c.status, c.seconds, v.useful FROM calls c LEFT JOIN verdicts v "
-                    f"ON v.call = c.id AND v.current = 1 WHERE {' AND '.join(where)}", tuple(params))
-    buckets = {d: {"by_status": dict.fromkeys(STATUSES, 0), "seconds": [], "judged": 0, "useful": 0} for d in labels}
+    rows = db.query("SELECT day, status, SUM(calls) AS calls, SUM(seconds_sum) AS seconds_sum, "
+                    "SUM(seconds_n) AS seconds_n, SUM(judged) AS judged, SUM(useful) AS useful FROM days "
+                    f"WHERE {' AND '.join(where)} GROUP BY day, status", tuple(params))
+    buckets = {d: {"by_status": dict.fromkeys(STATUSES, 0), "seconds": 0.0, "timed": 0, "judged": 0, "useful": 0}
+               for d in labels}
     for r in rows:
-        b = buckets.get(day_of(r["created"]))
-        if b is None:
+        b = buckets.get(r["day"])
+        if b is None or not r["calls"]:
             continue
-        b["by_status"][r["status"]] = b["by_status"].get(r["status"], 0) + 1
-        if r["status"] == "ok" and r["seconds"] is not None:
-            b["seconds"].append(r["seconds"])
-        if r["useful"] is not None:
-            b["judged"] += 1
-            b["useful"] += int(r["useful"])
+        b["by_status"][r["status"]] = b["by_status"].get(r["status"], 0) + r["calls"]
+        b["seconds"] += r["seconds_sum"]
+        b["timed"] += r["seconds_n"]
+        b["judged"] += r["judged"]
+        b["useful"] += r["useful"]
     totals = {"judged": 0, "useful": 0}
     return [row(day, buckets[day], totals) for day in labels]
 
@@ -55,7 +49,7 @@ def row(day: str, b: dict, totals: dict) -> dict:
     totals["useful"] += b["useful"]
     judged, useful = totals["judged"], totals["useful"]
     return {"day": day, "calls": sum(b["by_status"].values()), "by_status": b["by_status"],
-            "median_seconds": round(statistics.median(b["seconds"]), 3) if b["seconds"] else None,
+            "mean_seconds": round(b["seconds"] / b["timed"], 3) if b["timed"] else None,
             "judged": b["judged"], "useful": b["useful"],
             "useful_rate": round(b["useful"] / b["judged"], 3) if b["judged"] else None,
             "cumulative": {"judged": judged, "useful": useful,

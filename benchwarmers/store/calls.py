@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from ..redaction import forget_known
-from . import ledger
+from . import ledger, standings
 from .db import Database, Written, insert_sql
 from .ledger import Line
 
@@ -144,14 +144,21 @@ class Calls:
         waiting for), its ledger line at or after that moment: its row and that line are brought up to date instead."""
         values = list(_ROW(rec))
         values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
+        new = {"model": rec.model, "collection": rec.collection, "kind": rec.kind, "status": rec.status,
+               "seconds": rec.seconds, "created": rec.created}
         if amend is not None:
             def write(conn):
+                old = standings.call_row(conn, rec.id)
                 conn.execute(AMEND_CALL, values)
+                if old is not None:   # the row keeps its moment: the panel's, not the amend's
+                    new["created"] = old["created"]
+                standings.amended(conn, rec.id, old, new)
                 ledger.amend(conn, rec.id, line, amend)
             return self.db.submit(write)
+        keep = ((standings.apply_new, standings.part(new, None)),)
         if line is None:
-            return self.db.insert((CALL_HEAD, values))
-        return self.db.insert((CALL_HEAD, values), (ledger.HEAD, line.values()))
+            return self.db.insert((CALL_HEAD, values), keep=keep)
+        return self.db.insert((CALL_HEAD, values), (ledger.HEAD, line.values()), keep=keep)
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
                   passed_over: list | None = None, request: str | None = None) -> None:

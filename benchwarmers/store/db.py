@@ -49,15 +49,27 @@ class Written:
 
 class Rows:
     """A write of rows, each (head, values) with a head like "INSERT INTO t (a, b)", all in the same transaction.
-    The rows of one table in a batch go in together, one executemany a table instead of an execute a row."""
-    __slots__ = ("rows",)
+    The rows of one table in a batch go in together, one executemany a table instead of an execute a row. `keep`:
+    (fn, item) pairs for what is kept from these rows (the record's standings): once the rows are in, each fn is
+    called once with the items of every such write of the batch, `fn(conn, items)`, in the same transaction."""
+    __slots__ = ("rows", "keep")
 
-    def __init__(self, *rows: tuple[str, tuple | list]):
-        self.rows = rows
+    def __init__(self, *rows: tuple[str, tuple | list], keep: tuple = ()):
+        self.rows, self.keep = rows, keep
 
     def __call__(self, conn: sqlite3.Connection) -> None:   # alone: a batch retried item by item
         for head, values in self.rows:
             conn.execute(insert_sql(head, len(values)), values)
+        _keep(conn, self.keep)
+
+
+def _keep(conn: sqlite3.Connection, pairs) -> None:
+    """Each keeper once, with its items in the order they came."""
+    by_fn: dict = {}
+    for fn, item in pairs:
+        by_fn.setdefault(fn, []).append(item)
+    for fn, items in by_fn.items():
+        fn(conn, items)
 
 
 @functools.lru_cache(maxsize=64)
@@ -77,20 +89,24 @@ def _insert_rows(conn: sqlite3.Connection, rows: list) -> None:
 
 
 def _together(conn: sqlite3.Connection, work: list) -> list | None:
-    """Each item in turn, runs of rows together; None, rolled back, when one failed."""
-    results, rows = [], []
+    """Each item in turn, runs of rows together (with what is kept from them, before the next item runs); None,
+    rolled back, when one failed."""
+    results, rows, keep = [], [], []
     try:
         for fn, written in work:
             if type(fn) is Rows:
                 rows.extend(fn.rows)
+                keep.extend(fn.keep)
                 results.append((written, None, None))
                 continue
             if rows:
                 _insert_rows(conn, rows)
-                rows = []
+                _keep(conn, keep)
+                rows, keep = [], []
             results.append((written, fn(conn), None))
         if rows:
             _insert_rows(conn, rows)
+            _keep(conn, keep)
     except BaseException:
         if not conn.in_transaction:      # the whole transaction is gone, not just this item
             raise
@@ -184,10 +200,10 @@ class Database:
         self._thread.start()
 
     # -- writes ------------------------------------------------------------------------------
-    def insert(self, *rows: tuple[str, tuple | list]) -> Written:
+    def insert(self, *rows: tuple[str, tuple | list], keep: tuple = ()) -> Written:
         """Queue rows, each (head, values) with a head like "INSERT INTO t (a, b)", written together (one
-        transaction) and with the batch's other rows of their tables."""
-        return self.submit(Rows(*rows))
+        transaction) and with the batch's other rows of their tables; `keep`: see Rows."""
+        return self.submit(Rows(*rows, keep=keep))
 
     def submit(self, fn: Callable[[sqlite3.Connection], Any]) -> Written:
         """Queue fn(conn), to run inside a batch transaction; what it returns is the result of the Written (done

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from typing import Callable
+
+from . import standings
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "calls, verdicts and probes", """
@@ -155,7 +158,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (15, "what a panel was asked, kept once", """
         ALTER TABLE panels ADD COLUMN request TEXT
     """),
+    # The record kept, not recomputed (store/standings.py): per model and collection its counts, latest answer times
+    # and latest judged answers, and calls per day; made from the history once here (STEPS), then kept by each write.
+    (16, "the record kept: standings, judged windows, calls per day", standings.SCHEMA),
 ]
+# Python run after a migration's statements, in its transaction: what SQL alone does not say.
+STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {16: standings.rebuild}
 
 
 def applied(conn: sqlite3.Connection) -> set[int]:
@@ -175,6 +183,8 @@ def migrate(conn: sqlite3.Connection, upto: int | None = None) -> list[int]:
         try:
             for statement in statements:
                 conn.execute(statement)
+            if number in STEPS:
+                STEPS[number](conn)
             conn.execute("INSERT INTO migrations (number, name, applied) VALUES (?, ?, ?)",
                          (number, name, time.time()))
             conn.execute("COMMIT")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import time
 
+from . import standings
 from .db import Database
 
 
@@ -19,11 +20,13 @@ class Verdicts:
     def add(self, call: str, useful: bool, note: str | None, real: list, false: list) -> dict:
         created = time.time()
 
-        def write(conn):
+        def write(conn):   # the verdict and what the record keeps of it, in one transaction
+            old = standings.current_verdict(conn, call)
             conn.execute("UPDATE verdicts SET current = 0 WHERE call = ? AND current = 1", (call,))
             cur = conn.execute("INSERT INTO verdicts (call, useful, note, real, false, created, current) "
                                "VALUES (?, ?, ?, ?, ?, ?, 1)",
                                (call, int(useful), note, json.dumps(real), json.dumps(false), created))
+            standings.judged(conn, call, standings.call_row(conn, call), old, (int(useful), len(real), len(false)))
             return cur.lastrowid
         vid = self.db.call(write)
         return {"id": vid, "call": call, "useful": useful, "note": note, "real": real, "false": false,

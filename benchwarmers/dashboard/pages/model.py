@@ -70,14 +70,14 @@ def record_table(d: dict) -> str:
 
 
 def latency_chart(days: list[dict]) -> str:
-    if not any(x["median_seconds"] is not None for x in days):
+    if not any(x["mean_seconds"] is not None for x in days):
         return '<p class="empty">No answers in the last 30 days.</p>'
-    values = [x["median_seconds"] for x in days]
-    svg = charts.line("Median seconds per answer, by day", [x["day"] for x in days], values,
+    values = [x["mean_seconds"] for x in days]
+    svg = charts.line("Mean seconds per answer, by day", [x["day"] for x in days], values,
                       fmt=charts.seconds_format(values))
-    rows = [[e(x["day"]), e(secs(x["median_seconds"])), str(x["by_status"]["ok"])] for x in days
-            if x["median_seconds"] is not None]
-    return f'<figure class="chart-box">{svg}<figcaption>{table(["Day", "Median", "Answers"], rows, cls="numbers")}' \
+    rows = [[e(x["day"]), e(secs(x["mean_seconds"])), str(x["by_status"]["ok"])] for x in days
+            if x["mean_seconds"] is not None]
+    return f'<figure class="chart-box">{svg}<figcaption>{table(["Day", "Mean", "Answers"], rows, cls="numbers")}' \
            "</figcaption></figure>"
 
 

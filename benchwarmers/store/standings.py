@@ -1,0 +1,326 @@
+"""The record kept, not recomputed: per model and collection its counts, its latest answer times and its latest
+judged answers, and calls per day, changed in the transaction of the call or verdict row that changes them."""
+from __future__ import annotations
+
+import bisect
+import json
+import struct
+import time
+from dataclasses import dataclass
+
+# What counts: the answers to the user's question. Merge calls are not (they stay out of counts and speed alike).
+KINDS = ("member", "explore", "with", "route", "shadow")
+KINDS_SQL = "('member', 'explore', 'with', 'route', 'shadow')"
+SPEED_WINDOW = 32      # a standing's median seconds: over its latest answered calls (by created, then seconds)
+JUDGED_WINDOW = 640    # a standing's latest judged answers (by created, then verdict): core.record's drop reads them
+COUNTS = ("calls", "asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims", "timed")
+DAY_COUNTS = ("calls", "seconds_sum", "seconds_n", "judged", "useful")
+SPEED = struct.Struct("<dd")      # (created, seconds)
+JUDGED = struct.Struct("<dB")     # (created, useful)
+NONE = ""                         # the scope of calls of no collection (a model asked directly)
+_STANDING_COLS = ", ".join(("model", "scope") + COUNTS + ("speeds",))
+_UPSERT_STANDING = (f"INSERT INTO standings ({_STANDING_COLS}) VALUES ({', '.join('?' * (len(COUNTS) + 3))}) "
+                    "ON CONFLICT (model, scope) DO UPDATE SET "
+                    + ", ".join(f"{c} = excluded.{c}" for c in COUNTS + ("speeds",)))
+_UPSERT_DAY = ("INSERT INTO days (day, model, scope, counted, status, calls, seconds_sum, seconds_n, judged, useful) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (day, model, scope, counted, status) DO UPDATE SET "
+               + ", ".join(f"{c} = {c} + excluded.{c}" for c in DAY_COUNTS))
+
+
+@dataclass(frozen=True)
+class Part:
+    """What one call (with its current verdict) adds to the kept record."""
+    key: tuple | None            # (model, scope) of its standing; None: not an answer to the user (a merge)
+    counts: tuple                # in COUNTS' order
+    speed: tuple | None          # (created, seconds) of an answered call
+    judged: tuple | None         # (created, useful) of a judged one
+    day: tuple                   # (day, model, scope, counted, status) of calls per day
+    day_counts: tuple            # in DAY_COUNTS' order
+
+
+def day_of(epoch: float) -> str:
+    """The service's local day of a moment (calls per day are kept by it)."""
+    return time.strftime("%Y-%m-%d", time.localtime(epoch))
+
+
+def part(row, verdict: tuple | None) -> Part:
+    """The part of a call row (model, collection, kind, status, seconds, created) with its current verdict
+    (useful, real claims, false claims) or None."""
+    counted = row["kind"] in KINDS
+    scope = row["collection"] or NONE
+    status, seconds, created = row["status"], row["seconds"], row["created"]
+    timed = status == "ok" and seconds is not None
+    useful, real, false = verdict if verdict else (None, 0, 0)
+    counts = (1, int(status != "skipped"), int(status == "ok"), int(status in ("failed", "timeout")),
+              int(useful == 1), int(useful == 0), real, false, int(timed))
+    return Part((row["model"], scope) if counted else None, counts,
+                (created, seconds) if timed and counted else None,
+                (created, int(useful)) if useful is not None and counted else None,
+                (day_of(created), row["model"], scope, int(counted), status),
+                (1, seconds if timed else 0.0, int(timed), int(useful is not None), int(useful == 1)))
+
+
+def verdict_of(useful, real_json: str | None, false_json: str | None) -> tuple:
+    """A verdict as the record counts it: (useful, real claims, false claims)."""
+    return int(useful), len(json.loads(real_json or "[]")), len(json.loads(false_json or "[]"))
+
+
+# ---- applying changes --------------------------------------------------------------------------
+
+def apply(conn, changes: list, exclude: str | None = None) -> None:
+    """Bring the kept record up to date with `changes`, each (old part or None, new part or None), inside the
+    writer's transaction. `exclude`: the call whose row changed (a window refilled from the history skips it: its new
+    part is added here)."""
+    deltas: dict = {}
+    speed_ops: dict = {}
+    judged_ops: dict = {}
+    days: dict = {}
+    for old, new in changes:
+        for p, sign in ((old, -1), (new, 1)):
+            if p is None:
+                continue
+            d = days.setdefault(p.day, [0] * len(DAY_COUNTS))
+            for i, v in enumerate(p.day_counts):
+                d[i] += sign * v
+            if p.key is None:
+                continue
+            c = deltas.setdefault(p.key, [0] * len(COUNTS))
+            for i, v in enumerate(p.counts):
+                c[i] += sign * v
+            for ops, entry in ((speed_ops, p.speed), (judged_ops, p.judged)):
+                if entry is not None:
+                    ops.setdefault(p.key, []).append((sign, entry))
+    _standings(conn, deltas, speed_ops, exclude)
+    if judged_ops:
+        _judged(conn, judged_ops, deltas, exclude)
+    if days:
+        conn.executemany(_UPSERT_DAY, [(*k, *v) for k, v in days.items() if any(v)])
+
+
+def apply_new(conn, parts: list) -> None:
+    """The parts of calls just written (a batch's new rows): nothing to take away."""
+    apply(conn, [(None, p) for p in parts])
+
+
+def _standings(conn, deltas: dict, speed_ops: dict, exclude: str | None) -> None:
+    keys = [k for k, v in deltas.items() if any(v)] + [k for k in speed_ops if not any(deltas.get(k, ()))]
+    if not keys:
+        return
+    now = {(r[0], r[1]): list(r) for r in _rows_for(conn, "standings", _STANDING_COLS, keys)}
+    out = []
+    for key in dict.fromkeys(keys):
+        row = now.get(key) or [*key, *([0] * len(COUNTS)), None]
+        before_timed = row[2 + COUNTS.index("timed")]
+        for i, v in enumerate(deltas.get(key, ())):
+            row[2 + i] += v
+        if key in speed_ops:
+            window = Window(SPEED, row[-1], SPEED_WINDOW)
+            window.change(speed_ops[key], before_timed,
+                          lambda below, n, k=key: refill_speed(conn, k, below, n, exclude))
+            row[-1] = window.pack()
+        out.append(row)
+    conn.executemany(_UPSERT_STANDING, out)
+
+
+def _judged(conn, ops: dict, deltas: dict, exclude: str | None) -> None:
+    keys = list(ops)
+    now = {(r[0], r[1]): r for r in _rows_for(conn, "judged", "model, scope, version, window", keys)}
+    u, nu = COUNTS.index("useful"), COUNTS.index("not_useful")
+    out = []
+    for key in keys:
+        row = now.get(key)
+        standing = conn.execute("SELECT useful, not_useful FROM standings WHERE model = ? AND scope = ?",
+                                key).fetchone()
+        judged_after = (standing[0] + standing[1]) if standing else 0
+        d = deltas.get(key) or [0] * len(COUNTS)
+        before = judged_after - d[u] - d[nu]
+        window = Window(JUDGED, row[3] if row else None, JUDGED_WINDOW)
+        window.change(ops[key], before, lambda below, n, k=key: refill_judged(conn, k, below, n, exclude))
+        out.append((*key, (row[2] if row else 0) + 1, window.pack()))
+    conn.executemany("INSERT INTO judged (model, scope, version, window) VALUES (?, ?, ?, ?) ON CONFLICT (model, scope) "
+                     "DO UPDATE SET version = excluded.version, window = excluded.window", out)
+
+
+def _rows_for(conn, table: str, cols: str, keys: list) -> list:
+    rows = []
+    for start in range(0, len(keys), 400):
+        chunk = keys[start:start + 400]
+        where = " OR ".join(["(model = ? AND scope = ?)"] * len(chunk))
+        rows += conn.execute(f"SELECT {cols} FROM {table} WHERE {where}", [x for k in chunk for x in k]).fetchall()
+    return rows
+
+
+class Window:
+    """The latest `size` entries of a standing, sorted oldest first; entries are (created, value) tuples."""
+
+    def __init__(self, shape: struct.Struct, packed: bytes | None, size: int):
+        self.shape, self.size = shape, size
+        self.entries = [tuple(e) for e in shape.iter_unpack(packed)] if packed else []
+
+    def pack(self) -> bytes:
+        return b"".join(self.shape.pack(*e) for e in self.entries)
+
+    def change(self, ops: list, total: int, refill) -> None:
+        """Take away each (-1, entry), then add each (1, entry); `total`: entries of the standing before, in the
+        history. What is taken from a full window is made good from the history (`refill(below, n)`: the n latest
+        entries older than `below`), so the window is always the latest `size` of them."""
+        for sign, entry in ops:
+            if sign < 0:
+                total -= 1
+                at = bisect.bisect_left(self.entries, entry)
+                if at < len(self.entries) and self.entries[at] == entry:
+                    del self.entries[at]
+                    want = min(self.size, total) - len(self.entries)
+                    if want > 0:
+                        below = self.entries[0] if self.entries else None
+                        self.entries[:0] = sorted(refill(below, want))
+        for sign, entry in ops:
+            if sign > 0:
+                bisect.insort(self.entries, entry)
+                if len(self.entries) > self.size:
+                    del self.entries[0]
+
+
+def _scope_sql(scope: str, alias: str = "") -> tuple[str, tuple]:
+    column = f"{alias}collection"
+    return (f"{column} IS NULL", ()) if scope == NONE else (f"{column} = ?", (scope,))
+
+
+def _older(alias: str, below: tuple | None, second: str) -> tuple[str, tuple]:
+    if below is None:
+        return "1", ()
+    return (f"({alias}created < ? OR ({alias}created = ? AND {second} < ?))", (below[0], below[0], below[1]))
+
+
+def refill_speed(conn, key: tuple, below: tuple | None, n: int, exclude: str | None) -> list:
+    """The n latest answered calls of a standing older than `below`, from the history (the model's index)."""
+    scope, params = _scope_sql(key[1])
+    older, more = _older("", below, "seconds")
+    rows = conn.execute(f"SELECT created, seconds FROM calls WHERE model = ? AND {scope} AND kind IN {KINDS_SQL} "
+                        f"AND status = 'ok' AND seconds IS NOT NULL AND {older} AND id IS NOT ? "
+                        "ORDER BY created DESC, seconds DESC LIMIT ?", (key[0], *params, *more, exclude, n))
+    return [(r[0], r[1]) for r in rows]
+
+
+def refill_judged(conn, key: tuple, below: tuple | None, n: int, exclude: str | None) -> list:
+    """The n latest judged answers of a standing older than `below`, from the history."""
+    scope, params = _scope_sql(key[1], "c.")
+    older, more = _older("c.", below, "v.useful")
+    rows = conn.execute(f"SELECT c.created, v.useful FROM calls c JOIN verdicts v ON v.call = c.id AND v.current = 1 "
+                        f"WHERE c.model = ? AND {scope} AND c.kind IN {KINDS_SQL} AND {older} AND c.id IS NOT ? "
+                        "ORDER BY c.created DESC, v.useful DESC LIMIT ?", (key[0], *params, *more, exclude, n))
+    return [(r[0], int(r[1])) for r in rows]
+
+
+# ---- the changes the store's write paths make ---------------------------------------------------
+
+CALL_COLS = "model, collection, kind, status, seconds, created"
+
+
+def current_verdict(conn, call: str) -> tuple | None:
+    row = conn.execute("SELECT useful, real, false FROM verdicts WHERE call = ? AND current = 1", (call,)).fetchone()
+    return verdict_of(row[0], row[1], row[2]) if row else None
+
+
+def call_row(conn, call: str):
+    return conn.execute(f"SELECT {CALL_COLS} FROM calls WHERE id = ?", (call,)).fetchone()
+
+
+def amended(conn, call: str, old_row, new_row) -> None:
+    """A call's row was made again (a late seat's answer): what its old row added goes, its new row's comes."""
+    verdict = current_verdict(conn, call)
+    apply(conn, [(part(old_row, verdict) if old_row is not None else None, part(new_row, verdict))], exclude=call)
+
+
+def judged(conn, call: str, row, old: tuple | None, new: tuple) -> None:
+    """A verdict on a call (its row as CALL_COLS) replaced `old` (or none) with `new`."""
+    if row is not None:
+        apply(conn, [(part(row, old), part(row, new))], exclude=call)
+
+
+# ---- the schema, and the kept record made again from the history --------------------------------
+
+SCHEMA = """
+    CREATE TABLE standings (
+        model TEXT NOT NULL, scope TEXT NOT NULL, calls INTEGER NOT NULL DEFAULT 0, asks INTEGER NOT NULL DEFAULT 0,
+        answers INTEGER NOT NULL DEFAULT 0, failures INTEGER NOT NULL DEFAULT 0, useful INTEGER NOT NULL DEFAULT 0,
+        not_useful INTEGER NOT NULL DEFAULT 0, real_claims INTEGER NOT NULL DEFAULT 0,
+        false_claims INTEGER NOT NULL DEFAULT 0, timed INTEGER NOT NULL DEFAULT 0, speeds BLOB,
+        PRIMARY KEY (model, scope));
+    CREATE TABLE judged (
+        model TEXT NOT NULL, scope TEXT NOT NULL, version INTEGER NOT NULL, window BLOB, PRIMARY KEY (model, scope));
+    CREATE TABLE days (
+        day TEXT NOT NULL, model TEXT NOT NULL, scope TEXT NOT NULL, counted INTEGER NOT NULL, status TEXT NOT NULL,
+        calls INTEGER NOT NULL DEFAULT 0, seconds_sum REAL NOT NULL DEFAULT 0, seconds_n INTEGER NOT NULL DEFAULT 0,
+        judged INTEGER NOT NULL DEFAULT 0, useful INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (day, model, scope, counted, status))
+"""
+_JOINED = "FROM calls c LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1"
+
+
+def rebuild(conn) -> None:
+    """Every kept table made again from the calls and verdicts (a migration's step, and `bench store rebuild`),
+    inside the caller's transaction."""
+    for table in ("standings", "judged", "days"):
+        conn.execute(f"DELETE FROM {table}")
+    conn.execute(
+        f"INSERT INTO standings ({', '.join(('model', 'scope') + COUNTS)}) SELECT c.model, COALESCE(c.collection, ''), "
+        "COUNT(*), SUM(c.status != 'skipped'), SUM(c.status = 'ok'), SUM(c.status IN ('failed', 'timeout')), "
+        "COALESCE(SUM(v.useful = 1), 0), COALESCE(SUM(v.useful = 0), 0), "
+        "COALESCE(SUM(json_array_length(COALESCE(v.real, '[]'))), 0), "
+        "COALESCE(SUM(json_array_length(COALESCE(v.false, '[]'))), 0), "
+        f"SUM(c.status = 'ok' AND c.seconds IS NOT NULL) {_JOINED} WHERE c.kind IN {KINDS_SQL} "
+        "GROUP BY c.model, COALESCE(c.collection, '')")
+    speeds = _latest(conn, "c.seconds", "c.status = 'ok' AND c.seconds IS NOT NULL", SPEED_WINDOW)
+    conn.executemany("UPDATE standings SET speeds = ? WHERE model = ? AND scope = ?",
+                     [(b"".join(SPEED.pack(*e) for e in entries), *key) for key, entries in speeds.items()])
+    judged_rows = _latest(conn, "v.useful", "v.id IS NOT NULL", JUDGED_WINDOW)
+    conn.executemany("INSERT INTO judged (model, scope, version, window) VALUES (?, ?, 1, ?)",
+                     [(*key, b"".join(JUDGED.pack(c, int(u)) for c, u in entries))
+                      for key, entries in judged_rows.items()])
+    conn.execute(
+        "INSERT INTO days (day, model, scope, counted, status, calls, seconds_sum, seconds_n, judged, useful) "
+        "SELECT strftime('%Y-%m-%d', c.created, 'unixepoch', 'localtime'), c.model, COALESCE(c.collection, ''), "
+        f"COALESCE(c.kind IN {KINDS_SQL}, 0), c.status, COUNT(*), "
+        "COALESCE(SUM(CASE WHEN c.status = 'ok' AND c.seconds IS NOT NULL THEN c.seconds END), 0), "
+        "SUM(c.status = 'ok' AND c.seconds IS NOT NULL), COUNT(v.id), COALESCE(SUM(v.useful = 1), 0) "
+        f"{_JOINED} GROUP BY 1, 2, 3, 4, 5")
+
+
+def _latest(conn, value: str, where: str, size: int) -> dict:
+    """Per standing, its latest `size` (created, value) entries oldest first (a window function over the history)."""
+    out: dict = {}
+    rows = conn.execute(
+        f"SELECT model, scope, created, value FROM (SELECT c.model AS model, COALESCE(c.collection, '') AS scope, "
+        f"c.created AS created, {value} AS value, ROW_NUMBER() OVER (PARTITION BY c.model, "
+        f"COALESCE(c.collection, '') ORDER BY c.created DESC, {value} DESC) AS n {_JOINED} "
+        f"WHERE c.kind IN {KINDS_SQL} AND {where}) WHERE n <= ? ORDER BY model, scope, created, value", (size,))
+    for model, scope, created, v in rows:
+        out.setdefault((model, scope), []).append((created, v))
+    return out
+
+
+# ---- reading ------------------------------------------------------------------------------------
+
+def standing_rows(db, scopes: tuple | None) -> list:
+    """The kept standings of these scopes (collection names, NONE for calls of no collection), or of all."""
+    if scopes is None:
+        return db.query(f"SELECT {_STANDING_COLS} FROM standings")
+    if not scopes:
+        return []
+    return db.query(f"SELECT {_STANDING_COLS} FROM standings WHERE scope IN ({', '.join('?' * len(scopes))})",
+                    tuple(scopes))
+
+
+def judged_windows(db, model: str, scopes: tuple | None) -> list:
+    """A model's latest judged answers, a row (window) per standing of these scopes (or of all)."""
+    where, params = ("", ()) if scopes is None else (f" AND scope IN ({', '.join('?' * len(scopes))})", tuple(scopes))
+    return db.query(f"SELECT window FROM judged WHERE model = ?{where}", (model, *params))
+
+
+def speeds(packed: bytes | None) -> list:
+    return [tuple(e) for e in SPEED.iter_unpack(packed)] if packed else []
+
+
+def judged_entries(packed: bytes | None) -> list:
+    return [tuple(e) for e in JUDGED.iter_unpack(packed)] if packed else []
