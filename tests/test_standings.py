@@ -9,8 +9,9 @@ import time
 import pytest
 
 from benchwarmers.core.record import Record
-from benchwarmers.store import Database, standings
+from benchwarmers.store import Database, ledgerkept, standings
 from benchwarmers.store.calls import CallRecord, Calls
+from benchwarmers.store.ledger import Ledger, Line
 from benchwarmers.store.verdicts import Verdicts
 
 MODELS = ["m0", "m1", "m2", "m3"]
@@ -33,8 +34,10 @@ def history(db: Database, rng: random.Random, n: int) -> None:
         rec = CallRecord(id=f"c{i:05d}", model=rng.choice(MODELS), status=status, collection=rng.choice(SCOPES),
                          kind=rng.choice(KINDS), created=base + i * 97 + rng.random() * 400,   # some out of order
                          seconds=round(rng.uniform(0.1, 9.0), 4) if status != "skipped" and rng.random() < .9 else None)
-        pending.append(calls.add(rec))
+        pending.append(calls.add(rec, line(rec, rng)))
         made.append(rec)
+        if rng.random() < 0.05:              # a probe's line: no call
+            pending.append(Ledger(db).add(Line("e1", rng.choice(MODELS), "probe", 3, 1, created=rec.created)))
         if rng.random() < 0.3:               # a batch is committed now and then, as replies wait for theirs
             pending.pop().result(10)
         if made and rng.random() < 0.08:     # a late answer: a row made again, keeping its moment
@@ -42,7 +45,7 @@ def history(db: Database, rng: random.Random, n: int) -> None:
             status = rng.choice(["ok", "ok", "timeout", "failed"])
             late = CallRecord(id=old.id, model=old.model, status=status, collection=old.collection, kind=old.kind,
                               created=time.time(), seconds=round(rng.uniform(5, 30), 4) if status == "ok" else None)
-            pending.append(calls.add(late, amend=0.0))
+            pending.append(calls.add(late, line(late, rng, old.created), amend=0.0))
         if made and rng.random() < 0.35:
             target = rng.choice(made).id
             for _ in range(1 + (rng.random() < 0.25)):   # sometimes revised at once
@@ -59,9 +62,18 @@ def late_and_revised(db: Database, calls: Calls, verdicts: Verdicts, made: list,
         status = rng.choice(["failed", "timeout", "ok"])
         late = CallRecord(id=old.id, model=old.model, status=status, collection=old.collection, kind=old.kind,
                           seconds=round(rng.uniform(5, 30), 4) if status == "ok" else None)
-        calls.add(late, amend=0.0).result(10)
+        calls.add(late, line(late, rng, old.created), amend=0.0).result(10)
     else:
         verdicts.add(old.id, rng.random() < 0.5, None, [], ["f"] * rng.randint(0, 2))
+
+
+def line(rec: CallRecord, rng: random.Random, created: float | None = None) -> Line | None:
+    """A call's ledger line (none for one never sent), priced or not."""
+    if rec.status == "skipped" or rng.random() < 0.1:
+        return None
+    return Line(rng.choice(["e1", "e2"]), rec.model, rec.kind, rng.randint(0, 50), rng.randint(0, 20),
+                rng.randint(0, 5), rng.choice([None, 0.001, 0.0002]), rec.collection, rec.id,
+                rng.random() < 0.2, rng.random() < 0.1, created or rec.created)
 
 
 def recompute(db: Database) -> dict:
@@ -106,6 +118,14 @@ def kept(db: Database) -> dict:
     return out
 
 
+def kept_ledger(db: Database) -> dict:
+    cols = ledgerkept.KEY + ledgerkept.SUMS
+    return {"totals": {tuple(r[c] for c in ledgerkept.KEY): tuple(round(r[c], 9) for c in ledgerkept.SUMS)
+                       for r in db.query(f"SELECT {', '.join(cols)} FROM usage_totals WHERE calls != 0")},
+            "days": {r["day"]: (r["calls"], r["tokens"], round(r["cost"], 9), r["priced"])
+                     for r in db.query("SELECT * FROM usage_days WHERE calls != 0")}}
+
+
 def assert_same(got: dict, want: dict) -> None:
     assert got["counts"] == want["counts"]
     assert got["speeds"] == want["speeds"]
@@ -128,6 +148,10 @@ def test_the_kept_record_equals_a_full_recomputation(tmp_path, monkeypatch, seed
         assert_same(kept(db), want)
         db.call(standings.rebuild)                     # a rebuild from the history comes to the same
         assert_same(kept(db), want)
+        ledger = kept_ledger(db)
+        assert ledger["totals"] and ledger["days"]
+        db.call(ledgerkept.rebuild)                    # the ledger's totals: as from its lines
+        assert kept_ledger(db) == ledger
     finally:
         db.close()
 

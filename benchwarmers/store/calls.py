@@ -155,10 +155,10 @@ class Calls:
                 standings.amended(conn, rec.id, old, new)
                 ledger.amend(conn, rec.id, line, amend)
             return self.db.submit(write)
-        keep = ((standings.apply_new, standings.part(new, None)),)
+        kept = (standings.apply_new, standings.part(new, None))
         if line is None:
-            return self.db.insert((CALL_HEAD, values), keep=keep)
-        return self.db.insert((CALL_HEAD, values), (ledger.HEAD, line.values()), keep=keep)
+            return self.db.insert((CALL_HEAD, values), keep=(kept,))
+        return self.db.insert((CALL_HEAD, values), (ledger.HEAD, line.values()), keep=(kept, ledger.keep(line)))
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
                   passed_over: list | None = None, request: str | None = None) -> None:

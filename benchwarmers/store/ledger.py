@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import BadRequest
+from . import ledgerkept
 from .db import Database, Written, insert_sql
 
 # What a line's kind says: a panel's seats (member, explore, with), a merge, a route turn and its shadows, a probe,
@@ -78,19 +79,31 @@ class Line:
 HEAD = f"INSERT INTO usage ({', '.join(COLUMNS)})"   # a line's row goes to Database.insert as (HEAD, values())
 
 
+def keep(line: Line) -> tuple:
+    """What the kept totals take from a new line: a Database.insert `keep` pair."""
+    return ledgerkept.apply_new, ledgerkept.part(ledgerkept.of_values(line.values()))
+
+
 def amend(conn, call: str, line: Line | None, since: float) -> None:
     """A call's line once more, inside the writer's transaction: the one it has corrected in place (its tokens and
     cost; it keeps its moment), or added if it has none; removed when the call turned out never to be sent. The
-    line is looked for among those made at or after `since` (usage_created): only the suite's are indexed by call."""
+    line is looked for among those made at or after `since`; the kept totals follow."""
+    mine = f"SELECT {ledgerkept.LINE_COLS} FROM usage WHERE created >= ? AND call = ?"
+    before = conn.execute(mine, (since, call)).fetchall()
     if line is None:
         conn.execute("DELETE FROM usage WHERE created >= ? AND call = ?", (since, call))
-        return
-    found = conn.execute("UPDATE usage SET input_tokens = ?, output_tokens = ?, cached_tokens = ?, cost = ?, "
-                         "estimated = ? WHERE created >= ? AND call = ?",
-                         (line.input_tokens, line.output_tokens, line.cached_tokens, line.cost, int(line.estimated),
-                          since, call)).rowcount
-    if not found:
-        conn.execute(insert_sql(HEAD, len(COLUMNS)), line.values())
+    else:
+        found = conn.execute("UPDATE usage SET input_tokens = ?, output_tokens = ?, cached_tokens = ?, cost = ?, "
+                             "estimated = ? WHERE created >= ? AND call = ?",
+                             (line.input_tokens, line.output_tokens, line.cached_tokens, line.cost,
+                              int(line.estimated), since, call)).rowcount
+        if not found:
+            conn.execute(insert_sql(HEAD, len(COLUMNS)), line.values())
+    after = conn.execute(mine, (since, call)).fetchall()
+    verdict = conn.execute("SELECT useful FROM verdicts WHERE call = ? AND current = 1", (call,)).fetchone()
+    useful = verdict[0] if verdict else None
+    ledgerkept.apply(conn, [(ledgerkept.part(r, useful), None) for r in before]
+                     + [(None, ledgerkept.part(r, useful)) for r in after])
 
 
 def check_month(value: str | None, now: float | None = None) -> str:
@@ -109,15 +122,16 @@ def check_by(value: str | None) -> str:
     return value
 
 
-SUMS = ("COUNT(*) AS calls, COALESCE(SUM(input_tokens), 0) AS input_tokens, "
-        "COALESCE(SUM(output_tokens), 0) AS output_tokens, COALESCE(SUM(cached_tokens), 0) AS cached_tokens, "
-        "SUM(cost) AS cost, SUM(cost IS NULL AND input_tokens + output_tokens > 0) AS unpriced, "
-        "SUM(estimated) AS estimated, SUM(scheduled) AS scheduled")
+SUMS = ("SUM(calls) AS calls, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, "
+        "SUM(cached_tokens) AS cached_tokens, CASE WHEN SUM(priced) > 0 THEN SUM(cost) END AS cost, "
+        "SUM(unpriced) AS unpriced, SUM(estimated) AS estimated, SUM(scheduled) AS scheduled, "
+        "SUM(judged) AS judged, SUM(useful) AS useful")   # over the kept totals (store/ledgerkept.py)
 
 
 def _sums(row) -> dict:
-    return {"calls": row["calls"], "input_tokens": row["input_tokens"], "output_tokens": row["output_tokens"],
-            "cached_tokens": row["cached_tokens"], "cost": round(row["cost"], 6) if row["cost"] is not None else None,
+    return {"calls": row["calls"] or 0, "input_tokens": row["input_tokens"] or 0,
+            "output_tokens": row["output_tokens"] or 0, "cached_tokens": row["cached_tokens"] or 0,
+            "cost": round(row["cost"], 6) if row["cost"] is not None else None,
             "unpriced": row["unpriced"] or 0, "estimated": row["estimated"] or 0, "scheduled": row["scheduled"] or 0}
 
 
@@ -127,29 +141,29 @@ class Ledger:
 
     def add(self, line: Line) -> Written:
         """Queue a line of its own (a probe's, a speed test's); it is done once it is committed."""
-        return self.db.insert((HEAD, line.values()))
+        return self.db.insert((HEAD, line.values()), keep=(keep(line),))
 
     def totals(self, month: str, by: str) -> dict:
         """The month's lines totalled by one cut (`by`: model, connection, collection or kind), largest first."""
         self.db.sync()
         column = BY[by]
-        rows = self.db.query(f"SELECT {column} AS name, {SUMS} FROM usage WHERE month = ? GROUP BY {column} "
+        rows = self.db.query(f"SELECT {column} AS name, {SUMS} FROM usage_totals WHERE month = ? GROUP BY {column} "
                              "ORDER BY calls DESC, name", (month,))
-        whole = self.db.one(f"SELECT {SUMS} FROM usage WHERE month = ?", (month,))
-        return {"month": month, "by": by, "rows": [{"name": r["name"], **_sums(r)} for r in rows],
+        whole = self.db.one(f"SELECT {SUMS} FROM usage_totals WHERE month = ?", (month,))
+        return {"month": month, "by": by, "rows": [{"name": r["name"] or None, **_sums(r)} for r in rows],
                 "total": _sums(whole)}
 
     def months(self) -> list[str]:
         """The months the ledger has lines for, newest first."""
-        return [r["month"] for r in self.db.query("SELECT DISTINCT month FROM usage ORDER BY month DESC")]
+        return [r["month"] for r in self.db.query("SELECT DISTINCT month FROM usage_totals WHERE calls > 0 "
+                                                  "ORDER BY month DESC")]
 
     def daily(self, since: float, until: float) -> list[dict]:
         """Calls and tokens per UTC day from `since` to `until`, every day listed (empty ones as zero)."""
         self.db.sync()
         rows = {r["day"]: r for r in self.db.query(
-            "SELECT date(created, 'unixepoch') AS day, COUNT(*) AS calls, "
-            "COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens, SUM(cost) AS cost FROM usage "
-            "WHERE created >= ? AND created < ? GROUP BY day", (since, until))}
+            "SELECT day, calls, tokens, CASE WHEN priced > 0 THEN cost END AS cost FROM usage_days "
+            "WHERE day >= ? AND day < ?", (ledgerkept.utc_day(since), ledgerkept.utc_day(until)))}
         out, t = [], since
         while t < until:
             day = time.strftime("%Y-%m-%d", time.gmtime(t))
@@ -163,23 +177,22 @@ class Ledger:
         """What the month's explore seats cost and found: their answers judged useful (the latest verdicts), and
         the explorers that are now members of a collection they explored (`members`: each collection's now)."""
         self.db.sync()
-        spent = _sums(self.db.one(f"SELECT {SUMS} FROM usage WHERE month = ? AND kind = 'explore'", (month,)))
-        judged = self.db.one(
-            "SELECT COUNT(*) AS judged, COALESCE(SUM(v.useful), 0) AS useful FROM usage u "
-            "JOIN verdicts v ON v.call = u.call AND v.current = 1 WHERE u.month = ? AND u.kind = 'explore'", (month,))
-        explored = self.db.query("SELECT DISTINCT collection, model FROM usage WHERE month = ? AND kind = 'explore' "
-                                 "AND collection IS NOT NULL ORDER BY collection, model", (month,))
+        row = self.db.one(f"SELECT {SUMS} FROM usage_totals WHERE month = ? AND kind = 'explore'", (month,))
+        explored = self.db.query("SELECT DISTINCT collection, model FROM usage_totals WHERE month = ? AND "
+                                 "kind = 'explore' AND collection != '' AND calls > 0 ORDER BY collection, model",
+                                 (month,))
         promoted = [{"collection": r["collection"], "model": r["model"]} for r in explored
                     if r["model"] in (members.get(r["collection"]) or ())]
-        return {"month": month, **spent, "judged": judged["judged"], "useful": judged["useful"], "promoted": promoted}
+        return {"month": month, **_sums(row), "judged": row["judged"] or 0, "useful": row["useful"] or 0,
+                "promoted": promoted}
 
     def counts(self, month: str, day_start: float, minute_start: float) -> dict:
         """What the limits count, as the ledger holds it (read at start-up: counts survive a restart): per
         connection and per model, the month's requests, the day's requests and tokens, and the last minute's calls
         with their times and tokens."""
         out: dict = {"month": [], "day": [], "minute": []}
-        out["month"] = self.db.query("SELECT endpoint, model, COUNT(*) AS requests FROM usage WHERE month = ? "
-                                     "GROUP BY endpoint, model", (month,))
+        out["month"] = self.db.query("SELECT endpoint, model, SUM(calls) AS requests FROM usage_totals "
+                                     "WHERE month = ? GROUP BY endpoint, model", (month,))
         out["day"] = self.db.query("SELECT endpoint, model, COUNT(*) AS requests, "
                                    "COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens FROM usage "
                                    "WHERE created >= ? GROUP BY endpoint, model", (day_start,))

@@ -5,7 +5,7 @@ import sqlite3
 import time
 from typing import Callable
 
-from . import standings
+from . import ledgerkept, standings
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "calls, verdicts and probes", """
@@ -161,9 +161,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     # The record kept, not recomputed (store/standings.py): per model and collection its counts, latest answer times
     # and latest judged answers, and calls per day; made from the history once here (STEPS), then kept by each write.
     (16, "the record kept: standings, judged windows, calls per day", standings.SCHEMA),
+    # The ledger's totals per month and cut, and per UTC day, kept as lines are written (store/ledgerkept.py); a line
+    # is found by its call (any kind: a verdict on it changes the month's judged explore seats).
+    (17, "the usage ledger's totals kept; its lines indexed by call", ledgerkept.SCHEMA),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
-STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {16: standings.rebuild}
+STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {16: standings.rebuild, 17: ledgerkept.rebuild}
 
 
 def applied(conn: sqlite3.Connection) -> set[int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import time
 
-from . import standings
+from . import ledgerkept, standings
 from .db import Database
 
 
@@ -27,6 +27,7 @@ class Verdicts:
                                "VALUES (?, ?, ?, ?, ?, ?, 1)",
                                (call, int(useful), note, json.dumps(real), json.dumps(false), created))
             standings.judged(conn, call, standings.call_row(conn, call), old, (int(useful), len(real), len(false)))
+            ledgerkept.judged(conn, call, old[0] if old else None, int(useful))
             return cur.lastrowid
         vid = self.db.call(write)
         return {"id": vid, "call": call, "useful": useful, "note": note, "real": real, "false": false,
