@@ -44,7 +44,7 @@ def test_history_lists_asks_newest_first_with_filters_and_pages(api):
     second = ask(api, text="second question " + "word " * 80)
     api("POST", "/bench/verdict", {"call": seat(first, "a")["call"], "useful": True})
     status, _, d = api("GET", "/bench/history")
-    assert status == 200 and d["total"] == 2 and d["pages"] == 1
+    assert status == 200 and d["total"] == 2 and d["next"] is None and not d["total_capped"]
     newest, oldest = d["items"]
     assert (newest["id"], oldest["id"]) == (second["panel"], first["panel"])
     assert oldest["prompt"] == "first question" and newest["prompt"].endswith("…") and len(newest["prompt"]) == 240
@@ -55,10 +55,14 @@ def test_history_lists_asks_newest_first_with_filters_and_pages(api):
     assert ids("?verdict=given") == [first["panel"]]
     assert ids("?verdict=missing") == [second["panel"], first["panel"]]       # first still has unjudged seats
     assert ids("?collection=nope") == [] and ids("?model=x&status=skipped") == [second["panel"], first["panel"]]
-    page = api("GET", "/bench/history?per_page=1&page=2")[2]
-    assert [i["id"] for i in page["items"]] == [first["panel"]] and page["pages"] == 2
+    one = api("GET", "/bench/history?per_page=1")[2]
+    page = api("GET", f"/bench/history?per_page=1&before={one['next']}")[2]
+    assert [i["id"] for i in page["items"]] == [first["panel"]] and page["next"] is None
+    assert page["newer"] and api("GET", f"/bench/history?after={page['newer']}")[2]["items"][0]["id"] == \
+        second["panel"]
     assert api("GET", "/bench/history?verdict=maybe")[0] == 400
-    assert api("GET", "/bench/history?page=0")[0] == 400
+    assert api("GET", "/bench/history?page=2")[0] == 400          # pages are cursors now, and it says so
+    assert api("GET", "/bench/history?before=nonsense")[0] == 400
 
 
 def test_one_ask_whole_panel_and_route_turn(api):

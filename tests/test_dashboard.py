@@ -256,8 +256,13 @@ def test_calls_filter_and_page(bench):
     for i in range(3):
         bench.form("/ask", {"collection": "core", "prompt": f"question {i}"})
     d = bench.json("/calls.json?per_page=2")
-    assert d["total"] == 4 and [i["prompt"] for i in d["items"][:2]] == ["question 2", "question 1"]
-    assert bench.json("/calls.json?page=2")["page"] == 2
+    assert d["total"] == 4 and [i["prompt"] for i in d["items"]] == ["question 2", "question 1"] and d["next"]
+    older = bench.json(f"/calls.json?per_page=2&before={d['next']}")
+    assert [i["prompt"] for i in older["items"]] == ["question 0", "Where is the bug?"] and older["next"] is None
+    newer = bench.json(f"/calls.json?per_page=2&after={older['newer']}")
+    assert [i["prompt"] for i in newer["items"]] == ["question 2", "question 1"]
+    html = bench.get("/calls?per_page=2")[2]
+    assert "Older →" in html and "4 asks" in html and "Newer" not in html
     assert bench.json("/calls.json?verdict=given")["total"] == 0
     page = bench.get("/calls?verdict=missing")[2]
     assert "question 2" in page and 'href="/calls.json?verdict=missing"' in page

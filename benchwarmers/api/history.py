@@ -7,8 +7,18 @@ from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
-from ..store.history import VERDICT_FILTERS, History
+from ..store.history import VERDICT_FILTERS, History, read_cursor
 from .onboard import whole_number
+
+
+def cursor(q: dict, name: str) -> tuple | None:
+    if not q.get(name):
+        return None
+    found = read_cursor(q[name])
+    if found is None:
+        raise BadRequest(f"{name} must be a cursor from a page's `next` or `newer`, not {q[name][:80]!r}.",
+                         "Page on with the `next` (older) or `newer` value of the page you have.")
+    return found
 
 
 def list_history(req: Request, bench: Bench) -> Response:
@@ -16,11 +26,16 @@ def list_history(req: Request, bench: Bench) -> Response:
     verdict = q.get("verdict") or None
     if verdict and verdict not in VERDICT_FILTERS:
         raise BadRequest(f"verdict must be one of: {', '.join(VERDICT_FILTERS)}.")
+    if "page" in q:
+        raise BadRequest("Pages are cursors: there is no page number.",
+                         "Ask for older asks with before=<the page's `next`>, newer ones with after=<its `newer`>.")
     filters = {"collection": q.get("collection"), "model": q.get("model"), "status": q.get("status"),
                "verdict": verdict}
-    page = whole_number(q.get("page", 1), "page", 1, 10 ** 6)
     per_page = whole_number(q.get("per_page", 25), "per_page", 1, 200)
-    d = History(bench.db).page(filters, page, per_page)
+    before, after = cursor(q, "before"), cursor(q, "after")
+    if before and after:
+        raise BadRequest("Give before or after, not both.")
+    d = History(bench.db).page(filters, per_page, before, after)
     d["filters"] = {k: v for k, v in filters.items() if v}
     return Response.json(d)
 
@@ -41,10 +56,11 @@ def daily(req: Request, bench: Bench) -> Response:
 
 ROUTES = [
     Route("GET", "/bench/history", list_history, "bench", ADMIN, doc=op(
-        "Asks, newest first: panels and route turns, a page at a time.",
+        "Asks, newest first: panels and route turns, a page at a time (cursors: before, after).",
         query={"collection": STRING, "model": STRING, "status": STRING, "verdict": STRING,
-               "page": {"type": "integer"}, "per_page": {"type": "integer"}},
-        ok=obj(("items", "total", "page", "per_page"), items={"type": "array"}, total={"type": "integer"}))),
+               "before": STRING, "after": STRING, "per_page": {"type": "integer"}},
+        ok=obj(("items", "total", "per_page", "next"), items={"type": "array"}, total={"type": "integer"},
+               next={"type": ["string", "null"]}))),
     Route("GET", "/bench/history/{id}", get_history, "bench", ADMIN, doc=op(
         "One ask whole: a panel with its seats and merge, or a route turn with its shadow seats.")),
     Route("GET", "/bench/stats/daily", daily, "bench", ADMIN, doc=op(

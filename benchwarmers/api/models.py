@@ -18,7 +18,7 @@ def view(bench: Bench, model, probe: dict | None = None, perf: dict | None = Non
     if probe is None:
         probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
     out = onboard.model_view(model, probe, bench.quota.until(model))   # a provider's rest, or a limit of yours
-    out["perf"] = perf if perf is not None else speed.latest(bench.db, model.alias).get(model.alias)
+    out["perf"] = perf if perf is not None else speed.latest(bench.db, [model.alias]).get(model.alias)
     out["catalog"] = bench.catalog.describe(model)
     held = out["catalog"]["held"]
     if held and model.active:
@@ -31,7 +31,8 @@ def list_models(req: Request, bench: Bench) -> Response:
     needle = (req.query.get("find") or "").strip().lower()
     reg = bench.registry
     bench.resting.refresh()   # the admin's view: what the table says now, other processes' rests included
-    last, perf = health.latest(bench.db), speed.latest(bench.db)
+    aliases = list(reg.models())
+    last, perf = health.latest(bench.db, aliases), speed.latest(bench.db, aliases)
     record, scores = bench.record.models(), bench.suite.store.scores()   # two sources, kept apart
     rows = []
     for alias, model in sorted(reg.models().items()):

@@ -62,7 +62,8 @@ def run_pending(args, client) -> int:
           [[when(p.get("created")), p.get("call"), p.get("collection") or "-", p.get("seat"), p.get("model"),
             p.get("excerpt")] for p in items], fit=True)
     more = f"; the newest {len(items)} shown" if data.get("total", 0) > len(items) else ""
-    note(f"Waiting for a verdict: {plural(data.get('total', len(items)), 'answer')}{more}. "
+    reach = f" in the latest {data['looked_through']:,} calls" if data.get("total_capped") else ""
+    note(f"Waiting for a verdict: {plural(data.get('total', len(items)), 'answer')}{reach}{more}. "
          "Judge one: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
     return 0
 

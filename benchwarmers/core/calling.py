@@ -259,13 +259,15 @@ class Caller:
                answer: Answer | None = None, ttft: float | None = None, error: str | None = None,
                collection: str | None = None, panel: str | None = None, seat: int | None = None,
                request: tuple[str, str] | None = None, extra: dict | None = None,
-               counted: int | None = None, sent: bool | None = None, amend: float | None = None) -> Written:
+               counted: int | None = None, sent: bool | None = None, amend: float | None = None,
+               turn: str | None = None) -> Written:
         """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask
         (summary None: it is kept in the call's panel's row).
         A call that was sent (`sent`; by default, any status but skipped) gets its ledger line with it; `counted`:
         the prompt tokens its limits counted when it went, when it was sent with another ask than `ask` (a merge).
         `amend`: this call's record was made already (a seat the panel stopped waiting for), its ledger line at or
-        after this moment (now()'s clock): it is brought up to date, its line corrected, not added. The record is
+        after this moment (now()'s clock): it is brought up to date, its line corrected, not added. `turn`: a shadow
+        seat's route turn. The record is
         queued for the writer's next batch; it is done once it is committed (see settle)."""
         summary, digest = request or self.summary(ask)
         if answer is not None:
@@ -283,8 +285,8 @@ class Caller:
             request=summary, prompt_hash=digest, answer=said,
             ttft=ttft if ttft is not None or answer is None else answer.ttft, seconds=round(seconds, 4),
             input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
-            tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, session=ask.session, extra=extra),
-            line, amend)
+            tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, session=ask.session, extra=extra,
+            turn=turn), line, amend)
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> None:

@@ -195,11 +195,11 @@ class Router:
                 "failover_from": turn.failover_from}
 
     def _record(self, turn: Turn, status: str, answer, error: str | None, kind: str = "route",
-                extra: dict | None = None) -> Written:
+                extra: dict | None = None, of: str | None = None) -> Written:
         ask = turn.ask
         return self.caller.record(turn.call, turn.model, ask, status, kind=kind, mode=ROUTE,
                            seconds=time.monotonic() - turn.started, answer=answer, ttft=turn.ttft, error=error,
-                           collection=turn.collection,
+                           collection=turn.collection, turn=of,
                            extra=extra or {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
                                            "failover_from": turn.failover_from, "dropped": ask.dropped,
                                            "tools_offered": [t.name for t in ask.tools],
@@ -229,7 +229,7 @@ class Router:
         except Exception as e:   # a shadow must never disturb anything
             log.exception("shadow seat %s failed", model.alias)
             status, error = FAILED, f"internal error: {type(e).__name__}"
-        self._record(shadow, status, answer, error, kind="shadow", extra={"turn": turn.call})
+        self._record(shadow, status, answer, error, kind="shadow", extra={"turn": turn.call}, of=turn.call)
 
     def _all_failed(self, collection: str, failures: list) -> BenchError:
         lines = "; ".join(f"{alias}: {err}" for alias, err in failures)

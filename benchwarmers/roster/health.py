@@ -140,11 +140,14 @@ def recent(db, alias: str, limit: int = 20) -> list[dict]:
     return [Probe.from_row(r).to_dict() for r in rows]
 
 
-def latest(db) -> dict[str, dict]:
-    """alias -> its most recent probe, for the roster."""
-    rows = db.query("SELECT p.* FROM probes p JOIN (SELECT model, MAX(id) AS id FROM probes GROUP BY model) m "
-                    "ON p.id = m.id")
-    return {r["model"]: Probe.from_row(r).to_dict() for r in rows}
+def latest(db, aliases) -> dict[str, dict]:
+    """alias -> its most recent probe, for the roster: one look down probes_model for each of `aliases`."""
+    out = {}
+    for alias in aliases:
+        found = recent(db, alias, 1)
+        if found:
+            out[alias] = found[0]
+    return out
 
 
 # ---- checking, retiring, restoring -----------------------------------------------------------------

@@ -121,15 +121,20 @@ def summary(latest: dict) -> dict | None:
             "short": short.to_dict() if short else None, "long": long_.to_dict() if long_ else None}
 
 
-def latest(db, alias: str | None = None) -> dict[str, dict]:
-    """alias -> its speed summary, from the latest figure of each prompt (of one model, or of all)."""
-    where, params = ("WHERE model = ?", (alias,)) if alias else ("", ())
-    rows = db.query(f"SELECT p.* FROM perf p JOIN (SELECT MAX(id) AS id FROM perf {where} GROUP BY model, prompt) m "
-                    "ON p.id = m.id", params)
-    found: dict[str, dict] = {}
-    for row in rows:
-        found.setdefault(row["model"], {})[row["prompt"]] = _figure(row)
-    return {alias: summary(figs) for alias, figs in found.items()}
+LATEST = 8   # a model's newest figures looked at for the latest of each prompt (a speed test has two)
+
+
+def latest(db, aliases) -> dict[str, dict]:
+    """alias -> its speed summary, from the latest figure of each prompt, for each of `aliases` (perf_model)."""
+    out = {}
+    for alias in aliases:
+        figs: dict = {}
+        for row in db.query("SELECT * FROM perf WHERE model = ? ORDER BY created DESC, id DESC LIMIT ?",
+                            (alias, LATEST)):
+            figs.setdefault(row["prompt"], _figure(row))
+        if figs:
+            out[alias] = summary(figs)
+    return out
 
 
 def history(db, alias: str, limit: int = 104) -> list[dict]:

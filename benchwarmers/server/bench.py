@@ -78,7 +78,8 @@ class Bench:
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
-        self.seating = Seating(self.registry, self.calls.last_asked(), self.resting, self.catalog, self.caller)
+        self.seating = Seating(self.registry, self.calls.last_asked(self._aliases()), self.resting, self.catalog,
+                               self.caller)
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
@@ -98,6 +99,12 @@ class Bench:
         self.guesses = Guesses()                # wrong secrets per address: the throttle on guessing
         self.mcp_sessions = Sessions()          # MCP over HTTP (/mcp): in memory, ended by a restart
         self.signins = Flows()              # provider sign-ins under way, in memory (a restart forgets them)
+
+    def _aliases(self) -> list[str]:
+        try:
+            return list(self.registry.models())
+        except ConfigError:   # models.json broken by hand: seating starts with no history (status says which line)
+            return []
 
     @classmethod
     def open(cls, folder: Path | None = None, **kw) -> "Bench":

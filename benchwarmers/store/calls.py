@@ -15,7 +15,7 @@ from .ledger import Line
 
 COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",
            "request", "prompt_hash", "answer", "ttft", "seconds", "input_tokens", "output_tokens", "tokens_estimated",
-           "caller", "created", "extra", "session")
+           "caller", "created", "extra", "session", "turn")
 
 
 PANEL_HEAD = "INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over, request)"
@@ -118,6 +118,7 @@ class CallRecord:
     caller: str | None = None
     extra: dict | None = None
     session: str | None = None
+    turn: str | None = None          # a shadow seat's: the route turn (its call id) it answered beside
 
     @classmethod
     def from_row(cls, row) -> "CallRecord":
@@ -185,26 +186,34 @@ class Calls:
         records holds one page in memory, never all of them, and holds no reader between pages."""
         self.db.sync()
         where, params = [], []
-        for column, value in (("collection", collection), ("model", model), ("panel", panel)):
+        for column, value in (("model", model), ("panel", panel)):
             if value:
                 where.append(f"c.{column} = ?")
                 params.append(value)
-        if collections is not None and "*" not in collections:
-            where.append(f"c.collection IN ({', '.join('?' * len(collections))})")
-            params.extend(collections)
+        lanes: list = [collection or None]
+        if collections is not None and "*" not in collections:   # a lane a collection, each down its own index
+            lanes = [c for c in collections if not collection or c == collection]
         after: tuple | None = None
         while limit > 0:
-            page_where = where + (["(c.created < ? OR (c.created = ? AND c.rowid < ?))"] if after else [])
-            sql = (CALL_SELECT + (" WHERE " + " AND ".join(page_where) if page_where else "")
-                   + " ORDER BY c.created DESC, c.rowid DESC LIMIT ?")
-            rows = self.db.query(sql, (*params, *(after or ()), min(size, limit)))
+            rows = []
+            for lane in lanes:
+                lane_where = where + (["c.collection = ?"] if lane else []) + \
+                    (["(c.created, c.rowid) < (?, ?)"] if after else [])
+                sql = (CALL_SELECT + (" WHERE " + " AND ".join(lane_where) if lane_where else "")
+                       + " ORDER BY c.created DESC, c.rowid DESC LIMIT ?")
+                rows += self.db.query(sql, (*params, *([lane] if lane else []), *(after or ()), min(size, limit)))
+            rows = sorted(rows, key=lambda r: (r["created"], r["_row"]), reverse=True)[:min(size, limit)]
             if not rows:
                 return
             yield [CallRecord.from_row(r) for r in rows]
             limit -= len(rows)
-            last = rows[-1]
-            after = (last["created"], last["created"], last["_row"])
+            after = (rows[-1]["created"], rows[-1]["_row"])
 
-    def last_asked(self) -> dict[str, float]:
-        """When each model was last given a seat, for explore rotation."""
-        return {r["model"]: r["t"] for r in self.db.query("SELECT model, MAX(created) AS t FROM calls GROUP BY model")}
+    def last_asked(self, models) -> dict[str, float]:
+        """When each of `models` was last given a seat, for explore rotation: one look each down calls_model."""
+        out = {}
+        for model in models:
+            row = self.db.one("SELECT MAX(created) AS t FROM calls WHERE model = ?", (model,))
+            if row is not None and row["t"] is not None:
+                out[model] = row["t"]
+        return out

@@ -2,30 +2,44 @@
 from __future__ import annotations
 
 import json
+import re
 
 from .calls import request_of
 from .db import Database
 from .verdicts import as_dict
 
-ITEMS = """
-SELECT * FROM (
-    SELECT 'panel' AS kind, id, collection, mode, created FROM panels
-    UNION ALL
-    SELECT 'route' AS kind, id, collection, mode, created FROM calls WHERE kind = 'route'
-) h"""
-# A seat of item h: a panel's calls, or the route turn's own call.
-OF_ITEM = "(s.panel = h.id OR s.id = h.id)"
-JUDGED = "EXISTS (SELECT 1 FROM verdicts v WHERE v.call = s.id AND v.current = 1)"
+SCAN = 2000          # asks each kind of item a page looks through at most for its matches (then: `searched_to`)
+COUNT_CAP = 10_000   # a count of every ask stops here ("10,000+")
+COUNT_SCAN = 1000    # a count of the asks a filter keeps looks through the latest this many
+CURSOR = re.compile(r"^(\d{1,12}(?:\.\d{1,9})?)~([A-Za-z0-9_-]{1,64})$")
+# The two kinds of item, newest first by (created, id) on their own index: panels, and route turns (their call).
+SOURCES = {"panel": "panels h", "route": "calls h"}
+BASE = {"panel": "1", "route": "h.kind = 'route'"}
+JUDGED = "EXISTS (SELECT 1 FROM verdicts v WHERE v.call = {call} AND v.current = 1)"
+# Each filter for each kind: a panel's by its seats (calls_panel), a route turn's by its own call.
 FILTERS = {
-    "collection": "h.collection = ?",
-    "model": f"EXISTS (SELECT 1 FROM calls s WHERE {OF_ITEM} AND s.model = ?)",
-    "status": f"EXISTS (SELECT 1 FROM calls s WHERE {OF_ITEM} AND s.status = ?)",
+    "collection": {"panel": "h.collection = ?", "route": "h.collection = ?"},
+    "model": {"panel": "EXISTS (SELECT 1 FROM calls s WHERE s.panel = h.id AND s.model = ?)", "route": "h.model = ?"},
+    "status": {"panel": "EXISTS (SELECT 1 FROM calls s WHERE s.panel = h.id AND s.status = ?)",
+               "route": "h.status = ?"},
 }
 VERDICT_FILTERS = {
-    "given": f"EXISTS (SELECT 1 FROM calls s WHERE {OF_ITEM} AND {JUDGED})",
-    "missing": f"EXISTS (SELECT 1 FROM calls s WHERE {OF_ITEM} AND s.status = 'ok' AND s.kind != 'merge' "
-               f"AND NOT {JUDGED})",
+    "given": {"panel": "EXISTS (SELECT 1 FROM calls s WHERE s.panel = h.id AND " + JUDGED.format(call="s.id") + ")",
+              "route": JUDGED.format(call="h.id")},
+    "missing": {"panel": "EXISTS (SELECT 1 FROM calls s WHERE s.panel = h.id AND s.status = 'ok' AND "
+                         "s.kind != 'merge' AND NOT " + JUDGED.format(call="s.id") + ")",
+                "route": "h.status = 'ok' AND NOT " + JUDGED.format(call="h.id")},
 }
+
+
+def cursor_of(item) -> str:
+    """Where a page ends (or starts): an item's (created, id), as `before=` / `after=` take it."""
+    return f"{item['created']!r}~{item['id']}"
+
+
+def read_cursor(text: str) -> tuple[float, str] | None:
+    found = CURSOR.match(text or "")
+    return (float(found.group(1)), found.group(2)) if found else None
 
 
 def prompt_of(request: str | None, limit: int = 240) -> str:
@@ -56,24 +70,97 @@ class History:
     def __init__(self, db: Database):
         self.db = db
 
-    def page(self, filters: dict, page: int = 1, per_page: int = 25) -> dict:
-        """{"items", "total", "page", "per_page", "pages"}; filters: collection, model, status, verdict."""
+    def page(self, filters: dict, per_page: int = 25, before: tuple | None = None, after: tuple | None = None) -> dict:
+        """The asks that match `filters` (collection, model, status, verdict), newest first, `per_page` at most: the
+        newest, those older than `before` or those newer than `after` (each an item's (created, id)). Keyset pages:
+        each reads about per_page rows of each kind's time index, and looks through SCAN asks at most. `next`: the
+        cursor for older ones (None: no more), `newer`: for newer ones, `searched_to`: when the page stopped looking
+        there (older asks may still match), `total`: see count()."""
         self.db.sync()
-        where, params = [], []
+        clauses = {kind: self._where(kind, filters) for kind in SOURCES}
+        newest_first = after is None
+        mark = before if newest_first else after
+        floor = self._floor(mark, newest_first)
+        found = []
+        for kind, (where, params) in clauses.items():
+            found += self._walk(kind, where, params, mark, floor, newest_first, per_page + 1)
+        found.sort(key=lambda r: (r["created"], r["id"]), reverse=True)
+        more = len(found) > per_page
+        found = found[:per_page] if newest_first else found[-per_page:]
+        seats = self._seats([r["id"] for r in found])
+        items = [self._summary(r, seats.get(r["id"], [])) for r in found]
+        older = cursor_of(found[-1]) if found and (more or not newest_first) else None
+        if newest_first and not more and floor is not None:
+            older = f"{floor[0]!r}~{floor[1]}"    # the search stopped at the floor: older asks may still match
+        return {"items": items, "per_page": per_page, "next": older,
+                "newer": cursor_of(found[0]) if found and (before or (after and more)) else None,
+                "searched_to": floor[0] if floor is not None and not more else None, **self.count(filters)}
+
+    def count(self, filters: dict) -> dict:
+        """{"total", "total_capped", "counted_in"}: every ask counted up to COUNT_CAP (capped: there are more), or,
+        with filters, the matches among the latest COUNT_SCAN asks of each kind (`counted_in`: how many asks were
+        looked at, when that is not all of them)."""
+        clauses = {kind: self._where(kind, filters) for kind in SOURCES}
+        if not any(params or where != BASE[kind] for kind, (where, params) in clauses.items()):
+            n = sum(self.db.one(f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM {SOURCES[kind]} WHERE {BASE[kind]} "
+                                "LIMIT ?)", (COUNT_CAP + 1,))["n"] for kind in SOURCES)
+            return {"total": min(n, COUNT_CAP), "total_capped": n > COUNT_CAP, "counted_in": None}
+        total, looked, cut = 0, 0, False
+        for kind, (where, params) in clauses.items():
+            floor = self._floor(None, True, COUNT_SCAN, kinds=(kind,))
+            cut = cut or floor is not None
+            bound = floor or (0.0, "")
+            total += self.db.one(f"SELECT COUNT(*) AS n FROM {SOURCES[kind]} WHERE {where} AND "
+                                 "(h.created, h.id) >= (?, ?)", (*params, *bound))["n"]
+            looked += COUNT_SCAN if floor else self.db.one(
+                f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM {SOURCES[kind]} WHERE {BASE[kind]} LIMIT ?)",
+                (COUNT_SCAN,))["n"]
+        return {"total": total, "total_capped": False, "counted_in": looked if cut else None}
+
+    @staticmethod
+    def _where(kind: str, filters: dict) -> tuple[str, list]:
+        where, params = [BASE[kind]], []
         for name, clause in FILTERS.items():
             if filters.get(name):
-                where.append(clause)
+                where.append(clause[kind])
                 params.append(filters[name])
         if filters.get("verdict"):
-            where.append(VERDICT_FILTERS[filters["verdict"]])
-        sql_where = (" WHERE " + " AND ".join(where)) if where else ""
-        total = self.db.one(f"SELECT COUNT(*) AS n FROM ({ITEMS}{sql_where})", tuple(params))["n"]
-        rows = self.db.query(f"{ITEMS}{sql_where} ORDER BY created DESC LIMIT ? OFFSET ?",
-                             (*params, per_page, (page - 1) * per_page))
-        seats = self._seats([r["id"] for r in rows])
-        items = [self._summary(r, seats.get(r["id"], [])) for r in rows]
-        return {"items": items, "total": total, "page": page, "per_page": per_page,
-                "pages": max(1, -(-total // per_page))}
+            where.append(VERDICT_FILTERS[filters["verdict"]][kind])
+        return " AND ".join(where), params
+
+    def _floor(self, mark: tuple | None, newest_first: bool, scan: int | None = None,
+               kinds: tuple = tuple(SOURCES)) -> tuple | None:
+        """How far a page may look: past `mark`, `scan` items of each kind along its index (whatever the filters);
+        the nearer of the kinds' limits (so neither kind is left looked at less far). None: the whole history is
+        within reach."""
+        limits, scan = [], scan or SCAN
+        for kind in kinds:
+            cond, params = self._past(mark, newest_first)
+            row = self.db.one(f"SELECT h.created, h.id FROM {SOURCES[kind]} WHERE {BASE[kind]} AND {cond} ORDER BY "
+                              f"h.created {'DESC' if newest_first else 'ASC'}, h.id {'DESC' if newest_first else 'ASC'}"
+                              " LIMIT 1 OFFSET ?", (*params, scan - 1))
+            if row is not None:
+                limits.append((row["created"], row["id"]))
+        if not limits:
+            return None
+        return max(limits) if newest_first else min(limits)
+
+    @staticmethod
+    def _past(mark: tuple | None, newest_first: bool) -> tuple[str, tuple]:
+        """Past `mark` along the (created, id) index (a row value: the index's own range)."""
+        if mark is None:
+            return "1", ()
+        return f"(h.created, h.id) {'<' if newest_first else '>'} (?, ?)", tuple(mark)
+
+    def _walk(self, kind: str, where: str, params: list, mark, floor, newest_first: bool, limit: int) -> list:
+        past, more = self._past(mark, newest_first)
+        bound, within = ("1", ())
+        if floor is not None:
+            bound, within = f"(h.created, h.id) {'>=' if newest_first else '<='} (?, ?)", tuple(floor)
+        order = "DESC" if newest_first else "ASC"
+        return [dict(r, kind=kind) for r in self.db.query(
+            f"SELECT h.id, h.collection, h.mode, h.created FROM {SOURCES[kind]} WHERE {where} AND {past} AND {bound} "
+            f"ORDER BY h.created {order}, h.id {order} LIMIT ?", (*params, *more, *within, limit))]
 
     def _seats(self, ids: list[str]) -> dict[str, list]:
         if not ids:
@@ -104,8 +191,8 @@ class History:
             head = {"id": panel["id"], "kind": "panel", "collection": panel["collection"], "mode": panel["mode"],
                     "created": panel["created"], "passed_over": json.loads(panel["passed_over"] or "[]")}
         else:
-            rows = self.db.query(SEATS_SQL.format(where="(c.id = ? AND c.kind = 'route') OR (c.kind = 'shadow' AND "
-                                                        "json_extract(c.extra, '$.turn') = ?)"), (item_id, item_id))
+            rows = self.db.query(SEATS_SQL.format(where="(c.id = ? AND c.kind = 'route') OR c.turn = ?"),
+                                 (item_id, item_id))
             turn = next((r for r in rows if r["id"] == item_id), None)
             if turn is None:
                 return None

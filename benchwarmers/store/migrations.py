@@ -164,6 +164,17 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     # The ledger's totals per month and cut, and per UTC day, kept as lines are written (store/ledgerkept.py); a line
     # is found by its call (any kind: a verdict on it changes the month's judged explore seats).
     (17, "the usage ledger's totals kept; its lines indexed by call", ledgerkept.SCHEMA),
+    # What still needs a query gets an index that serves it: the history and the Calls list newest first (keyset
+    # pages on (created, id)), route turns by time, and the turn a shadow seat belongs to as a column of its own.
+    (18, "indexes on time for calls, panels and route turns; a shadow's turn as a column", """
+        ALTER TABLE calls ADD COLUMN turn TEXT;
+        UPDATE calls SET turn = json_extract(extra, '$.turn') WHERE kind = 'shadow';
+        CREATE INDEX calls_turn ON calls (turn) WHERE turn IS NOT NULL;
+        CREATE INDEX calls_created ON calls (created);
+        CREATE INDEX calls_route ON calls (created, id) WHERE kind = 'route';
+        CREATE INDEX panels_created ON panels (created, id);
+        CREATE INDEX panels_collection ON panels (collection, created, id)
+    """),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {16: standings.rebuild, 17: ledgerkept.rebuild}

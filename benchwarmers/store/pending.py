@@ -4,6 +4,7 @@ from __future__ import annotations
 from .db import Database
 
 EXCERPT = 200      # characters of an answer shown beside its call id
+REACH = 10_000     # the latest calls (of the caller, session or calls asked about) looked through for waiting answers
 # A seat's answer of a panel (members, explorers, models added with `with`), not a merge, a route turn or a shadow:
 # the answers an asker reads and is asked to judge.
 WAITING = ("c.status = 'ok' AND c.panel IS NOT NULL AND c.kind IN ('member', 'explore', 'with') "
@@ -16,26 +17,48 @@ def excerpt(text: str | None, limit: int = EXCERPT) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def _floor(db: Database, where: list, params: list, lanes: list) -> tuple | None:
+    """(the time past which calls are not looked through, how many are), or None when every matching call is within
+    REACH. Each collection is a lane of its own (its index, calls_collection): the newest of the lanes' floors."""
+    floors = []
+    for lane in lanes:
+        cond = where + (["c.collection = ?"] if lane is not None else [])
+        row = db.one(f"SELECT c.created FROM calls c WHERE {' AND '.join(cond) or '1'} ORDER BY c.created DESC "
+                     "LIMIT 1 OFFSET ?", (*params, *([lane] if lane is not None else []), REACH))
+        if row is not None:
+            floors.append(row["created"])
+    return (max(floors), REACH) if floors else None
+
+
 def pending(db: Database, *, caller: str | None = None, collections: list | None = None,
             session: str | None = None, calls: list | None = None, limit: int = 50) -> dict:
-    """{"pending": [...], "total"}: the waiting answers asked by `caller` (a key's name) within `collections`
-    (None or '*': any), by `session`, and among `calls`, each condition only when given."""
+    """{"pending": [...], "total", "looked_through", "total_capped"}: the waiting answers, newest first, among the
+    latest REACH calls asked by `caller` (a key's name) within `collections` (None or '*': any), by `session`, and
+    among `calls`, each condition only when given. `total_capped`: there are older calls than those looked through
+    (older answers may wait too): a read costs the same at any size of the record."""
     db.sync()
-    where, params = [WAITING], []
+    where, params = [], []
     for column, value in (("caller", caller), ("session", session)):
         if value is not None:
             where.append(f"c.{column} = ?")
             params.append(value)
-    for column, values in (("collection", None if collections is None or "*" in collections else collections),
-                           ("id", calls)):
-        if values is not None:
-            where.append(f"c.{column} IN ({', '.join('?' * len(values))})" if values else "0")
-            params.extend(values)
-    clause = " AND ".join(where)
-    total = db.one(f"SELECT COUNT(*) AS n FROM calls c WHERE {clause}", tuple(params))["n"]
-    rows = db.query(f"SELECT c.id, c.panel, c.collection, c.seat, c.kind, c.model, c.answer, c.created FROM calls c "
-                    f"WHERE {clause} ORDER BY c.created DESC, c.seat LIMIT ?", (*params, limit))
+    if calls is not None:
+        where.append(f"c.id IN ({', '.join('?' * len(calls))})" if calls else "0")
+        params.extend(calls)
+    lanes = [None] if collections is None or "*" in collections else list(collections)
+    floor = _floor(db, where, params, lanes)
+    if lanes != [None]:
+        where.append(f"c.collection IN ({', '.join('?' * len(lanes))})" if lanes else "0")
+        params.extend(lanes)
+    within, bound = " AND ".join(where + ["c.created > ?"]), (*params, floor[0] if floor else 0.0)
+    total = db.one(f"SELECT COUNT(*) AS n FROM calls c WHERE {within} AND {WAITING}", bound)["n"]
+    rows = db.query(f"SELECT c.id, c.panel, c.collection, c.seat, c.kind, c.model, c.created FROM calls c "
+                    f"WHERE {within} AND {WAITING} ORDER BY c.created DESC, c.seat LIMIT ?", (*bound, limit))
+    answers = {r["id"]: r["answer"] for r in db.query(   # read for the answers shown only
+        f"SELECT id, answer FROM calls WHERE id IN ({', '.join('?' * len(rows))})", [r["id"] for r in rows])} \
+        if rows else {}
+    seen = floor[1] if floor else db.one(f"SELECT COUNT(*) AS n FROM calls c WHERE {within}", bound)["n"]
     return {"pending": [{"call": r["id"], "panel": r["panel"], "collection": r["collection"], "seat": r["seat"],
                          "kind": r["kind"], "model": r["model"], "created": r["created"],
-                         "excerpt": excerpt(r["answer"])} for r in rows],
-            "total": total}
+                         "excerpt": excerpt(answers.get(r["id"]))} for r in rows],
+            "total": total, "looked_through": seen, "total_capped": floor is not None}

@@ -14,8 +14,8 @@ FILTERS = ("collection", "model", "status", "verdict")
 
 def data(req, bench) -> dict:
     q = {k: req.query.get(k) or None for k in FILTERS}
-    page = req.query.get("page") or 1
-    d = get(req, "/bench/history", page=page, per_page=25, **q)
+    where = {k: req.query[k] for k in ("before", "after") if req.query.get(k)}
+    d = get(req, "/bench/history", per_page=req.query.get("per_page") or 25, **q, **where)
     d["collections"] = [c["name"] for c in get(req, "/bench/collections")["collections"]]
     d["models"] = [m["alias"] for m in get(req, "/bench/models")["models"]]
     return d
@@ -51,10 +51,20 @@ def seats(items: list[dict]) -> str:
 
 
 def pager(d: dict) -> str:
-    if d["pages"] <= 1:
-        return ""
-    def href(page: int) -> str:
-        return "/calls?" + urlencode({**d["filters"], "page": page})
-    prev = link(href(d["page"] - 1), "← Newer") if d["page"] > 1 else ""
-    nxt = link(href(d["page"] + 1), "Older →") if d["page"] < d["pages"] else ""
-    return f'<nav class="pager" aria-label="Pages">{prev}<span>Page {d["page"]} of {d["pages"]}</span>{nxt}</nav>'
+    """Newer and older pages (cursors, not page numbers), and how many asks match, as far as it was counted."""
+    def href(key: str, value: str) -> str:
+        per_page = {"per_page": d["per_page"]} if d["per_page"] != 25 else {}
+        return "/calls?" + urlencode({**d["filters"], **per_page, key: value})
+    prev = link(href("after", d["newer"]), "← Newer") if d.get("newer") else ""
+    nxt = link(href("before", d["next"]), "Older →") if d.get("next") else ""
+    searched = f" (looked back to {when(d['searched_to'])}: older ones may match too)" if d.get("searched_to") else ""
+    return f'<nav class="pager" aria-label="Pages">{prev}<span>{e(count_text(d))}{e(searched)}</span>{nxt}</nav>'
+
+
+def count_text(d: dict) -> str:
+    """'10,000+ asks', '3 asks', '12 of the latest 1,000 asks'."""
+    n = f"{d['total']:,}{'+' if d.get('total_capped') else ''}"
+    word = "ask" if d["total"] == 1 and not d.get("total_capped") else "asks"
+    if d.get("counted_in"):
+        return f"{n} of the latest {d['counted_in']:,} asks"
+    return f"{n} {word}"

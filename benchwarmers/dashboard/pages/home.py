@@ -19,8 +19,8 @@ def data(req, bench) -> dict:
     models = listed(req, "/bench/models", "models")
     collections = listed(req, "/bench/collections", "collections")
     recent = get(req, "/bench/history", per_page=5)
-    judged = get(req, "/bench/history", verdict="given", per_page=1)["total"]
-    unjudged = get(req, "/bench/pending", limit=1)["total"]
+    judged = sum(m["judged"] for m in get(req, "/bench/record")["models"].values())   # the record's, kept
+    waiting = get(req, "/bench/pending", limit=1)
     steps = [
         {"done": bool(endpoints), "text": "Add an endpoint", "href": "/endpoints"},
         {"done": bool(models), "text": "Onboard models", "href": "/onboard"},
@@ -31,7 +31,9 @@ def data(req, bench) -> dict:
     return {"status": status, "counts": {"endpoints": len(endpoints), "models": len(models),
                                          "active_models": sum(m["status"] == "active" for m in models),
                                          "collections": len(collections), "asks": recent["total"],
-                                         "asks_judged": judged, "answers_unjudged": unjudged},
+                                         "asks_capped": recent["total_capped"], "answers_judged": judged,
+                                         "answers_unjudged": waiting["total"],
+                                         "answers_unjudged_capped": waiting.get("total_capped", False)},
             "next_steps": steps, "daily": get(req, "/bench/stats/daily", days=14)["days"],
             "recent": recent["items"], "limits": near_limits(req)}
 
@@ -67,14 +69,15 @@ def render(d: dict, frame) -> tuple[str, str]:
                         f'{e(x["text"])} {link("/quotas", "See Quotas")}.</div>' for x in d["limits"])
     c = d["counts"]
     if c["answers_unjudged"]:
-        problems += (f'<div class="flash flash-info" role="status">{c["answers_unjudged"]} '
-                     f'{"answer waits" if c["answers_unjudged"] == 1 else "answers wait"} for a verdict: verdicts decide '
+        waiting = number(c["answers_unjudged"], c["answers_unjudged_capped"])
+        problems += (f'<div class="flash flash-info" role="status">{waiting} '
+                     f'{"answer waits" if waiting == "1" else "answers wait"} for a verdict: verdicts decide '
                      f'who gets seated. {link("/calls?verdict=missing", "Judge them on Calls")}.</div>')
     tiles = [("/endpoints", c["endpoints"], "endpoints"), ("/models", c["active_models"], "active models"),
-             ("/collections", c["collections"], "collections"), ("/calls", c["asks"], "asks"),
-             ("/calls?verdict=given", c["asks_judged"], "asks judged")]
+             ("/collections", c["collections"], "collections"), ("/calls", number(c["asks"], c["asks_capped"]), "asks"),
+             ("/calls?verdict=given", number(c["answers_judged"]), "answers judged")]
     parts = [problems, held_card(s.get("held") or [], frame), '<div class="tiles">' + "".join(
-        f'<a class="tile" href="{e(href)}"><span class="number">{n}</span><span class="what">{e(what)}</span></a>'
+        f'<a class="tile" href="{e(href)}"><span class="number">{e(str(n))}</span><span class="what">{e(what)}</span></a>'
         for href, n, what in tiles) + "</div>"]
     if not all(step["done"] for step in d["next_steps"]):
         parts.append(card("Next steps", steps_list(d["next_steps"]), "steps"))
@@ -89,6 +92,11 @@ def render(d: dict, frame) -> tuple[str, str]:
         ("Gateway keys", "enforced" if s["gateway_keys"]["enforced"] else "not enforced (Settings says how)")],
         "cols-2")))
     return "Home", "".join(parts)
+
+
+def number(n: int, capped: bool = False) -> str:
+    """A count as shown: '10,000+' when counting stopped there."""
+    return f"{n:,}{'+' if capped else ''}"
 
 
 def held_card(held: list[dict], frame) -> str:

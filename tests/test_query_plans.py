@@ -1,0 +1,138 @@
+"""No page, API read or hot path reads the whole history: every statement they run is traced, and its plan (EXPLAIN
+QUERY PLAN) must reach calls, usage, verdicts, panels and the kept tables by an index (a search, or a walk that a
+LIMIT stops), never by a full scan, and never sort every row it found."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchwarmers.server.routes import GATEWAY, ADMIN, PUBLIC
+from benchwarmers.server.table import build_table
+from tests.fakes import FakeOpenAI
+from tests.helpers.data import configure, write
+
+# The history and what is kept of it: none may be scanned. The kept standings (a row per model and collection)
+# and the few small tables of state (settings, keys, pins, limits, jobs) may be.
+HISTORY = {"calls", "usage", "verdicts", "panels", "days", "usage_totals", "usage_days", "probes", "perf"}
+TABLE_REF = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|LEFT\b|JOIN\b|ORDER\b|GROUP\b|LIMIT\b"
+                       r"|INDEXED\b|USING\b)(\w+))?", re.I)
+# A search by one of these finds a bounded few rows (a panel's seats, a call's verdicts, a turn's shadows, the calls
+# within the latest REACH, a month's kept totals): sorting them is no sort of the history.
+BOUNDED = re.compile(r"\b(?:panel|id|call|turn|rowid|month)=\?|created>\?|\(created,id\)[<>]=?\(\?,\?\)")
+EXTRA_PATHS = ["/calls?verdict=missing", "/calls?verdict=given", "/calls?model=a", "/calls?status=failed",
+               "/calls?collection=core", "/bench/history?model=a&verdict=given", "/bench/history?status=ok",
+               "/bench/history?collection=core&verdict=missing", "/bench/calls?model=a", "/bench/calls?collection=core",
+               "/bench/calls?panel={panel}", "/bench/pending?session=s-1", "/bench/pending?calls={call}",
+               "/bench/record?collection=core", "/bench/stats/daily?model=a", "/bench/stats/daily?collection=core",
+               "/bench/usage?by=kind", "/bench/usage?by=collection", "/bench/usage?by=connection", "/calls/{route}",
+               "/bench/history/{route}", "/models/a.json", "/.json", "/calls.json?verdict=missing"]
+
+
+@pytest.fixture
+def fake():
+    f = FakeOpenAI().start()
+    yield f
+    f.stop()
+
+
+def traced(bench) -> list:
+    """Every statement the bench's database connections run from now on (expanded, as SQLite ran it)."""
+    seen: list = []
+    db = bench.db
+    readers = []
+    while not db._readers.empty():
+        readers.append(db._readers.get_nowait())
+    for conn in readers + [db._writer_conn]:
+        conn.set_trace_callback(seen.append)
+    for conn in readers:
+        db._readers.put(conn)
+    return seen
+
+
+def aliases(sql: str) -> dict:
+    out = {}
+    for table, alias in TABLE_REF.findall(sql):
+        out[table.lower()] = table.lower()
+        if alias:
+            out[alias.lower()] = table.lower()
+    return out
+
+
+def problems(conn, sql: str) -> list[str]:
+    """What is wrong with a statement's plan: a table of the history scanned whole, or every row it found sorted."""
+    head = sql.lstrip().split(None, 1)[0].upper()
+    if head not in ("SELECT", "UPDATE", "DELETE", "WITH"):
+        return []
+    names = aliases(sql)
+    plan = [r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql)]
+    out = []
+    reached = []     # how each table of the history was reached: what a sort after it would sort
+    for line in plan:
+        scan = re.match(r"SCAN (\w+)( USING (?:COVERING )?INDEX (\w+))?", line)
+        search = re.match(r"SEARCH (\w+) USING .*\((.*)\)", line)
+        if scan and names.get(scan.group(1).lower()) in HISTORY:
+            if not scan.group(2):
+                out.append(f"a full scan of {names[scan.group(1).lower()]}: {line}")
+            elif "LIMIT" not in sql.upper():
+                out.append(f"a walk of a whole index of {names[scan.group(1).lower()]} (no LIMIT): {line}")
+            reached.append(line)
+        if search and names.get(search.group(1).lower()) in HISTORY and not BOUNDED.search(search.group(2)):
+            reached.append(line)
+        if line == "USE TEMP B-TREE FOR ORDER BY" and reached:
+            out.append(f"every row found is sorted (its index does not give the order): {reached}")
+    return out
+
+
+def drive(app, home) -> dict:
+    """Asks, route turns with a shadow seat, verdicts; returns ids the paths need."""
+    ids = {}
+    for i in range(3):
+        status, _, d = app("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+            {"role": "user", "content": f"question {i}"}]}, headers={"X-Bench-Session": "s-1"})
+        assert status == 200, d
+        ids["panel"], ids["call"] = d["bench"]["panel"], d["bench"]["seats"][0]["call"]
+    status, _, d = app("POST", "/v1/chat/completions", {"model": "bench/core:merged", "messages": [
+        {"role": "user", "content": "merge this"}]})
+    assert status == 200, d
+    for i in range(2):
+        status, headers, d = app("POST", "/v1/chat/completions", {"model": "bench/agent:route", "messages": [
+            {"role": "user", "content": f"agent turn {i}"}]}, headers={"x-claude-code-session-id": f"conv-{i}"})
+        assert status == 200, d
+        ids["route"] = headers["x-bench-call"]
+    for call in (ids["call"], ids["route"]):
+        assert app("POST", "/bench/verdict", {"call": call, "useful": True, "real": ["x"]})[0] == 200
+    assert app("POST", "/bench/verdict", {"call": ids["call"], "useful": False})[0] == 200   # revised
+    return ids
+
+
+def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app):
+    configure(home, {"fake": (fake, "openai")},
+              {m: ("fake", f"m-{m}") for m in ("a", "b", "c", "x", "y")},
+              {"core": {"members": ["a", "b", "c"], "explore": 1, "description": "reviewers"},
+               "agent": {"members": ["a", "b"], "explore": 0, "shadow": 1}})
+    write(home, "limits.json", {"connections": {"fake": {"rpm": 1000}}, "models": {}})
+    app = make_app()
+    seen = traced(app.bench)
+    ids = drive(app, home)
+    values = {"name": "core", "alias": "a", "id": ids["panel"], "model": "bench/core", "provider": "openrouter"}
+    paths = [re.sub(r"\{(\w+)(?::path)?\}", lambda m: values.get(m.group(1), "x"), r.pattern)
+             for r in build_table().routes if r.method == "GET" and r.auth in (PUBLIC, GATEWAY, ADMIN)
+             and not r.pattern.startswith(("/static/", "/connect/"))]
+    paths += [p.format(**ids) for p in EXTRA_PATHS] + [f"/bench/calls/{ids['call']}", f"/calls/{ids['panel']}"]
+    for path in paths:
+        app("GET", path)
+    key = app("POST", "/bench/keys", {"name": "narrow", "collections": ["core", "agent"]})[2]["key"]
+    write(home, "settings.json", {"require_keys": True})   # a key of two collections reads only theirs
+    for path in ("/bench/calls", "/bench/pending", "/bench/record", "/v1/models", "/bench/collections"):
+        assert app("GET", path, headers={"Authorization": f"Bearer {key}"})[0] == 200, path
+    app.bench.db.sync()
+    found = {}
+    conn = app.bench.db._writer_conn
+    conn.set_trace_callback(None)
+    for sql in dict.fromkeys(seen):
+        wrong = problems(conn, sql)
+        if wrong:
+            found[sql[:400]] = wrong
+    assert len(seen) > 200 and any("FROM standings" in s for s in seen)
+    assert not found, "\n\n".join(f"{sql}\n  -> {'; '.join(w)}" for sql, w in found.items())
