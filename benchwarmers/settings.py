@@ -46,6 +46,9 @@ SETTINGS = {s.name: s for s in (
             _share),
     Setting("record_max_kb", 256.0, float, "Largest prompt and largest answer kept in a call record, in KB; past it "
             "the record keeps the start and says how much more there was.", _positive, most=1024 * 1024),
+    Setting("record_keep_days", 0, int, "Days a call's prompt and answer text is kept (0: for ever); older text is "
+            "pruned by bench store compact and the scheduler's daily compact job. Every count, verdict, claim and "
+            "ledger line is kept.", lambda v: v >= 0, most=100_000),
     Setting("merge_model", None, str, "Model that writes :merged answers when a collection names none."),
     Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive,
             most=3600),

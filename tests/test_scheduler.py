@@ -52,10 +52,11 @@ def runs(svc, name: str = "probe") -> list[dict]:
     return [dict(r) for r in svc.bench.db.query("SELECT * FROM jobs WHERE name = ? ORDER BY id", (name,))]
 
 
-def enable(svc, probe: str = "04:30", perf: bool = False, suite: bool = False, **extra) -> dict:
-    """The scheduler on with the probe at `probe`; perf and suite off unless asked for."""
-    body = {"enabled": True, "jobs": {"probe": {"on": True, "at": probe}, "perf": {"on": perf}, "suite": {"on": suite}},
-            **extra}
+def enable(svc, probe: str = "04:30", perf: bool = False, suite: bool = False, compact: bool = False,
+           **extra) -> dict:
+    """The scheduler on with the probe at `probe`; perf, suite and compact off unless asked for."""
+    body = {"enabled": True, "jobs": {"probe": {"on": True, "at": probe}, "perf": {"on": perf}, "suite": {"on": suite},
+                                      "compact": {"on": compact}}, **extra}
     status, _, d = Http(svc.url)("POST", "/bench/scheduler", body)
     assert status == 200, d
     return d

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from benchwarmers.core.record import Record
-from benchwarmers.store import Database, ledgerkept, standings
+from benchwarmers.store import Database, compaction, ledgerkept, standings
 from benchwarmers.store.calls import CallRecord, Calls
 from benchwarmers.store.ledger import Ledger, Line
 from benchwarmers.store.verdicts import Verdicts
@@ -32,6 +32,8 @@ def history(db: Database, rng: random.Random, n: int) -> None:
             continue
         status = rng.choice(STATUSES)
         rec = CallRecord(id=f"c{i:05d}", model=rng.choice(MODELS), status=status, collection=rng.choice(SCOPES),
+                         answer="x" * rng.randint(0, 300) if status == "ok" else None,
+                         request='{"messages": []}' if rng.random() < .5 else None,
                          kind=rng.choice(KINDS), created=base + i * 97 + rng.random() * 400,   # some out of order
                          seconds=round(rng.uniform(0.1, 9.0), 4) if status != "skipped" and rng.random() < .9 else None)
         pending.append(calls.add(rec, line(rec, rng)))
@@ -44,7 +46,8 @@ def history(db: Database, rng: random.Random, n: int) -> None:
             old = rng.choice(made)
             status = rng.choice(["ok", "ok", "timeout", "failed"])
             late = CallRecord(id=old.id, model=old.model, status=status, collection=old.collection, kind=old.kind,
-                              created=time.time(), seconds=round(rng.uniform(5, 30), 4) if status == "ok" else None)
+                              created=time.time(), seconds=round(rng.uniform(5, 30), 4) if status == "ok" else None,
+                              answer="late " * rng.randint(0, 40) or None)
             pending.append(calls.add(late, line(late, rng, old.created), amend=0.0))
         if made and rng.random() < 0.35:
             target = rng.choice(made).id
@@ -152,6 +155,9 @@ def test_the_kept_record_equals_a_full_recomputation(tmp_path, monkeypatch, seed
         assert ledger["totals"] and ledger["days"]
         db.call(ledgerkept.rebuild)                    # the ledger's totals: as from its lines
         assert kept_ledger(db) == ledger
+        text = {r["day"]: r["chars"] for r in db.query("SELECT * FROM text_days WHERE chars != 0")}
+        db.call(compaction.rebuild)                    # the text kept per day: as from the rows
+        assert text and {r["day"]: r["chars"] for r in db.query("SELECT * FROM text_days WHERE chars != 0")} == text
     finally:
         db.close()
 

@@ -1,6 +1,6 @@
 """Every sub-command module, in the order --help lists them."""
 from . import (ask, catalog, collection, endpoint, jobs, key, limits, mcp, models, onboard, serve, settings, status,
-               suite, usage, verdicts)
+               store, suite, usage, verdicts)
 
 MODULES = [serve, status, ask, verdicts, collection, models, onboard, catalog, suite, endpoint, key, limits, usage,
-           settings, jobs, mcp]
+           store, settings, jobs, mcp]

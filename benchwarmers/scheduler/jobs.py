@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import catalogjob, perfjob, probejob, suitejob
+from . import catalogjob, compactjob, perfjob, probejob, suitejob
 from .when import At
 
 
@@ -40,4 +40,7 @@ JOBS: dict[str, Job] = {job.name: job for job in (
         "oldest first, one model at a time, at most suite_job_calls calls a run", suitejob.run, fallback=At(5 * 60)),
     Job("catalog", False, "fetches the public catalogs of model facts and prices again (models.dev, OpenRouter); "
         "calls no model; off until you switch it on", catalogjob.run, fallback=At(3 * 60), on_by_default=False),
+    Job("compact", False, "prunes the prompt and answer text older than record_keep_days (every count, verdict, "
+        "claim and ledger line stays), gives free pages back and gathers the query planner's statistics; calls no "
+        "model", compactjob.run, fallback=At(2 * 60 + 30)),
 )}

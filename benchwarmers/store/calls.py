@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from ..redaction import forget_known
-from . import ledger, standings
+from . import compaction, ledger, standings
 from .db import Database, Written, insert_sql
 from .ledger import Line
 
@@ -24,7 +24,7 @@ CALL_SELECT = ("SELECT c.rowid AS _row, c.*, p.request AS panel_request FROM cal
                "LEFT JOIN panels p ON p.id = c.panel")
 PAGE = 50   # calls read per query when listing
 
-EXTRA = COLUMNS.index("extra")
+EXTRA, ANSWER, REQUEST = COLUMNS.index("extra"), COLUMNS.index("answer"), COLUMNS.index("request")
 _ROW = operator.attrgetter(*COLUMNS)   # a record's values in COLUMNS' order
 CALL_HEAD = f"INSERT INTO calls ({', '.join(COLUMNS)})"
 # The record of a call the panel stopped waiting for, made again by its worker: the same row updated in place (so
@@ -149,24 +149,32 @@ class Calls:
                "seconds": rec.seconds, "created": rec.created}
         if amend is not None:
             def write(conn):
-                old = standings.call_row(conn, rec.id)
+                old = conn.execute(f"SELECT {standings.CALL_COLS}, answer, request FROM calls WHERE id = ?",
+                                   (rec.id,)).fetchone()
                 conn.execute(AMEND_CALL, values)
                 if old is not None:   # the row keeps its moment: the panel's, not the amend's
                     new["created"] = old["created"]
                 standings.amended(conn, rec.id, old, new)
                 ledger.amend(conn, rec.id, line, amend)
+                text = [compaction.part(new["created"], values[ANSWER], values[REQUEST])]
+                if old is not None:
+                    text.append((compaction.part(old["created"])[0], -compaction.chars(old["answer"], old["request"])))
+                compaction.apply(conn, text)
             return self.db.submit(write)
         kept = (standings.apply_new, standings.part(new, None))
+        text = (compaction.apply, compaction.part(rec.created, values[ANSWER], values[REQUEST]))
         if line is None:
-            return self.db.insert((CALL_HEAD, values), keep=(kept,))
-        return self.db.insert((CALL_HEAD, values), (ledger.HEAD, line.values()), keep=(kept, ledger.keep(line)))
+            return self.db.insert((CALL_HEAD, values), keep=(kept, text))
+        return self.db.insert((CALL_HEAD, values), (ledger.HEAD, line.values()), keep=(kept, ledger.keep(line), text))
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
                   passed_over: list | None = None, request: str | None = None) -> None:
         """The panel's row; `passed_over`: the explore candidates it could not seat, each {model, reason}; `request`:
         what it was asked, as stored (its seats' records leave theirs empty: see request_of)."""
         passed = json.dumps(passed_over) if passed_over else None
-        self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, time.time(), passed, request)))
+        now = time.time()
+        self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, now, passed, request)),
+                       keep=((compaction.apply, compaction.part(now, request)),))
 
     def get(self, call_id: str) -> CallRecord | None:
         sql = CALL_SELECT + " WHERE c.id = ?"

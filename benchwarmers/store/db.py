@@ -19,6 +19,8 @@ log = logging.getLogger("benchwarmers.store")
 LAG = 0.02   # seconds the writer thread leaves a write to whoever waits for it before committing it itself
 BATCH = 500  # writes a transaction at most
 CHECKPOINT = 0.25   # seconds between the writer thread's WAL checkpoints while writes come in
+WAL_LIMIT = 16 * 2 ** 20   # bytes a WAL is cut back to when a checkpoint starts it over (journal_size_limit)
+ANALYSIS_LIMIT = 400       # rows of each index PRAGMA optimize's ANALYZE reads at most (SQLite's advice)
 
 
 class Written:
@@ -148,6 +150,8 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA busy_timeout=30000")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")   # a burst of writes leaves no WAL of a hundred MB
+    conn.execute(f"PRAGMA analysis_limit={ANALYSIS_LIMIT}")
     return conn
 
 
@@ -172,8 +176,13 @@ class Database:
     def __init__(self, path: Path, readers: int = 4):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        new = not self.path.exists() or not self.path.stat().st_size
         if not self.path.exists():   # made owner-only before SQLite opens it; its -wal and -shm files copy the mode
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+        if new:   # before anything is written: free pages can then be given back a step at a time (compaction.py)
+            first = sqlite3.connect(str(self.path))
+            first.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            first.close()
         self._writer_conn = connect(self.path)
         owner_only(self.path)
         migrate(self._writer_conn)
@@ -371,8 +380,29 @@ class Database:
         rows = self.query(sql, params)
         return rows[0] if rows else None
 
+    def optimize(self) -> None:
+        """PRAGMA optimize on every connection, as SQLite advises for long-lived ones (now and then, and at close):
+        it gathers statistics (ANALYZE, within ANALYSIS_LIMIT) on the tables whose queries could use them."""
+        self.call(lambda conn: conn.execute("PRAGMA optimize").fetchall())
+        conns = [self._readers.get(timeout=60) for _ in range(self._readers.qsize())]
+        try:
+            for conn in conns:
+                conn.execute("PRAGMA optimize").fetchall()
+        finally:
+            for conn in conns:
+                self._readers.put(conn)
+
+    def vacuum_full(self) -> None:
+        """The file rewritten (VACUUM) with incremental vacuum on, on the writer's connection, nothing else written
+        meanwhile: it needs as much free disk as the file, and writes wait for it."""
+        with self._writing:
+            self._commit_queued()
+            self._writer_conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            self._writer_conn.execute("VACUUM")
+        self._checkpoint()
+
     def close(self) -> None:
-        """Commit what is queued, then close every connection."""
+        """Commit what is queued, run PRAGMA optimize, then close every connection."""
         with self._submitting:   # nothing is queued once closed: the writer commits what is and ends
             if self._closed:
                 return
@@ -380,6 +410,11 @@ class Database:
         self._closing.set()
         self._wake.set()
         self._thread.join(timeout=30)
+        for conn in [self._writer_conn] + list(self._readers.queue):
+            try:
+                conn.execute("PRAGMA optimize").fetchall()
+            except sqlite3.Error:
+                pass   # statistics are an aid: a busy or failing store still closes
         self._checkpoints.close()
         self._writer_conn.close()
         while not self._readers.empty():

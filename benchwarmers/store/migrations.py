@@ -5,7 +5,7 @@ import sqlite3
 import time
 from typing import Callable
 
-from . import ledgerkept, standings
+from . import compaction, ledgerkept, standings
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "calls, verdicts and probes", """
@@ -175,9 +175,19 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX panels_created ON panels (created, id);
         CREATE INDEX panels_collection ON panels (collection, created, id)
     """),
+    # The prompt and answer text kept per UTC day (store/compaction.py), so the retention setting can say what it
+    # would prune without reading the history; where pruning has got to.
+    (19, "the text kept per day; the state of pruning", compaction.SCHEMA),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
-STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {16: standings.rebuild, 17: ledgerkept.rebuild}
+STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {16: standings.rebuild, 17: ledgerkept.rebuild,
+                                                        19: compaction.rebuild}
+
+
+def rebuild_kept(conn: sqlite3.Connection) -> None:
+    """Every kept table made again from the history (`bench store rebuild`), in the caller's transaction."""
+    for number in sorted(STEPS):
+        STEPS[number](conn)
 
 
 def applied(conn: sqlite3.Connection) -> set[int]:

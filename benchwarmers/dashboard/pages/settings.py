@@ -1,5 +1,6 @@
 """Settings: the server and who may reach it, gateway keys (made, shown once, revoked), the scheduler (scheduler.py),
-who makes member calls (the built-in client or llm), the settings file's values, and the switches for providers
+who makes member calls (the built-in client or llm), the settings file's values, the record's size and retention,
+and the switches for providers
 whose free models work only in their own app (appswitch.py).
 
 The page is a list of sections (SECTIONS): each has a key in the page's dict, a function that reads its data
@@ -132,11 +133,40 @@ def field(s: dict, frame) -> str:
     return f'<input id="s-{e(name)}" name="{e(name)}" type="{kind}"{step} value="{e(typed)}">'
 
 
+def read_store(req, bench) -> dict:
+    return get(req, "/bench/store")
+
+
+def mb(n: int) -> str:
+    return f"{n / 2 ** 20:,.1f} MB"
+
+
+def show_store(d: dict, frame) -> str:
+    keep = (f"prompt and answer text kept {d['keep_days']} days: compacting now prunes "
+            f"{d['would_prune_chars']:,} characters of it" if d["keep_days"] else
+            "prompt and answer text kept for ever (<code>record_keep_days</code> 0)")
+    button = confirm(frame, "/settings/store/compact", "Compact now",
+                     "Prune the text older than record_keep_days and give free space back? Counts, verdicts, claims "
+                     "and the ledger stay.")
+    return facts([("Record", f'{e(mb(d["bytes"]))}, of which {e(mb(d["free_bytes"]))} free pages'),
+                  ("Its WAL", e(mb(d["wal_bytes"]))), ("Text kept", f'{d["text_chars"]:,} characters'),
+                  ("Retention", keep)]) + \
+        ('<p class="muted">The daily <code>compact</code> job (Scheduler, above) does the same; <code>bench store '
+         f'compact</code> and <code>bench store rebuild</code> from the command line.</p>{button}')
+
+
+def compact_now(req, bench, form) -> Done:
+    done = post(req, "/bench/store/compact", {})
+    return Done(f"Compacted: the text of {done['pruned_calls']:,} calls pruned, {mb(done['freed_bytes'])} given back.",
+                "/settings#store", {"compaction": done})
+
+
 SECTIONS = [Section("server", "Server and access", read_server, show_server),
             Section("gateway_keys", "Gateway keys", read_keys, show_keys),
             Section("scheduler", "Scheduler", scheduler.read, scheduler.show),
             Section("client", "Member calls", read_client, show_client),
             Section("settings", "Settings", read_values, show_values),
+            Section("store", "The record", read_store, show_store),
             Section("app_only", "Free models only their own app can use", appswitch.read, appswitch.show)]
 
 
@@ -186,4 +216,5 @@ def save_values(req, bench, form) -> Done:
 
 
 ACTIONS = [("/settings/keys", make_key, "/settings"), ("/settings/keys/{name}/revoke", revoke_key, "/settings"),
-           ("/settings/values", save_values, "/settings"), ("/settings/app-only", appswitch.save, "/settings")] + scheduler.ACTIONS
+           ("/settings/values", save_values, "/settings"), ("/settings/app-only", appswitch.save, "/settings"),
+           ("/settings/store/compact", compact_now, "/settings")] + scheduler.ACTIONS

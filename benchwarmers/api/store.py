@@ -1,0 +1,52 @@
+"""/bench/store: the record's size and what the retention setting would prune; compact it; rebuild what is kept."""
+from __future__ import annotations
+
+import time
+
+from ..errors import BadRequest
+from ..server.bench import Bench
+from ..server.messages import Request, Response
+from ..server.openapi import obj, op
+from ..server.routes import ADMIN, Route
+from ..store import compaction
+from ..store.migrations import rebuild_kept
+
+STORE = obj(("bytes", "free_bytes", "wal_bytes", "text_chars", "keep_days", "would_prune_chars"),
+            bytes={"type": "integer"}, free_bytes={"type": "integer"}, wal_bytes={"type": "integer"},
+            text_chars={"type": "integer"}, keep_days={"type": "integer"}, would_prune_chars={"type": "integer"})
+
+
+def get_store(req: Request, bench: Bench) -> Response:
+    return Response.json(compaction.size(bench.db, bench.settings()["record_keep_days"], bench.clock.now()))
+
+
+def post_compact(req: Request, bench: Bench) -> Response:
+    """{"full": false}: prune the text the retention setting says to, give free pages back; `full`: rewrite the file
+    (it needs as much free disk as the file, and writes wait for it)."""
+    body = req.json() if req.body.strip() else {}
+    extra = sorted(set(body) - {"full"})
+    if extra or not isinstance(body.get("full", False), bool):
+        raise BadRequest("A compaction takes {\"full\": true|false} only.", "e.g. {} or {\"full\": true}")
+    return Response.json(compaction.compact(bench.db, bench.settings()["record_keep_days"], body.get("full", False),
+                                            bench.clock.now()))
+
+
+def post_rebuild(req: Request, bench: Bench) -> Response:
+    """Every kept table (standings, calls per day, ledger totals, text per day) made again from the history, in one
+    transaction: writes wait for it."""
+    started = time.monotonic()
+    bench.db.call(rebuild_kept)
+    return Response.json({"rebuilt": True, "seconds": round(time.monotonic() - started, 2),
+                          "store": compaction.size(bench.db, bench.settings()["record_keep_days"])})
+
+
+ROUTES = [
+    Route("GET", "/bench/store", get_store, "bench", ADMIN, doc=op(
+        "The record's size (database, free pages, WAL), its text, and what record_keep_days would prune.", ok=STORE)),
+    Route("POST", "/bench/store/compact", post_compact, "bench", ADMIN, doc=op(
+        "Prune the text older than record_keep_days and give free pages back (full: rewrite the file).",
+        body=obj((), full={"type": "boolean"}), ok=obj(("store",), store=STORE))),
+    Route("POST", "/bench/store/rebuild", post_rebuild, "bench", ADMIN, doc=op(
+        "Make every kept table (the record's standings, calls per day, the ledger's totals) again from the history.",
+        ok=obj(("rebuilt",), rebuilt={"type": "boolean"}))),
+]

@@ -1,0 +1,84 @@
+"""bench store: the record's size and what the retention would prune; `compact` prunes and gives space back,
+`rebuild` makes what the record keeps (its standings, calls per day, the ledger's totals) again from the history."""
+from __future__ import annotations
+
+import argparse
+
+from . import verbless
+from .output import confirm, emit_json, note, say
+
+FMT = argparse.RawDescriptionHelpFormatter
+
+
+def register(sub, parent) -> None:
+    s = sub.add_parser("store", parents=[parent], help="the record's size; compact it; rebuild what it keeps",
+                       formatter_class=FMT,
+                       description="The record (bench.db in the data folder): its size, its prompt and answer text, "
+                                   "and what the record_keep_days setting would prune of it.",
+                       epilog="examples:\n  bench store show\n  bench settings set record_keep_days 90\n"
+                              "  bench store compact --yes\n  bench store rebuild")
+    ssub = s.add_subparsers(dest="action", metavar="ACTION")
+    s.set_defaults(func=verbless.refuse(s))
+    show = ssub.add_parser("show", parents=[parent], help="the record's size and what the retention would prune",
+                           formatter_class=FMT, epilog="example:\n  bench store show --json")
+    show.set_defaults(func=run_show)
+    c = ssub.add_parser("compact", parents=[parent], formatter_class=FMT,
+                        help="prune text older than record_keep_days, give free space back",
+                        description="Prunes the prompt and answer text of calls older than record_keep_days (none "
+                                    "while it is 0), keeping every count, verdict, claim and ledger line, then gives "
+                                    "free pages back to the disk. --full rewrites the file (it needs as much free "
+                                    "disk as the record, and the service's writes wait for it).",
+                        epilog="examples:\n  bench store compact --yes\n  bench store compact --full --yes")
+    c.add_argument("--full", action="store_true", help="rewrite the whole file (once, on a record made before "
+                                                       "incremental vacuum)")
+    c.add_argument("--yes", action="store_true", help="do not ask")
+    c.set_defaults(func=run_compact)
+    r = ssub.add_parser("rebuild", parents=[parent], formatter_class=FMT,
+                        help="make the kept standings and totals again from the history",
+                        description="Makes every table the record keeps as it goes (its standings, calls per day, "
+                                    "the ledger's totals, the text per day) again from the calls, verdicts and "
+                                    "ledger lines, in one transaction: the service's writes wait for it (seconds at a "
+                                    "million calls).", epilog="example:\n  bench store rebuild")
+    r.set_defaults(func=run_rebuild)
+
+
+def mb(n: int) -> str:
+    return f"{n / 2 ** 20:,.1f} MB"
+
+
+def show_store(d: dict) -> None:
+    say(f"Record: {mb(d['bytes'])} ({mb(d['free_bytes'])} free inside it), WAL {mb(d['wal_bytes'])}; prompt and "
+        f"answer text kept: {d['text_chars']:,} characters.")
+    if d["keep_days"]:
+        say(f"record_keep_days {d['keep_days']}: compacting now would prune {d['would_prune_chars']:,} of them.")
+    else:
+        say("record_keep_days is 0: all text is kept (bench settings set record_keep_days N prunes text older "
+            "than N days).")
+
+
+def run_show(args, client) -> int:
+    d = client.get("/bench/store")
+    emit_json(d) if args.json else show_store(d)
+    return 0
+
+
+def run_compact(args, client) -> int:
+    d = client.get("/bench/store")
+    if d["keep_days"] and d["would_prune_chars"] and not confirm(
+            f"Prune {d['would_prune_chars']:,} characters of prompt and answer text older than {d['keep_days']} "
+            "days? Counts, verdicts and the ledger stay.", args.yes):
+        return 1
+    done = client.post("/bench/store/compact", {"full": args.full})
+    if args.json:
+        emit_json(done)
+        return 0
+    note(f"Pruned the text of {done['pruned_calls']:,} calls and {done['pruned_panels']:,} panels; gave back "
+         f"{mb(done['freed_bytes'])} in {done['seconds']} s.")
+    show_store(done["store"])
+    return 0
+
+
+def run_rebuild(args, client) -> int:
+    done = client.post("/bench/store/rebuild", {})
+    emit_json(done) if args.json else note(f"Rebuilt what the record keeps in {done['seconds']} s.")
+    return 0
