@@ -8,11 +8,14 @@ from array import array
 from dataclasses import dataclass
 
 from ..store import Config, Database
+from ..store.ids import new_id
 from ..store.ledger import Ledger, month_end, month_of
 from . import limitset
 from .limitset import CONNECTION, LIMITS, MODEL
 
 MINUTE, DAY = 60.0, 86400.0
+SHARED_KEEP = 2 * DAY      # seconds the admits table keeps a counted call for the other processes to read
+ADMIT = "INSERT INTO admits (endpoint, model, created, tokens, requests, process)"
 PROVIDER = "provider"       # the scope of a rest the provider's own limit imposed (Resting)
 RESTS = ("resting until", "rate limited")   # how a seat (or a member passed over) kept by a rate limit says so
 
@@ -165,11 +168,16 @@ class Quota:
     overrun a limit together. Counts start from the ledger (a restart keeps them) and follow `clock`."""
 
     def __init__(self, db: Database, config: Config, resting, clock):
-        self.ledger, self.config, self.resting = Ledger(db), config, resting
+        self.db, self.ledger, self.config, self.resting = db, Ledger(db), config, resting
         self.clock = clock                 # now() and sleep(): the scheduler's Clock (tests give one they control)
         self._lock = threading.Lock()
         self._counts: dict[tuple[str, str], Counts] = {}
         self._limits: tuple = (None, {"connections": {}, "models": {}})
+        # Another process on this data folder (bench serve and bench gateway) counts its calls too: a call to a
+        # connection or model with a limit is checked and counted in a database transaction, its row in `admits`,
+        # and the other process's rows are counted here before each check (`_seen`: the last one counted).
+        self.process = new_id()
+        self._seen, self._shared = 0, 0
         self.restore()
 
     # ---- what is set -------------------------------------------------------------------------------
@@ -196,8 +204,12 @@ class Quota:
     # ---- checking and counting ---------------------------------------------------------------------
     def take(self, model, tokens: int) -> Refusal | None:
         """Count one call of about `tokens` prompt tokens to `model` if every limit lets it go now (None), else say
-        when it could; nothing is counted then."""
-        now, limits = self.clock.now(), self.limits_of(model.endpoint, model.alias)   # read outside the lock
+        when it could; nothing is counted then. Under a limit, in one database transaction with every process's
+        counted calls (so two processes on one data folder never overrun it together)."""
+        limits = self.limits_of(model.endpoint, model.alias)   # read outside the lock
+        if limited(limits):
+            return self.db.call(lambda conn: self._take_shared(conn, model, tokens, limits))
+        now = self.clock.now()
         with self._lock:
             refusal = self._check(limits, now, tokens)
             if refusal is None:
@@ -205,9 +217,61 @@ class Quota:
                     self._at(key, now).count(now, tokens)
             return refusal
 
+    def _take_shared(self, conn, model, tokens: int, limits: list) -> Refusal | None:
+        """take() under a limit, inside the writer's transaction (it holds the database's write lock, which every
+        process takes for this): the other processes' calls counted, then the check, then this call's row."""
+        rows = conn.execute("SELECT id, endpoint, model, created, tokens, requests FROM admits WHERE id > ? AND "
+                            "process != ? ORDER BY id", (self._seen, self.process)).fetchall()
+        now = self.clock.now()
+        with self._lock:
+            self._count_rows(rows, now)
+            refusal = self._check(limits, now, tokens)
+            if refusal is None:
+                cur = conn.execute(f"{ADMIT} VALUES (?, ?, ?, ?, 1, ?)",
+                                   (model.endpoint, model.alias, now, tokens, self.process))
+                for key in self._keys(model):
+                    self._at(key, now).count(now, tokens)
+                self._seen = max(self._seen, cur.lastrowid)
+            self._shared += 1
+            prune = self._shared % 500 == 0
+        if prune:
+            conn.execute("DELETE FROM admits WHERE created < ?", (now - SHARED_KEEP,))
+        return refusal
+
+    def _count_rows(self, rows, now: float) -> None:
+        """The other processes' counted calls (and tokens) since the last one seen (lock held)."""
+        day = int(now // DAY)
+        for r in rows:
+            if r["id"] <= self._seen:
+                continue
+            self._seen = r["id"]
+            for key in self._row_keys(r):
+                counts = self._at(key, now)
+                if r["requests"]:
+                    if r["created"] > now - MINUTE:
+                        counts.times.append(r["created"])
+                    counts.day_requests += int(r["created"] // DAY) == day
+                    counts.month_requests += month_of(r["created"]) == counts.month
+                if r["tokens"] and int(r["created"] // DAY) == day:
+                    counts.add(r["created"] if r["created"] > now - MINUTE else now - MINUTE, r["tokens"])
+
+    def _sync(self, model=None) -> None:
+        """Count what the other processes counted since, before a look at a limited model's counts (or, without a
+        model, at any counts while some limit is set)."""
+        if not (limited(self.limits_of(model.endpoint, model.alias)) if model is not None else
+                any(self.set_limits().values())):
+            return
+        rows = self.db.query("SELECT id, endpoint, model, created, tokens, requests FROM admits WHERE id > ? AND "
+                             "process != ? ORDER BY id", (self._seen, self.process))
+        if rows:
+            now = self.clock.now()
+            with self._lock:
+                self._count_rows(rows, now)
+
     def blocked(self, model, tokens: int = 0, provider: bool = True) -> Refusal | None:
         """take() without counting: what a call to `model` would meet now, the provider's rests included (unless
         `provider` is False: the user's limits alone)."""
+        self._sync(model)
         now, limits = self.clock.now(), self.limits_of(model.endpoint, model.alias)
         with self._lock:
             mine = self._check(limits, now, tokens)
@@ -233,6 +297,8 @@ class Quota:
         with self._lock:
             for key in self._keys(model):
                 self._at(key, now).add(now, tokens)
+        if limited(self.limits_of(model.endpoint, model.alias)):   # for the other processes' token limits
+            self.db.insert((ADMIT, (model.endpoint, model.alias, now, tokens, 0, self.process)))
 
     def _check(self, limits_of: list, now: float, tokens: int) -> Refusal | None:
         """The latest-freeing of the limits (limits_of()'s) one more call of `tokens` would break; lock held."""
@@ -257,6 +323,7 @@ class Quota:
     # ---- what the Quotas page and `bench limits` show -------------------------------------------
     def usage(self, scope: str, name: str) -> dict:
         """{limit: {"used", "resets_at"}} for a connection or a model, counted now."""
+        self._sync()
         now = self.clock.now()
         with self._lock:
             counts = self._at((scope, name), now)
@@ -265,11 +332,14 @@ class Quota:
 
     # ---- counts from the ledger ----------------------------------------------------------------
     def restore(self) -> None:
-        """Count what the ledger holds for this month, today and the last minute (UTC), as at start-up."""
+        """Count what the ledger holds for this month, today and the last minute (UTC), as at start-up; the other
+        processes' calls counted from now on are read from `admits`."""
         now = self.clock.now()
         day_start = (now // DAY) * DAY
         found = self.ledger.counts(month_of(now), day_start, now - MINUTE)
+        last = self.db.one("SELECT MAX(id) AS id FROM admits")
         with self._lock:
+            self._seen = (last["id"] if last else None) or 0
             self._counts.clear()
             for row in found["month"]:
                 for key in self._row_keys(row):
@@ -289,3 +359,8 @@ class Quota:
     @staticmethod
     def _row_keys(row) -> list:
         return [k for k in ((CONNECTION, row["endpoint"]), (MODEL, row["model"])) if k[1]]
+
+
+def limited(limits: list) -> bool:
+    """Whether any of a call's limits (limits_of()'s) is set."""
+    return any(values for _, _, values in limits)

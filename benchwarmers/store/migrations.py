@@ -178,6 +178,13 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     # The prompt and answer text kept per UTC day (store/compaction.py), so the retention setting can say what it
     # would prune without reading the history; where pruning has got to.
     (19, "the text kept per day; the state of pruning", compaction.SCHEMA),
+    # Calls to a connection or model with a limit, counted by any process on this data folder (roster/quota.py):
+    # each process checks its limits against the others' rows, in the transaction that adds its own.
+    (20, "calls counted against limits, shared between processes", """
+        CREATE TABLE admits (
+            id INTEGER PRIMARY KEY, endpoint TEXT, model TEXT, created REAL NOT NULL, tokens INTEGER NOT NULL DEFAULT 0,
+            requests INTEGER NOT NULL DEFAULT 1, process TEXT NOT NULL)
+    """),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {16: standings.rebuild, 17: ledgerkept.rebuild,
