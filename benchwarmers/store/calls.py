@@ -165,7 +165,8 @@ class Calls:
         text = (compaction.apply, compaction.part(rec.created, values[ANSWER], values[REQUEST]))
         if line is None:
             return self.db.insert((CALL_HEAD, values), keep=(kept, text))
-        return self.db.insert((CALL_HEAD, values), (ledger.HEAD, line.values()), keep=(kept, ledger.keep(line), text))
+        row = line.values()
+        return self.db.insert((CALL_HEAD, values), (ledger.HEAD, row), keep=(kept, ledger.keep(row), text))
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
                   passed_over: list | None = None, request: str | None = None) -> None:

@@ -79,9 +79,9 @@ class Line:
 HEAD = f"INSERT INTO usage ({', '.join(COLUMNS)})"   # a line's row goes to Database.insert as (HEAD, values())
 
 
-def keep(line: Line) -> tuple:
-    """What the kept totals take from a new line: a Database.insert `keep` pair."""
-    return ledgerkept.apply_new, ledgerkept.part(ledgerkept.of_values(line.values()))
+def keep(values: tuple) -> tuple:
+    """What the kept totals take from a new line (its row, Line.values()): a Database.insert `keep` pair."""
+    return ledgerkept.apply_new, ledgerkept.part_of_row(values)
 
 
 def amend(conn, call: str, line: Line | None, since: float) -> None:
@@ -141,7 +141,8 @@ class Ledger:
 
     def add(self, line: Line) -> Written:
         """Queue a line of its own (a probe's, a speed test's); it is done once it is committed."""
-        return self.db.insert((HEAD, line.values()), keep=(keep(line),))
+        values = line.values()
+        return self.db.insert((HEAD, values), keep=(keep(values),))
 
     def totals(self, month: str, by: str) -> dict:
         """The month's lines totalled by one cut (`by`: model, connection, collection or kind), largest first."""

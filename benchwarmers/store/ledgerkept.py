@@ -2,12 +2,14 @@
 day, changed in the transaction of the ledger line (or the verdict on its call) that changes them."""
 from __future__ import annotations
 
+import operator
 import time
 
 KEY = ("month", "endpoint", "model", "collection", "kind")
 SUMS = ("calls", "input_tokens", "output_tokens", "cached_tokens", "cost", "priced", "unpriced", "estimated",
         "scheduled", "judged", "useful")
 DAY_SUMS = ("calls", "tokens", "cost", "priced")
+ZERO, ZERO_DAY = (0,) * len(SUMS), (0,) * len(DAY_SUMS)
 LINE_COLS = "month, endpoint, model, collection, kind, input_tokens, output_tokens, cached_tokens, cost, estimated, " \
             "scheduled, created"
 _UPSERT = (f"INSERT INTO usage_totals ({', '.join(KEY + SUMS)}) VALUES ({', '.join('?' * (len(KEY) + len(SUMS)))}) "
@@ -26,17 +28,27 @@ SCHEMA = """
     CREATE TABLE usage_days (
         day TEXT PRIMARY KEY, calls INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0,
         cost REAL NOT NULL DEFAULT 0, priced INTEGER NOT NULL DEFAULT 0);
-    DROP INDEX usage_call;
-    CREATE INDEX usage_call ON usage (call) WHERE call IS NOT NULL
+    CREATE INDEX usage_explore_call ON usage (call) WHERE kind = 'explore'
 """
 
 
+_day: tuple = (-1, "")   # the UTC day last worked out, as (days since the epoch, YYYY-MM-DD): one object, swapped whole
+
+
 def utc_day(epoch: float) -> str:
-    return time.strftime("%Y-%m-%d", time.gmtime(epoch))
+    global _day
+    n, label = _day
+    if n != int(epoch // 86400):
+        _day = (int(epoch // 86400), time.strftime("%Y-%m-%d", time.gmtime(epoch)))
+        return _day[1]
+    return label
 
 
 def part(line: dict, useful: int | None = None) -> tuple:
-    """(key, sums, day, day sums) a ledger line adds (a mapping of LINE_COLS); `useful`: its call's current verdict."""
+    """(key, sums, day, day sums) a ledger line adds (a mapping of LINE_COLS); `useful`: its call's current verdict,
+    counted for an explore seat's line (what the Quotas page's exploration reports)."""
+    if line["kind"] != "explore":
+        useful = None
     tokens_in, tokens_out, cost = line["input_tokens"] or 0, line["output_tokens"] or 0, line["cost"]
     key = tuple(line[k] or "" for k in KEY)
     sums = (1, tokens_in, tokens_out, line["cached_tokens"] or 0, cost or 0.0, int(cost is not None),
@@ -45,13 +57,14 @@ def part(line: dict, useful: int | None = None) -> tuple:
     return key, sums, utc_day(line["created"]), (1, tokens_in + tokens_out, cost or 0.0, int(cost is not None))
 
 
-def of_values(values: tuple) -> dict:
-    """A line's row (ledger.Line.values(), in ledger.COLUMNS' order) as part() reads it."""
+def part_of_row(values: tuple) -> tuple:
+    """part() of a new line's row (ledger.Line.values(), in ledger.COLUMNS' order): no verdict yet."""
     (month, endpoint, model, _call, kind, collection, tokens_in, tokens_out, cached, cost, estimated, scheduled,
      created) = values
-    return {"month": month, "endpoint": endpoint, "model": model, "collection": collection, "kind": kind,
-            "input_tokens": tokens_in, "output_tokens": tokens_out, "cached_tokens": cached, "cost": cost,
-            "estimated": estimated, "scheduled": scheduled, "created": created}
+    return ((month or "", endpoint or "", model or "", collection or "", kind or ""),
+            (1, tokens_in, tokens_out, cached, cost or 0.0, int(cost is not None),
+             int(cost is None and tokens_in + tokens_out > 0), estimated, scheduled, 0, 0),
+            utc_day(created), (1, tokens_in + tokens_out, cost or 0.0, int(cost is not None)))
 
 
 def apply(conn, changes: list) -> None:
@@ -63,12 +76,10 @@ def apply(conn, changes: list) -> None:
             if p is None:
                 continue
             key, sums, day, day_sums = p
-            t = totals.setdefault(key, [0] * len(SUMS))
-            for i, v in enumerate(sums):
-                t[i] += sign * v
-            d = days.setdefault(day, [0] * len(DAY_SUMS))
-            for i, v in enumerate(day_sums):
-                d[i] += sign * v
+            step = operator.add if sign > 0 else operator.sub    # sums made in C: this runs for every line
+            t, d = totals.get(key), days.get(day)
+            totals[key] = list(sums) if t is None and sign > 0 else list(map(step, t or ZERO, sums))
+            days[day] = list(day_sums) if d is None and sign > 0 else list(map(step, d or ZERO_DAY, day_sums))
     if totals:
         conn.executemany(_UPSERT, [(*k, *v) for k, v in totals.items() if any(v)])
     if days:
@@ -79,9 +90,12 @@ def apply_new(conn, parts: list) -> None:
     apply(conn, [(None, p) for p in parts])
 
 
-def judged(conn, call: str, old: int | None, new: int | None) -> None:
-    """A verdict on a call changed from `old` to `new` (its useful, or None): its ledger lines' totals follow."""
-    lines = conn.execute(f"SELECT {LINE_COLS} FROM usage WHERE call = ?", (call,)).fetchall()
+def judged(conn, call: str, kind: str | None, old: int | None, new: int | None) -> None:
+    """A verdict on a call changed from `old` to `new` (its useful, or None): an explore seat's ledger line follows
+    (found by usage_explore_call; no other kind's totals count verdicts)."""
+    if kind != "explore":
+        return
+    lines = conn.execute(f"SELECT {LINE_COLS} FROM usage WHERE call = ? AND kind = 'explore'", (call,)).fetchall()
     apply(conn, [(part(line, old), part(line, new)) for line in lines])
 
 
@@ -96,7 +110,8 @@ def rebuild(conn) -> None:
         "COALESCE(SUM(u.cost), 0), COUNT(u.cost), "
         "SUM(u.cost IS NULL AND COALESCE(u.input_tokens, 0) + COALESCE(u.output_tokens, 0) > 0), "
         "COALESCE(SUM(u.estimated), 0), COALESCE(SUM(u.scheduled), 0), COUNT(v.id), COALESCE(SUM(v.useful = 1), 0) "
-        "FROM usage u LEFT JOIN verdicts v ON v.call = u.call AND v.current = 1 GROUP BY 1, 2, 3, 4, 5")
+        "FROM usage u LEFT JOIN verdicts v ON v.call = u.call AND v.current = 1 AND u.kind = 'explore' "
+        "GROUP BY 1, 2, 3, 4, 5")
     conn.execute(
         f"INSERT INTO usage_days (day, {', '.join(DAY_SUMS)}) SELECT date(created, 'unixepoch'), COUNT(*), "
         "COALESCE(SUM(COALESCE(input_tokens, 0) + COALESCE(output_tokens, 0)), 0), COALESCE(SUM(cost), 0), "

@@ -161,9 +161,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     # The record kept, not recomputed (store/standings.py): per model and collection its counts, latest answer times
     # and latest judged answers, and calls per day; made from the history once here (STEPS), then kept by each write.
     (16, "the record kept: standings, judged windows, calls per day", standings.SCHEMA),
-    # The ledger's totals per month and cut, and per UTC day, kept as lines are written (store/ledgerkept.py); a line
-    # is found by its call (any kind: a verdict on it changes the month's judged explore seats).
-    (17, "the usage ledger's totals kept; its lines indexed by call", ledgerkept.SCHEMA),
+    # The ledger's totals per month and cut, and per UTC day, kept as lines are written (store/ledgerkept.py); an
+    # explore seat's line is found by its call (a verdict on it changes the month's judged explore seats).
+    (17, "the usage ledger's totals kept; explore seats' lines indexed by call", ledgerkept.SCHEMA),
     # What still needs a query gets an index that serves it: the history and the Calls list newest first (keyset
     # pages on (created, id)), route turns by time, and the turn a shadow seat belongs to as a column of its own.
     (18, "indexes on time for calls, panels and route turns; a shadow's turn as a column", """

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import bisect
 import json
+import operator
 import struct
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # What counts: the answers to the user's question. Merge calls are not (they stay out of counts and speed alike).
 KINDS = ("member", "explore", "with", "route", "shadow")
@@ -18,6 +19,8 @@ DAY_COUNTS = ("calls", "seconds_sum", "seconds_n", "judged", "useful")
 SPEED = struct.Struct("<dd")      # (created, seconds)
 JUDGED = struct.Struct("<dB")     # (created, useful)
 NONE = ""                         # the scope of calls of no collection (a model asked directly)
+ZERO, ZERO_DAY = (0,) * len(COUNTS), (0,) * len(DAY_COUNTS)
+TIMED = 2 + COUNTS.index("timed")    # where a standing's row (model, scope, COUNTS..., speeds) holds it
 _STANDING_COLS = ", ".join(("model", "scope") + COUNTS + ("speeds",))
 _UPSERT_STANDING = (f"INSERT INTO standings ({_STANDING_COLS}) VALUES ({', '.join('?' * (len(COUNTS) + 3))}) "
                     "ON CONFLICT (model, scope) DO UPDATE SET "
@@ -27,8 +30,7 @@ _UPSERT_DAY = ("INSERT INTO days (day, model, scope, counted, status, calls, sec
                + ", ".join(f"{c} = {c} + excluded.{c}" for c in DAY_COUNTS))
 
 
-@dataclass(frozen=True)
-class Part:
+class Part(NamedTuple):
     """What one call (with its current verdict) adds to the kept record."""
     key: tuple | None            # (model, scope) of its standing; None: not an answer to the user (a merge)
     counts: tuple                # in COUNTS' order
@@ -38,9 +40,21 @@ class Part:
     day_counts: tuple            # in DAY_COUNTS' order
 
 
+_day: tuple = (0.0, 0.0, "")   # (start, end, YYYY-MM-DD) of the local day last worked out: nearly every call asks it
+
+
 def day_of(epoch: float) -> str:
     """The service's local day of a moment (calls per day are kept by it)."""
-    return time.strftime("%Y-%m-%d", time.localtime(epoch))
+    global _day
+    start, end, label = _day
+    if start <= epoch < end:
+        return label
+    t = time.localtime(epoch)
+    start = time.mktime((t.tm_year, t.tm_mon, t.tm_mday, 0, 0, 0, 0, 0, -1))
+    end = time.mktime((t.tm_year, t.tm_mon, t.tm_mday + 1, 0, 0, 0, 0, 0, -1))   # mktime carries a day over
+    label = time.strftime("%Y-%m-%d", t)
+    _day = (start, end, label)
+    return label
 
 
 def part(row, verdict: tuple | None) -> Part:
@@ -79,17 +93,17 @@ def apply(conn, changes: list, exclude: str | None = None) -> None:
         for p, sign in ((old, -1), (new, 1)):
             if p is None:
                 continue
-            d = days.setdefault(p.day, [0] * len(DAY_COUNTS))
-            for i, v in enumerate(p.day_counts):
-                d[i] += sign * v
+            step = operator.add if sign > 0 else operator.sub    # sums made in C: this runs for every call written
+            d = days.get(p.day)
+            days[p.day] = list(p.day_counts) if d is None and sign > 0 else list(map(step, d or ZERO_DAY, p.day_counts))
             if p.key is None:
                 continue
-            c = deltas.setdefault(p.key, [0] * len(COUNTS))
-            for i, v in enumerate(p.counts):
-                c[i] += sign * v
-            for ops, entry in ((speed_ops, p.speed), (judged_ops, p.judged)):
-                if entry is not None:
-                    ops.setdefault(p.key, []).append((sign, entry))
+            c = deltas.get(p.key)
+            deltas[p.key] = list(p.counts) if c is None and sign > 0 else list(map(step, c or ZERO, p.counts))
+            if p.speed is not None:
+                speed_ops.setdefault(p.key, []).append((sign, p.speed))
+            if p.judged is not None:
+                judged_ops.setdefault(p.key, []).append((sign, p.judged))
     _standings(conn, deltas, speed_ops, exclude)
     if judged_ops:
         _judged(conn, judged_ops, deltas, exclude)
@@ -109,15 +123,18 @@ def _standings(conn, deltas: dict, speed_ops: dict, exclude: str | None) -> None
     now = {(r[0], r[1]): list(r) for r in _rows_for(conn, "standings", _STANDING_COLS, keys)}
     out = []
     for key in dict.fromkeys(keys):
-        row = now.get(key) or [*key, *([0] * len(COUNTS)), None]
-        before_timed = row[2 + COUNTS.index("timed")]
-        for i, v in enumerate(deltas.get(key, ())):
-            row[2 + i] += v
+        row = now.get(key) or [*key, *ZERO, None]
+        before_timed = row[TIMED]
+        if key in deltas:
+            row[2:2 + len(COUNTS)] = map(operator.add, row[2:2 + len(COUNTS)], deltas[key])
         if key in speed_ops:
-            window = Window(SPEED, row[-1], SPEED_WINDOW)
-            window.change(speed_ops[key], before_timed,
-                          lambda below, n, k=key: refill_speed(conn, k, below, n, exclude))
-            row[-1] = window.pack()
+            packed = row[-1]
+            row[-1] = appended(SPEED, packed, SPEED_WINDOW, speed_ops[key])
+            if row[-1] is None:   # a change inside the window, not newer answers at its end
+                window = Window(SPEED, packed, SPEED_WINDOW)
+                window.change(speed_ops[key], before_timed,
+                              lambda below, n, k=key: refill_speed(conn, k, below, n, exclude))
+                row[-1] = window.pack()
         out.append(row)
     conn.executemany(_UPSERT_STANDING, out)
 
@@ -150,12 +167,25 @@ def _rows_for(conn, table: str, cols: str, keys: list) -> list:
     return rows
 
 
+def appended(shape: struct.Struct, packed: bytes | None, size: int, ops: list) -> bytes | None:
+    """The window with `ops` done, when they only add entries newer than all it holds (nearly every write: answers
+    come in order), without unpacking it; None otherwise (Window does the rest)."""
+    if any(sign < 0 for sign, _ in ops):
+        return None
+    entries = sorted(entry for _, entry in ops)
+    packed = packed or b""
+    if packed and shape.unpack_from(packed, len(packed) - shape.size) > entries[0]:
+        return None
+    out = packed + b"".join(shape.pack(*e) for e in entries)
+    return out[-size * shape.size:]
+
+
 class Window:
     """The latest `size` entries of a standing, sorted oldest first; entries are (created, value) tuples."""
 
     def __init__(self, shape: struct.Struct, packed: bytes | None, size: int):
         self.shape, self.size = shape, size
-        self.entries = [tuple(e) for e in shape.iter_unpack(packed)] if packed else []
+        self.entries = list(shape.iter_unpack(packed)) if packed else []
 
     def pack(self) -> bytes:
         return b"".join(self.shape.pack(*e) for e in self.entries)

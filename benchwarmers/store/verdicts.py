@@ -26,8 +26,9 @@ class Verdicts:
             cur = conn.execute("INSERT INTO verdicts (call, useful, note, real, false, created, current) "
                                "VALUES (?, ?, ?, ?, ?, ?, 1)",
                                (call, int(useful), note, json.dumps(real), json.dumps(false), created))
-            standings.judged(conn, call, standings.call_row(conn, call), old, (int(useful), len(real), len(false)))
-            ledgerkept.judged(conn, call, old[0] if old else None, int(useful))
+            row = standings.call_row(conn, call)
+            standings.judged(conn, call, row, old, (int(useful), len(real), len(false)))
+            ledgerkept.judged(conn, call, row["kind"] if row else None, old[0] if old else None, int(useful))
             return cur.lastrowid
         vid = self.db.call(write)
         return {"id": vid, "call": call, "useful": useful, "note": note, "real": real, "false": false,
