@@ -2,14 +2,14 @@
 day, changed in the transaction of the ledger line (or the verdict on its call) that changes them."""
 from __future__ import annotations
 
-import operator
 import time
+
+from .standings import fold
 
 KEY = ("month", "endpoint", "model", "collection", "kind")
 SUMS = ("calls", "input_tokens", "output_tokens", "cached_tokens", "cost", "priced", "unpriced", "estimated",
         "scheduled", "judged", "useful")
 DAY_SUMS = ("calls", "tokens", "cost", "priced")
-ZERO, ZERO_DAY = (0,) * len(SUMS), (0,) * len(DAY_SUMS)
 LINE_COLS = "month, endpoint, model, collection, kind, input_tokens, output_tokens, cached_tokens, cost, estimated, " \
             "scheduled, created"
 _UPSERT = (f"INSERT INTO usage_totals ({', '.join(KEY + SUMS)}) VALUES ({', '.join('?' * (len(KEY) + len(SUMS)))}) "
@@ -76,10 +76,8 @@ def apply(conn, changes: list) -> None:
             if p is None:
                 continue
             key, sums, day, day_sums = p
-            step = operator.add if sign > 0 else operator.sub    # sums made in C: this runs for every line
-            t, d = totals.get(key), days.get(day)
-            totals[key] = list(sums) if t is None and sign > 0 else list(map(step, t or ZERO, sums))
-            days[day] = list(day_sums) if d is None and sign > 0 else list(map(step, d or ZERO_DAY, day_sums))
+            fold(totals, key, sums, sign)
+            fold(days, day, day_sums, sign)
     if totals:
         conn.executemany(_UPSERT, [(*k, *v) for k, v in totals.items() if any(v)])
     if days:

@@ -19,7 +19,7 @@ DAY_COUNTS = ("calls", "seconds_sum", "seconds_n", "judged", "useful")
 SPEED = struct.Struct("<dd")      # (created, seconds)
 JUDGED = struct.Struct("<dB")     # (created, useful)
 NONE = ""                         # the scope of calls of no collection (a model asked directly)
-ZERO, ZERO_DAY = (0,) * len(COUNTS), (0,) * len(DAY_COUNTS)
+ZERO = (0,) * len(COUNTS)
 TIMED = 2 + COUNTS.index("timed")    # where a standing's row (model, scope, COUNTS..., speeds) holds it
 _STANDING_COLS = ", ".join(("model", "scope") + COUNTS + ("speeds",))
 _UPSERT_STANDING = (f"INSERT INTO standings ({_STANDING_COLS}) VALUES ({', '.join('?' * (len(COUNTS) + 3))}) "
@@ -93,13 +93,10 @@ def apply(conn, changes: list, exclude: str | None = None) -> None:
         for p, sign in ((old, -1), (new, 1)):
             if p is None:
                 continue
-            step = operator.add if sign > 0 else operator.sub    # sums made in C: this runs for every call written
-            d = days.get(p.day)
-            days[p.day] = list(p.day_counts) if d is None and sign > 0 else list(map(step, d or ZERO_DAY, p.day_counts))
+            fold(days, p.day, p.day_counts, sign)
             if p.key is None:
                 continue
-            c = deltas.get(p.key)
-            deltas[p.key] = list(p.counts) if c is None and sign > 0 else list(map(step, c or ZERO, p.counts))
+            fold(deltas, p.key, p.counts, sign)
             if p.speed is not None:
                 speed_ops.setdefault(p.key, []).append((sign, p.speed))
             if p.judged is not None:
@@ -109,6 +106,15 @@ def apply(conn, changes: list, exclude: str | None = None) -> None:
         _judged(conn, judged_ops, deltas, exclude)
     if days:
         conn.executemany(_UPSERT_DAY, [(*k, *v) for k, v in days.items() if any(v)])
+
+
+def fold(sums: dict, key, values: tuple, sign: int) -> None:
+    """Add `values` (sign 1) to, or take them (-1) from, `sums[key]`: sums made in C, as this runs for every row."""
+    had = sums.get(key)
+    if had is None:
+        sums[key] = list(values) if sign > 0 else [-v for v in values]
+    else:
+        sums[key] = list(map(operator.add if sign > 0 else operator.sub, had, values))
 
 
 def apply_new(conn, parts: list) -> None:
