@@ -89,23 +89,29 @@ def apply(conn, changes: list, exclude: str | None = None) -> None:
     speed_ops: dict = {}
     judged_ops: dict = {}
     days: dict = {}
-    for old, new in changes:
-        for p, sign in ((old, -1), (new, 1)):
-            if p is None:
-                continue
-            fold(days, p.day, p.day_counts, sign)
-            if p.key is None:
-                continue
-            fold(deltas, p.key, p.counts, sign)
-            if p.speed is not None:
-                speed_ops.setdefault(p.key, []).append((sign, p.speed))
-            if p.judged is not None:
-                judged_ops.setdefault(p.key, []).append((sign, p.judged))
+    for p, sign in signed(changes):
+        fold(days, p.day, p.day_counts, sign)
+        if p.key is None:
+            continue
+        fold(deltas, p.key, p.counts, sign)
+        if p.speed is not None:
+            speed_ops.setdefault(p.key, []).append((sign, p.speed))
+        if p.judged is not None:
+            judged_ops.setdefault(p.key, []).append((sign, p.judged))
     _standings(conn, deltas, speed_ops, exclude)
     if judged_ops:
         _judged(conn, judged_ops, deltas, exclude)
     if days:
         conn.executemany(_UPSERT_DAY, [(*k, *v) for k, v in days.items() if any(v)])
+
+
+def signed(changes: list):
+    """(part, -1) for each old part and (part, 1) for each new one of (old, new) changes."""
+    for old, new in changes:
+        if old is not None:
+            yield old, -1
+        if new is not None:
+            yield new, 1
 
 
 def fold(sums: dict, key, values: tuple, sign: int) -> None:
