@@ -98,11 +98,25 @@ def apply(conn, changes: list, exclude: str | None = None) -> None:
             speed_ops.setdefault(p.key, []).append((sign, p.speed))
         if p.judged is not None:
             judged_ops.setdefault(p.key, []).append((sign, p.judged))
+    for ops in (speed_ops, judged_ops):    # an entry taken and given back (a verdict leaves the answer's time) is none
+        for key in list(ops):
+            ops[key] = net(ops[key])
+            if not ops[key]:
+                del ops[key]
     _standings(conn, deltas, speed_ops, exclude)
     if judged_ops:
         _judged(conn, judged_ops, deltas, exclude)
     if days:
         conn.executemany(_UPSERT_DAY, [(*k, *v) for k, v in days.items() if any(v)])
+
+
+def net(ops: list) -> list:
+    """(sign, entry) ops with each entry taken away and added again left out."""
+    count: dict = {}
+    for sign, entry in ops:
+        count[entry] = count.get(entry, 0) + sign
+    return [(-1, e) for e, n in count.items() if n < 0 for _ in range(-n)] + \
+        [(1, e) for e, n in count.items() if n > 0 for _ in range(n)]
 
 
 def signed(changes: list):
@@ -229,9 +243,10 @@ def _scope_sql(scope: str, alias: str = "") -> tuple[str, tuple]:
 
 
 def _older(alias: str, below: tuple | None, second: str) -> tuple[str, tuple]:
+    """Entries older than `below` ((created, value)); the plain `created <= ?` is the index's range to walk down."""
     if below is None:
         return "1", ()
-    return (f"({alias}created < ? OR ({alias}created = ? AND {second} < ?))", (below[0], below[0], below[1]))
+    return (f"{alias}created <= ? AND ({alias}created < ? OR {second} < ?)", (below[0], below[0], below[1]))
 
 
 def refill_speed(conn, key: tuple, below: tuple | None, n: int, exclude: str | None) -> list:
