@@ -2,7 +2,7 @@
 what the store keeps (store/standings.py), never recomputed from the history."""
 from __future__ import annotations
 
-import heapq
+import itertools
 import math
 import statistics
 import threading
@@ -48,7 +48,7 @@ class Record:
         out = {}
         for model, total in sums.items():
             d = figures(dict(zip(standings.COUNTS, total)), wrong_ratio)
-            latest = heapq.nlargest(standings.SPEED_WINDOW, (e for w in times[model] for e in w))
+            latest = latest_of(times[model], standings.SPEED_WINDOW)
             d["median_seconds"] = round(statistics.median(s for _, s in latest), 3) if latest else None
             d["drop"] = self._drop(model, scopes, d, versions.get(model, ()))
             out[model] = d
@@ -70,7 +70,7 @@ class Record:
         if hit and hit[0] == versions:
             return hit[1]
         windows = [standings.judged_entries(r["window"]) for r in standings.judged_windows(self.db, model, scopes)]
-        latest = sorted(heapq.nlargest(DROP_SPANS[-1], (e for w in windows for e in w)))
+        latest = latest_of(windows, DROP_SPANS[-1])
         found = drop(d["judged"], d["useful"], [u for _, u in latest])
         with self._lock:
             self._drops[key] = (versions, found)
@@ -85,6 +85,14 @@ class Record:
             return {"models": self.models(), "collections": {c: self.models(c) for c in cols}}
         mine = tuple(sorted(c for c in cols if reach(c)))
         return {"models": self.models(mine), "collections": {c: self.models(c) for c in mine}}
+
+
+def latest_of(windows: list, size: int) -> list:
+    """The latest `size` entries of these windows (each sorted oldest first), oldest first: the latest of a standing
+    made of several (a model over its collections) is among theirs."""
+    if len(windows) == 1:
+        return windows[0][-size:]
+    return sorted(itertools.chain.from_iterable(windows))[-size:]
 
 
 def figures(d: dict, wrong_ratio: float) -> dict:

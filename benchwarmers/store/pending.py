@@ -4,7 +4,7 @@ from __future__ import annotations
 from .db import Database
 
 EXCERPT = 200      # characters of an answer shown beside its call id
-REACH = 10_000     # the latest calls (of the caller, session or calls asked about) looked through for waiting answers
+REACH = 2_000      # the latest calls (of the caller, session or calls asked about) looked through for waiting answers
 # A seat's answer of a panel (members, explorers, models added with `with`), not a merge, a route turn or a shadow:
 # the answers an asker reads and is asked to judge.
 WAITING = ("c.status = 'ok' AND c.panel IS NOT NULL AND c.kind IN ('member', 'explore', 'with') "
