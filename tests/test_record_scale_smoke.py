@@ -1,4 +1,4 @@
-"""benchmarks/record_scale.py's smoke run: a small folder built the service's way, replicated and checked against
+"""benchmarks/record_scale.py's smoke run, as CI runs it (10k seat calls): a folder built the service's way, replicated and checked against
 the service's rows, then timed; the report has every part, the check finds the replica equal, and bad options are
 refused."""
 from __future__ import annotations
@@ -18,18 +18,18 @@ def scale(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-def test_a_small_folder_is_built_checked_and_timed(tmp_path):
-    done = scale("--calls", "800", "--quick", "--data", str(tmp_path))
+def test_the_ci_smoke_run_builds_checks_and_times_10k(tmp_path):
+    done = scale("--quick", "--data", str(tmp_path), timeout=480)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
-    folder = next(line for line in out.splitlines() if line.startswith("| 800 |"))
+    folder = next(line for line in out.splitlines() if line.startswith("| 10k |"))
     assert folder.count("| equal |") == 2 or "| equal | equal |" in folder, folder   # replica and service agree
     for part in ("## Route turns and a panel ask", "route turn right after a verdict", "## Pages, API reads",
-                 "page `/calls`", "api `/bench/record`", "cli `bench verdicts pending`", "## Aims at 800"):
+                 "page `/calls`", "api `/bench/record`", "cli `bench verdicts pending`", "## Aims at 10k"):
         assert part in out, part
-    assert (tmp_path / "results" / "run-800.json").exists()
-    again = scale("--report", "run", "--calls", "800", "--data", str(tmp_path))   # the figures kept, printed again
-    assert again.returncode == 0 and "| 800 |" in again.stdout
+    assert (tmp_path / "results" / "run-10k.json").exists()
+    again = scale("--report", "run", "--sizes", "10k", "--data", str(tmp_path))   # the figures kept, printed again
+    assert again.returncode == 0 and "| 10k |" in again.stdout
 
 
 def test_bad_options_are_refused():
