@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +34,7 @@ log = logging.getLogger("benchwarmers.panel")
 ANSWERED_LATE = "answered after the panel stopped waiting"
 CLIENT_LEFT = "the client went away before this seat answered"
 STOPPING = "the service is stopping"
+WINDOW = re.compile(r"about (\d+) prompt tokens, window (\d+)")   # seating's why_not for a prompt too long
 GONE_EVERY = 1.0    # seconds between looks at whether a waiting client is still there
 
 
@@ -50,7 +52,23 @@ def seat_block(seat: Seat) -> str:
     return f"{seat_heading(seat)}\n\n{body}\n\n"
 
 
+def too_long(plan: Plan) -> BenchError | None:
+    """The 4xx for a prompt longer than every seat's context window (explore candidates' included), naming the
+    largest; None when some seat was skipped for another reason."""
+    found = [WINDOW.search(sp.skip) for sp in plan.seats]
+    if not found or not all(found):
+        return None
+    windows = [int(m[2]) for m in found] + [int(m[2]) for m in (WINDOW.search(p["reason"]) for p in plan.passed_over)
+                                            if m]
+    return NoAbleSeat(f"The prompt (about {int(found[0][1]):,} tokens) is longer than every seat's context window: "
+                      f"the largest is {max(windows):,} tokens.",
+                      "Shorten the prompt to fit, or add a model with a larger window to the collection.")
+
+
 def no_able_seat(plan: Plan) -> BenchError:
+    longer = too_long(plan)
+    if longer is not None:
+        return longer
     reasons = "; ".join(f"{sp.model.alias}: {sp.skip}" for sp in plan.seats)
     if all(sp.skip.startswith(RESTS) for sp in plan.seats):
         return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",

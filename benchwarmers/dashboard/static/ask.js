@@ -1,8 +1,19 @@
-// The Ask page: send the form to /ask/stream and fill one column per seat as each seat finishes.
-// Answers arrive as Markdown nodes and are built as elements (BW.build); nothing goes through innerHTML.
+// The Ask page: send the form to /ask/stream and fill one column per seat as each seat finishes; each waiting
+// column counts its seconds. A seat still running when the panel answered (past the explore grace) is read again
+// from the ask's page until its late answer is in. Answers arrive as Markdown nodes and are built as elements
+// (BW.build); nothing goes through innerHTML.
 "use strict";
 (function () {
-  const WORDS = { ok: "answered", failed: "failed", timeout: "timed out", skipped: "skipped" };
+  const WORDS = { ok: "answered", failed: "failed", timeout: "timed out", skipped: "skipped",
+    running: "still running", cancelled: "cancelled" };
+  let started = 0;           // when the ask went (performance.now()), for the columns' timers
+
+  function tick() {
+    for (const el of document.querySelectorAll("#answers .seat.is-waiting, #answers .seat.is-running")) {
+      const out = el.querySelector(".elapsed");
+      if (out) out.textContent = Math.round((performance.now() - started) / 1000) + " s";
+    }
+  }
 
   function column(template, seat) {
     const el = template.content.firstElementChild.cloneNode(true);
@@ -25,24 +36,81 @@
 
   function meta(el, seat, done) {
     const p = el.querySelector(".seat-meta");
+    const elapsed = document.createElement("span");
+    elapsed.className = "elapsed";
+    const cut = done && done.status === "ok" && done.finish_reason === "length";
     p.replaceChildren("seat " + seat.seat + " · " + seat.kind + " · ",
-      done ? BW.chip(done.status, WORDS[done.status] || done.status) : BW.chip("probing", "thinking"),
-      done ? " · " + done.seconds.toFixed(done.seconds < 1 ? 2 : 1) + " s" : "");
+      done ? BW.chip(cut ? "cut" : done.status, cut ? done.outcome : (WORDS[done.status] || done.status))
+        : BW.chip("probing", "thinking"), " · ",
+      done && done.status !== "running" ? done.seconds.toFixed(done.seconds < 1 ? 2 : 1) + " s" : elapsed);
+    tick();
   }
 
   function fill(el, seat) {
     el.classList.remove("is-waiting");
+    el.classList.toggle("is-running", seat.status === "running");
     meta(el, seat, seat);
     const answer = el.querySelector(".answer");
     answer.replaceChildren();
     if (seat.status === "ok") {
       BW.build(seat.nodes, answer);
+      answer.dataset.fold = "1";
+      BW.fold(el);
       el.querySelector("form.verdict").hidden = false;
+    } else if (seat.status === "running") {
+      const p = document.createElement("p");
+      p.className = "muted";
+      p.textContent = "Still running: the panel answered without it. Its answer shows here when it comes.";
+      answer.replaceChildren(p);
     } else {
       const p = document.createElement("p");
       p.className = "seat-error";
       p.textContent = seat.error || seat.status;
       answer.replaceWith(p);
+    }
+  }
+
+  // Seats still running when the panel answered: read the ask's page until each one's record says how it ended.
+  async function follow(panel, columns) {
+    for (let round = 0; round < 600; round += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const waiting = Object.values(columns).filter((el) => el.classList.contains("is-running"));
+      if (!waiting.length) return;
+      let data;
+      try {
+        const response = await fetch("/calls/" + encodeURIComponent(panel) + ".json",
+          { headers: { "Accept": "application/json" }, credentials: "same-origin" });
+        data = await response.json();
+      } catch (err) { continue; }
+      for (const seat of data.seats || []) {
+        const el = columns[seat.call];
+        if (!el || !el.classList.contains("is-running") || seat.status === "running") continue;
+        late(el, seat);
+      }
+    }
+  }
+
+  function late(el, seat) {
+    el.classList.remove("is-running");
+    const cut = seat.status === "ok" && seat.finish_reason === "length";
+    const words = cut ? "cut at " + (seat.max_tokens || "its") + " tokens" : (WORDS[seat.status] || seat.status);
+    el.querySelector(".seat-meta").replaceChildren("seat " + seat.seat + " · " + seat.kind + " · ",
+      BW.chip(cut ? "cut" : seat.status, words), " · " + (seat.seconds || 0).toFixed(1) + " s · answered after the " +
+      "panel replied");
+    const answer = el.querySelector(".answer");
+    if (seat.status === "ok") {
+      const text = document.createElement("div");
+      text.className = "late-text";
+      text.textContent = seat.answer || "";
+      answer.replaceChildren(text);
+      answer.dataset.fold = "1";
+      BW.fold(el);
+      el.querySelector("form.verdict").hidden = false;
+    } else {
+      const p = document.createElement("p");
+      p.className = "seat-error";
+      p.textContent = seat.error || seat.status;
+      answer.replaceChildren(p);
     }
   }
 
@@ -78,7 +146,9 @@
     BW.say(form, "Asking…");
     button.disabled = true;
     const columns = {};
-    let mergedText = "";
+    let mergedText = "", panel = null;
+    started = performance.now();
+    const timer = setInterval(tick, 1000);
     try {
       const response = await fetch(form.dataset.stream, {
         method: "POST", body: new FormData(form), credentials: "same-origin",
@@ -92,6 +162,7 @@
       area.hidden = false;
       for await (const msg of lines(response)) {
         if (msg.panel) {
+          panel = msg.panel;
           link.href = "/calls/" + encodeURIComponent(msg.panel);
           for (const seat of msg.seats) {
             columns[seat.call] = column(template, seat);
@@ -120,10 +191,13 @@
           link.hidden = false;
         }
       }
+      if (panel && seats.querySelector(".is-running")) follow(panel, columns);
     } catch (err) {
       BW.say(form, err.message, true);
     } finally {
       button.disabled = false;
+      if (!seats.querySelector(".is-running")) clearInterval(timer);
+      else setTimeout(() => clearInterval(timer), 20 * 60 * 1000);
     }
   }
 
