@@ -64,8 +64,6 @@ def results(frame) -> str:
                 f'{verdict_form(frame, "CALL", None, "/ask")}</article></template>')
     return (f'<section id="answers" class="answers-area" aria-live="polite" hidden><div class="answers-head">'
             f'<h2>Answers</h2><a class="panel-link" hidden>Open this ask on its own page</a></div>'
-            f'<div class="save-all" data-save-all-box><button type="button" data-save-all hidden>Save all verdicts'
-            f'</button><span class="status-text" data-status></span></div>'
             f'<div class="card merged" hidden></div><div class="seats"></div></section>{template}')
 
 

@@ -224,8 +224,8 @@
   }
 
   // "Save all verdicts": every verdict form on the page with a choice made is saved, one request each.
-  function saveAll() {
-    for (const button of document.querySelectorAll("button[data-save-all]")) {
+  function saveAll(root) {
+    for (const button of (root || document).querySelectorAll("button[data-save-all]")) {
       button.hidden = false;
       const box = button.closest("[data-save-all-box]") || button.parentElement;
       button.addEventListener("click", async () => {
@@ -252,11 +252,21 @@
     }
   }
 
-  window.BW = { send, build, chip, fetchForms, say, fold };
+  // A "tick every" box: ticks (or clears) every enabled, shown checkbox of that name in its form.
+  function selectAll() {
+    for (const every of document.querySelectorAll("input[data-select-all]")) {
+      const boxes = () => [...every.form.querySelectorAll('input[type=checkbox][name="' + every.dataset.selectAll +
+        '"]')].filter((b) => !b.disabled && !b.closest("tr[hidden]"));
+      every.addEventListener("change", () => { for (const box of boxes()) box.checked = every.checked; });
+    }
+  }
+
+  window.BW = { send, build, chip, fetchForms, say, fold, saveAll };
   document.addEventListener("DOMContentLoaded", () => {
     fetchForms(document);
     fold(document);
     saveAll();
+    selectAll();
     copyButtons();
     filters();
     apiPlaceholder();

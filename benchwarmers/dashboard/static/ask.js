@@ -140,6 +140,8 @@
     const template = document.getElementById("seat-template");
     const button = form.querySelector("button[type=submit]");
     seats.replaceChildren();
+    const oldBox = area.querySelector("[data-save-all-box]");
+    if (oldBox) oldBox.remove();
     merged.replaceChildren();
     merged.hidden = true;
     link.hidden = true;
@@ -189,6 +191,7 @@
         } else if (msg.done) {
           BW.say(form, msg.done.answered + " of " + msg.done.seats + " seats answered. Judge them below.");
           link.hidden = false;
+          if (msg.done.seats > 1) saveAllBox(area, seats);
         }
       }
       if (panel && seats.querySelector(".is-running")) follow(panel, columns);
@@ -199,6 +202,25 @@
       if (!seats.querySelector(".is-running")) clearInterval(timer);
       else setTimeout(() => clearInterval(timer), 20 * 60 * 1000);
     }
+  }
+
+  // One "Save all verdicts" above the columns once they are in (the call page has the same).
+  function saveAllBox(area, seats) {
+    const old = area.querySelector("[data-save-all-box]");
+    if (old) old.remove();
+    const box = document.createElement("div");
+    box.className = "save-all";
+    box.dataset.saveAllBox = "1";
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.saveAll = "1";
+    button.textContent = "Save all verdicts";
+    const status = document.createElement("span");
+    status.className = "status-text";
+    status.dataset.status = "1";
+    box.append(button, status);
+    seats.before(box);
+    BW.saveAll(box);
   }
 
   function heading(text) {
