@@ -44,7 +44,7 @@ def suite_open(runs: list[dict]) -> str:
     """The model's suite runs with work left: owed (quick onboarding's), queued, running."""
     if not runs:
         return ""
-    items = "".join(f'<li>{link(f"/suite/runs/{r["id"]}", f"Run {r["id"]}")}: '
+    items = "".join(f'<li>{link("/suite/runs/" + str(r["id"]), "Run " + str(r["id"]))}: '
                     f'{e(SUITE_STATES.get(r["status"], r["status"]))} <span class="muted">({e(r["reason"] or "")}, '
                     f'since {e(when(r["created"]))})</span></li>' for r in runs)
     return f'<ul class="plain">{items}</ul>'
