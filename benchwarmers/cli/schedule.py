@@ -40,14 +40,15 @@ def add_parser(verbs, parent) -> None:
 def changes(args) -> dict:
     """The POST body the action and options ask for; usage errors exit 2."""
     picked = args.on or args.off or args.at
-    if args.action != "run" and picked:
-        raise ClientError("--on, --off and --at go with `run`: bench settings scheduler jobs --off perf", 2)
+    jobs_verb = args.action in ("jobs", "run")     # run: the verb's old name, still understood
+    if not jobs_verb and picked:
+        raise ClientError("--on, --off and --at go with `jobs`: bench settings scheduler jobs --off perf", 2)
     if args.action in ("on", "off"):
         return {"enabled": args.action == "on"}
-    if args.action != "run":
+    if not jobs_verb:
         return {}
     if not picked:
-        raise ClientError("Say what to change: run --on JOB, --off JOB or --at JOB=TIME.", 2)
+        raise ClientError("Say what to change: jobs --on JOB, --off JOB or --at JOB=TIME.", 2)
     both = set(args.on) & set(args.off)
     if both:
         raise ClientError(f"{', '.join(sorted(both))}: both --on and --off; pick one.", 2)

@@ -117,6 +117,9 @@ class History:
         head["request"] = json.loads(request) if request else None
         head["prompt"] = prompt_of(request)
         head["seats"] = [self._seat(r) for r in rows if r["kind"] != "merge"]
+        asked = ((head["request"] or {}).get("params") or {}).get("max_tokens")
+        for seat in head["seats"]:       # the client's own cap, when the seat's record keeps none of its own
+            seat["max_tokens"] = seat["max_tokens"] or asked
         merge = next((r for r in rows if r["kind"] == "merge"), None)
         head["merge"] = self._seat(merge) if merge else None
         return head

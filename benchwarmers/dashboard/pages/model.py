@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from .. import charts
-from ..apicall import get, post
+from ..apicall import call, get, post
 from ..render import card, e, facts, link, pct, secs, table, when
 from ..web import Done
 from ..widgets import chip, confirm, post_button, record_cell, speed_cell
@@ -131,7 +131,7 @@ def probe(req, bench, form) -> Done:
 def measure_speed(req, bench, form) -> Done:
     """The perf job for this model alone, in the background: POST /bench/jobs/perf/run?model=."""
     alias = req.params["alias"]
-    run = post(req, f"/bench/jobs/perf/run?model={quote(alias, safe='')}")["run"]
+    run = call(req, "POST", "/bench/jobs/perf/run", {}, {"model": alias})["run"]
     return Done(f"Measuring the speed of {alias} (job run {run['id']}): a short and a long prompt, a minute or more "
                 "for a slow model. Its figures show here when the run is done.",
                 f"/models/{quote(alias, safe='')}#speed", {"run": run})
