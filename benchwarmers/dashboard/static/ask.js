@@ -162,6 +162,7 @@
         throw new Error(message);
       }
       area.hidden = false;
+      area.scrollIntoView({ block: "start", behavior: "smooth" });   // the answers in view, not the form
       for await (const msg of lines(response)) {
         if (msg.panel) {
           panel = msg.panel;
