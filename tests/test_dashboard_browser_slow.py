@@ -12,7 +12,7 @@ import pytest
 from tests.fakes import FakeOpenAI, Reply, SlowModel
 from tests.helpers.data import configure, write
 from tests.helpers.http import Http
-from tests.test_dashboard_browser import CHROMIUM, browser, pytestmark, shoot, tab  # noqa: F401
+from tests.test_dashboard_browser import browser, pytestmark, shoot, tab  # noqa: F401 (fixtures, skip marks)
 
 try:
     from playwright.sync_api import expect

@@ -12,7 +12,7 @@ import pytest
 from benchwarmers.dashboard.pagewords import for_page
 from tests.fakes import FakeOpenAI, Reply, SlowModel
 from tests.helpers.dashboard import Session
-from tests.helpers.data import configure, write
+from tests.helpers.data import configure
 from tests.helpers.http import Http
 from tests.helpers.panel import body, wait_for
 

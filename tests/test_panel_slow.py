@@ -4,7 +4,6 @@ reaches the record, a client going away (or the service stopping) hangs up the u
 slower model over, output caps fit the measured speed, and a prompt too long for every window is a 4xx."""
 from __future__ import annotations
 
-import http.client
 import json
 import socket
 import threading

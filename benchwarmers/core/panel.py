@@ -3,18 +3,17 @@ from __future__ import annotations
 
 import logging
 import queue
-import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from typing import Callable, Iterator
 
 from ..canonical import (CANCELLED, EXPLORE, FAILED, LENGTH, MERGED, OK, RUNNING, SKIPPED, STOP, TIMEOUT, Answer, Ask,
-                         Collector, ErrorEvent, Finish, KeepAlive, PanelReply, Seat, TextDelta, Usage, estimate_usage)
-from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat,
-                      QuotaRefused, RateLimited, ToolsNeedRouteMode, UpstreamFailed)
+                         Collector, ErrorEvent, Finish, KeepAlive, Seat, TextDelta, Usage, estimate_usage)
+from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, QuotaRefused,
+                      RateLimited, ToolsNeedRouteMode, UpstreamFailed)
 from ..providers.hangup import Hangup
 from ..providers.transport import Sent
 from ..providers.waiter import Waiter, read_at_once
@@ -24,112 +23,19 @@ from ..store.db import Written
 from ..store.ids import record_id
 from . import merge
 from .calling import Caller
-from .collections import Collection, Collections
+from .collections import Collections
 from .lanes import Lanes
+from .panelrun import PanelRun
+from .panelwords import no_able_seat, seat_block
 from .pump import pump
 from .record import Record
-from .seating import Plan, SeatPlan, Seating
+from .seating import SeatPlan, Seating
 
 log = logging.getLogger("benchwarmers.panel")
 ANSWERED_LATE = "answered after the panel stopped waiting"
 CLIENT_LEFT = "the client went away before this seat answered"
 STOPPING = "the service is stopping"
-WINDOW = re.compile(r"about (\d+) prompt tokens, window (\d+)")   # seating's why_not for a prompt too long
 GONE_EVERY = 1.0    # seconds between looks at whether a waiting client is still there
-
-
-def seat_heading(seat: Seat) -> str:
-    said = seat.outcome()
-    status = "" if said == OK else f" · {said}"
-    return f"## Seat {seat.seat} · {seat.model} · {seat.kind}{status}"
-
-
-def seat_block(seat: Seat) -> str:
-    if seat.status == OK:
-        body = seat.answer.strip() or "_(empty answer)_"
-    else:
-        body = f"> {seat.error or seat.status}"
-    return f"{seat_heading(seat)}\n\n{body}\n\n"
-
-
-def too_long(plan: Plan) -> BenchError | None:
-    """The 4xx for a prompt longer than every seat's context window (explore candidates' included), naming the
-    largest; None when some seat was skipped for another reason."""
-    found = [WINDOW.search(sp.skip) for sp in plan.seats]
-    if not found or not all(found):
-        return None
-    windows = [int(m[2]) for m in found] + [int(m[2]) for m in (WINDOW.search(p["reason"]) for p in plan.passed_over)
-                                            if m]
-    return NoAbleSeat(f"The prompt (about {int(found[0][1]):,} tokens) is longer than every seat's context window: "
-                      f"the largest is {max(windows):,} tokens.",
-                      "Shorten the prompt to fit, or add a model with a larger window to the collection.")
-
-
-def no_able_seat(plan: Plan) -> BenchError:
-    longer = too_long(plan)
-    if longer is not None:
-        return longer
-    reasons = "; ".join(f"{sp.model.alias}: {sp.skip}" for sp in plan.seats)
-    if all(sp.skip.startswith(RESTS) for sp in plan.seats):
-        return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
-                           "Try again after the reset, or add members on other endpoints.", retry_after=60)
-    fixes = [fix for cause, fix in (("no vision", "drop the image"),
-                                    ("context window", "shorten the prompt or add a model with a larger window"))
-             if any(cause in sp.skip for sp in plan.seats)]
-    change = f"Change the ask ({'; or '.join(fixes)}), or add" if fixes else "Add"
-    return NoAbleSeat(f"No seat can take this ask: {reasons}.", f"{change} able models to the collection.")
-
-
-@dataclass(eq=False)   # by identity: a live run is kept in a set
-class PanelRun:
-    """One ask in flight: seats finish into a queue in completion order."""
-    id: str
-    ask: Ask
-    collection: Collection | None
-    plan: Plan
-    deadline: float                                   # when the panel stops waiting: `hard`, or the explore grace's end
-    hard: float = 0.0                                 # seat_timeout from the start: a seat out then is given up
-    grace: float = 0.0                                # seconds for explore seats once every other seat is in
-    seats: list = field(default_factory=list)        # Seat, in seat order
-    done: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
-    merge_info: dict | None = None
-    merge_usage: Usage = field(default_factory=Usage)
-    request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel:
-                                                      # the summary is kept in the panel's row, not in each seat's
-    endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
-    memo: dict | None = None                          # the config as the ask read it (Config.steady), for its seats
-    records: list = field(default_factory=list)       # its call records' writes (committed before the reply ends)
-    left: int = 0                                     # seats not in yet
-    members_left: int = 0                             # of them, seats not in that are not explore seats
-    answered: bool = False                            # a seat is in with an answer
-    graced: bool = False                              # the explore grace has begun (`deadline` moved up to its end)
-    hangups: dict = field(default_factory=dict)       # call id -> Hangup, of the seats sent and not in
-    ready: threading.Event = field(default_factory=threading.Event)   # set when the last seat is in, or the grace began
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    gave_up: float | None = None                      # past the deadline, when (the ledger's clock) the seats not in
-                                                      # were recorded as timed out: their lines are no older
-
-    @property
-    def seat_request(self) -> tuple[None, str]:
-        """What a seat's (or the merge's) record keeps of the ask: its hash; the summary is in the panel's row."""
-        return None, self.request[1]
-
-    @property
-    def collection_name(self) -> str | None:
-        return self.collection.name if self.collection else None
-
-    def reply(self) -> PanelReply:
-        return PanelReply(self.collection.name if self.collection else self.ask.target.name, self.id,
-                          self.seats, merge_model=(self.merge_info or {}).get("model"))
-
-    def bench(self) -> dict:
-        d = self.reply().to_dict()
-        d["mode"] = self.ask.target.mode
-        if self.plan.passed_over:
-            d["passed_over"] = self.plan.passed_over
-        if self.merge_info:
-            d["merge"] = self.merge_info
-        return d
 
 
 class Panel:
@@ -305,28 +211,17 @@ class Panel:
                 run.records.append(self._record(run, sp, seat, answer, sent))
                 run.left -= 1
                 last = run.left == 0
-                grace = self._grace(run, seat) and not last
+                grace = run.count_in(seat) and not last
                 run.done.put(seat)     # after the deadline moved: the gatherer reads it on waking
         if idle:
             with self._live_lock:
                 self._live.discard(run)
+            if run.timer is not None:
+                run.timer.cancel()
         if late:
             self._amend(run, sp, seat, status, error, seconds, answer, sent)
         elif last or grace:
             run.ready.set()
-
-    @staticmethod
-    def _grace(run: PanelRun, seat: Seat) -> bool:
-        """(Lock held.) Counts a seat in; True when the explore grace begins with it: every seat but explore ones is
-        in and one seat has answered, so the panel waits `grace` more seconds at most for the explore seats."""
-        if seat.kind != EXPLORE:
-            run.members_left -= 1
-        run.answered = run.answered or seat.status == OK
-        if run.graced or run.members_left or not run.answered:
-            return False
-        run.graced = True
-        run.deadline = min(run.hard, time.monotonic() + run.grace)
-        return True
 
     def _amend(self, run: PanelRun, sp: SeatPlan, seat: Seat, status: str, error: str | None, seconds: float,
                answer: Answer | None, sent: bool | None) -> None:
@@ -380,9 +275,9 @@ class Panel:
                     # counted=0: nothing to correct in the limits' counts yet; its worker does when it returns
                     run.records.append(self._record(run, sp, seat, None, sent=True, counted=0))
         if running:   # nobody waits for them now, but their answers do: given up at seat_timeout all the same
-            timer = threading.Timer(run.hard - now, self.hang_up, (run, closed, TIMEOUT))
-            timer.daemon = True
-            timer.start()
+            run.timer = threading.Timer(run.hard - now, self.hang_up, (run, closed, TIMEOUT))
+            run.timer.daemon = True
+            run.timer.start()
         else:
             self.hang_up(run, closed, TIMEOUT)
         return seats + list(pending.values())
