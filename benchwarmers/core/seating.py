@@ -15,7 +15,8 @@ from .collections import Collection
 
 
 TYPICAL_TOKENS = 500   # an answer's length, for comparing speeds as seconds an answer takes
-SLOWER = 4.0           # an explore candidate this many times slower than the slowest member is passed over ...
+SLOWER = 4.0           # an explore candidate this many times slower than the slowest seated model (and slower
+#                        than it by more than the explore grace) is passed over
 
 
 def answer_seconds(pace: tuple | None) -> float | None:

@@ -96,12 +96,12 @@ def measure(model, prompt: str, caller, job: int | None = None) -> Figure:
 
 def record(db, fig: Figure) -> int:
     global _written
-    _written += 1    # every Paces reads the figures again at its next look
     fig.id = db.call(lambda c: c.execute(
         "INSERT INTO perf (model, prompt, status, ttft, seconds, input_tokens, output_tokens, tokens_per_second, "
         "error, job, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (fig.model, fig.prompt, fig.status, fig.ttft, fig.seconds, fig.input_tokens, fig.output_tokens,
          fig.tokens_per_second, fig.error, fig.job, fig.created)).lastrowid)
+    _written += 1    # once it is in: every Paces reads the figures again at its next look
     return fig.id
 
 
