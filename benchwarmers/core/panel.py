@@ -326,7 +326,7 @@ class Panel:
             wait = run.deadline - time.monotonic()
             if wait <= 0 or run.ready.wait(min(wait, GONE_EVERY) if gone else wait):
                 return
-            if gone():
+            if gone is not None and gone():
                 self.hang_up(run, CLIENT_LEFT, CANCELLED)
 
     def whole(self, run: PanelRun, on_seat: Callable[[Seat], None] | None = None,
