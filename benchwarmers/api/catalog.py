@@ -35,7 +35,7 @@ def discover_models(req: Request, bench: Bench) -> Response:
     flag = lambda name: (req.query.get(name) or "").lower() in TRUE
     found = discover(bench.catalog, free=flag("free"), tools=flag("tools"), vision=flag("vision"),
                      min_context=_number(req, "min_context", 0, 0, 100_000_000), find=req.query.get("find") or "",
-                     limit=_number(req, "limit", 100, 1, 1000))
+                     limit=_number(req, "limit", 100, 1, 1000), reachable=flag("reachable"))
     return Response.json(found)
 
 
@@ -88,8 +88,9 @@ ROUTES = [
         ok=obj(("sources",), sources={"type": "object"}))),
     Route("GET", "/bench/discover", discover_models, "bench", ADMIN, doc=op(
         "Models worth adding, filtered, with this install's routes to each.",
-        query={"free": STRING, "tools": STRING, "vision": STRING, "min_context": {"type": "integer"}, "find": STRING,
-               "limit": {"type": "integer"}}, ok=obj(("models", "total"), models={"type": "array"}))),
+        query={"free": STRING, "tools": STRING, "vision": STRING, "reachable": STRING,
+               "min_context": {"type": "integer"}, "find": STRING, "limit": {"type": "integer"}},
+        ok=obj(("models", "total"), models={"type": "array"}))),
     Route("GET", "/bench/catalog/app-only", app_only, "bench", ADMIN, doc=op(
         "Providers whose free models work only in their own app, with your switch for each.",
         ok=obj(("providers",), providers={"type": "array"}))),

@@ -75,6 +75,8 @@ def show_model(req: Request, bench: Bench) -> Response:
     out["probes"] = probes
     out["record"] = bench.record.models().get(model.alias)        # the user's verdicts
     out["suite"] = bench.suite.store.scores(model.alias).get(model.alias)   # the suite's scores, never mixed in
+    out["suite_open"] = [{k: r[k] for k in ("id", "status", "reason", "created")}   # owed, queued or running
+                         for r in bench.suite.store.open_runs(model.alias)]
     out["perf_history"] = speed.history(bench.db, model.alias)
     found = healthrecord.retirement(bench.db, model.alias)
     out["retirement"] = found if found and not model.active and found["reason"] == model.reason else None

@@ -102,8 +102,10 @@ def matches(item: dict, free: bool, tools: bool, vision: bool, min_context: int,
                                                                  item["provider_name"]))
 
 
-def discover(catalog, free=False, tools=False, vision=False, min_context=0, find="", limit=100) -> dict:
-    """The Discover list: routed rows first, then free ones, then the newest."""
+def discover(catalog, free=False, tools=False, vision=False, min_context=0, find="", limit=100,
+             reachable=False) -> dict:
+    """The Discover list: routed rows first, then free ones, then the newest. `reachable`: only models one of this
+    install's endpoints serves (a route to onboard it by)."""
     ix, _ = catalog.state()
     md = catalog.copies.get().get("models.dev")
     base = _date(md.fetched if md else None) or dt.date.today()
@@ -125,7 +127,8 @@ def discover(catalog, free=False, tools=False, vision=False, min_context=0, find
                    "onboard": f"bench onboard {shlex.quote(row['model'])} --endpoint {name}"} for name in offered]
         item = shape(row, routes, ix.providers)
         item["unlisted"] = [n for n in names if n not in offered]
-        if not matches(item, free, tools, vision, min_context, (find or "").strip().lower()):
+        if (reachable and not routes) or not matches(item, free, tools, vision, min_context,
+                                                      (find or "").strip().lower()):
             continue
         if catalog.app_only_free(row["provider"], item["free"]):
             app_only[row["provider"]] = app_only.get(row["provider"], 0) + 1

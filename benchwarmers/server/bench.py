@@ -24,6 +24,7 @@ from ..roster.queue import OnboardQueue
 from ..roster.registry import Registry
 from ..roster.quota import Quota
 from ..roster.resting import Resting
+from ..roster.speed import Paces
 from ..scheduler import Clock, Scheduler
 from ..settings import effective
 from ..signin import Flows
@@ -73,8 +74,9 @@ class Bench:
         self.catalog = Catalog(self.home, self.config, self.registry)
         # the one way to call a member: seats, merges, route turns, probes (onboarding's too) and speed tests; each
         # is counted against the rate limits before it is sent, and goes into the usage ledger
+        self.paces = Paces(self.db)     # each model's measured speed: output caps and seating read it per seat
         self.caller = Caller(self.registry, self.calls, self.resting, self.settings, self.catalog.facts,
-                             quota=self.quota, price=self.catalog.price)
+                             quota=self.quota, price=self.catalog.price, paces=self.paces.of)
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)

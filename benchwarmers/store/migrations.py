@@ -155,6 +155,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (15, "what a panel was asked, kept once", """
         ALTER TABLE panels ADD COLUMN request TEXT
     """),
+    # Why each answer ended (stop, length: cut at its output cap, ...), and asks set aside as only tests: their
+    # answers no longer wait for a verdict.
+    (16, "finish reasons; asks set aside", """
+        ALTER TABLE calls ADD COLUMN finish_reason TEXT;
+        ALTER TABLE panels ADD COLUMN set_aside REAL
+    """),
 ]
 
 

@@ -12,7 +12,8 @@ from ..web import Done, safe_local
 from ..widgets import chip, csrf, hidden
 from .onboard import latest_items, state_cell
 
-FLAGS = (("free", "Free"), ("tools", "Calls tools"), ("vision", "Reads images"))
+FLAGS = (("free", "Free"), ("tools", "Calls tools"), ("vision", "Reads images"),
+         ("reachable", "Only models I can reach"))
 TRUE = ("1", "on", "yes", "true")
 CAN = ("tools", "vision", "reasoning")
 
