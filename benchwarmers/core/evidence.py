@@ -40,8 +40,8 @@ class Proposal:
     @property
     def why(self) -> str:
         if self.useful:
-            return f"all of its {plural(self.held, 'judged claim')} held"
-        return f"{plural(self.broke, 'judged claim')} of {self.held + self.broke} did not hold"
+            return f"every judged claim held ({self.held} of {self.held})"
+        return f"{self.broke} of its {plural(self.held + self.broke, 'judged claim')} did not hold"
 
     def to_dict(self) -> dict:
         return {"seat": self.seat, "useful": self.useful, "held": self.held, "broke": self.broke,

@@ -22,7 +22,7 @@ from benchwarmers.canonical import OK, Seat
 from .server import Reply
 
 HEADING = re.compile(r"^## Seat (\d+) · (.+)$", re.M)
-END = "## End of the answers"
+END = re.compile(r"^## End of the answers$", re.M)
 SENTENCE = re.compile(r"[^.!?\n]+[.!?]")
 STATEMENT = re.compile(r"^\s*(?P<subject>[A-Za-z][\w ]*?) is (?P<neg>not )?(?P<value>[\w -]+?)\s*[.!?]$")
 LIES = ("bad_quotes", "seat_nine", "huge", "prose", "fenced", "both_sides", "empty")
@@ -36,7 +36,7 @@ def said(answers: dict[int, str], models: dict[int, str] | None = None) -> list[
 
 def seats_in(prompt: str) -> dict[int, str]:
     """seat number -> its answer, read from the referee prompt's `## Seat N · model` blocks."""
-    body = prompt.split(END, 1)[0]
+    body = END.split(prompt, 1)[0]
     marks = list(HEADING.finditer(body))
     return {int(m.group(1)): body[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(body)].strip()
             for i, m in enumerate(marks)}
