@@ -230,8 +230,15 @@ def test_control_characters_and_lone_surrogates_do_not_get_through():
 
 
 def test_the_reasons_kept_are_bounded_but_all_are_counted():
-    got = read(answer([one(asserts=list(range(10, 60)), denies=[])]), SEATS)
-    assert len(got.dropped) == referee.REASONS_KEPT and got.dropped_count == 51
+    got = read(answer([one(claim=f"Claim {i}.", asserts=range(10, 24), denies=()) for i in range(2)]), SEATS)
+    assert len(got.dropped) == referee.REASONS_KEPT and got.dropped_count == 30     # 14 seats and "no seat left"
+
+
+def test_a_side_longer_than_the_panel_is_read_only_so_far():
+    got = read(answer([one(asserts=[1] * 5000, denies=[2] * 5000)]), SEATS)
+    assert (got.points[0].asserts, got.points[0].denies) == ((1,), (2,))
+    assert got.dropped == ["point 1's 'assert' lists 5000 seats; the first 14 were read",
+                           "point 1's 'deny' lists 5000 seats; the first 14 were read"]
 
 
 # ---- through every provider fake -------------------------------------------------------------

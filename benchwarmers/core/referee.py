@@ -193,8 +193,10 @@ def _seats(value, n: int, key: str, texts: dict, notes: list) -> set | None:
     if not isinstance(value, list):
         notes.append(f"point {n}'s {key!r} is not a list of seat numbers")
         return None
-    out = set()
-    for entry in value[:MAX_SEAT]:
+    out, room = set(), 2 * len(texts) + 4           # more entries than that cannot all be seats that answered
+    if len(value) > room:
+        notes.append(f"point {n}'s {key!r} lists {len(value)} seats; the first {room} were read")
+    for entry in value[:room]:
         seat = _seat_number(entry)
         if seat is None:
             notes.append(f"point {n}'s {key!r} holds {json.dumps(entry)[:20]}, not a seat number")
