@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.selection import HELD_OUT, KINDS, Member, Scenario  # noqa: E402  (after the path tweak above)
+from benchmarks.selection import HELD_OUT, KINDS, Member, Scenario, run_options  # noqa: E402  (after the path tweak)
 from benchwarmers.core import choose, evidence  # noqa: E402
 from benchwarmers.core.points import CONTESTED, Point, ranked, select  # noqa: E402
 from benchwarmers.core.record import drop  # noqa: E402
@@ -253,7 +253,8 @@ def recorded(scenario: Scenario, horizon: int, runs: int, opts: Options) -> list
     because seats disagree on it, so the better seat of a split is more often the one right than its rate says."""
     done = [simulate(scenario, "points", horizon, i, opts) for i in range(runs)]
     lines = [f"#### Claim accuracy as recorded: {scenario.name}, {horizon:,} conversations, {runs} runs", "",
-             "| member | true accuracy | judged claims (mean) | recorded claim accuracy (mean) |", "|---|---:|---:|---:|"]
+             "| member | true accuracy | judged claims (mean) | recorded claim accuracy (mean) |",
+             "|---|---:|---:|---:|"]
     for m in sorted(scenario.members, key=lambda m: -m.accuracy):
         got = [(r.stats.get(m.alias, blank())["real_claims"], r.stats.get(m.alias, blank())["false_claims"])
                for r in done]
@@ -266,12 +267,7 @@ def recorded(scenario: Scenario, horizon: int, runs: int, opts: Options) -> list
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: 3 runs per scenario and horizon")
-    parser.add_argument("--conversations", type=int, action="append", help="a horizon (repeatable; default 400 "
-                        "and 3000)")
-    parser.add_argument("--runs", type=int, help="seeded runs per scenario (default 160 at 400, 40 at 3000)")
-    parser.add_argument("--scenario", action="append", help="only scenarios whose name starts with this "
-                        "(repeatable): " + ", ".join([*KINDS, "five"]))
+    run_options(parser, [*KINDS, "five"])
     parser.add_argument("--held-out", action="store_true", help="benchmarks/selection.py's held-out scenarios "
                         "and a five-member one, instead")
     parser.add_argument("--claim-weight", type=float, help=f"try choose.CLAIM_WEIGHT at this value (now "

@@ -1,4 +1,4 @@
-"""The referee's contract: its prompt, and its untrusted answer read strictly (every hostile shape a referee can send)."""
+"""The referee's contract: its prompt, and its untrusted answer read strictly (every hostile shape a referee sends)."""
 from __future__ import annotations
 
 import json
@@ -203,8 +203,9 @@ def test_bounds_on_claims_quotes_and_points():
 
 
 def test_malformed_parts_of_a_point():
-    got = read(answer(["a string", 7, dict(one(), **{"assert": "1"}), one(asserts=[True, 1.0, "one", -1, 0, 10 ** 9], denies=[]),
-                       one(quotes="The cache is stale"), one()]), SEATS)
+    bad_seats = one(asserts=[True, 1.0, "one", -1, 0, 10 ** 9], denies=[])
+    got = read(answer(["a string", 7, dict(one(), **{"assert": "1"}), bad_seats, one(quotes="The cache is stale"),
+                       one()]), SEATS)
     assert [(p.asserts, p.denies) for p in got.points] == [((1,), (2,))]
     assert got.dropped[:3] == ["point 1 is not an object", "point 2 is not an object",
                                "point 3's 'assert' is not a list of seat numbers"]
