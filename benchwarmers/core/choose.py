@@ -42,8 +42,8 @@ def rank(aliases: list[str], stats: dict[str, dict]) -> list[Ranked]:
     share, counting PRIOR good and PRIOR bad answers extra (two bad verdicts do not bury a member), at
     z = sqrt(EXPLORE * ln N), N the judged evidence of all these members (as in UCB): a member judged little keeps
     the benefit of the doubt until its verdicts say otherwise, a poor member's turns shrink to a few. A member
-    whose latest evidence clearly fell below its record (the record's `drop`, counted as it counts it) is judged on
-    that alone. Then the failure rate, then the median seconds."""
+    whose latest evidence clearly fell below its record (the record's `drop`, over what the record gives it) is
+    judged on that alone. Then the failure rate, then the median seconds."""
     known = sum(evidence(stats.get(a, {}))[0] for a in aliases)
     z = math.sqrt(EXPLORE * math.log(max(known, 3)))
     out = [_rank_one(alias, stats.get(alias, {}), z) for alias in aliases]
