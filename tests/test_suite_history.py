@@ -1,0 +1,221 @@
+"""The history source of rebench tasks, on a small repository built here with git: only the commit that fixes a bug
+becomes a task (not the refactor, the docs change or the test-only change); a pick builds the same task from the
+clone or from the two files downloaded; and every rebench task, shipped or built, differs from its control only
+on its answer lines."""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from benchwarmers.suite import history, rebench
+from benchwarmers.suite.tasks import load, load_all
+from tests.fakes.server import shut_down
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "suite" / "rebench.py"
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+MIT = ("MIT License\n\nCopyright (c) 2020 Example\n\nPermission is hereby granted, free of charge, to any person "
+       "obtaining a copy of this software...\n")
+CLAMP = '''"""Numbers kept within bounds."""
+
+
+def clamp(value, low, high):
+    """value, or the nearest bound."""
+    if value < low:
+        return low
+    if value > high:
+        return low
+    return value
+
+
+def span(low, high):
+    return high - low
+'''
+TEST = "from widgets.core import clamp\n\n\ndef test_clamp():\n    assert clamp(5, 0, 3) == 3\n"
+
+
+def commit(repo: Path, message: str, files: dict, when: int) -> str:
+    for rel, text in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    env = dict(os.environ, GIT_AUTHOR_DATE=f"{when} +0000", GIT_COMMITTER_DATE=f"{when} +0000")
+    git = ["git", "-C", str(repo), "-c", "user.name=Test", "-c", "user.email=test@example.com",
+           "-c", "commit.gpgsign=false"]
+    subprocess.run(git + ["add", "-A"], check=True, capture_output=True, env=env)
+    subprocess.run(git + ["commit", "-q", "-m", message], check=True, capture_output=True, env=env)
+    return subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def clone(tmp_path) -> tuple[Path, dict]:
+    """A repository whose history holds one fix among a refactor, a docs change and a test-only change."""
+    repo = tmp_path / "widgets"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, capture_output=True)
+    shas = {"initial": commit(repo, "First version", {"LICENSE": MIT, "widgets/core.py": CLAMP,
+                                                       "README.md": "# widgets\n"}, 1_600_000_000)}
+    fixed = CLAMP.replace("    if value > high:\n        return low", "    if value > high:\n        return high")
+    shas["fix"] = commit(repo, "Fix clamp returning the low bound above high (closes #7)",
+                         {"widgets/core.py": fixed, "tests/test_core.py": TEST}, 1_600_000_100)
+    shas["refactor"] = commit(repo, "Refactor: name the width", {"widgets/core.py": fixed.replace(
+        "    return high - low", "    width = high - low\n    return width")}, 1_600_000_200)
+    shas["docs"] = commit(repo, "Fix the description of clamp", {"README.md": "# widgets\n\nKeeps numbers in bounds.\n",
+                                                     "widgets/core.py": (repo / "widgets/core.py").read_text().replace(
+                                                         "the nearest bound", "or else the nearest bound")},
+                          1_600_000_300)
+    shas["tests"] = commit(repo, "Fix the flaky test", {"tests/test_core.py": TEST + "    assert clamp(1, 0, 3) == 1\n"},
+                           1_600_000_400)
+    return repo, shas
+
+
+def test_only_the_fix_becomes_a_task(clone):
+    repo, shas = clone
+    found = {c.sha: result for c, result in history.scan(repo, "example/widgets")}
+    assert set(found) == set(shas.values()) - {shas["initial"]}            # the first commit has no parent
+    task = found[shas["fix"]]
+    assert not isinstance(task, str), task
+    assert "nothing says the commit fixes a bug" in found[shas["refactor"]]
+    assert "only comments, docstrings" in found[shas["docs"]]
+    assert "changes no source file" in found[shas["tests"]]
+    assert task.id == f"rebench-example-widgets-{shas['fix'][:10]}"
+    assert task.files == {"core.py": CLAMP} and "        return high\n" in task.control["core.py"]
+    assert task.answer == {"lines": {"core.py": [[9, 9]]}}
+    assert CLAMP.splitlines()[8] == "        return low"
+    assert task.source | {"date": None} == {
+        "kind": "rebench", "repo": "example/widgets", "url": "https://github.com/example/widgets",
+        "commit": shas["fix"], "base_commit": shas["initial"], "path": "widgets/core.py", "license": "MIT",
+        "excerpt": {"core.py": [1, 14]}, "date": None, "message": "Fix clamp returning the low bound above high "
+        "(closes #7)", "evidence": ["its message says it fixes a bug", "its message says it fixes issue #7",
+                                    "a test changed beside it: tests/test_core.py"]}
+    assert rebench.notice_lines([task]) == [
+        f"- suite/tasks/{task.id}: code from https://github.com/example/widgets at commit {shas['initial']} "
+        f"(widgets/core.py, before fix {shas['fix']}), licensed MIT."]
+
+
+@pytest.mark.parametrize("text, spdx", [
+    (MIT, "MIT"),
+    ("Apache License\nVersion 2.0, January 2004\n", "Apache-2.0"),
+    ("Redistribution and use in source and binary forms ... may be used to endorse or promote products", "BSD-3-Clause"),
+    ("Redistribution and use in source and binary forms, with or without modification", "BSD-2-Clause"),
+    ("Licensed under the Apache License, Version 2.0 ...\nRedistribution and use in source and binary forms ... "
+     "endorse or promote", "Apache-2.0 AND BSD-3-Clause"),
+    ("GNU GENERAL PUBLIC LICENSE Version 3", None), ("", None)])
+def test_a_licence_is_named_from_its_own_words_or_not_at_all(text, spdx):
+    assert history.classify_licence(text) == spdx
+
+
+def test_a_repository_without_a_known_licence_is_skipped_unless_told(clone):
+    repo, shas = clone
+    (repo / "LICENSE").write_text("All rights reserved.\n")
+    fix = commit(repo, "Fix span for reversed bounds", {"widgets/core.py": (repo / "widgets/core.py").read_text()
+                                                        .replace("return width", "return abs(width)")}, 1_600_000_500)
+    with pytest.raises(rebench.RowSkipped, match="licence file is not one this can name"):
+        history.from_commit(repo, "example/widgets", fix)
+    assert history.from_commit(repo, "example/widgets", fix, licence="MIT").source["license"] == "MIT"
+
+
+class Raw:
+    """raw.githubusercontent.com for the clone: /owner/name/<commit>/<path> answers `git show commit:path`."""
+
+    def __init__(self, repo: Path):
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                _, _, _, sha, path = self.path.split("/", 4)
+                done = subprocess.run(["git", "-C", str(repo), "show", f"{sha}:{path}"], capture_output=True)
+                self.send_response(200 if done.returncode == 0 else 404)
+                self.send_header("Content-Length", str(len(done.stdout)))
+                self.end_headers()
+                self.wfile.write(done.stdout)
+
+            def log_message(self, *a):
+                pass
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self):
+        shut_down(self.server)
+        self.server.server_close()
+
+
+def test_a_pick_builds_the_same_task_from_the_clone_and_from_github(clone):
+    repo, shas = clone
+    pick = history.pick_of(history.from_commit(repo, "example/widgets", shas["fix"]), area="numerics")
+    raw = Raw(repo)
+    try:
+        downloaded = history.from_pick(pick, None, raw.url)
+    finally:
+        raw.stop()
+    built = history.from_pick(pick, repo)
+    assert downloaded.meta() == built.meta() and downloaded.files == built.files
+    assert downloaded.control == built.control and built.source["area"] == "numerics"
+    with pytest.raises(rebench.RowSkipped, match="differ from the pick"):
+        history.from_pick(dict(pick, license="Apache-2.0"), repo)
+
+
+def test_the_script_builds_from_a_clone_and_from_picks(clone, tmp_path):
+    repo, shas = clone
+    out = tmp_path / "tasks"
+    run = subprocess.run([sys.executable, str(SCRIPT), "--git", str(repo), "--repo", "example/widgets", "--out",
+                          str(out), "--notice", str(tmp_path / "NOTICE")], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"rebench-example-widgets-{shas['fix'][:10]}: example/widgets (MIT)"
+    assert f"skipped {shas['refactor'][:12]}: nothing says" in run.stderr
+    assert load(out / f"rebench-example-widgets-{shas['fix'][:10]}").answer["lines"] == {"core.py": [[9, 9]]}
+    assert not (tmp_path / "NOTICE").exists()                                   # only the shipped set is listed
+    picks = tmp_path / "picks.json"
+    picks.write_text(json.dumps({"picks": [history.pick_of(history.from_commit(repo, "example/widgets", shas["fix"]))]}))
+    again = subprocess.run([sys.executable, str(SCRIPT), "--picks", str(picks), "--git", str(repo), "--repo",
+                            "example/widgets", "--out", str(tmp_path / "again")], capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again" / f"rebench-example-widgets-{shas['fix'][:10]}" / "task.json").read_text() == \
+        (out / f"rebench-example-widgets-{shas['fix'][:10]}" / "task.json").read_text()
+    bad = subprocess.run([sys.executable, str(SCRIPT), "--git", str(repo)], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--git needs --repo OWNER/NAME" in bad.stderr
+    missing = subprocess.run([sys.executable, str(SCRIPT), "--git", str(tmp_path / "nothing"), "--repo", "a/b"],
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 1 and "Could not read the history" in missing.stderr
+
+
+def differs_only_on_its_answer(task) -> list[str]:
+    """What is wrong with a bug task whose control should differ from its code only on the answer lines (an
+    insertion is pointed at by the lines around it)."""
+    problems = []
+    for path, code in task.files.items():
+        ranges = task.answer["lines"].get(path, [])
+        old, new = code.splitlines(), task.control[path].splitlines()
+        marked = {n for a, b in ranges for n in range(a, b + 1)}
+        if not marked or max(marked) > len(old):
+            problems.append(f"{task.id}: its answer lines are not lines of {path}")
+        for op, i1, i2, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+            changed = set(range(i1 + 1, i2 + 1)) if i2 > i1 else {i1, i1 + 1} & set(range(1, len(old) + 1))
+            if op != "equal" and not changed <= marked:
+                problems.append(f"{task.id}: {path} lines {sorted(changed)} differ outside the answer {ranges}")
+        if old == new:
+            problems.append(f"{task.id}: {path} is the same in its control")
+    return problems
+
+
+def test_every_rebench_task_differs_from_its_control_only_on_its_answer_lines(clone):
+    repo, shas = clone
+    built = history.from_commit(repo, "example/widgets", shas["fix"])
+    shipped = [t for t in load_all(None)[0].values() if t.source.get("kind") == "rebench"]
+    assert differs_only_on_its_answer(built) == []
+    broken = history.from_commit(repo, "example/widgets", shas["fix"])
+    broken.answer = {"lines": {"core.py": [[3, 3]]}}
+    assert differs_only_on_its_answer(broken)                                    # the check can fail
+    assert [p for t in shipped for p in differs_only_on_its_answer(t)] == []
+    for t in shipped:
+        assert t.source.get("commit") or t.source.get("instance_id"), t.id      # each names where it comes from
