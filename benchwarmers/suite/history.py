@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import rebench
 from .rebench import RowSkipped
+from .repofiles import is_test
 from .tasks import Task
 
 GIT_SECONDS = 60
@@ -128,12 +129,6 @@ def classify_licence(text: str) -> str | None:
 def is_source(path: str, ext: str = ".py") -> bool:
     return (path.endswith(ext) and not rebench.NOT_SOURCE.search(path) and not NOT_PYTHON_SOURCE.search(path)
             and not is_test(path))
-
-
-def is_test(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return bool(re.search(r"(^|/)(tests?|testing)/", path) or name.startswith("test_") or name.endswith("_test.py")
-                or name in ("conftest.py", "test.py", "tests.py"))
 
 
 def evidence(c: Commit, files: list[tuple[str, str]]) -> list[str]:
