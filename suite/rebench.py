@@ -50,8 +50,8 @@ def update_notice(path: Path, lines: list[str]) -> None:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python suite/rebench.py", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="examples:\n  python suite/rebench.py --git ~/src/attrs --repo python-attrs/attrs "
-                                       "--scan 2000 --limit 5 --out /tmp/tasks\n"
+                                epilog="examples:\n  python suite/rebench.py --git ~/src/attrs --repo "
+                                       "python-attrs/attrs --scan 2000 --limit 5 --out /tmp/tasks\n"
                                        "  python suite/rebench.py --git ~/src/attrs --repo python-attrs/attrs --commit "
                                        "1a2b3c4d\n  python suite/rebench.py --picks suite/rebench-picks.json\n"
                                        "  python suite/rebench.py --limit 10 --language python --since 2025-06-01\n"

@@ -56,7 +56,7 @@ def test_only_the_fix_becomes_a_task(clone):
 @pytest.mark.parametrize("text, spdx", [
     (MIT, "MIT"),
     ("Apache License\nVersion 2.0, January 2004\n", "Apache-2.0"),
-    ("Redistribution and use in source and binary forms ... may be used to endorse or promote products", "BSD-3-Clause"),
+    ("Redistribution and use in source and binary forms ... may be used to endorse or promote", "BSD-3-Clause"),
     ("Redistribution and use in source and binary forms, with or without modification", "BSD-2-Clause"),
     ("Licensed under the Apache License, Version 2.0 ...\nRedistribution and use in source and binary forms ... "
      "endorse or promote", "Apache-2.0 AND BSD-3-Clause"),
@@ -125,7 +125,8 @@ def test_the_script_builds_from_a_clone_and_from_picks(clone, tmp_path):
     assert load(out / f"rebench-example-widgets-{shas['fix'][:10]}").answer["lines"] == {"core.py": [[9, 9]]}
     assert not (tmp_path / "NOTICE").exists()                                   # only the shipped set is listed
     picks = tmp_path / "picks.json"
-    picks.write_text(json.dumps({"picks": [history.pick_of(history.from_commit(repo, "example/widgets", shas["fix"]))]}))
+    pick = history.pick_of(history.from_commit(repo, "example/widgets", shas["fix"]))
+    picks.write_text(json.dumps({"picks": [pick]}))
     again = subprocess.run([sys.executable, str(SCRIPT), "--picks", str(picks), "--git", str(repo), "--repo",
                             "example/widgets", "--out", str(tmp_path / "again")], capture_output=True, text=True,
                            timeout=120)

@@ -51,10 +51,10 @@ def fix_repo(tmp_path: Path) -> tuple[Path, dict]:
                          {"widgets/core.py": fixed, "tests/test_core.py": TEST}, 1_600_000_100)
     shas["refactor"] = commit(repo, "Refactor: name the width", {"widgets/core.py": fixed.replace(
         "    return high - low", "    width = high - low\n    return width")}, 1_600_000_200)
-    shas["docs"] = commit(repo, "Fix the description of clamp", {"README.md": "# widgets\n\nKeeps numbers in bounds.\n",
-                                                     "widgets/core.py": (repo / "widgets/core.py").read_text().replace(
-                                                         "the nearest bound", "or else the nearest bound")},
+    described = (repo / "widgets/core.py").read_text().replace("the nearest bound", "or else the nearest bound")
+    shas["docs"] = commit(repo, "Fix the description of clamp",
+                          {"README.md": "# widgets\n\nKeeps numbers in bounds.\n", "widgets/core.py": described},
                           1_600_000_300)
-    shas["tests"] = commit(repo, "Fix the flaky test", {"tests/test_core.py": TEST + "    assert clamp(1, 0, 3) == 1\n"},
-                           1_600_000_400)
+    shas["tests"] = commit(repo, "Fix the flaky test",
+                           {"tests/test_core.py": TEST + "    assert clamp(1, 0, 3) == 1\n"}, 1_600_000_400)
     return repo, shas

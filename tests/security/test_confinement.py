@@ -142,8 +142,8 @@ def test_a_claim_that_cannot_be_written_is_skipped_and_not_tried_again(asked, ho
 
 def big_file(folder: Path, functions: int = 3000) -> None:
     (folder / "pkg").mkdir(parents=True, exist_ok=True)
-    (folder / "pkg" / "big.py").write_text("".join(
-        f"def f{i}(a, b=3):\n    if a > b:\n        return a - {i % 7}\n    return b + a\n\n\n" for i in range(functions)))
+    (folder / "pkg" / "big.py").write_text("".join(f"def f{i}(a, b=3):\n    if a > b:\n        return a - {i % 7}\n"
+                                                   "    return b + a\n\n\n" for i in range(functions)))
 
 
 def test_a_file_of_3000_functions_is_read_within_the_caps(tmp_path, home):
