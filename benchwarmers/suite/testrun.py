@@ -160,12 +160,14 @@ def group() -> dict:
 
 def end_group(proc: subprocess.Popen) -> None:
     try:
-        if os.name == "nt":
-            proc.kill()
+        if os.name == "nt":              # the whole tree: the tests' own child processes too
+            subprocess.run(["taskkill", "/F", "/T", "/PID", str(proc.pid)], capture_output=True, timeout=10)
         else:
             os.killpg(proc.pid, signal.SIGKILL)
-    except (OSError, ProcessLookupError):
+    except (OSError, subprocess.SubprocessError):
         pass
+    if proc.poll() is None:
+        proc.kill()
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
