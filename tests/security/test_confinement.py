@@ -21,15 +21,9 @@ from tests.helpers.http import Http
 from tests.helpers.panel import wait_for
 from tests.helpers.suite import seed_job
 from tests.test_server import drain, serve_env, start_serve, wait_for_url
+from tests.test_suite_seed import CALC as CODE
 
 SECRET = "PRIVATE_MARKER_4242"
-CODE = '''def clamp(x, lo, hi):
-    if x < lo:
-        return lo
-    if x > hi:
-        return hi
-    return x
-'''
 PRIVATE = f'''def leak(token):
     if token == "{SECRET}":
         return True
