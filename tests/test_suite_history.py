@@ -170,3 +170,17 @@ def test_every_rebench_task_differs_from_its_control_only_on_its_answer_lines(cl
     assert [p for t in shipped for p in differs_only_on_its_answer(t)] == []
     for t in shipped:
         assert t.source.get("commit") or t.source.get("instance_id"), t.id      # each names where it comes from
+
+
+def test_a_commit_or_pick_that_is_not_one_is_refused_before_git_sees_it(clone, tmp_path):
+    repo, shas = clone
+    for bad in ("--output=" + str(tmp_path / "written"), "HEAD~1", ""):
+        with pytest.raises(rebench.RowSkipped, match="is not a commit id"):
+            history.from_commit(repo, "example/widgets", bad)
+    with pytest.raises(history.HistoryError, match="read as an option"):
+        history.commits(repo, "--output=" + str(tmp_path / "written"))
+    assert not (tmp_path / "written").exists()
+    pick = history.pick_of(history.from_commit(repo, "example/widgets", shas["fix"]))
+    for key, value in (("repo", "../../x"), ("commit", "--all"), ("base_commit", 7)):
+        with pytest.raises(rebench.RowSkipped, match="the pick"):
+            history.from_pick(dict(pick, **{key: value}), repo)

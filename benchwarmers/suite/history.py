@@ -26,6 +26,7 @@ NOT_A_FIX = re.compile(r"\b(typos?|docs?|docstrings?|documentation|changelog|rea
                        r"bump(ed)?|release|deprecat\w*|pre-commit|warnings?|ci|tests?)\b", re.I)
 ISSUE = re.compile(r"\b(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\s*:?\s+#(\d+)\b", re.I)
 PULL = re.compile(r"\(#(\d+)\)\s*$")
+REPO = re.compile(r"[\w.-]+/[\w.-]+")
 LICENCE_FILE = re.compile(r"^(licen[cs]e|copying)(\.\w+)?$", re.I)
 
 
@@ -62,6 +63,8 @@ def git(clone: Path, *args: str) -> str:
 
 def commits(clone: Path, rev: str = "HEAD", scan: int = 500, since: str | None = None) -> list[Commit]:
     """The last `scan` commits of `rev` that are not merges and have a parent, newest first."""
+    if not rev or rev.startswith("-"):
+        raise HistoryError(f"{rev!r} is not a branch or commit (it would be read as an option of git).")
     args = ["log", "--no-merges", f"-n{int(scan)}", "--format=%H%x1f%P%x1f%aI%x1f%B%x1e"]
     if since:
         args.append(f"--since={since}")
@@ -74,6 +77,8 @@ def commits(clone: Path, rev: str = "HEAD", scan: int = 500, since: str | None =
 
 
 def commit(clone: Path, sha: str) -> Commit:
+    if not re.fullmatch(r"[0-9a-fA-F]{4,64}", sha or ""):
+        raise RowSkipped(f"{str(sha)[:80]!r} is not a commit id (4 to 64 hex digits)")
     found = commits(clone, sha, 1)
     if not found or not found[0].sha.startswith(sha.lower()):
         raise RowSkipped(f"{sha} is not a commit with a parent in {clone} (a merge or the first commit cannot be one)")
@@ -266,9 +271,13 @@ def pick_of(task: Task, **more) -> dict:
 def from_pick(pick: dict, clone: Path | None = None, files_base: str = rebench.RAW_FILES) -> Task:
     """The task of one pick: from a clone's history (checked against what the pick says), or from the two
     versions of its file downloaded from GitHub (raw files at the parent and at the fix)."""
-    missing = [k for k in ("repo", "commit", "base_commit", "path", "license") if not pick.get(k)]
+    missing = [k for k in ("repo", "commit", "base_commit", "path", "license") if not isinstance(pick.get(k), str)
+               or not pick[k]]
     if missing:
         raise RowSkipped("the pick has no " + ", ".join(missing))
+    if not REPO.fullmatch(pick["repo"]) or not all(re.fullmatch(r"[0-9a-f]{40}", pick[k]) for k in
+                                                    ("commit", "base_commit")):
+        raise RowSkipped("the pick's repo must be owner/name and its commits 40 hex digits")
     extra = {k: pick[k] for k in ("date", "message", "evidence", "pull", "area") if k in pick}
     if clone is not None:
         task = from_commit(clone, pick["repo"], pick["commit"])
