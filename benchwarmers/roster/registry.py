@@ -75,6 +75,7 @@ class Registry:
         self._models: dict[str, Model] = {}
         self._providers: dict[tuple, object] = {}
         self._listed: dict[str, tuple[str, frozenset]] = {}   # name -> (base URL, served names), this run only
+        self.tokens = None     # the Bench's tokens.Renewer: renews a signed-in endpoint's token before it expires
 
     def _refresh(self) -> None:
         ends = self.config.view("endpoints.json")
@@ -123,6 +124,8 @@ class Registry:
         return provider
 
     def _provider(self, endpoint: Endpoint):
+        if self.tokens is not None and not endpoint.no_key:
+            self.tokens.fresh(endpoint.name)
         key, _ = endpoint.key()
         cache_key = (endpoint.name, endpoint.base_url, endpoint.api, key)
         with self._lock:
@@ -130,6 +133,10 @@ class Registry:
                 self._providers[cache_key] = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name,
                                                            transport=self.transport)
             return self._providers[cache_key]
+
+    def signin_again(self, name: str) -> str | None:
+        """Why a signed-in endpoint needs the user to sign in again (its renewal was refused), or None."""
+        return self.tokens.refused(name) if self.tokens is not None else None
 
     def provider_for(self, model: Model):
         return self.provider(self.endpoint(model.endpoint))

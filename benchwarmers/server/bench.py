@@ -30,6 +30,7 @@ from ..signin import Flows
 from ..store import Config, Database
 from ..store.calls import Calls
 from ..store.verdicts import Verdicts
+from ..tokens import Renewer
 from ..suite.service import SuiteService
 from .gatewaykeys import GatewayKeys
 from .throttle import Guesses
@@ -67,6 +68,7 @@ class Bench:
         self.verdicts = Verdicts(self.db)
         # the roster
         self.registry = Registry(self.config)
+        self.registry.tokens = Renewer(self.config, self.db, self.home)   # signed-in tokens renewed before expiry
         self.resting = Resting(self.db, self.registry.transport.limits)
         # the user's rate limits, counted per connection and model from the usage ledger (the scheduler's clock)
         self.quota = Quota(self.db, self.config, self.resting, self.clock)

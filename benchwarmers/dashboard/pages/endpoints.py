@@ -119,6 +119,8 @@ def provider_row(p: dict, d: dict, frame) -> str:
     else:
         act = (f'<a class="button secondary small" href="{e(p["key_page"])}" {EXTERNAL}>Make a key</a> '
                f'<a href="/endpoints?paste={e(p["id"])}#add">then paste it</a>')
+        if p.get("app"):
+            act += f' · <a href="{e(p["app"]["settings"])}">or sign in with your own app</a>'
     return f'<li data-provider="{e(p["id"])}">{head}<div class="actions">{act}</div>{why}</li>'
 
 
