@@ -5,7 +5,7 @@ import os
 import time
 from urllib.parse import urlsplit
 
-from .. import keys
+from .. import keys, tokens
 from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
 from ..providers import Timeouts, make_provider
 from ..redaction import remember
@@ -35,6 +35,7 @@ def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -
             "key_source": key_source(endpoint), "key_env": key_env(endpoint.name),
             "models": len(on_bench), "active_models": sum(1 for m in on_bench if m.active),
             "served_count": extra.get("served_count"), "checked": extra.get("checked"),
+            "signin": tokens.view(bench.config, endpoint.name),
             **healthrecord.endpoint_state(bench.db, bench.resting, endpoint.name, flags)}
 
 
@@ -96,7 +97,10 @@ def add_endpoint(req: Request, bench: Bench) -> Response:
         raise Conflict(f"Endpoint {endpoint.name!r} exists.",
                        "Add --replace to change its URL, protocol or key, or pick another name.")
     key, new_key = key_for(body, endpoint)
-    return Response.json({"endpoint": register(bench, endpoint, key, new_key, keep_flag(body))}, 201)
+    view = register(bench, endpoint, key, new_key, keep_flag(body))
+    if new_key:
+        tokens.forget(bench.config, endpoint.name)     # a pasted key is not a sign-in's token to renew
+    return Response.json({"endpoint": view}, 201)
 
 
 def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, keep_key: bool = False) -> dict:
@@ -191,6 +195,7 @@ def remove_endpoint(req: Request, bench: Bench) -> Response:
         health.retire(reg, alias, f"its endpoint {endpoint.name!r} was removed")
     reg.remove_endpoint(endpoint.name)
     healthrecord.clear(bench.db, endpoint.name)
+    tokens.forget(bench.config, endpoint.name)
     note = None
     if key_source(endpoint) == "keys.json":
         note = (f"Its key stays in {keys.keys_file()} (shared with the llm CLI); "
