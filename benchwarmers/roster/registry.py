@@ -24,13 +24,16 @@ class Endpoint:
     base_url: str
     api: str = "openai"
     no_key: bool = False
+    hub: str | None = None        # open-webui, litellm or cliproxy: its admin API can add models (hubs/)
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Endpoint":
-        return cls(name, str(d.get("base_url", "")).rstrip("/"), d.get("api", "openai"), bool(d.get("no_key")))
+        hub = d.get("hub") if isinstance(d.get("hub"), str) and d.get("hub") else None
+        return cls(name, str(d.get("base_url", "")).rstrip("/"), d.get("api", "openai"), bool(d.get("no_key")), hub)
 
     def to_dict(self) -> dict:
-        return {"base_url": self.base_url, "api": self.api, "no_key": self.no_key}
+        return {"base_url": self.base_url, "api": self.api, "no_key": self.no_key, **({"hub": self.hub} if self.hub
+                                                                                        else {})}
 
     def key(self) -> tuple[str | None, str | None]:
         return (None, None) if self.no_key else keys.get(self.name)
@@ -75,6 +78,7 @@ class Registry:
         self._models: dict[str, Model] = {}
         self._providers: dict[tuple, object] = {}
         self._listed: dict[str, tuple[str, frozenset]] = {}   # name -> (base URL, served names), this run only
+        self._sources: dict[str, tuple[str, tuple]] = {}      # hub name -> (base URL, catalog providers), this run
         self.tokens = None     # the Bench's tokens.Renewer: renews a signed-in endpoint's token before it expires
 
     def _refresh(self) -> None:
@@ -151,6 +155,16 @@ class Registry:
         with self._lock:
             self._listed[endpoint.name] = (endpoint.base_url, frozenset(names))
 
+    def note_sources(self, endpoint: Endpoint, providers: list[str]) -> None:
+        """The catalog providers a hub endpoint's sources reach, as its admin API just said (this run only)."""
+        with self._lock:
+            self._sources[endpoint.name] = (endpoint.base_url, tuple(providers))
+
+    def sources(self, endpoint: Endpoint) -> tuple | None:
+        """The catalog providers a hub can add models from, when its admin API was read this run; else None."""
+        found = self._sources.get(endpoint.name)
+        return found[1] if found and found[0] == endpoint.base_url else None
+
     def listed(self, endpoint: Endpoint) -> frozenset | None:
         """The served names its list gave when last read; None when it was not read since the service started,
         or was read at another address."""
@@ -175,7 +189,7 @@ class Registry:
     def endpoint_extra(self, name: str) -> dict:
         """What endpoints.json holds about an endpoint beyond its settings (served_count, checked)."""
         raw = (self.config.view("endpoints.json").get("endpoints") or {}).get(name) or {}
-        return {k: v for k, v in raw.items() if k not in ("base_url", "api", "no_key")}
+        return {k: v for k, v in raw.items() if k not in ("base_url", "api", "no_key", "hub")}
 
     def unique_alias(self, served: str) -> str:
         """A readable alias from a served name: 'openai/gpt-4o-mini:free' -> 'gpt-4o-mini-free'."""
@@ -219,12 +233,15 @@ def suggest_all(names: list[str], known, noun: str) -> str:
     return " ".join(hints + ([known_list(known, noun)] if lost else []))
 
 
-def new_endpoint(name, base_url, api="openai", no_key: bool = False) -> Endpoint:
-    """An endpoint checked before it is saved: a valid name, a known protocol, a usable base URL."""
+def new_endpoint(name, base_url, api="openai", no_key: bool = False, hub: str | None = None) -> Endpoint:
+    """An endpoint checked before it is saved: a valid name, a known protocol, a usable base URL (a hub's kind is
+    checked by its caller, which knows the adapters)."""
     check_name(name, "Endpoint name")
     if api not in APIS:
         raise BadRequest(f"Unknown api {api!r}.", "Use one of: " + ", ".join(APIS) + ".")
-    return Endpoint(name, check_base(base_url), api, no_key)
+    if hub and api != "openai":
+        raise BadRequest("A hub speaks the OpenAI-compatible API.", "Leave --api out (or give --api openai).")
+    return Endpoint(name, check_base(base_url), api, no_key, hub or None)
 
 
 def check_base(value) -> str:

@@ -21,7 +21,7 @@ from ..mcp.sessions import Sessions
 from ..roster.health import Health
 from ..roster.onboard import Onboarding
 from ..roster.queue import OnboardQueue
-from ..roster.registry import Registry
+from ..roster.registry import Endpoint, Registry
 from ..roster.quota import Quota
 from ..roster.resting import Resting
 from ..scheduler import Clock, Scheduler
@@ -88,7 +88,7 @@ class Bench:
         # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)
         self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings, self.panel)
         # onboarding probes through the caller; a full one runs the suite, a quick one owes it
-        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite)
+        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite, provider_of=self.provider_at)
         self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
         # the service (or at the first item queued), so a bench opened only to read starts no thread
         # the bench looking after itself: checks and retirements, and the jobs that run them (the service
@@ -137,6 +137,10 @@ class Bench:
                 values = effective(stored)
                 self._settings = (stored, values)
         return values
+
+    def provider_at(self, base_url: str) -> str | None:
+        """The catalog's provider for a base URL (a hub's source): as for an endpoint there."""
+        return self.catalog.provider_of(Endpoint("", base_url))
 
     @property
     def url(self) -> str:

@@ -155,6 +155,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (15, "what a panel was asked, kept once", """
         ALTER TABLE panels ADD COLUMN request TEXT
     """),
+    # An item onboarding a model through a hub says which of the hub's sources the model comes from (a catalog
+    # provider id or the hub's own name for the source); null for every other item.
+    (16, "the hub source of an onboarding item", """
+        ALTER TABLE onboard_queue ADD COLUMN via TEXT
+    """),
 ]
 
 

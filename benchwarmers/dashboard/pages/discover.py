@@ -109,18 +109,21 @@ def routes_cell(m: dict, frame, back: str) -> str:
 
 def route_line(m: dict, r: dict, frame, back: str) -> str:
     key, item = f'{r["endpoint"]}|{r["served"]}', r["item"]
+    pick = key + (f'|{r["via"]}' if r.get("via") else "")    # through a hub: the source it is added from
     where = f'<span class="route-name">{e(r["endpoint"])}</span> <span class="served">{e(r["served"])}</span>'
     if r["on_bench"] and not item:
         return f'<div class="route">{where} {chip("active", "on the bench")} as ' \
                f'{link("/models/" + r["on_bench"], r["on_bench"])}</div>'
     progress = (f'<span class="progress" data-key="{e(key)}" data-item="{e(item["id"]) if item else ""}" '
                 f'data-state="{e(item["state"]) if item else ""}">{state_cell(item) if item else ""}</span>')
-    button = ""
+    button, label = "", "Add to hub and onboard" if r.get("via") else "Onboard"
+    if r.get("via"):
+        where += f' <span class="muted">(from {e(r["via"])} through the hub)</span>'
     if not item or item["state"] == "failed":
         button = (f'<form method="post" action="/discover/onboard" class="inline" data-onboard data-once>'
-                  f'{csrf(frame)}{hidden("pick", key)}{hidden("back", back)}'
+                  f'{csrf(frame)}{hidden("pick", pick)}{hidden("back", back)}'
                   f'<button type="submit" class="small" aria-label="Onboard {e(r["served"])} from '
-                  f'{e(r["endpoint"])}">{"Try again" if item else "Onboard"}</button>'
+                  f'{e(r["endpoint"])}">{"Try again" if item else label}</button>'
                   f'<span class="status-text" data-status role="status"></span></form>')
     return f'<div class="route">{where} {button}{progress}</div>'
 
@@ -136,10 +139,10 @@ def no_route(add: dict, frame) -> str:
 
 
 def queue_one(req, bench, form) -> Done:
-    picks = [p.split("|", 1) for p in form.getlist("pick") if "|" in p]
+    picks = [(p.split("|", 2) + [None])[:3] for p in form.getlist("pick") if "|" in p]
     if not picks:
         raise BadRequest("No model picked.", "Press a model's Onboard button.")
-    items = post(req, "/bench/onboard", {"models": [{"endpoint": a, "served": b} for a, b in picks],
+    items = post(req, "/bench/onboard", {"models": [{"endpoint": a, "served": b, "via": c} for a, b, c in picks],
                                          "mode": "quick"})["items"]
     names = ", ".join(i["served"] for i in items)
     return Done(f"Queued {names} for onboarding (Quick): its progress shows beside it, and on the Onboard page.",
