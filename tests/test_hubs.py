@@ -194,6 +194,36 @@ def test_retiring_leaves_the_hub_alone_unless_asked(service, http):
         fake.stop()
 
 
+@pytest.mark.parametrize("legacy", [False, True], ids=["newer", "older"])
+def test_retiring_from_open_webui_takes_its_record_and_list_entry_and_a_refusal_retires_nothing(service, http, legacy):
+    fake, kind, via = openwebui()
+    fake.legacy = legacy                   # older releases delete a record with DELETE ?id=, newer with a POST
+    try:
+        assert add_hub(http, fake, kind)[0] == 201
+        served = "qwen/qwen3-coder:free"
+        item = onboarded(http, served, via)
+        assert item["state"] == "done", item["reason"]
+        record = fake.records[served]
+        assert record["access_control"] is None and record["access_grants"] == [
+            {"principal_type": "user", "principal_id": "*", "permission": "read"}]     # every user, old or new
+        alias = item["model"]
+        fake.admin_key = "rotated"
+        status, _, d = http("POST", f"/bench/models/{alias}/retire", {"reason": "gone", "from_hub": True})
+        assert status >= 400 and "refused the admin key" in d["error"]["message"], d
+        assert http("GET", f"/bench/models/{alias}")[2]["model"]["status"] == "active"     # nothing half done
+        writes = len(fake.writes)
+        assert http("POST", f"/bench/models/{alias}/retire", {"from_hub": True})[0] == 400    # no reason: no call
+        assert len(fake.writes) == writes
+        fake.admin_key = ADMIN
+        status, _, d = http("POST", f"/bench/models/{alias}/retire", {"reason": "gone", "from_hub": True})
+        assert status == 200 and d["hub"] == {"endpoint": "myhub", "removed": True}, d
+        assert d["model"]["status"] == "retired"
+        assert served not in fake.records and served not in fake.configs["0"]["model_ids"]
+        assert served not in fake.listed()
+    finally:
+        fake.stop()
+
+
 def test_discover_offers_a_route_through_the_hub_and_one_click_adds_it(home, service, http):
     install_samples(home)
     fake = FakeLiteLLM(admin_key=ADMIN).start()

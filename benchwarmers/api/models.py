@@ -103,10 +103,11 @@ def retire_model(req: Request, bench: Bench) -> Response:
     endpoint = bench.registry.endpoints().get(found.endpoint)
     if from_hub and (endpoint is None or not endpoint.hub):
         raise BadRequest(f"{found.alias!r} does not come from a hub.", "Leave from_hub out.")
-    model = health.retire(bench.registry, req.params["alias"], reason or "")
     hub = None
-    if from_hub:     # only when asked: retiring a model from the bench leaves the hub as it is
-        hub = {"endpoint": endpoint.name, "removed": hubs.adapter(endpoint).remove(model.served)}
+    if from_hub:     # only when asked, and first: a hub that refuses leaves the model on the bench as it was
+        health.retire_reason(reason)
+        hub = {"endpoint": endpoint.name, "removed": hubs.adapter(endpoint).remove(found.served)}
+    model = health.retire(bench.registry, req.params["alias"], reason or "")
     return Response.json({"model": view(bench, model), "hub": hub})
 
 

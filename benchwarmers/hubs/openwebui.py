@@ -6,7 +6,11 @@ holds OPENAI_API_BASE_URLS, OPENAI_API_KEYS and OPENAI_API_CONFIGS (by the conne
 prefix_id, model_ids); a connection whose model_ids is not empty lists only those models, and one with a prefix_id
 lists each as "prefix.id"; /config/update takes the whole config back. Admin routes answer a missing token with
 403 {"detail": "Not authenticated"}, a bad one with 401 and a non-admin with 401; a model id already registered is
-a 401 whose detail says "already registered". The OpenAI-compatible base URL is the hub's /api.
+a 401 whose detail says "already registered", a record not found on delete a 401 saying "could not find". Who may
+use a model record: older releases read `access_control` (null: every user), newer ones `access_grants` (a grant
+to principal "*" for every user), so a record carries both. Newer releases delete a record with POST
+/api/v1/models/model/delete {"id"}; older ones only with DELETE ...?id= (a POST there is FastAPI's 405). The
+OpenAI-compatible base URL is the hub's /api.
 """
 from __future__ import annotations
 
@@ -14,7 +18,9 @@ from urllib.parse import quote
 
 from .base import Hub, Source
 
-TAKEN = "already registered"
+TAKEN, MISSING = "already registered", "could not find"
+EVERYONE_READS = {"principal_type": "user", "principal_id": "*", "permission": "read"}
+DELETE = "/api/v1/models/model/delete"
 
 
 class OpenWebUI(Hub):
@@ -53,6 +59,7 @@ class OpenWebUI(Hub):
             self.save(cfg, configs, f"adding {model} to connection {source.id}")
         served = f"{conn['prefix_id']}.{model}" if conn.get("prefix_id") else model
         record = {"id": served, "base_model_id": None, "name": model, "params": {}, "access_control": None,
+                  "access_grants": [EVERYONE_READS],
                   "meta": {"description": "Added by Benchwarmers from connection " + source.id}}
         status, data = self.call("POST", "/api/v1/models/create", record)
         if not (status == 401 and TAKEN in self.words(data)):   # a record there already is the model's own
@@ -72,7 +79,9 @@ class OpenWebUI(Hub):
                 changed = True
         if changed:
             self.save(cfg, configs, f"removing {served} from its connections")
-        status, data = self.call("DELETE", f"/api/v1/models/model/delete?id={quote(served, safe='')}")
-        if status != 401 or "could not find" not in self.words(data).lower():
+        status, data = self.call("POST", DELETE, {"id": served})
+        if status == 405:                    # an older release: the same route takes DELETE with the id in the query
+            status, data = self.call("DELETE", f"{DELETE}?id={quote(served, safe='')}")
+        if status != 401 or MISSING not in self.words(data).lower():
             self.ok(status, data, f"removing the model record of {served}")
         return True

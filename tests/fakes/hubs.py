@@ -172,7 +172,9 @@ class FakeCLIProxy(FakeHub):
 
 
 class FakeOpenWebUI(FakeHub):
-    """/openai/config, /openai/config/update, /api/v1/models/create and /model/delete; FastAPI's {"detail": ...}."""
+    """/openai/config, /openai/config/update, /api/v1/models/create and /model/delete; FastAPI's {"detail": ...}.
+    The delete is a POST with {"id"} as newer releases take it, or with `legacy` a DELETE with ?id= as older ones
+    do (the other method is FastAPI's 405)."""
     url_suffix = "/api"
     api_prefix = "/api"
 
@@ -183,6 +185,7 @@ class FakeOpenWebUI(FakeHub):
         self.configs: dict[str, dict] = {}
         self.upstream: dict[int, list[str]] = {}     # what each connection's upstream serves
         self.records: dict[str, dict] = {}
+        self.legacy = False
 
     def connection(self, url: str, serves: list[str], model_ids: list[str] | None = None, prefix: str = "") -> None:
         idx = len(self.urls)
@@ -237,8 +240,10 @@ class FakeOpenWebUI(FakeHub):
                                            "model id string.")
             self.records[body["id"]] = body
             return self.detail_free(h, {**body, "user_id": "admin", "created_at": 1, "updated_at": 1})
-        if rec.method == "DELETE" and rec.path == "/api/v1/models/model/delete":
-            found = self.records.pop(rec.query.get("id"), None)
+        if rec.path == "/api/v1/models/model/delete":
+            if rec.method != ("DELETE" if self.legacy else "POST"):
+                return self.detail(h, 405, "Method Not Allowed")
+            found = self.records.pop(rec.query.get("id") if self.legacy else body.get("id"), None)
             if found is None:
                 return self.detail(h, 401, "We could not find what you're looking for :/")
             return self.detail_free(h, True)
