@@ -102,6 +102,23 @@ def test_hugging_face_signs_in_with_pkce_to_the_fixed_callback(service, http, is
     assert [p for p in isolated.rglob("*") if p.is_file() and token.encode() in p.read_bytes()] == []
 
 
+def test_a_pasted_key_or_removing_the_endpoint_forgets_its_sign_in(service, http, isolated, hf):
+    use_app(http, "huggingface")
+    for then in ("paste", "remove"):
+        status, headers, _ = hf_round_trip(Browser(), service, hf)
+        assert result_of(http, status, headers)["ok"]
+        assert http("GET", "/bench/endpoints")[2]["endpoints"][0]["signin"]["refreshable"]
+        assert "huggingface.refresh" in keys_json(isolated) and "huggingface" in signins(isolated)
+        if then == "paste":
+            hf.expect_key("hf_pasted_token_0123")
+            status, _, d = http("POST", "/bench/endpoints", {"name": "huggingface", "base_url": hf.url,
+                                                             "key": "hf_pasted_token_0123", "replace": True})
+            assert status == 201 and d["endpoint"]["signin"] is None, d
+        else:
+            assert http("DELETE", "/bench/endpoints/huggingface")[0] == 200
+        assert signins(isolated) == {} and "huggingface.refresh" not in keys_json(isolated)
+
+
 def test_the_callback_refuses_a_missing_or_foreign_state_another_browser_and_a_denial(service, http, isolated, hf):
     use_app(http, "huggingface")
     browser, other = Browser(), Browser()

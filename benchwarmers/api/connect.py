@@ -88,10 +88,8 @@ def finish(bench: Bench, provider: Provider, name: str, key: str, replace: bool,
             raise Conflict(f"Endpoint {name!r} was added while the sign-in ran.",
                            "Sign in again under another endpoint name.")
         view = register(bench, Endpoint(name, provider.base_url, provider.api), key, new_key=True)
-        if grant is not None:
+        if grant is not None:      # register forgot any earlier sign-in of this endpoint: this one's grant now
             tokens.keep(bench.config, name, provider.id, grant)
-        else:
-            tokens.forget(bench.config, name)
     except BenchError as err:
         return record(bench, failure(provider, str(err)))
     message = f"{provider.name} connected: endpoint {name} serves {plural(view.get('served_count'), 'model')}."

@@ -124,10 +124,7 @@ def add_endpoint(req: Request, bench: Bench) -> Response:
                        "Add --replace to change its URL, protocol or key, or pick another name.")
     key, new_key = key_for(body, endpoint)
     admin = admin_key_for(body, endpoint)
-    view = register(bench, endpoint, key, new_key, keep_flag(body), admin)
-    if new_key:
-        tokens.forget(bench.config, endpoint.name)     # a pasted key is not a sign-in's token to renew
-    return Response.json({"endpoint": view}, 201)
+    return Response.json({"endpoint": register(bench, endpoint, key, new_key, keep_flag(body), admin)}, 201)
 
 
 def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, keep_key: bool = False,
@@ -160,6 +157,8 @@ def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, k
             reg.remove_endpoint(endpoint.name)
             raise BadRequest(f"Could not write keys.json: {type(e).__name__}.",
                              f"Check {keys.keys_file()} is writable, or set {key_env(endpoint.name)}.") from None
+    if new_key:     # a new key is no sign-in's token to renew (a sign-in keeps its grant after this)
+        tokens.forget(bench.config, endpoint.name)
     view = endpoint_view(bench, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
     if found is not None:
