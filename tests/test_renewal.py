@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from benchwarmers import tokens
@@ -15,8 +16,8 @@ from benchwarmers.roster.registry import Model
 from tests.fakes.appsignin import FakeHuggingFace
 from tests.helpers.panel import wait_for
 from tests.helpers.signin import pointed_at
-from tests.test_connect import Browser, keys_json, result_of
-from tests.test_connect_apps import hf_round_trip, signins, use_app
+from tests.test_connect import Browser, keys_json, result_of, start
+from tests.test_connect_apps import github, hf_round_trip, poll, signins, use_app  # noqa: F401 (github: a fixture)
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
@@ -32,16 +33,17 @@ def due(config, endpoint: str, seconds: float) -> None:
     config.update(tokens.FILE, lambda d: d["endpoints"][endpoint].__setitem__("expires", time.time() + seconds))
 
 
+@contextmanager
 def hugging_face():
-    fake = FakeHuggingFace().start()
-    fake.set_models(["Qwen/Qwen3-32B"])
-    return fake, pointed_at("huggingface", authorize_url=fake.root + "/oauth/authorize",
-                            token_url=fake.root + "/oauth/token", base_url=fake.url)
+    """A fake Hugging Face, and the provider's URLs pointed at it, for the block."""
+    with FakeHuggingFace() as fake, pointed_at("huggingface", authorize_url=fake.root + "/oauth/authorize",
+                                               token_url=fake.root + "/oauth/token", base_url=fake.url):
+        fake.set_models(["Qwen/Qwen3-32B"])
+        yield fake
 
 
 def test_a_token_due_soon_is_renewed_with_the_refresh_token_before_the_call(service, http, isolated):
-    fake, pointing = hugging_face()
-    with fake, pointing:
+    with hugging_face() as fake:
         signed_in(service, http, fake)
         bench = service.bench
         old_refresh = keys_json(isolated)["huggingface.refresh"]
@@ -59,8 +61,7 @@ def test_a_token_due_soon_is_renewed_with_the_refresh_token_before_the_call(serv
 
 
 def test_a_refused_renewal_says_sign_in_again_and_seating_passes_the_models_over(service, http, isolated):
-    fake, pointing = hugging_face()
-    with fake, pointing:
+    with hugging_face() as fake:
         signed_in(service, http, fake)
         bench = service.bench
         bench.registry.save_model(Model("qwen", "huggingface", "Qwen/Qwen3-32B"))
@@ -87,13 +88,66 @@ def test_a_refused_renewal_says_sign_in_again_and_seating_passes_the_models_over
 
 
 def test_a_provider_that_does_not_answer_the_renewal_is_tried_again_later(service, http, isolated):
-    fake, pointing = hugging_face()
-    with pointing:
-        with fake:
-            signed_in(service, http, fake)
-        due(service.bench.config, "huggingface", 60)      # the fake is gone now
-        service.bench.registry.provider(service.bench.registry.endpoint("huggingface"))
+    bench = service.bench
+    with hugging_face() as fake:
+        signed_in(service, http, fake)
+        renewer, endpoint = bench.registry.tokens, bench.registry.endpoint("huggingface")
+        token = keys_json(isolated)["huggingface"]
+        fake.refresh_down = 1
+        due(bench.config, "huggingface", 60)
+        bench.registry.provider(endpoint)                # a 503: the token still works for another minute
+        assert len(fake.refreshes) == 1 and keys_json(isolated)["huggingface"] == token
         assert signins(isolated)["huggingface"]["refused"] is None
+        bench.registry.provider(endpoint)
+        assert len(fake.refreshes) == 1                  # not asked again on every call
+        renewer.clock = lambda: time.time() + tokens.RETRY + 1
+        bench.registry.provider(endpoint)                # later: asked again, and renewed
+        assert len(fake.refreshes) == 2 and keys_json(isolated)["huggingface"] == fake.issued[-1] != token
+        gone = fake.root + "/oauth/token"
+    with pointed_at("huggingface", token_url=gone):      # nothing listens there now
+        due(bench.config, "huggingface", 60)
+        bench.registry.provider(endpoint)
+        assert signins(isolated)["huggingface"]["refused"] is None
+        assert keys_json(isolated)["huggingface"] == fake.issued[-1]
+
+
+def test_a_provider_that_keeps_its_refresh_token_is_renewed_with_it_again(service, http, isolated):
+    bench = service.bench
+    with hugging_face() as fake:
+        signed_in(service, http, fake)
+        fake.rotate = False
+        first = keys_json(isolated)["huggingface.refresh"]
+        for n in (1, 2):
+            due(bench.config, "huggingface", 60)
+            bench.registry.provider(bench.registry.endpoint("huggingface"))
+            assert len(fake.refreshes) == n and fake.refreshes[-1]["refresh_token"] == first
+            assert keys_json(isolated)["huggingface"] == fake.issued[-1]
+        kept = signins(isolated)["huggingface"]
+        assert kept["refreshable"] and kept["refused"] is None and keys_json(isolated)["huggingface.refresh"] == first
+
+
+def test_github_renews_with_the_apps_client_secret_and_a_wrong_one_says_sign_in_again(service, http, isolated,
+                                                                                     github):
+    secret = "gh-app-secret-0123456789"
+    use_app(http, "github", client_secret=secret)
+    github.client_secret = secret
+    browser = Browser()
+    location = start(browser, service, "github")
+    github.approve_all()
+    status, headers, _ = poll(browser, service, location)
+    assert result_of(http, status, headers)["ok"]
+    bench = service.bench
+    due(bench.config, "github", 60)
+    bench.registry.provider(bench.registry.endpoint("github"))
+    sent = github.refreshes[-1]
+    assert sent["client_secret"] == secret and sent["grant_type"] == "refresh_token"
+    assert keys_json(isolated)["github"] == github.issued[-1] and len(github.issued) == 2
+    use_app(http, "github", client_secret="not-the-apps-secret")
+    due(bench.config, "github", 60)
+    bench.registry.provider(bench.registry.endpoint("github"))
+    kept = signins(isolated)["github"]
+    assert kept["refused"].startswith("sign in again") and "incorrect" in kept["refused"]
+    assert [p for p in isolated.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()] == []
 
 
 RENEW = textwrap.dedent("""
@@ -114,8 +168,7 @@ RENEW = textwrap.dedent("""
 
 
 def test_two_processes_renew_once_with_a_refresh_token_that_works_once(service, http, isolated, tmp_path):
-    fake, pointing = hugging_face()
-    with fake, pointing:
+    with hugging_face() as fake:
         signed_in(service, http, fake)
         due(service.bench.config, "huggingface", 30)
         go = tmp_path / "go"

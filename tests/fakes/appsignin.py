@@ -7,7 +7,9 @@ the token it issued last:
   /login/oauth/access_token answering authorization_pending, slow_down with a new interval, expired_token and
   access_denied in a 200) and its refresh grant for expiring GitHub App tokens.
 
-`hostile` (a dict, or raw bytes) replaces the next token answer, to test what the service does with a bad one.
+`hostile` (a dict, or raw bytes) replaces the next token answer, to test what the service does with a bad one;
+`rotate = False` answers a refresh without a new refresh token (the old one keeps working), `refresh_down = N`
+answers the next N refreshes with a 503, and `client_secret` set makes a refresh need it (as GitHub's does).
 """
 from __future__ import annotations
 
@@ -40,31 +42,43 @@ class TokenIssuer(FakeOpenAI):
         self.refresh_tokens: set[str] = set()
         self.refreshes: list[dict] = []      # every refresh request that reached it
         self.refuse_refresh = False
+        self.rotate = True
+        self.refresh_down = 0
+        self.client_secret: str | None = None
         self.hostile: object = None
 
-    def grant(self, h) -> None:
+    def grant(self, h, refreshed: str | None = None) -> None:
         if self.hostile is not None:
             body, self.hostile = self.hostile, None
             if isinstance(body, bytes):
                 return h.send_bytes(200, "application/json", body)
             return h.send_json(200, body)
         token, refresh = self.token_prefix + secrets.token_hex(16), "ref_" + secrets.token_hex(16)
+        if refreshed and not self.rotate:
+            refresh = refreshed
         with self._lock:
             self.issued.append(token)
             self.refresh_tokens.add(refresh)
         self.expect_key(token)
-        h.send_json(200, {"access_token": token, "token_type": "bearer", "expires_in": self.lifetime,
-                          "refresh_token": refresh, "scope": "inference-api"})
+        answer = {"access_token": token, "token_type": "bearer", "expires_in": self.lifetime, "scope": "inference-api"}
+        h.send_json(200, answer if refreshed and not self.rotate else {**answer, "refresh_token": refresh})
 
     def refresh(self, h, form: dict) -> None:
         with self._lock:
             self.refreshes.append(form)
+            if self.refresh_down:
+                self.refresh_down -= 1
+                return h.send_bytes(503, "text/html", b"<html>503 Service Unavailable</html>")
             known = form.get("refresh_token") in self.refresh_tokens and not self.refuse_refresh
-            self.refresh_tokens.discard(form.get("refresh_token"))      # rotated: a refresh token works once
+            if self.rotate:
+                self.refresh_tokens.discard(form.get("refresh_token"))      # rotated: a refresh token works once
+        if self.client_secret and form.get("client_secret") != self.client_secret:
+            return h.send_json(200, {"error": "incorrect_client_credentials",
+                                     "error_description": "The client_id and/or client_secret passed are incorrect."})
         if not known or form.get("client_id") != self.client_id:
             return h.send_json(400, {"error": "invalid_grant", "error_description": "The refresh token is invalid "
                                                                                      "or expired."})
-        self.grant(h)
+        self.grant(h, form.get("refresh_token"))
 
 
 class FakeHuggingFace(TokenIssuer):
