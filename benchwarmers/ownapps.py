@@ -11,7 +11,7 @@ MAX_ID = 200
 
 def secret_name(provider_id: str) -> str:
     """Where keys.json keeps the app's client secret (beside the endpoints' keys)."""
-    return f"{provider_id}.app-secret"
+    return provider_id + keys.APP_SECRET
 
 
 def client_ids(config) -> dict[str, str]:

@@ -27,7 +27,7 @@ RETRY = 30.0          # after a renewal that could not reach the provider, wait 
 
 
 def refresh_name(endpoint: str) -> str:
-    return f"{endpoint}.refresh"
+    return endpoint + keys.REFRESH
 
 
 def entry(config, endpoint: str) -> dict | None:

@@ -97,6 +97,13 @@ def test_a_bad_admin_key_or_a_hub_that_is_down_adds_nothing(service, http, isola
     assert status >= 400 and http("GET", "/bench/endpoints")[2]["endpoints"] == []
 
 
+def test_no_endpoint_takes_the_name_of_an_entry_kept_beside_a_key(service, http, isolated):
+    for name in ("myhub.admin", "huggingface.refresh", "github.app-secret"):
+        status, _, d = http("POST", "/bench/endpoints", {"name": name, "base_url": "http://127.0.0.1:9/v1", "key": "k"})
+        assert status == 400 and "ends like an entry kept beside" in d["error"]["message"], d
+    assert keys_json(isolated) == {}
+
+
 def test_the_queue_adds_a_model_to_the_hub_reads_it_back_and_onboards_it(service, http, isolated, hub):
     fake, kind, via = hub
     assert add_hub(http, fake, kind)[0] == 201

@@ -10,7 +10,7 @@ from ..appsignin import Grant
 from ..connect import LOCAL, PASTE, Provider
 from ..errors import BadRequest, BenchError, Conflict, NotFound, key_env
 from ..redaction import redact
-from ..roster.registry import Endpoint, check_name
+from ..roster.registry import Endpoint, check_endpoint_name
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
@@ -69,7 +69,7 @@ def can_sign_in(provider: Provider) -> None:
 def endpoint_name(bench: Bench, provider: Provider, given: str | None) -> tuple[str, bool]:
     """(the endpoint name, whether an endpoint of that name for this same provider gets its key replaced);
     a name taken by an endpoint elsewhere is a conflict."""
-    name = check_name((given or "").strip() or provider.id, "Endpoint name")
+    name = check_endpoint_name((given or "").strip() or provider.id)
     found = bench.registry.endpoints().get(name)
     if found is None:
         return name, False

@@ -20,7 +20,7 @@ KINDS: dict[str, type[Hub]] = {c.kind: c for c in (OpenWebUI, LiteLLM, CLIProxy)
 
 def admin_name(endpoint: str) -> str:
     """Where keys.json keeps a hub's admin key, beside its API key."""
-    return f"{endpoint}.admin"
+    return endpoint + keys.ADMIN
 
 
 def check_kind(kind) -> str | None:

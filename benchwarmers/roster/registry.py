@@ -233,10 +233,19 @@ def suggest_all(names: list[str], known, noun: str) -> str:
     return " ".join(hints + ([known_list(known, noun)] if lost else []))
 
 
+def check_endpoint_name(name) -> str:
+    """A valid name that is not one of the entries keys.json keeps beside an endpoint's key."""
+    check_name(name, "Endpoint name")
+    if name.endswith(keys.BESIDE):
+        raise BadRequest(f"Endpoint name {name!r} ends like an entry kept beside another endpoint's key "
+                         f"({', '.join(keys.BESIDE)}).", "Pick a name that does not end so.")
+    return name
+
+
 def new_endpoint(name, base_url, api="openai", no_key: bool = False, hub: str | None = None) -> Endpoint:
     """An endpoint checked before it is saved: a valid name, a known protocol, a usable base URL (a hub's kind is
     checked by its caller, which knows the adapters)."""
-    check_name(name, "Endpoint name")
+    check_endpoint_name(name)
     if api not in APIS:
         raise BadRequest(f"Unknown api {api!r}.", "Use one of: " + ", ".join(APIS) + ".")
     if hub and api != "openai":
