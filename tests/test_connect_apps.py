@@ -221,8 +221,12 @@ def test_github_device_flow_that_expires_or_is_denied_adds_nothing(service, http
 
 def test_a_wrong_client_id_is_named_when_the_device_flow_starts(service, http, github):
     http("PUT", "/bench/connect/github/app", {"client_id": "not-mine"})
-    status, headers, _ = Browser().form(service, "/connect/github")
+    browser = Browser()
+    status, headers, _ = browser.form(service, "/connect/github")
     assert status == 303 and headers["location"] == "/endpoints"
+    _, _, page = browser.get(service.url + "/endpoints")
+    assert "did not start a device sign-in" in page and "Check the client id in Settings" in page
+    assert service.bench.signins._flows == {} and github.issued == []
 
 
 def test_the_landing_page_moves_on(service, http, hf):

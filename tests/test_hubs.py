@@ -9,6 +9,7 @@ import pytest
 
 from tests.fakes.hubs import API_KEY, FakeCLIProxy, FakeLiteLLM, FakeOpenWebUI
 from tests.helpers.catalog import install_samples
+from tests.helpers.dashboard import Session
 from tests.helpers.panel import wait_for
 
 OR_BASE = "https://openrouter.ai/api/v1"
@@ -231,18 +232,43 @@ def test_retiring_from_open_webui_takes_its_record_and_list_entry_and_a_refusal_
         fake.stop()
 
 
-def test_discover_offers_a_route_through_the_hub_and_one_click_adds_it(home, service, http):
+def test_discover_offers_a_route_through_the_hub_and_its_button_adds_and_onboards_it(home, service, http, hub):
     install_samples(home)
-    fake = FakeLiteLLM(admin_key=ADMIN).start()
+    fake, kind, _ = hub
+    assert add_hub(http, fake, kind)[0] == 201
+    served = "qwen/qwen3-coder:free"
+    status, _, d = http("GET", "/bench/discover?find=qwen3-coder")
+    assert status == 200 and d["hub_errors"] == []
+    coder = next(m for m in d["models"] if m["model"] == served)
+    route = next(r for r in coder["routes"] if r["endpoint"] == "myhub")
+    assert route["via"] == "openrouter" and "--via openrouter" in route["onboard"]
+    s = Session(service.url)
+    status, _, page = s.get("/discover?find=qwen3-coder")
+    pick = f"myhub|{served}|openrouter"
+    assert status == 200 and f'value="{pick}"' in page and "Add to hub and onboard" in page
+    status, headers, _ = s.form("/discover/onboard", {"pick": pick, "back": "/discover?find=qwen3-coder"})
+    assert status == 303, headers
+    item = http("GET", "/bench/onboard")[2]["items"][0]
+    assert item["served"] == served and item["endpoint"] == "myhub" and item["via"] == "openrouter"
+    done = wait_for(lambda: (lambda i: i if i["state"] in ("done", "failed") else None)(
+        http("GET", f"/bench/onboard/{item['id']}")[2]), timeout=60)
+    assert done["state"] == "done", (done["reason"], done["log_lines"])
+    assert served in fake.listed() and len(fake.writes) >= 1
+    status, _, d = http("GET", "/bench/discover?find=qwen3-coder")
+    coder = next(m for m in d["models"] if m["model"] == served)
+    assert [r["on_bench"] for r in coder["routes"] if r["endpoint"] == "myhub"] == [done["model"]]
+
+
+def test_discover_names_a_hub_that_does_not_answer_and_asks_it_again(home, service, http):
+    install_samples(home)
+    fake, kind, _ = litellm()
     try:
-        fake.deploy("llama-3.3-70b", "openrouter/meta-llama/llama-3.3-70b-instruct")
-        assert add_hub(http, fake, "litellm")[0] == 201
-        status, _, d = http("GET", "/bench/discover?find=qwen3-coder")
-        assert status == 200 and d["hub_errors"] == []
-        coder = next(m for m in d["models"] if m["model"] == "qwen/qwen3-coder:free")
-        route = next(r for r in coder["routes"] if r["endpoint"] == "myhub")
-        assert route["via"] == "openrouter" and "--via openrouter" in route["onboard"]
-        item = onboarded(http, "qwen/qwen3-coder:free", route["via"])
-        assert item["state"] == "done" and "qwen/qwen3-coder:free" in fake.listed()
+        assert add_hub(http, fake, kind)[0] == 201
     finally:
         fake.stop()
+    service.bench.registry._sources.clear()            # as after a restart: the hub's sources not read yet
+    d = http("GET", "/bench/discover?find=qwen3-coder")[2]
+    assert [e["endpoint"] for e in d["hub_errors"]] == ["myhub"] and "did not answer" in d["hub_errors"][0]["error"]
+    coder = next(m for m in d["models"] if m["model"] == "qwen/qwen3-coder:free")
+    assert [r for r in coder["routes"] if r["endpoint"] == "myhub"] == []
+    assert http("GET", "/bench/discover?find=qwen3-coder")[2]["hub_errors"]          # asked again, not cached
