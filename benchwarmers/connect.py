@@ -167,8 +167,7 @@ def with_app(provider: Provider, client_id: str | None) -> Provider:
     """A paste entry that documents a flow for the user's own app, made a sign-in with that app's client id."""
     if not provider.own_app or not client_id:
         return provider
-    return replace(provider, kind=SIGN_IN, flow=provider.own_app, client_id=client_id,
-                   device_params={**provider.device_params, "client_id": client_id})
+    return replace(provider, kind=SIGN_IN, flow=provider.own_app, client_id=client_id)
 
 
 def own_app_ids() -> list[str]:

@@ -56,6 +56,9 @@ def set_app(config, provider_id: str, client_id: str | None, client_secret: str 
     known(provider_id)
     client_id = check_text(client_id, "client_id", required=False)
     client_secret = check_text(client_secret, "client_secret", required=False)
+    if client_secret and not client_id:
+        raise BadRequest("A client_secret belongs to an app: give its client_id too.",
+                         'e.g. {"client_id": "Iv1.0123456789abcdef", "client_secret": "..."}')
     if client_secret:
         keys.store(secret_name(provider_id), client_secret)
     elif client_id is None:

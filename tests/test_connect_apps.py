@@ -70,6 +70,8 @@ def test_the_app_is_set_listed_and_forgotten_and_its_secret_stays_in_keys_json(s
         assert status == 400, bad
     assert http("PUT", "/bench/connect/openrouter/app", {"client_id": "x"})[0] == 404
     assert http("PUT", "/bench/connect/github/app", {"client_id": "x", "extra": 1})[0] == 400
+    assert http("PUT", "/bench/connect/github/app", {"client_id": None, "client_secret": "orphan-secret"})[0] == 400
+    assert "github.app-secret" not in keys_json(isolated)
     status, _, d = http("PUT", "/bench/connect/huggingface/app", {"client_id": None})
     assert status == 200 and d["provider"]["kind"] == "paste" and "huggingface.app-secret" not in keys_json(isolated)
 
