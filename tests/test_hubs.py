@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from benchwarmers.redaction import redact
 from tests.fakes.hubs import API_KEY, FakeCLIProxy, FakeLiteLLM, FakeOpenWebUI
 from tests.helpers.catalog import install_samples
 from tests.helpers.dashboard import Session
@@ -80,6 +81,9 @@ def test_a_hub_is_added_with_its_admin_key_kept_apart(service, http, isolated, h
     assert ADMIN not in json.dumps(listed) and listed["endpoints"][0]["hub"] == kind
     status, _, d = http("GET", "/bench/endpoints/myhub/hub")
     assert status == 200 and d["hub"] == kind and d["sources"][0]["provider"] == "openrouter"
+    if kind != "litellm":              # its admin API showed the upstream's key (LiteLLM's leaves it out)
+        assert redact("the hub said upstream-secret-0123") == "the hub said [redacted]"
+        assert "upstream-secret-0123" not in json.dumps(d)
 
 
 def test_a_bad_admin_key_or_a_hub_that_is_down_adds_nothing(service, http, isolated, hub):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..errors import FaultKind, UpstreamFailed
 from ..providers.base import clip
 from ..providers.transport import Timeouts, default_transport
-from ..redaction import redact
+from ..redaction import redact, remember
 
 TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)
 MAX_BODY = 4 << 20        # a hub's admin answer (its whole config, its model list) is read up to this
@@ -80,6 +80,14 @@ class Hub:
         raise UpstreamFailed(FaultKind.BAD_REQUEST if status < 500 else FaultKind.SERVER,
                              f"{self.name} refused {doing} (HTTP {status}: {words})", self.advice(words),
                              upstream_status=status)
+
+    @staticmethod
+    def secrets(values) -> None:
+        """Upstream keys a hub's admin answer holds: redaction knows them from here on (no message, log or answer
+        says one)."""
+        for value in values if isinstance(values, list) else []:
+            if isinstance(value, str):
+                remember(value)
 
     def bad(self, what: str) -> UpstreamFailed:
         return UpstreamFailed(FaultKind.BAD_RESPONSE, f"{self.name} answered with something other than {what}",

@@ -29,7 +29,10 @@ class CLIProxy(Hub):
             return []                        # no entry yet: Go's nil list
         if not isinstance(rows, list):
             raise self.bad("an OpenAI-compatibility list")
-        return [r for r in rows if isinstance(r, dict) and r.get("name")]
+        rows = [r for r in rows if isinstance(r, dict) and r.get("name")]
+        for r in rows:     # the entries' own keys: never said
+            self.secrets([e.get("api-key") for e in r.get("api-key-entries") or [] if isinstance(e, dict)])
+        return rows
 
     def sources(self) -> list[Source]:
         return [Source(str(r["name"]), f"entry {r['name']}", base_url=str(r.get("base-url") or "").rstrip("/") or None)

@@ -35,6 +35,7 @@ class OpenWebUI(Hub):
         data = self.ok(*self.call("GET", "/openai/config"), "reading its connections")
         if not isinstance(data, dict) or not isinstance(data.get("OPENAI_API_BASE_URLS"), list):
             raise self.bad("its connections")
+        self.secrets(data.get("OPENAI_API_KEYS"))      # the connections' own keys: sent back, never said
         return data
 
     def save(self, cfg: dict, configs: dict, doing: str) -> None:

@@ -117,7 +117,7 @@ class FakeCLIProxy(FakeHub):
 
     def entry(self, name: str, base_url: str, models: list[str], prefix: str = "") -> None:
         self.entries.append({"name": name, "prefix": prefix, "base-url": base_url,
-                             "api-key-entries": [{"api-key": "sk-upstream-secret"}],
+                             "api-key-entries": [{"api-key": "upstream-secret-0123"}],
                              "models": [{"name": m, "alias": ""} for m in models]})
         self._shown = [dict(e, models=list(e["models"])) for e in self.entries]
 
@@ -190,7 +190,7 @@ class FakeOpenWebUI(FakeHub):
     def connection(self, url: str, serves: list[str], model_ids: list[str] | None = None, prefix: str = "") -> None:
         idx = len(self.urls)
         self.urls.append(url)
-        self.keys.append("sk-upstream-secret")
+        self.keys.append("upstream-secret-0123")
         self.upstream[idx] = serves
         self.configs[str(idx)] = {"enable": True, "model_ids": model_ids or [], "prefix_id": prefix}
 
