@@ -3,6 +3,7 @@ queue adding a model through the hub's admin API and onboarding it, refusals (ba
 hub down), Discover's routes through a hub, and retiring that leaves the hub alone unless asked."""
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -276,3 +277,37 @@ def test_discover_names_a_hub_that_does_not_answer_and_asks_it_again(home, servi
     coder = next(m for m in d["models"] if m["model"] == "qwen/qwen3-coder:free")
     assert [r for r in coder["routes"] if r["endpoint"] == "myhub"] == []
     assert http("GET", "/bench/discover?find=qwen3-coder")[2]["hub_errors"]          # asked again, not cached
+
+
+def test_the_cli_adds_a_hub_with_both_keys_from_stdin_onboards_via_it_and_retires_from_it(service, isolated,
+                                                                                         capsys, monkeypatch):
+    from benchwarmers.cli.main import main
+
+    def cli(*argv, stdin=""):
+        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+        code = main(["--url", service.url, *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    fake = FakeCLIProxy(admin_key=ADMIN).start()
+    try:
+        fake.entry("openrouter", OR_BASE, ["m-one"])
+        fake.entry("groq", "https://api.groq.com/openai/v1", ["g-one"])      # two sources: --via says which
+        code, _, err = cli("endpoint", "add", "plain", "--base", fake.url, "--key-stdin", "--admin-key-stdin",
+                           stdin=API_KEY + "\n" + ADMIN + "\n")
+        assert code == 2 and "--admin-key-stdin is for a hub" in err
+        code, out, err = cli("endpoint", "add", "myhub", "--base", fake.url, "--hub", "cliproxy", "--key-stdin",
+                             "--admin-key-stdin", "--json", stdin=API_KEY + "\n" + ADMIN + "\n")
+        assert code == 0, err
+        assert json.loads(out)["endpoint"]["admin_key_source"] == "keys.json"
+        assert keys_json(isolated)["myhub"] == API_KEY and keys_json(isolated)["myhub.admin"] == ADMIN
+        code, out, err = cli("onboard", "m-two", "--endpoint", "myhub", "--via", "openrouter", "--ad-hoc", "--wait",
+                             "--json")
+        assert code == 0, err
+        assert "m-two" in [m["name"] for m in fake.entries[0]["models"]]
+        alias = next(m["alias"] for m in json.loads(cli("models", "--json")[1])["models"] if m["served"] == "m-two")
+        code, out, err = cli("model", "retire", alias, "--reason", "done", "--from-hub", "--yes")
+        assert code == 0 and "Removed from the hub of endpoint myhub" in out + err, (out, err)
+        assert "m-two" not in [m["name"] for m in fake.entries[0]["models"]]
+    finally:
+        fake.stop()
