@@ -7,7 +7,6 @@ most signin.MAX_KEY characters) before anything keeps it.
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
@@ -15,7 +14,6 @@ from urllib.parse import urlencode, urlsplit
 from . import signin
 from .connect import Provider
 from .errors import FaultKind, SigninRefused, UpstreamFailed
-from .providers.transport import default_transport
 from .redaction import remember
 
 MAX_LIFETIME = 10 * 365 * 86400     # an expires_in past this (or not a number) is taken as no expiry given
@@ -144,12 +142,4 @@ def post_form(url: str, body: dict, secret: str | None = None) -> tuple[int, obj
     """(status, parsed body or text) of a form POST asking for JSON; the client secret, when the app has one, goes
     in the body as client_secret (RFC 6749 2.3.1 allows it, and both providers take it)."""
     fields = {**body, **({"client_secret": secret} if secret else {})}
-    with default_transport().request("POST", url, headers={"Content-Type": "application/x-www-form-urlencoded",
-                                                           "Accept": "application/json"},
-                                     body=urlencode(fields).encode(), timeouts=signin.TIMEOUTS) as response:
-        raw = response.read(1 << 20)
-    text = raw.decode("utf-8", "replace")
-    try:
-        return response.status, json.loads(text)
-    except ValueError:
-        return response.status, text
+    return signin.post(url, urlencode(fields).encode(), "application/x-www-form-urlencoded")

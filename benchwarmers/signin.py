@@ -176,8 +176,12 @@ def interval_of(data: dict) -> int:
 
 def post_json(url: str, body: dict) -> tuple[int, object]:
     """(status, parsed body or text) of a JSON POST; connection faults raise UpstreamFailed."""
-    data = json.dumps(body).encode()
-    with default_transport().request("POST", url, headers={"Content-Type": "application/json",
+    return post(url, json.dumps(body).encode(), "application/json")
+
+
+def post(url: str, data: bytes, content_type: str) -> tuple[int, object]:
+    """(status, parsed body or text) of a POST asking for JSON, the answer read up to 1 MB."""
+    with default_transport().request("POST", url, headers={"Content-Type": content_type,
                                                            "Accept": "application/json"},
                                      body=data, timeouts=TIMEOUTS) as response:
         raw = response.read(1 << 20)
