@@ -277,6 +277,8 @@ def test_discover_names_a_hub_that_does_not_answer_and_asks_it_again(home, servi
     coder = next(m for m in d["models"] if m["model"] == "qwen/qwen3-coder:free")
     assert [r for r in coder["routes"] if r["endpoint"] == "myhub"] == []
     assert http("GET", "/bench/discover?find=qwen3-coder")[2]["hub_errors"]          # asked again, not cached
+    status, _, page = Session(service.url).get("/discover?find=qwen3-coder")
+    assert status == 200 and "Hub myhub offers no routes now" in page and "did not answer" in page
 
 
 def test_the_cli_adds_a_hub_with_both_keys_from_stdin_onboards_via_it_and_retires_from_it(service, isolated,

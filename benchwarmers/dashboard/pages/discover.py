@@ -36,6 +36,7 @@ def data(req, bench) -> dict:
         m["add"] = None if m["routes"] else how_to_add(m["no_route"], providers)
     return {"filters": filters, "problem": problem, "models": found["models"], "total": found["total"],
             "app_only": found["app_only"], "rules": found["rules"], "since": found["since"],
+            "hub_errors": found.get("hub_errors") or [],
             "endpoints": len(get(req, "/bench/endpoints")["endpoints"])}
 
 
@@ -64,6 +65,8 @@ def render(d: dict, frame) -> tuple[str, str]:
                      f'{e(a["name"])} left out: they work only in {e(a["app"])}. '
                      f'{link("/settings#app_only", "Switch it on in Settings")} if your endpoint reaches them '
                      'through that app.</p>' for a in d["app_only"])
+    notes += "".join(f'<p class="callout">Hub {e(h["endpoint"])} offers no routes now: {e(h["error"])}</p>'
+                     for h in d["hub_errors"])
     shown = f'<p class="muted" role="status">{len(d["models"])} of {d["total"]} shown.</p>' if d["models"] else ""
     return "Discover", lead + notes + filter_form(d["filters"]) + card("", shown + models_table(d, frame))
 
