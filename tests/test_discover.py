@@ -42,7 +42,8 @@ def test_discover_lists_a_model_with_its_route_and_one_call_onboards_it(api):
     coder = found[("openrouter", "qwen/qwen3-coder:free")]
     assert coder["free"] is True and coder["facts"]["context_window"] == 262000 and coder["facts"]["tools"] is True
     assert coder["routes"] == [{"endpoint": "or", "served": "qwen/qwen3-coder:free", "on_bench": None,
-                                "listed": False, "onboard": "bench onboard qwen/qwen3-coder:free --endpoint or"}]
+                                "listed": False, "via": None,
+                                "onboard": "bench onboard qwen/qwen3-coder:free --endpoint or"}]
     assert coder["no_route"] is None and "code" in coder["roles"]
     route = coder["routes"][0]
     status, _, d = api("POST", "/bench/models", {"served": route["served"], "endpoint": route["endpoint"],

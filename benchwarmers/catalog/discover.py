@@ -7,7 +7,8 @@ copy's date (FreeLLMAPI's rows count as recent: the list is curated); and, when 
 models work outside the provider's own app (providers.APP_ONLY), or the user switched that provider on. A route
 is an endpoint of this install whose provider serves the model and whose own model list offers it, when the
 service has read that list since it started (Registry.listed); an endpoint whose list lacks it is named in
-`unlisted`. With no route, the row says which provider to add and how.
+`unlisted`. A hub endpoint (hubs/) whose sources reach the model's provider is a route too (`via` names the
+source): onboarding it adds the model to the hub first. With no route, the row says which provider to add and how.
 """
 from __future__ import annotations
 
@@ -102,19 +103,30 @@ def matches(item: dict, free: bool, tools: bool, vision: bool, min_context: int,
                                                                  item["provider_name"]))
 
 
+def hub_routes(row: dict, hub_names: list, offered: list, on_bench: dict) -> list[dict]:
+    """Routes through hubs that can add the model from its provider (a hub that lists it is an ordinary route)."""
+    model, pid = row["model"], row["provider"]
+    return [{"endpoint": name, "served": model, "on_bench": on_bench.get((name, model)), "listed": True, "via": pid,
+             "onboard": f"bench onboard {shlex.quote(model)} --endpoint {name} --via {pid}"}
+            for name in hub_names if name not in offered]
+
+
 def discover(catalog, free=False, tools=False, vision=False, min_context=0, find="", limit=100,
              reachable=False) -> dict:
     """The Discover list: routed rows first, then free ones, then the newest. `reachable`: only models one of this
-    install's endpoints serves (a route to onboard it by)."""
+    install's endpoints serves (a route to onboard it by, a hub's included)."""
     ix, _ = catalog.state()
     md = catalog.copies.get().get("models.dev")
     base = _date(md.fetched if md else None) or dt.date.today()
     since = base - dt.timedelta(days=RECENT_DAYS)
     by_provider: dict[str, list] = {}
+    via_hub: dict[str, list] = {}       # catalog provider -> the hubs that can add its models
     listed = {}
     for endpoint in catalog.registry.endpoints().values():
         by_provider.setdefault(catalog.provider_of(endpoint), []).append(endpoint.name)
         listed[endpoint.name] = catalog.registry.listed(endpoint)
+        for pid in (catalog.registry.sources(endpoint) or ()) if endpoint.hub else ():
+            via_hub.setdefault(pid, []).append(endpoint.name)
     on_bench = {(m.endpoint, m.served): m.alias for m in catalog.registry.models().values()}
     items, app_only = [], {}
     for row in rows(ix).values():
@@ -123,8 +135,9 @@ def discover(catalog, free=False, tools=False, vision=False, min_context=0, find
         names = sorted(by_provider.get(row["provider"], []))
         offered = [n for n in names if offers(listed[n], row["model"])]
         routes = [{"endpoint": name, "served": row["model"], "on_bench": on_bench.get((name, row["model"])),
-                   "listed": listed[name] is not None,
+                   "listed": listed[name] is not None, "via": None,
                    "onboard": f"bench onboard {shlex.quote(row['model'])} --endpoint {name}"} for name in offered]
+        routes += hub_routes(row, sorted(via_hub.get(row["provider"], [])), offered, on_bench)
         item = shape(row, routes, ix.providers)
         item["unlisted"] = [n for n in names if n not in offered]
         if (reachable and not routes) or not matches(item, free, tools, vision, min_context,

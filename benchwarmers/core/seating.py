@@ -113,6 +113,9 @@ class Seating:
             return f"context window too small for the prompt: about {tokens} prompt tokens, window {window}"
         if model.endpoint not in (self.registry.endpoints() if endpoints is None else endpoints):
             return f"its endpoint {model.endpoint!r} is gone"
+        again = self.registry.signin_again(model.endpoint)
+        if again:
+            return f"its endpoint {model.endpoint!r} needs you to {again}"
         return None
 
     def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None) -> Plan:

@@ -154,10 +154,16 @@ def served_names(entries: list[dict]) -> list[str]:
     return [m["id"] for m in entries if isinstance(m.get("id"), str)]
 
 
-def retire(reg: Registry, alias: str, reason: str) -> Model:
+def retire_reason(reason) -> str:
+    """The reason a retirement keeps; a 400 when there is none."""
     reason = (reason or "").strip() if isinstance(reason, str) else ""
     if not reason:
         raise BadRequest("A reason is required to retire a model.", "Say why, e.g. --reason 'slow and wrong'.")
+    return reason
+
+
+def retire(reg: Registry, alias: str, reason: str) -> Model:
+    reason = retire_reason(reason)
     model = reg.model(alias)
     model.status, model.reason, model.retired_at = RETIRED, one_line(reason, 500), time.time()
     reg.save_model(model)

@@ -21,7 +21,7 @@ from ..mcp.sessions import Sessions
 from ..roster.health import Health
 from ..roster.onboard import Onboarding
 from ..roster.queue import OnboardQueue
-from ..roster.registry import Registry
+from ..roster.registry import Endpoint, Registry
 from ..roster.quota import Quota
 from ..roster.resting import Resting
 from ..roster.speed import Paces
@@ -31,6 +31,7 @@ from ..signin import Flows
 from ..store import Config, Database
 from ..store.calls import Calls
 from ..store.verdicts import Verdicts
+from ..tokens import Renewer
 from ..suite.service import SuiteService
 from .gatewaykeys import GatewayKeys
 from .throttle import Guesses
@@ -68,6 +69,7 @@ class Bench:
         self.verdicts = Verdicts(self.db)
         # the roster
         self.registry = Registry(self.config)
+        self.registry.tokens = Renewer(self.config, self.db, self.home)   # signed-in tokens renewed before expiry
         self.resting = Resting(self.db, self.registry.transport.limits)
         # the user's rate limits, counted per connection and model from the usage ledger (the scheduler's clock)
         self.quota = Quota(self.db, self.config, self.resting, self.clock)
@@ -88,7 +90,7 @@ class Bench:
         # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)
         self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings, self.panel)
         # onboarding probes through the caller; a full one runs the suite, a quick one owes it
-        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite)
+        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite, provider_of=self.provider_at)
         self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
         # the service (or at the first item queued), so a bench opened only to read starts no thread
         # the bench looking after itself: checks and retirements, and the jobs that run them (the service
@@ -137,6 +139,10 @@ class Bench:
                 values = effective(stored)
                 self._settings = (stored, values)
         return values
+
+    def provider_at(self, base_url: str) -> str | None:
+        """The catalog's provider for a base URL (a hub's source): as for an endpoint there."""
+        return self.catalog.provider_of(Endpoint("", base_url))
 
     @property
     def url(self) -> str:

@@ -418,7 +418,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
-    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_OPTIONS = _any
+    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_OPTIONS = do_PATCH = _any
 
     # ---- writing --------------------------------------------------------------------------------
     def send_bytes(self, status: int, ctype: str, body: bytes, headers: dict | None = None) -> None:

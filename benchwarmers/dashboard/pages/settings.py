@@ -1,6 +1,6 @@
 """Settings: the server and who may reach it, gateway keys (made, shown once, revoked), the scheduler (scheduler.py),
 who makes member calls (the built-in client or llm), the settings file's values, and the switches for providers
-whose free models work only in their own app (appswitch.py).
+whose free models work only in their own app (appswitch.py), and the user's own sign-in apps (ownapps.py).
 
 The page is a list of sections (SECTIONS): each has a key in the page's dict, a function that reads its data
 through the admin API and one that renders it. A new section is one more entry.
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...errors import BadRequest
-from .. import appswitch
+from .. import appswitch, ownapps
 from ..apicall import call, get, post
 from ..render import card, e, facts, table, when
 from ..web import Done
@@ -147,7 +147,8 @@ SECTIONS = [Section("server", "Server and access", read_server, show_server),
             Section("scheduler", "Scheduler", scheduler.read, scheduler.show),
             Section("client", "Member calls", read_client, show_client),
             Section("settings", "Settings", read_values, show_values),
-            Section("app_only", "Free models only their own app can use", appswitch.read, appswitch.show)]
+            Section("app_only", "Free models only their own app can use", appswitch.read, appswitch.show),
+            Section("apps", "Use your own app", ownapps.read, ownapps.show)]
 
 
 def data(req, bench) -> dict:
@@ -196,4 +197,5 @@ def save_values(req, bench, form) -> Done:
 
 
 ACTIONS = [("/settings/keys", make_key, "/settings"), ("/settings/keys/{name}/revoke", revoke_key, "/settings"),
-           ("/settings/values", save_values, "/settings"), ("/settings/app-only", appswitch.save, "/settings")] + scheduler.ACTIONS
+           ("/settings/values", save_values, "/settings"), ("/settings/app-only", appswitch.save, "/settings"),
+           ("/settings/apps/{provider}", ownapps.save, "/settings#apps")] + scheduler.ACTIONS
