@@ -208,6 +208,27 @@ def test_retiring_leaves_the_hub_alone_unless_asked(service, http):
 
 
 @pytest.mark.parametrize("legacy", [False, True], ids=["newer", "older"])
+def test_cli_proxy_keeps_the_rest_of_the_entry_on_either_release(service, http, legacy):
+    fake = FakeCLIProxy(admin_key=ADMIN).start()
+    fake.legacy = legacy                   # older releases replace an entry whole with what a PATCH sends
+    try:
+        fake.entry("openrouter", OR_BASE, ["m-one"], prefix="or")
+        rest = lambda: {k: v for k, v in fake.entries[0].items() if k != "models"}
+        before = rest()
+        assert add_hub(http, fake, "cliproxy")[0] == 201
+        item = onboarded(http, "m-two", None)
+        assert item["state"] == "done", item["reason"]
+        assert len(fake.entries) == 1 and rest() == before
+        assert [m["name"] for m in fake.entries[0]["models"]] == ["m-one", "m-two"]
+        status, _, d = http("POST", f"/bench/models/{item['model']}/retire", {"reason": "gone", "from_hub": True})
+        assert status == 200 and d["hub"]["removed"], d
+        assert len(fake.entries) == 1 and rest() == before
+        assert [m["name"] for m in fake.entries[0]["models"]] == ["m-one"]
+    finally:
+        fake.stop()
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["newer", "older"])
 def test_retiring_from_open_webui_takes_its_record_and_list_entry_and_a_refusal_retires_nothing(service, http, legacy):
     fake, kind, via = openwebui()
     fake.legacy = legacy                   # older releases delete a record with DELETE ?id=, newer with a POST

@@ -5,8 +5,10 @@ Facts from CLIProxyAPI's source (internal/api/server_management.go, internal/api
 handler.go, config_lists.go, internal/config/config_types.go, sdk/cliproxy/service_models.go): the management
 routes are under /v0/management and take the management key as `Authorization: Bearer` (or X-Management-Key);
 GET /openai-compatibility answers {"openai-compatibility": [{name, prefix, base-url, api-key-entries, models:
-[{name, alias}]}]}; PATCH /openai-compatibility {"name", "value": {"models": [...]}} replaces an entry's models
-(404 {"error": "item not found"}); refusals are {"error": "..."}: 401 missing or invalid management key, 403
+[{name, alias}]}]}; PATCH /openai-compatibility {"name", "value"} changes the entry so named (404 {"error": "item
+not found"}): newer releases set only the fields `value` holds, older ones replace the entry whole with `value`
+and delete an entry whose `value` has no base-url, so the adapter sends the whole entry as read, its models
+changed (the same on either); refusals are {"error": "..."}: 401 missing or invalid management key, 403
 remote management disabled or no key set, and a bare 404 while management is off. A model is listed under its
 alias (its name when no alias), and also as "prefix/alias" when the entry has a prefix; the proxy reloads its
 config after a save, in the background.
@@ -44,9 +46,12 @@ class CLIProxy(Hub):
             raise self.bad(f"an entry named {source.id!r}")
         models = [m for m in entry.get("models") or [] if isinstance(m, dict)]
         if not any(model in (m.get("name"), m.get("alias")) for m in models):
-            value = {"models": [*models, {"name": model, "alias": model}]}
-            self.ok(*self.call("PATCH", LIST, {"name": source.id, "value": value}), f"adding {model} to {source.id}")
+            self.save(entry, [*models, {"name": model, "alias": model}], f"adding {model} to {source.id}")
         return model
+
+    def save(self, entry: dict, models: list[dict], doing: str) -> None:
+        """The entry back whole with new models: an older release would otherwise drop what the PATCH leaves out."""
+        self.ok(*self.call("PATCH", LIST, {"name": entry["name"], "value": {**entry, "models": models}}), doing)
 
     def remove(self, served: str) -> bool:
         removed = False
@@ -54,7 +59,6 @@ class CLIProxy(Hub):
             models = [m for m in entry.get("models") or [] if isinstance(m, dict)]
             kept = [m for m in models if served not in (m.get("alias") or m.get("name"), m.get("name"))]
             if len(kept) != len(models):
-                self.ok(*self.call("PATCH", LIST, {"name": entry["name"], "value": {"models": kept}}),
-                        f"removing {served} from {entry['name']}")
+                self.save(entry, kept, f"removing {served} from {entry['name']}")
                 removed = True
         return removed
