@@ -172,6 +172,11 @@ def test_refusals_on_the_way_fail_the_item_with_the_hubs_words(service, http, is
         fake.admin_key = ADMIN
         item = onboarded(http, "qwen/qwen3-coder:free", "groq")
         assert item["state"] == "failed" and "no source 'groq'" in item["reason"]
+        assert http("POST", "/bench/endpoints", {"name": "plain", "base_url": fake.url, "key": API_KEY})[0] == 201
+        for where in ({}, {"endpoint": "plain"}):       # a via with no hub to take it is said, not passed over
+            status, _, d = http("POST", "/bench/onboard", {"models": ["llama-3.3-70b"], "via": "openrouter",
+                                                           "mode": "adhoc", **where})
+            assert status == 400 and "not onboarded through a hub" in d["error"]["message"], d
     finally:
         fake.stop()
     item = onboarded(http, "qwen/qwen3-coder:free", "openrouter")        # the hub is down
