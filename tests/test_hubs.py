@@ -94,8 +94,11 @@ def test_a_bad_admin_key_or_a_hub_that_is_down_adds_nothing(service, http, isola
     status, _, d = add_hub(http, fake, kind, admin=None)
     assert status == 400 and "admin key" in d["error"]["message"]
     assert "myhub" not in keys_json(isolated) and http("GET", "/bench/endpoints")[2]["endpoints"] == []
-    assert http("POST", "/bench/endpoints", {"name": "x", "base_url": fake.url, "key": API_KEY,
-                                             "hub": "nonesuch", "admin_key": ADMIN})[0] == 400
+    for kind_given in ("nonesuch", ["litellm"], {"kind": "litellm"}, 3, "x" * 5000):
+        status, _, d = http("POST", "/bench/endpoints", {"name": "x", "base_url": fake.url, "key": API_KEY,
+                                                         "hub": kind_given, "admin_key": ADMIN})
+        assert status == 400 and "Unknown hub kind" in d["error"]["message"], (kind_given, d)
+        assert len(d["error"]["message"]) < 200
     url = fake.url
     fake.stop()
     status, _, d = http("POST", "/bench/endpoints", {"name": "myhub", "base_url": url, "key": API_KEY, "hub": kind,
