@@ -186,6 +186,27 @@ def test_refusals_on_the_way_fail_the_item_with_the_hubs_words(service, http, is
     assert item["state"] == "failed"
 
 
+def test_odd_shapes_in_a_hubs_admin_answer_are_no_500(service, http):
+    fake = FakeLiteLLM(admin_key=ADMIN).start()
+    fake2 = FakeCLIProxy(admin_key=ADMIN).start()
+    try:
+        fake.deploy("odd", "no-slash-model")
+        fake.deployments[0]["model_info"]["litellm_provider"] = ["openrouter"]      # not a provider's name
+        fake.deploy("llama-3.3-70b", "openrouter/meta-llama/llama-3.3-70b-instruct")
+        status, _, d = add_hub(http, fake, "litellm")
+        assert status == 201 and [s["id"] for s in d["endpoint"]["sources"]] == ["openrouter"], d
+        fake2.entry("openrouter", OR_BASE, [])
+        fake2.entries[0].update({"models": 5, "api-key-entries": 7})
+        status, _, d = add_hub(http, fake2, "cliproxy", name="cpa")
+        assert status == 201, d
+        item = onboarded(http, "m-new", "openrouter", endpoint="cpa")
+        assert item["state"] == "done", item["reason"]
+        assert fake2.entries[0]["models"] == [{"name": "m-new", "alias": "m-new"}]
+    finally:
+        fake.stop()
+        fake2.stop()
+
+
 def test_cli_proxy_management_switched_off_is_named(service, http):
     fake = FakeCLIProxy(admin_key=ADMIN).start()
     try:

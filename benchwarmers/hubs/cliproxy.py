@@ -20,6 +20,12 @@ from .base import Hub, Source
 LIST = "/v0/management/openai-compatibility"
 
 
+def models_of(entry: dict) -> list[dict]:
+    """An entry's models as the hub listed them (anything else in an odd answer is no model)."""
+    found = entry.get("models")
+    return [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
+
+
 class CLIProxy(Hub):
     kind, name = "cliproxy", "CLI Proxy API"
     doc = "base URL http://HOST:8317/v1, admin key: its management key"
@@ -33,7 +39,8 @@ class CLIProxy(Hub):
             raise self.bad("an OpenAI-compatibility list")
         rows = [r for r in rows if isinstance(r, dict) and r.get("name")]
         for r in rows:     # the entries' own keys: never said
-            self.secrets([e.get("api-key") for e in r.get("api-key-entries") or [] if isinstance(e, dict)])
+            held = r.get("api-key-entries") if isinstance(r.get("api-key-entries"), list) else []
+            self.secrets([e.get("api-key") for e in held if isinstance(e, dict)])
         return rows
 
     def sources(self) -> list[Source]:
@@ -44,7 +51,7 @@ class CLIProxy(Hub):
         entry = next((r for r in self.entries() if r["name"] == source.id), None)
         if entry is None:
             raise self.bad(f"an entry named {source.id!r}")
-        models = [m for m in entry.get("models") or [] if isinstance(m, dict)]
+        models = models_of(entry)
         if not any(model in (m.get("name"), m.get("alias")) for m in models):
             self.save(entry, [*models, {"name": model, "alias": model}], f"adding {model} to {source.id}")
         return model
@@ -56,7 +63,7 @@ class CLIProxy(Hub):
     def remove(self, served: str) -> bool:
         removed = False
         for entry in self.entries():
-            models = [m for m in entry.get("models") or [] if isinstance(m, dict)]
+            models = models_of(entry)
             kept = [m for m in models if served not in (m.get("alias") or m.get("name"), m.get("name"))]
             if len(kept) != len(models):
                 self.save(entry, kept, f"removing {served} from {entry['name']}")

@@ -8,6 +8,7 @@ from what its admin API was told, so adding a model through the admin API is wha
 """
 from __future__ import annotations
 
+import copy
 import secrets
 
 from .openai import FakeOpenAI
@@ -123,16 +124,16 @@ class FakeCLIProxy(FakeHub):
         self.entries.append({"name": name, "prefix": prefix, "base-url": base_url,
                              "api-key-entries": [{"api-key": "upstream-secret-0123"}],
                              "models": [{"name": m, "alias": ""} for m in models]})
-        self._shown = [dict(e, models=list(e["models"])) for e in self.entries]
+        self._shown = copy.deepcopy(self.entries)
 
     def listed(self) -> list[str]:
         if self.lag:
             self.lag -= 1
         else:
-            self._shown = [dict(e, models=list(e["models"])) for e in self.entries]
+            self._shown = copy.deepcopy(self.entries)
         out = []
         for e in self._shown:
-            for m in e["models"]:
+            for m in e["models"] if isinstance(e["models"], list) else []:
                 alias = m.get("alias") or m.get("name")
                 out += [alias] + ([f"{e['prefix']}/{alias}"] if e.get("prefix") else [])
         return out
