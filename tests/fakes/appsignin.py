@@ -9,7 +9,7 @@ the token it issued last:
 
 `hostile` (a dict, or raw bytes) replaces the next token answer, to test what the service does with a bad one;
 `rotate = False` answers a refresh without a new refresh token (the old one keeps working), `refresh_down = N`
-answers the next N refreshes with a 503, and `client_secret` set makes a refresh need it (as GitHub's does).
+answers the next N refreshes with `down_status` (a 503, or say 429), and `client_secret` set makes a refresh need it (as GitHub's does).
 """
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ class TokenIssuer(FakeOpenAI):
         self.refuse_refresh = False
         self.rotate = True
         self.refresh_down = 0
+        self.down_status = 503
         self.client_secret: str | None = None
         self.hostile: object = None
 
@@ -68,7 +69,7 @@ class TokenIssuer(FakeOpenAI):
             self.refreshes.append(form)
             if self.refresh_down:
                 self.refresh_down -= 1
-                return h.send_bytes(503, "text/html", b"<html>503 Service Unavailable</html>")
+                return h.send_bytes(self.down_status, "text/html", b"<html>Not now</html>")
             known = form.get("refresh_token") in self.refresh_tokens and not self.refuse_refresh
             if self.rotate:
                 self.refresh_tokens.discard(form.get("refresh_token"))      # rotated: a refresh token works once
