@@ -161,7 +161,7 @@ class FakeGitHub(TokenIssuer):
             return h.send_json(404, {"error": "Not Found"})
         device, user = secrets.token_hex(20), f"{secrets.token_hex(2).upper()}-{secrets.token_hex(2).upper()}"
         with self._lock:
-            self.pending[device] = {"user_code": user, "state": "pending", "polls": 0}
+            self.pending[device] = {"user_code": user, "state": "pending", "polls": 0, "interval": 5}
         h.send_json(200, {"device_code": device, "user_code": user, "verification_uri": self.root + "/login/device",
                           "expires_in": 900, "interval": 5})
 
@@ -183,8 +183,10 @@ class FakeGitHub(TokenIssuer):
         if state == "pending":
             return h.send_json(200, {"error": "authorization_pending",
                                      "error_description": "The authorization request is still pending."})
-        if state == "slow_down":
-            return h.send_json(200, {"error": "slow_down", "interval": 10,
+        if state == "slow_down":           # as GitHub does: 5 s more each time, and the new interval said
+            with self._lock:
+                entry["interval"] += 5
+            return h.send_json(200, {"error": "slow_down", "interval": entry["interval"],
                                      "error_description": "Too many requests have been made in the same timeframe."})
         with self._lock:
             self.pending.pop(form.get("device_code"), None)
