@@ -85,6 +85,11 @@ def test_a_hub_is_added_with_its_admin_key_kept_apart(service, http, isolated, h
     if kind != "litellm":              # its admin API showed the upstream's key (LiteLLM's leaves it out)
         assert redact("the hub said upstream-secret-0123") == "the hub said [redacted]"
         assert "upstream-secret-0123" not in json.dumps(d)
+    assert http("DELETE", "/bench/endpoints/myhub")[0] == 200     # its admin key goes with it; its key stays
+    assert "myhub.admin" not in keys_json(isolated) and keys_json(isolated)["myhub"] == API_KEY
+    status, _, d = http("POST", "/bench/endpoints", {"name": "myhub", "base_url": fake.url, "key": API_KEY,
+                                                     "hub": kind})
+    assert status == 400 and "needs its admin key" in d["error"]["message"], d
 
 
 def test_a_bad_admin_key_or_a_hub_that_is_down_adds_nothing(service, http, isolated, hub):
