@@ -111,6 +111,26 @@ def test_a_bad_admin_key_or_a_hub_that_is_down_adds_nothing(service, http, isola
     assert status >= 400 and http("GET", "/bench/endpoints")[2]["endpoints"] == []
 
 
+def test_the_endpoints_form_adds_a_hub_with_its_admin_key(service, http, isolated):
+    fake, kind, _ = litellm()
+    try:
+        s = Session(service.url)
+        _, _, page = s.get("/endpoints")
+        assert 'name="hub"' in page and 'name="admin_key"' in page and 'value="litellm"' in page
+        fields = {"api": "openai", "name": "myhub", "base_url": fake.url, "key": API_KEY, "hub": kind}
+        status, _, _ = s.form("/endpoints/add", {**fields, "admin_key": "not-the-admin-key"})
+        _, _, page = s.get("/endpoints")
+        assert status == 303 and "refused the admin key" in page and "not-the-admin-key" not in page
+        assert http("GET", "/bench/endpoints")[2]["endpoints"] == []
+        status, _, _ = s.form("/endpoints/add", {**fields, "admin_key": ADMIN})
+        _, _, page = s.get("/endpoints")
+        assert status == 303 and "Added endpoint myhub" in page and "hub: LiteLLM proxy" in page
+        assert ADMIN not in page and keys_json(isolated)["myhub.admin"] == ADMIN
+        assert http("GET", "/bench/endpoints")[2]["endpoints"][0]["hub"] == "litellm"
+    finally:
+        fake.stop()
+
+
 def test_no_endpoint_takes_the_name_of_an_entry_kept_beside_a_key(service, http, isolated):
     for name in ("myhub.admin", "huggingface.refresh", "github.app-secret"):
         status, _, d = http("POST", "/bench/endpoints", {"name": name, "base_url": "http://127.0.0.1:9/v1", "key": "k"})
