@@ -16,6 +16,7 @@ from .connect import Provider
 from .errors import FaultKind, SigninRefused, UpstreamFailed
 from .redaction import remember
 
+BUSY = (408, 429)                   # a renewal answered so is tried again later, not taken as refused
 MAX_LIFETIME = 10 * 365 * 86400     # an expires_in past this (or not a number) is taken as no expiry given
 DEVICE_ENDED = {"expired_token": "the code expired before it was approved",
                 "access_denied": "the sign-in was denied at the provider",
@@ -105,10 +106,14 @@ def verify_url(provider: Provider, data: dict) -> str:
 # ---- renewal ----------------------------------------------------------------------------------------------
 
 def refresh(provider: Provider, refresh_token: str, secret: str | None) -> Grant:
-    """A new grant for a refresh token. The provider saying no (any 4xx, or an `error`) is a SigninRefused: only
-    signing in again helps; a connection fault is an UpstreamFailed, worth trying again later."""
+    """A new grant for a refresh token. The provider saying no (a 4xx, or an `error`) is a SigninRefused: only
+    signing in again helps; a connection fault, a 5xx or a 408 or 429 (busy, not a no) is an UpstreamFailed, worth
+    trying again later."""
     body = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": provider.client_id}
     status, data = post_form(provider.token_url, body, secret)
+    if status in BUSY:
+        raise UpstreamFailed(FaultKind.RATE_LIMITED, f"{provider.name} is busy and did not renew the sign-in (HTTP "
+                             f"{status})", "It is tried again on a later call.", upstream_status=status)
     if 400 <= status < 500 or (isinstance(data, dict) and data.get("error")):
         raise SigninRefused(f"{provider.name} refused to renew the sign-in: {signin.error_text(data)} "
                             f"(HTTP {status}).", "Sign in again from the Endpoints page.")

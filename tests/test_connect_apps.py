@@ -190,13 +190,15 @@ def test_github_device_flow_waits_slows_down_and_finishes(service, http, isolate
     assert location.startswith("/connect/github/wait/")
     form = parse_qs(sent_to(github, "/login/device/code")[0].raw.decode())
     assert form["client_id"] == ["my-app"]
-    github.script = ["pending", "slow_down"]
+    github.script = ["pending", "slow_down", "slow_down"]
     status, headers, page = poll(browser, service, location)
     user_code = next(iter(github.pending.values()))["user_code"]
     assert status == 200 and user_code in page and github.root + "/login/device" in page
     assert headers["refresh"] == "5"
     status, headers, page = poll(browser, service, location)
     assert status == 200 and headers["refresh"] == "10"          # slow_down: the wait GitHub asked for
+    status, headers, page = poll(browser, service, location)
+    assert status == 200 and headers["refresh"] == "15"          # and 5 s more again
     github.approve_all()
     status, headers, _ = poll(browser, service, location)
     result = result_of(http, status, headers)

@@ -85,6 +85,11 @@ def test_a_hub_is_added_with_its_admin_key_kept_apart(service, http, isolated, h
     if kind != "litellm":              # its admin API showed the upstream's key (LiteLLM's leaves it out)
         assert redact("the hub said upstream-secret-0123") == "the hub said [redacted]"
         assert "upstream-secret-0123" not in json.dumps(d)
+    assert http("DELETE", "/bench/endpoints/myhub")[0] == 200     # its admin key goes with it; its key stays
+    assert "myhub.admin" not in keys_json(isolated) and keys_json(isolated)["myhub"] == API_KEY
+    status, _, d = http("POST", "/bench/endpoints", {"name": "myhub", "base_url": fake.url, "key": API_KEY,
+                                                     "hub": kind})
+    assert status == 400 and "needs its admin key" in d["error"]["message"], d
 
 
 def test_a_bad_admin_key_or_a_hub_that_is_down_adds_nothing(service, http, isolated, hub):
@@ -94,13 +99,36 @@ def test_a_bad_admin_key_or_a_hub_that_is_down_adds_nothing(service, http, isola
     status, _, d = add_hub(http, fake, kind, admin=None)
     assert status == 400 and "admin key" in d["error"]["message"]
     assert "myhub" not in keys_json(isolated) and http("GET", "/bench/endpoints")[2]["endpoints"] == []
-    assert http("POST", "/bench/endpoints", {"name": "x", "base_url": fake.url, "key": API_KEY,
-                                             "hub": "nonesuch", "admin_key": ADMIN})[0] == 400
+    for kind_given in ("nonesuch", ["litellm"], {"kind": "litellm"}, 3, "x" * 5000):
+        status, _, d = http("POST", "/bench/endpoints", {"name": "x", "base_url": fake.url, "key": API_KEY,
+                                                         "hub": kind_given, "admin_key": ADMIN})
+        assert status == 400 and "Unknown hub kind" in d["error"]["message"], (kind_given, d)
+        assert len(d["error"]["message"]) < 200
     url = fake.url
     fake.stop()
     status, _, d = http("POST", "/bench/endpoints", {"name": "myhub", "base_url": url, "key": API_KEY, "hub": kind,
                                                      "admin_key": ADMIN})
     assert status >= 400 and http("GET", "/bench/endpoints")[2]["endpoints"] == []
+
+
+def test_the_endpoints_form_adds_a_hub_with_its_admin_key(service, http, isolated):
+    fake, kind, _ = litellm()
+    try:
+        s = Session(service.url)
+        _, _, page = s.get("/endpoints")
+        assert 'name="hub"' in page and 'name="admin_key"' in page and 'value="litellm"' in page
+        fields = {"api": "openai", "name": "myhub", "base_url": fake.url, "key": API_KEY, "hub": kind}
+        status, _, _ = s.form("/endpoints/add", {**fields, "admin_key": "not-the-admin-key"})
+        _, _, page = s.get("/endpoints")
+        assert status == 303 and "refused the admin key" in page and "not-the-admin-key" not in page
+        assert http("GET", "/bench/endpoints")[2]["endpoints"] == []
+        status, _, _ = s.form("/endpoints/add", {**fields, "admin_key": ADMIN})
+        _, _, page = s.get("/endpoints")
+        assert status == 303 and "Added endpoint myhub" in page and "hub: LiteLLM proxy" in page
+        assert ADMIN not in page and keys_json(isolated)["myhub.admin"] == ADMIN
+        assert http("GET", "/bench/endpoints")[2]["endpoints"][0]["hub"] == "litellm"
+    finally:
+        fake.stop()
 
 
 def test_no_endpoint_takes_the_name_of_an_entry_kept_beside_a_key(service, http, isolated):
@@ -172,10 +200,36 @@ def test_refusals_on_the_way_fail_the_item_with_the_hubs_words(service, http, is
         fake.admin_key = ADMIN
         item = onboarded(http, "qwen/qwen3-coder:free", "groq")
         assert item["state"] == "failed" and "no source 'groq'" in item["reason"]
+        assert http("POST", "/bench/endpoints", {"name": "plain", "base_url": fake.url, "key": API_KEY})[0] == 201
+        for where in ({}, {"endpoint": "plain"}):       # a via with no hub to take it is said, not passed over
+            status, _, d = http("POST", "/bench/onboard", {"models": ["llama-3.3-70b"], "via": "openrouter",
+                                                           "mode": "adhoc", **where})
+            assert status == 400 and "not onboarded through a hub" in d["error"]["message"], d
     finally:
         fake.stop()
     item = onboarded(http, "qwen/qwen3-coder:free", "openrouter")        # the hub is down
     assert item["state"] == "failed"
+
+
+def test_odd_shapes_in_a_hubs_admin_answer_are_no_500(service, http):
+    fake = FakeLiteLLM(admin_key=ADMIN).start()
+    fake2 = FakeCLIProxy(admin_key=ADMIN).start()
+    try:
+        fake.deploy("odd", "no-slash-model")
+        fake.deployments[0]["model_info"]["litellm_provider"] = ["openrouter"]      # not a provider's name
+        fake.deploy("llama-3.3-70b", "openrouter/meta-llama/llama-3.3-70b-instruct")
+        status, _, d = add_hub(http, fake, "litellm")
+        assert status == 201 and [s["id"] for s in d["endpoint"]["sources"]] == ["openrouter"], d
+        fake2.entry("openrouter", OR_BASE, [])
+        fake2.entries[0].update({"models": 5, "api-key-entries": 7})
+        status, _, d = add_hub(http, fake2, "cliproxy", name="cpa")
+        assert status == 201, d
+        item = onboarded(http, "m-new", "openrouter", endpoint="cpa")
+        assert item["state"] == "done", item["reason"]
+        assert fake2.entries[0]["models"] == [{"name": "m-new", "alias": "m-new"}]
+    finally:
+        fake.stop()
+        fake2.stop()
 
 
 def test_cli_proxy_management_switched_off_is_named(service, http):
@@ -203,6 +257,27 @@ def test_retiring_leaves_the_hub_alone_unless_asked(service, http):
         assert status == 200 and d["hub"] == {"endpoint": "myhub", "removed": True}
         assert "m-two" not in [m["name"] for m in fake.entries[0]["models"]]
         assert http("POST", f"/bench/models/{models['m-one']}/retire", {"from_hub": "yes"})[0] == 400
+    finally:
+        fake.stop()
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["newer", "older"])
+def test_cli_proxy_keeps_the_rest_of_the_entry_on_either_release(service, http, legacy):
+    fake = FakeCLIProxy(admin_key=ADMIN).start()
+    fake.legacy = legacy                   # older releases replace an entry whole with what a PATCH sends
+    try:
+        fake.entry("openrouter", OR_BASE, ["m-one"], prefix="or")
+        rest = lambda: {k: v for k, v in fake.entries[0].items() if k != "models"}
+        before = rest()
+        assert add_hub(http, fake, "cliproxy")[0] == 201
+        item = onboarded(http, "m-two", None)
+        assert item["state"] == "done", item["reason"]
+        assert len(fake.entries) == 1 and rest() == before
+        assert [m["name"] for m in fake.entries[0]["models"]] == ["m-one", "m-two"]
+        status, _, d = http("POST", f"/bench/models/{item['model']}/retire", {"reason": "gone", "from_hub": True})
+        assert status == 200 and d["hub"]["removed"], d
+        assert len(fake.entries) == 1 and rest() == before
+        assert [m["name"] for m in fake.entries[0]["models"]] == ["m-one"]
     finally:
         fake.stop()
 

@@ -10,6 +10,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from benchwarmers import tokens
 from benchwarmers.canonical import Ask, Message, Text
 from benchwarmers.roster.registry import Model
@@ -87,15 +89,16 @@ def test_a_refused_renewal_says_sign_in_again_and_seating_passes_the_models_over
         assert listed["endpoints"][0]["state"] == "ok"
 
 
-def test_a_provider_that_does_not_answer_the_renewal_is_tried_again_later(service, http, isolated):
+@pytest.mark.parametrize("down", [503, 429])
+def test_a_provider_that_does_not_answer_the_renewal_is_tried_again_later(service, http, isolated, down):
     bench = service.bench
     with hugging_face() as fake:
         signed_in(service, http, fake)
         renewer, endpoint = bench.registry.tokens, bench.registry.endpoint("huggingface")
         token = keys_json(isolated)["huggingface"]
-        fake.refresh_down = 1
+        fake.refresh_down, fake.down_status = 1, down
         due(bench.config, "huggingface", 60)
-        bench.registry.provider(endpoint)                # a 503: the token still works for another minute
+        bench.registry.provider(endpoint)                # a 503 or a 429: the token still works for another minute
         assert len(fake.refreshes) == 1 and keys_json(isolated)["huggingface"] == token
         assert signins(isolated)["huggingface"]["refused"] is None
         bench.registry.provider(endpoint)

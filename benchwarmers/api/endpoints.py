@@ -254,11 +254,21 @@ def remove_endpoint(req: Request, bench: Bench) -> Response:
     reg.remove_endpoint(endpoint.name)
     healthrecord.clear(bench.db, endpoint.name)
     tokens.forget(bench.config, endpoint.name)
+    forget_admin_key(endpoint.name)
     note = None
     if key_source(endpoint) == "keys.json":
         note = (f"Its key stays in {keys.keys_file()} (shared with the llm CLI); "
                 f"remove it there (`llm keys`) if nothing else uses it.")
     return Response.json({"removed": endpoint.name, "retired": retired, "note": note})
+
+
+def forget_admin_key(name: str) -> None:
+    """A removed hub's admin key goes with it (it is this service's alone, unlike the key the llm CLI shares): an
+    endpoint added later under that name, at another address, must not be sent it."""
+    try:
+        keys.delete(hubs.admin_name(name))
+    except BenchError:      # keys.json does not parse: the removal stands, and status names the file
+        pass
 
 
 def candidates(req: Request, bench: Bench) -> Response:

@@ -26,8 +26,10 @@ def admin_name(endpoint: str) -> str:
 def check_kind(kind) -> str | None:
     if kind in (None, ""):
         return None
-    if kind not in KINDS:
-        raise BadRequest(f"Unknown hub kind {kind!r}.", "Use one of: " + ", ".join(KINDS) + ".")
+    if not isinstance(kind, str) or kind not in KINDS:     # a list or an object is no kind either (not a 500)
+        shown = repr(kind)
+        raise BadRequest(f"Unknown hub kind {shown if len(shown) <= 40 else shown[:37] + '...'}.",
+                         "Use one of: " + ", ".join(KINDS) + ".")
     return kind
 
 

@@ -40,7 +40,8 @@ class LiteLLM(Hub):
     def prefix_of(row: dict) -> str | None:
         model = str(row["litellm_params"].get("model") or "")
         info = row.get("model_info") if isinstance(row.get("model_info"), dict) else {}
-        return model.split("/", 1)[0] if "/" in model else info.get("litellm_provider")
+        found = model.split("/", 1)[0] if "/" in model else info.get("litellm_provider")
+        return found if isinstance(found, str) and found else None      # a hub's odd answer names no provider
 
     def sources(self) -> list[Source]:
         found: dict[str, Source] = {}

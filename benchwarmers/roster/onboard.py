@@ -182,12 +182,16 @@ class Onboarding:
                        f"{on_hub!r}.", "Its API key may not see the model (check the hub's access settings for it); "
                                        "queue it again once the hub lists it.")
 
-    def check_new(self, served: str, endpoint: str | None, alias: str | None) -> None:
-        """Refuse, before anything is queued, a model already on the bench, an unknown endpoint or a taken alias."""
+    def check_new(self, served: str, endpoint: str | None, alias: str | None, via: str | None = None) -> None:
+        """Refuse, before anything is queued, a model already on the bench, an unknown endpoint, a taken alias or
+        a `via` with no hub to take it (it would be passed over without a word)."""
         reg = self.registry
-        if endpoint:
-            reg.endpoint(endpoint)
-        elif not reg.endpoints():
+        found = reg.endpoint(endpoint) if endpoint else None
+        if via and (found is None or not found.hub):
+            fix = (f"Endpoint {found.name!r} is no hub: leave --via out." if found else
+                   "Give the hub endpoint (--endpoint NAME, one added with --hub), or leave --via out.")
+            raise BadRequest(f"via {via!r} names a hub's source, and {served!r} is not onboarded through a hub.", fix)
+        if not endpoint and not reg.endpoints():
             raise NotFound("There are no endpoints yet.", "Add one first: bench endpoint add NAME --base URL.")
         refuse_duplicate(reg, served, endpoint or None)
         if alias and alias in reg.models():

@@ -147,7 +147,7 @@ class OnboardQueue:
     def enqueue(self, body: dict) -> list[dict]:
         specs, mode = parse(body)
         for spec in specs:
-            self.onboarding.check_new(spec["served"], spec["endpoint"], spec["alias"])
+            self.onboarding.check_new(spec["served"], spec["endpoint"], spec["alias"], spec["via"])
         items = self.db.call(lambda c: insert(c, specs, mode))
         for item in items:
             where = f" on {item['endpoint']}" if item["endpoint"] else ""

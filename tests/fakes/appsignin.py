@@ -9,7 +9,7 @@ the token it issued last:
 
 `hostile` (a dict, or raw bytes) replaces the next token answer, to test what the service does with a bad one;
 `rotate = False` answers a refresh without a new refresh token (the old one keeps working), `refresh_down = N`
-answers the next N refreshes with a 503, and `client_secret` set makes a refresh need it (as GitHub's does).
+answers the next N refreshes with `down_status` (a 503, or say 429), and `client_secret` set makes a refresh need it (as GitHub's does).
 """
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ class TokenIssuer(FakeOpenAI):
         self.refuse_refresh = False
         self.rotate = True
         self.refresh_down = 0
+        self.down_status = 503
         self.client_secret: str | None = None
         self.hostile: object = None
 
@@ -68,7 +69,7 @@ class TokenIssuer(FakeOpenAI):
             self.refreshes.append(form)
             if self.refresh_down:
                 self.refresh_down -= 1
-                return h.send_bytes(503, "text/html", b"<html>503 Service Unavailable</html>")
+                return h.send_bytes(self.down_status, "text/html", b"<html>Not now</html>")
             known = form.get("refresh_token") in self.refresh_tokens and not self.refuse_refresh
             if self.rotate:
                 self.refresh_tokens.discard(form.get("refresh_token"))      # rotated: a refresh token works once
@@ -160,7 +161,7 @@ class FakeGitHub(TokenIssuer):
             return h.send_json(404, {"error": "Not Found"})
         device, user = secrets.token_hex(20), f"{secrets.token_hex(2).upper()}-{secrets.token_hex(2).upper()}"
         with self._lock:
-            self.pending[device] = {"user_code": user, "state": "pending", "polls": 0}
+            self.pending[device] = {"user_code": user, "state": "pending", "polls": 0, "interval": 5}
         h.send_json(200, {"device_code": device, "user_code": user, "verification_uri": self.root + "/login/device",
                           "expires_in": 900, "interval": 5})
 
@@ -182,8 +183,10 @@ class FakeGitHub(TokenIssuer):
         if state == "pending":
             return h.send_json(200, {"error": "authorization_pending",
                                      "error_description": "The authorization request is still pending."})
-        if state == "slow_down":
-            return h.send_json(200, {"error": "slow_down", "interval": 10,
+        if state == "slow_down":           # as GitHub does: 5 s more each time, and the new interval said
+            with self._lock:
+                entry["interval"] += 5
+            return h.send_json(200, {"error": "slow_down", "interval": entry["interval"],
                                      "error_description": "Too many requests have been made in the same timeframe."})
         with self._lock:
             self.pending.pop(form.get("device_code"), None)

@@ -8,6 +8,7 @@ from what its admin API was told, so adding a model through the admin API is wha
 """
 from __future__ import annotations
 
+import copy
 import secrets
 
 from .openai import FakeOpenAI
@@ -106,11 +107,15 @@ class FakeLiteLLM(FakeHub):
 
 
 class FakeCLIProxy(FakeHub):
-    """/v0/management/openai-compatibility GET and PATCH, the management key as a bearer; errors {"error": ...}."""
+    """/v0/management/openai-compatibility GET and PATCH, the management key as a bearer; errors {"error": ...}.
+    A PATCH sets the fields its `value` holds, as newer releases do, or with `legacy` replaces the entry whole with
+    `value` (and deletes it when `value` has no base-url), as older ones do."""
+    FIELDS = ("name", "prefix", "base-url", "api-key-entries", "models", "headers")
 
     def __init__(self, **kw):
         super().__init__(**kw)
         self.entries: list[dict] = []
+        self.legacy = False
         self.management = True
         self.lag = 0                    # list reads before a saved change shows (its config reloads in background)
         self._shown: list[dict] = []
@@ -119,16 +124,16 @@ class FakeCLIProxy(FakeHub):
         self.entries.append({"name": name, "prefix": prefix, "base-url": base_url,
                              "api-key-entries": [{"api-key": "upstream-secret-0123"}],
                              "models": [{"name": m, "alias": ""} for m in models]})
-        self._shown = [dict(e, models=list(e["models"])) for e in self.entries]
+        self._shown = copy.deepcopy(self.entries)
 
     def listed(self) -> list[str]:
         if self.lag:
             self.lag -= 1
         else:
-            self._shown = [dict(e, models=list(e["models"])) for e in self.entries]
+            self._shown = copy.deepcopy(self.entries)
         out = []
         for e in self._shown:
-            for m in e["models"]:
+            for m in e["models"] if isinstance(e["models"], list) else []:
                 alias = m.get("alias") or m.get("name")
                 out += [alias] + ([f"{e['prefix']}/{alias}"] if e.get("prefix") else [])
         return out
@@ -165,8 +170,14 @@ class FakeCLIProxy(FakeHub):
         if target is None:
             h.send_json(404, {"error": "item not found"})
             return True
-        if isinstance(value.get("models"), list):
-            target["models"] = [m for m in value["models"] if isinstance(m, dict)]
+        if self.legacy:        # an older release: the entry becomes `value`, and one without a base-url is deleted
+            where = self.entries.index(target)
+            if str(value.get("base-url") or "").strip():
+                self.entries[where] = {k: v for k, v in value.items() if k in self.FIELDS}
+            else:
+                del self.entries[where]
+        else:                  # a newer one: only the fields `value` holds change
+            target.update({k: v for k, v in value.items() if k in self.FIELDS})
         h.send_json(200, {"status": "ok"})
         return True
 
