@@ -69,8 +69,8 @@ def _plain(lines: list[str], marks: bool = False) -> list:
 
 def starts_block(line: str) -> bool:
     """Whether the line opens a block that ends a paragraph before it."""
-    return bool(OPENS.match(line)) and bool(FENCE.match(line) or HEADING.match(line) or _is_rule(line) or QUOTE.match(line)
-                or BULLET.match(line) or NUMBER.match(line))
+    return bool(OPENS.match(line)) and bool(FENCE.match(line) or HEADING.match(line) or _is_rule(line)
+                                            or QUOTE.match(line) or BULLET.match(line) or NUMBER.match(line))
 
 
 def _fence(lines, i, depth):

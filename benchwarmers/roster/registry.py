@@ -88,6 +88,7 @@ class Registry:
             self._models = {a: Model.from_dict(a, d) for a, d in (mods.get("models") or {}).items()
                             if isinstance(d, dict)}
             self._seen = marker
+        keys.learn()      # at start-up and after an endpoint is added: every key it may send is redacted from then
 
     def endpoints(self) -> dict[str, Endpoint]:
         self._refresh()

@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from .. import __version__, home as home_mod
+from .. import __version__, home as home_mod, keys
 from ..catalog import Catalog
 from ..core.calling import Caller
 from ..core.collections import Collections
@@ -67,6 +67,7 @@ class Bench:
         self.verdicts = Verdicts(self.db)
         # the roster
         self.registry = Registry(self.config)
+        keys.learn()     # every key it may send is known to redaction before the first prompt is recorded
         self.resting = Resting(self.db, self.registry.transport.limits)
         # the user's rate limits, counted per connection and model from the usage ledger (the scheduler's clock)
         self.quota = Quota(self.db, self.config, self.resting, self.clock)

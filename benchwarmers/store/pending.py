@@ -1,6 +1,7 @@
 """Answers waiting for a verdict: panel seats that answered and that nobody has judged yet, newest first."""
 from __future__ import annotations
 
+from ..redaction import forget_known
 from .db import Database
 
 EXCERPT = 200      # characters of an answer shown beside its call id
@@ -12,7 +13,7 @@ WAITING = ("c.status = 'ok' AND c.panel IS NOT NULL AND c.kind IN ('member', 'ex
 
 
 def excerpt(text: str | None, limit: int = EXCERPT) -> str:
-    flat = " ".join((text or "").split())
+    flat = " ".join(forget_known(text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -147,3 +147,57 @@ def test_gateway_md_lists_exactly_what_passes_through():
         named = {name for name in FIELDS[api] if f"`{name}`" in passed}
         snake = {n for n in FIELDS[api] - named if "_" in n and api == "gemini"}   # "(and their snake_case names)"
         assert named | snake == FIELDS[api], (api, FIELDS[api] - named - snake)
+
+
+# ---- a key pasted into a prompt --------------------------------------------------------------------
+
+PASTED = "sk-pasted-FIRST-0123456789abcdef"
+SPARE = "spare-key-from-keys-json-0123456789"
+
+
+def served_texts(svc, panel: str) -> str:
+    """What the record serves of one panel: its history item, each seat's call, and its dashboard page."""
+    from tests.helpers.dashboard import Session
+    from tests.helpers.http import Http
+    http = Http(svc.url)
+    status, _, item = http("GET", f"/bench/history/{panel}")
+    assert status == 200, item
+    calls = [http("GET", f"/bench/calls/{s['call']}")[2] for s in item["seats"]]
+    page = Session(svc.url).get(f"/calls/{panel}")[2]
+    return json.dumps([item, calls]) + page
+
+
+def test_a_key_pasted_into_the_first_prompt_after_a_start_is_not_recorded(home, fake, make_service, monkeypatch):
+    """Keys were learnt only once their endpoint was used: one pasted before that was stored and served in clear."""
+    bench_data(home, fake)
+    monkeypatch.setenv("BENCHWARMERS_KEY_ELSEWHERE", PASTED)      # no endpoint uses these two yet
+    keys.store("spare", SPARE)
+    from benchwarmers import redaction
+    redaction._known.clear()                                      # as a fresh process knows nothing
+    svc = make_service()
+    from tests.helpers.http import Http
+    status, _, reply = Http(svc.url)("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": f"why do {PASTED} and {SPARE} fail?"}]})
+    assert status == 200
+    served = served_texts(svc, reply["bench"]["panel"])
+    assert PASTED not in served and SPARE not in served and "[redacted]" in served
+    svc.bench.db.sync()
+    for table in ("calls", "panels"):
+        assert not svc.bench.db.query(f"SELECT 1 FROM {table} WHERE request LIKE ? OR request LIKE ?",
+                                      (f"%{PASTED}%", f"%{SPARE}%"))
+
+
+def test_a_key_recorded_before_it_was_known_is_redacted_as_it_is_read(home, fake, make_service, monkeypatch):
+    """A record written in clear (before the key was set) is served without it once the key is known."""
+    bench_data(home, fake)
+    first = make_service()
+    from tests.helpers.http import Http
+    status, _, reply = Http(first.url)("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": f"my key {PASTED} fails"}]})      # the fake echoes it in its answer too
+    assert status == 200 and PASTED in json.dumps(reply)
+    panel = reply["bench"]["panel"]
+    first.bench.db.sync()
+    first.stop()
+    monkeypatch.setenv("BENCHWARMERS_KEY_LATER", PASTED)
+    served = served_texts(make_service(), panel)
+    assert PASTED not in served and served.count("[redacted]") >= 3
