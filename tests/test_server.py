@@ -457,9 +457,9 @@ def test_login_refuses_an_offsite_next(make_service):
 
 def test_token_comparisons_are_constant_time():
     from benchwarmers.dashboard.pages import login
-    assert "hmac.compare_digest" in inspect.getsource(guard.is_admin)
+    assert "hmac.compare_digest" in inspect.getsource(guard.admin_proof)
     assert "hmac.compare_digest" in inspect.getsource(login.submit)
-    assert "==" not in inspect.getsource(guard.is_admin).split('"""')[-1].replace("!=", "")
+    assert "==" not in inspect.getsource(guard.admin_proof).split('"""')[-1].replace("!=", "")
 
 
 # ---- no traceback reaches a client -------------------------------------------------------------

@@ -32,6 +32,7 @@ from ..store.calls import Calls
 from ..store.verdicts import Verdicts
 from ..suite.service import SuiteService
 from .gatewaykeys import GatewayKeys
+from .logins import Logins
 from .throttle import Guesses
 
 log = logging.getLogger("benchwarmers.server")
@@ -97,6 +98,7 @@ class Bench:
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
         self.guesses = Guesses()                # wrong secrets per address: the throttle on guessing
+        self.logins = Logins()                  # the dashboard's sessions, in memory (a restart ends them)
         self.mcp_sessions = Sessions()          # MCP over HTTP (/mcp): in memory, ended by a restart
         self.signins = Flows()              # provider sign-ins under way, in memory (a restart forgets them)
 

@@ -290,13 +290,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, resp: Response, close: bool = False) -> None:
         self.clock.stop()                  # the request is read: no deadline while the answer is written
-        if any(_unsafe(n) or _unsafe(v) for n, v in resp.headers.items()):
+        lines = [(n, one) for n, v in resp.headers.items() for one in (v if isinstance(v, list) else [v])]
+        if any(_unsafe(n) or _unsafe(v) for n, v in lines):
             log.error("refused to send a header with a line break in it on %s", self.command)
             resp = Response(500, b'{"error": {"code": "internal_error", "message": "The service built a bad '
                             b'header; the log has details."}}', {"Content-Type": "application/json"})
+            lines = list(resp.headers.items())
         try:
             self.send_response(resp.status)
-            for name, value in resp.headers.items():
+            for name, value in lines:             # a list is one header line each (two Set-Cookie at a login)
                 self.send_header(name, value)
             if close:
                 self.send_header("Connection", "close")
