@@ -12,9 +12,13 @@ RULE = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}")
 
 
+def is_name(value) -> bool:
+    return isinstance(value, str) and bool(_NAME.fullmatch(value))
+
+
 def check_name(value, what: str) -> str:
     """`value` when it follows the rule; else a 400 that says what is allowed (the bad value shown escaped)."""
-    if not isinstance(value, str) or not _NAME.fullmatch(value):
+    if not is_name(value):
         shown = repr(value)
         shown = shown if len(shown) <= 80 else shown[:77] + "..."   # not a 5,000-character echo
         raise BadRequest(f"{what} {shown} is not a valid name.", f"Use {RULE}.")

@@ -7,10 +7,11 @@ from urllib.parse import urlsplit
 
 from .. import keys
 from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
+from ..baseurls import resolves_link_local
 from ..providers import Timeouts, make_provider
 from ..redaction import remember
 from ..roster import health, healthrecord, onboard
-from ..roster.registry import Endpoint, new_endpoint
+from ..roster.registry import Endpoint, new_endpoint, refuse_link_local
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
@@ -44,7 +45,16 @@ def list_endpoints(req: Request, bench: Bench) -> Response:
 
 
 def endpoint_from(body: dict) -> Endpoint:
-    return new_endpoint(body.get("name"), body.get("base_url"), body.get("api") or "openai", bool(body.get("no_key")))
+    """The endpoint a body asks for, checked; one at a link-local or cloud metadata address (as written, or as its
+    name resolves now) only with allow_link_local: true."""
+    allow = body.get("allow_link_local", False)
+    if not isinstance(allow, bool):
+        raise BadRequest("allow_link_local must be true or false.")
+    endpoint = new_endpoint(body.get("name"), body.get("base_url"), body.get("api") or "openai",
+                            bool(body.get("no_key")), allow)
+    if not allow:
+        refuse_link_local(endpoint.base_url, resolves_link_local(endpoint.base_url))
+    return endpoint
 
 
 def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
@@ -227,9 +237,11 @@ ROUTES = [
         ok=obj(("endpoints",), endpoints={"type": "array", "items": ENDPOINT}))),
     Route("POST", "/bench/endpoints", add_endpoint, "bench", ADMIN, doc=op(
         "Add (or with replace, change) an endpoint, checked by listing its models before anything is saved. A "
-        "changed base URL needs the key again, or keep_key: true.", status=201,
+        "changed base URL needs the key again, or keep_key: true; one at a link-local or cloud metadata address "
+        "needs allow_link_local: true.", status=201,
         body=obj(("name", "base_url"), name=STRING, base_url=STRING, api=STRING, key={"type": ["string", "null"]},
-                 no_key={"type": "boolean"}, replace={"type": "boolean"}, keep_key={"type": "boolean"}),
+                 no_key={"type": "boolean"}, replace={"type": "boolean"}, keep_key={"type": "boolean"},
+                 allow_link_local={"type": "boolean"}),
         ok=obj(("endpoint",), endpoint=ENDPOINT))),
     Route("DELETE", "/bench/endpoints/{name}", remove_endpoint, "bench", ADMIN, doc=op(
         "Remove an endpoint; its models are retired.", ok=obj(("removed", "retired"), removed=STRING))),

@@ -88,6 +88,14 @@ def shape(row: dict, routes: list, providers: dict) -> dict:
             "no_route": None if routes else provider}
 
 
+def route(endpoint: str, model: str, alias: str | None, listed: bool) -> dict:
+    """A route to a model, with the `bench onboard` that queues it as words (a client quotes them for its shell)
+    and as one line for a POSIX shell: a model id is the catalog's, and may hold anything."""
+    argv = ["bench", "onboard", model, "--endpoint", endpoint]
+    return {"endpoint": endpoint, "served": model, "on_bench": alias, "listed": listed, "onboard_argv": argv,
+            "onboard": shlex.join(argv)}
+
+
 def offers(names: frozenset | None, model: str) -> bool:
     """Whether an endpoint's own list offers the model; a list not read yet is taken on trust."""
     return names is None or model in names
@@ -120,9 +128,8 @@ def discover(catalog, free=False, tools=False, vision=False, min_context=0, find
             continue
         names = sorted(by_provider.get(row["provider"], []))
         offered = [n for n in names if offers(listed[n], row["model"])]
-        routes = [{"endpoint": name, "served": row["model"], "on_bench": on_bench.get((name, row["model"])),
-                   "listed": listed[name] is not None,
-                   "onboard": f"bench onboard {shlex.quote(row['model'])} --endpoint {name}"} for name in offered]
+        routes = [route(name, row["model"], on_bench.get((name, row["model"])), listed[name] is not None)
+                  for name in offered]
         item = shape(row, routes, ix.providers)
         item["unlisted"] = [n for n in names if n not in offered]
         if not matches(item, free, tools, vision, min_context, (find or "").strip().lower()):

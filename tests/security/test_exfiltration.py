@@ -201,3 +201,69 @@ def test_a_key_recorded_before_it_was_known_is_redacted_as_it_is_read(home, fake
     monkeypatch.setenv("BENCHWARMERS_KEY_LATER", PASTED)
     served = served_texts(make_service(), panel)
     assert PASTED not in served and served.count("[redacted]") >= 3
+
+
+# ---- link-local and cloud metadata addresses ---------------------------------------------------------
+
+METADATA_SPELLINGS = ["http://169.254.169.254/latest/meta-data", "http://2852039166/v1", "http://0xa9fea9fe/v1",
+                      "http://0251.0376.0251.0376/v1", "http://[::ffff:169.254.169.254]/v1", "http://[fd00:ec2::254]/v1",
+                      "http://[fe80::1]:9/v1", "http://metadata.google.internal/computeMetadata/v1",
+                      "http://100.100.100.200/latest", "http://169.254.10.20:8080/v1"]
+
+
+@pytest.mark.parametrize("base", METADATA_SPELLINGS)
+def test_a_link_local_or_metadata_base_url_is_refused_unless_allowed(service, base):
+    """An endpoint at the cloud metadata address (offered by a catalog, or typed) would get the key and its answers
+    shown; loopback and private ranges stay allowed, as local model servers are the point."""
+    from tests.helpers.http import Http
+    status, _, d = Http(service.url)("POST", "/bench/endpoints", {"name": "metal", "base_url": base, "no_key": True})
+    assert status == 400 and "allow_link_local" in d["error"]["message"], d
+    assert not service.bench.registry.endpoints()
+
+
+def test_allowed_explicitly_a_link_local_base_url_is_tried(service):
+    from tests.helpers.http import Http
+    http = Http(service.url)
+    status, _, d = http("POST", "/bench/endpoints", {"name": "metal", "base_url": "http://[fe80::1]:9/v1",
+                                                     "no_key": True, "allow_link_local": True})
+    assert status >= 400 and "is refused" not in d["error"]["message"] and "listing its models failed" in \
+        d["error"]["message"]                                   # it got past the check: nothing answers there
+    assert http("POST", "/bench/endpoints", {"name": "metal", "base_url": "http://[fe80::1]:9/v1",
+                                             "allow_link_local": "yes"})[0] == 400
+    for base in ("http://127.0.0.2:9/v1", "http://10.1.2.3:9/v1", "http://192.168.0.9:9/v1"):
+        status, _, d = http("POST", "/bench/endpoints", {"name": "lan", "base_url": base, "no_key": True},
+                            timeout=60)
+        assert "is refused" not in json.dumps(d), base
+
+
+def test_a_name_that_resolves_to_a_metadata_address_is_refused(service, monkeypatch):
+    import socket
+    real = socket.getaddrinfo
+
+    def resolve(host, *args, **kw):
+        if host == "models.rebound.example":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("169.254.169.254", 443))]
+        return real(host, *args, **kw)
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    from tests.helpers.http import Http
+    status, _, d = Http(service.url)("POST", "/bench/endpoints", {"name": "rebound", "no_key": True,
+                                                                 "base_url": "https://models.rebound.example/v1"})
+    assert status == 400 and "resolves to 169.254.169.254" in d["error"]["message"], d
+
+
+def test_the_cli_and_the_dashboard_form_say_how_to_allow_one(service, tmp_path):
+    from tests.helpers.dashboard import Session
+    from tests.security.attack import cli
+    done = cli(service.url, "endpoint", "add", "metal", "--base", "http://169.254.169.254/v1", "--no-key")
+    assert done.returncode != 0 and b"--allow-link-local" in done.stderr
+    done = cli(service.url, "endpoint", "add", "metal", "--base", "http://[fe80::1]:9/v1", "--no-key",
+               "--allow-link-local")
+    assert done.returncode != 0 and b"is refused" not in done.stderr and b"listing its models failed" in done.stderr
+    browser = Session(service.url)
+    form = {"name": "metal", "base_url": "http://169.254.169.254/v1", "no_key": "1"}
+    status, headers, _ = browser.form("/endpoints/add", form)
+    page = browser.get(headers["location"])[2]
+    assert status == 303 and "is refused" in page and 'name="allow_link_local"' in page and "data-confirm=" in page
+    status, _, d = browser.form("/endpoints/add", {**form, "base_url": "http://[fe80::1]:9/v1",
+                                                   "allow_link_local": "1"}, script=True)
+    assert status >= 400 and "listing its models failed" in d["error"]["message"]

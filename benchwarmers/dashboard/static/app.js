@@ -204,10 +204,20 @@
     update();
   }
 
+  // A ticked box marked data-confirm asks once more before its form goes (without script the box alone says it).
+  function confirmBoxes() {
+    document.addEventListener("submit", (event) => {
+      for (const box of event.target.querySelectorAll("input[data-confirm]:checked")) {
+        if (!window.confirm(box.dataset.confirm)) { event.preventDefault(); event.stopImmediatePropagation(); return; }
+      }
+    }, true);
+  }
+
   window.BW = { send, build, chip, fetchForms, say };
   document.addEventListener("DOMContentLoaded", () => {
     fetchForms(document);
     copyButtons();
+    confirmBoxes();
     filters();
     apiPlaceholder();
     const onboarding = document.querySelectorAll("form[data-onboard]");
