@@ -10,6 +10,21 @@ _SHAPES = re.compile(r"sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|(?i:bearer)
                      r"|(?<=key=)[A-Za-z0-9._\-]{8,}")
 
 
+MAX_KEY = 512                  # characters in a provider key, pasted or got by a sign-in
+
+
+def key_problem(value: str) -> str | None:
+    """What keeps `value` from being a provider key to send in a header, or None: a key is visible ASCII (no space,
+    control character or NUL, which would corrupt or split the header it goes in), at most MAX_KEY characters."""
+    if not value:
+        return "it is empty"
+    if len(value) > MAX_KEY:
+        return f"it is {len(value):,} characters long, more than the {MAX_KEY} a key may have"
+    if not all("!" <= c <= "~" for c in value):
+        return "it holds a space, a control character or a character outside ASCII"
+    return None
+
+
 def remember(key: str | None) -> None:
     """From now on, this key is redacted wherever it appears."""
     if key and len(key) >= MIN_SECRET:

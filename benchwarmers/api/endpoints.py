@@ -9,7 +9,7 @@ from .. import keys
 from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
 from ..baseurls import resolves_link_local
 from ..providers import Timeouts, make_provider
-from ..redaction import remember
+from ..redaction import key_problem, remember
 from ..roster import health, healthrecord, onboard
 from ..roster.registry import Endpoint, new_endpoint, refuse_link_local
 from ..server.bench import Bench
@@ -68,8 +68,9 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
             raise BadRequest("Give a key or no_key, not both.", "Local servers take --no-key; others a key.")
         return None, False
     if given:
-        if any(ord(c) < 32 or c.isspace() for c in given):
-            raise BadRequest("The key holds spaces or control characters.", "Paste the key alone, on one line.")
+        problem = key_problem(given)
+        if problem:
+            raise BadRequest(f"That key cannot be used: {problem}.", "Paste the key alone, on one line.")
         remember(given)   # from here on, redaction knows it
         return given, True
     existing, _ = keys.get(endpoint.name)
