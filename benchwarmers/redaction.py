@@ -31,6 +31,12 @@ def remember(key: str | None) -> None:
         _known.add(key)
 
 
+def names_a_key(text: str, *secrets: str | None) -> bool:
+    """Whether `text` holds a known key (or one of `secrets`): such a text is never shown or kept as a name (an
+    upstream may list a model under a name equal to its key)."""
+    return bool(text) and any(s and len(s) >= MIN_SECRET and s in text for s in [*_known, *secrets])
+
+
 def redact(text: str, *secrets: str | None) -> str:
     """`text` without any known key, any of `secrets`, or anything shaped like a key."""
     if not text:

@@ -14,8 +14,9 @@ from typing import Callable
 
 from . import health
 from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
-from ..providers import Timeouts
 from ..names import check_name
+from ..providers import Timeouts
+from ..redaction import names_a_key
 from ..words import plural
 from .registry import Endpoint, Model, Registry, close_names
 
@@ -159,7 +160,11 @@ class Onboarding:
         self.suite_service = suite
 
     def check_new(self, served: str, endpoint: str | None, alias: str | None) -> None:
-        """Refuse, before anything is queued, a model already on the bench, an unknown endpoint or a taken alias."""
+        """Refuse, before anything is queued, a model already on the bench, an unknown endpoint, a taken alias, or a
+        served name that holds a provider key."""
+        if names_a_key(served) or names_a_key(alias or ""):
+            raise BadRequest("That served name (or alias) holds a provider key; it is not put on the bench.",
+                             "Onboard the model under its real served name (bench candidates lists them).")
         reg = self.registry
         if endpoint:
             reg.endpoint(endpoint)

@@ -267,3 +267,29 @@ def test_the_cli_and_the_dashboard_form_say_how_to_allow_one(service, tmp_path):
     status, _, d = browser.form("/endpoints/add", {**form, "base_url": "http://[fe80::1]:9/v1",
                                                    "allow_link_local": "1"}, script=True)
     assert status >= 400 and "listing its models failed" in d["error"]["message"]
+
+
+# ---- a model listed under its key ------------------------------------------------------------------
+
+def test_a_model_listed_under_a_name_that_is_its_key_is_neither_shown_nor_registered(home, make_service,
+                                                                                     monkeypatch):
+    """An upstream that listed a model under its own key got the key shown on the Onboard page and stored."""
+    from tests.helpers.http import Http
+    monkeypatch.setenv("BENCHWARMERS_KEY_UP", KEY)
+    with FakeOpenAI() as fake:
+        fake.expect_key(KEY)
+        fake.set_models(["m-real", KEY, f"prefix-{KEY}"])
+        configure(home, {"up": (fake, "openai")}, {})
+        keyed_endpoint(home, "up")
+        svc = make_service()
+        http = Http(svc.url)
+        status, _, found = http("GET", "/bench/candidates")
+        assert status == 200 and "m-real" in json.dumps(found) and KEY not in json.dumps(found)
+        status, _, tested = http("POST", "/bench/endpoints/up/test", {})
+        assert status == 200 and tested["endpoint"]["sample"] == ["m-real"]
+        for served in (KEY, f"prefix-{KEY}"):
+            status, _, refused = http("POST", "/bench/models", {"served": served, "endpoint": "up"})
+            assert status == 400 and "holds a provider key" in refused["error"]["message"], refused
+        status, _, refused = http("POST", "/bench/models", {"served": "m-real", "endpoint": "up", "alias": KEY})
+        assert status == 400
+        assert KEY not in (home / "config" / "models.json").read_text(encoding="utf-8")
