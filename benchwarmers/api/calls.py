@@ -116,8 +116,8 @@ def get_pending(req: Request, bench: Bench) -> Response:
             raise BadRequest(f"calls must be up to {MAX_CALLS} call ids, separated by commas.",
                              "Call ids come in each seat's `call` field.")
     key = req.caller
-    found = pending(bench.db, caller=key.name if key else None, collections=key.collections if key else None,
-                    session=session, calls=calls, limit=limit)
+    found = pending(bench.db, caller=key.name if key else None, since=key.created if key else None,
+                    collections=key.collections if key else None, session=session, calls=calls, limit=limit)
     scope = {"key": key.name} if key else {"session": session} if session else {"everyone": True}
     return Response.json({**found, "limit": limit, "asked_by": scope})
 
