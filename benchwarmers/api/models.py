@@ -3,6 +3,7 @@ probes, probe, retire, restore."""
 from __future__ import annotations
 
 from ..errors import BadRequest
+from ..names import REASON_MOST, check_text
 from ..roster import health, healthrecord, onboard, speed
 from ..server.bench import Bench
 from ..server.messages import Request, Response
@@ -92,9 +93,7 @@ def probe_model(req: Request, bench: Bench) -> Response:
 
 def retire_model(req: Request, bench: Bench) -> Response:
     body = req.json() if req.body.strip() else {}
-    reason = body.get("reason")
-    if reason is not None and not isinstance(reason, str):
-        raise BadRequest("reason must be text.")
+    reason = check_text(body.get("reason"), "reason", REASON_MOST)
     model = health.retire(bench.registry, req.params["alias"], reason or "")
     return Response.json({"model": view(bench, model)})
 

@@ -17,6 +17,7 @@ from ..errors import BadRequest, BenchError, PayloadTooLarge
 from ..redaction import redact
 from ..words import plural
 from .messages import Request, Response
+from .routes import shape_for_path
 from .reading import (IDLE_SECONDS, MAX_CHUNK_LINE, MAX_REQUEST_LINE, MAX_TRAILERS, BadFraming, Deadlined,
                       HeadersTooLarge, TooSlow, chunk_size, read_headers, version_number)
 
@@ -182,6 +183,13 @@ class Handler(BaseHTTPRequestHandler):
         split = urlsplit(self.path)
         path = unquote(split.path) or "/"
         headers = self.headers                 # lower-case names already (read_headers)
+        if split.scheme or split.netloc:       # absolute-form: a proxy in front routes by the host named in it
+            if split.scheme not in ("http", "https") or split.netloc.lower() != headers.get("host", "").strip().lower():
+                err = BadRequest(f"The request target {self.path[:100]!r} names a host other than the Host header's.",
+                                 "Send the path alone (GET /v1/models HTTP/1.1), or a URL naming this service's host.")
+                self.close_connection = True
+                self._send(app.error_response(shape_for_path(path), err), close=True)
+                return self._discard_rest()
         req = Request(self.command, path, dict(parse_qsl(split.query, keep_blank_values=True)), headers, b"",
                       self.client_address[0])
         admitted = app.admit(req)          # Host, Origin, route and auth first: a refused request's body is never read

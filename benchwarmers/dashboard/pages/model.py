@@ -2,6 +2,7 @@
 and useful rate over time, the catalog's facts with their sources and your own, its recent calls and probes."""
 from __future__ import annotations
 
+from ...names import REASON_MOST
 from .. import charts
 from ..apicall import get, post
 from ..render import card, e, facts, link, pct, secs, table, when
@@ -52,7 +53,7 @@ def actions(m: dict, frame) -> str:
     if m["status"] == "retired":
         buttons.append(post_button(frame, base + "/restore", "Restore"))
     else:
-        reason = (f'<label for="reason">Why</label><input id="reason" name="reason" required '
+        reason = (f'<label for="reason">Why</label><input id="reason" name="reason" required maxlength="{REASON_MOST}" '
                   f'placeholder="e.g. wrong on every review">')
         buttons.append(confirm(frame, base + "/retire", "Retire", f"Retire {m['alias']}? It takes no seat until "
                                                                   "restored.", reason))
