@@ -6,8 +6,8 @@ import time
 from urllib.parse import urlsplit
 
 from .. import keys
-from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
 from ..baseurls import resolves_link_local
+from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
 from ..providers import Timeouts, make_provider
 from ..redaction import key_problem, remember
 from ..roster import health, healthrecord, onboard

@@ -53,8 +53,8 @@ def actions(m: dict, frame) -> str:
     if m["status"] == "retired":
         buttons.append(post_button(frame, base + "/restore", "Restore"))
     else:
-        reason = (f'<label for="reason">Why</label><input id="reason" name="reason" required maxlength="{REASON_MOST}" '
-                  f'placeholder="e.g. wrong on every review">')
+        reason = (f'<label for="reason">Why</label><input id="reason" name="reason" required '
+                  f'maxlength="{REASON_MOST}" placeholder="e.g. wrong on every review">')
         buttons.append(confirm(frame, base + "/retire", "Retire", f"Retire {m['alias']}? It takes no seat until "
                                                                   "restored.", reason))
     return f'<div class="actions">{"".join(buttons)}</div>'
