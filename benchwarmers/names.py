@@ -14,6 +14,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}")
 
 
 def is_name(value) -> bool:
+    """Whether `value` follows the name rule (a catalog's provider id is checked with this, quietly)."""
     return isinstance(value, str) and bool(_NAME.fullmatch(value))
 
 
