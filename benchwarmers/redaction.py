@@ -21,7 +21,7 @@ def key_problem(value: str) -> str | None:
     if len(value) > MAX_KEY:
         return f"it is {len(value):,} characters long, more than the {MAX_KEY} a key may have"
     if not all("!" <= c <= "~" for c in value):
-        return "it holds a space, a control character or a character outside ASCII"
+        return "it holds spaces, control characters or characters outside ASCII"
     return None
 
 

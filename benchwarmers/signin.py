@@ -14,7 +14,7 @@ from .connect import HANDOFF, Provider
 from .errors import FaultKind, UpstreamFailed
 from .providers.base import clip
 from .providers.transport import Timeouts, default_transport
-from .redaction import key_problem, redact, remember
+from .redaction import redact, remember
 
 FLOW_SECONDS = 600        # a flow not finished within this is refused (the providers' codes last 10 minutes too)
 RESULT_SECONDS = 600      # how long the page can still show how a finished flow went
@@ -185,10 +185,8 @@ def post_json(url: str, body: dict) -> tuple[int, object]:
 
 
 def key_from(provider: Provider, data, *fields: str) -> str:
-    """The key in a sign-in exchange's answer, held to the rule for pasted keys (redaction.key_problem): a NUL or a
-    100 KB value once went out as `Authorization: Bearer ...`."""
     value = next((data.get(f) for f in fields if isinstance(data, dict) and data.get(f)), None)
-    if not isinstance(value, str) or key_problem(value.strip()):
+    if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value.strip()):
         raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"{provider.name} answered the sign-in without a usable key",
                              "Try again, or paste a key instead.")
     remember(value.strip())     # from here on, redaction knows it

@@ -358,7 +358,8 @@ def test_a_key_an_exchange_returns_is_held_to_the_pasted_key_rule(service, http,
     browser = Browser()
     back = through_auth_page(browser, start(browser, service, "openrouter"))
     result = result_of(http, *browser.get(back)[:2])
-    assert not result["ok"] and "without a usable key" in result["message"]
+    said = result["message"]     # a space is refused by the exchange's own reading, the rest where keys are added
+    assert not result["ok"] and ("cannot be used" in said or "without a usable key" in said) and "\x00" not in said
     assert "openrouter" not in keys_json(isolated) and http("GET", "/bench/endpoints")[2]["endpoints"] == []
     assert not [r for r in openrouter.requests if r.path.endswith("/models")]      # the key was sent nowhere
 

@@ -68,9 +68,6 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
             raise BadRequest("Give a key or no_key, not both.", "Local servers take --no-key; others a key.")
         return None, False
     if given:
-        problem = key_problem(given)
-        if problem:
-            raise BadRequest(f"That key cannot be used: {problem}.", "Paste the key alone, on one line.")
         remember(given)   # from here on, redaction knows it
         return given, True
     existing, _ = keys.get(endpoint.name)
@@ -115,6 +112,9 @@ def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, k
     its view (never the key). Provider sign-in (api/connect.py) adds endpoints through this too: a changed base
     URL needs the key given again there as well, or `keep_key`."""
     reg = bench.registry
+    problem = key_problem(key) if new_key else None    # pasted or got by a sign-in: both come through here
+    if problem:
+        raise BadRequest(f"That key cannot be used: {problem}.", "Give the key alone, on one line.")
     keep_stored_key(reg.endpoints().get(endpoint.name), endpoint, key, new_key, keep_key)
     served = check_endpoint(endpoint, key)
     extra = {"served_count": len(served), "checked": time.time()}
