@@ -328,7 +328,7 @@ def test_the_provider_list_and_the_refusals_for_what_cannot_sign_in(service, htt
 
 def test_a_refused_start_from_the_page_goes_back_with_the_reason(service):
     browser = Browser()
-    status, headers, _ = browser.form(service, "/connect/huggingface")
+    status, headers, _ = browser.form(service, "/connect/anthropic")
     assert status == 303 and headers["location"] == "/endpoints"
     _, _, page = browser.get(service.url + "/endpoints")
     assert "has no sign-in this service can use" in page

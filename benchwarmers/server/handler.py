@@ -5,9 +5,11 @@ import io
 import json
 import logging
 import os
+import select
 import socket
 import socketserver
 import time
+from functools import partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -191,7 +193,7 @@ class Handler(BaseHTTPRequestHandler):
                 self._send(app.error_response(shape_for_path(path), err), close=True)
                 return self._discard_rest()
         req = Request(self.command, path, dict(parse_qsl(split.query, keep_blank_values=True)), headers, b"",
-                      self.client_address[0])
+                      self.client_address[0], gone=partial(client_gone, self.connection))
         admitted = app.admit(req)          # Host, Origin, route and auth first: a refused request's body is never read
         if isinstance(admitted, Response):
             if self._has_body(headers):
@@ -360,6 +362,16 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         # the request line may carry a gateway key as ?key=: redact() takes it out
         log.debug("%s %s", self.address_string(), redact(fmt % args))
+
+
+def client_gone(sock) -> bool:
+    """Whether the client has closed its connection: readable, with nothing to read. One that sent more (its next
+    request, pipelined) is still there."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):   # reset, or closed under us
+        return True
 
 
 def seconds(value: float) -> str:

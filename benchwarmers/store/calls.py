@@ -15,7 +15,7 @@ from .ledger import Line
 
 COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",
            "request", "prompt_hash", "answer", "ttft", "seconds", "input_tokens", "output_tokens", "tokens_estimated",
-           "caller", "created", "extra", "session")
+           "caller", "created", "extra", "session", "finish_reason")
 
 
 PANEL_HEAD = "INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over, request)"
@@ -124,6 +124,7 @@ class CallRecord:
     caller: str | None = None
     extra: dict | None = None
     session: str | None = None
+    finish_reason: str | None = None   # why the answer ended: stop, length (cut at its cap), tool_calls, ...
 
     @classmethod
     def from_row(cls, row) -> "CallRecord":

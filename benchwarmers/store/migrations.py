@@ -155,6 +155,17 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (15, "what a panel was asked, kept once", """
         ALTER TABLE panels ADD COLUMN request TEXT
     """),
+    # Why each answer ended (stop, length: cut at its output cap, ...), and asks set aside as only tests: their
+    # answers no longer wait for a verdict.
+    (16, "finish reasons; asks set aside", """
+        ALTER TABLE calls ADD COLUMN finish_reason TEXT;
+        ALTER TABLE panels ADD COLUMN set_aside REAL
+    """),
+    # An item onboarding a model through a hub says which of the hub's sources the model comes from (a catalog
+    # provider id or the hub's own name for the source); null for every other item.
+    (17, "the hub source of an onboarding item", """
+        ALTER TABLE onboard_queue ADD COLUMN via TEXT
+    """),
 ]
 
 

@@ -9,7 +9,8 @@ EXCERPT = 200      # characters of an answer shown beside its call id
 # the answers an asker reads and is asked to judge.
 WAITING = ("c.status = 'ok' AND c.panel IS NOT NULL AND c.kind IN ('member', 'explore', 'with') "
            "AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.call = c.id AND v.current = 1) "
-           "AND NOT EXISTS (SELECT 1 FROM usage u WHERE u.call = c.id AND u.kind = 'suite')")   # the suite scores its own
+           "AND NOT EXISTS (SELECT 1 FROM usage u WHERE u.call = c.id AND u.kind = 'suite') "   # the suite scores its own
+           "AND NOT EXISTS (SELECT 1 FROM panels p WHERE p.id = c.panel AND p.set_aside IS NOT NULL)")   # only a test
 
 
 def excerpt(text: str | None, limit: int = EXCERPT) -> str:
