@@ -3,7 +3,7 @@ device flow (RFC 8628; GitHub), both form-encoded as those RFCs say, and the ref
 
 A grant is the access token (the endpoint's key), the refresh token where the provider gives one, and when the
 access token expires. Every token a provider returns goes through signin.key_from's rule (visible ASCII, at
-most signin.MAX_KEY characters) before anything keeps it.
+most redaction.MAX_KEY characters) before anything keeps it.
 """
 from __future__ import annotations
 

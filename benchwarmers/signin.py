@@ -14,7 +14,7 @@ from .connect import HANDOFF, OAUTH, Provider
 from .errors import FaultKind, UpstreamFailed
 from .providers.base import clip
 from .providers.transport import Timeouts, default_transport
-from .redaction import redact, remember
+from .redaction import key_problem, redact, remember
 
 FLOW_SECONDS = 600        # a flow not finished within this is refused (the providers' codes last 10 minutes too)
 RESULT_SECONDS = 600      # how long the page can still show how a finished flow went
@@ -192,12 +192,10 @@ def post(url: str, data: bytes, content_type: str) -> tuple[int, object]:
         return response.status, text
 
 
-MAX_KEY = 512     # a key or token a sign-in returns: visible ASCII, at most this long
-
-
 def usable_key(value) -> bool:
-    """Whether a sign-in's key (or token) can go into a header as it is: visible ASCII, 1 to MAX_KEY characters."""
-    return isinstance(value, str) and 0 < len(value) <= MAX_KEY and all(33 <= ord(c) <= 126 for c in value)
+    """Whether a sign-in's key (or token) can go into a header as it is: the rule for every provider key
+    (redaction.key_problem: visible ASCII, at most 512 characters)."""
+    return isinstance(value, str) and key_problem(value) is None
 
 
 def key_from(provider: Provider, data, *fields: str) -> str:

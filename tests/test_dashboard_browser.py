@@ -312,6 +312,26 @@ def test_login_and_log_out_in_the_browser(tab, make_service):
     expect(tab.locator("h1")).to_have_text("Log in")
 
 
+def test_a_link_local_endpoint_asks_once_more_before_it_is_sent(tab, make_service):
+    """The box that allows a link-local or cloud metadata base URL asks for a confirmation; dismissed, nothing goes."""
+    svc = make_service()
+    posted, asked = [], []
+    tab.on("request", lambda r: posted.append(r.url) if r.method == "POST" else None)
+    tab.goto(svc.url + "/endpoints")
+    tab.fill("#ep-name", "metal")
+    tab.fill("#ep-base", "http://[fe80::1]:9/v1")
+    tab.check("input[name=no_key]")
+    tab.check("input[name=allow_link_local]")
+    tab.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    tab.click("button:has-text('Add endpoint')")
+    tab.wait_for_timeout(300)           # a dismissed dialog leaves nothing to wait for: give a submit time to show
+    assert asked and "link-local" in asked[0] and not posted
+    tab.once("dialog", lambda d: (asked.append(d.message), d.accept()))
+    tab.click("button:has-text('Add endpoint')")
+    expect(tab.locator(".flash-error")).to_contain_text("listing its models failed")   # sent, and past the check
+    assert len(asked) == 2 and posted
+
+
 def test_openrouter_sign_in_round_trip_clicked_in_the_browser(tab, make_service, isolated):
     """Against a fake OpenRouter on another site (localhost, the service on 127.0.0.1), with an admin token: the
     provider sends the browser back without the session cookie, and the result still shows with no new login."""

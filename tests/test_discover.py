@@ -43,7 +43,8 @@ def test_discover_lists_a_model_with_its_route_and_one_call_onboards_it(api):
     assert coder["free"] is True and coder["facts"]["context_window"] == 262000 and coder["facts"]["tools"] is True
     assert coder["routes"] == [{"endpoint": "or", "served": "qwen/qwen3-coder:free", "on_bench": None,
                                 "listed": False, "via": None,
-                                "onboard": "bench onboard qwen/qwen3-coder:free --endpoint or"}]
+                                "onboard": "bench onboard qwen/qwen3-coder:free --endpoint or",
+                                "onboard_argv": ["bench", "onboard", "qwen/qwen3-coder:free", "--endpoint", "or"]}]
     assert coder["no_route"] is None and "code" in coder["roles"]
     route = coder["routes"][0]
     status, _, d = api("POST", "/bench/models", {"served": route["served"], "endpoint": route["endpoint"],
@@ -84,7 +85,8 @@ def test_a_model_with_no_route_names_the_provider_to_add(api):
     oss = groq["openai/gpt-oss-120b"]
     assert oss["routes"] == []
     assert oss["no_route"] == {"provider": "groq", "name": "Groq", "base_url": "https://api.groq.com/openai/v1",
-                               "api": "openai", "command": "bench endpoint add groq --base https://api.groq.com/openai/v1"}
+                               "api": "openai", "command": "bench endpoint add groq --base https://api.groq.com/openai/v1",
+                               "argv": ["bench", "endpoint", "add", "groq", "--base", "https://api.groq.com/openai/v1"]}
     # Groq lists it at $0.15/$0.60, and FreeLLMAPI's dated hint names its free tier
     assert oss["free"] is True and oss["free_tier"]["rpd"] == 1000 and oss["free_tier"]["as_of"] == "2026-06"
     assert oss["sources"] == ["models.dev", "FreeLLMAPI (2026-06)"]

@@ -7,11 +7,12 @@ import time
 from urllib.parse import urlsplit
 
 from .. import hubs, keys, tokens
+from ..baseurls import resolves_link_local
 from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
 from ..providers import Timeouts, make_provider
-from ..redaction import remember
+from ..redaction import key_problem, remember
 from ..roster import health, healthrecord, onboard
-from ..roster.registry import Endpoint, new_endpoint
+from ..roster.registry import Endpoint, new_endpoint, refuse_link_local
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
@@ -47,8 +48,16 @@ def list_endpoints(req: Request, bench: Bench) -> Response:
 
 
 def endpoint_from(body: dict) -> Endpoint:
-    return new_endpoint(body.get("name"), body.get("base_url"), body.get("api") or "openai", bool(body.get("no_key")),
-                        hubs.check_kind(body.get("hub")))
+    """The endpoint a body asks for, checked; one at a link-local or cloud metadata address (as written, or as its
+    name resolves now) only with allow_link_local: true."""
+    allow = body.get("allow_link_local", False)
+    if not isinstance(allow, bool):
+        raise BadRequest("allow_link_local must be true or false.")
+    endpoint = new_endpoint(body.get("name"), body.get("base_url"), body.get("api") or "openai",
+                            bool(body.get("no_key")), hubs.check_kind(body.get("hub")), allow)
+    if not allow:
+        refuse_link_local(endpoint.base_url, resolves_link_local(endpoint.base_url))
+    return endpoint
 
 
 def admin_key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
@@ -62,8 +71,9 @@ def admin_key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
         raise BadRequest("admin_key must be a string.")
     given = (given or "").strip()
     if given:
-        if any(ord(c) < 33 or ord(c) == 127 for c in given):
-            raise BadRequest("The admin key holds spaces or control characters.", "Paste the key alone, on one line.")
+        problem = key_problem(given)
+        if problem:
+            raise BadRequest(f"That admin key cannot be used: {problem}.", "Paste the key alone, on one line.")
         remember(given)
         return given, True
     existing = keys.get(hubs.admin_name(endpoint.name))[0]
@@ -85,8 +95,6 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
             raise BadRequest("Give a key or no_key, not both.", "Local servers take --no-key; others a key.")
         return None, False
     if given:
-        if any(ord(c) < 32 or c.isspace() for c in given):
-            raise BadRequest("The key holds spaces or control characters.", "Paste the key alone, on one line.")
         remember(given)   # from here on, redaction knows it
         return given, True
     existing, _ = keys.get(endpoint.name)
@@ -133,6 +141,9 @@ def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, k
     store a new key in keys.json; its view (never the key). Provider sign-in (api/connect.py) adds endpoints
     through this too: a changed base URL needs the key given again there as well, or `keep_key`."""
     reg = bench.registry
+    problem = key_problem(key) if new_key else None    # pasted or got by a sign-in: both come through here
+    if problem:
+        raise BadRequest(f"That key cannot be used: {problem}.", "Give the key alone, on one line.")
     keep_stored_key(reg.endpoints().get(endpoint.name), endpoint, key, new_key, keep_key)
     if endpoint.hub:     # the admin key, like the key, goes to a new URL only when the caller says so
         keep_stored_key(reg.endpoints().get(endpoint.name), endpoint, admin[0], admin[1], keep_key)
@@ -300,11 +311,12 @@ ROUTES = [
         ok=obj(("endpoints",), endpoints={"type": "array", "items": ENDPOINT}))),
     Route("POST", "/bench/endpoints", add_endpoint, "bench", ADMIN, doc=op(
         "Add (or with replace, change) an endpoint, checked by listing its models before anything is saved (a "
-        "hub's admin key by reading its sources). A changed base URL needs the key again, or keep_key: true.",
-        status=201,
+        "hub's admin key by reading its sources). A changed base URL needs the key again, or keep_key: true; one "
+        "at a link-local or cloud metadata address needs allow_link_local: true.", status=201,
         body=obj(("name", "base_url"), name=STRING, base_url=STRING, api=STRING, key={"type": ["string", "null"]},
                  no_key={"type": "boolean"}, replace={"type": "boolean"}, keep_key={"type": "boolean"},
-                 hub={"type": ["string", "null"]}, admin_key={"type": ["string", "null"]}),
+                 hub={"type": ["string", "null"]}, admin_key={"type": ["string", "null"]},
+                 allow_link_local={"type": "boolean"}),
         ok=obj(("endpoint",), endpoint=ENDPOINT))),
     Route("DELETE", "/bench/endpoints/{name}", remove_endpoint, "bench", ADMIN, doc=op(
         "Remove an endpoint; its models are retired.", ok=obj(("removed", "retired"), removed=STRING))),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import hubs
 from ..errors import BadRequest
+from ..names import REASON_MOST, check_text
 from ..roster import health, healthrecord, onboard, speed
 from ..server.bench import Bench
 from ..server.messages import Request, Response
@@ -95,9 +96,7 @@ def probe_model(req: Request, bench: Bench) -> Response:
 
 def retire_model(req: Request, bench: Bench) -> Response:
     body = req.json() if req.body.strip() else {}
-    reason = body.get("reason")
-    if reason is not None and not isinstance(reason, str):
-        raise BadRequest("reason must be text.")
+    reason = check_text(body.get("reason"), "reason", REASON_MOST)
     from_hub = body.get("from_hub", False)
     if not isinstance(from_hub, bool):
         raise BadRequest("from_hub must be true or false.")

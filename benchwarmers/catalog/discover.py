@@ -89,6 +89,15 @@ def shape(row: dict, routes: list, providers: dict) -> dict:
             "no_route": None if routes else provider}
 
 
+def route(endpoint: str, model: str, alias: str | None, listed: bool, via: str | None = None) -> dict:
+    """A route to a model (through a hub that can add it from provider `via`), with the `bench onboard` that
+    queues it as words (a client quotes them for its shell) and as one line for a POSIX shell: a model id is the
+    catalog's, and may hold anything."""
+    argv = ["bench", "onboard", model, "--endpoint", endpoint] + (["--via", via] if via else [])
+    return {"endpoint": endpoint, "served": model, "on_bench": alias, "listed": listed, "via": via,
+            "onboard_argv": argv, "onboard": shlex.join(argv)}
+
+
 def offers(names: frozenset | None, model: str) -> bool:
     """Whether an endpoint's own list offers the model; a list not read yet is taken on trust."""
     return names is None or model in names
@@ -106,9 +115,7 @@ def matches(item: dict, free: bool, tools: bool, vision: bool, min_context: int,
 def hub_routes(row: dict, hub_names: list, offered: list, on_bench: dict) -> list[dict]:
     """Routes through hubs that can add the model from its provider (a hub that lists it is an ordinary route)."""
     model, pid = row["model"], row["provider"]
-    return [{"endpoint": name, "served": model, "on_bench": on_bench.get((name, model)), "listed": True, "via": pid,
-             "onboard": f"bench onboard {shlex.quote(model)} --endpoint {name} --via {pid}"}
-            for name in hub_names if name not in offered]
+    return [route(name, model, on_bench.get((name, model)), True, pid) for name in hub_names if name not in offered]
 
 
 def discover(catalog, free=False, tools=False, vision=False, min_context=0, find="", limit=100,
@@ -134,9 +141,8 @@ def discover(catalog, free=False, tools=False, vision=False, min_context=0, find
             continue
         names = sorted(by_provider.get(row["provider"], []))
         offered = [n for n in names if offers(listed[n], row["model"])]
-        routes = [{"endpoint": name, "served": row["model"], "on_bench": on_bench.get((name, row["model"])),
-                   "listed": listed[name] is not None, "via": None,
-                   "onboard": f"bench onboard {shlex.quote(row['model'])} --endpoint {name}"} for name in offered]
+        routes = [route(name, row["model"], on_bench.get((name, row["model"])), listed[name] is not None)
+                  for name in offered]
         routes += hub_routes(row, sorted(via_hub.get(row["provider"], [])), offered, on_bench)
         item = shape(row, routes, ix.providers)
         item["unlisted"] = [n for n in names if n not in offered]

@@ -49,6 +49,9 @@ def register(sub, parent) -> None:
                      help="with --hub: read the admin key from stdin (the line after the key with --key-stdin)")
     add.add_argument("--keep-key", action="store_true",
                      help="with --replace and a new base URL: send the stored key to the new URL (else give it again)")
+    add.add_argument("--allow-link-local", action="store_true",
+                     help="a base URL at a link-local or cloud metadata address (169.254.x.x, fe80::, fd00:ec2::254):"
+                          " refused without this, as its key and requests would go there")
     add.add_argument("--key", nargs="?", const="", default=None, dest="key_arg", help=argparse.SUPPRESS)
     add.set_defaults(func=run_add)
     ls = verbs.add_parser("list", parents=[parent], help="each endpoint, its API, model count and key source",
@@ -101,6 +104,8 @@ def run_add(args, client) -> int:
         raise ClientError("--no-key and --key-stdin contradict each other; pick one.", 2)
     body = {"name": args.name, "base_url": args.base, "api": args.api, "no_key": args.no_key,
             "replace": args.replace, "keep_key": args.keep_key}
+    if args.allow_link_local:
+        body["allow_link_local"] = True
     key = read_key(args)
     if key:
         body["key"] = key

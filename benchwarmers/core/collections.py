@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from ..catalog.roles import PURPOSES, check_purpose
 from ..errors import BadRequest, CollectionNotFound
-from ..names import check_name
+from ..names import DESCRIPTION_MOST, check_name, check_text
 from ..roster.registry import Registry, close_names, suggest, suggest_all
 from ..store import Config
 
@@ -92,7 +92,7 @@ class Collections:
         col = Collection(name, current.description, members, current.explore, current.merge_model, current.shadow,
                          current.purpose, current.explore_grace)
         if "description" in spec:
-            col.description = _typed(spec["description"], str, "description")
+            col.description = check_text(spec["description"], "description", DESCRIPTION_MOST, optional=False)
         if "purpose" in spec:
             try:
                 col.purpose = check_purpose(spec["purpose"])
@@ -135,9 +135,3 @@ def _names(value, field_name: str) -> list:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise BadRequest(f"{field_name} must be a list of model aliases.")
     return list(dict.fromkeys(value))   # a model named twice is one member: a panel seats it once
-
-
-def _typed(value, kind, name):
-    if not isinstance(value, kind):
-        raise BadRequest(f"{name} must be a {kind.__name__}.")
-    return value

@@ -2,6 +2,7 @@
 speed cells, verdict forms, seat columns."""
 from __future__ import annotations
 
+from ..names import NOTE_MOST
 from . import markdown
 from .render import e, pct, secs, token, when
 
@@ -106,7 +107,8 @@ def verdict_form(frame, call: str, verdict: dict | None = None, back: str = "/ca
             f'<label for="false-{ident}">Claims that were false <span class="muted">(one a line)</span></label>'
             f'<textarea id="false-{ident}" name="false" rows="2">{e(lines(v.get("false")))}</textarea>'
             f'<label for="note-{ident}">Note</label>'
-            f'<input id="note-{ident}" name="note" type="text" value="{e(v.get("note") or "")}">'
+            f'<input id="note-{ident}" name="note" type="text" maxlength="{NOTE_MOST}" '
+            f'value="{e(v.get("note") or "")}">'
             f'<div class="form-end"><button type="submit">{"Change verdict" if verdict else "Save verdict"}</button>'
             f'<span class="status-text" data-status role="status"></span></div></form>')
 

@@ -15,8 +15,9 @@ from typing import Callable
 from . import health
 from .. import hubs
 from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
-from ..providers import Timeouts
 from ..names import check_name
+from ..providers import Timeouts
+from ..redaction import names_a_key
 from ..words import plural
 from .registry import Endpoint, Model, Registry, close_names
 
@@ -183,8 +184,12 @@ class Onboarding:
                                        "queue it again once the hub lists it.")
 
     def check_new(self, served: str, endpoint: str | None, alias: str | None, via: str | None = None) -> None:
-        """Refuse, before anything is queued, a model already on the bench, an unknown endpoint, a taken alias or
-        a `via` with no hub to take it (it would be passed over without a word)."""
+        """Refuse, before anything is queued, a model already on the bench, an unknown endpoint, a taken alias, a
+        served name that holds a provider key, or a `via` with no hub to take it (it would be passed over without
+        a word)."""
+        if names_a_key(served) or names_a_key(alias or ""):
+            raise BadRequest("That served name (or alias) holds a provider key; it is not put on the bench.",
+                             "Onboard the model under its real served name (bench candidates lists them).")
         reg = self.registry
         found = reg.endpoint(endpoint) if endpoint else None
         if via and (found is None or not found.hub):

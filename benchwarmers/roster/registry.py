@@ -5,9 +5,9 @@ import difflib
 import re
 import threading
 from dataclasses import asdict, dataclass, field
-from urllib.parse import urlsplit
 
 from .. import keys
+from ..baseurls import base_problem, link_local
 from ..errors import BadRequest, NotFound
 from ..names import check_name
 from ..providers import PROVIDERS, Transport, make_provider
@@ -93,6 +93,7 @@ class Registry:
             self._models = {a: Model.from_dict(a, d) for a, d in (mods.get("models") or {}).items()
                             if isinstance(d, dict)}
             self._seen = marker
+        keys.learn()      # at start-up and after an endpoint is added: every key it may send is redacted from then
 
     def endpoints(self) -> dict[str, Endpoint]:
         self._refresh()
@@ -242,15 +243,28 @@ def check_endpoint_name(name) -> str:
     return name
 
 
-def new_endpoint(name, base_url, api="openai", no_key: bool = False, hub: str | None = None) -> Endpoint:
+def new_endpoint(name, base_url, api="openai", no_key: bool = False, hub: str | None = None,
+                 allow_link_local: bool = False) -> Endpoint:
     """An endpoint checked before it is saved: a valid name, a known protocol, a usable base URL (a hub's kind is
-    checked by its caller, which knows the adapters)."""
+    checked by its caller, which knows the adapters), and not at a link-local or cloud metadata address unless
+    `allow_link_local` says the user means it."""
     check_endpoint_name(name)
     if api not in APIS:
         raise BadRequest(f"Unknown api {api!r}.", "Use one of: " + ", ".join(APIS) + ".")
     if hub and api != "openai":
         raise BadRequest("A hub speaks the OpenAI-compatible API.", "Leave --api out (or give --api openai).")
-    return Endpoint(name, check_base(base_url), api, no_key, hub or None)
+    endpoint = Endpoint(name, check_base(base_url), api, no_key, hub or None)
+    if not allow_link_local:
+        refuse_link_local(endpoint.base_url, link_local(endpoint.base_url))
+    return endpoint
+
+
+def refuse_link_local(base_url: str, why: str | None) -> None:
+    if why:
+        raise BadRequest(f"{base_url[:200]!r} is refused: {why}, and this endpoint's key and requests would go "
+                         "there.", "If you mean it, add it with --allow-link-local (allow_link_local: true; on "
+                         "the Endpoints page, tick “Allow a link-local address”). Loopback and private addresses "
+                         "need no such flag.")
 
 
 def check_base(value) -> str:
@@ -262,28 +276,3 @@ def check_base(value) -> str:
         raise BadRequest(f"{value[:200]!r} is not a usable base URL ({problem}).",
                          "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
     return value
-
-
-def base_problem(value: str) -> str | None:
-    """What keeps `value` from being a base URL every request can be built on, or None. Whitespace or a control
-    character would end up in the request line (and the key sent anyway), and a host or port the URL parser takes
-    but no connection can use would only fail at the first call."""
-    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
-        return "it holds a space or a control character"
-    try:
-        split = urlsplit(value)
-        port, host = split.port, split.hostname    # port raises unless 0-65535
-    except ValueError as e:
-        return str(e)
-    if split.scheme not in ("http", "https") or split.username or split.password:
-        return "it must start with http:// or https:// and hold no user name or password"
-    if not host or len(host) > 253 or any(len(label) > 63 for label in host.split(".")):
-        return "it names no usable host"
-    if not host.isascii():   # the Host header and TLS name are ASCII: the name's xn-- form is what reaches it
-        try:
-            return f"its host name is not ASCII: give it as {host.encode('idna').decode()}"
-        except UnicodeError:
-            return "its host name cannot be encoded"
-    if port == 0:
-        return "port 0 is no server's port"
-    return None

@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from .. import __version__, home as home_mod
+from .. import __version__, home as home_mod, keys
 from ..catalog import Catalog
 from ..core.calling import Caller
 from ..core.collections import Collections
@@ -34,6 +34,7 @@ from ..store.verdicts import Verdicts
 from ..tokens import Renewer
 from ..suite.service import SuiteService
 from .gatewaykeys import GatewayKeys
+from .logins import Logins
 from .throttle import Guesses
 
 log = logging.getLogger("benchwarmers.server")
@@ -69,6 +70,7 @@ class Bench:
         self.verdicts = Verdicts(self.db)
         # the roster
         self.registry = Registry(self.config)
+        keys.learn()     # every key it may send is known to redaction before the first prompt is recorded
         self.registry.tokens = Renewer(self.config, self.db, self.home)   # signed-in tokens renewed before expiry
         self.resting = Resting(self.db, self.registry.transport.limits)
         # the user's rate limits, counted per connection and model from the usage ledger (the scheduler's clock)
@@ -100,6 +102,7 @@ class Bench:
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
         self.guesses = Guesses()                # wrong secrets per address: the throttle on guessing
+        self.logins = Logins()                  # the dashboard's sessions, in memory (a restart ends them)
         self.mcp_sessions = Sessions()          # MCP over HTTP (/mcp): in memory, ended by a restart
         self.signins = Flows()              # provider sign-ins under way, in memory (a restart forgets them)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import time
 
-from .calls import request_of
+from .calls import as_read, request_of
 from .db import Database
 from .verdicts import as_dict
 
@@ -134,7 +134,8 @@ class History:
     def _seat(r) -> dict:
         extra = json.loads(r["extra"]) if r["extra"] else {}
         return {"call": r["id"], "seat": r["seat"], "kind": r["kind"], "model": r["model"], "status": r["status"],
-                "seconds": r["seconds"], "answer": r["answer"], "error": r["error"], "ttft": r["ttft"],
+                "seconds": r["seconds"], "answer": as_read(r["answer"]), "error": as_read(r["error"]),
+                "ttft": r["ttft"],
                 "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"],
                 "tokens_estimated": bool(r["tokens_estimated"]), "created": r["created"],
                 "finish_reason": r["finish_reason"], "max_tokens": extra.get("max_tokens"),

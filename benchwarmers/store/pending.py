@@ -1,6 +1,7 @@
 """Answers waiting for a verdict: panel seats that answered and that nobody has judged yet, newest first."""
 from __future__ import annotations
 
+from ..redaction import forget_known
 from .db import Database
 
 EXCERPT = 200      # characters of an answer shown beside its call id
@@ -13,16 +14,20 @@ WAITING = ("c.status = 'ok' AND c.panel IS NOT NULL AND c.kind IN ('member', 'ex
 
 
 def excerpt(text: str | None, limit: int = EXCERPT) -> str:
-    flat = " ".join((text or "").split())
+    flat = " ".join(forget_known(text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def pending(db: Database, *, caller: str | None = None, collections: list | None = None,
+def pending(db: Database, *, caller: str | None = None, since: float | None = None, collections: list | None = None,
             session: str | None = None, calls: list | None = None, limit: int = 50) -> dict:
-    """{"pending": [...], "total"}: the waiting answers asked by `caller` (a key's name) within `collections`
-    (None or '*': any), by `session`, and among `calls`, each condition only when given."""
+    """{"pending": [...], "total"}: the waiting answers asked by `caller` (a key's name) since `since` (that key's
+    making: a key made again under an old name is another key, and its predecessor's asks are not its own) within
+    `collections` (None or '*': any), by `session`, and among `calls`, each condition only when given."""
     db.sync()
     where, params = [WAITING], []
+    if since is not None:
+        where.append("c.created >= ?")
+        params.append(since)
     for column, value in (("caller", caller), ("session", session)):
         if value is not None:
             where.append(f"c.{column} = ?")

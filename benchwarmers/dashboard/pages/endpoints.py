@@ -142,6 +142,11 @@ def local_action(d: dict, frame) -> str:
             '</form>')
 
 
+LINK_LOCAL_CONFIRM = ("Send this endpoint's key and requests to a link-local or cloud metadata address? Such an "
+                      "address answers on the machine the service runs on (a cloud machine's metadata service hands "
+                      "out its credentials there). Add it only if you run a model server there yourself.")
+
+
 def paste_card(d: dict, frame) -> str:
     bases = {a["api"]: a["default_base"] for a in d["apis"]}
     pre = d["prefill"]
@@ -169,6 +174,10 @@ def paste_card(d: dict, frame) -> str:
 <input id="ep-key" name="key" type="password" autocomplete="new-password" spellcheck="false">
 <label class="choice"><input type="checkbox" name="no_key" value="1"{" checked" if frame.typed("no_key") else ""}>
  No key: a local server</label>
+<label class="choice"><input type="checkbox" name="allow_link_local" value="1"{
+ " checked" if frame.typed("allow_link_local") else ""} data-confirm="{e(LINK_LOCAL_CONFIRM)}">
+ Allow a link-local or cloud metadata address <span class="muted">(169.254.x.x, fe80::, fd00:ec2::254: refused
+ otherwise, as this endpoint's key and requests would go there)</span></label>
 <details class="hint" id="ep-hub-box"{" open" if frame.typed("hub") else ""}><summary>A hub (Open WebUI, LiteLLM, CLI Proxy
  API) that can take new models</summary>
 <label for="ep-hub">Hub</label>
@@ -192,7 +201,7 @@ ADD_CARDS = [signin_card, paste_card]
 
 def add(req, bench, form) -> Done:
     body = {"name": form.get("name").strip(), "base_url": form.get("base_url").strip(), "api": form.get("api"),
-            "no_key": form.flag("no_key")}
+            "no_key": form.flag("no_key"), "allow_link_local": form.flag("allow_link_local")}
     if form.get("key").strip():
         body["key"] = form.get("key").strip()
     if form.get("hub"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from ...names import REASON_MOST
 from .. import charts
 from ..apicall import call, get, post
 from ..render import card, e, facts, link, pct, secs, table, when
@@ -57,7 +58,7 @@ def actions(m: dict, frame) -> str:
         buttons.append(post_button(frame, base + "/restore", "Restore"))
     else:
         reason = (f'<label for="reason">Why</label><input id="reason" name="reason" required '
-                  f'placeholder="e.g. wrong on every review">')
+                  f'maxlength="{REASON_MOST}" placeholder="e.g. wrong on every review">')
         buttons.append(confirm(frame, base + "/retire", "Retire", f"Retire {m['alias']}? It takes no seat until "
                                                                   "restored.", reason))
     return f'<div class="actions">{"".join(buttons)}</div>'

@@ -204,6 +204,15 @@
     update();
   }
 
+  // A ticked box marked data-confirm asks once more before its form goes (without script the box alone says it).
+  function confirmBoxes() {
+    document.addEventListener("submit", (event) => {
+      for (const box of event.target.querySelectorAll("input[data-confirm]:checked")) {
+        if (!window.confirm(box.dataset.confirm)) { event.preventDefault(); event.stopImmediatePropagation(); return; }
+      }
+    }, true);
+  }
+
   // Long answers fold to about a screen with "Show all", so each column's verdict form stays near its top.
   const FOLD = 480;
   function fold(root) {
@@ -268,6 +277,7 @@
     saveAll();
     selectAll();
     copyButtons();
+    confirmBoxes();
     filters();
     apiPlaceholder();
     const onboarding = document.querySelectorAll("form[data-onboard]");
