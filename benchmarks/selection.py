@@ -174,14 +174,19 @@ def table(horizon: int, runs: int, scenarios: list) -> list[str]:
     return lines + [""]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_options(parser: argparse.ArgumentParser, kinds) -> None:
+    """The options every simulation here takes: a smoke run, the horizons, the runs, the scenarios."""
     parser.add_argument("--quick", action="store_true", help="smoke run: 3 runs per scenario and horizon")
     parser.add_argument("--conversations", type=int, action="append", help="a horizon (repeatable; default 400 "
                         "and 3000)")
     parser.add_argument("--runs", type=int, help="seeded runs per scenario (default 160 at 400, 40 at 3000)")
     parser.add_argument("--scenario", action="append", help="only scenarios whose name starts with this "
-                        "(repeatable): " + ", ".join(KINDS))
+                        "(repeatable): " + ", ".join(kinds))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    run_options(parser, KINDS)
     parser.add_argument("--held-out", action="store_true", help="the scenarios the rule's constants were not "
                         "chosen on, instead: " + ", ".join(s.name for s in HELD_OUT))
     parser.add_argument("--explore", type=float, help=f"try choose.EXPLORE at this value (now {choose.EXPLORE})")

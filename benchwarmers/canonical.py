@@ -338,6 +338,9 @@ def merge_usage(old: Usage, new: Usage) -> Usage:
 
 MEMBER, EXPLORE, WITH = "member", "explore", "with"
 OK, FAILED, TIMEOUT, SKIPPED = "ok", "failed", "timeout", "skipped"
+# still out when the panel answered after its explore grace (its record gets the answer when it comes); stopped
+# because nobody waits for it any more (the client went away, the service stopped)
+RUNNING, CANCELLED = "running", "cancelled"
 
 
 @dataclass
@@ -345,18 +348,26 @@ class Seat:
     seat: int
     kind: str                        # member, explore or with
     model: str                       # alias
-    status: str = OK                 # ok, failed, timeout, skipped
+    status: str = OK                 # ok, failed, timeout, skipped, running, cancelled
     seconds: float = 0.0
     call: str | None = None
     answer: str = ""
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None   # why its answer ended (stop, length, ...); None without an answer
+    max_tokens: int | None = None      # the output tokens it was asked for, when a cap was sent
 
     def to_dict(self) -> dict:
         # a shallow dict: asdict's deep copy was a visible share of a panel's CPU
         return {"seat": self.seat, "kind": self.kind, "model": self.model, "status": self.status,
                 "seconds": round(self.seconds, 3), "call": self.call, "answer": self.answer, "error": self.error,
-                "usage": self.usage.to_dict()}
+                "usage": self.usage.to_dict(), "finish_reason": self.finish_reason}
+
+    def outcome(self) -> str:
+        """The seat's status in words for its label: "cut at 4,096 tokens" for an answer that hit its cap."""
+        if self.status == OK and self.finish_reason == LENGTH:
+            return f"cut at {self.max_tokens:,} tokens" if self.max_tokens else "cut at its output limit"
+        return self.status
 
 
 @dataclass

@@ -81,10 +81,11 @@ class Client:
 
         def payloads():
             with resp:
-                for raw in resp:
+                for raw in lines(resp):
                     if time.monotonic() > deadline:
                         raise ClientError(f"The panel did not finish within {self.timeout:.0f} s "
-                                       "(BENCHWARMERS_TIMEOUT).", 1)
+                                          "(BENCHWARMERS_TIMEOUT): raise it for slow models, e.g. "
+                                          "BENCHWARMERS_TIMEOUT=600.", 1)
                     line = raw.decode("utf-8", "replace").strip()
                     if not line.startswith("data:") or line == "data: [DONE]":
                         continue
@@ -96,6 +97,15 @@ class Client:
                     if isinstance(data, dict) and data.get("error"):
                         raise ClientError(error_message(502, json.dumps(data).encode()))
                     yield data
+        def lines(resp):
+            try:
+                yield from resp
+            except (socket.timeout, TimeoutError):
+                raise ClientError(f"The panel sent nothing for {self.timeout:.0f} s (BENCHWARMERS_TIMEOUT): raise "
+                                  "it for slow models, e.g. BENCHWARMERS_TIMEOUT=600.", 1) from None
+            except OSError as e:
+                raise ClientError(f"The service at {self.url} stopped answering mid-reply "
+                                  f"({type(e).__name__}).", 1) from None
         return Stream(resp.headers, payloads())
 
     def get(self, path: str, **kw) -> dict:

@@ -25,14 +25,19 @@ provider sends `state` back; for a device sign-in, `device_url` (its device endp
 `device_url + "/code"` and `device_url + "/token"`) and `device_params` for the body of the first.
 Nothing else needs to change: the routes (`dashboard/signin.py`), the JSON list (`api/connect.py`) and the
 Endpoints page's sign-in card read this table.
+
+A paste entry whose provider documents a flow for an app the user registers (Hugging Face's OAuth apps, GitHub's
+device flow) also has `own_app` (``oauth``: authorization code with PKCE to this service's registered callback;
+``device``: the device flow) and the URLs of that flow. Once the user gives that app's client id (Settings, "Use
+your own app", kept by `ownapps.py` in the data folder), `with_app` makes the entry a sign-in.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 SIGN_IN, PASTE, LOCAL = "sign-in", "paste", "local"
-HANDOFF, DEVICE = "handoff", "device"
+HANDOFF, DEVICE, OAUTH = "handoff", "device", "oauth"
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,15 @@ class Provider:
     device_params: dict = field(default_factory=dict)   # device: the body of the /code request
     note: str | None = None              # something the user should know after signing in
     catalog: str | None = None           # the provider's id in the catalog (models.dev)
+    code_url: str | None = None          # device: where the flow starts, when not device_url + "/code"
+    token_url: str | None = None         # device or oauth: where a code (or a refresh token) becomes a token
+    token_params: dict = field(default_factory=dict)    # device: the poll's fields beside device_code
+    own_app: str | None = None           # oauth or device: the flow an app the user registers can run
+    authorize_url: str | None = None     # oauth: the provider's authorization page
+    scope: str | None = None             # oauth or device: the scope asked for
+    app_page: str | None = None          # where the user registers that app
+    app_why: str | None = None           # one line: what the app needs (its callback, its permissions)
+    client_id: str | None = None         # set by with_app: the user's app
 
     @property
     def auth_url(self) -> str:
@@ -63,12 +77,22 @@ class Provider:
     def exchange_url(self) -> str:
         return f"{self.base_url}/auth/keys"
 
+    @property
+    def device_code_url(self) -> str:
+        return self.code_url or f"{self.device_url}/code"
+
+    @property
+    def device_token_url(self) -> str:
+        return self.token_url or f"{self.device_url}/token"
+
     def entry(self) -> dict:
-        """What a page or the JSON list shows: never anything secret, since nothing here is."""
+        """What a page or the JSON list shows: never anything secret (a client id is not)."""
         start = f"/connect/{self.id}" if self.kind == SIGN_IN else None
+        app = None if not self.own_app else {"flow": self.own_app, "client_id": self.client_id, "page": self.app_page,
+                                              "why": self.app_why, "settings": "/settings#apps"}
         return {"id": self.id, "name": self.name, "kind": self.kind, "flow": self.flow, "api": self.api,
                 "base_url": self.base_url, "key_page": self.key_page, "start": start, "why": self.why,
-                "doc": self.doc, "note": self.note, "catalog": self.catalog}
+                "doc": self.doc, "note": self.note, "catalog": self.catalog, "app": app}
 
 
 PROVIDERS: tuple[Provider, ...] = (
@@ -93,13 +117,23 @@ PROVIDERS: tuple[Provider, ...] = (
     Provider("huggingface", "Hugging Face", "openai", "https://router.huggingface.co/v1", PASTE,
              catalog="huggingface", key_page="https://huggingface.co/settings/tokens",
              why="Sign in with Hugging Face needs an OAuth app created first (its client id), so paste a "
-                 "token with the 'Make calls to Inference Providers' permission.",
-             doc="https://huggingface.co/docs/hub/oauth"),
+                 "token with the 'Make calls to Inference Providers' permission, or set your own app in Settings.",
+             doc="https://huggingface.co/docs/hub/oauth", own_app=OAUTH,
+             authorize_url="https://huggingface.co/oauth/authorize", token_url="https://huggingface.co/oauth/token",
+             scope="openid profile inference-api", app_page="https://huggingface.co/settings/applications/new",
+             app_why="An OAuth app whose redirect URL is this service's callback (shown in Settings), with the "
+                     "inference-api scope; its access tokens expire and are renewed with the refresh token."),
     Provider("github", "GitHub Models", "openai", "https://models.github.ai/inference", PASTE,
              catalog="github-models", key_page="https://github.com/settings/personal-access-tokens/new",
              why="GitHub's OAuth and device flows need a registered OAuth app's client id; the documented way "
-                 "is a personal access token with the models permission.",
-             doc="https://docs.github.com/en/github-models/quickstart"),
+                 "is a personal access token with the models permission, or set your own app in Settings.",
+             doc="https://docs.github.com/en/github-models/quickstart", own_app=DEVICE,
+             code_url="https://github.com/login/device/code", token_url="https://github.com/login/oauth/access_token",
+             token_params={"grant_type": "urn:ietf:params:oauth:grant-type:device_code"},
+             app_page="https://github.com/settings/apps/new",
+             app_why="A GitHub App with the device flow enabled and the Models (read) permission; no callback, so "
+                     "it also works from a dashboard on another machine. Renewing its expiring tokens needs the "
+                     "app's client secret."),
     Provider("openai", "OpenAI (ChatGPT plan: see why)", "openai", "https://api.openai.com/v1", PASTE,
              catalog="openai", key_page="https://platform.openai.com/api-keys",
              why="A ChatGPT plan gives no API key, and sign-in with ChatGPT is documented only for OpenAI's "
@@ -123,16 +157,34 @@ PROVIDERS: tuple[Provider, ...] = (
 _table: dict[str, Provider] = {p.id: p for p in PROVIDERS}
 
 
-def get(provider_id: str) -> Provider | None:
-    return _table.get(provider_id)
+def get(provider_id: str, apps: dict | None = None) -> Provider | None:
+    """The entry, a sign-in when `apps` (provider id -> client id) holds the user's app for it."""
+    found = _table.get(provider_id)
+    return with_app(found, (apps or {}).get(provider_id)) if found else None
+
+
+def with_app(provider: Provider, client_id: str | None) -> Provider:
+    """A paste entry that documents a flow for the user's own app, made a sign-in with that app's client id."""
+    if not provider.own_app or not client_id:
+        return provider
+    return replace(provider, kind=SIGN_IN, flow=provider.own_app, client_id=client_id)
+
+
+def own_app_ids() -> list[str]:
+    """The providers that can sign in with an app the user registers."""
+    return [p.id for p in PROVIDERS if _table[p.id].own_app]
 
 
 def auth_origins() -> list[str]:
-    """The origins of the handoff sign-in pages: a dashboard page's form-action lets the start's redirect go there."""
-    found = (urlsplit(p.site) for p in _table.values() if p.kind == SIGN_IN and p.flow == HANDOFF and p.site)
+    """The origins of the sign-in pages a browser is sent to: a dashboard page's form-action lets the start's
+    redirect go there (a handoff's site, an own app's authorization page)."""
+    urls = [p.site for p in _table.values() if p.kind == SIGN_IN and p.flow == HANDOFF and p.site]
+    urls += [p.authorize_url for p in _table.values() if p.own_app == OAUTH and p.authorize_url]
+    found = (urlsplit(u) for u in urls)
     return sorted({f"{u.scheme}://{u.netloc}" for u in found})
 
 
-def entries() -> list[dict]:
-    """Every provider, in table order, as the Endpoints page and GET /bench/connect show them."""
-    return [_table[p.id].entry() for p in PROVIDERS]
+def entries(apps: dict | None = None) -> list[dict]:
+    """Every provider, in table order, as the Endpoints page and GET /bench/connect show them (`apps`: provider id
+    -> the user's client id)."""
+    return [get(p.id, apps).entry() for p in PROVIDERS]

@@ -14,6 +14,11 @@ from .store.config import atomic_write, parse
 log = logging.getLogger("benchwarmers.keys")
 LLM_APP = "io.datasette.llm"   # the llm CLI's click app name; its user folder holds keys.json
 _lock = threading.Lock()
+KEY_PREFIX = key_env("")       # BENCHWARMERS_KEY_, which every endpoint's key variable starts with
+# entries kept beside an endpoint's key, named <endpoint><suffix>: a hub's admin key (hubs/), a sign-in's refresh
+# token (tokens.py), the client secret of an own app, by provider id (ownapps.py); no endpoint may be so named
+ADMIN, REFRESH, APP_SECRET = ".admin", ".refresh", ".app-secret"
+BESIDE = (ADMIN, REFRESH, APP_SECRET)
 _warned: set[tuple] = set()    # broken keys.json states already logged, so a bad file is said once, not per call
 
 
@@ -60,6 +65,9 @@ def _read_keys(path: Path) -> dict:
             log.warning("%s %s", e.message, e.hint)
         return {}
     _read["keys"] = (state, data)
+    for name, value in data.items():
+        if isinstance(value, str) and not name.startswith("//"):   # llm's "// Note" is no key
+            remember(value.strip())
     return data
 
 
@@ -85,6 +93,17 @@ def get(endpoint: str, environ: dict | None = None) -> tuple[str | None, str | N
         remember(value)
         return value, "keys.json"
     return None, None
+
+
+def learn(environ: dict | None = None) -> None:
+    """Make every key this service could send known to redaction now, before any is used: a key pasted into the
+    first prompt after a start is then kept out of the record like any other. That is every BENCHWARMERS_KEY_*
+    variable and every entry of keys.json (whichever endpoint is added later may read it)."""
+    env = os.environ if environ is None else environ
+    for name, value in env.items():
+        if name.startswith(KEY_PREFIX):
+            remember(value.strip())
+    _read_keys(keys_file(env))        # each read of a changed keys.json makes all its keys known
 
 
 def store(endpoint: str, key: str, environ: dict | None = None) -> Path:

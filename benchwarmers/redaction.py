@@ -10,10 +10,31 @@ _SHAPES = re.compile(r"sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|(?i:bearer)
                      r"|(?<=key=)[A-Za-z0-9._\-]{8,}")
 
 
+MAX_KEY = 512                  # characters in a provider key, pasted or got by a sign-in
+
+
+def key_problem(value: str) -> str | None:
+    """What keeps `value` from being a provider key to send in a header, or None: a key is visible ASCII (no space,
+    control character or NUL, which would corrupt or split the header it goes in), at most MAX_KEY characters."""
+    if not value:
+        return "it is empty"
+    if len(value) > MAX_KEY:
+        return f"it is {len(value):,} characters long, more than the {MAX_KEY} a key may have"
+    if not all("!" <= c <= "~" for c in value):
+        return "it holds spaces, control characters or characters outside ASCII"
+    return None
+
+
 def remember(key: str | None) -> None:
     """From now on, this key is redacted wherever it appears."""
     if key and len(key) >= MIN_SECRET:
         _known.add(key)
+
+
+def names_a_key(text: str, *secrets: str | None) -> bool:
+    """Whether `text` holds a known key (or one of `secrets`): such a text is never shown or kept as a name (an
+    upstream may list a model under a name equal to its key)."""
+    return bool(text) and any(s and len(s) >= MIN_SECRET and s in text for s in [*_known, *secrets])
 
 
 def redact(text: str, *secrets: str | None) -> str:

@@ -34,6 +34,12 @@ def _share(v) -> bool:
 SETTINGS = {s.name: s for s in (
     Setting("seat_timeout", 300.0, float, "Seconds the panel waits for one seat before it gives up on it.", _positive,
             most=DAY),
+    Setting("explore_grace_seconds", 15.0, float, "Seconds a panel waits for its explore seats once its members are "
+            "in and one seat has answered; an explore seat still out then is reported as running, and its answer goes "
+            "to the record when it comes. A collection's explore_grace overrides it.", lambda v: v >= 0, most=DAY),
+    Setting("panel_seconds", 60.0, float, "Seconds a panel seat's answer is sized for: a model whose speed was "
+            "measured is asked by default for no more output tokens than it writes in this time (at most "
+            "default_max_tokens, at least 256).", _positive, most=DAY),
     Setting("max_body_mb", 20.0, float, "Largest request body accepted, in MB (413 beyond).", _positive,
             most=4096),
     Setting("panel_workers", 256, int, "Threads for seats that wait in a thread of their own (the size of a pool, "

@@ -10,11 +10,11 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlencode, urljoin, urlsplit
 
-from .connect import HANDOFF, Provider
+from .connect import HANDOFF, OAUTH, Provider
 from .errors import FaultKind, UpstreamFailed
 from .providers.base import clip
 from .providers.transport import Timeouts, default_transport
-from .redaction import redact, remember
+from .redaction import key_problem, redact, remember
 
 FLOW_SECONDS = 600        # a flow not finished within this is refused (the providers' codes last 10 minutes too)
 RESULT_SECONDS = 600      # how long the page can still show how a finished flow went
@@ -36,13 +36,17 @@ class Flow:
     expires: float = 0.0
     device: dict = field(default_factory=dict)    # device flow: device_code, user_code, verify_url, interval
     polled: float = 0.0
+    redirect: str = ""                 # oauth: the registered callback URL, sent again with the code
 
     def __post_init__(self):
         self.expires = self.expires or self.started + FLOW_SECONDS
 
     @property
     def landing(self) -> str:
-        """This service's path the browser comes back to (handoff) or waits on (device)."""
+        """This service's path the browser comes back to (handoff, oauth) or waits on (device). An oauth callback
+        is one fixed path, as the user registered it with their app: `state` comes back in the query there."""
+        if self.kind == OAUTH:
+            return f"/connect/{self.provider}/callback"
         return f"/connect/{self.provider}/{'callback' if self.kind == HANDOFF else 'wait'}/{self.state}"
 
     @property
@@ -172,8 +176,12 @@ def interval_of(data: dict) -> int:
 
 def post_json(url: str, body: dict) -> tuple[int, object]:
     """(status, parsed body or text) of a JSON POST; connection faults raise UpstreamFailed."""
-    data = json.dumps(body).encode()
-    with default_transport().request("POST", url, headers={"Content-Type": "application/json",
+    return post(url, json.dumps(body).encode(), "application/json")
+
+
+def post(url: str, data: bytes, content_type: str) -> tuple[int, object]:
+    """(status, parsed body or text) of a POST asking for JSON, the answer read up to 1 MB."""
+    with default_transport().request("POST", url, headers={"Content-Type": content_type,
                                                            "Accept": "application/json"},
                                      body=data, timeouts=TIMEOUTS) as response:
         raw = response.read(1 << 20)
@@ -184,13 +192,20 @@ def post_json(url: str, body: dict) -> tuple[int, object]:
         return response.status, text
 
 
+def usable_key(value) -> bool:
+    """Whether a sign-in's key (or token) can go into a header as it is: the rule for every provider key
+    (redaction.key_problem: visible ASCII, at most 512 characters)."""
+    return isinstance(value, str) and key_problem(value) is None
+
+
 def key_from(provider: Provider, data, *fields: str) -> str:
     value = next((data.get(f) for f in fields if isinstance(data, dict) and data.get(f)), None)
-    if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value.strip()):
+    value = value.strip() if isinstance(value, str) else value
+    if not usable_key(value):
         raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"{provider.name} answered the sign-in without a usable key",
                              "Try again, or paste a key instead.")
-    remember(value.strip())     # from here on, redaction knows it
-    return value.strip()
+    remember(value)     # from here on, redaction knows it
+    return value
 
 
 def error_text(data) -> str:

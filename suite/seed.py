@@ -1,5 +1,6 @@
 """python suite/seed.py --repo NAME: plant bugs in real functions of your repo (NAME from the data folder's
-config/repos.json), each task with its clean control, written into the data folder's suite/tasks."""
+config/repos.json), each task with its clean control, written into the data folder's suite/tasks. A bug is kept
+only when the repo's tests fail on it (or, without tests, its operator's check shows it changes behaviour)."""
 from __future__ import annotations
 
 import argparse
@@ -10,8 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchwarmers import home  # noqa: E402
 from benchwarmers.errors import BenchError  # noqa: E402
-from benchwarmers.suite.seed import seed_repo  # noqa: E402
-from benchwarmers.words import plural  # noqa: E402
+from benchwarmers.suite.seed import DEFAULT_DEADLINE, report_lines, seed_repo  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,18 +21,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", required=True, help="the repo's name in config/repos.json")
     parser.add_argument("--count", type=int, default=20, help="how many tasks at most (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="picks other functions and bugs (default 0)")
+    parser.add_argument("--deadline", type=int, default=DEFAULT_DEADLINE, metavar="SECONDS",
+                        help=f"stop after this long, keeping what was made (default {DEFAULT_DEADLINE})")
     parser.add_argument("--home", help="the data folder (default: the one Benchwarmers uses)")
     args = parser.parse_args(argv)
     folder = home.ensure(Path(args.home).expanduser() if args.home else None)
     try:
-        done = seed_repo(folder, args.repo, args.count, args.seed)
+        done = seed_repo(folder, args.repo, args.count, args.seed, args.deadline)
     except BenchError as e:
         sys.stderr.write(f"{e}\n")
         return 1
-    for w in done["written"]:
-        print(f"{w['id']}: {w['change']} in {w['function']} ({w['path']})")
-    sys.stderr.write(f"{plural(len(done['written']), 'new task')} in {done['tasks_dir']}"
-                     + (f"; {len(done['kept'])} already there" if done["kept"] else "") + ".\n")
+    lines, summary = report_lines(done)
+    for line in lines:
+        print(line)
+    sys.stderr.write(summary + "\n")
+    if done["stopped"]:
+        sys.stderr.write(f"Stopped {done['stopped']}; run it again to go on.\n")
     return 0
 
 

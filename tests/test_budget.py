@@ -64,8 +64,8 @@ def test_no_able_seat_names_the_window_and_not_an_image(home, fake, make_app):
     bench_of(home, fake, tiny={"context_window": 20})
     status, _, data = make_app()("POST", "/v1/chat/completions", body(content="word " * 200))
     message = data["error"]["message"]
-    assert status == 400 and "window 20" in message and "image" not in message
-    assert "shorten the prompt" in message
+    assert status == 400 and "the largest is 20 tokens" in message and "image" not in message
+    assert "Shorten the prompt" in message
 
 
 @pytest.mark.parametrize("settings, sent", [(None, 4096), ({"default_max_tokens": 300}, 300),

@@ -112,3 +112,44 @@ def test_the_rule_stays_no_worse_than_thompson_where_the_benchmark_measures_it()
         scenario = next(s for s in selection.SCENARIOS if s.name == name)
         got = selection.paired(scenario, horizon=400, runs=160)   # the runs BENCHMARKS.md's table is made of
         assert got.mean <= 0, f"{name}: ours - Thompson is {got.mean:+.1f} (± {got.noise:.1f})"
+
+
+def claims(useful: int, judged: int, real: int, false: int, **kw) -> dict:
+    return dict(stats(useful, judged, **kw), real_claims=real, false_claims=false)
+
+
+def test_judged_claims_count_as_evidence_beside_judged_answers():
+    # the same answers; the one whose judged claims held ranks first, the one whose claims broke last
+    members = {"held": claims(6, 10, 30, 2), "plain": stats(6, 10), "broke": claims(6, 10, 3, 29)}
+    assert order(members) == ["held", "plain", "broke"]
+    # claims alone are evidence: a member with judged claims and no judged answer is no newcomer any more
+    ranked = rank(["claimed", "veteran"], {"claimed": claims(0, 0, 2, 40), "veteran": stats(60, 100)})
+    assert [r.alias for r in ranked] == ["veteran", "claimed"]
+    assert "claims held 2/42" in ranked[1].why and "useful 0/0" in ranked[1].why
+
+
+def test_a_claim_weighs_claim_weight_of_an_answer(monkeypatch):
+    from benchwarmers.core import choose
+    assert 0 < choose.CLAIM_WEIGHT <= 1
+    monkeypatch.setattr(choose, "CLAIM_WEIGHT", 1.0)
+    assert choose.evidence(claims(3, 4, 5, 1)) == (10.0, 8.0)
+    monkeypatch.setattr(choose, "CLAIM_WEIGHT", 0.5)
+    assert choose.evidence(claims(3, 4, 5, 1)) == (7.0, 5.5)
+    monkeypatch.setattr(choose, "CLAIM_WEIGHT", 0.0)             # claims ignored: the rule before points
+    assert order({"held": claims(6, 10, 30, 2), "broke": claims(7, 10, 3, 29)}) == ["broke", "held"]
+
+
+def test_the_points_benchmark_runs_on_the_services_own_code(capsys):
+    from benchmarks import points
+    assert points.main(["--quick", "--conversations", "40", "--runs", "2"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and " 1/" in line]
+    assert [r.split(" | ")[0][2:] for r in rows] == [s.name for s in points.SCENARIOS]
+
+
+def test_judging_points_beats_judging_seats_where_the_benchmark_measures_it():
+    """The aim, guarded on seeded runs of the benchmark's own scenario (deterministic: no clock)."""
+    from benchmarks import points
+    scenario = next(s for s in points.SCENARIOS if s.name == "clear 1/5")
+    got = points.compare(scenario, horizon=400, runs=40, opts=points.Options())
+    assert got.mean < 0, f"points - seats is {got.mean:+.1f} (± {got.noise:.1f})"
+    assert got.settle["points"] is not None and got.actions["points"] * 2 <= (got.actions["seats"] or 400)

@@ -328,7 +328,7 @@ def test_the_provider_list_and_the_refusals_for_what_cannot_sign_in(service, htt
 
 def test_a_refused_start_from_the_page_goes_back_with_the_reason(service):
     browser = Browser()
-    status, headers, _ = browser.form(service, "/connect/huggingface")
+    status, headers, _ = browser.form(service, "/connect/anthropic")
     assert status == 303 and headers["location"] == "/endpoints"
     _, _, page = browser.get(service.url + "/endpoints")
     assert "has no sign-in this service can use" in page
@@ -347,3 +347,25 @@ def test_the_endpoints_page_shows_the_result_and_fills_the_paste_form(service, o
     _, _, page = browser.get(service.url + "/endpoints?name=groq&base_url=https://api.groq.com/openai/v1&api=nope")
     assert 'value="groq"' in page and 'value="https://api.groq.com/openai/v1"' in page
     assert '<option value="openai" selected>' in page
+
+
+@pytest.mark.parametrize("bad", ["sk-or-v1-\x00injected", "sk-or-v1-" + "a" * 100_000, "sk-or-v1- spaced",
+                                 "sk-or-v1-\u00e9t\u00e9"])
+def test_a_key_an_exchange_returns_is_held_to_the_pasted_key_rule(service, http, openrouter, isolated, bad):
+    """A key holding a NUL or 100 KB long went out as `Authorization: Bearer ...`; it is refused as a pasted one is:
+    visible ASCII, at most 512 characters."""
+    openrouter.key_prefix = bad
+    browser = Browser()
+    back = through_auth_page(browser, start(browser, service, "openrouter"))
+    result = result_of(http, *browser.get(back)[:2])
+    said = result["message"]     # a space is refused by the exchange's own reading, the rest where keys are added
+    assert not result["ok"] and ("cannot be used" in said or "without a usable key" in said) and "\x00" not in said
+    assert "openrouter" not in keys_json(isolated) and http("GET", "/bench/endpoints")[2]["endpoints"] == []
+    assert not [r for r in openrouter.requests if r.path.endswith("/models")]      # the key was sent nowhere
+
+
+def test_a_pasted_key_past_512_characters_or_outside_visible_ascii_is_refused(service, http):
+    for key in ("sk-" + "a" * 510, "sk-\u00e9t\u00e9-0123456789", "sk-\x00abc"):
+        status, _, d = http("POST", "/bench/endpoints", {"name": "pasted", "base_url": "http://127.0.0.1:9/v1",
+                                                         "key": key})
+        assert status == 400 and "cannot be used" in d["error"]["message"], key

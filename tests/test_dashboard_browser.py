@@ -312,6 +312,26 @@ def test_login_and_log_out_in_the_browser(tab, make_service):
     expect(tab.locator("h1")).to_have_text("Log in")
 
 
+def test_a_link_local_endpoint_asks_once_more_before_it_is_sent(tab, make_service):
+    """The box that allows a link-local or cloud metadata base URL asks for a confirmation; dismissed, nothing goes."""
+    svc = make_service()
+    posted, asked = [], []
+    tab.on("request", lambda r: posted.append(r.url) if r.method == "POST" else None)
+    tab.goto(svc.url + "/endpoints")
+    tab.fill("#ep-name", "metal")
+    tab.fill("#ep-base", "http://[fe80::1]:9/v1")
+    tab.check("input[name=no_key]")
+    tab.check("input[name=allow_link_local]")
+    tab.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    tab.click("button:has-text('Add endpoint')")
+    tab.wait_for_timeout(300)           # a dismissed dialog leaves nothing to wait for: give a submit time to show
+    assert asked and "link-local" in asked[0] and not posted
+    tab.once("dialog", lambda d: (asked.append(d.message), d.accept()))
+    tab.click("button:has-text('Add endpoint')")
+    expect(tab.locator(".flash-error")).to_contain_text("listing its models failed")   # sent, and past the check
+    assert len(asked) == 2 and posted
+
+
 def test_openrouter_sign_in_round_trip_clicked_in_the_browser(tab, make_service, isolated):
     """Against a fake OpenRouter on another site (localhost, the service on 127.0.0.1), with an admin token: the
     provider sends the browser back without the session cookie, and the result still shows with no new login."""
@@ -576,3 +596,37 @@ def test_every_form_control_on_every_page_has_a_name(tab, hostile):
             except AssertionError:
                 nameless.append(f"{path}: {controls.nth(i).evaluate('e => e.outerHTML')[:200]}")
     assert seen > 100 and not nameless, "\n".join(nameless)
+
+
+def test_hugging_face_sign_in_with_your_own_app_clicked_in_the_browser(tab, make_service, isolated):
+    """Settings' "Use your own app" takes a client id and shows the redirect URL to register; the Endpoints page
+    then signs in with Hugging Face (PKCE to the fixed callback, against a fake on another site) and keeps the
+    token and its refresh token in keys.json only."""
+    from tests.fakes.appsignin import FakeHuggingFace
+    token = "browser-admin-token-0123456789"
+    with FakeHuggingFace(host_name="localhost") as fake, \
+            pointed_at("huggingface", authorize_url=fake.root + "/oauth/authorize",
+                       token_url=f"http://127.0.0.1:{fake.port}/oauth/token",
+                       base_url=f"http://127.0.0.1:{fake.port}/v1"):
+        fake.set_models(["Qwen/Qwen3-32B"])
+        svc = make_service(admin_token=token)
+        tab.goto(svc.url + "/settings#apps")
+        tab.fill("#token", token)
+        tab.click("button:has-text('Log in')")
+        card = tab.locator("#apps")
+        expect(card.locator("#callback-huggingface")).to_have_text(svc.url + "/connect/huggingface/callback")
+        form = card.locator('form[data-provider="huggingface"]')
+        form.locator("#app-huggingface").fill("my-app")
+        form.locator("button", has_text="Use this app").click()
+        expect(tab.locator(".flash-ok")).to_contain_text("Hugging Face now signs in with your app")
+        shoot(tab, "settings-own-app", dark=False)
+        tab.goto(svc.url + "/endpoints")
+        row = tab.locator('#signin li[data-provider="huggingface"]')
+        expect(row).to_contain_text("sign in")
+        row.locator("button", has_text="Sign in with Hugging Face").click()
+        expect(tab).to_have_url(re.compile(re.escape(svc.url + "/endpoints?signin=")))
+        expect(tab.locator("#signin-result")).to_contain_text("Hugging Face connected: endpoint huggingface serves 1")
+        stored = json.loads((isolated.parent / "llm" / "keys.json").read_text())
+        assert stored["huggingface"] == fake.issued[0] and stored["huggingface.refresh"]
+        assert fake.issued[0] not in tab.content()
+        shoot(tab, "endpoints-own-app-signed-in", dark=False)

@@ -42,7 +42,9 @@ def test_discover_lists_a_model_with_its_route_and_one_call_onboards_it(api):
     coder = found[("openrouter", "qwen/qwen3-coder:free")]
     assert coder["free"] is True and coder["facts"]["context_window"] == 262000 and coder["facts"]["tools"] is True
     assert coder["routes"] == [{"endpoint": "or", "served": "qwen/qwen3-coder:free", "on_bench": None,
-                                "listed": False, "onboard": "bench onboard qwen/qwen3-coder:free --endpoint or"}]
+                                "listed": False, "via": None,
+                                "onboard": "bench onboard qwen/qwen3-coder:free --endpoint or",
+                                "onboard_argv": ["bench", "onboard", "qwen/qwen3-coder:free", "--endpoint", "or"]}]
     assert coder["no_route"] is None and "code" in coder["roles"]
     route = coder["routes"][0]
     status, _, d = api("POST", "/bench/models", {"served": route["served"], "endpoint": route["endpoint"],
@@ -83,7 +85,8 @@ def test_a_model_with_no_route_names_the_provider_to_add(api):
     oss = groq["openai/gpt-oss-120b"]
     assert oss["routes"] == []
     assert oss["no_route"] == {"provider": "groq", "name": "Groq", "base_url": "https://api.groq.com/openai/v1",
-                               "api": "openai", "command": "bench endpoint add groq --base https://api.groq.com/openai/v1"}
+                               "api": "openai", "command": "bench endpoint add groq --base https://api.groq.com/openai/v1",
+                               "argv": ["bench", "endpoint", "add", "groq", "--base", "https://api.groq.com/openai/v1"]}
     # Groq lists it at $0.15/$0.60, and FreeLLMAPI's dated hint names its free tier
     assert oss["free"] is True and oss["free_tier"]["rpd"] == 1000 and oss["free_tier"]["as_of"] == "2026-06"
     assert oss["sources"] == ["models.dev", "FreeLLMAPI (2026-06)"]
@@ -178,11 +181,15 @@ def test_the_discover_page_filters_and_queues_a_routed_model_in_one_click(api, h
     status, _, page = s.get("/discover?free=1&find=qwen3-coder")
     assert status == 200 and 'href="/discover.json?free=1&amp;find=qwen3-coder"' in page
     d = s.json("/discover.json?free=1&find=qwen3-coder")
-    assert d["filters"] == {"free": True, "tools": False, "vision": False, "find": "qwen3-coder", "min_context": None}
+    assert d["filters"] == {"free": True, "tools": False, "vision": False, "reachable": False, "find": "qwen3-coder",
+                            "min_context": None}
     assert d["models"][0]["model"] == "qwen/qwen3-coder:free" and all(m["free"] for m in d["models"])
     assert all("qwen3-coder" in (m["model"] + m["name"]).lower() for m in d["models"])
     assert 'value="or|qwen/qwen3-coder:free"' in page and 'data-key="or|qwen/qwen3-coder:free"' in page
     groq = next(m for m in s.json("/discover.json?find=gpt-oss-120b")["models"] if m["provider"] == "groq")
+    reachable = s.json("/discover.json?reachable=1")["models"]            # only what an endpoint here serves
+    assert reachable and all(m["routes"] for m in reachable)
+    assert not any(m["provider"] == "groq" for m in s.json("/discover.json?reachable=1&find=gpt-oss-120b")["models"])
     assert groq["add"] == {"how": "paste", "name": "Groq", "href": "/endpoints?name=groq&base_url=https%3A%2F%2Fapi."
                                                                   "groq.com%2Fopenai%2Fv1&api=openai#add"}
     status, headers, _ = s.form("/discover/onboard", {"pick": "or|qwen/qwen3-coder:free",

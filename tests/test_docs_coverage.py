@@ -19,6 +19,8 @@ PROMISED = ("README.md", "USAGE.md", "GATEWAY.md", "HOSTING.md", "AGENTS.md", "C
 INTERNAL = {
     "BENCHWARMERS_CHECK_IN_VENV": "scripts/check.py sets it on the copy of itself it re-runs inside .venv, so that "
                                   "copy does not make the venv again; nobody sets it by hand",
+    "PYTHONPATH": "suite seeding passes the user's own on to the repo's tests it runs, after the copy's folders; "
+                  "Benchwarmers does not read it",
 }
 
 

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 
 import pytest
 
+from tests.fakes import Reply
 from tests.helpers.data import write
 from tests.helpers.compat import ADMIN, assert_bench, keyed_panel, panel  # noqa: F401 (fixtures)
 from tests.helpers.sse import sse_frames
@@ -459,3 +461,16 @@ def test_a_key_rpm_limit_is_429_in_each_shape(keyed_panel):
         status, hdrs, data = call(p.url, "POST", path_for(fmt), body_for(fmt), auth(HEADER_FORMS[fmt], key))
         assert status == 429 and int(hdrs["Retry-After"]) >= 1
         assert "1 request a minute" in message_of(FORMATS[fmt][2], json.loads(data), 429)
+
+
+def test_a_seat_cut_at_its_cap_says_so_in_every_format(panel):
+    """finish_reason per seat: an answer that hit its output cap is labelled "cut at N tokens" in every format's
+    seat heading, whole and streamed, and says `length` in the bench object."""
+    panel.fakes["an"].script("claude-x", Reply(finish="length"))
+    dot = rb"(?: |\\u00b7|\xc2\xb7)+"
+    label = re.compile(rb"claude" + dot + rb"member" + dot + rb"cut at [\d,]+ tokens")
+    for fmt in FORMATS:
+        for stream in (False, True) if fmt in STREAMING else (False,):
+            status, _, data = call(panel.url, "POST", path_for(fmt, stream=stream), body_for(fmt, stream=stream))
+            assert status == 200 and label.search(data), (fmt, stream, data[:2000])
+            assert re.search(rb'"finish_reason": ?"length"', data), (fmt, stream)

@@ -229,8 +229,13 @@ def test_init_checks_the_endpoint_like_the_api_and_keeps_an_existing_one(isolate
     assert main(["init", "--endpoint", "bad name", "https://example.invalid/v1"]) == 2
     assert "not a valid name" in capsys.readouterr().err and not (isolated / "config").exists()
     assert main(["init", "--endpoint", "hub", "ftp://example.invalid"]) == 2
+    assert main(["init", "--endpoint", "meta", "http://169.254.169.254/v1"]) == 2
+    assert "--allow-link-local" in capsys.readouterr().err and not (isolated / "config").exists()
     assert main(["init", "--endpoint", "hub", "https://one.invalid/v1/", "--api", "anthropic"]) == 0
     assert main(["init", "--endpoint", "hub", "https://two.invalid/v1"]) == 0
     assert "kept as it is" in capsys.readouterr().err
-    saved = json.loads((isolated / "config" / "endpoints.json").read_text(encoding="utf-8"))["endpoints"]["hub"]
+    assert main(["init", "--endpoint", "meta", "http://169.254.169.254/v1", "--allow-link-local"]) == 0
+    saved = json.loads((isolated / "config" / "endpoints.json").read_text(encoding="utf-8"))["endpoints"]
+    assert saved["meta"]["base_url"] == "http://169.254.169.254/v1"
+    saved = saved["hub"]
     assert (saved["base_url"], saved["api"]) == ("https://one.invalid/v1", "anthropic")

@@ -268,3 +268,27 @@ def test_a_long_bad_name_is_not_echoed_whole():
     with pytest.raises(BadRequest) as got:
         check_name("x y" * 2000, "Key name")
     assert len(got.value.message) < 150 and "..." in got.value.message
+
+
+@pytest.mark.parametrize("method, path, body, limit", [
+    ("PUT", "/bench/collections/core", {"description": "d" * 1001}, "1,000"),
+    ("POST", "/bench/models/a/retire", {"reason": "r" * 501}, "500"),
+])
+def test_descriptions_and_reasons_have_length_caps(api, method, path, body, limit):
+    """A description or reason of megabytes was kept in the config and shown on every page that lists it."""
+    status, _, d = api(method, path, body)
+    assert status == 400 and f"at most {limit}" in d["error"]["message"], d
+    field, text = next(iter(body.items()))
+    status, _, d = api(method, path, {field: text[:-1]})
+    assert status == 200, d
+
+
+def test_a_verdict_note_and_claims_have_length_caps(api):
+    status, _, d = api("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": "hi"}]})
+    call = d["bench"]["seats"][0]["call"]
+    for extra in ({"note": "n" * 4001}, {"real": ["c" * 1001]}, {"false": ["c"] * 101}):
+        status, _, d = api("POST", "/bench/verdict", {"call": call, "useful": True, **extra})
+        assert status == 400 and "at most" in d["error"]["message"], extra
+    assert api("POST", "/bench/verdict", {"call": call, "useful": True, "note": "n" * 4000, "real": ["c" * 1000],
+                                          "false": ["c"] * 100})[0] == 200

@@ -118,6 +118,35 @@ def test_framing_the_service_cannot_be_sure_of_is_400_and_nothing_smuggled_is_an
     assert status == 400 and ("Transfer-Encoding" in error["message"] or "colon" in error["message"])
 
 
+@pytest.mark.parametrize("fold", ["X-Note: a\r\n b\r\n", "X-Note: a\r\n\tTransfer-Encoding: chunked\r\n",
+                                  "Content-Length: 5\r\n  0\r\n"])
+def test_a_folded_header_line_is_400_and_nothing_after_it_is_answered(service, fold):
+    """A line starting with a space or tab continued the header before it; a proxy in front may read it as a header
+    of its own (Transfer-Encoding) or drop it, and frame the body otherwise than the service did."""
+    body = b"0\r\n\r\n" + smuggled(service)
+    head = f"POST /v1/chat/completions HTTP/1.1\r\n{host(service)}{fold}Content-Type: application/json\r\n\r\n"
+    status, _, error = only_answer(*send(service.url, head.encode() + body))
+    assert status == 400 and "folded header" in error["message"]
+
+
+@pytest.mark.parametrize("target", ["http://evil.example/bench/status", "http://evil.example:80/healthz",
+                                    "ftp://OWN/healthz", "http://127.0.0.1:1/healthz"])
+def test_an_absolute_form_target_must_name_this_services_own_host(service, target):
+    """The target's host is the one a proxy routes by, and RFC 9112 3.2.2 has it win over Host: one naming another
+    host was served as if it named this one."""
+    own = host(service)[len("Host: "):-2]
+    status, _, error = only_answer(*send(service.url, f"GET {target.replace('OWN', own)} HTTP/1.1\r\n"
+                                                      f"{host(service)}\r\n".encode()))
+    assert status == 400 and "names a host other than" in error["message"]
+
+
+def test_an_absolute_form_target_naming_this_service_is_served(service):
+    own = host(service)[len("Host: "):-2]
+    got = send(service.url, f"GET http://{own}/healthz HTTP/1.1\r\n{host(service)}Connection: close\r\n\r\n"
+               .encode())[0]
+    assert answers(got)[0][0] == 200
+
+
 # ---- 2. bad request lines: always a well-formed HTTP/1.1 answer, then closed ----------------------------
 
 def client_hello() -> bytes:

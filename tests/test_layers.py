@@ -13,7 +13,7 @@ LEAVES = {"canonical", "errors", "redaction", "words", "numbers", "strictjson"}
 ONLY = {"errors": set(), "redaction": set(), "words": set(), "numbers": set(), "strictjson": set(),
         "canonical": {"errors"},
         "formats": LEAVES, "providers": LEAVES, "store": LEAVES,
-        "connect": set(), "signin": LEAVES | {"connect", "providers"}}    # the provider table and its sign-in flows
+        "connect": set(), "signin": LEAVES | {"connect", "providers"}, "baseurls": set()}    # the provider table and its sign-in flows
 # part -> parts of benchwarmers it must not import
 NEVER = {"core": {"server", "api", "dashboard", "cli", "mcp", "client", "formats"},
          "roster": {"server", "api", "dashboard", "cli", "mcp", "client", "formats", "core"},

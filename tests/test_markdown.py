@@ -6,7 +6,7 @@ import re
 import pytest
 
 from benchwarmers.dashboard import charts
-from benchwarmers.dashboard.markdown import TAGS, parse, render
+from benchwarmers.dashboard.markdown import MAX_DEPTH, PLAIN_PAST, TAGS, parse, render
 
 EVIL = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
 
@@ -57,3 +57,28 @@ def test_charts_carry_titles_and_escape_labels():
     line = charts.line("Seconds", ["d1", "d2", "d3"], [1.0, None, 3.0], band=[[0.5, 1.5], None, [2, 4]])
     assert line.count("<circle") == 2 and "<polygon" in line and "<polyline" not in line   # a gap, not a line
     assert [charts.count_top(v) for v in (0, 3, 5, 12, 99)] == [4, 4, 8, 20, 200]
+
+
+def test_nesting_stops_at_the_depth_cap_and_keeps_the_text():
+    deep = "\n".join("  " * k + f"- level{k}" for k in range(30))
+    out = render(deep)
+    assert out.count("<ul>") == MAX_DEPTH and "level29" in out
+    quotes = render(">" * 600 + " bottom")
+    assert quotes.count("<blockquote>") == MAX_DEPTH and "bottom" in quotes
+
+
+def test_past_the_size_cap_an_answer_is_plain_paragraphs():
+    text = "**bold** [l](https://x.example)\n\n" + "word " * (PLAIN_PAST // 5)
+    assert render(text).startswith("<p>**bold** [l](https://x.example)</p><p>word word")
+    assert set(re.findall(r"</?([a-z0-9]+)", render(text))) == {"p"}
+
+
+@pytest.mark.parametrize("text, html", [
+    ("# C#\n\n## closed ##", "<h3>C#</h3><h4>closed</h4>"),               # closing #s only after a space
+    ("``` no closer, and ``two``", "<p>``` no closer, and <code>two</code></p>"),   # an unmatched run is text
+    ("_a _b c_ d_", "<p><em>a _b c</em> d_</p>"),
+    ("[a](https://x.example \"title\") [b](x trailing)",
+     '<p><a href="https://x.example" rel="noopener noreferrer nofollow">a</a> [b](x trailing)</p>'),
+])
+def test_marks_close_as_written(text, html):
+    assert render(text) == html

@@ -169,20 +169,17 @@ def test_sdk_refused_from_a_foreign_origin(fake, service):
 
 
 def test_sessions_expire_and_belong_to_who_made_them():
-    from benchwarmers.mcp.sessions import MAX_SESSIONS, Sessions
+    from benchwarmers.mcp.sessions import Sessions
     from benchwarmers.mcp.tools import Reach, Tools
     now = [100.0]
     sessions = Sessions(clock=lambda: now[0])
-    sid, session = sessions.open("key:a:1", Tools(Reach()))
+    sid, session = sessions.open("key:a:1", Tools(Reach()), 60)
     assert sessions.find(sid, "key:a:1", 60) is session
     assert sessions.find(sid, "key:b:1", 60) is None and sessions.find(sid, "anyone", 60) is None
     now[0] += 59
     assert sessions.find(sid, "key:a:1", 60) is session          # each request keeps it alive
     now[0] += 61
     assert sessions.find(sid, "key:a:1", 60) is None and len(sessions) == 0
-    for _ in range(MAX_SESSIONS + 5):
-        sessions.open("anyone", Tools(Reach()))
-    assert len(sessions) == MAX_SESSIONS
 
 
 # -- keys and their collections --------------------------------------------------------------------

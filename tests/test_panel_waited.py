@@ -59,10 +59,12 @@ def test_a_seat_with_no_answer_times_out_and_the_rest_answer(warmed, fake):
     told = seats(data)
     assert told["b"]["status"] == "timeout" and told["a"]["status"] == told["c"]["status"] == "ok"
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and "response" not in (rows(svc, data["bench"]["panel"])["b"]["error"] or ""):
+    while time.monotonic() < deadline and "closed" not in (rows(svc, data["bench"]["panel"])["b"]["error"] or ""):
         time.sleep(0.1)
     b = rows(svc, data["bench"]["panel"])["b"]
-    assert b["status"] == "timeout" and "no response within 1.5s" in b["error"]   # the waiter's word, amended
+    # the panel gave up on it and hung up (the waiter's own timeout may have come first, on a slow machine)
+    assert b["status"] == "timeout" and ("the panel stopped waiting and closed its call" in b["error"]
+                                         or "no response within 1.5s" in b["error"]), b
 
 
 def test_errors_stale_connections_and_refused_parameters_go_to_a_worker(warmed, fake):

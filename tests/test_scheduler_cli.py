@@ -41,7 +41,7 @@ def test_show_switch_and_choose_jobs(bench):
     assert "suite" in out and "not available" not in out
     code, out, _ = bench("settings", "scheduler", "on")
     assert code == 0 and "Scheduler: on" in out and "UTC+01:00" in out
-    code, out, _ = bench("settings", "scheduler", "run", "--off", "perf", "--at", "probe=04:10")
+    code, out, _ = bench("settings", "scheduler", "jobs", "--off", "perf", "--at", "probe=04:10")
     assert code == 0
     rows = {line.split()[0]: line for line in out.splitlines() if line.split() and line.split()[0] in ("probe", "perf")}
     next_probe = when(FakeClock().epoch(datetime(2025, 3, 4, 4, 10)))      # shown in the CLI's own local time
@@ -54,9 +54,9 @@ def test_show_switch_and_choose_jobs(bench):
 
 
 @pytest.mark.parametrize("argv, code, words", [
-    (["settings", "scheduler", "run"], 2, "Say what to change"),
-    (["settings", "scheduler", "on", "--off", "perf"], 2, "go with `run`"),
-    (["settings", "scheduler", "run", "--at", "probe"], 2, "JOB=TIME"),
+    (["settings", "scheduler", "jobs"], 2, "Say what to change"),
+    (["settings", "scheduler", "on", "--off", "perf"], 2, "go with `jobs`"),
+    (["settings", "scheduler", "jobs", "--at", "probe"], 2, "JOB=TIME"),
     (["settings", "scheduler", "run", "--on", "perf", "--off", "perf"], 2, "pick one"),
     (["settings", "scheduler", "run", "--at", "probe=noon"], 1, "'HH:MM'"),
     (["settings", "scheduler", "run", "--at", "suite=sun 05:00"], 1, "'HH:MM'"),

@@ -14,6 +14,7 @@ import pytest
 from benchwarmers.suite import mutate, seed
 from benchwarmers.suite.tasks import load, load_all
 from tests.helpers.data import write
+from tests.helpers.suite import seed_job
 
 FIXTURE = '''import asyncio
 
@@ -39,7 +40,7 @@ def copy(src, dst):
     handle = open(src)
     data = handle.read()
     handle.close()
-    return max(data, dst)
+    return divmod(data, dst)
 
 
 async def fetch(client, url):
@@ -142,12 +143,16 @@ def test_seeding_writes_tasks_with_controls_into_the_data_folder_only(repo, home
 
 
 def test_seeding_through_the_api_and_its_errors(repo, http):
-    status, _, d = http("POST", "/bench/suite/seed", {"repo": "myapp", "count": 3})
-    assert status == 201 and len(d["written"]) == 3
+    job = seed_job(http, {"repo": "myapp", "count": 3})
+    assert job["status"] == "done" and job["made"] == 3 and len(job["result"]["written"]) == 3
+    assert http("GET", "/bench/suite/seed")[2]["jobs"][0]["id"] == job["id"]
     status, _, d = http("POST", "/bench/suite/seed", {"repo": "nope"})
     assert status == 404 and "config/repos.json" in d["error"]["message"] and "myapp" in d["error"]["message"]
     assert http("POST", "/bench/suite/seed", {})[0] == 400
     assert http("POST", "/bench/suite/seed", {"repo": "myapp", "count": 0})[0] == 400
+    assert http("POST", "/bench/suite/seed", {"repo": "myapp", "deadline_seconds": 0})[0] == 400
+    assert http("POST", "/bench/suite/seed", {"repo": "myapp", "colour": "red"})[0] == 400
+    assert http("GET", "/bench/suite/seed/999")[0] == 404 and http("GET", "/bench/suite/seed/x")[0] == 404
 
 
 def test_python_suite_seed_script(repo, home):
@@ -155,7 +160,7 @@ def test_python_suite_seed_script(repo, home):
     run = subprocess.run([sys.executable, str(script), "--repo", "myapp", "--count", "2", "--home", str(home)],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert len(run.stdout.strip().splitlines()) == 2 and "2 new tasks" in run.stderr
+    assert len(run.stdout.strip().splitlines()) == 2 and "2 made, " in run.stderr
     missing = subprocess.run([sys.executable, str(script), "--repo", "other", "--home", str(home)],
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 1 and "No repo named 'other'" in missing.stderr

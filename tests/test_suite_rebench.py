@@ -219,7 +219,7 @@ def test_update_notice_keeps_the_generated_section_equal_to_the_tasks(hub, tmp_p
     text = notice.read_text(encoding="utf-8")
     assert notice_section(text) == rebench.notice_lines([task])
     assert text.split(script.NOTICE_START)[0] == original.split(script.NOTICE_START)[0]   # the rest is kept
-    script.update_notice(notice, [])
+    script.update_notice(notice, notice_section(original))
     assert notice.read_text(encoding="utf-8") == original
     bare = tmp_path / "BARE"
     script.update_notice(bare, rebench.notice_lines([task]))                      # no section yet: one is added

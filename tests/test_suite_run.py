@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 
@@ -10,10 +11,13 @@ import pytest
 from benchwarmers.cli.main import main
 from benchwarmers.server.lifecycle import Service
 from benchwarmers.store.pending import pending
+from benchwarmers.suite import history
+from benchwarmers.suite.tasks import data_dir, load_all, write as write_task
 from tests.fakes import Reply
 from tests.helpers.catalog import map_endpoints
 from tests.helpers.clock import FakeClock
 from tests.helpers.data import configure, write
+from tests.helpers.gitrepo import fix_repo
 from tests.helpers.http import Http
 from tests.helpers.jobs import run_job
 from tests.helpers.panel import wait_for as poll
@@ -346,3 +350,39 @@ def test_the_suite_job_is_paced_like_every_scheduled_job(oracle, home, make_serv
         in job["outcome"], job["outcome"]
     again = Http(svc.url)("GET", f"/bench/suite/runs/{run['id']}")[2]["run"]
     assert again["status"] == "owed" and again["done"] == 2            # nothing recorded for the call held back
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_whole_run_over_real_bugs_and_the_starter_claims_scores_review_and_claims_apart(home, tmp_path,
+                                                                                         make_service, capsys):
+    """A real-bug task built from a clone's history beside the starter pack's claims, against fakes: every model
+    gets a review score and a claims score, each with its interval, and a full onboarding's suite step asks both."""
+    repo, shas = fix_repo(tmp_path)
+    write_task(history.from_commit(repo, "example/widgets", shas["fix"]), data_dir(home))
+    known = list(load_all(home)[0].values())
+    claims = [t for t in known if t.kind == "claim"]
+    oracle = Oracle(known).start()
+    try:
+        configure(home, {"fake": (oracle, "openai")}, {"right": ("fake", "right"), "eager": ("fake", "eager"),
+                                                       "silent": ("fake", "silent")})
+        write(home, "settings.json", {"suite_gap_seconds": 0})
+        svc = make_service()
+        for model in ("right", "eager"):            # this real-bug task and the claims (shipped ones may join)
+            assert main(["suite", "run", "--model", model, "--tasks", "rebench-example-*,claim-*", "--url",
+                         svc.url]) == 0
+        assert "right  100% (hits 1/1, false alarms 0/1)" in capsys.readouterr().out
+        scores = Http(svc.url)("GET", "/bench/suite/scores")[2]["scores"]
+        right, eager = scores["right"], scores["eager"]
+        assert (right["review"]["bugs"], right["review"]["hits"], right["review"]["clean"]) == (1, 1, 1)
+        assert right["claims"]["right"] == len(claims) and right["claims"]["score"] == 1.0
+        assert eager["review"]["score"] == 0.5 and eager["review"]["false_alarms"] == 1
+        assert eager["claims"]["right"] == sum(1 for t in claims if t.answer["truth"])
+        for s in (right, eager):
+            low, high = s["review"]["interval"]
+            assert 0 <= low <= s["review"]["score"] <= high <= 1 and s["claims"]["interval"]
+        onboarded = svc.bench.suite.run_for_model("silent")          # what a full onboarding's suite step calls
+        bugs = [t for t in known if t.kind == "bug"]
+        assert onboarded["total"] == 2 * len(bugs) + len(claims)
+        assert onboarded["scores"]["review"]["unanswered"] == 2 * len(bugs)
+    finally:
+        oracle.stop()

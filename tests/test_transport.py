@@ -252,3 +252,31 @@ def test_an_endless_line_is_refused(fake, monkeypatch):
     fake.script("m", Reply(text="x" * 200, chunk_chars=200))       # one SSE line far longer than the cap
     err = failure(lambda: provider(fake).complete(ASK, "m"))
     assert err.kind == "bad_response" and "longer than" in err.message
+
+
+def test_a_hangup_shuts_the_held_connection_and_refuses_later_writes():
+    """A panel's hang-up reaches the connection its call writes on, never one let go (back in the pool)."""
+    from benchwarmers.errors import UpstreamFailed
+    from benchwarmers.providers.hangup import Hangup
+
+    class Sock:
+        def __init__(self):
+            self.shut = False
+
+        def shutdown(self, how):
+            self.shut = True
+
+    class Conn:
+        def __init__(self):
+            self.sock = Sock()
+
+    held, pooled = Conn(), Conn()
+    h = Hangup()
+    h.hold(pooled)
+    h.let_go(pooled)                      # read to its end: back in the pool
+    h.hold(held)
+    assert h.hang_up("the client went away", "cancelled") and not h.hang_up("again")
+    assert held.sock.shut and not pooled.sock.shut and (h.reason, h.tag) == ("the client went away", "cancelled")
+    with pytest.raises(UpstreamFailed, match="the call was closed: the client went away"):
+        h.hold(Conn())
+    assert h.refused and not h.sent

@@ -126,7 +126,10 @@ def test_verdict_round_trip_and_revision(api, fake):
     ({"call": "CALL", "useful": "yes"}, 400, "`useful`"),
     ({"call": "CALL", "useful": True, "real": "one claim"}, 400, "`real`"),
     ({"call": "CALL", "useful": True, "false": [1, 2]}, 400, "`false`"),
-    ({"call": "CALL", "useful": True, "note": 7}, 400, "`note`"),
+    ({"call": "CALL", "useful": True, "note": 7}, 400, "note must be text"),
+    ({"call": "CALL", "useful": True, "note": "n" * 4001}, 400, "at most 4,000"),
+    ({"call": "CALL", "useful": True, "real": ["c" * 1001]}, 400, "at most 1,000"),
+    ({"call": "CALL", "useful": True, "false": ["c"] * 101}, 400, "at most 100"),
     ({"call": "CALL", "useful": True, "score": 5}, 400, "score"),
 ])
 def test_verdict_validation(api, payload, status, words):

@@ -6,6 +6,7 @@ import json
 import re
 
 from ..errors import BadRequest, NotFound
+from ..names import CLAIM_MOST, CLAIMS_MOST, NOTE_MOST, check_text
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
@@ -76,7 +77,10 @@ def _string_list(body: dict, name: str) -> list:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise BadRequest(f"`{name}` must be a list of strings (the claims you checked).")
-    return value
+    if len(value) > CLAIMS_MOST:
+        raise BadRequest(f"`{name}` holds {len(value):,} claims; at most {CLAIMS_MOST} are kept.",
+                         "Keep the claims you checked, one line each.")
+    return [check_text(v, f"claim in `{name}`", CLAIM_MOST) for v in value]
 
 
 def post_verdict(req: Request, bench: Bench) -> Response:
@@ -91,9 +95,7 @@ def post_verdict(req: Request, bench: Bench) -> Response:
     useful = body.get("useful")
     if not isinstance(useful, bool):
         raise BadRequest("`useful` must be true or false.")
-    note = body.get("note")
-    if note is not None and not isinstance(note, str):
-        raise BadRequest("`note` must be a string.")
+    note = check_text(body.get("note"), "note", NOTE_MOST)
     real, false = _string_list(body, "real"), _string_list(body, "false")
     rec = bench.calls.get(call)
     if rec is None or not _visible(req, rec):
@@ -115,8 +117,8 @@ def get_pending(req: Request, bench: Bench) -> Response:
             raise BadRequest(f"calls must be up to {MAX_CALLS} call ids, separated by commas.",
                              "Call ids come in each seat's `call` field.")
     key = req.caller
-    found = pending(bench.db, caller=key.name if key else None, collections=key.collections if key else None,
-                    session=session, calls=calls, limit=limit)
+    found = pending(bench.db, caller=key.name if key else None, since=key.created if key else None,
+                    collections=key.collections if key else None, session=session, calls=calls, limit=limit)
     scope = {"key": key.name} if key else {"session": session} if session else {"everyone": True}
     return Response.json({**found, "limit": limit, "asked_by": scope})
 

@@ -2,10 +2,11 @@
 own app (with the user's switch), and a model's own facts, roles and price hold."""
 from __future__ import annotations
 
+from .. import hubs
 from ..catalog import overrides
 from ..catalog.discover import discover
 from ..catalog.providers import APP_ONLY
-from ..errors import BadRequest, NotFound
+from ..errors import BadRequest, BenchError, NotFound
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
@@ -31,12 +32,28 @@ def _number(req: Request, name: str, default: int, low: int, high: int) -> int:
     return int(raw)
 
 
+def read_hubs(bench: Bench) -> list[dict]:
+    """Read the sources of each hub endpoint not read since the service started (a hub that does not answer is
+    asked again next time, and named in `hub_errors`)."""
+    errors = []
+    for endpoint in bench.registry.endpoints().values():
+        if endpoint.hub and bench.registry.sources(endpoint) is None:
+            try:
+                found = hubs.sources(hubs.adapter(endpoint), bench.provider_at)
+            except BenchError as e:
+                errors.append({"endpoint": endpoint.name, "error": e.message})
+                continue
+            bench.registry.note_sources(endpoint, [s.provider for s in found if s.provider])
+    return errors
+
+
 def discover_models(req: Request, bench: Bench) -> Response:
     flag = lambda name: (req.query.get(name) or "").lower() in TRUE
+    hub_errors = read_hubs(bench)
     found = discover(bench.catalog, free=flag("free"), tools=flag("tools"), vision=flag("vision"),
                      min_context=_number(req, "min_context", 0, 0, 100_000_000), find=req.query.get("find") or "",
-                     limit=_number(req, "limit", 100, 1, 1000))
-    return Response.json(found)
+                     limit=_number(req, "limit", 100, 1, 1000), reachable=flag("reachable"))
+    return Response.json({**found, "hub_errors": hub_errors})
 
 
 def app_only(req: Request, bench: Bench) -> Response:
@@ -88,8 +105,9 @@ ROUTES = [
         ok=obj(("sources",), sources={"type": "object"}))),
     Route("GET", "/bench/discover", discover_models, "bench", ADMIN, doc=op(
         "Models worth adding, filtered, with this install's routes to each.",
-        query={"free": STRING, "tools": STRING, "vision": STRING, "min_context": {"type": "integer"}, "find": STRING,
-               "limit": {"type": "integer"}}, ok=obj(("models", "total"), models={"type": "array"}))),
+        query={"free": STRING, "tools": STRING, "vision": STRING, "reachable": STRING,
+               "min_context": {"type": "integer"}, "find": STRING, "limit": {"type": "integer"}},
+        ok=obj(("models", "total"), models={"type": "array"}))),
     Route("GET", "/bench/catalog/app-only", app_only, "bench", ADMIN, doc=op(
         "Providers whose free models work only in their own app, with your switch for each.",
         ok=obj(("providers",), providers={"type": "array"}))),

@@ -1,14 +1,16 @@
-"""GET /bench/connect: the providers to sign in to or paste a key for, and how a finished sign-in went; the steps
-the browser's sign-in routes (dashboard/signin.py) share: the provider, the endpoint name, adding the endpoint."""
+"""GET /bench/connect: the providers to sign in to or paste a key for, and how a finished sign-in went;
+PUT /bench/connect/{provider}/app: the user's own app for a provider that needs one; the steps the browser's
+sign-in routes (dashboard/signin.py) share: the provider, the endpoint name, adding the endpoint."""
 from __future__ import annotations
 
 import logging
 
-from .. import connect
+from .. import connect, ownapps, tokens
+from ..appsignin import Grant
 from ..connect import LOCAL, PASTE, Provider
 from ..errors import BadRequest, BenchError, Conflict, NotFound, key_env
 from ..redaction import redact
-from ..roster.registry import Endpoint, check_name
+from ..roster.registry import Endpoint, check_endpoint_name
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
@@ -21,14 +23,26 @@ log = logging.getLogger("benchwarmers.signin")
 
 def list_providers(req: Request, bench: Bench) -> Response:
     """Every provider entry; with ?result=ID also how that finished sign-in went (null once forgotten)."""
-    d: dict = {"providers": connect.entries()}
+    d: dict = {"providers": connect.entries(ownapps.client_ids(bench.config))}
     if "result" in req.query:
         d["result"] = bench.signins.result(req.query["result"])
     return Response.json(d)
 
 
-def known(provider_id: str) -> Provider:
-    provider = connect.get(provider_id)
+def put_app(req: Request, bench: Bench) -> Response:
+    """Keep the client id (and, for renewing, the client secret) of the user's app for a provider; a null or
+    empty client_id forgets it. The provider's entry then signs in with it."""
+    body = req.json()
+    extra = sorted(set(body) - {"client_id", "client_secret"})
+    if extra:
+        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.", "Send client_id and, if the app has one, "
+                                                                   "client_secret.")
+    app = ownapps.set_app(bench.config, req.params["provider"], body.get("client_id"), body.get("client_secret"))
+    return Response.json({"app": app, "provider": known(req.params["provider"], bench).entry()})
+
+
+def known(provider_id: str, bench: Bench | None = None) -> Provider:
+    provider = connect.get(provider_id, ownapps.client_ids(bench.config) if bench else None)
     if provider is None:
         raise NotFound(f"No provider {provider_id!r}.",
                        "GET /bench/connect lists them: " + ", ".join(p["id"] for p in connect.entries()) + ".")
@@ -37,6 +51,11 @@ def known(provider_id: str) -> Provider:
 
 def can_sign_in(provider: Provider) -> None:
     """A paste or local entry has no sign-in: the refusal says how to add it instead."""
+    if provider.kind == PASTE and provider.own_app:
+        raise BadRequest(f"{provider.name} signs in only with your own app: {provider.why}",
+                         f"Register one ({provider.app_page}) and give its client id in Settings, \"Use your own "
+                         f"app\" (or PUT /bench/connect/{provider.id}/app); or make a key at {provider.key_page} "
+                         f"and add it: bench endpoint add {provider.id} --base {provider.base_url}")
     if provider.kind == PASTE:
         raise BadRequest(f"{provider.name} has no sign-in this service can use: {provider.why}",
                          f"Make a key at {provider.key_page} and add it: bench endpoint add {provider.id} "
@@ -50,7 +69,7 @@ def can_sign_in(provider: Provider) -> None:
 def endpoint_name(bench: Bench, provider: Provider, given: str | None) -> tuple[str, bool]:
     """(the endpoint name, whether an endpoint of that name for this same provider gets its key replaced);
     a name taken by an endpoint elsewhere is a conflict."""
-    name = check_name((given or "").strip() or provider.id, "Endpoint name")
+    name = check_endpoint_name((given or "").strip() or provider.id)
     found = bench.registry.endpoints().get(name)
     if found is None:
         return name, False
@@ -60,14 +79,17 @@ def endpoint_name(bench: Bench, provider: Provider, given: str | None) -> tuple[
                    "Give this sign-in another endpoint name, or remove that endpoint first.")
 
 
-def finish(bench: Bench, provider: Provider, name: str, key: str, replace: bool) -> str:
-    """Add the endpoint with the key a sign-in got (checked by listing its models, the key to keys.json);
-    the id of the result kept for the page the browser lands on."""
+def finish(bench: Bench, provider: Provider, name: str, key: str, replace: bool, grant: Grant | None = None) -> str:
+    """Add the endpoint with the key a sign-in got (checked by listing its models, the key to keys.json; a
+    grant's refresh token beside it and its expiry in signins.json); the id of the result kept for the page the
+    browser lands on."""
     try:
         if not replace and name in bench.registry.endpoints():
             raise Conflict(f"Endpoint {name!r} was added while the sign-in ran.",
                            "Sign in again under another endpoint name.")
         view = register(bench, Endpoint(name, provider.base_url, provider.api), key, new_key=True)
+        if grant is not None:      # register forgot any earlier sign-in of this endpoint: this one's grant now
+            tokens.keep(bench.config, name, provider.id, grant)
     except BenchError as err:
         return record(bench, failure(provider, str(err)))
     message = f"{provider.name} connected: endpoint {name} serves {plural(view.get('served_count'), 'model')}."
@@ -90,4 +112,9 @@ def record(bench: Bench, result: dict) -> str:
 
 ROUTES = [Route("GET", "/bench/connect", list_providers, "bench", ADMIN, dashboard_only=True, doc=op(
     "The providers one can sign in to or paste a key for, and a finished sign-in's result (`result`).",
-    query={"result": STRING}, ok=obj(("providers",), providers={"type": "array"})))]
+    query={"result": STRING}, ok=obj(("providers",), providers={"type": "array"}))),
+          Route("PUT", "/bench/connect/{provider}/app", put_app, "bench", ADMIN, dashboard_only=True, doc=op(
+              "Set (or with a null client_id, forget) the client id of your own app for a provider that signs in "
+              "only with one (Hugging Face, GitHub); a client secret goes to keys.json.",
+              body=obj((), client_id={"type": ["string", "null"]}, client_secret={"type": ["string", "null"]}),
+              ok=obj(("app", "provider"), app={"type": "object"}, provider={"type": "object"})))]

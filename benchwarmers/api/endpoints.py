@@ -1,16 +1,18 @@
-"""Admin API for endpoints and candidates: add (checked by listing models first), list, remove, what they serve."""
+"""Admin API for endpoints and candidates: add (checked by listing models first; a hub's admin key by reading its
+sources), list, remove, what they serve, and a hub's sources."""
 from __future__ import annotations
 
 import os
 import time
 from urllib.parse import urlsplit
 
-from .. import keys
+from .. import hubs, keys, tokens
+from ..baseurls import resolves_link_local
 from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
 from ..providers import Timeouts, make_provider
-from ..redaction import remember
+from ..redaction import key_problem, remember
 from ..roster import health, healthrecord, onboard
-from ..roster.registry import Endpoint, new_endpoint
+from ..roster.registry import Endpoint, new_endpoint, refuse_link_local
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
@@ -32,9 +34,11 @@ def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -
     on_bench = [m for m in reg.models().values() if m.endpoint == endpoint.name]
     extra = reg.endpoint_extra(endpoint.name)
     return {"name": endpoint.name, "base_url": endpoint.base_url, "api": endpoint.api, "no_key": endpoint.no_key,
-            "key_source": key_source(endpoint), "key_env": key_env(endpoint.name),
+            "key_source": key_source(endpoint), "key_env": key_env(endpoint.name), "hub": endpoint.hub,
+            "admin_key_source": (keys.get(hubs.admin_name(endpoint.name))[1] or "missing") if endpoint.hub else None,
             "models": len(on_bench), "active_models": sum(1 for m in on_bench if m.active),
             "served_count": extra.get("served_count"), "checked": extra.get("checked"),
+            "signin": tokens.view(bench.config, endpoint.name),
             **healthrecord.endpoint_state(bench.db, bench.resting, endpoint.name, flags)}
 
 
@@ -44,7 +48,40 @@ def list_endpoints(req: Request, bench: Bench) -> Response:
 
 
 def endpoint_from(body: dict) -> Endpoint:
-    return new_endpoint(body.get("name"), body.get("base_url"), body.get("api") or "openai", bool(body.get("no_key")))
+    """The endpoint a body asks for, checked; one at a link-local or cloud metadata address (as written, or as its
+    name resolves now) only with allow_link_local: true."""
+    allow = body.get("allow_link_local", False)
+    if not isinstance(allow, bool):
+        raise BadRequest("allow_link_local must be true or false.")
+    endpoint = new_endpoint(body.get("name"), body.get("base_url"), body.get("api") or "openai",
+                            bool(body.get("no_key")), hubs.check_kind(body.get("hub")), allow)
+    if not allow:
+        refuse_link_local(endpoint.base_url, resolves_link_local(endpoint.base_url))
+    return endpoint
+
+
+def admin_key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
+    """(a hub's admin key, whether it is new and must be stored): from the body, else env or keys.json."""
+    if not endpoint.hub:
+        if body.get("admin_key"):
+            raise BadRequest("An admin key is for a hub.", "Add --hub open-webui|litellm|cliproxy, or leave it out.")
+        return None, False
+    given = body.get("admin_key")
+    if given is not None and not isinstance(given, str):
+        raise BadRequest("admin_key must be a string.")
+    given = (given or "").strip()
+    if given:
+        problem = key_problem(given)
+        if problem:
+            raise BadRequest(f"That admin key cannot be used: {problem}.", "Paste the key alone, on one line.")
+        remember(given)
+        return given, True
+    existing = keys.get(hubs.admin_name(endpoint.name))[0]
+    if existing:
+        return existing, False
+    raise BadRequest(f"Hub {endpoint.name!r} needs its admin key (apart from its API key).",
+                     f"`bench endpoint add {endpoint.name} --base URL --hub {endpoint.hub}` prompts for it (or "
+                     f"--admin-key-stdin); or set {key_env(hubs.admin_name(endpoint.name))}.")
 
 
 def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
@@ -58,8 +95,6 @@ def key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
             raise BadRequest("Give a key or no_key, not both.", "Local servers take --no-key; others a key.")
         return None, False
     if given:
-        if any(ord(c) < 32 or c.isspace() for c in given):
-            raise BadRequest("The key holds spaces or control characters.", "Paste the key alone, on one line.")
         remember(given)   # from here on, redaction knows it
         return given, True
     existing, _ = keys.get(endpoint.name)
@@ -96,23 +131,36 @@ def add_endpoint(req: Request, bench: Bench) -> Response:
         raise Conflict(f"Endpoint {endpoint.name!r} exists.",
                        "Add --replace to change its URL, protocol or key, or pick another name.")
     key, new_key = key_for(body, endpoint)
-    return Response.json({"endpoint": register(bench, endpoint, key, new_key, keep_flag(body))}, 201)
+    admin = admin_key_for(body, endpoint)
+    return Response.json({"endpoint": register(bench, endpoint, key, new_key, keep_flag(body), admin)}, 201)
 
 
-def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, keep_key: bool = False) -> dict:
-    """Check the endpoint by listing its models with `key`, save it, and store a new key in keys.json;
-    its view (never the key). Provider sign-in (api/connect.py) adds endpoints through this too: a changed base
-    URL needs the key given again there as well, or `keep_key`."""
+def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, keep_key: bool = False,
+             admin: tuple = (None, False)) -> dict:
+    """Check the endpoint by listing its models with `key` (a hub's admin key by reading its sources), save it, and
+    store a new key in keys.json; its view (never the key). Provider sign-in (api/connect.py) adds endpoints
+    through this too: a changed base URL needs the key given again there as well, or `keep_key`."""
     reg = bench.registry
+    problem = key_problem(key) if new_key else None    # pasted or got by a sign-in: both come through here
+    if problem:
+        raise BadRequest(f"That key cannot be used: {problem}.", "Give the key alone, on one line.")
     keep_stored_key(reg.endpoints().get(endpoint.name), endpoint, key, new_key, keep_key)
+    if endpoint.hub:     # the admin key, like the key, goes to a new URL only when the caller says so
+        keep_stored_key(reg.endpoints().get(endpoint.name), endpoint, admin[0], admin[1], keep_key)
     served = check_endpoint(endpoint, key)
+    found = check_hub(bench, endpoint, admin[0]) if endpoint.hub else None
     extra = {"served_count": len(served), "checked": time.time()}
     reg.save_endpoint(endpoint, extra)
     reg.note_listing(endpoint, served)
+    if found is not None:
+        reg.note_sources(endpoint, [s.provider for s in found if s.provider])
     healthrecord.clear(bench.db, endpoint.name)   # its key was just accepted: a "key refused" flag is old news
-    if new_key:
+    if new_key or admin[1]:
         try:
-            keys.store(endpoint.name, key)
+            if new_key:
+                keys.store(endpoint.name, key)
+            if admin[1]:
+                keys.store(hubs.admin_name(endpoint.name), admin[0])
         except ConfigError:     # keys.json does not parse: nothing half-registered, and the error names its line
             reg.remove_endpoint(endpoint.name)
             raise
@@ -120,9 +168,34 @@ def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, k
             reg.remove_endpoint(endpoint.name)
             raise BadRequest(f"Could not write keys.json: {type(e).__name__}.",
                              f"Check {keys.keys_file()} is writable, or set {key_env(endpoint.name)}.") from None
+    if new_key:     # a new key is no sign-in's token to renew (a sign-in keeps its grant after this)
+        tokens.forget(bench.config, endpoint.name)
     view = endpoint_view(bench, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
+    if found is not None:
+        view["sources"] = [s.to_dict() for s in found]
     return view
+
+
+def check_hub(bench: Bench, endpoint: Endpoint, admin_key: str | None, doing: str = "was not added") -> list:
+    """A hub's sources read with its admin key, before anything is saved: the key works and the kind is right."""
+    try:
+        return hubs.sources(hubs.adapter(endpoint, admin_key), bench.provider_at)
+    except UpstreamFailed as e:
+        raise UpstreamFailed(e.kind, f"Endpoint {endpoint.name!r} {doing}: {e.message}", e.hint,
+                             upstream_status=e.upstream_status) from None
+
+
+def hub_sources(req: Request, bench: Bench) -> Response:
+    """A hub endpoint's sources, read from its admin API now: the upstreams a new model can come from."""
+    endpoint = bench.registry.endpoint(req.params["name"])
+    if not endpoint.hub:
+        raise BadRequest(f"Endpoint {endpoint.name!r} is not a hub.",
+                         f"Add it again with --hub open-webui|litellm|cliproxy (bench endpoint add {endpoint.name} "
+                         f"--base {endpoint.base_url} --hub KIND --replace).")
+    found = check_hub(bench, endpoint, None, "could not be read")
+    bench.registry.note_sources(endpoint, [s.provider for s in found if s.provider])
+    return Response.json({"endpoint": endpoint.name, "hub": endpoint.hub, "sources": [s.to_dict() for s in found]})
 
 
 def check_endpoint(endpoint: Endpoint, key: str | None, doing: str = "was not added") -> list[dict]:
@@ -191,11 +264,22 @@ def remove_endpoint(req: Request, bench: Bench) -> Response:
         health.retire(reg, alias, f"its endpoint {endpoint.name!r} was removed")
     reg.remove_endpoint(endpoint.name)
     healthrecord.clear(bench.db, endpoint.name)
+    tokens.forget(bench.config, endpoint.name)
+    forget_admin_key(endpoint.name)
     note = None
     if key_source(endpoint) == "keys.json":
         note = (f"Its key stays in {keys.keys_file()} (shared with the llm CLI); "
                 f"remove it there (`llm keys`) if nothing else uses it.")
     return Response.json({"removed": endpoint.name, "retired": retired, "note": note})
+
+
+def forget_admin_key(name: str) -> None:
+    """A removed hub's admin key goes with it (it is this service's alone, unlike the key the llm CLI shares): an
+    endpoint added later under that name, at another address, must not be sent it."""
+    try:
+        keys.delete(hubs.admin_name(name))
+    except BenchError:      # keys.json does not parse: the removal stands, and status names the file
+        pass
 
 
 def candidates(req: Request, bench: Bench) -> Response:
@@ -226,16 +310,22 @@ ROUTES = [
         "Every endpoint, with where its key comes from (never the key).",
         ok=obj(("endpoints",), endpoints={"type": "array", "items": ENDPOINT}))),
     Route("POST", "/bench/endpoints", add_endpoint, "bench", ADMIN, doc=op(
-        "Add (or with replace, change) an endpoint, checked by listing its models before anything is saved. A "
-        "changed base URL needs the key again, or keep_key: true.", status=201,
+        "Add (or with replace, change) an endpoint, checked by listing its models before anything is saved (a "
+        "hub's admin key by reading its sources). A changed base URL needs the key again, or keep_key: true; one "
+        "at a link-local or cloud metadata address needs allow_link_local: true.", status=201,
         body=obj(("name", "base_url"), name=STRING, base_url=STRING, api=STRING, key={"type": ["string", "null"]},
-                 no_key={"type": "boolean"}, replace={"type": "boolean"}, keep_key={"type": "boolean"}),
+                 no_key={"type": "boolean"}, replace={"type": "boolean"}, keep_key={"type": "boolean"},
+                 hub={"type": ["string", "null"]}, admin_key={"type": ["string", "null"]},
+                 allow_link_local={"type": "boolean"}),
         ok=obj(("endpoint",), endpoint=ENDPOINT))),
     Route("DELETE", "/bench/endpoints/{name}", remove_endpoint, "bench", ADMIN, doc=op(
         "Remove an endpoint; its models are retired.", ok=obj(("removed", "retired"), removed=STRING))),
     Route("POST", "/bench/endpoints/{name}/test", test_endpoint, "bench", ADMIN, doc=op(
         "List an endpoint's models with its key now; the count and time are kept beside it.",
         ok=obj(("endpoint", "ok"), endpoint=ENDPOINT, ok={"type": "boolean"}))),
+    Route("GET", "/bench/endpoints/{name}/hub", hub_sources, "bench", ADMIN, doc=op(
+        "A hub endpoint's sources, read from its admin API now: the upstreams a new model can come from.",
+        ok=obj(("endpoint", "hub", "sources"), endpoint=STRING, hub=STRING, sources={"type": "array"}))),
     Route("GET", "/bench/local-servers", local_servers, "bench", ADMIN, doc=op(
         "Model servers answering on this machine (a local Ollama), and the endpoint that already uses each.",
         ok=obj(("servers",), servers={"type": "array"}))),

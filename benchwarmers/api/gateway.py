@@ -95,9 +95,9 @@ def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) ->
     # the seats in seat order, so a client can show who it is still waiting for while the stream runs
     headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(quote(s.model, safe="") for s in run.seats)}
     if ask.stream:
-        return Response.streaming(fmt.stream(bench.panel.events(run), reply),
+        return Response.streaming(fmt.stream(bench.panel.events(run, req.gone), reply),
                                   formats.stream_content_type(fmt, reply), headers)
-    answer = bench.panel.whole(run)
+    answer = bench.panel.whole(run, gone=req.gone)
     reply.extra = run.bench()
     return Response.json(fmt.render(answer, reply), headers=headers)
 

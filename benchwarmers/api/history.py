@@ -47,6 +47,18 @@ def get_history(req: Request, bench: Bench) -> Response:
     return Response.json(item)
 
 
+def set_aside(req: Request, bench: Bench) -> Response:
+    """A panel that was only a test set aside (its answers no longer wait for a verdict), or brought back."""
+    body = req.json()
+    aside = body.get("aside", True)
+    if not isinstance(aside, bool):
+        raise BadRequest("aside must be true (set the ask aside) or false (bring it back).")
+    if not History(bench.db).set_aside(req.params["id"], aside):
+        raise NotFound(f"No panel {req.params['id']!r}.", "GET /bench/history lists them (a route turn cannot be "
+                       "set aside: it never waits for a verdict).")
+    return Response.json({"id": req.params["id"], "set_aside": aside})
+
+
 def daily(req: Request, bench: Bench) -> Response:
     days = whole_number(req.query.get("days", 30), "days", 1, 366)
     model, collection = req.query.get("model") or None, req.query.get("collection") or None
@@ -63,6 +75,9 @@ ROUTES = [
                next={"type": ["string", "null"]}))),
     Route("GET", "/bench/history/{id}", get_history, "bench", ADMIN, doc=op(
         "One ask whole: a panel with its seats and merge, or a route turn with its shadow seats.")),
+    Route("POST", "/bench/history/{id}/aside", set_aside, "bench", ADMIN, doc=op(
+        "Set a panel aside as only a test (its answers stop waiting for a verdict), or bring it back.",
+        body=obj((), aside={"type": "boolean"}), ok=obj(("id", "set_aside")))),
     Route("GET", "/bench/stats/daily", daily, "bench", ADMIN, doc=op(
         "Calls per day (the service's local days, oldest first), with their verdicts.",
         query={"days": {"type": "integer"}, "model": STRING, "collection": STRING},

@@ -8,8 +8,9 @@ import queue
 import threading
 
 from .. import strictjson
-from ..errors import BadRequest, MethodNotAllowed, NotFound
-from ..mcp.protocol import INVALID_REQUEST, PARSE_ERROR, VERSIONS, Session, error_reply, is_request
+from ..errors import BadRequest, MethodNotAllowed, NotFound, RateLimited
+from ..mcp.protocol import INVALID_REQUEST, PARSE_ERROR, VERSIONS, Session, error_reply, id_or_none, is_request
+from ..mcp.sessions import MAX_SESSIONS
 from ..mcp.tools import Reach, Tools
 from ..server import guard
 from ..server.bench import Bench
@@ -20,6 +21,8 @@ from .mcpreach import InProcessReach
 
 SESSION_HEADER, VERSION_HEADER = "mcp-session-id", "mcp-protocol-version"
 EVENT_STREAM = "text/event-stream"
+MAX_BATCH = 32          # messages in one JSON-RPC batch (MCP from 2025-06-18 sends none at all)
+RATE_LIMITED = -32029   # JSON-RPC's server-defined range: a request of the batch past the key's rate
 _DONE = object()
 
 
@@ -52,6 +55,9 @@ def post_mcp(req: Request, bench: Bench) -> Response:
     messages = body if isinstance(body, list) else [body]
     if not messages:
         return rpc_error(400, INVALID_REQUEST, "Invalid Request: an empty batch.")
+    if len(messages) > MAX_BATCH:
+        return rpc_error(400, INVALID_REQUEST, f"Invalid Request: a batch holds at most {MAX_BATCH} messages, this "
+                                               f"one {len(messages):,}; send them in smaller batches.")
     if any(is_request(m) and m["method"] == "initialize" for m in messages):
         if len(messages) > 1 or isinstance(body, list):
             return rpc_error(400, INVALID_REQUEST, "initialize must be sent alone, not in a batch.")
@@ -66,15 +72,34 @@ def post_mcp(req: Request, bench: Bench) -> Response:
     tools = Tools(InProcessReach(req, bench, sid))
     if not isinstance(body, list) and wants_progress(req, body):
         return streamed(session, body, tools, bench.settings()["keepalive_seconds"])
-    replies = [r for r in (session.answer(m, tools=tools) for m in messages) if r is not None]
+    replies = [r for r in answers(req, bench, session, messages, tools) if r is not None]
     if not replies:                 # notifications (initialized, cancelled) and responses: accepted
         return Response(202)
     refused = all("error" in r and r["id"] is None for r in replies)    # nothing in it was a message we can take
     return Response.json(replies if isinstance(body, list) else replies[0], 400 if refused else 200)
 
 
+def answers(req: Request, bench: Bench, session: Session, messages: list, tools: Tools):
+    """Each message's reply, in order. The POST counted once against the caller's key; each request after the
+    first in a batch counts once more, and one past the key's rate is answered with an error, not run."""
+    first = True
+    for msg in messages:
+        if is_request(msg) and not first:
+            try:
+                bench.gateway_keys.pace(req.caller)
+            except RateLimited as err:
+                yield error_reply(id_or_none(msg), RATE_LIMITED, str(err), {"retry_after": round(err.retry_after, 1)})
+                continue
+        first = first and not is_request(msg)
+        yield session.answer(msg, tools=tools)
+
+
 def initialize(req: Request, bench: Bench, msg: dict) -> Response:
-    sid, session = bench.mcp_sessions.open(owner_of(req, bench), Tools(Reach()))   # each request brings its own
+    opened = bench.mcp_sessions.open(owner_of(req, bench), Tools(Reach()), idle_seconds(bench))  # each request
+    if opened is None:                                                                  # brings its own tools
+        return rpc_error(503, INVALID_REQUEST, f"{MAX_SESSIONS:,} MCP sessions are open, the most this service "
+                                               "holds: try again once some end (DELETE /mcp) or idle out.")
+    sid, session = opened
     reply = session.answer(msg)
     if reply is None or "error" in reply:          # a failed initialize leaves no session behind
         bench.mcp_sessions.end(sid, owner_of(req, bench), idle_seconds(bench))

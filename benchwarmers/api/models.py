@@ -2,7 +2,9 @@
 probes, probe, retire, restore."""
 from __future__ import annotations
 
+from .. import hubs
 from ..errors import BadRequest
+from ..names import REASON_MOST, check_text
 from ..roster import health, healthrecord, onboard, speed
 from ..server.bench import Bench
 from ..server.messages import Request, Response
@@ -76,6 +78,8 @@ def show_model(req: Request, bench: Bench) -> Response:
     out["probes"] = probes
     out["record"] = bench.record.models().get(model.alias)        # the user's verdicts
     out["suite"] = bench.suite.store.scores(model.alias).get(model.alias)   # the suite's scores, never mixed in
+    out["suite_open"] = [{k: r[k] for k in ("id", "status", "reason", "created")}   # owed, queued or running
+                         for r in bench.suite.store.open_runs(model.alias)]
     out["perf_history"] = speed.history(bench.db, model.alias)
     found = healthrecord.retirement(bench.db, model.alias)
     out["retirement"] = found if found and not model.active and found["reason"] == model.reason else None
@@ -93,11 +97,20 @@ def probe_model(req: Request, bench: Bench) -> Response:
 
 def retire_model(req: Request, bench: Bench) -> Response:
     body = req.json() if req.body.strip() else {}
-    reason = body.get("reason")
-    if reason is not None and not isinstance(reason, str):
-        raise BadRequest("reason must be text.")
+    reason = check_text(body.get("reason"), "reason", REASON_MOST)
+    from_hub = body.get("from_hub", False)
+    if not isinstance(from_hub, bool):
+        raise BadRequest("from_hub must be true or false.")
+    found = bench.registry.model(req.params["alias"])
+    endpoint = bench.registry.endpoints().get(found.endpoint)
+    if from_hub and (endpoint is None or not endpoint.hub):
+        raise BadRequest(f"{found.alias!r} does not come from a hub.", "Leave from_hub out.")
+    hub = None
+    if from_hub:     # only when asked, and first: a hub that refuses leaves the model on the bench as it was
+        health.retire_reason(reason)
+        hub = {"endpoint": endpoint.name, "removed": hubs.adapter(endpoint).remove(found.served)}
     model = health.retire(bench.registry, req.params["alias"], reason or "")
-    return Response.json({"model": view(bench, model)})
+    return Response.json({"model": view(bench, model), "hub": hub})
 
 
 def restore_model(req: Request, bench: Bench) -> Response:
@@ -122,7 +135,8 @@ ROUTES = [
         "Probe a model now; one that fails for a reason of its own twice is retired.",
         ok=obj(("probe", "model"), model=MODEL))),
     Route("POST", "/bench/models/{alias}/retire", retire_model, "bench", ADMIN, doc=op(
-        "Retire a model.", body=obj(reason={"type": ["string", "null"]}), body_required=False, ok=ONE)),
+        "Retire a model; with from_hub, also remove it from the hub it came through (never otherwise).",
+        body=obj(reason={"type": ["string", "null"]}, from_hub={"type": "boolean"}), body_required=False, ok=ONE)),
     Route("POST", "/bench/models/{alias}/restore", restore_model, "bench", ADMIN, doc=op(
         "Bring a retired model back.", ok=ONE)),
 ]

@@ -138,13 +138,29 @@ def scores(req: Request, bench: Bench) -> Response:
 
 def seed_repo(req: Request, bench: Bench) -> Response:
     body = req.json()
+    extra = sorted(set(body) - {"repo", "count", "seed", "deadline_seconds"})
+    if extra:
+        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.", "Seeding takes repo, count, seed and "
+                         "deadline_seconds.")
     repo = body.get("repo")
     if not isinstance(repo, str) or not repo:
         raise BadRequest("Say which repo: its name in config/repos.json.", 'Send {"repo": NAME}.')
     count, number = body.get("count", 20), body.get("seed", 0)
-    if not isinstance(count, int) or isinstance(count, bool) or not isinstance(number, int):
-        raise BadRequest("count and seed must be whole numbers.")
-    return Response.json(seed.seed_repo(bench.home, repo, count, number), 201)
+    deadline = body.get("deadline_seconds", seed.DEFAULT_DEADLINE)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (count, number, deadline)):
+        raise BadRequest("count, seed and deadline_seconds must be whole numbers.")
+    return Response.json({"job": bench.suite.seeding.start(repo, count, number, deadline)}, 202)
+
+
+def seed_jobs(req: Request, bench: Bench) -> Response:
+    return Response.json({"jobs": bench.suite.seeding.recent()})
+
+
+def seed_job(req: Request, bench: Bench) -> Response:
+    number = row_id(req.params["id"])
+    if number is None:
+        raise NotFound(f"No seeding job {req.params['id'][:40]!r}.", "Job ids are whole numbers.")
+    return Response.json({"job": bench.suite.seeding.get(number)})
 
 
 def mine_verdicts(req: Request, bench: Bench) -> Response:
@@ -154,6 +170,7 @@ def mine_verdicts(req: Request, bench: Bench) -> Response:
 TASK = obj(("task",), task={"type": "object"})
 RUN = obj(("run",), run={"type": "object"})
 RUNS = obj(("runs",), runs={"type": "array"})
+JOB = obj(("job",), job={"type": "object"})
 ROUTES = [
     Route("GET", "/bench/suite", overview, "bench", ADMIN, doc=op(
         "The suite: task counts by kind and status, problems, the last runs and the scores.",
@@ -181,9 +198,14 @@ ROUTES = [
         "Suite scores per model and purpose.", query={"model": STRING}, ok=obj(("scores",),
                                                                               scores={"type": "object"}))),
     Route("POST", "/bench/suite/seed", seed_repo, "bench", ADMIN, doc=op(
-        "Plant bugs in a repo of config/repos.json as draft tasks.", status=201,
-        body=obj(("repo",), repo=STRING, count={"type": "integer"}, seed={"type": "integer"}),
-        ok=obj(("written",), written={"type": "array"}))),
+        "Start planting bugs in a repo of config/repos.json, as a job with a deadline (202 at once; 409 while "
+        "another seeding runs). Each bug is kept only when shown to change behaviour.", status=202,
+        body=obj(("repo",), False, repo=STRING, count={"type": "integer"}, seed={"type": "integer"},
+                 deadline_seconds={"type": "integer"}), ok=JOB)),
+    Route("GET", "/bench/suite/seed", seed_jobs, "bench", ADMIN, doc=op(
+        "The seeding jobs since the service started, newest first.", ok=obj(("jobs",), jobs={"type": "array"}))),
+    Route("GET", "/bench/suite/seed/{id}", seed_job, "bench", ADMIN, doc=op(
+        "One seeding job: running, done, stopped or failed, with what it made, dropped and why.", ok=JOB)),
     Route("POST", "/bench/suite/mine", mine_verdicts, "bench", ADMIN, doc=op(
         "Draft claim tasks from the verdicts given on answers.", ok=obj(("drafted",), drafted={"type": "array"}))),
 ]

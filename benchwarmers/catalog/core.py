@@ -94,7 +94,12 @@ class Catalog:
         return roles_mod.auto(model.served, self.facts(model)), "auto"
 
     def unfit(self, model, purpose: str) -> str | None:
-        return roles_mod.unfit(self.roles(model)[0], purpose)
+        """Why the model does not fit the purpose, or None: its roles, and for "vision" its reading images (a
+        general model fits every purpose by its role, but not one about images unless it sees them)."""
+        reason = roles_mod.unfit(self.roles(model)[0], purpose)
+        if reason is None and purpose == "vision" and self.facts(model).get("vision") is not True:
+            return "it does not read images (no source says it does), and purpose 'vision' needs that"
+        return reason
 
     def price(self, model) -> tuple[float | None, float | None, str | None]:
         """(USD per million input tokens, per million output tokens, where that came from)."""

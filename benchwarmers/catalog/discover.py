@@ -7,7 +7,8 @@ copy's date (FreeLLMAPI's rows count as recent: the list is curated); and, when 
 models work outside the provider's own app (providers.APP_ONLY), or the user switched that provider on. A route
 is an endpoint of this install whose provider serves the model and whose own model list offers it, when the
 service has read that list since it started (Registry.listed); an endpoint whose list lacks it is named in
-`unlisted`. With no route, the row says which provider to add and how.
+`unlisted`. A hub endpoint (hubs/) whose sources reach the model's provider is a route too (`via` names the
+source): onboarding it adds the model to the hub first. With no route, the row says which provider to add and how.
 """
 from __future__ import annotations
 
@@ -88,6 +89,15 @@ def shape(row: dict, routes: list, providers: dict) -> dict:
             "no_route": None if routes else provider}
 
 
+def route(endpoint: str, model: str, alias: str | None, listed: bool, via: str | None = None) -> dict:
+    """A route to a model (through a hub that can add it from provider `via`), with the `bench onboard` that
+    queues it as words (a client quotes them for its shell) and as one line for a POSIX shell: a model id is the
+    catalog's, and may hold anything."""
+    argv = ["bench", "onboard", model, "--endpoint", endpoint] + (["--via", via] if via else [])
+    return {"endpoint": endpoint, "served": model, "on_bench": alias, "listed": listed, "via": via,
+            "onboard_argv": argv, "onboard": shlex.join(argv)}
+
+
 def offers(names: frozenset | None, model: str) -> bool:
     """Whether an endpoint's own list offers the model; a list not read yet is taken on trust."""
     return names is None or model in names
@@ -102,17 +112,28 @@ def matches(item: dict, free: bool, tools: bool, vision: bool, min_context: int,
                                                                  item["provider_name"]))
 
 
-def discover(catalog, free=False, tools=False, vision=False, min_context=0, find="", limit=100) -> dict:
-    """The Discover list: routed rows first, then free ones, then the newest."""
+def hub_routes(row: dict, hub_names: list, offered: list, on_bench: dict) -> list[dict]:
+    """Routes through hubs that can add the model from its provider (a hub that lists it is an ordinary route)."""
+    model, pid = row["model"], row["provider"]
+    return [route(name, model, on_bench.get((name, model)), True, pid) for name in hub_names if name not in offered]
+
+
+def discover(catalog, free=False, tools=False, vision=False, min_context=0, find="", limit=100,
+             reachable=False) -> dict:
+    """The Discover list: routed rows first, then free ones, then the newest. `reachable`: only models one of this
+    install's endpoints serves (a route to onboard it by, a hub's included)."""
     ix, _ = catalog.state()
     md = catalog.copies.get().get("models.dev")
     base = _date(md.fetched if md else None) or dt.date.today()
     since = base - dt.timedelta(days=RECENT_DAYS)
     by_provider: dict[str, list] = {}
+    via_hub: dict[str, list] = {}       # catalog provider -> the hubs that can add its models
     listed = {}
     for endpoint in catalog.registry.endpoints().values():
         by_provider.setdefault(catalog.provider_of(endpoint), []).append(endpoint.name)
         listed[endpoint.name] = catalog.registry.listed(endpoint)
+        for pid in (catalog.registry.sources(endpoint) or ()) if endpoint.hub else ():
+            via_hub.setdefault(pid, []).append(endpoint.name)
     on_bench = {(m.endpoint, m.served): m.alias for m in catalog.registry.models().values()}
     items, app_only = [], {}
     for row in rows(ix).values():
@@ -120,12 +141,13 @@ def discover(catalog, free=False, tools=False, vision=False, min_context=0, find
             continue
         names = sorted(by_provider.get(row["provider"], []))
         offered = [n for n in names if offers(listed[n], row["model"])]
-        routes = [{"endpoint": name, "served": row["model"], "on_bench": on_bench.get((name, row["model"])),
-                   "listed": listed[name] is not None,
-                   "onboard": f"bench onboard {shlex.quote(row['model'])} --endpoint {name}"} for name in offered]
+        routes = [route(name, row["model"], on_bench.get((name, row["model"])), listed[name] is not None)
+                  for name in offered]
+        routes += hub_routes(row, sorted(via_hub.get(row["provider"], [])), offered, on_bench)
         item = shape(row, routes, ix.providers)
         item["unlisted"] = [n for n in names if n not in offered]
-        if not matches(item, free, tools, vision, min_context, (find or "").strip().lower()):
+        if (reachable and not routes) or not matches(item, free, tools, vision, min_context,
+                                                      (find or "").strip().lower()):
             continue
         if catalog.app_only_free(row["provider"], item["free"]):
             app_only[row["provider"]] = app_only.get(row["provider"], 0) + 1

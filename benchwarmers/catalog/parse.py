@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import time
 
+from ..names import is_name
+
 
 def _int(value) -> int | None:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
@@ -67,8 +69,8 @@ def modelsdev(data) -> dict:
         raise ValueError("models.dev: expected an object of providers")
     providers = {}
     for pid, raw in data.items():
-        if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict):
-            continue
+        if not isinstance(raw, dict) or not isinstance(raw.get("models"), dict) or not is_name(pid):
+            continue        # a provider id becomes an endpoint's name, a URL and a command: it must be a name
         models = {mid: modelsdev_model(m) for mid, m in raw["models"].items() if isinstance(m, dict)}
         api = raw.get("api") if isinstance(raw.get("api"), str) and raw["api"].startswith("http") else None
         providers[str(pid)] = {"name": str(raw.get("name") or pid), "api": api, "models": models}

@@ -2,8 +2,11 @@
 the providers whose free models work only in their own app (APP_ONLY)."""
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from ..baseurls import suggestable
 
 LOCAL = "local"          # a server on this machine: its models cost nothing and its names prove nothing
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
@@ -17,10 +20,6 @@ class Known:
     api: str = "openai"              # the protocol Benchwarmers speaks to it
     hosts: tuple = ()                # other host[/path] prefixes that are this provider
     freellmapi: str | None = None    # FreeLLMAPI's name for it
-
-    def add_command(self) -> str:
-        api = f" --api {self.api}" if self.api != "openai" else ""
-        return f"bench endpoint add {self.id} --base {self.base}{api}"
 
 
 # Providers whose models.dev entry names no base URL (they have their own SDKs), and the free tiers
@@ -105,15 +104,21 @@ def match(base_url: str, pairs: list[tuple[str, str]]) -> str | None:
     return None
 
 
+def add_argv(pid: str, base: str, api: str = "openai") -> list[str]:
+    """The `bench endpoint add` that adds a provider, as its words (a client quotes them for its own shell)."""
+    return ["bench", "endpoint", "add", pid, "--base", base] + (["--api", api] if api != "openai" else [])
+
+
 def describe(pid: str, catalog_providers: dict) -> dict:
-    """Name, base URL and the command that adds it, for a provider with no route yet."""
+    """Name, base URL and the command that adds it, for a provider with no route yet. Only a built-in provider's
+    base URL, or a catalog's that is https at a public host name and passes the endpoint checks, is offered: a
+    catalog is not trusted to say where a key should go (it offered http://169.254.169.254/...)."""
     known = KNOWN.get(pid)
     entry = catalog_providers.get(pid) or {}
-    base = known.base if known else entry.get("api")
+    base = known.base if known else (entry.get("api") if suggestable(entry.get("api")) else None)
     out = {"provider": pid, "name": (known.name if known else entry.get("name")) or pid, "base_url": base,
            "api": known.api if known else "openai"}
-    if known:
-        out["command"] = known.add_command()
-    elif base:
-        out["command"] = f"bench endpoint add {pid} --base {base}"
+    if base:
+        out["argv"] = add_argv(pid, base, out["api"])
+        out["command"] = shlex.join(out["argv"])     # for a POSIX shell; `bench` prints it for its own
     return out

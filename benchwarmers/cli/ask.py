@@ -138,6 +138,11 @@ def stream_ask(reply, args) -> dict:
             if text:
                 view.text(text)
             bench = chunk.get("bench") or bench
+    except ClientError:          # cut short (BENCHWARMERS_TIMEOUT, a dropped connection): what came, then why
+        view.finish()
+        note()
+        table(["seat", "kind", "model", "status"], [[n, k, m, st] for n, m, k, st in view.so_far()], out=sys.stderr)
+        raise
     finally:
         view.finish()
     return bench

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 from urllib.parse import urlencode
 
 from ..client import q
 from ..words import plural
-from .output import emit_json, note, say, table
+from .output import emit_json, note, say, shell_line, table
 
 FMT = argparse.RawDescriptionHelpFormatter
 
@@ -151,15 +152,23 @@ def no_route(m: dict) -> str:
 
 
 def next_steps(models: list) -> None:
-    onboard = [r["onboard"] for m in models for r in m["routes"] if not r["on_bench"]]
-    add = list(dict.fromkeys(m["no_route"]["command"] for m in models
-                             if (m["no_route"] or {}).get("command") and not m.get("unlisted")))
+    """The next command to type, quoted for this system's shell (a catalog's model id or URL may hold anything)."""
+    onboard = [pasteable(r.get("onboard_argv"), r.get("onboard")) for m in models for r in m["routes"]
+               if not r["on_bench"]]
+    add = [pasteable(m["no_route"].get("argv"), m["no_route"].get("command")) for m in models
+           if m["no_route"] and not m.get("unlisted")]
+    onboard, add = [x for x in onboard if x], list(dict.fromkeys(x for x in add if x))
     if onboard:
         note("To queue one for onboarding: " + onboard[0] + (f"  ({len(onboard)} routed models are not on the "
                                                                "bench yet)" if len(onboard) > 1 else ""))
         note("It returns at once; `bench onboard` lists the queue, and --wait follows the model to the end.")
     if add:
         note("To add a provider: " + add[0] + (f"  (or one of {len(add) - 1} more)" if len(add) > 1 else ""))
+
+
+def pasteable(argv: list | None, line: str | None) -> str | None:
+    """The command for this system's shell, from its words (a service before they were given: its POSIX line)."""
+    return shell_line(argv) if isinstance(argv, list) else (line if os.name != "nt" else None)
 
 
 def run_set(args, client) -> int:

@@ -6,6 +6,7 @@ import getpass
 import sys
 
 from ..client import ClientError, q
+from ..hubs import KINDS as HUBS
 from ..roster.registry import APIS
 from ..words import plural
 from . import terminal, verbless
@@ -32,7 +33,8 @@ def register(sub, parent) -> None:
                            epilog="examples:\n  bench endpoint add openrouter --base https://openrouter.ai/api/v1\n"
                                   "  printf %s \"$KEY\" | bench endpoint add claude --base https://api.anthropic.com "
                                   "--api anthropic --key-stdin\n"
-                                  "  bench endpoint add local --base http://localhost:11434 --api ollama --no-key",
+                                  "  bench endpoint add local --base http://localhost:11434 --api ollama --no-key\n"
+                                  "  bench endpoint add myhub --base http://localhost:4000/v1 --hub litellm",
                            formatter_class=fmt)
     add.add_argument("name", help="a short name: letters, digits, '.', '_' or '-'")
     add.add_argument("extra", nargs="*", help=argparse.SUPPRESS)   # caught: a key typed as an argument
@@ -41,8 +43,15 @@ def register(sub, parent) -> None:
     add.add_argument("--key-stdin", action="store_true", help="read the key from the first line of stdin")
     add.add_argument("--no-key", action="store_true", help="a local server that takes no key")
     add.add_argument("--replace", action="store_true", help="replace an endpoint of the same name")
+    add.add_argument("--hub", choices=tuple(HUBS), help="a hub that takes new models through its admin API: its "
+                     "admin key is prompted for apart from the API key (kept in keys.json as NAME.admin)")
+    add.add_argument("--admin-key-stdin", action="store_true",
+                     help="with --hub: read the admin key from stdin (the line after the key with --key-stdin)")
     add.add_argument("--keep-key", action="store_true",
                      help="with --replace and a new base URL: send the stored key to the new URL (else give it again)")
+    add.add_argument("--allow-link-local", action="store_true",
+                     help="a base URL at a link-local or cloud metadata address (169.254.x.x, fe80::, fd00:ec2::254):"
+                          " refused without this, as its key and requests would go there")
     add.add_argument("--key", nargs="?", const="", default=None, dest="key_arg", help=argparse.SUPPRESS)
     add.set_defaults(func=run_add)
     ls = verbs.add_parser("list", parents=[parent], help="each endpoint, its API, model count and key source",
@@ -78,6 +87,16 @@ def read_key(args) -> str | None:
     return None
 
 
+def read_admin_key(args) -> str | None:
+    """A hub's admin key from stdin or a no-echo prompt; None lets the service use keys.json or the environment."""
+    if args.admin_key_stdin:
+        return terminal.read_line().strip() or None
+    if sys.stdin and sys.stdin.isatty():
+        return getpass.getpass(f"Admin key for hub {args.name} (input hidden; Enter to use the one kept): ").strip() \
+            or None
+    return None
+
+
 def run_add(args, client) -> int:
     if args.extra or args.key_arg is not None:
         raise ClientError(NO_KEY_ARGS, 2)
@@ -85,9 +104,18 @@ def run_add(args, client) -> int:
         raise ClientError("--no-key and --key-stdin contradict each other; pick one.", 2)
     body = {"name": args.name, "base_url": args.base, "api": args.api, "no_key": args.no_key,
             "replace": args.replace, "keep_key": args.keep_key}
+    if args.allow_link_local:
+        body["allow_link_local"] = True
     key = read_key(args)
     if key:
         body["key"] = key
+    if args.hub:
+        body["hub"] = args.hub
+        admin = read_admin_key(args)
+        if admin:
+            body["admin_key"] = admin
+    elif args.admin_key_stdin:
+        raise ClientError("--admin-key-stdin is for a hub: add --hub open-webui|litellm|cliproxy.", 2)
     d = client.post("/bench/endpoints", body)
     if args.json:
         emit_json(d)

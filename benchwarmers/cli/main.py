@@ -11,8 +11,8 @@ import traceback
 from .. import __version__
 from . import commands, terminal
 from .serve import SERVE_FLAGS
+from ..baseurls import base_problem
 from ..client import Client, ClientError
-from ..roster.registry import base_problem
 from .output import write
 
 EPILOG = """examples:

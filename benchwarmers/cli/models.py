@@ -52,6 +52,8 @@ def register_model(sub, parent) -> None:
                          formatter_class=FMT)
     r.add_argument("alias")
     r.add_argument("--reason", required=True, help="why (kept with the model)")
+    r.add_argument("--from-hub", action="store_true", help="also remove it from the hub it came through (never done "
+                                                          "otherwise)")
     r.add_argument("--yes", action="store_true", help="do not ask")
     r.set_defaults(func=run_retire)
     r = verbs.add_parser("restore", parents=[parent], help="bring a retired model back once it answers a probe",
@@ -203,7 +205,11 @@ def run_candidates(args, client) -> int:
 def run_retire(args, client) -> int:
     if not confirm(f"Retire the model {args.alias!r}? It leaves every panel until `bench model restore`.", args.yes):
         return 1
-    d = client.post(f"/bench/models/{q(args.alias)}/retire", {"reason": args.reason})
+    d = client.post(f"/bench/models/{q(args.alias)}/retire", {"reason": args.reason,
+                                                               **({"from_hub": True} if args.from_hub else {})})
+    if d.get("hub") and not args.json:
+        note(f"Removed from the hub of endpoint {d['hub']['endpoint']}." if d["hub"]["removed"] else
+             f"The hub of endpoint {d['hub']['endpoint']} had nothing of it to remove.")
     return _one(args, d, "Retired")
 
 

@@ -36,6 +36,8 @@ def register(sub, parent) -> None:
     p.add_argument("served", nargs="*", metavar="SERVED_NAME",
                    help="each model's name as its endpoint serves it (a name without a tag also finds its :latest)")
     p.add_argument("--endpoint", help="which endpoint serves them (needed when several serve a name)")
+    p.add_argument("--via", metavar="SOURCE", help="for a hub endpoint that does not list the model yet: the hub's "
+                   "source it is added from (a provider such as openrouter, or the hub's name for it)")
     p.add_argument("--alias", help="what users will type (one model only; default: a readable unique name)")
     p.add_argument("--quick", action="store_true", help="probe now; record a suite run the model owes (no suite now)")
     p.add_argument("--ad-hoc", action="store_true", help="quick, and never called by the bench on its own")
@@ -49,7 +51,7 @@ def run_onboard(args, client) -> int:
     if args.alias and len(args.served) > 1:
         raise ClientError("--alias names one model; onboard the others without it.", 2)
     body = {"models": args.served, "mode": "adhoc" if args.ad_hoc else "quick" if args.quick else "full"}
-    body.update({k: v for k, v in (("endpoint", args.endpoint), ("alias", args.alias)) if v})
+    body.update({k: v for k, v in (("endpoint", args.endpoint), ("alias", args.alias), ("via", args.via)) if v})
     items = client.post("/bench/onboard", body)["items"]
     if not args.wait:
         if args.json:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
 import shutil
 import sys
 import time
@@ -15,6 +17,27 @@ NARROWEST = 8         # a column cut to fit a terminal keeps at least this many 
 _CONTROLS = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
                        r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b.?"
                        r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+# A word that sh, cmd.exe (a .cmd shim's too, which splits at = , ;) and PowerShell all pass on as it is.
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_+:./-][A-Za-z0-9_@+:./-]*")
+
+
+def shell_line(argv: list[str], windows: bool | None = None) -> str | None:
+    """A command to paste into this system's shell, each word quoted as that shell needs: for a POSIX shell by
+    shlex.quote; on Windows in double quotes, which cmd.exe and PowerShell both read as they are but for `"`, `%`,
+    `!`, `$` and a backtick: a command with a word holding one of those is no line to paste there (None)."""
+    if not (os.name == "nt" if windows is None else windows):
+        return shlex.join(argv)
+    words = []
+    for word in argv:
+        if _PLAIN_WORD.fullmatch(word):
+            words.append(word)
+        elif any(c in '"%!$`' or ord(c) < 32 for c in word):
+            return None
+        else:
+            words.append(f'"{word}"')
+    return " ".join(words)
 
 
 def for_terminal(text: str, stream=None) -> str:

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from .output import for_terminal
 
-HEADING = re.compile(r"^## Seat (\d+) · ")
+HEADING = re.compile(r"^## Seat (\d+) · ([^\n]*)")
 TICK = 1.0      # seconds between updates of the waiting line
 
 
@@ -24,7 +24,9 @@ class PanelView:
     """Writes a panel's text as it streams; `ticks` says whether to keep a waiting line on `err`."""
 
     def __init__(self, seats: list[str], merged: bool, out: TextIO, err: TextIO, *, ticks: bool, in_order: bool):
-        self.pending = dict(enumerate(seats, 1))     # seat number -> model, until its block arrives
+        self.planned = dict(enumerate(seats, 1))     # seat number -> model
+        self.pending = dict(self.planned)             # ... until its block arrives
+        self.heard: dict[int, str] = {}               # seat number -> its heading after the number (model · kind ...)
         self.merged, self.out, self.err = merged, out, err
         self.ticks, self.in_order = ticks, in_order
         self.started = time.monotonic()
@@ -37,6 +39,7 @@ class PanelView:
         match = None if self.merged else HEADING.match(text)
         if match:
             self.pending.pop(int(match.group(1)), None)
+            self.heard[int(match.group(1))] = match.group(2)
             if self.in_order:
                 self.blocks[int(match.group(1))] = text
                 return
@@ -67,6 +70,19 @@ class PanelView:
             self.err.write("\r" + " " * self._shown + "\r")
             self.err.flush()
             self._shown = 0
+
+    def so_far(self) -> list[list]:
+        """[seat, model, what is known] of every seat: its heading's words, or still waiting (a reply cut short)."""
+        rows = []
+        for number, model in self.planned.items():
+            said = self.heard.get(number)
+            if said is None:
+                rows.append([number, model, "", "no answer yet"])
+                continue
+            parts = said.split(" · ")
+            rows.append([number, parts[0], parts[1] if len(parts) > 1 else "",
+                         parts[2] if len(parts) > 2 else "ok"])
+        return rows
 
     def finish(self) -> None:
         """Print what was held back, in seat order, and end on a newline."""

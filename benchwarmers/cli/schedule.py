@@ -1,4 +1,4 @@
-"""bench settings scheduler [on|off|run]: the scheduler's switch, and which jobs it runs when (under `bench settings`)."""
+"""bench settings scheduler [on|off|jobs]: the scheduler's switch, and which jobs it runs when (under `bench settings`)."""
 from __future__ import annotations
 
 import argparse
@@ -11,9 +11,9 @@ EXAMPLES = """examples:
   bench settings scheduler                      show it: on or off, each job's switch, time, next and last run
   bench settings scheduler on                   start running the jobs at their times
   bench settings scheduler off
-  bench settings scheduler run --off perf       the scheduler leaves the speed test out
-  bench settings scheduler run --on catalog     the daily catalog refresh too (off until you switch it on)
-  bench settings scheduler run --on perf --at "perf=sun 05:30" --at probe=04:10"""
+  bench settings scheduler jobs --off perf       the scheduler leaves the speed test out
+  bench settings scheduler jobs --on catalog     the daily catalog refresh too (off until you switch it on)
+  bench settings scheduler jobs --on perf --at "perf=sun 05:30" --at probe=04:10"""
 
 
 def add_parser(verbs, parent) -> None:
@@ -26,27 +26,29 @@ def add_parser(verbs, parent) -> None:
                                      "time; each call waits for your own asks on its endpoint. It is off "
                                      "on a new install: nothing calls a model or fetches a catalog on its own "
                                      "until you switch it on, and the catalog refresh then waits to be switched on "
-                                     "alone. Each job can be switched on or off alone (`run --on/--off`) and given "
-                                     "its time (`--at`); `bench jobs run JOB` runs one now.")
-    s.add_argument("action", nargs="?", choices=("on", "off", "run"), help="on, off, or run (with --on/--off/--at)")
-    s.add_argument("--on", action="append", default=[], metavar="JOB", help="with run: run JOB at its time")
-    s.add_argument("--off", action="append", default=[], metavar="JOB", help="with run: leave JOB out")
+                                     "alone. Each job can be switched on or off alone (`jobs --on/--off`) and given "
+                                     "its time (`jobs --at`); `bench jobs run JOB` runs one now.")
+    s.add_argument("action", nargs="?", choices=("on", "off", "jobs", "run"),
+                   help="on, off, or jobs (with --on/--off/--at: which jobs it runs, and when; `run` is its old name)")
+    s.add_argument("--on", action="append", default=[], metavar="JOB", help="with jobs: run JOB at its time")
+    s.add_argument("--off", action="append", default=[], metavar="JOB", help="with jobs: leave JOB out")
     s.add_argument("--at", action="append", default=[], metavar="JOB=TIME",
-                   help="with run: JOB's time, 'HH:MM' daily or 'DAY HH:MM' weekly, your local time")
+                   help="with jobs: JOB's time, 'HH:MM' daily or 'DAY HH:MM' weekly, your local time")
     s.set_defaults(func=run_scheduler)
 
 
 def changes(args) -> dict:
     """The POST body the action and options ask for; usage errors exit 2."""
     picked = args.on or args.off or args.at
-    if args.action != "run" and picked:
-        raise ClientError("--on, --off and --at go with `run`: bench settings scheduler run --off perf", 2)
+    jobs_verb = args.action in ("jobs", "run")     # run: the verb's old name, still understood
+    if not jobs_verb and picked:
+        raise ClientError("--on, --off and --at go with `jobs`: bench settings scheduler jobs --off perf", 2)
     if args.action in ("on", "off"):
         return {"enabled": args.action == "on"}
-    if args.action != "run":
+    if not jobs_verb:
         return {}
     if not picked:
-        raise ClientError("Say what to change: run --on JOB, --off JOB or --at JOB=TIME.", 2)
+        raise ClientError("Say what to change: jobs --on JOB, --off JOB or --at JOB=TIME.", 2)
     both = set(args.on) & set(args.off)
     if both:
         raise ClientError(f"{', '.join(sorted(both))}: both --on and --off; pick one.", 2)

@@ -71,6 +71,8 @@ def register(sub, parent) -> None:
     p.add_argument("--api", choices=APIS, default="openai", help="the endpoint's protocol (default openai)")
     p.add_argument("--key", action="store_true", help="prompt for the endpoint's key (stored in llm's keys.json)")
     p.add_argument("--key-stdin", action="store_true", help="read the key from stdin instead of prompting")
+    p.add_argument("--allow-link-local", action="store_true",
+                   help="a base URL at a link-local or cloud metadata address: refused without this")
     p.set_defaults(func=run_init, needs_client=False)
 
 
@@ -187,7 +189,8 @@ def run_init(args, client=None) -> int:
     endpoint = None
     if args.endpoint:
         try:   # checked as the admin API checks it, before anything is written
-            endpoint = new_endpoint(args.endpoint[0], args.endpoint[1], args.api)
+            endpoint = new_endpoint(args.endpoint[0], args.endpoint[1], args.api,
+                                    allow_link_local=args.allow_link_local)
         except BadRequest as e:
             raise ClientError(str(e), 2) from None
     folder = Path(args.folder).expanduser().resolve() if args.folder else home.resolve()

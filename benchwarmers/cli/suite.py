@@ -6,6 +6,7 @@ import time
 from urllib.parse import urlencode
 
 from ..client import q
+from ..suite.seed import DEFAULT_DEADLINE, report_lines
 from ..words import plural
 from . import verbless
 from .output import confirm, emit_json, note, say, table
@@ -56,11 +57,15 @@ def register(sub, parent) -> None:
     v = verb("scores", "each model's suite scores per purpose (review, claims)", "bench suite scores --json",
              show_scores)
     v.add_argument("--model", help="only this model")
-    v = verb("seed", "plant bugs in a repo named in config/repos.json (tasks go to the data folder)",
-             "bench suite seed --repo myapp --count 10", seed_repo)
+    v = verb("seed", "plant bugs in a repo named in config/repos.json, keeping those its tests (or each operator's "
+             "check) show to change behaviour; tasks go to the data folder", "bench suite seed --repo myapp --count 10",
+             seed_repo)
     v.add_argument("--repo", required=True, help="the repo's name in the data folder's config/repos.json")
     v.add_argument("--count", type=int, default=20, help="how many tasks at most (default 20)")
     v.add_argument("--seed", type=int, default=0, help="picks other functions and bugs (default 0)")
+    v.add_argument("--deadline", type=int, default=DEFAULT_DEADLINE, metavar="SECONDS",
+                   help=f"stop after this long, keeping what was made (default {DEFAULT_DEADLINE})")
+    v.add_argument("--no-wait", action="store_true", help="start the job and return its id (it goes on in the service)")
     verb("mine", "draft claim tasks from the real and false claims of your verdicts", "bench suite mine",
          mine_verdicts)
 
@@ -215,14 +220,32 @@ def reject_task(args, client) -> int:
 
 
 def seed_repo(args, client) -> int:
-    d = client.post("/bench/suite/seed", {"repo": args.repo, "count": args.count, "seed": args.seed})
-    if args.json:
-        emit_json(d)
+    body = {"repo": args.repo, "count": args.count, "seed": args.seed, "deadline_seconds": args.deadline}
+    job = client.post("/bench/suite/seed", body)["job"]
+    note(f"Seeding job {job['id']} for {args.repo}: planting up to {plural(args.count, 'bug')}, each kept only when "
+         "shown to change behaviour.")
+    if args.no_wait:
+        emit_json({"job": job}) if args.json else say(str(job["id"]))
         return 0
-    for w in d["written"]:
-        say(f"{w['id']}: {w['change']} in {w['function']} ({w['path']})")
-    kept = f"; {len(d['kept'])} already there" if d["kept"] else ""
-    note(f"{plural(len(d['written']), 'new task')} in {d['tasks_dir']}{kept}.")
+    made = 0
+    while job["status"] == "running":
+        time.sleep(POLL)
+        job = client.get(f"/bench/suite/seed/{job['id']}")["job"]
+        if job["made"] != made:
+            made = job["made"]
+            note(f"  {plural(made, 'task')} made so far")
+    if args.json:
+        emit_json({"job": job})
+    elif job["result"]:
+        lines, summary = report_lines(job["result"])
+        for line in lines:
+            say(line)
+        note(summary)
+    if job["status"] == "failed":
+        note(f"Seeding failed: {job['error']}")
+        return 1
+    if job["status"] == "stopped":
+        note(f"Seeding stopped: {job['error']}")
     return 0
 
 
@@ -233,6 +256,8 @@ def mine_verdicts(args, client) -> int:
         return 0
     for t in d["drafted"]:
         say(f"{t['id']}: {'true' if t['truth'] else 'false'}: {t['claim']}")
+    for t in d.get("skipped") or []:
+        note(f"skipped the claim {t['claim'][:80]!r} of call {t['call']}: {t['why']}")
     note(f"{plural(len(d['drafted']), 'new draft')}; review them with `bench suite show ID`, then "
          "`bench suite accept ID` or `bench suite reject ID`.")
     return 0

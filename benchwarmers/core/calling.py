@@ -9,6 +9,7 @@ from typing import Callable, Iterator
 from ..canonical import EXPLORE, MEMBER, ROUTE, SKIPPED, Answer, Ask, estimate_usage
 from ..errors import QuotaRefused
 from ..providers import Timeouts
+from ..providers.hangup import Hangup
 from ..providers.llmclient import LlmClient
 from ..providers.transport import Sent
 from ..roster.quota import PROVIDER, Quota, Refusal
@@ -28,10 +29,23 @@ OWN_LINE = ("probe", "speed")      # calls with no call record: complete() write
 BACKGROUND = ("probe", "speed", "suite")   # work nobody waits on: it may wait longer for a rate limit
 
 
-def seat_timeouts(seconds: float) -> Timeouts:
+FEWEST_FIT = 256   # the fewest output tokens a speed-fitted cap asks for: fewer is rarely an answer
+
+
+def seat_timeouts(seconds: float, hangup: Hangup | None = None) -> Timeouts:
     """The one place a seat's timeouts come from: `seat_timeout` for the first byte and between chunks,
-    at most 10 s to connect."""
-    return Timeouts(connect=min(10.0, seconds), first_byte=seconds, idle=seconds)
+    at most 10 s to connect; `hangup` lets the panel stop the call."""
+    return Timeouts(connect=min(10.0, seconds), first_byte=seconds, idle=seconds, hangup=hangup)
+
+
+def fitted(default: int, pace: tuple | None, seconds: float) -> int:
+    """`default` cut to what a model of measured `pace` (ttft, tokens per second) writes in `seconds`: a slow local
+    model asked for 4,096 tokens would hold its seat for minutes. Unmeasured, or too fast to matter: `default`."""
+    tps = pace[1] if pace else None
+    if not tps:
+        return default
+    room = max(seconds - (pace[0] or 0.0), 1.0)
+    return max(min(default, int(tps * room)), min(default, FEWEST_FIT))
 
 
 def budget(facts: dict, ask: Ask, default: int | None) -> int | None:
@@ -72,7 +86,7 @@ class Caller:
 
     def __init__(self, registry: Registry, calls: Calls, resting: Resting, settings: Callable[[], dict],
                  facts: Callable[[Model], dict] | None = None, *, quota: Quota | None = None,
-                 price: Callable[[Model], tuple] | None = None):
+                 price: Callable[[Model], tuple] | None = None, paces: Callable[[str], tuple | None] | None = None):
         self.registry = registry
         self.calls = calls
         self.resting = resting
@@ -80,6 +94,7 @@ class Caller:
         self.facts = facts or (lambda model: model.facts)   # the catalog's merged facts, in the service
         self.quota = quota                 # the rate limits checked before each call (None: none)
         self.price = price or (lambda model: (model.facts.get("price_in"), model.facts.get("price_out"), None))
+        self.paces = paces or (lambda alias: None)   # a model's measured (ttft, tokens per second), if any
         self.ledger = Ledger(calls.db)
         self.scheduled = False             # the scheduler's copy (see over) marks its calls so
 
@@ -90,13 +105,20 @@ class Caller:
         """(what was asked, as stored: at most `record_max_kb`; the prompt's hash, over all of it)."""
         return summarise_request(ask, self.stored_chars()), prompt_hash(ask)
 
-    def timeouts(self) -> Timeouts:
-        return seat_timeouts(self.settings()["seat_timeout"])
+    def timeouts(self, hangup: Hangup | None = None) -> Timeouts:
+        return seat_timeouts(self.settings()["seat_timeout"], hangup)
 
     def tokens(self, model: Model, ask: Ask) -> int | None:
         """This member's output budget for the ask. The `default_max_tokens` setting applies to panels, not to
-        route mode: an agent that sends no limit sizes its own turns (a file written by a tool call may be long)."""
-        default = None if ask.target and ask.target.mode == ROUTE else self.settings()["default_max_tokens"] or None
+        route mode: an agent that sends no limit sizes its own turns (a file written by a tool call may be long);
+        for a model whose speed was measured it is cut to what the model writes in `panel_seconds`."""
+        if ask.target and ask.target.mode == ROUTE:
+            default = None
+        else:
+            settings = self.settings()
+            default = settings["default_max_tokens"] or None
+            if default and ask.max_tokens is None:
+                default = fitted(default, self.paces(model.alias), settings["panel_seconds"])
         return budget(self.facts(model), ask, default)
 
     def budgeted(self, model: Model, ask: Ask) -> Ask:
@@ -173,12 +195,12 @@ class Caller:
 
     def complete(self, model: Model, ask: Ask, endpoint: Endpoint | None = None, *,
                  timeouts: Timeouts | None = None, kind: str = MEMBER, whole: bool = False,
-                 admitted: bool = False) -> Answer:
+                 admitted: bool = False, hangup: Hangup | None = None) -> Answer:
         """The member's whole answer (`endpoint`: already looked up, e.g. once per panel; `timeouts`: a probe's or
         a speed test's own, else a seat's). A probe or a speed test (`kind`) has no call record: its ledger line
         is written here. `whole`: asked of the upstream in one piece, not streamed (a panel seat: less to read, and
         no time to first token to measure); the llm client always streams. `admitted`: the limits counted this
-        call already (send_seat did)."""
+        call already (send_seat did). `hangup`: lets the panel stop a seat's call (the built-in client only)."""
         if self.via_llm():
             provider, how = LlmClient(model.endpoint), {}
         else:
@@ -187,15 +209,16 @@ class Caller:
             self.admit(model, ask, kind)
         answer = None
         try:
-            answer = provider.complete(self.budgeted(model, ask), model.served, timeouts=timeouts or self.timeouts(),
-                                       **how)
+            answer = provider.complete(self.budgeted(model, ask), model.served,
+                                       timeouts=timeouts or self.timeouts(hangup), **how)
             estimate_usage(answer, ask)
             return answer
         finally:
             if kind in OWN_LINE:
                 self.ledger.add(self.line(model, ask, kind, answer))
 
-    def send_seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str) -> tuple[Sent | None, bool]:
+    def send_seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str,
+                  hangup: Hangup | None = None) -> tuple[Sent | None, bool]:
         """A panel seat's request written now on a kept-alive connection, its answer to be read by answer() once it
         is in (no thread waits for it meanwhile): (the request, True). (None, whether the limits counted the call)
         when it must go the blocking way, complete(): through llm, a limit to wait for, or no connection free.
@@ -203,7 +226,7 @@ class Caller:
         if self.via_llm() or not self.admit(model, ask, kind, wait=False):
             return None, False
         sent = self._provider(model, endpoint).send_whole(self.budgeted(model, ask), model.served,
-                                                           timeouts=self.timeouts())
+                                                           timeouts=self.timeouts(hangup))
         return sent, True
 
     def answer(self, model: Model, ask: Ask, sent: Sent, endpoint: Endpoint | None = None) -> Answer:
@@ -230,6 +253,12 @@ class Caller:
         other.registry = registry
         other.scheduled = scheduled
         return other
+
+    def unsent(self, model: Model, ask: Ask) -> None:
+        """A call the limits counted that was then never written (a panel seat hung up first): its prompt tokens are
+        taken back from the counts (its request stays counted: it took its turn)."""
+        if self.quota is not None:
+            self.quota.spent(model, -ask.prompt_tokens())
 
     def failed(self, model: Model, error: BaseException) -> None:
         """A call failed: a rate limit rests what it names (this model, or its whole connection) until its reset (one
@@ -286,7 +315,7 @@ class Caller:
             ttft=ttft if ttft is not None or answer is None else answer.ttft, seconds=round(seconds, 4),
             input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
             tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, session=ask.session, extra=extra,
-            turn=turn), line, amend)
+            turn=turn, finish_reason=answer.finish_reason if answer is not None else None), line, amend)
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> None:

@@ -5,12 +5,13 @@ from dataclasses import dataclass, field
 
 from ..catalog.roles import PURPOSES, check_purpose
 from ..errors import BadRequest, CollectionNotFound
-from ..names import check_name
+from ..names import DESCRIPTION_MOST, check_name, check_text
 from ..roster.registry import Registry, close_names, suggest, suggest_all
 from ..store import Config
 
 FILE = "collections.json"
-FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model", "purpose"}
+FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model", "purpose", "explore_grace"}
+MOST_GRACE = 86400.0    # the explore_grace_seconds setting's own bound
 
 
 @dataclass
@@ -22,6 +23,7 @@ class Collection:
     merge_model: str | None = None
     shadow: int = 0
     purpose: str = ""                # what it is for (review, design, ...): explore seats go to models that fit
+    explore_grace: float | None = None   # seconds to wait for explore seats once members are in (None: the setting)
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Collection":
@@ -29,14 +31,19 @@ class Collection:
         explore = d.get("explore", 1)
         shadow = d.get("shadow", 0)
         purpose = d.get("purpose") if d.get("purpose") in PURPOSES else ""
+        grace = d.get("explore_grace")
         return cls(name, str(d.get("description") or ""), members,
                    explore if isinstance(explore, int) and explore >= 0 else 1,
                    d.get("merge_model") if isinstance(d.get("merge_model"), str) else None,
-                   shadow if isinstance(shadow, int) and shadow >= 0 else 0, purpose)
+                   shadow if isinstance(shadow, int) and shadow >= 0 else 0, purpose,
+                   float(grace) if grace_ok(grace) else None)   # a bad hand edit: the setting's grace
 
     def to_dict(self) -> dict:
-        return {"description": self.description, "members": self.members, "explore": self.explore,
-                "merge_model": self.merge_model, "shadow": self.shadow, "purpose": self.purpose}
+        d = {"description": self.description, "members": self.members, "explore": self.explore,
+             "merge_model": self.merge_model, "shadow": self.shadow, "purpose": self.purpose}
+        if self.explore_grace is not None:
+            d["explore_grace"] = self.explore_grace
+        return d
 
     def public(self) -> dict:
         return {"name": self.name, **self.to_dict()}
@@ -83,9 +90,9 @@ class Collections:
         if unknown:
             raise BadRequest(f"Not on the bench: {', '.join(unknown)}.", suggest_all(unknown, models, "model"))
         col = Collection(name, current.description, members, current.explore, current.merge_model, current.shadow,
-                         current.purpose)
+                         current.purpose, current.explore_grace)
         if "description" in spec:
-            col.description = _typed(spec["description"], str, "description")
+            col.description = check_text(spec["description"], "description", DESCRIPTION_MOST, optional=False)
         if "purpose" in spec:
             try:
                 col.purpose = check_purpose(spec["purpose"])
@@ -97,6 +104,12 @@ class Collections:
                 if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 16:
                     raise BadRequest(f"{key} must be a whole number from 0 to 16.")
                 setattr(col, key, value)
+        if "explore_grace" in spec:
+            grace = spec["explore_grace"]
+            if grace is not None and not grace_ok(grace):
+                raise BadRequest(f"explore_grace must be a number of seconds from 0 to {MOST_GRACE:,.0f}, or null "
+                                 f"for the explore_grace_seconds setting, not {grace!r}.")
+            col.explore_grace = None if grace is None else float(grace)
         if "merge_model" in spec:
             mm = spec["merge_model"]
             if mm is not None and (not isinstance(mm, str) or mm not in models):
@@ -112,15 +125,13 @@ class Collections:
         self.config.update(FILE, lambda d: d.get("collections", {}).pop(name, None))
 
 
+def grace_ok(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= MOST_GRACE
+
+
 def _names(value, field_name: str) -> list:
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise BadRequest(f"{field_name} must be a list of model aliases.")
     return list(dict.fromkeys(value))   # a model named twice is one member: a panel seats it once
-
-
-def _typed(value, kind, name):
-    if not isinstance(value, kind):
-        raise BadRequest(f"{name} must be a {kind.__name__}.")
-    return value

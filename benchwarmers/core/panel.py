@@ -6,14 +6,15 @@ import queue
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from typing import Callable, Iterator
 
-from ..canonical import (FAILED, MERGED, OK, SKIPPED, STOP, TIMEOUT, Answer, Ask, Collector, ErrorEvent, Finish,
-                         KeepAlive, PanelReply, Seat, TextDelta, Usage, estimate_usage)
-from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, NoAbleSeat,
-                      QuotaRefused, RateLimited, ToolsNeedRouteMode, UpstreamFailed)
+from ..canonical import (CANCELLED, EXPLORE, FAILED, LENGTH, MERGED, OK, RUNNING, SKIPPED, STOP, TIMEOUT, Answer, Ask,
+                         Collector, ErrorEvent, Finish, KeepAlive, Seat, TextDelta, Usage, estimate_usage)
+from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, QuotaRefused,
+                      RateLimited, ToolsNeedRouteMode, UpstreamFailed)
+from ..providers.hangup import Hangup
 from ..providers.transport import Sent
 from ..providers.waiter import Waiter, read_at_once
 from ..roster.quota import RESTS
@@ -22,85 +23,19 @@ from ..store.db import Written
 from ..store.ids import record_id
 from . import merge
 from .calling import Caller
-from .collections import Collection, Collections
+from .collections import Collections
 from .lanes import Lanes
+from .panelrun import PanelRun
+from .panelwords import no_able_seat, seat_block
 from .pump import pump
 from .record import Record
-from .seating import Plan, SeatPlan, Seating
+from .seating import SeatPlan, Seating
 
 log = logging.getLogger("benchwarmers.panel")
 ANSWERED_LATE = "answered after the panel stopped waiting"
-
-
-def seat_heading(seat: Seat) -> str:
-    status = "" if seat.status == OK else f" · {seat.status}"
-    return f"## Seat {seat.seat} · {seat.model} · {seat.kind}{status}"
-
-
-def seat_block(seat: Seat) -> str:
-    if seat.status == OK:
-        body = seat.answer.strip() or "_(empty answer)_"
-    else:
-        body = f"> {seat.error or seat.status}"
-    return f"{seat_heading(seat)}\n\n{body}\n\n"
-
-
-def no_able_seat(plan: Plan) -> BenchError:
-    reasons = "; ".join(f"{sp.model.alias}: {sp.skip}" for sp in plan.seats)
-    if all(sp.skip.startswith(RESTS) for sp in plan.seats):
-        return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
-                           "Try again after the reset, or add members on other endpoints.", retry_after=60)
-    fixes = [fix for cause, fix in (("no vision", "drop the image"),
-                                    ("context window", "shorten the prompt or add a model with a larger window"))
-             if any(cause in sp.skip for sp in plan.seats)]
-    change = f"Change the ask ({'; or '.join(fixes)}), or add" if fixes else "Add"
-    return NoAbleSeat(f"No seat can take this ask: {reasons}.", f"{change} able models to the collection.")
-
-
-@dataclass
-class PanelRun:
-    """One ask in flight: seats finish into a queue in completion order."""
-    id: str
-    ask: Ask
-    collection: Collection | None
-    plan: Plan
-    deadline: float
-    seats: list = field(default_factory=list)        # Seat, in seat order
-    done: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
-    merge_info: dict | None = None
-    merge_usage: Usage = field(default_factory=Usage)
-    request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel:
-                                                      # the summary is kept in the panel's row, not in each seat's
-    endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
-    memo: dict | None = None                          # the config as the ask read it (Config.steady), for its seats
-    records: list = field(default_factory=list)       # its call records' writes (committed before the reply ends)
-    left: int = 0                                     # seats not in yet
-    all_in: threading.Event = field(default_factory=threading.Event)   # set when the last seat is in
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    gave_up: float | None = None                      # past the deadline, when (the ledger's clock) the seats not in
-                                                      # were recorded as timed out: their lines are no older
-
-    @property
-    def seat_request(self) -> tuple[None, str]:
-        """What a seat's (or the merge's) record keeps of the ask: its hash; the summary is in the panel's row."""
-        return None, self.request[1]
-
-    @property
-    def collection_name(self) -> str | None:
-        return self.collection.name if self.collection else None
-
-    def reply(self) -> PanelReply:
-        return PanelReply(self.collection.name if self.collection else self.ask.target.name, self.id,
-                          self.seats, merge_model=(self.merge_info or {}).get("model"))
-
-    def bench(self) -> dict:
-        d = self.reply().to_dict()
-        d["mode"] = self.ask.target.mode
-        if self.plan.passed_over:
-            d["passed_over"] = self.plan.passed_over
-        if self.merge_info:
-            d["merge"] = self.merge_info
-        return d
+CLIENT_LEFT = "the client went away before this seat answered"
+STOPPING = "the service is stopping"
+GONE_EVERY = 1.0    # seconds between looks at whether a waiting client is still there
 
 
 class Panel:
@@ -113,8 +48,11 @@ class Panel:
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")
         self.lanes = Lanes(self.pool, workers, lambda: self.settings()["endpoint_share"])
         self.waiter = Waiter()
+        self._live: set = set()            # runs with seats out, for stopping()
+        self._live_lock = threading.Lock()
 
     def close(self) -> None:
+        self.stopping()
         self.waiter.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
@@ -126,6 +64,21 @@ class Panel:
         with self.registry.config.steady() as memo:
             return self._start(ask, memo)
 
+    def stopping(self) -> None:
+        """The service is stopping: every seat still out is hung up, so its panel answers now with what it has."""
+        with self._live_lock:
+            runs = list(self._live)
+        for run in runs:
+            self.hang_up(run, STOPPING, CANCELLED)
+
+    def hang_up(self, run: PanelRun, reason: str, tag: str) -> None:
+        """Stop every seat of `run` still out: its upstream connection is shut down (a one-slot local server stops
+        generating for nobody), and the seat comes back as `tag` (cancelled, or timeout when given up)."""
+        with run.lock:
+            hangups = list(run.hangups.values())
+        for hangup in hangups:
+            hangup.hang_up(reason, tag)
+
     def _start(self, ask: Ask, memo: dict) -> PanelRun:
         collection, direct = self._target(ask)
         plan = self.seating.plan(ask, collection, direct)
@@ -134,10 +87,19 @@ class Panel:
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
             raise no_able_seat(plan)
-        run = PanelRun(record_id("p_"), ask, collection, plan, time.monotonic() + self.settings()["seat_timeout"],
-                       request=self.caller.summary(ask), endpoints=self.registry.endpoints(), memo=memo)
+        settings = self.settings()
+        hard = time.monotonic() + settings["seat_timeout"]
+        grace = collection.explore_grace if collection and collection.explore_grace is not None else \
+            settings["explore_grace_seconds"]
+        run = PanelRun(record_id("p_"), ask, collection, plan, hard, hard, grace, request=self.caller.summary(ask),
+                       endpoints=self.registry.endpoints(), memo=memo)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
+        run.members_left = sum(sp.kind != EXPLORE for sp in plan.seats)
+        run.hangups = {seat.call: Hangup() for sp, seat in zip(plan.seats, run.seats) if not sp.skip}
+        if run.hangups:
+            with self._live_lock:
+                self._live.add(run)
         self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller,
                                     plan.passed_over, run.request[0])
         for sp, seat in zip(plan.seats, run.seats):
@@ -167,7 +129,7 @@ class Panel:
         started = time.monotonic()
         endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
         try:
-            sent, admitted = self.caller.send_seat(sp.model, run.ask, endpoint, seat.kind)
+            sent, admitted = self.caller.send_seat(sp.model, run.ask, endpoint, seat.kind, run.hangups[seat.call])
         except Exception as exc:   # a limit refused it, or its request could not be written: the seat is over
             self._over(run, sp, seat, started, fault=exc)
             return
@@ -198,12 +160,13 @@ class Panel:
                 return
             self._over(run, sp, seat, started, lambda: self.caller.complete(
                 sp.model, run.ask, run.endpoints.get(sp.model.endpoint), kind=seat.kind, whole=True,
-                admitted=admitted))
+                admitted=admitted, hangup=run.hangups.get(seat.call)))
 
     def _over(self, run: PanelRun, sp: SeatPlan, seat: Seat, started: float,
               call: Callable[[], Answer] | None = None, fault: Exception | None = None) -> None:
         """The seat's answer from `call` (or the `fault` that ended it before), and its status from what went wrong."""
-        answer, error = None, None
+        answer, error, sent = None, None, None
+        hangup = run.hangups.get(seat.call)
         try:
             if fault is not None:
                 raise fault
@@ -212,17 +175,22 @@ class Panel:
         except QuotaRefused as e:       # nothing was sent: the seat says when the limit resets
             status, error = SKIPPED, e.message
         except UpstreamFailed as e:
-            status, error = (TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED), str(e)
-            self.caller.failed(sp.model, e)
+            if hangup is not None and hangup.reason is not None:   # we stopped it: the upstream is not at fault
+                status, error, sent = hangup.tag, hangup.reason, hangup.sent
+                if hangup.refused and not hangup.sent:
+                    self.caller.unsent(sp.model, run.ask)
+            else:
+                status, error = (TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED), str(e)
+                self.caller.failed(sp.model, e)
         except BenchError as e:
             status, error = FAILED, str(e)
         except Exception as e:   # a bug of ours must cost one seat, never the panel
             log.exception("seat %s (%s) failed", seat.seat, seat.model)
             status, error = FAILED, f"internal error: {type(e).__name__}"
         now = time.monotonic()
-        if now > run.deadline and status == OK:
+        if now > run.hard and status == OK:
             status, error = TIMEOUT, ANSWERED_LATE
-        self._done(run, sp, seat, status, error, now - started, answer)
+        self._done(run, sp, seat, status, error, now - started, answer, sent)
 
     def _done(self, run: PanelRun, sp: SeatPlan, seat: Seat, status: str, error: str | None, seconds: float,
               answer: Answer | None, sent: bool | None = None) -> None:
@@ -230,25 +198,41 @@ class Panel:
         in says so. Unless the panel stopped waiting first and recorded it as timed out: then that record is amended.
         The run's lock makes it one or the other, so the call is recorded once and its reply's Seat stays as told."""
         with run.lock:
+            run.hangups.pop(seat.call, None)
+            idle = not run.hangups
             late = run.gave_up is not None
             if not late:
                 seat.status, seat.error, seat.seconds = status, error, seconds
                 if answer is not None:
                     seat.answer, seat.usage = answer.text, answer.usage
+                    seat.finish_reason = answer.finish_reason
+                    if answer.finish_reason == LENGTH:   # its label says where it was cut
+                        seat.max_tokens = self.caller.tokens(sp.model, run.ask)
                 run.records.append(self._record(run, sp, seat, answer, sent))
-                run.done.put(seat)
                 run.left -= 1
                 last = run.left == 0
+                grace = run.count_in(seat) and not last
+                run.done.put(seat)     # after the deadline moved: the gatherer reads it on waking
+        if idle:
+            with self._live_lock:
+                self._live.discard(run)
+            if run.timer is not None:
+                run.timer.cancel()
         if late:
             self._amend(run, sp, seat, status, error, seconds, answer, sent)
-        elif last:
-            run.all_in.set()
+        elif last or grace:
+            run.ready.set()
 
     def _amend(self, run: PanelRun, sp: SeatPlan, seat: Seat, status: str, error: str | None, seconds: float,
                answer: Answer | None, sent: bool | None) -> None:
         """A seat back after the panel stopped waiting for it: its record gets what it learned (the answer, its
-        tokens, its error, whether it was sent at all), keeping the status the client was told: timeout."""
+        tokens, its error, whether it was sent at all). One the client was told is still running gets its own
+        status (answered, it can be given a verdict like any other); one it was told timed out keeps that."""
         sent = status != SKIPPED if sent is None else sent
+        if seat.status == RUNNING:
+            told = replace(seat, status=status, error=error, seconds=seconds)
+            self._record(run, sp, told, answer, sent, amend=run.gave_up, extra={"late": True})
+            return
         told = replace(seat, status=TIMEOUT, error=error or ANSWERED_LATE, seconds=seconds)
         self._record(run, sp, told, answer, sent, amend=run.gave_up)
 
@@ -260,11 +244,20 @@ class Panel:
             request=run.seat_request, sent=sent, **how)
 
     def _give_up(self, run: PanelRun, pending: dict) -> list:
-        """The deadline: the seats in by now, then every other one recorded as timed out (sent: it may well be
-        out), so its call id is in the record before the reply names it. Under the run's lock: a worker returning
-        this very moment is either in first or finds the panel stopped and amends this record."""
+        """The deadline: the seats in by now, then every other one recorded (sent: it may well be out), so its call
+        id is in the record before the reply names it: at the explore grace's end as running (it goes on, and its
+        record gets its answer), at seat_timeout as timed out (it is hung up). Under the run's lock: a worker
+        returning this very moment is either in first or finds the panel stopped and amends this record."""
         timeout = self.settings()["seat_timeout"]
-        error = f"no answer within {timeout:.0f} s"
+        now = time.monotonic()
+        running = run.graced and now < run.hard
+        given_up = f"no answer within {timeout:g} s"
+        if running:
+            status, error = RUNNING, (f"still running {run.grace:g} s after the other seats were in; its answer goes "
+                                      "to the record when it comes")
+        else:
+            status, error = TIMEOUT, given_up
+        closed = f"{given_up}: the panel stopped waiting and closed its call"
         seats = []
         with run.lock:
             while True:
@@ -277,41 +270,70 @@ class Panel:
             run.gave_up = self.caller.now()
             for sp, seat in zip(run.plan.seats, run.seats):
                 if seat.call in pending:
-                    seat.status, seat.error, seat.seconds = TIMEOUT, error, timeout
+                    seat.status, seat.error = status, error
+                    seat.seconds = timeout if status == TIMEOUT else now - (run.hard - timeout)
                     # counted=0: nothing to correct in the limits' counts yet; its worker does when it returns
                     run.records.append(self._record(run, sp, seat, None, sent=True, counted=0))
+        if running:   # nobody waits for them now, but their answers do: given up at seat_timeout all the same
+            run.timer = threading.Timer(run.hard - now, self.hang_up, (run, closed, TIMEOUT))
+            run.timer.daemon = True
+            run.timer.start()
+        else:
+            self.hang_up(run, closed, TIMEOUT)
         return seats + list(pending.values())
 
     # -- gathering -----------------------------------------------------------------------------
-    def finished(self, run: PanelRun, keepalive: float | None = None, gather: bool = False) -> Iterator:
-        """Seats as they finish (completion order); KeepAlive while waiting; timed-out seats at the deadline (recorded
-        then, so settle() waits for their records too).
-        `gather`: nobody hears of a seat before the last (a whole answer): wait for the last seat (or the deadline)
-        first, one wake-up rather than one a seat."""
+    def finished(self, run: PanelRun, keepalive: float | None = None, gather: bool = False,
+                 gone: Callable[[], bool] | None = None) -> Iterator:
+        """Seats as they finish (completion order); KeepAlive while waiting; at the deadline the seats still out
+        (recorded then, so settle() waits for their records too).
+        `gather`: nobody hears of a seat before the last (a whole answer): wait for the last seat (or the grace, or
+        the deadline) first, one wake-up rather than one a seat. `gone`: says when the client has gone away; its
+        seats still out are hung up then, as when this generator is closed before the end (a stream's client left)."""
         pending = {s.call: s for s in run.seats}
-        if gather:
-            run.all_in.wait(max(0.0, run.deadline - time.monotonic()))
-        while pending:
-            try:
-                seat = run.done.get_nowait()     # what is in counts, even once the deadline has passed
-            except queue.Empty:
-                wait = run.deadline - time.monotonic()
-                if wait <= 0:
-                    yield from self._give_up(run, pending)
-                    return
+        try:
+            if gather:
+                self._gather(run, gone)
+            ping = time.monotonic() + keepalive if keepalive else None
+            while pending:
                 try:
-                    seat = run.done.get(timeout=min(wait, keepalive) if keepalive else wait)
+                    seat = run.done.get_nowait()     # what is in counts, even once the deadline has passed
                 except queue.Empty:
-                    if keepalive:
-                        yield KeepAlive()
-                    continue
-            if pending.pop(seat.call, None) is not None:
-                yield seat
+                    now = time.monotonic()
+                    wait = run.deadline - now
+                    if wait <= 0:
+                        yield from self._give_up(run, pending)
+                        return
+                    step = min(wait, ping - now) if ping else wait
+                    try:
+                        seat = run.done.get(timeout=max(min(step, GONE_EVERY) if gone else step, 0.0))
+                    except queue.Empty:
+                        if gone is not None and gone():
+                            self.hang_up(run, CLIENT_LEFT, CANCELLED)
+                        if ping and time.monotonic() >= ping:
+                            ping = time.monotonic() + keepalive
+                            yield KeepAlive()
+                        continue
+                if pending.pop(seat.call, None) is not None:
+                    yield seat
+        finally:
+            if pending and run.gave_up is None:   # closed early: nobody hears of these seats
+                self.hang_up(run, CLIENT_LEFT, CANCELLED)
 
-    def whole(self, run: PanelRun, on_seat: Callable[[Seat], None] | None = None) -> Answer:
+    def _gather(self, run: PanelRun, gone: Callable[[], bool] | None) -> None:
+        """Wait until every seat is in, the explore grace began or the deadline came; hang up if the client went."""
+        while True:
+            wait = run.deadline - time.monotonic()
+            if wait <= 0 or run.ready.wait(min(wait, GONE_EVERY) if gone else wait):
+                return
+            if gone is not None and gone():
+                self.hang_up(run, CLIENT_LEFT, CANCELLED)
+
+    def whole(self, run: PanelRun, on_seat: Callable[[Seat], None] | None = None,
+              gone: Callable[[], bool] | None = None) -> Answer:
         """The finished panel as one Answer; 502 when every seat failed. `on_seat` hears of each seat as it finishes
-        (MCP's progress notifications)."""
-        for seat in self.finished(run, gather=on_seat is None):
+        (MCP's progress notifications); `gone` says when the client went away (see finished)."""
+        for seat in self.finished(run, gather=on_seat is None, gone=gone):
             if on_seat:
                 on_seat(seat)
         self._check_any(run)
@@ -322,11 +344,11 @@ class Panel:
         self.settle(run)   # acknowledged only once its records are committed
         return Answer(text=text, usage=self._usage(run), finish_reason=STOP)
 
-    def events(self, run: PanelRun) -> Iterator:
+    def events(self, run: PanelRun, gone: Callable[[], bool] | None = None) -> Iterator:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
         keepalive = self.settings()["keepalive_seconds"]
         merged = run.ask.target.mode == MERGED
-        for item in self.finished(run, keepalive):
+        for item in self.finished(run, keepalive, gone=gone):
             if isinstance(item, KeepAlive):
                 yield item
             elif not merged:

@@ -232,10 +232,10 @@ class Router:
         self._record(shadow, status, answer, error, kind="shadow", extra={"turn": turn.call}, of=turn.call)
 
     def _all_failed(self, collection: str, failures: list) -> BenchError:
-        lines = "; ".join(f"{alias}: {err}" for alias, err in failures)
+        lines = "; ".join(f"{alias}: {err}" for alias, err in failures).rstrip(".")   # its own full stop below
         if failures and all(err.kind is FaultKind.RATE_LIMITED for _, err in failures):
             waits = [err.retry_after for _, err in failures if err.retry_after]
-            return RateLimited(f"Every member of {collection!r} is rate limited: {lines}",
+            return RateLimited(f"Every member of {collection!r} is rate limited: {lines}.",
                                "Wait for the reset, or add members.", retry_after=min(waits) if waits else 30)
-        return AllMembersFailed(f"Every member of {collection!r} failed this turn: {lines}",
+        return AllMembersFailed(f"Every member of {collection!r} failed this turn: {lines}.",
                                 "Check the members with bench models.")

@@ -14,6 +14,18 @@ from ..roster.resting import Resting
 from .collections import Collection
 
 
+TYPICAL_TOKENS = 500   # an answer's length, for comparing speeds as seconds an answer takes
+SLOWER = 4.0           # an explore candidate this many times slower than the slowest seated model (and slower
+#                        than it by more than the explore grace) is passed over
+
+
+def answer_seconds(pace: tuple | None) -> float | None:
+    """About how long a model of measured `pace` (ttft, tokens per second) takes for a typical answer."""
+    if not pace or not pace[1]:
+        return None
+    return (pace[0] or 0.0) + TYPICAL_TOKENS / pace[1]
+
+
 @dataclass
 class SeatPlan:
     number: int
@@ -101,6 +113,9 @@ class Seating:
             return f"context window too small for the prompt: about {tokens} prompt tokens, window {window}"
         if model.endpoint not in (self.registry.endpoints() if endpoints is None else endpoints):
             return f"its endpoint {model.endpoint!r} is gone"
+        again = self.registry.signin_again(model.endpoint)
+        if again:
+            return f"its endpoint {model.endpoint!r} needs you to {again}"
         return None
 
     def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None) -> Plan:
@@ -125,15 +140,39 @@ class Seating:
             if alias not in taken:
                 seat(self.registry.model(alias), WITH)
         if collection and collection.explore:
+            too_slow = self._too_slow(collection, [sp.model for sp in plan.seats])
+
             def fits(model: Model) -> str | None:
                 return check(model, EXPLORE) or self.catalog.unfit(model, collection.purpose) or \
-                    self.catalog.app_only_reason(model)
+                    self.catalog.app_only_reason(model) or too_slow(model)
             self._explore(collection.explore, models, taken, plan, seat, fits)
         with self._lock:
             for s in plan.seats:
                 if s.skip is None:
                     self._seated(s.model.alias)
         return plan
+
+    def _too_slow(self, collection: Collection, seated: list):
+        """A check of explore candidates against the seated models' measured speed: one far slower than the slowest
+        of them (SLOWER times, and past the explore grace) would only run on after the panel answered. Models
+        never measured pass; so does every model when no seated one was measured."""
+        paces = self.caller.paces if self.caller is not None else None
+        times = [t for t in (answer_seconds(paces(m.alias)) for m in seated) if t is not None] if paces else []
+        if not times:
+            return lambda model: None
+        slowest = max(times)
+        grace = collection.explore_grace
+        if grace is None:
+            grace = self.caller.settings()["explore_grace_seconds"]
+        bar = max(slowest * SLOWER, slowest + grace)
+
+        def check(model: Model) -> str | None:
+            took = answer_seconds(paces(model.alias))
+            if took is None or took <= bar:
+                return None
+            return (f"too slow for this collection: about {took:,.0f} s for an answer where its members take about "
+                    f"{slowest:,.0f} s (ask for it by name with bench.with)")
+        return check
 
     def _explore(self, count, models, taken, plan, seat, check) -> None:
         """The active non-members that have waited longest since they were last asked; ties at random."""

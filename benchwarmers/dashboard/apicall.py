@@ -9,6 +9,7 @@ import json
 
 from ..errors import BenchError
 from ..server.messages import Request
+from .pagewords import for_page
 
 FORWARD = ("host", "cookie", "authorization")
 
@@ -37,7 +38,8 @@ def call(req: Request, method: str, path: str, body: dict | None = None, query: 
     if resp.status >= 400:
         err = payload.get("error") if isinstance(payload, dict) else None
         message = err.get("message") if isinstance(err, dict) else None
-        raise Refused(message or f"The API refused {method} {path} (HTTP {resp.status}).", resp.status,
+        raise Refused(for_page(message) if message else f"The API refused {method} {path} (HTTP {resp.status}).",
+                      resp.status,
                       err.get("code") if isinstance(err, dict) else None)
     return payload
 

@@ -2,7 +2,8 @@
 
 The one place the dashboard uses the panel (bench.panel: start, finished, merge_events) rather than the admin API: a
 page cannot stream a column per seat through a whole-answer API. Lines: {"panel": ...} first, then {"seat": ...}
-per finished seat (its answer as Markdown nodes, see markdown.py), {"merge": {"delta"}} and {"merged": ...} for
+per finished seat (its answer as Markdown nodes, see markdown.py; a seat still running after the explore grace says
+so, and the page then reads its late answer from the ask's page), {"merge": {"delta"}} and {"merged": ...} for
 :merged, and {"done": ...} or {"error": ...} last; empty lines keep the connection alive while seats think.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ def line(obj: dict) -> bytes:
 
 def seat_line(seat) -> dict:
     return {"seat": {"seat": seat.seat, "kind": seat.kind, "model": seat.model, "status": seat.status,
+                     "outcome": seat.outcome(), "finish_reason": seat.finish_reason,
                      "seconds": round(seat.seconds, 2), "call": seat.call, "error": seat.error,
                      "nodes": markdown.parse(seat.answer) if seat.answer else []}}
 
@@ -42,7 +44,7 @@ def ask_stream(req: Request, bench: Bench) -> Response:
     def lines():
         yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.target.mode,
                     "seats": [{"seat": s.seat, "kind": s.kind, "model": s.model, "call": s.call} for s in run.seats]})
-        for item in panel.finished(run, keepalive):
+        for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats
             yield b"\n" if isinstance(item, KeepAlive) else line(seat_line(item))
         answered = sum(s.status == "ok" for s in run.seats)
         if merged:

@@ -9,92 +9,41 @@ from __future__ import annotations
 import html
 import re
 
+from .inline_marks import inline, node
+
 TAGS = {"p", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "code", "blockquote", "hr", "strong", "em", "del",
         "a", "table", "thead", "tbody", "tr", "th", "td", "br"}
 VOID = {"hr", "br"}
-SAFE_HREF = re.compile(r"^(https?://|mailto:)[^\s<>\"']+$", re.I)
-FENCE = re.compile(r"^ {0,3}(```|~~~)\s*([\w+.-]*)\s*$")
-HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-RULE = re.compile(r"^ {0,3}([-*_])(\s*\1){2,}\s*$")
-BULLET = re.compile(r"^( {0,3})([-*+])\s+(.*)$")
-NUMBER = re.compile(r"^( {0,3})(\d{1,9})[.)]\s+(.*)$")
-QUOTE = re.compile(r"^ {0,3}>\s?(.*)$")
-TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-INLINE = re.compile(
-    r"(?P<code>`+)(?P<code_text>.+?)(?P=code)"
-    r"|!\[(?P<img_alt>[^\]]*)\]\((?P<img_src>[^)\s]*)[^)]*\)"
-    r"|\[(?P<link_text>[^\]]+)\]\((?P<link_href>[^)\s]+)(?:\s+\"[^\"]*\")?\)"
-    r"|<(?P<auto>(?:https?://|mailto:)[^>\s]+)>"
-    r"|(?P<bare>https?://[^\s<>()\[\]]*[^\s<>()\[\].,;:!?'\"])"
-    r"|(?P<strong>\*\*|__)(?P<strong_text>.+?)(?P=strong)"
-    r"|(?P<del>~~)(?P<del_text>.+?)~~"
-    r"|(?<![\w*])(?P<em>[*_])(?P<em_text>[^\s*_](?:.*?[^\s])?)(?P=em)(?![\w*])"
-    r"|(?P<br>  \n|\\\n)",
-    re.S)
+MAX_DEPTH = 8                    # lists and quotes inside each other; deeper lines are plain paragraphs
+PLAIN_PAST = 1024 * 1024         # characters: a longer answer is shown as plain text, unparsed
+# Each pattern reads one line and cannot backtrack: a block's structure comes from its lines' patterns alone.
+FENCE = re.compile(r" {0,3}(```|~~~)[ \t]*([\w+.-]*)[ \t]*\Z")
+HEADING = re.compile(r" {0,3}(#{1,6})\s+")
+BULLET = re.compile(r"( {0,3})([-*+])\s+(.*)\Z")
+NUMBER = re.compile(r"( {0,3})(\d{1,9})[.)]\s+(.*)\Z")
+QUOTE = re.compile(r" {0,3}>\s?(.*)\Z")
+OPENS = re.compile(r" {0,3}(?:```|~~~|[#>*+_\d-])")      # what any block but a table starts with: a quick test
+TABLE_RULE = re.compile(r"\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?")     # matched whole on a stripped line
 
-
-def node(tag: str, children=None, **attrs) -> dict:
-    d = {"t": tag, "c": children if children is not None else []}
-    d.update(attrs)
-    return d
-
-
-# ---- inline ------------------------------------------------------------------------------------
-
-def inline(text: str) -> list:
-    out: list = []
-    pos = 0
-    for m in INLINE.finditer(text):
-        if m.start() > pos:
-            out.append(text[pos:m.start()])
-        out.append(_inline_match(m))
-        pos = m.end()
-    if pos < len(text):
-        out.append(text[pos:])
-    return out
-
-
-def _inline_match(m: re.Match):
-    if m.group("code"):
-        return node("code", [m.group("code_text").strip() or m.group("code_text")])
-    if m.group("img_src") is not None:
-        return f"[image: {m.group('img_alt') or m.group('img_src')}]"
-    if m.group("link_text") is not None:
-        return link(m.group("link_href"), inline(m.group("link_text")), m.group(0))
-    if m.group("auto"):
-        return link(m.group("auto"), [m.group("auto")], m.group(0))
-    if m.group("bare"):
-        return link(m.group("bare"), [m.group("bare")], m.group(0))
-    if m.group("strong"):
-        return node("strong", inline(m.group("strong_text")))
-    if m.group("del"):
-        return node("del", inline(m.group("del_text")))
-    if m.group("em"):
-        return node("em", inline(m.group("em_text")))
-    return node("br")
-
-
-def link(href: str, children: list, original: str):
-    return node("a", children, href=href) if SAFE_HREF.match(href) else original
-
-
-# ---- blocks ------------------------------------------------------------------------------------
 
 def parse(text: str) -> list:
     """The answer as a list of block nodes."""
-    lines = (text or "").replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ").split("\n")
-    return blocks(lines)
+    text = (text or "").replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ")
+    lines = text.split("\n")
+    return _plain(lines) if len(text) > PLAIN_PAST else blocks(lines)
 
 
-def blocks(lines: list[str]) -> list:
+def blocks(lines: list[str], depth: int = 0) -> list:
+    if depth >= MAX_DEPTH:
+        return _plain(lines, marks=True)
     out, i = [], 0
     while i < len(lines):
-        line = lines[i]
-        if not line.strip():
+        if not lines[i].strip():
             i += 1
             continue
-        for reader in (_fence, _heading, _rule, _quote, _table, _list):
-            found = reader(lines, i)
+        readers = (_fence, _heading, _rule, _quote, _table, _list) if OPENS.match(lines[i]) else (_table,)
+        for reader in readers:
+            found = reader(lines, i, depth)
             if found:
                 block, i = found
                 out.append(block)
@@ -105,7 +54,26 @@ def blocks(lines: list[str]) -> list:
     return out
 
 
-def _fence(lines, i):
+def _plain(lines: list[str], marks: bool = False) -> list:
+    """Paragraphs split at blank lines and nothing more: text past the size or depth where structure is read."""
+    out, body = [], []
+    for line in lines + [""]:
+        if line.strip():
+            body.append(line)
+        elif body:
+            text = "\n".join(body).strip()
+            out.append(node("p", inline(text) if marks else [text]))
+            body = []
+    return out
+
+
+def starts_block(line: str) -> bool:
+    """Whether the line opens a block that ends a paragraph before it."""
+    return bool(OPENS.match(line)) and bool(FENCE.match(line) or HEADING.match(line) or _is_rule(line)
+                                            or QUOTE.match(line) or BULLET.match(line) or NUMBER.match(line))
+
+
+def _fence(lines, i, depth):
     m = FENCE.match(lines[i])
     if not m:
         return None
@@ -117,25 +85,36 @@ def _fence(lines, i):
     return node("pre", [node("code", ["\n".join(body)])]), j + 1
 
 
-def _heading(lines, i):
+def _heading(lines, i, depth):
     m = HEADING.match(lines[i])
     if not m:
         return None
-    return node(f"h{min(6, len(m.group(1)) + 2)}", inline(m.group(2))), i + 1   # answers sit under page headings
+    title = lines[i][m.end():].rstrip()
+    bare = title.rstrip("#")
+    if not bare or bare[-1] in " \t":       # a closing run of #s counts only after a space
+        title = bare.rstrip()
+    return node(f"h{min(6, len(m.group(1)) + 2)}", inline(title)), i + 1   # answers sit under page headings
 
 
-def _rule(lines, i):
-    return (node("hr"), i + 1) if RULE.match(lines[i]) else None
+def _is_rule(line: str) -> bool:
+    if len(line) - len(line.lstrip(" ")) > 3:
+        return False
+    marks = "".join(line.split())
+    return len(marks) >= 3 and marks[0] in "-*_" and marks == marks[0] * len(marks)
 
 
-def _quote(lines, i):
+def _rule(lines, i, depth):
+    return (node("hr"), i + 1) if _is_rule(lines[i]) else None
+
+
+def _quote(lines, i, depth):
     if not QUOTE.match(lines[i]):
         return None
     inner, j = [], i
     while j < len(lines) and lines[j].strip() and QUOTE.match(lines[j]):
         inner.append(QUOTE.match(lines[j]).group(1))
         j += 1
-    return node("blockquote", blocks(inner)), j
+    return node("blockquote", blocks(inner, depth + 1)), j
 
 
 def _cells(line: str) -> list[str]:
@@ -145,8 +124,8 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.split("|")]
 
 
-def _table(lines, i):
-    if "|" not in lines[i] or i + 1 >= len(lines) or not TABLE_RULE.match(lines[i + 1]):
+def _table(lines, i, depth):
+    if "|" not in lines[i] or i + 1 >= len(lines) or not TABLE_RULE.fullmatch(lines[i + 1].strip()):
         return None
     head = node("thead", [node("tr", [node("th", inline(c)) for c in _cells(lines[i])])])
     rows, j = [], i + 2
@@ -156,41 +135,48 @@ def _table(lines, i):
     return node("table", [head, node("tbody", rows)]), j
 
 
-def _list(lines, i):
+def _list(lines, i, depth):
     first = BULLET.match(lines[i]) or NUMBER.match(lines[i])
     if not first:
         return None
-    ordered = first.re is NUMBER
+    marker = NUMBER if first.re is NUMBER else BULLET
     items, j = [], i
     while j < len(lines):
-        m = (NUMBER if ordered else BULLET).match(lines[j])
+        m = marker.match(lines[j])
         if not m:
             break
-        body, j = [m.group(3)], j + 1
-        while j < len(lines) and (lines[j].startswith("  ") and lines[j].strip()
-                                  or not lines[j].strip() and j + 1 < len(lines) and lines[j + 1].startswith("  ")):
-            body.append(lines[j][2:] if lines[j].startswith("  ") else "")
-            j += 1
-        content = blocks(body)
+        body, j = _item_lines(lines, j + 1, [m.group(3)])
+        content = blocks(body, depth + 1)
         if len(content) == 1 and content[0]["t"] == "p":
             content = content[0]["c"]          # a tight item: its text without a paragraph around it
         items.append(node("li", content))
-        while j < len(lines) and not lines[j].strip() and j + 1 < len(lines) and \
-                (NUMBER if ordered else BULLET).match(lines[j + 1]):
+        while j < len(lines) and not lines[j].strip() and j + 1 < len(lines) and marker.match(lines[j + 1]):
             j += 1
-    attrs = {"start": int(first.group(2))} if ordered and first.group(2) != "1" else {}
-    return node("ol" if ordered else "ul", items, **attrs), j
+    attrs = {"start": int(first.group(2))} if marker is NUMBER and first.group(2) != "1" else {}
+    return node("ol" if marker is NUMBER else "ul", items, **attrs), j
+
+
+def _item_lines(lines, j, body):
+    """An item's lines after its first: those indented by two spaces, and blank lines between them."""
+    while j < len(lines):
+        if lines[j].startswith("  ") and lines[j].strip():
+            body.append(lines[j][2:])
+        elif not lines[j].strip() and j + 1 < len(lines) and lines[j + 1].startswith("  "):
+            body.append("")
+        else:
+            break
+        j += 1
+    return body, j
 
 
 def _paragraph(lines, i):
     body, j = [], i
     while j < len(lines) and lines[j].strip():
-        if j > i and any(r(lines, j) for r in (_fence, _heading, _rule, _quote, _list)):
+        if j > i and starts_block(lines[j]):
             break
         body.append(lines[j])
         j += 1
-    text = "\n".join(body)
-    return node("p", inline(text.strip())), j
+    return node("p", inline("\n".join(body).strip())), j
 
 
 # ---- HTML --------------------------------------------------------------------------------------

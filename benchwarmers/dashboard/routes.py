@@ -8,7 +8,7 @@ from ..errors import NotFound
 from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
-from . import askstream, signin, web
+from . import appsignin, askstream, signin, web
 from .pages import (ask, call, calls, collection, collections, discover, endpoints, home, jobrun, login, model,
                     models, onboard, quotas, settings, suite, suiterun)
 from .render import page, static
@@ -89,7 +89,7 @@ def build() -> list[Route]:
         as_json, as_html = views(p)
         routes += [Route("GET", json_path(p.path), as_json, "bench", ADMIN, dashboard_only=True),
                    Route("GET", p.path, as_html, "html", ADMIN, dashboard_only=True), *actions(p.module)]
-    return routes + actions(signin) + signin.ROUTES + [
+    return routes + actions(signin) + signin.ROUTES + appsignin.ROUTES + [
         Route("POST", "/ask/stream", askstream.ask_stream, "bench", ADMIN, dashboard_only=True),
         Route("GET", "/login", login.show, "html", PUBLIC, dashboard_only=True),
         Route("POST", "/login", login.submit, "html", PUBLIC, dashboard_only=True),

@@ -1,5 +1,7 @@
 """Provider sign-in in the browser: POST /connect/{provider} starts it, the provider's callback (or the device
-sign-in's wait page) finishes it, and the browser lands on /endpoints?signin=ID, where the result shows.
+sign-in's wait page) finishes it, and the browser lands on /endpoints?signin=ID, where the result shows. A sign-in
+with the user's own app (appsignin.py) comes back to the one fixed callback the user registered, with `state` in
+its query (dashboard/appsignin.py).
 
 These routes call the sign-in flows (signin.py) and api/connect.py directly, not the admin API: the callback
 arrives from the provider's site, so the SameSite=Strict session cookie is not sent and an in-process API call
@@ -13,9 +15,9 @@ from __future__ import annotations
 import time
 from urllib.parse import quote, urlsplit
 
-from .. import signin
+from .. import appsignin, signin
 from ..api.connect import can_sign_in, endpoint_name, failure, finish, known, record
-from ..connect import DEVICE, HANDOFF, Provider
+from ..connect import DEVICE, HANDOFF, OAUTH, Provider
 from ..errors import BenchError, SigninRefused
 from ..redaction import redact
 from ..server.bench import Bench
@@ -32,13 +34,16 @@ RESULT_PAGE = "/endpoints"
 def start(req: Request, bench: Bench, form) -> Done:
     """POST /connect/{provider} (a dashboard form, CSRF checked; optional field `name`): off to the provider's
     sign-in page, or to this service's wait page for a device sign-in."""
-    provider = known(req.params["provider"])
+    provider = known(req.params["provider"], bench)
     can_sign_in(provider)
     name, replace = endpoint_name(bench, provider, form.get("name"))
     flow, origin = signin.Flow(provider.id, provider.flow, name, replace), own_origin(req, bench)
     if provider.flow == DEVICE:
-        signin.device_start(provider, flow)
+        (appsignin.device_start if provider.own_app else signin.device_start)(provider, flow)
         location = flow.landing
+    elif provider.flow == OAUTH:
+        flow.redirect = origin + flow.landing
+        location = appsignin.authorize_url(provider, flow)
     else:
         location = signin.auth_redirect(provider, flow, origin)
     bench.signins.add(flow)
@@ -59,7 +64,7 @@ def own_origin(req: Request, bench: Bench) -> str:
 
 def callback(req: Request, bench: Bench) -> Response:
     """GET /connect/{provider}/callback/{state}?code=...: public (see the module docstring)."""
-    provider = known(req.params["provider"])
+    provider = known(req.params["provider"], bench)
     flow = claim(req, bench, provider, HANDOFF)
     if provider.echoes_state and req.query.get("state", flow.state) != flow.state:
         raise SigninRefused("The state sent back does not match this sign-in.", "Start the sign-in again.")
@@ -77,24 +82,28 @@ def callback(req: Request, bench: Bench) -> Response:
 def wait(req: Request, bench: Bench) -> Response:
     """GET /connect/{provider}/wait/{state}: a device sign-in; each visit asks the provider (no more often than
     it allows) and the page reloads itself until the user approved, denied, or the flow expired."""
-    provider = known(req.params["provider"])
+    provider = known(req.params["provider"], bench)
     flow = claim(req, bench, provider, DEVICE)
-    key = None
+    key = grant = None
     if time.time() - flow.polled >= flow.device["interval"]:
         try:
-            key = signin.device_poll(provider, flow)
+            if provider.own_app:
+                grant = appsignin.device_poll(provider, flow)
+                key = grant.token if grant else None
+            else:
+                key = signin.device_poll(provider, flow)
         except BenchError as err:
             return landing(bench, flow, record(bench, failure(provider, str(err))))
     if key:
-        return landing(bench, flow, finish(bench, provider, flow.endpoint, key, flow.replace))
+        return landing(bench, flow, finish(bench, provider, flow.endpoint, key, flow.replace, grant))
     bench.signins.put_back(flow)
     return waiting_page(req, bench, provider, flow)
 
 
-def claim(req: Request, bench: Bench, provider: Provider, kind: str) -> signin.Flow:
-    """The flow this state names, taken out so it works once; refused unless this service started it for this
-    provider, it has not expired, and this is the browser that started it."""
-    flow = bench.signins.take(req.params["state"])
+def claim(req: Request, bench: Bench, provider: Provider, kind: str, state: str | None = None) -> signin.Flow:
+    """The flow this state (the path's, unless given) names, taken out so it works once; refused unless this service
+    started it for this provider, it has not expired, and this is the browser that started it."""
+    flow = bench.signins.take(req.params["state"] if state is None else state)
     again = "Start the sign-in again from the Endpoints page."
     if flow is None or flow.provider != provider.id or flow.kind != kind:
         raise SigninRefused("This sign-in was not started by this service, or it has already finished.", again)

@@ -19,11 +19,11 @@ from urllib.parse import parse_qs, quote
 from .. import formats
 from ..errors import BadRequest, BenchError, CsrfFailed, Forbidden
 from ..server.bench import Bench
-from ..server.guard import is_admin
+from ..server.guard import CSRF_COOKIE, CSRF_HEADER, is_admin
 from ..server.messages import Request, Response
 from ..server.routes import BENCH_SHAPE
 
-CSRF_COOKIE, CSRF_FIELD, CSRF_HEADER = "bw_csrf", "csrf", "x-csrf-token"
+CSRF_FIELD = "csrf"
 SECRET_FIELDS = {"key", "csrf", "token"}       # never echoed back into a form
 ECHO_LIMIT = 200_000
 _notes: OrderedDict = OrderedDict()
@@ -80,14 +80,35 @@ def valid_token(value: str | None) -> bool:
     return bool(value) and 20 <= len(value) <= 64 and value.replace("-", "").replace("_", "").isalnum()
 
 
+def over_https(req: Request) -> bool:
+    """Whether the browser reached the service over HTTPS: a proxy in front says so in X-Forwarded-Proto (each
+    hosting template's does), a browser's Origin by its scheme. A client claiming it falsely over plain HTTP only
+    gets cookies its own browser will not keep."""
+    proto = req.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+    return proto == "https" or req.headers.get("origin", "").lower().startswith("https://")
+
+
+def cookie(req: Request, name: str, value: str, max_age: int | None = None) -> str:
+    """A Set-Cookie value: HttpOnly, SameSite=Strict, for the whole site, and Secure when served over HTTPS."""
+    parts = [f"{name}={value}", "HttpOnly", "SameSite=Strict", "Path=/"]
+    if max_age is not None:
+        parts.append(f"Max-Age={max_age}")
+    return "; ".join(parts + (["Secure"] if over_https(req) else []))
+
+
+def new_csrf(req: Request) -> tuple[str, str]:
+    """(a fresh CSRF token, the Set-Cookie that gives it to the browser)."""
+    token = secrets.token_urlsafe(24)
+    return token, cookie(req, CSRF_COOKIE, token)
+
+
 def frame(req: Request, bench: Bench) -> Frame:
     current = req.cookie(CSRF_COOKIE)
     set_cookie = None
     if not valid_token(current):
-        current = secrets.token_urlsafe(24)
-        set_cookie = f"{CSRF_COOKIE}={current}; HttpOnly; SameSite=Strict; Path=/"
+        current, set_cookie = new_csrf(req)
     note = take_note(current)
-    signed_in = is_admin(req, bench.admin_token)
+    signed_in = is_admin(req, bench.admin_token, bench.logins)
     return Frame(req.path, current, set_cookie, note["flashes"], note["echo"], note["secret"],
                  logout=bool(bench.admin_token) and signed_in, signed_in=signed_in)
 

@@ -2,10 +2,12 @@
 speed cells, verdict forms, seat columns."""
 from __future__ import annotations
 
+from ..names import NOTE_MOST
 from . import markdown
 from .render import e, pct, secs, token, when
 
-CHIP_WORDS = {"ok": "answered", "skipped": "skipped", "timeout": "timed out", "failed": "failed"}
+CHIP_WORDS = {"ok": "answered", "skipped": "skipped", "timeout": "timed out", "failed": "failed",
+              "running": "still running", "cancelled": "cancelled"}
 
 
 def chip(state: str, text: str | None = None, title: str | None = None) -> str:
@@ -105,7 +107,8 @@ def verdict_form(frame, call: str, verdict: dict | None = None, back: str = "/ca
             f'<label for="false-{ident}">Claims that were false <span class="muted">(one a line)</span></label>'
             f'<textarea id="false-{ident}" name="false" rows="2">{e(lines(v.get("false")))}</textarea>'
             f'<label for="note-{ident}">Note</label>'
-            f'<input id="note-{ident}" name="note" type="text" value="{e(v.get("note") or "")}">'
+            f'<input id="note-{ident}" name="note" type="text" maxlength="{NOTE_MOST}" '
+            f'value="{e(v.get("note") or "")}">'
             f'<div class="form-end"><button type="submit">{"Change verdict" if verdict else "Save verdict"}</button>'
             f'<span class="status-text" data-status role="status"></span></div></form>')
 
@@ -114,10 +117,23 @@ def seat_column(frame, seat: dict, back: str) -> str:
     """One seat's answer: model, seat kind, status and seconds, the answer (Markdown made safe), its verdict."""
     head = (f'<header class="seat-head"><h3>{e(seat["model"])}</h3>'
             f'<p class="seat-meta">seat {e(seat.get("seat") or "")} · {e(seat["kind"])} · '
-            f'{chip(seat["status"])} · {e(secs(seat.get("seconds")))}</p></header>')
+            f'{outcome_chip(seat)} · {e(secs(seat.get("seconds")))}{late_note(seat)}</p></header>')
     if seat["status"] == "ok":
-        body = f'<div class="answer">{markdown.render(seat.get("answer") or "")}</div>'
+        body = f'<div class="answer" data-fold>{markdown.render(seat.get("answer") or "")}</div>'
     else:
         body = f'<p class="seat-error">{e(seat.get("error") or seat["status"])}</p>'
     form = verdict_form(frame, seat["call"], seat.get("verdict"), back) if seat["status"] == "ok" else ""
     return f'<article class="seat" data-call="{e(seat["call"])}">{head}{body}{form}</article>'
+
+
+def outcome_chip(seat: dict) -> str:
+    """The seat's status chip; an answer cut at its output cap says so rather than a plain "answered"."""
+    if seat["status"] == "ok" and seat.get("finish_reason") == "length":
+        cap = seat.get("max_tokens")
+        return chip("cut", f"cut at {cap:,} tokens" if cap else "cut at its output limit",
+                    "The answer reached the output cap it was asked for: raise max_tokens for the whole answer.")
+    return chip(seat["status"])
+
+
+def late_note(seat: dict) -> str:
+    return ' · <span class="muted">answered after the panel replied</span>' if seat.get("late") else ""

@@ -11,7 +11,8 @@ from typing import Callable
 from .protocol import Session
 from .tools import Tools
 
-MAX_SESSIONS = 1000      # a flood of initializes cannot grow memory without end: the longest idle goes first
+PER_OWNER = 100          # sessions one caller may hold; its own longest idle goes when it opens one more
+MAX_SESSIONS = 1000      # all callers together: past it a new session is refused, never someone else's ended
 
 
 @dataclass
@@ -27,14 +28,20 @@ class Sessions:
         self._entries: dict[str, Entry] = {}
         self._lock = threading.Lock()
 
-    def open(self, owner: str, tools: Tools) -> tuple[str, Session]:
-        """A new session and its id: 32 random bytes, URL-safe, visible ASCII as the transport requires."""
+    def open(self, owner: str, tools: Tools, idle_seconds: float) -> tuple[str, Session] | None:
+        """A new session and its id (32 random bytes, URL-safe, visible ASCII as the transport requires), or None
+        when MAX_SESSIONS callers' sessions are live. A caller at PER_OWNER loses its own longest idle one: a flood
+        of initializes from one caller ends only that caller's sessions."""
         sid = secrets.token_urlsafe(32)
-        entry = Entry(Session(tools), owner, self.clock())
+        now = self.clock()
+        entry = Entry(Session(tools), owner, now)
         with self._lock:
-            while len(self._entries) >= MAX_SESSIONS:
-                oldest = min(self._entries, key=lambda k: self._entries[k].last)
-                del self._entries[oldest]
+            self._expire(now, idle_seconds)
+            own = [k for k, e in self._entries.items() if e.owner == owner]
+            if len(own) >= PER_OWNER:
+                del self._entries[min(own, key=lambda k: self._entries[k].last)]
+            elif len(self._entries) >= MAX_SESSIONS:
+                return None
             self._entries[sid] = entry
         return sid, entry.session
 

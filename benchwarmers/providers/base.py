@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta, Text, TextDelta, ToolCall,
                          ToolCallDelta, ToolResult)
 from ..errors import FaultKind, UpstreamFailed, advice
-from ..redaction import Scrubber, redact
+from ..redaction import Scrubber, names_a_key, redact
 from ..strictjson import lenient
 from .passthrough import native_body
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
@@ -216,7 +216,8 @@ class Provider:
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise self.clean(UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable models list "
                                             f"({type(exc).__name__}: {clip(str(exc), 200)})")) from None
-        return models
+        # a "model" listed under a name that holds a key is no model to show, pick or store
+        return [m for m in models if not names_a_key(str(m.get("id", "")), self.key)]
 
     # ---- HTTP ---------------------------------------------------------------------------------
     def send(self, method: str, url: str, body: dict | None, timeouts: Timeouts | None,

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from ..errors import FaultKind, UpstreamFailed
 from .connecting import open_socket, proxy_for, tls_context
+from .hangup import Hangup
 from .ratelimits import RateLimitBook, limit_scope, parse_rate_limit_headers
 from .wire import Body, Conn, NoResponse, WireError, request_bytes
 
@@ -24,10 +25,12 @@ _STALE = (NoResponse, ConnectionResetError, BrokenPipeError, ConnectionAbortedEr
 
 @dataclass
 class Timeouts:
-    """Seconds: to open the connection, from sending to the response headers, and between body chunks."""
+    """Seconds: to open the connection, from sending to the response headers, and between body chunks; `hangup`,
+    when given, lets another thread stop the call (a panel seat nobody waits for any more)."""
     connect: float = 10
     first_byte: float = 120
     idle: float = 120
+    hangup: Hangup | None = None
 
 
 def read_error(exc: BaseException, host: str, idle: float | None = None) -> UpstreamFailed:
@@ -45,10 +48,11 @@ class Response:
     """An upstream response: status, lower-cased headers, and a body read whole or line by line."""
 
     def __init__(self, transport: "Transport", key: tuple, conn: Conn, body: Body, status: int, reason: str,
-                 headers: dict, keep: bool, host: str, idle: float, name: str = ""):
+                 headers: dict, keep: bool, host: str, idle: float, name: str = "", hangup: Hangup | None = None):
         self.status, self.reason, self.headers, self.host = status, reason, headers, host
         self._transport, self._key, self._conn, self._body, self._keep = transport, key, conn, body, keep
         self._idle = idle
+        self._hangup = hangup            # let go of once the body is read or closed, before the pool may reuse it
         self._open = True
         self._name = name                # counted in flight until the body is read or closed
 
@@ -112,6 +116,8 @@ class Response:
             return
         self._open = False
         self._transport._leave(self._name)
+        if self._hangup is not None:
+            self._hangup.let_go(self._conn)
         if self._body.done and self._keep and not self._conn.buffered:
             self._transport._put(self._key, self._conn)
         else:
@@ -122,6 +128,8 @@ class Response:
         if self._open:
             self._open = False
             self._transport._leave(self._name)
+            if self._hangup is not None:
+                self._hangup.let_go(self._conn)
             self._conn.close()
 
     def __enter__(self) -> "Response":
@@ -149,6 +157,8 @@ class Sent:
     def close(self) -> None:
         """Give up on the response: the connection is closed and the request no longer in flight."""
         if self.conn is not None:
+            if self.t.hangup is not None:
+                self.t.hangup.let_go(self.conn)
             self.conn.close()
         self.transport._leave(self.name)
 
@@ -238,8 +248,13 @@ class Transport:
                 if conn is None:
                     continue
             sent.conn, sent.reused = conn, reused
+            hangup = sent.t.hangup
             try:
+                if hangup is not None:
+                    hangup.hold(conn)        # refused once hung up: nothing more is written
                 conn.send(sent.data, sent.t.first_byte)
+                if hangup is not None:
+                    hangup.sent = True
                 return sent
             except _STALE as exc:
                 conn.close()
@@ -261,7 +276,7 @@ class Transport:
                 reply = Body(conn, sent.method, status, found)
             except _STALE as exc:
                 conn.close()
-                if sent.reused and attempt == 0:
+                if sent.reused and attempt == 0 and not (sent.t.hangup and sent.t.hangup.reason):
                     self._write(sent, fresh=True)
                     continue
                 raise self._fault(sent, exc) from None
@@ -272,7 +287,7 @@ class Transport:
             said = found.get("connection", "").lower()     # HTTP/1.0 keeps a connection only when it says so
             keep = not reply.until_close and ("close" not in said if modern else "keep-alive" in said)
             response = Response(self, sent.key, conn, reply, status, reason, found, keep, sent.host, sent.t.idle,
-                                sent.name)
+                                sent.name, sent.t.hangup)
             facts = parse_rate_limit_headers(found, time.time())
             if facts:
                 self.limits.record(sent.name, facts, sent.model, limit_scope(response.headers))

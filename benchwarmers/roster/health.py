@@ -16,7 +16,7 @@ from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
 log = logging.getLogger("benchwarmers.health")
 
 PROBE_PROMPT = "Reply with exactly one word: ready"
-PROBE_MAX_TOKENS = 512        # room for models that think before their one word
+PROBE_MAX_TOKENS = 16         # one word needs a few: a slow local model asked for more wrote 700 tokens of it
 PROBE_TIMEOUTS = Timeouts(connect=10, first_byte=90, idle=60)
 OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
 # Failures that say nothing about the model itself: a refused key, a rate limit, or a client that cannot make the
@@ -117,8 +117,9 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, *
         probe.answer = (answer.text or "").strip()[:200]
         probe.ttft, probe.input_tokens = answer.ttft, answer.usage.input_tokens
         probe.output_tokens = answer.usage.output_tokens
-        if probe.answer:
+        if probe.answer or answer.reasoning:   # a model that thinks first spends its few tokens thinking: it answers
             probe.status = OK
+            probe.answer = probe.answer or "(thinking, cut at the probe's few tokens)"
         else:
             probe.error, probe.error_kind = "answered with no text", FaultKind.BAD_RESPONSE
     probe.seconds = time.monotonic() - started
@@ -156,10 +157,16 @@ def served_names(entries: list[dict]) -> list[str]:
     return [m["id"] for m in entries if isinstance(m.get("id"), str)]
 
 
-def retire(reg: Registry, alias: str, reason: str) -> Model:
+def retire_reason(reason) -> str:
+    """The reason a retirement keeps; a 400 when there is none."""
     reason = (reason or "").strip() if isinstance(reason, str) else ""
     if not reason:
         raise BadRequest("A reason is required to retire a model.", "Say why, e.g. --reason 'slow and wrong'.")
+    return reason
+
+
+def retire(reg: Registry, alias: str, reason: str) -> Model:
+    reason = retire_reason(reason)
     model = reg.model(alias)
     model.status, model.reason, model.retired_at = RETIRED, one_line(reason, 500), time.time()
     reg.save_model(model)

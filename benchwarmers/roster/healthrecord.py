@@ -8,8 +8,8 @@ from ..errors import FaultKind
 from ..providers.ratelimits import KEY
 from .resting import WHOLE
 
-KEY_REFUSED = "key_refused"
-FLAG_TEXT = {KEY_REFUSED: "key refused"}
+KEY_REFUSED, SIGNIN_AGAIN = "key_refused", "signin_again"
+FLAG_TEXT = {KEY_REFUSED: "key refused", SIGNIN_AGAIN: "sign in again"}
 REST_SECONDS = 60.0           # a rate limit that says nothing of its reset rests what it names this long
 
 

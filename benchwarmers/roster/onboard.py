@@ -13,13 +13,17 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from . import health
+from .. import hubs
 from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
-from ..providers import Timeouts
 from ..names import check_name
+from ..providers import Timeouts
+from ..redaction import names_a_key
 from ..words import plural
 from .registry import Endpoint, Model, Registry, close_names
 
 LIST_TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)   # listing an endpoint's models
+HUB_WAITS = (0.0, 0.3, 0.7, 1.5, 3.0)     # seconds before each reading of a hub's list after adding to it: a hub
+#                                          may reload its config, or cache its list, for a moment
 
 
 def listing(reg: Registry, endpoint: Endpoint) -> list[dict]:
@@ -152,18 +156,47 @@ class Onboarding:
     `caller` is the bench's Caller (the probe goes through it); `suite` the bench's SuiteService (run_for_model,
     owe, held)."""
 
-    def __init__(self, registry: Registry, db, caller, suite):
+    def __init__(self, registry: Registry, db, caller, suite, provider_of: Callable | None = None):
         self.registry = registry
         self.db = db
         self.caller = caller
         self.suite_service = suite
+        self.provider_of = provider_of or (lambda base_url: None)   # a base URL -> its catalog provider id
+        self.wait = time.sleep
 
-    def check_new(self, served: str, endpoint: str | None, alias: str | None) -> None:
-        """Refuse, before anything is queued, a model already on the bench, an unknown endpoint or a taken alias."""
+    def through_hub(self, served: str, endpoint: str | None, via: str | None, log: Callable) -> str:
+        """Step 0, for a hub named as the endpoint: a model the hub does not list yet is added through its admin
+        API from the source `via` names, and its list read again; the name the hub lists it under."""
+        found = self.registry.endpoint(endpoint) if endpoint else None
+        if found is None or not found.hub or find_entry(listing(self.registry, found), served):
+            return served
+        hub = hubs.adapter(found)
+        source = hubs.pick(hubs.sources(hub, self.provider_of), via, served, hub)
+        on_hub = hub.add(served, source)
+        log(f"added {served} to {hub.name} of endpoint {found.name} from {source.label} through its admin API "
+            f"(as {on_hub}); reading its model list again")
+        for pause in HUB_WAITS:
+            self.wait(pause)
+            if find_entry(listing(self.registry, found), on_hub):
+                return on_hub
+        raise NotFound(f"{hub.name} of endpoint {found.name!r} took {served!r}, but its model list does not show "
+                       f"{on_hub!r}.", "Its API key may not see the model (check the hub's access settings for it); "
+                                       "queue it again once the hub lists it.")
+
+    def check_new(self, served: str, endpoint: str | None, alias: str | None, via: str | None = None) -> None:
+        """Refuse, before anything is queued, a model already on the bench, an unknown endpoint, a taken alias, a
+        served name that holds a provider key, or a `via` with no hub to take it (it would be passed over without
+        a word)."""
+        if names_a_key(served) or names_a_key(alias or ""):
+            raise BadRequest("That served name (or alias) holds a provider key; it is not put on the bench.",
+                             "Onboard the model under its real served name (bench candidates lists them).")
         reg = self.registry
-        if endpoint:
-            reg.endpoint(endpoint)
-        elif not reg.endpoints():
+        found = reg.endpoint(endpoint) if endpoint else None
+        if via and (found is None or not found.hub):
+            fix = (f"Endpoint {found.name!r} is no hub: leave --via out." if found else
+                   "Give the hub endpoint (--endpoint NAME, one added with --hub), or leave --via out.")
+            raise BadRequest(f"via {via!r} names a hub's source, and {served!r} is not onboarded through a hub.", fix)
+        if not endpoint and not reg.endpoints():
             raise NotFound("There are no endpoints yet.", "Add one first: bench endpoint add NAME --base URL.")
         refuse_duplicate(reg, served, endpoint or None)
         if alias and alias in reg.models():

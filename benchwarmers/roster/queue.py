@@ -31,10 +31,10 @@ IS_OPEN = f"state IN ({QUEUED!r}, {PROBING!r}, {SUITE!r})"      # SQL made of co
 IS_RUNNING = f"state IN ({PROBING!r}, {SUITE!r})"
 BEAT, STALE, POLL = 5.0, 30.0, 2.0     # seconds: heartbeat, a heartbeat this old means its worker is gone, poll
 MAX_ATTEMPTS = 2                        # an interrupted item is retried once
-FIELDS = ("id", "served", "endpoint", "alias", "mode", "state", "reason", "model", "suite", "attempts", "created",
-          "started", "finished")
+FIELDS = ("id", "served", "endpoint", "via", "alias", "mode", "state", "reason", "model", "suite", "attempts",
+          "created", "started", "finished")
 PROGRESS = ("done", "total", "failed")       # of the item's suite run (and its id, "run"), kept while it plays
-BODY_FIELDS = {"models", "mode", "endpoint", "alias"}
+BODY_FIELDS = {"models", "mode", "endpoint", "alias", "via"}
 REBUILT = (BadRequest, NotFound, Conflict, ConfigError)   # the refusals a step raises, besides upstream faults
 
 
@@ -64,7 +64,7 @@ def parse(body: dict) -> tuple[list[dict], str]:
     """The items a request asks for, checked: ([{served, endpoint, alias}], mode)."""
     extra = sorted(set(body) - BODY_FIELDS)
     if extra:
-        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.", "Send models, mode, endpoint and alias.")
+        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.", "Send models, mode, endpoint, alias and via.")
     models, mode = body.get("models"), body.get("mode") or "full"
     if not isinstance(models, list) or not models:
         raise BadRequest("Say which models to onboard: `models` is a list of served names.",
@@ -72,6 +72,7 @@ def parse(body: dict) -> tuple[list[dict], str]:
     if mode not in onboard.MODES:
         raise BadRequest(f"Unknown mode {mode!r}.", "Use full, quick or adhoc.")
     endpoint, alias = _text(body.get("endpoint"), "endpoint"), _text(body.get("alias"), "alias")
+    via = _text(body.get("via"), "via")
     if alias and len(models) != 1:
         raise BadRequest("An alias names one model; this asks for several.", "Onboard that one model on its own.")
     specs, seen = [], set()
@@ -79,7 +80,7 @@ def parse(body: dict) -> tuple[list[dict], str]:
         m = m if isinstance(m, dict) else {"served": m}
         spec = {"served": _text(m.get("served"), "Each model's served name", required=True),
                 "endpoint": _text(m.get("endpoint"), "endpoint") or endpoint,
-                "alias": _text(m.get("alias"), "alias") or alias}
+                "alias": _text(m.get("alias"), "alias") or alias, "via": _text(m.get("via"), "via") or via}
         if spec["alias"]:
             check_name(spec["alias"], "Alias")
         if (spec["served"], spec["endpoint"]) in seen:
@@ -103,9 +104,9 @@ def insert(conn, specs: list[dict], mode: str) -> list[dict]:
                                "Pick another alias.")
     now, ids = time.time(), []
     for spec in specs:
-        ids.append(conn.execute("INSERT INTO onboard_queue (served, endpoint, alias, mode, state, created) "
-                                "VALUES (?, ?, ?, ?, ?, ?)", (spec["served"], spec["endpoint"], spec["alias"], mode,
-                                                               QUEUED, now)).lastrowid)
+        ids.append(conn.execute("INSERT INTO onboard_queue (served, endpoint, via, alias, mode, state, created) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?)", (spec["served"], spec["endpoint"], spec["via"],
+                                                                  spec["alias"], mode, QUEUED, now)).lastrowid)
     marks = ", ".join("?" * len(ids))
     return [view(r) for r in conn.execute(f"SELECT * FROM onboard_queue WHERE id IN ({marks}) ORDER BY id", ids)]
 
@@ -146,7 +147,7 @@ class OnboardQueue:
     def enqueue(self, body: dict) -> list[dict]:
         specs, mode = parse(body)
         for spec in specs:
-            self.onboarding.check_new(spec["served"], spec["endpoint"], spec["alias"])
+            self.onboarding.check_new(spec["served"], spec["endpoint"], spec["alias"], spec["via"])
         items = self.db.call(lambda c: insert(c, specs, mode))
         for item in items:
             where = f" on {item['endpoint']}" if item["endpoint"] else ""
@@ -355,6 +356,7 @@ class OnboardQueue:
         """Find, name, probe and register the model; the item keeps its alias (a retry resumes after this)."""
         item_id, served, mode = item["id"], item["served"], item["mode"]
         steps = self.onboarding
+        served = steps.through_hub(served, item["endpoint"], item.get("via"), lambda line: self.log_line(item_id, line))
         found, entry = steps.locate(served, item["endpoint"])
         alias = steps.pick_alias(served, found.name, item["alias"])
         listed = f" {entry['id']}" if entry.get("id") != served else ""   # its `:latest`, as the endpoint lists it

@@ -5,9 +5,9 @@ import difflib
 import re
 import threading
 from dataclasses import asdict, dataclass, field
-from urllib.parse import urlsplit
 
 from .. import keys
+from ..baseurls import base_problem, link_local
 from ..errors import BadRequest, NotFound
 from ..names import check_name
 from ..providers import PROVIDERS, Transport, make_provider
@@ -24,13 +24,16 @@ class Endpoint:
     base_url: str
     api: str = "openai"
     no_key: bool = False
+    hub: str | None = None        # open-webui, litellm or cliproxy: its admin API can add models (hubs/)
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Endpoint":
-        return cls(name, str(d.get("base_url", "")).rstrip("/"), d.get("api", "openai"), bool(d.get("no_key")))
+        hub = d.get("hub") if isinstance(d.get("hub"), str) and d.get("hub") else None
+        return cls(name, str(d.get("base_url", "")).rstrip("/"), d.get("api", "openai"), bool(d.get("no_key")), hub)
 
     def to_dict(self) -> dict:
-        return {"base_url": self.base_url, "api": self.api, "no_key": self.no_key}
+        return {"base_url": self.base_url, "api": self.api, "no_key": self.no_key, **({"hub": self.hub} if self.hub
+                                                                                        else {})}
 
     def key(self) -> tuple[str | None, str | None]:
         return (None, None) if self.no_key else keys.get(self.name)
@@ -75,6 +78,8 @@ class Registry:
         self._models: dict[str, Model] = {}
         self._providers: dict[tuple, object] = {}
         self._listed: dict[str, tuple[str, frozenset]] = {}   # name -> (base URL, served names), this run only
+        self._sources: dict[str, tuple[str, tuple]] = {}      # hub name -> (base URL, catalog providers), this run
+        self.tokens = None     # the Bench's tokens.Renewer: renews a signed-in endpoint's token before it expires
 
     def _refresh(self) -> None:
         ends = self.config.view("endpoints.json")
@@ -88,6 +93,7 @@ class Registry:
             self._models = {a: Model.from_dict(a, d) for a, d in (mods.get("models") or {}).items()
                             if isinstance(d, dict)}
             self._seen = marker
+        keys.learn()      # at start-up and after an endpoint is added: every key it may send is redacted from then
 
     def endpoints(self) -> dict[str, Endpoint]:
         self._refresh()
@@ -123,6 +129,8 @@ class Registry:
         return provider
 
     def _provider(self, endpoint: Endpoint):
+        if self.tokens is not None and not endpoint.no_key:
+            self.tokens.fresh(endpoint.name)
         key, _ = endpoint.key()
         cache_key = (endpoint.name, endpoint.base_url, endpoint.api, key)
         with self._lock:
@@ -130,6 +138,10 @@ class Registry:
                 self._providers[cache_key] = make_provider(endpoint.api, endpoint.base_url, key, name=endpoint.name,
                                                            transport=self.transport)
             return self._providers[cache_key]
+
+    def signin_again(self, name: str) -> str | None:
+        """Why a signed-in endpoint needs the user to sign in again (its renewal was refused), or None."""
+        return self.tokens.refused(name) if self.tokens is not None else None
 
     def provider_for(self, model: Model):
         return self.provider(self.endpoint(model.endpoint))
@@ -143,6 +155,16 @@ class Registry:
         names |= {n[:-len(":latest")] for n in names if n.endswith(":latest")}
         with self._lock:
             self._listed[endpoint.name] = (endpoint.base_url, frozenset(names))
+
+    def note_sources(self, endpoint: Endpoint, providers: list[str]) -> None:
+        """The catalog providers a hub endpoint's sources reach, as its admin API just said (this run only)."""
+        with self._lock:
+            self._sources[endpoint.name] = (endpoint.base_url, tuple(providers))
+
+    def sources(self, endpoint: Endpoint) -> tuple | None:
+        """The catalog providers a hub can add models from, when its admin API was read this run; else None."""
+        found = self._sources.get(endpoint.name)
+        return found[1] if found and found[0] == endpoint.base_url else None
 
     def listed(self, endpoint: Endpoint) -> frozenset | None:
         """The served names its list gave when last read; None when it was not read since the service started,
@@ -168,7 +190,7 @@ class Registry:
     def endpoint_extra(self, name: str) -> dict:
         """What endpoints.json holds about an endpoint beyond its settings (served_count, checked)."""
         raw = (self.config.view("endpoints.json").get("endpoints") or {}).get(name) or {}
-        return {k: v for k, v in raw.items() if k not in ("base_url", "api", "no_key")}
+        return {k: v for k, v in raw.items() if k not in ("base_url", "api", "no_key", "hub")}
 
     def unique_alias(self, served: str) -> str:
         """A readable alias from a served name: 'openai/gpt-4o-mini:free' -> 'gpt-4o-mini-free'."""
@@ -212,12 +234,37 @@ def suggest_all(names: list[str], known, noun: str) -> str:
     return " ".join(hints + ([known_list(known, noun)] if lost else []))
 
 
-def new_endpoint(name, base_url, api="openai", no_key: bool = False) -> Endpoint:
-    """An endpoint checked before it is saved: a valid name, a known protocol, a usable base URL."""
+def check_endpoint_name(name) -> str:
+    """A valid name that is not one of the entries keys.json keeps beside an endpoint's key."""
     check_name(name, "Endpoint name")
+    if name.endswith(keys.BESIDE):
+        raise BadRequest(f"Endpoint name {name!r} ends like an entry kept beside another endpoint's key "
+                         f"({', '.join(keys.BESIDE)}).", "Pick a name that does not end so.")
+    return name
+
+
+def new_endpoint(name, base_url, api="openai", no_key: bool = False, hub: str | None = None,
+                 allow_link_local: bool = False) -> Endpoint:
+    """An endpoint checked before it is saved: a valid name, a known protocol, a usable base URL (a hub's kind is
+    checked by its caller, which knows the adapters), and not at a link-local or cloud metadata address unless
+    `allow_link_local` says the user means it."""
+    check_endpoint_name(name)
     if api not in APIS:
         raise BadRequest(f"Unknown api {api!r}.", "Use one of: " + ", ".join(APIS) + ".")
-    return Endpoint(name, check_base(base_url), api, no_key)
+    if hub and api != "openai":
+        raise BadRequest("A hub speaks the OpenAI-compatible API.", "Leave --api out (or give --api openai).")
+    endpoint = Endpoint(name, check_base(base_url), api, no_key, hub or None)
+    if not allow_link_local:
+        refuse_link_local(endpoint.base_url, link_local(endpoint.base_url))
+    return endpoint
+
+
+def refuse_link_local(base_url: str, why: str | None) -> None:
+    if why:
+        raise BadRequest(f"{base_url[:200]!r} is refused: {why}, and this endpoint's key and requests would go "
+                         "there.", "If you mean it, add it with --allow-link-local (allow_link_local: true; on "
+                         "the Endpoints page, tick “Allow a link-local address”). Loopback and private addresses "
+                         "need no such flag.")
 
 
 def check_base(value) -> str:
@@ -229,28 +276,3 @@ def check_base(value) -> str:
         raise BadRequest(f"{value[:200]!r} is not a usable base URL ({problem}).",
                          "Give an http:// or https:// URL without credentials in it, e.g. http://localhost:11434.")
     return value
-
-
-def base_problem(value: str) -> str | None:
-    """What keeps `value` from being a base URL every request can be built on, or None. Whitespace or a control
-    character would end up in the request line (and the key sent anyway), and a host or port the URL parser takes
-    but no connection can use would only fail at the first call."""
-    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
-        return "it holds a space or a control character"
-    try:
-        split = urlsplit(value)
-        port, host = split.port, split.hostname    # port raises unless 0-65535
-    except ValueError as e:
-        return str(e)
-    if split.scheme not in ("http", "https") or split.username or split.password:
-        return "it must start with http:// or https:// and hold no user name or password"
-    if not host or len(host) > 253 or any(len(label) > 63 for label in host.split(".")):
-        return "it names no usable host"
-    if not host.isascii():   # the Host header and TLS name are ASCII: the name's xn-- form is what reaches it
-        try:
-            return f"its host name is not ASCII: give it as {host.encode('idna').decode()}"
-        except UnicodeError:
-            return "its host name cannot be encoded"
-    if port == 0:
-        return "port 0 is no server's port"
-    return None

@@ -1,6 +1,7 @@
 """Speed figures: a short and a long prompt timed (time to first token, output tokens per second), kept in `perf`."""
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import asdict, dataclass
 
@@ -94,11 +95,13 @@ def measure(model, prompt: str, caller, job: int | None = None) -> Figure:
 
 
 def record(db, fig: Figure) -> int:
+    global _written
     fig.id = db.call(lambda c: c.execute(
         "INSERT INTO perf (model, prompt, status, ttft, seconds, input_tokens, output_tokens, tokens_per_second, "
         "error, job, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (fig.model, fig.prompt, fig.status, fig.ttft, fig.seconds, fig.input_tokens, fig.output_tokens,
          fig.tokens_per_second, fig.error, fig.job, fig.created)).lastrowid)
+    _written += 1    # once it is in: every Paces reads the figures again at its next look
     return fig.id
 
 
@@ -141,3 +144,38 @@ def history(db, alias: str, limit: int = 104) -> list[dict]:
     """The model's figures, oldest first (two a week: a chart of about a year)."""
     rows = db.query("SELECT * FROM perf WHERE model = ? ORDER BY created DESC, id DESC LIMIT ?", (alias, limit))
     return [dict(_figure(r).to_dict(), created=r["created"]) for r in reversed(rows)]
+
+
+_written = 0                 # figures recorded by this process: a Paces made before the last one reads them again
+PACE_SECONDS = 60.0          # and at least this often, for figures another process wrote
+
+
+class Paces:
+    """Each model's latest speed as (time to first token, tokens per second), for seating and output caps on every
+    panel: one query when a figure was recorded since the last (or a minute passed), never one a panel."""
+
+    def __init__(self, db):
+        self.db = db
+        self._seen: tuple = (-1, 0.0)
+        self._paces: dict[str, tuple] = {}
+        self._lock = threading.Lock()
+
+    def of(self, alias: str) -> tuple | None:
+        """(ttft or None, tokens per second or None), or None when the model was never measured."""
+        now = time.monotonic()
+        written, at = self._seen
+        if written != _written or now - at > PACE_SECONDS:
+            self._load(now)
+        return self._paces.get(alias)
+
+    def _load(self, now: float) -> None:
+        with self._lock:
+            if self._seen[0] == _written and now - self._seen[1] <= PACE_SECONDS:
+                return
+            seen = _written
+            try:
+                found = latest(self.db)
+            except Exception:      # a store that cannot be read: no speed known, seating as without figures
+                found = {}
+            self._paces = {alias: (s["ttft"], s["tokens_per_second"]) for alias, s in found.items() if s}
+            self._seen = (seen, now)

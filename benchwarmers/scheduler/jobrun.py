@@ -16,12 +16,14 @@ class JobFailed(Exception):
 
 
 class JobRun:
-    def __init__(self, health, pacer, clock, name: str, run_id: int, stop: threading.Event, suite=None):
+    def __init__(self, health, pacer, clock, name: str, run_id: int, stop: threading.Event, suite=None,
+                 only: str | None = None):
         self.health, self.pacer, self.clock = health, pacer, clock
         self.db, self.registry, self.resting = health.db, health.registry, health.resting
         self.catalog, self.suite = health.catalog, suite       # suite: the bench's SuiteService
         self.settings = pacer.settings                         # () -> the effective settings
         self.name, self.id, self.stop = name, run_id, stop
+        self.only = only                                       # one model's alias: the run calls it alone
         self.calls = 0
         self.touched: set[str] = set()
         self.detail: dict[str, list] = {"ok": [], "failed": [], "retired": [], "skipped": [], "endpoints": []}
@@ -48,6 +50,9 @@ class JobRun:
         """work(endpoint name, its models) for every endpoint, a few side by side: the active models the bench
         may call on its own (never an ad hoc one; a held one is skipped, with its hold as the reason)."""
         models, held = self.health.unprompted()
+        if self.only is not None:
+            models = [m for m in models if m.alias == self.only]
+            held = {a: h for a, h in held.items() if a == self.only}
         for alias, hold in held.items():
             self.add("skipped", {"model": alias, "why": f"held: {hold['reason']}"})
         groups: dict[str, list] = {}

@@ -33,7 +33,8 @@ class Job:
 
 JOBS: dict[str, Job] = {job.name: job for job in (
     Job("probe", False, "a one-word prompt to every active model that is neither ad hoc nor held; one that stops "
-        "answering or is no longer listed is retired after a confirming call", probejob.run),
+        "answering is retired after a confirming call (its endpoint no longer listing it is kept as evidence; "
+        "one that still answers stays, listed or not)", probejob.run),
     Job("perf", True, "a short and a long prompt to every active model that is neither ad hoc nor held: time to "
         "first token and output tokens per second", perfjob.run, fallback=At(5 * 60, 6)),
     Job("suite", False, "plays the suite runs the bench owes (quick onboarding's, and runs a restart cut off), "

@@ -14,7 +14,7 @@ import threading
 import time
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor, TimeoutError as FutureTimeout
 
-from ..errors import Conflict, NotFound
+from ..errors import BadRequest, Conflict, NotFound
 from ..roster.health import one_line
 from . import config, runs
 from .clock import Clock
@@ -26,6 +26,7 @@ log = logging.getLogger("benchwarmers.scheduler")
 FIRST_TICK, TICK_SECONDS = 5.0, 30.0
 ON_TIME = 15 * 60.0               # started this soon after its time, a run is "schedule"; later, "catch-up"
 CATCH_UP = 7 * 86400.0            # a miss older than this is not caught up
+ONE_MODEL = ("probe", "perf")     # the jobs that can be run for one model
 
 
 class Scheduler:
@@ -115,14 +116,14 @@ class Scheduler:
             return None
         return self._start(job, "schedule" if late <= ON_TIME else "catch-up", latest)[0]
 
-    def _start(self, job, trigger: str, due: float | None = None) -> tuple[int | None, int | None]:
+    def _start(self, job, trigger: str, due: float | None = None, only: str | None = None) -> tuple:
         run, busy = runs.claim(self.db, job.name, self.holder, self.clock.now(), due, trigger)
         if run is not None:
-            self._running[run] = self._pool.submit(self._run, job, run)
+            self._running[run] = self._pool.submit(self._run, job, run, only)
         return run, busy
 
-    def _run(self, job, run_id: int) -> None:
-        jr = JobRun(self.health, self.pacer, self.clock, job.name, run_id, self._stop, self.suite)
+    def _run(self, job, run_id: int, only: str | None = None) -> None:
+        jr = JobRun(self.health, self.pacer, self.clock, job.name, run_id, self._stop, self.suite, only)
         status, outcome = "done", ""
         try:
             outcome = job.run(jr)
@@ -147,15 +148,19 @@ class Scheduler:
             raise NotFound(f"There is no job named {name!r}.", "Jobs: " + ", ".join(self.jobs) + ".")
         return found
 
-    def run_now(self, name: str) -> dict:
-        """Start a job now, whether or not the scheduler is on: the user asked for it."""
+    def run_now(self, name: str, only: str | None = None) -> dict:
+        """Start a job now, whether or not the scheduler is on: the user asked for it. `only`: a model's alias, for
+        the jobs that call each model (probe, perf): that model alone ("measure speed now" on its page)."""
         job = self.job(name)
+        if only is not None and name not in ONE_MODEL:
+            raise BadRequest(f"The {name} job runs for every model at once, not for one.",
+                             "Leave out the model, or run " + " or ".join(ONE_MODEL) + " for one model.")
         if not job.available:
             raise Conflict(f"The {name} job is not available: {job.why_not}.")
         if self._stop.is_set():
             raise Conflict("The service is stopping.", "Run it again once the service is back.")
         with self._tick_lock:
-            run, busy = self._start(job, "now")
+            run, busy = self._start(job, "now", only=only)
         if run is None:
             raise Conflict(f"The {name} job is already running (run {busy}).",
                            f"`bench jobs show {busy}` follows it; run it again once it is done.")

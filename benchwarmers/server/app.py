@@ -84,25 +84,32 @@ class App:
         token = self.bench.admin_token
         auth = route.auth or ADMIN            # a route nobody classified is an admin route
         needs_key = auth == GATEWAY and keys_required(token, self.bench.settings()) and not req.for_page
+        logins = self.bench.logins
         if auth == PUBLIC or (not token and not needs_key):
-            req.is_admin = guard.is_admin(req, token)
+            req.is_admin = guard.is_admin(req, token, logins)
             return
+        guard.refuse_token_in_url(req, token)
         secret = guard.presented_key(req)
         credentialed = bool(secret or req.cookie(guard.SESSION_COOKIE))
-        # An app's own key (192 random bits: nothing to guess) passes the throttle, so a guesser behind the same
-        # address, as every client is behind a hosting platform's proxy, cannot lock the apps out.
+        # A right credential passes the throttle: an app's own key or a session id (192 and 256 random bits, nothing
+        # to guess), or the admin token, so a guesser behind the same address (every client is behind a hosting
+        # platform's proxy) locks out neither the apps nor the admin.
         looked_up = bool(secret) and auth == GATEWAY and needs_key     # authenticate() needs the record anyway
         app_key = self.bench.gateway_keys.find(secret) if looked_up else None
-        if credentialed and app_key is None:
+        proof = guard.admin_proof(req, token, logins) if token else None
+        if credentialed and app_key is None and proof is None:
             self.bench.guesses.check(req.client)
-        req.is_admin = guard.is_admin(req, token)
+        req.is_admin = not token or proof is not None
+        if proof == "session" and not (req.method in guard.SAFE_METHODS or route.shape == "html"
+                                       or route.dashboard_only or req.for_page):
+            guard.check_csrf_header(req)    # a cookie goes with any request a page makes; a header only with ours
         if (token and req.is_admin) or (auth == GATEWAY and not needs_key):
             return
         try:
             if auth == GATEWAY:
                 req.caller = self.bench.gateway_keys.authenticate(secret, app_key)
                 return
-            guard.require_admin(req, token)
+            guard.require_admin(req, token, logins)
         except Unauthorized:
             if credentialed and app_key is None and (looked_up or not self.bench.gateway_keys.find(secret)):
                 self.bench.guesses.failed(req.client)

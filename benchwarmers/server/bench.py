@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from .. import __version__, home as home_mod
+from .. import __version__, home as home_mod, keys
 from ..catalog import Catalog
 from ..core.calling import Caller
 from ..core.collections import Collections
@@ -21,17 +21,20 @@ from ..mcp.sessions import Sessions
 from ..roster.health import Health
 from ..roster.onboard import Onboarding
 from ..roster.queue import OnboardQueue
-from ..roster.registry import Registry
+from ..roster.registry import Endpoint, Registry
 from ..roster.quota import Quota
 from ..roster.resting import Resting
+from ..roster.speed import Paces
 from ..scheduler import Clock, Scheduler
 from ..settings import effective
 from ..signin import Flows
 from ..store import Config, Database
 from ..store.calls import Calls
 from ..store.verdicts import Verdicts
+from ..tokens import Renewer
 from ..suite.service import SuiteService
 from .gatewaykeys import GatewayKeys
+from .logins import Logins
 from .throttle import Guesses
 
 log = logging.getLogger("benchwarmers.server")
@@ -67,14 +70,17 @@ class Bench:
         self.verdicts = Verdicts(self.db)
         # the roster
         self.registry = Registry(self.config)
+        keys.learn()     # every key it may send is known to redaction before the first prompt is recorded
+        self.registry.tokens = Renewer(self.config, self.db, self.home)   # signed-in tokens renewed before expiry
         self.resting = Resting(self.db, self.registry.transport.limits)
         # the user's rate limits, counted per connection and model from the usage ledger (the scheduler's clock)
         self.quota = Quota(self.db, self.config, self.resting, self.clock)
         self.catalog = Catalog(self.home, self.config, self.registry)
         # the one way to call a member: seats, merges, route turns, probes (onboarding's too) and speed tests; each
         # is counted against the rate limits before it is sent, and goes into the usage ledger
+        self.paces = Paces(self.db)     # each model's measured speed: output caps and seating read it per seat
         self.caller = Caller(self.registry, self.calls, self.resting, self.settings, self.catalog.facts,
-                             quota=self.quota, price=self.catalog.price)
+                             quota=self.quota, price=self.catalog.price, paces=self.paces.of)
         # the core
         self.collections = Collections(self.config, self.registry)
         self.record = Record(self.db, self.settings)
@@ -87,7 +93,7 @@ class Bench:
         # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)
         self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings, self.panel)
         # onboarding probes through the caller; a full one runs the suite, a quick one owes it
-        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite)
+        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite, provider_of=self.provider_at)
         self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
         # the service (or at the first item queued), so a bench opened only to read starts no thread
         # the bench looking after itself: checks and retirements, and the jobs that run them (the service
@@ -97,6 +103,7 @@ class Bench:
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
         self.guesses = Guesses()                # wrong secrets per address: the throttle on guessing
+        self.logins = Logins()                  # the dashboard's sessions, in memory (a restart ends them)
         self.mcp_sessions = Sessions()          # MCP over HTTP (/mcp): in memory, ended by a restart
         self.signins = Flows()              # provider sign-ins under way, in memory (a restart forgets them)
 
@@ -142,6 +149,10 @@ class Bench:
                 values = effective(stored)
                 self._settings = (stored, values)
         return values
+
+    def provider_at(self, base_url: str) -> str | None:
+        """The catalog's provider for a base URL (a hub's source): as for an endpoint there."""
+        return self.catalog.provider_of(Endpoint("", base_url))
 
     @property
     def url(self) -> str:

@@ -112,7 +112,7 @@ class GatewayKeys:
         if key is None or key.revoked is not None:
             raise Unauthorized("That gateway key is not valid (unknown or revoked).",
                                "Check BENCHWARMERS_KEY, or ask the admin for a new key.")
-        self._pace(key)
+        self.pace(key)
         return key
 
     def find(self, secret: str | None) -> GatewayKey | None:
@@ -124,8 +124,9 @@ class GatewayKeys:
         row = self.db.one("SELECT * FROM gateway_keys WHERE hash = ?", (hash_key(secret),))
         return GatewayKey.from_row(row) if row else None
 
-    def _pace(self, key: GatewayKey) -> None:
-        if not key.rpm:
+    def pace(self, key: GatewayKey | None) -> None:
+        """Count one request against the key's requests a minute; RateLimited past it (no key, no limit)."""
+        if key is None or not key.rpm:
             return
         now = time.monotonic()
         with self._lock:

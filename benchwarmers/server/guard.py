@@ -7,12 +7,13 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
-from ..errors import BadHost, CrossOrigin, MissingHost, Unauthorized
+from ..errors import BadHost, CrossOrigin, CsrfFailed, MissingHost, Unauthorized
 from .messages import Request
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 SESSION_COOKIE = "bw_session"
+CSRF_COOKIE, CSRF_HEADER = "bw_csrf", "x-csrf-token"      # the dashboard's CSRF cookie, and the header its scripts send
 _HOST_CHARS = re.compile(r"[a-z0-9.\-_]+|\[[0-9a-f:.]+\]")
 
 
@@ -78,34 +79,53 @@ def check_origin(req: Request, every_method: bool = False) -> None:
         return
 
 
-def session_value(token: str) -> str:
-    """The session cookie proves the token without holding it: an HMAC of a fixed label."""
-    return hmac.new(token.encode(), b"benchwarmers-session-v1", hashlib.sha256).hexdigest()
-
-
-def presented_key(req: Request) -> str | None:
-    """The key a client sent, in any of the forms clients use; an empty one does not hide the next form."""
+def presented_key(req: Request, in_query: bool = True) -> str | None:
+    """The key a client sent, in any of the forms clients use; an empty one does not hide the next form.
+    `in_query`: also `?key=` (Gemini clients send a key so); never for the admin token, which a URL would leak."""
     auth = req.headers.get("authorization", "")
     if auth[:7].lower() == "bearer " and auth[7:].strip():
         return auth[7:].strip()
     for header in ("x-api-key", "x-goog-api-key", "api-key"):
         if (req.headers.get(header) or "").strip():
             return req.headers[header].strip()
-    return (req.query.get("key") or "").strip() or None
+    return ((req.query.get("key") or "").strip() or None) if in_query else None
 
 
-def is_admin(req: Request, token: str | None) -> bool:
-    if not token:
-        return True
-    key = presented_key(req)
+def admin_proof(req: Request, token: str, logins) -> str | None:
+    """How the request shows it is the admin: "token" (the admin token in a header), "session" (the cookie of a
+    live dashboard session, see logins.py), or None."""
+    key = presented_key(req, in_query=False)
     if key and hmac.compare_digest(key.encode(), token.encode()):
-        return True
-    cookie = req.cookie(SESSION_COOKIE)
-    return bool(cookie) and hmac.compare_digest(cookie.encode(), session_value(token).encode())
+        return "token"
+    if logins is not None and logins.valid(req.cookie(SESSION_COOKIE)):
+        return "session"
+    return None
 
 
-def require_admin(req: Request, token: str | None) -> None:
-    if not is_admin(req, token):
+def is_admin(req: Request, token: str | None, logins=None) -> bool:
+    return not token or admin_proof(req, token, logins) is not None
+
+
+def refuse_token_in_url(req: Request, token: str | None) -> None:
+    """The admin token as `?key=` is refused, not taken: proxies, logs and browser history keep URLs."""
+    value = (req.query.get("key") or "").strip()
+    if token and value and hmac.compare_digest(value.encode(), token.encode()):
+        raise Unauthorized("The admin token is refused in a URL (?key=): logs and browser history keep URLs.",
+                           "Send it as Authorization: Bearer <token>; and as it may have been written down on the "
+                           "way, consider changing it.")
+
+
+def check_csrf_header(req: Request) -> None:
+    """A JSON write proved by the session cookie alone carries X-CSRF-Token equal to the bw_csrf cookie: a browser
+    sends cookies with whatever a page makes it send, but only the dashboard's own scripts can read the token."""
+    cookie, sent = req.cookie(CSRF_COOKIE) or "", req.headers.get(CSRF_HEADER) or ""
+    if not cookie or not sent or not hmac.compare_digest(cookie.encode(), sent.encode()):
+        raise CsrfFailed("A write with the dashboard's session cookie alone needs the X-CSRF-Token header (the "
+                         "bw_csrf cookie's value).", "Send the admin token as Authorization: Bearer instead.")
+
+
+def require_admin(req: Request, token: str | None, logins=None) -> None:
+    if not is_admin(req, token, logins):
         raise Unauthorized("This needs the admin token.",
                            "Send Authorization: Bearer $BENCHWARMERS_ADMIN_TOKEN, or log in at /login.")
 

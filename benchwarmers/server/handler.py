@@ -5,9 +5,11 @@ import io
 import json
 import logging
 import os
+import select
 import socket
 import socketserver
 import time
+from functools import partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -17,6 +19,7 @@ from ..errors import BadRequest, BenchError, PayloadTooLarge
 from ..redaction import redact
 from ..words import plural
 from .messages import Request, Response
+from .routes import shape_for_path
 from .reading import (IDLE_SECONDS, MAX_CHUNK_LINE, MAX_REQUEST_LINE, MAX_TRAILERS, BadFraming, Deadlined,
                       HeadersTooLarge, TooSlow, chunk_size, read_headers, version_number)
 
@@ -182,8 +185,15 @@ class Handler(BaseHTTPRequestHandler):
         split = urlsplit(self.path)
         path = unquote(split.path) or "/"
         headers = self.headers                 # lower-case names already (read_headers)
+        if split.scheme or split.netloc:       # absolute-form: a proxy in front routes by the host named in it
+            if split.scheme not in ("http", "https") or split.netloc.lower() != headers.get("host", "").strip().lower():
+                err = BadRequest(f"The request target {self.path[:100]!r} names a host other than the Host header's.",
+                                 "Send the path alone (GET /v1/models HTTP/1.1), or a URL naming this service's host.")
+                self.close_connection = True
+                self._send(app.error_response(shape_for_path(path), err), close=True)
+                return self._discard_rest()
         req = Request(self.command, path, dict(parse_qsl(split.query, keep_blank_values=True)), headers, b"",
-                      self.client_address[0])
+                      self.client_address[0], gone=partial(client_gone, self.connection))
         admitted = app.admit(req)          # Host, Origin, route and auth first: a refused request's body is never read
         if isinstance(admitted, Response):
             if self._has_body(headers):
@@ -290,13 +300,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, resp: Response, close: bool = False) -> None:
         self.clock.stop()                  # the request is read: no deadline while the answer is written
-        if any(_unsafe(n) or _unsafe(v) for n, v in resp.headers.items()):
+        lines = [(n, one) for n, v in resp.headers.items() for one in (v if isinstance(v, list) else [v])]
+        if any(_unsafe(n) or _unsafe(v) for n, v in lines):
             log.error("refused to send a header with a line break in it on %s", self.command)
             resp = Response(500, b'{"error": {"code": "internal_error", "message": "The service built a bad '
                             b'header; the log has details."}}', {"Content-Type": "application/json"})
+            lines = list(resp.headers.items())
         try:
             self.send_response(resp.status)
-            for name, value in resp.headers.items():
+            for name, value in lines:             # a list is one header line each (two Set-Cookie at a login)
                 self.send_header(name, value)
             if close:
                 self.send_header("Connection", "close")
@@ -350,6 +362,16 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         # the request line may carry a gateway key as ?key=: redact() takes it out
         log.debug("%s %s", self.address_string(), redact(fmt % args))
+
+
+def client_gone(sock) -> bool:
+    """Whether the client has closed its connection: readable, with nothing to read. One that sent more (its next
+    request, pipelined) is still there."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):   # reset, or closed under us
+        return True
 
 
 def seconds(value: float) -> str:

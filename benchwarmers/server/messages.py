@@ -26,6 +26,8 @@ class Request:
     #                                                  check, so it needs no gateway key (require_keys included)
     app: Any = None                                  # the App handling it: a dashboard page calls the admin API
     #                                                  through the same app and route table, in-process
+    gone: Any = None                                 # () -> bool: the client closed its connection (None: cannot
+    #                                                  tell, an in-process call); a long wait looks now and then
 
     def json(self) -> dict:
         """The body as a JSON object; 400 saying what is wrong otherwise."""

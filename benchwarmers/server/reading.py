@@ -42,11 +42,10 @@ class TooSlow(TimeoutError):
 
 
 def read_headers(rfile) -> dict:
-    """The request's header block as {lower-case name: value} (a folded line joins its header with a space), read
-    line by line rather than by email.parser. A repeated header keeps its last value, as the app has always read
-    them, except those that frame the request: see repeated()."""
+    """The request's header block as {lower-case name: value}, read line by line rather than by email.parser; a
+    folded line is refused (BadFraming), as RFC 9112 5.2 allows. A repeated header keeps its last value, as the app
+    has always read them, except those that frame the request: see repeated()."""
     headers: dict[str, str] = {}
-    name = None
     for _ in range(MAX_HEADERS + 1):
         line = rfile.readline(MAX_HEADER_LINE + 1)
         if len(line) > MAX_HEADER_LINE:
@@ -55,10 +54,9 @@ def read_headers(rfile) -> dict:
         if line in (b"\r\n", b"\n", b""):
             return headers
         text = line.decode("iso-8859-1").rstrip("\r\n")
-        if text[:1] in (" ", "\t"):
-            if name is not None:
-                headers[name] += " " + text.strip(" \t")
-            continue
+        if text[:1] in (" ", "\t"):     # obs-fold: a proxy in front may read it as a header of its own, or drop it
+            raise BadFraming("A header line starts with a space or a tab (a folded header, which HTTP/1.1 no longer "
+                             "allows). Send each header on one line.")
         key, sep, value = text.partition(":")
         if sep:
             name = key.lower()

@@ -15,7 +15,7 @@ from .ledger import Line
 
 COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",
            "request", "prompt_hash", "answer", "ttft", "seconds", "input_tokens", "output_tokens", "tokens_estimated",
-           "caller", "created", "extra", "session", "turn")
+           "caller", "created", "extra", "session", "turn", "finish_reason")
 
 
 PANEL_HEAD = "INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over, request)"
@@ -83,10 +83,16 @@ def _summary(ask: Ask) -> dict:
 
 
 def request_of(row) -> str | None:
-    """What a call was asked, as stored: its own, else its panel's (CALL_SELECT's `panel_request`)."""
+    """What a call was asked, as stored: its own, else its panel's (CALL_SELECT's `panel_request`), without any key
+    known now (one recorded before it was known is kept out as it is read)."""
     if row["request"] is not None:
-        return row["request"]
-    return row["panel_request"] if "panel_request" in row.keys() else None
+        return forget_known(row["request"])
+    return forget_known(row["panel_request"]) if "panel_request" in row.keys() and row["panel_request"] else None
+
+
+def as_read(text: str | None) -> str | None:
+    """A recorded text as it is served: without any key known now."""
+    return forget_known(text) if text else text
 
 
 def prompt_hash(ask: Ask) -> str:
@@ -119,11 +125,13 @@ class CallRecord:
     extra: dict | None = None
     session: str | None = None
     turn: str | None = None          # a shadow seat's: the route turn (its call id) it answered beside
+    finish_reason: str | None = None   # why the answer ended: stop, length (cut at its cap), tool_calls, ...
 
     @classmethod
     def from_row(cls, row) -> "CallRecord":
         d = {k: row[k] for k in COLUMNS}
         d["request"] = request_of(row)
+        d["answer"], d["error"] = as_read(d["answer"]), as_read(d["error"])
         d["extra"] = json.loads(d["extra"]) if d["extra"] else None
         d["tokens_estimated"] = bool(d["tokens_estimated"])
         return cls(**d)

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
-from .calls import request_of
+from .calls import as_read, request_of
 from .db import Database
 from .verdicts import as_dict
 
@@ -27,7 +28,7 @@ VERDICT_FILTERS = {
     "given": {"panel": "EXISTS (SELECT 1 FROM calls s WHERE s.panel = h.id AND " + JUDGED.format(call="s.id") + ")",
               "route": JUDGED.format(call="h.id")},
     "missing": {"panel": "EXISTS (SELECT 1 FROM calls s WHERE s.panel = h.id AND s.status = 'ok' AND "
-                         "s.kind != 'merge' AND NOT " + JUDGED.format(call="s.id") + ")",
+                         "s.kind != 'merge' AND NOT " + JUDGED.format(call="s.id") + ") AND h.set_aside IS NULL",
                 "route": "h.status = 'ok' AND NOT " + JUDGED.format(call="h.id")},
 }
 
@@ -189,7 +190,8 @@ class History:
         if panel is not None:
             rows = self.db.query(SEATS_SQL.format(where="c.panel = ?"), (item_id,))
             head = {"id": panel["id"], "kind": "panel", "collection": panel["collection"], "mode": panel["mode"],
-                    "created": panel["created"], "passed_over": json.loads(panel["passed_over"] or "[]")}
+                    "created": panel["created"], "passed_over": json.loads(panel["passed_over"] or "[]"),
+                    "set_aside": panel["set_aside"]}
         else:
             rows = self.db.query(SEATS_SQL.format(where="(c.id = ? AND c.kind = 'route') OR c.turn = ?"),
                                  (item_id, item_id))
@@ -197,19 +199,31 @@ class History:
             if turn is None:
                 return None
             head = {"id": item_id, "kind": "route", "collection": turn["collection"], "mode": turn["mode"],
-                    "created": turn["created"], "passed_over": []}
+                    "created": turn["created"], "passed_over": [], "set_aside": None}
         request = next(filter(None, map(request_of, rows)), None)
         head["request"] = json.loads(request) if request else None
         head["prompt"] = prompt_of(request)
         head["seats"] = [self._seat(r) for r in rows if r["kind"] != "merge"]
+        asked = ((head["request"] or {}).get("params") or {}).get("max_tokens")
+        for seat in head["seats"]:       # the client's own cap, when the seat's record keeps none of its own
+            seat["max_tokens"] = seat["max_tokens"] or asked
         merge = next((r for r in rows if r["kind"] == "merge"), None)
         head["merge"] = self._seat(merge) if merge else None
         return head
 
+    def set_aside(self, panel: str, aside: bool) -> bool:
+        """Set a panel aside as only a test (now), or bring it back; False when there is no such panel."""
+        # through the writer, after whatever it has queued (the panel's own row, for one just asked)
+        return self.db.execute("UPDATE panels SET set_aside = ? WHERE id = ?", (time.time() if aside else None, panel),
+                               wait=True) > 0
+
     @staticmethod
     def _seat(r) -> dict:
+        extra = json.loads(r["extra"]) if r["extra"] else {}
         return {"call": r["id"], "seat": r["seat"], "kind": r["kind"], "model": r["model"], "status": r["status"],
-                "seconds": r["seconds"], "answer": r["answer"], "error": r["error"], "ttft": r["ttft"],
+                "seconds": r["seconds"], "answer": as_read(r["answer"]), "error": as_read(r["error"]),
+                "ttft": r["ttft"],
                 "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"],
                 "tokens_estimated": bool(r["tokens_estimated"]), "created": r["created"],
-                "verdict": verdict_of(r)}
+                "finish_reason": r["finish_reason"], "max_tokens": extra.get("max_tokens"),
+                "late": bool(extra.get("late")), "verdict": verdict_of(r)}

@@ -158,15 +158,26 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (15, "what a panel was asked, kept once", """
         ALTER TABLE panels ADD COLUMN request TEXT
     """),
+    # Why each answer ended (stop, length: cut at its output cap, ...), and asks set aside as only tests: their
+    # answers no longer wait for a verdict.
+    (16, "finish reasons; asks set aside", """
+        ALTER TABLE calls ADD COLUMN finish_reason TEXT;
+        ALTER TABLE panels ADD COLUMN set_aside REAL
+    """),
+    # An item onboarding a model through a hub says which of the hub's sources the model comes from (a catalog
+    # provider id or the hub's own name for the source); null for every other item.
+    (17, "the hub source of an onboarding item", """
+        ALTER TABLE onboard_queue ADD COLUMN via TEXT
+    """),
     # The record kept, not recomputed (store/standings.py): per model and collection its counts, latest answer times
     # and latest judged answers, and calls per day; made from the history once here (STEPS), then kept by each write.
-    (16, "the record kept: standings, judged windows, calls per day", standings.SCHEMA),
+    (18, "the record kept: standings, judged windows, calls per day", standings.SCHEMA),
     # The ledger's totals per month and cut, and per UTC day, kept as lines are written (store/ledgerkept.py); an
     # explore seat's line is found by its call (a verdict on it changes the month's judged explore seats).
-    (17, "the usage ledger's totals kept; explore seats' lines indexed by call", ledgerkept.SCHEMA),
+    (19, "the usage ledger's totals kept; explore seats' lines indexed by call", ledgerkept.SCHEMA),
     # What still needs a query gets an index that serves it: the history and the Calls list newest first (keyset
     # pages on (created, id)), route turns by time, and the turn a shadow seat belongs to as a column of its own.
-    (18, "indexes on time for calls, panels and route turns; a shadow's turn as a column", """
+    (20, "indexes on time for calls, panels and route turns; a shadow's turn as a column", """
         ALTER TABLE calls ADD COLUMN turn TEXT;
         UPDATE calls SET turn = json_extract(extra, '$.turn') WHERE kind = 'shadow';
         CREATE INDEX calls_turn ON calls (turn) WHERE turn IS NOT NULL;
@@ -177,18 +188,18 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     """),
     # The prompt and answer text kept per UTC day (store/compaction.py), so the retention setting can say what it
     # would prune without reading the history; where pruning has got to.
-    (19, "the text kept per day; the state of pruning", compaction.SCHEMA),
+    (21, "the text kept per day; the state of pruning", compaction.SCHEMA),
     # Calls to a connection or model with a limit, counted by any process on this data folder (roster/quota.py):
     # each process checks its limits against the others' rows, in the transaction that adds its own.
-    (20, "calls counted against limits, shared between processes", """
+    (22, "calls counted against limits, shared between processes", """
         CREATE TABLE admits (
             id INTEGER PRIMARY KEY, endpoint TEXT, model TEXT, created REAL NOT NULL, tokens INTEGER NOT NULL DEFAULT 0,
             requests INTEGER NOT NULL DEFAULT 1, process TEXT NOT NULL)
     """),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
-STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {16: standings.rebuild, 17: ledgerkept.rebuild,
-                                                        19: compaction.rebuild}
+STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {18: standings.rebuild, 19: ledgerkept.rebuild,
+                                                        21: compaction.rebuild}
 
 
 def rebuild_kept(conn: sqlite3.Connection) -> None:

@@ -1,6 +1,7 @@
 """Answers waiting for a verdict: panel seats that answered and that nobody has judged yet, newest first."""
 from __future__ import annotations
 
+from ..redaction import forget_known
 from .db import Database
 
 EXCERPT = 200      # characters of an answer shown beside its call id
@@ -9,11 +10,12 @@ REACH = 2_000      # the latest calls (of the caller, session or calls asked abo
 # the answers an asker reads and is asked to judge.
 WAITING = ("c.status = 'ok' AND c.panel IS NOT NULL AND c.kind IN ('member', 'explore', 'with') "
            "AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.call = c.id AND v.current = 1) "
-           "AND NOT EXISTS (SELECT 1 FROM usage u WHERE u.call = c.id AND u.kind = 'suite')")   # the suite scores its own
+           "AND NOT EXISTS (SELECT 1 FROM usage u WHERE u.call = c.id AND u.kind = 'suite') "   # the suite scores its own
+           "AND NOT EXISTS (SELECT 1 FROM panels p WHERE p.id = c.panel AND p.set_aside IS NOT NULL)")   # only a test
 
 
 def excerpt(text: str | None, limit: int = EXCERPT) -> str:
-    flat = " ".join((text or "").split())
+    flat = " ".join(forget_known(text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -30,14 +32,18 @@ def _floor(db: Database, where: list, params: list, lanes: list) -> tuple | None
     return (max(floors), REACH) if floors else None
 
 
-def pending(db: Database, *, caller: str | None = None, collections: list | None = None,
+def pending(db: Database, *, caller: str | None = None, since: float | None = None, collections: list | None = None,
             session: str | None = None, calls: list | None = None, limit: int = 50) -> dict:
     """{"pending": [...], "total", "looked_through", "total_capped"}: the waiting answers, newest first, among the
-    latest REACH calls asked by `caller` (a key's name) within `collections` (None or '*': any), by `session`, and
-    among `calls`, each condition only when given. `total_capped`: there are older calls than those looked through
+    latest REACH calls asked by `caller` (a key's name) since `since` (that key's making: a key made again under an
+    old name is another key, and its predecessor's asks are not its own) within `collections` (None or '*': any),
+    by `session`, and among `calls`, each condition only when given. `total_capped`: there are older calls than those looked through
     (older answers may wait too): a read costs the same at any size of the record."""
     db.sync()
     where, params = [], []
+    if since is not None:
+        where.append("c.created >= ?")
+        params.append(since)
     for column, value in (("caller", caller), ("session", session)):
         if value is not None:
             where.append(f"c.{column} = ?")

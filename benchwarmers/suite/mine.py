@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from ..store.config import atomic_write, parse
-from .tasks import Task, data_dir, write
+from .tasks import Task, TaskError, data_dir, write
 
 FILE_TAG = re.compile(r'<file name="([^"]+)">\n(.*?)\n</file>', re.S)
 FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.S)
@@ -27,7 +27,9 @@ def frozen_code(request: str | None) -> dict:
     text = "\n\n".join(m.get("content") or "" for m in data.get("messages") or [] if m.get("role") == "user")
     files = {}
     for name, body in FILE_TAG.findall(text):
-        base = re.sub(r"[^\w.-]", "_", name.rsplit("/", 1)[-1]) or "file"
+        base = re.sub(r"[^\w.-]", "_", name.replace("\\", "/").rsplit("/", 1)[-1])[-100:]
+        if not base.strip("."):             # ".", ".." or nothing: never a file name (it would name a folder)
+            base = "file"
         files[unique(files, base)] = body + "\n"
     if not files:
         for i, body in enumerate(FENCE.findall(text), 1):
@@ -66,7 +68,7 @@ def mine(home: Path, db) -> dict:
     seen = set(parse(path).get("mined", [])) if path.exists() else set()
     root = data_dir(home)
     root.mkdir(parents=True, exist_ok=True)
-    drafted, no_code = [], 0
+    drafted, skipped, no_code = [], [], 0
     for c in judged_claims(db):
         key = hashlib.sha256(f"{c['call']}\n{c['claim']}".encode()).hexdigest()[:12]
         if key in seen:
@@ -75,14 +77,23 @@ def mine(home: Path, db) -> dict:
         if not files:
             no_code += 1
             continue
-        verdict = "real" if c["truth"] else "false"
-        task = Task(id=f"mined-{key}", kind="claim", question=QUESTION, files=files, status="draft",
-                    answer={"claim": c["claim"], "truth": c["truth"],
-                            "evidence": c["note"] or f"judged {verdict} by the user in a verdict on call {c['call']}"},
-                    source={"kind": "mined", "call": c["call"], "model": c["model"], "verdict": c["verdict"]})
+        task = draft(key, c, files)
         if not (root / task.id).exists():
-            write(task, root)
+            try:
+                write(task, root)
+            except (TaskError, OSError) as e:   # one bad claim is skipped (and not tried again), never the rest
+                skipped.append({"claim": c["claim"], "call": c["call"], "why": getattr(e, "message", None) or str(e)})
+                seen.add(key)
+                continue
             drafted.append({"id": task.id, "claim": c["claim"], "truth": c["truth"], "call": c["call"]})
         seen.add(key)
     atomic_write(path, {"mined": sorted(seen)})
-    return {"drafted": drafted, "without_code": no_code, "tasks_dir": str(root)}
+    return {"drafted": drafted, "skipped": skipped, "without_code": no_code, "tasks_dir": str(root)}
+
+
+def draft(key: str, c: dict, files: dict) -> Task:
+    verdict = "real" if c["truth"] else "false"
+    return Task(id=f"mined-{key}", kind="claim", question=QUESTION, files=files, status="draft",
+                answer={"claim": c["claim"], "truth": c["truth"],
+                        "evidence": c["note"] or f"judged {verdict} by the user in a verdict on call {c['call']}"},
+                source={"kind": "mined", "call": c["call"], "model": c["model"], "verdict": c["verdict"]})

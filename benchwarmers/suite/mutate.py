@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 NEGATE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt,
           ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
@@ -26,6 +26,7 @@ class Mutation:
     last: int                       # last line changed
     new: list                       # the lines that take their place (empty: they are removed)
     note: str                       # what changed, in words
+    node: object = field(default=None, repr=False, compare=False)   # the AST node changed (checks read it)
 
     def apply(self, lines: list) -> tuple[list, list]:
         """(mutant lines, [first, last] of the buggy lines in the mutant)."""
@@ -77,7 +78,7 @@ def compare_ops(lines: list, func, table: dict, operator: str) -> list:
         if len(re.findall(pattern, gap)) != 1:
             continue
         changed = line[:a] + re.sub(pattern, new, gap) + line[b:]
-        out.append(Mutation(operator, node.lineno, node.lineno, [changed], f"`{old}` became `{new}`"))
+        out.append(Mutation(operator, node.lineno, node.lineno, [changed], f"`{old}` became `{new}`", node))
     return out
 
 
@@ -92,7 +93,7 @@ def off_by_one(lines: list, func) -> list:
                 new = str(node.value + 1)
                 out.append(Mutation("off_by_one", node.lineno, node.lineno,
                                     [splice(lines, node.lineno, node.col_offset, node.end_col_offset, new)],
-                                    f"`{node.value}` became `{new}`"))
+                                    f"`{node.value}` became `{new}`", node))
     return out
 
 
@@ -124,7 +125,7 @@ def wrong_variable(lines: list, func) -> list:
             other = others[(node.lineno + node.col_offset) % len(others)]
             out.append(Mutation("wrong_variable", node.lineno, node.lineno,
                                 [splice(lines, node.lineno, node.col_offset, node.end_col_offset, other)],
-                                f"`{node.id}` became `{other}`"))
+                                f"`{node.id}` became `{other}`", node))
     return out
 
 
@@ -135,7 +136,7 @@ def dropped_guard(lines: list, func) -> list:
                 and isinstance(node.body[0], (ast.Return, ast.Raise, ast.Continue, ast.Break))
                 and whole_lines(lines, node)):
             out.append(Mutation("dropped_guard", node.lineno, node.end_lineno, [],
-                                f"the guard `if {ast.unparse(node.test)}:` was removed"))
+                                f"the guard `if {ast.unparse(node.test)}:` was removed", node))
     return out
 
 
@@ -155,7 +156,7 @@ def swapped_arguments(lines: list, func) -> list:
         start, mid, end = (char_col(line, x) for x in (a.col_offset, a.end_col_offset, b.col_offset))
         changed = line[:start] + tb + line[mid:end] + ta + line[char_col(line, b.end_col_offset):]
         out.append(Mutation("swapped_arguments", node.lineno, node.lineno, [changed],
-                            f"the arguments `{ta}` and `{tb}` were swapped"))
+                            f"the arguments `{ta}` and `{tb}` were swapped", node))
     return out
 
 
@@ -179,7 +180,7 @@ def wrong_default(lines: list, func) -> list:
             if new is not None:
                 out.append(Mutation("wrong_default", node.lineno, node.lineno,
                                     [splice(lines, node.lineno, node.col_offset, node.end_col_offset, repr(new))],
-                                    f"the default `{node.value!r}` became `{new!r}`"))
+                                    f"the default `{node.value!r}` became `{new!r}`", node))
     return out
 
 
@@ -191,12 +192,12 @@ def missing_await_close(lines: list, func) -> list:
             inner = line[char_col(line, node.value.col_offset):char_col(line, node.value.end_col_offset)]
             out.append(Mutation("missing_await_close", node.lineno, node.lineno,
                                 [splice(lines, node.lineno, node.col_offset, node.end_col_offset, inner)],
-                                "an `await` was dropped"))
+                                "an `await` was dropped", node))
         elif (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
               and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in CLOSERS
               and whole_lines(lines, node)):
             out.append(Mutation("missing_await_close", node.lineno, node.end_lineno, [],
-                                f"the call `{ast.unparse(node.value)}` was removed"))
+                                f"the call `{ast.unparse(node.value)}` was removed", node))
     return out
 
 
@@ -205,16 +206,26 @@ FINDERS = {"off_by_one": off_by_one, "flipped_comparison": flipped_comparison, "
            "missing_await_close": missing_await_close}
 
 
-def mutations(source: str, func, operators=OPERATORS) -> list:
-    """Every mutation of `func` (a node of `source`) whose mutant still parses, in a stable order."""
-    lines = source.splitlines()
+def mutations(source: str, func, operators=OPERATORS, lines: list | None = None) -> list:
+    """Every mutation of `func` (a node of `source`, whose lines the caller may pass) whose function still parses,
+    in a stable order. Only the function is parsed again: a change inside it leaves the rest of the file as it was,
+    so a large file costs no more per mutant than a small one."""
+    lines = source.splitlines() if lines is None else lines
+    start = min([func.lineno] + [d.lineno for d in func.decorator_list])
     found = []
     for op in operators:
         for m in FINDERS[op](lines, func):
             mutant, _ = m.apply(lines)
-            if mutant != lines and parses("\n".join(mutant)):
+            removed = (m.last - m.first + 1) - len(m.new)
+            if mutant != lines and parses_block(mutant[start - 1:func.end_lineno - removed]):
                 found.append(m)
     return sorted(found, key=lambda m: (OPERATORS.index(m.operator), m.first, m.note))
+
+
+def parses_block(block: list) -> bool:
+    """A function's lines parse where they stand (an indented method is parsed as the body of an `if`)."""
+    text = "\n".join(block)
+    return parses("if 1:\n" + text if block and block[0][:1].isspace() else text)
 
 
 def parses(text: str) -> bool:

@@ -246,6 +246,14 @@ def build(row: dict, files_base: str = RAW_FILES, api_base: str = GITHUB_API, da
 
 def notice_lines(tasks: list[Task]) -> list[str]:
     """One NOTICE line per task: where its code comes from and under which licence."""
-    return [f"- suite/tasks/{t.id}: code from {t.source['url']} at commit {t.source['base_commit']} "
-            f"(SWE-rebench-V2 instance {t.source['instance_id']}), licensed {t.source['license']}."
-            for t in sorted(tasks, key=lambda t: t.id)]
+    return [notice_line(t) for t in sorted(tasks, key=lambda t: t.id)]
+
+
+def notice_line(t: Task) -> str:
+    s = t.source
+    if s.get("instance_id"):
+        origin = f"SWE-rebench-V2 instance {s['instance_id']}"
+    else:
+        origin = f"{s.get('path')}, before fix {s.get('commit')}"
+    return (f"- suite/tasks/{t.id}: code from {s['url']} at commit {s['base_commit']} ({origin}), "
+            f"licensed {s['license']}.")

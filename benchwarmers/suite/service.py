@@ -16,6 +16,7 @@ from ..roster.registry import Registry
 from . import results as res
 from .asker import Asker, Pace
 from .runner import Runner
+from .seedjob import SeedJobs
 from .tasks import load_all, select
 
 log = logging.getLogger("benchwarmers.suite")
@@ -37,6 +38,7 @@ class SuiteService:
         self.worker: threading.Thread | None = None
         self.runner = Runner(self.store, self.tasks, Asker(panel), lambda: settings()["suite_gap_seconds"],
                              lease=lambda: settings()["seat_timeout"] + 60, stopping=self.stopping)
+        self.seeding = SeedJobs(home)                # planting bugs in the user's repos: a job, one at a time
 
     def tasks(self) -> dict:
         return load_all(self.home)[0]
@@ -157,8 +159,10 @@ class SuiteService:
         return True
 
     def close(self) -> None:
-        """Stop after the call in flight; a run cut off here is marked interrupted so it can be resumed."""
+        """Stop after the call in flight; a run cut off here is marked interrupted so it can be resumed. A seeding
+        job stops at once (its tests are killed)."""
         self.stopping.set()
+        self.seeding.close()
         self.wake.set()
         if self.worker is not None:
             self.worker.join(timeout=2)

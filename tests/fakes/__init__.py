@@ -10,9 +10,11 @@
         fake.requests[-1].body, fake.last.headers["authorization"], fake.connections   # what arrived, TCP count
 Reply fields: text, tool_calls, reasoning, signature, finish, usage, status/message/style/retry_after (HTTP errors and
 429 signals), headers, delay (before headers), hold (a threading.Event the test sets; waited for before headers),
-chunk_delay, stall/stall_after, drop_after, end_after, stream_error, garbage, ignore_stream, always_stream.
-`fake.set_models([...])`; `start_all()` starts one of each; FakeProxy is a CONNECT/forward proxy; fakes.raw.RawServer
-answers byte for byte; fakes.samples has canonical sample Asks. The
+chunk_delay, stall/stall_after, drop_after, end_after, stream_error, garbage, ignore_stream, always_stream, compute
+(the text worked out from the last user message). `fake.set_models([...])`; `start_all()` starts one of each;
+FakeProxy is a CONNECT/forward proxy; fakes.raw.RawServer answers byte for byte; SlowModel is a local model on a CPU
+(one request at a time, slow, generating until its client hangs up); fakes.samples has canonical sample Asks;
+fakes.referee.FakeReferee plays a panel's referee (and lies on request) through any of them. The
 official SDKs accept these fakes (tests/test_providers_fakes_sdk.py).
 """
 from __future__ import annotations
@@ -23,12 +25,13 @@ from .ollama import FakeOllama
 from .openai import FakeOpenAI
 from .proxy import FakeProxy
 from .server import FakeUpstream, Recorded, Reply
+from .slow import SlowModel
 
 FAKES: dict[str, type[FakeUpstream]] = {"openai": FakeOpenAI, "anthropic": FakeAnthropic, "gemini": FakeGemini,
                                         "ollama": FakeOllama}
 
 __all__ = ["FAKES", "FakeAnthropic", "FakeGemini", "FakeOllama", "FakeOpenAI", "FakeProxy", "FakeUpstream",
-           "Recorded", "Reply", "start_all"]
+           "Recorded", "Reply", "SlowModel", "start_all"]
 
 
 class FakeSet(dict):

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -48,6 +49,8 @@ class Reply:
     ignore_stream: bool = False        # answer whole even when asked to stream (some compatible servers do)
     always_stream: bool = False        # stream even when asked for a whole answer
     chunk_chars: int = 0               # text pieces of this many characters (0: word by word)
+    compute: Callable[[str], str] | None = None   # the text worked out from the last user message's text (a fake
+    #                                    referee reads the panel's answers there: tests/fakes/referee.py)
 
     @classmethod
     def error(cls, status: int, message: str | None = None, **kw) -> "Reply":
@@ -245,6 +248,8 @@ class FakeUpstream:
     def answer_text(self, reply: Reply, model: str, last_user: str) -> str:
         if reply.text is not None:
             return reply.text
+        if reply.compute is not None:
+            return reply.compute(last_user)
         return "" if reply.tool_calls else f"{model} says: {last_user}"
 
     def not_found_message(self, model: str) -> str:
@@ -413,7 +418,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
-    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_OPTIONS = _any
+    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_OPTIONS = do_PATCH = _any
 
     # ---- writing --------------------------------------------------------------------------------
     def send_bytes(self, status: int, ctype: str, body: bytes, headers: dict | None = None) -> None:

@@ -84,3 +84,16 @@ def wait_run(http, rid: int, timeout: float = 60) -> dict:
             return d
         time.sleep(0.05)
     raise AssertionError(f"run {rid} did not finish: {d}")
+
+
+def seed_job(http, body: dict, timeout: float = 120) -> dict:
+    """POST /bench/suite/seed, then the job once it is over."""
+    status, _, d = http("POST", "/bench/suite/seed", body)
+    assert status == 202, d
+    deadline = time.monotonic() + timeout
+    job = d["job"]
+    while job["status"] == "running":
+        assert time.monotonic() < deadline, f"seeding job {job['id']} did not finish: {job}"
+        time.sleep(0.05)
+        job = http("GET", f"/bench/suite/seed/{job['id']}")[2]["job"]
+    return job

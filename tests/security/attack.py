@@ -18,10 +18,11 @@ CLASSES = (PUBLIC, GATEWAY, ADMIN)
 # test_auth.py::test_every_public_route_was_reviewed until it is looked at and listed here. The sign-in callback
 # comes from the provider's site, so no SameSite=Strict session cookie is sent with it: it is held to a flow an
 # admin started instead (a single-use 192-bit state, 10 minutes, the starting browser's binding cookie), which
-# test_auth.py::test_the_public_sign_in_callback_takes_only_the_flow_an_admin_started attacks.
+# test_auth.py::test_the_public_sign_in_callback_takes_only_the_flow_an_admin_started attacks. The own-app
+# callback is the same check with the state in its query (tests/test_connect_apps.py attacks it).
 REVIEWED_PUBLIC = {("GET", "/healthz"), ("HEAD", "/"), ("GET", "/openapi.json"), ("GET", "/login"),
                    ("POST", "/login"), ("POST", "/logout"), ("GET", "/static/{name}"),
-                   ("GET", "/connect/{provider}/callback/{state}")}
+                   ("GET", "/connect/{provider}/callback/{state}"), ("GET", "/connect/{provider}/callback")}
 SAMPLES = {"name": "core", "id": "nosuchcall", "alias": "a", "model": "bench/core"}
 STATIC = {"name": "style.css"}
 

@@ -109,3 +109,34 @@ def test_the_cli_with_flag_is_held_to_the_key_too(home, fake, make_service):
     assert proc.returncode == 1
     assert "does not reach" in proc.stderr.decode()
     assert not any(isinstance(r.body, dict) and r.body.get("model") == "m-paid" for r in fake.requests)
+
+
+def test_a_key_made_again_under_an_old_name_does_not_inherit_its_pending_verdicts(home, fake, make_service):
+    """Pending answers were matched by the key's name: a new key given a revoked key's name saw (and could judge)
+    every answer the old one was still owed."""
+    from tests.helpers.http import Http
+    bench_data(home, fake)
+    http = Http(make_service(admin_token=TOKEN).url)
+
+    def make(name: str = "app") -> dict:
+        status, _, made = http("POST", "/bench/keys", {"name": name, "collections": ["core"]}, ADMIN_HEADERS)
+        assert status == 201, made
+        return {"Authorization": f"Bearer {made['key']}"}
+
+    def ask(headers: dict) -> list:
+        status, _, d = http("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+            {"role": "user", "content": "hi"}]}, headers)
+        assert status == 200, d
+        return [s["call"] for s in d["bench"]["seats"]]
+
+    old = make()
+    owed = ask(old)
+    assert http("GET", "/bench/pending", headers=old)[2]["total"] == 2
+    assert http("DELETE", "/bench/keys/app", headers=ADMIN_HEADERS)[0] == 200
+    new = make()
+    assert http("GET", "/bench/pending", headers=new)[2] == {"pending": [], "total": 0, "limit": 50,
+                                                               "asked_by": {"key": "app"}}
+    mine = ask(new)
+    assert {p["call"] for p in http("GET", "/bench/pending", headers=new)[2]["pending"]} == set(mine)
+    everyone = http("GET", "/bench/pending", headers=ADMIN_HEADERS)[2]
+    assert {p["call"] for p in everyone["pending"]} == set(owed) | set(mine)      # the admin still sees them all

@@ -147,3 +147,149 @@ def test_gateway_md_lists_exactly_what_passes_through():
         named = {name for name in FIELDS[api] if f"`{name}`" in passed}
         snake = {n for n in FIELDS[api] - named if "_" in n and api == "gemini"}   # "(and their snake_case names)"
         assert named | snake == FIELDS[api], (api, FIELDS[api] - named - snake)
+
+
+# ---- a key pasted into a prompt --------------------------------------------------------------------
+
+PASTED = "sk-pasted-FIRST-0123456789abcdef"
+SPARE = "spare-key-from-keys-json-0123456789"
+
+
+def served_texts(svc, panel: str) -> str:
+    """What the record serves of one panel: its history item, each seat's call, and its dashboard page."""
+    from tests.helpers.dashboard import Session
+    from tests.helpers.http import Http
+    http = Http(svc.url)
+    status, _, item = http("GET", f"/bench/history/{panel}")
+    assert status == 200, item
+    calls = [http("GET", f"/bench/calls/{s['call']}")[2] for s in item["seats"]]
+    page = Session(svc.url).get(f"/calls/{panel}")[2]
+    return json.dumps([item, calls]) + page
+
+
+def test_a_key_pasted_into_the_first_prompt_after_a_start_is_not_recorded(home, fake, make_service, monkeypatch):
+    """Keys were learnt only once their endpoint was used: one pasted before that was stored and served in clear."""
+    bench_data(home, fake)
+    monkeypatch.setenv("BENCHWARMERS_KEY_ELSEWHERE", PASTED)      # no endpoint uses these two yet
+    keys.store("spare", SPARE)
+    from benchwarmers import redaction
+    redaction._known.clear()                                      # as a fresh process knows nothing
+    svc = make_service()
+    from tests.helpers.http import Http
+    status, _, reply = Http(svc.url)("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": f"why do {PASTED} and {SPARE} fail?"}]})
+    assert status == 200
+    served = served_texts(svc, reply["bench"]["panel"])
+    assert PASTED not in served and SPARE not in served and "[redacted]" in served
+    svc.bench.db.sync()
+    for table in ("calls", "panels"):
+        assert not svc.bench.db.query(f"SELECT 1 FROM {table} WHERE request LIKE ? OR request LIKE ?",
+                                      (f"%{PASTED}%", f"%{SPARE}%"))
+
+
+def test_a_key_recorded_before_it_was_known_is_redacted_as_it_is_read(home, fake, make_service, monkeypatch):
+    """A record written in clear (before the key was set) is served without it once the key is known."""
+    bench_data(home, fake)
+    first = make_service()
+    from tests.helpers.http import Http
+    status, _, reply = Http(first.url)("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": f"my key {PASTED} fails"}]})      # the fake echoes it in its answer too
+    assert status == 200 and PASTED in json.dumps(reply)
+    panel = reply["bench"]["panel"]
+    first.bench.db.sync()
+    first.stop()
+    monkeypatch.setenv("BENCHWARMERS_KEY_LATER", PASTED)
+    served = served_texts(make_service(), panel)
+    assert PASTED not in served and served.count("[redacted]") >= 3
+
+
+# ---- link-local and cloud metadata addresses ---------------------------------------------------------
+
+METADATA_SPELLINGS = ["http://169.254.169.254/latest/meta-data", "http://2852039166/v1", "http://0xa9fea9fe/v1",
+                      "http://0251.0376.0251.0376/v1", "http://[::ffff:169.254.169.254]/v1", "http://[fd00:ec2::254]/v1",
+                      "http://[fe80::1]:9/v1", "http://metadata.google.internal/computeMetadata/v1",
+                      "http://100.100.100.200/latest", "http://169.254.10.20:8080/v1"]
+
+
+@pytest.mark.parametrize("base", METADATA_SPELLINGS)
+def test_a_link_local_or_metadata_base_url_is_refused_unless_allowed(service, base):
+    """An endpoint at the cloud metadata address (offered by a catalog, or typed) would get the key and its answers
+    shown; loopback and private ranges stay allowed, as local model servers are the point."""
+    from tests.helpers.http import Http
+    status, _, d = Http(service.url)("POST", "/bench/endpoints", {"name": "metal", "base_url": base, "no_key": True})
+    assert status == 400 and "allow_link_local" in d["error"]["message"], d
+    assert not service.bench.registry.endpoints()
+
+
+def test_allowed_explicitly_a_link_local_base_url_is_tried(service):
+    from tests.helpers.http import Http
+    http = Http(service.url)
+    status, _, d = http("POST", "/bench/endpoints", {"name": "metal", "base_url": "http://[fe80::1]:9/v1",
+                                                     "no_key": True, "allow_link_local": True})
+    assert status >= 400 and "is refused" not in d["error"]["message"] and "listing its models failed" in \
+        d["error"]["message"]                                   # it got past the check: nothing answers there
+    assert http("POST", "/bench/endpoints", {"name": "metal", "base_url": "http://[fe80::1]:9/v1",
+                                             "allow_link_local": "yes"})[0] == 400
+    for base in ("http://127.0.0.2:9/v1", "http://10.1.2.3:9/v1", "http://192.168.0.9:9/v1"):
+        status, _, d = http("POST", "/bench/endpoints", {"name": "lan", "base_url": base, "no_key": True},
+                            timeout=60)
+        assert "is refused" not in json.dumps(d), base
+
+
+def test_a_name_that_resolves_to_a_metadata_address_is_refused(service, monkeypatch):
+    import socket
+    real = socket.getaddrinfo
+
+    def resolve(host, *args, **kw):
+        if host == "models.rebound.example":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("169.254.169.254", 443))]
+        return real(host, *args, **kw)
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    from tests.helpers.http import Http
+    status, _, d = Http(service.url)("POST", "/bench/endpoints", {"name": "rebound", "no_key": True,
+                                                                 "base_url": "https://models.rebound.example/v1"})
+    assert status == 400 and "resolves to 169.254.169.254" in d["error"]["message"], d
+
+
+def test_the_cli_and_the_dashboard_form_say_how_to_allow_one(service, tmp_path):
+    from tests.helpers.dashboard import Session
+    from tests.security.attack import cli
+    done = cli(service.url, "endpoint", "add", "metal", "--base", "http://169.254.169.254/v1", "--no-key")
+    assert done.returncode != 0 and b"--allow-link-local" in done.stderr
+    done = cli(service.url, "endpoint", "add", "metal", "--base", "http://[fe80::1]:9/v1", "--no-key",
+               "--allow-link-local")
+    assert done.returncode != 0 and b"is refused" not in done.stderr and b"listing its models failed" in done.stderr
+    browser = Session(service.url)
+    form = {"name": "metal", "base_url": "http://169.254.169.254/v1", "no_key": "1"}
+    status, headers, _ = browser.form("/endpoints/add", form)
+    page = browser.get(headers["location"])[2]
+    assert status == 303 and "is refused" in page and 'name="allow_link_local"' in page and "data-confirm=" in page
+    status, _, d = browser.form("/endpoints/add", {**form, "base_url": "http://[fe80::1]:9/v1",
+                                                   "allow_link_local": "1"}, script=True)
+    assert status >= 400 and "listing its models failed" in d["error"]["message"]
+
+
+# ---- a model listed under its key ------------------------------------------------------------------
+
+def test_a_model_listed_under_a_name_that_is_its_key_is_neither_shown_nor_registered(home, make_service,
+                                                                                     monkeypatch):
+    """An upstream that listed a model under its own key got the key shown on the Onboard page and stored."""
+    from tests.helpers.http import Http
+    monkeypatch.setenv("BENCHWARMERS_KEY_UP", KEY)
+    with FakeOpenAI() as fake:
+        fake.expect_key(KEY)
+        fake.set_models(["m-real", KEY, f"prefix-{KEY}"])
+        configure(home, {"up": (fake, "openai")}, {})
+        keyed_endpoint(home, "up")
+        svc = make_service()
+        http = Http(svc.url)
+        status, _, found = http("GET", "/bench/candidates")
+        assert status == 200 and "m-real" in json.dumps(found) and KEY not in json.dumps(found)
+        status, _, tested = http("POST", "/bench/endpoints/up/test", {})
+        assert status == 200 and tested["endpoint"]["sample"] == ["m-real"]
+        for served in (KEY, f"prefix-{KEY}"):
+            status, _, refused = http("POST", "/bench/models", {"served": served, "endpoint": "up"})
+            assert status == 400 and "holds a provider key" in refused["error"]["message"], refused
+        status, _, refused = http("POST", "/bench/models", {"served": "m-real", "endpoint": "up", "alias": KEY})
+        assert status == 400
+        assert KEY not in (home / "config" / "models.json").read_text(encoding="utf-8")

@@ -2,12 +2,14 @@
 and the models passed over for an explore seat, with why."""
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from ...errors import BadRequest
 from .. import markdown
 from ..apicall import get, post
 from ..render import card, e, link, table, when
 from ..web import Done, safe_local
-from ..widgets import chip, seat_column
+from ..widgets import chip, post_button, seat_column
 
 
 def data(req, bench) -> dict:
@@ -27,12 +29,44 @@ def render(d: dict, frame) -> tuple[str, str]:
                 f'<p class="seat-error">{e(m["error"])}</p>')
         parts.append(card(f"Merged by {m['model']}", f'<div class="answer">{body}</div>', "merged"))
     columns = "".join(seat_column(frame, s, back) for s in d["seats"])
+    parts.append(judging(frame, d, back))
     parts.append(f'<section class="seats" aria-label="Answers">{columns}</section>')
     if d.get("passed_over"):
         rows = [[link(f"/models/{p['model']}", p["model"]), f'<span class="reason">{e(p["reason"])}</span>']
                 for p in d["passed_over"]]
         parts.append(card("Passed over for an explore seat", table(["Model", "Why"], rows), anchor="passed-over"))
     return f"{kind}: {d['prompt'][:60] or d['id']}", "".join(parts)
+
+
+def judging(frame, d: dict, back: str) -> str:
+    """Above the columns: "Save all verdicts" (with script), and setting a panel aside as only a test so its
+    answers stop counting as waiting for a verdict (or bringing it back)."""
+    answered = sum(s["status"] == "ok" for s in d["seats"])
+    save = ('<button type="button" data-save-all hidden>Save all verdicts</button>'
+            if answered > 1 else "")
+    aside = ""
+    if d["kind"] == "panel":
+        if d.get("set_aside"):
+            aside = ('<span class="muted">Set aside as only a test: its answers do not wait for a verdict.</span> '
+                     + post_button(frame, "/calls/aside", "Bring it back", {"id": d["id"], "aside": "0"}, back=back))
+        else:
+            aside = post_button(frame, "/calls/aside", "Set aside: only a test", {"id": d["id"], "aside": "1"},
+                                back=back)
+    if not save and not aside:
+        return ""
+    return f'<div class="save-all" data-save-all-box>{save}{aside}<span class="status-text" data-status></span></div>'
+
+
+def set_aside(req, bench, form) -> Done:
+    """Set the panel aside as only a test, or bring it back: POST /bench/history/{id}/aside."""
+    panel = form.get("id").strip()
+    if not panel:
+        raise BadRequest("Say which ask to set aside.")
+    aside = form.get("aside") != "0"
+    post(req, f"/bench/history/{quote(panel, safe='')}/aside", {"aside": aside})
+    said = ("Set aside: its answers no longer wait for a verdict." if aside else
+            "Brought back: its answers wait for a verdict again.")
+    return Done(said, safe_local(form.get("back")) or f"/calls/{quote(panel, safe='')}")
 
 
 def asked(request: dict | None) -> str:
@@ -59,4 +93,4 @@ def verdict(req, bench, form) -> Done:
     return Done(f"Verdict saved: {word}{revised}.", safe_local(form.get("back")) or "/calls", {"verdict": saved})
 
 
-ACTIONS = [("/calls/verdict", verdict, "/calls")]
+ACTIONS = [("/calls/verdict", verdict, "/calls"), ("/calls/aside", set_aside, "/calls")]

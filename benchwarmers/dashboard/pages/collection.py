@@ -3,6 +3,7 @@ calls one ask makes; what the members share, suggestions and how to ask it; dele
 from __future__ import annotations
 
 from ...catalog.roles import PURPOSES, unfit
+from ...names import DESCRIPTION_MOST
 from ...words import plural
 from ..apicall import call, get, post
 from ..render import card, e, options, table
@@ -80,7 +81,8 @@ def editor(d: dict, frame) -> str:
     return f"""<form method="post" action="/collections/save" class="stack" data-seats>{csrf(frame)}{back}
 {name_field}
 <label for="c-desc">Description <span class="muted">(what it is for, in your words)</span></label>
-<textarea id="c-desc" name="description" rows="2">{e(frame.typed("description", c["description"]))}</textarea>
+<textarea id="c-desc" name="description" rows="2" maxlength="{DESCRIPTION_MOST}">{
+e(frame.typed("description", c["description"]))}</textarea>
 <label for="c-purpose">Purpose <span class="muted">(explore seats go only to models whose roles fit it)</span></label>
 <select id="c-purpose" name="purpose">{options(purposes, frame.typed("purpose", c.get("purpose") or ""))}</select>
 <fieldset><legend>Members <span class="muted">(always seated)</span></legend>

@@ -76,13 +76,15 @@ def usage(c: dict, url: str, keyed: bool, opened: bool = False) -> str:
     key = "$BENCHWARMERS_KEY" if keyed else ""
     auth = f' -H "Authorization: Bearer {key}"' if keyed else ""
     snippets = {
-        "curl": f"curl {url}/v1/chat/completions -H \"Content-Type: application/json\"{auth} \\\n"
-                f"  -d '{{\"model\": \"{n['panel']}\", \"messages\": [{{\"role\": \"user\", \"content\": "
-                f"\"Review this diff\"}}]}}'",
-        "OpenAI SDK (Python)": f"from openai import OpenAI\n\nclient = OpenAI(base_url=\"{url}/v1\", "
-                               f"api_key=\"{'your gateway key' if keyed else 'not-needed'}\")\n"
-                               f"reply = client.chat.completions.create(model=\"{n['panel']}\",\n"
-                               f"    messages=[{{\"role\": \"user\", \"content\": \"Review this diff\"}}])\n"
+        "curl": f"curl {url}/v1/chat/completions \\\n  -H \"Content-Type: application/json\""
+                + (f" \\\n {auth}" if keyed else "") + " \\\n"
+                f"  -d '{{\"model\": \"{n['panel']}\",\n       \"messages\": [{{\"role\": \"user\",\n"
+                f"                     \"content\": \"Review this diff\"}}]}}'",
+        "OpenAI SDK (Python)": f"from openai import OpenAI\n\nclient = OpenAI(\n    base_url=\"{url}/v1\",\n"
+                               f"    api_key=\"{'your gateway key' if keyed else 'not-needed'}\")\n"
+                               f"reply = client.chat.completions.create(\n    model=\"{n['panel']}\",\n"
+                               f"    messages=[{{\"role\": \"user\",\n               \"content\": \"Review this "
+                               f"diff\"}}])\n"
                                "print(reply.choices[0].message.content)",
         "Claude Code": f"export ANTHROPIC_BASE_URL={url}\nexport ANTHROPIC_MODEL={n['route']}\n"
                        f"export ANTHROPIC_DEFAULT_HAIKU_MODEL={n['route']}"

@@ -12,7 +12,8 @@ from ..web import Done, safe_local
 from ..widgets import chip, csrf, hidden
 from .onboard import latest_items, state_cell
 
-FLAGS = (("free", "Free"), ("tools", "Calls tools"), ("vision", "Reads images"))
+FLAGS = (("free", "Free"), ("tools", "Calls tools"), ("vision", "Reads images"),
+         ("reachable", "Only models I can reach"))
 TRUE = ("1", "on", "yes", "true")
 CAN = ("tools", "vision", "reasoning")
 
@@ -36,6 +37,7 @@ def data(req, bench) -> dict:
         m["add"] = None if m["routes"] else how_to_add(m["no_route"], providers)
     return {"filters": filters, "problem": problem, "models": found["models"], "total": found["total"],
             "app_only": found["app_only"], "rules": found["rules"], "since": found["since"],
+            "hub_errors": found.get("hub_errors") or [],
             "endpoints": len(get(req, "/bench/endpoints")["endpoints"])}
 
 
@@ -64,6 +66,8 @@ def render(d: dict, frame) -> tuple[str, str]:
                      f'{e(a["name"])} left out: they work only in {e(a["app"])}. '
                      f'{link("/settings#app_only", "Switch it on in Settings")} if your endpoint reaches them '
                      'through that app.</p>' for a in d["app_only"])
+    notes += "".join(f'<p class="callout">Hub {e(h["endpoint"])} offers no routes now: {e(h["error"])}</p>'
+                     for h in d["hub_errors"])
     shown = f'<p class="muted" role="status">{len(d["models"])} of {d["total"]} shown.</p>' if d["models"] else ""
     return "Discover", lead + notes + filter_form(d["filters"]) + card("", shown + models_table(d, frame))
 
@@ -109,18 +113,21 @@ def routes_cell(m: dict, frame, back: str) -> str:
 
 def route_line(m: dict, r: dict, frame, back: str) -> str:
     key, item = f'{r["endpoint"]}|{r["served"]}', r["item"]
+    pick = key + (f'|{r["via"]}' if r.get("via") else "")    # through a hub: the source it is added from
     where = f'<span class="route-name">{e(r["endpoint"])}</span> <span class="served">{e(r["served"])}</span>'
     if r["on_bench"] and not item:
         return f'<div class="route">{where} {chip("active", "on the bench")} as ' \
                f'{link("/models/" + r["on_bench"], r["on_bench"])}</div>'
     progress = (f'<span class="progress" data-key="{e(key)}" data-item="{e(item["id"]) if item else ""}" '
                 f'data-state="{e(item["state"]) if item else ""}">{state_cell(item) if item else ""}</span>')
-    button = ""
+    button, label = "", "Add to hub and onboard" if r.get("via") else "Onboard"
+    if r.get("via"):
+        where += f' <span class="muted">(from {e(r["via"])} through the hub)</span>'
     if not item or item["state"] == "failed":
         button = (f'<form method="post" action="/discover/onboard" class="inline" data-onboard data-once>'
-                  f'{csrf(frame)}{hidden("pick", key)}{hidden("back", back)}'
+                  f'{csrf(frame)}{hidden("pick", pick)}{hidden("back", back)}'
                   f'<button type="submit" class="small" aria-label="Onboard {e(r["served"])} from '
-                  f'{e(r["endpoint"])}">{"Try again" if item else "Onboard"}</button>'
+                  f'{e(r["endpoint"])}">{"Try again" if item else label}</button>'
                   f'<span class="status-text" data-status role="status"></span></form>')
     return f'<div class="route">{where} {button}{progress}</div>'
 
@@ -136,10 +143,10 @@ def no_route(add: dict, frame) -> str:
 
 
 def queue_one(req, bench, form) -> Done:
-    picks = [p.split("|", 1) for p in form.getlist("pick") if "|" in p]
+    picks = [(p.split("|", 2) + [None])[:3] for p in form.getlist("pick") if "|" in p]
     if not picks:
         raise BadRequest("No model picked.", "Press a model's Onboard button.")
-    items = post(req, "/bench/onboard", {"models": [{"endpoint": a, "served": b} for a, b in picks],
+    items = post(req, "/bench/onboard", {"models": [{"endpoint": a, "served": b, "via": c} for a, b, c in picks],
                                          "mode": "quick"})["items"]
     names = ", ".join(i["served"] for i in items)
     return Done(f"Queued {names} for onboarding (Quick): its progress shows beside it, and on the Onboard page.",

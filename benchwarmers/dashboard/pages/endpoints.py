@@ -21,6 +21,7 @@ from ..widgets import chip, confirm, csrf, hidden, post_button
 APIS = [("openai", "OpenAI-compatible"), ("anthropic", "Anthropic"), ("gemini", "Gemini"), ("ollama", "Ollama")]
 KINDS = {"sign-in": ("active", "sign in"), "local": ("probing", "on this machine"), "paste": ("none", "paste a key")}
 EXTERNAL = 'target="_blank" rel="noopener noreferrer"'
+HUBS = [("open-webui", "Open WebUI"), ("litellm", "LiteLLM proxy"), ("cliproxy", "CLI Proxy API")]
 KEY_SOURCES = {"environment": "environment variable", "keys.json": "keys.json", "none": "no key (local)",
                "missing": "missing"}
 
@@ -82,7 +83,8 @@ def endpoint_table(endpoints: list[dict], frame) -> str:
                            f"Remove endpoint {x['name']}?" + (f" Its {x['active_models']} active models are retired "
                                                                "(restorable once it is back)."
                                                                if x["active_models"] else "")))
-        rows.append([f'<strong>{e(x["name"])}</strong>', e(dict(APIS).get(x["api"], x["api"])),
+        hub = f' <span class="muted">· hub: {e(dict(HUBS).get(x["hub"], x["hub"]))}</span>' if x.get("hub") else ""
+        rows.append([f'<strong>{e(x["name"])}</strong>{hub}', e(dict(APIS).get(x["api"], x["api"])),
                      f'<code>{e(x["base_url"])}</code>', key, f'{x["models"]} on the bench', served,
                      f'<div class="actions">{actions}</div>'])
     return table(["Name", "API", "Base URL", "Key from", "Models", "Serves (checked)", ""], rows)
@@ -119,6 +121,8 @@ def provider_row(p: dict, d: dict, frame) -> str:
     else:
         act = (f'<a class="button secondary small" href="{e(p["key_page"])}" {EXTERNAL}>Make a key</a> '
                f'<a href="/endpoints?paste={e(p["id"])}#add">then paste it</a>')
+        if p.get("app"):
+            act += f' · <a href="{e(p["app"]["settings"])}">or sign in with your own app</a>'
     return f'<li data-provider="{e(p["id"])}">{head}<div class="actions">{act}</div>{why}</li>'
 
 
@@ -136,6 +140,11 @@ def local_action(d: dict, frame) -> str:
     return (f'<form method="post" action="/endpoints/add" class="inline">{csrf(frame)}{fields}'
             f'<button type="submit" class="small">Add it as “{e(name)}” ({plural(s["models"], "model")})</button>'
             '</form>')
+
+
+LINK_LOCAL_CONFIRM = ("Send this endpoint's key and requests to a link-local or cloud metadata address? Such an "
+                      "address answers on the machine the service runs on (a cloud machine's metadata service hands "
+                      "out its credentials there). Add it only if you run a model server there yourself.")
 
 
 def paste_card(d: dict, frame) -> str:
@@ -165,6 +174,19 @@ def paste_card(d: dict, frame) -> str:
 <input id="ep-key" name="key" type="password" autocomplete="new-password" spellcheck="false">
 <label class="choice"><input type="checkbox" name="no_key" value="1"{" checked" if frame.typed("no_key") else ""}>
  No key: a local server</label>
+<label class="choice"><input type="checkbox" name="allow_link_local" value="1"{
+ " checked" if frame.typed("allow_link_local") else ""} data-confirm="{e(LINK_LOCAL_CONFIRM)}">
+ Allow a link-local or cloud metadata address <span class="muted">(169.254.x.x, fe80::, fd00:ec2::254: refused
+ otherwise, as this endpoint's key and requests would go there)</span></label>
+<details class="hint" id="ep-hub-box"{" open" if frame.typed("hub") else ""}><summary>A hub (Open WebUI, LiteLLM, CLI Proxy
+ API) that can take new models</summary>
+<label for="ep-hub">Hub</label>
+<select id="ep-hub" name="hub">{options([("", "not a hub"), *HUBS], frame.typed("hub", ""))}</select>
+<label for="ep-admin">Admin key <span class="muted">(the hub's admin or management key, apart from the API key; kept
+ in keys.json as NAME.admin)</span></label>
+<input id="ep-admin" name="admin_key" type="password" autocomplete="new-password" spellcheck="false">
+<p class="muted">Discover and the onboarding queue then add a model the hub does not list yet through its admin
+ API, and onboard it.</p></details>
 <div class="form-end"><button type="submit">Add endpoint</button></div>
 </form><details class="hint"><summary>Base URLs by API</summary><ul>{hints}</ul>
 <p class="muted">The key goes to the llm CLI's keys.json (or set BENCHWARMERS_KEY_NAME in the service's
@@ -179,9 +201,13 @@ ADD_CARDS = [signin_card, paste_card]
 
 def add(req, bench, form) -> Done:
     body = {"name": form.get("name").strip(), "base_url": form.get("base_url").strip(), "api": form.get("api"),
-            "no_key": form.flag("no_key")}
+            "no_key": form.flag("no_key"), "allow_link_local": form.flag("allow_link_local")}
     if form.get("key").strip():
         body["key"] = form.get("key").strip()
+    if form.get("hub"):
+        body["hub"] = form.get("hub")
+        if form.get("admin_key").strip():
+            body["admin_key"] = form.get("admin_key").strip()
     added = post(req, "/bench/endpoints", body)["endpoint"]
     key = {"keys.json": "its key is kept in keys.json", "environment": "its key comes from the environment",
            "none": "no key"}.get(added["key_source"], "")

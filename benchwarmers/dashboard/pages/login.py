@@ -1,16 +1,16 @@
-"""Log in with the admin token once; a session cookie (HttpOnly, SameSite=Strict) carries it after. Log out."""
+"""Log in with the admin token once; a session cookie (HttpOnly, SameSite=Strict, a random id the service keeps, see
+server/logins.py) carries the login after. Log out ends the session."""
 from __future__ import annotations
 
 import hmac
 
 from ...server.bench import Bench
-from ...server.guard import SESSION_COOKIE, session_value
+from ...server.guard import SESSION_COOKIE
+from ...server.logins import SESSION_MOST
 from ...server.messages import Request, Response
 from .. import web
 from ..render import page
 from ..widgets import csrf, hidden
-
-CLEAR = f"{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
 
 
 def show(req: Request, bench: Bench, error: str = "", status: int = 200, nxt: str | None = None) -> Response:
@@ -34,14 +34,18 @@ def submit(req: Request, bench: Bench) -> Response:
     if not bench.admin_token:
         return Response.redirect("/")
     token = form.get("token")
-    bench.guesses.check(req.client)        # 429 for an address that guessed too often, before comparing
     if not hmac.compare_digest(token.encode(), bench.admin_token.encode()):
+        bench.guesses.check(req.client)     # 429 for an address that guessed too often: this wrong one not counted
         bench.guesses.failed(req.client)
         return show(req, bench, "That is not the admin token.", status=401, nxt=form.get("next"))
-    cookie = f"{SESSION_COOKIE}={session_value(bench.admin_token)}; HttpOnly; SameSite=Strict; Path=/"
-    return Response.redirect(web.safe_local(form.get("next")) or "/", {"Set-Cookie": cookie})
+    # The right token gets in even from a throttled address. A new session id, and a new CSRF token: any value a
+    # page planted in this browser before the login is worth nothing after it.
+    session = web.cookie(req, SESSION_COOKIE, bench.logins.start(), max_age=SESSION_MOST)
+    _, csrf_cookie = web.new_csrf(req)
+    return Response.redirect(web.safe_local(form.get("next")) or "/", {"Set-Cookie": [csrf_cookie, session]})
 
 
 def logout(req: Request, bench: Bench) -> Response:
     web.check_csrf(req, web.read_form(req))
-    return Response.redirect("/login", {"Set-Cookie": CLEAR})
+    bench.logins.end(req.cookie(SESSION_COOKIE))       # the cookie is worth nothing from now, wherever it was copied
+    return Response.redirect("/login", {"Set-Cookie": web.cookie(req, SESSION_COOKIE, "", max_age=0)})

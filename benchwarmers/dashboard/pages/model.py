@@ -2,8 +2,11 @@
 and useful rate over time, the catalog's facts with their sources and your own, its recent calls and probes."""
 from __future__ import annotations
 
+from urllib.parse import quote
+
+from ...names import REASON_MOST
 from .. import charts
-from ..apicall import get, post
+from ..apicall import call, get, post
 from ..render import card, e, facts, link, pct, secs, table, when
 from ..web import Done
 from ..widgets import chip, confirm, post_button, record_cell, speed_cell
@@ -32,8 +35,10 @@ def render(d: dict, frame) -> tuple[str, str]:
     if m.get("retirement"):
         parts.append(card("Why the bench retired it", modelcards.retirement(m["retirement"]), "evidence"))
     parts += ['<div class="side-layout">', card("Your verdicts", record_table(d)),
-              card("The suite's scores", modelcards.suite_scores(m["alias"], m.get("suite"))), "</div>",
-              card("Speed", modelcards.speed(m.get("perf_history") or [], m.get("perf")), anchor="speed"),
+              card("The suite's scores", modelcards.suite_open(m.get("suite_open") or [])
+                   + modelcards.suite_scores(m["alias"], m.get("suite"), m["status"] == "active")), "</div>",
+              card("Speed", modelcards.speed(m.get("perf_history") or [], m.get("perf"))
+                   + post_button(frame, f"/models/{m['alias']}/speed", "Measure speed now"), anchor="speed"),
               '<div class="grid-2">', card("Latency per day", latency_chart(d["daily"])),
               card("Useful rate over time", useful_chart(d["daily"])), "</div>",
               '<div class="grid-2">', card("Facts and where they come from", modelcards.catalog_facts(m["catalog"])),
@@ -53,7 +58,7 @@ def actions(m: dict, frame) -> str:
         buttons.append(post_button(frame, base + "/restore", "Restore"))
     else:
         reason = (f'<label for="reason">Why</label><input id="reason" name="reason" required '
-                  f'placeholder="e.g. wrong on every review">')
+                  f'maxlength="{REASON_MOST}" placeholder="e.g. wrong on every review">')
         buttons.append(confirm(frame, base + "/retire", "Retire", f"Retire {m['alias']}? It takes no seat until "
                                                                   "restored.", reason))
     return f'<div class="actions">{"".join(buttons)}</div>'
@@ -124,6 +129,15 @@ def probe(req, bench, form) -> Done:
     return Done(text, f"/models/{alias}", d)
 
 
+def measure_speed(req, bench, form) -> Done:
+    """The perf job for this model alone, in the background: POST /bench/jobs/perf/run?model=."""
+    alias = req.params["alias"]
+    run = call(req, "POST", "/bench/jobs/perf/run", {}, {"model": alias})["run"]
+    return Done(f"Measuring the speed of {alias} (job run {run['id']}): a short and a long prompt, a minute or more "
+                "for a slow model. Its figures show here when the run is done.",
+                f"/models/{quote(alias, safe='')}#speed", {"run": run})
+
+
 def retire(req, bench, form) -> Done:
     alias = req.params["alias"]
     m = post(req, f"/bench/models/{alias}/retire", {"reason": form.get("reason")})["model"]
@@ -144,4 +158,5 @@ def confirm_price(req, bench, form) -> Done:
 
 ACTIONS = [("/models/{alias}/probe", probe, "/models/{alias}"), ("/models/{alias}/retire", retire, "/models/{alias}"),
            ("/models/{alias}/restore", restore, "/models/{alias}"),
-           ("/models/{alias}/confirm", confirm_price, "/models/{alias}")] + modelfacts.ACTIONS
+           ("/models/{alias}/confirm", confirm_price, "/models/{alias}"),
+           ("/models/{alias}/speed", measure_speed, "/models/{alias}")] + modelfacts.ACTIONS

@@ -36,11 +36,27 @@ def retirement(r: dict) -> str:
 
 # ---- the suite ---------------------------------------------------------------------------------
 
-def suite_scores(alias: str, scores: dict | None) -> str:
-    """Per purpose: the score with its interval and what it rests on; then calibration and how answers parsed."""
+SUITE_STATES = {"owed": "owed: the scheduler's suite job plays it at its next run", "queued": "queued to run now",
+                "running": "running", "interrupted": "cut off by a restart: the suite job picks it up again"}
+
+
+def suite_open(runs: list[dict]) -> str:
+    """The model's suite runs with work left: owed (quick onboarding's), queued, running."""
+    if not runs:
+        return ""
+    items = "".join(f'<li>{link("/suite/runs/" + str(r["id"]), "Run " + str(r["id"]))}: '
+                    f'{e(SUITE_STATES.get(r["status"], r["status"]))} <span class="muted">({e(r["reason"] or "")}, '
+                    f'since {e(when(r["created"]))})</span></li>' for r in runs)
+    return f'<ul class="plain">{items}</ul>'
+
+
+def suite_scores(alias: str, scores: dict | None, runnable: bool = True) -> str:
+    """Per purpose: the score with its interval and what it rests on; then calibration and how answers parsed.
+    `runnable`: the model's page has "Run the suite" (an active model's does; a retired, held or resting one not)."""
     if not scores or not any(scores.get(p) for p in PURPOSES):
-        return ('<p class="empty">The suite has not scored it yet: "Run the suite" above starts a run, and the '
-                f'{link("/suite", "Suite")} page follows it.</p>')
+        start = ('"Run the suite" above starts a run, and the ' if runnable else
+                 "it can be run once the model is active again (restored, its price accepted or its rest over); the ")
+        return f'<p class="empty">The suite has not scored it yet: {start}{link("/suite", "Suite")} page follows it.</p>'
     rows = []
     review, claims = scores.get("review"), scores.get("claims")
     if review:

@@ -22,7 +22,7 @@ def data(req, bench) -> dict:
     latest = latest_items(items)
     rows = []
     for c in found["candidates"]:
-        item = latest.get((c["endpoint"], c["served"])) or latest.get((None, c["served"]))
+        item = latest.get((c["endpoint"], c["served"])) or latest.get((None, c["served"]))   # None: any endpoint
         if c["on_bench"] and not item:
             continue                       # on the bench long ago: nothing to do here
         if find and find not in c["served"].lower() and find not in c["endpoint"].lower():
@@ -33,11 +33,11 @@ def data(req, bench) -> dict:
 
 
 def latest_items(items: list[dict]) -> dict:
-    """(endpoint, served) -> the latest queue item for that model, also under (None, served); items newest first."""
+    """(endpoint, served) -> the latest queue item for that model; an item queued without an endpoint (the queue
+    found it) under (None, served). An item of one endpoint never shows on another's row of the same name."""
     latest: dict = {}
     for item in items:        # newest first: the first seen is the latest for that model
         latest.setdefault((item["endpoint"], item["served"]), item)
-        latest.setdefault((None, item["served"]), item)
     return latest
 
 
@@ -81,14 +81,18 @@ def picker(d: dict, frame) -> str:
         busy = bool(item and item["state"] in OPEN) or bool(c["on_bench"])
         box = (f'<input type="checkbox" name="pick" value="{e(key)}" aria-label="Onboard {e(c["served"])}"'
                f'{" disabled" if busy else ""}>')
-        rows.append([box, f'<span class="served">{e(c["served"])}</span>', e(c["endpoint"]), facts(c),
-                     f'<span class="progress" data-key="{e(key)}" data-item="{e(item["id"]) if item else ""}" '
-                     f'data-state="{e(item["state"]) if item else ""}">{state_cell(item)}</span>'])
+        alias = (f'<input type="text" name="alias:{e(key)}" class="alias" placeholder="optional" '
+                 f'aria-label="Alias for {e(c["served"])}"{" disabled" if busy else ""}>')
+        rows.append([box, f'<span class="served">{e(c["served"])}</span>', e(c["endpoint"]), alias, facts(c),
+                     progress_cell(item, key)])
     modes = "".join(f'<label class="choice"><input type="radio" name="mode" value="{m}"{" checked" if i == 0 else ""}>'
                     f' <strong>{e(label)}</strong> <span class="muted">{e(hint)}</span></label>'
                     for i, (m, label, hint) in enumerate(MODES))
-    return (f'<form method="post" action="/onboard" id="onboard-form" data-onboard>{csrf(frame)}'
-            f'<div id="candidates">{table(["", "Model", "Endpoint", "Facts", "Progress"], rows, cls="pick")}</div>'
+    every = ('<label class="choice"><input type="checkbox" data-select-all="pick"> Tick every model that can be '
+             "onboarded</label>")
+    return (f'<form method="post" action="/onboard" id="onboard-form" data-onboard>{csrf(frame)}{every}'
+            f'<div id="candidates">{table(["", "Model", "Endpoint", "Alias", "Facts", "Progress"], rows, cls="pick")}'
+            '</div>'
             f'<fieldset class="modes"><legend>How</legend>{modes}</fieldset>'
             f'<div class="form-end"><button type="submit">Onboard the ticked models</button>'
             f'<span class="status-text" data-status role="status"></span></div></form>')
@@ -115,17 +119,31 @@ def facts(c: dict) -> str:
                       for source, words in groups.items())
 
 
+def progress_cell(item: dict | None, key: str = "") -> str:
+    """An item's state, followed by the page's script (the table above and Recent onboarding alike)."""
+    return (f'<span class="progress" data-key="{e(key)}" data-item="{e(item["id"]) if item else ""}" '
+            f'data-state="{e(item["state"]) if item else ""}">{state_cell(item)}</span>')
+
+
 def recent(items: list[dict]) -> str:
-    rows = [[str(i["id"]), f'<span class="served">{e(i["served"])}</span>', e(i["mode"]), state_cell(i),
-             e(when(i["created"]))] for i in items]
-    return table(["#", "Model", "Mode", "State", "Queued"], rows, "Nothing has been onboarded yet.")
+    rows = [[str(i["id"]), f'<span class="served">{e(i["served"])}</span>', e(i["endpoint"] or ""), e(i["mode"]),
+             progress_cell(i), e(when(i["created"]))] for i in items]
+    return table(["#", "Model", "Endpoint", "Mode", "State", "Queued"], rows, "Nothing has been onboarded yet.")
 
 
 def queue_models(req, bench, form) -> Done:
     picks = form.getlist("pick")
     if not picks:
         raise BadRequest("No model ticked.", "Tick the models to onboard, then press the button.")
-    models = [dict(zip(("endpoint", "served"), p.split("|", 1))) for p in picks if "|" in p]
+    models = []
+    for pick in picks:
+        if "|" not in pick:
+            continue
+        model = dict(zip(("endpoint", "served"), pick.split("|", 1)))
+        alias = form.get("alias:" + pick).strip()
+        if alias:
+            model["alias"] = alias
+        models.append(model)
     mode = form.get("mode") or "quick"
     items = post(req, "/bench/onboard", {"models": models, "mode": mode})["items"]
     names = ", ".join(i["served"] for i in items)

@@ -2,6 +2,8 @@
 limits set and cleared, the month's usage and cost by the same cuts as `bench usage`, and calls and tokens per day."""
 from __future__ import annotations
 
+import time
+
 from ...errors import BadRequest
 from ...words import plural
 from .. import charts
@@ -89,14 +91,19 @@ def limits_table(entries: list[dict], frame, lim: dict) -> str:
 def provider_rows(x: dict, name: str, state: str) -> list[list]:
     """What the provider's own headers said of a connection, and a rest it imposed."""
     rows, learned = [], x.get("learned") or {}
+    now = time.time()
     for unit in ("requests", "tokens"):
         left = learned.get(f"{unit}_remaining")
         if left is not None:
             limit = learned.get(f"{unit}_limit")
+            reset = learned.get(f"{unit}_reset_at")
+            passed = reset is not None and reset <= now    # what the headers said then is stale by now
             rows.append([name, state, f'provider {unit} <span class="muted">from its headers</span>',
-                         f"of {limit:,}" if limit else "", f"{left:,}", e(when(learned.get(f"{unit}_reset_at"), True)),
-                         ""])
-    if x.get("resting_until"):
+                         f"of {limit:,}" if limit else "",
+                         '<span class="muted">full again, most likely</span>' if passed else f"{left:,}",
+                         f'<span class="muted">reset at {e(when(reset, True))}: passed</span>' if passed else
+                         e(when(reset, True)), ""])
+    if x.get("resting_until") and x["resting_until"] > now:
         rows.append([name, state, "provider rest", "", "0", e(when(x["resting_until"], True)), ""])
     return rows
 

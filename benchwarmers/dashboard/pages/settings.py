@@ -1,7 +1,7 @@
 """Settings: the server and who may reach it, gateway keys (made, shown once, revoked), the scheduler (scheduler.py),
 who makes member calls (the built-in client or llm), the settings file's values, the record's size and retention,
-and the switches for providers
-whose free models work only in their own app (appswitch.py).
+the switches for providers whose free models work only in their own app (appswitch.py), and the user's own sign-in
+apps (ownapps.py).
 
 The page is a list of sections (SECTIONS): each has a key in the page's dict, a function that reads its data
 through the admin API and one that renders it. A new section is one more entry.
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...errors import BadRequest
-from .. import appswitch
+from .. import appswitch, ownapps
 from ..apicall import call, get, post
 from ..render import card, e, facts, table, when
 from ..web import Done
-from ..widgets import chip, confirm, csrf
+from ..widgets import chip, confirm, csrf, post_button
 from . import scheduler
 
 
@@ -45,6 +45,16 @@ def show_server(s: dict, frame) -> str:
                   ("Running", f'{e(s["role"])}, version {e(s["version"])}')])
 
 
+def not_enforced(frame) -> str:
+    """A loopback-only service without keys is a sound start, not a fault: a note, and one click to require them."""
+    return ('<div class="flash flash-info" role="note">Gateway keys are not enforced: the service listens on this '
+            "machine only, so any program here may call it, and a revoked or narrower key still works. "
+            + post_button(frame, "/settings/values", "Require keys", {"require_keys": "true"},
+                          back="/settings#gateway_keys")
+            + ' <span class="muted">(from the next request; setting BENCHWARMERS_ADMIN_TOKEN and restarting '
+              "requires them too, and a login for the dashboard)</span></div>")
+
+
 def read_keys(req, bench) -> dict:
     return {"keys": get(req, "/bench/keys")["keys"], "enforcement": get(req, "/bench/status")["gateway_keys"],
             "collections": [c["name"] for c in get(req, "/bench/collections")["collections"]]}
@@ -65,7 +75,7 @@ def show_keys(d: dict, frame) -> str:
                      e(", ".join(k["collections"])), e(k["rpm"] or "no limit"), e(when(k["created"])), state, revoke])
     enforcement = d["enforcement"]
     if not enforcement["enforced"]:   # a key made or revoked here changes nothing until keys are enforced
-        shown += f'<div class="flash flash-error" role="note">{e(enforcement["note"])}</div>'
+        shown += not_enforced(frame)
     listing = table(["Name", "Starts", "Reaches", "Requests a minute", "Made", "State", ""], rows,
                     "No gateway keys yet. Apps need one once keys are enforced.")
     boxes = "".join(f'<label class="choice"><input type="checkbox" name="collections" value="{e(c)}"> {e(c)}</label>'
@@ -167,7 +177,8 @@ SECTIONS = [Section("server", "Server and access", read_server, show_server),
             Section("client", "Member calls", read_client, show_client),
             Section("settings", "Settings", read_values, show_values),
             Section("store", "The record", read_store, show_store),
-            Section("app_only", "Free models only their own app can use", appswitch.read, appswitch.show)]
+            Section("app_only", "Free models only their own app can use", appswitch.read, appswitch.show),
+            Section("apps", "Use your own app", ownapps.read, ownapps.show)]
 
 
 def data(req, bench) -> dict:
@@ -217,4 +228,5 @@ def save_values(req, bench, form) -> Done:
 
 ACTIONS = [("/settings/keys", make_key, "/settings"), ("/settings/keys/{name}/revoke", revoke_key, "/settings"),
            ("/settings/values", save_values, "/settings"), ("/settings/app-only", appswitch.save, "/settings"),
-           ("/settings/store/compact", compact_now, "/settings")] + scheduler.ACTIONS
+           ("/settings/store/compact", compact_now, "/settings"),
+           ("/settings/apps/{provider}", ownapps.save, "/settings#apps")] + scheduler.ACTIONS

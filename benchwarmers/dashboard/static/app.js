@@ -204,10 +204,80 @@
     update();
   }
 
-  window.BW = { send, build, chip, fetchForms, say };
+  // A ticked box marked data-confirm asks once more before its form goes (without script the box alone says it).
+  function confirmBoxes() {
+    document.addEventListener("submit", (event) => {
+      for (const box of event.target.querySelectorAll("input[data-confirm]:checked")) {
+        if (!window.confirm(box.dataset.confirm)) { event.preventDefault(); event.stopImmediatePropagation(); return; }
+      }
+    }, true);
+  }
+
+  // Long answers fold to about a screen with "Show all", so each column's verdict form stays near its top.
+  const FOLD = 480;
+  function fold(root) {
+    for (const answer of root.querySelectorAll(".answer[data-fold]")) {
+      if (answer.dataset.folded || answer.scrollHeight <= FOLD * 1.25) continue;
+      answer.dataset.folded = "1";
+      answer.classList.add("folded");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "secondary show-all";
+      button.textContent = "Show all";
+      button.addEventListener("click", () => {
+        const open = answer.classList.toggle("folded");
+        button.textContent = open ? "Show all" : "Fold";
+      });
+      answer.after(button);
+    }
+  }
+
+  // "Save all verdicts": every verdict form on the page with a choice made is saved, one request each.
+  function saveAll(root) {
+    for (const button of (root || document).querySelectorAll("button[data-save-all]")) {
+      button.hidden = false;
+      const box = button.closest("[data-save-all-box]") || button.parentElement;
+      button.addEventListener("click", async () => {
+        const forms = [...document.querySelectorAll("form.verdict")].filter(
+          (f) => !f.hidden && f.querySelector('input[name="useful"]:checked'));
+        if (!forms.length) { say(box, "Choose Useful or Not useful in a column first.", true); return; }
+        button.disabled = true;
+        let saved = 0;
+        for (const form of forms) {
+          try {
+            const data = await send(form.action, new URLSearchParams(new FormData(form)));
+            say(form, data.message || "Saved.");
+            const submit = form.querySelector("button[type=submit]");
+            if (submit) submit.textContent = "Change verdict";
+            saved += 1;
+          } catch (err) {
+            say(form, err.message, true);
+          }
+        }
+        say(box, saved + " of " + forms.length + (forms.length === 1 ? " verdict" : " verdicts") + " saved.",
+          saved < forms.length);
+        button.disabled = false;
+      });
+    }
+  }
+
+  // A "tick every" box: ticks (or clears) every enabled, shown checkbox of that name in its form.
+  function selectAll() {
+    for (const every of document.querySelectorAll("input[data-select-all]")) {
+      const boxes = () => [...every.form.querySelectorAll('input[type=checkbox][name="' + every.dataset.selectAll +
+        '"]')].filter((b) => !b.disabled && !b.closest("tr[hidden]"));
+      every.addEventListener("change", () => { for (const box of boxes()) box.checked = every.checked; });
+    }
+  }
+
+  window.BW = { send, build, chip, fetchForms, say, fold, saveAll };
   document.addEventListener("DOMContentLoaded", () => {
     fetchForms(document);
+    fold(document);
+    saveAll();
+    selectAll();
     copyButtons();
+    confirmBoxes();
     filters();
     apiPlaceholder();
     const onboarding = document.querySelectorAll("form[data-onboard]");

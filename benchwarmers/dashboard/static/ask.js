@@ -1,8 +1,19 @@
-// The Ask page: send the form to /ask/stream and fill one column per seat as each seat finishes.
-// Answers arrive as Markdown nodes and are built as elements (BW.build); nothing goes through innerHTML.
+// The Ask page: send the form to /ask/stream and fill one column per seat as each seat finishes; each waiting
+// column counts its seconds. A seat still running when the panel answered (past the explore grace) is read again
+// from the ask's page until its late answer is in. Answers arrive as Markdown nodes and are built as elements
+// (BW.build); nothing goes through innerHTML.
 "use strict";
 (function () {
-  const WORDS = { ok: "answered", failed: "failed", timeout: "timed out", skipped: "skipped" };
+  const WORDS = { ok: "answered", failed: "failed", timeout: "timed out", skipped: "skipped",
+    running: "still running", cancelled: "cancelled" };
+  let started = 0;           // when the ask went (performance.now()), for the columns' timers
+
+  function tick() {
+    for (const el of document.querySelectorAll("#answers .seat.is-waiting, #answers .seat.is-running")) {
+      const out = el.querySelector(".elapsed");
+      if (out) out.textContent = Math.round((performance.now() - started) / 1000) + " s";
+    }
+  }
 
   function column(template, seat) {
     const el = template.content.firstElementChild.cloneNode(true);
@@ -25,24 +36,81 @@
 
   function meta(el, seat, done) {
     const p = el.querySelector(".seat-meta");
+    const elapsed = document.createElement("span");
+    elapsed.className = "elapsed";
+    const cut = done && done.status === "ok" && done.finish_reason === "length";
     p.replaceChildren("seat " + seat.seat + " · " + seat.kind + " · ",
-      done ? BW.chip(done.status, WORDS[done.status] || done.status) : BW.chip("probing", "thinking"),
-      done ? " · " + done.seconds.toFixed(done.seconds < 1 ? 2 : 1) + " s" : "");
+      done ? BW.chip(cut ? "cut" : done.status, cut ? done.outcome : (WORDS[done.status] || done.status))
+        : BW.chip("probing", "thinking"), " · ",
+      done && done.status !== "running" ? done.seconds.toFixed(done.seconds < 1 ? 2 : 1) + " s" : elapsed);
+    tick();
   }
 
   function fill(el, seat) {
     el.classList.remove("is-waiting");
+    el.classList.toggle("is-running", seat.status === "running");
     meta(el, seat, seat);
     const answer = el.querySelector(".answer");
     answer.replaceChildren();
     if (seat.status === "ok") {
       BW.build(seat.nodes, answer);
+      answer.dataset.fold = "1";
+      BW.fold(el);
       el.querySelector("form.verdict").hidden = false;
+    } else if (seat.status === "running") {
+      const p = document.createElement("p");
+      p.className = "muted";
+      p.textContent = "Still running: the panel answered without it. Its answer shows here when it comes.";
+      answer.replaceChildren(p);
     } else {
       const p = document.createElement("p");
       p.className = "seat-error";
       p.textContent = seat.error || seat.status;
       answer.replaceWith(p);
+    }
+  }
+
+  // Seats still running when the panel answered: read the ask's page until each one's record says how it ended.
+  async function follow(panel, columns) {
+    for (let round = 0; round < 600; round += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const waiting = Object.values(columns).filter((el) => el.classList.contains("is-running"));
+      if (!waiting.length) return;
+      let data;
+      try {
+        const response = await fetch("/calls/" + encodeURIComponent(panel) + ".json",
+          { headers: { "Accept": "application/json" }, credentials: "same-origin" });
+        data = await response.json();
+      } catch (err) { continue; }
+      for (const seat of data.seats || []) {
+        const el = columns[seat.call];
+        if (!el || !el.classList.contains("is-running") || seat.status === "running") continue;
+        late(el, seat);
+      }
+    }
+  }
+
+  function late(el, seat) {
+    el.classList.remove("is-running");
+    const cut = seat.status === "ok" && seat.finish_reason === "length";
+    const words = cut ? "cut at " + (seat.max_tokens || "its") + " tokens" : (WORDS[seat.status] || seat.status);
+    el.querySelector(".seat-meta").replaceChildren("seat " + seat.seat + " · " + seat.kind + " · ",
+      BW.chip(cut ? "cut" : seat.status, words), " · " + (seat.seconds || 0).toFixed(1) + " s · answered after the " +
+      "panel replied");
+    const answer = el.querySelector(".answer");
+    if (seat.status === "ok") {
+      const text = document.createElement("div");
+      text.className = "late-text";
+      text.textContent = seat.answer || "";
+      answer.replaceChildren(text);
+      answer.dataset.fold = "1";
+      BW.fold(el);
+      el.querySelector("form.verdict").hidden = false;
+    } else {
+      const p = document.createElement("p");
+      p.className = "seat-error";
+      p.textContent = seat.error || seat.status;
+      answer.replaceChildren(p);
     }
   }
 
@@ -72,13 +140,17 @@
     const template = document.getElementById("seat-template");
     const button = form.querySelector("button[type=submit]");
     seats.replaceChildren();
+    const oldBox = area.querySelector("[data-save-all-box]");
+    if (oldBox) oldBox.remove();
     merged.replaceChildren();
     merged.hidden = true;
     link.hidden = true;
     BW.say(form, "Asking…");
     button.disabled = true;
     const columns = {};
-    let mergedText = "";
+    let mergedText = "", panel = null;
+    started = performance.now();
+    const timer = setInterval(tick, 1000);
     try {
       const response = await fetch(form.dataset.stream, {
         method: "POST", body: new FormData(form), credentials: "same-origin",
@@ -90,8 +162,10 @@
         throw new Error(message);
       }
       area.hidden = false;
+      area.scrollIntoView({ block: "start", behavior: "smooth" });   // the answers in view, not the form
       for await (const msg of lines(response)) {
         if (msg.panel) {
+          panel = msg.panel;
           link.href = "/calls/" + encodeURIComponent(msg.panel);
           for (const seat of msg.seats) {
             columns[seat.call] = column(template, seat);
@@ -118,13 +192,36 @@
         } else if (msg.done) {
           BW.say(form, msg.done.answered + " of " + msg.done.seats + " seats answered. Judge them below.");
           link.hidden = false;
+          if (msg.done.seats > 1) saveAllBox(area, seats);
         }
       }
+      if (panel && seats.querySelector(".is-running")) follow(panel, columns);
     } catch (err) {
       BW.say(form, err.message, true);
     } finally {
       button.disabled = false;
+      if (!seats.querySelector(".is-running")) clearInterval(timer);
+      else setTimeout(() => clearInterval(timer), 20 * 60 * 1000);
     }
+  }
+
+  // One "Save all verdicts" above the columns once they are in (the call page has the same).
+  function saveAllBox(area, seats) {
+    const old = area.querySelector("[data-save-all-box]");
+    if (old) old.remove();
+    const box = document.createElement("div");
+    box.className = "save-all";
+    box.dataset.saveAllBox = "1";
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.saveAll = "1";
+    button.textContent = "Save all verdicts";
+    const status = document.createElement("span");
+    status.className = "status-text";
+    status.dataset.status = "1";
+    box.append(button, status);
+    seats.before(box);
+    BW.saveAll(box);
   }
 
   function heading(text) {

@@ -1,0 +1,83 @@
+"""A point's verdict as claims for every seat that took a side, and the useful / not-useful it proposes per seat."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..words import plural
+from .points import Point
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one seat gains from a judged point: a real claim (it was right) or a false one, with its own words."""
+    point: str                 # the point's id
+    seat: int
+    real: bool
+    stance: str                # "assert" or "deny": what the seat said of the point's claim
+    claim: str                 # the point's text
+    quote: str                 # the seat's words
+
+    @property
+    def text(self) -> str:
+        """The claim as the seat made it: the point's text, or its denial."""
+        return self.claim if self.stance == "assert" else f"not so: {self.claim}"
+
+    def to_dict(self) -> dict:
+        return {"point": self.point, "seat": self.seat, "real": self.real, "stance": self.stance,
+                "claim": self.text, "quote": self.quote}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The useful / not-useful a seat's judged points propose; the user's word still decides."""
+    seat: int
+    useful: bool
+    held: int                  # its judged claims that held
+    broke: int                 # and those that did not
+    points: tuple[str, ...]    # the judged points it took a side on
+
+    @property
+    def why(self) -> str:
+        if self.useful:
+            return f"every judged claim held ({self.held} of {self.held})"
+        return f"{self.broke} of its {plural(self.held + self.broke, 'judged claim')} did not hold"
+
+    def to_dict(self) -> dict:
+        return {"seat": self.seat, "useful": self.useful, "held": self.held, "broke": self.broke,
+                "points": list(self.points), "why": self.why}
+
+
+def claims(point: Point, verdict: bool | None) -> list[Claim]:
+    """The claims a verdict on `point` gives: asserting a true point or denying a false one is a real claim;
+    asserting a false point or denying a true one, a false claim. No verdict, or "can't tell" (None): none.
+    Silent seats gain nothing: they said nothing to check."""
+    if verdict is None:
+        return []
+    out = [Claim(point.id, s, verdict, "assert", point.claim, point.quotes.get(s, "")) for s in point.asserts]
+    out += [Claim(point.id, s, not verdict, "deny", point.claim, point.quotes.get(s, "")) for s in point.denies]
+    return sorted(out, key=lambda c: c.seat)
+
+
+def by_seat(judged: Iterable[tuple[Point, bool | None]]) -> dict[int, list[Claim]]:
+    """seat -> every claim its judged points gave it, in the order given."""
+    out: dict[int, list[Claim]] = {}
+    for point, verdict in judged:
+        for claim in claims(point, verdict):
+            out.setdefault(claim.seat, []).append(claim)
+    return out
+
+
+def proposals(judged: Iterable[tuple[Point, bool | None]]) -> dict[int, Proposal]:
+    """seat -> what its judged points propose: useful when every judged claim of its held, not useful when any did
+    not. A seat with no judged claim gets no proposal (nothing was checked of what it said)."""
+    out = {}
+    for seat, got in by_seat(judged).items():
+        held = sum(c.real for c in got)
+        out[seat] = Proposal(seat, held == len(got), held, len(got) - held, tuple(dict.fromkeys(c.point for c in got)))
+    return out
+
+
+def tally(judged: Iterable[tuple[Point, bool | None]]) -> dict[int, tuple[int, int]]:
+    """seat -> (real claims, false claims): what the record adds to each seat's model from these point verdicts."""
+    return {seat: (sum(c.real for c in got), sum(not c.real for c in got)) for seat, got in by_seat(judged).items()}

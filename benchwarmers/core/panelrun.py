@@ -1,0 +1,77 @@
+"""One ask in flight: its plan, its seats as they finish, its deadlines (seat_timeout, the explore grace), the
+seats' hang-ups, and its reply as data."""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..canonical import EXPLORE, OK, Ask, PanelReply, Seat, Usage
+from .collections import Collection
+from .seating import Plan
+
+
+@dataclass(eq=False)   # by identity: a live run is kept in a set
+class PanelRun:
+    """One ask in flight: seats finish into a queue in completion order."""
+    id: str
+    ask: Ask
+    collection: Collection | None
+    plan: Plan
+    deadline: float                                   # when the panel stops waiting: `hard`, or the explore grace's end
+    hard: float = 0.0                                 # seat_timeout from the start: a seat out then is given up
+    grace: float = 0.0                                # seconds for explore seats once every other seat is in
+    seats: list = field(default_factory=list)        # Seat, in seat order
+    done: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
+    merge_info: dict | None = None
+    merge_usage: Usage = field(default_factory=Usage)
+    request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel:
+                                                      # the summary is kept in the panel's row, not in each seat's
+    endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
+    memo: dict | None = None                          # the config as the ask read it (Config.steady), for its seats
+    records: list = field(default_factory=list)       # its call records' writes (committed before the reply ends)
+    left: int = 0                                     # seats not in yet
+    members_left: int = 0                             # of them, seats not in that are not explore seats
+    answered: bool = False                            # a seat is in with an answer
+    graced: bool = False                              # the explore grace has begun (`deadline` moved up to its end)
+    hangups: dict = field(default_factory=dict)       # call id -> Hangup, of the seats sent and not in
+    timer: threading.Timer | None = None              # gives up at `hard` on seats left running past the grace
+    ready: threading.Event = field(default_factory=threading.Event)   # set when the last seat is in, or the grace began
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    gave_up: float | None = None                      # past the deadline, when (the ledger's clock) the seats not in
+                                                      # were recorded as timed out: their lines are no older
+
+    @property
+    def seat_request(self) -> tuple[None, str]:
+        """What a seat's (or the merge's) record keeps of the ask: its hash; the summary is in the panel's row."""
+        return None, self.request[1]
+
+    @property
+    def collection_name(self) -> str | None:
+        return self.collection.name if self.collection else None
+
+    def reply(self) -> PanelReply:
+        return PanelReply(self.collection.name if self.collection else self.ask.target.name, self.id,
+                          self.seats, merge_model=(self.merge_info or {}).get("model"))
+
+    def bench(self) -> dict:
+        d = self.reply().to_dict()
+        d["mode"] = self.ask.target.mode
+        if self.plan.passed_over:
+            d["passed_over"] = self.plan.passed_over
+        if self.merge_info:
+            d["merge"] = self.merge_info
+        return d
+
+    def count_in(self, seat: Seat) -> bool:
+        """(Lock held.) Counts a seat in; True when the explore grace begins with it: every seat but explore ones is
+        in and one seat has answered, so the panel waits `grace` more seconds at most for the explore seats."""
+        if seat.kind != EXPLORE:
+            self.members_left -= 1
+        self.answered = self.answered or seat.status == OK
+        if self.graced or self.members_left or not self.answered:
+            return False
+        self.graced = True
+        self.deadline = min(self.hard, time.monotonic() + self.grace)
+        return True

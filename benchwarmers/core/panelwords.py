@@ -1,0 +1,53 @@
+"""What a panel says in text: each seat's heading and block, and the refusal when no seat can take an ask."""
+from __future__ import annotations
+
+import re
+
+from ..canonical import OK, Seat
+from ..errors import BenchError, NoAbleSeat, RateLimited
+from ..roster.quota import RESTS
+from .seating import Plan
+
+WINDOW = re.compile(r"about (\d+) prompt tokens, window (\d+)")   # seating's why_not for a prompt too long
+
+
+def seat_heading(seat: Seat) -> str:
+    said = seat.outcome()
+    status = "" if said == OK else f" · {said}"
+    return f"## Seat {seat.seat} · {seat.model} · {seat.kind}{status}"
+
+
+def seat_block(seat: Seat) -> str:
+    if seat.status == OK:
+        body = seat.answer.strip() or "_(empty answer)_"
+    else:
+        body = f"> {seat.error or seat.status}"
+    return f"{seat_heading(seat)}\n\n{body}\n\n"
+
+
+def too_long(plan: Plan) -> BenchError | None:
+    """The 4xx for a prompt longer than every seat's context window (explore candidates' included), naming the
+    largest; None when some seat was skipped for another reason."""
+    found = [WINDOW.search(sp.skip) for sp in plan.seats]
+    if not found or not all(found):
+        return None
+    windows = [int(m[2]) for m in found] + [int(m[2]) for m in (WINDOW.search(p["reason"]) for p in plan.passed_over)
+                                            if m]
+    return NoAbleSeat(f"The prompt (about {int(found[0][1]):,} tokens) is longer than every seat's context window: "
+                      f"the largest is {max(windows):,} tokens.",
+                      "Shorten the prompt to fit, or add a model with a larger window to the collection.")
+
+
+def no_able_seat(plan: Plan) -> BenchError:
+    longer = too_long(plan)
+    if longer is not None:
+        return longer
+    reasons = "; ".join(f"{sp.model.alias}: {sp.skip}" for sp in plan.seats)
+    if all(sp.skip.startswith(RESTS) for sp in plan.seats):
+        return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
+                           "Try again after the reset, or add members on other endpoints.", retry_after=60)
+    fixes = [fix for cause, fix in (("no vision", "drop the image"),
+                                    ("context window", "shorten the prompt or add a model with a larger window"))
+             if any(cause in sp.skip for sp in plan.seats)]
+    change = f"Change the ask ({'; or '.join(fixes)}), or add" if fixes else "Add"
+    return NoAbleSeat(f"No seat can take this ask: {reasons}.", f"{change} able models to the collection.")

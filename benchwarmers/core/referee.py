@@ -1,0 +1,245 @@
+"""The referee's contract: the prompt that asks a model for a panel's points, and the strict reading of its answer."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Callable
+
+from .. import strictjson
+from ..canonical import OK, Ask, Message, Seat, Text
+from ..words import plural
+from .points import Point, Points, ranked
+
+# What the prompt shows: enough of each answer for its claims, never so much that no referee can read the panel.
+MAX_ANSWER_CHARS = 20_000
+MAX_QUESTION_CHARS = 8_000
+END = "## End of the answers"
+# What is read of the answer: it is untrusted, and each bound meets a hostile answer (tests/test_referee.py).
+MAX_OUTPUT_CHARS = 256 * 1024
+MAX_POINTS = 24
+MAX_CLAIM_CHARS = 400
+MAX_QUOTE_CHARS = 300
+MIN_QUOTE_CHARS = 8        # a word or two is in any answer and proves nothing
+MAX_SEAT = 999
+JSON_STARTS = 16           # places in prose where an object is looked for: each try may read to the end
+REASONS_KEPT = 12
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+FENCE = re.compile(r"```[A-Za-z]*[ \t]*\r?\n(.*?)```", re.S)
+HEADINGS = re.compile(r"^(?=[ \t]*## (?:Seat \d|End of the answers))", re.M)
+QUOTE_KEY = re.compile(r"\s*(?:seat\s*)?(\d{1,3})\s*", re.I)     # "2", also "seat 2" as some models write it
+EDGES = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb`\u2026. "
+
+INSTRUCTIONS = (
+    "You are the referee of a panel of language models. Several models answered the same question; each answer is "
+    "below under its heading `## Seat N · model`. List the panel's points: the distinct checkable claims the seats "
+    "make (a fact, a finding in code under review, a recommendation), most of all those on which the seats "
+    "disagree. For each point say which seats assert it and which contradict it; a seat that does neither is left "
+    "out of both lists. For every seat you list, quote its own words, copied exactly from its answer (a sentence "
+    "or a phrase, not a paraphrase): a point whose quote is not in that seat's answer is thrown away. Do not judge "
+    "who is right, and add no claim that no seat makes.\n\n"
+    "Answer with exactly one JSON object and nothing else:\n"
+    '{"points": [{"claim": "one sentence stating the claim", "assert": [1, 3], "deny": [2], '
+    '"quotes": {"1": "seat 1\'s exact words", "2": "seat 2\'s exact words", "3": "seat 3\'s exact words"}}]}\n'
+    f"Seat numbers are those of the headings. At most {MAX_POINTS} points, each claim at most {MAX_CLAIM_CHARS} "
+    f"characters, each quote at most {MAX_QUOTE_CHARS}. If the seats make no checkable claim, answer "
+    '{"points": []}.')
+
+
+def fold(text: str) -> str:
+    """Control and invisible characters out, every run of whitespace one space: how quotes are compared."""
+    return " ".join(CONTROL.sub(" ", text).split())
+
+
+def answered(seats: list[Seat]) -> list[Seat]:
+    """The seats a referee reads: those that answered, with something to say."""
+    return [s for s in seats if s.status == OK and s.answer.strip()]
+
+
+def _shown(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, and no line in it that reads as one of the prompt's own headings."""
+    text = text.strip()
+    if len(text) > limit:
+        text = text[:limit] + f"\n[... {len(text) - limit:,} more characters not shown]"
+    return HEADINGS.sub("\\\\", text)
+
+
+def prompt(question: str, seats: list[Seat]) -> str:
+    """The referee's user message: the question, then each answered seat as `## Seat N · model` with its answer."""
+    blocks = [f"## Seat {s.seat} · {s.model}\n\n{_shown(s.answer, MAX_ANSWER_CHARS)}" for s in answered(seats)]
+    return ("The question (with the conversation before it):\n\n" + _shown(question, MAX_QUESTION_CHARS) +
+            "\n\nThe panel's answers, each under its seat's heading:\n\n" + "\n\n".join(blocks) + f"\n\n{END}\n\n"
+            "Now list the points as the one JSON object described.")
+
+
+def question_of(original: Ask) -> str:
+    """What the panel was asked, as text: the system prompt and the conversation, the latest last."""
+    turns = [f"[{m.role}] {m.text()}" for m in original.messages if m.text()]
+    text = "\n\n".join(([f"[system] {original.system}"] if original.system else []) + turns)
+    return text[-MAX_QUESTION_CHARS:] if len(text) > MAX_QUESTION_CHARS else text
+
+
+def referee_ask(original: Ask, seats: list[Seat], max_tokens: int = 4096) -> Ask:
+    """The call to the referee: a whole answer (nobody reads it as it comes), at temperature 0."""
+    return Ask(messages=[Message("user", [Text(prompt(question_of(original), seats))])], system=INSTRUCTIONS,
+               max_tokens=max_tokens, temperature=0.0, stream=False, target=original.target, caller=original.caller,
+               session=original.session)
+
+
+# ---- reading the answer ------------------------------------------------------------------------
+
+def _objects(text: str):
+    """Candidate JSON objects in `text`, the likeliest first: the whole of it, each fenced block, then an object
+    starting at one of the first JSON_STARTS braces (prose around it)."""
+    yield text
+    yield from (m.group(1) for m in FENCE.finditer(text))
+    decoder, start = json.JSONDecoder(), text.find("{")
+    for _ in range(JSON_STARTS):
+        if start < 0:
+            return
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, dict):
+            yield strictjson.mend(value)
+        start = text.find("{", start + 1)
+
+
+def extract(raw: str) -> dict | str:
+    """The referee's JSON object with a `points` list, or why there is none (a reason, for `points: unavailable`)."""
+    text = raw.strip()
+    if not text:
+        return "the referee answered nothing"
+    if len(text) > MAX_OUTPUT_CHARS:
+        return f"the referee's answer is {len(text) // 1024:,} KB, more than the {MAX_OUTPUT_CHARS // 1024} KB read"
+    found_object = False
+    for candidate in _objects(text):
+        if isinstance(candidate, str):
+            try:
+                candidate = strictjson.lenient(candidate.strip())
+            except (ValueError, RecursionError):
+                continue
+        if isinstance(candidate, dict):
+            if isinstance(candidate.get("points"), list):
+                return candidate
+            found_object = True
+    return 'the referee\'s JSON has no "points" list' if found_object else "the referee's answer holds no JSON object"
+
+
+def read(raw: str, seats: list[Seat], ids: Callable[[int], str] | None = None) -> Points:
+    """The referee's answer as Points, every part checked against the panel: seats it names must have answered, each
+    quote must be in its seat's answer (after fold()), a point needs a seat left. `ids(n)` names the n-th point
+    kept (default "p1", "p2", ...)."""
+    data = extract(raw if isinstance(raw, str) else "")
+    if isinstance(data, str):
+        return Points.failed(data)
+    texts = {s.seat: fold(s.answer) for s in answered(seats)}
+    items, notes, kept, claims = data["points"], [], [], set()
+    if len(items) > MAX_POINTS:
+        notes.append(f"{plural(len(items) - MAX_POINTS, 'point')} past the first {MAX_POINTS} not read")
+    for n, item in enumerate(items[:MAX_POINTS], 1):
+        point = _point(item, n, texts, notes)
+        if point is None:
+            continue
+        key = point.claim.casefold()
+        if key in claims:
+            notes.append(f"point {n} repeats an earlier claim")
+            continue
+        claims.add(key)
+        kept.append(point)
+    name = ids or (lambda k: f"p{k}")
+    kept = [Point(name(k), p.claim, p.asserts, p.denies, p.silent, p.quotes) for k, p in enumerate(ranked(kept), 1)]
+    result = Points(kept, dropped=notes[:REASONS_KEPT], dropped_count=len(notes))
+    if items and not kept:
+        result.unavailable = (f"none of the referee's {plural(len(items), 'point')} stood"
+                              + (f" ({notes[0]})" if notes else ""))
+    return result
+
+
+def _point(item, n: int, texts: dict, notes: list) -> Point | None:
+    """One of the referee's points checked, or None (with the reason in `notes`)."""
+    if not isinstance(item, dict):
+        notes.append(f"point {n} is not an object")
+        return None
+    claim = item.get("claim")
+    if not isinstance(claim, str) or not fold(claim):
+        notes.append(f"point {n} has no claim text")
+        return None
+    claim = fold(claim)
+    if len(claim) > MAX_CLAIM_CHARS:
+        notes.append(f"point {n}'s claim is longer than {MAX_CLAIM_CHARS} characters")
+        return None
+    sides = [_seats(item.get(key), n, key, texts, notes) for key in ("assert", "deny")]
+    if sides[0] is None or sides[1] is None:
+        return None
+    both = sides[0] & sides[1]
+    for seat in sorted(both):
+        notes.append(f"point {n}: seat {seat} both asserts and denies it")
+    quotes = _quotes(item.get("quotes"), (sides[0] | sides[1]) - both, n, texts, notes)
+    asserts = tuple(s for s in sorted(sides[0] - both) if s in quotes)
+    denies = tuple(s for s in sorted(sides[1] - both) if s in quotes)
+    if not asserts and not denies:
+        notes.append(f"point {n} has no seat left")
+        return None
+    silent = tuple(s for s in sorted(texts) if s not in asserts and s not in denies)
+    return Point("", claim, asserts, denies, silent, {s: quotes[s] for s in asserts + denies})
+
+
+def _seats(value, n: int, key: str, texts: dict, notes: list) -> set | None:
+    """The seat numbers of one side: a list of numbers (or of digit strings); a seat that gave no answer is left out.
+    Not a list at all: the point is malformed (None)."""
+    if value is None:
+        return set()
+    if not isinstance(value, list):
+        notes.append(f"point {n}'s {key!r} is not a list of seat numbers")
+        return None
+    out, room = set(), 2 * len(texts) + 4           # more entries than that cannot all be seats that answered
+    if len(value) > room:
+        notes.append(f"point {n}'s {key!r} lists {len(value)} seats; the first {room} were read")
+    for entry in value[:room]:
+        seat = _seat_number(entry)
+        if seat is None:
+            notes.append(f"point {n}'s {key!r} holds {json.dumps(entry)[:20]}, not a seat number")
+        elif seat not in texts:
+            notes.append(f"point {n}: seat {seat} is not one that answered (seats {_listed(texts)})")
+        else:
+            out.add(seat)
+    return out
+
+
+def _seat_number(entry) -> int | None:
+    if isinstance(entry, bool):
+        return None
+    if isinstance(entry, int):
+        return entry if 0 < entry <= MAX_SEAT else None
+    if isinstance(entry, str) and entry.strip().isdigit() and len(entry.strip()) <= 3:
+        return int(entry.strip()) or None
+    return None
+
+
+def _listed(texts: dict) -> str:
+    return ", ".join(str(s) for s in sorted(texts)) or "none"
+
+
+def _quotes(value, seats: set, n: int, texts: dict, notes: list) -> dict:
+    """seat -> its quote, for the seats of `seats` whose quote is really in their answer."""
+    given = {}
+    for key, quote in (value.items() if isinstance(value, dict) else ()):
+        number = QUOTE_KEY.fullmatch(key)
+        if number:
+            given.setdefault(int(number.group(1)), quote)
+    out = {}
+    for seat in sorted(seats):
+        quote = given.get(seat)
+        quote = fold(quote).strip(EDGES) if isinstance(quote, str) else ""
+        if not quote:
+            notes.append(f"point {n}: no quote for seat {seat}")
+        elif len(quote) > MAX_QUOTE_CHARS:
+            notes.append(f"point {n}: seat {seat}'s quote is longer than {MAX_QUOTE_CHARS} characters")
+        elif len(quote) < MIN_QUOTE_CHARS:
+            notes.append(f"point {n}: seat {seat}'s quote is too short to show anything")
+        elif quote not in texts[seat]:
+            notes.append(f"point {n}: seat {seat}'s quote is not in its answer")
+        else:
+            out[seat] = quote
+    return out

@@ -1,0 +1,119 @@
+"""A fake local model, slow the way llama.cpp's server is on a CPU: one request at a time (the others queue), a long
+first byte (the prompt read), then a few tokens a second until its cap, and it goes on generating until it is done or
+its client closes the connection (it looks between tokens, as llama.cpp does). OpenAI-compatible.
+
+    with SlowModel(first_byte=0.5, tokens_per_second=20, length=4000, hold=None) as slow:   # hold: an Event
+        slow.url                        # a base URL for an openai endpoint
+        slow.asked_max                  # the max_tokens of each request, in order
+        slow.served                     # per request: (tokens written, "done" | "length" | "closed")
+        slow.wait_idle()                # until no request is being generated (the slot is free)
+"""
+from __future__ import annotations
+
+import select
+import socket
+import threading
+import time
+
+from .openai import FakeOpenAI, content_text
+from .server import sse
+
+
+class SlowModel(FakeOpenAI):
+    def __init__(self, *, first_byte: float = 0.5, tokens_per_second: float = 20.0, length: int = 4000,
+                 slots: int = 1, hold: threading.Event | None = None, **kw):
+        super().__init__(**kw)
+        self.first_byte, self.tokens_per_second, self.length = first_byte, tokens_per_second, length
+        self.hold = hold                  # set by the test: until then each request reads its prompt (still out)
+        self._slot = threading.Semaphore(slots)
+        self.asked_max: list = []
+        self.served: list = []            # (tokens written, how it ended)
+        self.generating = 0               # requests holding a slot now
+        self._idle = threading.Condition(self._lock)
+
+    def chat(self, h, rec) -> None:
+        body = rec.body if isinstance(rec.body, dict) else {}
+        cap = body.get("max_completion_tokens") or body.get("max_tokens")
+        with self._lock:
+            self.asked_max.append(cap)
+        while not self._slot.acquire(timeout=0.05):     # queued behind the request being generated
+            if self._stop.is_set() or closed(h.connection):
+                return self._ended(0, "closed", held=False)
+        with self._lock:
+            self.generating += 1
+        limit = min(self.length, cap) if cap else self.length
+        written, how = 0, "closed"
+        try:
+            while self.hold is not None and not self.hold.wait(0.02):
+                if self._stop.is_set() or closed(h.connection):
+                    return
+            if self._stop.wait(self.first_byte) or closed(h.connection):
+                return
+            stream = bool(body.get("stream"))
+            if stream:
+                h.start_stream(self.stream_type)
+                h.chunk(self._chunk(body, {"role": "assistant", "content": ""}))
+            for written in range(1, limit + 1):
+                if self._stop.wait(1 / self.tokens_per_second) or closed(h.connection):
+                    written -= 1
+                    return
+                if stream:
+                    h.chunk(self._chunk(body, {"content": "tok "}))
+            how = "length" if limit < self.length else "done"
+            finish = "length" if how == "length" else "stop"
+            last = next((content_text(m.get("content")) for m in reversed(body.get("messages") or [])
+                         if m.get("role") == "user"), "")
+            usage = {"prompt_tokens": len(last.split()), "completion_tokens": written,
+                     "total_tokens": len(last.split()) + written}
+            if stream:
+                h.chunk(self._chunk(body, {}, finish))
+                h.chunk(sse({"id": "chatcmpl-slow", "object": "chat.completion.chunk", "choices": [],
+                             "usage": usage}))
+                h.chunk(b"data: [DONE]\n\n")
+                h.end_stream()
+            else:
+                h.send_json(200, {"id": "chatcmpl-slow", "object": "chat.completion", "created": int(time.time()),
+                                  "model": body.get("model"), "usage": usage,
+                                  "choices": [{"index": 0, "finish_reason": finish,
+                                               "message": {"role": "assistant", "content": "tok " * written}}]})
+        except OSError:          # the client went away while we wrote
+            how = "closed"
+        finally:
+            self._ended(written, how)
+
+    def _chunk(self, body: dict, delta: dict, finish: str | None = None) -> bytes:
+        return sse({"id": "chatcmpl-slow", "object": "chat.completion.chunk", "model": body.get("model"),
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    def _ended(self, written: int, how: str, held: bool = True) -> None:
+        with self._lock:
+            self.served.append((written, how))
+            if held:
+                self.generating -= 1
+                self._idle.notify_all()
+        if held:
+            self._slot.release()
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Wait until no request is being generated; False when `timeout` passes first."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self.generating == 0, timeout)
+
+    def wait_served(self, n: int, timeout: float = 30.0) -> list:
+        """Wait until `n` requests have ended (any way); the list of how they ended."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self._lock:
+                if len(self.served) >= n:
+                    return list(self.served)
+            time.sleep(0.02)
+        raise AssertionError(f"{n} requests did not end within {timeout} s: {self.served}")
+
+
+def closed(conn) -> bool:
+    """The client closed its end: readable with nothing to read (a server's check between tokens)."""
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
