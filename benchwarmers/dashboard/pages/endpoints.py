@@ -18,7 +18,7 @@ from ..render import card, e, options, table, when
 from ..web import Done
 from ..widgets import chip, confirm, csrf, hidden, post_button
 
-APIS = [("openai", "OpenAI-compatible"), ("anthropic", "Anthropic"), ("gemini", "Gemini"), ("ollama", "Ollama")]
+APIS = [(api, cls.title) for api, cls in PROVIDERS.items()]     # the protocols an endpoint may speak, as the form names them
 KINDS = {"sign-in": ("active", "sign in"), "local": ("probing", "on this machine"), "paste": ("none", "paste a key")}
 EXTERNAL = 'target="_blank" rel="noopener noreferrer"'
 HUBS = [("open-webui", "Open WebUI"), ("litellm", "LiteLLM proxy"), ("cliproxy", "CLI Proxy API")]

@@ -1,0 +1,50 @@
+"""Each plugin kind meets its contract (a typing.Protocol), and each provider is reachable everywhere it must be:
+the dashboard's endpoint form, the CLI's --api, route mode's pass-through and the fakes of tests/fakes/."""
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from benchwarmers.cli.main import build_parser
+from benchwarmers.providers import PROVIDERS, make_provider
+from benchwarmers.providers.contract import ProviderContract
+from benchwarmers.providers.passthrough import native_body
+from tests.fakes import FAKES, FakeUpstream
+
+
+def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
+def api_choices() -> list[str]:
+    """The choices of `bench endpoint add --api`, read from the parser the command line uses."""
+    add = subcommand(subcommand(build_parser(), "endpoint"), "add")
+    return list(next(a for a in add._actions if "--api" in a.option_strings).choices)
+
+
+@pytest.mark.parametrize("api", sorted(PROVIDERS))
+def test_each_provider_states_its_contract_on_its_class(api):
+    cls = PROVIDERS[api]
+    assert isinstance(make_provider(api, "", None), ProviderContract)
+    assert cls.api == api and cls.title and cls.default_base.startswith("http")
+    assert {"model", "tools"} <= cls.passthrough_fields or {"contents", "tools"} <= cls.passthrough_fields
+    assert cls.client_tool({"type": "web_search_20250305", "name": "web_search"}) is False
+
+
+@pytest.mark.parametrize("api", sorted(PROVIDERS))
+def test_each_provider_is_in_the_form_the_cli_pass_through_and_the_fakes(api, app):
+    cls = PROVIDERS[api]
+    status, _, page = app("GET", "/endpoints")
+    assert status == 200, page
+    form = page[page.index('id="ep-api"'):]
+    form = form[:form.index("</select>")]
+    assert f'<option value="{api}"' in form and f">{cls.title}</option>" in form
+    assert api in api_choices()
+    sent, dropped = native_body(api, {"unheard_of": 1, **{f: 1 for f in cls.passthrough_fields}})
+    assert set(sent) == set(cls.passthrough_fields) and dropped == ["field unheard_of"]
+    assert issubclass(FAKES[api], FakeUpstream)
+    with FAKES[api]() as fake:
+        fake.set_models(["m-one"])
+        assert [m["id"] for m in make_provider(api, fake.url, None).list_models()] == ["m-one"]
