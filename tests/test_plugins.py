@@ -1,4 +1,4 @@
-"""Each plugin kind meets its contract (a typing.Protocol), and each provider is reachable everywhere it must be:
+"""Each plugin kind (format, provider, dashboard page, scheduler job) meets its contract (a typing.Protocol), and each provider is reachable everywhere it must be:
 the dashboard's endpoint form, the CLI's --api, route mode's pass-through and the fakes of tests/fakes/."""
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import argparse
 import pytest
 
 from benchwarmers.cli.main import build_parser
+from benchwarmers.formats import FORMATS, FormatContract
 from benchwarmers.providers import PROVIDERS, make_provider
 from benchwarmers.providers.contract import ProviderContract
 from benchwarmers.providers.passthrough import native_body
@@ -48,3 +49,15 @@ def test_each_provider_is_in_the_form_the_cli_pass_through_and_the_fakes(api, ap
     with FAKES[api]() as fake:
         fake.set_models(["m-one"])
         assert [m["id"] for m in make_provider(api, fake.url, None).list_models()] == ["m-one"]
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_each_format_declares_its_contract(name):
+    module = FORMATS[name]
+    assert isinstance(module, FormatContract)
+    missing = [n for n in FormatContract.__annotations__ if not hasattr(module, n)]
+    assert not missing, f"formats/{name}.py does not declare {missing}"
+    own = {r.op for r in module.ROUTES} - {"ask"}
+    assert own == set(module.OPS), f"formats/{name}.py: each route's op other than ask is in OPS, and only those"
+    assert module.load_reply is None or callable(module.load_reply)
+    assert module.ERROR_SCHEMA["type"] == "object"
