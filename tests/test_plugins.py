@@ -3,14 +3,18 @@ the dashboard's endpoint form, the CLI's --api, route mode's pass-through and th
 from __future__ import annotations
 
 import argparse
+import inspect
 
 import pytest
 
 from benchwarmers.cli.main import build_parser
+from benchwarmers.dashboard.contract import PageContract
+from benchwarmers.dashboard.routes import PAGES
 from benchwarmers.formats import FORMATS, FormatContract
 from benchwarmers.providers import PROVIDERS, make_provider
 from benchwarmers.providers.contract import ProviderContract
 from benchwarmers.providers.passthrough import native_body
+from benchwarmers.scheduler.jobs import JOBS, JobContract
 from tests.fakes import FAKES, FakeUpstream
 
 
@@ -61,3 +65,19 @@ def test_each_format_declares_its_contract(name):
     assert own == set(module.OPS), f"formats/{name}.py: each route's op other than ask is in OPS, and only those"
     assert module.load_reply is None or callable(module.load_reply)
     assert module.ERROR_SCHEMA["type"] == "object"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.path)
+def test_each_dashboard_page_declares_its_contract(page):
+    module = page.module
+    assert isinstance(module, PageContract), f"{module.__name__} lacks part of PageContract"
+    assert all(isinstance(s, str) and s.endswith(".js") for s in module.SCRIPTS)
+    for path, fn, back in module.ACTIONS:
+        assert path.startswith("/") and callable(fn) and back.startswith("/")
+
+
+@pytest.mark.parametrize("name", sorted(JOBS))
+def test_each_scheduler_job_meets_its_contract(name):
+    job = JOBS[name]
+    assert job.run is None or isinstance(job.run, JobContract)
+    assert list(inspect.signature(job.run).parameters) == ["job"]

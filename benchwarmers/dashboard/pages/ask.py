@@ -8,6 +8,7 @@ import base64
 from ...errors import BadRequest
 from ...words import plural
 from ..apicall import get, post
+from ..contract import stays
 from ..render import card, e, options
 from ..web import Done
 from ..widgets import csrf, verdict_form
@@ -109,3 +110,6 @@ def ask(req, bench, form) -> Done:
 
 
 ACTIONS = [("/ask", ask, "/ask")]
+
+
+redirect = stays                 # always shows itself

@@ -7,6 +7,7 @@ from urllib.parse import quote
 from ...errors import BadRequest
 from .. import markdown
 from ..apicall import get, post
+from ..contract import stays
 from ..render import card, e, link, table, when
 from ..web import Done, safe_local
 from ..widgets import chip, post_button, seat_column
@@ -94,3 +95,7 @@ def verdict(req, bench, form) -> Done:
 
 
 ACTIONS = [("/calls/verdict", verdict, "/calls"), ("/calls/aside", set_aside, "/calls")]
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

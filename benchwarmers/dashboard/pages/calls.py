@@ -4,6 +4,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from ..apicall import get
+from ..contract import stays
 from ..render import card, e, link, options, table, when
 from ..widgets import chip
 
@@ -68,3 +69,8 @@ def count_text(d: dict) -> str:
     if d.get("counted_in"):
         return f"{n} of the latest {d['counted_in']:,} asks"
     return f"{n} {word}"
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself
+ACTIONS: list = []               # posts no form of its own

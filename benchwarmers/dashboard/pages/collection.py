@@ -6,6 +6,7 @@ from ...catalog.roles import PURPOSES, unfit
 from ...names import DESCRIPTION_MOST
 from ...words import plural
 from ..apicall import call, get, post
+from ..contract import stays
 from ..render import card, e, options, table
 from ..web import Done
 from ..widgets import chip, confirm, csrf, hidden, post_button, record_cell
@@ -151,3 +152,7 @@ def add_member(req, bench, form) -> Done:
 ACTIONS = [("/collections/save", save, "/collections/_new"),
            ("/collections/{name}/delete", delete, "/collections/{name}"),
            ("/collections/{name}/add", add_member, "/collections/{name}")]
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

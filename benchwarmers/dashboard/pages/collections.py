@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...words import plural
 from ..apicall import get
+from ..contract import stays
 from ..render import card, e, link, table
 from ..widgets import chip, record_cell
 
@@ -103,3 +104,8 @@ def snippet(name: str, label: str, text: str) -> str:
     return (f'<div class="snippet"><div class="snippet-head"><span>{e(label)}</span>'
             f'<button type="button" class="ghost small" data-copy="#{e(ident)}">Copy</button></div>'
             f'<pre id="{e(ident)}">{e(text)}</pre></div>')
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself
+ACTIONS: list = []               # posts no form of its own

@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 from ...errors import BadRequest
 from ...words import plural
 from ..apicall import get, post
+from ..contract import stays
 from ..render import card, e, link, table
 from ..web import Done, safe_local
 from ..widgets import chip, csrf, hidden
@@ -154,3 +155,7 @@ def queue_one(req, bench, form) -> Done:
 
 
 ACTIONS = [("/discover/onboard", queue_one, "/discover")]
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

@@ -14,6 +14,7 @@ import json
 from ...providers import PROVIDERS
 from ...words import plural
 from ..apicall import call, get, post
+from ..contract import stays
 from ..render import card, e, options, table, when
 from ..web import Done
 from ..widgets import chip, confirm, csrf, hidden, post_button
@@ -230,3 +231,7 @@ def remove(req, bench, form) -> Done:
 
 ACTIONS = [("/endpoints/add", add, "/endpoints"), ("/endpoints/{name}/test", test, "/endpoints"),
            ("/endpoints/{name}/remove", remove, "/endpoints")]
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

@@ -145,3 +145,6 @@ def recent(items: list[dict]) -> str:
         f'<span class="muted"> · {e(i["collection"])} · {e(when(i["created"]))} · {i["answered"]} answered, '
         f'{i["judged"]} judged</span></li>' for i in items)
     return f'<ul class="plain-list">{rows}</ul><p><a href="/calls">Every ask →</a></p>'
+
+
+SCRIPTS: tuple = ()

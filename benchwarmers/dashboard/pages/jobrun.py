@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from ..apicall import get
+from ..contract import stays
 from ..render import card, e, facts, link, table, when
 from ..widgets import chip
 from .scheduler import took
@@ -65,3 +66,8 @@ def cell(value) -> str:
     if isinstance(value, float):
         return e(f"{value:,.3f}".rstrip("0").rstrip("."))
     return f'<span class="reason">{e(value)}</span>' if isinstance(value, str) and len(value) > 40 else e(value)
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself
+ACTIONS: list = []               # posts no form of its own

@@ -7,6 +7,7 @@ from urllib.parse import quote
 from ...names import REASON_MOST
 from .. import charts
 from ..apicall import call, get, post
+from ..contract import stays
 from ..render import card, e, facts, link, pct, secs, table, when
 from ..web import Done
 from ..widgets import chip, confirm, post_button, record_cell, speed_cell
@@ -160,3 +161,7 @@ ACTIONS = [("/models/{alias}/probe", probe, "/models/{alias}"), ("/models/{alias
            ("/models/{alias}/restore", restore, "/models/{alias}"),
            ("/models/{alias}/confirm", confirm_price, "/models/{alias}"),
            ("/models/{alias}/speed", measure_speed, "/models/{alias}")] + modelfacts.ACTIONS
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

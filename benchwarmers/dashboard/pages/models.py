@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import charts
 from ..apicall import get
+from ..contract import stays
 from ..render import card, e, link, options, pct, secs, table
 from ..widgets import chip, probe_cell, record_cell, speed_cell, suite_cell
 
@@ -76,3 +77,8 @@ def trust_chart(points: list[dict]) -> str:
     numbers = table(["Model", "Useful", "95% interval", "Judged", "Confidently wrong"], rows, cls="numbers")
     return (f'<figure class="chart-box wide">{svg}<figcaption>Higher is better; a short whisker means much '
             f"evidence. Squares are confidently wrong.{numbers}</figcaption></figure>")
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself
+ACTIONS: list = []               # posts no form of its own

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...errors import BadRequest
 from ...words import plural
 from ..apicall import get, post
+from ..contract import stays
 from ..render import card, e, link, table, when
 from ..web import Done
 from ..widgets import chip, csrf
@@ -152,3 +153,7 @@ def queue_models(req, bench, form) -> Done:
 
 
 ACTIONS = [("/onboard", queue_models, "/onboard")]
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

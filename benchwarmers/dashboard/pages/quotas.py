@@ -8,6 +8,7 @@ from ...errors import BadRequest
 from ...words import plural
 from .. import charts
 from ..apicall import call, get, post
+from ..contract import stays
 from ..render import card, e, link, options, table, when
 from ..web import Done
 from ..widgets import chip, csrf, hidden
@@ -212,3 +213,7 @@ def clear_limit(req, bench, form) -> Done:
 
 
 ACTIONS = [("/quotas/set", set_limits, "/quotas#set"), ("/quotas/clear", clear_limit, "/quotas")]
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

@@ -15,6 +15,7 @@ from typing import Callable
 from ...errors import BadRequest
 from .. import appswitch, ownapps
 from ..apicall import call, get, post
+from ..contract import stays
 from ..render import card, e, facts, table, when
 from ..web import Done
 from ..widgets import chip, confirm, csrf, post_button
@@ -230,3 +231,7 @@ ACTIONS = [("/settings/keys", make_key, "/settings"), ("/settings/keys/{name}/re
            ("/settings/values", save_values, "/settings"), ("/settings/app-only", appswitch.save, "/settings"),
            ("/settings/store/compact", compact_now, "/settings"),
            ("/settings/apps/{provider}", ownapps.save, "/settings#apps")] + scheduler.ACTIONS
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ...errors import BadRequest
 from ...words import plural
 from ..apicall import call, get, post
+from ..contract import stays
 from ..render import card, e, link, table, when
 from ..web import Done, safe_local
 from ..widgets import chip, confirm, csrf, post_button
@@ -191,3 +192,6 @@ def reject(req, bench, form) -> Done:
 ACTIONS = [("/suite/runs", start, "/suite"), ("/suite/runs/{id}/cancel", cancel, "/suite"),
            ("/suite/mine", mine, "/suite"), ("/suite/tasks/{id}/accept", accept, "/suite"),
            ("/suite/tasks/{id}/reject", reject, "/suite")]
+
+
+redirect = stays                 # always shows itself

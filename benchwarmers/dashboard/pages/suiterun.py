@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..apicall import get
+from ..contract import stays
 from ..render import card, e, facts, link, secs, table, when
 from ..widgets import chip, post_button
 from .suite import ACTIVE, OPEN, progress, took
@@ -53,3 +54,7 @@ def lines(flag: list) -> str:
     name, first, last = flag
     where = f"{name}:" if name else ""
     return f"{where}{first}" if first == last else f"{where}{first}-{last}"
+
+
+redirect = stays                 # always shows itself
+ACTIONS: list = []               # posts no form of its own
