@@ -112,23 +112,28 @@ def list_runs(req: Request, bench: Bench) -> Response:
     return Response.json({"runs": runs})
 
 
-def run_id(req: Request) -> int:
-    number = row_id(req.params["id"])
+def run_id(ident: str) -> int:
+    number = row_id(ident)
     if number is None:
-        raise NotFound(f"No suite run {req.params['id'][:40]!r}.", "Run ids are whole numbers.")
+        raise NotFound(f"No suite run {ident[:40]!r}.", "Run ids are whole numbers.")
     return number
 
 
-def show_run(req: Request, bench: Bench) -> Response:
+def run_view(bench: Bench, ident: str) -> dict:
+    """One suite run and every item's outcome; 404 for an id that is no run."""
     store = bench.suite.store
-    run = store.run(run_id(req))
+    run = store.run(run_id(ident))
     if run is None:
-        raise NotFound(f"No suite run {req.params['id']}.", "`bench suite runs` lists them.")
-    return Response.json({"run": run, "results": store.items(run["id"])})
+        raise NotFound(f"No suite run {ident}.", "`bench suite runs` lists them.")
+    return {"run": run, "results": store.items(run["id"])}
+
+
+def show_run(req: Request, bench: Bench) -> Response:
+    return Response.json(run_view(bench, req.params["id"]))
 
 
 def cancel_run(req: Request, bench: Bench) -> Response:
-    return Response.json({"run": bench.suite.cancel(run_id(req))})
+    return Response.json({"run": bench.suite.cancel(run_id(req.params["id"]))})
 
 
 def scores(req: Request, bench: Bench) -> Response:

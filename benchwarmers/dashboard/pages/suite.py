@@ -12,8 +12,9 @@ from ...words import plural
 from ..apicall import call, get, post
 from ..contract import stays
 from ..render import card, e, link, table, when
+from ..markup import Html, html
 from ..web import Done, safe_local
-from ..widgets import chip, confirm, csrf, post_button
+from ..widgets import chip, confirm, csrf, muted, post_button
 from .modelcards import score
 
 OPEN = ("queued", "running", "owed", "interrupted")
@@ -72,12 +73,12 @@ def start_form(d: dict, frame) -> str:
             '<div><button type="submit">Start the run</button></div></form>')
 
 
-def progress(r: dict) -> str:
+def progress(r: dict) -> Html:
     if not r["total"]:
-        return '<span class="muted">not started</span>'
+        return muted("not started")
     failed = f', {r["failed"]} failed' if r["failed"] else ""
-    return (f'<progress max="{r["total"]}" value="{r["done"]}"></progress> '
-            f'<span class="progress-text">{r["done"]} of {r["total"]}{failed}</span>')
+    return html('<progress max="$total" value="$done"></progress> <span class="progress-text">$done of $total$failed'
+                '</span>', total=r["total"], done=r["done"], failed=failed)
 
 
 def open_runs(runs: list[dict], frame) -> str:
