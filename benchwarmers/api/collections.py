@@ -21,11 +21,15 @@ def view(col, models: dict) -> dict:
             "gone": [m for m in col.members if m not in models]}
 
 
-def list_collections(req: Request, bench: Bench) -> Response:
-    key = req.caller
+def collections_view(bench: Bench, key=None) -> dict:
+    """The collections, by name; a gateway key (`key`) sees those it reaches."""
     models = bench.registry.models()
-    cols = [view(c, models) for name, c in sorted(bench.collections.all().items()) if key is None or key.allows(name)]
-    return Response.json({"collections": cols})
+    return {"collections": [view(c, models) for name, c in sorted(bench.collections.all().items())
+                            if key is None or key.allows(name)]}
+
+
+def list_collections(req: Request, bench: Bench) -> Response:
+    return Response.json(collections_view(bench, req.caller))
 
 
 def get_collection(req: Request, bench: Bench) -> Response:

@@ -28,9 +28,9 @@ def view(bench: Bench, model, probe: dict | None = None, perf: dict | None = Non
     return out
 
 
-def list_models(req: Request, bench: Bench) -> Response:
+def models_view(bench: Bench, find: str | None = None) -> dict:
     """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case)."""
-    needle = (req.query.get("find") or "").strip().lower()
+    needle = (find or "").strip().lower()
     reg = bench.registry
     bench.resting.refresh()   # the admin's view: what the table says now, other processes' rests included
     aliases = list(reg.models())
@@ -42,7 +42,11 @@ def list_models(req: Request, bench: Bench) -> Response:
             continue
         rows.append({**view(bench, model, last.get(alias), perf.get(alias)), "record": record.get(alias),
                      "suite": scores.get(alias)})
-    return Response.json({"models": rows, "find": needle or None})
+    return {"models": rows, "find": needle or None}
+
+
+def list_models(req: Request, bench: Bench) -> Response:
+    return Response.json(models_view(bench, req.query.get("find")))
 
 
 def add_model(req: Request, bench: Bench) -> Response:
