@@ -39,14 +39,18 @@ def get_collection(req: Request, bench: Bench) -> Response:
     return Response.json(view(bench.collections.get(name), bench.registry.models()))
 
 
-def collection_overview(req: Request, bench: Bench) -> Response:
+def overview_view(bench: Bench, name: str) -> dict:
     """The collection with the calls one ask makes, what its members share, their record and suggestions."""
+    col = bench.collections.get(name)
+    return overview(col, bench.registry.models(), bench.record.models(name), bench.record.models(),
+                    bench.registry.transport.limits.snapshot(), bench.catalog)
+
+
+def collection_overview(req: Request, bench: Bench) -> Response:
     name = req.params["name"]
     if req.caller:
         req.caller.check_collection(name)
-    col = bench.collections.get(name)
-    return Response.json(overview(col, bench.registry.models(), bench.record.models(name), bench.record.models(),
-                                  bench.registry.transport.limits.snapshot(), bench.catalog))
+    return Response.json(overview_view(bench, name))
 
 
 def save_collection(req: Request, bench: Bench) -> Response:
