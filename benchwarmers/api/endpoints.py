@@ -42,9 +42,14 @@ def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -
             **healthrecord.endpoint_state(bench.db, bench.resting, endpoint.name, flags)}
 
 
-def list_endpoints(req: Request, bench: Bench) -> Response:
+def endpoints_view(bench: Bench) -> dict:
+    """Every endpoint, by name, with where its key comes from (never the key) and its health flags."""
     reg, flags = bench.registry, healthrecord.flags(bench.db)
-    return Response.json({"endpoints": [endpoint_view(bench, e, flags) for _, e in sorted(reg.endpoints().items())]})
+    return {"endpoints": [endpoint_view(bench, e, flags) for _, e in sorted(reg.endpoints().items())]}
+
+
+def list_endpoints(req: Request, bench: Bench) -> Response:
+    return Response.json(endpoints_view(bench))
 
 
 def endpoint_from(body: dict) -> Endpoint:
