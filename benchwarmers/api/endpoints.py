@@ -287,9 +287,8 @@ def forget_admin_key(name: str) -> None:
         pass
 
 
-def candidates(req: Request, bench: Bench) -> Response:
+def candidates_view(bench: Bench, only_new: bool = False) -> dict:
     """What each endpoint serves, marked with the alias when it is already on the bench."""
-    only_new = req.query.get("new", "").lower() in TRUE
     reg = bench.registry
     on_bench = {(m.endpoint, m.served): m.alias for m in reg.models().values()}
     rows, errors = [], []
@@ -305,7 +304,11 @@ def candidates(req: Request, bench: Bench) -> Response:
             pid, sourced = bench.catalog.lookup(reg.endpoint(name), str(entry.get("id") or ""), facts)
             rows.append({"endpoint": name, "served": entry.get("id"), "on_bench": alias, "facts": facts,
                          "catalog": {"provider": pid, "facts": sourced}})
-    return Response.json({"candidates": rows, "errors": errors, "new_only": only_new})
+    return {"candidates": rows, "errors": errors, "new_only": only_new}
+
+
+def candidates(req: Request, bench: Bench) -> Response:
+    return Response.json(candidates_view(bench, req.query.get("new", "").lower() in TRUE))
 
 
 ENDPOINT = obj(("name", "base_url", "api", "key_source"), name=STRING, base_url=STRING, api=STRING,
