@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ...words import plural
 from .. import charts
+from ..markup import Html, html
 from ..render import e, facts, link, pct, secs, table, when
 from ..widgets import chip, PURPOSES
 
@@ -79,10 +80,10 @@ def suite_scores(alias: str, scores: dict | None, runnable: bool = True) -> str:
     return out + tail + calibration(scores.get("calibration") or []) + updated
 
 
-def score(s: dict) -> str:
+def score(s: dict) -> Html:
     lo, hi = s.get("interval") or (None, None)
-    span = f' <span class="muted">({pct(lo)}–{pct(hi)})</span>' if lo is not None else ""
-    return f"<strong>{pct(s['score'])}</strong>{span}"
+    span = html(' <span class="muted">($lo–$hi)</span>', lo=pct(lo), hi=pct(hi)) if lo is not None else ""
+    return html("<strong>$score</strong>$span", score=pct(s["score"]), span=span)
 
 
 def calibration(bands: list[dict]) -> str:
