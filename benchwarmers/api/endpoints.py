@@ -246,7 +246,7 @@ def same_server(a: str, b: str) -> bool:
     return where(a) == where(b)
 
 
-def local_servers(req: Request, bench: Bench) -> Response:
+def local_servers_view(bench: Bench) -> dict:
     """Model servers answering on this machine (a local Ollama), and the endpoint that already uses each."""
     base = ollama_base(os.environ.get("OLLAMA_HOST"))
     found = {"api": "ollama", "name": "ollama", "base_url": base, "answering": False, "models": None,
@@ -257,7 +257,11 @@ def local_servers(req: Request, bench: Bench) -> Response:
         found.update(answering=True, models=len(listed))
     except BenchError:
         pass
-    return Response.json({"servers": [found]})
+    return {"servers": [found]}
+
+
+def local_servers(req: Request, bench: Bench) -> Response:
+    return Response.json(local_servers_view(bench))
 
 
 def remove_endpoint(req: Request, bench: Bench) -> Response:
