@@ -1,7 +1,8 @@
 """The dashboard: server-rendered pages on the service's own port, each built from one dict also served as JSON.
 
-A page reads and changes the bench only through the service's admin API, called in-process as the page's own
-request (apicall.py), so the dashboard and the CLI can do the same things. Adding a page:
+A page reads the bench with the functions the admin API serves (api/, a handler being its dict function wrapped
+in a response) and changes it through the admin API called in-process as the page's own request (apicall.py),
+so the dashboard and the CLI can do the same things. Adding a page:
 
 1. One module under dashboard/pages/ meeting PageContract (contract.py): data(req, bench) -> dict, what the
    page shows; render(d, frame) -> (title, Html), the body made with markup.html (values escaped unless marked;
