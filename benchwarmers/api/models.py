@@ -75,8 +75,9 @@ def add_model(req: Request, bench: Bench) -> Response:
                           "probe": probes[0] if probes else None, "suite": item["suite"], "item": item["id"]}, 201)
 
 
-def show_model(req: Request, bench: Bench) -> Response:
-    model = bench.registry.model(req.params["alias"])
+def model_view(bench: Bench, alias: str) -> dict:
+    """One model with its probes, your verdicts' record, the suite's scores, its speed history and retirement."""
+    model = bench.registry.model(alias)
     probes = health.recent(bench.db, model.alias)
     out = view(bench, model, probes[0] if probes else None)
     out["probes"] = probes
@@ -87,7 +88,11 @@ def show_model(req: Request, bench: Bench) -> Response:
     out["perf_history"] = speed.history(bench.db, model.alias)
     found = healthrecord.retirement(bench.db, model.alias)
     out["retirement"] = found if found and not model.active and found["reason"] == model.reason else None
-    return Response.json({"model": out})
+    return {"model": out}
+
+
+def show_model(req: Request, bench: Bench) -> Response:
+    return Response.json(model_view(bench, req.params["alias"]))
 
 
 def probe_model(req: Request, bench: Bench) -> Response:

@@ -15,7 +15,7 @@ EXTERNAL = 'target="_blank" rel="noopener noreferrer"'
 
 
 def read(req, bench) -> list[dict]:
-    return get(req, "/bench/catalog/app-only")["providers"]
+    return bench.catalog.app_only()
 
 
 def show(providers: list[dict], frame) -> str:

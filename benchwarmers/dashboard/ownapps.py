@@ -3,6 +3,7 @@ an app the user registered with a provider that signs in only that way (Hugging 
 PUT /bench/connect/{provider}/app. With one set, the provider's entry on the Endpoints page signs in."""
 from __future__ import annotations
 
+from ..api.connect import providers_view
 from .apicall import call, get
 from .render import e
 from .signin import own_origin
@@ -15,7 +16,7 @@ FLOWS = {"oauth": "sign-in in your browser, back to this service's callback",
 
 
 def read(req, bench) -> dict:
-    providers = [p for p in get(req, "/bench/connect")["providers"] if p.get("app")]
+    providers = [p for p in providers_view(bench)["providers"] if p.get("app")]
     return {"providers": providers, "origin": own_origin(req, bench)}
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from ...names import REASON_MOST
+from ...api.history import daily_view
+from ...api.calls import with_verdicts
+from ...api.models import model_view
 from .. import charts
 from ..apicall import call, get, post
 from ..contract import stays
@@ -17,12 +20,12 @@ from .models import status_cell
 
 def data(req, bench) -> dict:
     alias = req.params["alias"]
-    model = get(req, f"/bench/models/{alias}")["model"]
-    record = get(req, "/bench/record")
+    model = model_view(bench, alias)["model"]
+    record = bench.record.summary()
     per_collection = {name: models[alias] for name, models in record["collections"].items() if alias in models}
     return {"model": model, "record": record["models"].get(alias), "record_by_collection": per_collection,
-            "daily": get(req, "/bench/stats/daily", days=30, model=alias)["days"],
-            "calls": get(req, "/bench/calls", model=alias, limit=20)["calls"]}
+            "daily": daily_view(bench, {"days": "30", "model": alias})["days"],
+            "calls": [c for page in with_verdicts(bench, bench.calls.pages(model=alias, limit=20)) for c in page]}
 
 
 def render(d: dict, frame) -> tuple[str, str]:

@@ -1,11 +1,13 @@
 """The Settings page's Scheduler section: the scheduler on or off, each job on or off at its time, run now, last runs.
 
-Read through GET /bench/scheduler and GET /bench/jobs, changed through POST /bench/scheduler and POST
+Read from the scheduler and its runs (as GET /bench/scheduler and GET /bench/jobs serve them), changed through POST /bench/scheduler and POST
 /bench/jobs/{name}/run, as `bench settings scheduler` and `bench jobs` do. A run's page is jobrun.py.
 """
 from __future__ import annotations
 
 from ...errors import BadRequest
+from ...api.scheduler import describe as scheduler_view
+from ...scheduler import runs
 from ..apicall import get, post
 from ..render import e, link, options, secs, table, when
 from ..web import Done
@@ -18,9 +20,9 @@ RUNS_SHOWN = 10
 
 
 def read(req, bench) -> dict:
-    d = get(req, "/bench/scheduler")
+    d = scheduler_view(bench)
     d.pop("now")                  # the service's clock: the page shows each job's next run instead
-    return {**d, "runs": get(req, "/bench/jobs", limit=RUNS_SHOWN)["runs"]}
+    return {**d, "runs": runs.recent(bench.db, RUNS_SHOWN, None)}
 
 
 def show(d: dict, frame) -> str:

@@ -4,7 +4,7 @@ the switches for providers whose free models work only in their own app (appswit
 apps (ownapps.py).
 
 The page is a list of sections (SECTIONS): each has a key in the page's dict, a function that reads its data
-through the admin API and one that renders it. A new section is one more entry.
+from the bench's parts and one that renders it. A new section is one more entry.
 """
 from __future__ import annotations
 
@@ -13,6 +13,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...errors import BadRequest
+from ...api.collections import collections_view
+from ...api.keys import keys_view
+from ...api.settings import settings_view
+from ...api.status import summary
+from ...api.store import store_view
+from ...server.gatewaykeys import enforcement
 from .. import appswitch, ownapps
 from ..apicall import call, get, post
 from ..contract import stays
@@ -26,12 +32,12 @@ from . import scheduler
 class Section:
     key: str
     title: str
-    read: Callable          # (req, bench) -> data
+    read: Callable          # (req, bench) -> data, from the bench's parts
     show: Callable          # (data, frame) -> HTML
 
 
 def read_server(req, bench) -> dict:
-    s = get(req, "/bench/status")
+    s = summary(bench)
     return {k: s[k] for k in ("url", "bind", "data_folder", "admin_token_set", "gateway_keys", "role", "version",
                               "uptime_seconds")}
 
@@ -57,8 +63,8 @@ def not_enforced(frame) -> str:
 
 
 def read_keys(req, bench) -> dict:
-    return {"keys": get(req, "/bench/keys")["keys"], "enforcement": get(req, "/bench/status")["gateway_keys"],
-            "collections": [c["name"] for c in get(req, "/bench/collections")["collections"]]}
+    return {"keys": keys_view(bench)["keys"], "enforcement": enforcement(bench.admin_token, bench.settings()),
+            "collections": [c["name"] for c in collections_view(bench)["collections"]]}
 
 
 def show_keys(d: dict, frame) -> str:
@@ -95,7 +101,7 @@ def show_keys(d: dict, frame) -> str:
 
 
 def read_client(req, bench) -> dict:
-    return get(req, "/bench/settings")["client"]
+    return settings_view(bench)["client"]
 
 
 def show_client(c: dict, frame) -> str:
@@ -111,7 +117,7 @@ def show_client(c: dict, frame) -> str:
 
 
 def read_values(req, bench) -> dict:
-    return get(req, "/bench/settings")
+    return settings_view(bench)
 
 
 def show_values(d: dict, frame) -> str:
@@ -145,7 +151,7 @@ def field(s: dict, frame) -> str:
 
 
 def read_store(req, bench) -> dict:
-    return get(req, "/bench/store")
+    return store_view(bench)
 
 
 def mb(n: int) -> str:
