@@ -6,7 +6,7 @@ through PUT /bench/catalog/app-only/{provider}.
 """
 from __future__ import annotations
 
-from .apicall import call, get
+from .apicall import call
 from .render import e
 from .web import Done
 from .widgets import csrf

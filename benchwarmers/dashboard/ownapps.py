@@ -4,7 +4,7 @@ PUT /bench/connect/{provider}/app. With one set, the provider's entry on the End
 from __future__ import annotations
 
 from ..api.connect import providers_view
-from .apicall import call, get
+from .apicall import call
 from .render import e
 from .signin import own_origin
 from .web import Done

@@ -9,7 +9,7 @@ from ...api.history import daily_view
 from ...api.calls import with_verdicts
 from ...api.models import model_view
 from .. import charts
-from ..apicall import call, get, post
+from ..apicall import call, post
 from ..contract import stays
 from ..render import card, e, facts, link, pct, secs, table, when
 from ..web import Done
