@@ -53,6 +53,11 @@ def record_cell(rec: dict | None) -> Html:
                 judged=rec["judged"], flag=flagged)
 
 
+def external(href: str, text) -> Html:
+    """A link to another site, opened apart and told nothing of this one."""
+    return html('<a href="$href" target="_blank" rel="noopener noreferrer">$text</a>', href=href, text=text)
+
+
 def muted(text) -> Html:
     """Text in grey: what is missing or beside the point."""
     return html('<span class="muted">$text</span>', text=text)

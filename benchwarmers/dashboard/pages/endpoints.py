@@ -20,7 +20,7 @@ from ..contract import stays
 from ..markup import Html, card, flag, html, options, table, trusted
 from ..render import when
 from ..web import Done
-from ..widgets import chip, confirm, csrf, hidden, muted, post_button
+from ..widgets import chip, confirm, csrf, external, hidden, muted, post_button
 
 APIS = [(api, cls.title) for api, cls in PROVIDERS.items()]     # the protocols an endpoint may speak, as the form names them
 KINDS = {"sign-in": ("active", "sign in"), "local": ("probing", "on this machine"), "paste": ("none", "paste a key")}
@@ -117,10 +117,6 @@ def signin_card(d: dict, frame) -> Html:
 
 def reason(text) -> Html:
     return html('<span class="reason">$t</span>', t=text)
-
-
-def external(href: str, text) -> Html:
-    return html('<a href="$href" target="_blank" rel="noopener noreferrer">$text</a>', href=href, text=text)
 
 
 def provider_row(p: dict, d: dict, frame) -> Html:
