@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 
 from .markup import Html, trusted
-from .render import e, token
+from .markup import escape as e
+from .render import token
 
 W, H = 560, 220                    # the drawing's own units; it scales to the width of its box
 LEFT, RIGHT, TOP, BOTTOM = 86, 14, 24, 40          # room on the left for a tick such as "3.75 ms" on a phone
