@@ -1,5 +1,6 @@
-"""Each plugin kind (format, provider, dashboard page, scheduler job) meets its contract (a typing.Protocol), and each provider is reachable everywhere it must be:
-the dashboard's endpoint form, the CLI's --api, route mode's pass-through and the fakes of tests/fakes/."""
+"""Each plugin kind (format, provider, dashboard page, scheduler job) meets its contract (a typing.Protocol), and
+each provider is reachable everywhere it must be: the dashboard's endpoint form, the CLI's --api, route mode's
+pass-through and the fakes of tests/fakes/."""
 from __future__ import annotations
 
 import argparse

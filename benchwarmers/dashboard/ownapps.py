@@ -45,7 +45,8 @@ def app_form(p: dict, origin: str, frame) -> Html:
         if app["client_id"] else ""
     return html(APP_FORM, pid=pid, csrf=csrf(frame), name=p["name"],
                 state=chip("active", "set") if app["client_id"] else chip("none", "not set"),
-                flow=FLOWS.get(app["flow"], app["flow"]), why=app["why"], register=external(app["page"], "Register an app"),
+                flow=FLOWS.get(app["flow"], app["flow"]), why=app["why"],
+                register=external(app["page"], "Register an app"),
                 callback=callback, client_id=frame.typed("client_id", app["client_id"] or ""), forget=forget)
 
 

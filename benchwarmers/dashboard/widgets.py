@@ -131,8 +131,8 @@ def verdict_form(frame, call: str, verdict: dict | None = None, back: str = "/ca
 
 def seat_column(frame, seat: dict, back: str) -> Html:
     """One seat's answer: model, seat kind, status and seconds, the answer (Markdown made safe), its verdict."""
-    head = html('<header class="seat-head"><h3>$model</h3><p class="seat-meta">seat $seat · $kind · $chip · $secs$late'
-                '</p></header>', model=seat["model"], seat=seat.get("seat") or "", kind=seat["kind"],
+    head = html('<header class="seat-head"><h3>$model</h3><p class="seat-meta">seat $seat · $kind · $chip · '
+                "$secs$late</p></header>", model=seat["model"], seat=seat.get("seat") or "", kind=seat["kind"],
                 chip=outcome_chip(seat), secs=secs(seat.get("seconds")), late=late_note(seat))
     if seat["status"] == "ok":
         body = html('<div class="answer" data-fold>$answer</div>', answer=markdown.render(seat.get("answer") or ""))

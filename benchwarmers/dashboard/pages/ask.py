@@ -62,7 +62,8 @@ def form(d: dict, frame) -> Html:
                   on=flag("checked", m in ticked)) for m in d["models"]]
     return html(FORM, csrf=csrf(frame), collections=options(cols, chosen), open=flag("open", ticked),
                 boxes=boxes or trusted('<span class="muted">No models on the bench.</span>'),
-                prompt=frame.typed("prompt"), system=frame.typed("system"), merged=flag("checked", frame.typed("merged")))
+                prompt=frame.typed("prompt"), system=frame.typed("system"),
+                merged=flag("checked", frame.typed("merged")))
 
 
 RESULTS = """<section id="answers" class="answers-area" aria-live="polite" hidden><div class="answers-head">\

@@ -58,8 +58,8 @@ def judging(frame, d: dict, back: str) -> Html:
                                 back=back)
     if not save and not aside:
         return Html("")
-    return html('<div class="save-all" data-save-all-box>$save$aside<span class="status-text" data-status></span></div>',
-                save=save, aside=aside)
+    return html('<div class="save-all" data-save-all-box>$save$aside<span class="status-text" data-status></span>'
+                "</div>", save=save, aside=aside)
 
 
 def set_aside(req, bench, form) -> Done:

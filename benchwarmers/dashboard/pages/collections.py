@@ -22,9 +22,9 @@ NEW = trusted('<div class="page-actions"><a class="button" href="/collections/_n
 
 def render(d: dict, frame) -> tuple[str, Html]:
     if not d["collections"]:
-        return "Collections", html('$new<p class="empty">No collections yet. A collection is a panel for one kind of '
-                                   'work (code review, design, …): <a href="/collections/_new">make the first one</a> '
-                                   "from the models on the bench.</p>", new=NEW)
+        return "Collections", html('$new<p class="empty">No collections yet. A collection is a panel for one kind '
+                                   'of work (code review, design, …): <a href="/collections/_new">make the first '
+                                   "one</a> from the models on the bench.</p>", new=NEW)
     return "Collections", html("$new$cards", new=NEW, cards=[collection_card(c, d) for c in d["collections"]])
 
 

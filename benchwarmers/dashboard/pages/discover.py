@@ -59,8 +59,8 @@ def how_to_add(provider: dict, providers: list[dict]) -> dict:
 
 LEAD = """<p class="lead">Models that are free or cheap (at most $$$cheap_in in and $$$cheap_out out per million \
 tokens), hold at least ${context}k tokens, and came out since $since, from models.dev and FreeLLMAPI. Those your \
-endpoints serve come first: “Onboard” queues one (Quick: probed now, it owes the suite) and its progress shows beside \
-it; $onboard shows the whole queue.</p>"""
+endpoints serve come first: “Onboard” queues one (Quick: probed now, it owes the suite) and its progress shows \
+beside it; $onboard shows the whole queue.</p>"""
 
 
 def render(d: dict, frame) -> tuple[str, Html]:
@@ -107,8 +107,9 @@ def models_table(d: dict, frame) -> Html:
         limits = ", ".join(f"{tier[k]} {k}" for k in ("rpm", "rpd") if tier.get(k))
         can = " · ".join(k for k in CAN if f.get(k)) or muted("text")
         context = f'{f["context_window"]:,}' if f.get("context_window") else muted("?")
-        rows.append([name, m["provider_name"], html("$price$limits", price=price, limits=html(
-            '<br><span class="muted">$l</span>', l=limits) if limits else ""), context, can, routes_cell(m, frame, back)])
+        per = html('<br><span class="muted">$l</span>', l=limits) if limits else ""
+        rows.append([name, m["provider_name"], html("$price$per", price=price, per=per), context, can,
+                     routes_cell(m, frame, back)])
     return html('<div id="discovered">$t</div>', t=table(["Model", "Provider", "Price $/M", "Context", "Can", "Routes"],
                                                           rows))
 

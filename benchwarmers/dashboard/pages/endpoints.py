@@ -22,7 +22,7 @@ from ..render import when
 from ..web import Done
 from ..widgets import chip, confirm, csrf, external, hidden, muted, post_button
 
-APIS = [(api, cls.title) for api, cls in PROVIDERS.items()]     # the protocols an endpoint may speak, as the form names them
+APIS = [(api, cls.title) for api, cls in PROVIDERS.items()]     # the protocols an endpoint may speak, as named
 KINDS = {"sign-in": ("active", "sign in"), "local": ("probing", "on this machine"), "paste": ("none", "paste a key")}
 HUBS = [("open-webui", "Open WebUI"), ("litellm", "LiteLLM proxy"), ("cliproxy", "CLI Proxy API")]
 KEY_SOURCES = {"environment": "environment variable", "keys.json": "keys.json", "none": "no key (local)",
@@ -109,8 +109,8 @@ def result_flash(result: dict | None) -> Html:
 def signin_card(d: dict, frame) -> Html:
     """Every provider entry: a sign-in button, the local server's one-click add, or where to make a key."""
     return card("Sign in with a provider", html(
-        '<p class="muted">Where a provider lets this service sign in, it gets the key for you: your browser goes to the '
-        "provider and comes back here. For the others, make a key on their site and paste it.</p>"
+        '<p class="muted">Where a provider lets this service sign in, it gets the key for you: your browser goes to '
+        "the provider and comes back here. For the others, make a key on their site and paste it.</p>"
         '<ul class="providers plain-list">$rows</ul>', rows=[provider_row(p, d, frame) for p in d["providers"]]),
         "add-card", anchor="signin")
 

@@ -75,8 +75,9 @@ def render(d: dict, frame) -> tuple[str, Html]:
                    else "info", text=x["text"], link=link("/quotas", "See Quotas")) for x in d["limits"]]
     if c["answers_unjudged"]:
         waiting = number(c["answers_unjudged"], c["answers_unjudged_capped"])
-        notes.append(html('<div class="flash flash-info" role="status">$n $wait for a verdict: verdicts decide who gets '
-                          "seated. $link.</div>", n=waiting, wait="answer waits" if waiting == "1" else "answers wait",
+        notes.append(html('<div class="flash flash-info" role="status">$n $wait for a verdict: verdicts decide who '
+                          "gets seated. $link.</div>", n=waiting,
+                          wait="answer waits" if waiting == "1" else "answers wait",
                           link=link("/calls?verdict=missing", "Judge them on Calls")))
     tiles = [("/endpoints", c["endpoints"], "endpoints"), ("/models", c["active_models"], "active models"),
              ("/collections", c["collections"], "collections"), ("/calls", number(c["asks"], c["asks_capped"]), "asks"),
@@ -150,9 +151,10 @@ def daily_chart(days: list[dict]) -> Html:
 def recent(items: list[dict]) -> Html:
     if not items:
         return trusted('<p class="empty">Nothing asked yet. <a href="/ask">Ask a collection</a>.</p>')
-    rows = [html('<li><a href="/calls/$id">$prompt</a><span class="muted"> · $collection · $when · $answered answered, '
-                 "$judged judged</span></li>", id=i["id"], prompt=i["prompt"] or "(no text)", collection=i["collection"],
-                 when=when(i["created"]), answered=i["answered"], judged=i["judged"]) for i in items]
+    rows = [html('<li><a href="/calls/$id">$prompt</a><span class="muted"> · $collection · $when · $answered '
+                 "answered, $judged judged</span></li>", id=i["id"], prompt=i["prompt"] or "(no text)",
+                 collection=i["collection"], when=when(i["created"]), answered=i["answered"], judged=i["judged"])
+            for i in items]
     return html('<ul class="plain-list">$rows</ul><p><a href="/calls">Every ask →</a></p>', rows=rows)
 
 

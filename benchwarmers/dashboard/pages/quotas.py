@@ -31,8 +31,8 @@ def render(d: dict, frame) -> tuple[str, Html]:
     if lim.get("problem"):
         parts.append(html('<div class="flash flash-error" role="alert">limits.json cannot be read, so none of its '
                           "limits apply: $p</div>", p=lim["problem"]))
-    parts.append(card("Connections", html("$t$w", t=limits_table(lim["connections"], frame, lim), w=waits(lim["waits"])),
-                      anchor="connections"))
+    parts.append(card("Connections", html("$t$w", t=limits_table(lim["connections"], frame, lim),
+                                          w=waits(lim["waits"])), anchor="connections"))
     parts.append(card("Models", limits_table(lim["models"], frame, lim) if lim["models"] else trusted(
         '<p class="empty">No model has a limit of its own, or a call this month.</p>'), anchor="models"))
     parts.append(card("Set a limit", set_form(lim, frame), anchor="set"))

@@ -1,7 +1,8 @@
 """The Settings page's Scheduler section: the scheduler on or off, each job on or off at its time, run now, last runs.
 
-Read from the scheduler and its runs (as GET /bench/scheduler and GET /bench/jobs serve them), changed through POST /bench/scheduler and POST
-/bench/jobs/{name}/run, as `bench settings scheduler` and `bench jobs` do. A run's page is jobrun.py.
+Read from the scheduler and its runs (as GET /bench/scheduler and GET /bench/jobs serve them), changed through
+POST /bench/scheduler and POST /bench/jobs/{name}/run, as `bench settings scheduler` and `bench jobs` do. A run's
+page is jobrun.py.
 """
 from __future__ import annotations
 

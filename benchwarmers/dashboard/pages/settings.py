@@ -47,8 +47,9 @@ def show_server(s: dict, frame) -> Html:
     code = lambda text: html("<code>$t</code>", t=text)   # noqa: E731
     return facts([("Dashboard", code(s["url"])), ("Gateway base URL", code(s["url"] + "/v1")),
                   ("Listening on", s["bind"]), ("Data folder", code(s["data_folder"])),
-                  ("Admin token", join([chip("active", "set"), "the dashboard needs a login and apps a gateway key"], " ")
-                   if s["admin_token_set"] else join([chip("queued", "not set"), "only this machine can reach it"], " ")),
+                  ("Admin token", join([chip("active", "set"), "the dashboard needs a login and apps a gateway key"],
+                                       " ") if s["admin_token_set"] else
+                   join([chip("queued", "not set"), "only this machine can reach it"], " ")),
                   ("Gateway keys", chip("active", "enforced") if s["gateway_keys"]["enforced"] else
                    join([chip("queued", "not enforced"), "a revoked or narrower key still works; see below"], " ")),
                   ("Running", f'{s["role"]}, version {s["version"]}')])
@@ -84,8 +85,8 @@ EVERY = trusted('<label class="choice"><input type="checkbox" name="collections"
 def show_keys(d: dict, frame) -> Html:
     shown = []
     if frame.secret:
-        shown.append(html('<div class="secret" role="status"><p><strong>Your new key</strong>, shown once: copy it now. '
-                          'Only its hash is kept.</p><pre id="new-key">$key</pre><button type="button" '
+        shown.append(html('<div class="secret" role="status"><p><strong>Your new key</strong>, shown once: copy it '
+                          'now. Only its hash is kept.</p><pre id="new-key">$key</pre><button type="button" '
                           'class="secondary small" data-copy="#new-key">Copy</button></div>', key=frame.secret))
     rows = []
     for k in d["keys"]:
