@@ -52,7 +52,8 @@ def note(s: Session, path: str) -> str:
 
 def test_the_scheduler_section_switches_saves_only_changes_and_runs_now(s, home):
     d = s.json("/settings.json")["scheduler"]
-    assert d["enabled"] is False and [j["name"] for j in d["jobs"]] == ["probe", "perf", "suite", "catalog", "compact"]
+    assert d["enabled"] is False and [j["name"] for j in d["jobs"]] == ["probe", "perf", "suite", "catalog",
+                                                                               "compact"]
     page = s.get("/settings")[2]
     assert 'id="scheduler"' in page and "Switch the scheduler on" in page and 'form="run-probe"' in page
     assert s.form("/settings/scheduler", {"enabled": "on"})[1]["location"] == "/settings#scheduler"

@@ -6,14 +6,11 @@ import socket
 
 import pytest
 
-from tests.fakes.anthropic import FakeAnthropic
-from tests.fakes.gemini import FakeGemini
-from tests.fakes.ollama import FakeOllama
+from benchwarmers.providers import PROVIDERS
+from tests.fakes import FAKES
 from tests.fakes.canned import Canned
-from tests.fakes.openai import FakeOpenAI
 
 KEY = "sk-test-endpoints-0123456789"
-FAKES = {"openai": FakeOpenAI, "anthropic": FakeAnthropic, "gemini": FakeGemini, "ollama": FakeOllama}
 
 
 @pytest.fixture
@@ -48,7 +45,7 @@ def keys_json(isolated) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic", "gemini", "ollama"])
+@pytest.mark.parametrize("api", sorted(PROVIDERS))
 def test_add_each_protocol_checks_by_listing_then_saves(api, app, fakes, isolated):
     fake = fakes(api, models=["alpha-1", "beta-2"])
     body = {"name": f"my-{api}", "base_url": fake.url, "api": api}

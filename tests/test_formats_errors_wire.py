@@ -6,7 +6,7 @@ import pytest
 
 from benchwarmers import errors
 from benchwarmers.canonical import Text, ToolCall, ToolResult
-from benchwarmers.formats import FORMATS, anthropic, gemini, get, ollama, openai_responses, stream_content_type
+from benchwarmers.formats import FORMATS, anthropic, gemini, get, ollama, openai_responses
 from benchwarmers.formats.base import ReplyInfo, RequestInfo, sse
 
 WIRE = Path(__file__).parent / "wire"
@@ -57,7 +57,7 @@ def test_registry_and_public_api():
         assert module.NAME == name and get(name) is module
         for attr in ("parse", "render", "stream", "error_body"):
             assert callable(getattr(module, attr))
-        assert stream_content_type(module, ReplyInfo.new("m")) == module.CONTENT_TYPE_STREAM
+        assert module.stream_content_type(ReplyInfo.new("m")) == module.CONTENT_TYPE_STREAM
 
 
 def test_every_format_declares_its_routes_paths_and_native_api():

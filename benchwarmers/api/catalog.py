@@ -23,8 +23,8 @@ def refresh(req: Request, bench: Bench) -> Response:
     return Response.json(bench.catalog.refresh())
 
 
-def _number(req: Request, name: str, default: int, low: int, high: int) -> int:
-    raw = (req.query.get(name) or "").strip()
+def _number(q: dict, name: str, default: int, low: int, high: int) -> int:
+    raw = str(q.get(name) or "").strip()
     if not raw:
         return default
     if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(high)) or not low <= int(raw) <= high:
@@ -47,13 +47,18 @@ def read_hubs(bench: Bench) -> list[dict]:
     return errors
 
 
-def discover_models(req: Request, bench: Bench) -> Response:
-    flag = lambda name: (req.query.get(name) or "").lower() in TRUE
+def discover_view(bench: Bench, q: dict) -> dict:
+    """The models worth adding, filtered by the query (free, tools, vision, reachable, min_context, find, limit)."""
+    flag = lambda name: str(q.get(name) or "").lower() in TRUE   # noqa: E731
     hub_errors = read_hubs(bench)
     found = discover(bench.catalog, free=flag("free"), tools=flag("tools"), vision=flag("vision"),
-                     min_context=_number(req, "min_context", 0, 0, 100_000_000), find=req.query.get("find") or "",
-                     limit=_number(req, "limit", 100, 1, 1000), reachable=flag("reachable"))
-    return Response.json({**found, "hub_errors": hub_errors})
+                     min_context=_number(q, "min_context", 0, 0, 100_000_000), find=q.get("find") or "",
+                     limit=_number(q, "limit", 100, 1, 1000), reachable=flag("reachable"))
+    return {**found, "hub_errors": hub_errors}
+
+
+def discover_models(req: Request, bench: Bench) -> Response:
+    return Response.json(discover_view(bench, req.query))
 
 
 def app_only(req: Request, bench: Bench) -> Response:

@@ -21,11 +21,15 @@ def view(col, models: dict) -> dict:
             "gone": [m for m in col.members if m not in models]}
 
 
-def list_collections(req: Request, bench: Bench) -> Response:
-    key = req.caller
+def collections_view(bench: Bench, key=None) -> dict:
+    """The collections, by name; a gateway key (`key`) sees those it reaches."""
     models = bench.registry.models()
-    cols = [view(c, models) for name, c in sorted(bench.collections.all().items()) if key is None or key.allows(name)]
-    return Response.json({"collections": cols})
+    return {"collections": [view(c, models) for name, c in sorted(bench.collections.all().items())
+                            if key is None or key.allows(name)]}
+
+
+def list_collections(req: Request, bench: Bench) -> Response:
+    return Response.json(collections_view(bench, req.caller))
 
 
 def get_collection(req: Request, bench: Bench) -> Response:
@@ -35,14 +39,18 @@ def get_collection(req: Request, bench: Bench) -> Response:
     return Response.json(view(bench.collections.get(name), bench.registry.models()))
 
 
-def collection_overview(req: Request, bench: Bench) -> Response:
+def overview_view(bench: Bench, name: str) -> dict:
     """The collection with the calls one ask makes, what its members share, their record and suggestions."""
+    col = bench.collections.get(name)
+    return overview(col, bench.registry.models(), bench.record.models(name), bench.record.models(),
+                    bench.registry.transport.limits.snapshot(), bench.catalog)
+
+
+def collection_overview(req: Request, bench: Bench) -> Response:
     name = req.params["name"]
     if req.caller:
         req.caller.check_collection(name)
-    col = bench.collections.get(name)
-    return Response.json(overview(col, bench.registry.models(), bench.record.models(name), bench.record.models(),
-                                  bench.registry.transport.limits.snapshot(), bench.catalog))
+    return Response.json(overview_view(bench, name))
 
 
 def save_collection(req: Request, bench: Bench) -> Response:

@@ -21,12 +21,16 @@ from .endpoints import register
 log = logging.getLogger("benchwarmers.signin")
 
 
-def list_providers(req: Request, bench: Bench) -> Response:
-    """Every provider entry; with ?result=ID also how that finished sign-in went (null once forgotten)."""
+def providers_view(bench: Bench, result: str | None = None) -> dict:
+    """Every provider entry; with a sign-in's `result` id also how that sign-in went (null once forgotten)."""
     d: dict = {"providers": connect.entries(ownapps.client_ids(bench.config))}
-    if "result" in req.query:
-        d["result"] = bench.signins.result(req.query["result"])
-    return Response.json(d)
+    if result is not None:
+        d["result"] = bench.signins.result(result)
+    return d
+
+
+def list_providers(req: Request, bench: Bench) -> Response:
+    return Response.json(providers_view(bench, req.query.get("result")))
 
 
 def put_app(req: Request, bench: Bench) -> Response:

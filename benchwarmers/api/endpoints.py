@@ -42,9 +42,14 @@ def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -
             **healthrecord.endpoint_state(bench.db, bench.resting, endpoint.name, flags)}
 
 
-def list_endpoints(req: Request, bench: Bench) -> Response:
+def endpoints_view(bench: Bench) -> dict:
+    """Every endpoint, by name, with where its key comes from (never the key) and its health flags."""
     reg, flags = bench.registry, healthrecord.flags(bench.db)
-    return Response.json({"endpoints": [endpoint_view(bench, e, flags) for _, e in sorted(reg.endpoints().items())]})
+    return {"endpoints": [endpoint_view(bench, e, flags) for _, e in sorted(reg.endpoints().items())]}
+
+
+def list_endpoints(req: Request, bench: Bench) -> Response:
+    return Response.json(endpoints_view(bench))
 
 
 def endpoint_from(body: dict) -> Endpoint:
@@ -241,7 +246,7 @@ def same_server(a: str, b: str) -> bool:
     return where(a) == where(b)
 
 
-def local_servers(req: Request, bench: Bench) -> Response:
+def local_servers_view(bench: Bench) -> dict:
     """Model servers answering on this machine (a local Ollama), and the endpoint that already uses each."""
     base = ollama_base(os.environ.get("OLLAMA_HOST"))
     found = {"api": "ollama", "name": "ollama", "base_url": base, "answering": False, "models": None,
@@ -252,7 +257,11 @@ def local_servers(req: Request, bench: Bench) -> Response:
         found.update(answering=True, models=len(listed))
     except BenchError:
         pass
-    return Response.json({"servers": [found]})
+    return {"servers": [found]}
+
+
+def local_servers(req: Request, bench: Bench) -> Response:
+    return Response.json(local_servers_view(bench))
 
 
 def remove_endpoint(req: Request, bench: Bench) -> Response:
@@ -282,9 +291,8 @@ def forget_admin_key(name: str) -> None:
         pass
 
 
-def candidates(req: Request, bench: Bench) -> Response:
+def candidates_view(bench: Bench, only_new: bool = False) -> dict:
     """What each endpoint serves, marked with the alias when it is already on the bench."""
-    only_new = req.query.get("new", "").lower() in TRUE
     reg = bench.registry
     on_bench = {(m.endpoint, m.served): m.alias for m in reg.models().values()}
     rows, errors = [], []
@@ -300,7 +308,11 @@ def candidates(req: Request, bench: Bench) -> Response:
             pid, sourced = bench.catalog.lookup(reg.endpoint(name), str(entry.get("id") or ""), facts)
             rows.append({"endpoint": name, "served": entry.get("id"), "on_bench": alias, "facts": facts,
                          "catalog": {"provider": pid, "facts": sourced}})
-    return Response.json({"candidates": rows, "errors": errors, "new_only": only_new})
+    return {"candidates": rows, "errors": errors, "new_only": only_new}
+
+
+def candidates(req: Request, bench: Bench) -> Response:
+    return Response.json(candidates_view(bench, req.query.get("new", "").lower() in TRUE))
 
 
 ENDPOINT = obj(("name", "base_url", "api", "key_source"), name=STRING, base_url=STRING, api=STRING,

@@ -2,7 +2,6 @@
 plus each format's own routes (model lists, token counts, ...), all built from what the formats declare."""
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Callable
 from urllib.parse import quote
 
@@ -11,6 +10,7 @@ from ..canonical import DIRECT, ROUTE, Ask, Text
 from ..core.route import TurnReply
 from ..errors import BadRequest, CollectionNotFound, Forbidden, NotFound
 from ..formats.base import FormatRoute, Lookup, ReplyInfo, RequestInfo
+from ..formats.contract import FormatContract
 from ..server.bench import Bench
 from ..server.guard import presented_key
 from ..server.messages import Request, Response
@@ -68,7 +68,7 @@ def check_session(value: str, where: str) -> str:
     return value
 
 
-def admit(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Ask:
+def admit(fmt: FormatContract, req: Request, bench: Bench, info: RequestInfo) -> Ask:
     """The request as an Ask the caller may make: a target named and within its key's reach, the key and
     session that ask noted for the record."""
     ask = fmt.parse(req.json(), info)
@@ -81,7 +81,7 @@ def admit(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Ask
     return ask
 
 
-def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) -> Response:
+def serve_ask(fmt: FormatContract, req: Request, bench: Bench, info: RequestInfo) -> Response:
     """Parse in the client's format, run the panel (or route mode), answer in the same format."""
     ask = admit(fmt, req, bench, info)
     if not has_content(ask):
@@ -96,17 +96,17 @@ def serve_ask(fmt: ModuleType, req: Request, bench: Bench, info: RequestInfo) ->
     headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(quote(s.model, safe="") for s in run.seats)}
     if ask.stream:
         return Response.streaming(fmt.stream(bench.panel.events(run, req.gone), reply),
-                                  formats.stream_content_type(fmt, reply), headers)
+                                  fmt.stream_content_type(reply), headers)
     answer = bench.panel.whole(run, gone=req.gone)
     reply.extra = run.bench()
     return Response.json(fmt.render(answer, reply), headers=headers)
 
 
-def render_turn(fmt: ModuleType, turn: TurnReply, reply: ReplyInfo) -> Response:
+def render_turn(fmt: FormatContract, turn: TurnReply, reply: ReplyInfo) -> Response:
     """A route-mode turn in the caller's format: its member's stream, or its whole answer with the `bench` data."""
     headers = {"x-bench-call": turn.call, "x-bench-model": turn.model}
     if turn.events is not None:
-        return Response.streaming(fmt.stream(turn.events, reply), formats.stream_content_type(fmt, reply), headers)
+        return Response.streaming(fmt.stream(turn.events, reply), fmt.stream_content_type(reply), headers)
     reply.extra = turn.bench
     return Response.json(fmt.render(turn.answer, reply), headers=headers)
 
@@ -115,12 +115,11 @@ def has_content(ask: Ask) -> bool:
     return any(not isinstance(p, Text) or p.text for m in ask.messages for p in m.parts)
 
 
-def nothing_to_answer(fmt: ModuleType, req: Request, bench: Bench, ask: Ask, info: RequestInfo) -> Response:
+def nothing_to_answer(fmt: FormatContract, req: Request, bench: Bench, ask: Ask, info: RequestInfo) -> Response:
     """An empty conversation asks no one: a format that has a "load the model" reply (Ollama) gives it,
     the others answer 400 naming the field that carries the conversation."""
-    load = getattr(fmt, "load_reply", None)
-    if load:
-        return Response.json(load(ReplyInfo.for_ask(ask, info), model_names(req, bench)))
+    if fmt.load_reply:
+        return Response.json(fmt.load_reply(ReplyInfo.for_ask(ask, info), model_names(req, bench)))
     raise BadRequest(f"Nothing to answer: `{fmt.CONVERSATION}` holds no content.",
                      f"Send the question in `{fmt.CONVERSATION}`.")
 
@@ -144,13 +143,13 @@ def request_info(req: Request, route: FormatRoute) -> RequestInfo:
                        stream_route=route.stream)
 
 
-def handler_for(fmt: ModuleType, route: FormatRoute) -> Handler:
-    """`ask` asks the bench; any other op is the format's own on_<op>, given a Lookup of the request."""
+def handler_for(fmt: FormatContract, route: FormatRoute) -> Handler:
+    """`ask` asks the bench; any other op is the format's own answer in its OPS, given a Lookup of the request."""
     if route.op == "ask":
         def handler(req: Request, bench: Bench) -> Response:
             return serve_ask(fmt, req, bench, request_info(req, route))
     else:
-        answer = getattr(fmt, "on_" + route.op)
+        answer = fmt.OPS[route.op]
 
         def handler(req: Request, bench: Bench) -> Response:
             lookup = Lookup(request_info(req, route), req.params, req.json, lambda: model_names(req, bench))
@@ -171,7 +170,7 @@ def by_header(choices: list[tuple[str | None, Handler]]) -> Handler:
 
 def routes() -> list[Route]:
     """Every format's declared routes, in declaration order; a path two formats share is one route."""
-    grouped: dict[tuple[str, str], list[tuple[ModuleType, FormatRoute]]] = {}
+    grouped: dict[tuple[str, str], list[tuple[FormatContract, FormatRoute]]] = {}
     for fmt in formats.FORMATS.values():
         for route in fmt.ROUTES:
             grouped.setdefault((route.method, route.pattern), []).append((fmt, route))
@@ -187,13 +186,13 @@ def routes() -> list[Route]:
     return table
 
 
-def operation(fmt: ModuleType, route: FormatRoute) -> dict | None:
+def operation(fmt: FormatContract, route: FormatRoute) -> dict | None:
     """The OpenAPI operation of a format's route, from what the format declares (None when it says nothing, which
     tests/test_openapi.py refuses)."""
     if not route.summary:
         return None
     if route.op != "ask":
         return op(route.summary, body=route.body, ok=ANY_JSON)
-    kinds = ("application/json", formats.stream_content_type(fmt, ReplyInfo.new("")))
+    kinds = ("application/json", fmt.stream_content_type(ReplyInfo.new("")))
     return op(route.summary, body=route.body, ok=ANY_JSON, content=tuple(dict.fromkeys(kinds)),
               query={"alt": {"type": "string"}} if route.stream else None)

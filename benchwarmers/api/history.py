@@ -21,8 +21,8 @@ def cursor(q: dict, name: str) -> tuple | None:
     return found
 
 
-def list_history(req: Request, bench: Bench) -> Response:
-    q = req.query
+def history_page(bench: Bench, q: dict) -> dict:
+    """One page of asks from the query's filters and cursor (every value a string, as a URL gives it)."""
     verdict = q.get("verdict") or None
     if verdict and verdict not in VERDICT_FILTERS:
         raise BadRequest(f"verdict must be one of: {', '.join(VERDICT_FILTERS)}.")
@@ -37,14 +37,23 @@ def list_history(req: Request, bench: Bench) -> Response:
         raise BadRequest("Give before or after, not both.")
     d = History(bench.db).page(filters, per_page, before, after)
     d["filters"] = {k: v for k, v in filters.items() if v}
-    return Response.json(d)
+    return d
+
+
+def list_history(req: Request, bench: Bench) -> Response:
+    return Response.json(history_page(bench, req.query))
+
+
+def history_item(bench: Bench, ident: str) -> dict:
+    """One ask whole; 404 for an id that is none."""
+    item = History(bench.db).item(ident)
+    if item is None:
+        raise NotFound(f"No panel or route turn {ident!r}.", "GET /bench/history lists them.")
+    return item
 
 
 def get_history(req: Request, bench: Bench) -> Response:
-    item = History(bench.db).item(req.params["id"])
-    if item is None:
-        raise NotFound(f"No panel or route turn {req.params['id']!r}.", "GET /bench/history lists them.")
-    return Response.json(item)
+    return Response.json(history_item(bench, req.params["id"]))
 
 
 def set_aside(req: Request, bench: Bench) -> Response:
@@ -59,11 +68,15 @@ def set_aside(req: Request, bench: Bench) -> Response:
     return Response.json({"id": req.params["id"], "set_aside": aside})
 
 
+def daily_view(bench: Bench, q: dict) -> dict:
+    """Calls per day for `days` (default 30), of one model or collection when the query names one."""
+    days = whole_number(q.get("days", 30), "days", 1, 366)
+    model, collection = q.get("model") or None, q.get("collection") or None
+    return {"days": stats.daily(bench.db, days, model, collection), "model": model, "collection": collection}
+
+
 def daily(req: Request, bench: Bench) -> Response:
-    days = whole_number(req.query.get("days", 30), "days", 1, 366)
-    model, collection = req.query.get("model") or None, req.query.get("collection") or None
-    return Response.json({"days": stats.daily(bench.db, days, model, collection), "model": model,
-                          "collection": collection})
+    return Response.json(daily_view(bench, req.query))
 
 
 ROUTES = [

@@ -37,8 +37,13 @@ def check_collections(collections, bench: Bench) -> None:
                              suggest(name, known, "collection"))
 
 
+def keys_view(bench: Bench) -> dict:
+    """Every gateway key, revoked ones too: its name, prefix, reach and limit (never the key)."""
+    return {"keys": [k.to_dict() for k in bench.gateway_keys.list()]}
+
+
 def list_keys(req: Request, bench: Bench) -> Response:
-    return Response.json({"keys": [k.to_dict() for k in bench.gateway_keys.list()]})
+    return Response.json(keys_view(bench))
 
 
 def revoke_key(req: Request, bench: Bench) -> Response:

@@ -28,9 +28,9 @@ def view(bench: Bench, model, probe: dict | None = None, perf: dict | None = Non
     return out
 
 
-def list_models(req: Request, bench: Bench) -> Response:
+def models_view(bench: Bench, find: str | None = None) -> dict:
     """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case)."""
-    needle = (req.query.get("find") or "").strip().lower()
+    needle = (find or "").strip().lower()
     reg = bench.registry
     bench.resting.refresh()   # the admin's view: what the table says now, other processes' rests included
     aliases = list(reg.models())
@@ -42,7 +42,11 @@ def list_models(req: Request, bench: Bench) -> Response:
             continue
         rows.append({**view(bench, model, last.get(alias), perf.get(alias)), "record": record.get(alias),
                      "suite": scores.get(alias)})
-    return Response.json({"models": rows, "find": needle or None})
+    return {"models": rows, "find": needle or None}
+
+
+def list_models(req: Request, bench: Bench) -> Response:
+    return Response.json(models_view(bench, req.query.get("find")))
 
 
 def add_model(req: Request, bench: Bench) -> Response:
@@ -71,8 +75,9 @@ def add_model(req: Request, bench: Bench) -> Response:
                           "probe": probes[0] if probes else None, "suite": item["suite"], "item": item["id"]}, 201)
 
 
-def show_model(req: Request, bench: Bench) -> Response:
-    model = bench.registry.model(req.params["alias"])
+def model_view(bench: Bench, alias: str) -> dict:
+    """One model with its probes, your verdicts' record, the suite's scores, its speed history and retirement."""
+    model = bench.registry.model(alias)
     probes = health.recent(bench.db, model.alias)
     out = view(bench, model, probes[0] if probes else None)
     out["probes"] = probes
@@ -83,7 +88,11 @@ def show_model(req: Request, bench: Bench) -> Response:
     out["perf_history"] = speed.history(bench.db, model.alias)
     found = healthrecord.retirement(bench.db, model.alias)
     out["retirement"] = found if found and not model.active and found["reason"] == model.reason else None
-    return Response.json({"model": out})
+    return {"model": out}
+
+
+def show_model(req: Request, bench: Bench) -> Response:
+    return Response.json(model_view(bench, req.params["alias"]))
 
 
 def probe_model(req: Request, bench: Bench) -> Response:

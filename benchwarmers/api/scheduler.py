@@ -62,14 +62,19 @@ def list_runs(req: Request, bench: Bench) -> Response:
     return Response.json({"runs": runs.recent(bench.db, _number(req, "limit", 20, 500), name), "name": name})
 
 
-def get_run(req: Request, bench: Bench) -> Response:
-    number = row_id(req.params["id"])
+def run_view(bench: Bench, ident: str) -> dict:
+    """One job run with its detail; 404 for an id that is no run."""
+    number = row_id(ident)
     if number is None:
-        raise NotFound(f"No job run {req.params['id'][:40]!r}: run ids are numbers.", "`bench jobs` lists them.")
+        raise NotFound(f"No job run {ident[:40]!r}: run ids are numbers.", "`bench jobs` lists them.")
     run = runs.get(bench.db, number)
     if run is None:
-        raise NotFound(f"No job run {req.params['id']}.", "`bench jobs` lists the recent ones.")
-    return Response.json({"run": run})
+        raise NotFound(f"No job run {ident}.", "`bench jobs` lists the recent ones.")
+    return {"run": run}
+
+
+def get_run(req: Request, bench: Bench) -> Response:
+    return Response.json(run_view(bench, req.params["id"]))
 
 
 def run_job(req: Request, bench: Bench) -> Response:

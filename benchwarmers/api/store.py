@@ -16,8 +16,13 @@ STORE = obj(("bytes", "free_bytes", "wal_bytes", "text_chars", "keep_days", "wou
             text_chars={"type": "integer"}, keep_days={"type": "integer"}, would_prune_chars={"type": "integer"})
 
 
+def store_view(bench: Bench) -> dict:
+    """The record's size, free pages, WAL and text kept, and what compacting now would prune."""
+    return compaction.size(bench.db, bench.settings()["record_keep_days"], bench.clock.now())
+
+
 def get_store(req: Request, bench: Bench) -> Response:
-    return Response.json(compaction.size(bench.db, bench.settings()["record_keep_days"], bench.clock.now()))
+    return Response.json(store_view(bench))
 
 
 def post_compact(req: Request, bench: Bench) -> Response:

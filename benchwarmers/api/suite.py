@@ -24,24 +24,32 @@ def whole_number(req: Request, name: str, default: int, low: int, high: int) -> 
     return value
 
 
-def overview(req: Request, bench: Bench) -> Response:
+def overview_view(bench: Bench) -> dict:
+    """The tasks counted by kind and status, the problems of the ones that cannot be read, recent runs, scores."""
     found, problems = tasks_mod.load_all(bench.home)
     counts: dict = {}
     for t in found.values():
         counts.setdefault(f"{t.kind}_{t.status}", 0)
         counts[f"{t.kind}_{t.status}"] += 1
     s = bench.suite
-    return Response.json({"tasks": counts, "problems": problems, "runs": s.store.runs(limit=10),
-                          "scores": s.store.scores()})
+    return {"tasks": counts, "problems": problems, "runs": s.store.runs(limit=10), "scores": s.store.scores()}
 
 
-def list_tasks(req: Request, bench: Bench) -> Response:
-    status = req.query.get("status", "all")
+def overview(req: Request, bench: Bench) -> Response:
+    return Response.json(overview_view(bench))
+
+
+def tasks_view(bench: Bench, status: str = "all") -> dict:
+    """The tasks (all, ready or draft), by id, with the problems of the ones that cannot be read."""
     if status not in ("all", *tasks_mod.STATUSES):
         raise BadRequest("status must be all, ready or draft.")
     found, problems = tasks_mod.load_all(bench.home)
-    rows = [t.summary() for _, t in sorted(found.items()) if status in ("all", t.status)]
-    return Response.json({"tasks": rows, "problems": problems})
+    return {"tasks": [t.summary() for _, t in sorted(found.items()) if status in ("all", t.status)],
+            "problems": problems}
+
+
+def list_tasks(req: Request, bench: Bench) -> Response:
+    return Response.json(tasks_view(bench, req.query.get("status", "all")))
 
 
 def show_task(req: Request, bench: Bench) -> Response:
@@ -112,23 +120,28 @@ def list_runs(req: Request, bench: Bench) -> Response:
     return Response.json({"runs": runs})
 
 
-def run_id(req: Request) -> int:
-    number = row_id(req.params["id"])
+def run_id(ident: str) -> int:
+    number = row_id(ident)
     if number is None:
-        raise NotFound(f"No suite run {req.params['id'][:40]!r}.", "Run ids are whole numbers.")
+        raise NotFound(f"No suite run {ident[:40]!r}.", "Run ids are whole numbers.")
     return number
 
 
-def show_run(req: Request, bench: Bench) -> Response:
+def run_view(bench: Bench, ident: str) -> dict:
+    """One suite run and every item's outcome; 404 for an id that is no run."""
     store = bench.suite.store
-    run = store.run(run_id(req))
+    run = store.run(run_id(ident))
     if run is None:
-        raise NotFound(f"No suite run {req.params['id']}.", "`bench suite runs` lists them.")
-    return Response.json({"run": run, "results": store.items(run["id"])})
+        raise NotFound(f"No suite run {ident}.", "`bench suite runs` lists them.")
+    return {"run": run, "results": store.items(run["id"])}
+
+
+def show_run(req: Request, bench: Bench) -> Response:
+    return Response.json(run_view(bench, req.params["id"]))
 
 
 def cancel_run(req: Request, bench: Bench) -> Response:
-    return Response.json({"run": bench.suite.cancel(run_id(req))})
+    return Response.json({"run": bench.suite.cancel(run_id(req.params["id"]))})
 
 
 def scores(req: Request, bench: Bench) -> Response:

@@ -1,15 +1,14 @@
 """The dashboard: server-rendered pages on the service's own port, each built from one dict also served as JSON.
 
-A page reads and changes the bench only through the service's admin API, called in-process as the page's own
-request (apicall.py), so the dashboard and the CLI can do the same things. Adding a page:
+A page reads the bench with the functions the admin API serves (api/, a handler being its dict function wrapped
+in a response) and changes it through the admin API called in-process as the page's own request (apicall.py),
+so the dashboard and the CLI can do the same things. Adding a page:
 
-1. One module under dashboard/pages/ with
-   - data(req, bench) -> dict: what the page shows, read with apicall.get / apicall.post;
-   - render(d, frame) -> (title, html): the body, every value escaped with render.e (frame: the CSRF token,
-     notes left by the last form, what the user typed);
-   - optionally ACTIONS = [(path, function, back)]: the forms it posts; function(req, bench, form) returns a
-     web.Done (a note and where to go) and runs behind the CSRF check (web.action); SCRIPTS: extra static files;
-     redirect(d): a path to send the browser to instead.
+1. One module under dashboard/pages/ meeting PageContract (contract.py): data(req, bench) -> dict, what the
+   page shows; render(d, frame) -> (title, Html), the body made with markup.html (values escaped unless marked;
+   frame: the CSRF token, notes left by the last form, what the user typed); ACTIONS = [(path, function, back)],
+   the forms it posts (function(req, bench, form) returns a web.Done and runs behind the CSRF check); SCRIPTS,
+   extra static files; redirect(d), a path to send the browser to instead (`stays` for none).
 2. One line in PAGES in dashboard/routes.py: Page(path, module, nav="Label") (nav only for the top bar).
 
 The page is then served at its path and as JSON at path + ".json"; its actions are POST routes. Where a page

@@ -1,4 +1,4 @@
-"""Pages read and change the bench through the service's own admin API, called in-process as the page's request.
+"""Form actions change the bench through the service's own admin API, called in-process as the page's request.
 
 The call goes through the same app, route table, guard and handlers as an HTTP client's, authorised by the page
 request's own cookie or token, so a page can do nothing its user could not do with the API or the CLI.

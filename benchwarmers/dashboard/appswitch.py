@@ -6,29 +6,26 @@ through PUT /bench/catalog/app-only/{provider}.
 """
 from __future__ import annotations
 
-from .apicall import call, get
-from .render import e
+from .apicall import call
+from .markup import Html, flag, html
 from .web import Done
-from .widgets import csrf
-
-EXTERNAL = 'target="_blank" rel="noopener noreferrer"'
-
+from .widgets import csrf, external
 
 def read(req, bench) -> list[dict]:
-    return get(req, "/bench/catalog/app-only")["providers"]
+    return bench.catalog.app_only()
 
 
-def show(providers: list[dict], frame) -> str:
-    rows = "".join(
-        f'<li><label class="choice"><input type="checkbox" name="use_free" value="{e(p["provider"])}"'
-        f'{" checked" if p["use_free"] else ""}> Use {e(p["name"])}’s free models anyway</label>'
-        f'<span class="reason">{e(p["why"])} <a href="{e(p["doc"])}" {EXTERNAL}>Their docs</a></span></li>'
-        for p in providers)
-    return (f'<p class="muted">These providers’ free models answer only their own app. While a switch is off, '
-            f'Discover leaves them out and explore seats pass them over; switch one on when your endpoint reaches '
-            f'them through that app. Their paid models are not affected.</p>'
-            f'<form method="post" action="/settings/app-only">{csrf(frame)}<ul class="plain-list">{rows}</ul>'
-            f'<div class="form-end"><button type="submit">Save switches</button></div></form>')
+def show(providers: list[dict], frame) -> Html:
+    rows = [html('<li><label class="choice"><input type="checkbox" name="use_free" value="$p"$on> Use $name’s free '
+                 'models anyway</label><span class="reason">$why $docs</span></li>', p=p["provider"],
+                 on=flag("checked", p["use_free"]), name=p["name"], why=p["why"], docs=external(p["doc"], "Their docs"))
+            for p in providers]
+    return html('<p class="muted">These providers’ free models answer only their own app. While a switch is off, '
+                "Discover leaves them out and explore seats pass them over; switch one on when your endpoint reaches "
+                "them through that app. Their paid models are not affected.</p>"
+                '<form method="post" action="/settings/app-only">$csrf<ul class="plain-list">$rows</ul>'
+                '<div class="form-end"><button type="submit">Save switches</button></div></form>', csrf=csrf(frame),
+                rows=rows)
 
 
 def save(req, bench, form) -> Done:

@@ -3,50 +3,51 @@ an app the user registered with a provider that signs in only that way (Hugging 
 PUT /bench/connect/{provider}/app. With one set, the provider's entry on the Endpoints page signs in."""
 from __future__ import annotations
 
-from .apicall import call, get
-from .render import e
+from ..api.connect import providers_view
+from .apicall import call
+from .markup import Html, html, trusted
 from .signin import own_origin
 from .web import Done
-from .widgets import chip, csrf
+from .widgets import chip, csrf, external
 
-EXTERNAL = 'target="_blank" rel="noopener noreferrer"'
 FLOWS = {"oauth": "sign-in in your browser, back to this service's callback",
          "device": "a code you approve on the provider's site (works from another machine too)"}
 
 
 def read(req, bench) -> dict:
-    providers = [p for p in get(req, "/bench/connect")["providers"] if p.get("app")]
+    providers = [p for p in providers_view(bench)["providers"] if p.get("app")]
     return {"providers": providers, "origin": own_origin(req, bench)}
 
 
-def show(d: dict, frame) -> str:
-    return ('<p class="muted">Hugging Face and GitHub let an app sign in only once it is registered with them. '
-            'Register your own (it stays yours; the client id is kept in the data folder, a client secret in '
-            'keys.json), give its client id here, and the Endpoints page signs in with it.</p>'
-            + "".join(app_form(p, d["origin"], frame) for p in d["providers"]))
+INTRO = trusted('<p class="muted">Hugging Face and GitHub let an app sign in only once it is registered with them. '
+                "Register your own (it stays yours; the client id is kept in the data folder, a client secret in "
+                "keys.json), give its client id here, and the Endpoints page signs in with it.</p>")
+APP_FORM = """<form method="post" action="/settings/apps/$pid" class="stack app-form" data-provider="$pid" \
+autocomplete="off">$csrf<h3>$name $state</h3><p class="reason">$flow. $why $register</p>$callback\
+<label for="app-$pid">Client id</label>\
+<input id="app-$pid" name="client_id" type="text" spellcheck="false" value="$client_id">\
+<label for="app-secret-$pid">Client secret <span class="muted">(only if renewing needs it; kept in keys.json, never \
+shown)</span></label><input id="app-secret-$pid" name="client_secret" type="password" autocomplete="new-password">\
+<div class="form-end"><button type="submit">Use this app</button> $forget</div></form>"""
 
 
-def app_form(p: dict, origin: str, frame) -> str:
+def show(d: dict, frame) -> Html:
+    return html("$intro$forms", intro=INTRO, forms=[app_form(p, d["origin"], frame) for p in d["providers"]])
+
+
+def app_form(p: dict, origin: str, frame) -> Html:
     app, pid = p["app"], p["id"]
-    state = chip("active", "set") if app["client_id"] else chip("none", "not set")
     callback = ""
     if app["flow"] == "oauth":
-        url = f"{origin}/connect/{pid}/callback"
-        callback = (f'<p>Redirect URL to register: <code id="callback-{e(pid)}">{e(url)}</code> (the address you '
-                    'reach this dashboard at).</p>')
-    forget = (f'<button type="submit" name="forget" value="1" class="secondary small">Forget this app</button>'
-              if app["client_id"] else "")
-    return (f'<form method="post" action="/settings/apps/{e(pid)}" class="stack app-form" data-provider="{e(pid)}"'
-            f' autocomplete="off">{csrf(frame)}<h3>{e(p["name"])} {state}</h3>'
-            f'<p class="reason">{e(FLOWS.get(app["flow"], app["flow"]))}. {e(app["why"])} '
-            f'<a href="{e(app["page"])}" {EXTERNAL}>Register an app</a></p>{callback}'
-            f'<label for="app-{e(pid)}">Client id</label>'
-            f'<input id="app-{e(pid)}" name="client_id" type="text" spellcheck="false" '
-            f'value="{e(frame.typed("client_id", app["client_id"] or ""))}">'
-            f'<label for="app-secret-{e(pid)}">Client secret <span class="muted">(only if renewing needs it; kept in '
-            f'keys.json, never shown)</span></label>'
-            f'<input id="app-secret-{e(pid)}" name="client_secret" type="password" autocomplete="new-password">'
-            f'<div class="form-end"><button type="submit">Use this app</button> {forget}</div></form>')
+        callback = html('<p>Redirect URL to register: <code id="callback-$pid">$url</code> (the address you reach this '
+                        "dashboard at).</p>", pid=pid, url=f"{origin}/connect/{pid}/callback")
+    forget = trusted('<button type="submit" name="forget" value="1" class="secondary small">Forget this app</button>') \
+        if app["client_id"] else ""
+    return html(APP_FORM, pid=pid, csrf=csrf(frame), name=p["name"],
+                state=chip("active", "set") if app["client_id"] else chip("none", "not set"),
+                flow=FLOWS.get(app["flow"], app["flow"]), why=app["why"],
+                register=external(app["page"], "Register an app"),
+                callback=callback, client_id=frame.typed("client_id", app["client_id"] or ""), forget=forget)
 
 
 def save(req, bench, form) -> Done:

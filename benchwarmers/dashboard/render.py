@@ -1,19 +1,18 @@
-"""Page rendering: the layout (string.Template), escaping with html.escape, and small generic HTML helpers."""
+"""Page rendering: the layout (through the renderer of markup.py), words for times, rates and seconds, static files."""
 from __future__ import annotations
 
-import html
 import re
 import time
 from pathlib import Path
-from string import Template
 
 from .. import connect
 from ..server.messages import HTML_SECURITY, Response
+from .markup import Html, attrs, html
 
 STATIC = Path(__file__).parent / "static"
 STATIC_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,99}")
 
-LAYOUT = Template("""<!doctype html>
+LAYOUT = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
@@ -33,12 +32,7 @@ $body
 </main>
 <footer class="foot">Benchwarmers $version$json_link</footer>
 </body></html>
-""")
-
-
-def e(value) -> str:
-    """Escape anything for HTML text or a quoted attribute."""
-    return html.escape("" if value is None else str(value), quote=True)
+"""
 
 
 def token(value) -> str:
@@ -62,57 +56,20 @@ def secs(value) -> str:
     return f"{value:.2f} s" if value < 1 else f"{value:.1f} s" if value < 100 else f"{value:.0f} s"
 
 
-def table(headers: list[str], rows: list[list], empty: str = "", cls: str = "", row_attrs: list | None = None) -> str:
-    """A table of already-escaped cells; each cell carries its header, so narrow screens can stack rows.
-    `row_attrs`: each row's own attributes, already escaped (e.g. an id a script finds it by)."""
-    if not rows:
-        return f'<p class="empty">{empty}</p>' if empty else ""
-    head = "".join(f'<th scope="col">{e(h)}</th>' for h in headers)
-    attrs = [f" {a}" if a else "" for a in (row_attrs or [])] + [""] * len(rows)
-    body = "".join(f"<tr{attrs[i]}>" + "".join(f'<td data-label="{e(h)}">{c}</td>' for h, c in zip(headers, row))
-                   + "</tr>" for i, row in enumerate(rows))
-    return (f'<div class="table-wrap"><table class="{e(cls)}"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table></div>")
-
-
-def facts(pairs: list[tuple[str, str]], cls: str = "") -> str:
-    """A definition list of (label, already-escaped value)."""
-    return f'<dl class="facts {e(cls)}">' + "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in pairs) + "</dl>"
-
-
-def card(title: str, body: str, cls: str = "", anchor: str = "") -> str:
-    ident = f' id="{e(anchor)}"' if anchor else ""
-    heading = f"<h2>{e(title)}</h2>" if title else ""
-    return f'<section class="card {e(cls)}"{ident}>{heading}{body}</section>'
-
-
-def link(href: str, text: str, cls: str = "") -> str:
-    cls_attr = f' class="{e(cls)}"' if cls else ""
-    return f'<a href="{e(href)}"{cls_attr}>{e(text)}</a>'
-
-
-def options(choices: list[tuple[str, str]], selected=None) -> str:
-    chosen = {selected} if isinstance(selected, str) or selected is None else set(selected)
-    return "".join(f'<option value="{e(v)}"{" selected" if v in chosen else ""}>{e(label)}</option>'
-                   for v, label in choices)
-
-
-def page(title: str, body: str, frame, *, nav_items: list, nav: str, version: str, json_link: str,
+def page(title: str, body: Html, frame, *, nav_items: list, nav: str, version: str, json_link: str,
          scripts: tuple = (), status: int = 200) -> Response:
     """The whole page; `nav_items` are (href, label) for the top bar, `nav` the one to mark as current."""
-    here = ' aria-current="page"'
-    items = "".join(f'<a href="{e(href)}"{here if href == nav else ""}>{e(label)}</a>' for href, label in nav_items)
-    nav_html = f'<nav aria-label="Main">{items}</nav>' if frame.signed_in else ""
-    logout = ""
-    if frame.logout:
-        logout = (f'<form method="post" action="/logout" class="logout"><input type="hidden" name="csrf" '
-                  f'value="{e(frame.csrf)}"><button class="ghost" type="submit">Log out</button></form>')
-    flashes = "".join(f'<div class="flash flash-{token(kind)}" role="{"alert" if kind == "error" else "status"}">'
-                      f"{e(text)}</div>" for kind, text in frame.flashes)
-    extra = "".join(f'\n<script src="/static/{e(name)}" defer></script>' for name in scripts)
-    twin = f' · <a href="{e(json_link)}">This page as JSON</a>' if json_link else ""
-    text = LAYOUT.substitute(title=e(title), body=body, nav=nav_html, logout=logout, version=e(version),
-                             json_link=twin, csrf=e(frame.csrf), flashes=flashes, scripts=extra)
+    items = [html('<a href="$href"$here>$label</a>', href=href, label=label,
+                  here=attrs(aria_current="page" if href == nav else None)) for href, label in nav_items]
+    logout = html('<form method="post" action="/logout" class="logout"><input type="hidden" name="csrf" '
+                  'value="$csrf"><button class="ghost" type="submit">Log out</button></form>', csrf=frame.csrf) \
+        if frame.logout else ""
+    flashes = [html('<div class="flash flash-$kind" role="$role">$text</div>', kind=token(kind), text=text,
+                    role="alert" if kind == "error" else "status") for kind, text in frame.flashes]
+    text = html(LAYOUT, title=title, body=body, version=version, csrf=frame.csrf, flashes=flashes, logout=logout,
+                nav=html('<nav aria-label="Main">$items</nav>', items=items) if frame.signed_in else "",
+                json_link=html(' · <a href="$href">This page as JSON</a>', href=json_link) if json_link else "",
+                scripts=[html('\n<script src="/static/$name" defer></script>', name=n) for n in scripts])
     headers = {"Cache-Control": "no-store", "Content-Security-Policy": policy()}
     if frame.set_cookie:
         headers["Set-Cookie"] = frame.set_cookie

@@ -9,6 +9,7 @@ from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
 from . import appsignin, askstream, signin, web
+from .contract import PageContract
 from .pages import (ask, call, calls, collection, collections, discover, endpoints, home, jobrun, login, model,
                     models, onboard, quotas, settings, suite, suiterun)
 from .render import page, static
@@ -17,7 +18,7 @@ from .render import page, static
 @dataclass
 class Page:
     path: str
-    module: object
+    module: PageContract
     nav: str | None = None        # its label in the top bar
     section: str | None = None    # the top-bar entry it belongs under (default: its own path)
 
@@ -59,13 +60,13 @@ def views(p: Page):
             return as_json(req, bench)
         frame = web.frame(req, bench)
         d = module.data(req, bench)
-        to = getattr(module, "redirect", lambda _: None)(d)
+        to = module.redirect(d)
         if to:
             return Response.redirect(to)
         title, body = module.render(d, frame)
         link = json_path(req.path) + ("?" + urlencode(req.query) if req.query else "")
         return page(title, body, frame, nav_items=NAV, nav=p.section or p.path, version=bench.version,
-                    json_link=link, scripts=getattr(module, "SCRIPTS", ()))
+                    json_link=link, scripts=module.SCRIPTS)
     as_json.__name__ = as_html.__name__ = f"page_{module.__name__.rsplit('.', 1)[-1]}"
     return as_json, as_html
 
@@ -77,10 +78,10 @@ def static_file(req: Request, bench: Bench) -> Response:
     return resp
 
 
-def actions(module) -> list[Route]:
+def actions(module: PageContract) -> list[Route]:
     """A module's form posts (ACTIONS), each behind the CSRF check."""
     return [Route("POST", path, web.action(fn, back), "html", ADMIN, dashboard_only=True)
-            for path, fn, back in getattr(module, "ACTIONS", ())]
+            for path, fn, back in module.ACTIONS]
 
 
 def build() -> list[Route]:

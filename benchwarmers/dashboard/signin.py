@@ -24,8 +24,10 @@ from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
 from ..words import plural
-from .render import e, page
+from .markup import html
+from .render import page
 from .web import Done, Frame, frame
+from .widgets import external
 
 COOKIE = "bw_signin"      # binds a flow to the browser that started it; sent only to that flow's landing path
 RESULT_PAGE = "/endpoints"
@@ -119,7 +121,7 @@ def claim(req: Request, bench: Bench, provider: Provider, kind: str, state: str 
 def landing(bench: Bench, flow: signin.Flow, rid: str) -> Response:
     """A page of this service that moves on to the result by itself (see the module docstring)."""
     to = f"{RESULT_PAGE}?signin={quote(rid)}"
-    body = f'<p>The sign-in has finished. <a href="{e(to)}">See how it went</a>.</p>'
+    body = html('<p>The sign-in has finished. <a href="$to">See how it went</a>.</p>', to=to)
     quiet = Frame(flow.landing, "", signed_in=False)    # no session here, and no new CSRF cookie either
     resp = page("Sign-in finished", body, quiet, nav_items=[], nav="", version=bench.version, json_link="")
     resp.headers.update({"Refresh": f"0; url={to}", "Cache-Control": "no-store",
@@ -129,12 +131,12 @@ def landing(bench: Bench, flow: signin.Flow, rid: str) -> Response:
 
 def waiting_page(req: Request, bench: Bench, provider: Provider, flow: signin.Flow) -> Response:
     d = flow.device
-    body = (f'<section class="card"><p>Approve this sign-in at {e(provider.name)}: open '
-            f'<a href="{e(d["verify_url"])}" target="_blank" rel="noopener noreferrer">{e(d["verify_url"])}</a> '
-            f'and check that it shows the code <strong><code>{e(d["user_code"])}</code></strong>.</p>'
-            f'<p>This page checks again every {plural(d["interval"], "second")} and moves on once you have approved '
-            f'(for up to {signin.FLOW_SECONDS // 60} minutes). <a href="{e(flow.landing)}">Check now</a> · '
-            f'<a href="{RESULT_PAGE}">Cancel</a></p></section>')
+    body = html('<section class="card"><p>Approve this sign-in at $name: open $link and check that it shows the code '
+                "<strong><code>$code</code></strong>.</p><p>This page checks again every $every and moves on once you "
+                'have approved (for up to $minutes minutes). <a href="$landing">Check now</a> · <a href="$cancel">'
+                "Cancel</a></p></section>", name=provider.name, link=external(d["verify_url"], d["verify_url"]),
+                code=d["user_code"], every=plural(d["interval"], "second"), minutes=signin.FLOW_SECONDS // 60,
+                landing=flow.landing, cancel=RESULT_PAGE)
     resp = page(f"Sign in to {provider.name}", body, frame(req, bench), nav_items=[], nav="",
                 version=bench.version, json_link="")
     resp.headers.update({"Refresh": str(d["interval"]), "Cache-Control": "no-store"})

@@ -1,19 +1,18 @@
 """The client formats, by name: each parses a request into an Ask, renders Answers and Events back, and declares
 its routes, its paths (the error shape of a 404 under them) and the upstream API it passes through natively.
-Adding a format is its module and one name in FORMATS."""
+Adding a format is its module, meeting FormatContract (formats/contract.py), and one name in FORMATS."""
 from __future__ import annotations
 
 import re
-from types import ModuleType
-
 from ..errors import NotFound
 from . import anthropic, gemini, ollama, openai_chat, openai_completions, openai_responses
 from .base import FormatRoute, Lookup, ReplyInfo, RequestInfo
+from .contract import FormatContract
 
-FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (openai_chat, openai_responses, openai_completions,
+FORMATS: dict[str, FormatContract] = {m.NAME: m for m in (openai_chat, openai_responses, openai_completions,
                                                       anthropic, gemini, ollama)}
 # error shape -> the format that renders it (the first declared); path pattern -> its format's shape
-SHAPES: dict[str, ModuleType] = {}
+SHAPES: dict[str, FormatContract] = {}
 for _module in FORMATS.values():
     SHAPES.setdefault(_module.SHAPE, _module)
 _PATHS = [(re.compile(m.PATHS, re.DOTALL), m.SHAPE) for m in FORMATS.values() if m.PATHS]
@@ -21,21 +20,15 @@ _PATHS = [(re.compile(m.PATHS, re.DOTALL), m.SHAPE) for m in FORMATS.values() if
 # a base URL set wrong, and the route table says which base URL to use
 PREFIXES: list[tuple[str, str]] = list(dict.fromkeys((p, m.SHAPE) for m in FORMATS.values() for p in m.PREFIXES))
 
-__all__ = ["FORMATS", "PREFIXES", "SHAPES", "FormatRoute", "Lookup", "ReplyInfo", "RequestInfo", "error_body", "get",
-           "shape_of_path", "stream_content_type"]
+__all__ = ["FORMATS", "PREFIXES", "SHAPES", "FormatContract", "FormatRoute", "Lookup", "ReplyInfo", "RequestInfo",
+           "error_body", "get", "shape_of_path"]
 
 
-def get(name: str) -> ModuleType:
+def get(name: str) -> FormatContract:
     try:
         return FORMATS[name]
     except KeyError:
         raise NotFound(f"No client format named {name!r}.", f"Use one of: {', '.join(sorted(FORMATS))}.") from None
-
-
-def stream_content_type(module: ModuleType, ctx: ReplyInfo) -> str:
-    """The Content-Type of a streamed reply (Gemini's depends on `?alt=sse`)."""
-    pick = getattr(module, "stream_content_type", None)
-    return pick(ctx) if pick else module.CONTENT_TYPE_STREAM
 
 
 def shape_of_path(path: str) -> str | None:

@@ -277,3 +277,12 @@ def on_count_tokens(q: Lookup) -> dict:
     counted = count_tokens(body)   # checks the body first: a bad one is a 400 before an unknown model is a 404
     q.require_listed(body.get("model"))
     return counted
+
+
+def stream_content_type(ctx: ReplyInfo) -> str:
+    return CONTENT_TYPE_STREAM
+
+
+# the ops of its own routes (FormatRoute.op other than "ask")
+OPS = {"models": on_models, "count_tokens": on_count_tokens}
+load_reply = None                # an empty conversation is a 400 naming CONVERSATION

@@ -299,3 +299,8 @@ def on_unknown_method(q: Lookup) -> dict:
     action = q.params["model"].rpartition(":")[2]
     raise NotFound(f"Unknown Gemini method {action!r}.",
                    "Use models/bench/<collection>:generateContent or :streamGenerateContent.")
+
+
+# the ops of its own routes (FormatRoute.op other than "ask")
+OPS = {"models": on_models, "count_tokens": on_count_tokens, "unknown_method": on_unknown_method}
+load_reply = None                # an empty conversation is a 400 naming CONVERSATION

@@ -265,3 +265,11 @@ def on_show(q: Lookup) -> dict:
     if not isinstance(name, str) or name not in q.names():
         raise NotFound(f"model {name!r} not found", "GET /api/tags lists what this service answers as.")
     return show(name, {})
+
+
+def stream_content_type(ctx: ReplyInfo) -> str:
+    return CONTENT_TYPE_STREAM
+
+
+# the ops of its own routes (FormatRoute.op other than "ask")
+OPS = {"models": on_models, "version": on_version, "show": on_show}

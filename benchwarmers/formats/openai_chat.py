@@ -263,3 +263,12 @@ def on_model(q: Lookup) -> dict:
     """GET /v1/models/{id}: what the OpenAI SDK's models.retrieve asks."""
     q.require_listed(q.params["model"])
     return models_list([q.params["model"]])["data"][0]
+
+
+def stream_content_type(ctx: ReplyInfo) -> str:
+    return CONTENT_TYPE_STREAM
+
+
+# the ops of its own routes (FormatRoute.op other than "ask")
+OPS = {"models": on_models, "model": on_model}
+load_reply = None                # an empty conversation is a 400 naming CONVERSATION

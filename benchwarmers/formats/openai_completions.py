@@ -8,7 +8,7 @@ from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, Ta
 from ..errors import BadRequest
 from .base import (BOOL, SSE_KEEPALIVE, STRING, FormatRoute, ReplyInfo, RequestInfo, get, number, positive_int,
                    require_object, schema, sse, string_list, with_models)
-from .openai_chat import error_body, usage_dict  # same error shape and usage as chat
+from .openai_chat import ERROR_SCHEMA, error_body, usage_dict  # same error shape and usage as chat
 
 NAME = "openai_completions"
 CONTENT_TYPE_STREAM = "text/event-stream"
@@ -21,7 +21,7 @@ ROUTES = (FormatRoute("POST", "/v1/completions", "ask", summary="OpenAI legacy c
                       "joined into one) to a panel, :merged or one model.",
                       body=schema(("model", "prompt"), model=STRING, prompt={"type": ["string", "array"]},
                                   stream=BOOL)),)
-__all__ = ["NAME", "CONTENT_TYPE_STREAM", "parse", "render", "stream", "error_body"]
+__all__ = ["NAME", "CONTENT_TYPE_STREAM", "ERROR_SCHEMA", "parse", "render", "stream", "error_body"]
 FINISH = {"length": "length", "content_filter": "content_filter"}   # no tools here: the rest is "stop"
 
 
@@ -101,3 +101,11 @@ def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
         tail["choices"], tail["usage"] = [], usage_dict(usage)
         yield sse(tail)
     yield sse("[DONE]")
+
+
+def stream_content_type(ctx: ReplyInfo) -> str:
+    return CONTENT_TYPE_STREAM
+
+
+OPS: dict = {}                   # no route of its own: every route asks
+load_reply = None                # an empty conversation is a 400 naming CONVERSATION

@@ -10,7 +10,7 @@ from ..errors import BadRequest, NotFound
 from .base import (BOOL, LIST, SSE_KEEPALIVE, STRING, FormatRoute, Lookup, ReplyInfo, RequestInfo, check,
                    client_only_tool, error_message, get, image_from_url, json_args, new_id, number, positive_int, push,
                    require_object, schema, sse, text_of, with_models)
-from .openai_chat import error_body  # the same {"error": {...}} shape
+from .openai_chat import ERROR_SCHEMA, error_body  # the same {"error": {...}} shape
 
 NAME = "openai_responses"
 CONTENT_TYPE_STREAM = "text/event-stream"
@@ -24,7 +24,7 @@ ROUTES = (FormatRoute("POST", "/v1/responses", "ask", summary="OpenAI Responses:
                       body=schema(("model", "input"), model=STRING, input={"type": ["string", "array"]},
                                   instructions={"type": ["string", "null"]}, stream=BOOL, tools=LIST)),
           FormatRoute("GET", "/v1/responses/{id}", "stored_response", summary="Always 404: no response is stored."))
-__all__ = ["NAME", "CONTENT_TYPE_STREAM", "parse", "render", "stream", "error_body", "response_object"]
+__all__ = ["NAME", "CONTENT_TYPE_STREAM", "ERROR_SCHEMA", "parse", "render", "stream", "error_body", "response_object"]
 
 
 # ---- parse -----------------------------------------------------------------------------------
@@ -348,3 +348,12 @@ def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
 def on_stored_response(q: Lookup) -> dict:
     raise NotFound(f"Response {q.params['id']!r} is not stored: this gateway stores no responses.",
                    "Send the whole conversation as input on each request (store is ignored).")
+
+
+def stream_content_type(ctx: ReplyInfo) -> str:
+    return CONTENT_TYPE_STREAM
+
+
+# the ops of its own routes (FormatRoute.op other than "ask")
+OPS = {"stored_response": on_stored_response}
+load_reply = None                # an empty conversation is a 400 naming CONVERSATION

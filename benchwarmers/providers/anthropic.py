@@ -22,10 +22,20 @@ ERROR_KINDS = {"authentication_error": FaultKind.AUTH, "permission_error": Fault
 log = logging.getLogger("benchwarmers.providers")
 
 
+def client_tool(tool) -> bool:
+    """A tool the client runs itself: the other types run on Anthropic's servers."""
+    return isinstance(tool, dict) and tool.get("type") in (None, "custom")
+
+
 class AnthropicProvider(Provider):
     api = "anthropic"
+    title = "Anthropic"
     supports = {"tools": True, "vision": True, "image_urls": True, "stream_usage": True, "reasoning": True}
     default_base = "https://api.anthropic.com"
+    passthrough_fields = frozenset({
+        "model", "messages", "system", "max_tokens", "stream", "temperature", "top_p", "top_k", "stop_sequences",
+        "tools", "tool_choice", "thinking", "metadata", "context_management", "output_config"})
+    client_tool = staticmethod(client_tool)
 
     @staticmethod
     def normalise_base(base: str) -> str:

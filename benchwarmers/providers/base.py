@@ -79,7 +79,7 @@ def load_json(data, what: str = "response"):
 
 
 class Provider:
-    """One upstream protocol. Subclasses give `chat_request` and `events`; everything else is here."""
+    """One upstream protocol. A subclass meets ProviderContract (providers/contract.py); everything else is here."""
     api = ""
     supports: dict = {}
     default_base = ""
@@ -144,7 +144,7 @@ class Provider:
         return self._stream(ask, model, timeouts, {}, native=True)
 
     def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:
-        """The client's body, less what passthrough.FIELDS does not let through (route mode records that)."""
+        """The client's body, less what its passthrough_fields do not let through (route mode records that)."""
         url, built = self.chat_request(ask, model)
         body, _ = native_body(self.api, ask.native or {})
         for key in ("model", "stream", "stream_options"):   # what makes it our model, streamed

@@ -17,10 +17,20 @@ FINISH = {"STOP": STOP, "MAX_TOKENS": LENGTH, "SAFETY": CONTENT_FILTER, "RECITAT
 TOOL_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY", "any": "ANY"}
 
 
+def client_tool(tool) -> bool:
+    """Function declarations only: code execution and Google Search run on Google's servers."""
+    return isinstance(tool, dict) and bool(tool) and set(tool) <= {"functionDeclarations", "function_declarations"}
+
+
 class GeminiProvider(Provider):
     api = "gemini"
+    title = "Gemini"
     supports = {"tools": True, "vision": True, "image_urls": False, "stream_usage": True, "reasoning": True}
     default_base = "https://generativelanguage.googleapis.com/v1beta"
+    passthrough_fields = frozenset({
+        "contents", "systemInstruction", "system_instruction", "tools", "toolConfig", "tool_config",
+        "generationConfig", "generation_config", "safetySettings", "safety_settings"})
+    client_tool = staticmethod(client_tool)
 
     def headers(self) -> dict:
         return {"x-goog-api-key": self.key} if self.key else {}

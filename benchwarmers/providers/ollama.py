@@ -8,14 +8,18 @@ from ..canonical import (LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning
 from ..errors import FaultKind
 from .base import (Provider, call_names, image_note, inline_image, is_whole, iter_ndjson, load_json, new_call_id,
                    split_parts)
+from .passthrough import function_tool
 
 FINISH = {"stop": STOP, "length": LENGTH}
 
 
 class OllamaProvider(Provider):
     api = "ollama"
+    title = "Ollama"
     supports = {"tools": True, "vision": True, "image_urls": False, "stream_usage": True, "reasoning": True}
     default_base = "http://localhost:11434"
+    passthrough_fields = frozenset({"model", "messages", "stream", "tools", "options", "format", "think"})
+    client_tool = staticmethod(function_tool)
 
     @staticmethod
     def normalise_base(base: str) -> str:

@@ -5,6 +5,7 @@ from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, 
                          TextDelta, ToolCallDelta, Usage, UsageEvent)
 from ..errors import FaultKind, UpstreamFailed
 from .base import Provider, is_whole, iter_sse, load_json, split_parts
+from .passthrough import function_tool
 
 FINISH = {"stop": STOP, "length": LENGTH, "tool_calls": TOOL_CALLS, "function_call": TOOL_CALLS,
           "content_filter": CONTENT_FILTER}
@@ -12,8 +13,14 @@ FINISH = {"stop": STOP, "length": LENGTH, "tool_calls": TOOL_CALLS, "function_ca
 
 class OpenAIProvider(Provider):
     api = "openai"
+    title = "OpenAI-compatible"
     supports = {"tools": True, "vision": True, "image_urls": True, "stream_usage": True, "reasoning": True}
     default_base = "https://api.openai.com/v1"
+    passthrough_fields = frozenset({
+        "model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature",
+        "top_p", "stop", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call",
+        "response_format", "seed", "presence_penalty", "frequency_penalty", "reasoning_effort", "n"})
+    client_tool = staticmethod(function_tool)
 
     def headers(self) -> dict:
         return {"Authorization": f"Bearer {self.key}"} if self.key else {}

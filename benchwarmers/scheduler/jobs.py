@@ -1,15 +1,28 @@
 """The jobs the scheduler knows, one entry each: when it runs by default, what it does, and its function.
 
-Adding a job is adding one entry: `run(job_run) -> outcome text` gets a JobRun (the models it may call, a
-paced caller that counts its calls, the catalog, the suite, the settings, a tally for the record) and raises
-JobFailed(outcome) for a run that failed. An entry without `run` is listed as not available."""
+Adding a job is a module with a `run` meeting JobContract and one entry in JOBS. An entry without `run` is listed
+as not available."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Protocol, runtime_checkable
 
 from . import catalogjob, compactjob, perfjob, probejob, suitejob
+from .jobrun import JobRun
 from .when import At
+
+
+@runtime_checkable
+class JobContract(Protocol):
+    """A job's work: what its module's `run` does with one run of it."""
+
+    def __call__(self, job: JobRun) -> str:
+        """Do the work and return its outcome in words, for the run's record.
+
+        `job` has the models it may call and a paced caller that counts its calls (`job.complete`,
+        `job.list_models`), the catalog, the suite, the settings (`job.settings()`), the clock, `job.stop` (set:
+        stop soon) and `job.detail`, a tally kept with the record. A run that fails raises JobFailed(outcome);
+        what it tallied so far is kept."""
 
 
 @dataclass(frozen=True)
@@ -17,7 +30,7 @@ class Job:
     name: str
     weekly: bool
     what: str
-    run: Callable | None = None      # None: not available in this version
+    run: JobContract | None = None   # None: not available in this version
     why_not: str = ""
     fallback: At = At(4 * 60)        # serves while a hand-edited time cannot be read
     on_by_default: bool = True       # once the scheduler is on; False: this job waits to be switched on alone

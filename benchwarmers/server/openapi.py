@@ -72,7 +72,7 @@ def error_schema(shape: str) -> dict:
         return BENCH_ERROR
     if shape == "jsonrpc":
         return JSONRPC_ERROR
-    return getattr(formats.SHAPES[shape], "ERROR_SCHEMA", BENCH_ERROR)
+    return formats.SHAPES[shape].ERROR_SCHEMA
 
 
 def path_of(pattern: str) -> tuple[str, list[str]]:

@@ -7,8 +7,11 @@ import base64
 
 from ...errors import BadRequest
 from ...words import plural
-from ..apicall import get, post
-from ..render import card, e, options
+from ...api.collections import collections_view
+from ...api.models import models_view
+from ..apicall import post
+from ..contract import stays
+from ..markup import Html, card, flag, html, options, trusted
 from ..web import Done
 from ..widgets import csrf, verdict_form
 
@@ -18,53 +21,62 @@ IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 def data(req, bench) -> dict:
     return {"collections": [{k: c[k] for k in ("name", "description", "members", "explore")}
-                            for c in get(req, "/bench/collections")["collections"]],
-            "models": [m["alias"] for m in get(req, "/bench/models")["models"] if m["status"] != "retired"],
+                            for c in collections_view(bench)["collections"]],
+            "models": [m["alias"] for m in models_view(bench)["models"] if m["status"] != "retired"],
             "chosen": req.query.get("collection") or None}
 
 
-def render(d: dict, frame) -> tuple[str, str]:
+def render(d: dict, frame) -> tuple[str, Html]:
     if not d["collections"] and not d["models"]:
-        return "Ask", ('<p class="empty">Nothing to ask yet: <a href="/onboard">onboard models</a>, then '
-                       '<a href="/collections/_new">make a collection</a>.</p>')
-    return "Ask", card("", form(d, frame)) + results(frame)
+        return "Ask", trusted('<p class="empty">Nothing to ask yet: <a href="/onboard">onboard models</a>, then '
+                              '<a href="/collections/_new">make a collection</a>.</p>')
+    return "Ask", html("$form$results", form=card("", form(d, frame)), results=results(frame))
 
 
-def form(d: dict, frame) -> str:
-    chosen = frame.typed("collection", d["chosen"] or (d["collections"][0]["name"] if d["collections"] else ""))
-    cols = [(c["name"], f'{c["name"]} — {c["description"]}' if c["description"] else c["name"])
-            for c in d["collections"]] + [("", "no collection: only the models ticked below")]
-    ticked = set(frame.typed_all("with"))
-    boxes = "".join(f'<label class="choice"><input type="checkbox" name="with" value="{e(m)}"'
-                    f'{" checked" if m in ticked else ""}> {e(m)}</label>' for m in d["models"])
-    return f"""<form method="post" action="/ask" enctype="multipart/form-data" class="stack" id="ask-form"
- data-stream="/ask/stream">{csrf(frame)}
+FORM = """<form method="post" action="/ask" enctype="multipart/form-data" class="stack" id="ask-form"
+ data-stream="/ask/stream">$csrf
 <label for="ask-collection">Ask</label>
-<select id="ask-collection" name="collection">{options(cols, chosen)}</select>
-<details class="hint"{" open" if ticked else ""}><summary>Also ask these models</summary>
-<div class="choices">{boxes or '<span class="muted">No models on the bench.</span>'}</div></details>
+<select id="ask-collection" name="collection">$collections</select>
+<details class="hint"$open><summary>Also ask these models</summary>
+<div class="choices">$boxes</div></details>
 <label for="ask-prompt">Prompt</label>
-<textarea id="ask-prompt" name="prompt" rows="7" required>{e(frame.typed("prompt"))}</textarea>
+<textarea id="ask-prompt" name="prompt" rows="7" required>$prompt</textarea>
 <label for="ask-files">Attach files <span class="muted">(text files go in the prompt; images go to models that
  see them)</span></label>
 <input id="ask-files" name="files" type="file" multiple>
 <details class="hint"><summary>System prompt</summary>
 <label for="ask-system" class="sr-only">System prompt</label>
-<textarea id="ask-system" name="system" rows="3">{e(frame.typed("system"))}</textarea></details>
-<label class="choice"><input type="checkbox" name="merged" value="1"{" checked" if frame.typed("merged") else ""}>
+<textarea id="ask-system" name="system" rows="3">$system</textarea></details>
+<label class="choice"><input type="checkbox" name="merged" value="1"$merged>
  Also one merged answer: a model writes where the seats agree and differ (<code>:merged</code>)</label>
 <div class="form-end"><button type="submit">Ask</button><span class="status-text" data-status role="status"></span>
 </div></form>"""
 
 
-def results(frame) -> str:
+def form(d: dict, frame) -> Html:
+    chosen = frame.typed("collection", d["chosen"] or (d["collections"][0]["name"] if d["collections"] else ""))
+    cols = [(c["name"], f'{c["name"]} — {c["description"]}' if c["description"] else c["name"])
+            for c in d["collections"]] + [("", "no collection: only the models ticked below")]
+    ticked = set(frame.typed_all("with"))
+    boxes = [html('<label class="choice"><input type="checkbox" name="with" value="$m"$on> $m</label>', m=m,
+                  on=flag("checked", m in ticked)) for m in d["models"]]
+    return html(FORM, csrf=csrf(frame), collections=options(cols, chosen), open=flag("open", ticked),
+                boxes=boxes or trusted('<span class="muted">No models on the bench.</span>'),
+                prompt=frame.typed("prompt"), system=frame.typed("system"),
+                merged=flag("checked", frame.typed("merged")))
+
+
+RESULTS = """<section id="answers" class="answers-area" aria-live="polite" hidden><div class="answers-head">\
+<h2>Answers</h2><a class="panel-link" hidden>Open this ask on its own page</a></div>\
+<div class="card merged" hidden></div><div class="seats"></div></section>\
+<template id="seat-template"><article class="seat"><header class="seat-head"><h3></h3>\
+<p class="seat-meta"></p></header><div class="answer"><p class="muted">waiting…</p></div>\
+$verdict</article></template>"""
+
+
+def results(frame) -> Html:
     """Where the streamed columns go, and the shape of one column for the script to fill."""
-    template = (f'<template id="seat-template"><article class="seat"><header class="seat-head"><h3></h3>'
-                f'<p class="seat-meta"></p></header><div class="answer"><p class="muted">waiting…</p></div>'
-                f'{verdict_form(frame, "CALL", None, "/ask")}</article></template>')
-    return (f'<section id="answers" class="answers-area" aria-live="polite" hidden><div class="answers-head">'
-            f'<h2>Answers</h2><a class="panel-link" hidden>Open this ask on its own page</a></div>'
-            f'<div class="card merged" hidden></div><div class="seats"></div></section>{template}')
+    return html(RESULTS, verdict=verdict_form(frame, "CALL", None, "/ask"))
 
 
 # ---- the ask, as a chat request ----------------------------------------------------------------
@@ -109,3 +121,6 @@ def ask(req, bench, form) -> Done:
 
 
 ACTIONS = [("/ask", ask, "/ask")]
+
+
+redirect = stays                 # always shows itself

@@ -5,56 +5,61 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from ...errors import BadRequest
+from ...api.history import history_item
 from .. import markdown
-from ..apicall import get, post
-from ..render import card, e, link, table, when
+from ..apicall import post
+from ..contract import stays
+from ..markup import Html, card, html, link, table, trusted
+from ..render import when
 from ..web import Done, safe_local
 from ..widgets import chip, post_button, seat_column
 
 
 def data(req, bench) -> dict:
-    return get(req, f"/bench/history/{req.params['id']}")
+    return history_item(bench, req.params["id"])
 
 
-def render(d: dict, frame) -> tuple[str, str]:
+def render(d: dict, frame) -> tuple[str, Html]:
     back = f"/calls/{d['id']}"
     kind = "Panel" if d["kind"] == "panel" else "Route turn"
-    mode = f' · {e(d["mode"])}' if d["mode"] not in ("panel", "route") else ""
-    meta = (f'<p class="meta">{chip(d["kind"], kind.lower())} <strong>{e(d["collection"])}</strong>{mode} · '
-            f'{e(when(d["created"], seconds=True))}</p>')
-    parts = [meta, card("Asked", asked(d["request"]))]
+    mode = f' · {d["mode"]}' if d["mode"] not in ("panel", "route") else ""
+    parts = [html('<p class="meta">$chip <strong>$collection</strong>$mode · $when</p>',
+                  chip=chip(d["kind"], kind.lower()), collection=d["collection"], mode=mode,
+                  when=when(d["created"], seconds=True)),
+             card("Asked", asked(d["request"]))]
     if d.get("merge"):
         m = d["merge"]
         body = (markdown.render(m["answer"] or "") if m["status"] == "ok" else
-                f'<p class="seat-error">{e(m["error"])}</p>')
-        parts.append(card(f"Merged by {m['model']}", f'<div class="answer">{body}</div>', "merged"))
-    columns = "".join(seat_column(frame, s, back) for s in d["seats"])
+                html('<p class="seat-error">$e</p>', e=m["error"]))
+        parts.append(card(f"Merged by {m['model']}", html('<div class="answer">$b</div>', b=body), "merged"))
     parts.append(judging(frame, d, back))
-    parts.append(f'<section class="seats" aria-label="Answers">{columns}</section>')
+    parts.append(html('<section class="seats" aria-label="Answers">$columns</section>',
+                      columns=[seat_column(frame, s, back) for s in d["seats"]]))
     if d.get("passed_over"):
-        rows = [[link(f"/models/{p['model']}", p["model"]), f'<span class="reason">{e(p["reason"])}</span>']
+        rows = [[link(f"/models/{p['model']}", p["model"]), html('<span class="reason">$r</span>', r=p["reason"])]
                 for p in d["passed_over"]]
         parts.append(card("Passed over for an explore seat", table(["Model", "Why"], rows), anchor="passed-over"))
-    return f"{kind}: {d['prompt'][:60] or d['id']}", "".join(parts)
+    return f"{kind}: {d['prompt'][:60] or d['id']}", html("$parts", parts=parts)
 
 
-def judging(frame, d: dict, back: str) -> str:
+def judging(frame, d: dict, back: str) -> Html:
     """Above the columns: "Save all verdicts" (with script), and setting a panel aside as only a test so its
     answers stop counting as waiting for a verdict (or bringing it back)."""
     answered = sum(s["status"] == "ok" for s in d["seats"])
-    save = ('<button type="button" data-save-all hidden>Save all verdicts</button>'
-            if answered > 1 else "")
+    save = trusted('<button type="button" data-save-all hidden>Save all verdicts</button>') if answered > 1 else ""
     aside = ""
     if d["kind"] == "panel":
         if d.get("set_aside"):
-            aside = ('<span class="muted">Set aside as only a test: its answers do not wait for a verdict.</span> '
-                     + post_button(frame, "/calls/aside", "Bring it back", {"id": d["id"], "aside": "0"}, back=back))
+            aside = html('<span class="muted">Set aside as only a test: its answers do not wait for a verdict.</span> '
+                         "$button", button=post_button(frame, "/calls/aside", "Bring it back",
+                                                       {"id": d["id"], "aside": "0"}, back=back))
         else:
             aside = post_button(frame, "/calls/aside", "Set aside: only a test", {"id": d["id"], "aside": "1"},
                                 back=back)
     if not save and not aside:
-        return ""
-    return f'<div class="save-all" data-save-all-box>{save}{aside}<span class="status-text" data-status></span></div>'
+        return Html("")
+    return html('<div class="save-all" data-save-all-box>$save$aside<span class="status-text" data-status></span>'
+                "</div>", save=save, aside=aside)
 
 
 def set_aside(req, bench, form) -> Done:
@@ -69,13 +74,13 @@ def set_aside(req, bench, form) -> Done:
     return Done(said, safe_local(form.get("back")) or f"/calls/{quote(panel, safe='')}")
 
 
-def asked(request: dict | None) -> str:
+def asked(request: dict | None) -> Html:
     if not request:
-        return '<p class="muted">The request was not recorded.</p>'
-    system = f'<p class="muted">System: {e(request["system"])}</p>' if request.get("system") else ""
-    turns = "".join(f'<div class="turn"><span class="role">{e(m["role"])}</span><pre class="prompt-text">'
-                    f'{e(m["content"])}</pre></div>' for m in request.get("messages") or [])
-    return system + turns
+        return trusted('<p class="muted">The request was not recorded.</p>')
+    system = html('<p class="muted">System: $s</p>', s=request["system"]) if request.get("system") else ""
+    turns = [html('<div class="turn"><span class="role">$role</span><pre class="prompt-text">$content</pre></div>',
+                  role=m["role"], content=m["content"]) for m in request.get("messages") or []]
+    return html("$system$turns", system=system, turns=turns)
 
 
 def verdict(req, bench, form) -> Done:
@@ -94,3 +99,7 @@ def verdict(req, bench, form) -> Done:
 
 
 ACTIONS = [("/calls/verdict", verdict, "/calls"), ("/calls/aside", set_aside, "/calls")]
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

@@ -5,8 +5,12 @@ from __future__ import annotations
 from ...catalog.roles import PURPOSES, unfit
 from ...names import DESCRIPTION_MOST
 from ...words import plural
+from ...api.collections import overview_view
+from ...api.models import models_view
+from ...server.gatewaykeys import enforcement
 from ..apicall import call, get, post
-from ..render import card, e, options, table
+from ..contract import stays
+from ..markup import Html, attrs, card, flag, html, options, table, trusted
 from ..web import Done
 from ..widgets import chip, confirm, csrf, hidden, post_button, record_cell
 from .collections import seat_count, suggestions, together_line, usage
@@ -16,90 +20,95 @@ NEW = "_new"      # no collection name starts with "_"
 
 def data(req, bench) -> dict:
     name = req.params["name"]
-    models = get(req, "/bench/models")["models"]
-    status = get(req, "/bench/status")
     d = {"new": name == NEW, "models": [dict({k: m[k] for k in ("alias", "status", "ad_hoc", "endpoint")},
-                                              roles=m["catalog"]["roles"]) for m in models],
-         "url": status["url"], "keys_enforced": status["gateway_keys"]["enforced"], "collection": None, "record": {}}
+                                              roles=m["catalog"]["roles"]) for m in models_view(bench)["models"]],
+         "url": bench.url, "keys_enforced": enforcement(bench.admin_token, bench.settings())["enforced"],
+         "collection": None, "record": {}}
     if name != NEW:
-        d["collection"] = get(req, f"/bench/collections/{name}/overview")
-        d["record"] = get(req, "/bench/record", collection=name)["models"]
+        d["collection"] = overview_view(bench, name)
+        d["record"] = bench.record.models(name)
     return d
 
 
-def render(d: dict, frame) -> tuple[str, str]:
+HOW_SEATS_WORK = trusted(
+    "<p>Members answer every ask. Explore seats go, in turn, to the other active models (never ad hoc or held ones, "
+    "and with a purpose only those whose roles fit it), so new and rarely used models get playing time; your verdicts "
+    "on them show who earns a member's seat.</p><p>Shadow seats are for route mode: other members answer the same "
+    "turn off the agent's path, to be judged.</p>")
+
+
+def render(d: dict, frame) -> tuple[str, Html]:
     c = d["collection"]
     if not d["models"]:
-        return "New collection", ('<p class="empty">A collection seats models from the bench, and the bench is '
-                                  'empty: <a href="/onboard">onboard models</a> first.</p>')
-    side = []
-    if c:
-        side.append(card("Seen whole", together_line(c["together"]) + (suggestions(c) or
-                                                                         '<p class="muted">No suggestions from the '
-                                                                         "record yet.</p>")
-                         + promote_buttons(c, frame)))
-        side.append(card("Ask it", usage(c, d["url"], d["keys_enforced"], opened=True)))
-        side.append(card("Score it", "<p>The suite asks each active member its questions with known answers, one "
-                                     "model at a time; the Suite page follows the runs.</p>"
-                         + post_button(frame, "/suite/runs", "Run the suite for its members",
-                                       {"target": f"collection:{c['name']}"}, back=f"/collections/{c['name']}")))
-        side.append(card("Delete", confirm(frame, f"/collections/{c['name']}/delete", "Delete collection",
-                                           f"Delete {c['name']}? Its calls and verdicts stay in the record.")))
-    else:
-        side.append(card("How seats work", '<p>Members answer every ask. Explore seats go, in turn, to the other '
-                                           "active models (never ad hoc or held ones, and with a purpose only those "
-                                           "whose roles fit it), so new and rarely used models get playing time; "
-                                           "your verdicts on them show who earns a member's seat.</p>"
-                                           "<p>Shadow seats are for route mode: other members answer the same turn "
-                                           "off the agent's path, to be judged.</p>"))
-    body = f'<div class="side-layout"><div>{card("", editor(d, frame))}</div><div>{"".join(side)}</div></div>'
+        return "New collection", trusted('<p class="empty">A collection seats models from the bench, and the bench is '
+                                         'empty: <a href="/onboard">onboard models</a> first.</p>')
+    side = [card("How seats work", HOW_SEATS_WORK)] if not c else [
+        card("Seen whole", html("$together$suggestions$promote", together=together_line(c["together"]),
+                                suggestions=suggestions(c) or trusted('<p class="muted">No suggestions from the record '
+                                                                      "yet.</p>"),
+                                promote=promote_buttons(c, frame))),
+        card("Ask it", usage(c, d["url"], d["keys_enforced"], opened=True)),
+        card("Score it", html("<p>The suite asks each active member its questions with known answers, one model at a "
+                              "time; the Suite page follows the runs.</p>$button", button=post_button(
+                                  frame, "/suite/runs", "Run the suite for its members",
+                                  {"target": f"collection:{c['name']}"}, back=f"/collections/{c['name']}"))),
+        card("Delete", confirm(frame, f"/collections/{c['name']}/delete", "Delete collection",
+                               f"Delete {c['name']}? Its calls and verdicts stay in the record."))]
+    body = html('<div class="side-layout"><div>$editor</div><div>$side</div></div>', editor=card("", editor(d, frame)),
+                side=side)
     return (c["name"] if c else "New collection"), body
 
 
-def editor(d: dict, frame) -> str:
+EDITOR = """<form method="post" action="/collections/save" class="stack" data-seats>$csrf$back
+$name_field
+<label for="c-desc">Description <span class="muted">(what it is for, in your words)</span></label>
+<textarea id="c-desc" name="description" rows="2" maxlength="$most">$description</textarea>
+<label for="c-purpose">Purpose <span class="muted">(explore seats go only to models whose roles fit it)</span></label>
+<select id="c-purpose" name="purpose">$purposes</select>
+<fieldset><legend>Members <span class="muted">(always seated)</span></legend>
+$members</fieldset>
+<div class="row">
+<div><label for="c-explore">Explore seats <span class="muted">(other models, taking turns)</span></label>
+<input id="c-explore" name="explore" type="number" min="0" max="16"
+ value="$explore"></div>
+<div><label for="c-shadow">Shadow seats <span class="muted">(route mode: also answer, off the path)</span></label>
+<input id="c-shadow" name="shadow" type="number" min="0" max="16" value="$shadow"></div>
+<div><label for="c-merge">Merge model <span class="muted">(writes <code>:merged</code> answers)</span></label>
+<select id="c-merge" name="merge_model">
+$merge</select></div>
+</div>
+<output class="live-count" data-explorers="$explorers"
+ aria-live="polite">$count</output>
+<div class="form-end"><button type="submit">Save collection</button></div></form>"""
+NAME_FIELD = """<label for="c-name">Name <span class="muted">(letters, digits, . _ -; asked as \
+<code>bench/NAME</code>)</span></label><input id="c-name" name="name" required \
+pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,63}" value="$name">"""
+
+
+def editor(d: dict, frame) -> Html:
     c = d["collection"] or {"name": "", "description": "", "members": [], "explore": 1, "shadow": 0,
                             "merge_model": None, "purpose": ""}
     members = set(frame.typed_all("members") or c["members"])
     purpose = c.get("purpose") or ""
-    name_field = (f'<label for="c-name">Name <span class="muted">(letters, digits, . _ -; asked as '
-                  f'<code>bench/NAME</code>)</span></label><input id="c-name" name="name" required '
-                  f'pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{{0,63}}" value="{e(frame.typed("name"))}">'
-                  if d["new"] else hidden("name", c["name"]))
     rows = []
     for m in d["models"]:
-        on = m["alias"] in members
-        box = (f'<input type="checkbox" name="members" value="{e(m["alias"])}"{" checked" if on else ""} '
-               f'data-active="{1 if m["status"] == "active" else 0}" '
-               f'data-explorer="{1 if explorer(m, purpose) else 0}" '
-               f'aria-label="Member: {e(m["alias"])}">')
-        rows.append([box, e(m["alias"]), chip(m["status"]) + (" " + chip("adhoc", "ad hoc") if m["ad_hoc"] else ""),
-                     e(m["endpoint"]), record_cell(d["record"].get(m["alias"]))])
+        box = html('<input type="checkbox" name="members" value="$alias"$on$data aria-label="Member: $alias">',
+                   alias=m["alias"], on=flag("checked", m["alias"] in members),
+                   data=attrs(data_active=int(m["status"] == "active"), data_explorer=int(explorer(m, purpose))))
+        rows.append([box, m["alias"], html("$chip$adhoc", chip=chip(m["status"]),
+                                           adhoc=[" ", chip("adhoc", "ad hoc")] if m["ad_hoc"] else ""),
+                     m["endpoint"], record_cell(d["record"].get(m["alias"]))])
     merge_choices = [("", "the default")] + [(m["alias"], m["alias"]) for m in d["models"]]
     purposes = [("", "any: every model that answers in text")] + [(p, p) for p in PURPOSES]
-    count = seat_count(d["collection"]["seats"]) if d["collection"] else ""
-    back = hidden("back", "/collections/" + (c["name"] or NEW))
-    return f"""<form method="post" action="/collections/save" class="stack" data-seats>{csrf(frame)}{back}
-{name_field}
-<label for="c-desc">Description <span class="muted">(what it is for, in your words)</span></label>
-<textarea id="c-desc" name="description" rows="2" maxlength="{DESCRIPTION_MOST}">{
-e(frame.typed("description", c["description"]))}</textarea>
-<label for="c-purpose">Purpose <span class="muted">(explore seats go only to models whose roles fit it)</span></label>
-<select id="c-purpose" name="purpose">{options(purposes, frame.typed("purpose", c.get("purpose") or ""))}</select>
-<fieldset><legend>Members <span class="muted">(always seated)</span></legend>
-{table(["", "Model", "Status", "Endpoint", "Useful here"], rows, cls="pick")}</fieldset>
-<div class="row">
-<div><label for="c-explore">Explore seats <span class="muted">(other models, taking turns)</span></label>
-<input id="c-explore" name="explore" type="number" min="0" max="16"
- value="{e(frame.typed("explore", c["explore"]))}"></div>
-<div><label for="c-shadow">Shadow seats <span class="muted">(route mode: also answer, off the path)</span></label>
-<input id="c-shadow" name="shadow" type="number" min="0" max="16" value="{e(frame.typed("shadow", c["shadow"]))}"></div>
-<div><label for="c-merge">Merge model <span class="muted">(writes <code>:merged</code> answers)</span></label>
-<select id="c-merge" name="merge_model">
-{options(merge_choices, frame.typed("merge_model", c["merge_model"] or ""))}</select></div>
-</div>
-<output class="live-count" data-explorers="{sum(1 for m in d["models"] if explorer(m, purpose))}"
- aria-live="polite">{count}</output>
-<div class="form-end"><button type="submit">Save collection</button></div></form>"""
+    return html(EDITOR, csrf=csrf(frame), back=hidden("back", "/collections/" + (c["name"] or NEW)),
+                name_field=html(NAME_FIELD, name=frame.typed("name")) if d["new"] else hidden("name", c["name"]),
+                most=DESCRIPTION_MOST, description=frame.typed("description", c["description"]),
+                purposes=options(purposes, frame.typed("purpose", c.get("purpose") or "")),
+                members=table(["", "Model", "Status", "Endpoint", "Useful here"], rows, cls="pick"),
+                explore=frame.typed("explore", c["explore"]), shadow=frame.typed("shadow", c["shadow"]),
+                merge=options(merge_choices, frame.typed("merge_model", c["merge_model"] or "")),
+                explorers=sum(1 for m in d["models"] if explorer(m, purpose)),
+                count=seat_count(d["collection"]["seats"]) if d["collection"] else "")
 
 
 def explorer(m: dict, purpose: str) -> bool:
@@ -107,14 +116,12 @@ def explorer(m: dict, purpose: str) -> bool:
     return m["status"] == "active" and not m["ad_hoc"] and not unfit(m["roles"], purpose)
 
 
-def promote_buttons(c: dict, frame) -> str:
-    out = []
-    for s in c["suggestions"]:
-        if s["kind"] == "promote":
-            out.append(f'<form method="post" action="/collections/{e(c["name"])}/add" class="inline">{csrf(frame)}'
-                       f'{hidden("model", s["model"])}<button type="submit" class="secondary">Make {e(s["model"])} '
-                       "a member</button></form>")
-    return f'<div class="actions">{"".join(out)}</div>' if out else ""
+def promote_buttons(c: dict, frame) -> Html:
+    out = [html('<form method="post" action="/collections/$name/add" class="inline">$csrf$model<button type="submit" '
+                'class="secondary">Make $alias a member</button></form>', name=c["name"], csrf=csrf(frame),
+                model=hidden("model", s["model"]), alias=s["model"])
+           for s in c["suggestions"] if s["kind"] == "promote"]
+    return html('<div class="actions">$out</div>', out=out) if out else Html("")
 
 
 # ---- actions -----------------------------------------------------------------------------------
@@ -151,3 +158,7 @@ def add_member(req, bench, form) -> Done:
 ACTIONS = [("/collections/save", save, "/collections/_new"),
            ("/collections/{name}/delete", delete, "/collections/{name}"),
            ("/collections/{name}/add", add_member, "/collections/{name}")]
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

@@ -2,75 +2,79 @@
 from __future__ import annotations
 
 from ...words import plural
-from ..apicall import get
-from ..render import card, e, link, table
+from ...api.collections import collections_view, overview_view
+from ...server.gatewaykeys import enforcement
+from ..contract import stays
+from ..markup import Html, flag, html, join, link, table, trusted
 from ..widgets import chip, record_cell
 
 CHIP_FOR = {"promote": "done", "replace": "wrong", "retired": "retired", "gone": "failed"}
 
 
 def data(req, bench) -> dict:
-    names = [c["name"] for c in get(req, "/bench/collections")["collections"]]
-    status = get(req, "/bench/status")
-    return {"collections": [get(req, f"/bench/collections/{n}/overview") for n in names],
-            "url": status["url"], "keys_enforced": status["gateway_keys"]["enforced"]}
+    names = [c["name"] for c in collections_view(bench)["collections"]]
+    return {"collections": [overview_view(bench, n) for n in names],
+            "url": bench.url, "keys_enforced": enforcement(bench.admin_token, bench.settings())["enforced"]}
 
 
-def render(d: dict, frame) -> tuple[str, str]:
-    head = '<div class="page-actions"><a class="button" href="/collections/_new">New collection</a></div>'
+NEW = trusted('<div class="page-actions"><a class="button" href="/collections/_new">New collection</a></div>')
+
+
+def render(d: dict, frame) -> tuple[str, Html]:
     if not d["collections"]:
-        return "Collections", head + (
-            '<p class="empty">No collections yet. A collection is a panel for one kind of work (code review, '
-            'design, …): <a href="/collections/_new">make the first one</a> from the models on the bench.</p>')
-    return "Collections", head + "".join(collection_card(c, d) for c in d["collections"])
+        return "Collections", html('$new<p class="empty">No collections yet. A collection is a panel for one kind '
+                                   'of work (code review, design, …): <a href="/collections/_new">make the first '
+                                   "one</a> from the models on the bench.</p>", new=NEW)
+    return "Collections", html("$new$cards", new=NEW, cards=[collection_card(c, d) for c in d["collections"]])
 
 
-def collection_card(c: dict, d: dict) -> str:
-    title = f'<h2>{link("/collections/" + c["name"], c["name"])}</h2>'
-    purpose = f'<p class="purpose">{e(c["description"])}</p>' if c["description"] else ""
-    body = (title + purpose + seats_line(c) + together_line(c["together"]) + members_table(c) + suggestions(c)
-            + usage(c, d["url"], d["keys_enforced"]))
-    return f'<section class="card collection">{body}</section>'
+def collection_card(c: dict, d: dict) -> Html:
+    return html('<section class="card collection"><h2>$title</h2>$purpose$seats$together$members$suggestions$usage'
+                "</section>", title=link("/collections/" + c["name"], c["name"]),
+                purpose=html('<p class="purpose">$p</p>', p=c["description"]) if c["description"] else "",
+                seats=seats_line(c), together=together_line(c["together"]), members=members_table(c),
+                suggestions=suggestions(c), usage=usage(c, d["url"], d["keys_enforced"]))
 
 
-def seats_line(c: dict) -> str:
-    return f'<p class="seat-count">{seat_count(c["seats"])}</p>'
+def seats_line(c: dict) -> Html:
+    return html('<p class="seat-count">$count</p>', count=seat_count(c["seats"]))
 
 
-def seat_count(s: dict) -> str:
+def seat_count(s: dict) -> Html:
     """How many calls one ask makes, and of what (inline HTML; the editor's script writes the same words)."""
-    return (f'<strong>One ask makes {plural(s["calls"], "call")}</strong>: '
-            f'{plural(s["members"], "member")} + {plural(s["explore"], "explore seat")}; '
-            ':merged adds one for the merge.')
+    return html("<strong>One ask makes $calls</strong>: $members + $explore; :merged adds one for the merge.",
+                calls=plural(s["calls"], "call"), members=plural(s["members"], "member"),
+                explore=plural(s["explore"], "explore seat"))
 
 
-def together_line(t: dict) -> str:
+def together_line(t: dict) -> Html:
     parts = [f'context up to {t["context_window"]:,} tokens' if t["context_window"] else "context window not known"]
-    for flag in ("tools", "vision"):
-        parts.append({True: f"all use {flag}", False: f"not all use {flag}", None: f"{flag}: not known for all"}
-                     [t[flag]])
+    for what in ("tools", "vision"):
+        parts.append({True: f"all use {what}", False: f"not all use {what}", None: f"{what}: not known for all"}
+                     [t[what]])
     limit = t["tightest_limit"]
-    parts.append(f'tightest limit {plural(limit["requests_limit"], "request")} ({e(limit["endpoint"])})' if limit
+    parts.append(f'tightest limit {plural(limit["requests_limit"], "request")} ({limit["endpoint"]})' if limit
                  else "no rate limit known yet")
-    return f'<p class="together"><span class="label">Together</span> {e(" · ".join(parts))}</p>'
+    return html('<p class="together"><span class="label">Together</span> $parts</p>', parts=" · ".join(parts))
 
 
-def members_table(c: dict) -> str:
-    rows = [[link(f"/models/{m['alias']}", m["alias"]) if m["on_bench"] else e(m["alias"]),
+def members_table(c: dict) -> Html:
+    rows = [[link(f"/models/{m['alias']}", m["alias"]) if m["on_bench"] else m["alias"],
              chip(m["status"]), record_cell(m["record"]), record_cell(m["overall"])] for m in c["members_detail"]]
     return table(["Member", "Status", "Useful here", "Useful everywhere"], rows,
                  f"No members: {c['explore']} explore seats answer each ask.")
 
 
-def suggestions(c: dict) -> str:
+def suggestions(c: dict) -> Html:
     if not c["suggestions"]:
-        return ""
-    items = "".join(f'<li>{chip(CHIP_FOR.get(s["kind"], "queued"), s["kind"])} {e(s["text"])}</li>'
-                    for s in c["suggestions"])
-    return f'<div class="suggestions"><h3>Suggestions from the record</h3><ul class="plain-list">{items}</ul></div>'
+        return Html("")
+    items = [html("<li>$chip $text</li>", chip=chip(CHIP_FOR.get(s["kind"], "queued"), s["kind"]), text=s["text"])
+             for s in c["suggestions"]]
+    return html('<div class="suggestions"><h3>Suggestions from the record</h3><ul class="plain-list">$items</ul></div>',
+                items=items)
 
 
-def usage(c: dict, url: str, keyed: bool, opened: bool = False) -> str:
+def usage(c: dict, url: str, keyed: bool, opened: bool = False) -> Html:
     """The gateway names and copyable snippets: curl, the OpenAI SDK, Claude Code."""
     n = c["names"]
     key = "$BENCHWARMERS_KEY" if keyed else ""
@@ -90,16 +94,21 @@ def usage(c: dict, url: str, keyed: bool, opened: bool = False) -> str:
                        f"export ANTHROPIC_DEFAULT_HAIKU_MODEL={n['route']}"
                        + ("\nexport ANTHROPIC_AUTH_TOKEN=<gateway key>" if keyed else "") + "\nclaude",
     }
-    names = " ".join(f'<code>{e(v)}</code>' for v in n.values())
-    blocks = "".join(snippet(c["name"], label, text) for label, text in snippets.items())
-    return (f'<details class="usage"{" open" if opened else ""}><summary>Ask it as {names}</summary>'
-            f'<p class="muted"><code>{e(n["panel"])}</code> asks the panel, <code>{e(n["merged"])}</code> adds one '
-            f'merged answer, <code>{e(n["route"])}</code> gives an agent one member with its tools.</p>{blocks}'
-            "</details>")
+    return html('<details class="usage"$open><summary>Ask it as $names</summary><p class="muted"><code>$panel</code> '
+                "asks the panel, <code>$merged</code> adds one merged answer, <code>$route</code> gives an agent one "
+                "member with its tools.</p>$blocks</details>", open=flag("open", opened),
+                names=join([html("<code>$v</code>", v=v) for v in n.values()], " "), panel=n["panel"],
+                merged=n["merged"], route=n["route"],
+                blocks=[snippet(c["name"], label, text) for label, text in snippets.items()])
 
 
-def snippet(name: str, label: str, text: str) -> str:
+def snippet(name: str, label: str, text: str) -> Html:
     ident = f"snip-{name}-{label.split()[0].lower()}"
-    return (f'<div class="snippet"><div class="snippet-head"><span>{e(label)}</span>'
-            f'<button type="button" class="ghost small" data-copy="#{e(ident)}">Copy</button></div>'
-            f'<pre id="{e(ident)}">{e(text)}</pre></div>')
+    return html('<div class="snippet"><div class="snippet-head"><span>$label</span><button type="button" '
+                'class="ghost small" data-copy="#$id">Copy</button></div><pre id="$id">$text</pre></div>',
+                label=label, id=ident, text=text)
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself
+ACTIONS: list = []               # posts no form of its own

@@ -6,10 +6,13 @@ from urllib.parse import urlencode
 
 from ...errors import BadRequest
 from ...words import plural
-from ..apicall import get, post
-from ..render import card, e, link, table
+from ...api.catalog import discover_view
+from ...api.connect import providers_view
+from ..apicall import post
+from ..contract import stays
+from ..markup import Html, attrs, card, flag, html, join, link, table, trusted
 from ..web import Done, safe_local
-from ..widgets import chip, csrf, hidden
+from ..widgets import chip, csrf, hidden, muted
 from .onboard import latest_items, state_cell
 
 FLAGS = (("free", "Free"), ("tools", "Calls tools"), ("vision", "Reads images"),
@@ -27,10 +30,10 @@ def data(req, bench) -> dict:
     filters["min_context"] = int(raw) if usable and int(raw) <= 100_000_000 else None
     problem = None if not raw or filters["min_context"] is not None else \
         f"Min context must be a whole number of tokens, not {raw!r}: it was left out."
-    found = get(req, "/bench/discover", limit=200, find=filters["find"], min_context=filters["min_context"],
-                **{k: 1 for k, _ in FLAGS if filters[k]})
-    latest = latest_items(get(req, "/bench/onboard", limit=200)["items"])
-    providers = get(req, "/bench/connect")["providers"]
+    found = discover_view(bench, {"limit": 200, "find": filters["find"], "min_context": filters["min_context"],
+                                  **{k: "1" for k, _ in FLAGS if filters[k]}})
+    latest = latest_items(bench.onboard_queue.items(200, None))
+    providers = providers_view(bench)["providers"]
     for m in found["models"]:
         for r in m["routes"]:
             r["item"] = latest.get((r["endpoint"], r["served"]))
@@ -38,7 +41,7 @@ def data(req, bench) -> dict:
     return {"filters": filters, "problem": problem, "models": found["models"], "total": found["total"],
             "app_only": found["app_only"], "rules": found["rules"], "since": found["since"],
             "hub_errors": found.get("hub_errors") or [],
-            "endpoints": len(get(req, "/bench/endpoints")["endpoints"])}
+            "endpoints": len(bench.registry.endpoints())}
 
 
 def how_to_add(provider: dict, providers: list[dict]) -> dict:
@@ -54,92 +57,104 @@ def how_to_add(provider: dict, providers: list[dict]) -> dict:
     return {"how": "paste", "name": provider["name"], "href": "/endpoints?" + urlencode(fill) + "#add"}
 
 
-def render(d: dict, frame) -> tuple[str, str]:
+LEAD = """<p class="lead">Models that are free or cheap (at most $$$cheap_in in and $$$cheap_out out per million \
+tokens), hold at least ${context}k tokens, and came out since $since, from models.dev and FreeLLMAPI. Those your \
+endpoints serve come first: “Onboard” queues one (Quick: probed now, it owes the suite) and its progress shows \
+beside it; $onboard shows the whole queue.</p>"""
+
+
+def render(d: dict, frame) -> tuple[str, Html]:
     r = d["rules"]
-    lead = (f'<p class="lead">Models that are free or cheap (at most ${r["cheap_in"]:g} in and ${r["cheap_out"]:g} '
-            f'out per million tokens), hold at least {r["min_context"] // 1000}k tokens, and came out since '
-            f'{e(d["since"])}, from models.dev and FreeLLMAPI. Those your endpoints serve come first: '
-            '“Onboard” queues one (Quick: probed now, it owes the suite) and its progress shows beside it; '
-            f'{link("/onboard", "the Onboard page")} shows the whole queue.</p>')
-    notes = "".join(f'<div class="flash flash-error" role="alert">{e(x)}</div>' for x in [d["problem"]] if x)
-    notes += "".join(f'<p class="callout">{plural(a["models"], "free model")} of '
-                     f'{e(a["name"])} left out: they work only in {e(a["app"])}. '
-                     f'{link("/settings#app_only", "Switch it on in Settings")} if your endpoint reaches them '
-                     'through that app.</p>' for a in d["app_only"])
-    notes += "".join(f'<p class="callout">Hub {e(h["endpoint"])} offers no routes now: {e(h["error"])}</p>'
-                     for h in d["hub_errors"])
-    shown = f'<p class="muted" role="status">{len(d["models"])} of {d["total"]} shown.</p>' if d["models"] else ""
-    return "Discover", lead + notes + filter_form(d["filters"]) + card("", shown + models_table(d, frame))
+    lead = html(LEAD, cheap_in=f'{r["cheap_in"]:g}', cheap_out=f'{r["cheap_out"]:g}', context=r["min_context"] // 1000,
+                since=d["since"], onboard=link("/onboard", "the Onboard page"))
+    notes = [html('<div class="flash flash-error" role="alert">$x</div>', x=x) for x in [d["problem"]] if x]
+    notes += [html('<p class="callout">$n of $name left out: they work only in $app. $link if your endpoint reaches '
+                   "them through that app.</p>", n=plural(a["models"], "free model"), name=a["name"], app=a["app"],
+                   link=link("/settings#app_only", "Switch it on in Settings")) for a in d["app_only"]]
+    notes += [html('<p class="callout">Hub $endpoint offers no routes now: $error</p>', endpoint=h["endpoint"],
+                   error=h["error"]) for h in d["hub_errors"]]
+    shown = html('<p class="muted" role="status">$n of $total shown.</p>', n=len(d["models"]), total=d["total"]) \
+        if d["models"] else ""
+    return "Discover", html("$lead$notes$form$card", lead=lead, notes=notes, form=filter_form(d["filters"]),
+                            card=card("", html("$shown$table", shown=shown, table=models_table(d, frame))))
 
 
-def filter_form(f: dict) -> str:
-    boxes = "".join(f'<label class="choice"><input type="checkbox" name="{name}" value="1"'
-                    f'{" checked" if f[name] else ""}> {label}</label>' for name, label in FLAGS)
-    return (f'<form method="get" action="/discover" class="search" role="search" id="discover-filters">'
-            f'<div class="choices">{boxes}</div>'
-            f'<label for="d-context">Min context</label><input id="d-context" name="min_context" type="number" '
-            f'min="0" step="1000" value="{e(f["min_context"] or "")}" placeholder="tokens">'
-            f'<label for="d-find">Find</label><input id="d-find" name="find" type="search" value="{e(f["find"])}" '
-            f'placeholder="name or provider"><button type="submit" class="secondary">Filter</button>'
-            f'{link("/discover", "Clear")}</form>')
+FILTERS = """<form method="get" action="/discover" class="search" role="search" id="discover-filters">\
+<div class="choices">$boxes</div>\
+<label for="d-context">Min context</label><input id="d-context" name="min_context" type="number" \
+min="0" step="1000" value="$context" placeholder="tokens">\
+<label for="d-find">Find</label><input id="d-find" name="find" type="search" value="$find" \
+placeholder="name or provider"><button type="submit" class="secondary">Filter</button>$clear</form>"""
 
 
-def models_table(d: dict, frame) -> str:
+def filter_form(f: dict) -> Html:
+    boxes = [html('<label class="choice"><input type="checkbox" name="$name" value="1"$on> $label</label>', name=name,
+                  on=flag("checked", f[name]), label=label) for name, label in FLAGS]
+    return html(FILTERS, boxes=boxes, context=f["min_context"] or "", find=f["find"], clear=link("/discover", "Clear"))
+
+
+def models_table(d: dict, frame) -> Html:
     if not d["models"]:
-        return '<p class="empty">Nothing matches: fewer filters, or a newer catalog (bench catalog refresh).</p>'
+        return trusted('<p class="empty">Nothing matches: fewer filters, or a newer catalog (bench catalog refresh).'
+                       "</p>")
     back = "/discover?" + urlencode({k: v for k, v in d["filters"].items() if v not in (None, "", False)})
     rows = []
     for m in d["models"]:
         f = m["facts"]
-        name = f'<strong>{e(m["name"])}</strong><br><span class="served">{e(m["model"])}</span>'
-        price = chip("active", "free") if m["free"] else e(f"${f.get('price_in', 0):g} / ${f.get('price_out', 0):g}")
+        name = html('<strong>$name</strong><br><span class="served">$model</span>', name=m["name"], model=m["model"])
+        price = chip("active", "free") if m["free"] else f"${f.get('price_in', 0):g} / ${f.get('price_out', 0):g}"
         tier = m.get("free_tier") or {}
         limits = ", ".join(f"{tier[k]} {k}" for k in ("rpm", "rpd") if tier.get(k))
-        can = " · ".join(k for k in CAN if f.get(k)) or '<span class="muted">text</span>'
-        context = f'{f["context_window"]:,}' if f.get("context_window") else '<span class="muted">?</span>'
-        rows.append([name, e(m["provider_name"]), price + (f'<br><span class="muted">{e(limits)}</span>'
-                                                           if limits else ""),
-                     context, can, routes_cell(m, frame, back)])
-    return f'<div id="discovered">{table(["Model", "Provider", "Price $/M", "Context", "Can", "Routes"], rows)}</div>'
+        can = " · ".join(k for k in CAN if f.get(k)) or muted("text")
+        context = f'{f["context_window"]:,}' if f.get("context_window") else muted("?")
+        per = html('<br><span class="muted">$l</span>', l=limits) if limits else ""
+        rows.append([name, m["provider_name"], html("$price$per", price=price, per=per), context, can,
+                     routes_cell(m, frame, back)])
+    return html('<div id="discovered">$t</div>', t=table(["Model", "Provider", "Price $/M", "Context", "Can", "Routes"],
+                                                          rows))
 
 
-def routes_cell(m: dict, frame, back: str) -> str:
+def routes_cell(m: dict, frame, back: str) -> Html:
     if not m["routes"] and m.get("unlisted"):
-        return f'<span class="muted">no route: your endpoint {e(", ".join(m["unlisted"]))} does not list it</span>'
+        return html('<span class="muted">no route: your endpoint $names does not list it</span>',
+                    names=", ".join(m["unlisted"]))
     if not m["routes"]:
         return no_route(m["add"], frame)
-    return "".join(route_line(m, r, frame, back) for r in m["routes"])
+    return join(route_line(m, r, frame, back) for r in m["routes"])
 
 
-def route_line(m: dict, r: dict, frame, back: str) -> str:
+ONBOARD = """<form method="post" action="/discover/onboard" class="inline" data-onboard data-once>$csrf$pick$back\
+<button type="submit" class="small" aria-label="Onboard $served from $endpoint">$label</button>\
+<span class="status-text" data-status role="status"></span></form>"""
+
+
+def route_line(m: dict, r: dict, frame, back: str) -> Html:
     key, item = f'{r["endpoint"]}|{r["served"]}', r["item"]
     pick = key + (f'|{r["via"]}' if r.get("via") else "")    # through a hub: the source it is added from
-    where = f'<span class="route-name">{e(r["endpoint"])}</span> <span class="served">{e(r["served"])}</span>'
+    where = html('<span class="route-name">$e</span> <span class="served">$s</span>', e=r["endpoint"], s=r["served"])
     if r["on_bench"] and not item:
-        return f'<div class="route">{where} {chip("active", "on the bench")} as ' \
-               f'{link("/models/" + r["on_bench"], r["on_bench"])}</div>'
-    progress = (f'<span class="progress" data-key="{e(key)}" data-item="{e(item["id"]) if item else ""}" '
-                f'data-state="{e(item["state"]) if item else ""}">{state_cell(item) if item else ""}</span>')
+        return html('<div class="route">$where $chip as $link</div>', where=where, chip=chip("active", "on the bench"),
+                    link=link("/models/" + r["on_bench"], r["on_bench"]))
+    progress = html('<span class="progress"$data>$state</span>', state=state_cell(item) if item else "", data=attrs(
+        data_key=key, data_item=item["id"] if item else "", data_state=item["state"] if item else ""))
     button, label = "", "Add to hub and onboard" if r.get("via") else "Onboard"
     if r.get("via"):
-        where += f' <span class="muted">(from {e(r["via"])} through the hub)</span>'
+        where = html('$w <span class="muted">(from $via through the hub)</span>', w=where, via=r["via"])
     if not item or item["state"] == "failed":
-        button = (f'<form method="post" action="/discover/onboard" class="inline" data-onboard data-once>'
-                  f'{csrf(frame)}{hidden("pick", pick)}{hidden("back", back)}'
-                  f'<button type="submit" class="small" aria-label="Onboard {e(r["served"])} from '
-                  f'{e(r["endpoint"])}">{"Try again" if item else label}</button>'
-                  f'<span class="status-text" data-status role="status"></span></form>')
-    return f'<div class="route">{where} {button}{progress}</div>'
+        button = html(ONBOARD, csrf=csrf(frame), pick=hidden("pick", pick), back=hidden("back", back),
+                      served=r["served"], endpoint=r["endpoint"], label="Try again" if item else label)
+    return html('<div class="route">$where $button$progress</div>', where=where, button=button, progress=progress)
 
 
-def no_route(add: dict, frame) -> str:
-    text = '<span class="muted">no route yet:</span> '
+def no_route(add: dict, frame) -> Html:
+    text = trusted('<span class="muted">no route yet:</span> ')
     if add["how"] == "sign-in":
-        return (text + f'<form method="post" action="{e(add["start"])}" class="inline">{csrf(frame)}'
-                f'<button type="submit" class="small secondary">Sign in with {e(add["name"])}</button></form>')
+        return html('$text<form method="post" action="$start" class="inline">$csrf<button type="submit" '
+                    'class="small secondary">Sign in with $name</button></form>', text=text, start=add["start"],
+                    csrf=csrf(frame), name=add["name"])
     if add["how"] == "paste":
-        return text + link(add["href"], f"add {add['name']}")
-    return text + f'add {e(add["name"])}'
+        return html("$text$link", text=text, link=link(add["href"], f"add {add['name']}"))
+    return html("${text}add $name", text=text, name=add["name"])
 
 
 def queue_one(req, bench, form) -> Done:
@@ -154,3 +169,7 @@ def queue_one(req, bench, form) -> Done:
 
 
 ACTIONS = [("/discover/onboard", queue_one, "/discover")]
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

@@ -11,29 +11,32 @@ from __future__ import annotations
 
 import json
 
+from ...api.connect import providers_view
+from ...api.endpoints import endpoints_view, local_servers_view
 from ...providers import PROVIDERS
 from ...words import plural
-from ..apicall import call, get, post
-from ..render import card, e, options, table, when
+from ..apicall import call, post
+from ..contract import stays
+from ..markup import Html, card, flag, html, options, table, trusted
+from ..render import when
 from ..web import Done
-from ..widgets import chip, confirm, csrf, hidden, post_button
+from ..widgets import chip, confirm, csrf, external, hidden, muted, post_button
 
-APIS = [("openai", "OpenAI-compatible"), ("anthropic", "Anthropic"), ("gemini", "Gemini"), ("ollama", "Ollama")]
+APIS = [(api, cls.title) for api, cls in PROVIDERS.items()]     # the protocols an endpoint may speak, as named
 KINDS = {"sign-in": ("active", "sign in"), "local": ("probing", "on this machine"), "paste": ("none", "paste a key")}
-EXTERNAL = 'target="_blank" rel="noopener noreferrer"'
 HUBS = [("open-webui", "Open WebUI"), ("litellm", "LiteLLM proxy"), ("cliproxy", "CLI Proxy API")]
 KEY_SOURCES = {"environment": "environment variable", "keys.json": "keys.json", "none": "no key (local)",
                "missing": "missing"}
 
 
 def data(req, bench) -> dict:
-    connect = get(req, "/bench/connect", result=req.query.get("signin"))
-    return {"endpoints": get(req, "/bench/endpoints")["endpoints"],
-            "local_servers": get(req, "/bench/local-servers")["servers"],
+    connect = providers_view(bench, req.query.get("signin"))
+    return {"endpoints": endpoints_view(bench)["endpoints"],
+            "local_servers": local_servers_view(bench)["servers"],
             "providers": connect["providers"], "signin": signin_result(req, connect),
             "prefill": prefill(req.query, connect["providers"]),
             "apis": [{"api": api, "label": label, "default_base": PROVIDERS[api].default_base} for api, label in APIS],
-            "models": len(get(req, "/bench/models")["models"])}
+            "models": len(bench.registry.models())}
 
 
 def signin_result(req, connect: dict) -> dict | None:
@@ -56,142 +59,157 @@ def prefill(query: dict, providers: list[dict]) -> dict:
     return out
 
 
-def render(d: dict, frame) -> tuple[str, str]:
+START = trusted('<p class="lead">Start here: an endpoint is a base URL and a protocol, such as OpenRouter, a '
+                "provider's own API or a local Ollama. Sign in with a provider below, or paste a base URL and key: a "
+                "key is checked by listing the models before anything is saved.</p>")
+NEXT = trusted('<p class="lead callout">Next: <a href="/onboard">onboard models</a> from your endpoints.</p>')
+
+
+def render(d: dict, frame) -> tuple[str, Html]:
     parts = [result_flash(d["signin"])]
     if not d["endpoints"]:
-        parts.append('<p class="lead">Start here: an endpoint is a base URL and a protocol, such as OpenRouter, '
-                     "a provider's own API or a local Ollama. Sign in with a provider below, or paste a base URL and "
-                     "key: a key is checked by listing the models before anything is saved.</p>")
+        parts.append(START)
     elif not d["models"]:
-        parts.append('<p class="lead callout">Next: <a href="/onboard">onboard models</a> from your endpoints.</p>')
+        parts.append(NEXT)
     if d["endpoints"]:
         parts.append(card("Your endpoints", endpoint_table(d["endpoints"], frame)))
-    parts.append('<div class="add-row">' + "".join(c(d, frame) for c in ADD_CARDS) + "</div>")
-    return "Endpoints", "".join(p for p in parts if p)
+    parts.append(html('<div class="add-row">$cards</div>', cards=[c(d, frame) for c in ADD_CARDS]))
+    return "Endpoints", html("$parts", parts=parts)
 
 
-def endpoint_table(endpoints: list[dict], frame) -> str:
+def endpoint_table(endpoints: list[dict], frame) -> Html:
     rows = []
     for x in endpoints:
         source = x["key_source"]
-        key = chip("failed", "missing") + f' <span class="muted">set {e(x["key_env"])}</span>' \
-            if source == "missing" else e(KEY_SOURCES.get(source, source))
-        served = f'{x["served_count"]} <span class="muted">· {e(when(x["checked"]))}</span>' \
-            if x.get("served_count") is not None else '<span class="muted">not checked</span>'
-        actions = (post_button(frame, f"/endpoints/{x['name']}/test", "Test") +
+        key = html('$chip <span class="muted">set $env</span>', chip=chip("failed", "missing"), env=x["key_env"]) \
+            if source == "missing" else KEY_SOURCES.get(source, source)
+        served = html('$n <span class="muted">· $when</span>', n=x["served_count"], when=when(x["checked"])) \
+            if x.get("served_count") is not None else muted("not checked")
+        actions = [post_button(frame, f"/endpoints/{x['name']}/test", "Test"),
                    confirm(frame, f"/endpoints/{x['name']}/remove", "Remove",
                            f"Remove endpoint {x['name']}?" + (f" Its {x['active_models']} active models are retired "
                                                                "(restorable once it is back)."
-                                                               if x["active_models"] else "")))
-        hub = f' <span class="muted">· hub: {e(dict(HUBS).get(x["hub"], x["hub"]))}</span>' if x.get("hub") else ""
-        rows.append([f'<strong>{e(x["name"])}</strong>{hub}', e(dict(APIS).get(x["api"], x["api"])),
-                     f'<code>{e(x["base_url"])}</code>', key, f'{x["models"]} on the bench', served,
-                     f'<div class="actions">{actions}</div>'])
+                                                               if x["active_models"] else ""))]
+        hub = html(' <span class="muted">· hub: $h</span>', h=dict(HUBS).get(x["hub"], x["hub"])) if x.get("hub") \
+            else ""
+        rows.append([html("<strong>$name</strong>$hub", name=x["name"], hub=hub), dict(APIS).get(x["api"], x["api"]),
+                     html("<code>$u</code>", u=x["base_url"]), key, f'{x["models"]} on the bench', served,
+                     html('<div class="actions">$a</div>', a=actions)])
     return table(["Name", "API", "Base URL", "Key from", "Models", "Serves (checked)", ""], rows)
 
 
-def result_flash(result: dict | None) -> str:
+def result_flash(result: dict | None) -> Html:
     if not result:
-        return ""
+        return Html("")
     kind, role = ("ok", "status") if result["ok"] else ("error", "alert")
-    return f'<div class="flash flash-{kind}" role="{role}" id="signin-result">{e(result["message"])}</div>'
+    return html('<div class="flash flash-$kind" role="$role" id="signin-result">$m</div>', kind=kind, role=role,
+                m=result["message"])
 
 
-def signin_card(d: dict, frame) -> str:
+def signin_card(d: dict, frame) -> Html:
     """Every provider entry: a sign-in button, the local server's one-click add, or where to make a key."""
-    rows = "".join(provider_row(p, d, frame) for p in d["providers"])
-    return card("Sign in with a provider",
-                '<p class="muted">Where a provider lets this service sign in, it gets the key for you: your browser '
-                "goes to the provider and comes back here. For the others, make a key on their site and paste it."
-                f'</p><ul class="providers plain-list">{rows}</ul>', "add-card", anchor="signin")
+    return card("Sign in with a provider", html(
+        '<p class="muted">Where a provider lets this service sign in, it gets the key for you: your browser goes to '
+        "the provider and comes back here. For the others, make a key on their site and paste it.</p>"
+        '<ul class="providers plain-list">$rows</ul>', rows=[provider_row(p, d, frame) for p in d["providers"]]),
+        "add-card", anchor="signin")
 
 
-def provider_row(p: dict, d: dict, frame) -> str:
-    head = f'<div class="provider-head"><strong>{e(p["name"])}</strong> {chip(*KINDS[p["kind"]])}</div>'
-    why = f'<span class="reason">{e(p["why"])} <a href="{e(p["doc"])}" {EXTERNAL}>Their docs</a></span>'
+def reason(text) -> Html:
+    return html('<span class="reason">$t</span>', t=text)
+
+
+def provider_row(p: dict, d: dict, frame) -> Html:
+    head = html('<div class="provider-head"><strong>$name</strong> $chip</div>', name=p["name"],
+                chip=chip(*KINDS[p["kind"]]))
+    why = reason(html("$why $docs", why=p["why"], docs=external(p["doc"], "Their docs")))
     if p["kind"] == "sign-in":
-        act = (f'<form method="post" action="{e(p["start"])}" class="inline">{csrf(frame)}'
-               f'<button type="submit" class="small">Sign in with {e(p["name"])}</button></form>')
-        why = f'<span class="reason">{e(p["note"])}</span>' if p["note"] else ""
+        act = html('<form method="post" action="$start" class="inline">$csrf<button type="submit" class="small">'
+                   "Sign in with $name</button></form>", start=p["start"], csrf=csrf(frame), name=p["name"])
+        why = reason(p["note"]) if p["note"] else ""
     elif p["kind"] == "local":
         act, s = local_action(d, frame), d["local_servers"][0]
         if not s["answering"] and not s["endpoint"]:
-            why = (f'<span class="reason">Nothing answers at <code>{e(s["base_url"])}</code>: start Ollama, then '
-                   f'reload this page. {e(p["why"])}</span>')
+            why = reason(html("Nothing answers at <code>$base</code>: start Ollama, then reload this page. $why",
+                              base=s["base_url"], why=p["why"]))
     else:
-        act = (f'<a class="button secondary small" href="{e(p["key_page"])}" {EXTERNAL}>Make a key</a> '
-               f'<a href="/endpoints?paste={e(p["id"])}#add">then paste it</a>')
-        if p.get("app"):
-            act += f' · <a href="{e(p["app"]["settings"])}">or sign in with your own app</a>'
-    return f'<li data-provider="{e(p["id"])}">{head}<div class="actions">{act}</div>{why}</li>'
+        act = html('<a class="button secondary small" href="$href" target="_blank" rel="noopener noreferrer">Make a '
+                   'key</a> <a href="/endpoints?paste=$id#add">then paste it</a>$app', href=p["key_page"], id=p["id"],
+                   app=html(' · <a href="$s">or sign in with your own app</a>', s=p["app"]["settings"])
+                   if p.get("app") else "")
+    return html('<li data-provider="$id">$head<div class="actions">$act</div>$why</li>', id=p["id"], head=head, act=act,
+                why=why)
 
 
-def local_action(d: dict, frame) -> str:
+def local_action(d: dict, frame) -> Html:
     """The local Ollama in one click while it answers (added like any endpoint: its models listed first)."""
     s = d["local_servers"][0]
     if s["endpoint"]:
-        return f'<span class="muted">added as {e(s["endpoint"])}</span>'
+        return muted(f"added as {s['endpoint']}")
     if not s["answering"]:
         return chip("none", "not answering")
     taken = {x["name"] for x in d["endpoints"]}
     name = next(n for n in (s["name"], "local", "ollama-local", "ollama-2") if n not in taken)
-    fields = "".join(hidden(k, v) for k, v in (("api", s["api"]), ("name", name), ("base_url", s["base_url"]),
-                                               ("no_key", "1")))
-    return (f'<form method="post" action="/endpoints/add" class="inline">{csrf(frame)}{fields}'
-            f'<button type="submit" class="small">Add it as “{e(name)}” ({plural(s["models"], "model")})</button>'
-            '</form>')
+    fields = [hidden(k, v) for k, v in (("api", s["api"]), ("name", name), ("base_url", s["base_url"]),
+                                        ("no_key", "1"))]
+    return html('<form method="post" action="/endpoints/add" class="inline">$csrf$fields<button type="submit" '
+                'class="small">Add it as “$name” ($models)</button></form>', csrf=csrf(frame), fields=fields,
+                name=name, models=plural(s["models"], "model"))
 
 
 LINK_LOCAL_CONFIRM = ("Send this endpoint's key and requests to a link-local or cloud metadata address? Such an "
                       "address answers on the machine the service runs on (a cloud machine's metadata service hands "
                       "out its credentials there). Add it only if you run a model server there yourself.")
-
-
-def paste_card(d: dict, frame) -> str:
-    bases = {a["api"]: a["default_base"] for a in d["apis"]}
-    pre = d["prefill"]
-    chosen = frame.typed("api", pre["api"])
-    hints = "".join(f'<li><strong>{e(a["label"])}</strong>: e.g. <code>{e(eg)}</code></li>'
-                    for a, eg in ((a, "https://openrouter.ai/api/v1" if a["api"] == "openai" else a["default_base"])
-                                  for a in d["apis"]))
-    why = ""
-    if pre["provider"]:
-        p = pre["provider"]
-        why = (f'<p class="callout">{e(p["name"])} has no sign-in here: {e(p["why"])} Make a key at '
-               f'<a href="{e(p["key_page"])}" {EXTERNAL}>{e(p["key_page"])}</a> and paste it below.</p>')
-    return card("Add an endpoint", f"""{why}
-<form method="post" action="/endpoints/add" class="stack" autocomplete="off">{csrf(frame)}
+PASTE = """$why
+<form method="post" action="/endpoints/add" class="stack" autocomplete="off">$csrf
 <label for="ep-api">API</label>
-<select id="ep-api" name="api" data-bases="{e(json.dumps(bases))}">{options([(a, l) for a, l in APIS], chosen)}</select>
+<select id="ep-api" name="api" data-bases="$bases">$apis</select>
 <label for="ep-name">Name <span class="muted">(what you will call it: letters, digits, . _ -)</span></label>
 <input id="ep-name" name="name" type="text" autocomplete="off" required placeholder="openrouter"
- pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{{0,63}}" value="{e(frame.typed("name", pre["name"]))}">
+ pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,63}" value="$name">
 <label for="ep-base">Base URL</label>
 <input id="ep-base" name="base_url" type="url" autocomplete="off" required placeholder="https://openrouter.ai/api/v1"
- value="{e(frame.typed("base_url", pre["base_url"]))}">
+ value="$base_url">
 <label for="ep-key">Key
  <span class="muted">(checked by listing the models, kept in keys.json, never shown again)</span></label>
 <input id="ep-key" name="key" type="password" autocomplete="new-password" spellcheck="false">
-<label class="choice"><input type="checkbox" name="no_key" value="1"{" checked" if frame.typed("no_key") else ""}>
+<label class="choice"><input type="checkbox" name="no_key" value="1"$no_key>
  No key: a local server</label>
-<label class="choice"><input type="checkbox" name="allow_link_local" value="1"{
- " checked" if frame.typed("allow_link_local") else ""} data-confirm="{e(LINK_LOCAL_CONFIRM)}">
+<label class="choice"><input type="checkbox" name="allow_link_local" value="1"$link_local data-confirm="$confirm">
  Allow a link-local or cloud metadata address <span class="muted">(169.254.x.x, fe80::, fd00:ec2::254: refused
  otherwise, as this endpoint's key and requests would go there)</span></label>
-<details class="hint" id="ep-hub-box"{" open" if frame.typed("hub") else ""}><summary>A hub (Open WebUI, LiteLLM, CLI Proxy
+<details class="hint" id="ep-hub-box"$hub_open><summary>A hub (Open WebUI, LiteLLM, CLI Proxy
  API) that can take new models</summary>
 <label for="ep-hub">Hub</label>
-<select id="ep-hub" name="hub">{options([("", "not a hub"), *HUBS], frame.typed("hub", ""))}</select>
+<select id="ep-hub" name="hub">$hubs</select>
 <label for="ep-admin">Admin key <span class="muted">(the hub's admin or management key, apart from the API key; kept
  in keys.json as NAME.admin)</span></label>
 <input id="ep-admin" name="admin_key" type="password" autocomplete="new-password" spellcheck="false">
 <p class="muted">Discover and the onboarding queue then add a model the hub does not list yet through its admin
  API, and onboard it.</p></details>
 <div class="form-end"><button type="submit">Add endpoint</button></div>
-</form><details class="hint"><summary>Base URLs by API</summary><ul>{hints}</ul>
+</form><details class="hint"><summary>Base URLs by API</summary><ul>$hints</ul>
 <p class="muted">The key goes to the llm CLI's keys.json (or set BENCHWARMERS_KEY_NAME in the service's
-environment and leave it empty here); it never enters the data folder, a page or a log.</p></details>""",
-                "add-card", anchor="add")
+environment and leave it empty here); it never enters the data folder, a page or a log.</p></details>"""
+
+
+def paste_card(d: dict, frame) -> Html:
+    bases = {a["api"]: a["default_base"] for a in d["apis"]}
+    pre = d["prefill"]
+    hints = [html("<li><strong>$label</strong>: e.g. <code>$eg</code></li>", label=a["label"], eg=eg)
+             for a, eg in ((a, "https://openrouter.ai/api/v1" if a["api"] == "openai" else a["default_base"])
+                           for a in d["apis"])]
+    why = ""
+    if pre["provider"]:
+        p = pre["provider"]
+        why = html('<p class="callout">$name has no sign-in here: $why Make a key at $link and paste it below.</p>',
+                   name=p["name"], why=p["why"], link=external(p["key_page"], p["key_page"]))
+    return card("Add an endpoint", html(
+        PASTE, why=why, csrf=csrf(frame), bases=json.dumps(bases), apis=options(APIS, frame.typed("api", pre["api"])),
+        name=frame.typed("name", pre["name"]), base_url=frame.typed("base_url", pre["base_url"]),
+        no_key=flag("checked", frame.typed("no_key")), link_local=flag("checked", frame.typed("allow_link_local")),
+        confirm=LINK_LOCAL_CONFIRM, hub_open=flag("open", frame.typed("hub")),
+        hubs=options([("", "not a hub"), *HUBS], frame.typed("hub", "")), hints=hints), "add-card", anchor="add")
 
 
 ADD_CARDS = [signin_card, paste_card]
@@ -230,3 +248,7 @@ def remove(req, bench, form) -> Done:
 
 ACTIONS = [("/endpoints/add", add, "/endpoints"), ("/endpoints/{name}/test", test, "/endpoints"),
            ("/endpoints/{name}/remove", remove, "/endpoints")]
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

@@ -2,10 +2,18 @@
 answers waiting for a verdict, calls per day by status, the last asks, and where the service runs."""
 from __future__ import annotations
 
+from ...api.collections import collections_view
+from ...api.endpoints import endpoints_view
+from ...api.history import daily_view, history_page
+from ...api.limits import limits_view
+from ...api.models import models_view
+from ...api.status import summary
 from ...errors import ConfigError
+from ...store.pending import pending
 from .. import charts
-from ..apicall import Refused, get, post
-from ..render import card, e, facts, link, table, when
+from ..apicall import post
+from ..markup import Html, card, facts, html, link, table, trusted
+from ..render import when
 from ..web import Done
 from ..widgets import chip, confirm
 from . import quotas
@@ -14,13 +22,13 @@ SERIES = ("ok", "failed", "timeout", "skipped")
 
 
 def data(req, bench) -> dict:
-    status = get(req, "/bench/status")
-    endpoints = listed(req, "/bench/endpoints", "endpoints")
-    models = listed(req, "/bench/models", "models")
-    collections = listed(req, "/bench/collections", "collections")
-    recent = get(req, "/bench/history", per_page=5)
-    judged = sum(m["judged"] for m in get(req, "/bench/record")["models"].values())   # the record's, kept
-    waiting = get(req, "/bench/pending", limit=1)
+    status = summary(bench)
+    endpoints = listed(lambda: endpoints_view(bench)["endpoints"])
+    models = listed(lambda: models_view(bench)["models"])
+    collections = listed(lambda: collections_view(bench)["collections"])
+    recent = history_page(bench, {"per_page": "5"})
+    judged = sum(m["judged"] for m in bench.record.models().values())   # the record's, kept
+    waiting = pending(bench.db, limit=1)
     steps = [
         {"done": bool(endpoints), "text": "Add an endpoint", "href": "/endpoints"},
         {"done": bool(models), "text": "Onboard models", "href": "/onboard"},
@@ -34,24 +42,22 @@ def data(req, bench) -> dict:
                                          "asks_capped": recent["total_capped"], "answers_judged": judged,
                                          "answers_unjudged": waiting["total"],
                                          "answers_unjudged_capped": waiting.get("total_capped", False)},
-            "next_steps": steps, "daily": get(req, "/bench/stats/daily", days=14)["days"],
-            "recent": recent["items"], "limits": near_limits(req)}
+            "next_steps": steps, "daily": daily_view(bench, {"days": "14"})["days"],
+            "recent": recent["items"], "limits": near_limits(bench)}
 
 
-def near_limits(req) -> list[dict]:
+def near_limits(bench) -> list[dict]:
     """The connections near or at a rate limit, in words (the Quotas page has the rest)."""
     return [{"connection": c["name"], "state": c["state"], "text": quotas.warning_text(c)}
-            for c in listed(req, "/bench/limits", "connections") if c["state"] != "ok"]
+            for c in listed(lambda: limits_view(bench)["connections"]) if c["state"] != "ok"]
 
 
-def listed(req, path: str, name: str) -> list:
-    """One list the API gives, or none while a config file is broken (the status's config_problems, shown on the
+def listed(read) -> list:
+    """One list the bench gives, or none while a config file is broken (the status's config_problems, shown on the
     page, names the file and line): a bad hand edit never takes Home down."""
     try:
-        return get(req, path)[name]
-    except Refused as err:
-        if err.code != ConfigError.code:
-            raise
+        return read()
+    except ConfigError:
         return []
 
 
@@ -61,37 +67,41 @@ def redirect(d: dict) -> str | None:
     return "/endpoints" if not d["counts"]["endpoints"] and not d["status"]["config_problems"] else None
 
 
-def render(d: dict, frame) -> tuple[str, str]:
-    s = d["status"]
-    problems = "".join(f'<div class="flash flash-error" role="alert">Config problem: {e(p)}</div>'
-                       for p in s["config_problems"])
-    problems += "".join(f'<div class="flash flash-{"error" if x["state"] == "at" else "info"}" role="status">'
-                        f'{e(x["text"])} {link("/quotas", "See Quotas")}.</div>' for x in d["limits"])
-    c = d["counts"]
+def render(d: dict, frame) -> tuple[str, Html]:
+    s, c = d["status"], d["counts"]
+    notes = [html('<div class="flash flash-error" role="alert">Config problem: $p</div>', p=p)
+             for p in s["config_problems"]]
+    notes += [html('<div class="flash flash-$kind" role="status">$text $link.</div>', kind="error" if x["state"] == "at"
+                   else "info", text=x["text"], link=link("/quotas", "See Quotas")) for x in d["limits"]]
     if c["answers_unjudged"]:
         waiting = number(c["answers_unjudged"], c["answers_unjudged_capped"])
-        problems += (f'<div class="flash flash-info" role="status">{waiting} '
-                     f'{"answer waits" if waiting == "1" else "answers wait"} for a verdict: verdicts decide '
-                     f'who gets seated. {link("/calls?verdict=missing", "Judge them on Calls")}.</div>')
+        notes.append(html('<div class="flash flash-info" role="status">$n $wait for a verdict: verdicts decide who '
+                          "gets seated. $link.</div>", n=waiting,
+                          wait="answer waits" if waiting == "1" else "answers wait",
+                          link=link("/calls?verdict=missing", "Judge them on Calls")))
     tiles = [("/endpoints", c["endpoints"], "endpoints"), ("/models", c["active_models"], "active models"),
              ("/collections", c["collections"], "collections"), ("/calls", number(c["asks"], c["asks_capped"]), "asks"),
              ("/calls?verdict=given", number(c["answers_judged"]), "answers judged")]
-    parts = [problems, held_card(s.get("held") or [], frame), '<div class="tiles">' + "".join(
-        f'<a class="tile" href="{e(href)}"><span class="number">{e(str(n))}</span><span class="what">{e(what)}</span></a>'
-        for href, n, what in tiles) + "</div>"]
+    parts = [*notes, held_card(s.get("held") or [], frame), html('<div class="tiles">$tiles</div>', tiles=[
+        html('<a class="tile" href="$href"><span class="number">$n</span><span class="what">$what</span></a>',
+             href=href, n=n, what=what) for href, n, what in tiles])]
     if not all(step["done"] for step in d["next_steps"]):
         parts.append(card("Next steps", steps_list(d["next_steps"]), "steps"))
-    parts.append('<div class="grid-2">' + card("Calls per day", daily_chart(d["daily"])) +
-                 card("Last asks", recent(d["recent"])) + "</div>")
-    parts.append(card("This service", facts([
-        ("Service", f'{chip("active", "running")} {e(s["role"])}'),
-        ("Gateway base URL", f'<code>{e(s["url"])}/v1</code>'),
-        ("Dashboard", f'<code>{e(s["url"])}</code>'), ("Listening on", e(s["bind"])),
-        ("Data folder", f'<code>{e(s["data_folder"])}</code>'),
+    parts.append(html('<div class="grid-2">$daily$recent</div>', daily=card("Calls per day", daily_chart(d["daily"])),
+                      recent=card("Last asks", recent(d["recent"]))))
+    parts.append(card("This service", service_facts(s)))
+    return "Home", html("$parts", parts=parts)
+
+
+def service_facts(s: dict) -> Html:
+    code = lambda text: html("<code>$t</code>", t=text)   # noqa: E731
+    return facts([
+        ("Service", html("$chip $role", chip=chip("active", "running"), role=s["role"])),
+        ("Gateway base URL", code(s["url"] + "/v1")), ("Dashboard", code(s["url"])), ("Listening on", s["bind"]),
+        ("Data folder", code(s["data_folder"])),
         ("Admin token", "set" if s["admin_token_set"] else "not set (this machine only)"),
         ("Gateway keys", "enforced" if s["gateway_keys"]["enforced"] else "not enforced (Settings says how)")],
-        "cols-2")))
-    return "Home", "".join(parts)
+        "cols-2")
 
 
 def number(n: int, capped: bool = False) -> str:
@@ -99,17 +109,18 @@ def number(n: int, capped: bool = False) -> str:
     return f"{n:,}{'+' if capped else ''}"
 
 
-def held_card(held: list[dict], frame) -> str:
+def held_card(held: list[dict], frame) -> Html:
     """Free models that turned paid: not seated or probed until the new price is accepted."""
     if not held:
-        return ""
-    rows = [[link("/models/" + h["model"], h["model"]), e(h["reason"]), e(when(h.get("since"))),
+        return Html("")
+    rows = [[link("/models/" + h["model"], h["model"]), h["reason"], when(h.get("since")),
              confirm(frame, f'/held/{h["model"]}/confirm', "Accept the new price",
                      f'Accept the new price of {h["model"]}? It takes seats and probes again, at that price.')]
             for h in held]
-    return card("Held until you accept the new price", '<p class="muted">These free models turned paid, so they '
-                "take no seat and get no probe until you accept (or <code>bench model confirm NAME</code>).</p>" +
-                table(["Model", "Why", "Since", ""], rows), "held", anchor="held")
+    return card("Held until you accept the new price", html(
+        '<p class="muted">These free models turned paid, so they take no seat and get no probe until you accept (or '
+        "<code>bench model confirm NAME</code>).</p>$table", table=table(["Model", "Why", "Since", ""], rows)),
+        "held", anchor="held")
 
 
 def accept_price(req, bench, form) -> Done:
@@ -121,27 +132,30 @@ def accept_price(req, bench, form) -> Done:
 ACTIONS = [("/held/{alias}/confirm", accept_price, "/")]
 
 
-def steps_list(steps: list[dict]) -> str:
-    items = "".join(f'<li class="{"done" if s["done"] else "todo"}">'
-                    f'{chip("done", "done") if s["done"] else chip("queued", "to do")} '
-                    f'{link(s["href"], s["text"])}</li>' for s in steps)
-    return f'<ol class="steps">{items}</ol>'
+def steps_list(steps: list[dict]) -> Html:
+    return html('<ol class="steps">$items</ol>', items=[
+        html('<li class="$state">$chip $link</li>', state="done" if s["done"] else "todo",
+             chip=chip("done", "done") if s["done"] else chip("queued", "to do"), link=link(s["href"], s["text"]))
+        for s in steps])
 
 
-def daily_chart(days: list[dict]) -> str:
+def daily_chart(days: list[dict]) -> Html:
     labels = [x["day"] for x in days]
     svg = charts.stacked_bars("Calls per day by status", labels,
                               [(name, [x["by_status"].get(name, 0) for x in days]) for name in SERIES])
-    rows = [[e(x["day"])] + [str(x["by_status"].get(n, 0)) for n in SERIES] for x in days if x["calls"]]
+    rows = [[x["day"]] + [x["by_status"].get(n, 0) for n in SERIES] for x in days if x["calls"]]
     numbers = table(["Day", *SERIES], rows, "No calls in the last 14 days.", "numbers")
-    return f'<figure class="chart-box">{svg}<figcaption>{numbers}</figcaption></figure>'
+    return html('<figure class="chart-box">$svg<figcaption>$numbers</figcaption></figure>', svg=svg, numbers=numbers)
 
 
-def recent(items: list[dict]) -> str:
+def recent(items: list[dict]) -> Html:
     if not items:
-        return '<p class="empty">Nothing asked yet. <a href="/ask">Ask a collection</a>.</p>'
-    rows = "".join(
-        f'<li><a href="/calls/{e(i["id"])}">{e(i["prompt"] or "(no text)")}</a>'
-        f'<span class="muted"> · {e(i["collection"])} · {e(when(i["created"]))} · {i["answered"]} answered, '
-        f'{i["judged"]} judged</span></li>' for i in items)
-    return f'<ul class="plain-list">{rows}</ul><p><a href="/calls">Every ask →</a></p>'
+        return trusted('<p class="empty">Nothing asked yet. <a href="/ask">Ask a collection</a>.</p>')
+    rows = [html('<li><a href="/calls/$id">$prompt</a><span class="muted"> · $collection · $when · $answered '
+                 "answered, $judged judged</span></li>", id=i["id"], prompt=i["prompt"] or "(no text)",
+                 collection=i["collection"], when=when(i["created"]), answered=i["answered"], judged=i["judged"])
+            for i in items]
+    return html('<ul class="plain-list">$rows</ul><p><a href="/calls">Every ask →</a></p>', rows=rows)
+
+
+SCRIPTS: tuple = ()

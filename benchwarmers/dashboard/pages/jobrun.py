@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import json
 
-from ..apicall import get
-from ..render import card, e, facts, link, table, when
-from ..widgets import chip
+from ...api.scheduler import run_view
+from ..contract import stays
+from ..markup import Html, card, facts, html, link, table, trusted
+from ..render import when
+from ..widgets import chip, muted
 from .scheduler import took
 
 # the detail's lists, in the order a reader wants them (a job's own keys follow)
@@ -20,48 +22,53 @@ COLUMNS = {"model": "Model", "ttft": "First token (s)", "tokens_per_second": "To
 
 
 def data(req, bench) -> dict:
-    return get(req, f"/bench/jobs/{req.params['id']}")
+    return run_view(bench, req.params["id"])
 
 
-def render(d: dict, frame) -> tuple[str, str]:
+def render(d: dict, frame) -> tuple[str, Html]:
     r = d["run"]
-    about = facts([("Job", e(r["name"])), ("Status", chip(r["status"])),
-                   ("Trigger", e(r["trigger"] or "")), ("Window", e(when(r["due"])) or "none: run when asked"),
-                   ("Started", e(when(r["started"], seconds=True))),
-                   ("Finished", e(when(r["finished"], seconds=True)) or '<span class="muted">still running: reload '
-                                                                        "to follow it</span>"),
-                   ("Took", e(took(r))), ("Models touched", str(r["models"])), ("Calls sent", str(r["calls"]))],
-                  "cols-2")
-    outcome = f'<p class="outcome">{e(r["outcome"] or "")}</p>' if r["outcome"] else ""
-    back = f'<p>{link("/settings#scheduler", "Back to the scheduler")}</p>'
-    return f"{r['name']} run {r['id']}", card("", about + outcome) + detail(r["name"], r.get("detail") or {}) + back
+    about = facts([("Job", r["name"]), ("Status", chip(r["status"])),
+                   ("Trigger", r["trigger"] or ""), ("Window", when(r["due"]) or "none: run when asked"),
+                   ("Started", when(r["started"], seconds=True)),
+                   ("Finished", when(r["finished"], seconds=True) or muted("still running: reload to follow it")),
+                   ("Took", took(r)), ("Models touched", r["models"]), ("Calls sent", r["calls"])], "cols-2")
+    outcome = html('<p class="outcome">$o</p>', o=r["outcome"]) if r["outcome"] else ""
+    back = html("<p>$a</p>", a=link("/settings#scheduler", "Back to the scheduler"))
+    return f"{r['name']} run {r['id']}", html("$card$detail$back", card=card("", html("$a$o", a=about, o=outcome)),
+                                             detail=detail(r["name"], r.get("detail") or {}), back=back)
 
 
-def detail(job: str, d: dict) -> str:
+def detail(job: str, d: dict) -> Html:
     keys = [k for k in ORDER if d.get(k)] + sorted(k for k in d if k not in ORDER and d[k])
     if not keys:
-        return card("Detail", '<p class="empty">Nothing to list: the outcome above says it all.</p>')
+        return card("Detail", trusted('<p class="empty">Nothing to list: the outcome above says it all.</p>'))
     titles = {**TITLES, "ok": OK_TITLES.get(job, "Done")}
-    return "".join(card(titles.get(k, k), entries(d[k])) for k in keys)
+    return html("$cards", cards=[card(titles.get(k, k), entries(d[k])) for k in keys])
 
 
-def entries(values) -> str:
+def entries(values) -> Html:
     """A list of names, or of records (a column per field); anything else as text."""
     if not isinstance(values, list):
-        return f"<p>{e(values)}</p>"
+        return html("<p>$v</p>", v=values)
     if all(not isinstance(v, dict) for v in values):
-        return '<ul class="plain-list">' + "".join(f"<li>{e(v)}</li>" for v in values) + "</ul>"
+        return html('<ul class="plain-list">$items</ul>', items=[html("<li>$v</li>", v=v) for v in values])
     columns = list(dict.fromkeys(k for v in values if isinstance(v, dict) for k in v))
-    rows = [[cell(v.get(c)) if isinstance(v, dict) else (e(v) if c == columns[0] else "") for c in columns]
+    rows = [[cell(v.get(c)) if isinstance(v, dict) else (v if c == columns[0] else "") for c in columns]
             for v in values]
     return table([COLUMNS.get(c, c) for c in columns], rows)
 
 
-def cell(value) -> str:
+def cell(value) -> Html | str:
     if value is None:
         return ""
     if isinstance(value, (list, dict)):
-        return f'<span class="reason">{e(json.dumps(value))}</span>'
+        return html('<span class="reason">$v</span>', v=json.dumps(value))
     if isinstance(value, float):
-        return e(f"{value:,.3f}".rstrip("0").rstrip("."))
-    return f'<span class="reason">{e(value)}</span>' if isinstance(value, str) and len(value) > 40 else e(value)
+        return f"{value:,.3f}".rstrip("0").rstrip(".")
+    return html('<span class="reason">$v</span>', v=value) if isinstance(value, str) and len(value) > 40 else \
+        str(value)
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself
+ACTIONS: list = []               # posts no form of its own

@@ -9,6 +9,7 @@ from ...server.guard import SESSION_COOKIE
 from ...server.logins import SESSION_MOST
 from ...server.messages import Request, Response
 from .. import web
+from ..markup import html
 from ..render import page
 from ..widgets import csrf, hidden
 
@@ -19,11 +20,12 @@ def show(req: Request, bench: Bench, error: str = "", status: int = 200, nxt: st
     if error:
         frame.flashes.append(("error", error))
     nxt = web.safe_local(nxt or req.query.get("next")) or "/"
-    body = (f'<form class="card login stack" method="post" action="/login">{csrf(frame)}'
-            '<p>This service has an admin token. Enter it once to use the dashboard on this browser.</p>'
-            '<label for="token">Admin token</label>'
-            '<input id="token" type="password" name="token" autocomplete="current-password" required autofocus>'
-            f'{hidden("next", nxt)}<div class="form-end"><button type="submit">Log in</button></div></form>')
+    body = html('<form class="card login stack" method="post" action="/login">$csrf'
+                "<p>This service has an admin token. Enter it once to use the dashboard on this browser.</p>"
+                '<label for="token">Admin token</label>'
+                '<input id="token" type="password" name="token" autocomplete="current-password" required autofocus>'
+                '$next<div class="form-end"><button type="submit">Log in</button></div></form>', csrf=csrf(frame),
+                next=hidden("next", nxt))
     return page("Log in", body, frame, nav_items=[], nav="", version=bench.version, json_link="",
                 status=status)
 

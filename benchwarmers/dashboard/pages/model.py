@@ -5,49 +5,56 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from ...names import REASON_MOST
+from ...api.history import daily_view
+from ...api.calls import with_verdicts
+from ...api.models import model_view
 from .. import charts
-from ..apicall import call, get, post
-from ..render import card, e, facts, link, pct, secs, table, when
+from ..apicall import call, post
+from ..contract import stays
+from ..markup import Html, card, facts, html, link, table, trusted
+from ..render import pct, secs, when
 from ..web import Done
-from ..widgets import chip, confirm, post_button, record_cell, speed_cell
+from ..widgets import chip, confirm, muted, post_button, record_cell, speed_cell
 from . import modelcards, modelfacts
 from .models import status_cell
 
 
 def data(req, bench) -> dict:
     alias = req.params["alias"]
-    model = get(req, f"/bench/models/{alias}")["model"]
-    record = get(req, "/bench/record")
+    model = model_view(bench, alias)["model"]
+    record = bench.record.summary()
     per_collection = {name: models[alias] for name, models in record["collections"].items() if alias in models}
     return {"model": model, "record": record["models"].get(alias), "record_by_collection": per_collection,
-            "daily": get(req, "/bench/stats/daily", days=30, model=alias)["days"],
-            "calls": get(req, "/bench/calls", model=alias, limit=20)["calls"]}
+            "daily": daily_view(bench, {"days": "30", "model": alias})["days"],
+            "calls": [c for page in with_verdicts(bench, bench.calls.pages(model=alias, limit=20)) for c in page]}
 
 
-def render(d: dict, frame) -> tuple[str, str]:
+def render(d: dict, frame) -> tuple[str, Html]:
     m = d["model"]
-    known = [("Status", status_cell(m)), ("Served name", f'<code>{e(m["served"])}</code>'),
-             ("Endpoint", e(m["endpoint"])), ("Added", e(when(m.get("added"))) or '<span class="muted">not '
-                                                                                    "recorded</span>"),
+    known = [("Status", status_cell(m)), ("Served name", html("<code>$s</code>", s=m["served"])),
+             ("Endpoint", m["endpoint"]), ("Added", when(m.get("added")) or muted("not recorded")),
              ("Ad hoc", "yes: the bench never calls it unprompted" if m["ad_hoc"] else "no"),
              ("Speed", speed_cell(m.get("perf")))]
-    parts = [card("", facts(known, "cols-2") + actions(m, frame))]
+    pair = lambda cls, *cards: html('<div class="$cls">$cards</div>', cls=cls, cards=list(cards))   # noqa: E731
+    parts = [card("", html("$f$a", f=facts(known, "cols-2"), a=actions(m, frame)))]
     if m.get("retirement"):
         parts.append(card("Why the bench retired it", modelcards.retirement(m["retirement"]), "evidence"))
-    parts += ['<div class="side-layout">', card("Your verdicts", record_table(d)),
-              card("The suite's scores", modelcards.suite_open(m.get("suite_open") or [])
-                   + modelcards.suite_scores(m["alias"], m.get("suite"), m["status"] == "active")), "</div>",
-              card("Speed", modelcards.speed(m.get("perf_history") or [], m.get("perf"))
-                   + post_button(frame, f"/models/{m['alias']}/speed", "Measure speed now"), anchor="speed"),
-              '<div class="grid-2">', card("Latency per day", latency_chart(d["daily"])),
-              card("Useful rate over time", useful_chart(d["daily"])), "</div>",
-              '<div class="grid-2">', card("Facts and where they come from", modelcards.catalog_facts(m["catalog"])),
-              card("Your own facts and roles", modelfacts.form(m, frame), anchor="yours"), "</div>",
+    parts += [pair("side-layout", card("Your verdicts", record_table(d)),
+                   card("The suite's scores", html("$o$s", o=modelcards.suite_open(m.get("suite_open") or []),
+                                                   s=modelcards.suite_scores(m["alias"], m.get("suite"),
+                                                                             m["status"] == "active")))),
+              card("Speed", html("$s$b", s=modelcards.speed(m.get("perf_history") or [], m.get("perf")),
+                                 b=post_button(frame, f"/models/{m['alias']}/speed", "Measure speed now")),
+                   anchor="speed"),
+              pair("grid-2", card("Latency per day", latency_chart(d["daily"])),
+                   card("Useful rate over time", useful_chart(d["daily"]))),
+              pair("grid-2", card("Facts and where they come from", modelcards.catalog_facts(m["catalog"])),
+                   card("Your own facts and roles", modelfacts.form(m, frame), anchor="yours")),
               card("Recent calls", calls_table(d["calls"])), card("Probes", probes_table(m.get("probes") or []))]
-    return m["alias"], "".join(parts)
+    return m["alias"], html("$parts", parts=parts)
 
 
-def actions(m: dict, frame) -> str:
+def actions(m: dict, frame) -> Html:
     base = f"/models/{m['alias']}"
     buttons = [post_button(frame, base + "/probe", "Probe now")]
     if m["status"] == "active":             # a held, resting or retired model gets no run
@@ -57,64 +64,64 @@ def actions(m: dict, frame) -> str:
     if m["status"] == "retired":
         buttons.append(post_button(frame, base + "/restore", "Restore"))
     else:
-        reason = (f'<label for="reason">Why</label><input id="reason" name="reason" required '
-                  f'maxlength="{REASON_MOST}" placeholder="e.g. wrong on every review">')
+        reason = html('<label for="reason">Why</label><input id="reason" name="reason" required maxlength="$most" '
+                      'placeholder="e.g. wrong on every review">', most=REASON_MOST)
         buttons.append(confirm(frame, base + "/retire", "Retire", f"Retire {m['alias']}? It takes no seat until "
                                                                   "restored.", reason))
-    return f'<div class="actions">{"".join(buttons)}</div>'
+    return html('<div class="actions">$b</div>', b=buttons)
 
 
-def record_table(d: dict) -> str:
+def record_table(d: dict) -> Html:
     rows = [["all collections", d["record"]]] + [[f"in {name}", r]
                                                  for name, r in sorted(d["record_by_collection"].items())]
-    body = [[e(label), str(r["asks"]), str(r["answers"]), str(r["failures"]), record_cell(r),
-             f'{r["real_claims"]} / {r["false_claims"]}', e(secs(r["median_seconds"]))]
-            for label, r in rows if r]
+    body = [[label, r["asks"], r["answers"], r["failures"], record_cell(r), f'{r["real_claims"]} / {r["false_claims"]}',
+             secs(r["median_seconds"])] for label, r in rows if r]
     return table(["Where", "Asks", "Answers", "Failures", "Useful", "Real / false", "Median"], body,
                  "Not asked yet.")
 
 
-def latency_chart(days: list[dict]) -> str:
+def figure(svg: Html, numbers: Html) -> Html:
+    return html('<figure class="chart-box">$svg<figcaption>$numbers</figcaption></figure>', svg=svg, numbers=numbers)
+
+
+def latency_chart(days: list[dict]) -> Html:
     if not any(x["mean_seconds"] is not None for x in days):
-        return '<p class="empty">No answers in the last 30 days.</p>'
+        return trusted('<p class="empty">No answers in the last 30 days.</p>')
     values = [x["mean_seconds"] for x in days]
     svg = charts.line("Mean seconds per answer, by day", [x["day"] for x in days], values,
                       fmt=charts.seconds_format(values))
-    rows = [[e(x["day"]), e(secs(x["mean_seconds"])), str(x["by_status"]["ok"])] for x in days
-            if x["mean_seconds"] is not None]
-    return f'<figure class="chart-box">{svg}<figcaption>{table(["Day", "Mean", "Answers"], rows, cls="numbers")}' \
-           "</figcaption></figure>"
+    rows = [[x["day"], secs(x["mean_seconds"]), x["by_status"]["ok"]] for x in days if x["mean_seconds"] is not None]
+    return figure(svg, table(["Day", "Mean", "Answers"], rows, cls="numbers"))
 
 
-def useful_chart(days: list[dict]) -> str:
+def useful_chart(days: list[dict]) -> Html:
     if not any(x["cumulative"]["judged"] for x in days):
-        return '<p class="empty">No verdicts yet.</p>'
+        return trusted('<p class="empty">No verdicts yet.</p>')
     values = [x["cumulative"]["rate"] for x in days]
     svg = charts.line("Useful rate so far, with its 95% interval", [x["day"] for x in days], values,
                       band=[x["cumulative"]["interval"] for x in days], top=1.0, fmt=lambda v: f"{v * 100:.0f}%")
-    rows = [[e(x["day"]), pct(x["cumulative"]["rate"]),
+    rows = [[x["day"], pct(x["cumulative"]["rate"]),
              f'{pct(x["cumulative"]["interval"][0])}–{pct(x["cumulative"]["interval"][1])}',
-             str(x["cumulative"]["judged"])] for x in days if x["judged"]]
-    return (f'<figure class="chart-box">{svg}<figcaption>'
-            f'{table(["Day", "Useful so far", "95% interval", "Judged so far"], rows, cls="numbers")}'
-            "</figcaption></figure>")
+             x["cumulative"]["judged"]] for x in days if x["judged"]]
+    return figure(svg, table(["Day", "Useful so far", "95% interval", "Judged so far"], rows, cls="numbers"))
 
 
-def calls_table(calls: list[dict]) -> str:
-    rows = [[link(f"/calls/{c['panel'] or c['id']}", when(c["created"])), e(c["collection"] or "direct"), e(c["kind"]),
-             chip(c["status"]), e(secs(c["seconds"])), verdict_word(c.get("verdict"))] for c in calls]
+def calls_table(calls: list[dict]) -> Html:
+    rows = [[link(f"/calls/{c['panel'] or c['id']}", when(c["created"])), c["collection"] or "direct", c["kind"],
+             chip(c["status"]), secs(c["seconds"]), verdict_word(c.get("verdict"))] for c in calls]
     return table(["When", "Collection", "Seat", "Status", "Seconds", "Verdict"], rows, "No calls yet.")
 
 
-def verdict_word(v: dict | None) -> str:
+def verdict_word(v: dict | None) -> Html:
     if v is None:
-        return '<span class="muted">not judged</span>'
+        return muted("not judged")
     return chip("ok", "useful") if v["useful"] else chip("failed", "not useful")
 
 
-def probes_table(probes: list[dict]) -> str:
-    rows = [[e(when(p["created"])), e(p["kind"]), chip(p["status"]), e(secs(p["seconds"])),
-             f'<span class="reason">{e(p["answer"] if p["status"] == "ok" else p["error"])}</span>'] for p in probes]
+def probes_table(probes: list[dict]) -> Html:
+    rows = [[when(p["created"]), p["kind"], chip(p["status"]), secs(p["seconds"]),
+             html('<span class="reason">$t</span>', t=p["answer"] if p["status"] == "ok" else p["error"])]
+            for p in probes]
     return table(["When", "Kind", "Status", "Seconds", "Answer or error"], rows, "Never probed.")
 
 
@@ -160,3 +167,7 @@ ACTIONS = [("/models/{alias}/probe", probe, "/models/{alias}"), ("/models/{alias
            ("/models/{alias}/restore", restore, "/models/{alias}"),
            ("/models/{alias}/confirm", confirm_price, "/models/{alias}"),
            ("/models/{alias}/speed", measure_speed, "/models/{alias}")] + modelfacts.ACTIONS
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...catalog.overrides import FLAGS, NUMBERS
 from ...catalog.roles import ROLES
 from ..apicall import call, get
-from ..render import e, options
+from ..markup import Html, flag, html, options, trusted
 from ..web import Done
 from ..widgets import csrf, hidden
 from .modelcards import FACT_WORDS, fact_value
@@ -24,47 +24,51 @@ def word(key: str) -> str:
     return FACT_WORDS.get(key, key).split(" (")[0]
 
 
-def number_field(key: str, own: dict, facts: dict, frame) -> str:
+def number_field(key: str, own: dict, facts: dict, frame) -> Html:
     said = facts.get(key)
     hint = f"catalog: {fact_value(key, said['value'])}" if said and key not in own else "empty: the catalog's"
-    step = 'step="1" min="1"' if NUMBERS[key] is int else 'step="any" min="0"'
-    value = frame.typed(key, shown(own.get(key)))
-    return (f'<div><label for="own-{key}">{e(word(key))} <span class="muted">({e(UNITS[key])})</span></label>'
-            f'<input id="own-{key}" name="{key}" type="number" {step} value="{e(value)}" '
-            f'placeholder="{e(hint)}"></div>')
+    step = trusted('step="1" min="1"' if NUMBERS[key] is int else 'step="any" min="0"')
+    return html('<div><label for="own-$key">$word <span class="muted">($unit)</span></label><input id="own-$key" '
+                'name="$key" type="number" $step value="$value" placeholder="$hint"></div>', key=key, word=word(key),
+                unit=UNITS[key], step=step, value=frame.typed(key, shown(own.get(key))), hint=hint)
 
 
 def shown(value) -> str:
     return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def flag_field(key: str, own: dict, frame) -> str:
+def flag_field(key: str, own: dict, frame) -> Html:
     current = ("yes" if own[key] else "no") if key in own else ""
-    return (f'<div><label for="own-{key}">{e(word(key))}</label><select id="own-{key}" name="{key}">'
-            f"{options(ANSWERS, frame.typed(key, current))}</select></div>")
+    return html('<div><label for="own-$key">$word</label><select id="own-$key" name="$key">$o</select></div>', key=key,
+                word=word(key), o=options(ANSWERS, frame.typed(key, current)))
 
 
-def form(m: dict, frame) -> str:
+FACTS_FORM = """<form method="post" action="$base/facts" class="stack" id="own-facts">$csrf$back\
+<div class="row">$numbers</div><div class="row">$flags</div>\
+<div class="form-end"><button type="submit">Save facts</button></div></form>"""
+ROLES_FORM = """<form method="post" action="$base/roles" class="stack" id="own-roles">$csrf$back\
+<fieldset><legend>Roles <span class="muted">(explore seats go only to models whose roles fit a collection's purpose)\
+</span></legend>$boxes</fieldset><div class="form-end"><button type="submit">Save roles</button>$auto</div></form>"""
+INTRO = trusted('<p class="muted">What you set here beats every catalog, for seating, route mode and Discover alike. '
+                "Empty a field to go back to the catalog's.</p>")
+AUTO = trusted('<button type="submit" name="auto" value="1" class="secondary">Use the roles its facts give</button>')
+
+
+def form(m: dict, frame) -> Html:
     """Two forms: the facts (an empty field or "as the catalog says" gives the fact back to the catalogs), and
     the roles (ticked as they are now)."""
     c, base = m["catalog"], f"/models/{m['alias']}"
     own = yours(c)
-    numbers = "".join(number_field(k, own, c["facts"], frame) for k in NUMBERS)
-    flags = "".join(flag_field(k, own, frame) for k in FLAGS)
-    facts_form = (f'<form method="post" action="{e(base)}/facts" class="stack" id="own-facts">{csrf(frame)}'
-                  f'{hidden("back", base + "#yours")}<div class="row">{numbers}</div><div class="row">{flags}</div>'
-                  '<div class="form-end"><button type="submit">Save facts</button></div></form>')
+    back = hidden("back", base + "#yours")
     ticked = set(frame.typed_all("roles") or c["roles"])
-    boxes = "".join(f'<label class="choice"><input type="checkbox" name="roles" value="{r}"'
-                    f'{" checked" if r in ticked else ""}> {r}</label>' for r in ROLES)
-    auto = ('<button type="submit" name="auto" value="1" class="secondary">Use the roles its facts give</button>'
-            if c["roles_set_by"] == "user" else "")
-    roles_form = (f'<form method="post" action="{e(base)}/roles" class="stack" id="own-roles">{csrf(frame)}'
-                  f'{hidden("back", base + "#yours")}<fieldset><legend>Roles <span class="muted">(explore seats go '
-                  f'only to models whose roles fit a collection\'s purpose)</span></legend>{boxes}</fieldset>'
-                  f'<div class="form-end"><button type="submit">Save roles</button>{auto}</div></form>')
-    return ('<p class="muted">What you set here beats every catalog, for seating, route mode and Discover alike. '
-            "Empty a field to go back to the catalog's.</p>" + facts_form + roles_form)
+    boxes = [html('<label class="choice"><input type="checkbox" name="roles" value="$r"$on> $r</label>', r=r,
+                  on=flag("checked", r in ticked)) for r in ROLES]
+    return html("$intro$facts$roles", intro=INTRO,
+                facts=html(FACTS_FORM, base=base, csrf=csrf(frame), back=back,
+                           numbers=[number_field(k, own, c["facts"], frame) for k in NUMBERS],
+                           flags=[flag_field(k, own, frame) for k in FLAGS]),
+                roles=html(ROLES_FORM, base=base, csrf=csrf(frame), back=back, boxes=boxes,
+                           auto=AUTO if c["roles_set_by"] == "user" else ""))
 
 
 # ---- actions -----------------------------------------------------------------------------------

@@ -3,8 +3,10 @@ filter and search, and who to trust, as a chart."""
 from __future__ import annotations
 
 from .. import charts
-from ..apicall import get
-from ..render import card, e, link, options, pct, secs, table
+from ...api.models import models_view
+from ..contract import stays
+from ..markup import Html, card, html, link, options, table, trusted
+from ..render import pct, secs
 from ..widgets import chip, probe_cell, record_cell, speed_cell, suite_cell
 
 STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("retired", "retired")]
@@ -13,9 +15,7 @@ STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("
 def data(req, bench) -> dict:
     find = (req.query.get("find") or "").strip()
     status = req.query.get("status") or ""
-    models = get(req, "/bench/models", find=find)["models"]
-    record = get(req, "/bench/record")["models"]
-    rows = [{**m, "record": record.get(m["alias"])} for m in models if not status or m["status"] == status]
+    rows = [m for m in models_view(bench, find)["models"] if not status or m["status"] == status]
     return {"models": rows, "find": find or None, "status": status or None,
             "trust": [{"model": m["alias"], "judged": m["record"]["judged"], "useful_rate": m["record"]["useful_rate"],
                        "useful_interval": m["record"]["useful_interval"],
@@ -23,34 +23,38 @@ def data(req, bench) -> dict:
                       for m in rows if m["record"] and m["record"]["judged"]]}
 
 
-def render(d: dict, frame) -> tuple[str, str]:
-    search = (f'<form method="get" action="/models" class="search" role="search">'
-              f'<label for="find">Find</label><input id="find" name="find" type="search" value="{e(d["find"] or "")}"'
-              f' placeholder="alias, served name or endpoint">'
-              f'<label for="status">Status</label><select id="status" name="status">'
-              f'{options(STATUSES, d["status"] or "")}</select>'
-              f'<button type="submit" class="secondary">Filter</button></form>')
-    head = f'<div class="page-actions"><a class="button" href="/onboard">Onboard models</a></div>{search}'
+SEARCH = """<div class="page-actions"><a class="button" href="/onboard">Onboard models</a></div>\
+<form method="get" action="/models" class="search" role="search">\
+<label for="find">Find</label><input id="find" name="find" type="search" value="$find" \
+placeholder="alias, served name or endpoint">\
+<label for="status">Status</label><select id="status" name="status">$status</select>\
+<button type="submit" class="secondary">Filter</button></form>"""
+
+
+def render(d: dict, frame) -> tuple[str, Html]:
+    head = html(SEARCH, find=d["find"] or "", status=options(STATUSES, d["status"] or ""))
     if not d["models"]:
         empty = ("No model matches." if d["find"] or d["status"] else
-                 'No models on the bench yet. <a href="/onboard">Onboard models</a> from your endpoints.')
-        return "Models", head + f'<p class="empty">{empty}</p>'
-    rows = [[link(f"/models/{m['alias']}", m["alias"]), f'<span class="served">{e(m["served"])}</span>',
-             e(m["endpoint"]), status_cell(m), probe_cell(m.get("last_probe")),
-             str(m["record"]["asks"]) if m["record"] else "0",
-             record_cell(m["record"]), str(m["record"]["false_claims"]) if m["record"] else "0",
-             e(secs(m["record"]["median_seconds"])) if m["record"] else "", suite_cell(m.get("suite")),
+                 trusted('No models on the bench yet. <a href="/onboard">Onboard models</a> from your endpoints.'))
+        return "Models", html('$head<p class="empty">$empty</p>', head=head, empty=empty)
+    rows = [[link(f"/models/{m['alias']}", m["alias"]), html('<span class="served">$s</span>', s=m["served"]),
+             m["endpoint"], status_cell(m), probe_cell(m.get("last_probe")),
+             m["record"]["asks"] if m["record"] else "0",
+             record_cell(m["record"]), m["record"]["false_claims"] if m["record"] else "0",
+             secs(m["record"]["median_seconds"]) if m["record"] else "", suite_cell(m.get("suite")),
              speed_cell(m.get("perf"))] for m in d["models"]]
     roster = table(["Alias", "Served name", "Endpoint", "Status", "Last probe", "Asks", "Useful (your verdicts)",
                     "False claims", "Median", "Suite scores", "Speed (weekly test)"], rows, cls="roster")
-    return "Models", head + card("", roster) + card("Who to trust", trust_chart(d["trust"]))
+    return "Models", html("$head$roster$trust", head=head, roster=card("", roster),
+                          trust=card("Who to trust", trust_chart(d["trust"])))
 
 
-def status_cell(m: dict) -> str:
+def status_cell(m: dict) -> Html:
     """The status chip, then what its one word leaves out as text (never only a tooltip): until when, or why."""
     said = status_words(m)
-    extra = " " + chip("adhoc", "ad hoc") if m.get("ad_hoc") else ""
-    return chip(m["status"], m["status"]) + (f' <span class="reason">{e(said)}</span>' if said else "") + extra
+    return html("$chip$said$extra", chip=chip(m["status"], m["status"]),
+                said=html(' <span class="reason">$s</span>', s=said) if said else "",
+                extra=[" ", chip("adhoc", "ad hoc")] if m.get("ad_hoc") else "")
 
 
 def status_words(m: dict) -> str:
@@ -63,16 +67,20 @@ def status_words(m: dict) -> str:
     return text[len(m["status"]):].lstrip(": ") if text.startswith(m["status"]) else text
 
 
-def trust_chart(points: list[dict]) -> str:
+def trust_chart(points: list[dict]) -> Html:
     if not points:
-        return ('<p class="empty">No verdicts yet: judge answers on <a href="/calls?verdict=missing">Calls</a> '
-                "and each model shows here by its useful rate and how much evidence there is.</p>")
+        return trusted('<p class="empty">No verdicts yet: judge answers on <a href="/calls?verdict=missing">Calls</a> '
+                       "and each model shows here by its useful rate and how much evidence there is.</p>")
     svg = charts.scatter("Useful rate against answers judged", [
         {"label": p["model"], "judged": p["judged"], "rate": p["useful_rate"], "interval": p["useful_interval"],
          "flagged": p["confidently_wrong"]} for p in points])
-    rows = [[e(p["model"]), pct(p["useful_rate"]),
-             f'{pct(p["useful_interval"][0])}–{pct(p["useful_interval"][1])}', str(p["judged"]),
-             "yes" if p["confidently_wrong"] else ""] for p in points]
+    rows = [[p["model"], pct(p["useful_rate"]), f'{pct(p["useful_interval"][0])}–{pct(p["useful_interval"][1])}',
+             p["judged"], "yes" if p["confidently_wrong"] else ""] for p in points]
     numbers = table(["Model", "Useful", "95% interval", "Judged", "Confidently wrong"], rows, cls="numbers")
-    return (f'<figure class="chart-box wide">{svg}<figcaption>Higher is better; a short whisker means much '
-            f"evidence. Squares are confidently wrong.{numbers}</figcaption></figure>")
+    return html('<figure class="chart-box wide">$svg<figcaption>Higher is better; a short whisker means much '
+                "evidence. Squares are confidently wrong.$numbers</figcaption></figure>", svg=svg, numbers=numbers)
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself
+ACTIONS: list = []               # posts no form of its own

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 from ...errors import BadRequest
 from ...words import plural
-from ..apicall import get, post
-from ..render import card, e, link, table, when
+from ...api.endpoints import candidates_view
+from ..apicall import post
+from ..contract import stays
+from ..markup import Html, attrs, card, flag, html, join, link, table, trusted
+from ..render import when
 from ..web import Done
 from ..widgets import chip, csrf
 
@@ -17,8 +20,8 @@ MODES = [("quick", "Quick", "probe now; the suite is owed, and the scheduler's s
 
 def data(req, bench) -> dict:
     find = (req.query.get("find") or "").strip().lower()
-    found = get(req, "/bench/candidates")
-    items = get(req, "/bench/onboard", limit=200)["items"]
+    found = candidates_view(bench)
+    items = bench.onboard_queue.items(200, None)
     latest = latest_items(items)
     rows = []
     for c in found["candidates"]:
@@ -29,7 +32,7 @@ def data(req, bench) -> dict:
             continue
         rows.append({**c, "item": item})
     return {"candidates": rows, "errors": found["errors"], "find": find or None, "recent": items[:20],
-            "endpoints": len(get(req, "/bench/endpoints")["endpoints"])}
+            "endpoints": len(bench.registry.endpoints())}
 
 
 def latest_items(items: list[dict]) -> dict:
@@ -41,64 +44,68 @@ def latest_items(items: list[dict]) -> dict:
     return latest
 
 
-def render(d: dict, frame) -> tuple[str, str]:
+SEARCH = """<form method="get" action="/onboard" class="search" role="search"><label for="find">Find</label>\
+<input id="find" name="find" type="search" value="$find" placeholder="name or endpoint" data-filter="#candidates">\
+<button type="submit" class="secondary">Find</button></form>"""
+INTRO = trusted('<p class="lead">Tick the models to put on the bench. Each one is probed with a one-word prompt and '
+                "registered only if it answers (Full then runs the suite for it); they go one at a time, and the "
+                "progress shows beside each (a reload shows the same).</p>")
+
+
+def render(d: dict, frame) -> tuple[str, Html]:
     if not d["endpoints"]:
-        return "Onboard models", '<p class="empty">No endpoints yet. <a href="/endpoints">Add an endpoint</a> ' \
-                                 "first; its models then show here.</p>"
-    errors = "".join(f'<div class="flash flash-error" role="alert">{e(x["endpoint"])}: {e(x["error"])}</div>'
-                     for x in d["errors"])
-    intro = ('<p class="lead">Tick the models to put on the bench. Each one is probed with a one-word prompt and '
-             "registered only if it answers (Full then runs the suite for it); they go one at a time, and the "
-             "progress shows beside each (a reload shows the same).</p>")
-    search = (f'<form method="get" action="/onboard" class="search" role="search">'
-              f'<label for="find">Find</label><input id="find" name="find" type="search" value="{e(d["find"] or "")}"'
-              f' placeholder="name or endpoint" data-filter="#candidates">'
-              f'<button type="submit" class="secondary">Find</button></form>')
-    return "Onboard models", errors + intro + search + card("", picker(d, frame)) + \
-        card("Recent onboarding", recent(d["recent"]))
+        return "Onboard models", trusted('<p class="empty">No endpoints yet. <a href="/endpoints">Add an endpoint</a> '
+                                         "first; its models then show here.</p>")
+    errors = [html('<div class="flash flash-error" role="alert">$endpoint: $error</div>', endpoint=x["endpoint"],
+                   error=x["error"]) for x in d["errors"]]
+    return "Onboard models", html("$errors$intro$search$picker$recent", errors=errors, intro=INTRO,
+                                  search=html(SEARCH, find=d["find"] or ""), picker=card("", picker(d, frame)),
+                                  recent=card("Recent onboarding", recent(d["recent"])))
 
 
-def state_cell(item: dict | None) -> str:
+def state_cell(item: dict | None) -> Html:
     if not item:
-        return '<span class="muted">not on the bench</span>'
+        return trusted('<span class="muted">not on the bench</span>')
     detail = ""
     if item["state"] == "suite" and item.get("progress"):
-        detail = f' <span class="reason">{item["progress"]["done"]} of {item["progress"]["total"]}</span>'
+        detail = html(' <span class="reason">$done of $total</span>', done=item["progress"]["done"],
+                      total=item["progress"]["total"])
     elif item["state"] == "done":
-        detail = f' as {link("/models/" + item["model"], item["model"])}'
+        detail = html(" as $link", link=link("/models/" + item["model"], item["model"]))
     elif item["state"] == "failed":
-        detail = f' <span class="reason">{e(item["reason"])}</span>'
-    return f'{chip(item["state"], WORDS.get(item["state"]))}{detail}'
+        detail = html(' <span class="reason">$r</span>', r=item["reason"])
+    return html("$chip$detail", chip=chip(item["state"], WORDS.get(item["state"])), detail=detail)
 
 
-def picker(d: dict, frame) -> str:
+PICKER = """<form method="post" action="/onboard" id="onboard-form" data-onboard>$csrf\
+<label class="choice"><input type="checkbox" data-select-all="pick"> Tick every model that can be onboarded</label>\
+<div id="candidates">$table</div><fieldset class="modes"><legend>How</legend>$modes</fieldset>\
+<div class="form-end"><button type="submit">Onboard the ticked models</button>\
+<span class="status-text" data-status role="status"></span></div></form>"""
+
+
+def picker(d: dict, frame) -> Html:
     if not d["candidates"]:
         what = "nothing matches" if d["find"] else "everything your endpoints serve is on the bench"
-        return f'<p class="empty">Nothing to onboard: {e(what)}.</p>'
+        return html('<p class="empty">Nothing to onboard: $what.</p>', what=what)
     rows = []
     for c in d["candidates"]:
         item, key = c["item"], f'{c["endpoint"]}|{c["served"]}'
-        busy = bool(item and item["state"] in OPEN) or bool(c["on_bench"])
-        box = (f'<input type="checkbox" name="pick" value="{e(key)}" aria-label="Onboard {e(c["served"])}"'
-               f'{" disabled" if busy else ""}>')
-        alias = (f'<input type="text" name="alias:{e(key)}" class="alias" placeholder="optional" '
-                 f'aria-label="Alias for {e(c["served"])}"{" disabled" if busy else ""}>')
-        rows.append([box, f'<span class="served">{e(c["served"])}</span>', e(c["endpoint"]), alias, facts(c),
+        busy = flag("disabled", bool(item and item["state"] in OPEN) or bool(c["on_bench"]))
+        box = html('<input type="checkbox" name="pick" value="$key" aria-label="Onboard $served"$busy>', key=key,
+                   served=c["served"], busy=busy)
+        alias = html('<input type="text" name="alias:$key" class="alias" placeholder="optional" '
+                     'aria-label="Alias for $served"$busy>', key=key, served=c["served"], busy=busy)
+        rows.append([box, html('<span class="served">$s</span>', s=c["served"]), c["endpoint"], alias, facts(c),
                      progress_cell(item, key)])
-    modes = "".join(f'<label class="choice"><input type="radio" name="mode" value="{m}"{" checked" if i == 0 else ""}>'
-                    f' <strong>{e(label)}</strong> <span class="muted">{e(hint)}</span></label>'
-                    for i, (m, label, hint) in enumerate(MODES))
-    every = ('<label class="choice"><input type="checkbox" data-select-all="pick"> Tick every model that can be '
-             "onboarded</label>")
-    return (f'<form method="post" action="/onboard" id="onboard-form" data-onboard>{csrf(frame)}{every}'
-            f'<div id="candidates">{table(["", "Model", "Endpoint", "Alias", "Facts", "Progress"], rows, cls="pick")}'
-            '</div>'
-            f'<fieldset class="modes"><legend>How</legend>{modes}</fieldset>'
-            f'<div class="form-end"><button type="submit">Onboard the ticked models</button>'
-            f'<span class="status-text" data-status role="status"></span></div></form>')
+    modes = [html('<label class="choice"><input type="radio" name="mode" value="$m"$on> <strong>$label</strong> '
+                  '<span class="muted">$hint</span></label>', m=m, on=flag("checked", i == 0), label=label, hint=hint)
+             for i, (m, label, hint) in enumerate(MODES)]
+    return html(PICKER, csrf=csrf(frame), modes=modes,
+                table=table(["", "Model", "Endpoint", "Alias", "Facts", "Progress"], rows, cls="pick"))
 
 
-def facts(c: dict) -> str:
+def facts(c: dict) -> Html:
     """The facts the bench would use (every catalog merged, as `bench candidates` prints them), each group with
     its source; without a catalog entry, what the endpoint's list said."""
     sourced = (c.get("catalog") or {}).get("facts") or \
@@ -107,7 +114,7 @@ def facts(c: dict) -> str:
     said = []
     if value.get("context_window"):
         said.append((f"{value['context_window']:,} context", "context_window"))
-    said += [(flag, flag) for flag in ("tools", "vision") if value.get(flag)]
+    said += [(what, what) for what in ("tools", "vision") if value.get(what)]
     if value.get("price_in") == 0 and value.get("price_out") == 0:
         said.append(("free", "price_in"))
     elif value.get("price_in") is not None and value.get("price_out") is not None:
@@ -115,19 +122,19 @@ def facts(c: dict) -> str:
     groups: dict[str, list] = {}
     for words, key in said:
         groups.setdefault(sourced[key]["source"], []).append(words)
-    return " · ".join(f'{e(" · ".join(words))} <span class="muted">({e(source)})</span>'
-                      for source, words in groups.items())
+    return join([html('$words <span class="muted">($source)</span>', words=" · ".join(words), source=source)
+                 for source, words in groups.items()], " · ")
 
 
-def progress_cell(item: dict | None, key: str = "") -> str:
+def progress_cell(item: dict | None, key: str = "") -> Html:
     """An item's state, followed by the page's script (the table above and Recent onboarding alike)."""
-    return (f'<span class="progress" data-key="{e(key)}" data-item="{e(item["id"]) if item else ""}" '
-            f'data-state="{e(item["state"]) if item else ""}">{state_cell(item)}</span>')
+    return html('<span class="progress"$data>$state</span>', state=state_cell(item), data=attrs(
+        data_key=key, data_item=item["id"] if item else "", data_state=item["state"] if item else ""))
 
 
-def recent(items: list[dict]) -> str:
-    rows = [[str(i["id"]), f'<span class="served">{e(i["served"])}</span>', e(i["endpoint"] or ""), e(i["mode"]),
-             progress_cell(i), e(when(i["created"]))] for i in items]
+def recent(items: list[dict]) -> Html:
+    rows = [[i["id"], html('<span class="served">$s</span>', s=i["served"]), i["endpoint"] or "", i["mode"],
+             progress_cell(i), when(i["created"])] for i in items]
     return table(["#", "Model", "Endpoint", "Mode", "State", "Queued"], rows, "Nothing has been onboarded yet.")
 
 
@@ -152,3 +159,7 @@ def queue_models(req, bench, form) -> Done:
 
 
 ACTIONS = [("/onboard", queue_models, "/onboard")]
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

@@ -1,15 +1,19 @@
 """The Settings page's Scheduler section: the scheduler on or off, each job on or off at its time, run now, last runs.
 
-Read through GET /bench/scheduler and GET /bench/jobs, changed through POST /bench/scheduler and POST
-/bench/jobs/{name}/run, as `bench settings scheduler` and `bench jobs` do. A run's page is jobrun.py.
+Read from the scheduler and its runs (as GET /bench/scheduler and GET /bench/jobs serve them), changed through
+POST /bench/scheduler and POST /bench/jobs/{name}/run, as `bench settings scheduler` and `bench jobs` do. A run's
+page is jobrun.py.
 """
 from __future__ import annotations
 
 from ...errors import BadRequest
+from ...api.scheduler import describe as scheduler_view
+from ...scheduler import runs
 from ..apicall import get, post
-from ..render import e, link, options, secs, table, when
+from ..markup import Html, flag, html, link, options, table
+from ..render import secs, when
 from ..web import Done
-from ..widgets import chip, csrf, hidden
+from ..widgets import chip, csrf, hidden, muted
 
 DAYS = [("mon", "Monday"), ("tue", "Tuesday"), ("wed", "Wednesday"), ("thu", "Thursday"), ("fri", "Friday"),
         ("sat", "Saturday"), ("sun", "Sunday")]
@@ -18,76 +22,76 @@ RUNS_SHOWN = 10
 
 
 def read(req, bench) -> dict:
-    d = get(req, "/bench/scheduler")
+    d = scheduler_view(bench)
     d.pop("now")                  # the service's clock: the page shows each job's next run instead
-    return {**d, "runs": get(req, "/bench/jobs", limit=RUNS_SHOWN)["runs"]}
+    return {**d, "runs": runs.recent(bench.db, RUNS_SHOWN, None)}
 
 
-def show(d: dict, frame) -> str:
-    problems = "".join(f'<div class="flash flash-error" role="alert">{e(p)}</div>' for p in d["problems"])
-    return problems + switch(d, frame) + jobs_form(d, frame) + "<h3>Last runs</h3>" + runs_table(d["runs"])
+def show(d: dict, frame) -> Html:
+    problems = [html('<div class="flash flash-error" role="alert">$p</div>', p=p) for p in d["problems"]]
+    return html("$problems$switch$jobs<h3>Last runs</h3>$runs", problems=problems, switch=switch(d, frame),
+                jobs=jobs_form(d, frame), runs=runs_table(d["runs"]))
 
 
-def switch(d: dict, frame) -> str:
+def switch(d: dict, frame) -> Html:
     if d["enabled"]:
-        state = (f'{chip("active", "on")} Jobs run at their times, in the service\'s local time '
-                 f'({e(d["timezone"])}); a window missed while the service was down runs once when it is back.')
-        button = ("off", "Switch the scheduler off", "secondary")
+        state = html("$chip Jobs run at their times, in the service's local time ($tz); a window missed while the "
+                     "service was down runs once when it is back.", chip=chip("active", "on"), tz=d["timezone"])
+        want, label, cls = "off", "Switch the scheduler off", "secondary"
     else:
-        state = (f'{chip("queued", "off")} Nothing calls a model or fetches a catalog on its own; '
-                 '"Run now" still runs a job when you ask.')
-        button = ("on", "Switch the scheduler on", "")
-    return (f'<form method="post" action="/settings/scheduler" class="switch-line">{csrf(frame)}'
-            f'{hidden("enabled", button[0])}<p>{state}</p>'
-            f'<button type="submit" class="{button[2]}">{e(button[1])}</button></form>')
+        state = html('$chip Nothing calls a model or fetches a catalog on its own; "Run now" still runs a job when you '
+                     "ask.", chip=chip("queued", "off"))
+        want, label, cls = "on", "Switch the scheduler on", ""
+    return html('<form method="post" action="/settings/scheduler" class="switch-line">$csrf$enabled<p>$state</p>'
+                '<button type="submit" class="$cls">$label</button></form>', csrf=csrf(frame),
+                enabled=hidden("enabled", want), state=state, cls=cls, label=label)
 
 
-def jobs_form(d: dict, frame) -> str:
+def jobs_form(d: dict, frame) -> Html:
     jobs = [j for j in d["jobs"] if j["available"]]
-    rows = [[f'<strong>{e(j["name"])}</strong> <span class="muted">{e(j["period"])}</span>'
-             f'<br><span class="reason">{e(j["what"])}</span>',
-             f'<label class="choice"><input type="checkbox" name="on" value="{e(j["name"])}"'
-             f'{" checked" if j["on"] else ""}> <span class="sr-only">{e(j["name"])}</span> on</label>',
-             time_fields(j, frame), e(when(j["next"])) or '<span class="muted">not while off</span>',
-             last_cell(j.get("last_run")),
-             f'<button type="submit" form="run-{e(j["name"])}" class="secondary small">Run now</button>']
+    rows = [[html('<strong>$name</strong> <span class="muted">$period</span><br><span class="reason">$what</span>',
+                  name=j["name"], period=j["period"], what=j["what"]),
+             html('<label class="choice"><input type="checkbox" name="on" value="$name"$on> <span class="sr-only">$name'
+                  "</span> on</label>", name=j["name"], on=flag("checked", j["on"])),
+             time_fields(j, frame), when(j["next"]) or muted("not while off"), last_cell(j.get("last_run")),
+             html('<button type="submit" form="run-$name" class="secondary small">Run now</button>', name=j["name"])]
             for j in jobs]
-    listing = table(["Job", "Switch", "When", "Next run", "Last run", ""], rows, cls="jobs")
-    shown = "".join(hidden("shown", j["name"]) for j in jobs)
-    runs = "".join(f'<form method="post" action="/settings/jobs/{e(j["name"])}/run" id="run-{e(j["name"])}" '
-                   f'class="inline">{csrf(frame)}</form>' for j in jobs)
+    runs = [html('<form method="post" action="/settings/jobs/$name/run" id="run-$name" class="inline">$csrf</form>',
+                 name=j["name"], csrf=csrf(frame)) for j in jobs]
     gaps = (f'Probe and speed calls go one at a time per endpoint, {d["gap_seconds"]:g} s apart, and wait for your '
             f'own asks (up to {d["yield_seconds"]:g} s); the suite keeps its own pace (suite_gap_seconds).')
-    return (f'<form method="post" action="/settings/scheduler/jobs" id="jobs-form">{csrf(frame)}{shown}'
-            f'{listing}<p class="muted">{e(gaps)}</p>'
-            '<div class="form-end"><button type="submit">Save the jobs</button></div></form>' + runs)
+    return html('<form method="post" action="/settings/scheduler/jobs" id="jobs-form">$csrf$shown$listing'
+                '<p class="muted">$gaps</p><div class="form-end"><button type="submit">Save the jobs</button></div>'
+                "</form>$runs", csrf=csrf(frame), shown=[hidden("shown", j["name"]) for j in jobs],
+                listing=table(["Job", "Switch", "When", "Next run", "Last run", ""], rows, cls="jobs"), gaps=gaps,
+                runs=runs)
 
 
-def time_fields(job: dict, frame) -> str:
+def time_fields(job: dict, frame) -> Html:
     name = job["name"]
     day, _, clock = job["at"].rpartition(" ")
-    field = (f'<input id="at-{e(name)}" name="at-{e(name)}" type="time" required '
-             f'value="{e(frame.typed("at-" + name, clock))}" aria-label="{e(name)}: time of day">')
+    field = html('<input id="at-$name" name="at-$name" type="time" required value="$clock" aria-label="$name: time of '
+                 'day">', name=name, clock=frame.typed("at-" + name, clock))
     if job["period"] != "weekly":
         return field
-    return (f'<span class="when-pair"><select name="day-{e(name)}" aria-label="{e(name)}: day of the week">'
-            f'{options(DAYS, frame.typed("day-" + name, day))}</select>{field}</span>')
+    return html('<span class="when-pair"><select name="day-$name" aria-label="$name: day of the week">$days</select>'
+                "$field</span>", name=name, days=options(DAYS, frame.typed("day-" + name, day)), field=field)
 
 
-def last_cell(run: dict | None) -> str:
+def last_cell(run: dict | None) -> Html:
     if not run:
-        return '<span class="muted">never</span>'
-    return f'{chip(run["status"])} ' + link(f"/settings/jobs/{run['id']}", when(run["started"]))
+        return muted("never")
+    return html("$chip $link", chip=chip(run["status"]), link=link(f"/settings/jobs/{run['id']}", when(run["started"])))
 
 
 def took(run: dict) -> str:
     return secs(run["finished"] - run["started"]) if run.get("finished") and run.get("started") else ""
 
 
-def runs_table(runs: list[dict]) -> str:
-    rows = [[link(f"/settings/jobs/{r['id']}", f"#{r['id']}"), e(r["name"]), e(r["trigger"] or ""), chip(r["status"]),
-             e(when(r["started"])), e(took(r)), str(r["models"]), str(r["calls"]),
-             f'<span class="reason">{e(r["outcome"] or "")}</span>'] for r in runs]
+def runs_table(runs: list[dict]) -> Html:
+    rows = [[link(f"/settings/jobs/{r['id']}", f"#{r['id']}"), r["name"], r["trigger"] or "", chip(r["status"]),
+             when(r["started"]), took(r), r["models"], r["calls"],
+             html('<span class="reason">$o</span>', o=r["outcome"] or "")] for r in runs]
     return table(["Run", "Job", "Trigger", "Status", "Started", "Took", "Models", "Calls", "Outcome"], rows,
                  "No job has run yet: switch the scheduler on, or run a job now.")
 

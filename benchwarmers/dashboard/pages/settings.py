@@ -4,7 +4,7 @@ the switches for providers whose free models work only in their own app (appswit
 apps (ownapps.py).
 
 The page is a list of sections (SECTIONS): each has a key in the page's dict, a function that reads its data
-through the admin API and one that renders it. A new section is one more entry.
+from the bench's parts and one that renders it. A new section is one more entry.
 """
 from __future__ import annotations
 
@@ -13,9 +13,17 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...errors import BadRequest
+from ...api.collections import collections_view
+from ...api.keys import keys_view
+from ...api.settings import settings_view
+from ...api.status import summary
+from ...api.store import store_view
+from ...server.gatewaykeys import enforcement
 from .. import appswitch, ownapps
 from ..apicall import call, get, post
-from ..render import card, e, facts, table, when
+from ..contract import stays
+from ..markup import Html, attrs, card, facts, html, join, options, table, trusted
+from ..render import when
 from ..web import Done
 from ..widgets import chip, confirm, csrf, post_button
 from . import scheduler
@@ -25,106 +33,110 @@ from . import scheduler
 class Section:
     key: str
     title: str
-    read: Callable          # (req, bench) -> data
-    show: Callable          # (data, frame) -> HTML
+    read: Callable          # (req, bench) -> data, from the bench's parts
+    show: Callable          # (data, frame) -> Html
 
 
 def read_server(req, bench) -> dict:
-    s = get(req, "/bench/status")
+    s = summary(bench)
     return {k: s[k] for k in ("url", "bind", "data_folder", "admin_token_set", "gateway_keys", "role", "version",
                               "uptime_seconds")}
 
 
-def show_server(s: dict, frame) -> str:
-    return facts([("Dashboard", f'<code>{e(s["url"])}</code>'), ("Gateway base URL", f'<code>{e(s["url"])}/v1</code>'),
-                  ("Listening on", e(s["bind"])), ("Data folder", f'<code>{e(s["data_folder"])}</code>'),
-                  ("Admin token", chip("active", "set") + " the dashboard needs a login and apps a gateway key"
-                   if s["admin_token_set"] else chip("queued", "not set") + " only this machine can reach it"),
+def show_server(s: dict, frame) -> Html:
+    code = lambda text: html("<code>$t</code>", t=text)   # noqa: E731
+    return facts([("Dashboard", code(s["url"])), ("Gateway base URL", code(s["url"] + "/v1")),
+                  ("Listening on", s["bind"]), ("Data folder", code(s["data_folder"])),
+                  ("Admin token", join([chip("active", "set"), "the dashboard needs a login and apps a gateway key"],
+                                       " ") if s["admin_token_set"] else
+                   join([chip("queued", "not set"), "only this machine can reach it"], " ")),
                   ("Gateway keys", chip("active", "enforced") if s["gateway_keys"]["enforced"] else
-                   chip("queued", "not enforced") + " a revoked or narrower key still works; see below"),
-                  ("Running", f'{e(s["role"])}, version {e(s["version"])}')])
+                   join([chip("queued", "not enforced"), "a revoked or narrower key still works; see below"], " ")),
+                  ("Running", f'{s["role"]}, version {s["version"]}')])
 
 
-def not_enforced(frame) -> str:
+def not_enforced(frame) -> Html:
     """A loopback-only service without keys is a sound start, not a fault: a note, and one click to require them."""
-    return ('<div class="flash flash-info" role="note">Gateway keys are not enforced: the service listens on this '
-            "machine only, so any program here may call it, and a revoked or narrower key still works. "
-            + post_button(frame, "/settings/values", "Require keys", {"require_keys": "true"},
-                          back="/settings#gateway_keys")
-            + ' <span class="muted">(from the next request; setting BENCHWARMERS_ADMIN_TOKEN and restarting '
-              "requires them too, and a login for the dashboard)</span></div>")
+    return html('<div class="flash flash-info" role="note">Gateway keys are not enforced: the service listens on this '
+                "machine only, so any program here may call it, and a revoked or narrower key still works. $button "
+                '<span class="muted">(from the next request; setting BENCHWARMERS_ADMIN_TOKEN and restarting '
+                "requires them too, and a login for the dashboard)</span></div>",
+                button=post_button(frame, "/settings/values", "Require keys", {"require_keys": "true"},
+                                   back="/settings#gateway_keys"))
 
 
 def read_keys(req, bench) -> dict:
-    return {"keys": get(req, "/bench/keys")["keys"], "enforcement": get(req, "/bench/status")["gateway_keys"],
-            "collections": [c["name"] for c in get(req, "/bench/collections")["collections"]]}
+    return {"keys": keys_view(bench)["keys"], "enforcement": enforcement(bench.admin_token, bench.settings()),
+            "collections": [c["name"] for c in collections_view(bench)["collections"]]}
 
 
-def show_keys(d: dict, frame) -> str:
-    shown = ""
+MAKE_KEY = """<form method="post" action="/settings/keys" class="stack narrow">$csrf
+<h3 class="first">Make a key</h3>
+<label for="k-name">Name <span class="muted">(the app it is for)</span></label>
+<input id="k-name" name="name" required maxlength="64" value="$name">
+<fieldset><legend>Reaches</legend><div class="choices">$boxes</div></fieldset>
+<label for="k-rpm">Requests a minute <span class="muted">(empty: no limit)</span></label>
+<input id="k-rpm" name="rpm" type="number" min="1" value="$rpm">
+<div class="form-end"><button type="submit">Make key</button></div></form>"""
+EVERY = trusted('<label class="choice"><input type="checkbox" name="collections" value="*"> every collection, and '
+                "models asked directly</label>")
+
+
+def show_keys(d: dict, frame) -> Html:
+    shown = []
     if frame.secret:
-        shown = (f'<div class="secret" role="status"><p><strong>Your new key</strong>, shown once: copy it now. '
-                 f'Only its hash is kept.</p><pre id="new-key">{e(frame.secret)}</pre>'
-                 f'<button type="button" class="secondary small" data-copy="#new-key">Copy</button></div>')
+        shown.append(html('<div class="secret" role="status"><p><strong>Your new key</strong>, shown once: copy it '
+                          'now. Only its hash is kept.</p><pre id="new-key">$key</pre><button type="button" '
+                          'class="secondary small" data-copy="#new-key">Copy</button></div>', key=frame.secret))
     rows = []
     for k in d["keys"]:
         state = chip("retired", "revoked " + when(k["revoked"])) if k["revoked"] else chip("active", "active")
         revoke = "" if k["revoked"] else confirm(frame, f"/settings/keys/{k['name']}/revoke", "Revoke",
                                                   f"Revoke {k['name']}? Apps using it are refused from now on.")
-        rows.append([f'<strong>{e(k["name"])}</strong>', f'<code>{e(k["prefix"])}…</code>',
-                     e(", ".join(k["collections"])), e(k["rpm"] or "no limit"), e(when(k["created"])), state, revoke])
-    enforcement = d["enforcement"]
-    if not enforcement["enforced"]:   # a key made or revoked here changes nothing until keys are enforced
-        shown += not_enforced(frame)
+        rows.append([html("<strong>$n</strong>", n=k["name"]), html("<code>$p…</code>", p=k["prefix"]),
+                     ", ".join(k["collections"]), k["rpm"] or "no limit", when(k["created"]), state, revoke])
+    if not d["enforcement"]["enforced"]:   # a key made or revoked here changes nothing until keys are enforced
+        shown.append(not_enforced(frame))
     listing = table(["Name", "Starts", "Reaches", "Requests a minute", "Made", "State", ""], rows,
                     "No gateway keys yet. Apps need one once keys are enforced.")
-    boxes = "".join(f'<label class="choice"><input type="checkbox" name="collections" value="{e(c)}"> {e(c)}</label>'
-                    for c in d["collections"])
-    boxes += ('<label class="choice"><input type="checkbox" name="collections" value="*"> every collection, and '
-              "models asked directly</label>")
-    make = f"""<form method="post" action="/settings/keys" class="stack narrow">{csrf(frame)}
-<h3 class="first">Make a key</h3>
-<label for="k-name">Name <span class="muted">(the app it is for)</span></label>
-<input id="k-name" name="name" required maxlength="64" value="{e(frame.typed("name"))}">
-<fieldset><legend>Reaches</legend><div class="choices">{boxes}</div></fieldset>
-<label for="k-rpm">Requests a minute <span class="muted">(empty: no limit)</span></label>
-<input id="k-rpm" name="rpm" type="number" min="1" value="{e(frame.typed("rpm"))}">
-<div class="form-end"><button type="submit">Make key</button></div></form>"""
-    return f'{shown}<div class="keys-layout"><div>{listing}</div>{make}</div>'
+    boxes = [html('<label class="choice"><input type="checkbox" name="collections" value="$c"> $c</label>', c=c)
+             for c in d["collections"]] + [EVERY]
+    make = html(MAKE_KEY, csrf=csrf(frame), name=frame.typed("name"), boxes=boxes, rpm=frame.typed("rpm"))
+    return html('$shown<div class="keys-layout"><div>$listing</div>$make</div>', shown=shown, listing=listing,
+                make=make)
 
 
 def read_client(req, bench) -> dict:
-    return get(req, "/bench/settings")["client"]
+    return settings_view(bench)["client"]
 
 
-def show_client(c: dict, frame) -> str:
-    problem = f'<div class="flash flash-error" role="alert">{e(c["problem"])}</div>' if c["problem"] else ""
-    made_by = ("the llm package" + (f' (llm {e(c["llm_version"])})' if c["llm_version"] else "")
+def show_client(c: dict, frame) -> Html:
+    problem = html('<div class="flash flash-error" role="alert">$p</div>', p=c["problem"]) if c["problem"] else ""
+    made_by = ("the llm package" + (f' (llm {c["llm_version"]})' if c["llm_version"] else "")
                if c["in_use"] == "llm" else "the built-in client")
-    here = f'llm {e(c["llm_version"])} is installed' if c["llm_version"] else "llm is not installed"
-    gaps = "".join(f"<li>{e(line)}</li>" for line in c["llm_not_covered"])
-    return (problem + facts([("Member calls", made_by), ("Chosen by", e(c["chosen_by"])), ("llm", here)]) +
-            '<p>Set <code>client</code> below to <code>llm</code> (or <code>BENCH_CLIENT=llm</code> in the service\'s '
-            'environment, which wins) to call members through llm and its plugins. What the llm path does not '
-            f'cover:</p><ul class="llm-gaps">{gaps}</ul>')
+    here = f'llm {c["llm_version"]} is installed' if c["llm_version"] else "llm is not installed"
+    return html('$problem$facts<p>Set <code>client</code> below to <code>llm</code> (or <code>BENCH_CLIENT=llm</code> '
+                "in the service's environment, which wins) to call members through llm and its plugins. What the llm "
+                'path does not cover:</p><ul class="llm-gaps">$gaps</ul>', problem=problem,
+                facts=facts([("Member calls", made_by), ("Chosen by", c["chosen_by"]), ("llm", here)]),
+                gaps=[html("<li>$l</li>", l=line) for line in c["llm_not_covered"]])
 
 
 def read_values(req, bench) -> dict:
-    return get(req, "/bench/settings")
+    return settings_view(bench)
 
 
-def show_values(d: dict, frame) -> str:
-    problem = (f'<div class="flash flash-error" role="alert">settings.json cannot be read, so the defaults serve: '
-               f'{e(d["problem"])}</div>' if d.get("problem") else "")
-    rows = []
-    for s in d["settings"]:
-        rows.append([f'<label for="s-{e(s["name"])}"><code>{e(s["name"])}</code></label>', field(s, frame),
-                     e("none" if s["default"] is None else json.dumps(s["default"])),
-                     e(s["help"])])   # a setting read at start-up says so in its help
-    return (problem + f'<form method="post" action="/settings/values">{csrf(frame)}'
-            f'{table(["Setting", "Value", "Default", "What it does"], rows, cls="settings")}'
-            f'<p class="muted">Kept in <code>{e(d["file"])}</code>. An empty value means the default.</p>'
-            '<div class="form-end"><button type="submit">Save settings</button></div></form>')
+def show_values(d: dict, frame) -> Html:
+    problem = html('<div class="flash flash-error" role="alert">settings.json cannot be read, so the defaults serve: '
+                   "$p</div>", p=d["problem"]) if d.get("problem") else ""
+    rows = [[html('<label for="s-$n"><code>$n</code></label>', n=s["name"]), field(s, frame),
+             "none" if s["default"] is None else json.dumps(s["default"]),
+             s["help"]] for s in d["settings"]]   # a setting read at start-up says so in its help
+    return html('$problem<form method="post" action="/settings/values">$csrf$table<p class="muted">Kept in '
+                "<code>$file</code>. An empty value means the default.</p>"
+                '<div class="form-end"><button type="submit">Save settings</button></div></form>', problem=problem,
+                csrf=csrf(frame), table=table(["Setting", "Value", "Default", "What it does"], rows, cls="settings"),
+                file=d["file"])
 
 
 def as_text(s: dict) -> str:
@@ -132,37 +144,37 @@ def as_text(s: dict) -> str:
     return "" if s["value"] is None else json.dumps(s["value"]) if s["type"] == "bool" else str(s["value"])
 
 
-def field(s: dict, frame) -> str:
+def field(s: dict, frame) -> Html:
     name, typed = s["name"], frame.typed(s["name"], as_text(s))
     if s["type"] == "bool":
-        options = "".join(f'<option value="{v}"{" selected" if typed == v else ""}>{v}</option>'
-                          for v in ("true", "false"))
-        return f'<select id="s-{e(name)}" name="{e(name)}">{options}</select>'
-    kind = "number" if s["type"] in ("int", "float") else "text"
-    step = ' step="any"' if s["type"] == "float" else ""
-    return f'<input id="s-{e(name)}" name="{e(name)}" type="{kind}"{step} value="{e(typed)}">'
+        return html('<select id="s-$n" name="$n">$o</select>', n=name, o=options([(v, v) for v in ("true", "false")],
+                                                                                 typed))
+    return html('<input id="s-$n" name="$n" type="$kind"$step value="$v">', n=name, v=typed,
+                kind="number" if s["type"] in ("int", "float") else "text",
+                step=attrs(step="any" if s["type"] == "float" else None))
 
 
 def read_store(req, bench) -> dict:
-    return get(req, "/bench/store")
+    return store_view(bench)
 
 
 def mb(n: int) -> str:
     return f"{n / 2 ** 20:,.1f} MB"
 
 
-def show_store(d: dict, frame) -> str:
+def show_store(d: dict, frame) -> Html:
     keep = (f"prompt and answer text kept {d['keep_days']} days: compacting now prunes "
             f"{d['would_prune_chars']:,} characters of it" if d["keep_days"] else
-            "prompt and answer text kept for ever (<code>record_keep_days</code> 0)")
+            trusted("prompt and answer text kept for ever (<code>record_keep_days</code> 0)"))
     button = confirm(frame, "/settings/store/compact", "Compact now",
                      "Prune the text older than record_keep_days and give free space back? Counts, verdicts, claims "
                      "and the ledger stay.")
-    return facts([("Record", f'{e(mb(d["bytes"]))}, of which {e(mb(d["free_bytes"]))} free pages'),
-                  ("Its WAL", e(mb(d["wal_bytes"]))), ("Text kept", f'{d["text_chars"]:,} characters'),
-                  ("Retention", keep)]) + \
-        ('<p class="muted">The daily <code>compact</code> job (Scheduler, above) does the same; <code>bench store '
-         f'compact</code> and <code>bench store rebuild</code> from the command line.</p>{button}')
+    return html('$facts<p class="muted">The daily <code>compact</code> job (Scheduler, above) does the same; '
+                "<code>bench store compact</code> and <code>bench store rebuild</code> from the command line.</p>"
+                "$button", button=button, facts=facts([
+                    ("Record", f'{mb(d["bytes"])}, of which {mb(d["free_bytes"])} free pages'),
+                    ("Its WAL", mb(d["wal_bytes"])), ("Text kept", f'{d["text_chars"]:,} characters'),
+                    ("Retention", keep)]))
 
 
 def compact_now(req, bench, form) -> Done:
@@ -185,8 +197,8 @@ def data(req, bench) -> dict:
     return {s.key: s.read(req, bench) for s in SECTIONS}
 
 
-def render(d: dict, frame) -> tuple[str, str]:
-    return "Settings", "".join(card(s.title, s.show(d[s.key], frame), anchor=s.key) for s in SECTIONS)
+def render(d: dict, frame) -> tuple[str, Html]:
+    return "Settings", join(card(s.title, s.show(d[s.key], frame), anchor=s.key) for s in SECTIONS)
 
 
 # ---- actions -----------------------------------------------------------------------------------
@@ -230,3 +242,7 @@ ACTIONS = [("/settings/keys", make_key, "/settings"), ("/settings/keys/{name}/re
            ("/settings/values", save_values, "/settings"), ("/settings/app-only", appswitch.save, "/settings"),
            ("/settings/store/compact", compact_now, "/settings"),
            ("/settings/apps/{provider}", ownapps.save, "/settings#apps")] + scheduler.ACTIONS
+
+
+SCRIPTS: tuple = ()
+redirect = stays                 # always shows itself

@@ -9,10 +9,16 @@ from __future__ import annotations
 
 from ...errors import BadRequest
 from ...words import plural
-from ..apicall import call, get, post
-from ..render import card, e, link, table, when
+from ...api.collections import collections_view
+from ...api.models import models_view
+from ...api.suite import overview_view, tasks_view
+from ...suite import tasks as tasks_mod
+from ..apicall import call, post
+from ..contract import stays
+from ..markup import Html, attrs, card, flag, html, link, table, trusted
+from ..render import when
 from ..web import Done, safe_local
-from ..widgets import chip, confirm, csrf, post_button
+from ..widgets import chip, confirm, csrf, muted, post_button
 from .modelcards import score
 
 OPEN = ("queued", "running", "owed", "interrupted")
@@ -22,64 +28,67 @@ DRAFTS_SHOWN = 50
 
 
 def data(req, bench) -> dict:
-    overview = get(req, "/bench/suite")
-    runs = get(req, "/bench/suite/runs", limit=50)["runs"]
-    drafts = get(req, "/bench/suite/tasks", status="draft")["tasks"][:DRAFTS_SHOWN]
-    models = get(req, "/bench/models")["models"]
+    overview = overview_view(bench)
+    runs = bench.suite.store.runs(None, None, 50)
+    drafts = tasks_view(bench, "draft")["tasks"][:DRAFTS_SHOWN]
     return {"tasks": overview["tasks"], "problems": overview["problems"],
             "open": [r for r in runs if r["status"] in OPEN],
             "recent": [r for r in runs if r["status"] not in OPEN][:20],
             "scores": overview["scores"],
-            "drafts": [get(req, f"/bench/suite/tasks/{t['id']}")["task"] for t in drafts],
-            "models": [m["alias"] for m in models if m["status"] == "active"],
-            "collections": [c["name"] for c in get(req, "/bench/collections")["collections"]],
+            "drafts": [tasks_mod.get(bench.home, t["id"]).to_dict() for t in drafts],
+            "models": [m["alias"] for m in models_view(bench)["models"] if m["status"] == "active"],
+            "collections": [c["name"] for c in collections_view(bench)["collections"]],
             "chosen": req.query.get("model") or None}
 
 
-def render(d: dict, frame) -> tuple[str, str]:
-    problems = "".join(f'<div class="flash flash-error" role="alert">{e(p)}</div>' for p in d["problems"])
-    intro = ('<p class="lead">The suite asks a model questions with known answers: planted bugs beside their clean '
-             "controls, and true or false claims about real code. It calls one model at a time, paced; each score "
-             "sits beside your own verdicts on the model's page, never mixed with them.</p>")
+INTRO = trusted('<p class="lead">The suite asks a model questions with known answers: planted bugs beside their clean '
+                "controls, and true or false claims about real code. It calls one model at a time, paced; each score "
+                "sits beside your own verdicts on the model's page, never mixed with them.</p>")
+
+
+def render(d: dict, frame) -> tuple[str, Html]:
+    problems = [html('<div class="flash flash-error" role="alert">$p</div>', p=p) for p in d["problems"]]
     moving = any(r["status"] in ACTIVE for r in d["open"])
-    follow = ('<p class="muted" data-follow="/suite.json">Queued and running runs follow along as they go; without '
-              "script, reload the page.</p>" if moving else "")
-    return "Suite", (problems + intro + card("Start a run", start_form(d, frame), anchor="start")
-                     + card("Open runs", follow + open_runs(d["open"], frame), anchor="open")
-                     + card("Scores", scores_table(d["scores"]), anchor="scores")
-                     + card("Recent runs", recent_runs(d["recent"]), anchor="recent")
-                     + card("Draft claim tasks", drafts(d["drafts"], frame), anchor="drafts"))
+    follow = trusted('<p class="muted" data-follow="/suite.json">Queued and running runs follow along as they go; '
+                     "without script, reload the page.</p>") if moving else ""
+    return "Suite", html("$problems$intro$cards", problems=problems, intro=INTRO, cards=[
+        card("Start a run", start_form(d, frame), anchor="start"),
+        card("Open runs", html("$f$runs", f=follow, runs=open_runs(d["open"], frame)), anchor="open"),
+        card("Scores", scores_table(d["scores"]), anchor="scores"),
+        card("Recent runs", recent_runs(d["recent"]), anchor="recent"),
+        card("Draft claim tasks", drafts(d["drafts"], frame), anchor="drafts")])
 
 
-def start_form(d: dict, frame) -> str:
+START = """<form method="post" action="/suite/runs" class="start-run">$csrf\
+<div><label for="suite-target">For</label><select id="suite-target" name="target" required>$groups</select></div>\
+<div><label for="suite-tasks">Tasks <span class="muted">(globs of task ids, comma-separated; empty: all $ready ready \
+tasks)</span></label><input id="suite-tasks" name="tasks" placeholder="e.g. claim-*" value="$tasks"></div>\
+<div><button type="submit">Start the run</button></div></form>"""
+
+
+def start_form(d: dict, frame) -> Html:
     if not d["models"]:
-        return '<p class="empty">No active model yet: <a href="/onboard">onboard one</a> first.</p>'
+        return trusted('<p class="empty">No active model yet: <a href="/onboard">onboard one</a> first.</p>')
     chosen = f"model:{d['chosen']}" if d["chosen"] else ""
-    models = "".join(f'<option value="model:{e(m)}"{" selected" if f"model:{m}" == chosen else ""}>{e(m)}</option>'
-                     for m in d["models"])
-    groups = f'<optgroup label="Models">{models}</optgroup>'
+    models = [html('<option value="model:$m"$on>$m</option>', m=m, on=flag("selected", f"model:{m}" == chosen))
+              for m in d["models"]]
+    groups = [html('<optgroup label="Models">$o</optgroup>', o=models)]
     if d["collections"]:
-        groups += '<optgroup label="Collections (their active members)">' + "".join(
-            f'<option value="collection:{e(c)}">{e(c)}</option>' for c in d["collections"]) + "</optgroup>"
+        groups.append(html('<optgroup label="Collections (their active members)">$o</optgroup>', o=[
+            html('<option value="collection:$c">$c</option>', c=c) for c in d["collections"]]))
     ready = sum(n for k, n in d["tasks"].items() if k.endswith("_ready"))
-    return (f'<form method="post" action="/suite/runs" class="start-run">{csrf(frame)}'
-            f'<div><label for="suite-target">For</label>'
-            f'<select id="suite-target" name="target" required>{groups}</select></div>'
-            f'<div><label for="suite-tasks">Tasks <span class="muted">(globs of task ids, comma-separated; empty: '
-            f'all {ready} ready tasks)</span></label><input id="suite-tasks" name="tasks" placeholder="e.g. claim-*" '
-            f'value="{e(frame.typed("tasks"))}"></div>'
-            '<div><button type="submit">Start the run</button></div></form>')
+    return html(START, csrf=csrf(frame), groups=groups, ready=ready, tasks=frame.typed("tasks"))
 
 
-def progress(r: dict) -> str:
+def progress(r: dict) -> Html:
     if not r["total"]:
-        return '<span class="muted">not started</span>'
+        return muted("not started")
     failed = f', {r["failed"]} failed' if r["failed"] else ""
-    return (f'<progress max="{r["total"]}" value="{r["done"]}"></progress> '
-            f'<span class="progress-text">{r["done"]} of {r["total"]}{failed}</span>')
+    return html('<progress max="$total" value="$done"></progress> <span class="progress-text">$done of $total$failed'
+                '</span>', total=r["total"], done=r["done"], failed=failed)
 
 
-def open_runs(runs: list[dict], frame) -> str:
+def open_runs(runs: list[dict], frame) -> Html:
     rows = []
     for r in runs:
         buttons = [post_button(frame, f"/suite/runs/{r['id']}/cancel", "Cancel", cls="ghost small")]
@@ -87,26 +96,25 @@ def open_runs(runs: list[dict], frame) -> str:
             fields = {"target": f"model:{r['model']}", "tasks": r["tasks"] or ""}
             buttons.insert(0, post_button(frame, "/suite/runs", "Run now", fields, cls="secondary small"))
         rows.append([link(f"/suite/runs/{r['id']}", f"#{r['id']}"), link(f"/models/{r['model']}", r["model"]),
-                     e(r["tasks"] or "all"), f'<span data-cell="status">{chip(r["status"])}</span>',
-                     f'<span data-cell="progress">{progress(r)}</span>', f'<span class="reason">{e(r["reason"])}'
-                     f'{": " + e(r["error"]) if r["error"] else ""}</span>', '<div class="actions tight">'
-                     + "".join(buttons) + "</div>"])
+                     r["tasks"] or "all", html('<span data-cell="status">$c</span>', c=chip(r["status"])),
+                     html('<span data-cell="progress">$p</span>', p=progress(r)),
+                     html('<span class="reason">$r$e</span>', r=r["reason"], e=": " + r["error"] if r["error"] else ""),
+                     html('<div class="actions tight">$b</div>', b=buttons)])
     return table(["Run", "Model", "Tasks", "Status", "Progress", "Why", ""], rows,
                  "No run is open. Start one here; runs owed by quick onboarding wait here for the scheduler.",
-                 row_attrs=[f'data-run="{r["id"]}" data-status="{e(r["status"])}"' for r in runs])   # for suite.js
+                 row_attrs=[attrs(data_run=r["id"], data_status=r["status"]) for r in runs])   # for suite.js
 
 
-def scores_table(scores: dict) -> str:
+def scores_table(scores: dict) -> Html:
     rows = []
+    none = trusted('<span class="muted">none</span>')
     for model, s in sorted(scores.items()):
         review, claims = s.get("review"), s.get("claims")
-        rows.append([link(f"/models/{model}", model),
-                     score(review) if review else '<span class="muted">none</span>',
+        rows.append([link(f"/models/{model}", model), score(review) if review else none,
                      f'{review["hits"]} of {review["bugs"]} found, {review["false_alarms"]} of {review["controls"]} '
                      "false alarms" if review else "",
-                     score(claims) if claims else '<span class="muted">none</span>',
-                     f'{claims["right"]} of {claims["claims"]}' if claims else "",
-                     str(s.get("confidently_wrong") or 0), e(when(s.get("updated")))])
+                     score(claims) if claims else none, f'{claims["right"]} of {claims["claims"]}' if claims else "",
+                     s.get("confidently_wrong") or 0, when(s.get("updated"))])
     return table(["Model", "Review", "Bugs", "Claims", "Claims right", "Sure and wrong", "Updated"], rows,
                  "No scores yet: start a run.")
 
@@ -118,34 +126,36 @@ def took(r: dict) -> str:
     return ""
 
 
-def recent_runs(runs: list[dict]) -> str:
+def recent_runs(runs: list[dict]) -> Html:
     rows = [[link(f"/suite/runs/{r['id']}", f"#{r['id']}"), link(f"/models/{r['model']}", r["model"]),
-             e(r["tasks"] or "all"), chip(r["status"]), f'{r["done"]} of {r["total"]}'
-             + (f', {r["failed"]} failed' if r["failed"] else ""), e(r["reason"]), e(when(r["finished"])), e(took(r)),
-             f'<span class="reason">{e(r["error"] or "")}</span>'] for r in runs]
+             r["tasks"] or "all", chip(r["status"]), f'{r["done"]} of {r["total"]}'
+             + (f', {r["failed"]} failed' if r["failed"] else ""), r["reason"], when(r["finished"]), took(r),
+             html('<span class="reason">$e</span>', e=r["error"] or "")] for r in runs]
     return table(["Run", "Model", "Tasks", "Status", "Items", "Why", "Finished", "Took", "Error"], rows,
                  "No run has finished yet.")
 
 
-def drafts(tasks: list[dict], frame) -> str:
-    mine = post_button(frame, "/suite/mine", "Draft claims from my verdicts", cls="secondary")
-    intro = ("<p>The real and false claims you record in verdicts become draft claim tasks, with the code they were "
-             "about. Accept a draft to add it to the suite; reject it to drop it for good.</p>")
+DRAFTS = trusted("<p>The real and false claims you record in verdicts become draft claim tasks, with the code they "
+                 "were about. Accept a draft to add it to the suite; reject it to drop it for good.</p>")
+
+
+def drafts(tasks: list[dict], frame) -> Html:
     rows = []
     for t in tasks:
         a = t["answer"]
         truth = chip("ok", "true") if a.get("truth") else chip("failed", "false")
         call = (t.get("source") or {}).get("call")
-        rows.append([f'<code>{e(t["id"])}</code>', f'<span class="prompt">{e(a.get("claim"))}</span>', truth,
-                     f'<span class="reason">{e(a.get("evidence") or "")}</span>',
+        rows.append([html("<code>$id</code>", id=t["id"]), html('<span class="prompt">$c</span>', c=a.get("claim")),
+                     truth, html('<span class="reason">$e</span>', e=a.get("evidence") or ""),
                      link(f"/calls/{call}", "the call") if call else "",
-                     '<div class="actions tight">' + post_button(frame, f"/suite/tasks/{t['id']}/accept", "Accept",
-                                                                 cls="small")
-                     + confirm(frame, f"/suite/tasks/{t['id']}/reject", "Reject",
-                               f"Reject {t['id']}? Its folder is removed and the claim is not drafted again.")
-                     + "</div>"])
-    return intro + table(["Task", "Claim", "Truth", "Evidence", "From", ""], rows,
-                         "No drafts waiting.") + f'<div class="actions">{mine}</div>'
+                     html('<div class="actions tight">$accept$reject</div>',
+                          accept=post_button(frame, f"/suite/tasks/{t['id']}/accept", "Accept", cls="small"),
+                          reject=confirm(frame, f"/suite/tasks/{t['id']}/reject", "Reject",
+                                         f"Reject {t['id']}? Its folder is removed and the claim is not drafted "
+                                         "again."))])
+    return html('$intro$table<div class="actions">$mine</div>', intro=DRAFTS,
+                table=table(["Task", "Claim", "Truth", "Evidence", "From", ""], rows, "No drafts waiting."),
+                mine=post_button(frame, "/suite/mine", "Draft claims from my verdicts", cls="secondary"))
 
 
 # ---- actions -----------------------------------------------------------------------------------
@@ -191,3 +201,6 @@ def reject(req, bench, form) -> Done:
 ACTIONS = [("/suite/runs", start, "/suite"), ("/suite/runs/{id}/cancel", cancel, "/suite"),
            ("/suite/mine", mine, "/suite"), ("/suite/tasks/{id}/accept", accept, "/suite"),
            ("/suite/tasks/{id}/reject", reject, "/suite")]
+
+
+redirect = stays                 # always shows itself

@@ -1,42 +1,48 @@
 """One suite run: its model, tasks and progress (followed live while open), and every item's outcome with its call."""
 from __future__ import annotations
 
-from ..apicall import get
-from ..render import card, e, facts, link, secs, table, when
-from ..widgets import chip, post_button
+from ...api.suite import run_view
+from ..contract import stays
+from ..markup import Html, card, facts, html, link, table
+from ..render import secs, when
+from ..widgets import chip, muted, post_button
 from .suite import ACTIVE, OPEN, progress, took
 
 SCRIPTS = ("suite.js",)
 
 
 def data(req, bench) -> dict:
-    d = get(req, f"/bench/suite/runs/{req.params['id']}")
+    d = run_view(bench, req.params["id"])
     d["open"] = [d["run"]] if d["run"]["status"] in OPEN else []      # what suite.js follows
     return d
 
 
-def render(d: dict, frame) -> tuple[str, str]:
+def render(d: dict, frame) -> tuple[str, Html]:
     r = d["run"]
     cancel = post_button(frame, f"/suite/runs/{r['id']}/cancel", "Cancel", cls="ghost") if d["open"] else ""
-    follow = (f'<p class="muted" data-follow="/suite/runs/{r["id"]}.json">This run follows along as it goes; '
-              "without script, reload the page.</p>" if r["status"] in ACTIVE else "")
-    about = facts([("Model", link(f"/models/{r['model']}", r["model"])), ("Tasks", e(r["tasks"] or "all ready tasks")),
-                   ("Status", f'<span data-cell="status">{chip(r["status"])}</span>'),
-                   ("Progress", f'<span data-cell="progress">{progress(r)}</span>'),
-                   ("Why", e(r["reason"])), ("Started", e(when(r["started"])) or '<span class="muted">not yet</span>'),
-                   ("Finished", e(when(r["finished"]))), ("Took", e(took(r)))]
-                  + ([("Error", f'<span class="reason">{e(r["error"])}</span>')] if r["error"] else []), "cols-2")
-    body = (card("", follow + f'<div data-run="{r["id"]}" data-status="{e(r["status"])}">{about}</div>'
-                 + (f'<div class="actions">{cancel}</div>' if cancel else ""))
-            + card("Answers", results(d["results"])) + f'<p>{link("/suite", "Back to the suite")}</p>')
+    follow = html('<p class="muted" data-follow="/suite/runs/$id.json">This run follows along as it goes; without '
+                  "script, reload the page.</p>", id=r["id"]) if r["status"] in ACTIVE else ""
+    about = facts([("Model", link(f"/models/{r['model']}", r["model"])), ("Tasks", r["tasks"] or "all ready tasks"),
+                   ("Status", html('<span data-cell="status">$chip</span>', chip=chip(r["status"]))),
+                   ("Progress", html('<span data-cell="progress">$p</span>', p=progress(r))),
+                   ("Why", r["reason"]), ("Started", when(r["started"]) or muted("not yet")),
+                   ("Finished", when(r["finished"])), ("Took", took(r))]
+                  + ([("Error", html('<span class="reason">$error</span>', error=r["error"]))] if r["error"] else []),
+                  "cols-2")
+    actions = html('<div class="actions">$cancel</div>', cancel=cancel) if cancel else ""
+    body = html('$head$answers<p>$back</p>',
+                head=card("", html('$follow<div data-run="$id" data-status="$status">$about</div>$actions',
+                                   follow=follow, id=r["id"], status=r["status"], about=about, actions=actions)),
+                answers=card("Answers", results(d["results"])), back=link("/suite", "Back to the suite"))
     return f"Suite run {r['id']}: {r['model']}", body
 
 
-def results(items: list[dict]) -> str:
-    rows = [[f'<code>{e(i["task"])}</code>', e(i["variant"]), e(i["purpose"]), chip(outcome_state(i), i["outcome"]),
-             e(f'{i["confidence"]:.0%}' if i["confidence"] is not None else ""), e(i["parse"] or ""),
-             e(", ".join(lines(f) for f in i["flagged"])), e(secs(i["seconds"])),
-             link(f"/calls/{i['call']}", "call") if i["call"] else f'<span class="reason">{e(i["error"] or "")}</span>']
+def results(items: list[dict]) -> Html:
+    rows = [[html("<code>$t</code>", t=i["task"]), i["variant"], i["purpose"], chip(outcome_state(i), i["outcome"]),
+             f'{i["confidence"]:.0%}' if i["confidence"] is not None else "", i["parse"] or "",
+             ", ".join(lines(f) for f in i["flagged"]), secs(i["seconds"]),
+             link(f"/calls/{i['call']}", "call") if i["call"] else html('<span class="reason">$e</span>',
+                                                                        e=i["error"] or "")]
             for i in items]
     return table(["Task", "Variant", "Purpose", "Outcome", "Confidence", "Read as", "Lines flagged", "Seconds",
                   "Call"], rows, "No answer yet.")
@@ -53,3 +59,7 @@ def lines(flag: list) -> str:
     name, first, last = flag
     where = f"{name}:" if name else ""
     return f"{where}{first}" if first == last else f"{where}{first}-{last}"
+
+
+redirect = stays                 # always shows itself
+ACTIONS: list = []               # posts no form of its own
