@@ -295,6 +295,17 @@ def judged(conn, call: str, row, old: tuple | None, new: tuple) -> None:
         apply(conn, [(part(row, old), part(row, new))], exclude=call)
 
 
+def claimed(conn, deltas: dict) -> None:
+    """Judged points' claims given (or taken back): `deltas` maps (model, scope) to [real, false] claims to add."""
+    real, false = COUNTS.index("real_claims"), COUNTS.index("false_claims")
+    counts = {}
+    for key, (r, f) in deltas.items():
+        vector = [0] * len(COUNTS)
+        vector[real], vector[false] = r, f
+        counts[key] = vector
+    _standings(conn, counts, {}, None)
+
+
 # ---- the schema, and the kept record made again from the history --------------------------------
 
 SCHEMA = """
