@@ -38,3 +38,83 @@ def test_a_whole_reply_carries_the_block_and_the_points(served, fake):
     assert point["silent"] == [3] and point["quotes"] == {"1": "The cache is stale", "2": "The cache is fresh"}
     assert bench["points_info"]["referee"] == "merger" and bench["points_info"]["found"] == 2
     assert len(requests_for(fake, "m-merge")) == 1
+
+
+def ask(url, **kw) -> dict:
+    status, _, data = Http(url)("POST", "/v1/chat/completions", body(**kw))
+    assert status == 200, data
+    return data
+
+
+def record(url) -> dict:
+    return Http(url)("GET", "/bench/record?collection=core")[2]["models"]
+
+
+def claims(models: dict, alias: str) -> tuple:
+    m = models.get(alias, {})
+    return m.get("real_claims", 0), m.get("false_claims", 0)
+
+
+def test_a_point_verdict_gives_claims_to_the_seats_that_took_a_side_and_withdrawing_takes_them_back(served):
+    api = Http(served.url)
+    data = ask(served.url)
+    [point] = data["bench"]["points"]
+    status, _, judged = api("POST", f"/bench/points/{point['id']}/verdict", {"true": True, "note": "checked"})
+    assert status == 200, judged
+    assert {(c["seat"], c["real"], c["stance"]) for c in judged["claims"]} == {(1, True, "assert"), (2, False, "deny")}
+    seats = {s["seat"]: s["call"] for s in data["bench"]["seats"]}
+    assert {c["seat"]: c["call"] for c in judged["claims"]} == {1: seats[1], 2: seats[2]}
+    models = record(served.url)
+    assert claims(models, "a") == (1, 0) and claims(models, "b") == (0, 1) and claims(models, "c") == (0, 0)
+    proposals = {p["seat"]: p for p in judged["proposals"]}
+    assert proposals[1]["useful"] is True and proposals[2]["useful"] is False and 3 not in proposals
+    assert proposals[1]["call"] == seats[1]
+    # judged again, the other way: the claims turn over, not add up
+    api("POST", f"/bench/points/{point['id']}/verdict", {"true": False})
+    models = record(served.url)
+    assert claims(models, "a") == (0, 1) and claims(models, "b") == (1, 0)
+    got = api("GET", f"/bench/panels/{data['bench']['panel']}/points")[2]
+    assert got["points"][0]["verdict"]["true"] is False and got["info"]["referee"] == "merger"
+    status, _, gone = api("DELETE", f"/bench/points/{point['id']}/verdict")
+    assert status == 200 and gone["withdrawn"] is True and gone["proposals"] == []
+    models = record(served.url)
+    assert claims(models, "a") == (0, 0) and claims(models, "b") == (0, 0)
+    assert api("GET", f"/bench/panels/{data['bench']['panel']}/points")[2]["points"][0]["verdict"] is None
+
+
+def test_the_kept_claims_are_rebuilt_from_the_point_claims(served):
+    api = Http(served.url)
+    [point] = ask(served.url)["bench"]["points"]
+    api("POST", f"/bench/points/{point['id']}/verdict", {"true": True})
+    before = record(served.url)
+    served.bench.db.call(lambda conn: conn.execute("UPDATE standings SET real_claims = 0, false_claims = 0"))
+    assert api("POST", "/bench/store/rebuild", {})[0] == 200
+    after = record(served.url)
+    assert claims(after, "a") == claims(before, "a") == (1, 0) and claims(after, "b") == (0, 1)
+
+
+def test_the_flag_and_the_route_choice_move_with_point_verdicts(served):
+    from benchwarmers.core.choose import rank
+    api = Http(served.url)
+    points = [ask(served.url)["bench"]["points"][0] for _ in range(3)]
+    for p in points:
+        api("POST", f"/bench/points/{p['id']}/verdict", {"true": True})
+    models = record(served.url)
+    assert models["b"]["confidently_wrong"] is True and models["a"]["confidently_wrong"] is False
+    assert [r.alias for r in rank(["a", "b"], served.bench.record.models("core"))] == ["a", "b"]
+    for p in points:
+        api("POST", f"/bench/points/{p['id']}/verdict", {"true": False})
+    models = record(served.url)
+    assert models["a"]["confidently_wrong"] is True and models["b"]["confidently_wrong"] is False
+    assert [r.alias for r in rank(["a", "b"], served.bench.record.models("core"))] == ["b", "a"]
+
+
+def test_bad_point_verdicts_are_refused_clearly(served):
+    api = Http(served.url)
+    [point] = ask(served.url)["bench"]["points"]
+    assert api("POST", "/bench/points/nope/verdict", {"true": True})[0] == 404
+    assert api("POST", f"/bench/points/{point['id']}/verdict", {"true": "yes"})[0] == 400
+    assert api("POST", f"/bench/points/{point['id']}/verdict", {"truth": True})[0] == 400
+    assert api("GET", "/bench/panels/nope/points")[0] == 404
+    status, _, judged = api("POST", f"/bench/points/{point['id']}/verdict", {"true": None})
+    assert status == 200 and judged["claims"] == [] and judged["true"] is None

@@ -132,6 +132,15 @@ class PointStore:
             row = self.db.one(f"SELECT {POINT_COLS} FROM points WHERE id = ?", (point,))
         return point_dict(row, self.verdicts([point]).get(point)) if row else None
 
+    def panel_of(self, panel: str) -> dict | None:
+        """The panel's collection and mode, for who may see its points (None: no such panel)."""
+        row = self.db.one("SELECT collection, mode FROM panels WHERE id = ?", (panel,))
+        return {"collection": row["collection"], "mode": row["mode"]} if row else None
+
+    def seats(self, panel: str) -> dict[int, dict]:
+        """seat number -> {call, model} of a panel's seats."""
+        return {r["seat"]: {"call": r["id"], "model": r["model"]} for r in self.db.query(SEAT_CALLS, (panel,))}
+
     def verdicts(self, points: list[str]) -> dict[str, dict]:
         """point id -> its current verdict, for those judged."""
         out = {}
