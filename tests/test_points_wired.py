@@ -17,7 +17,8 @@ COLS = {"core": {"members": ["a", "b", "c"], "explore": 0, "merge_model": "merge
 def script(fake, referee=None):
     for served, text in ANSWERS.items():
         fake.script(served, text)
-    fake.script("m-merge", (referee or FakeReferee()).reply())
+    referee = referee or FakeReferee()
+    fake.script("m-merge", referee.reply() if isinstance(referee, FakeReferee) else referee)
 
 
 @pytest.fixture
@@ -118,3 +119,78 @@ def test_bad_point_verdicts_are_refused_clearly(served):
     assert api("GET", "/bench/panels/nope/points")[0] == 404
     status, _, judged = api("POST", f"/bench/points/{point['id']}/verdict", {"true": None})
     assert status == 200 and judged["claims"] == [] and judged["true"] is None
+
+
+@pytest.mark.parametrize("lie", ["bad_quotes", "seat_nine", "huge", "prose", "empty"])
+def test_a_lying_referee_leaves_the_answers_untouched_and_says_why(home, fake, make_service, lie):
+    setup_bench(home, fake, COLS)
+    script(fake, FakeReferee(lie))
+    url = make_service().url
+    data = ask(url)
+    text, bench = data["choices"][0]["message"]["content"], data["bench"]
+    for n, served in enumerate(ANSWERS, 1):
+        assert ANSWERS[served] in text and bench["seats"][n - 1]["answer"] == ANSWERS[served]
+    if lie == "seat_nine":   # seat 9 is dropped from each point; the points of the real seats stand
+        assert all(9 not in p["assert"] for p in bench["points"]) and bench["points_info"]["dropped"] >= 1
+        return
+    assert bench["points"] == [] and bench["points_info"]["unavailable"]
+    assert f"points: unavailable, {bench['points_info']['unavailable']}" in text
+
+
+def test_a_referee_that_hangs_times_out_and_the_answers_go_out(home, fake, make_service):
+    import threading
+    setup_bench(home, fake, COLS, {"referee_timeout": 0.5})
+    gate = threading.Event()
+    script(fake, FakeReferee.hang(gate))
+    try:
+        data = ask(make_service().url)
+    finally:
+        gate.set()
+    text = data["choices"][0]["message"]["content"]
+    assert "points: unavailable, the referee merger gave no answer within 0.5 s" in text
+    assert all(s["status"] == "ok" for s in data["bench"]["seats"])
+
+
+def test_a_failing_referee_is_a_line_in_the_reply_never_a_500(home, fake, make_service):
+    from tests.fakes.server import Reply
+    setup_bench(home, fake, COLS)
+    script(fake)
+    fake.script("m-merge", Reply.error(500, "referee down"))
+    data = ask(make_service().url)
+    assert "points: unavailable," in data["choices"][0]["message"]["content"]
+    assert data["bench"]["points_info"]["referee"] == "merger"
+
+
+def test_the_referee_call_is_recorded_with_the_panel_and_in_the_ledger(served):
+    api = Http(served.url)
+    data = ask(served.url)
+    call = data["bench"]["points_info"]["call"]
+    status, _, rec = api("GET", f"/bench/calls/{call}")
+    assert status == 200 and rec["kind"] == "referee" and rec["panel"] == data["bench"]["panel"]
+    assert rec["model"] == "merger" and rec["status"] == "ok"
+    usage = api("GET", "/bench/usage?by=kind")[2]
+    assert "referee" in json.dumps(usage)
+    item = api("GET", f"/bench/history/{data['bench']['panel']}")[2]
+    assert [s["seat"] for s in item["seats"]] == [1, 2, 3] and item["referee"]["call"] == call
+
+
+def test_which_points_a_request_asks_for(home, fake, make_service):
+    cols = {"core": dict(COLS["core"], points="off")}
+    setup_bench(home, fake, cols)
+    script(fake)
+    url = make_service().url
+    assert "points" not in ask(url)["bench"] and not requests_for(fake, "m-merge")
+    assert [p["claim"] for p in ask(url, model="bench/core:points")["bench"]["points"]] == \
+        ["The cache is stale.", "The lock is held."]
+    assert len(ask(url, bench={"points": "contested"})["bench"]["points"]) == 1
+    merged = ask(url, model="bench/core:merged:points")
+    assert merged["bench"]["mode"] == "merged" and len(merged["bench"]["points"]) == 2
+    assert Http(url)("POST", "/v1/chat/completions", body(bench={"points": "some"}))[0] == 400
+
+
+def test_route_mode_never_asks_the_referee(home, fake, make_service):
+    setup_bench(home, fake, COLS)
+    script(fake)
+    url = make_service().url
+    data = ask(url, model="bench/core:route", bench={"points": "all"})
+    assert "points" not in data.get("bench", {}) and not requests_for(fake, "m-merge")
