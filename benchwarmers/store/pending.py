@@ -7,6 +7,7 @@ from .db import Database
 from .pointstore import PointStore
 
 EXCERPT = 200      # characters of an answer shown beside its call id
+PANEL_SEATS = 8    # seats read per panel whose points are listed (a panel of more seats counts as fewer panels)
 REACH = 2_000      # the latest calls (of the caller, session or calls asked about) looked through for waiting answers
 # A seat's answer of a panel (members, explorers, models added with `with`), not a merge, a route turn or a shadow:
 # the answers an asker reads and is asked to judge.
@@ -67,10 +68,10 @@ def pending(db: Database, *, caller: str | None = None, since: float | None = No
         f"SELECT id, answer FROM calls WHERE id IN ({', '.join('?' * len(rows))})", [r["id"] for r in rows])} \
         if rows else {}
     seen = floor[1] if floor else db.one(f"SELECT COUNT(*) AS n FROM calls c WHERE {within}", bound)["n"]
-    panels = [r["panel"] for r in db.query(   # the latest panels among the calls looked through: their points first
-        f"SELECT c.panel, MAX(c.created) AS latest FROM calls c WHERE {within} AND c.panel IS NOT NULL AND "
-        "c.kind IN ('member', 'explore', 'with') AND NOT EXISTS (SELECT 1 FROM panels p WHERE p.id = c.panel AND "
-        "p.set_aside IS NOT NULL) GROUP BY c.panel ORDER BY latest DESC LIMIT ?", (*bound, limit))]
+    panels = list(dict.fromkeys(r["panel"] for r in db.query(   # the latest panels among the calls looked through
+        f"SELECT c.panel FROM calls c WHERE {within} AND c.panel IS NOT NULL AND c.kind IN ('member', 'explore', "
+        "'with') AND NOT EXISTS (SELECT 1 FROM panels p WHERE p.id = c.panel AND p.set_aside IS NOT NULL) "
+        "ORDER BY c.created DESC LIMIT ?", (*bound, limit * PANEL_SEATS))))[:limit]
     return {"points": PointStore(db).unjudged(panels, limit), "pending": [{"call": r["id"], "panel": r["panel"], "collection": r["collection"], "seat": r["seat"],
                          "kind": r["kind"], "model": r["model"], "created": r["created"],
                          "excerpt": excerpt(answers.get(r["id"]))} for r in rows],
