@@ -26,12 +26,14 @@ SCHEMA = """
         stance TEXT NOT NULL, claim TEXT NOT NULL, quote TEXT, created REAL NOT NULL);
     CREATE INDEX point_claims_point ON point_claims (point);
     CREATE INDEX point_claims_call ON point_claims (call);
+    ALTER TABLE standings ADD COLUMN point_real INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE standings ADD COLUMN point_false INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE panels ADD COLUMN points TEXT;
     ALTER TABLE verdicts ADD COLUMN from_points INTEGER
 """
 POINT_COLS = "id, panel, n, claim, asserts, denies, silent, quotes, shown, created"
 # The seats whose answers count in the standings (a point's claims go to their model's standing).
-SEAT_CALLS = ("SELECT id, seat, model, collection, kind FROM calls WHERE panel = ? AND seat IS NOT NULL "
+SEAT_CALLS = ("SELECT id, seat, model, collection, kind, created FROM calls WHERE panel = ? AND seat IS NOT NULL "
               "AND seat > 0")
 
 
@@ -91,25 +93,26 @@ class PointStore:
 
     @staticmethod
     def _replace_claims(conn, point: str, claims: list[dict], created: float) -> list[dict]:
+        """The point's claims replaced by `claims`, the standings changed by the difference. The standings change
+        before the new rows go in: a judged window refilled from the history must not find them there too."""
         panel = conn.execute("SELECT panel FROM points WHERE id = ?", (point,)).fetchone()
         calls = {r["seat"]: r for r in conn.execute(SEAT_CALLS, (panel[0],))} if panel else {}
-        old = conn.execute("SELECT c.model, c.collection, c.kind, pc.real FROM point_claims pc JOIN calls c "
+        old = conn.execute("SELECT c.model, c.collection, c.kind, c.created, pc.real FROM point_claims pc JOIN calls c "
                            "ON c.id = pc.call WHERE pc.point = ?", (point,)).fetchall()
         conn.execute("DELETE FROM point_claims WHERE point = ?", (point,))
-        deltas: dict = {}
-        for row in old:
-            _count(deltas, row, row["real"], -1)
-        out = []
+        changes = [change for row in old for change in _change(row, row["real"], -1)]
+        rows, out = [], []
         for c in claims:
             call = calls.get(c["seat"])
             if call is None:   # a seat whose call is not in the record: nothing to give the claim to
                 continue
-            conn.execute("INSERT INTO point_claims (point, call, seat, real, stance, claim, quote, created) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (point, call["id"], c["seat"], int(c["real"]),
-                                                             c["stance"], c["claim"], c.get("quote"), created))
-            _count(deltas, call, c["real"], 1)
+            rows.append((point, call["id"], c["seat"], int(c["real"]), c["stance"], c["claim"], c.get("quote"),
+                         created))
+            changes += _change(call, c["real"], 1)
             out.append({**c, "call": call["id"], "model": call["model"]})
-        standings.claimed(conn, deltas)
+        standings.claimed(conn, changes)
+        conn.executemany("INSERT INTO point_claims (point, call, seat, real, stance, claim, quote, created) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
         return out
 
     # ---- reading -----------------------------------------------------------------------------
@@ -175,22 +178,25 @@ class PointStore:
         return [point_dict(r) for r in rows[:limit]]
 
 
-def _count(deltas: dict, call, real, sign: int) -> None:
-    """A claim of `call`'s seat into the standings' deltas ((model, scope) -> [real, false]), when its kind counts."""
+def _change(call, real, sign: int) -> list:
+    """A claim of `call`'s seat as the standings take it, [(key, created, real, sign)], when its kind counts."""
     if call["kind"] not in standings.KINDS:
-        return
-    key = (call["model"], call["collection"] or standings.NONE)
-    got = deltas.setdefault(key, [0, 0])
-    got[0 if real else 1] += sign
+        return []
+    return [((call["model"], call["collection"] or standings.NONE), call["created"], bool(real), sign)]
 
 
 def rebuild(conn) -> None:
-    """The point claims' share of the standings, added again after the standings are made from calls and verdicts
-    (`bench store rebuild`); nothing before the points' migration made the table."""
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'point_claims'").fetchone():
+    """The point claims' share of the standings made again, after the standings were made from the calls and
+    verdicts (`bench store rebuild`): their counts, and the judged windows from answers and claims together."""
+    if not standings.has_point_claims(conn):
         return
-    deltas: dict = {}
+    if not conn.execute("SELECT 1 FROM point_claims LIMIT 1").fetchone():
+        return
+    counts: dict = {}
     for row in conn.execute("SELECT c.model, c.collection, c.kind, pc.real FROM point_claims pc JOIN calls c "
                             "ON c.id = pc.call"):
-        _count(deltas, row, row[3], 1)
-    standings.claimed(conn, deltas)
+        for key, _, real, sign in _change(dict(row, created=0.0), row["real"], 1):
+            c = counts.setdefault(key, [0, 0])
+            c[0 if real else 1] += sign
+    conn.executemany(standings.UPSERT_CLAIMS, [(*key, r, f, r, f) for key, (r, f) in counts.items()])
+    standings.rebuild_judged_with_claims(conn)
