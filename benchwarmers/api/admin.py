@@ -1,6 +1,6 @@
 """The admin API under /bench/: endpoints and provider sign-in, models, the onboarding queue, collections, keys,
-calls, verdicts, points and the record, the history of asks, settings, the catalog, the suite, the scheduler and its jobs,
-rate limits and the usage ledger, the record's store."""
+calls, verdicts, points and the record, the history of asks, settings, the catalog, the suite, the scheduler and
+its jobs, rate limits and the usage ledger, the record's store."""
 from . import (calls, catalog, collections, connect, endpoints, history, keys, limits, models, onboard, points,
                scheduler, settings, store, suite, usage)
 

@@ -2,5 +2,5 @@
 from . import (ask, catalog, collection, endpoint, jobs, key, limits, mcp, models, onboard, points, serve, settings,
                status, store, suite, usage, verdicts)
 
-MODULES = [serve, status, ask, points, verdicts, collection, models, onboard, catalog, suite, endpoint, key, limits, usage,
-           store, settings, jobs, mcp]
+MODULES = [serve, status, ask, points, verdicts, collection, models, onboard, catalog, suite, endpoint, key, limits,
+           usage, store, settings, jobs, mcp]

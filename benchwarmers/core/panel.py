@@ -20,8 +20,8 @@ from ..providers.waiter import Waiter, read_at_once
 from ..roster.quota import RESTS
 from ..roster.registry import Registry
 from ..store.db import Written
-from ..store.pointstore import PointStore
 from ..store.ids import record_id
+from ..store.pointstore import PointStore
 from . import merge
 from .calling import Caller
 from .collections import Collections

@@ -123,7 +123,8 @@ TOOLS = [
         "description": (
             "List the points of your panels that nobody judged yet (where the seats disagree: judge them first, "
             "with `verdict` point and holds), then the seats' answers you asked for that have no verdict yet, "
-            "newest first: call id, seat, model and the start of the answer. With a gateway key these are the key's own asks; without one, this session's. "
+            "newest first: call id, seat, model and the start of the answer. With a gateway key these are the key's "
+            "own asks; without one, this session's. "
             "Judge each one you checked with `verdict`; an answer you did not check needs no verdict."),
         "inputSchema": {
             "type": "object",

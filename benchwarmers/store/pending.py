@@ -72,7 +72,8 @@ def pending(db: Database, *, caller: str | None = None, since: float | None = No
         f"SELECT c.panel FROM calls c WHERE {within} AND c.panel IS NOT NULL AND c.kind IN ('member', 'explore', "
         "'with') AND NOT EXISTS (SELECT 1 FROM panels p WHERE p.id = c.panel AND p.set_aside IS NOT NULL) "
         "ORDER BY c.created DESC LIMIT ?", (*bound, limit * PANEL_SEATS))))[:limit]
-    return {"points": PointStore(db).unjudged(panels, limit), "pending": [{"call": r["id"], "panel": r["panel"], "collection": r["collection"], "seat": r["seat"],
+    return {"points": PointStore(db).unjudged(panels, limit),
+            "pending": [{"call": r["id"], "panel": r["panel"], "collection": r["collection"], "seat": r["seat"],
                          "kind": r["kind"], "model": r["model"], "created": r["created"],
                          "excerpt": excerpt(answers.get(r["id"]))} for r in rows],
             "total": total, "looked_through": seen, "total_capped": floor is not None}

@@ -352,7 +352,7 @@ def claimed(conn, changes: list) -> None:
         _judged(conn, ops, {}, None, {key: counts[key] for key in ops})
 
 
-# ---- the schema, and the kept record made again from the history# ---- the schema, and the kept record made again from the history --------------------------------
+# ---- the schema, and the kept record made again from the history --------------------------------
 
 SCHEMA = """
     CREATE TABLE standings (
