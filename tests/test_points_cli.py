@@ -58,3 +58,14 @@ def test_a_point_verdict_needs_one_word(url):
     assert bench_cli(url, "verdict", "somecall").returncode == 2
     missing = bench_cli(url, "verdict", "--point", "pt_nope", "--true")
     assert missing.returncode == 1 and "No point" in err(missing)
+
+
+def test_pending_lists_the_unjudged_points_first(url):
+    assert bench_cli(url, "collection", "save", "fresh", "--members", "a,b,c", "--explore", "0", "--referee",
+                     "merger").returncode == 0
+    assert bench_cli(url, "ask", "fresh", "Why is it slow?").returncode == 0
+    pending = bench_cli(url, "verdicts", "pending")
+    assert pending.returncode == 0, err(pending)
+    assert "The cache is stale." in out(pending) and out(pending).index("pt_") < out(pending).index("m-a says") \
+        if "m-a says" in out(pending) else "pt_" in out(pending)
+    assert "Points nobody judged: 1" in err(pending)
