@@ -1,5 +1,6 @@
 """The MCP tools (list_collections, ask, verdict of a seat or a point, pending_verdicts): arguments checked,
-answers written for the model, written once; how a call reaches the panel is the Reach each transport gives (reach.py, api/mcpreach.py)."""
+answers written for the model, written once; how a call reaches the panel is the Reach each transport gives
+(reach.py, api/mcpreach.py)."""
 from __future__ import annotations
 
 import json

@@ -237,7 +237,6 @@ class Window:
                 if len(self.entries) > self.size:
                     del self.entries[0]
 
-
     def _older(self, refill, want: int) -> list:
         """The `want` latest entries of the history older than the window's first, or equal to it and not in the
         window: several entries may be equal (a seat's point claims share its call's moment), so those equal to the
@@ -275,8 +274,8 @@ def refill_speed(conn, key: tuple, below: tuple | None, n: int, exclude: str | N
 
 
 def refill_judged(conn, key: tuple, below: tuple | None, n: int, exclude: str | None) -> list:
-    """The n latest judged answers and point claims of a standing at or older than `below`, from the history (`exclude`:
-    the call whose verdict is changing; its point claims stay)."""
+    """The n latest judged answers and point claims of a standing at or older than `below`, from the history
+    (`exclude`: the call whose verdict is changing; its point claims stay)."""
     scope, params = _scope_sql(key[1], "c.")
     older, more = _older("c.", below, "v.useful")
     rows = conn.execute(f"SELECT c.created, v.useful FROM calls c JOIN verdicts v ON v.call = c.id AND v.current = 1 "
@@ -325,10 +324,10 @@ def judged(conn, call: str, row, old: tuple | None, new: tuple) -> None:
 
 
 UPSERT_CLAIMS = ("INSERT INTO standings (model, scope, real_claims, false_claims, point_real, point_false) "
-                  "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (model, scope) DO UPDATE SET "
-                  "real_claims = real_claims + excluded.real_claims, false_claims = false_claims + "
-                  "excluded.false_claims, point_real = point_real + excluded.point_real, "
-                  "point_false = point_false + excluded.point_false")
+                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (model, scope) DO UPDATE SET "
+                 "real_claims = real_claims + excluded.real_claims, false_claims = false_claims + "
+                 "excluded.false_claims, point_real = point_real + excluded.point_real, "
+                 "point_false = point_false + excluded.point_false")
 
 
 def claimed(conn, changes: list) -> None:
