@@ -52,7 +52,7 @@ def note(s: Session, path: str) -> str:
 
 def test_the_scheduler_section_switches_saves_only_changes_and_runs_now(s, home):
     d = s.json("/settings.json")["scheduler"]
-    assert d["enabled"] is False and [j["name"] for j in d["jobs"]] == ["probe", "perf", "suite", "catalog"]
+    assert d["enabled"] is False and [j["name"] for j in d["jobs"]] == ["probe", "perf", "suite", "catalog", "compact"]
     page = s.get("/settings")[2]
     assert 'id="scheduler"' in page and "Switch the scheduler on" in page and 'form="run-probe"' in page
     assert s.form("/settings/scheduler", {"enabled": "on"})[1]["location"] == "/settings#scheduler"
@@ -61,7 +61,8 @@ def test_the_scheduler_section_switches_saves_only_changes_and_runs_now(s, home)
     fields = [("shown", n) for n in before] + [("on", "perf"), ("on", "suite"),       # probe off, catalog still off
                                               ("at-probe", before["probe"]["at"]), ("at-suite", "05:45:00"),
                                               ("day-perf", "sun"), ("at-perf", "05:12"),
-                                              ("at-catalog", before["catalog"]["at"])]
+                                              ("at-catalog", before["catalog"]["at"]),
+                                              ("on", "compact"), ("at-compact", before["compact"]["at"])]
     s.form("/settings/scheduler/jobs", fields)
     assert note(s, "/settings") == "Saved: perf at sun 05:12, probe off, suite at 05:45."
     saved = json.loads((home / "config" / "settings.json").read_text())["scheduler"]

@@ -105,13 +105,16 @@ def test_a_seat_given_up_is_never_sent_and_its_record_says_so(home, fake, held):
 
 
 def test_a_seat_that_never_went_out_loses_its_ledger_line(home, fake, make_service):
-    """b and c share a connection that may hold one worker: b holds it, waiting for the clock, so c is never
-    started; the panel records both as sent when it stops waiting, and c's worker takes that back."""
+    """b and c share a connection that may hold one worker and send one request a minute: b holds the worker,
+    waiting for the clock, so c is never started; the panel records both as sent when it stops waiting, and c's worker takes that back."""
     configure(home, {"fake": (fake, "openai"), "other": (fake, "openai")},
               {"a": ("fake", "m-a"), "b": ("other", "m-b"), "c": ("other", "m-c")},
               {"core": {"members": ["a", "b", "c"], "explore": 0}})
     write(home, "settings.json", {"seat_timeout": 2, "limit_wait_seconds": 150, "panel_workers": 2})
-    limit_b(home)
+    # b's model and their connection may be sent one request a minute, both used by the first ask: b and c both
+    # wait for a worker (none may write its request at once on a kept-alive connection, which a free one would let c)
+    write(home, "limits.json", {"limits": {"connections": {"other": {"rpm": 1}},
+                                           "models": {"b": {"rpm": 1, "tpd": 10 ** 6}}}})
     clock = HeldClock(start=datetime(2026, 11, 3, 10, 0))
     svc = make_service(clock=clock)
     api = Http(svc.url)

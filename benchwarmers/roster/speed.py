@@ -152,30 +152,32 @@ PACE_SECONDS = 60.0          # and at least this often, for figures another proc
 
 class Paces:
     """Each model's latest speed as (time to first token, tokens per second), for seating and output caps on every
-    panel: one query when a figure was recorded since the last (or a minute passed), never one a panel."""
+    panel: one query a model when a figure was recorded since the last look (or a minute passed), never one a
+    panel."""
 
     def __init__(self, db):
         self.db = db
         self._seen: tuple = (-1, 0.0)
-        self._paces: dict[str, tuple] = {}
+        self._paces: dict[str, tuple | None] = {}
         self._lock = threading.Lock()
 
     def of(self, alias: str) -> tuple | None:
         """(ttft or None, tokens per second or None), or None when the model was never measured."""
         now = time.monotonic()
-        written, at = self._seen
-        if written != _written or now - at > PACE_SECONDS:
-            self._load(now)
-        return self._paces.get(alias)
-
-    def _load(self, now: float) -> None:
         with self._lock:
-            if self._seen[0] == _written and now - self._seen[1] <= PACE_SECONDS:
-                return
-            seen = _written
-            try:
-                found = latest(self.db)
-            except Exception:      # a store that cannot be read: no speed known, seating as without figures
-                found = {}
-            self._paces = {alias: (s["ttft"], s["tokens_per_second"]) for alias, s in found.items() if s}
-            self._seen = (seen, now)
+            written, at = self._seen
+            if written != _written or now - at > PACE_SECONDS:
+                self._paces, self._seen = {}, (_written, now)
+            if alias in self._paces:
+                return self._paces[alias]
+        pace = self._read(alias)
+        with self._lock:
+            self._paces[alias] = pace
+        return pace
+
+    def _read(self, alias: str) -> tuple | None:
+        try:
+            found = latest(self.db, [alias]).get(alias)
+        except Exception:      # a store that cannot be read: no speed known, seating as without figures
+            return None
+        return (found["ttft"], found["tokens_per_second"]) if found else None

@@ -1,11 +1,14 @@
 """Numbered schema migrations, each recorded in the same transaction as its change."""
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from typing import Callable
 
 from . import compaction, ledgerkept, pointstore, standings
+
+log = logging.getLogger("benchwarmers.store")
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (1, "calls, verdicts and probes", """
@@ -229,7 +232,10 @@ def migrate(conn: sqlite3.Connection, upto: int | None = None) -> list[int]:
         try:
             for statement in statements:
                 conn.execute(statement)
-            if number in STEPS:
+            if number in STEPS:   # made from the whole history once: on a large record this takes a while
+                if conn.execute("SELECT 1 FROM calls LIMIT 1").fetchone():
+                    log.info("Updating the record (migration %d: %s); on a large record this takes a minute, "
+                             "once.", number, name)
                 STEPS[number](conn)
             conn.execute("INSERT INTO migrations (number, name, applied) VALUES (?, ?, ?)",
                          (number, name, time.time()))
