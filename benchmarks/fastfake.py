@@ -9,13 +9,15 @@ other member protocols too, each whole or streamed its own way (fastprotocols.py
 Gemini's /v1beta/models/M:generateContent and :streamGenerateContent, Ollama's /api/chat.
 A served name `fault-<kind>` misbehaves instead (soak.py mixes them in): fault-429 (a per-model rate limit, retry
 after 1 s), fault-500, fault-garbage (a 200 that is not JSON), fault-drop (a stream cut mid-answer), fault-hang
-(headers never come), fault-slow (1 s before answering).
+(headers never come), fault-slow (1 s before answering). A served name `referee-<any>` answers a panel's referee
+prompt with one contested point (points.py --cost measures the referee's cost with it).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -75,10 +77,28 @@ async def answer(path: str, body: bytes, delay: float) -> bytes:
     if model.startswith("fault-"):
         return await fault(model[6:], model, bool(req.get("stream")))
     await asyncio.sleep(delay)
+    if model.startswith("referee-"):
+        return response(200, referee(model, req), "application/json", False)
     if req.get("stream"):
         usage = bool((req.get("stream_options") or {}).get("include_usage"))
         return response(200, frames(model, usage), "text/event-stream", True)
     return response(200, whole(model), "application/json", False)
+
+
+def referee(model: str, req: dict) -> bytes:
+    """A served name `referee-<any>` answers as a panel's referee: one point over the seats its prompt shows (each
+    `## Seat N · model`), asserted by all but the last two and denied by those, each quoting "says: fine" (in every
+    answer above): a contested point that the service's checks let stand."""
+    prompt = " ".join(str(m.get("content") or "") for m in req.get("messages") or [] if isinstance(m, dict))
+    seats = sorted({int(n) for n in re.findall(r"^## Seat (\d+) · ", prompt, re.M)})
+    point = {"claim": "The answer is fine.", "assert": seats[:-2] or seats, "deny": seats[-2:] if len(seats) > 2
+             else [], "quotes": {str(n): "says: fine" for n in seats}}
+    text = json.dumps({"points": [point]})
+    return json.dumps({"id": "chatcmpl-fast", "object": "chat.completion", "created": 1700000000, "model": model,
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": text}}],
+                       "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4,
+                                 "total_tokens": (len(prompt) + len(text)) // 4}}).encode()
 
 
 DROP = b"<drop>"   # answer() asks serve_conn to cut the connection after what precedes it

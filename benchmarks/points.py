@@ -5,6 +5,7 @@
     python benchmarks/points.py --scenario degrade --conversations 3000 --runs 10
     python benchmarks/points.py --held-out      # other scenarios, not used to choose choose.CLAIM_WEIGHT
     python benchmarks/points.py --claim-weight 0.5 --drop-on all     # the same code at another weight
+    python benchmarks/points.py --cost          # the referee's calls, tokens and added latency in a running service
 
 Members have a hidden accuracy: the chance that a claim they make holds, and that an answer of theirs is useful.
 Each conversation is a panel of every member present. The question has TOPICS checkable topics; each member speaks
@@ -279,7 +280,15 @@ def main(argv: list[str] | None = None) -> int:
                         "shows it after the points arm, beside the truth")
     parser.add_argument("--cant-tell", type=float, default=0.0, help="the share of point verdicts that are "
                         "\"can't tell\" (default 0)")
+    parser.add_argument("--cost", type=int, nargs="?", const=40, metavar="ASKS", help="instead: the referee's cost "
+                        "in a running service (benchmarks/refereecost.py), over ASKS asks each way (default 40)")
     args = parser.parse_args(argv)
+    if args.cost is not None:
+        if args.cost < 1:
+            parser.error("--cost takes at least 1 ask")
+        import refereecost    # a sibling script: it starts fastfake and the service
+        refereecost.run(args.cost)
+        return 0
     if args.claim_weight is not None:
         if not (math.isfinite(args.claim_weight) and args.claim_weight >= 0):
             parser.error("--claim-weight must be a number, 0 or more")

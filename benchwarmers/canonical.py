@@ -87,6 +87,7 @@ class Tool:
 # ---- the request -----------------------------------------------------------------------------
 
 PANEL, MERGED, ROUTE, DIRECT = "panel", "merged", "route", "direct"
+POINTS = "points"                    # the `:points` suffix, and the `bench` body field's key for a panel's points
 
 
 @dataclass
@@ -95,17 +96,20 @@ class Target:
     name: str                        # collection name or model alias
     mode: str = PANEL
     requested: str = ""              # the model string exactly as the client sent it
+    points: bool = False             # `:points` (after the name or its mode): every point of the panel is shown
 
     @classmethod
     def parse(cls, model: str) -> "Target":
         raw = (model or "").strip()
-        name, mode = raw, DIRECT
+        name, mode, points = raw, DIRECT, False
         if raw.startswith("bench/"):
             name, mode = raw[len("bench/"):], PANEL
+            if name.endswith(":" + POINTS):
+                name, points = name[: -len(POINTS) - 1], True
             for suffix in (MERGED, ROUTE):
                 if name.endswith(":" + suffix):
                     name, mode = name[: -len(suffix) - 1], suffix
-        return cls(name=name, mode=mode, requested=raw)
+        return cls(name=name, mode=mode, requested=raw, points=points)
 
 
 @dataclass
@@ -123,6 +127,7 @@ class Ask:
     with_models: list = field(default_factory=list)   # extra seats asked for by name
     caller: str | None = None        # gateway key name, when one was used
     session: str | None = None       # the MCP session (or X-Bench-Session) that asked, when one was named
+    points: str | None = None        # `bench.points` of the body: off, contested or all (None: the collection's)
     origin: str | None = None        # "suite": the service's own suite asked (the usage ledger's kind for it)
     format: str = ""                 # the client format it came in ("openai_chat", ...)
     native: dict | None = None       # the client's own body, for same-API pass-through

@@ -56,6 +56,10 @@ SETTINGS = {s.name: s for s in (
             "pruned by bench store compact and the scheduler's daily compact job. Every count, verdict, claim and "
             "ledger line is kept.", lambda v: v >= 0, most=100_000),
     Setting("merge_model", None, str, "Model that writes :merged answers when a collection names none."),
+    Setting("referee_model", None, str, "Model that finds a panel's points (where its seats disagree) when a "
+            "collection names no referee; unset, the referee is chosen as the merge model is."),
+    Setting("referee_timeout", 120.0, float, "Seconds a panel's referee may take to answer; past it the reply says "
+            "points: unavailable, with the seats' answers as they are.", _positive, most=DAY),
     Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive,
             most=3600),
     Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.data import configure
-from benchwarmers.mcp.tools import ToolError, ask_body, check_args, TOOLS
+from benchwarmers.mcp.tools import Reach, ToolError, Tools, ask_body, check_args, TOOLS
 from tests.fakes import FakeOpenAI, Reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,8 +89,10 @@ def test_sdk_client_lists_tools_and_asks_the_panel(panel, http, tmp_path):
     tools, listed, asked = run_sdk(service.url, body, tmp_path / "err.log")
     assert set(tools) == {"list_collections", "ask", "verdict", "pending_verdicts"}
     assert tools["ask"].input_schema["required"] == ["collection", "prompt"]
-    assert set(tools["ask"].input_schema["properties"]) == {"collection", "prompt", "merged", "with", "system"}
-    assert set(tools["verdict"].input_schema["properties"]) == {"call", "useful", "note", "real", "false"}
+    assert set(tools["ask"].input_schema["properties"]) == {"collection", "prompt", "merged", "with", "system",
+                                                           "points"}
+    assert set(tools["verdict"].input_schema["properties"]) == {"call", "useful", "note", "real", "false", "point",
+                                                               "holds", "from_points"}
     assert all(t.output_schema and t.output_schema["type"] == "object" for t in tools.values())
     rules = tools["ask"].description.lower()
     for rule in ("collection rather than a favourite model", "verify", "every seat", "verdict"):
@@ -400,9 +402,14 @@ def test_ask_body_mirrors_bench_ask():
 def test_check_args_follows_the_schemas():
     schema = {t["name"]: t["inputSchema"] for t in TOOLS}
     check_args(schema["verdict"], {"call": "x", "useful": False, "real": ["a"]})
-    for bad in ({"call": "x"}, {"call": "x", "useful": 1}, {"call": "x", "useful": True, "real": "a"},
-                {"call": "x", "useful": True, "real": [1]}, {"call": "x", "useful": True, "extra": 1}):
+    for bad in ({"call": "x", "useful": 1}, {"call": "x", "useful": True, "real": "a"},
+                {"call": "x", "useful": True, "real": [1]}, {"call": "x", "useful": True, "extra": 1},
+                {"point": "p", "holds": "yes"}):
         with pytest.raises(ToolError):
             check_args(schema["verdict"], bad)
+    tools = Tools(Reach())    # a seat's verdict needs call and useful, a point's point and holds: the tool says so
+    for half in ({"call": "x"}, {"useful": True}, {"point": "p"}, {"point": "p", "holds": True, "useful": True}, {}):
+        with pytest.raises(ToolError):
+            tools.tool_verdict(half, None)
     with pytest.raises(ToolError):
         check_args(schema["ask"], {"collection": "core", "prompt": "   "})

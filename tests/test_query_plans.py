@@ -11,16 +11,18 @@ from benchwarmers.server.routes import GATEWAY, ADMIN, PUBLIC
 from benchwarmers.store import standings
 from benchwarmers.server.table import build_table
 from tests.fakes import FakeOpenAI
+from tests.fakes.referee import FakeReferee
 from tests.helpers.data import configure, write
 
 # The history and what is kept of it: none may be scanned. The kept standings (a row per model and collection)
 # and the few small tables of state (settings, keys, pins, limits, jobs) may be.
-HISTORY = {"calls", "usage", "verdicts", "panels", "days", "usage_totals", "usage_days", "probes", "perf"}
+HISTORY = {"calls", "usage", "verdicts", "panels", "days", "usage_totals", "usage_days", "probes", "perf", "points",
+           "point_verdicts", "point_claims"}
 TABLE_REF = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|LEFT\b|JOIN\b|ORDER\b|GROUP\b|LIMIT\b"
                        r"|INDEXED\b|USING\b)(\w+))?", re.I)
 # A search by one of these finds a bounded few rows (a panel's seats, a call's verdicts, a turn's shadows, the calls
 # within the latest REACH, a month's kept totals): sorting them is no sort of the history.
-BOUNDED = re.compile(r"\b(?:panel|id|call|turn|rowid|month)=\?|created>\?|\(created,id\)[<>]=?\(\?,\?\)")
+BOUNDED = re.compile(r"\b(?:panel|id|call|turn|rowid|month|point)=\?|created>\?|\(created,id\)[<>]=?\(\?,\?\)")
 # The statistics PRAGMA optimize gathers (within its analysis_limit, so the rows per value are a guess: these are
 # what it wrote on the 100,000-call folder of benchmarks/record_scale.py, the rows made a million): the planner
 # chooses with them as it will on such a record, and may choose otherwise than on a record without any.
@@ -128,6 +130,7 @@ def drive(app, home) -> dict:
             {"role": "user", "content": f"question {i}"}]}, headers={"X-Bench-Session": "s-1"})
         assert status == 200, d
         ids["panel"], ids["call"] = d["bench"]["panel"], d["bench"]["seats"][0]["call"]
+        ids["point"] = d["bench"]["points"][0]["id"]
         ids.setdefault("seats", []).append(ids["call"])
     status, _, d = app("POST", "/v1/chat/completions", {"model": "bench/core:merged", "messages": [
         {"role": "user", "content": "merge this"}]})
@@ -139,6 +142,13 @@ def drive(app, home) -> dict:
         ids["route"] = headers["x-bench-call"]
     for call in (*ids["seats"], ids["route"]):
         assert app("POST", "/bench/verdict", {"call": call, "useful": True, "real": ["x"]})[0] == 200
+    # a point judged, judged again the other way, withdrawn and judged once more: claims in and out of the standings
+    point = ids["point"]
+    for verdict in ({"true": True}, {"true": False, "note": "checked"}):
+        assert app("POST", f"/bench/points/{point}/verdict", verdict)[0] == 200
+    assert app("DELETE", f"/bench/points/{point}/verdict")[0] == 200
+    assert app("POST", f"/bench/points/{point}/verdict", {"true": True})[0] == 200
+    assert app("POST", "/bench/verdict", {"call": ids["call"], "useful": True, "from_points": True})[0] == 200
     assert app("POST", "/bench/verdict", {"call": ids["call"], "useful": False})[0] == 200   # revised
     # a late answer that makes a row again (the panel had told its client the seat timed out): its old answer time
     # leaves a full window, which is made good from the history
@@ -155,10 +165,14 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
     monkeypatch.setattr(standings, "SPEED_WINDOW", 2)    # windows full at once: a change in one is made good from
     monkeypatch.setattr(standings, "JUDGED_WINDOW", 2)   # the history, and those queries are checked too
     configure(home, {"fake": (fake, "openai")},
-              {m: ("fake", f"m-{m}") for m in ("a", "b", "c", "x", "y")},
-              {"core": {"members": ["a", "b", "c"], "explore": 1, "description": "reviewers"},
+              {m: ("fake", f"m-{m}") for m in ("a", "b", "c", "x", "y", "judge")},
+              {"core": {"members": ["a", "b", "c"], "explore": 1, "description": "reviewers", "referee": "judge",
+                        "points": "contested"},
                "agent": {"members": ["a", "b"], "explore": 0, "shadow": 1}})
     write(home, "limits.json", {"connections": {"fake": {"rpm": 1000}}, "models": {}})
+    fake.script("m-a", "The cache is stale.")           # seats that disagree, and a referee that says where
+    fake.script("m-b", "The cache is fresh.")
+    fake.script("m-judge", FakeReferee().reply())
     app = make_app()
     seen = traced(app.bench)
     ids = drive(app, home)
@@ -190,4 +204,5 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
     assert len(statements) > 100 and any("FROM standings" in s for s in statements)
     assert any(s.startswith("SELECT created, seconds FROM calls") for s in statements)        # a window refilled
     assert any(s.startswith("SELECT c.created, v.useful FROM calls c") for s in statements)
+    assert any("FROM point_claims" in s for s in statements) and any("FROM points" in s for s in statements)
     assert not found, "\n\n".join(f"{sql}\n  -> {'; '.join(w)}" for sql, w in found.items())

@@ -20,7 +20,8 @@ MAX_CALLS = 200
 
 CALL = obj(("id", "model", "status"), id=STRING, model=STRING, status=STRING)
 VERDICT = obj(("call", "useful"), False, call=STRING, useful={"type": "boolean"}, note={"type": ["string", "null"]},
-              real={"type": ["array", "null"], "items": STRING}, false={"type": ["array", "null"], "items": STRING})
+              real={"type": ["array", "null"], "items": STRING}, false={"type": ["array", "null"], "items": STRING},
+              from_points={"type": "boolean"})
 
 
 def _visible(req: Request, rec) -> bool:
@@ -85,10 +86,11 @@ def _string_list(body: dict, name: str) -> list:
 
 def post_verdict(req: Request, bench: Bench) -> Response:
     body = req.json()
-    known = {"call", "useful", "note", "real", "false"}
+    known = {"call", "useful", "note", "real", "false", "from_points"}
     extra = sorted(set(body) - known)
     if extra:
-        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.", "A verdict has call, useful, note, real, false.")
+        raise BadRequest(f"Unknown field(s): {', '.join(extra)}.",
+                         "A verdict has call, useful, note, real, false, from_points.")
     call = body.get("call")
     if not isinstance(call, str) or not call:
         raise BadRequest("`call` must be the call id (a string) of the seat you judged.")
@@ -96,11 +98,14 @@ def post_verdict(req: Request, bench: Bench) -> Response:
     if not isinstance(useful, bool):
         raise BadRequest("`useful` must be true or false.")
     note = check_text(body.get("note"), "note", NOTE_MOST)
+    from_points = body.get("from_points", False)
+    if not isinstance(from_points, bool):
+        raise BadRequest("`from_points` must be true (the verdict is what the seat's judged points proposed) or false.")
     real, false = _string_list(body, "real"), _string_list(body, "false")
     rec = bench.calls.get(call)
     if rec is None or not _visible(req, rec):
         raise NotFound(f"No call {call!r}.", "Use a call id from a seat's `call` field.")
-    verdict = bench.verdicts.add(call, useful, note, real, false)   # the record's standings change with it
+    verdict = bench.verdicts.add(call, useful, note, real, false, from_points)   # the standings change with it
     verdict["revisions"] = len(bench.verdicts.history(call))
     return Response.json(verdict)
 

@@ -10,9 +10,11 @@ from ..server.routes import ADMIN, GATEWAY, Route
 NAMES = {"type": ["array", "string"], "items": STRING}
 COLLECTION = obj(("name", "members", "explore"), name=STRING, description=STRING, members={"type": "array"},
                  explore={"type": "integer"}, merge_model={"type": ["string", "null"]}, shadow={"type": "integer"},
-                 purpose=STRING)
+                 purpose=STRING, referee={"type": ["string", "null"]}, points=STRING)
+POINT_MODES = {"type": "string", "enum": ["off", "contested", "all"]}
 SAVE = obj(members=NAMES, add=NAMES, remove=NAMES, description=STRING, explore={"type": "integer"},
-           merge_model={"type": ["string", "null"]}, shadow={"type": "integer"}, purpose=STRING)
+           merge_model={"type": ["string", "null"]}, shadow={"type": "integer"}, purpose=STRING,
+           referee={"type": ["string", "null"]}, points=POINT_MODES)
 
 
 def view(col, models: dict) -> dict:

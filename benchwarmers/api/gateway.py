@@ -9,7 +9,7 @@ from .. import formats
 from ..canonical import DIRECT, ROUTE, Ask, Text
 from ..core.route import TurnReply
 from ..errors import BadRequest, CollectionNotFound, Forbidden, NotFound
-from ..formats.base import FormatRoute, Lookup, ReplyInfo, RequestInfo
+from ..formats.base import FormatRoute, Lookup, ReplyInfo, RequestInfo, points_wanted
 from ..formats.contract import FormatContract
 from ..server.bench import Bench
 from ..server.guard import presented_key
@@ -71,7 +71,9 @@ def check_session(value: str, where: str) -> str:
 def admit(fmt: FormatContract, req: Request, bench: Bench, info: RequestInfo) -> Ask:
     """The request as an Ask the caller may make: a target named and within its key's reach, the key and
     session that ask noted for the record."""
-    ask = fmt.parse(req.json(), info)
+    body = req.json()
+    ask = fmt.parse(body, info)
+    ask.points = points_wanted(body)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     check_reach(req, ask.target)

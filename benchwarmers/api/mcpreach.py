@@ -4,6 +4,7 @@ each seat can be reported as it finishes."""
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 from ..errors import BenchError
 from ..formats import openai_chat
@@ -48,6 +49,9 @@ class InProcessReach(Reach):
 
     def verdict(self, body: dict) -> dict:
         return self.route("POST", "/bench/verdict", body)
+
+    def point_verdict(self, point: str, body: dict) -> dict:
+        return self.route("POST", f"/bench/points/{quote(point, safe='')}/verdict", body)
 
     def pending(self, limit: int) -> dict:
         # a key names the caller; without one, the MCP session does

@@ -4,8 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 from ..client import ClientError
+from ..words import plural
 from . import terminal
 from .attach import BodyLimit, check_size, read_bounded, read_file, refused_mid_send
 from .output import emit_json, note, table
@@ -34,24 +36,37 @@ def register(sub, parent) -> None:
                         "setting)")
     p.set_defaults(func=run_ask)
 
-    v = sub.add_parser("verdict", parents=[parent], help="judge one seat's answer", formatter_class=FMT,
+    v = sub.add_parser("verdict", parents=[parent], help="judge one seat's answer, or one point", formatter_class=FMT,
                        description="Record whether a seat's answer was useful, and which of its claims were real "
-                                   "or false. A later verdict on the same call replaces this one.",
-                       epilog="example:\n  bench verdict 0OaKq3x7Xy3k9aQ2Lw4p --useful "
+                                   "or false; or judge one of a panel's points (--point): every seat that asserted "
+                                   "or denied it gains a real or a false claim. A later verdict on the same call "
+                                   "or point replaces this one.",
+                       epilog="examples:\n  bench verdict 0OaKq3x7Xy3k9aQ2Lw4p --useful "
                               "--real \"the race in refresh()\" --false \"the SQL injection\"\n"
+                              "  bench verdict --point pt_0OaKq3x7Xy3k9aQ2Lw4p --true --note \"checked cache.py\"\n"
+                              "  bench verdict --point pt_0OaKq3x7Xy3k9aQ2Lw4p --withdraw\n"
                               "an id that begins with '-' (older records) goes after --:\n"
                               "  bench verdict --useful -- -Xy3k9aQ2Lw4p")
-    v.add_argument("call", help="the call id from the seat table")
-    group = v.add_mutually_exclusive_group(required=True)
+    v.add_argument("call", nargs="?", help="the call id from the seat table")
+    v.add_argument("--point", metavar="P", help="a point's id (bench points PANEL lists them) instead of a call")
+    group = v.add_mutually_exclusive_group()
     group.add_argument("--useful", dest="useful", action="store_true", default=None)
     group.add_argument("--not-useful", dest="useful", action="store_false")
+    group.add_argument("--true", dest="holds", action="store_true", default=None,
+                       help="with --point: the point's claim holds")
+    group.add_argument("--cant-tell", action="store_true", help="with --point: it cannot be told (no claims)")
+    group.add_argument("--withdraw", action="store_true", help="with --point: withdraw its verdict (its claims go)")
     v.add_argument("--real", action="append", default=[], metavar="TEXT", help="a claim that checked out")
-    v.add_argument("--false", action="append", default=[], metavar="TEXT", help="a claim that was wrong")
+    v.add_argument("--false", action="append", nargs="?", const=NO_TEXT, default=[], metavar="TEXT",
+                   help="a claim that was wrong (repeatable); with --point and no TEXT: the point's claim is false")
     v.add_argument("--note", help="a note")
+    v.add_argument("--from-points", action="store_true",
+                   help="with a call: the verdict is what its judged points proposed (the record says so)")
     v.set_defaults(func=run_verdict)
 
 
 MAX_TOKENS = 10 ** 7      # far past any model's output; a bigger number is a typo, not a budget
+NO_TEXT = ""              # a bare --false: with --point, the point's claim is false
 
 
 def positive(value: str) -> int:
@@ -120,6 +135,7 @@ def run_ask(args, client) -> int:
         note(f"merged by {m.get('model')} (call {m.get('call')}, {m.get('status')})")
     for passed in bench.get("passed_over") or []:
         note(f"passed over for an explore seat: {passed.get('model')} ({passed.get('reason')})")
+    show_points(bench)
     note("Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
     return 0 if any(s.get("status") == "ok" for s in seats) else 1
 
@@ -170,9 +186,17 @@ def post_ask(client, name: str, merged: bool, body: dict):
 
 
 def run_verdict(args, client) -> int:
+    if args.point:
+        return run_point_verdict(args, client)
+    if args.call is None or args.useful is None or args.holds or args.cant_tell or args.withdraw \
+            or NO_TEXT in args.false:
+        raise ClientError("Give a call id and --useful or --not-useful (or --point P with --true, --false, "
+                         "--cant-tell or --withdraw).", 2)
     body = {"call": args.call, "useful": args.useful, "real": args.real, "false": args.false}
     if args.note:
         body["note"] = args.note
+    if args.from_points:
+        body["from_points"] = True
     reply = client.post("/bench/verdict", body, gateway=True)
     if args.json:
         emit_json(reply)
@@ -180,3 +204,55 @@ def run_verdict(args, client) -> int:
         revised = " (revised)" if reply.get("revisions", 1) > 1 else ""
         note(f"Verdict recorded for {args.call}: {'useful' if args.useful else 'not useful'}{revised}.")
     return 0
+
+
+def run_point_verdict(args, client) -> int:
+    """--point P with --true, --false, --cant-tell or --withdraw."""
+    said = [bool(args.holds), args.false == [NO_TEXT], args.cant_tell, args.withdraw]
+    if args.call or args.useful is not None or args.real or args.from_points or sum(said) != 1 \
+            or any(f != NO_TEXT for f in args.false):
+        raise ClientError("A point's verdict is --point P and one of --true, --false, --cant-tell or --withdraw "
+                         "(and --note); a call's is CALL --useful|--not-useful.", 2)
+    path = f"/bench/points/{quote(args.point, safe='')}/verdict"
+    if args.withdraw:
+        reply = client.delete(path, gateway=True)
+    else:
+        holds = True if args.holds else None if args.cant_tell else False
+        reply = client.post(path, {"true": holds, **({"note": args.note} if args.note else {})}, gateway=True)
+    if args.json:
+        emit_json(reply)
+        return 0
+    if args.withdraw:
+        note(f"Verdict on point {args.point} withdrawn." if reply.get("withdrawn") else
+             f"Point {args.point} had no verdict to withdraw.")
+    else:
+        word = {True: "true", False: "false", None: "can't tell"}[reply.get("true")]
+        note(f"Point {args.point} judged {word}: {plural(len(reply.get('claims') or []), 'claim')} for the seats "
+             "that took a side.")
+    show_proposals(reply.get("proposals") or [])
+    return 0
+
+
+def show_points(bench: dict) -> None:
+    """After the seat table: the points shown above (their ids) and how to judge one, or why there are none."""
+    info = bench.get("points_info")
+    if not info:
+        return
+    if info.get("unavailable"):
+        note(f"points: unavailable, {info['unavailable']}")
+        return
+    shown = bench.get("points") or []
+    note(f"points: {len(shown)} shown of {info.get('found', len(shown))} the referee {info.get('referee')} found "
+         f"(call {info.get('call')})")
+    for n, p in enumerate(shown, 1):
+        note(f"  {n}. {p.get('id')}  {p.get('claim')}")
+    if shown:
+        note("Judge a point once, for every seat that took a side: bench verdict --point P --true|--false")
+
+
+def show_proposals(proposals: list) -> None:
+    """What the seats' judged points propose, and the one command that confirms each."""
+    for p in proposals:
+        flag = "--useful" if p.get("useful") else "--not-useful"
+        note(f"seat {p.get('seat')} {p.get('model')}: {p.get('why')}; to confirm: bench verdict {p.get('call')} "
+             f"{flag} --from-points")

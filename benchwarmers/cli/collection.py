@@ -25,7 +25,8 @@ def register(sub, parent) -> None:
     csub = c.add_subparsers(dest="action", metavar="ACTION")
     c.set_defaults(func=verbless.refuse(c))
     s = csub.add_parser("save", parents=[parent], help="create or change", formatter_class=FMT,
-                        epilog="example:\n  bench collection save core --members a,b --explore 2")
+                        epilog="examples:\n  bench collection save core --members a,b --explore 2\n"
+                               "  bench collection save core --referee judge --points all")
     s.add_argument("name")
     s.add_argument("--members", help="replace the members: a,b,c")
     s.add_argument("--add", help="add members: d,e")
@@ -35,6 +36,11 @@ def register(sub, parent) -> None:
                                      "seats go only to models whose roles fit ('' for none)")
     s.add_argument("--explore", type=int, help="explore seats per ask (default 1)")
     s.add_argument("--merge-model", help="the model that writes :merged answers")
+    s.add_argument("--referee", help="the model that finds the panel's points, where its seats disagree ('' for "
+                                     "the default: chosen as the merge model is)")
+    s.add_argument("--points", choices=("off", "contested", "all"),
+                   help="which points a reply shows: contested (some seat contradicts them; the default for a new "
+                        "collection), all, or off")
     s.add_argument("--shadow", type=int, help="route mode: members that also answer each turn, off the path")
     s.set_defaults(func=run_save)
     d = csub.add_parser("delete", parents=[parent], help="delete (asks first)", formatter_class=FMT,
@@ -76,6 +82,10 @@ def run_save(args, client) -> int:
             body[field] = value
     if args.merge_model is not None:
         body["merge_model"] = args.merge_model or None
+    if args.referee is not None:
+        body["referee"] = args.referee or None
+    if args.points is not None:
+        body["points"] = args.points
     col = client.request("PUT", f"/bench/collections/{q(args.name)}", body)
     if args.json:
         emit_json(col)

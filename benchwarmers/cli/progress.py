@@ -31,6 +31,7 @@ class PanelView:
         self.ticks, self.in_order = ticks, in_order
         self.started = time.monotonic()
         self.blocks: dict[int, str] = {}              # held back to print in seat order
+        self.after = ""                               # held back too: what follows the seats (their points)
         self.ended = ""
         self._shown = 0                               # width of the waiting line on screen
 
@@ -43,6 +44,9 @@ class PanelView:
             if self.in_order:
                 self.blocks[int(match.group(1))] = text
                 return
+        elif self.in_order and not self.merged:       # after the seats (where they disagree): after them in order
+            self.after += text
+            return
         elif self.merged:
             self.pending.clear()                      # the merge is writing: the seats are done
         self.clear()
@@ -90,6 +94,9 @@ class PanelView:
         for number in sorted(self.blocks):
             self.write(self.blocks[number])
         self.blocks.clear()
+        if self.after:
+            self.write(self.after)
+            self.after = ""
         if not self.ended.endswith("\n"):
             self.write("\n")
 

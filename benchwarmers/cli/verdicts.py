@@ -21,8 +21,9 @@ def register(sub, parent) -> None:
     v.set_defaults(func=verbless.refuse(v))
     p = vsub.add_parser("pending", parents=[parent], help="list the answers without a verdict, newest first",
                         formatter_class=FMT,
-                        description="The seats' answers that nobody judged yet, newest first: with BENCHWARMERS_KEY "
-                                    "the key's own asks, with the admin token (or none needed) every one.",
+                        description="The points of the latest panels that nobody judged yet, then the seats' "
+                                    "answers that nobody judged yet, newest first: with BENCHWARMERS_KEY the key's "
+                                    "own asks, with the admin token (or none needed) every one.",
                         epilog="examples:\n  bench verdicts pending\n  bench verdicts pending --limit 5 --json\n\n"
                                "then judge one: bench verdict CALL --useful|--not-useful")
     p.add_argument("--limit", type=limit, default=20, help="at most this many (1 to 200, default 20)")
@@ -54,7 +55,12 @@ def run_pending(args, client) -> int:
     if args.json:
         emit_json(data)
         return 0
-    items = data.get("pending") or []
+    items, points = data.get("pending") or [], data.get("points") or []
+    if points:    # first: one judgement of a point counts for every seat that took a side
+        table(["point", "panel", "claim", "assert", "deny"],
+              [[p.get("id"), p.get("panel"), p.get("claim"), ",".join(map(str, p.get("assert") or [])) or "-",
+                ",".join(map(str, p.get("deny") or [])) or "-"] for p in points], fit=True)
+        note(f"Points nobody judged: {len(points)}. Judge one: bench verdict --point P --true|--false\n")
     if not items:
         note("No answer is waiting for a verdict.")
         return 0

@@ -8,9 +8,12 @@ from ..errors import BadRequest, CollectionNotFound
 from ..names import DESCRIPTION_MOST, check_name, check_text
 from ..roster.registry import Registry, close_names, suggest, suggest_all
 from ..store import Config
+from .points import CONTESTED, MODES as POINT_MODES, OFF
 
 FILE = "collections.json"
-FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model", "purpose", "explore_grace"}
+FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model", "purpose", "explore_grace",
+          "referee", "points"}
+NEW_POINTS = CONTESTED       # a collection made now shows its contested points; one saved before points said nothing
 MOST_GRACE = 86400.0    # the explore_grace_seconds setting's own bound
 
 
@@ -24,6 +27,8 @@ class Collection:
     shadow: int = 0
     purpose: str = ""                # what it is for (review, design, ...): explore seats go to models that fit
     explore_grace: float | None = None   # seconds to wait for explore seats once members are in (None: the setting)
+    referee: str | None = None       # the model that finds the panel's points (None: chosen as the merge model is)
+    points: str = OFF                # which points a reply shows: off, contested or all
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Collection":
@@ -36,13 +41,16 @@ class Collection:
                    explore if isinstance(explore, int) and explore >= 0 else 1,
                    d.get("merge_model") if isinstance(d.get("merge_model"), str) else None,
                    shadow if isinstance(shadow, int) and shadow >= 0 else 0, purpose,
-                   float(grace) if grace_ok(grace) else None)   # a bad hand edit: the setting's grace
+                   float(grace) if grace_ok(grace) else None,   # a bad hand edit: the setting's grace
+                   d.get("referee") if isinstance(d.get("referee"), str) else None,
+                   d.get("points") if d.get("points") in POINT_MODES else OFF)
 
     def to_dict(self) -> dict:
         d = {"description": self.description, "members": self.members, "explore": self.explore,
              "merge_model": self.merge_model, "shadow": self.shadow, "purpose": self.purpose}
         if self.explore_grace is not None:
             d["explore_grace"] = self.explore_grace
+        d["referee"], d["points"] = self.referee, self.points
         return d
 
     def public(self) -> dict:
@@ -76,7 +84,7 @@ class Collections:
         if unknown:
             raise BadRequest(f"Unknown field(s): {', '.join(unknown)}.",
                              "A collection takes " + ", ".join(sorted(FIELDS)) + ".")
-        current = self.all().get(name) or Collection(name)
+        current = self.all().get(name) or Collection(name, points=NEW_POINTS)
         members = list(current.members)
         if "members" in spec:
             members = _names(spec["members"], "members")
@@ -90,7 +98,7 @@ class Collections:
         if unknown:
             raise BadRequest(f"Not on the bench: {', '.join(unknown)}.", suggest_all(unknown, models, "model"))
         col = Collection(name, current.description, members, current.explore, current.merge_model, current.shadow,
-                         current.purpose, current.explore_grace)
+                         current.purpose, current.explore_grace, current.referee, current.points)
         if "description" in spec:
             col.description = check_text(spec["description"], "description", DESCRIPTION_MOST, optional=False)
         if "purpose" in spec:
@@ -115,6 +123,16 @@ class Collections:
             if mm is not None and (not isinstance(mm, str) or mm not in models):
                 raise BadRequest(f"Merge model {mm!r} is not on the bench.", suggest(str(mm), models, "model"))
             col.merge_model = mm or None
+        if "referee" in spec:
+            ref = spec["referee"]
+            if ref is not None and (not isinstance(ref, str) or ref not in models):
+                raise BadRequest(f"Referee {ref!r} is not on the bench.", suggest(str(ref), models, "model"))
+            col.referee = ref or None
+        if "points" in spec:
+            if spec["points"] not in POINT_MODES:
+                raise BadRequest(f"points must be one of {', '.join(POINT_MODES)}, not {spec['points']!r}.",
+                                 "contested shows the points some seat contradicts; all shows every point.")
+            col.points = spec["points"]
         if not col.members and not col.explore:
             raise BadRequest("A collection needs members or explore seats.", "Add --members a,b or --explore 1.")
         self.config.update(FILE, lambda d: d.setdefault("collections", {}).__setitem__(name, col.to_dict()))

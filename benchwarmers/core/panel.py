@@ -21,6 +21,7 @@ from ..roster.quota import RESTS
 from ..roster.registry import Registry
 from ..store.db import Written
 from ..store.ids import record_id
+from ..store.pointstore import PointStore
 from . import merge
 from .calling import Caller
 from .collections import Collections
@@ -29,6 +30,7 @@ from .panelrun import PanelRun
 from .panelwords import no_able_seat, seat_block
 from .pump import pump
 from .record import Record
+from .refereeing import Refereeing
 from .seating import SeatPlan, Seating
 
 log = logging.getLogger("benchwarmers.panel")
@@ -48,6 +50,7 @@ class Panel:
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")
         self.lanes = Lanes(self.pool, workers, lambda: self.settings()["endpoint_share"])
         self.waiter = Waiter()
+        self.referee = Refereeing(registry, caller, record, settings, PointStore(caller.calls.db))
         self._live: set = set()            # runs with seats out, for stopping()
         self._live_lock = threading.Lock()
 
@@ -341,6 +344,8 @@ class Panel:
             text = "".join(ev.text for ev in self._merge(run, self._merge_model(run)) if isinstance(ev, TextDelta))
         else:
             text = "".join(seat_block(s) for s in run.seats).rstrip() + "\n"
+        block = self.referee.block(run)   # the points where the seats disagree, after them
+        text = text.rstrip("\n") + block if block else text
         self.settle(run)   # acknowledged only once its records are committed
         return Answer(text=text, usage=self._usage(run), finish_reason=STOP)
 
@@ -362,6 +367,7 @@ class Panel:
             model = self._merge_model(run)
             lane = self.lanes.executor(model.endpoint if model else "")
             yield from pump(self._merge(run, model), lane, keepalive)
+        yield from pump(self.referee.events(run), self.lanes.executor(""), keepalive)   # streamed last
         self.settle(run)   # the final event (the call ids) only once the records are committed
         yield Finish(STOP, self._usage(run), run.bench())
 
@@ -386,7 +392,7 @@ class Panel:
                              "the seats' call ids are in the record.")
 
     def _usage(self, run: PanelRun) -> Usage:
-        return run.reply().usage + run.merge_usage
+        return run.reply().usage + run.merge_usage + run.referee_usage
 
     def _merge_model(self, run: PanelRun):
         return merge.choose(run.collection, self.settings()["merge_model"], self.registry, self.record, run.reply())

@@ -26,6 +26,9 @@ class PanelRun:
     done: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
     merge_info: dict | None = None
     merge_usage: Usage = field(default_factory=Usage)
+    points: dict | None = None                        # the referee's points as the `bench` field gives them
+    points_text: str | None = None                    # and as the reply's `## Where they disagree` block
+    referee_usage: Usage = field(default_factory=Usage)
     request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel:
                                                       # the summary is kept in the panel's row, not in each seat's
     endpoints: dict = field(default_factory=dict)     # the registry's endpoints when the panel started
@@ -62,6 +65,8 @@ class PanelRun:
             d["passed_over"] = self.plan.passed_over
         if self.merge_info:
             d["merge"] = self.merge_info
+        if self.points is not None:
+            d.update(self.points)
         return d
 
     def count_in(self, seat: Seat) -> bool:

@@ -38,16 +38,16 @@ class Record:
         wrong_ratio = self.settings()["confidently_wrong_ratio"]
         sums: dict[str, list] = {}
         times: dict[str, list] = {}
-        width = len(standings.COUNTS)
+        names = standings.COUNTS + standings.POINT_COUNTS
         for r in standings.standing_rows(self.db, scopes):
-            total = sums.setdefault(r["model"], [0] * width)
-            for i, name in enumerate(standings.COUNTS):
+            total = sums.setdefault(r["model"], [0] * len(names))
+            for i, name in enumerate(names):
                 total[i] += r[name]
             times.setdefault(r["model"], []).append(standings.speeds(r["speeds"]))
         versions = self._versions(scopes)
         out = {}
         for model, total in sums.items():
-            d = figures(dict(zip(standings.COUNTS, total)), wrong_ratio)
+            d = figures(dict(zip(names, total)), wrong_ratio)
             latest = latest_of(times[model], standings.SPEED_WINDOW)
             d["median_seconds"] = round(statistics.median(s for _, s in latest), 3) if latest else None
             d["drop"] = self._drop(model, scopes, d, versions.get(model, ()))
@@ -62,7 +62,11 @@ class Record:
         return {m: tuple(sorted(v)) for m, v in out.items()}
 
     def _drop(self, model: str, scopes: tuple | None, d: dict, versions: tuple) -> dict | None:
-        if d["judged"] < DROP_SPANS[0] + DROP_BEFORE:
+        """A drop in the latest judged evidence: the judged windows hold judged answers and point claims together
+        (1 useful or real, 0 not), by the moment of the answer (benchmarks/points.py: read on answers alone, a member
+        judged mostly by its points was seen to fall late)."""
+        judged, good = d["judged"] + d["point_claims"], d["useful"] + d["point_real"]
+        if judged < DROP_SPANS[0] + DROP_BEFORE:
             return None
         key = (model, scopes)
         with self._lock:
@@ -71,7 +75,7 @@ class Record:
             return hit[1]
         windows = [standings.judged_entries(r["window"]) for r in standings.judged_windows(self.db, model, scopes)]
         latest = latest_of(windows, DROP_SPANS[-1])
-        found = drop(d["judged"], d["useful"], [u for _, u in latest])
+        found = drop(judged, good, [u for _, u in latest])
         with self._lock:
             self._drops[key] = (versions, found)
         return found
@@ -97,8 +101,10 @@ def latest_of(windows: list, size: int) -> list:
 
 def figures(d: dict, wrong_ratio: float) -> dict:
     """A standing's counts (store/standings.py's COUNTS) with the rates and flags read from them."""
+    point_real, point_false = d.get("point_real", 0), d.get("point_false", 0)
     d = {k: d[k] for k in ("asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims")}
     d["judged"] = d["useful"] + d["not_useful"]
+    d["point_claims"], d["point_real"] = point_real + point_false, point_real   # of the judged claims, from points
     d["useful_rate"] = rate(d["useful"], d["judged"])
     d["useful_interval"] = [round(x, 3) for x in wilson(d["useful"], d["judged"])] if d["judged"] else None
     d["judged_claims"] = d["real_claims"] + d["false_claims"]

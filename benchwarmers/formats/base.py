@@ -200,6 +200,21 @@ def with_models(body: dict) -> list[str]:
     return string_list(names, "bench.with")
 
 
+POINT_MODES = ("off", "contested", "all")
+
+
+def points_wanted(body: dict) -> str | None:
+    """Which of the panel's points the reply shows, when the request says: `"bench": {"points": "off" | "contested" |
+    "all"}` (true: all, false: off). None: the collection's own choice."""
+    value = get(get(body, "bench", dict, default={}), "points", (str, bool), where="bench")
+    if isinstance(value, bool):
+        return "all" if value else "off"
+    if value is not None and value not in POINT_MODES:
+        raise BadRequest(f"`bench.points` must be one of {', '.join(POINT_MODES)} (or true / false), not {value!r}.",
+                         "contested shows the points some seat contradicts; all shows every point; off none.")
+    return value
+
+
 def client_only_tool(kind: str, ask) -> None:
     """OpenAI `custom` tools (free-form input) run on the client like functions, but no other API can carry them:
     a panel refuses them as it refuses functions (answering without them would quietly change the question);

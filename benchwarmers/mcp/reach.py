@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from typing import Callable
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from ..client import Client, ClientError
 from .tools import OnSeat, Reach, ToolError
@@ -49,6 +49,10 @@ class HttpReach(Reach):
 
     def verdict(self, body: dict) -> dict:
         return self._run(lambda c: c.post("/bench/verdict", body, gateway=True, timeout=min(SHORT_TIMEOUT, c.timeout)))
+
+    def point_verdict(self, point: str, body: dict) -> dict:
+        return self._run(lambda c: c.post(f"/bench/points/{quote(point, safe='')}/verdict", body, gateway=True,
+                                          timeout=min(SHORT_TIMEOUT, c.timeout)))
 
     def pending(self, limit: int) -> dict:
         def get(c: Client) -> dict:

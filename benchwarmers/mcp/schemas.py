@@ -12,6 +12,14 @@ SEAT_SCHEMA = {
     "required": ["seat", "kind", "model", "status", "call", "answer"],
 }
 
+POINT_SCHEMA = {
+    "type": "object",
+    "properties": {"id": _STR, "claim": _STR, "assert": {"type": "array", "items": {"type": "integer"}},
+                   "deny": {"type": "array", "items": {"type": "integer"}},
+                   "silent": {"type": "array", "items": {"type": "integer"}}, "quotes": {"type": "object"}},
+    "required": ["id", "claim", "assert", "deny"],
+}
+
 TOOLS = [
     {
         "name": "list_collections",
@@ -41,7 +49,10 @@ TOOLS = [
             "model. The seats see only what you send, so put the code, diff or file contents they need in the "
             "prompt. Every answer is a claim, not a fact: verify it against the code before acting on it. When "
             "you report back, list every seat (seat, model, status, call id), including failed or useless ones. "
-            "Then send a `verdict` for every seat you judged."),
+            "When the collection shows points (where the seats disagree, each with its id, the seats that assert "
+            "and deny it and their words), check each contested point against the code and judge it with `verdict` "
+            "(point, holds): one judgement counts for every seat that took a side. Then send a `verdict` for every "
+            "seat you judged."),
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -52,6 +63,8 @@ TOOLS = [
                 "with": {"type": "array", "items": _STR,
                          "description": "extra models (aliases) to seat for this ask only"},
                 "system": {"type": "string", "description": "a system prompt for every seat"},
+                "points": {"type": "string", "enum": ["off", "contested", "all"],
+                           "description": "which of the panel's points to show (default: the collection's own)"},
             },
             "required": ["collection", "prompt"],
             "additionalProperties": False,
@@ -60,7 +73,8 @@ TOOLS = [
             "type": "object",
             "properties": {"collection": _STR, "panel": _STR, "mode": _STR,
                            "seats": {"type": "array", "items": SEAT_SCHEMA},
-                           "merge": {"type": "object"}},
+                           "merge": {"type": "object"}, "points": {"type": "array", "items": POINT_SCHEMA},
+                           "points_info": {"type": "object"}},
             "required": ["collection", "panel", "seats"],
         },
         "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
@@ -68,29 +82,37 @@ TOOLS = [
     },
     {
         "name": "verdict",
-        "title": "Judge one seat's answer",
+        "title": "Judge one seat's answer, or one point",
         "description": (
-            "Record your judgement of one seat's answer, by the call id `ask` gave it. Send one verdict for every "
-            "seat you judged, after checking its claims against the code: `useful` says whether the answer helped, "
-            "`real` lists claims that checked out, `false` the ones that were wrong. A later verdict on the same "
-            "call replaces the earlier one. Verdicts build the record that decides who gets seated."),
+            "Record your judgement of one seat's answer, by the call id `ask` gave it; or of one point (where the "
+            "seats disagree), by its point id. Send one verdict for every seat you judged, after checking its claims "
+            "against the code: `useful` says whether the answer helped, `real` lists claims that checked out, "
+            "`false` the ones that were wrong. For a point, `holds` says whether its claim is true once checked: "
+            "every seat that asserted it or denied it gains a real or a false claim, and the reply proposes useful "
+            "or not useful per seat from its judged points (confirm one with call, useful and from_points). A later "
+            "verdict on the same call or point replaces the earlier one. Verdicts build the record that decides "
+            "who gets seated."),
         "inputSchema": {
             "type": "object",
             "properties": {
                 "call": {"type": "string", "description": "the seat's call id from ask"},
                 "useful": {"type": "boolean", "description": "did this answer help"},
+                "point": {"type": "string", "description": "a point's id from ask (instead of call and useful)"},
+                "holds": {"type": "boolean", "description": "with point: does the point's claim hold"},
                 "note": {"type": "string", "description": "a short note"},
                 "real": {"type": "array", "items": _STR, "description": "claims that checked out"},
                 "false": {"type": "array", "items": _STR, "description": "claims that were wrong"},
+                "from_points": {"type": "boolean",
+                                "description": "with call: this verdict is what the seat's judged points proposed"},
             },
-            "required": ["call", "useful"],
             "additionalProperties": False,
         },
         "outputSchema": {
             "type": "object",
             "properties": {"id": {"type": "integer"}, "call": _STR, "useful": {"type": "boolean"},
-                           "note": _NULL_STR, "real": _STRS, "false": _STRS, "revisions": {"type": "integer"}},
-            "required": ["call", "useful"],
+                           "note": _NULL_STR, "real": _STRS, "false": _STRS, "revisions": {"type": "integer"},
+                           "point": _STR, "holds": {"type": ["boolean", "null"]}, "claims": {"type": "array"},
+                           "proposals": {"type": "array"}},
         },
         "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
                         "openWorldHint": False},
@@ -99,8 +121,10 @@ TOOLS = [
         "name": "pending_verdicts",
         "title": "Answers still waiting for a verdict",
         "description": (
-            "List the seats' answers you asked for that have no verdict yet, newest first: call id, seat, model and "
-            "the start of the answer. With a gateway key these are the key's own asks; without one, this session's. "
+            "List the points of your panels that nobody judged yet (where the seats disagree: judge them first, "
+            "with `verdict` point and holds), then the seats' answers you asked for that have no verdict yet, "
+            "newest first: call id, seat, model and the start of the answer. With a gateway key these are the key's "
+            "own asks; without one, this session's. "
             "Judge each one you checked with `verdict`; an answer you did not check needs no verdict."),
         "inputSchema": {
             "type": "object",
@@ -110,7 +134,8 @@ TOOLS = [
         },
         "outputSchema": {
             "type": "object",
-            "properties": {"total": {"type": "integer"}, "pending": {"type": "array", "items": {
+            "properties": {"total": {"type": "integer"}, "points": {"type": "array", "items": POINT_SCHEMA},
+                           "pending": {"type": "array", "items": {
                 "type": "object",
                 "properties": {"call": _STR, "panel": _NULL_STR, "collection": _NULL_STR, "seat": {"type": "integer"},
                                "kind": _STR, "model": _STR, "created": {"type": "number"}, "excerpt": _STR},

@@ -27,10 +27,12 @@ def run(stdin: str, url: str | None = None, environ: dict | None = None) -> str:
                 not isinstance(hook.get("transcript_path"), str):
             return ""
         calls = calls_this_turn(entries(Path(hook["transcript_path"])))
-        waiting = pending(Client(url, TIMEOUT, environ), calls) if calls else []
+        points, waiting = pending(Client(url, TIMEOUT, environ), calls) if calls else ([], [])
     except (ClientError, OSError, ValueError):
         return ""
-    return json.dumps({"decision": "block", "reason": reason(waiting)}) + "\n" if waiting else ""
+    if not waiting and not points:
+        return ""
+    return json.dumps({"decision": "block", "reason": reason(waiting, points)}) + "\n"
 
 
 def entries(path: Path) -> list[dict]:
@@ -86,18 +88,28 @@ def calls_this_turn(all_entries: list[dict]) -> list[str]:
     return calls[-MAX_CALLS:]
 
 
-def pending(client: Client, calls: list[str]) -> list[dict]:
+def pending(client: Client, calls: list[str]) -> tuple[list[dict], list[dict]]:
+    """(the unjudged points of these calls' panels, the answers among these calls without a verdict)."""
     data = client.get("/bench/pending?" + urlencode({"calls": ",".join(calls), "limit": MAX_CALLS}), gateway=True)
-    found = data.get("pending") if isinstance(data, dict) else None
-    return [p for p in found if isinstance(p, dict)] if isinstance(found, list) else []
+    data = data if isinstance(data, dict) else {}
+    return tuple([p for p in data.get(name) if isinstance(p, dict)] if isinstance(data.get(name), list) else []
+                 for name in ("points", "pending"))
 
 
-def reason(waiting: list[dict]) -> str:
-    """Only ids, seats and models go back to the agent: it has the answers in its context already, and a seat's own
-    words do not belong in an instruction."""
-    lines = [f"- call {p.get('call')} · seat {p.get('seat')} · {p.get('model')}" for p in waiting]
-    return "\n".join([
-        f"Benchwarmers: no verdict yet for {plural(len(waiting), 'answer')} from the panel you asked this turn:",
-        *lines,
-        "Send a `verdict` (call, useful, real, false) for each one you checked against the code, and tell the user "
-        "about any you did not check rather than judging it unchecked. Verdicts decide which models get seated."])
+def reason(waiting: list[dict], points: list[dict] | None = None) -> str:
+    """Only ids, seats and models go back to the agent: it has the answers (and the points' claims) in its context
+    already, and a seat's own words do not belong in an instruction. Points come first: one judgement of a point
+    counts for every seat that took a side."""
+    lines = []
+    if points:
+        lines += [f"Benchwarmers: {plural(len(points), 'point')} where the seats disagree, not judged yet:",
+                  *[f"- point {p.get('id')} · asserted by seat {', '.join(map(str, p.get('assert') or [])) or '-'}"
+                    f" · denied by seat {', '.join(map(str, p.get('deny') or [])) or '-'}" for p in points],
+                  "Check each against the code and send a `verdict` (point, holds) for it first."]
+    if waiting:
+        lines += [f"Benchwarmers: no verdict yet for {plural(len(waiting), 'answer')} from the panel you asked this "
+                  "turn:", *[f"- call {p.get('call')} · seat {p.get('seat')} · {p.get('model')}" for p in waiting]]
+    lines.append("Send a `verdict` (call, useful, real, false) for each answer you checked against the code, and tell "
+                 "the user about any you did not check rather than judging it unchecked. Verdicts decide which models "
+                 "get seated.")
+    return "\n".join(lines)

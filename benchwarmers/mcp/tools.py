@@ -1,5 +1,6 @@
-"""The MCP tools (list_collections, ask, verdict, pending_verdicts): arguments checked, answers written for the model,
-written once; how a call reaches the panel is the Reach each transport gives (reach.py, api/mcpreach.py)."""
+"""The MCP tools (list_collections, ask, verdict of a seat or a point, pending_verdicts): arguments checked,
+answers written for the model, written once; how a call reaches the panel is the Reach each transport gives
+(reach.py, api/mcpreach.py)."""
 from __future__ import annotations
 
 import json
@@ -44,6 +45,10 @@ class Reach:
 
     def verdict(self, body: dict) -> dict:
         """POST /bench/verdict."""
+        raise NotImplementedError
+
+    def point_verdict(self, point: str, body: dict) -> dict:
+        """POST /bench/points/{point}/verdict."""
         raise NotImplementedError
 
     def pending(self, limit: int) -> dict:
@@ -122,10 +127,16 @@ class Tools:
         return panel_text(data), data
 
     def tool_verdict(self, args: dict, progress: Progress | None):
+        if "point" in args:
+            return self.point_verdict(args)
+        if "call" not in args or "useful" not in args or "holds" in args:
+            raise ToolError("Give `call` and `useful` for a seat's answer, or `point` and `holds` for a point.")
         body = {"call": args["call"], "useful": args["useful"], "real": args.get("real") or [],
                 "false": args.get("false") or []}
         if args.get("note"):
             body["note"] = args["note"]
+        if args.get("from_points"):
+            body["from_points"] = True
         reply = self.reach.verdict(body)
         revised = f" (revision {reply['revisions']}; it replaces the earlier one)" if reply.get("revisions", 1) > 1 \
             else ""
@@ -134,13 +145,30 @@ class Tools:
                f"{revised}."
         return text, reply
 
+    def point_verdict(self, args: dict):
+        """A point judged once: a claim for every seat that took a side, and what that proposes per seat."""
+        if "holds" not in args or any(k in args for k in ("call", "useful", "real", "false", "from_points")):
+            raise ToolError("A point's verdict takes `point` and `holds` (true: its claim holds, false: it does not) "
+                            "and an optional `note`; nothing else.")
+        body = {"true": args["holds"], **({"note": args["note"]} if args.get("note") else {})}
+        reply = self.reach.point_verdict(args["point"], body)
+        claims = reply.get("claims") or []
+        data = {"point": args["point"], "holds": reply.get("true"), "claims": claims,
+                "proposals": reply.get("proposals") or []}
+        sides = ", ".join(f"seat {c.get('seat')} {'real' if c.get('real') else 'false'}" for c in claims) or "none"
+        lines = [f"Point {args['point']} judged {'true' if args['holds'] else 'false'}: "
+                 f"{plural(len(claims), 'claim')} for the seats that took a side ({sides})."]
+        lines += proposal_lines(data["proposals"])
+        return "\n".join(lines), data
+
     def tool_pending_verdicts(self, args: dict, progress: Progress | None):
         limit = args.get("limit", 20)
         if not 1 <= limit <= 200:
             raise ToolError("`limit` must be from 1 to 200.")
         reply = self.reach.pending(limit)
         items = [p for p in reply.get("pending") or [] if isinstance(p, dict)]
-        data = {"total": int(reply.get("total") or 0), "pending": items}
+        points = [p for p in reply.get("points") or [] if isinstance(p, dict)]
+        data = {"total": int(reply.get("total") or 0), "points": points, "pending": items}
         return pending_text(data), data
 
 
@@ -189,6 +217,8 @@ def ask_body(args: dict) -> dict:
     extra = [m.strip() for m in extra if m.strip()]
     if extra:
         body["bench"] = {"with": extra}
+    if args.get("points"):
+        body.setdefault("bench", {})["points"] = args["points"]
     return body
 
 
@@ -203,6 +233,9 @@ def panel_data(bench: dict, model: str, content: str) -> dict:
             "panel": str(bench.get("panel") or ""), "mode": str(bench.get("mode") or "panel"), "seats": seats}
     if bench.get("merge"):
         data["merge"] = dict(bench["merge"], answer=content)
+    if isinstance(bench.get("points_info"), dict):
+        data["points"] = [p for p in bench.get("points") or [] if isinstance(p, dict)]
+        data["points_info"] = bench["points_info"]
     return data
 
 
@@ -223,19 +256,63 @@ def panel_text(data: dict) -> str:
     if merge:
         lines += ["", f"## Merged · by {merge.get('model') or '-'} · {merge.get('status')} · call "
                       f"{merge.get('call') or '-'}", (merge.get("answer") or "").strip() or "(no merged answer)"]
+    lines += points_lines(data)
+    check = ("first check each point above against the code and judge it with `verdict` (point, holds): one "
+             "judgement counts for every seat that took a side; then " if data.get("points") else "")
     lines += ["", "Next: check each seat's claims against the code before acting on any of them; tell the user "
-                  "about every seat above, including failures; then call `verdict` once for every seat you judged "
-                  "(call, useful, real: claims that held, false: claims that were wrong)."]
+                  "about every seat above, including failures; " + check + "call `verdict` once for every seat you "
+                  "judged (call, useful, real: claims that held, false: claims that were wrong)."]
     return "\n".join(lines)
 
 
+def points_lines(data: dict) -> list[str]:
+    """Where the seats disagree: each point with its id, who asserts and who denies it, in their own words."""
+    info = data.get("points_info")
+    if not info:
+        return []
+    lines = ["", "## Where they disagree"]
+    if info.get("unavailable"):
+        return lines + [f"points: unavailable, {info['unavailable']}"]
+    points = data.get("points") or []
+    if not points:
+        return lines + [f"No seat contradicts another ({plural(info.get('found', 0), 'point')} found)."]
+    for n, p in enumerate(points, 1):
+        quotes = p.get("quotes") or {}
+        lines.append(f"{n}. point {p.get('id')}: {p.get('claim')}")
+        for side, verb in (("assert", "asserts"), ("deny", "denies")):
+            for seat in p.get(side) or []:
+                lines.append(f"   - seat {seat} {verb}: \u201c{quotes.get(str(seat), '')}\u201d")
+        if p.get("silent"):
+            lines.append("   - silent: " + ", ".join(f"seat {s}" for s in p["silent"]))
+    return lines
+
+
+def proposal_lines(proposals: list) -> list[str]:
+    """What each seat's judged points propose, and how to confirm it."""
+    out = []
+    for p in proposals:
+        if isinstance(p, dict):
+            word, flag = ("useful", "true") if p.get("useful") else ("not useful", "false")
+            out.append(f"Seat {p.get('seat')} ({p.get('model')}): {p.get('why')}, so {word} is proposed; confirm "
+                       f"with `verdict` call {p.get('call')}, useful {flag}, from_points true.")
+    return out
+
+
 def pending_text(data: dict) -> str:
-    items = data["pending"]
+    items, points = data["pending"], data.get("points") or []
+    lines = []
+    if points:
+        lines += [f"Points nobody judged yet: {len(points)}. Check each against the code and judge it with `verdict` "
+                  "(point, holds) first: one judgement counts for every seat that took a side.", ""]
+        lines += [f"- point {p.get('id')} · panel {p.get('panel')}: {p.get('claim')} (asserted by "
+                  f"{', '.join(map(str, p.get('assert') or [])) or 'none'}; denied by "
+                  f"{', '.join(map(str, p.get('deny') or [])) or 'none'})" for p in points]
+        lines.append("")
     if not items:
-        return "No answer is waiting for a verdict."
+        return "\n".join(lines + ["No answer is waiting for a verdict."])
     shown = f" (the newest {len(items)} shown)" if data["total"] > len(items) else ""
-    lines = [f"Waiting for a verdict: {plural(data['total'], 'answer')}{shown}. "
-             "Judge each one you checked with `verdict`:", ""]
+    lines += [f"Waiting for a verdict: {plural(data['total'], 'answer')}{shown}. "
+              "Judge each one you checked with `verdict`:", ""]
     lines += [f"- call {p.get('call')} · seat {p.get('seat')} · {p.get('model')} · {p.get('collection') or '-'}: "
               f"{p.get('excerpt') or '(empty)'}" for p in items]
     return "\n".join(lines)

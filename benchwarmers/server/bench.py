@@ -13,6 +13,7 @@ from ..core.calling import Caller
 from ..core.collections import Collections
 from ..core.panel import Panel
 from ..core.pins import Pins
+from ..core.pointverdicts import PointVerdicts
 from ..core.record import Record
 from ..core.route import Router
 from ..core.seating import Seating
@@ -88,6 +89,7 @@ class Bench:
                                self.caller)
         self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
                            workers=self.settings()["panel_workers"])
+        self.points = PointVerdicts(self.panel.referee.store)   # a panel's points, judged once for every seat
         self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
                              Pins(self.db), self.panel.lanes, self.settings)
         # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)

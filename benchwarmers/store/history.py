@@ -28,9 +28,13 @@ VERDICT_FILTERS = {
     "given": {"panel": "EXISTS (SELECT 1 FROM calls s WHERE s.panel = h.id AND " + JUDGED.format(call="s.id") + ")",
               "route": JUDGED.format(call="h.id")},
     "missing": {"panel": "EXISTS (SELECT 1 FROM calls s WHERE s.panel = h.id AND s.status = 'ok' AND "
-                         "s.kind != 'merge' AND NOT " + JUDGED.format(call="s.id") + ") AND h.set_aside IS NULL",
+                         "s.kind NOT IN ('merge', 'referee') AND NOT " + JUDGED.format(call="s.id") +
+                         ") AND h.set_aside IS NULL",
                 "route": "h.status = 'ok' AND NOT " + JUDGED.format(call="h.id")},
 }
+
+
+AFTER_SEATS = ("merge", "referee")   # a panel's calls that are not seats: its merge, its referee
 
 
 def cursor_of(item) -> str:
@@ -177,7 +181,7 @@ class History:
     def _summary(item, rows: list) -> dict:
         seats = [dict({k: r[k] for k in ("seat", "kind", "model", "status", "seconds")}, call=r["id"],
                       useful=bool(r["v_useful"]) if r["v_id"] is not None else None)
-                 for r in rows if r["kind"] != "merge"]
+                 for r in rows if r["kind"] not in AFTER_SEATS]
         return {"id": item["id"], "kind": item["kind"], "collection": item["collection"], "mode": item["mode"],
                 "created": item["created"], "prompt": prompt_of(request_of(rows[0])) if rows else "",
                 "seats": seats, "answered": sum(s["status"] == "ok" for s in seats),
@@ -203,12 +207,14 @@ class History:
         request = next(filter(None, map(request_of, rows)), None)
         head["request"] = json.loads(request) if request else None
         head["prompt"] = prompt_of(request)
-        head["seats"] = [self._seat(r) for r in rows if r["kind"] != "merge"]
+        head["seats"] = [self._seat(r) for r in rows if r["kind"] not in AFTER_SEATS]
         asked = ((head["request"] or {}).get("params") or {}).get("max_tokens")
         for seat in head["seats"]:       # the client's own cap, when the seat's record keeps none of its own
             seat["max_tokens"] = seat["max_tokens"] or asked
         merge = next((r for r in rows if r["kind"] == "merge"), None)
         head["merge"] = self._seat(merge) if merge else None
+        judge = next((r for r in rows if r["kind"] == "referee"), None)
+        head["referee"] = self._seat(judge) if judge else None
         return head
 
     def set_aside(self, panel: str, aside: bool) -> bool:

@@ -11,9 +11,10 @@ from ..errors import BadRequest
 from . import ledgerkept
 from .db import Database, Written, insert_sql
 
-# What a line's kind says: a panel's seats (member, explore, with), a merge, a route turn and its shadows, a probe,
-# a speed test, or a suite task. Kinds are the call records' own, except probe, speed and suite.
-KINDS = ("member", "explore", "with", "merge", "route", "shadow", "probe", "speed", "suite")
+# What a line's kind says: a panel's seats (member, explore, with), a merge, a referee (the panel's points), a route
+# turn and its shadows, a probe, a speed test, or a suite task. Kinds are the call records' own, except probe, speed
+# and suite.
+KINDS = ("member", "explore", "with", "merge", "referee", "route", "shadow", "probe", "speed", "suite")
 BY = {"model": "model", "connection": "endpoint", "collection": "collection", "kind": "kind"}
 MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 COLUMNS = ("month", "endpoint", "model", "call", "kind", "collection", "input_tokens", "output_tokens",

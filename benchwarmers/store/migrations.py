@@ -6,7 +6,7 @@ import sqlite3
 import time
 from typing import Callable
 
-from . import compaction, ledgerkept, standings
+from . import compaction, ledgerkept, pointstore, standings
 
 log = logging.getLogger("benchwarmers.store")
 
@@ -199,10 +199,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             id INTEGER PRIMARY KEY, endpoint TEXT, model TEXT, created REAL NOT NULL, tokens INTEGER NOT NULL DEFAULT 0,
             requests INTEGER NOT NULL DEFAULT 1, process TEXT NOT NULL)
     """),
+    # A panel's points (the referee's reading of where its seats disagree), their verdicts (the latest counts) and
+    # the claims a point's verdict gave each seat that took a side (kept in the standings with it); what the panel
+    # asked of the referee and what came of it; verdicts a seat's judged points proposed.
+    (23, "points, their verdicts and the claims they give", pointstore.SCHEMA),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {18: standings.rebuild, 19: ledgerkept.rebuild,
-                                                        21: compaction.rebuild}
+                                                        21: compaction.rebuild, 23: pointstore.rebuild}
 
 
 def rebuild_kept(conn: sqlite3.Connection) -> None:

@@ -165,18 +165,20 @@ def _standings(conn, deltas: dict, speed_ops: dict, exclude: str | None) -> None
     conn.executemany(_UPSERT_STANDING, out)
 
 
-def _judged(conn, ops: dict, deltas: dict, exclude: str | None) -> None:
+def _judged(conn, ops: dict, deltas: dict, exclude: str | None, claims: dict | None = None) -> None:
+    """The judged windows of these standings with `ops` done; `deltas` (answers) and `claims` ((real, false) point
+    claims) are what the change added to their counts, to tell how many entries the history held before it."""
     keys = list(ops)
     now = {(r[0], r[1]): r for r in _rows_for(conn, "judged", "model, scope, version, window", keys)}
     u, nu = COUNTS.index("useful"), COUNTS.index("not_useful")
     out = []
     for key in keys:
         row = now.get(key)
-        standing = conn.execute("SELECT useful, not_useful FROM standings WHERE model = ? AND scope = ?",
-                                key).fetchone()
-        judged_after = (standing[0] + standing[1]) if standing else 0
+        standing = conn.execute("SELECT useful, not_useful, point_real, point_false FROM standings WHERE model = ? "
+                                "AND scope = ?", key).fetchone()
+        judged_after = sum(standing) if standing else 0
         d = deltas.get(key) or [0] * len(COUNTS)
-        before = judged_after - d[u] - d[nu]
+        before = judged_after - d[u] - d[nu] - sum((claims or {}).get(key, ()))
         window = Window(JUDGED, row[3] if row else None, JUDGED_WINDOW)
         window.change(ops[key], before, lambda below, n, k=key: refill_judged(conn, k, below, n, exclude))
         out.append((*key, (row[2] if row else 0) + 1, window.pack()))
@@ -219,7 +221,7 @@ class Window:
     def change(self, ops: list, total: int, refill) -> None:
         """Take away each (-1, entry), then add each (1, entry); `total`: entries of the standing before, in the
         history. What is taken from a full window is made good from the history (`refill(below, n)`: the n latest
-        entries older than `below`), so the window is always the latest `size` of them."""
+        entries at or older than `below`), so the window is always the latest `size` of them."""
         for sign, entry in ops:
             if sign < 0:
                 total -= 1
@@ -228,13 +230,24 @@ class Window:
                     del self.entries[at]
                     want = min(self.size, total) - len(self.entries)
                     if want > 0:
-                        below = self.entries[0] if self.entries else None
-                        self.entries[:0] = sorted(refill(below, want))
+                        self.entries[:0] = self._older(refill, want)
         for sign, entry in ops:
             if sign > 0:
                 bisect.insort(self.entries, entry)
                 if len(self.entries) > self.size:
                     del self.entries[0]
+
+    def _older(self, refill, want: int) -> list:
+        """The `want` latest entries of the history older than the window's first, or equal to it and not in the
+        window: several entries may be equal (a seat's point claims share its call's moment), so those equal to the
+        first are read too and the window's own copies left out."""
+        below = self.entries[0] if self.entries else None
+        same = self.entries.count(below) if below is not None else 0
+        got = sorted(refill(below, want + same))
+        for _ in range(same):
+            if below in got:
+                got.remove(below)
+        return got[-want:]
 
 
 def _scope_sql(scope: str, alias: str = "") -> tuple[str, tuple]:
@@ -243,14 +256,15 @@ def _scope_sql(scope: str, alias: str = "") -> tuple[str, tuple]:
 
 
 def _older(alias: str, below: tuple | None, second: str) -> tuple[str, tuple]:
-    """Entries older than `below` ((created, value)); the plain `created <= ?` is the index's range to walk down."""
+    """Entries older than `below` ((created, value)) or equal to it; the plain `created <= ?` is the index's range to
+    walk down."""
     if below is None:
         return "1", ()
-    return (f"{alias}created <= ? AND ({alias}created < ? OR {second} < ?)", (below[0], below[0], below[1]))
+    return (f"{alias}created <= ? AND ({alias}created < ? OR {second} <= ?)", (below[0], below[0], below[1]))
 
 
 def refill_speed(conn, key: tuple, below: tuple | None, n: int, exclude: str | None) -> list:
-    """The n latest answered calls of a standing older than `below`, from the history (the model's index)."""
+    """The n latest answered calls of a standing at or older than `below`, from the history (the model's index)."""
     scope, params = _scope_sql(key[1])
     older, more = _older("", below, "seconds")
     rows = conn.execute(f"SELECT created, seconds FROM calls WHERE model = ? AND {scope} AND kind IN {KINDS_SQL} "
@@ -260,13 +274,27 @@ def refill_speed(conn, key: tuple, below: tuple | None, n: int, exclude: str | N
 
 
 def refill_judged(conn, key: tuple, below: tuple | None, n: int, exclude: str | None) -> list:
-    """The n latest judged answers of a standing older than `below`, from the history."""
+    """The n latest judged answers and point claims of a standing at or older than `below`, from the history
+    (`exclude`: the call whose verdict is changing; its point claims stay)."""
     scope, params = _scope_sql(key[1], "c.")
     older, more = _older("c.", below, "v.useful")
     rows = conn.execute(f"SELECT c.created, v.useful FROM calls c JOIN verdicts v ON v.call = c.id AND v.current = 1 "
                         f"WHERE c.model = ? AND {scope} AND c.kind IN {KINDS_SQL} AND {older} AND c.id IS NOT ? "
                         "ORDER BY c.created DESC, v.useful DESC LIMIT ?", (key[0], *params, *more, exclude, n))
-    return [(r[0], int(r[1])) for r in rows]
+    found = [(r[0], int(r[1])) for r in rows]
+    if has_point_claims(conn):
+        older, more = _older("c.", below, "pc.real")
+        found += [(r[0], int(r[1])) for r in conn.execute(
+            f"SELECT c.created, pc.real FROM calls c JOIN point_claims pc ON pc.call = c.id WHERE c.model = ? AND "
+            f"{scope} AND c.kind IN {KINDS_SQL} AND {older} ORDER BY c.created DESC, pc.real DESC LIMIT ?",
+            (key[0], *params, *more, n))]
+    return sorted(found)[-n:]
+
+
+def has_point_claims(conn) -> bool:
+    """Whether the points' migration has run (a migration before it rebuilds the standings without them)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'point_claims'").fetchone() \
+        is not None
 
 
 # ---- the changes the store's write paths make ---------------------------------------------------
@@ -293,6 +321,34 @@ def judged(conn, call: str, row, old: tuple | None, new: tuple) -> None:
     """A verdict on a call (its row as CALL_COLS) replaced `old` (or none) with `new`."""
     if row is not None:
         apply(conn, [(part(row, old), part(row, new))], exclude=call)
+
+
+UPSERT_CLAIMS = ("INSERT INTO standings (model, scope, real_claims, false_claims, point_real, point_false) "
+                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (model, scope) DO UPDATE SET "
+                 "real_claims = real_claims + excluded.real_claims, false_claims = false_claims + "
+                 "excluded.false_claims, point_real = point_real + excluded.point_real, "
+                 "point_false = point_false + excluded.point_false")
+
+
+def claimed(conn, changes: list) -> None:
+    """Judged points' claims given (sign 1) or taken back (-1): `changes` holds (key, created, real, sign), key the
+    (model, scope) of the seat's standing, `created` its call's moment. A claim counts in the standing's real or
+    false claims (and its point claims), and is an entry of its latest judged evidence at its call's moment."""
+    counts: dict = {}
+    ops: dict = {}
+    for key, created, real, sign in changes:
+        c = counts.setdefault(key, [0, 0])
+        c[0 if real else 1] += sign
+        ops.setdefault(key, []).append((sign, (created, int(real))))
+    rows = [(*key, r, f, r, f) for key, (r, f) in counts.items() if r or f]
+    if rows:
+        conn.executemany(UPSERT_CLAIMS, rows)
+    for key in list(ops):
+        ops[key] = net(ops[key])
+        if not ops[key]:
+            del ops[key]
+    if ops:
+        _judged(conn, ops, {}, None, {key: counts[key] for key in ops})
 
 
 # ---- the schema, and the kept record made again from the history --------------------------------
@@ -344,6 +400,25 @@ def rebuild(conn) -> None:
         f"{_JOINED} GROUP BY 1, 2, 3, 4, 5")
 
 
+def rebuild_judged_with_claims(conn) -> None:
+    """The judged windows made again from judged answers and point claims together (the points' migration's part of
+    a rebuild, after rebuild() made them from the answers alone)."""
+    conn.execute("DELETE FROM judged")
+    rows = conn.execute(
+        "SELECT model, scope, created, value FROM (SELECT model, scope, created, value, ROW_NUMBER() OVER "
+        "(PARTITION BY model, scope ORDER BY created DESC, value DESC) AS n FROM ("
+        "SELECT c.model AS model, COALESCE(c.collection, '') AS scope, c.created AS created, v.useful AS value "
+        f"FROM calls c JOIN verdicts v ON v.call = c.id AND v.current = 1 WHERE c.kind IN {KINDS_SQL} UNION ALL "
+        "SELECT c.model, COALESCE(c.collection, ''), c.created, pc.real FROM point_claims pc JOIN calls c "
+        f"ON c.id = pc.call WHERE c.kind IN {KINDS_SQL})) WHERE n <= ? ORDER BY model, scope, created, value",
+        (JUDGED_WINDOW,))
+    windows: dict = {}
+    for model, scope, created, v in rows:
+        windows.setdefault((model, scope), []).append((created, int(v)))
+    conn.executemany("INSERT INTO judged (model, scope, version, window) VALUES (?, ?, 1, ?)",
+                     [(*key, b"".join(JUDGED.pack(*e) for e in entries)) for key, entries in windows.items()])
+
+
 def _latest(conn, value: str, where: str, size: int) -> dict:
     """Per standing, its latest `size` (created, value) entries oldest first (a window function over the history)."""
     out: dict = {}
@@ -359,13 +434,17 @@ def _latest(conn, value: str, where: str, size: int) -> dict:
 
 # ---- reading ------------------------------------------------------------------------------------
 
+POINT_COUNTS = ("point_real", "point_false")   # of real_claims and false_claims, those judged points gave
+_READ_COLS = _STANDING_COLS + ", " + ", ".join(POINT_COUNTS)
+
+
 def standing_rows(db, scopes: tuple | None) -> list:
     """The kept standings of these scopes (collection names, NONE for calls of no collection), or of all."""
     if scopes is None:
-        return db.query(f"SELECT {_STANDING_COLS} FROM standings")
+        return db.query(f"SELECT {_READ_COLS} FROM standings")
     if not scopes:
         return []
-    return db.query(f"SELECT {_STANDING_COLS} FROM standings WHERE scope IN ({', '.join('?' * len(scopes))})",
+    return db.query(f"SELECT {_READ_COLS} FROM standings WHERE scope IN ({', '.join('?' * len(scopes))})",
                     tuple(scopes))
 
 

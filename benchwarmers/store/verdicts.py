@@ -8,36 +8,39 @@ from . import ledgerkept, standings
 from .db import Database
 
 
-def as_dict(useful, note, real, false, created) -> dict:
+def as_dict(useful, note, real, false, created, from_points=None) -> dict:
     return {"useful": bool(useful), "note": note, "real": json.loads(real or "[]"), "false": json.loads(false or "[]"),
-            "created": created}
+            "created": created, "from_points": bool(from_points)}
 
 
 class Verdicts:
     def __init__(self, db: Database):
         self.db = db
 
-    def add(self, call: str, useful: bool, note: str | None, real: list, false: list) -> dict:
+    def add(self, call: str, useful: bool, note: str | None, real: list, false: list,
+            from_points: bool = False) -> dict:
+        """`from_points`: the verdict is what the seat's judged points proposed, confirmed (the record says so)."""
         created = time.time()
 
         def write(conn):   # the verdict and what the record keeps of it, in one transaction
             old = standings.current_verdict(conn, call)
             conn.execute("UPDATE verdicts SET current = 0 WHERE call = ? AND current = 1", (call,))
-            cur = conn.execute("INSERT INTO verdicts (call, useful, note, real, false, created, current) "
-                               "VALUES (?, ?, ?, ?, ?, ?, 1)",
-                               (call, int(useful), note, json.dumps(real), json.dumps(false), created))
+            cur = conn.execute("INSERT INTO verdicts (call, useful, note, real, false, created, current, from_points) "
+                               "VALUES (?, ?, ?, ?, ?, ?, 1, ?)", (call, int(useful), note, json.dumps(real),
+                                                                  json.dumps(false), created, int(from_points) or None))
             row = standings.call_row(conn, call)
             standings.judged(conn, call, row, old, (int(useful), len(real), len(false)))
             ledgerkept.judged(conn, call, row["kind"] if row else None, old[0] if old else None, int(useful))
             return cur.lastrowid
         vid = self.db.call(write)
         return {"id": vid, "call": call, "useful": useful, "note": note, "real": real, "false": false,
-                "created": created}
+                "created": created, "from_points": from_points}
 
     def history(self, call: str) -> list[dict]:
         rows = self.db.query("SELECT * FROM verdicts WHERE call = ? ORDER BY id", (call,))
         return [{"id": r["id"], "useful": bool(r["useful"]), "note": r["note"], "real": json.loads(r["real"] or "[]"),
-                 "false": json.loads(r["false"] or "[]"), "created": r["created"], "current": bool(r["current"])}
+                 "false": json.loads(r["false"] or "[]"), "created": r["created"], "current": bool(r["current"]),
+                 "from_points": bool(r["from_points"])}
                 for r in rows]
 
     def current(self, calls: list[str]) -> dict[str, dict]:
@@ -47,5 +50,6 @@ class Verdicts:
             chunk = calls[start:start + 500]
             marks = ", ".join("?" * len(chunk))
             for r in self.db.query(f"SELECT * FROM verdicts WHERE current = 1 AND call IN ({marks})", tuple(chunk)):
-                out[r["call"]] = as_dict(r["useful"], r["note"], r["real"], r["false"], r["created"])
+                out[r["call"]] = as_dict(r["useful"], r["note"], r["real"], r["false"], r["created"],
+                                         r["from_points"])
         return out

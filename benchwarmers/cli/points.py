@@ -1,0 +1,57 @@
+"""bench points PANEL: a panel's points (where its seats disagree), each with its verdict, and what they propose."""
+from __future__ import annotations
+
+import argparse
+
+from ..client import q
+from .ask import show_proposals
+from .output import emit_json, note, say, table
+
+FMT = argparse.RawDescriptionHelpFormatter
+WORD = {True: "true", False: "false", None: "can't tell"}
+
+
+def register(sub, parent) -> None:
+    p = sub.add_parser("points", parents=[parent], help="a panel's points: where its seats disagree",
+                       formatter_class=FMT,
+                       description="The points the referee found in a panel's answers: each claim, the seats that "
+                                   "assert it, deny it or are silent, and its verdict. Judging one (bench verdict "
+                                   "--point P --true|--false) gives every seat that took a side a real or false "
+                                   "claim.",
+                       epilog="examples:\n  bench points p_0OaKq3x7Xy3k9aQ2Lw4p\n"
+                              "  bench points p_0OaKq3x7Xy3k9aQ2Lw4p --json")
+    p.add_argument("panel", help="the panel's id (the reply's bench.panel, or X-Bench-Panel)")
+    p.set_defaults(func=run_points)
+
+
+def sides(seats: list) -> str:
+    return ",".join(str(s) for s in seats) or "-"
+
+
+def run_points(args, client) -> int:
+    data = client.get(f"/bench/panels/{q(args.panel)}/points", gateway=True)
+    if args.json:
+        emit_json(data)
+        return 0
+    info = data.get("info")
+    if info is None:
+        note(f"Panel {args.panel} asked no referee (its collection's points are off): ask with bench/<c>:points.")
+        return 0
+    if info.get("unavailable"):
+        note(f"points: unavailable, {info['unavailable']}")
+    points = data.get("points") or []
+    if points:
+        table(["point", "claim", "assert", "deny", "silent", "shown", "verdict"],
+              [[p["id"], p["claim"], sides(p["assert"]), sides(p["deny"]), sides(p["silent"]),
+                "yes" if p.get("shown") else "no",
+                WORD[p["verdict"]["true"]] if p.get("verdict") else "-"] for p in points], fit=True)
+        for p in points:
+            for seat, quote in sorted(p.get("quotes", {}).items(), key=lambda kv: int(kv[0])):
+                say(f"{p['id']} seat {seat}: \u201c{quote}\u201d")
+    elif not info.get("unavailable"):
+        note("The referee found no checkable point in the answers.")
+    note(f"referee {info.get('referee')} (call {info.get('call')}); points shown: {info.get('mode')}")
+    show_proposals(data.get("proposals") or [])
+    if any(not p.get("verdict") for p in points):
+        note("Judge a point: bench verdict --point P --true|--false [--note TEXT]")
+    return 0
