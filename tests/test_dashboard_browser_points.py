@@ -6,7 +6,8 @@ import pytest
 
 from tests.fakes.referee import FakeReferee
 from tests.helpers.http import Http
-from tests.helpers.panel import fake, setup_bench  # noqa: F401  (the fake fixture)
+from tests.helpers.panel import fake  # noqa: F401  (the fake fixture)
+from tests.test_dashboard_points import serve
 from tests.test_dashboard_browser import Watch, browser, pytestmark, tab  # noqa: F401  (fixtures, marks)
 
 try:
@@ -14,18 +15,9 @@ try:
 except ImportError:          # skipped by pytestmark
     expect = None
 
-ANSWERS = {"m-a": "The cache is stale. The lock is held.", "m-b": "The cache is fresh. The lock is held.",
-           "m-c": "The lock is held."}
-
-
 @pytest.fixture
 def served(home, fake, make_service):
-    setup_bench(home, fake, {"core": {"members": ["a", "b", "c"], "explore": 0, "merge_model": "merger",
-                                      "points": "contested"}})
-    for served, text in ANSWERS.items():
-        fake.script(served, text)
-    fake.script("m-merge", FakeReferee().reply())
-    return make_service()
+    return serve(home, fake, make_service, FakeReferee())
 
 
 def column(tab, model: str):

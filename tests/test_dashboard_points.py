@@ -11,10 +11,7 @@ from tests.fakes.referee import FakeReferee
 from tests.helpers.dashboard import Session
 from tests.helpers.http import Http
 from tests.helpers.panel import body, fake, setup_bench  # noqa: F401  (the fake fixture)
-
-ANSWERS = {"m-a": "The cache is stale. The lock is held.", "m-b": "The cache is fresh. The lock is held.",
-           "m-c": "The lock is held."}
-COLS = {"core": {"members": ["a", "b", "c"], "explore": 0, "merge_model": "merger", "points": "contested"}}
+from tests.test_points_wired import ANSWERS, COLS
 
 
 def serve(home, fake, make_service, referee: FakeReferee):
