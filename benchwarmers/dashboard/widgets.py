@@ -137,7 +137,8 @@ def seat_column(frame, seat: dict, back: str, quotes: tuple | list = (), proposa
                 "$secs$late</p></header>", model=seat["model"], seat=seat.get("seat") or "", kind=seat["kind"],
                 chip=outcome_chip(seat), secs=secs(seat.get("seconds")), late=late_note(seat))
     if seat["status"] == "ok":
-        body = html('<div class="answer" data-fold>$answer</div>', answer=mark(markdown.render(seat.get("answer") or ""), quotes))
+        answer = mark(markdown.render(seat.get("answer") or ""), quotes)
+        body = html('<div class="answer" data-fold>$answer</div>', answer=answer)
     else:
         body = html('<p class="seat-error">$error</p>', error=seat.get("error") or seat["status"])
     form = verdict_form(frame, seat["call"], seat.get("verdict"), back) if seat["status"] == "ok" else ""
