@@ -21,9 +21,18 @@ def mark(rendered: Html, quotes: list[str]) -> Html:
         pattern = re.compile(r"\s+".join(map(re.escape, tokens)))
         parts = TAG.split(out)
         for i in range(0, len(parts), 2):          # the even parts are text, the odd ones tags
-            found, n = pattern.subn(lambda m: f"<mark>{m.group(0)}</mark>", parts[i], count=1)
-            if n:
-                parts[i] = found
+            m = next((m for m in pattern.finditer(parts[i]) if whole(parts[i], m.start(), m.end())), None)
+            if m:
+                text = parts[i]
+                parts[i] = f"{text[:m.start()]}<mark>{m.group(0)}</mark>{text[m.end():]}"
                 break
         out = "".join(parts)
     return trusted(out)
+
+
+def whole(text: str, start: int, end: int) -> bool:
+    """Neither end of text[start:end] cuts an entity (`&amp;`) in two: a quote "amp;" marks no half of one."""
+    return not (OPEN_ENTITY.search(text, 0, start) or OPEN_ENTITY.search(text, 0, end))
+
+
+OPEN_ENTITY = re.compile(r"&[#\w]*$")

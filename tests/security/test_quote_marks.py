@@ -28,6 +28,12 @@ def test_words_inside_a_tag_are_never_marked():
     assert out.count("<mark>") == 1 and "<mark>the-docs</mark>" in out
 
 
+def test_a_quote_never_cuts_an_entity_in_two():
+    rendered = markdown.render("a & b < c")
+    assert "<mark>" not in mark(rendered, ["amp;", "&l"])
+    assert "<mark>a &amp; b</mark>" in mark(rendered, ["a & b"])
+
+
 def test_a_quote_that_closes_the_mark_is_text(home, fake, make_service):
     """End to end: a seat answers markup, the referee quotes it and names a claim of markup; the call page shows both
     as text, the quote marked."""
