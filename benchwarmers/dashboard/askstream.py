@@ -4,7 +4,8 @@ The one place the dashboard uses the panel (bench.panel: start, finished, merge_
 page cannot stream a column per seat through a whole-answer API. Lines: {"panel": ...} first, then {"seat": ...}
 per finished seat (its answer as Markdown nodes, see markdown.py; a seat still running after the explore grace says
 so, and the page then reads its late answer from the ask's page), {"merge": {"delta"}} and {"merged": ...} for
-:merged, and {"done": ...} or {"error": ...} last; empty lines keep the connection alive while seats think.
+:merged, {"points": points_info} once the referee has read the panel (when the panel shows points), and
+{"done": ...} or {"error": ...} last; empty lines keep the connection alive while seats think.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import json
 
 from .. import formats
 from ..canonical import KeepAlive, TextDelta
+from ..core.pump import pump
 from ..errors import BenchError
 from ..formats.base import RequestInfo
 from ..server.bench import Bench
@@ -49,7 +51,12 @@ def ask_stream(req: Request, bench: Bench) -> Response:
         answered = sum(s.status == "ok" for s in run.seats)
         if merged:
             yield from merge_lines(panel, run)
+        for item in pump(panel.referee.events(run), panel.lanes.executor(""), keepalive):   # the points, last
+            if isinstance(item, KeepAlive):
+                yield b"\n"
         panel.settle(run)               # the call ids it showed are kept before it says done
+        if run.points is not None:      # the page reads them, with their controls, from the ask's page
+            yield line({"points": run.points["points_info"]})
         yield line({"done": {"answered": answered, "seats": len(run.seats)}})
     return Response.streaming(lines(), "application/x-ndjson", {"x-bench-panel": run.id})
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..names import NOTE_MOST
 from . import markdown
 from .markup import Html, attrs, flag, html, join, trusted
+from .quotemark import mark
 from .render import pct, secs, token, when
 
 CHIP_WORDS = {"ok": "answered", "skipped": "skipped", "timeout": "timed out", "failed": "failed",
@@ -129,18 +130,20 @@ def verdict_form(frame, call: str, verdict: dict | None = None, back: str = "/ca
                 button="Change verdict" if verdict else "Save verdict")
 
 
-def seat_column(frame, seat: dict, back: str) -> Html:
-    """One seat's answer: model, seat kind, status and seconds, the answer (Markdown made safe), its verdict."""
+def seat_column(frame, seat: dict, back: str, quotes: tuple | list = (), proposal: Html = Html("")) -> Html:
+    """One seat's answer: model, seat kind, status and seconds, the answer (Markdown made safe, its words the points
+    quote marked), its verdict form and what its judged points propose."""
     head = html('<header class="seat-head"><h3>$model</h3><p class="seat-meta">seat $seat · $kind · $chip · '
                 "$secs$late</p></header>", model=seat["model"], seat=seat.get("seat") or "", kind=seat["kind"],
                 chip=outcome_chip(seat), secs=secs(seat.get("seconds")), late=late_note(seat))
     if seat["status"] == "ok":
-        body = html('<div class="answer" data-fold>$answer</div>', answer=markdown.render(seat.get("answer") or ""))
+        answer = mark(markdown.render(seat.get("answer") or ""), quotes)
+        body = html('<div class="answer" data-fold>$answer</div>', answer=answer)
     else:
         body = html('<p class="seat-error">$error</p>', error=seat.get("error") or seat["status"])
     form = verdict_form(frame, seat["call"], seat.get("verdict"), back) if seat["status"] == "ok" else ""
-    return html('<article class="seat" data-call="$call">$head$body$form</article>', call=seat["call"], head=head,
-                body=body, form=form)
+    return html('<article class="seat" data-call="$call">$head$body$proposal$form</article>', call=seat["call"],
+                head=head, body=body, proposal=proposal, form=form)
 
 
 def outcome_chip(seat: dict) -> Html:

@@ -61,12 +61,13 @@ def prompt_of(request: str | None, limit: int = 240) -> str:
 def verdict_of(row) -> dict | None:
     if row["v_id"] is None:
         return None
-    return as_dict(row["v_useful"], row["v_note"], row["v_real"], row["v_false"], row["v_created"])
+    return as_dict(row["v_useful"], row["v_note"], row["v_real"], row["v_false"], row["v_created"],
+                   row["v_from_points"])
 
 
 SEATS_SQL = """
 SELECT c.*, v.id AS v_id, v.useful AS v_useful, v.note AS v_note, v.real AS v_real, v.false AS v_false,
-       v.created AS v_created, p.request AS panel_request
+       v.created AS v_created, v.from_points AS v_from_points, p.request AS panel_request
 FROM calls c LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1 LEFT JOIN panels p ON p.id = c.panel
 WHERE {where} ORDER BY c.seat, c.created"""
 

@@ -15,7 +15,7 @@ from ..markup import Html, card, flag, html, options, trusted
 from ..web import Done
 from ..widgets import csrf, verdict_form
 
-SCRIPTS = ("ask.js",)
+SCRIPTS = ("ask.js", "points.js")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 

@@ -10,13 +10,18 @@ from .. import markdown
 from ..apicall import post
 from ..contract import stays
 from ..markup import Html, card, html, link, table, trusted
+from ..pointsview import judge, points_card, proposal_form, quotes_of
 from ..render import when
 from ..web import Done, safe_local
 from ..widgets import chip, post_button, seat_column
 
 
 def data(req, bench) -> dict:
-    return history_item(bench, req.params["id"])
+    """The ask (GET /bench/history/{id}) and, for a panel, its points (GET /bench/panels/{id}/points)."""
+    d = history_item(bench, req.params["id"])
+    if d["kind"] == "panel":
+        d["points"] = bench.points.of_panel(d["id"])
+    return d
 
 
 def render(d: dict, frame) -> tuple[str, Html]:
@@ -32,9 +37,15 @@ def render(d: dict, frame) -> tuple[str, Html]:
         body = (markdown.render(m["answer"] or "") if m["status"] == "ok" else
                 html('<p class="seat-error">$e</p>', e=m["error"]))
         parts.append(card(f"Merged by {m['model']}", html('<div class="answer">$b</div>', b=body), "merged"))
+    parts.append(points_card(frame, d.get("points"), d["seats"], back))
     parts.append(judging(frame, d, back))
+    quotes = quotes_of(d.get("points"))
+    proposals = {p["seat"]: p for p in (d.get("points") or {}).get("proposals") or []}
     parts.append(html('<section class="seats" aria-label="Answers">$columns</section>',
-                      columns=[seat_column(frame, s, back) for s in d["seats"]]))
+                      columns=[seat_column(frame, s, back, quotes.get(s.get("seat"), ()),
+                                           proposal_form(frame, proposals.get(s.get("seat")), back)
+                                           if s["status"] == "ok" else "")
+                               for s in d["seats"]]))
     if d.get("passed_over"):
         rows = [[link(f"/models/{p['model']}", p["model"]), html('<span class="reason">$r</span>', r=p["reason"])]
                 for p in d["passed_over"]]
@@ -92,14 +103,17 @@ def verdict(req, bench, form) -> Done:
             "false": [x.strip() for x in form.get("false").splitlines() if x.strip()]}
     if form.get("note").strip():
         body["note"] = form.get("note").strip()
+    if form.get("from_points") == "1":
+        body["from_points"] = True     # confirmed as the seat's judged points proposed it
     saved = post(req, "/bench/verdict", body)
     revised = " (revised)" if saved.get("revisions", 1) > 1 else ""
     word = "useful" if saved["useful"] else "not useful"
     return Done(f"Verdict saved: {word}{revised}.", safe_local(form.get("back")) or "/calls", {"verdict": saved})
 
 
-ACTIONS = [("/calls/verdict", verdict, "/calls"), ("/calls/aside", set_aside, "/calls")]
+ACTIONS = [("/calls/verdict", verdict, "/calls"), ("/calls/aside", set_aside, "/calls"),
+           ("/calls/point", judge, "/calls")]
 
 
-SCRIPTS: tuple = ()
+SCRIPTS = ("points.js",)
 redirect = stays                 # always shows itself

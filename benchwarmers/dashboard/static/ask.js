@@ -1,7 +1,7 @@
 // The Ask page: send the form to /ask/stream and fill one column per seat as each seat finishes; each waiting
 // column counts its seconds. A seat still running when the panel answered (past the explore grace) is read again
 // from the ask's page until its late answer is in. Answers arrive as Markdown nodes and are built as elements
-// (BW.build); nothing goes through innerHTML.
+// (BW.build); nothing goes through innerHTML. When the panel shows points, points.js puts them above the columns.
 "use strict";
 (function () {
   const WORDS = { ok: "answered", failed: "failed", timeout: "timed out", skipped: "skipped",
@@ -142,13 +142,15 @@
     seats.replaceChildren();
     const oldBox = area.querySelector("[data-save-all-box]");
     if (oldBox) oldBox.remove();
+    const oldPoints = document.getElementById("points");
+    if (oldPoints) oldPoints.remove();
     merged.replaceChildren();
     merged.hidden = true;
     link.hidden = true;
     BW.say(form, "Asking…");
     button.disabled = true;
     const columns = {};
-    let mergedText = "", panel = null;
+    let mergedText = "", panel = null, withPoints = false;
     started = performance.now();
     const timer = setInterval(tick, 1000);
     try {
@@ -187,12 +189,15 @@
           box.className = "answer";
           BW.build(msg.merged.nodes, box);
           merged.replaceChildren(heading("Merged by " + (msg.merged.model || "no model")), box);
+        } else if (msg.points) {
+          withPoints = true;                // shown once done: the card and marks come from the ask's page
         } else if (msg.error) {
           throw new Error(msg.error);
         } else if (msg.done) {
           BW.say(form, msg.done.answered + " of " + msg.done.seats + " seats answered. Judge them below.");
           link.hidden = false;
           if (msg.done.seats > 1) saveAllBox(area, seats);
+          if (withPoints && panel) await BW.points.lift(panel, false);
         }
       }
       if (panel && seats.querySelector(".is-running")) follow(panel, columns);
