@@ -21,6 +21,7 @@ from .collections import Collections
 from .lanes import Lanes
 from .pins import Pins, conversation_key
 from .record import Record
+from .recorder import Ended
 from .seating import Seating
 
 log = logging.getLogger("benchwarmers.route")
@@ -197,13 +198,13 @@ class Router:
     def _record(self, turn: Turn, status: str, answer, error: str | None, kind: str = "route",
                 extra: dict | None = None, of: str | None = None) -> Written:
         ask = turn.ask
-        return self.caller.record(turn.call, turn.model, ask, status, kind=kind, mode=ROUTE,
-                           seconds=time.monotonic() - turn.started, answer=answer, ttft=turn.ttft, error=error,
-                           collection=turn.collection, turn=of,
-                           extra=extra or {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
-                                           "failover_from": turn.failover_from, "dropped": ask.dropped,
-                                           "tools_offered": [t.name for t in ask.tools],
-                                           "tools_called": [c.name for c in (answer.tool_calls if answer else [])]})
+        return self.caller.record(Ended(
+            turn.call, turn.model, ask, status, kind, ROUTE, time.monotonic() - turn.started, answer, error,
+            turn.ttft, turn.collection, turn=of,
+            extra=extra or {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
+                            "failover_from": turn.failover_from, "dropped": ask.dropped,
+                            "tools_offered": [t.name for t in ask.tools],
+                            "tools_called": [c.name for c in (answer.tool_calls if answer else [])]}))
 
     # -- shadow seats --------------------------------------------------------------------------
     def _shadow(self, turn: Turn) -> None:

@@ -20,6 +20,7 @@ from .transport import Response, Sent, Timeouts, Transport, default_transport
 __all__ = ["Provider", "Timeouts", "collect", "iter_sse", "iter_ndjson", "new_call_id"]
 
 MESSAGE_LIMIT = 500
+STREAMED, NATIVE, WHOLE = "streamed", "native", "whole"   # the request's shape: see Provider.request
 _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown|invalid|unsupported) model|"
                         r"no endpoints found", re.I)
 _BAD_KEY = re.compile(r"(invalid|incorrect) api[ _-]?key|api[ _-]?key\b.{0,40}\b(invalid|not valid|incorrect|"
@@ -135,13 +136,11 @@ class Provider:
         return str(body or "")
 
     # ---- the one streaming path ---------------------------------------------------------------
-    def stream(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Iterator:
-        return self._stream(ask, model, timeouts, {})
-
-    def stream_native(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Iterator:
-        """Client and upstream speak this same API: send the client's own body (with our served name, streamed),
-        so what the canonical form cannot hold (thinking signatures, cache_control, ...) reaches the upstream."""
-        return self._stream(ask, model, timeouts, {}, native=True)
+    def stream(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None, how: str = STREAMED) -> Iterator:
+        """The member's events. `how` (the dispatcher's choice): STREAMED, our own request; NATIVE, client and
+        upstream speak this same API, so the client's own body goes (with our served name, streamed) and what the
+        canonical form cannot hold (thinking signatures, cache_control, ...) reaches the upstream."""
+        return self._stream(ask, model, timeouts, {}, how)
 
     def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         """The client's body, less what passthrough.FIELDS does not let through (route mode records that)."""
@@ -159,17 +158,20 @@ class Provider:
         the body's parts are the client's)."""
         raise NotImplementedError
 
-    def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict,
-                native: bool = False, whole: bool = False, sent: Sent | None = None) -> Iterator:
+    def request(self, ask: Ask, model: str, how: str) -> tuple[str, dict, dict | None]:
+        """(url, JSON body, the client's headers to pass on) of the request `how` asks for."""
+        if how == NATIVE:
+            return (*self.native_request(ask, model), ask.passthrough_headers)
+        return (*(self.whole_request(ask, model) if how == WHOLE else self.chat_request(ask, model)), None)
+
+    def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict, how: str,
+                sent: Sent | None = None) -> Iterator:
         try:
             if sent is not None:                         # written already (send_whole): its response is read here
-                url, body = sent.asked
-            elif native:
-                url, body = self.native_request(ask, model)
+                (url, body), headers = sent.asked, None
             else:
-                url, body = self.whole_request(ask, model) if whole else self.chat_request(ask, model)
-            response = self.send("POST", url, body, timeouts, ask.passthrough_headers if native else None, model,
-                                 sent)
+                url, body, headers = self.request(ask, model, how)
+            response = self.send("POST", url, body, timeouts, headers, model, sent)
             with response:
                 yield from scrubbed(self.events(response, meta), self.key)
         except UpstreamFailed as exc:
@@ -185,9 +187,9 @@ class Provider:
         """The answer, read to its end. `whole`: asked for in one piece rather than streamed (one JSON body to
         read, not an event stream), so there is no time to the first token (`ttft` None). `sent`: the request
         send_whole() wrote; its answer is read here."""
-        meta = {}
-        return collect(self._stream(ask, model, timeouts, meta, whole=whole or sent is not None, sent=sent), meta,
-                       model, timed=not whole and sent is None)
+        meta, whole = {}, whole or sent is not None
+        return collect(self._stream(ask, model, timeouts, meta, WHOLE if whole else STREAMED, sent), meta, model,
+                       timed=not whole)
 
     def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Sent | None:
         """Write the request for a whole answer on a kept-alive connection and return without waiting for it
