@@ -7,7 +7,7 @@ import time
 from functools import partial
 from typing import Callable, Iterator
 
-from ..canonical import EXPLORE, MEMBER, ROUTE, SKIPPED, Answer, Ask, estimate_usage
+from ..canonical import EXPLORE, MEMBER, ROUTE, Answer, Ask, estimate_usage
 from ..errors import QuotaRefused
 from ..providers import Timeouts
 from ..providers.hangup import Hangup

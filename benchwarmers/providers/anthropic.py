@@ -7,8 +7,9 @@ import logging
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning, ReasoningDelta,
                          Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent)
 from ..errors import FaultKind, UpstreamFailed
-from .base import Provider, inline_image, is_whole, iter_sse, load_json, system_prompt
-
+from .base import Provider
+from .framing import is_whole, iter_sse, load_json
+from .requestparts import inline_image, system_prompt
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 FINISH = {"end_turn": STOP, "stop_sequence": STOP, "pause_turn": STOP, "max_tokens": LENGTH,

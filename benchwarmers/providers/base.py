@@ -3,80 +3,26 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import time
 from typing import Iterator
 from urllib.parse import urlsplit
 
-from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta, Text, TextDelta, ToolCall,
-                         ToolCallDelta, ToolResult)
+from ..canonical import Answer, Ask, Collector, ReasoningDelta, TextDelta, ToolCallDelta
 from ..errors import FaultKind, UpstreamFailed, advice
 from ..redaction import Scrubber, names_a_key, redact
-from ..strictjson import lenient
+from .framing import MESSAGE_LIMIT, clip, load_json
 from .passthrough import native_body
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
-from .transport import Response, Sent, Timeouts, Transport, default_transport
+from .response import Response
+from .transport import Sent, Timeouts, Transport, default_transport
 
-__all__ = ["Provider", "Timeouts", "collect", "iter_sse", "iter_ndjson", "new_call_id"]
+__all__ = ["Provider", "Timeouts", "collect", "scrubbed", "NATIVE", "STREAMED", "WHOLE"]
 
-MESSAGE_LIMIT = 500
 STREAMED, NATIVE, WHOLE = "streamed", "native", "whole"   # the request's shape: see Provider.request
 _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown|invalid|unsupported) model|"
                         r"no endpoints found", re.I)
 _BAD_KEY = re.compile(r"(invalid|incorrect) api[ _-]?key|api[ _-]?key\b.{0,40}\b(invalid|not valid|incorrect|"
                       r"expired)|API_KEY_INVALID|unauthori[sz]ed|invalid x-api-key", re.I | re.S)
-
-
-def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def new_call_id() -> str:
-    return "call_" + secrets.token_hex(12)
-
-
-def iter_sse(lines) -> Iterator[tuple[str, str]]:
-    """(event name, data) per server-sent event; a last event not closed by a blank line is not complete."""
-    event, data = "", []
-    for raw in lines:
-        line = raw.decode("utf-8").rstrip("\r\n")
-        if not line:
-            if data:
-                yield event or "message", "\n".join(data)
-            event, data = "", []
-        elif line.startswith(":"):
-            continue
-        else:
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "data":
-                data.append(value)
-            elif field == "event":
-                event = value
-
-
-def iter_ndjson(lines) -> Iterator[dict]:
-    """One JSON object a line; blank lines skipped; a last line cut mid-object counts as cut, not garbage."""
-    for raw in lines:
-        line = raw.strip()
-        if not line:
-            continue
-        if not raw.endswith(b"\n"):            # only the last line can lack its newline
-            try:
-                value = lenient(line)
-            except ValueError:
-                return
-            yield value
-            return
-        yield lenient(line)
-
-
-def load_json(data, what: str = "response"):
-    try:
-        return lenient(data)
-    except (ValueError, TypeError):
-        raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable {what}: {clip(repr(data)[:200], 200)}") from None
 
 
 class Provider:
@@ -387,49 +333,3 @@ def collect(events: Iterator, meta: dict, model: str, timed: bool = True) -> Ans
     return answer
 
 
-def is_whole(response: Response) -> bool:
-    """A JSON body rather than a stream (SSE or NDJSON): asked for whole, or a server that ignored `stream`.
-    UpstreamFailed for a web page: read as a stream it would only say the stream ended early."""
-    ctype = response.headers.get("content-type", "")
-    if "html" in ctype:     # a wrong base URL, a sign-in wall or a proxy's error page, sent as a 200
-        raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"answered with a web page ({ctype}), not JSON or an event "
-                             "stream", "Check the endpoint's base URL: it should be where the API's paths start "
-                             "(often ending in /v1).")
-    return "json" in ctype and "event-stream" not in ctype and "ndjson" not in ctype
-
-
-def inline_image(image: Image) -> tuple[str, str] | None:
-    """(media type, base64 data) for an inline image, including a data: URL; None for a web URL."""
-    if image.data:
-        return image.media_type, image.data
-    url = image.url or ""
-    if url.startswith("data:") and "," in url:
-        head, data = url[5:].split(",", 1)
-        media = head.split(";")[0] or image.media_type
-        return media, data
-    return None
-
-
-def image_note(image: Image) -> str:
-    """What an API that cannot take image URLs gets instead of the image (we never fetch for it)."""
-    return f"[image: {image.url}]"
-
-
-def system_prompt(ask: Ask) -> str:
-    """The system prompt with every mid-conversation system message folded in, in order."""
-    chunks = [ask.system] if ask.system else []
-    chunks += [m.text() for m in ask.messages if m.role == "system" and m.text()]
-    return "\n\n".join(chunks)
-
-
-def call_names(messages: list[Message]) -> dict[str, str]:
-    """call id -> function name, for APIs whose tool results name the function rather than the call."""
-    return {p.id: p.name for m in messages for p in m.parts if isinstance(p, ToolCall)}
-
-
-def split_parts(message: Message) -> tuple[list, list, list]:
-    """(content parts: text and images, tool calls, tool results) of one message."""
-    content = [p for p in message.parts if isinstance(p, (Text, Image))]
-    calls = [p for p in message.parts if isinstance(p, ToolCall)]
-    results = [p for p in message.parts if isinstance(p, ToolResult)]
-    return content, calls, results

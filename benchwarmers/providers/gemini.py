@@ -7,8 +7,9 @@ from urllib.parse import quote
 from ..canonical import (CONTENT_FILTER, ERROR, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning,
                          ReasoningDelta, Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent)
 from ..errors import FaultKind
-from .base import (Provider, call_names, image_note, inline_image, is_whole, iter_sse, load_json, new_call_id,
-                   system_prompt)
+from .base import Provider
+from .framing import is_whole, iter_sse, load_json
+from .requestparts import call_names, image_note, inline_image, new_call_id, system_prompt
 from .ratelimits import gemini_retry_delay
 
 FINISH = {"STOP": STOP, "MAX_TOKENS": LENGTH, "SAFETY": CONTENT_FILTER, "RECITATION": CONTENT_FILTER,

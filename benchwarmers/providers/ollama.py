@@ -6,8 +6,9 @@ import json
 from ..canonical import (LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text, TextDelta,
                          ToolCallDelta, Usage)
 from ..errors import FaultKind
-from .base import (Provider, call_names, image_note, inline_image, is_whole, iter_ndjson, load_json, new_call_id,
-                   split_parts)
+from .base import Provider
+from .framing import is_whole, iter_ndjson, load_json
+from .requestparts import call_names, image_note, inline_image, new_call_id, split_parts
 
 FINISH = {"stop": STOP, "length": LENGTH}
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text,
                          TextDelta, ToolCallDelta, Usage, UsageEvent)
 from ..errors import FaultKind, UpstreamFailed
-from .base import Provider, is_whole, iter_sse, load_json, split_parts
-
+from .base import Provider
+from .framing import is_whole, iter_sse, load_json
+from .requestparts import split_parts
 FINISH = {"stop": STOP, "length": LENGTH, "tool_calls": TOOL_CALLS, "function_call": TOOL_CALLS,
           "content_filter": CONTENT_FILTER}
 
