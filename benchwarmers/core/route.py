@@ -91,15 +91,16 @@ class Router:
         return [models[a] for a in order], [r.why for r in ranked] + passed
 
     # -- serving -------------------------------------------------------------------------------
-    def take(self, ask: Ask, headers: dict, caller_secret: str | None) -> TurnReply:
+    def take(self, ask: Ask, session: str | None, caller_secret: str | None) -> TurnReply:
         """One agent turn: the pinned or best able member answers; a failure before its first content fails over
-        to the next. `headers` may carry the client's session id; `caller_secret` keeps callers' pins apart."""
+        to the next. `session`: the client's own conversation id, if it sent one; `caller_secret` keeps callers'
+        pins apart."""
         collection = self.collections.get(ask.target.name)
         if ask.native is not None and ask.native_api:   # what same-API pass-through will not forward, recorded
             _, dropped = native_body(ask.native_api, ask.native)
             ask.dropped.extend(d for d in dropped if d not in ask.dropped)
         idle = self.settings()["pin_idle_minutes"] * 60
-        pin = conversation_key(ask, collection.name, headers, caller_secret)
+        pin = conversation_key(ask, collection.name, session, caller_secret)
         pinned = self.pins.get(pin, idle)
         self._turns += 1
         if self._turns % 500 == 0:   # now and then, forget conversations that went quiet

@@ -73,9 +73,12 @@ class AnthropicProvider(Provider):
     def limit_native(self, body: dict, max_tokens: int) -> None:
         body["max_tokens"] = max_tokens
 
+    def stream_head(self, model: str) -> tuple[str, dict]:
+        return f"{self.base}/v1/messages", {"model": model, "stream": True}
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
-        body: dict = {"model": model, "max_tokens": ask.max_tokens or DEFAULT_MAX_TOKENS,
-                      "messages": messages(ask), "stream": True}
+        url, body = self.stream_head(model)
+        body.update(max_tokens=ask.max_tokens or DEFAULT_MAX_TOKENS, messages=messages(ask))
         system = system_prompt(ask)
         if system:
             body["system"] = system
@@ -89,7 +92,7 @@ class AnthropicProvider(Provider):
                              ("stop_sequences", ask.stop or None)):
             if value is not None:
                 body[field] = value
-        return f"{self.base}/v1/messages", body
+        return url, body
 
     # ---- response -----------------------------------------------------------------------------
     def events(self, response, meta):

@@ -51,6 +51,11 @@ class Provider:
         """(url, JSON body) for a streamed chat call."""
         raise NotImplementedError
 
+    def stream_head(self, model: str) -> tuple[str, dict]:
+        """(url, the body's fields that make a call our served model, streamed) of a streamed chat call: all a
+        client's own body needs from us (see native_request)."""
+        raise NotImplementedError
+
     def whole_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         """(url, JSON body) asking for the answer in one piece: the streamed call with streaming off."""
         url, body = self.chat_request(ask, model)
@@ -90,11 +95,9 @@ class Provider:
 
     def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         """The client's body, less what passthrough.FIELDS does not let through (route mode records that)."""
-        url, built = self.chat_request(ask, model)
+        url, head = self.stream_head(model)
         body, _ = native_body(self.api, ask.native or {})
-        for key in ("model", "stream", "stream_options"):   # what makes it our model, streamed
-            if key in built:
-                body[key] = built[key]
+        body.update(head)
         if ask.max_tokens is not None:   # the member's budget: the client's, cut to its window, or the default
             self.limit_native(body, ask.max_tokens)
         return url, body

@@ -33,8 +33,12 @@ class GeminiProvider(Provider):
         config["max_output_tokens" if "max_output_tokens" in config else "maxOutputTokens"] = max_tokens
         body[key] = config
 
+    def stream_head(self, model: str) -> tuple[str, dict]:
+        return f"{self.base}/{model_path(model)}:streamGenerateContent?alt=sse", {}   # the model is in the URL
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
-        body: dict = {"contents": contents(ask)}
+        url, body = self.stream_head(model)
+        body["contents"] = contents(ask)
         system = system_prompt(ask)
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}
@@ -49,7 +53,7 @@ class GeminiProvider(Provider):
                                         ("topP", ask.top_p), ("stopSequences", ask.stop or None)) if v is not None}
         if generation:
             body["generationConfig"] = generation
-        return f"{self.base}/{model_path(model)}:streamGenerateContent?alt=sse", body
+        return url, body
 
     def whole_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         url, body = self.chat_request(ask, model)

@@ -32,8 +32,12 @@ class OllamaProvider(Provider):
     def limit_native(self, body: dict, max_tokens: int) -> None:
         body["options"] = {**(body.get("options") or {}), "num_predict": max_tokens}
 
+    def stream_head(self, model: str) -> tuple[str, dict]:
+        return f"{self.base}/api/chat", {"model": model, "stream": True}
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
-        body: dict = {"model": model, "messages": messages(ask), "stream": True}
+        url, body = self.stream_head(model)
+        body["messages"] = messages(ask)
         if ask.tools:
             body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                                "parameters": t.parameters}} for t in ask.tools]
@@ -41,7 +45,7 @@ class OllamaProvider(Provider):
                                      ("top_p", ask.top_p), ("stop", ask.stop or None)) if v is not None}
         if options:
             body["options"] = options
-        return f"{self.base}/api/chat", body
+        return url, body
 
     # ---- response -----------------------------------------------------------------------------
     def events(self, response, meta):
