@@ -12,7 +12,7 @@ from urllib.parse import urlencode, urljoin, urlsplit
 
 from .connect import HANDOFF, OAUTH, Provider
 from .errors import FaultKind, UpstreamFailed
-from .providers.base import clip
+from .providers.framing import clip
 from .providers.transport import Timeouts, default_transport
 from .redaction import key_problem, redact, remember
 

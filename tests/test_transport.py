@@ -9,7 +9,7 @@ import pytest
 
 from benchwarmers.canonical import Ask, Message, Text, TextDelta
 from benchwarmers.errors import UpstreamFailed
-from benchwarmers.providers import make_provider, transport as transport_mod
+from benchwarmers.providers import make_provider, response as response_mod, transport as transport_mod
 from benchwarmers.providers.connecting import proxy_for
 from benchwarmers.providers.transport import Timeouts, Transport, default_transport
 from tests.fakes import FakeGemini, FakeOpenAI, FakeProxy, Reply
@@ -248,7 +248,7 @@ def test_untrusted_certificate_is_refused(cert, no_proxy_env):
 
 
 def test_an_endless_line_is_refused(fake, monkeypatch):
-    monkeypatch.setattr(transport_mod, "MAX_LINE", 64)
+    monkeypatch.setattr(response_mod, "MAX_LINE", 64)
     fake.script("m", Reply(text="x" * 200, chunk_chars=200))       # one SSE line far longer than the cap
     err = failure(lambda: provider(fake).complete(ASK, "m"))
     assert err.kind == "bad_response" and "longer than" in err.message

@@ -19,6 +19,7 @@ from ..server.routes import GATEWAY, Route
 
 Handler = Callable[[Request, Bench], Response]
 SESSION_HEADER = "x-bench-session"
+CONVERSATION_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id")   # route mode pins by these
 
 
 def check_reach(req: Request, target) -> None:
@@ -61,6 +62,16 @@ def session_of(req: Request) -> str | None:
     return None if value is None else check_session(value, "X-Bench-Session")
 
 
+def client_session(headers: dict) -> str | None:
+    """The conversation id an agent sends of its own (Claude Code's session header, a thread id), as
+    "header|value" for route mode's pins; None when it sends none."""
+    for name in CONVERSATION_HEADERS:
+        value = headers.get(name)
+        if value:
+            return f"{name}|{value}"
+    return None
+
+
 def check_session(value: str, where: str) -> str:
     if not 1 <= len(value) <= 128 or not all("!" <= ch <= "~" for ch in value):
         raise BadRequest(f"{where} must be 1 to 128 visible ASCII characters.",
@@ -92,7 +103,7 @@ def serve_ask(fmt: FormatContract, req: Request, bench: Bench, info: RequestInfo
         ask.passthrough_headers["anthropic-beta"] = req.headers["anthropic-beta"]
     reply = ReplyInfo.for_ask(ask, info)
     if ask.target.mode == ROUTE:
-        return render_turn(fmt, bench.router.take(ask, info.headers, presented_key(req)), reply)
+        return render_turn(fmt, bench.router.take(ask, client_session(info.headers), presented_key(req)), reply)
     run = bench.panel.start(ask)
     # the seats in seat order, so a client can show who it is still waiting for while the stream runs
     headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(quote(s.model, safe="") for s in run.seats)}

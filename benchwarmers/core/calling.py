@@ -4,21 +4,23 @@ from __future__ import annotations
 import copy
 import os
 import time
+from functools import partial
 from typing import Callable, Iterator
 
-from ..canonical import EXPLORE, MEMBER, ROUTE, SKIPPED, Answer, Ask, estimate_usage
+from ..canonical import EXPLORE, MEMBER, ROUTE, Answer, Ask, estimate_usage
 from ..errors import QuotaRefused
 from ..providers import Timeouts
 from ..providers.hangup import Hangup
 from ..providers.llmclient import LlmClient
-from ..providers.transport import Sent
+from ..providers.dispatch import Call, Dispatch, Done, Worker
 from ..roster.quota import PROVIDER, Quota, Refusal
 from ..roster.registry import Endpoint, Model, Registry
 from ..roster.resting import Resting
 from ..settings import CLIENTS
-from ..store.calls import CallRecord, Calls, clip_stored, prompt_hash, summarise_request
+from ..store.calls import Calls, prompt_hash, summarise_request
 from ..store.db import Written
 from ..store.ledger import Ledger, Line, cost_of
+from .recorder import Ended, write
 
 SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
 
@@ -75,12 +77,6 @@ def client_in_use(settings: dict, environ=None) -> tuple[str, str]:
     return (chosen, CLIENT_ENV) if chosen in CLIENTS else (BUILTIN, f"{CLIENT_ENV}={chosen!r} is not a client")
 
 
-def same_api(ask: Ask, api: str) -> bool:
-    """Client and member speak the same API (the client's format declared which): the client's own body can go
-    through, so nothing is lost."""
-    return ask.native is not None and ask.native_api == api
-
-
 class Caller:
     """Asks one member and records the call; panel seats, merges and route turns all go through it."""
 
@@ -97,6 +93,7 @@ class Caller:
         self.paces = paces or (lambda alias: None)   # a model's measured (ttft, tokens per second), if any
         self.ledger = Ledger(calls.db)
         self.scheduled = False             # the scheduler's copy (see over) marks its calls so
+        self.dispatch = Dispatch()         # how the bytes move: shared with over()'s copies
 
     def stored_chars(self) -> int:
         return int(self.settings()["record_max_kb"] * 1024)
@@ -181,59 +178,38 @@ class Caller:
             clock.sleep(max(refusal.at - now, 0.001))
 
     # ---- calls ---------------------------------------------------------------------------------------
+    def client(self, model: Model, endpoint: Endpoint | None = None):
+        """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
+        return LlmClient(model.endpoint) if self.via_llm() else self._provider(model, endpoint)
+
     def stream(self, model: Model, ask: Ask, kind: str = MEMBER) -> Iterator:
-        """The member's events; the client's own body when both speak the same API (never through llm). The rate
-        limits are checked (and the call counted) now: QuotaRefused means nothing was sent."""
+        """The member's events (the dispatcher picks the request's shape). The rate limits are checked (and the call
+        counted) now: QuotaRefused means nothing was sent."""
         ask = self.budgeted(model, ask)
         self.admit(model, ask, kind)
-        if self.via_llm():
-            return LlmClient(model.endpoint).stream(ask, model.served, timeouts=self.timeouts())
-        provider = self.registry.provider_for(model)
-        if same_api(ask, provider.api):
-            return provider.stream_native(ask, model.served, timeouts=self.timeouts())
-        return provider.stream(ask, model.served, timeouts=self.timeouts())
+        return self.dispatch.stream(self.client(model), ask, model.served, self.timeouts())
 
-    def complete(self, model: Model, ask: Ask, endpoint: Endpoint | None = None, *,
-                 timeouts: Timeouts | None = None, kind: str = MEMBER, whole: bool = False,
-                 admitted: bool = False, hangup: Hangup | None = None) -> Answer:
-        """The member's whole answer (`endpoint`: already looked up, e.g. once per panel; `timeouts`: a probe's or
-        a speed test's own, else a seat's). A probe or a speed test (`kind`) has no call record: its ledger line
-        is written here. `whole`: asked of the upstream in one piece, not streamed (a panel seat: less to read, and
-        no time to first token to measure); the llm client always streams. `admitted`: the limits counted this
-        call already (send_seat did). `hangup`: lets the panel stop a seat's call (the built-in client only)."""
-        if self.via_llm():
-            provider, how = LlmClient(model.endpoint), {}
-        else:
-            provider, how = self._provider(model, endpoint), {"whole": whole}
-        if not admitted:
-            self.admit(model, ask, kind)
+    def complete(self, model: Model, ask: Ask, *, timeouts: Timeouts | None = None, kind: str = MEMBER) -> Answer:
+        """The member's whole answer, streamed (`timeouts`: a probe's or a speed test's own, else a seat's). A probe
+        or a speed test (`kind`) has no call record: its ledger line is written here."""
+        self.admit(model, ask, kind)
         answer = None
         try:
-            answer = provider.complete(self.budgeted(model, ask), model.served,
-                                       timeouts=timeouts or self.timeouts(hangup), **how)
+            answer = self.client(model).complete(self.budgeted(model, ask), model.served,
+                                                 timeouts=timeouts or self.timeouts())
             estimate_usage(answer, ask)
             return answer
         finally:
             if kind in OWN_LINE:
                 self.ledger.add(self.line(model, ask, kind, answer))
 
-    def send_seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str,
-                  hangup: Hangup | None = None) -> tuple[Sent | None, bool]:
-        """A panel seat's request written now on a kept-alive connection, its answer to be read by answer() once it
-        is in (no thread waits for it meanwhile): (the request, True). (None, whether the limits counted the call)
-        when it must go the blocking way, complete(): through llm, a limit to wait for, or no connection free.
-        QuotaRefused when a limit refuses it."""
-        if self.via_llm() or not self.admit(model, ask, kind, wait=False):
-            return None, False
-        sent = self._provider(model, endpoint).send_whole(self.budgeted(model, ask), model.served,
-                                                           timeouts=self.timeouts(hangup))
-        return sent, True
-
-    def answer(self, model: Model, ask: Ask, sent: Sent, endpoint: Endpoint | None = None) -> Answer:
-        """The answer to a seat's request that send_seat() wrote; blocks only when it is not all in yet."""
-        answer = self._provider(model, endpoint).complete(ask, model.served, timeouts=sent.t, sent=sent)
-        estimate_usage(answer, ask)
-        return answer
+    def seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str, hangup: Hangup | None,
+             worker: Worker, done: Done) -> None:
+        """A panel seat's call, asked for whole and sent the way the dispatcher chooses (`worker` runs what may
+        block); `done(call, answer, error)` is told once it is over. `hangup` lets the panel stop it."""
+        call = Call(self.client(model, endpoint), self.budgeted(model, ask), model.served, self.timeouts(hangup),
+                    partial(self.admit, model, ask, kind), reported=ask)
+        self.dispatch.submit(call, worker, done)
 
     def _provider(self, model: Model, endpoint: Endpoint | None):
         return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
@@ -284,38 +260,9 @@ class Caller:
         """The ledger's time: its lines are stamped with the limits' clock (the scheduler's; tests hold it)."""
         return self.quota.clock.now() if self.quota else time.time()
 
-    def record(self, call_id: str, model: Model, ask: Ask, status: str, *, kind: str, mode: str, seconds: float,
-               answer: Answer | None = None, ttft: float | None = None, error: str | None = None,
-               collection: str | None = None, panel: str | None = None, seat: int | None = None,
-               request: tuple[str, str] | None = None, extra: dict | None = None,
-               counted: int | None = None, sent: bool | None = None, amend: float | None = None,
-               turn: str | None = None) -> Written:
-        """The one way a call record is made. `request`: (summary, prompt hash) when already computed for the ask
-        (summary None: it is kept in the call's panel's row).
-        A call that was sent (`sent`; by default, any status but skipped) gets its ledger line with it; `counted`:
-        the prompt tokens its limits counted when it went, when it was sent with another ask than `ask` (a merge).
-        `amend`: this call's record was made already (a seat the panel stopped waiting for), its ledger line at or
-        after this moment (now()'s clock): it is brought up to date, its line corrected, not added. `turn`: a shadow
-        seat's route turn. The record is
-        queued for the writer's next batch; it is done once it is committed (see settle)."""
-        summary, digest = request or self.summary(ask)
-        if answer is not None:
-            estimate_usage(answer, ask)
-        usage = answer.usage if answer else None
-        said = clip_stored(answer.text or None, self.stored_chars()) if answer else None
-        tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
-        if tokens != ask.max_tokens:   # what this member was really asked for: the client's cut, or the default
-            extra = {**(extra or {}), "max_tokens": tokens}
-        sent = status != SKIPPED if sent is None else sent
-        line = self.line(model, ask, kind, answer, collection, call_id, counted) if sent else None
-        return self.calls.add(CallRecord(
-            id=call_id, model=model.alias, status=status, panel=panel, collection=collection,
-            endpoint=model.endpoint, served=model.served, kind=kind, mode=mode, seat=seat, error=error,
-            request=summary, prompt_hash=digest, answer=said,
-            ttft=ttft if ttft is not None or answer is None else answer.ttft, seconds=round(seconds, 4),
-            input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
-            tokens_estimated=bool(usage and usage.estimated), caller=ask.caller, session=ask.session, extra=extra,
-            turn=turn, finish_reason=answer.finish_reason if answer is not None else None), line, amend)
+    def record(self, ended: Ended, amend: float | None = None) -> Written:
+        """The one way a call record is made (see recorder.write)."""
+        return write(self, ended, amend)
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> None:

@@ -14,9 +14,8 @@ from ..canonical import (CANCELLED, EXPLORE, FAILED, LENGTH, MERGED, OK, RUNNING
                          Collector, ErrorEvent, Finish, KeepAlive, Seat, TextDelta, Usage, estimate_usage)
 from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, QuotaRefused,
                       RateLimited, ToolsNeedRouteMode, UpstreamFailed)
+from ..providers.dispatch import Call
 from ..providers.hangup import Hangup
-from ..providers.transport import Sent
-from ..providers.waiter import Waiter, read_at_once
 from ..roster.quota import RESTS
 from ..roster.registry import Registry
 from ..store.db import Written
@@ -30,6 +29,7 @@ from .panelrun import PanelRun
 from .panelwords import no_able_seat, seat_block
 from .pump import pump
 from .record import Record
+from .recorder import seat_ended
 from .refereeing import Refereeing
 from .seating import SeatPlan, Seating
 
@@ -49,14 +49,13 @@ class Panel:
         self.caller, self.record, self.settings = caller, record, settings
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")
         self.lanes = Lanes(self.pool, workers, lambda: self.settings()["endpoint_share"])
-        self.waiter = Waiter()
         self.referee = Refereeing(registry, caller, record, settings, PointStore(caller.calls.db))
         self._live: set = set()            # runs with seats out, for stopping()
         self._live_lock = threading.Lock()
 
     def close(self) -> None:
         self.stopping()
-        self.waiter.close()
+        self.caller.dispatch.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     # -- starting ------------------------------------------------------------------------------
@@ -126,74 +125,47 @@ class Panel:
 
     # -- one seat ------------------------------------------------------------------------------
     def _send(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
-        """Write the seat's request now, on a kept-alive connection, and leave its answer to the waiter: no thread
-        waits while the model thinks. Where that cannot be (through llm, a limit to wait for, no connection free),
-        a worker of the pool asks and waits, as for any call."""
-        started = time.monotonic()
+        """Send the seat's call the dispatcher's way; what may block runs on a worker, within the endpoint's share."""
         endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
-        try:
-            sent, admitted = self.caller.send_seat(sp.model, run.ask, endpoint, seat.kind, run.hangups[seat.call])
-        except Exception as exc:   # a limit refused it, or its request could not be written: the seat is over
-            self._over(run, sp, seat, started, fault=exc)
-            return
-        if sent is None:
-            self.lanes.submit(sp.model.endpoint, self._run_seat, run, sp, seat, admitted)
-        elif not self.waiter.watch(sent, partial(self._heard, run, sp, seat, started)):
-            self.lanes.submit(sp.model.endpoint, self._read, run, sp, seat, started, sent)
+        self.caller.seat(sp.model, run.ask, endpoint, seat.kind, run.hangups[seat.call],
+                         partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat))
 
-    def _heard(self, run: PanelRun, sp: SeatPlan, seat: Seat, started: float, sent: Sent) -> None:
-        """The waiter heard back: read on its thread what can be read at once, anything else by a worker of the
-        pool, which may block."""
-        if read_at_once(sent):
-            self._read(run, sp, seat, started, sent)
-        else:
-            self.lanes.submit(sp.model.endpoint, self._read, run, sp, seat, started, sent)
+    def _worker(self, run: PanelRun, sp: SeatPlan, seat: Seat, fn: Callable[[], None], starting: bool) -> None:
+        self.lanes.submit(sp.model.endpoint, self._on_worker, run, sp, seat, fn, starting)
 
-    def _read(self, run: PanelRun, sp: SeatPlan, seat: Seat, started: float, sent: Sent) -> None:
-        endpoint = run.endpoints.get(sp.model.endpoint)
-        with self.registry.config.steady(run.memo):   # the config as the ask read it: no stat per read
-            self._over(run, sp, seat, started, lambda: self.caller.answer(sp.model, run.ask, sent, endpoint))
-
-    def _run_seat(self, run: PanelRun, sp: SeatPlan, seat: Seat, admitted: bool = False) -> None:
-        with self.registry.config.steady(run.memo):
-            started = time.monotonic()
-            if started > run.deadline:   # it waited for its endpoint's share of the workers until nobody wanted it
+    def _on_worker(self, run: PanelRun, sp: SeatPlan, seat: Seat, fn: Callable[[], None], starting: bool) -> None:
+        with self.registry.config.steady(run.memo):   # the config as the ask read it: no stat per seat
+            if starting and time.monotonic() > run.deadline:   # it waited for its endpoint's share until too late
                 self._done(run, sp, seat, TIMEOUT, f"not started: its endpoint {sp.model.endpoint!r} was busy with "
                            "other seats until the panel stopped waiting", 0.0, None, sent=False)
                 return
-            self._over(run, sp, seat, started, lambda: self.caller.complete(
-                sp.model, run.ask, run.endpoints.get(sp.model.endpoint), kind=seat.kind, whole=True,
-                admitted=admitted, hangup=run.hangups.get(seat.call)))
+            fn()
 
-    def _over(self, run: PanelRun, sp: SeatPlan, seat: Seat, started: float,
-              call: Callable[[], Answer] | None = None, fault: Exception | None = None) -> None:
-        """The seat's answer from `call` (or the `fault` that ended it before), and its status from what went wrong."""
-        answer, error, sent = None, None, None
+    def _over(self, run: PanelRun, sp: SeatPlan, seat: Seat, call: Call, answer: Answer | None,
+              fault: BaseException | None) -> None:
+        """The seat's call is over (`answer`, or the `fault` that ended it): its status from what went wrong."""
+        status, error, sent = OK, None, None
         hangup = run.hangups.get(seat.call)
-        try:
-            if fault is not None:
-                raise fault
-            answer = call()
-            status = OK
-        except QuotaRefused as e:       # nothing was sent: the seat says when the limit resets
-            status, error = SKIPPED, e.message
-        except UpstreamFailed as e:
+        if isinstance(fault, QuotaRefused):       # nothing was sent: the seat says when the limit resets
+            status, error = SKIPPED, fault.message
+        elif isinstance(fault, UpstreamFailed):
             if hangup is not None and hangup.reason is not None:   # we stopped it: the upstream is not at fault
                 status, error, sent = hangup.tag, hangup.reason, hangup.sent
                 if hangup.refused and not hangup.sent:
                     self.caller.unsent(sp.model, run.ask)
             else:
-                status, error = (TIMEOUT if e.kind is FaultKind.TIMEOUT else FAILED), str(e)
-                self.caller.failed(sp.model, e)
-        except BenchError as e:
-            status, error = FAILED, str(e)
-        except Exception as e:   # a bug of ours must cost one seat, never the panel
-            log.exception("seat %s (%s) failed", seat.seat, seat.model)
-            status, error = FAILED, f"internal error: {type(e).__name__}"
+                status, error = (TIMEOUT if fault.kind is FaultKind.TIMEOUT else FAILED), str(fault)
+                self.caller.failed(sp.model, fault)
+        elif isinstance(fault, BenchError):
+            status, error = FAILED, str(fault)
+        elif fault is not None:   # a bug of ours must cost one seat, never the panel
+            log.error("seat %s (%s) failed", seat.seat, seat.model, exc_info=fault)
+            status, error = FAILED, f"internal error: {type(fault).__name__}"
         now = time.monotonic()
         if now > run.hard and status == OK:
             status, error = TIMEOUT, ANSWERED_LATE
-        self._done(run, sp, seat, status, error, now - started, answer, sent)
+        with self.registry.config.steady(run.memo):
+            self._done(run, sp, seat, status, error, now - call.started, answer, sent)
 
     def _done(self, run: PanelRun, sp: SeatPlan, seat: Seat, status: str, error: str | None, seconds: float,
               answer: Answer | None, sent: bool | None = None) -> None:
@@ -234,17 +206,15 @@ class Panel:
         sent = status != SKIPPED if sent is None else sent
         if seat.status == RUNNING:
             told = replace(seat, status=status, error=error, seconds=seconds)
-            self._record(run, sp, told, answer, sent, amend=run.gave_up, extra={"late": True})
+            self._record(run, sp, told, answer, sent, extra={"late": True}, amend=run.gave_up)
             return
         told = replace(seat, status=TIMEOUT, error=error or ANSWERED_LATE, seconds=seconds)
         self._record(run, sp, told, answer, sent, amend=run.gave_up)
 
     def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None, sent: bool | None = None,
-                **how) -> Written:
-        return self.caller.record(
-            seat.call, sp.model, run.ask, seat.status, kind=seat.kind, mode=run.ask.target.mode, seconds=seat.seconds,
-            answer=answer, error=seat.error, collection=run.collection_name, panel=run.id, seat=seat.seat,
-            request=run.seat_request, sent=sent, **how)
+                extra: dict | None = None, counted: int | None = None, amend: float | None = None) -> Written:
+        """The seat's record, made from the seat as told and its answer (`amend`: made already, brought up to date)."""
+        return self.caller.record(seat_ended(run, sp.model, seat, answer, sent, extra, counted), amend)
 
     def _give_up(self, run: PanelRun, pending: dict) -> list:
         """The deadline: the seats in by now, then every other one recorded (sent: it may well be out), so its call
@@ -429,7 +399,7 @@ class Panel:
         info["usage"] = usage.to_dict()
         run.merge_usage = usage
         if model is not None:
-            run.records.append(self.caller.record(
-                call_id, model, run.ask, info["status"] if sent else SKIPPED, kind="merge", mode=MERGED,
-                seconds=time.monotonic() - started, answer=written, error=error, collection=run.collection_name,
-                panel=run.id, seat=0, request=run.seat_request, counted=ask.prompt_tokens()))
+            merged = Seat(0, "merge", model.alias, call=call_id, status=info["status"] if sent else SKIPPED,
+                          error=error, seconds=time.monotonic() - started)
+            run.records.append(self.caller.record(seat_ended(run, model, merged, written, counted=ask.prompt_tokens(),
+                                                             mode=MERGED)))

@@ -8,16 +8,12 @@ import time
 from ..canonical import Ask
 from ..store import Database
 
-SESSION_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id")
-
-
-def conversation_key(ask: Ask, collection: str, headers: dict, caller_secret: str | None) -> str:
-    """The client's own session id when it sends one, else a hash of what every turn of a conversation repeats:
-    the collection, the caller's key, the system prompt and the first user message."""
-    for name in SESSION_HEADERS:
-        value = headers.get(name)
-        if value:
-            return f"{collection}|{name}|{value}"[:300]
+def conversation_key(ask: Ask, collection: str, session: str | None, caller_secret: str | None) -> str:
+    """The client's own session (`session`: worked out at the edge from what the client sent, e.g. a header's
+    name and value) when it names one, else a hash of what every turn of a conversation repeats: the collection,
+    the caller's key, the system prompt and the first user message."""
+    if session:
+        return f"{collection}|{session}"[:300]
     first_user = next((m for m in ask.messages if m.role == "user"), None)
     first = ""
     if first_user:

@@ -16,6 +16,7 @@ from . import merge, points, referee
 from .calling import Caller
 from .points import Points
 from .record import Record
+from .recorder import Ended
 
 log = logging.getLogger("benchwarmers.referee")
 KIND = "referee"
@@ -95,7 +96,7 @@ class Refereeing:
         started = time.monotonic()
         answer, status, error, sent = None, OK, None, True
         try:
-            answer = self.caller.complete(model, ask, kind=KIND, whole=True, timeouts=Timeouts(
+            answer = self.caller.complete(model, ask, kind=KIND, timeouts=Timeouts(
                 connect=min(10.0, seconds), first_byte=seconds, idle=seconds))
         except QuotaRefused as e:
             status, error, sent = SKIPPED, e.message, False
@@ -114,10 +115,10 @@ class Refereeing:
         if answer is not None:
             run.referee_usage = answer.usage
         info["usage"] = (answer.usage if answer is not None else Usage()).to_dict()
-        run.records.append(self.caller.record(
-            call_id, model, run.ask, status if sent else SKIPPED, kind=KIND, mode=run.ask.target.mode, seconds=took,
-            answer=answer, error=error, collection=run.collection_name, panel=run.id, seat=None,
-            request=run.seat_request, counted=ask.prompt_tokens(), sent=sent))
+        run.records.append(self.caller.record(Ended(
+            call_id, model, run.ask, status if sent else SKIPPED, KIND, run.ask.target.mode, took, answer, error,
+            collection=run.collection_name, panel=run.id, request=run.seat_request, counted=ask.prompt_tokens(),
+            sent=sent)))
         if error:
             return Points.failed(error.rstrip("."))
         return referee.read((answer or Answer("")).text, run.seats, ids=lambda k: record_id("pt_"))

@@ -21,6 +21,7 @@ from .collections import Collections
 from .lanes import Lanes
 from .pins import Pins, conversation_key
 from .record import Record
+from .recorder import Ended
 from .seating import Seating
 
 log = logging.getLogger("benchwarmers.route")
@@ -90,15 +91,16 @@ class Router:
         return [models[a] for a in order], [r.why for r in ranked] + passed
 
     # -- serving -------------------------------------------------------------------------------
-    def take(self, ask: Ask, headers: dict, caller_secret: str | None) -> TurnReply:
+    def take(self, ask: Ask, session: str | None, caller_secret: str | None) -> TurnReply:
         """One agent turn: the pinned or best able member answers; a failure before its first content fails over
-        to the next. `headers` may carry the client's session id; `caller_secret` keeps callers' pins apart."""
+        to the next. `session`: the client's own conversation id, if it sent one; `caller_secret` keeps callers'
+        pins apart."""
         collection = self.collections.get(ask.target.name)
         if ask.native is not None and ask.native_api:   # what same-API pass-through will not forward, recorded
             _, dropped = native_body(ask.native_api, ask.native)
             ask.dropped.extend(d for d in dropped if d not in ask.dropped)
         idle = self.settings()["pin_idle_minutes"] * 60
-        pin = conversation_key(ask, collection.name, headers, caller_secret)
+        pin = conversation_key(ask, collection.name, session, caller_secret)
         pinned = self.pins.get(pin, idle)
         self._turns += 1
         if self._turns % 500 == 0:   # now and then, forget conversations that went quiet
@@ -197,13 +199,13 @@ class Router:
     def _record(self, turn: Turn, status: str, answer, error: str | None, kind: str = "route",
                 extra: dict | None = None, of: str | None = None) -> Written:
         ask = turn.ask
-        return self.caller.record(turn.call, turn.model, ask, status, kind=kind, mode=ROUTE,
-                           seconds=time.monotonic() - turn.started, answer=answer, ttft=turn.ttft, error=error,
-                           collection=turn.collection, turn=of,
-                           extra=extra or {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
-                                           "failover_from": turn.failover_from, "dropped": ask.dropped,
-                                           "tools_offered": [t.name for t in ask.tools],
-                                           "tools_called": [c.name for c in (answer.tool_calls if answer else [])]})
+        return self.caller.record(Ended(
+            turn.call, turn.model, ask, status, kind, ROUTE, time.monotonic() - turn.started, answer, error,
+            turn.ttft, turn.collection, turn=of,
+            extra=extra or {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
+                            "failover_from": turn.failover_from, "dropped": ask.dropped,
+                            "tools_offered": [t.name for t in ask.tools],
+                            "tools_called": [c.name for c in (answer.tool_calls if answer else [])]}))
 
     # -- shadow seats --------------------------------------------------------------------------
     def _shadow(self, turn: Turn) -> None:

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 
 from ..errors import FaultKind, UpstreamFailed
-from ..providers.base import clip
+from ..providers.framing import clip
 from ..providers.transport import Timeouts, default_transport
 from ..redaction import redact, remember
 

@@ -7,8 +7,9 @@ import logging
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning, ReasoningDelta,
                          Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent)
 from ..errors import FaultKind, UpstreamFailed
-from .base import Provider, inline_image, is_whole, iter_sse, load_json, system_prompt
-
+from .base import Provider
+from .framing import is_whole, iter_sse, load_json
+from .requestparts import inline_image, system_prompt
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 FINISH = {"end_turn": STOP, "stop_sequence": STOP, "pause_turn": STOP, "max_tokens": LENGTH,
@@ -82,9 +83,12 @@ class AnthropicProvider(Provider):
     def limit_native(self, body: dict, max_tokens: int) -> None:
         body["max_tokens"] = max_tokens
 
+    def stream_head(self, model: str) -> tuple[str, dict]:
+        return f"{self.base}/v1/messages", {"model": model, "stream": True}
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
-        body: dict = {"model": model, "max_tokens": ask.max_tokens or DEFAULT_MAX_TOKENS,
-                      "messages": messages(ask), "stream": True}
+        url, body = self.stream_head(model)
+        body.update(max_tokens=ask.max_tokens or DEFAULT_MAX_TOKENS, messages=messages(ask))
         system = system_prompt(ask)
         if system:
             body["system"] = system
@@ -98,7 +102,7 @@ class AnthropicProvider(Provider):
                              ("stop_sequences", ask.stop or None)):
             if value is not None:
                 body[field] = value
-        return f"{self.base}/v1/messages", body
+        return url, body
 
     # ---- response -----------------------------------------------------------------------------
     def events(self, response, meta):

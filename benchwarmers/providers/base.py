@@ -3,79 +3,26 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import time
 from typing import Iterator
 from urllib.parse import urlsplit
 
-from ..canonical import (Answer, Ask, Collector, Image, Message, ReasoningDelta, Text, TextDelta, ToolCall,
-                         ToolCallDelta, ToolResult)
+from ..canonical import Answer, Ask, Collector, ReasoningDelta, TextDelta, ToolCallDelta
 from ..errors import FaultKind, UpstreamFailed, advice
 from ..redaction import Scrubber, names_a_key, redact
-from ..strictjson import lenient
+from .framing import MESSAGE_LIMIT, clip, load_json
 from .passthrough import native_body
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
-from .transport import Response, Sent, Timeouts, Transport, default_transport
+from .response import Response
+from .transport import Sent, Timeouts, Transport, default_transport
 
-__all__ = ["Provider", "Timeouts", "collect", "iter_sse", "iter_ndjson", "new_call_id"]
+__all__ = ["Provider", "Timeouts", "collect", "scrubbed", "NATIVE", "STREAMED", "WHOLE"]
 
-MESSAGE_LIMIT = 500
+STREAMED, NATIVE, WHOLE = "streamed", "native", "whole"   # the request's shape: see Provider.request
 _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown|invalid|unsupported) model|"
                         r"no endpoints found", re.I)
 _BAD_KEY = re.compile(r"(invalid|incorrect) api[ _-]?key|api[ _-]?key\b.{0,40}\b(invalid|not valid|incorrect|"
                       r"expired)|API_KEY_INVALID|unauthori[sz]ed|invalid x-api-key", re.I | re.S)
-
-
-def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def new_call_id() -> str:
-    return "call_" + secrets.token_hex(12)
-
-
-def iter_sse(lines) -> Iterator[tuple[str, str]]:
-    """(event name, data) per server-sent event; a last event not closed by a blank line is not complete."""
-    event, data = "", []
-    for raw in lines:
-        line = raw.decode("utf-8").rstrip("\r\n")
-        if not line:
-            if data:
-                yield event or "message", "\n".join(data)
-            event, data = "", []
-        elif line.startswith(":"):
-            continue
-        else:
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "data":
-                data.append(value)
-            elif field == "event":
-                event = value
-
-
-def iter_ndjson(lines) -> Iterator[dict]:
-    """One JSON object a line; blank lines skipped; a last line cut mid-object counts as cut, not garbage."""
-    for raw in lines:
-        line = raw.strip()
-        if not line:
-            continue
-        if not raw.endswith(b"\n"):            # only the last line can lack its newline
-            try:
-                value = lenient(line)
-            except ValueError:
-                return
-            yield value
-            return
-        yield lenient(line)
-
-
-def load_json(data, what: str = "response"):
-    try:
-        return lenient(data)
-    except (ValueError, TypeError):
-        raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable {what}: {clip(repr(data)[:200], 200)}") from None
 
 
 class Provider:
@@ -102,6 +49,11 @@ class Provider:
 
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         """(url, JSON body) for a streamed chat call."""
+        raise NotImplementedError
+
+    def stream_head(self, model: str) -> tuple[str, dict]:
+        """(url, the body's fields that make a call our served model, streamed) of a streamed chat call: all a
+        client's own body needs from us (see native_request)."""
         raise NotImplementedError
 
     def whole_request(self, ask: Ask, model: str) -> tuple[str, dict]:
@@ -135,21 +87,17 @@ class Provider:
         return str(body or "")
 
     # ---- the one streaming path ---------------------------------------------------------------
-    def stream(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Iterator:
-        return self._stream(ask, model, timeouts, {})
-
-    def stream_native(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Iterator:
-        """Client and upstream speak this same API: send the client's own body (with our served name, streamed),
-        so what the canonical form cannot hold (thinking signatures, cache_control, ...) reaches the upstream."""
-        return self._stream(ask, model, timeouts, {}, native=True)
+    def stream(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None, how: str = STREAMED) -> Iterator:
+        """The member's events. `how` (the dispatcher's choice): STREAMED, our own request; NATIVE, client and
+        upstream speak this same API, so the client's own body goes (with our served name, streamed) and what the
+        canonical form cannot hold (thinking signatures, cache_control, ...) reaches the upstream."""
+        return self._stream(ask, model, timeouts, {}, how)
 
     def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         """The client's body, less what its passthrough_fields do not let through (route mode records that)."""
-        url, built = self.chat_request(ask, model)
+        url, head = self.stream_head(model)
         body, _ = native_body(self.api, ask.native or {})
-        for key in ("model", "stream", "stream_options"):   # what makes it our model, streamed
-            if key in built:
-                body[key] = built[key]
+        body.update(head)
         if ask.max_tokens is not None:   # the member's budget: the client's, cut to its window, or the default
             self.limit_native(body, ask.max_tokens)
         return url, body
@@ -159,17 +107,20 @@ class Provider:
         the body's parts are the client's)."""
         raise NotImplementedError
 
-    def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict,
-                native: bool = False, whole: bool = False, sent: Sent | None = None) -> Iterator:
+    def request(self, ask: Ask, model: str, how: str) -> tuple[str, dict, dict | None]:
+        """(url, JSON body, the client's headers to pass on) of the request `how` asks for."""
+        if how == NATIVE:
+            return (*self.native_request(ask, model), ask.passthrough_headers)
+        return (*(self.whole_request(ask, model) if how == WHOLE else self.chat_request(ask, model)), None)
+
+    def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict, how: str,
+                sent: Sent | None = None) -> Iterator:
         try:
             if sent is not None:                         # written already (send_whole): its response is read here
-                url, body = sent.asked
-            elif native:
-                url, body = self.native_request(ask, model)
+                (url, body), headers = sent.asked, None
             else:
-                url, body = self.whole_request(ask, model) if whole else self.chat_request(ask, model)
-            response = self.send("POST", url, body, timeouts, ask.passthrough_headers if native else None, model,
-                                 sent)
+                url, body, headers = self.request(ask, model, how)
+            response = self.send("POST", url, body, timeouts, headers, model, sent)
             with response:
                 yield from scrubbed(self.events(response, meta), self.key)
         except UpstreamFailed as exc:
@@ -185,9 +136,9 @@ class Provider:
         """The answer, read to its end. `whole`: asked for in one piece rather than streamed (one JSON body to
         read, not an event stream), so there is no time to the first token (`ttft` None). `sent`: the request
         send_whole() wrote; its answer is read here."""
-        meta = {}
-        return collect(self._stream(ask, model, timeouts, meta, whole=whole or sent is not None, sent=sent), meta,
-                       model, timed=not whole and sent is None)
+        meta, whole = {}, whole or sent is not None
+        return collect(self._stream(ask, model, timeouts, meta, WHOLE if whole else STREAMED, sent), meta, model,
+                       timed=not whole)
 
     def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Sent | None:
         """Write the request for a whole answer on a kept-alive connection and return without waiting for it
@@ -385,49 +336,3 @@ def collect(events: Iterator, meta: dict, model: str, timed: bool = True) -> Ans
     return answer
 
 
-def is_whole(response: Response) -> bool:
-    """A JSON body rather than a stream (SSE or NDJSON): asked for whole, or a server that ignored `stream`.
-    UpstreamFailed for a web page: read as a stream it would only say the stream ended early."""
-    ctype = response.headers.get("content-type", "")
-    if "html" in ctype:     # a wrong base URL, a sign-in wall or a proxy's error page, sent as a 200
-        raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"answered with a web page ({ctype}), not JSON or an event "
-                             "stream", "Check the endpoint's base URL: it should be where the API's paths start "
-                             "(often ending in /v1).")
-    return "json" in ctype and "event-stream" not in ctype and "ndjson" not in ctype
-
-
-def inline_image(image: Image) -> tuple[str, str] | None:
-    """(media type, base64 data) for an inline image, including a data: URL; None for a web URL."""
-    if image.data:
-        return image.media_type, image.data
-    url = image.url or ""
-    if url.startswith("data:") and "," in url:
-        head, data = url[5:].split(",", 1)
-        media = head.split(";")[0] or image.media_type
-        return media, data
-    return None
-
-
-def image_note(image: Image) -> str:
-    """What an API that cannot take image URLs gets instead of the image (we never fetch for it)."""
-    return f"[image: {image.url}]"
-
-
-def system_prompt(ask: Ask) -> str:
-    """The system prompt with every mid-conversation system message folded in, in order."""
-    chunks = [ask.system] if ask.system else []
-    chunks += [m.text() for m in ask.messages if m.role == "system" and m.text()]
-    return "\n\n".join(chunks)
-
-
-def call_names(messages: list[Message]) -> dict[str, str]:
-    """call id -> function name, for APIs whose tool results name the function rather than the call."""
-    return {p.id: p.name for m in messages for p in m.parts if isinstance(p, ToolCall)}
-
-
-def split_parts(message: Message) -> tuple[list, list, list]:
-    """(content parts: text and images, tool calls, tool results) of one message."""
-    content = [p for p in message.parts if isinstance(p, (Text, Image))]
-    calls = [p for p in message.parts if isinstance(p, ToolCall)]
-    results = [p for p in message.parts if isinstance(p, ToolResult)]
-    return content, calls, results

@@ -7,8 +7,9 @@ from urllib.parse import quote
 from ..canonical import (CONTENT_FILTER, ERROR, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning,
                          ReasoningDelta, Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent)
 from ..errors import FaultKind
-from .base import (Provider, call_names, image_note, inline_image, is_whole, iter_sse, load_json, new_call_id,
-                   system_prompt)
+from .base import Provider
+from .framing import is_whole, iter_sse, load_json
+from .requestparts import call_names, image_note, inline_image, new_call_id, system_prompt
 from .ratelimits import gemini_retry_delay
 
 FINISH = {"STOP": STOP, "MAX_TOKENS": LENGTH, "SAFETY": CONTENT_FILTER, "RECITATION": CONTENT_FILTER,
@@ -42,8 +43,12 @@ class GeminiProvider(Provider):
         config["max_output_tokens" if "max_output_tokens" in config else "maxOutputTokens"] = max_tokens
         body[key] = config
 
+    def stream_head(self, model: str) -> tuple[str, dict]:
+        return f"{self.base}/{model_path(model)}:streamGenerateContent?alt=sse", {}   # the model is in the URL
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
-        body: dict = {"contents": contents(ask)}
+        url, body = self.stream_head(model)
+        body["contents"] = contents(ask)
         system = system_prompt(ask)
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}
@@ -58,7 +63,7 @@ class GeminiProvider(Provider):
                                         ("topP", ask.top_p), ("stopSequences", ask.stop or None)) if v is not None}
         if generation:
             body["generationConfig"] = generation
-        return f"{self.base}/{model_path(model)}:streamGenerateContent?alt=sse", body
+        return url, body
 
     def whole_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         url, body = self.chat_request(ask, model)

@@ -6,8 +6,7 @@ import binascii
 
 from ..canonical import Ask, Image, ReasoningDelta, Text, TextDelta, ToolCall, ToolCallDelta, ToolResult
 from ..errors import FaultKind, UpstreamFailed
-from .base import new_call_id, system_prompt
-
+from .requestparts import new_call_id, system_prompt
 # The Ask's sampling fields, by the name llm's option classes give them (a model declaring none gets none).
 OPTIONS = ("max_tokens", "temperature", "top_p")
 

@@ -6,9 +6,10 @@ import json
 from ..canonical import (LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text, TextDelta,
                          ToolCallDelta, Usage)
 from ..errors import FaultKind
-from .base import (Provider, call_names, image_note, inline_image, is_whole, iter_ndjson, load_json, new_call_id,
-                   split_parts)
+from .base import Provider
+from .framing import is_whole, iter_ndjson, load_json
 from .passthrough import function_tool
+from .requestparts import call_names, image_note, inline_image, new_call_id, split_parts
 
 FINISH = {"stop": STOP, "length": LENGTH}
 
@@ -35,8 +36,12 @@ class OllamaProvider(Provider):
     def limit_native(self, body: dict, max_tokens: int) -> None:
         body["options"] = {**(body.get("options") or {}), "num_predict": max_tokens}
 
+    def stream_head(self, model: str) -> tuple[str, dict]:
+        return f"{self.base}/api/chat", {"model": model, "stream": True}
+
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
-        body: dict = {"model": model, "messages": messages(ask), "stream": True}
+        url, body = self.stream_head(model)
+        body["messages"] = messages(ask)
         if ask.tools:
             body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                                "parameters": t.parameters}} for t in ask.tools]
@@ -44,7 +49,7 @@ class OllamaProvider(Provider):
                                      ("top_p", ask.top_p), ("stop", ask.stop or None)) if v is not None}
         if options:
             body["options"] = options
-        return f"{self.base}/api/chat", body
+        return url, body
 
     # ---- response -----------------------------------------------------------------------------
     def events(self, response, meta):

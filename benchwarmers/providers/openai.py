@@ -4,8 +4,10 @@ from __future__ import annotations
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text,
                          TextDelta, ToolCallDelta, Usage, UsageEvent)
 from ..errors import FaultKind, UpstreamFailed
-from .base import Provider, is_whole, iter_sse, load_json, split_parts
+from .base import Provider
+from .framing import is_whole, iter_sse, load_json
 from .passthrough import function_tool
+from .requestparts import split_parts
 
 FINISH = {"stop": STOP, "length": LENGTH, "tool_calls": TOOL_CALLS, "function_call": TOOL_CALLS,
           "content_filter": CONTENT_FILTER}
@@ -26,10 +28,15 @@ class OpenAIProvider(Provider):
         return {"Authorization": f"Bearer {self.key}"} if self.key else {}
 
     # ---- request ------------------------------------------------------------------------------
-    def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
-        body: dict = {"model": model, "messages": messages(ask), "stream": True}
+    def stream_head(self, model: str) -> tuple[str, dict]:
+        head: dict = {"model": model, "stream": True}
         if self.supports.get("stream_usage"):
-            body["stream_options"] = {"include_usage": True}
+            head["stream_options"] = {"include_usage": True}
+        return f"{self.base}/chat/completions", head
+
+    def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+        url, body = self.stream_head(model)
+        body["messages"] = messages(ask)
         sampling = self.supports.get("sampling", True)
         limit = "max_completion_tokens" if self.supports.get("max_completion_tokens") else "max_tokens"
         if ask.tools:
@@ -41,7 +48,7 @@ class OpenAIProvider(Provider):
                              ("top_p", ask.top_p if sampling else None), ("stop", ask.stop or None)):
             if value is not None:
                 body[field] = value
-        return f"{self.base}/chat/completions", body
+        return url, body
 
     def limit_native(self, body: dict, max_tokens: int) -> None:
         newer = "max_completion_tokens" in body or (self.supports.get("max_completion_tokens") and

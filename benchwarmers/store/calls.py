@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from ..redaction import forget_known
 from . import compaction, ledger, standings
-from .db import Database, Written, insert_sql
+from .batches import Written, insert_sql
+from .db import Database
 from .ledger import Line
 
 COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",

@@ -1,7 +1,6 @@
 """SQLite records (bench.db): WAL, busy_timeout, migrations at open, writes queued and committed in batches."""
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import os
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import StoreFailing
+from .batches import Rows, Written, one_by_one, rollback, together
 from .migrations import migrate
 
 log = logging.getLogger("benchwarmers.store")
@@ -21,126 +21,6 @@ BATCH = 500  # writes a transaction at most
 CHECKPOINT = 0.25   # seconds between the writer thread's WAL checkpoints while writes come in
 WAL_LIMIT = 16 * 2 ** 20   # bytes a WAL is cut back to when a checkpoint starts it over (journal_size_limit)
 ANALYSIS_LIMIT = 400       # rows of each index PRAGMA optimize's ANALYZE reads at most (SQLite's advice)
-
-
-class Written:
-    """What submit() returns: the write's result once its batch is committed, as a Future would hold it
-    (`done`, `result`, `exception`). A batch settles all of its writes with one wake-up of whoever waits: the writer
-    settles writes in the order they were submitted, so a write is done once the settled count reaches its number."""
-    __slots__ = ("_db", "_n", "_value", "_error")
-
-    def __init__(self, db: "Database", n: int):
-        self._db, self._n, self._value, self._error = db, n, None, None
-
-    def done(self) -> bool:
-        return self._db._settled >= self._n
-
-    def exception(self, timeout: float | None = None) -> BaseException | None:
-        """The error that kept it from being written (None once it is); TimeoutError when not settled in time.
-        Waiting commits it: see Database.wait."""
-        if not self.done():
-            self._db.wait(self, timeout)
-        return self._error
-
-    def result(self, timeout: float | None = None) -> Any:
-        error = self.exception(timeout)
-        if error is not None:
-            raise error
-        return self._value
-
-
-class Rows:
-    """A write of rows, each (head, values) with a head like "INSERT INTO t (a, b)", all in the same transaction.
-    The rows of one table in a batch go in together, one executemany a table instead of an execute a row. `keep`:
-    (fn, item) pairs for what is kept from these rows (the record's standings): once the rows are in, each fn is
-    called once with the items of every such write of the batch, `fn(conn, items)`, in the same transaction."""
-    __slots__ = ("rows", "keep")
-
-    def __init__(self, *rows: tuple[str, tuple | list], keep: tuple = ()):
-        self.rows, self.keep = rows, keep
-
-    def __call__(self, conn: sqlite3.Connection) -> None:   # alone: a batch retried item by item
-        for head, values in self.rows:
-            conn.execute(insert_sql(head, len(values)), values)
-        _keep(conn, self.keep)
-
-
-def _keep(conn: sqlite3.Connection, pairs) -> None:
-    """Each keeper once, with its items in the order they came."""
-    by_fn: dict = {}
-    for fn, item in pairs:
-        by_fn.setdefault(fn, []).append(item)
-    for fn, items in by_fn.items():
-        fn(conn, items)
-
-
-@functools.lru_cache(maxsize=64)
-def insert_sql(head: str, width: int) -> str:
-    """The statement that inserts one row of `width` values: `head` ("INSERT INTO t (a, b)") and its VALUES."""
-    return f"{head} VALUES ({', '.join('?' * width)})"
-
-
-def _insert_rows(conn: sqlite3.Connection, rows: list) -> None:
-    """(head, values) rows, an executemany per table (in the order each table first comes): one statement a table,
-    stepped in C, rather than an execute a row."""
-    tables: dict[str, list] = {}
-    for head, values in rows:
-        tables.setdefault(head, []).append(values)
-    for head, values in tables.items():
-        conn.executemany(insert_sql(head, len(values[0])), values)
-
-
-def _together(conn: sqlite3.Connection, work: list) -> list | None:
-    """Each item in turn, runs of rows together (with what is kept from them, before the next item runs); None,
-    rolled back, when one failed."""
-    results, rows, keep = [], [], []
-    try:
-        for fn, written in work:
-            if type(fn) is Rows:
-                rows.extend(fn.rows)
-                keep.extend(fn.keep)
-                results.append((written, None, None))
-                continue
-            if rows:
-                _insert_rows(conn, rows)
-                _keep(conn, keep)
-                rows, keep = [], []
-            results.append((written, fn(conn), None))
-        if rows:
-            _insert_rows(conn, rows)
-            _keep(conn, keep)
-    except BaseException:
-        if not conn.in_transaction:      # the whole transaction is gone, not just this item
-            raise
-        conn.execute("ROLLBACK")
-        return None
-    return results
-
-
-def _one_by_one(conn: sqlite3.Connection, work: list) -> list:
-    """Each item in its own savepoint, so one that fails costs only itself."""
-    results = []
-    for fn, written in work:
-        conn.execute("SAVEPOINT item")
-        try:
-            results.append((written, fn(conn), None))
-            conn.execute("RELEASE item")
-        except BaseException as e:
-            if not conn.in_transaction:
-                raise
-            conn.execute("ROLLBACK TO item")
-            conn.execute("RELEASE item")
-            results.append((written, None, e))
-    return results
-
-
-def _rollback(conn: sqlite3.Connection) -> None:
-    """Roll back what is left of a failed transaction; SQLite may already have (a full disk, an I/O error)."""
-    if conn.in_transaction:
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            log.warning("rolling back a failed batch failed too", exc_info=True)
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -323,7 +203,7 @@ class Database:
             if results is None:
                 results = self._transaction(conn, work, isolate=True)
         except sqlite3.Error as e:
-            _rollback(conn)
+            rollback(conn)
             self._fail(e, [w for _, w in work])
             return
         if conn.total_changes > changes:   # a batch that wrote nothing (a sync) proves nothing about the disk
@@ -336,7 +216,7 @@ class Database:
         """Run the work and commit: [(written, result, error)]; None, rolled back, when an item failed and the items
         were not isolated in savepoints."""
         conn.execute("BEGIN IMMEDIATE")
-        results = _one_by_one(conn, work) if isolate else _together(conn, work)
+        results = one_by_one(conn, work) if isolate else together(conn, work)
         if results is not None:
             conn.execute("COMMIT")
         return results

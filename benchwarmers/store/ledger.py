@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from ..errors import BadRequest
 from . import ledgerkept
-from .db import Database, Written, insert_sql
+from .batches import Written, insert_sql
+from .db import Database
 
 # What a line's kind says: a panel's seats (member, explore, with), a merge, a referee (the panel's points), a route
 # turn and its shadows, a probe, a speed test, or a suite task. Kinds are the call records' own, except probe, speed

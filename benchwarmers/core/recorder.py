@@ -1,0 +1,79 @@
+"""The one writer of a call's record: what a call was when it ended (`Ended`), made into its row and ledger line."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from ..canonical import SKIPPED, Answer, Ask, estimate_usage
+from ..roster.registry import Model
+from ..store.calls import CallRecord, clip_stored
+from ..store.db import Written
+
+if TYPE_CHECKING:
+    from .calling import Caller
+
+
+@dataclass
+class Ended:
+    """One call as it ended: who answered what, how it went, and where it belongs (a panel's seat, a route turn).
+    `request`: (summary, prompt hash) when already worked out for the ask (summary None: it is kept in the call's
+    panel's row). `sent`: it went upstream (by default, any status but skipped), so it gets a ledger line;
+    `counted`: the prompt tokens its limits counted when it went, when that was another ask than `ask` (a merge).
+    `turn`: the route turn a shadow seat shadowed."""
+    call: str
+    model: Model
+    ask: Ask
+    status: str
+    kind: str
+    mode: str
+    seconds: float
+    answer: Answer | None = None
+    error: str | None = None
+    ttft: float | None = None
+    collection: str | None = None
+    panel: str | None = None
+    seat: int | None = None
+    turn: str | None = None
+    request: tuple[str, str] | None = None
+    extra: dict | None = None
+    sent: bool | None = None
+    counted: int | None = None
+
+    def but(self, **changes) -> "Ended":
+        return replace(self, **changes)
+
+
+def write(caller: "Caller", ended: Ended, amend: float | None = None) -> Written:
+    """Queue `ended`'s record for the writer's next batch (done once committed: see Caller.settle). `amend`: its
+    record was made already (a seat the panel stopped waiting for), its ledger line at or after this moment (the
+    caller's clock): it is brought up to date, its line corrected, not added."""
+    ask, answer, model = ended.ask, ended.answer, ended.model
+    summary, digest = ended.request or caller.summary(ask)
+    if answer is not None:
+        estimate_usage(answer, ask)
+    usage = answer.usage if answer else None
+    said = clip_stored(answer.text or None, caller.stored_chars()) if answer else None
+    extra = ended.extra
+    tokens = caller.tokens(model, ask) if answer is not None else ask.max_tokens
+    if tokens != ask.max_tokens:   # what this member was really asked for: the client's cut, or the default
+        extra = {**(extra or {}), "max_tokens": tokens}
+    sent = ended.status != SKIPPED if ended.sent is None else ended.sent
+    line = caller.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.counted) if sent else None
+    ttft = ended.ttft if ended.ttft is not None or answer is None else answer.ttft
+    return caller.calls.add(CallRecord(
+        id=ended.call, model=model.alias, status=ended.status, panel=ended.panel, collection=ended.collection,
+        endpoint=model.endpoint, served=model.served, kind=ended.kind, mode=ended.mode, seat=ended.seat,
+        error=ended.error, request=summary, prompt_hash=digest, answer=said, ttft=ttft,
+        seconds=round(ended.seconds, 4), input_tokens=usage.input_tokens if usage else 0,
+        output_tokens=usage.output_tokens if usage else 0, tokens_estimated=bool(usage and usage.estimated),
+        caller=ask.caller, session=ask.session, extra=extra, turn=ended.turn,
+        finish_reason=answer.finish_reason if answer is not None else None), line, amend)
+
+
+def seat_ended(run, model: Model, seat, answer: Answer | None, sent: bool | None = None, extra: dict | None = None,
+               counted: int | None = None, mode: str | None = None) -> Ended:
+    """A panel seat (or its merge) as its reply told it: the run gives the ask, the panel and the collection, the
+    Seat its status, error and time."""
+    return Ended(seat.call, model, run.ask, seat.status, seat.kind, mode or run.ask.target.mode, seat.seconds, answer,
+                 seat.error, collection=run.collection_name, panel=run.id, seat=seat.seat, request=run.seat_request,
+                 extra=extra, sent=sent, counted=counted)

@@ -1,0 +1,104 @@
+"""Sending one member call without saying how the bytes move: written now and heard by the waiter, asked by a worker
+that waits, or through the llm client; the caller is told once, with the Answer or the error."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable, Iterator
+
+from ..canonical import Answer, Ask, estimate_usage
+from .base import NATIVE, STREAMED, Provider
+from .transport import Sent, Timeouts
+from .waiter import Waiter, read_at_once
+
+# What a dispatched call says when it is over: (the call, its Answer or None, the error that ended it or None).
+Done = Callable[["Call", "Answer | None", "BaseException | None"], None]
+# Runs a function on a thread that may block; `starting` True when that function is the one that sends the call
+# (the caller may then decline to start it, late, and report the call itself).
+Worker = Callable[[Callable[[], None], bool], None]
+
+
+@dataclass
+class Call:
+    """One member call to dispatch: `client` is a Provider or the llm client; `admit(wait)` counts it against the
+    rate limits (False: not without a wait; QuotaRefused: not at all); `started` is when it was last set going."""
+    client: object
+    ask: Ask
+    served: str
+    timeouts: Timeouts
+    admit: Callable[[bool], bool]
+    reported: Ask | None = None      # the ask its usage is estimated against (the client's, not the budgeted one)
+    started: float = 0.0
+
+
+def same_api(ask: Ask, api: str) -> bool:
+    """Client and member speak the same API (the client's format declared which): the client's own body can go
+    through, so nothing is lost."""
+    return ask.native is not None and ask.native_api == api
+
+
+class Dispatch:
+    """The one way core sends a member's call; it picks the request's shape (streamed, the client's own body, or
+    whole) and the path (the waiter, a worker, llm) from the call itself."""
+
+    def __init__(self):
+        self.waiter = Waiter()
+
+    def close(self) -> None:
+        self.waiter.close()
+
+    def stream(self, client, ask: Ask, served: str, timeouts: Timeouts) -> Iterator:
+        """The member's events: the client's own body when both speak the same API (never through llm)."""
+        if not isinstance(client, Provider):
+            return client.stream(ask, served, timeouts=timeouts)
+        return client.stream(ask, served, timeouts=timeouts, how=NATIVE if same_api(ask, client.api) else STREAMED)
+
+    def submit(self, call: Call, worker: Worker, done: Done) -> None:
+        """Send `call` for a whole answer: written now on a kept-alive connection and heard by the waiter (no thread
+        waits while the model thinks), or, where that cannot be (through llm, a limit to wait for, no connection
+        free), asked by a `worker` that waits. `done` is called once, on whichever thread finished it."""
+        call.started = time.monotonic()
+        try:
+            if not isinstance(call.client, Provider) or not call.admit(False):
+                worker(partial(self._ask, call, done, False), True)
+                return
+            sent = call.client.send_whole(call.ask, call.served, timeouts=call.timeouts)
+        except Exception as exc:   # a limit refused it, or its request could not be written: the call is over
+            done(call, None, exc)
+            return
+        if sent is None:
+            worker(partial(self._ask, call, done, True), True)
+        elif not self.waiter.watch(sent, partial(self._heard, call, worker, done)):
+            worker(partial(self._read, call, done, sent), False)
+
+    def _heard(self, call: Call, worker: Worker, done: Done, sent: Sent) -> None:
+        """The waiter heard back: read on its thread what can be read at once, anything else by a worker."""
+        if read_at_once(sent):
+            self._read(call, done, sent)
+        else:
+            worker(partial(self._read, call, done, sent), False)
+
+    def _read(self, call: Call, done: Done, sent: Sent) -> None:
+        self._finish(call, done, lambda: call.client.complete(call.ask, call.served, timeouts=sent.t, sent=sent))
+
+    def _ask(self, call: Call, done: Done, admitted: bool) -> None:
+        call.started = time.monotonic()
+
+        def ask() -> Answer:
+            if not admitted:
+                call.admit(True)
+            if isinstance(call.client, Provider):
+                return call.client.complete(call.ask, call.served, timeouts=call.timeouts, whole=True)
+            return call.client.complete(call.ask, call.served, timeouts=call.timeouts)   # llm always streams
+        self._finish(call, done, ask)
+
+    @staticmethod
+    def _finish(call: Call, done: Done, ask: Callable[[], Answer]) -> None:
+        try:
+            answer = ask()
+            estimate_usage(answer, call.reported or call.ask)
+        except Exception as exc:   # every fault, ours too, goes to `done`: it decides what the call's status is
+            done(call, None, exc)
+            return
+        done(call, answer, None)

@@ -1,0 +1,47 @@
+"""What the adapters share to build a request from canonical messages: images, system prompts, tool-call names."""
+from __future__ import annotations
+
+import secrets
+
+from ..canonical import Ask, Image, Message, Text, ToolCall, ToolResult
+
+
+def new_call_id() -> str:
+    return "call_" + secrets.token_hex(12)
+
+
+def inline_image(image: Image) -> tuple[str, str] | None:
+    """(media type, base64 data) for an inline image, including a data: URL; None for a web URL."""
+    if image.data:
+        return image.media_type, image.data
+    url = image.url or ""
+    if url.startswith("data:") and "," in url:
+        head, data = url[5:].split(",", 1)
+        media = head.split(";")[0] or image.media_type
+        return media, data
+    return None
+
+
+def image_note(image: Image) -> str:
+    """What an API that cannot take image URLs gets instead of the image (we never fetch for it)."""
+    return f"[image: {image.url}]"
+
+
+def system_prompt(ask: Ask) -> str:
+    """The system prompt with every mid-conversation system message folded in, in order."""
+    chunks = [ask.system] if ask.system else []
+    chunks += [m.text() for m in ask.messages if m.role == "system" and m.text()]
+    return "\n\n".join(chunks)
+
+
+def call_names(messages: list[Message]) -> dict[str, str]:
+    """call id -> function name, for APIs whose tool results name the function rather than the call."""
+    return {p.id: p.name for m in messages for p in m.parts if isinstance(p, ToolCall)}
+
+
+def split_parts(message: Message) -> tuple[list, list, list]:
+    """(content parts: text and images, tool calls, tool results) of one message."""
+    content = [p for p in message.parts if isinstance(p, (Text, Image))]
+    calls = [p for p in message.parts if isinstance(p, ToolCall)]
+    results = [p for p in message.parts if isinstance(p, ToolResult)]
+    return content, calls, results
