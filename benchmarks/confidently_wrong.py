@@ -6,7 +6,7 @@
 Each simulated model makes false claims at a known rate, drawn evenly between 0 and 0.6. Each judged answer carries
 0 to 3 checked claims (none 40% of the time, one 30%, two 20%, three 10%: a verdict lists only the claims the judge
 checked), each false at the model's rate. A model counts as truly "often confidently wrong" when at least TRUTH of
-its claims are false. The flag is core.record.confidently_wrong, the service's own code, tried at several
+its claims are false. The flag is core.rankings.confidently_wrong, the service's own code, tried at several
 thresholds (the confidently_wrong_ratio setting) and minimum numbers of false claims (WRONG_MIN_FALSE). Precision:
 of the models flagged, the share truly often wrong; recall: of those truly often wrong, the share flagged. Seeded:
 the same command prints the same tables. Asserts nothing.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchwarmers.core import record  # noqa: E402  (after the path tweak above)
+from benchwarmers.core import rankings  # noqa: E402  (after the path tweak above)
 from benchwarmers.settings import SETTINGS  # noqa: E402
 
 TRUTH = 0.3                      # one checked claim in three or more false: "often confidently wrong"
@@ -48,12 +48,12 @@ def models(judged: int, count: int) -> list[tuple[float, int, int]]:
 
 
 def flagged(sample: list, ratio: float, min_false: int) -> list[bool]:
-    saved = record.WRONG_MIN_FALSE
-    record.WRONG_MIN_FALSE = min_false
+    saved = rankings.WRONG_MIN_FALSE
+    rankings.WRONG_MIN_FALSE = min_false
     try:
-        return [record.confidently_wrong(real, false, ratio) for _, real, false in sample]
+        return [rankings.confidently_wrong(real, false, ratio) for _, real, false in sample]
     finally:
-        record.WRONG_MIN_FALSE = saved
+        rankings.WRONG_MIN_FALSE = saved
 
 
 def precision_recall(sample: list, flags: list[bool]) -> str:
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     samples = {n: models(n, args.models) for n in COUNTS}
     default = SETTINGS["confidently_wrong_ratio"].default
     print(f"Truly often confidently wrong: at least {TRUTH:.0%} of checked claims false. Current defaults: "
-          f"confidently_wrong_ratio {default}, at least {record.WRONG_MIN_FALSE} false claims.\n")
+          f"confidently_wrong_ratio {default}, at least {rankings.WRONG_MIN_FALSE} false claims.\n")
     print("| threshold | min false claims | " + " | ".join(f"after {n}: precision | recall" for n in COUNTS) + " |")
     print("|---:|---:|" + "---:|---:|" * len(COUNTS))
     for ratio in RATIOS:
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     for low, high in BANDS:
         cells = []
         for n in COUNTS:
-            flags = flagged(samples[n], default, record.WRONG_MIN_FALSE)
+            flags = flagged(samples[n], default, rankings.WRONG_MIN_FALSE)
             band = [f for (rate, _, _), f in zip(samples[n], flags) if low <= rate < high]
             cells.append(f"{sum(band) / len(band):.0%}" if band else "n/a")
         print(f"| {low:.2f}-{high:.2f} | " + " | ".join(cells) + " |")

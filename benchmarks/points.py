@@ -18,7 +18,7 @@ random), in the "points" arm a verdict on the panel's first contested point (cor
 real or false claim for every seat that took a side), or a seat verdict when no point is contested. Both arms play
 the same draws (the questions, every member's stances and answers, which panels get an action, the seat a seat
 verdict goes to). After each panel, route mode's pick is core.choose.rank(...)[0] on the record so far, with the
-record's drop from core.record.drop; regret is the accuracy of the best member present minus the pick's, summed.
+record's drop from core.rankings.drop; regret is the accuracy of the best member present minus the pick's, summed.
 "Settled" counts the conversations after the best member last changed (a newcomer's arrival, a member's fall, else
 the start) until route mode's pick is the best member in at least 90% of the runs, over every window of
 SETTLE_WINDOW conversations to the end; user actions to settle are the actions taken in those conversations.
@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.selection import HELD_OUT, KINDS, Member, Scenario, run_options  # noqa: E402  (after the path tweak)
 from benchwarmers.core import choose, evidence  # noqa: E402
 from benchwarmers.core.points import CONTESTED, Point, ranked, select  # noqa: E402
-from benchwarmers.core.record import drop  # noqa: E402
+from benchwarmers.core.rankings import drop  # noqa: E402
 
 HORIZONS = (400, 3000)
 RUNS = {400: 160, 3000: 40}
@@ -94,7 +94,7 @@ def panel_points(stances: list[dict]) -> tuple[list[Point], dict]:
 
 
 class Tally:
-    """The record of one run: Record.models' shape per member, and the evidence sequence record.drop reads."""
+    """The record of one run: Rankings.models' shape per member, and the evidence sequence record.drop reads."""
 
     def __init__(self, opts: Options):
         self.opts, self.stats, self.seen = opts, {}, {}

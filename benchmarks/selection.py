@@ -7,9 +7,9 @@
     python benchmarks/selection.py --explore 2 --drop-z 3    # the same rule at other constants
 
 Members have hidden accuracies (the chance an answer is useful). Each conversation the router picks one member from
-the record so far, in the shape Record.models gives it (judged, useful, drop, asks, failures, median_seconds);
+the record so far, in the shape Rankings.models gives it (judged, useful, drop, asks, failures, median_seconds);
 the member answers; with the scenario's judging rate a verdict arrives and joins the record. The pick is
-core.choose.rank's first and the drop is core.record.drop, the service's own code: a change to the rule is measured
+core.choose.rank's first and the drop is core.rankings.drop, the service's own code: a change to the rule is measured
 by the next run. Thompson sampling (Beta(1 + useful, 1 + not useful), a uniform pick 10% of the time) plays the same
 draws: each run fixes, per conversation, whether it is judged and how every member would fare, and the order the
 members are listed in. Regret is the accuracy of the best member then present minus that of the one picked, summed
@@ -28,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchwarmers.core import choose, record as record_module  # noqa: E402  (after the path tweak above)
+from benchwarmers.core import choose, rankings as record_module  # noqa: E402  (after the path tweak above)
 from benchwarmers.core.choose import rank  # noqa: E402
-from benchwarmers.core.record import drop  # noqa: E402
+from benchwarmers.core.rankings import drop  # noqa: E402
 
 HORIZONS = (400, 3000)
 RUNS = {400: 160, 3000: 40}   # the short horizon is cheap and noisier: more runs

@@ -16,7 +16,8 @@ LLM_APP = "io.datasette.llm"   # the llm CLI's click app name; its user folder h
 _lock = threading.Lock()
 KEY_PREFIX = key_env("")       # BENCHWARMERS_KEY_, which every endpoint's key variable starts with
 # entries kept beside an endpoint's key, named <endpoint><suffix>: a hub's admin key (hubs/), a sign-in's refresh
-# token (tokens.py), the client secret of an own app, by provider id (ownapps.py); no endpoint may be so named
+# token (signin/renewal.py), the client secret of an own app, by provider id (signin/ownapps.py); no
+# endpoint may be so named
 ADMIN, REFRESH, APP_SECRET = ".admin", ".refresh", ".app-secret"
 BESIDE = (ADMIN, REFRESH, APP_SECRET)
 _warned: set[tuple] = set()    # broken keys.json states already logged, so a bad file is said once, not per call

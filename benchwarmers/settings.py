@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .errors import BadRequest
-from .numbers import finite, whole
+from .numberchecks import finite, whole
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ def stopped(svc) -> None:
 @pytest.fixture
 def service(home):
     """The real service (dashboard + gateway) on 127.0.0.1, port 0, stopped after the test."""
-    from benchwarmers.server.lifecycle import Service
+    from benchwarmers.service.lifecycle import Service
     svc = Service(home).start()
     yield svc
     stopped(svc)
@@ -58,7 +58,7 @@ def service(home):
 @pytest.fixture
 def make_service(home):
     """Start services with options (admin token, role, ...); all are stopped after the test."""
-    from benchwarmers.server.lifecycle import Service
+    from benchwarmers.service.lifecycle import Service
     started = []
 
     def make(**kw):
@@ -74,8 +74,8 @@ def make_service(home):
 def make_app(home):
     """Apps called in-process, no socket (options as for a service: admin_token, role, ...), each with its own
     Bench; all closed after the test."""
-    from benchwarmers.server.app import App
-    from benchwarmers.server.bench import Bench
+    from benchwarmers.service.app import App
+    from benchwarmers.bench import Bench
     benches = []
 
     def make(**kw) -> InProcess:

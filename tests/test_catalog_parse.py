@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchwarmers.catalog import parse, providers, store
+from benchwarmers.catalog import parse, store, vendors
 from benchwarmers.catalog.merge import Indexed, merge
 from benchwarmers.catalog.names import NameIndex
 from benchwarmers.catalog.roles import auto, unfit
@@ -67,12 +67,12 @@ def test_served_names_match_exactly_or_by_the_documented_fallbacks():
     ("https://api.groq.com/openai/v1", "groq"), ("https://openrouter.ai/api/v1/", "openrouter"),
     ("https://generativelanguage.googleapis.com", "google"), ("https://api.deepseek.com/v1", "deepseek"),
     ("https://open.bigmodel.cn/api/paas/v4", "zai"), ("https://models.github.ai/inference", "github-models"),
-    ("http://127.0.0.1:11434", providers.LOCAL), ("http://localhost:8000/v1", providers.LOCAL),
+    ("http://127.0.0.1:11434", vendors.LOCAL), ("http://localhost:8000/v1", vendors.LOCAL),
     ("https://llm.example.com/v1", None),
 ])
 def test_an_endpoint_is_matched_to_its_provider_by_base_url(url, provider):
-    pairs = providers.prefixes(parse.modelsdev(sample("models.dev-api.json"))["providers"])
-    assert providers.match(url, pairs) == provider
+    pairs = vendors.prefixes(parse.modelsdev(sample("models.dev-api.json"))["providers"])
+    assert vendors.match(url, pairs) == provider
 
 
 def indexed() -> Indexed:
@@ -129,7 +129,7 @@ def test_a_price_needs_the_serving_provider_and_the_exact_served_name():
 
 
 def test_a_local_server_costs_nothing_and_its_names_prove_nothing():
-    facts = merge(indexed(), providers.LOCAL, "gpt-5-nano", {"context_window": 32768}, {})
+    facts = merge(indexed(), vendors.LOCAL, "gpt-5-nano", {"context_window": 32768}, {})
     assert sources_of(facts) == {"context_window": "endpoint list", "price_in": "local endpoint",
                                  "price_out": "local endpoint"}
 

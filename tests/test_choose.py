@@ -1,6 +1,6 @@
 """Route mode's ranking of members by record: only judged answers count, newcomers go first, a drop is noticed."""
 from benchwarmers.core.choose import rank
-from benchwarmers.core.record import DROP_SPANS, confidently_wrong, drop
+from benchwarmers.core.rankings import DROP_SPANS, confidently_wrong, drop
 
 
 def stats(useful: int, judged: int, asks: int | None = None, failures: int = 0, seconds: float = 1.0,

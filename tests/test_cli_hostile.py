@@ -11,7 +11,7 @@ import pytest
 
 from benchwarmers.cli import attach, serve
 from benchwarmers.cli.main import build_parser, main
-from benchwarmers.client import ClientError
+from benchwarmers.servicelink import CommandError
 from tests.helpers.panel import fake, requests_for, setup_bench  # noqa: F401 (fixture)
 
 MB = 1024 * 1024
@@ -103,7 +103,7 @@ def test_the_limit_is_the_services_own_when_it_passes_the_default():
     raised = attach.BodyLimit(Settings({"settings": [{"name": "max_body_mb", "value": 50.0}]}))
     assert raised.allows(5 * MB) and not raised.asked        # under the default: the service is not asked
     assert raised.allows(30 * MB) and raised.known and not raised.allows(51 * MB)
-    closed = attach.BodyLimit(Settings(ClientError("Needs the admin token.")))
+    closed = attach.BodyLimit(Settings(CommandError("Needs the admin token.")))
     assert not closed.allows(21 * MB) and "the default of its max_body_mb setting" in closed.words()
 
 
@@ -149,7 +149,7 @@ def test_a_port_out_of_range_is_refused_while_parsing(run, port):
 def test_port_zero_still_picks_a_free_port(monkeypatch):
     assert build_parser().parse_args(["serve", "--port", "0"]).port == 0
     monkeypatch.setenv("BENCHWARMERS_PORT", "70000")
-    with pytest.raises(ClientError) as refused:
+    with pytest.raises(CommandError) as refused:
         serve.env_port(8122)
     assert refused.value.code == 2 and "0 to 65535" in str(refused.value)
 

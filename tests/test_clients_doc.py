@@ -46,7 +46,7 @@ SNIPPETS = snippets()
 def served(tmp_path_factory):
     """A service over the fakes GATEWAY.md's examples use (collection core of four seats), for every snippet."""
     from benchwarmers import home as home_mod
-    from benchwarmers.server.lifecycle import Service
+    from benchwarmers.service.lifecycle import Service
     home = tmp_path_factory.mktemp("clients") / "data"
     home_mod.init(home)
     fakes, _ = doc_setup(home)

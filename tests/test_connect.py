@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from benchwarmers import connect, signin
+from benchwarmers.signin import flows, vendors
 from tests.fakes import FakeOpenAI
 from tests.fakes.signin import FakeNanoGPT, FakeOpenRouter, FakePollinations
 from tests.helpers.signin import pointed_at
@@ -180,7 +180,7 @@ def test_a_callback_from_another_browser_is_refused_and_the_right_one_still_fini
 
 
 def test_a_code_for_a_flow_that_expired_is_refused(service, openrouter, isolated, monkeypatch):
-    monkeypatch.setattr(signin, "FLOW_SECONDS", 0)       # every flow is expired as soon as it starts
+    monkeypatch.setattr(flows, "FLOW_SECONDS", 0)       # every flow is expired as soon as it starts
     browser = Browser()
     back = through_auth_page(browser, start(browser, service, "openrouter"))
     status, _, body = browser.get(back)
@@ -203,7 +203,7 @@ def test_a_code_exchanged_with_the_wrong_verifier_is_refused_by_the_provider(ser
 
 def test_the_fake_checks_the_verifier_against_the_challenge(openrouter):
     verifier = "v" * 43
-    code = openrouter.new_code(signin.challenge(verifier))
+    code = openrouter.new_code(flows.challenge(verifier))
     for sent, expected in (("w" * 43, 403), (verifier, 403)):     # a refused try spends the code, as it should
         conn = http.client.HTTPConnection("127.0.0.1", openrouter.port, timeout=10)
         conn.request("POST", "/api/v1/auth/keys", json.dumps({"code": code, "code_verifier": sent,
@@ -211,8 +211,8 @@ def test_the_fake_checks_the_verifier_against_the_challenge(openrouter):
                      {"Content-Type": "application/json"})
         assert conn.getresponse().status == expected
         conn.close()
-    code = openrouter.new_code(signin.challenge(verifier))
-    assert signin.exchange_code(connect.get("openrouter"), code, verifier) == openrouter.issued[0]
+    code = openrouter.new_code(flows.challenge(verifier))
+    assert flows.exchange_code(vendors.get("openrouter"), code, verifier) == openrouter.issued[0]
 
 
 def test_the_user_saying_no_adds_nothing(service, http, openrouter, isolated):

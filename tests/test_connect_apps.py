@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from benchwarmers import tokens
+from benchwarmers.signin import renewal
 from tests.fakes.appsignin import FakeGitHub, FakeHuggingFace
 from tests.helpers.signin import pointed_at
 from tests.test_connect import Browser, keys_json, landed, result_of, start
@@ -237,4 +237,4 @@ def test_the_landing_page_moves_on(service, http, hf):
     use_app(http, "huggingface")
     status, headers, _ = hf_round_trip(Browser(), service, hf)
     assert landed(status, headers).startswith("/endpoints?signin=")
-    assert tokens.view(service.bench.config, "huggingface")["provider"] == "huggingface"
+    assert renewal.view(service.bench.config, "huggingface")["provider"] == "huggingface"

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from benchwarmers.server.routes import PUBLIC
-from benchwarmers.server.table import build_routes
+from benchwarmers.service.table import build_routes
 from tests.helpers.install import clean_env, run
 from tests.test_container import env_of, final_stage
 

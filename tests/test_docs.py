@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchwarmers.server.table import build_routes
+from benchwarmers.service.table import build_routes
 from tests.fakes import FakeAnthropic, FakeGemini, FakeOllama, FakeOpenAI
 from tests.helpers.catalog import catalog_host  # noqa: F401 (fixture: the catalog refresh goes to a fake host)
 from tests.helpers import shell

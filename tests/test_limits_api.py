@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 import pytest
 
 from benchwarmers.cli.main import main
-from benchwarmers.roster.quota import Quota
+from benchwarmers.roster.limits.quota import Quota
+from benchwarmers.roster.limits.resting import Resting
 from benchwarmers.roster.registry import Model
-from benchwarmers.roster.resting import Resting
 from benchwarmers.store import Config, Database
 from tests.helpers.clock import FakeClock
 from tests.helpers.data import configure

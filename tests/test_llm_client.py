@@ -14,7 +14,7 @@ import pytest
 from benchwarmers.canonical import Ask, Message, Text
 from benchwarmers.errors import FaultKind, UpstreamFailed
 from benchwarmers.providers import Timeouts
-from benchwarmers.providers.llmclient import LlmClient
+from benchwarmers.providers.llmcalls import LlmCalls
 from benchwarmers.providers.ratelimits import KEY, MODEL
 from tests.fakes import Reply
 from tests.helpers.data import write
@@ -156,13 +156,13 @@ def test_errors_carry_their_kind_and_a_stall_is_a_timeout(fake, monkeypatch):
     ask = Ask(messages=[Message("user", [Text("hi")])])
     fake.expect_key("sk-the-right-one-123456")            # llm sends no key to an api_base model: refused
     with pytest.raises(UpstreamFailed) as refused:
-        LlmClient("fake").complete(ask, "m-a")
+        LlmCalls("fake").complete(ask, "m-a")
     assert refused.value.kind is FaultKind.AUTH and refused.value.upstream_status == 401
     assert refused.value.message.startswith("llm model 'm-a' (endpoint 'fake'): HTTP 401")
     fake.expect_key(None)
     fake.script("m-a", Reply(stall=True, stall_after=1))
     with pytest.raises(UpstreamFailed) as stalled:
-        LlmClient("fake").complete(ask, "m-a", timeouts=Timeouts(connect=0.5, first_byte=1, idle=1))
+        LlmCalls("fake").complete(ask, "m-a", timeouts=Timeouts(connect=0.5, first_byte=1, idle=1))
     assert stalled.value.kind is FaultKind.TIMEOUT
 
 
@@ -174,13 +174,13 @@ def test_a_rate_limit_through_llm_says_whether_it_is_the_models_or_the_keys(fake
     for style, scope in (("retry_after", MODEL), ("openrouter", KEY)):
         fake.script("m-a", Reply.error(429, style=style, retry_after=0.1))    # every try, the SDK's retries too
         with pytest.raises(UpstreamFailed) as limited:
-            LlmClient("fake").complete(ask, "m-a")
+            LlmCalls("fake").complete(ask, "m-a")
         assert limited.value.kind is FaultKind.RATE_LIMITED and limited.value.scope == scope, style
         assert limited.value.reset_at, style
 
 
 def test_the_settings_page_says_who_calls_members_and_what_llm_leaves_out(via_llm):
-    from benchwarmers.providers.llmclient import NOT_COVERED
+    from benchwarmers.providers.llmcalls import NOT_COVERED
     status, _, html = Http(via_llm.url)("GET", "/settings")
     assert status == 200 and "Member calls" in html and "the llm package (llm " in html
     for gap in NOT_COVERED:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from benchwarmers.server.memory import cap_malloc_arenas, start_trimming
+from benchwarmers.service.memory import cap_malloc_arenas, start_trimming
 
 
 def glibc() -> bool:
@@ -26,7 +26,7 @@ def test_the_users_own_setting_stands(monkeypatch):
 @pytest.mark.skipif(not glibc(), reason="the cap is glibc's (Linux); elsewhere it does nothing")
 def test_capped_on_glibc():
     env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
-    done = subprocess.run([sys.executable, "-c", "from benchwarmers.server.memory import cap_malloc_arenas as c;"
+    done = subprocess.run([sys.executable, "-c", "from benchwarmers.service.memory import cap_malloc_arenas as c;"
                            "print(c())"], env=env, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "True", done.stderr
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchwarmers.server import openapi
-from benchwarmers.server.table import build_table
+from benchwarmers.service.table import build_table
 
 
 def test_every_api_route_has_an_operation():

@@ -35,7 +35,7 @@ def rows(svc, panel: str) -> dict:
 
 def test_seats_on_kept_alive_connections_are_heard_by_the_waiter(warmed, fake):
     svc, api = warmed
-    waiter, whole_panels = svc.bench.caller.dispatch.waiter, 0
+    waiter, whole_panels = svc.bench.dialer.dispatch.waiter, 0
     for _ in range(6):
         heard = waiter.passed_on
         status, _headers, data = api("POST", "/v1/chat/completions", body(content="again"))

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from benchwarmers.core.record import Record
+from benchwarmers.core.rankings import Rankings
 from benchwarmers.settings import SETTINGS
 from benchwarmers.store import Database, standings
 from benchwarmers.store.calls import CallRecord, Calls
@@ -98,7 +98,7 @@ def test_a_member_whose_points_start_failing_is_seen_to_drop(tmp_path):
         rng = random.Random(7)
         points = panels(db, rng, 200)
         store = PointStore(db)
-        record = Record(db, lambda: {s.name: s.default for s in SETTINGS.values()})
+        record = Rankings(db, lambda: {s.name: s.default for s in SETTINGS.values()})
         fallen = "m0"
         for i, pid in enumerate(points):      # m0 right on every point it took a side on, then wrong on every one
             first = db.one("SELECT model FROM calls WHERE id = ?", (f"p{i:04d}-1",))["model"]

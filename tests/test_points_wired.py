@@ -102,12 +102,12 @@ def test_the_flag_and_the_route_choice_move_with_point_verdicts(served):
         api("POST", f"/bench/points/{p['id']}/verdict", {"true": True})
     models = record(served.url)
     assert models["b"]["confidently_wrong"] is True and models["a"]["confidently_wrong"] is False
-    assert [r.alias for r in rank(["a", "b"], served.bench.record.models("core"))] == ["a", "b"]
+    assert [r.alias for r in rank(["a", "b"], served.bench.rankings.models("core"))] == ["a", "b"]
     for p in points:
         api("POST", f"/bench/points/{p['id']}/verdict", {"true": False})
     models = record(served.url)
     assert models["a"]["confidently_wrong"] is True and models["b"]["confidently_wrong"] is False
-    assert [r.alias for r in rank(["a", "b"], served.bench.record.models("core"))] == ["b", "a"]
+    assert [r.alias for r in rank(["a", "b"], served.bench.rankings.models("core"))] == ["b", "a"]
 
 
 def test_bad_point_verdicts_are_refused_clearly(served):

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from benchwarmers.server.routes import GATEWAY, ADMIN, PUBLIC
+from benchwarmers.service.table import build_table
 from benchwarmers.store import standings
-from benchwarmers.server.table import build_table
 from tests.fakes import FakeOpenAI
 from tests.fakes.referee import FakeReferee
 from tests.helpers.data import configure, write

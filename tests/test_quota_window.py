@@ -1,7 +1,7 @@
 """The last minute's counts, kept flat: what one entry per call would answer (a limit freeing at most MERGE later)."""
 from __future__ import annotations
 
-from benchwarmers.roster.quota import MERGE, MINUTE, Counts, Window
+from benchwarmers.roster.limits.quota import Counts, MERGE, MINUTE, Window
 
 
 def test_the_window_forgets_what_left_the_minute_and_keeps_its_total():

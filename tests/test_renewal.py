@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from benchwarmers import tokens
 from benchwarmers.canonical import Ask, Message, Text
 from benchwarmers.roster.registry import Model
+from benchwarmers.signin import renewal
 from tests.fakes.appsignin import FakeHuggingFace
 from tests.helpers.panel import wait_for
 from tests.helpers.signin import pointed_at
@@ -32,7 +32,7 @@ def signed_in(service, http, fake) -> None:
 
 def due(config, endpoint: str, seconds: float) -> None:
     """Move the endpoint's expiry to `seconds` from now."""
-    config.update(tokens.FILE, lambda d: d["endpoints"][endpoint].__setitem__("expires", time.time() + seconds))
+    config.update(renewal.FILE, lambda d: d["endpoints"][endpoint].__setitem__("expires", time.time() + seconds))
 
 
 @contextmanager
@@ -103,7 +103,7 @@ def test_a_provider_that_does_not_answer_the_renewal_is_tried_again_later(servic
         assert signins(isolated)["huggingface"]["refused"] is None
         bench.registry.provider(endpoint)
         assert len(fake.refreshes) == 1                  # not asked again on every call
-        renewer.clock = lambda: time.time() + tokens.RETRY + 1
+        renewer.clock = lambda: time.time() + renewal.RETRY + 1
         bench.registry.provider(endpoint)                # later: asked again, and renewed
         assert len(fake.refreshes) == 2 and keys_json(isolated)["huggingface"] == fake.issued[-1] != token
         gone = fake.root + "/oauth/token"
@@ -157,11 +157,12 @@ RENEW = textwrap.dedent("""
     import sys, time
     from dataclasses import replace
     from pathlib import Path
-    from benchwarmers import connect, keys, tokens
+    from benchwarmers.signin import vendors, renewal
+    from benchwarmers import keys
     from benchwarmers.store import Config
-    connect._table["huggingface"] = replace(connect._table["huggingface"], token_url=sys.argv[2])
+    vendors._table["huggingface"] = replace(vendors._table["huggingface"], token_url=sys.argv[2])
     home, go = Path(sys.argv[1]), Path(sys.argv[3])
-    renewer = tokens.Renewer(Config(home), None, home)
+    renewer = renewal.Renewer(Config(home), None, home)
     Path(sys.argv[4]).write_text("ready")
     while not go.exists():
         time.sleep(0.005)

@@ -20,11 +20,11 @@ import pytest
 
 from benchwarmers.errors import MethodNotAllowed, NotFound
 from benchwarmers.server import guard
-from benchwarmers.server.app import App
-from benchwarmers.server.lifecycle import BindRefused, Service
 from benchwarmers.server.messages import Request
 from benchwarmers.server.routes import PUBLIC, Route, RouteTable
-from benchwarmers.server.table import build_table
+from benchwarmers.service.app import App
+from benchwarmers.service.lifecycle import BindRefused, Service
+from benchwarmers.service.table import build_table
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "admin-token-for-tests-0123456789"

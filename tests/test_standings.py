@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from benchwarmers.core.record import Record
+from benchwarmers.core.rankings import Rankings
 from benchwarmers.store import Database, compaction, ledgerkept, standings
 from benchwarmers.store.calls import CallRecord, Calls
 from benchwarmers.store.ledger import Ledger, Line
@@ -167,7 +167,7 @@ def test_the_record_reads_what_is_kept(tmp_path):
     try:
         history(db, random.Random(9), 400)
         want = recompute(db)
-        record = Record(db, lambda: {"confidently_wrong_ratio": 0.5})
+        record = Rankings(db, lambda: {"confidently_wrong_ratio": 0.5})
         for scope in ("c0", "c1"):
             got = record.models(scope)
             for model in MODELS:

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from benchwarmers.cli.main import main
-from benchwarmers.server.lifecycle import Service
+from benchwarmers.service.lifecycle import Service
 from benchwarmers.store.pending import pending
 from benchwarmers.suite import history
 from benchwarmers.suite.tasks import data_dir, load_all, write as write_task

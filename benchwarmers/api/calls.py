@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 
+from ..bench import Bench
 from ..errors import BadRequest, NotFound
 from ..names import CLAIM_MOST, CLAIMS_MOST, NOTE_MOST, check_text
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import GATEWAY, Route
@@ -133,10 +133,10 @@ def get_record(req: Request, bench: Bench) -> Response:
     if collection:
         if req.caller:
             req.caller.check_collection(collection)
-        return Response.json({"collection": collection, "models": bench.record.models(collection)})
+        return Response.json({"collection": collection, "models": bench.rankings.models(collection)})
     limited = req.caller and "*" not in req.caller.collections
     # a limited key sees the record of its own collections only, the overall figures included
-    return Response.json(bench.record.summary(req.caller.allows if limited else None))
+    return Response.json(bench.rankings.summary(req.caller.allows if limited else None))
 
 
 ROUTES = [

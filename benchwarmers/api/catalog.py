@@ -3,11 +3,11 @@ own app (with the user's switch), and a model's own facts, roles and price hold.
 from __future__ import annotations
 
 from .. import hubs
+from ..bench import Bench
 from ..catalog import overrides
 from ..catalog.discover import discover
-from ..catalog.providers import APP_ONLY
+from ..catalog.vendors import APP_ONLY
 from ..errors import BadRequest, BenchError, NotFound
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route

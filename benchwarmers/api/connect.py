@@ -5,25 +5,25 @@ from __future__ import annotations
 
 import logging
 
-from .. import connect, ownapps, tokens
-from ..appsignin import Grant
-from ..connect import LOCAL, PASTE, Provider
+from ..bench import Bench
 from ..errors import BadRequest, BenchError, Conflict, NotFound, key_env
 from ..redaction import redact
 from ..roster.registry import Endpoint, check_endpoint_name
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+from ..signin import ownapps, renewal, vendors
+from ..signin.appflow import Grant
+from ..signin.vendors import LOCAL, PASTE, Vendor
 from ..words import plural
 from .endpoints import register
 
-log = logging.getLogger("benchwarmers.signin")
+log = logging.getLogger("benchwarmers.signin.flows")
 
 
 def providers_view(bench: Bench, result: str | None = None) -> dict:
     """Every provider entry; with a sign-in's `result` id also how that sign-in went (null once forgotten)."""
-    d: dict = {"providers": connect.entries(ownapps.client_ids(bench.config))}
+    d: dict = {"providers": vendors.entries(ownapps.client_ids(bench.config))}
     if result is not None:
         d["result"] = bench.signins.result(result)
     return d
@@ -45,15 +45,15 @@ def put_app(req: Request, bench: Bench) -> Response:
     return Response.json({"app": app, "provider": known(req.params["provider"], bench).entry()})
 
 
-def known(provider_id: str, bench: Bench | None = None) -> Provider:
-    provider = connect.get(provider_id, ownapps.client_ids(bench.config) if bench else None)
+def known(provider_id: str, bench: Bench | None = None) -> Vendor:
+    provider = vendors.get(provider_id, ownapps.client_ids(bench.config) if bench else None)
     if provider is None:
         raise NotFound(f"No provider {provider_id!r}.",
-                       "GET /bench/connect lists them: " + ", ".join(p["id"] for p in connect.entries()) + ".")
+                       "GET /bench/connect lists them: " + ", ".join(p["id"] for p in vendors.entries()) + ".")
     return provider
 
 
-def can_sign_in(provider: Provider) -> None:
+def can_sign_in(provider: Vendor) -> None:
     """A paste or local entry has no sign-in: the refusal says how to add it instead."""
     if provider.kind == PASTE and provider.own_app:
         raise BadRequest(f"{provider.name} signs in only with your own app: {provider.why}",
@@ -70,7 +70,7 @@ def can_sign_in(provider: Provider) -> None:
                          f"{provider.id} --base {provider.base_url} --api {provider.api} --no-key).")
 
 
-def endpoint_name(bench: Bench, provider: Provider, given: str | None) -> tuple[str, bool]:
+def endpoint_name(bench: Bench, provider: Vendor, given: str | None) -> tuple[str, bool]:
     """(the endpoint name, whether an endpoint of that name for this same provider gets its key replaced);
     a name taken by an endpoint elsewhere is a conflict."""
     name = check_endpoint_name((given or "").strip() or provider.id)
@@ -83,7 +83,7 @@ def endpoint_name(bench: Bench, provider: Provider, given: str | None) -> tuple[
                    "Give this sign-in another endpoint name, or remove that endpoint first.")
 
 
-def finish(bench: Bench, provider: Provider, name: str, key: str, replace: bool, grant: Grant | None = None) -> str:
+def finish(bench: Bench, provider: Vendor, name: str, key: str, replace: bool, grant: Grant | None = None) -> str:
     """Add the endpoint with the key a sign-in got (checked by listing its models, the key to keys.json; a
     grant's refresh token beside it and its expiry in signins.json); the id of the result kept for the page the
     browser lands on."""
@@ -93,7 +93,7 @@ def finish(bench: Bench, provider: Provider, name: str, key: str, replace: bool,
                            "Sign in again under another endpoint name.")
         view = register(bench, Endpoint(name, provider.base_url, provider.api), key, new_key=True)
         if grant is not None:      # register forgot any earlier sign-in of this endpoint: this one's grant now
-            tokens.keep(bench.config, name, provider.id, grant)
+            renewal.keep(bench.config, name, provider.id, grant)
     except BenchError as err:
         return record(bench, failure(provider, str(err)))
     message = f"{provider.name} connected: endpoint {name} serves {plural(view.get('served_count'), 'model')}."
@@ -105,7 +105,7 @@ def finish(bench: Bench, provider: Provider, name: str, key: str, replace: bool,
     return record(bench, {"ok": True, "provider": provider.id, "endpoint": name, "message": message})
 
 
-def failure(provider: Provider, message: str) -> dict:
+def failure(provider: Vendor, message: str) -> dict:
     return {"ok": False, "provider": provider.id, "endpoint": None, "message": redact(message)}
 
 

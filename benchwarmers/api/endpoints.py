@@ -6,17 +6,18 @@ import os
 import time
 from urllib.parse import urlsplit
 
-from .. import hubs, keys, tokens
+from .. import hubs, keys
 from ..baseurls import resolves_link_local
+from ..bench import Bench
 from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
 from ..providers import Timeouts, make_provider
 from ..redaction import key_problem, remember
 from ..roster import health, healthrecord, onboard
 from ..roster.registry import Endpoint, new_endpoint, refuse_link_local
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+from ..signin import renewal
 
 TRUE = ("1", "true", "yes", "on")
 
@@ -38,7 +39,7 @@ def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -
             "admin_key_source": (keys.get(hubs.admin_name(endpoint.name))[1] or "missing") if endpoint.hub else None,
             "models": len(on_bench), "active_models": sum(1 for m in on_bench if m.active),
             "served_count": extra.get("served_count"), "checked": extra.get("checked"),
-            "signin": tokens.view(bench.config, endpoint.name),
+            "signin": renewal.view(bench.config, endpoint.name),
             **healthrecord.endpoint_state(bench.db, bench.resting, endpoint.name, flags)}
 
 
@@ -174,7 +175,7 @@ def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, k
             raise BadRequest(f"Could not write keys.json: {type(e).__name__}.",
                              f"Check {keys.keys_file()} is writable, or set {key_env(endpoint.name)}.") from None
     if new_key:     # a new key is no sign-in's token to renew (a sign-in keeps its grant after this)
-        tokens.forget(bench.config, endpoint.name)
+        renewal.forget(bench.config, endpoint.name)
     view = endpoint_view(bench, endpoint)
     view["sample"] = [m.get("id") for m in served[:10]]
     if found is not None:
@@ -273,7 +274,7 @@ def remove_endpoint(req: Request, bench: Bench) -> Response:
         health.retire(reg, alias, f"its endpoint {endpoint.name!r} was removed")
     reg.remove_endpoint(endpoint.name)
     healthrecord.clear(bench.db, endpoint.name)
-    tokens.forget(bench.config, endpoint.name)
+    renewal.forget(bench.config, endpoint.name)
     forget_admin_key(endpoint.name)
     note = None
     if key_source(endpoint) == "keys.json":

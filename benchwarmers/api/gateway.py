@@ -6,12 +6,12 @@ from typing import Callable
 from urllib.parse import quote
 
 from .. import formats
+from ..bench import Bench
 from ..canonical import DIRECT, ROUTE, Ask, Text
 from ..core.route import TurnReply
 from ..errors import BadRequest, CollectionNotFound, Forbidden, NotFound
 from ..formats.base import FormatRoute, Lookup, ReplyInfo, RequestInfo, points_wanted
 from ..formats.contract import FormatContract
-from ..server.bench import Bench
 from ..server.guard import presented_key
 from ..server.messages import Request, Response
 from ..server.openapi import ANY_JSON, op

@@ -1,9 +1,9 @@
 """/bench/history and /bench/stats: asks newest first (panels and route turns), one ask whole, calls per day."""
 from __future__ import annotations
 
+from ..bench import Bench
 from ..core import stats
 from ..errors import BadRequest, NotFound
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route

@@ -1,9 +1,9 @@
 """/bench/keys: create (the secret is shown once), list and revoke gateway keys."""
 from __future__ import annotations
 
+from ..bench import Bench
 from ..errors import BadRequest
 from ..roster.registry import suggest
-from ..server.bench import Bench
 from ..server.gatewaykeys import enforcement
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op

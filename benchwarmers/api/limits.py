@@ -2,10 +2,10 @@
 and what the provider's headers said); set and clear the user's."""
 from __future__ import annotations
 
+from ..bench import Bench
 from ..errors import ConfigError
-from ..roster import limitset
-from ..roster.limitset import CONNECTION, LIMITS, MODEL, SCOPES
-from ..server.bench import Bench
+from ..roster.limits import userset
+from ..roster.limits.userset import CONNECTION, LIMITS, MODEL, SCOPES
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
@@ -69,7 +69,7 @@ def entry(bench: Bench, scope: str, name: str, set_limits: dict, known: bool, mo
 def limits_view(bench: Bench) -> dict:
     """Every connection; the models with a limit set, a call this month, or a rest."""
     try:
-        bench.config.view(limitset.FILE)
+        bench.config.view(userset.FILE)
         problem = None
     except ConfigError as e:
         problem = e.message
@@ -87,7 +87,7 @@ def limits_view(bench: Bench) -> dict:
     settings = bench.settings()
     return {"connections": connections, "models": shown, "limits": dict(LIMITS), "model_names": sorted(models),
             "waits": {k: settings[k] for k in ("limit_wait_seconds", "limit_wait_scheduled_seconds")},
-            "file": str(bench.config.path(limitset.FILE)), "problem": problem}
+            "file": str(bench.config.path(userset.FILE)), "problem": problem}
 
 
 def get_limits(req: Request, bench: Bench) -> Response:
@@ -103,17 +103,17 @@ def one(bench: Bench, scope: str, name: str) -> dict:
 def set_limits(req: Request, bench: Bench) -> Response:
     """{"name": NAME, "scope"?: connection|model, "rpm": 20, "tpd": null, ...}: null clears that limit."""
     body = req.json()
-    change = limitset.changes(body)
-    scope, name = limitset.resolve(bench.registry, body.get("name"), body.get("scope"), bench.quota.set_limits())
-    limitset.apply(bench.config, scope, name, change)
+    change = userset.changes(body)
+    scope, name = userset.resolve(bench.registry, body.get("name"), body.get("scope"), bench.quota.set_limits())
+    userset.apply(bench.config, scope, name, change)
     return Response.json(one(bench, scope, name))
 
 
 def clear_limits(req: Request, bench: Bench) -> Response:
     """Every limit NAME has (?scope= when NAME is both a connection and a model)."""
-    scope, name = limitset.resolve(bench.registry, req.params["name"], req.query.get("scope"),
-                                   bench.quota.set_limits())
-    limitset.apply(bench.config, scope, name, {key: None for key in LIMITS})
+    scope, name = userset.resolve(bench.registry, req.params["name"], req.query.get("scope"),
+                                  bench.quota.set_limits())
+    userset.apply(bench.config, scope, name, {key: None for key in LIMITS})
     return Response.json(one(bench, scope, name))
 
 

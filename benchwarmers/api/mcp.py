@@ -8,12 +8,12 @@ import queue
 import threading
 
 from .. import strictjson
+from ..bench import Bench
 from ..errors import BadRequest, MethodNotAllowed, NotFound, RateLimited
 from ..mcp.protocol import INVALID_REQUEST, PARSE_ERROR, VERSIONS, Session, error_reply, id_or_none, is_request
 from ..mcp.sessions import MAX_SESSIONS
 from ..mcp.tools import Reach, Tools
 from ..server import guard
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import ANY_JSON, obj, op
 from ..server.routes import GATEWAY, Route

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
+from ..bench import Bench
 from ..errors import BenchError
 from ..formats import openai_chat
 from ..formats.base import RequestInfo
 from ..mcp.tools import OnSeat, Reach, ToolError
-from ..server.bench import Bench
 from ..server.messages import Request
 from ..server.routes import GATEWAY
 from . import gateway

@@ -3,10 +3,10 @@ probes, probe, retire, restore."""
 from __future__ import annotations
 
 from .. import hubs
+from ..bench import Bench
 from ..errors import BadRequest
 from ..names import REASON_MOST, check_text
 from ..roster import health, healthrecord, onboard, speed
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
@@ -35,7 +35,7 @@ def models_view(bench: Bench, find: str | None = None) -> dict:
     bench.resting.refresh()   # the admin's view: what the table says now, other processes' rests included
     aliases = list(reg.models())
     last, perf = health.latest(bench.db, aliases), speed.latest(bench.db, aliases)
-    record, scores = bench.record.models(), bench.suite.store.scores()   # two sources, kept apart
+    record, scores = bench.rankings.models(), bench.suite.store.scores()   # two sources, kept apart
     rows = []
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
@@ -81,7 +81,7 @@ def model_view(bench: Bench, alias: str) -> dict:
     probes = health.recent(bench.db, model.alias)
     out = view(bench, model, probes[0] if probes else None)
     out["probes"] = probes
-    out["record"] = bench.record.models().get(model.alias)        # the user's verdicts
+    out["record"] = bench.rankings.models().get(model.alias)        # the user's verdicts
     out["suite"] = bench.suite.store.scores(model.alias).get(model.alias)   # the suite's scores, never mixed in
     out["suite_open"] = [{k: r[k] for k in ("id", "status", "reason", "created")}   # owed, queued or running
                          for r in bench.suite.store.open_runs(model.alias)]

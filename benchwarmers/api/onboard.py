@@ -1,8 +1,8 @@
 """/bench/onboard: put models on the onboarding queue, list the queue, follow one item with its log."""
 from __future__ import annotations
 
+from ..bench import Bench
 from ..errors import BadRequest
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route

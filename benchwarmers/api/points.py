@@ -1,9 +1,9 @@
 """/bench/panels/{id}/points and /bench/points/{id}/verdict: a panel's points, and judging one (or withdrawing it)."""
 from __future__ import annotations
 
+from ..bench import Bench
 from ..errors import BadRequest, NotFound
 from ..names import NOTE_MOST, check_text
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import GATEWAY, Route

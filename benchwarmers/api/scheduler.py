@@ -1,10 +1,10 @@
 """/bench/scheduler and /bench/jobs: the scheduler's switches and times, job runs, and running a job now."""
 from __future__ import annotations
 
+from ..bench import Bench
 from ..errors import BadRequest, NotFound
-from ..numbers import row_id
+from ..numberchecks import row_id
 from ..scheduler import config, runs
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route

@@ -1,10 +1,10 @@
 """/bench/settings: every setting with its value, default and help; change the ones settings.json holds."""
 from __future__ import annotations
 
+from ..bench import Bench
 from ..core.calling import LLM, client_in_use
 from ..errors import BadRequest, ConfigError
-from ..providers import llmclient
-from ..server.bench import Bench
+from ..providers import llmcalls
 from ..server.messages import Request, Response
 from ..server.openapi import obj, op
 from ..server.routes import ADMIN, Route
@@ -26,8 +26,8 @@ def settings_view(bench: Bench) -> dict:
 def client_view(values: dict) -> dict:
     """Who makes member calls and what chose it; whether llm is here and usable; what the llm path leaves out."""
     client, chosen_by = client_in_use(values)
-    return {"in_use": client, "chosen_by": chosen_by, "llm_version": llmclient.installed(),
-            "problem": llmclient.problem() if client == LLM else None, "llm_not_covered": list(llmclient.NOT_COVERED)}
+    return {"in_use": client, "chosen_by": chosen_by, "llm_version": llmcalls.installed(),
+            "problem": llmcalls.problem() if client == LLM else None, "llm_not_covered": list(llmcalls.NOT_COVERED)}
 
 
 def get_settings(req: Request, bench: Bench) -> Response:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import time
 
+from ..bench import Bench
 from ..errors import ConfigError
-from ..server.bench import Bench
 from ..server.gatewaykeys import enforcement
 from ..server.messages import Request, Response
 

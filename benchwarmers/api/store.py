@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import time
 
+from ..bench import Bench
 from ..errors import BadRequest
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import obj, op
 from ..server.routes import ADMIN, Route

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import shutil
 
+from ..bench import Bench
 from ..errors import BadRequest, Conflict, NotFound
-from ..numbers import row_id
+from ..numberchecks import row_id
 from ..roster import health
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route

@@ -2,9 +2,9 @@
 cost and found, and calls and tokens per day."""
 from __future__ import annotations
 
+from ..bench import Bench
 from ..errors import BadRequest
-from ..roster.quota import DAY
-from ..server.bench import Bench
+from ..roster.limits.quota import DAY
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route

@@ -8,7 +8,7 @@ from ..errors import Conflict, NotHeld
 from ..store import Config
 from . import overrides, roles as roles_mod, sources, store, watch
 from .merge import Indexed, merge
-from .providers import APP_ONLY, match
+from .vendors import APP_ONLY, match
 
 
 class Catalog:

@@ -17,7 +17,7 @@ import shlex
 
 from . import roles as roles_mod
 from .merge import Indexed
-from .providers import BY_FREELLMAPI, describe
+from .vendors import BY_FREELLMAPI, describe
 
 CHEAP_IN, CHEAP_OUT = 0.5, 2.0
 MIN_CONTEXT = 32_000

@@ -10,7 +10,7 @@ come only from overrides and its own list.
 from __future__ import annotations
 
 from .names import NameIndex
-from .providers import BY_FREELLMAPI, KNOWN, LOCAL, prefixes
+from .vendors import BY_FREELLMAPI, KNOWN, LOCAL, prefixes
 
 FACTS = ("context_window", "max_output", "vision", "tools", "reasoning", "image_out", "price_in", "price_out")
 PRICES = ("price_in", "price_out")

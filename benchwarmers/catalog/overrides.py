@@ -13,7 +13,7 @@ Discover lists them and explore seats may go to them.
 from __future__ import annotations
 
 from ..errors import BadRequest, ConfigError
-from ..numbers import finite, whole
+from ..numberchecks import finite, whole
 from ..store import Config
 from .roles import check_roles
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
-from ..client import ClientError
+from ..servicelink import CommandError
 from ..words import plural
 from . import terminal
 from .attach import BodyLimit, check_size, read_bounded, read_file, refused_mid_send
@@ -103,7 +103,7 @@ def build_prompt(args, limit: BodyLimit) -> str:
         used += len(text.encode("utf-8"))
         prompt += f"\n\n<file name=\"{Path(name).name}\">\n{text.rstrip()}\n</file>"
     if not prompt.strip():
-        raise ClientError("Nothing to ask: give a prompt, pipe one in, or attach files with -f.", 2)
+        raise CommandError("Nothing to ask: give a prompt, pipe one in, or attach files with -f.", 2)
     return prompt
 
 
@@ -119,7 +119,7 @@ def run_ask(args, client) -> int:
     size = check_size(body, limit)
     try:
         reply = post_ask(client, args.collection, args.merged, body if args.json else {**body, "stream": True})
-    except ClientError as e:
+    except CommandError as e:
         raise refused_mid_send(client, e, size) from None
     if args.json:
         emit_json(reply)
@@ -154,7 +154,7 @@ def stream_ask(reply, args) -> dict:
             if text:
                 view.text(text)
             bench = chunk.get("bench") or bench
-    except ClientError:          # cut short (BENCHWARMERS_TIMEOUT, a dropped connection): what came, then why
+    except CommandError:          # cut short (BENCHWARMERS_TIMEOUT, a dropped connection): what came, then why
         view.finish()
         note()
         table(["seat", "kind", "model", "status"], [[n, k, m, st] for n, m, k, st in view.so_far()], out=sys.stderr)
@@ -178,7 +178,7 @@ def post_ask(client, name: str, merged: bool, body: dict):
         return send({"model": model, **body})
     try:
         return send({"model": f"bench/{name}" + (":merged" if merged else ""), **body})
-    except ClientError:
+    except CommandError:
         listed = {m.get("id") for m in client.get("/v1/models", gateway=True).get("data") or []}
         if name not in listed or f"bench/{name}" in listed:
             raise
@@ -190,7 +190,7 @@ def run_verdict(args, client) -> int:
         return run_point_verdict(args, client)
     if args.call is None or args.useful is None or args.holds or args.cant_tell or args.withdraw \
             or NO_TEXT in args.false:
-        raise ClientError("Give a call id and --useful or --not-useful (or --point P with --true, --false, "
+        raise CommandError("Give a call id and --useful or --not-useful (or --point P with --true, --false, "
                          "--cant-tell or --withdraw).", 2)
     body = {"call": args.call, "useful": args.useful, "real": args.real, "false": args.false}
     if args.note:
@@ -211,7 +211,7 @@ def run_point_verdict(args, client) -> int:
     said = [bool(args.holds), args.false == [NO_TEXT], args.cant_tell, args.withdraw]
     if args.call or args.useful is not None or args.real or args.from_points or sum(said) != 1 \
             or any(f != NO_TEXT for f in args.false):
-        raise ClientError("A point's verdict is --point P and one of --true, --false, --cant-tell or --withdraw "
+        raise CommandError("A point's verdict is --point P and one of --true, --false, --cant-tell or --withdraw "
                          "(and --note); a call's is CALL --useful|--not-useful.", 2)
     path = f"/bench/points/{quote(args.point, safe='')}/verdict"
     if args.withdraw:

@@ -6,7 +6,7 @@ import json
 import os
 import stat
 
-from ..client import ClientError
+from ..servicelink import CommandError
 from ..settings import SETTINGS
 
 MB = 1024 * 1024
@@ -46,7 +46,7 @@ def service_max_body_mb(client) -> float | None:
     """The service's max_body_mb, or None when it cannot be read (no admin access, an older service)."""
     try:
         view = client.get("/bench/settings", timeout=10)
-    except ClientError:
+    except CommandError:
         return None
     for setting in view.get("settings") or []:
         if not isinstance(setting, dict) or setting.get("name") != "max_body_mb":
@@ -56,9 +56,9 @@ def service_max_body_mb(client) -> float | None:
     return None
 
 
-def too_large(what: str, limit: BodyLimit) -> ClientError:
-    return ClientError(f"{what} passes {limit.words()}: attach or pipe less (a part of it), or raise the setting "
-                       "(bench settings set max_body_mb N).", 2)
+def too_large(what: str, limit: BodyLimit) -> CommandError:
+    return CommandError(f"{what} passes {limit.words()}: attach or pipe less (a part of it), or raise the setting "
+                        "(bench settings set max_body_mb N).", 2)
 
 
 def read_bounded(read, what: str, limit: BodyLimit, used: int) -> bytes:
@@ -81,13 +81,13 @@ def read_file(name: str, limit: BodyLimit, used: int) -> str:
         with open(name, "rb") as f:
             info = os.fstat(f.fileno())
             if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-                raise ClientError(f"Cannot attach {name}: it is a device, not a file. Attach a file, or pipe "
-                                  "the text in.", 2)
+                raise CommandError(f"Cannot attach {name}: it is a device, not a file. Attach a file, or pipe "
+                                   "the text in.", 2)
             if stat.S_ISREG(info.st_mode) and not limit.allows(used + info.st_size):
                 raise too_large(f"{name} ({info.st_size / MB:.1f} MB)", limit)
             data = read_bounded(f.read, name, limit, used)
     except OSError as e:
-        raise ClientError(f"Cannot read {name}: {e.strerror or e}.", 2) from None
+        raise CommandError(f"Cannot read {name}: {e.strerror or e}.", 2) from None
     text = data.decode("utf-8", "replace")
     return text.replace("\r\n", "\n").replace("\r", "\n")     # as a text-mode read gives it
 
@@ -97,12 +97,12 @@ def check_size(body: dict, limit: BodyLimit) -> int:
     the limit can make a body past it); refused here rather than by a 413 that cuts the upload off."""
     size = len(json.dumps(body)) + ROOM
     if not limit.allows(size):
-        raise ClientError(f"The request would be {size / MB:.1f} MB (JSON-escaped), past {limit.words()}: attach "
-                          "less, or raise the setting (bench settings set max_body_mb N).", 2)
+        raise CommandError(f"The request would be {size / MB:.1f} MB (JSON-escaped), past {limit.words()}: attach "
+                           "less, or raise the setting (bench settings set max_body_mb N).", 2)
     return size
 
 
-def refused_mid_send(client, err: ClientError, size: int) -> ClientError:
+def refused_mid_send(client, err: CommandError, size: int) -> CommandError:
     """A body past the service's limit is refused with a 413 while it is still being sent; the service then closes,
     the upload breaks off, and the client can only say no service answers. When the service does answer a second
     look, that was the refusal: say so."""
@@ -110,10 +110,10 @@ def refused_mid_send(client, err: ClientError, size: int) -> ClientError:
         return err
     try:
         client.get("/v1/models", gateway=True, timeout=10)
-    except ClientError:
+    except CommandError:
         return err                   # no service indeed
     mb = service_max_body_mb(client)
     limit = f"its max_body_mb setting is {mb:g} MB" if mb else "see its max_body_mb setting"
-    return ClientError(f"The service refused the request as too large ({size / MB:.1f} MB; {limit}) and closed the "
-                       "connection before it was all sent: attach less, or raise the setting "
-                       "(bench settings set max_body_mb N).", 1)
+    return CommandError(f"The service refused the request as too large ({size / MB:.1f} MB; {limit}) and closed the "
+                        "connection before it was all sent: attach less, or raise the setting "
+                        "(bench settings set max_body_mb N).", 1)

@@ -5,7 +5,7 @@ import argparse
 import os
 from urllib.parse import urlencode
 
-from ..client import q
+from ..servicelink import q
 from ..words import plural
 from .output import emit_json, note, say, shell_line, table
 

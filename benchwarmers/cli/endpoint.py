@@ -5,9 +5,9 @@ import argparse
 import getpass
 import sys
 
-from ..client import ClientError, q
 from ..hubs import KINDS as HUBS
 from ..roster.registry import APIS
+from ..servicelink import CommandError, q
 from ..words import plural
 from . import terminal, verbless
 from .output import confirm, emit_json, note, say, table
@@ -99,9 +99,9 @@ def read_admin_key(args) -> str | None:
 
 def run_add(args, client) -> int:
     if args.extra or args.key_arg is not None:
-        raise ClientError(NO_KEY_ARGS, 2)
+        raise CommandError(NO_KEY_ARGS, 2)
     if args.no_key and args.key_stdin:
-        raise ClientError("--no-key and --key-stdin contradict each other; pick one.", 2)
+        raise CommandError("--no-key and --key-stdin contradict each other; pick one.", 2)
     body = {"name": args.name, "base_url": args.base, "api": args.api, "no_key": args.no_key,
             "replace": args.replace, "keep_key": args.keep_key}
     if args.allow_link_local:
@@ -115,7 +115,7 @@ def run_add(args, client) -> int:
         if admin:
             body["admin_key"] = admin
     elif args.admin_key_stdin:
-        raise ClientError("--admin-key-stdin is for a hub: add --hub open-webui|litellm|cliproxy.", 2)
+        raise CommandError("--admin-key-stdin is for a hub: add --hub open-webui|litellm|cliproxy.", 2)
     d = client.post("/bench/endpoints", body)
     if args.json:
         emit_json(d)
@@ -166,7 +166,7 @@ def run_test(args, client) -> int:
 def run_remove(args, client) -> int:
     found = {e["name"]: e for e in client.get("/bench/endpoints")["endpoints"]}
     if args.name not in found:
-        raise ClientError(f"No endpoint named {args.name!r}. Known: {', '.join(sorted(found)) or 'none'}.")
+        raise CommandError(f"No endpoint named {args.name!r}. Known: {', '.join(sorted(found)) or 'none'}.")
     active = found[args.name].get("active_models") or 0
     question = f"Remove endpoint {args.name!r}" + (f" and retire its {active} active models?" if active else "?")
     if not confirm(question, args.yes):

@@ -5,7 +5,7 @@ import argparse
 import time
 from urllib.parse import urlencode
 
-from ..client import ClientError, q
+from ..servicelink import CommandError, q
 from ..words import plural
 from .output import emit_json, note, say, table, when
 
@@ -69,8 +69,8 @@ def run_now(args, client) -> int:
     deadline = time.monotonic() + client.timeout
     while run["status"] == "running":
         if time.monotonic() > deadline:
-            raise ClientError(f"Run {run['id']} was still running after {client.timeout:.0f} s (BENCHWARMERS_TIMEOUT); "
-                           f"it goes on in the service: bench jobs show {run['id']}")
+            raise CommandError(f"Run {run['id']} was still running after {client.timeout:.0f} s "
+                               f"(BENCHWARMERS_TIMEOUT); it goes on in the service: bench jobs show {run['id']}")
         time.sleep(POLL_SECONDS)
         run = client.get(f"/bench/jobs/{run['id']}")["run"]
     return _print(args, run)

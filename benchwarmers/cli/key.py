@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..client import q
+from ..servicelink import q
 from ..words import plural
 from . import verbless
 from .output import confirm, emit_json, note, say, table

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..client import q
-from ..roster.limitset import HIGHEST, LIMITS
+from ..roster.limits.userset import HIGHEST, LIMITS
+from ..servicelink import q
 from .output import emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter

@@ -9,10 +9,10 @@ import sys
 import traceback
 
 from .. import __version__
+from ..servicelink import CommandError, ServiceLink
 from . import commands, terminal
 from .serve import SERVE_FLAGS
 from ..baseurls import base_problem
-from ..client import Client, ClientError
 from .output import write
 
 EPILOG = """examples:
@@ -124,14 +124,14 @@ def shown(arg: str, most: int = 60) -> str:
     return "'" + (text if len(text) <= most else text[:most] + "…") + "'"
 
 
-def make_client(args) -> Client:
+def make_client(args) -> ServiceLink:
     """The service client, its URL checked here so a bad --url (or BENCHWARMERS_URL) is a usage error."""
-    client = Client(args.url, environ=None)
+    client = ServiceLink(args.url, environ=None)
     problem = base_problem(client.url)   # the check an endpoint's base URL gets
     if problem:
         where, given = ("--url", args.url) if args.url else ("BENCHWARMERS_URL", os.environ.get("BENCHWARMERS_URL"))
-        raise ClientError(f"The {where} value {given!r} is not a usable URL ({problem}): give the service's "
-                          "address, like http://127.0.0.1:8122.", 2)
+        raise CommandError(f"The {where} value {given!r} is not a usable URL ({problem}): give the service's "
+                           "address, like http://127.0.0.1:8122.", 2)
     return client
 
 
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         client = make_client(args) if getattr(args, "needs_client", True) else None
         return int(args.func(args, client) or 0)
-    except ClientError as e:
+    except CommandError as e:
         write(f"{e}\n", sys.stderr)   # its message may quote an upstream's words
         return e.code
     except KeyboardInterrupt:

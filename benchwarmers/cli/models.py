@@ -5,7 +5,7 @@ import argparse
 import time
 from urllib.parse import urlencode
 
-from ..client import q
+from ..servicelink import q
 from ..words import plural
 from . import catalog, verbless
 from .output import confirm, emit_json, note, say, table, when

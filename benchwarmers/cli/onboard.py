@@ -5,7 +5,7 @@ import argparse
 import sys
 import time
 
-from ..client import ClientError
+from ..servicelink import CommandError
 from . import terminal
 from .output import emit_json, for_terminal, note, say, table, write
 
@@ -49,7 +49,7 @@ def run_onboard(args, client) -> int:
     if not args.served:
         return follow_queue(args, client) if args.wait else show_queue(args, client)
     if args.alias and len(args.served) > 1:
-        raise ClientError("--alias names one model; onboard the others without it.", 2)
+        raise CommandError("--alias names one model; onboard the others without it.", 2)
     body = {"models": args.served, "mode": "adhoc" if args.ad_hoc else "quick" if args.quick else "full"}
     body.update({k: v for k, v in (("endpoint", args.endpoint), ("alias", args.alias), ("via", args.via)) if v})
     items = client.post("/bench/onboard", body)["items"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..client import q
+from ..servicelink import q
 from .ask import show_proposals
 from .output import emit_json, note, say, table
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..client import ClientError
+from ..servicelink import CommandError
 from .output import emit_json, note, say, table, when
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -42,16 +42,16 @@ def changes(args) -> dict:
     picked = args.on or args.off or args.at
     jobs_verb = args.action in ("jobs", "run")     # run: the verb's old name, still understood
     if not jobs_verb and picked:
-        raise ClientError("--on, --off and --at go with `jobs`: bench settings scheduler jobs --off perf", 2)
+        raise CommandError("--on, --off and --at go with `jobs`: bench settings scheduler jobs --off perf", 2)
     if args.action in ("on", "off"):
         return {"enabled": args.action == "on"}
     if not jobs_verb:
         return {}
     if not picked:
-        raise ClientError("Say what to change: jobs --on JOB, --off JOB or --at JOB=TIME.", 2)
+        raise CommandError("Say what to change: jobs --on JOB, --off JOB or --at JOB=TIME.", 2)
     both = set(args.on) & set(args.off)
     if both:
-        raise ClientError(f"{', '.join(sorted(both))}: both --on and --off; pick one.", 2)
+        raise CommandError(f"{', '.join(sorted(both))}: both --on and --off; pick one.", 2)
     jobs: dict[str, dict] = {}
     for name in args.on:
         jobs.setdefault(name, {})["on"] = True
@@ -60,7 +60,7 @@ def changes(args) -> dict:
     for item in args.at:
         name, sep, at = item.partition("=")
         if not sep or not name.strip() or not at.strip():
-            raise ClientError(f"--at takes JOB=TIME, e.g. --at probe=04:10, not {item!r}.", 2)
+            raise CommandError(f"--at takes JOB=TIME, e.g. --at probe=04:10, not {item!r}.", 2)
         jobs.setdefault(name.strip(), {})["at"] = at.strip()
     return {"jobs": jobs}
 

@@ -10,9 +10,9 @@ import webbrowser
 from pathlib import Path
 
 from .. import home, keys
-from ..client import ClientError
 from ..errors import BadRequest, ConfigError
 from ..roster.registry import APIS, Registry, new_endpoint
+from ..servicelink import CommandError
 from ..store import Config
 from ..words import plural
 from . import terminal
@@ -83,7 +83,7 @@ def env_port(default: int) -> int:
     try:
         return port_number(raw)
     except argparse.ArgumentTypeError:
-        raise ClientError(f"BENCHWARMERS_PORT must be a port number from 0 to 65535, not {raw!r}.", 2) from None
+        raise CommandError(f"BENCHWARMERS_PORT must be a port number from 0 to 65535, not {raw!r}.", 2) from None
 
 
 def check_client_env() -> None:
@@ -91,17 +91,17 @@ def check_client_env() -> None:
     from ..settings import CLIENTS
     raw = os.environ.get("BENCH_CLIENT", "").strip()
     if raw and raw.lower() not in CLIENTS:
-        raise ClientError(f"BENCH_CLIENT must be one of {', '.join(CLIENTS)}, not {raw!r} (unset it to use the "
-                          "client setting).", 2)
+        raise CommandError(f"BENCH_CLIENT must be one of {', '.join(CLIENTS)}, not {raw!r} (unset it to use the "
+                           "client setting).", 2)
 
 
 def llm_note(settings: dict) -> None:
     """At start, when members are called through llm: which llm, or why no call can succeed."""
     from ..core.calling import LLM, client_in_use
-    from ..providers import llmclient
+    from ..providers import llmcalls
     client, chosen_by = client_in_use(settings)
     if client == LLM:
-        note(llmclient.problem() or f"Member calls go through llm {llmclient.installed()} (chosen by {chosen_by}).")
+        note(llmcalls.problem() or f"Member calls go through llm {llmcalls.installed()} (chosen by {chosen_by}).")
 
 
 def on_desktop() -> bool:
@@ -111,8 +111,8 @@ def on_desktop() -> bool:
 
 
 def run_serve(args, client=None, open_browser: bool | None = None) -> int:
-    from ..server.lifecycle import BindRefused, DataFolderUnusable, Service
-    from ..server.memory import cap_malloc_arenas, start_trimming
+    from ..service.lifecycle import BindRefused, DataFolderUnusable, Service
+    from ..service.memory import cap_malloc_arenas, start_trimming
     cap_malloc_arenas()   # before any thread of the service starts
     start_trimming()
     host = args.host or os.environ.get("BENCHWARMERS_HOST") or "127.0.0.1"
@@ -121,11 +121,11 @@ def run_serve(args, client=None, open_browser: bool | None = None) -> int:
     try:
         service = Service(host=host, port=port, role=args.role)
     except BindRefused as e:
-        raise ClientError(str(e), 2) from None
+        raise CommandError(str(e), 2) from None
     except DataFolderUnusable as e:
-        raise ClientError(str(e), 1) from None
+        raise CommandError(str(e), 1) from None
     except OSError as e:
-        raise ClientError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
+        raise CommandError(f"Cannot listen on {host}:{port}: {e.strerror or e}. "
                        "Is another copy running? Choose another --port.", 1) from None
     want = args.open if open_browser is None else (open_browser or args.open)
 
@@ -160,7 +160,7 @@ def bare(argv: list[str] | None = None) -> int:
         return int(e.code or 0)
     folder = home.resolve()
     if not home.is_initialised(folder):
-        from ..server.lifecycle import unusable
+        from ..service.lifecycle import unusable
         try:
             home.init(folder)
         except OSError as e:
@@ -170,7 +170,7 @@ def bare(argv: list[str] | None = None) -> int:
     args.role, args.default_port = "dashboard", 8122
     try:
         return run_serve(args, open_browser=on_desktop())
-    except ClientError as e:
+    except CommandError as e:
         note(str(e))
         return e.code
 
@@ -179,20 +179,20 @@ def read_secret(from_stdin: bool, prompt: str) -> str:
     if from_stdin:
         return terminal.read_line().strip()
     if not sys.stdin or not sys.stdin.isatty():
-        raise ClientError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
+        raise CommandError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
     return getpass.getpass(prompt).strip()
 
 
 def run_init(args, client=None) -> int:
     if (args.key or args.key_stdin) and not args.endpoint:
-        raise ClientError("--key needs --endpoint NAME BASE_URL.", 2)
+        raise CommandError("--key needs --endpoint NAME BASE_URL.", 2)
     endpoint = None
     if args.endpoint:
         try:   # checked as the admin API checks it, before anything is written
             endpoint = new_endpoint(args.endpoint[0], args.endpoint[1], args.api,
                                     allow_link_local=args.allow_link_local)
         except BadRequest as e:
-            raise ClientError(str(e), 2) from None
+            raise CommandError(str(e), 2) from None
     folder = Path(args.folder).expanduser().resolve() if args.folder else home.resolve()
     created = home.init(folder, write_pointer=bool(args.folder) or not os.environ.get("BENCHWARMERS_HOME"))
     note(f"Data folder: {folder} ({plural(len(created), 'file')} created, existing files kept)")
@@ -215,8 +215,8 @@ def init_endpoint(folder: Path, endpoint, args) -> None:
         if args.key or args.key_stdin:
             key = read_secret(args.key_stdin, f"Key for {endpoint.name} (input hidden): ")
             if not key:
-                raise ClientError("No key given; nothing stored.", 1)
+                raise CommandError("No key given; nothing stored.", 1)
             path = keys.store(endpoint.name, key)
             note(f"Key stored in {path} (not in the data folder).")
     except ConfigError as e:   # a file that does not parse is the user's to fix, never ours to replace
-        raise ClientError(str(e), 1) from None
+        raise CommandError(str(e), 1) from None

@@ -5,7 +5,7 @@ import argparse
 import time
 from urllib.parse import urlencode
 
-from ..client import q
+from ..servicelink import q
 from ..suite.seed import DEFAULT_DEADLINE, report_lines
 from ..words import plural
 from . import verbless

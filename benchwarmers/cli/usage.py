@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from ..client import q
+from ..servicelink import q
 from ..words import plural
 from .output import emit_json, note, say, table
 

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import argparse
 
-from ..client import ClientError
+from ..servicelink import CommandError
 
 
 def refuse(parser: argparse.ArgumentParser):
     """The func of a command whose verb is missing. Its verbs are read when it runs, so ones added after this call
     (catalog.py adds some of `bench model`'s) are named too."""
     def run(args, client) -> int:
-        raise ClientError(f"{parser.prog}: say what to do: {', '.join(names(parser))} ({parser.prog} --help).", 2)
+        raise CommandError(f"{parser.prog}: say what to do: {', '.join(names(parser))} ({parser.prog} --help).", 2)
     return run
 
 

@@ -11,11 +11,11 @@ from ..canonical import EXPLORE, MEMBER, ROUTE, Answer, Ask, estimate_usage
 from ..errors import QuotaRefused
 from ..providers import Timeouts
 from ..providers.hangup import Hangup
-from ..providers.llmclient import LlmClient
 from ..providers.dispatch import Call, Dispatch, Done, Worker
-from ..roster.quota import PROVIDER, Quota, Refusal
+from ..providers.llmcalls import LlmCalls
+from ..roster.limits.quota import PROVIDER, Quota, Refusal
+from ..roster.limits.resting import Resting
 from ..roster.registry import Endpoint, Model, Registry
-from ..roster.resting import Resting
 from ..settings import CLIENTS
 from ..store.calls import Calls, prompt_hash, summarise_request
 from ..store.db import Written
@@ -77,7 +77,7 @@ def client_in_use(settings: dict, environ=None) -> tuple[str, str]:
     return (chosen, CLIENT_ENV) if chosen in CLIENTS else (BUILTIN, f"{CLIENT_ENV}={chosen!r} is not a client")
 
 
-class Caller:
+class Dialer:
     """Asks one member and records the call; panel seats, merges and route turns all go through it."""
 
     def __init__(self, registry: Registry, calls: Calls, resting: Resting, settings: Callable[[], dict],
@@ -180,7 +180,7 @@ class Caller:
     # ---- calls ---------------------------------------------------------------------------------------
     def client(self, model: Model, endpoint: Endpoint | None = None):
         """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
-        return LlmClient(model.endpoint) if self.via_llm() else self._provider(model, endpoint)
+        return LlmCalls(model.endpoint) if self.via_llm() else self._provider(model, endpoint)
 
     def stream(self, model: Model, ask: Ask, kind: str = MEMBER) -> Iterator:
         """The member's events (the dispatcher picks the request's shape). The rate limits are checked (and the call
@@ -221,7 +221,7 @@ class Caller:
         self.registry.note_listing(endpoint, models)
         return models
 
-    def over(self, registry: Registry, scheduled: bool = False) -> "Caller":
+    def over(self, registry: Registry, scheduled: bool = False) -> "Dialer":
         """This caller on another registry (the scheduler's, with a connection pool of its own): the same
         record, resting, limits and settings, so whatever hooks into calls here holds for both. `scheduled`: its
         calls are the scheduler's (they wait longer for a rate limit, and the ledger says so)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .record import wilson
+from .rankings import wilson
 
 # Measured by benchmarks/selection.py (BENCHMARKS.md): the width of the optimism, z = sqrt(EXPLORE * ln N) with N
 # the judged answers of the members offered, and the useful and not-useful answers every member starts with.
@@ -33,7 +33,7 @@ def evidence(s: dict) -> tuple[float, float]:
 
 
 def rank(aliases: list[str], stats: dict[str, dict]) -> list[Ranked]:
-    """Order members best first, from the record (Record.models: judged, useful, real_claims, false_claims, drop,
+    """Order members best first, from the record (Rankings.models: judged, useful, real_claims, false_claims, drop,
     failures, median_seconds).
 
     Only judged evidence counts: an answer nobody judged neither helps nor hurts a member. A judged claim (real or

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..canonical import OK, Ask, Message, PanelReply, Text
 from ..roster.registry import Model, Registry
-from .collections import Collection
-from .record import Record, wilson_lower
+from .collection import Collection
+from .rankings import Rankings, wilson_lower
 
 INSTRUCTIONS = (
     "You are the merge step of a panel of language models. Several models answered the same question; their "
@@ -13,7 +13,7 @@ INSTRUCTIONS = (
     "facts that no seat gave; when seats contradict each other, say so rather than picking one silently.")
 
 
-def choose(collection: Collection | None, setting: str | None, registry: Registry, record: Record,
+def choose(collection: Collection | None, setting: str | None, registry: Registry, record: Rankings,
            reply: PanelReply) -> Model | None:
     """The collection's merge model, else the setting, else the member with the best record, else any that answered."""
     models = registry.models()

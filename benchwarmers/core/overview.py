@@ -4,8 +4,8 @@ from __future__ import annotations
 from ..catalog import Catalog
 from ..roster.registry import Model
 from ..words import plural
-from .collections import Collection
-from .record import wilson_lower
+from .collection import Collection
+from .rankings import wilson_lower
 
 # An explorer earns a member's seat with this many answers judged here and a pessimistic useful rate this high.
 PROMOTE_JUDGED, PROMOTE_LOWER = 5, 0.5

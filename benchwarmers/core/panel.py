@@ -16,19 +16,19 @@ from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, Mo
                       RateLimited, ToolsNeedRouteMode, UpstreamFailed)
 from ..providers.dispatch import Call
 from ..providers.hangup import Hangup
-from ..roster.quota import RESTS
+from ..roster.limits.quota import RESTS
 from ..roster.registry import Registry
 from ..store.db import Written
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
 from . import merge
-from .calling import Caller
-from .collections import Collections
+from .calling import Dialer
+from .collection import Collections
 from .lanes import Lanes
 from .panelrun import PanelRun
 from .panelwords import no_able_seat, seat_block
 from .pump import pump
-from .record import Record
+from .rankings import Rankings
 from .recorder import seat_ended
 from .refereeing import Refereeing
 from .seating import SeatPlan, Seating
@@ -43,8 +43,8 @@ GONE_EVERY = 1.0    # seconds between looks at whether a waiting client is still
 class Panel:
     """Runs panels; its pool of seat workers (`panel_workers`, read at start-up) also runs route mode's shadows."""
 
-    def __init__(self, registry: Registry, collections: Collections, seating: Seating, caller: Caller,
-                 record: Record, settings: Callable[[], dict], workers: int = 32):
+    def __init__(self, registry: Registry, collections: Collections, seating: Seating, caller: Dialer,
+                 record: Rankings, settings: Callable[[], dict], workers: int = 32):
         self.registry, self.collections, self.seating = registry, collections, seating
         self.caller, self.record, self.settings = caller, record, settings
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..canonical import EXPLORE, OK, Ask, PanelReply, Seat, Usage
-from .collections import Collection
+from .collection import Collection
 from .seating import Plan
 
 

@@ -5,7 +5,7 @@ import re
 
 from ..canonical import OK, Seat
 from ..errors import BenchError, NoAbleSeat, RateLimited
-from ..roster.quota import RESTS
+from ..roster.limits.quota import RESTS
 from .seating import Plan
 
 WINDOW = re.compile(r"about (\d+) prompt tokens, window (\d+)")   # seating's why_not for a prompt too long

@@ -10,7 +10,7 @@ from ..store.calls import CallRecord, clip_stored
 from ..store.db import Written
 
 if TYPE_CHECKING:
-    from .calling import Caller
+    from .calling import Dialer
 
 
 @dataclass
@@ -43,8 +43,8 @@ class Ended:
         return replace(self, **changes)
 
 
-def write(caller: "Caller", ended: Ended, amend: float | None = None) -> Written:
-    """Queue `ended`'s record for the writer's next batch (done once committed: see Caller.settle). `amend`: its
+def write(caller: "Dialer", ended: Ended, amend: float | None = None) -> Written:
+    """Queue `ended`'s record for the writer's next batch (done once committed: see Dialer.settle). `amend`: its
     record was made already (a seat the panel stopped waiting for), its ledger line at or after this moment (the
     caller's clock): it is brought up to date, its line corrected, not added."""
     ask, answer, model = ended.ask, ended.answer, ended.model

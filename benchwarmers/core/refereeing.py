@@ -13,9 +13,9 @@ from ..roster.registry import Registry
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
 from . import merge, points, referee
-from .calling import Caller
+from .calling import Dialer
 from .points import Points
-from .record import Record
+from .rankings import Rankings
 from .recorder import Ended
 
 log = logging.getLogger("benchwarmers.referee")
@@ -39,7 +39,7 @@ def points_mode(run) -> str:
 class Refereeing:
     """Asks the referee for a finished panel's points, records the call with the panel and keeps the points."""
 
-    def __init__(self, registry: Registry, caller: Caller, record: Record, settings: Callable[[], dict],
+    def __init__(self, registry: Registry, caller: Dialer, record: Rankings, settings: Callable[[], dict],
                  store: PointStore):
         self.registry, self.caller, self.record, self.settings = registry, caller, record, settings
         self.store = store

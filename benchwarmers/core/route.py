@@ -11,16 +11,16 @@ from ..canonical import (FAILED, OK, ROUTE, SKIPPED, Answer, Ask, Collector, Err
 from ..errors import (AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, QuotaRefused, RateLimited,
                       UpstreamFailed)
 from ..providers.passthrough import native_body
-from ..roster.quota import RESTS
+from ..roster.limits.quota import RESTS
 from ..roster.registry import Model, Registry
 from ..store.db import Written
 from ..store.ids import record_id
-from .calling import Caller
+from .calling import Dialer
 from .choose import rank
-from .collections import Collections
+from .collection import Collections
 from .lanes import Lanes
 from .pins import Pins, conversation_key
-from .record import Record
+from .rankings import Rankings
 from .recorder import Ended
 from .seating import Seating
 
@@ -59,8 +59,8 @@ class Router:
     """Route mode: one member answers each agent turn; `lanes` run the shadow seats (the panel's seat workers, each
     endpoint within its share)."""
 
-    def __init__(self, registry: Registry, collections: Collections, seating: Seating, caller: Caller,
-                 record: Record, pins: Pins, lanes: Lanes, settings: Callable[[], dict]):
+    def __init__(self, registry: Registry, collections: Collections, seating: Seating, caller: Dialer,
+                 record: Rankings, pins: Pins, lanes: Lanes, settings: Callable[[], dict]):
         self.registry, self.collections, self.seating, self.caller = registry, collections, seating, caller
         self.record, self.pins, self.lanes, self.settings = record, pins, lanes, settings
         self.pins.expire(self.settings()["pin_idle_minutes"] * 60)

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 from ..canonical import EXPLORE, MEMBER, WITH, Ask
 from ..catalog import Catalog
-from ..roster.quota import PROVIDER, utc
+from ..roster.limits.quota import PROVIDER, utc
+from ..roster.limits.resting import Resting
 from ..roster.registry import Model, Registry
-from ..roster.resting import Resting
-from .collections import Collection
+from .collection import Collection
 
 
 TYPICAL_TOKENS = 500   # an answer's length, for comparing speeds as seconds an answer takes

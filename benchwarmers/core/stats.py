@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from ..store import Database
-from .record import wilson
+from .rankings import wilson
 
 STATUSES = ("ok", "failed", "timeout", "skipped")
 

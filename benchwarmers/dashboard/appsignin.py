@@ -3,14 +3,14 @@ registered with their app, so `state` rides in the query, not the path); public 
 dashboard/signin.py's callback: the single-use state and the binding cookie stand in for the login."""
 from __future__ import annotations
 
-from .. import appsignin, ownapps
 from ..api.connect import failure, finish, known, record
-from ..connect import OAUTH
+from ..bench import Bench
 from ..errors import BenchError, SigninRefused
 from ..redaction import redact
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import PUBLIC, Route
+from ..signin import appflow, ownapps
+from ..signin.vendors import OAUTH
 from .signin import claim, landing
 
 
@@ -28,7 +28,7 @@ def callback(req: Request, bench: Bench) -> Response:
         return landing(bench, flow, record(bench, failure(
             provider, f"{provider.name} did not approve the sign-in: {redact(why[:200])}.")))
     try:
-        grant = appsignin.exchange(provider, req.query["code"], flow, ownapps.client_secret(provider.id))
+        grant = appflow.exchange(provider, req.query["code"], flow, ownapps.client_secret(provider.id))
     except BenchError as err:
         return landing(bench, flow, record(bench, failure(provider, str(err))))
     return landing(bench, flow, finish(bench, provider, flow.endpoint, grant.token, flow.replace, grant))

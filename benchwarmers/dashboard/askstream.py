@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 
 from .. import formats
+from ..bench import Bench
 from ..canonical import KeepAlive, TextDelta
 from ..core.pump import pump
 from ..errors import BenchError
 from ..formats.base import RequestInfo
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from . import markdown, web
 from .pages.ask import chat_body

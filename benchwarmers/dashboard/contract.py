@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
-from ..server.bench import Bench
+from ..bench import Bench
 from ..server.messages import Request
 from .markup import Html
 from .web import Done, Form, Frame

@@ -5,8 +5,8 @@ import re
 import time
 from pathlib import Path
 
-from .. import connect
 from ..server.messages import HTML_SECURITY, Response
+from ..signin import vendors
 from .markup import Html, attrs, html
 
 STATIC = Path(__file__).parent / "static"
@@ -80,7 +80,7 @@ def policy() -> str:
     """The strict policy; its form-action also names the providers' sign-in pages, where a sign-in form's POST is
     redirected (a browser checks form-action on that redirect too)."""
     return HTML_SECURITY["Content-Security-Policy"].replace(
-        "form-action 'self'", " ".join(["form-action 'self'", *connect.auth_origins()]))
+        "form-action 'self'", " ".join(["form-action 'self'", *vendors.auth_origins()]))
 
 
 def static(name: str) -> Response | None:

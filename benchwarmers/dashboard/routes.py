@@ -4,13 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from ..bench import Bench
 from ..errors import NotFound
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
 from . import appsignin, askstream, signin, web
 from .contract import PageContract
-from .pages import (ask, call, calls, collection, collections, discover, endpoints, home, jobrun, login, model,
+from .pages import (ask, call, calls, collection, collectionlist, discover, endpoints, home, jobrun, login, model,
                     models, onboard, quotas, settings, suite, suiterun)
 from .render import page, static
 
@@ -32,7 +32,7 @@ PAGES = [
     Page("/models/{alias}", model, section="/models"),
     Page("/onboard", onboard, section="/models"),
     Page("/discover", discover, "Discover"),
-    Page("/collections", collections, "Collections"),
+    Page("/collections", collectionlist, "Collections"),
     Page("/collections/{name}", collection, section="/collections"),
     Page("/suite", suite, "Suite"),
     Page("/suite/runs/{id}", suiterun, section="/suite"),

@@ -1,9 +1,9 @@
 """Provider sign-in in the browser: POST /connect/{provider} starts it, the provider's callback (or the device
 sign-in's wait page) finishes it, and the browser lands on /endpoints?signin=ID, where the result shows. A sign-in
-with the user's own app (appsignin.py) comes back to the one fixed callback the user registered, with `state` in
+with the user's own app (signin/appflow.py) comes back to the one fixed callback the user registered, with `state` in
 its query (dashboard/appsignin.py).
 
-These routes call the sign-in flows (signin.py) and api/connect.py directly, not the admin API: the callback
+These routes call the sign-in flows (signin/flows.py) and api/connect.py directly, not the admin API: the callback
 arrives from the provider's site, so the SameSite=Strict session cookie is not sent and an in-process API call
 would be refused. The single-use `state` (made by an admin's start request, 10 minutes at most) and the binding
 cookie of the browser that started the flow stand in for the login there, and nothing else is reachable.
@@ -15,14 +15,14 @@ from __future__ import annotations
 import time
 from urllib.parse import quote, urlsplit
 
-from .. import appsignin, signin
 from ..api.connect import can_sign_in, endpoint_name, failure, finish, known, record
-from ..connect import DEVICE, HANDOFF, OAUTH, Provider
+from ..bench import Bench
 from ..errors import BenchError, SigninRefused
 from ..redaction import redact
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
+from ..signin import appflow, flows
+from ..signin.vendors import DEVICE, HANDOFF, OAUTH, Vendor
 from ..words import plural
 from .markup import html
 from .render import page
@@ -39,15 +39,15 @@ def start(req: Request, bench: Bench, form) -> Done:
     provider = known(req.params["provider"], bench)
     can_sign_in(provider)
     name, replace = endpoint_name(bench, provider, form.get("name"))
-    flow, origin = signin.Flow(provider.id, provider.flow, name, replace), own_origin(req, bench)
+    flow, origin = flows.Flow(provider.id, provider.flow, name, replace), own_origin(req, bench)
     if provider.flow == DEVICE:
-        (appsignin.device_start if provider.own_app else signin.device_start)(provider, flow)
+        (appflow.device_start if provider.own_app else flows.device_start)(provider, flow)
         location = flow.landing
     elif provider.flow == OAUTH:
         flow.redirect = origin + flow.landing
-        location = appsignin.authorize_url(provider, flow)
+        location = appflow.authorize_url(provider, flow)
     else:
-        location = signin.auth_redirect(provider, flow, origin)
+        location = flows.auth_redirect(provider, flow, origin)
     bench.signins.add(flow)
     secure = "; Secure" if origin.startswith("https:") else ""
     cookie = (f"{COOKIE}={flow.binding}; Path={flow.landing}; Max-Age={int(flow.expires - time.time()) + 1}; "
@@ -75,7 +75,7 @@ def callback(req: Request, bench: Bench) -> Response:
         return landing(bench, flow, record(bench, failure(
             provider, f"{provider.name} did not approve the sign-in: {redact(why[:200])}.")))
     try:
-        key = signin.exchange_code(provider, req.query["code"], flow.verifier)
+        key = flows.exchange_code(provider, req.query["code"], flow.verifier)
     except BenchError as err:
         return landing(bench, flow, record(bench, failure(provider, str(err))))
     return landing(bench, flow, finish(bench, provider, flow.endpoint, key, flow.replace))
@@ -90,10 +90,10 @@ def wait(req: Request, bench: Bench) -> Response:
     if time.time() - flow.polled >= flow.device["interval"]:
         try:
             if provider.own_app:
-                grant = appsignin.device_poll(provider, flow)
+                grant = appflow.device_poll(provider, flow)
                 key = grant.token if grant else None
             else:
-                key = signin.device_poll(provider, flow)
+                key = flows.device_poll(provider, flow)
         except BenchError as err:
             return landing(bench, flow, record(bench, failure(provider, str(err))))
     if key:
@@ -102,7 +102,7 @@ def wait(req: Request, bench: Bench) -> Response:
     return waiting_page(req, bench, provider, flow)
 
 
-def claim(req: Request, bench: Bench, provider: Provider, kind: str, state: str | None = None) -> signin.Flow:
+def claim(req: Request, bench: Bench, provider: Vendor, kind: str, state: str | None = None) -> flows.Flow:
     """The flow this state (the path's, unless given) names, taken out so it works once; refused unless this service
     started it for this provider, it has not expired, and this is the browser that started it."""
     flow = bench.signins.take(req.params["state"] if state is None else state)
@@ -110,7 +110,7 @@ def claim(req: Request, bench: Bench, provider: Provider, kind: str, state: str 
     if flow is None or flow.provider != provider.id or flow.kind != kind:
         raise SigninRefused("This sign-in was not started by this service, or it has already finished.", again)
     if flow.expired:
-        raise SigninRefused(f"This sign-in expired: it has to finish within {signin.FLOW_SECONDS // 60} minutes.",
+        raise SigninRefused(f"This sign-in expired: it has to finish within {flows.FLOW_SECONDS // 60} minutes.",
                             again)
     if not flow.bound_to(req.cookie(COOKIE)):
         bench.signins.put_back(flow)
@@ -118,7 +118,7 @@ def claim(req: Request, bench: Bench, provider: Provider, kind: str, state: str 
     return flow
 
 
-def landing(bench: Bench, flow: signin.Flow, rid: str) -> Response:
+def landing(bench: Bench, flow: flows.Flow, rid: str) -> Response:
     """A page of this service that moves on to the result by itself (see the module docstring)."""
     to = f"{RESULT_PAGE}?signin={quote(rid)}"
     body = html('<p>The sign-in has finished. <a href="$to">See how it went</a>.</p>', to=to)
@@ -129,13 +129,13 @@ def landing(bench: Bench, flow: signin.Flow, rid: str) -> Response:
     return resp
 
 
-def waiting_page(req: Request, bench: Bench, provider: Provider, flow: signin.Flow) -> Response:
+def waiting_page(req: Request, bench: Bench, provider: Vendor, flow: flows.Flow) -> Response:
     d = flow.device
     body = html('<section class="card"><p>Approve this sign-in at $name: open $link and check that it shows the code '
                 "<strong><code>$code</code></strong>.</p><p>This page checks again every $every and moves on once you "
                 'have approved (for up to $minutes minutes). <a href="$landing">Check now</a> · <a href="$cancel">'
                 "Cancel</a></p></section>", name=provider.name, link=external(d["verify_url"], d["verify_url"]),
-                code=d["user_code"], every=plural(d["interval"], "second"), minutes=signin.FLOW_SECONDS // 60,
+                code=d["user_code"], every=plural(d["interval"], "second"), minutes=flows.FLOW_SECONDS // 60,
                 landing=flow.landing, cancel=RESULT_PAGE)
     resp = page(f"Sign in to {provider.name}", body, frame(req, bench), nav_items=[], nav="",
                 version=bench.version, json_link="")

@@ -17,8 +17,8 @@ from email.parser import BytesParser
 from urllib.parse import parse_qs, quote
 
 from .. import formats
+from ..bench import Bench
 from ..errors import BadRequest, BenchError, CsrfFailed, Forbidden
-from ..server.bench import Bench
 from ..server.guard import CSRF_COOKIE, CSRF_HEADER, is_admin
 from ..server.messages import Request, Response
 from ..server.routes import BENCH_SHAPE

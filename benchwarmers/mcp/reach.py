@@ -1,4 +1,4 @@
-"""The stdio MCP server's way to the panel: HTTP to the running service (client.py), one session id per process so
+"""The stdio MCP server's way to the panel: HTTP to the running service (servicelink.py), one session id per process so
 the answers it asked can be found again (pending_verdicts) when no gateway key names the caller."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import secrets
 from typing import Callable
 from urllib.parse import quote, urlencode
 
-from ..client import Client, ClientError
+from ..servicelink import CommandError, ServiceLink
 from .tools import OnSeat, Reach, ToolError
 
 SHORT_TIMEOUT = 60.0                # listing collections, recording a verdict and listing pending ones are quick
@@ -22,15 +22,15 @@ class HttpReach(Reach):
         self.url, self.environ = url, environ
         self.session = "stdio-" + secrets.token_urlsafe(18)
 
-    def client(self) -> Client:
-        client = Client(self.url, environ=self.environ)
+    def client(self) -> ServiceLink:
+        client = ServiceLink(self.url, environ=self.environ)
         client.headers["X-Bench-Session"] = self.session
         return client
 
     def describe(self) -> str:
         try:
             return self.client().url
-        except ClientError as e:
+        except CommandError as e:
             return f"(unusable settings: {e})"
 
     def secrets(self) -> tuple:
@@ -55,18 +55,18 @@ class HttpReach(Reach):
                                           timeout=min(SHORT_TIMEOUT, c.timeout)))
 
     def pending(self, limit: int) -> dict:
-        def get(c: Client) -> dict:
+        def get(c: ServiceLink) -> dict:
             query = {"limit": limit} if c.key else {"limit": limit, "session": self.session}
             return c.get("/bench/pending?" + urlencode(query), gateway=True, timeout=min(SHORT_TIMEOUT, c.timeout))
         return self._run(get)
 
-    def _run(self, call: Callable[[Client], dict]) -> dict:
+    def _run(self, call: Callable[[ServiceLink], dict]) -> dict:
         """One request; a refusal or an absent service becomes a ToolError that says what to do."""
         client = None
         try:
             client = self.client()
             return call(client)
-        except ClientError as e:
+        except CommandError as e:
             message = str(e).splitlines()[0]
             if e.code == 3:
                 message += "\n" + START_HINT

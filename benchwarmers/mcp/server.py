@@ -14,7 +14,7 @@ from .tools import Tools
 log = logging.getLogger("benchwarmers.mcp")
 
 
-class Server:
+class McpServer:
     """Reads messages from `inp` (binary lines), writes replies to `out`; tool calls run on worker threads."""
 
     def __init__(self, inp, out, tools: Tools | None = None):
@@ -88,6 +88,6 @@ def run(url: str | None = None) -> int:
     out = sys.stdout.buffer
     sys.stdout = sys.stderr
     try:
-        return Server(sys.stdin.buffer, out, Tools(HttpReach(url=url))).serve()
+        return McpServer(sys.stdin.buffer, out, Tools(HttpReach(url=url))).serve()
     except KeyboardInterrupt:
         return 130

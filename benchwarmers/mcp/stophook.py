@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlencode
 
-from ..client import Client, ClientError
+from ..servicelink import CommandError, ServiceLink
 from ..words import plural
 
 TIMEOUT = 5.0                   # the hook holds up the end of a turn: a slow service is a silent one
@@ -27,8 +27,8 @@ def run(stdin: str, url: str | None = None, environ: dict | None = None) -> str:
                 not isinstance(hook.get("transcript_path"), str):
             return ""
         calls = calls_this_turn(entries(Path(hook["transcript_path"])))
-        points, waiting = pending(Client(url, TIMEOUT, environ), calls) if calls else ([], [])
-    except (ClientError, OSError, ValueError):
+        points, waiting = pending(ServiceLink(url, TIMEOUT, environ), calls) if calls else ([], [])
+    except (CommandError, OSError, ValueError):
         return ""
     if not waiting and not points:
         return ""
@@ -88,7 +88,7 @@ def calls_this_turn(all_entries: list[dict]) -> list[str]:
     return calls[-MAX_CALLS:]
 
 
-def pending(client: Client, calls: list[str]) -> tuple[list[dict], list[dict]]:
+def pending(client: ServiceLink, calls: list[str]) -> tuple[list[dict], list[dict]]:
     """(the unjudged points of these calls' panels, the answers among these calls without a verdict)."""
     data = client.get("/bench/pending?" + urlencode({"calls": ",".join(calls), "limit": MAX_CALLS}), gateway=True)
     data = data if isinstance(data, dict) else {}

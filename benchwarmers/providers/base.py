@@ -13,7 +13,7 @@ from ..redaction import Scrubber, names_a_key, redact
 from .framing import MESSAGE_LIMIT, clip, load_json
 from .passthrough import native_body
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
-from .response import Response
+from .response import UpstreamResponse
 from .transport import Sent, Timeouts, Transport, default_transport
 
 __all__ = ["Provider", "Timeouts", "collect", "scrubbed", "NATIVE", "STREAMED", "WHOLE"]
@@ -63,7 +63,7 @@ class Provider:
         body["stream"] = False
         return url, body
 
-    def events(self, response: Response, meta: dict) -> Iterator:
+    def events(self, response: UpstreamResponse, meta: dict) -> Iterator:
         """Canonical Events from a 2xx response, streamed or whole (told apart by its Content-Type); sets
         meta["model"] when the upstream names it."""
         raise NotImplementedError
@@ -172,7 +172,7 @@ class Provider:
 
     # ---- HTTP ---------------------------------------------------------------------------------
     def send(self, method: str, url: str, body: dict | None, timeouts: Timeouts | None,
-             extra_headers: dict | None = None, model: str | None = None, sent: Sent | None = None) -> Response:
+             extra_headers: dict | None = None, model: str | None = None, sent: Sent | None = None) -> UpstreamResponse:
         """The response to this request, once its headers are in; UpstreamFailed for anything but a 2xx. `sent`:
         the request was written already (send_whole), only its response is read."""
         if sent is not None:
@@ -194,7 +194,7 @@ class Provider:
         headers["Content-Type"] = "application/json"
         return headers, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
-    def failure(self, response: Response, model: str | None = None) -> UpstreamFailed:
+    def failure(self, response: UpstreamResponse, model: str | None = None) -> UpstreamFailed:
         """An UpstreamFailed for a non-2xx response, keeping the upstream's own message."""
         try:
             raw = response.read(65536)

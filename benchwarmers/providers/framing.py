@@ -5,7 +5,7 @@ from typing import Iterator
 
 from ..errors import FaultKind, UpstreamFailed
 from ..strictjson import lenient
-from .response import Response
+from .response import UpstreamResponse
 
 MESSAGE_LIMIT = 500
 
@@ -58,7 +58,7 @@ def load_json(data, what: str = "response"):
         raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable {what}: {clip(repr(data)[:200], 200)}") from None
 
 
-def is_whole(response: Response) -> bool:
+def is_whole(response: UpstreamResponse) -> bool:
     """A JSON body rather than a stream (SSE or NDJSON): asked for whole, or a server that ignored `stream`.
     UpstreamFailed for a web page: read as a stream it would only say the stream ended early."""
     ctype = response.headers.get("content-type", "")

@@ -25,7 +25,7 @@ def read_error(exc: BaseException, host: str, idle: float | None = None) -> Upst
                           "The connection broke mid-answer; try again.")
 
 
-class Response:
+class UpstreamResponse:
     """An upstream response: status, lower-cased headers, and a body read whole or line by line."""
 
     def __init__(self, transport: "Transport", key: tuple, conn: Conn, body: Body, status: int, reason: str,
@@ -113,7 +113,7 @@ class Response:
                 self._hangup.let_go(self._conn)
             self._conn.close()
 
-    def __enter__(self) -> "Response":
+    def __enter__(self) -> "UpstreamResponse":
         return self
 
     def __exit__(self, *exc) -> None:

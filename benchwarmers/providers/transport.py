@@ -13,7 +13,7 @@ from ..errors import FaultKind, UpstreamFailed
 from .connecting import open_socket, proxy_for, tls_context
 from .hangup import Hangup
 from .ratelimits import RateLimitBook, limit_scope, parse_rate_limit_headers
-from .response import Response
+from .response import UpstreamResponse
 from .wire import Body, Conn, NoResponse, WireError, request_bytes
 
 USER_AGENT = "benchwarmers/0.1 (+python urllib)"
@@ -75,7 +75,7 @@ class Transport:
 
     # ---- the public calls ---------------------------------------------------------------------
     def request(self, method: str, url: str, *, headers: dict | None = None, body: bytes | None = None,
-                timeouts: Timeouts | None = None, name: str = "", model: str | None = None) -> Response:
+                timeouts: Timeouts | None = None, name: str = "", model: str | None = None) -> UpstreamResponse:
         """Send one request; returns once the response headers are in. Raises UpstreamFailed. `name` and `model`
         (the served name asked, if any) are where the response's rate-limit facts are kept."""
         return self.receive(self.send(method, url, headers=headers, body=body, timeouts=timeouts, name=name,
@@ -106,7 +106,7 @@ class Transport:
             self._leave(sent.name)
         return written
 
-    def receive(self, sent: Sent) -> Response:
+    def receive(self, sent: Sent) -> UpstreamResponse:
         """The response to a request send() wrote, once its headers are in (a stale kept-alive connection, closed
         before a byte of the answer, is written again once on a fresh one). Raises UpstreamFailed."""
         try:
@@ -159,7 +159,7 @@ class Transport:
                 raise self._fault(sent, exc) from None
         raise AssertionError("unreachable")
 
-    def _receive(self, sent: Sent) -> Response:
+    def _receive(self, sent: Sent) -> UpstreamResponse:
         for attempt in (0, 1):
             conn = sent.conn
             try:
@@ -180,7 +180,7 @@ class Transport:
             conn.timeout(sent.t.idle)
             said = found.get("connection", "").lower()     # HTTP/1.0 keeps a connection only when it says so
             keep = not reply.until_close and ("close" not in said if modern else "keep-alive" in said)
-            response = Response(self, sent.key, conn, reply, status, reason, found, keep, sent.host, sent.t.idle,
+            response = UpstreamResponse(self, sent.key, conn, reply, status, reason, found, keep, sent.host, sent.t.idle,
                                 sent.name, sent.t.hangup)
             facts = parse_rate_limit_headers(found, time.time())
             if facts:

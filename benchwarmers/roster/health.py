@@ -96,7 +96,7 @@ def probe_ask() -> Ask:
 
 
 def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, *, caller) -> Probe:
-    """Send the one-word prompt through `caller` (the bench's Caller, or the scheduler's paced one); every outcome
+    """Send the one-word prompt through `caller` (the bench's Dialer, or the scheduler's paced one); every outcome
     becomes a Probe (nothing is raised for a model's fault). A probe one of the user's rate limits refuses is not
     sent: QuotaRefused is raised."""
     started = time.monotonic()

@@ -6,7 +6,7 @@ import time
 
 from ..errors import FaultKind
 from ..providers.ratelimits import KEY
-from .resting import WHOLE
+from .limits.resting import WHOLE
 
 KEY_REFUSED, SIGNIN_AGAIN = "key_refused", "signin_again"
 FLAG_TEXT = {KEY_REFUSED: "key refused", SIGNIN_AGAIN: "sign in again"}

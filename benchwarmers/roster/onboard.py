@@ -1,8 +1,8 @@
 """Onboarding's steps: find the endpoint serving a model, pick its alias, probe it, register it only if it answers.
 
-The onboarding queue (queue.py) runs these steps through the bench's one Onboarding, one model at a time, and
+The onboarding queue (onboardqueue.py) runs these steps through the bench's one Onboarding, one model at a time, and
 says after each step where the item is. Nothing is saved unless the probe answers; the probe goes through the
-bench's Caller, as every other call to a member. The last step is the suite's, by mode: "full" runs the suite
+bench's Dialer, as every other call to a member. The last step is the suite's, by mode: "full" runs the suite
 for the model now (through the bench's suite, with progress), "quick" records a suite run the model owes (the
 scheduler's suite job plays it), "adhoc" owes nothing (an ad hoc model is never called by the bench unprompted).
 """
@@ -153,7 +153,7 @@ def suite_words(run: dict, alias: str) -> str:
 
 class Onboarding:
     """The service's onboarding steps over its registry and database; the queue runs them one model at a time.
-    `caller` is the bench's Caller (the probe goes through it); `suite` the bench's SuiteService (run_for_model,
+    `caller` is the bench's Dialer (the probe goes through it); `suite` the bench's SuiteService (run_for_model,
     owe, held)."""
 
     def __init__(self, registry: Registry, db, caller, suite, provider_of: Callable | None = None):

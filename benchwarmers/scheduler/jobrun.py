@@ -29,7 +29,7 @@ class JobRun:
         self.detail: dict[str, list] = {"ok": [], "failed": [], "retired": [], "skipped": [], "endpoints": []}
         self._lock = threading.Lock()
 
-    # ---- calls: the same two methods as the bench's Caller, paced and counted -----------------
+    # ---- calls: the same two methods as the bench's Dialer, paced and counted -----------------
     def complete(self, model, ask, *, timeouts, kind: str):
         return self.pacer.complete(model, ask, timeouts, sent=lambda: self.count_call(model.alias), kind=kind)
 

@@ -1,7 +1,7 @@
 """Every scheduled model call goes through Pacer.complete: one call at a time per endpoint, a gap between calls,
 never while the endpoint rests on a rate limit, and only once the user's own asks on it are answered.
 
-Scheduled calls go through the bench's Caller (the one way to call a member), set on a registry with its own
+Scheduled calls go through the bench's Dialer (the one way to call a member), set on a registry with its own
 small connection pool, so they never hold a connection an ask could use; the user's asks are counted in flight
 by the bench registry's transport, which the pacer waits on."""
 from __future__ import annotations

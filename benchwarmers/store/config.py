@@ -15,8 +15,9 @@ from .filelock import FileLock
 
 # The top-level shape of each file, used when a file does not exist yet. Every file is seeded and checked (bench
 # status reports a broken one). repos.json names the user's repositories that suite seeding reads (suite/seed.py);
-# limits.json holds the rate limits the user sets (roster/limitset.py); apps.json the client ids of the user's own
-# sign-in apps (ownapps.py); signins.json when each signed-in endpoint's token expires (tokens.py; no token in it).
+# limits.json holds the rate limits the user sets (roster/limits/userset.py); apps.json the client ids of the user's own
+# sign-in apps (signin/ownapps.py); signins.json when each signed-in endpoint's token expires (signin/renewal.py;
+# no token in it).
 DEFAULTS = {
     "endpoints.json": {"endpoints": {}},
     "models.json": {"models": {}},

@@ -192,7 +192,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     # The prompt and answer text kept per UTC day (store/compaction.py), so the retention setting can say what it
     # would prune without reading the history; where pruning has got to.
     (21, "the text kept per day; the state of pruning", compaction.SCHEMA),
-    # Calls to a connection or model with a limit, counted by any process on this data folder (roster/quota.py):
+    # Calls to a connection or model with a limit, counted by any process on this data folder (roster/limits/quota.py):
     # each process checks its limits against the others' rows, in the transaction that adds its own.
     (22, "calls counted against limits, shared between processes", """
         CREATE TABLE admits (

@@ -13,7 +13,7 @@ from typing import NamedTuple
 KINDS = ("member", "explore", "with", "route", "shadow")
 KINDS_SQL = "('member', 'explore', 'with', 'route', 'shadow')"
 SPEED_WINDOW = 32      # a standing's median seconds: over its latest answered calls (by created, then seconds)
-JUDGED_WINDOW = 640    # a standing's latest judged answers (by created, then verdict): core.record's drop reads them
+JUDGED_WINDOW = 640    # a standing's latest judged answers (by created, then verdict): core.rankings's drop reads them
 COUNTS = ("calls", "asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims", "timed")
 DAY_COUNTS = ("calls", "seconds_sum", "seconds_n", "judged", "useful")
 SPEED = struct.Struct("<dd")      # (created, seconds)

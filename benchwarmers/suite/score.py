@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..core.record import wilson
+from ..core.rankings import wilson
 from .parse import Parsed
 
 HIT, MISS, FALSE_ALARM, CLEAN = "hit", "miss", "false_alarm", "clean"

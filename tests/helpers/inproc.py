@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from benchwarmers.server.app import App
-from benchwarmers.server.bench import Bench
+from benchwarmers.bench import Bench
 from benchwarmers.server.messages import Request
+from benchwarmers.service.app import App
 
 
 class InProcess:

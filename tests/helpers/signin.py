@@ -5,16 +5,16 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import replace
 
-from benchwarmers import connect
+from benchwarmers.signin import vendors
 
 
 @contextmanager
 def pointed_at(provider_id: str, **urls):
     """The provider's base_url, site or device_url, as `connect.get` and the sign-in flows read them, swapped for
     the block and put back after it."""
-    old = connect._table[provider_id]
-    connect._table[provider_id] = replace(old, **urls)
+    old = vendors._table[provider_id]
+    vendors._table[provider_id] = replace(old, **urls)
     try:
-        yield connect._table[provider_id]
+        yield vendors._table[provider_id]
     finally:
-        connect._table[provider_id] = old
+        vendors._table[provider_id] = old

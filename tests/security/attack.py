@@ -8,7 +8,7 @@ import socket
 from urllib.parse import urlsplit
 
 from benchwarmers.server.routes import ADMIN, GATEWAY, PUBLIC, Route
-from benchwarmers.server.table import build_table
+from benchwarmers.service.table import build_table
 from tests.helpers.data import configure
 
 TOKEN = "security-suite-admin-0123456789"

@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from benchwarmers import signin
-from benchwarmers.connect import HANDOFF
-from benchwarmers.server.lifecycle import BindRefused, Service
+from benchwarmers.service.lifecycle import BindRefused, Service
+from benchwarmers.signin import flows
+from benchwarmers.signin.vendors import HANDOFF
 from tests.fakes.signin import FakeOpenRouter
 from tests.helpers.signin import pointed_at
 from tests.security.attack import (ADMIN, ADMIN_HEADERS, CLASSES, GATEWAY, PUBLIC, REVIEWED_PUBLIC, TOKEN, bench_data,
@@ -72,7 +72,7 @@ def test_the_public_sign_in_callback_takes_only_the_flow_an_admin_started(keyed)
     provider; a refusal for a cookie leaves the flow to its own browser, and a state works once."""
     app, _ = keyed
     with FakeOpenRouter() as fake, pointed_at("openrouter", site=fake.site, base_url=fake.url):
-        flow = app.bench.signins.add(signin.Flow("openrouter", HANDOFF, "openrouter", False))
+        flow = app.bench.signins.add(flows.Flow("openrouter", HANDOFF, "openrouter", False))
         path = flow.landing + "?code=stolen"
         for url, headers in ((f"/connect/openrouter/callback/{'A' * 32}?code=x", {"Cookie": f"bw_signin={flow.binding}"}),
                              (path, {}), (path, {"Cookie": "bw_signin=" + "B" * 32}),
@@ -81,7 +81,7 @@ def test_the_public_sign_in_callback_takes_only_the_flow_an_admin_started(keyed)
             status, _, page = app("GET", url, headers=headers)
             assert status == 400 and "Start the sign-in again" in page, (url, headers, status)
         assert fake.exchanges == []
-        flow = app.bench.signins.add(signin.Flow("openrouter", HANDOFF, "openrouter", False))
+        flow = app.bench.signins.add(flows.Flow("openrouter", HANDOFF, "openrouter", False))
         status, got, _ = app("GET", flow.landing + "?code=whatever", headers={"Cookie": f"bw_signin={flow.binding}"})
         assert status == 200 and got["Refresh"].startswith("0; url=/endpoints?signin=") and len(fake.exchanges) == 1
         status, _, _ = app("GET", flow.landing + "?code=whatever", headers={"Cookie": f"bw_signin={flow.binding}"})

@@ -21,7 +21,7 @@ from schemathesis.specs.openapi.checks import (content_type_conformance, respons
                                                response_schema_conformance, status_code_conformance)
 
 from benchwarmers.server import openapi  # noqa: E402
-from benchwarmers.server.table import build_table  # noqa: E402
+from benchwarmers.service.table import build_table  # noqa: E402
 from tests.fakes import start_all  # noqa: E402
 from tests.helpers.data import configure  # noqa: E402
 from tests.security.attack import ADMIN_HEADERS, TOKEN  # noqa: E402
@@ -37,7 +37,7 @@ SCHEMA = schemathesis.openapi.from_dict(openapi.document(build_table())).exclude
 def target(tmp_path_factory):
     """A service with the admin token set, collections on a fake of each protocol, and no way off this machine."""
     from benchwarmers import home as home_mod
-    from benchwarmers.server.lifecycle import Service
+    from benchwarmers.service.lifecycle import Service
     saved = {k: os.environ.get(k) for k in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
                                             "no_proxy", "LLM_USER_PATH", "BENCHWARMERS_HOME")}
     data = tmp_path_factory.mktemp("fuzz") / "data"

@@ -16,7 +16,7 @@ ROUTES = routes()
 def served(tmp_path_factory):
     """One service for the module (no admin token: the Host check must hold on its own)."""
     from benchwarmers import home as home_mod
-    from benchwarmers.server.lifecycle import Service
+    from benchwarmers.service.lifecycle import Service
     data = tmp_path_factory.mktemp("rebinding") / "data"
     home_mod.init(data)
     with FakeOpenAI() as fake:

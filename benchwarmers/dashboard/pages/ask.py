@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import base64
 
+from ...api.collection import collections_view
 from ...errors import BadRequest
 from ...words import plural
-from ...api.collections import collections_view
 from ...api.models import models_view
 from ..apicall import post
 from ..contract import stays

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from ...api.collections import collections_view
+from ...api.collection import collections_view
 from ...api.history import history_page
 from ...api.models import models_view
 from ..contract import stays

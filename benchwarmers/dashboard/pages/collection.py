@@ -2,10 +2,10 @@
 calls one ask makes; what the members share, suggestions and how to ask it; delete."""
 from __future__ import annotations
 
+from ...api.collection import overview_view
 from ...catalog.roles import PURPOSES, unfit
 from ...names import DESCRIPTION_MOST
 from ...words import plural
-from ...api.collections import overview_view
 from ...api.models import models_view
 from ...server.gatewaykeys import enforcement
 from ..apicall import call, get, post
@@ -13,7 +13,7 @@ from ..contract import stays
 from ..markup import Html, attrs, card, flag, html, options, table, trusted
 from ..web import Done
 from ..widgets import chip, confirm, csrf, hidden, post_button, record_cell
-from .collections import seat_count, suggestions, together_line, usage
+from .collectionlist import seat_count, suggestions, together_line, usage
 
 NEW = "_new"      # no collection name starts with "_"
 
@@ -26,7 +26,7 @@ def data(req, bench) -> dict:
          "collection": None, "record": {}}
     if name != NEW:
         d["collection"] = overview_view(bench, name)
-        d["record"] = bench.record.models(name)
+        d["record"] = bench.rankings.models(name)
     return d
 
 

@@ -2,7 +2,7 @@
 answers waiting for a verdict, calls per day by status, the last asks, and where the service runs."""
 from __future__ import annotations
 
-from ...api.collections import collections_view
+from ...api.collection import collections_view
 from ...api.endpoints import endpoints_view
 from ...api.history import daily_view, history_page
 from ...api.limits import limits_view
@@ -27,7 +27,7 @@ def data(req, bench) -> dict:
     models = listed(lambda: models_view(bench)["models"])
     collections = listed(lambda: collections_view(bench)["collections"])
     recent = history_page(bench, {"per_page": "5"})
-    judged = sum(m["judged"] for m in bench.record.models().values())   # the record's, kept
+    judged = sum(m["judged"] for m in bench.rankings.models().values())   # the record's, kept
     waiting = pending(bench.db, limit=1)
     steps = [
         {"done": bool(endpoints), "text": "Add an endpoint", "href": "/endpoints"},

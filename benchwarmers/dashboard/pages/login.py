@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hmac
 
-from ...server.bench import Bench
+from ...bench import Bench
 from ...server.guard import SESSION_COOKIE
 from ...server.logins import SESSION_MOST
 from ...server.messages import Request, Response

@@ -22,7 +22,7 @@ from .models import status_cell
 def data(req, bench) -> dict:
     alias = req.params["alias"]
     model = model_view(bench, alias)["model"]
-    record = bench.record.summary()
+    record = bench.rankings.summary()
     per_collection = {name: models[alias] for name, models in record["collections"].items() if alias in models}
     return {"model": model, "record": record["models"].get(alias), "record_by_collection": per_collection,
             "daily": daily_view(bench, {"days": "30", "model": alias})["days"],

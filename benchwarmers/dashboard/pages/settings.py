@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Callable
 
+from ...api.collection import collections_view
 from ...errors import BadRequest
-from ...api.collections import collections_view
 from ...api.keys import keys_view
 from ...api.settings import settings_view
 from ...api.status import summary

@@ -7,9 +7,9 @@ as `bench suite` does. suite.js follows the open runs by polling this page's JSO
 """
 from __future__ import annotations
 
+from ...api.collection import collections_view
 from ...errors import BadRequest
 from ...words import plural
-from ...api.collections import collections_view
 from ...api.models import models_view
 from ...api.suite import overview_view, tasks_view
 from ...suite import tasks as tasks_mod

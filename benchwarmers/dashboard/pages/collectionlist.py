@@ -1,8 +1,8 @@
 """Collections: each with its purpose, members and their record, what they share, suggestions, and how to ask it."""
 from __future__ import annotations
 
+from ...api.collection import collections_view, overview_view
 from ...words import plural
-from ...api.collections import collections_view, overview_view
 from ...server.gatewaykeys import enforcement
 from ..contract import stays
 from ..markup import Html, flag, html, join, link, table, trusted

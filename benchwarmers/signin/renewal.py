@@ -14,13 +14,14 @@ import logging
 import time
 from pathlib import Path
 
-from . import appsignin, connect, keys, ownapps
-from .errors import BenchError, SigninRefused
-from .redaction import redact
-from .roster import healthrecord
-from .store.filelock import FileLock
+from .. import keys
+from ..errors import BenchError, SigninRefused
+from ..redaction import redact
+from ..roster import healthrecord
+from ..store.filelock import FileLock
+from . import appflow, ownapps, vendors
 
-log = logging.getLogger("benchwarmers.tokens")
+log = logging.getLogger("benchwarmers.signin.renewal")
 FILE = "signins.json"
 MARGIN = 300.0        # seconds before expiry a token is renewed
 RETRY = 30.0          # after a renewal that could not reach the provider, wait this long before the next try
@@ -38,7 +39,7 @@ def entry(config, endpoint: str) -> dict | None:
     return found if isinstance(found, dict) else None
 
 
-def keep(config, endpoint: str, provider_id: str, grant: appsignin.Grant) -> None:
+def keep(config, endpoint: str, provider_id: str, grant: appflow.Grant) -> None:
     """What a sign-in (or a renewal) granted: the refresh token to keys.json, its expiry to signins.json."""
     if grant.refresh:
         keys.store(refresh_name(endpoint), grant.refresh)
@@ -100,14 +101,14 @@ class Renewer:
         return isinstance(expires, (int, float)) and not found.get("refused") and expires - self.clock() <= MARGIN
 
     def _renew(self, endpoint: str, found: dict) -> None:
-        provider = connect.get(str(found.get("provider")), ownapps.client_ids(self.config))
+        provider = vendors.get(str(found.get("provider")), ownapps.client_ids(self.config))
         token = keys.get(refresh_name(endpoint))[0]
         if provider is None or not provider.client_id or not provider.token_url or not token:
             if found["expires"] <= self.clock():
                 self._refuse(endpoint, "its token expired and there is no refresh token (or no app) to renew it")
             return
         try:
-            grant = appsignin.refresh(provider, token, ownapps.client_secret(provider.id))
+            grant = appflow.refresh(provider, token, ownapps.client_secret(provider.id))
         except SigninRefused as err:
             self._refuse(endpoint, redact(err.message))
             return

@@ -11,10 +11,10 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
-from . import signin
-from .connect import Provider
-from .errors import FaultKind, SigninRefused, UpstreamFailed
-from .redaction import remember
+from ..errors import FaultKind, SigninRefused, UpstreamFailed
+from ..redaction import remember
+from . import flows
+from .vendors import Vendor
 
 BUSY = (408, 429)                   # a renewal answered so is tried again later, not taken as refused
 MAX_LIFETIME = 10 * 365 * 86400     # an expires_in past this (or not a number) is taken as no expiry given
@@ -35,43 +35,43 @@ class Grant:
 
 # ---- the authorization code with PKCE ---------------------------------------------------------------------
 
-def authorize_url(provider: Provider, flow: signin.Flow) -> str:
+def authorize_url(provider: Vendor, flow: flows.Flow) -> str:
     """The provider's authorization page for this flow (its redirect is the callback the user registered)."""
     params = {"client_id": provider.client_id, "redirect_uri": flow.redirect, "response_type": "code",
-              "state": flow.state, "code_challenge": signin.challenge(flow.verifier), "code_challenge_method": "S256"}
+              "state": flow.state, "code_challenge": flows.challenge(flow.verifier), "code_challenge_method": "S256"}
     if provider.scope:
         params["scope"] = provider.scope
     return provider.authorize_url + "?" + urlencode(params)
 
 
-def exchange(provider: Provider, code: str, flow: signin.Flow, secret: str | None) -> Grant:
+def exchange(provider: Vendor, code: str, flow: flows.Flow, secret: str | None) -> Grant:
     """The grant for a code: the provider checks the verifier against the challenge and the redirect URL."""
     body = {"grant_type": "authorization_code", "code": code, "redirect_uri": flow.redirect,
             "client_id": provider.client_id, "code_verifier": flow.verifier}
     status, data = post_form(provider.token_url, body, secret)
     if status >= 400 or not isinstance(data, dict) or data.get("error"):
         raise UpstreamFailed(FaultKind.AUTH, f"{provider.name} refused the sign-in code (HTTP {status}: "
-                             f"{signin.error_text(data)})", "Start the sign-in again.", upstream_status=status)
+                             f"{flows.error_text(data)})", "Start the sign-in again.", upstream_status=status)
     return grant_from(provider, data)
 
 
 # ---- the device flow --------------------------------------------------------------------------------------
 
-def device_start(provider: Provider, flow: signin.Flow) -> None:
+def device_start(provider: Vendor, flow: flows.Flow) -> None:
     body = {"client_id": provider.client_id, **({"scope": provider.scope} if provider.scope else {})}
     status, data = post_form(provider.device_code_url, body)
     if status >= 400 or not isinstance(data, dict) or not isinstance(data.get("device_code"), str) \
             or not isinstance(data.get("user_code"), str) or data.get("error"):
         raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"{provider.name} did not start a device sign-in (HTTP "
-                             f"{status}: {signin.error_text(data)})", "Check the client id in Settings, or paste a "
+                             f"{status}: {flows.error_text(data)})", "Check the client id in Settings, or paste a "
                              "token instead.", upstream_status=status)
     flow.device = {"device_code": data["device_code"], "user_code": data["user_code"][:32],
-                   "verify_url": verify_url(provider, data), "interval": signin.interval_of(data)}
+                   "verify_url": verify_url(provider, data), "interval": flows.interval_of(data)}
     if isinstance(data.get("expires_in"), (int, float)) and data["expires_in"] > 0:
         flow.expires = min(flow.expires, time.time() + data["expires_in"])
 
 
-def device_poll(provider: Provider, flow: signin.Flow) -> Grant | None:
+def device_poll(provider: Vendor, flow: flows.Flow) -> Grant | None:
     """The grant once the user approved; None while it waits (slow_down lengthens the wait as told); a refusal
     when denied, expired or refused. The provider answers all of these with a 200 and an `error`."""
     flow.polled = time.time()
@@ -89,11 +89,11 @@ def device_poll(provider: Provider, flow: signin.Flow) -> Grant | None:
         return None
     why = DEVICE_ENDED.get(err) if isinstance(err, str) else None
     raise UpstreamFailed(FaultKind.AUTH, f"{provider.name} ended the sign-in: "
-                         f"{why or signin.error_text(data)} (HTTP {status})", "Start the sign-in again.",
+                         f"{why or flows.error_text(data)} (HTTP {status})", "Start the sign-in again.",
                          upstream_status=status)
 
 
-def verify_url(provider: Provider, data: dict) -> str:
+def verify_url(provider: Vendor, data: dict) -> str:
     """Where the user enters the code: the provider's own https page, or its device page when it names none."""
     found = data.get("verification_uri_complete") or data.get("verification_uri")
     site = urlsplit(provider.device_code_url)
@@ -105,7 +105,7 @@ def verify_url(provider: Provider, data: dict) -> str:
 
 # ---- renewal ----------------------------------------------------------------------------------------------
 
-def refresh(provider: Provider, refresh_token: str, secret: str | None) -> Grant:
+def refresh(provider: Vendor, refresh_token: str, secret: str | None) -> Grant:
     """A new grant for a refresh token. The provider saying no (a 4xx, or an `error`) is a SigninRefused: only
     signing in again helps; a connection fault, a 5xx or a 408 or 429 (busy, not a no) is an UpstreamFailed, worth
     trying again later."""
@@ -115,7 +115,7 @@ def refresh(provider: Provider, refresh_token: str, secret: str | None) -> Grant
         raise UpstreamFailed(FaultKind.RATE_LIMITED, f"{provider.name} is busy and did not renew the sign-in (HTTP "
                              f"{status})", "It is tried again on a later call.", upstream_status=status)
     if 400 <= status < 500 or (isinstance(data, dict) and data.get("error")):
-        raise SigninRefused(f"{provider.name} refused to renew the sign-in: {signin.error_text(data)} "
+        raise SigninRefused(f"{provider.name} refused to renew the sign-in: {flows.error_text(data)} "
                             f"(HTTP {status}).", "Sign in again from the Endpoints page.")
     if status >= 500 or not isinstance(data, dict):
         raise UpstreamFailed(FaultKind.SERVER, f"{provider.name} did not answer the renewal (HTTP {status})",
@@ -125,11 +125,11 @@ def refresh(provider: Provider, refresh_token: str, secret: str | None) -> Grant
     return grant
 
 
-def grant_from(provider: Provider, data: dict) -> Grant:
-    token = signin.key_from(provider, data, "access_token")
+def grant_from(provider: Vendor, data: dict) -> Grant:
+    token = flows.key_from(provider, data, "access_token")
     refresh_token = data.get("refresh_token")
     refresh_token = refresh_token.strip() if isinstance(refresh_token, str) else None
-    if refresh_token is not None and not signin.usable_key(refresh_token):
+    if refresh_token is not None and not flows.usable_key(refresh_token):
         raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"{provider.name} answered the sign-in with a refresh token "
                              "that cannot be used", "Try again, or paste a token instead.")
     if refresh_token:
@@ -147,4 +147,4 @@ def post_form(url: str, body: dict, secret: str | None = None) -> tuple[int, obj
     """(status, parsed body or text) of a form POST asking for JSON; the client secret, when the app has one, goes
     in the body as client_secret (RFC 6749 2.3.1 allows it, and both providers take it)."""
     fields = {**body, **({"client_secret": secret} if secret else {})}
-    return signin.post(url, urlencode(fields).encode(), "application/x-www-form-urlencoded")
+    return flows.post(url, urlencode(fields).encode(), "application/x-www-form-urlencoded")

@@ -8,13 +8,13 @@ import threading
 from urllib.parse import quote, urlencode
 
 from .. import formats
+from ..bench import Bench
 from ..errors import BenchError, MethodNotAllowed, RateLimited, Unauthorized, WrongBaseURL
 from ..redaction import redact
-from . import guard
-from .bench import Bench
-from .gatewaykeys import keys_required
-from .messages import Request, Response
-from .routes import ADMIN, BENCH_SHAPE, GATEWAY, PUBLIC, Route, RouteTable, shape_for_path
+from ..server import guard
+from ..server.gatewaykeys import keys_required
+from ..server.messages import Request, Response
+from ..server.routes import ADMIN, BENCH_SHAPE, GATEWAY, PUBLIC, Route, RouteTable, shape_for_path
 from .table import build_table
 
 log = logging.getLogger("benchwarmers.server")

@@ -1,4 +1,4 @@
-"""What rests on a provider's rate limit, a model or a whole connection; roster/quota.py adds the user's own limits
+"""What rests on a provider's rate limit, a model or a whole connection; quota.py beside it adds the user's own limits
 to it for seating, route mode, each call and the roster's status."""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import json
 import threading
 import time
 
-from ..errors import FaultKind, UpstreamFailed
-from ..providers import RateLimitBook
-from ..providers.ratelimits import KEY
-from ..store import Database
+from ...errors import FaultKind, UpstreamFailed
+from ...providers import RateLimitBook
+from ...providers.ratelimits import KEY
+from ...store import Database
 
 REFRESH = 2.0    # seconds between reads of the ratelimits table (another process on this data folder may write it)
 WHOLE = ""       # the served-name slot that means the whole connection (its key), not one model

@@ -10,11 +10,11 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlencode, urljoin, urlsplit
 
-from .connect import HANDOFF, OAUTH, Provider
-from .errors import FaultKind, UpstreamFailed
-from .providers.framing import clip
-from .providers.transport import Timeouts, default_transport
-from .redaction import key_problem, redact, remember
+from ..errors import FaultKind, UpstreamFailed
+from ..providers.framing import clip
+from ..providers.transport import Timeouts, default_transport
+from ..redaction import key_problem, redact, remember
+from .vendors import HANDOFF, OAUTH, Vendor
 
 FLOW_SECONDS = 600        # a flow not finished within this is refused (the providers' codes last 10 minutes too)
 RESULT_SECONDS = 600      # how long the page can still show how a finished flow went
@@ -112,7 +112,7 @@ def challenge(verifier: str) -> str:
 
 # ---- handoff: the browser to the provider and back with a code --------------------------------------------
 
-def auth_redirect(provider: Provider, flow: Flow, origin: str) -> str:
+def auth_redirect(provider: Vendor, flow: Flow, origin: str) -> str:
     """The provider's auth page URL. `state` rides in the callback path: OpenRouter sends back only `code`."""
     params = {"callback_url": origin + flow.landing, "code_challenge": challenge(flow.verifier),
               "code_challenge_method": "S256", **provider.auth_params}
@@ -121,7 +121,7 @@ def auth_redirect(provider: Provider, flow: Flow, origin: str) -> str:
     return provider.auth_url + "?" + urlencode(params)
 
 
-def exchange_code(provider: Provider, code: str, verifier: str) -> str:
+def exchange_code(provider: Vendor, code: str, verifier: str) -> str:
     """The key for a code: the provider checks the verifier against the challenge it was given."""
     body = {"code": code, "code_verifier": verifier, **provider.exchange_params}
     status, data = post_json(provider.exchange_url, body)
@@ -133,7 +133,7 @@ def exchange_code(provider: Provider, code: str, verifier: str) -> str:
 
 # ---- device: the user approves a code at the provider while this service polls ----------------------------
 
-def device_start(provider: Provider, flow: Flow) -> None:
+def device_start(provider: Vendor, flow: Flow) -> None:
     status, data = post_json(provider.device_url + "/code", dict(provider.device_params))
     if status >= 400 or not isinstance(data, dict) or not data.get("device_code") or not data.get("user_code"):
         raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"{provider.name} did not start a device sign-in "
@@ -144,7 +144,7 @@ def device_start(provider: Provider, flow: Flow) -> None:
         flow.expires = min(flow.expires, time.time() + data["expires_in"])
 
 
-def device_poll(provider: Provider, flow: Flow) -> str | None:
+def device_poll(provider: Vendor, flow: Flow) -> str | None:
     """The key once the user approved; None while it waits; UpstreamFailed when denied or gone."""
     flow.polled = time.time()
     status, data = post_json(provider.device_url + "/token", {"device_code": flow.device["device_code"]})
@@ -160,7 +160,7 @@ def device_poll(provider: Provider, flow: Flow) -> str | None:
                          "Start the sign-in again.", upstream_status=status)
 
 
-def verify_url(provider: Provider, data: dict) -> str:
+def verify_url(provider: Vendor, data: dict) -> str:
     """Where the user approves: the provider's URL (relative ones are on its site), only ever http(s)."""
     site = provider.device_url.split("/api/", 1)[0] + "/"
     found = urljoin(site, str(data.get("verification_uri_complete") or data.get("verification_uri") or "device"))
@@ -198,7 +198,7 @@ def usable_key(value) -> bool:
     return isinstance(value, str) and key_problem(value) is None
 
 
-def key_from(provider: Provider, data, *fields: str) -> str:
+def key_from(provider: Vendor, data, *fields: str) -> str:
     value = next((data.get(f) for f in fields if isinstance(data, dict) and data.get(f)), None)
     value = value.strip() if isinstance(value, str) else value
     if not usable_key(value):

@@ -1,9 +1,9 @@
 """Provider sign-in: one entry per provider, saying how this service gets a key for it.
 
-Each entry is a `Provider`, with one of three kinds:
+Each entry is a `Vendor`, with one of three kinds:
 
 - ``sign-in``: the provider documents a flow a locally run app may use without registering itself first,
-  and `signin.py` runs it: ``handoff`` (the browser goes to the provider's auth page with a PKCE challenge,
+  and `flows.py` runs it: ``handoff`` (the browser goes to the provider's auth page with a PKCE challenge,
   comes back to this service's callback with a code, and the code is exchanged for a key) or ``device``
   (the provider shows the user a code to approve while this service polls for the key).
 - ``paste``: no such flow exists; the entry names the page where the user makes a key, to add like any
@@ -15,7 +15,7 @@ Each entry is a `Provider`, with one of three kinds:
 `catalog` is the provider's id in the catalog (models.dev), so Discover can point a model with no route yet
 at the entry that adds one.
 
-To add a provider: append a `Provider(...)` to PROVIDERS with a unique lower-case `id` (also the default
+To add a provider: append a `Vendor(...)` to VENDORS with a unique lower-case `id` (also the default
 endpoint name), its `name`, `kind`, `why` and `doc`, its `api` (openai, anthropic, gemini or ollama), the
 `base_url` an endpoint uses, and:
 for a paste provider, `key_page`; for a handoff sign-in, `site` (the auth page is `site + "/auth"`, the
@@ -41,7 +41,7 @@ HANDOFF, DEVICE, OAUTH = "handoff", "device", "oauth"
 
 
 @dataclass(frozen=True)
-class Provider:
+class Vendor:
     id: str
     name: str
     api: str
@@ -95,75 +95,75 @@ class Provider:
                 "doc": self.doc, "note": self.note, "catalog": self.catalog, "app": app}
 
 
-PROVIDERS: tuple[Provider, ...] = (
-    Provider("openrouter", "OpenRouter", "openai", "https://openrouter.ai/api/v1", SIGN_IN, flow=HANDOFF,
-             catalog="openrouter", site="https://openrouter.ai", exchange_params={"code_challenge_method": "S256"},
-             key_page="https://openrouter.ai/settings/keys",
-             why="OAuth PKCE without a client id; localhost callbacks on any port are allowed.",
-             doc="https://openrouter.ai/docs/guides/overview/auth/oauth"),
-    Provider("nanogpt", "NanoGPT", "openai", "https://nano-gpt.com/api/v1", SIGN_IN, flow=HANDOFF,
-             catalog="nano-gpt", site="https://nano-gpt.com", auth_params={"scope": "api.use models.read"},
-             exchange_params={"grant_type": "authorization_code"}, echoes_state=True,
-             key_page="https://nano-gpt.com/api",
-             why="The key handoff flow for local apps: PKCE, a localhost callback, no client id.",
-             doc="https://docs.nano-gpt.com/api-reference/miscellaneous/oauth-pkce"),
-    Provider("pollinations", "Pollinations", "openai", "https://gen.pollinations.ai/v1", SIGN_IN, flow=DEVICE,
-             device_url="https://enter.pollinations.ai/api/device", key_page="https://enter.pollinations.ai",
-             why="Device sign-in needs no app key (the app key is optional, for attribution); its code flow "
+VENDORS: tuple[Vendor, ...] = (
+    Vendor("openrouter", "OpenRouter", "openai", "https://openrouter.ai/api/v1", SIGN_IN, flow=HANDOFF,
+           catalog="openrouter", site="https://openrouter.ai", exchange_params={"code_challenge_method": "S256"},
+           key_page="https://openrouter.ai/settings/keys",
+           why="OAuth PKCE without a client id; localhost callbacks on any port are allowed.",
+           doc="https://openrouter.ai/docs/guides/overview/auth/oauth"),
+    Vendor("nanogpt", "NanoGPT", "openai", "https://nano-gpt.com/api/v1", SIGN_IN, flow=HANDOFF,
+           catalog="nano-gpt", site="https://nano-gpt.com", auth_params={"scope": "api.use models.read"},
+           exchange_params={"grant_type": "authorization_code"}, echoes_state=True,
+           key_page="https://nano-gpt.com/api",
+           why="The key handoff flow for local apps: PKCE, a localhost callback, no client id.",
+           doc="https://docs.nano-gpt.com/api-reference/miscellaneous/oauth-pkce"),
+    Vendor("pollinations", "Pollinations", "openai", "https://gen.pollinations.ai/v1", SIGN_IN, flow=DEVICE,
+           device_url="https://enter.pollinations.ai/api/device", key_page="https://enter.pollinations.ai",
+           why="Device sign-in needs no app key (the app key is optional, for attribution); its code flow "
                  "needs a registered app key, so it is not used.",
-             doc="https://github.com/pollinations/pollinations/blob/main/BRING_YOUR_OWN_POLLEN.md",
-             note="Pollinations says keys it issues to apps expire (7 days by default): sign in again when "
+           doc="https://github.com/pollinations/pollinations/blob/main/BRING_YOUR_OWN_POLLEN.md",
+           note="Pollinations says keys it issues to apps expire (7 days by default): sign in again when "
                   "its models start failing with an auth error."),
-    Provider("huggingface", "Hugging Face", "openai", "https://router.huggingface.co/v1", PASTE,
-             catalog="huggingface", key_page="https://huggingface.co/settings/tokens",
-             why="Sign in with Hugging Face needs an OAuth app created first (its client id), so paste a "
+    Vendor("huggingface", "Hugging Face", "openai", "https://router.huggingface.co/v1", PASTE,
+           catalog="huggingface", key_page="https://huggingface.co/settings/tokens",
+           why="Sign in with Hugging Face needs an OAuth app created first (its client id), so paste a "
                  "token with the 'Make calls to Inference Providers' permission, or set your own app in Settings.",
-             doc="https://huggingface.co/docs/hub/oauth", own_app=OAUTH,
-             authorize_url="https://huggingface.co/oauth/authorize", token_url="https://huggingface.co/oauth/token",
-             scope="openid profile inference-api", app_page="https://huggingface.co/settings/applications/new",
-             app_why="An OAuth app whose redirect URL is this service's callback (shown in Settings), with the "
+           doc="https://huggingface.co/docs/hub/oauth", own_app=OAUTH,
+           authorize_url="https://huggingface.co/oauth/authorize", token_url="https://huggingface.co/oauth/token",
+           scope="openid profile inference-api", app_page="https://huggingface.co/settings/applications/new",
+           app_why="An OAuth app whose redirect URL is this service's callback (shown in Settings), with the "
                      "inference-api scope; its access tokens expire and are renewed with the refresh token."),
-    Provider("github", "GitHub Models", "openai", "https://models.github.ai/inference", PASTE,
-             catalog="github-models", key_page="https://github.com/settings/personal-access-tokens/new",
-             why="GitHub's OAuth and device flows need a registered OAuth app's client id; the documented way "
+    Vendor("github", "GitHub Models", "openai", "https://models.github.ai/inference", PASTE,
+           catalog="github-models", key_page="https://github.com/settings/personal-access-tokens/new",
+           why="GitHub's OAuth and device flows need a registered OAuth app's client id; the documented way "
                  "is a personal access token with the models permission, or set your own app in Settings.",
-             doc="https://docs.github.com/en/github-models/quickstart", own_app=DEVICE,
-             code_url="https://github.com/login/device/code", token_url="https://github.com/login/oauth/access_token",
-             token_params={"grant_type": "urn:ietf:params:oauth:grant-type:device_code"},
-             app_page="https://github.com/settings/apps/new",
-             app_why="A GitHub App with the device flow enabled and the Models (read) permission; no callback, so "
+           doc="https://docs.github.com/en/github-models/quickstart", own_app=DEVICE,
+           code_url="https://github.com/login/device/code", token_url="https://github.com/login/oauth/access_token",
+           token_params={"grant_type": "urn:ietf:params:oauth:grant-type:device_code"},
+           app_page="https://github.com/settings/apps/new",
+           app_why="A GitHub App with the device flow enabled and the Models (read) permission; no callback, so "
                      "it also works from a dashboard on another machine. Renewing its expiring tokens needs the "
                      "app's client secret."),
-    Provider("openai", "OpenAI (ChatGPT plan: see why)", "openai", "https://api.openai.com/v1", PASTE,
-             catalog="openai", key_page="https://platform.openai.com/api-keys",
-             why="A ChatGPT plan gives no API key, and sign-in with ChatGPT is documented only for OpenAI's "
+    Vendor("openai", "OpenAI (ChatGPT plan: see why)", "openai", "https://api.openai.com/v1", PASTE,
+           catalog="openai", key_page="https://platform.openai.com/api-keys",
+           why="A ChatGPT plan gives no API key, and sign-in with ChatGPT is documented only for OpenAI's "
                  "own Codex client (its registered client id and fixed callback); paste an OpenAI API key, "
                  "billed apart from the plan.",
-             doc="https://developers.openai.com/codex/auth"),
-    Provider("anthropic", "Anthropic", "anthropic", "https://api.anthropic.com", PASTE, catalog="anthropic",
-             key_page="https://console.anthropic.com/settings/keys",
-             why="The Messages API documents API keys only; there is no sign-in for other apps.",
-             doc="https://docs.anthropic.com/en/api/overview"),
-    Provider("gemini", "Gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta", PASTE,
-             catalog="google", key_page="https://aistudio.google.com/apikey",
-             why="Google's OAuth needs a registered OAuth client; the Gemini API documents API keys from "
+           doc="https://developers.openai.com/codex/auth"),
+    Vendor("anthropic", "Anthropic", "anthropic", "https://api.anthropic.com", PASTE, catalog="anthropic",
+           key_page="https://console.anthropic.com/settings/keys",
+           why="The Messages API documents API keys only; there is no sign-in for other apps.",
+           doc="https://docs.anthropic.com/en/api/overview"),
+    Vendor("gemini", "Gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta", PASTE,
+           catalog="google", key_page="https://aistudio.google.com/apikey",
+           why="Google's OAuth needs a registered OAuth client; the Gemini API documents API keys from "
                  "AI Studio.",
-             doc="https://ai.google.dev/gemini-api/docs/api-key"),
-    Provider("ollama", "Ollama on this machine", "ollama", "http://127.0.0.1:11434", LOCAL,
-             why="A local server: no key and no sign-in; added after it lists its models.",
-             doc="https://github.com/ollama/ollama/blob/main/docs/api.md"),
+           doc="https://ai.google.dev/gemini-api/docs/api-key"),
+    Vendor("ollama", "Ollama on this machine", "ollama", "http://127.0.0.1:11434", LOCAL,
+           why="A local server: no key and no sign-in; added after it lists its models.",
+           doc="https://github.com/ollama/ollama/blob/main/docs/api.md"),
 )
 
-_table: dict[str, Provider] = {p.id: p for p in PROVIDERS}
+_table: dict[str, Vendor] = {p.id: p for p in VENDORS}
 
 
-def get(provider_id: str, apps: dict | None = None) -> Provider | None:
+def get(provider_id: str, apps: dict | None = None) -> Vendor | None:
     """The entry, a sign-in when `apps` (provider id -> client id) holds the user's app for it."""
     found = _table.get(provider_id)
     return with_app(found, (apps or {}).get(provider_id)) if found else None
 
 
-def with_app(provider: Provider, client_id: str | None) -> Provider:
+def with_app(provider: Vendor, client_id: str | None) -> Vendor:
     """A paste entry that documents a flow for the user's own app, made a sign-in with that app's client id."""
     if not provider.own_app or not client_id:
         return provider
@@ -172,7 +172,7 @@ def with_app(provider: Provider, client_id: str | None) -> Provider:
 
 def own_app_ids() -> list[str]:
     """The providers that can sign in with an app the user registers."""
-    return [p.id for p in PROVIDERS if _table[p.id].own_app]
+    return [p.id for p in VENDORS if _table[p.id].own_app]
 
 
 def auth_origins() -> list[str]:
@@ -187,4 +187,4 @@ def auth_origins() -> list[str]:
 def entries(apps: dict | None = None) -> list[dict]:
     """Every provider, in table order, as the Endpoints page and GET /bench/connect show them (`apps`: provider id
     -> the user's client id)."""
-    return [get(p.id, apps).entry() for p in PROVIDERS]
+    return [get(p.id, apps).entry() for p in VENDORS]

@@ -11,7 +11,7 @@ from urllib.parse import quote
 DEFAULT_URL = "http://127.0.0.1:8122"
 
 
-class ClientError(Exception):
+class CommandError(Exception):
     """Ends a CLI command (exit `code`, `message` on stderr) or an MCP tool call (isError with `message`)."""
 
     def __init__(self, message: str, code: int = 1):
@@ -19,7 +19,7 @@ class ClientError(Exception):
         self.code = code
 
 
-class Client:
+class ServiceLink:
     def __init__(self, url: str | None = None, timeout: float | None = None, environ: dict | None = None):
         env = os.environ if environ is None else environ
         self.url = normalise_url(url or env.get("BENCHWARMERS_URL") or DEFAULT_URL)
@@ -29,11 +29,11 @@ class Client:
         try:
             self.timeout = float(timeout or env.get("BENCHWARMERS_TIMEOUT") or 900)
         except ValueError:
-            raise ClientError("BENCHWARMERS_TIMEOUT must be a number of seconds.", 2) from None
+            raise CommandError("BENCHWARMERS_TIMEOUT must be a number of seconds.", 2) from None
 
     def _open(self, method: str, path: str, body: dict | None, gateway: bool, timeout: float | None):
-        """The open HTTP response; every way of failing becomes a ClientError with its exit code."""
-        import urllib.error   # imported when a call is made: `bench serve` imports this module for ClientError alone
+        """The open HTTP response; every way of failing becomes a CommandError with its exit code."""
+        import urllib.error   # imported when a call is made: `bench serve` imports this module for CommandError alone
         import urllib.request
         data = json.dumps(body).encode() if body is not None else None
         headers = {"Accept": "application/json", "User-Agent": "benchwarmers-cli", **self.headers}
@@ -46,15 +46,15 @@ class Client:
         try:
             return urllib.request.urlopen(req, timeout=timeout or self.timeout)
         except urllib.error.HTTPError as e:
-            raise ClientError(error_message(e.code, e.read())) from None
+            raise CommandError(error_message(e.code, e.read())) from None
         except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError) as e:
             raise self._unreachable(e, timeout) from None
 
-    def _unreachable(self, e: Exception, timeout: float | None) -> ClientError:
+    def _unreachable(self, e: Exception, timeout: float | None) -> CommandError:
         reason = getattr(e, "reason", e)
         if isinstance(reason, (socket.timeout, TimeoutError)):
-            return ClientError(f"The service at {self.url} did not answer within {timeout or self.timeout:.0f} s.", 1)
-        return ClientError(f"No Benchwarmers service answers at {self.url} ({reason}).\n"
+            return CommandError(f"The service at {self.url} did not answer within {timeout or self.timeout:.0f} s.", 1)
+        return CommandError(f"No Benchwarmers service answers at {self.url} ({reason}).\n"
                         "Start one with `benchwarmers` (or `python serve.py` in a checkout), "
                         "or point --url / BENCHWARMERS_URL at a running one.", 3)
 
@@ -70,12 +70,12 @@ class Client:
         try:
             return json.loads(raw) if raw else {}
         except ValueError:
-            raise ClientError(f"The service at {self.url} answered with something that is not JSON; "
+            raise CommandError(f"The service at {self.url} answered with something that is not JSON; "
                            "is BENCHWARMERS_URL pointing at Benchwarmers?") from None
 
     def stream(self, path: str, body: dict, *, gateway: bool = False) -> "Stream":
         """POST and read the reply's SSE `data:` payloads as they come, within BENCHWARMERS_TIMEOUT in all.
-        The request is sent (and refused, with its ClientError) before this returns; reading happens as you iterate."""
+        The request is sent (and refused, with its CommandError) before this returns; reading happens as you iterate."""
         deadline = time.monotonic() + self.timeout
         resp = self._open("POST", path, body, gateway, None)
 
@@ -83,29 +83,29 @@ class Client:
             with resp:
                 for raw in lines(resp):
                     if time.monotonic() > deadline:
-                        raise ClientError(f"The panel did not finish within {self.timeout:.0f} s "
-                                          "(BENCHWARMERS_TIMEOUT): raise it for slow models, e.g. "
-                                          "BENCHWARMERS_TIMEOUT=600.", 1)
+                        raise CommandError(f"The panel did not finish within {self.timeout:.0f} s "
+                                           "(BENCHWARMERS_TIMEOUT): raise it for slow models, e.g. "
+                                           "BENCHWARMERS_TIMEOUT=600.", 1)
                     line = raw.decode("utf-8", "replace").strip()
                     if not line.startswith("data:") or line == "data: [DONE]":
                         continue
                     try:
                         data = json.loads(line[5:])
                     except ValueError:
-                        raise ClientError(f"The service at {self.url} streamed something that is not JSON; "
+                        raise CommandError(f"The service at {self.url} streamed something that is not JSON; "
                                        "is BENCHWARMERS_URL pointing at Benchwarmers?") from None
                     if isinstance(data, dict) and data.get("error"):
-                        raise ClientError(error_message(502, json.dumps(data).encode()))
+                        raise CommandError(error_message(502, json.dumps(data).encode()))
                     yield data
         def lines(resp):
             try:
                 yield from resp
             except (socket.timeout, TimeoutError):
-                raise ClientError(f"The panel sent nothing for {self.timeout:.0f} s (BENCHWARMERS_TIMEOUT): raise "
-                                  "it for slow models, e.g. BENCHWARMERS_TIMEOUT=600.", 1) from None
+                raise CommandError(f"The panel sent nothing for {self.timeout:.0f} s (BENCHWARMERS_TIMEOUT): raise "
+                                   "it for slow models, e.g. BENCHWARMERS_TIMEOUT=600.", 1) from None
             except OSError as e:
-                raise ClientError(f"The service at {self.url} stopped answering mid-reply "
-                                  f"({type(e).__name__}).", 1) from None
+                raise CommandError(f"The service at {self.url} stopped answering mid-reply "
+                                   f"({type(e).__name__}).", 1) from None
         return Stream(resp.headers, payloads())
 
     def get(self, path: str, **kw) -> dict:

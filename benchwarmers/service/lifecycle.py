@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Callable
 
 from .. import home as home_mod
+from ..bench import Bench
 from ..scheduler import Clock
+from ..server.guard import is_loopback
+from ..server.handler import Server
 from .app import App
-from .bench import Bench
-from .guard import is_loopback
-from .handler import Server
 
 log = logging.getLogger("benchwarmers")
 MIN_TOKEN = 16

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from ..api import admin, gateway, mcp, status
 from ..dashboard.routes import ROUTES as DASHBOARD
-from . import openapi
-from .messages import Response
-from .openapi import STRING, obj, op
-from .routes import ADMIN, PUBLIC, Route, RouteTable
+from ..server import openapi
+from ..server.messages import Response
+from ..server.openapi import STRING, obj, op
+from ..server.routes import ADMIN, PUBLIC, Route, RouteTable
 
 
 def openapi_json(req, bench):

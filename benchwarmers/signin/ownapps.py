@@ -2,8 +2,9 @@
 keys.json like every key."""
 from __future__ import annotations
 
-from . import connect, keys
-from .errors import BadRequest, NotFound
+from .. import keys
+from ..errors import BadRequest, NotFound
+from . import vendors
 
 FILE = "apps.json"
 MAX_ID = 200
@@ -43,11 +44,11 @@ def check_text(value, what: str, required: bool) -> str | None:
     return value
 
 
-def known(provider_id: str) -> connect.Provider:
-    found = connect.get(provider_id)
+def known(provider_id: str) -> vendors.Vendor:
+    found = vendors.get(provider_id)
     if found is None or not found.own_app:
         raise NotFound(f"{provider_id!r} takes no app of yours.",
-                       "These do: " + ", ".join(connect.own_app_ids()) + ".")
+                       "These do: " + ", ".join(vendors.own_app_ids()) + ".")
     return found
 
 

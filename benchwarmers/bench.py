@@ -7,36 +7,36 @@ import threading
 import time
 from pathlib import Path
 
-from .. import __version__, home as home_mod, keys
-from ..catalog import Catalog
-from ..core.calling import Caller
-from ..core.collections import Collections
-from ..core.panel import Panel
-from ..core.pins import Pins
-from ..core.pointverdicts import PointVerdicts
-from ..core.record import Record
-from ..core.route import Router
-from ..core.seating import Seating
-from ..errors import ConfigError
-from ..mcp.sessions import Sessions
-from ..roster.health import Health
-from ..roster.onboard import Onboarding
-from ..roster.queue import OnboardQueue
-from ..roster.registry import Endpoint, Registry
-from ..roster.quota import Quota
-from ..roster.resting import Resting
-from ..roster.speed import Paces
-from ..scheduler import Clock, Scheduler
-from ..settings import effective
-from ..signin import Flows
-from ..store import Config, Database
-from ..store.calls import Calls
-from ..store.verdicts import Verdicts
-from ..tokens import Renewer
-from ..suite.service import SuiteService
-from .gatewaykeys import GatewayKeys
-from .logins import Logins
-from .throttle import Guesses
+from . import __version__, home as home_mod, keys
+from .catalog import Catalog
+from .core.calling import Dialer
+from .core.collection import Collections
+from .core.panel import Panel
+from .core.pins import Pins
+from .core.pointverdicts import PointVerdicts
+from .core.rankings import Rankings
+from .core.route import Router
+from .core.seating import Seating
+from .errors import ConfigError
+from .mcp.sessions import Sessions
+from .roster.health import Health
+from .roster.limits.quota import Quota
+from .roster.limits.resting import Resting
+from .roster.onboard import Onboarding
+from .roster.onboardqueue import OnboardQueue
+from .roster.registry import Endpoint, Registry
+from .roster.speed import Paces
+from .scheduler import Clock, Scheduler
+from .server.gatewaykeys import GatewayKeys
+from .server.logins import Logins
+from .server.throttle import Guesses
+from .settings import effective
+from .signin.flows import Flows
+from .signin.renewal import Renewer
+from .store import Config, Database
+from .store.calls import Calls
+from .store.verdicts import Verdicts
+from .suite.service import SuiteService
 
 log = logging.getLogger("benchwarmers.server")
 NO_SETTINGS: dict = {}   # one object, so a broken settings.json is not re-read as "changed" on every call
@@ -80,28 +80,28 @@ class Bench:
         # the one way to call a member: seats, merges, route turns, probes (onboarding's too) and speed tests; each
         # is counted against the rate limits before it is sent, and goes into the usage ledger
         self.paces = Paces(self.db)     # each model's measured speed: output caps and seating read it per seat
-        self.caller = Caller(self.registry, self.calls, self.resting, self.settings, self.catalog.facts,
+        self.dialer = Dialer(self.registry, self.calls, self.resting, self.settings, self.catalog.facts,
                              quota=self.quota, price=self.catalog.price, paces=self.paces.of)
         # the core
         self.collections = Collections(self.config, self.registry)
-        self.record = Record(self.db, self.settings)
+        self.rankings = Rankings(self.db, self.settings)
         self.seating = Seating(self.registry, self.calls.last_asked(self._aliases()), self.resting, self.catalog,
-                               self.caller)
-        self.panel = Panel(self.registry, self.collections, self.seating, self.caller, self.record, self.settings,
+                               self.dialer)
+        self.panel = Panel(self.registry, self.collections, self.seating, self.dialer, self.rankings, self.settings,
                            workers=self.settings()["panel_workers"])
         self.points = PointVerdicts(self.panel.referee.store)   # a panel's points, judged once for every seat
-        self.router = Router(self.registry, self.collections, self.seating, self.caller, self.record,
+        self.router = Router(self.registry, self.collections, self.seating, self.dialer, self.rankings,
                              Pins(self.db), self.panel.lanes, self.settings)
         # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)
         self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings, self.panel)
         # onboarding probes through the caller; a full one runs the suite, a quick one owes it
-        self.onboarding = Onboarding(self.registry, self.db, self.caller, self.suite, provider_of=self.provider_at)
+        self.onboarding = Onboarding(self.registry, self.db, self.dialer, self.suite, provider_of=self.provider_at)
         self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
         # the service (or at the first item queued), so a bench opened only to read starts no thread
         # the bench looking after itself: checks and retirements, and the jobs that run them (the service
         # starts the scheduler's thread; a bench without a service never runs a job on its own)
-        self.health = Health(self.registry, self.db, self.resting, self.caller, self.catalog)
-        self.scheduler = Scheduler(self.config, self.health, self.caller, clock=self.clock, suite=self.suite)
+        self.health = Health(self.registry, self.db, self.resting, self.dialer, self.catalog)
+        self.scheduler = Scheduler(self.config, self.health, self.dialer, clock=self.clock, suite=self.suite)
         # the server side
         self.gateway_keys = GatewayKeys(self.db)
         self.guesses = Guesses()                # wrong secrets per address: the throttle on guessing

@@ -1,8 +1,8 @@
 """/bench/collections: list (gateway keys see theirs), save and delete collections."""
 from __future__ import annotations
 
+from ..bench import Bench
 from ..core.overview import overview
-from ..server.bench import Bench
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, GATEWAY, Route
@@ -44,7 +44,7 @@ def get_collection(req: Request, bench: Bench) -> Response:
 def overview_view(bench: Bench, name: str) -> dict:
     """The collection with the calls one ask makes, what its members share, their record and suggestions."""
     col = bench.collections.get(name)
-    return overview(col, bench.registry.models(), bench.record.models(name), bench.record.models(),
+    return overview(col, bench.registry.models(), bench.rankings.models(name), bench.rankings.models(),
                     bench.registry.transport.limits.snapshot(), bench.catalog)
 
 

@@ -7,11 +7,11 @@ import time
 from array import array
 from dataclasses import dataclass
 
-from ..store import Config, Database
-from ..store.ids import new_id
-from ..store.ledger import Ledger, month_end, month_of
-from . import limitset
-from .limitset import CONNECTION, LIMITS, MODEL
+from ...store import Config, Database
+from ...store.ids import new_id
+from ...store.ledger import Ledger, month_end, month_of
+from . import userset
+from .userset import CONNECTION, LIMITS, MODEL
 
 MINUTE, DAY = 60.0, 86400.0
 SHARED_KEEP = 2 * DAY      # seconds the admits table keeps a counted call for the other processes to read
@@ -186,13 +186,13 @@ class Quota:
         raw = self._raw()
         seen, limits = self._limits
         if raw is not seen:
-            limits = limitset.read(self.config)
+            limits = userset.read(self.config)
             self._limits = (raw, limits)
         return limits
 
     def _raw(self):
         try:
-            return self.config.view(limitset.FILE)
+            return self.config.view(userset.FILE)
         except Exception:   # a broken file sets no limit (read() says so too); bench status names its line
             return None
 

@@ -19,7 +19,7 @@ DROP_BEFORE = 20      # judged answers needed before the span, to compare with
 WRONG_MIN_FALSE = 3   # fewer false claims than this is too little evidence to flag anyone
 
 
-class Record:
+class Rankings:
     """Read from the kept standings each time (a few rows a collection), so a verdict counts from the next request and
     no read waits for a recomputation. A drop is worked out from a standing's latest judged answers and kept in memory
     until a verdict changes them (their version). `settings` is read on every call, so a new confidently_wrong_ratio

@@ -83,7 +83,7 @@ def load():
     return llm
 
 
-class LlmClient:
+class LlmCalls:
     """Calls one member through llm: `llm.get_model(served name)` (llm's aliases count), its plugin, its keys."""
 
     def __init__(self, endpoint: str = ""):

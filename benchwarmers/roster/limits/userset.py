@@ -7,10 +7,10 @@ A bad hand edit of one number is passed over (that limit is not set); a broken f
 names its line."""
 from __future__ import annotations
 
-from ..errors import BadRequest, ConfigError, NotFound
-from ..numbers import whole
-from ..store import Config
-from .registry import close_names, known_list
+from ...errors import BadRequest, ConfigError, NotFound
+from ...numberchecks import whole
+from ...store import Config
+from ..registry import close_names, known_list
 
 FILE = "limits.json"
 CONNECTION, MODEL = "connection", "model"
