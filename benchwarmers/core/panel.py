@@ -11,7 +11,7 @@ from functools import partial
 from typing import Callable, Iterator
 
 from ..canonical import (CANCELLED, EXPLORE, FAILED, LENGTH, MERGED, OK, RUNNING, SKIPPED, STOP, TIMEOUT, Answer, Ask,
-                         Collector, ErrorEvent, Finish, KeepAlive, Seat, TextDelta, Usage, estimate_usage)
+                         ErrorEvent, Finish, KeepAlive, Seat, TextDelta, Usage)
 from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, QuotaRefused,
                       RateLimited, ToolsNeedRouteMode, UpstreamFailed)
 from ..providers.dispatch import Call
@@ -21,7 +21,7 @@ from ..roster.registry import Registry
 from ..store.db import Written
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
-from . import merge
+from . import merge, merging
 from .calling import Dialer
 from .collection import Collections
 from .lanes import Lanes
@@ -311,7 +311,7 @@ class Panel:
                 on_seat(seat)
         self._check_any(run)
         if run.ask.target.mode == MERGED:
-            text = "".join(ev.text for ev in self._merge(run, self._merge_model(run)) if isinstance(ev, TextDelta))
+            text = "".join(ev.text for ev in merging.stream(self.caller, run, self._merge_model(run)) if isinstance(ev, TextDelta))
         else:
             text = "".join(seat_block(s) for s in run.seats).rstrip() + "\n"
         block = self.referee.block(run)   # the points where the seats disagree, after them
@@ -336,7 +336,7 @@ class Panel:
         if merged:
             model = self._merge_model(run)
             lane = self.lanes.executor(model.endpoint if model else "")
-            yield from pump(self._merge(run, model), lane, keepalive)
+            yield from pump(merging.stream(self.caller, run, model), lane, keepalive)
         yield from pump(self.referee.events(run), self.lanes.executor(""), keepalive)   # streamed last
         self.settle(run)   # the final event (the call ids) only once the records are committed
         yield Finish(STOP, self._usage(run), run.bench())
@@ -344,7 +344,7 @@ class Panel:
     def merge_events(self, run: PanelRun) -> Iterator:
         """After finished() gave every seat: the merge model's answer as events (every seat's block if it fails)."""
         self._check_any(run)
-        yield from self._merge(run, self._merge_model(run))
+        yield from merging.stream(self.caller, run, self._merge_model(run))
 
     def settle(self, run: PanelRun) -> None:
         """Wait until the panel's call records are committed: every way of answering a panel (a format's reply, the
@@ -366,40 +366,3 @@ class Panel:
 
     def _merge_model(self, run: PanelRun):
         return merge.choose(run.collection, self.settings()["merge_model"], self.registry, self.record, run.reply())
-
-    def _merge(self, run: PanelRun, model) -> Iterator:
-        """Stream the merge model's answer; on failure fall back to every seat's block, saying why."""
-        reply = run.reply()
-        call_id = record_id()
-        info = run.merge_info = {"model": model.alias if model else None, "call": call_id, "status": OK}
-        started = time.monotonic()
-        collector, error, sent = Collector(), None, True
-        if model is None:
-            error = "no model could write the merge"
-        else:
-            ask = merge.merge_ask(run.ask, reply)
-            try:
-                for ev in self.caller.stream(model, ask, kind="merge"):
-                    collector.add(ev)
-                    if isinstance(ev, TextDelta):
-                        yield ev
-            except QuotaRefused as e:
-                error, sent = e.message, False
-            except BenchError as e:
-                error = str(e)
-                self.caller.failed(model, e)
-        written = collector.result()
-        if model is not None:
-            estimate_usage(written, ask)
-        usage = written.usage
-        if error:
-            info["status"], info["error"] = FAILED, error
-            note = f"_The merge failed ({error}); here is every seat's answer instead._\n\n"
-            yield TextDelta(("\n\n" if written.text else "") + note + "".join(seat_block(s) for s in run.seats))
-        info["usage"] = usage.to_dict()
-        run.merge_usage = usage
-        if model is not None:
-            merged = Seat(0, "merge", model.alias, call=call_id, status=info["status"] if sent else SKIPPED,
-                          error=error, seconds=time.monotonic() - started)
-            run.records.append(self.caller.record(seat_ended(run, model, merged, written, counted=ask.prompt_tokens(),
-                                                             mode=MERGED)))

@@ -6,7 +6,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from . import standings
+from . import standings, windows
 
 if TYPE_CHECKING:   # db.py reads this module's SCHEMA through its migrations
     from .db import Database, Written
@@ -188,7 +188,7 @@ def _change(call, real, sign: int) -> list:
 def rebuild(conn) -> None:
     """The point claims' share of the standings made again, after the standings were made from the calls and
     verdicts (`bench store rebuild`): their counts, and the judged windows from answers and claims together."""
-    if not standings.has_point_claims(conn):
+    if not windows.has_point_claims(conn):
         return
     if not conn.execute("SELECT 1 FROM point_claims LIMIT 1").fetchone():
         return
