@@ -4,7 +4,8 @@
     python benchmarks/points.py --quick         # smoke run: 3 runs of each, seconds
     python benchmarks/points.py --scenario degrade --conversations 3000 --runs 10
     python benchmarks/points.py --held-out      # other scenarios, not used to choose choose.CLAIM_WEIGHT
-    python benchmarks/points.py --claim-weight 0.5 --drop-on all     # the same code at another weight
+    python benchmarks/points.py --claim-weight 1                     # the same code at another weight
+    python benchmarks/points.py --drop-on answers                    # the drop check as it was before point claims
     python benchmarks/points.py --cost          # the referee's calls, tokens and added latency in a running service
 
 Members have a hidden accuracy: the chance that a claim they make holds, and that an answer of theirs is useful.
@@ -57,7 +58,8 @@ EXTRA = [   # held out as well: a five-seat panel of evenly spread members
 
 @dataclass
 class Options:
-    drop_on: str = "answers"         # what record.drop is given: judged answers only (the record today), or "all"
+    drop_on: str = "all"             # what record.drop is given: every judged answer and claim (the record's way), or
+                                     # "answers": judged answers only (the record before point claims)
     purpose: str = ""                # the collection's purpose ("review": lone claims are shown, and judged, too)
     cant_tell: float = 0.0           # the share of point verdicts that are "can't tell" (an action, no evidence)
 
@@ -273,8 +275,9 @@ def main(argv: list[str] | None = None) -> int:
                         "and a five-member one, instead")
     parser.add_argument("--claim-weight", type=float, help=f"try choose.CLAIM_WEIGHT at this value (now "
                         f"{choose.CLAIM_WEIGHT})")
-    parser.add_argument("--drop-on", choices=("answers", "all"), default="answers", help="what the drop check "
-                        "reads: judged answers only (the record today; default) or every judged answer and claim")
+    parser.add_argument("--drop-on", choices=("answers", "all"), default="all", help="what the drop check "
+                        "reads: every judged answer and claim (as the record does; default) or judged answers only "
+                        "(as it did before point claims)")
     parser.add_argument("--purpose", default="", help="the collection's purpose: review shows lone claims too")
     parser.add_argument("--recorded", action="store_true", help="also: each member's claim accuracy as the record "
                         "shows it after the points arm, beside the truth")

@@ -72,6 +72,17 @@ def test_three_models_onboard_one_at_a_time_in_order(api, fake, home):
     assert [m["alias"] for m in api("GET", "/bench/models")[2]["models"]] == ["m-one", "m-three", "m-two"]
 
 
+def test_a_probe_answered_with_something_else_passes_and_says_so(api, fake):
+    fake.script("m-one", Reply(text="Ready."))
+    fake.script("m-two", Reply(text="The quick brown fox jumps over"))      # reaches it, but not what was asked
+    items = finished(api, [i["id"] for i in api("POST", "/bench/onboard", {"models": ["m-one", "m-two"],
+                                                                           "mode": "quick"})[2]["items"]])
+    assert [i["state"] for i in items] == ["done", "done"]
+    logs = ["\n".join(api("GET", f"/bench/onboard/{i['id']}")[2]["log_lines"]) for i in items]
+    assert "not the word 'ready'" not in logs[0]
+    assert "not the word 'ready' it was asked for" in logs[1] and "may not follow instructions" in logs[1]
+
+
 def test_modes_say_what_happens_to_the_suite(api, fake, home):
     write(home, "settings.json", {"suite_gap_seconds": 0.1})
     _, _, d = api("POST", "/bench/onboard", {"models": ["m-one"]})

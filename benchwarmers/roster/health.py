@@ -15,7 +15,9 @@ from .registry import ACTIVE, RETIRED, Endpoint, Model, Registry
 
 log = logging.getLogger("benchwarmers.health")
 
-PROBE_PROMPT = "Reply with exactly one word: ready"
+PROBE_WORD = "ready"
+PROBE_PROMPT = f"Reply with exactly one word: {PROBE_WORD}"
+THINKING = "(thinking, cut at the probe's few tokens)"   # the answer of a model that spent them thinking
 PROBE_MAX_TOKENS = 16         # one word needs a few: a slow local model asked for more wrote 700 tokens of it
 PROBE_TIMEOUTS = Timeouts(connect=10, first_byte=90, idle=60)
 OK, FAILED, TIMEOUT = "ok", "failed", "timeout"
@@ -41,6 +43,12 @@ class Probe:
     upstream_status: int | None = None      # the HTTP status the endpoint answered with, when it answered
     reset_at: float | None = None           # a rate limit's reset (not stored: it rests what the limit names)
     scope: str | None = None                # whose limit it was: "key" (the connection) or the model's (not stored)
+
+    @property
+    def followed(self) -> bool:
+        """Whether its answer holds the word it was asked for: one that answers something else (a slow local model
+        answered nonsense) reaches its endpoint, but may not follow an instruction."""
+        return self.answer == THINKING or PROBE_WORD in (self.answer or "").lower()
 
     @classmethod
     def from_row(cls, row) -> "Probe":
@@ -119,7 +127,7 @@ def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, *
         probe.output_tokens = answer.usage.output_tokens
         if probe.answer or answer.reasoning:   # a model that thinks first spends its few tokens thinking: it answers
             probe.status = OK
-            probe.answer = probe.answer or "(thinking, cut at the probe's few tokens)"
+            probe.answer = probe.answer or THINKING
         else:
             probe.error, probe.error_kind = "answered with no text", FaultKind.BAD_RESPONSE
     probe.seconds = time.monotonic() - started

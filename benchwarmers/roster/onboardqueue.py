@@ -364,6 +364,9 @@ class OnboardQueue:
         model, probe = steps.probe(found, entry, alias, mode == "adhoc")
         self.log_line(item_id, f"probe answered {probe.answer!r} in {probe.seconds:.1f} s "
                                f"({probe.input_tokens}+{probe.output_tokens} tokens)")
+        if not probe.followed:
+            self.log_line(item_id, f"its answer is not the word {health.PROBE_WORD!r} it was asked for: the model "
+                                   "answers, but may not follow instructions (its suite run will tell)")
         with self._lock:
             if self._cancelled:
                 raise Stopping()
