@@ -15,7 +15,7 @@ from pathlib import Path
 import benchwarmers
 
 PACKAGE = Path(benchwarmers.__file__).parent
-HANDLER_DIRS = ("api",)
+HANDLER_DIRS = ("api", "dashboard")
 # modules still given the whole Bench, and why (their Protocol-typed functions are checked all the same)
 WHOLE_BENCH = {
     "api/gateway.py": "changed by another branch at the same time: its parts are declared after that lands",
@@ -26,6 +26,8 @@ WHOLE_BENCH = {
     "dashboard/contract.py": "the contract every page meets: a page's data is given the Bench (any page's Protocol)",
 }
 NOTHING = object   # the annotation of a handler that uses no part of the bench
+# functions that hand `bench` on through a table, not by name: (module, function) -> every callable it may reach
+THROUGH_TABLE = {("benchwarmers.dashboard.pages.settings", "data"): lambda ns: [s.read for s in ns["SECTIONS"]]}
 
 
 def handler_modules() -> dict[str, Path]:
@@ -133,14 +135,17 @@ def uses(fn: ast.FunctionDef, namespace: dict) -> tuple[set[str], list[str]]:
                 c for c in ast.walk(fn) if isinstance(c, ast.Call) and parent in c.keywords)
             where = ast.unparse(call.func)
             try:
-                hint = receiving(eval(where, dict(namespace)), call, name)
+                table = THROUGH_TABLE.get((namespace.get("__name__"), fn.name))
+                hints = [receiving(c, call, name) for c in (table(namespace) if table else
+                                                              [eval(where, dict(namespace))])]
             except Exception as e:   # a callee the test cannot read is not taken on trust
                 problems.append(f"{fn.name} hands `bench` to {where}, not read here ({type(e).__name__}: {e})")
                 continue
-            if hint is NOTHING or is_protocol(hint):
-                used |= declared(hint)
-            else:
-                problems.append(f"{fn.name} hands `bench` to {where}, which takes {hint!r}, not a Protocol")
+            for hint in hints:
+                if hint is NOTHING or is_protocol(hint):
+                    used |= declared(hint)
+                else:
+                    problems.append(f"{fn.name} hands `bench` to {where}, which takes {hint!r}, not a Protocol")
         else:
             problems.append(f"{fn.name} uses `bench` as {ast.unparse(parent)!r}: only bench.<part> or a call")
     return used, problems

@@ -36,8 +36,14 @@ class RegisterParts(EndpointViewParts, ProviderLookup, Protocol):
     """Adding an endpoint (a hub's sources checked first), as the API and a finished sign-in do."""
 
 
-class EndpointsParts(RegisterParts, Protocol):
+class CandidatesParts(Protocol):
+    """What the endpoints serve, beside the catalog's facts."""
     catalog: Catalog
+    registry: Registry
+
+
+class EndpointsParts(RegisterParts, CandidatesParts, Protocol):
+    """Endpoints: added, listed, tested, removed; what they serve."""
 
 
 TRUE = ("1", "true", "yes", "on")
@@ -313,7 +319,7 @@ def forget_admin_key(name: str) -> None:
         pass
 
 
-def candidates_view(bench: EndpointsParts, only_new: bool = False) -> dict:
+def candidates_view(bench: CandidatesParts, only_new: bool = False) -> dict:
     """What each endpoint serves, marked with the alias when it is already on the bench."""
     reg = bench.registry
     on_bench = {(m.endpoint, m.served): m.alias for m in reg.models().values()}

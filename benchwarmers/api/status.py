@@ -1,8 +1,8 @@
 """What is running and where: /healthz for anyone, /bench/status for the CLI and the dashboard."""
 from __future__ import annotations
 
-from pathlib import Path
 import time
+from pathlib import Path
 from typing import Protocol
 
 from ..catalog import Catalog

@@ -2,8 +2,8 @@
 seeding from the user's repos and mining drafts from verdicts."""
 from __future__ import annotations
 
-from pathlib import Path
 import shutil
+from pathlib import Path
 from typing import Protocol
 
 from ..catalog import Catalog
