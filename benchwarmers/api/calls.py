@@ -4,16 +4,32 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Protocol
 
-from ..bench import Bench
+from ..core.rankings import Rankings
 from ..errors import BadRequest, NotFound
 from ..names import CLAIM_MOST, CLAIMS_MOST, NOTE_MOST, check_text
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import GATEWAY, Route
+from ..store import Database
+from ..store.calls import Calls
 from ..store.pending import pending
+from ..store.verdicts import Verdicts
 from .gateway import check_session
 from .onboard import whole_number
+
+
+class VerdictParts(Protocol):
+    """The user's verdicts, read beside a page of calls (the model page's too)."""
+    verdicts: Verdicts
+
+
+class CallsParts(VerdictParts, Protocol):
+    calls: Calls
+    db: Database
+    rankings: Rankings
+
 
 CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_CALLS = 200
@@ -32,7 +48,7 @@ def _visible(req: Request, rec) -> bool:
     return key.allows(rec.collection) if rec.collection else "*" in key.collections
 
 
-def get_call(req: Request, bench: Bench) -> Response:
+def get_call(req: Request, bench: CallsParts) -> Response:
     rec = bench.calls.get(req.params["id"])
     if rec is None or not _visible(req, rec):
         raise NotFound(f"No call {req.params['id']!r}.", "Call ids come in each seat's `call` field.")
@@ -41,7 +57,7 @@ def get_call(req: Request, bench: Bench) -> Response:
     return Response.json(d)
 
 
-def list_calls(req: Request, bench: Bench) -> Response:
+def list_calls(req: Request, bench: CallsParts) -> Response:
     try:
         limit = int(req.query.get("limit", 50))
     except ValueError:
@@ -54,7 +70,7 @@ def list_calls(req: Request, bench: Bench) -> Response:
     return Response.streaming(json_list("calls", with_verdicts(bench, pages)), "application/json")
 
 
-def with_verdicts(bench: Bench, pages):
+def with_verdicts(bench: VerdictParts, pages):
     """Each page of calls as dicts, each with its current verdict (read a page at a time too)."""
     for page in pages:
         current = bench.verdicts.current([c.id for c in page])
@@ -84,7 +100,7 @@ def _string_list(body: dict, name: str) -> list:
     return [check_text(v, f"claim in `{name}`", CLAIM_MOST) for v in value]
 
 
-def post_verdict(req: Request, bench: Bench) -> Response:
+def post_verdict(req: Request, bench: CallsParts) -> Response:
     body = req.json()
     known = {"call", "useful", "note", "real", "false", "from_points"}
     extra = sorted(set(body) - known)
@@ -110,7 +126,7 @@ def post_verdict(req: Request, bench: Bench) -> Response:
     return Response.json(verdict)
 
 
-def get_pending(req: Request, bench: Bench) -> Response:
+def get_pending(req: Request, bench: CallsParts) -> Response:
     """The answers the caller asked that have no verdict yet: a key's own (within its collections), those of the
     session named in `?session=`, or every one; `?calls=` keeps only those calls."""
     limit = whole_number(req.query.get("limit", 50), "limit", 1, 200)
@@ -128,7 +144,7 @@ def get_pending(req: Request, bench: Bench) -> Response:
     return Response.json({**found, "limit": limit, "asked_by": scope})
 
 
-def get_record(req: Request, bench: Bench) -> Response:
+def get_record(req: Request, bench: CallsParts) -> Response:
     collection = req.query.get("collection")
     if collection:
         if req.caller:

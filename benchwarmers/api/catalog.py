@@ -2,24 +2,38 @@
 own app (with the user's switch), and a model's own facts, roles and price hold."""
 from __future__ import annotations
 
+from typing import Protocol
+
 from .. import hubs
-from ..bench import Bench
-from ..catalog import overrides
+from ..catalog import Catalog, overrides
 from ..catalog.discover import discover
 from ..catalog.vendors import APP_ONLY
 from ..errors import BadRequest, BenchError, NotFound
+from ..roster.registry import Registry
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+from ..store import Config
 from .endpoints import TRUE
-from .models import view
+from .models import ModelViewParts, view
+from .parts import ProviderLookup
 
 
-def status(req: Request, bench: Bench) -> Response:
+class DiscoverParts(ProviderLookup, Protocol):
+    """Discover's list: the catalog's models, and the hubs among the endpoints."""
+    catalog: Catalog
+    registry: Registry
+
+
+class CatalogParts(DiscoverParts, ModelViewParts, Protocol):
+    config: Config
+
+
+def status(req: Request, bench: CatalogParts) -> Response:
     return Response.json(bench.catalog.status())
 
 
-def refresh(req: Request, bench: Bench) -> Response:
+def refresh(req: Request, bench: CatalogParts) -> Response:
     return Response.json(bench.catalog.refresh())
 
 
@@ -32,7 +46,7 @@ def _number(q: dict, name: str, default: int, low: int, high: int) -> int:
     return int(raw)
 
 
-def read_hubs(bench: Bench) -> list[dict]:
+def read_hubs(bench: DiscoverParts) -> list[dict]:
     """Read the sources of each hub endpoint not read since the service started (a hub that does not answer is
     asked again next time, and named in `hub_errors`)."""
     errors = []
@@ -47,7 +61,7 @@ def read_hubs(bench: Bench) -> list[dict]:
     return errors
 
 
-def discover_view(bench: Bench, q: dict) -> dict:
+def discover_view(bench: DiscoverParts, q: dict) -> dict:
     """The models worth adding, filtered by the query (free, tools, vision, reachable, min_context, find, limit)."""
     flag = lambda name: str(q.get(name) or "").lower() in TRUE   # noqa: E731
     hub_errors = read_hubs(bench)
@@ -57,15 +71,15 @@ def discover_view(bench: Bench, q: dict) -> dict:
     return {**found, "hub_errors": hub_errors}
 
 
-def discover_models(req: Request, bench: Bench) -> Response:
+def discover_models(req: Request, bench: CatalogParts) -> Response:
     return Response.json(discover_view(bench, req.query))
 
 
-def app_only(req: Request, bench: Bench) -> Response:
+def app_only(req: Request, bench: CatalogParts) -> Response:
     return Response.json({"providers": bench.catalog.app_only()})
 
 
-def set_app_only(req: Request, bench: Bench) -> Response:
+def set_app_only(req: Request, bench: CatalogParts) -> Response:
     """{"use_free": true}: Discover lists the provider's free models and explore seats may go to them."""
     provider = req.params["provider"]
     if provider not in APP_ONLY:
@@ -78,13 +92,13 @@ def set_app_only(req: Request, bench: Bench) -> Response:
     return Response.json(next(a for a in bench.catalog.app_only() if a["provider"] == provider))
 
 
-def set_facts(req: Request, bench: Bench) -> Response:
+def set_facts(req: Request, bench: CatalogParts) -> Response:
     model = bench.registry.model(req.params["alias"])
     overrides.save_facts(bench.config, model.alias, req.json())
     return Response.json({"model": view(bench, model)})
 
 
-def set_roles(req: Request, bench: Bench) -> Response:
+def set_roles(req: Request, bench: CatalogParts) -> Response:
     model = bench.registry.model(req.params["alias"])
     body = req.json()
     if "roles" not in body:
@@ -93,7 +107,7 @@ def set_roles(req: Request, bench: Bench) -> Response:
     return Response.json({"model": view(bench, model)})
 
 
-def confirm(req: Request, bench: Bench) -> Response:
+def confirm(req: Request, bench: CatalogParts) -> Response:
     model = bench.registry.model(req.params["alias"])
     lifted = bench.catalog.confirm(model.alias)
     return Response.json({"confirmed": model.alias, "was": lifted, "model": view(bench, model)})

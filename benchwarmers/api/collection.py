@@ -1,11 +1,28 @@
 """/bench/collections: list (gateway keys see theirs), save and delete collections."""
 from __future__ import annotations
 
-from ..bench import Bench
+from typing import Protocol
+
+from ..catalog import Catalog
+from ..core.collection import Collections
 from ..core.overview import overview
+from ..core.rankings import Rankings
+from ..roster.registry import Registry
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, GATEWAY, Route
+
+
+class CollectionListParts(Protocol):
+    """The collections, and the roster they seat models from."""
+    collections: Collections
+    registry: Registry
+
+
+class CollectionParts(CollectionListParts, Protocol):
+    catalog: Catalog
+    rankings: Rankings
+
 
 NAMES = {"type": ["array", "string"], "items": STRING}
 COLLECTION = obj(("name", "members", "explore"), name=STRING, description=STRING, members={"type": "array"},
@@ -23,44 +40,44 @@ def view(col, models: dict) -> dict:
             "gone": [m for m in col.members if m not in models]}
 
 
-def collections_view(bench: Bench, key=None) -> dict:
+def collections_view(bench: CollectionListParts, key=None) -> dict:
     """The collections, by name; a gateway key (`key`) sees those it reaches."""
     models = bench.registry.models()
     return {"collections": [view(c, models) for name, c in sorted(bench.collections.all().items())
                             if key is None or key.allows(name)]}
 
 
-def list_collections(req: Request, bench: Bench) -> Response:
+def list_collections(req: Request, bench: CollectionParts) -> Response:
     return Response.json(collections_view(bench, req.caller))
 
 
-def get_collection(req: Request, bench: Bench) -> Response:
+def get_collection(req: Request, bench: CollectionParts) -> Response:
     name = req.params["name"]
     if req.caller:
         req.caller.check_collection(name)
     return Response.json(view(bench.collections.get(name), bench.registry.models()))
 
 
-def overview_view(bench: Bench, name: str) -> dict:
+def overview_view(bench: CollectionParts, name: str) -> dict:
     """The collection with the calls one ask makes, what its members share, their record and suggestions."""
     col = bench.collections.get(name)
     return overview(col, bench.registry.models(), bench.rankings.models(name), bench.rankings.models(),
                     bench.registry.transport.limits.snapshot(), bench.catalog)
 
 
-def collection_overview(req: Request, bench: Bench) -> Response:
+def collection_overview(req: Request, bench: CollectionParts) -> Response:
     name = req.params["name"]
     if req.caller:
         req.caller.check_collection(name)
     return Response.json(overview_view(bench, name))
 
 
-def save_collection(req: Request, bench: Bench) -> Response:
+def save_collection(req: Request, bench: CollectionParts) -> Response:
     col = bench.collections.save(req.params["name"], req.json())
     return Response.json(col.public())
 
 
-def delete_collection(req: Request, bench: Bench) -> Response:
+def delete_collection(req: Request, bench: CollectionParts) -> Response:
     bench.collections.delete(req.params["name"])
     return Response.json({"deleted": req.params["name"]})
 

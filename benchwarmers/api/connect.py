@@ -4,8 +4,8 @@ sign-in routes (dashboard/signin.py) share: the provider, the endpoint name, add
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
-from ..bench import Bench
 from ..errors import BadRequest, BenchError, Conflict, NotFound, key_env
 from ..redaction import redact
 from ..roster.registry import Endpoint, check_endpoint_name
@@ -14,14 +14,27 @@ from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..signin import ownapps, renewal, vendors
 from ..signin.appflow import Grant
+from ..signin.flows import Flows
 from ..signin.vendors import LOCAL, PASTE, Vendor
+from ..store import Config
 from ..words import plural
-from .endpoints import register
+from .endpoints import RegisterParts, register
+
+
+class ProvidersParts(Protocol):
+    """The providers to sign in to (a user's own app is in config), and the sign-ins under way."""
+    config: Config
+    signins: Flows
+
+
+class ConnectParts(ProvidersParts, RegisterParts, Protocol):
+    """A sign-in's end: the provider, the endpoint's name, the endpoint added."""
+
 
 log = logging.getLogger("benchwarmers.signin.flows")
 
 
-def providers_view(bench: Bench, result: str | None = None) -> dict:
+def providers_view(bench: ProvidersParts, result: str | None = None) -> dict:
     """Every provider entry; with a sign-in's `result` id also how that sign-in went (null once forgotten)."""
     d: dict = {"providers": vendors.entries(ownapps.client_ids(bench.config))}
     if result is not None:
@@ -29,11 +42,11 @@ def providers_view(bench: Bench, result: str | None = None) -> dict:
     return d
 
 
-def list_providers(req: Request, bench: Bench) -> Response:
+def list_providers(req: Request, bench: ConnectParts) -> Response:
     return Response.json(providers_view(bench, req.query.get("result")))
 
 
-def put_app(req: Request, bench: Bench) -> Response:
+def put_app(req: Request, bench: ConnectParts) -> Response:
     """Keep the client id (and, for renewing, the client secret) of the user's app for a provider; a null or
     empty client_id forgets it. The provider's entry then signs in with it."""
     body = req.json()
@@ -45,7 +58,7 @@ def put_app(req: Request, bench: Bench) -> Response:
     return Response.json({"app": app, "provider": known(req.params["provider"], bench).entry()})
 
 
-def known(provider_id: str, bench: Bench | None = None) -> Vendor:
+def known(provider_id: str, bench: ProvidersParts | None = None) -> Vendor:
     provider = vendors.get(provider_id, ownapps.client_ids(bench.config) if bench else None)
     if provider is None:
         raise NotFound(f"No provider {provider_id!r}.",
@@ -70,7 +83,7 @@ def can_sign_in(provider: Vendor) -> None:
                          f"{provider.id} --base {provider.base_url} --api {provider.api} --no-key).")
 
 
-def endpoint_name(bench: Bench, provider: Vendor, given: str | None) -> tuple[str, bool]:
+def endpoint_name(bench: ConnectParts, provider: Vendor, given: str | None) -> tuple[str, bool]:
     """(the endpoint name, whether an endpoint of that name for this same provider gets its key replaced);
     a name taken by an endpoint elsewhere is a conflict."""
     name = check_endpoint_name((given or "").strip() or provider.id)
@@ -83,7 +96,8 @@ def endpoint_name(bench: Bench, provider: Vendor, given: str | None) -> tuple[st
                    "Give this sign-in another endpoint name, or remove that endpoint first.")
 
 
-def finish(bench: Bench, provider: Vendor, name: str, key: str, replace: bool, grant: Grant | None = None) -> str:
+def finish(bench: ConnectParts, provider: Vendor, name: str, key: str, replace: bool,
+           grant: Grant | None = None) -> str:
     """Add the endpoint with the key a sign-in got (checked by listing its models, the key to keys.json; a
     grant's refresh token beside it and its expiry in signins.json); the id of the result kept for the page the
     browser lands on."""
@@ -109,7 +123,7 @@ def failure(provider: Vendor, message: str) -> dict:
     return {"ok": False, "provider": provider.id, "endpoint": None, "message": redact(message)}
 
 
-def record(bench: Bench, result: dict) -> str:
+def record(bench: ProvidersParts, result: dict) -> str:
     log.info("sign-in to %s %s", result["provider"], "succeeded" if result["ok"] else "failed")
     return bench.signins.finish(result)
 

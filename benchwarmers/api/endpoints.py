@@ -4,20 +4,47 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from .. import hubs, keys
 from ..baseurls import resolves_link_local
-from ..bench import Bench
+from ..catalog import Catalog
 from ..errors import BadRequest, BenchError, ConfigError, Conflict, UpstreamFailed, key_env
 from ..providers import Timeouts, make_provider
 from ..redaction import key_problem, remember
 from ..roster import health, healthrecord, onboard
-from ..roster.registry import Endpoint, new_endpoint, refuse_link_local
+from ..roster.limits.resting import Resting
+from ..roster.registry import Endpoint, Registry, new_endpoint, refuse_link_local
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..signin import renewal
+from ..store import Config, Database
+from .parts import ProviderLookup
+
+
+class EndpointViewParts(Protocol):
+    """An endpoint as the API shows it: its config, its health record, what rests on its limits."""
+    config: Config
+    db: Database
+    registry: Registry
+    resting: Resting
+
+
+class RegisterParts(EndpointViewParts, ProviderLookup, Protocol):
+    """Adding an endpoint (a hub's sources checked first), as the API and a finished sign-in do."""
+
+
+class CandidatesParts(Protocol):
+    """What the endpoints serve, beside the catalog's facts."""
+    catalog: Catalog
+    registry: Registry
+
+
+class EndpointsParts(RegisterParts, CandidatesParts, Protocol):
+    """Endpoints: added, listed, tested, removed; what they serve."""
+
 
 TRUE = ("1", "true", "yes", "on")
 
@@ -29,7 +56,7 @@ def key_source(endpoint: Endpoint) -> str:
     return endpoint.key()[1] or "missing"
 
 
-def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -> dict:
+def endpoint_view(bench: EndpointViewParts, endpoint: Endpoint, flags: dict | None = None) -> dict:
     """An endpoint with its health: `state` says ok, key refused, or resting until T (`flags`: read once)."""
     reg = bench.registry
     on_bench = [m for m in reg.models().values() if m.endpoint == endpoint.name]
@@ -43,13 +70,13 @@ def endpoint_view(bench: Bench, endpoint: Endpoint, flags: dict | None = None) -
             **healthrecord.endpoint_state(bench.db, bench.resting, endpoint.name, flags)}
 
 
-def endpoints_view(bench: Bench) -> dict:
+def endpoints_view(bench: EndpointViewParts) -> dict:
     """Every endpoint, by name, with where its key comes from (never the key) and its health flags."""
     reg, flags = bench.registry, healthrecord.flags(bench.db)
     return {"endpoints": [endpoint_view(bench, e, flags) for _, e in sorted(reg.endpoints().items())]}
 
 
-def list_endpoints(req: Request, bench: Bench) -> Response:
+def list_endpoints(req: Request, bench: EndpointsParts) -> Response:
     return Response.json(endpoints_view(bench))
 
 
@@ -128,7 +155,7 @@ def keep_stored_key(old: Endpoint | None, new: Endpoint, key: str | None, new_ke
                          "prompts for it), or confirm that this URL may have it with keep_key: true (--keep-key).")
 
 
-def add_endpoint(req: Request, bench: Bench) -> Response:
+def add_endpoint(req: Request, bench: EndpointsParts) -> Response:
     body = req.json()
     endpoint = endpoint_from(body)
     reg = bench.registry
@@ -141,7 +168,7 @@ def add_endpoint(req: Request, bench: Bench) -> Response:
     return Response.json({"endpoint": register(bench, endpoint, key, new_key, keep_flag(body), admin)}, 201)
 
 
-def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, keep_key: bool = False,
+def register(bench: RegisterParts, endpoint: Endpoint, key: str | None, new_key: bool, keep_key: bool = False,
              admin: tuple = (None, False)) -> dict:
     """Check the endpoint by listing its models with `key` (a hub's admin key by reading its sources), save it, and
     store a new key in keys.json; its view (never the key). Provider sign-in (api/connect.py) adds endpoints
@@ -183,7 +210,7 @@ def register(bench: Bench, endpoint: Endpoint, key: str | None, new_key: bool, k
     return view
 
 
-def check_hub(bench: Bench, endpoint: Endpoint, admin_key: str | None, doing: str = "was not added") -> list:
+def check_hub(bench: ProviderLookup, endpoint: Endpoint, admin_key: str | None, doing: str = "was not added") -> list:
     """A hub's sources read with its admin key, before anything is saved: the key works and the kind is right."""
     try:
         return hubs.sources(hubs.adapter(endpoint, admin_key), bench.provider_at)
@@ -192,7 +219,7 @@ def check_hub(bench: Bench, endpoint: Endpoint, admin_key: str | None, doing: st
                              upstream_status=e.upstream_status) from None
 
 
-def hub_sources(req: Request, bench: Bench) -> Response:
+def hub_sources(req: Request, bench: EndpointsParts) -> Response:
     """A hub endpoint's sources, read from its admin API now: the upstreams a new model can come from."""
     endpoint = bench.registry.endpoint(req.params["name"])
     if not endpoint.hub:
@@ -213,7 +240,7 @@ def check_endpoint(endpoint: Endpoint, key: str | None, doing: str = "was not ad
         raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} {doing}: listing its models failed") from None
 
 
-def test_endpoint(req: Request, bench: Bench) -> Response:
+def test_endpoint(req: Request, bench: EndpointsParts) -> Response:
     """List an endpoint's models with its key now; the count and time are kept beside it."""
     reg = bench.registry
     endpoint = reg.endpoint(req.params["name"])
@@ -247,7 +274,7 @@ def same_server(a: str, b: str) -> bool:
     return where(a) == where(b)
 
 
-def local_servers_view(bench: Bench) -> dict:
+def local_servers_view(bench: EndpointViewParts) -> dict:
     """Model servers answering on this machine (a local Ollama), and the endpoint that already uses each."""
     base = ollama_base(os.environ.get("OLLAMA_HOST"))
     found = {"api": "ollama", "name": "ollama", "base_url": base, "answering": False, "models": None,
@@ -261,11 +288,11 @@ def local_servers_view(bench: Bench) -> dict:
     return {"servers": [found]}
 
 
-def local_servers(req: Request, bench: Bench) -> Response:
+def local_servers(req: Request, bench: EndpointsParts) -> Response:
     return Response.json(local_servers_view(bench))
 
 
-def remove_endpoint(req: Request, bench: Bench) -> Response:
+def remove_endpoint(req: Request, bench: EndpointsParts) -> Response:
     """Its models are retired (restorable once it is back); its key stays in keys.json, shared with llm."""
     reg = bench.registry
     endpoint = reg.endpoint(req.params["name"])
@@ -292,7 +319,7 @@ def forget_admin_key(name: str) -> None:
         pass
 
 
-def candidates_view(bench: Bench, only_new: bool = False) -> dict:
+def candidates_view(bench: CandidatesParts, only_new: bool = False) -> dict:
     """What each endpoint serves, marked with the alias when it is already on the bench."""
     reg = bench.registry
     on_bench = {(m.endpoint, m.served): m.alias for m in reg.models().values()}
@@ -312,7 +339,7 @@ def candidates_view(bench: Bench, only_new: bool = False) -> dict:
     return {"candidates": rows, "errors": errors, "new_only": only_new}
 
 
-def candidates(req: Request, bench: Bench) -> Response:
+def candidates(req: Request, bench: EndpointsParts) -> Response:
     return Response.json(candidates_view(bench, req.query.get("new", "").lower() in TRUE))
 
 

@@ -1,7 +1,6 @@
 """/bench/history and /bench/stats: asks newest first (panels and route turns), one ask whole, calls per day."""
 from __future__ import annotations
 
-from ..bench import Bench
 from ..core import stats
 from ..errors import BadRequest, NotFound
 from ..server.messages import Request, Response
@@ -9,6 +8,7 @@ from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..store.history import VERDICT_FILTERS, History, read_cursor
 from .onboard import whole_number
+from .parts import Records
 
 
 def cursor(q: dict, name: str) -> tuple | None:
@@ -21,7 +21,7 @@ def cursor(q: dict, name: str) -> tuple | None:
     return found
 
 
-def history_page(bench: Bench, q: dict) -> dict:
+def history_page(bench: Records, q: dict) -> dict:
     """One page of asks from the query's filters and cursor (every value a string, as a URL gives it)."""
     verdict = q.get("verdict") or None
     if verdict and verdict not in VERDICT_FILTERS:
@@ -40,11 +40,11 @@ def history_page(bench: Bench, q: dict) -> dict:
     return d
 
 
-def list_history(req: Request, bench: Bench) -> Response:
+def list_history(req: Request, bench: Records) -> Response:
     return Response.json(history_page(bench, req.query))
 
 
-def history_item(bench: Bench, ident: str) -> dict:
+def history_item(bench: Records, ident: str) -> dict:
     """One ask whole; 404 for an id that is none."""
     item = History(bench.db).item(ident)
     if item is None:
@@ -52,11 +52,11 @@ def history_item(bench: Bench, ident: str) -> dict:
     return item
 
 
-def get_history(req: Request, bench: Bench) -> Response:
+def get_history(req: Request, bench: Records) -> Response:
     return Response.json(history_item(bench, req.params["id"]))
 
 
-def set_aside(req: Request, bench: Bench) -> Response:
+def set_aside(req: Request, bench: Records) -> Response:
     """A panel that was only a test set aside (its answers no longer wait for a verdict), or brought back."""
     body = req.json()
     aside = body.get("aside", True)
@@ -68,14 +68,14 @@ def set_aside(req: Request, bench: Bench) -> Response:
     return Response.json({"id": req.params["id"], "set_aside": aside})
 
 
-def daily_view(bench: Bench, q: dict) -> dict:
+def daily_view(bench: Records, q: dict) -> dict:
     """Calls per day for `days` (default 30), of one model or collection when the query names one."""
     days = whole_number(q.get("days", 30), "days", 1, 366)
     model, collection = q.get("model") or None, q.get("collection") or None
     return {"days": stats.daily(bench.db, days, model, collection), "model": model, "collection": collection}
 
 
-def daily(req: Request, bench: Bench) -> Response:
+def daily(req: Request, bench: Records) -> Response:
     return Response.json(daily_view(bench, req.query))
 
 

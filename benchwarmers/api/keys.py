@@ -1,20 +1,31 @@
 """/bench/keys: create (the secret is shown once), list and revoke gateway keys."""
 from __future__ import annotations
 
-from ..bench import Bench
+from typing import Protocol
+
+from ..core.collection import Collections
 from ..errors import BadRequest
 from ..roster.registry import suggest
-from ..server.gatewaykeys import enforcement
+from ..server.gatewaykeys import GatewayKeys, enforcement
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+from .parts import EffectiveSettings
+
+
+class KeysParts(EffectiveSettings, Protocol):
+    """Gateway keys, whether they are enforced (the admin token, a setting), the collections a key may name."""
+    admin_token: str | None
+    collections: Collections
+    gateway_keys: GatewayKeys
+
 
 KEY = obj(("name", "collections", "created"), name=STRING, collections={"type": "array", "items": STRING},
           rpm={"type": ["integer", "null"]}, created={"type": "number"}, revoked={"type": ["number", "null"]},
           prefix=STRING)
 
 
-def create_key(req: Request, bench: Bench) -> Response:
+def create_key(req: Request, bench: KeysParts) -> Response:
     body = req.json()
     collections = body.get("collections")
     if isinstance(collections, str):
@@ -26,7 +37,7 @@ def create_key(req: Request, bench: Bench) -> Response:
                           "enforced": enforced["enforced"], "enforcement": enforced["note"]}, status=201)
 
 
-def check_collections(collections, bench: Bench) -> None:
+def check_collections(collections, bench: KeysParts) -> None:
     """A key reaches collections that exist (or '*'): a typo would make a key that reaches nothing."""
     if not isinstance(collections, list):
         return   # the key store says what a key needs
@@ -37,16 +48,16 @@ def check_collections(collections, bench: Bench) -> None:
                              suggest(name, known, "collection"))
 
 
-def keys_view(bench: Bench) -> dict:
+def keys_view(bench: KeysParts) -> dict:
     """Every gateway key, revoked ones too: its name, prefix, reach and limit (never the key)."""
     return {"keys": [k.to_dict() for k in bench.gateway_keys.list()]}
 
 
-def list_keys(req: Request, bench: Bench) -> Response:
+def list_keys(req: Request, bench: KeysParts) -> Response:
     return Response.json(keys_view(bench))
 
 
-def revoke_key(req: Request, bench: Bench) -> Response:
+def revoke_key(req: Request, bench: KeysParts) -> Response:
     return Response.json(bench.gateway_keys.revoke(req.params["name"]).to_dict())
 
 

@@ -2,13 +2,27 @@
 and what the provider's headers said); set and clear the user's."""
 from __future__ import annotations
 
-from ..bench import Bench
+from typing import Protocol
+
 from ..errors import ConfigError
 from ..roster.limits import userset
+from ..roster.limits.quota import Quota
+from ..roster.limits.resting import Resting
 from ..roster.limits.userset import CONNECTION, LIMITS, MODEL, SCOPES
+from ..roster.registry import Registry
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+from ..store import Config
+from .parts import EffectiveSettings
+
+
+class LimitsParts(EffectiveSettings, Protocol):
+    config: Config
+    quota: Quota
+    registry: Registry
+    resting: Resting
+
 
 NEAR = 0.8          # a limit this much used is near: Home warns of it
 STATES = ("ok", "near", "at")
@@ -48,7 +62,7 @@ def state_of(rows: dict, facts: dict, resting: float | None, blocked: float | No
     return max(states, key=STATES.index)
 
 
-def entry(bench: Bench, scope: str, name: str, set_limits: dict, known: bool, model=None) -> dict:
+def entry(bench: LimitsParts, scope: str, name: str, set_limits: dict, known: bool, model=None) -> dict:
     usage = bench.quota.usage(scope, name)
     rows = windows(set_limits, usage)
     book = bench.registry.transport.limits
@@ -66,7 +80,7 @@ def entry(bench: Bench, scope: str, name: str, set_limits: dict, known: bool, mo
     return out
 
 
-def limits_view(bench: Bench) -> dict:
+def limits_view(bench: LimitsParts) -> dict:
     """Every connection; the models with a limit set, a call this month, or a rest."""
     try:
         bench.config.view(userset.FILE)
@@ -90,17 +104,17 @@ def limits_view(bench: Bench) -> dict:
             "file": str(bench.config.path(userset.FILE)), "problem": problem}
 
 
-def get_limits(req: Request, bench: Bench) -> Response:
+def get_limits(req: Request, bench: LimitsParts) -> Response:
     return Response.json(limits_view(bench))
 
 
-def one(bench: Bench, scope: str, name: str) -> dict:
+def one(bench: LimitsParts, scope: str, name: str) -> dict:
     model = bench.registry.models().get(name) if scope == MODEL else None
     known = model is not None if scope == MODEL else name in bench.registry.endpoints()
     return entry(bench, scope, name, bench.quota.set_limits()[SCOPES[scope]].get(name) or {}, known, model)
 
 
-def set_limits(req: Request, bench: Bench) -> Response:
+def set_limits(req: Request, bench: LimitsParts) -> Response:
     """{"name": NAME, "scope"?: connection|model, "rpm": 20, "tpd": null, ...}: null clears that limit."""
     body = req.json()
     change = userset.changes(body)
@@ -109,7 +123,7 @@ def set_limits(req: Request, bench: Bench) -> Response:
     return Response.json(one(bench, scope, name))
 
 
-def clear_limits(req: Request, bench: Bench) -> Response:
+def clear_limits(req: Request, bench: LimitsParts) -> Response:
     """Every limit NAME has (?scope= when NAME is both a connection and a model)."""
     scope, name = userset.resolve(bench.registry, req.params["name"], req.query.get("scope"),
                                   bench.quota.set_limits())

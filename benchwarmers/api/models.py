@@ -2,21 +2,52 @@
 probes, probe, retire, restore."""
 from __future__ import annotations
 
+from typing import Protocol
+
 from .. import hubs
-from ..bench import Bench
+from ..catalog import Catalog
+from ..core.rankings import Rankings
 from ..errors import BadRequest
 from ..names import REASON_MOST, check_text
 from ..roster import health, healthrecord, onboard, speed
+from ..roster.health import Health
+from ..roster.limits.quota import Quota
+from ..roster.limits.resting import Resting
+from ..roster.onboardqueue import OnboardQueue
+from ..roster.registry import Registry
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+from ..store import Database
+from ..suite.service import SuiteService
+
+
+class ModelViewParts(Protocol):
+    """One model as the API shows it: its facts and price, its probes, its rate limits."""
+    catalog: Catalog
+    db: Database
+    quota: Quota
+
+
+class ModelListParts(ModelViewParts, Protocol):
+    """The roster's models, with their record, suite scores and rests."""
+    rankings: Rankings
+    registry: Registry
+    resting: Resting
+    suite: SuiteService
+
+
+class ModelsParts(ModelListParts, Protocol):
+    health: Health
+    onboard_queue: OnboardQueue
+
 
 WAIT = 600.0   # seconds POST /bench/models waits for its item before answering 202 with it
 MODEL = obj(("alias", "endpoint", "served", "status"), alias=STRING, endpoint=STRING, served=STRING, status=STRING)
 ONE = obj(("model",), model=MODEL)
 
 
-def view(bench: Bench, model, probe: dict | None = None, perf: dict | None = None) -> dict:
+def view(bench: ModelViewParts, model, probe: dict | None = None, perf: dict | None = None) -> dict:
     if probe is None:
         probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
     out = onboard.model_view(model, probe, bench.quota.until(model))   # a provider's rest, or a limit of yours
@@ -28,7 +59,7 @@ def view(bench: Bench, model, probe: dict | None = None, perf: dict | None = Non
     return out
 
 
-def models_view(bench: Bench, find: str | None = None) -> dict:
+def models_view(bench: ModelListParts, find: str | None = None) -> dict:
     """The roster, optionally filtered by `find` (any part of alias, served name or endpoint, any case)."""
     needle = (find or "").strip().lower()
     reg = bench.registry
@@ -45,11 +76,11 @@ def models_view(bench: Bench, find: str | None = None) -> dict:
     return {"models": rows, "find": needle or None}
 
 
-def list_models(req: Request, bench: Bench) -> Response:
+def list_models(req: Request, bench: ModelsParts) -> Response:
     return Response.json(models_view(bench, req.query.get("find")))
 
 
-def add_model(req: Request, bench: Bench) -> Response:
+def add_model(req: Request, bench: ModelsParts) -> Response:
     """One model through the onboarding queue, answered when it is done (the queue runs one model at a time)."""
     body = req.json()
     extra = sorted(set(body) - {"served", "endpoint", "alias", "quick", "ad_hoc"})
@@ -75,7 +106,7 @@ def add_model(req: Request, bench: Bench) -> Response:
                           "probe": probes[0] if probes else None, "suite": item["suite"], "item": item["id"]}, 201)
 
 
-def model_view(bench: Bench, alias: str) -> dict:
+def model_view(bench: ModelListParts, alias: str) -> dict:
     """One model with its probes, your verdicts' record, the suite's scores, its speed history and retirement."""
     model = bench.registry.model(alias)
     probes = health.recent(bench.db, model.alias)
@@ -91,11 +122,11 @@ def model_view(bench: Bench, alias: str) -> dict:
     return {"model": out}
 
 
-def show_model(req: Request, bench: Bench) -> Response:
+def show_model(req: Request, bench: ModelsParts) -> Response:
     return Response.json(model_view(bench, req.params["alias"]))
 
 
-def probe_model(req: Request, bench: Bench) -> Response:
+def probe_model(req: Request, bench: ModelsParts) -> Response:
     """Probe now; a model that fails for a reason of its own is confirmed once, then retired with evidence."""
     result = bench.health.check(req.params["alias"])
     model = bench.registry.model(req.params["alias"])
@@ -104,7 +135,7 @@ def probe_model(req: Request, bench: Bench) -> Response:
     return Response.json(result)
 
 
-def retire_model(req: Request, bench: Bench) -> Response:
+def retire_model(req: Request, bench: ModelsParts) -> Response:
     body = req.json() if req.body.strip() else {}
     reason = check_text(body.get("reason"), "reason", REASON_MOST)
     from_hub = body.get("from_hub", False)
@@ -122,7 +153,7 @@ def retire_model(req: Request, bench: Bench) -> Response:
     return Response.json({"model": view(bench, model), "hub": hub})
 
 
-def restore_model(req: Request, bench: Bench) -> Response:
+def restore_model(req: Request, bench: ModelsParts) -> Response:
     """Probe first: a model comes back only once it answers (an active one is left as it is, with no call)."""
     model, probe = bench.health.restore(req.params["alias"])
     return Response.json({"model": view(bench, model), "probe": probe.to_dict() if probe else None})

@@ -1,11 +1,18 @@
 """/bench/onboard: put models on the onboarding queue, list the queue, follow one item with its log."""
 from __future__ import annotations
 
-from ..bench import Bench
+from typing import Protocol
+
 from ..errors import BadRequest
+from ..roster.onboardqueue import OnboardQueue
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+
+
+class OnboardParts(Protocol):
+    onboard_queue: OnboardQueue
+
 
 ITEM = obj(("id", "served", "state"), id={"type": "integer"}, served=STRING, state=STRING)
 ITEMS = obj(("items",), items={"type": "array", "items": ITEM})
@@ -21,13 +28,13 @@ def whole_number(value: str, what: str, low: int, high: int) -> int:
     return number
 
 
-def post_onboard(req: Request, bench: Bench) -> Response:
+def post_onboard(req: Request, bench: OnboardParts) -> Response:
     items = bench.onboard_queue.enqueue(req.json())
     return Response.json({"items": items, "note": "Queued: models onboard one at a time, in order. "
                                                   "Follow them with GET /bench/onboard/{id}."}, 202)
 
 
-def list_onboard(req: Request, bench: Bench) -> Response:
+def list_onboard(req: Request, bench: OnboardParts) -> Response:
     """Recent items, newest first; `ids=1,2,3` asks for those items (in id order), as a progress view polls."""
     raw_ids = (req.query.get("ids") or "").strip()
     ids = [whole_number(i, "Each id", 1, 2 ** 62) for i in raw_ids.split(",") if i.strip()] if raw_ids else None
@@ -37,7 +44,7 @@ def list_onboard(req: Request, bench: Bench) -> Response:
     return Response.json({"items": bench.onboard_queue.items(limit, ids)})
 
 
-def get_onboard(req: Request, bench: Bench) -> Response:
+def get_onboard(req: Request, bench: OnboardParts) -> Response:
     return Response.json(bench.onboard_queue.item(whole_number(req.params["id"], "The item id", 1, 2 ** 62)))
 
 

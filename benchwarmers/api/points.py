@@ -1,12 +1,19 @@
 """/bench/panels/{id}/points and /bench/points/{id}/verdict: a panel's points, and judging one (or withdrawing it)."""
 from __future__ import annotations
 
-from ..bench import Bench
+from typing import Protocol
+
+from ..core.pointverdicts import PointVerdicts
 from ..errors import BadRequest, NotFound
 from ..names import NOTE_MOST, check_text
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import GATEWAY, Route
+
+
+class PointsParts(Protocol):
+    points: PointVerdicts
+
 
 POINT = obj(("id", "claim", "assert", "deny", "silent", "quotes"), id=STRING, claim=STRING,
             **{"assert": {"type": "array"}, "deny": {"type": "array"}, "silent": {"type": "array"},
@@ -18,7 +25,7 @@ JUDGED = obj(("point", "true", "claims", "proposals"), point=STRING, claims={"ty
 BODY = obj(("true",), False, note={"type": ["string", "null"]}, **{"true": {"type": ["boolean", "null"]}})
 
 
-def _reach(req: Request, bench: Bench, panel: str, what: str) -> None:
+def _reach(req: Request, bench: PointsParts, panel: str, what: str) -> None:
     """A key sees the points of its collections' panels (a panel of no collection only with '*'); any other is
     answered as missing, as a call outside its reach is."""
     found = bench.points.store.panel_of(panel)
@@ -31,13 +38,13 @@ def _reach(req: Request, bench: Bench, panel: str, what: str) -> None:
         raise NotFound(f"No {what}.", "Panel ids come in the reply's `bench.panel` field (and X-Bench-Panel).")
 
 
-def get_panel_points(req: Request, bench: Bench) -> Response:
+def get_panel_points(req: Request, bench: PointsParts) -> Response:
     panel = req.params["id"]
     _reach(req, bench, panel, f"panel {panel!r}")
     return Response.json(bench.points.of_panel(panel))
 
 
-def _point_panel(req: Request, bench: Bench) -> str:
+def _point_panel(req: Request, bench: PointsParts) -> str:
     point = req.params["id"]
     found = bench.points.store.get(point)
     if found is None:
@@ -46,7 +53,7 @@ def _point_panel(req: Request, bench: Bench) -> str:
     return point
 
 
-def post_point_verdict(req: Request, bench: Bench) -> Response:
+def post_point_verdict(req: Request, bench: PointsParts) -> Response:
     body = req.json()
     if not isinstance(body, dict):
         raise BadRequest("The body must be a JSON object: {\"true\": true or false, \"note\": ...}.")
@@ -60,7 +67,7 @@ def post_point_verdict(req: Request, bench: Bench) -> Response:
     return Response.json(bench.points.judge(point, body["true"], note))
 
 
-def delete_point_verdict(req: Request, bench: Bench) -> Response:
+def delete_point_verdict(req: Request, bench: PointsParts) -> Response:
     return Response.json(bench.points.withdraw(_point_panel(req, bench)))
 
 

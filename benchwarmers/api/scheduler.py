@@ -1,16 +1,27 @@
 """/bench/scheduler and /bench/jobs: the scheduler's switches and times, job runs, and running a job now."""
 from __future__ import annotations
 
-from ..bench import Bench
+from typing import Protocol
+
 from ..errors import BadRequest, NotFound
 from ..numberchecks import row_id
-from ..scheduler import config, runs
+from ..roster.registry import Registry
+from ..scheduler import Scheduler, config, runs
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+from ..store import Config, Database
+from .parts import EffectiveSettings, Records
 
 
-def describe(bench: Bench) -> dict:
+class SchedulerParts(EffectiveSettings, Protocol):
+    config: Config
+    db: Database
+    registry: Registry
+    scheduler: Scheduler
+
+
+def describe(bench: SchedulerParts) -> dict:
     """The scheduler as the CLI and the dashboard show it: on or off, each job's switch, time, next and last run."""
     sched = bench.scheduler
     s = sched.settings()
@@ -32,11 +43,11 @@ def describe(bench: Bench) -> dict:
             "problems": s.problems}
 
 
-def get_scheduler(req: Request, bench: Bench) -> Response:
+def get_scheduler(req: Request, bench: SchedulerParts) -> Response:
     return Response.json(describe(bench))
 
 
-def set_scheduler(req: Request, bench: Bench) -> Response:
+def set_scheduler(req: Request, bench: SchedulerParts) -> Response:
     sched = bench.scheduler
     body = req.json()
     config.update(bench.config, sched.jobs, body)
@@ -57,12 +68,12 @@ def _number(req: Request, name: str, default: int, top: int) -> int:
     return value
 
 
-def list_runs(req: Request, bench: Bench) -> Response:
+def list_runs(req: Request, bench: Records) -> Response:
     name = req.query.get("name") or None
     return Response.json({"runs": runs.recent(bench.db, _number(req, "limit", 20, 500), name), "name": name})
 
 
-def run_view(bench: Bench, ident: str) -> dict:
+def run_view(bench: Records, ident: str) -> dict:
     """One job run with its detail; 404 for an id that is no run."""
     number = row_id(ident)
     if number is None:
@@ -73,11 +84,11 @@ def run_view(bench: Bench, ident: str) -> dict:
     return {"run": run}
 
 
-def get_run(req: Request, bench: Bench) -> Response:
+def get_run(req: Request, bench: Records) -> Response:
     return Response.json(run_view(bench, req.params["id"]))
 
 
-def run_job(req: Request, bench: Bench) -> Response:
+def run_job(req: Request, bench: SchedulerParts) -> Response:
     only = req.query.get("model") or None
     if only is not None:
         bench.registry.model(only)        # a 404 naming close aliases for one not on the bench

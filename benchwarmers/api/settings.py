@@ -1,7 +1,8 @@
 """/bench/settings: every setting with its value, default and help; change the ones settings.json holds."""
 from __future__ import annotations
 
-from ..bench import Bench
+from typing import Protocol
+
 from ..core.calling import LLM, client_in_use
 from ..errors import BadRequest, ConfigError
 from ..providers import llmcalls
@@ -9,9 +10,15 @@ from ..server.messages import Request, Response
 from ..server.openapi import obj, op
 from ..server.routes import ADMIN, Route
 from ..settings import SETTINGS, coerce
+from ..store import Config
+from .parts import EffectiveSettings
 
 
-def settings_view(bench: Bench) -> dict:
+class SettingsParts(EffectiveSettings, Protocol):
+    config: Config
+
+
+def settings_view(bench: SettingsParts) -> dict:
     try:
         stored, problem = bench.config.view("settings.json"), None
     except ConfigError as e:     # a broken hand edit: defaults serve, and the page says why
@@ -30,11 +37,11 @@ def client_view(values: dict) -> dict:
             "problem": llmcalls.problem() if client == LLM else None, "llm_not_covered": list(llmcalls.NOT_COVERED)}
 
 
-def get_settings(req: Request, bench: Bench) -> Response:
+def get_settings(req: Request, bench: SettingsParts) -> Response:
     return Response.json(settings_view(bench))
 
 
-def post_settings(req: Request, bench: Bench) -> Response:
+def post_settings(req: Request, bench: SettingsParts) -> Response:
     """{name: value}: each checked against its declaration; null takes the setting back to its default."""
     body = req.json()
     if not body:

@@ -2,14 +2,39 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import Protocol
 
-from ..bench import Bench
+from ..catalog import Catalog
+from ..core.collection import Collections
 from ..errors import ConfigError
+from ..roster.registry import Registry
 from ..server.gatewaykeys import enforcement
 from ..server.messages import Request, Response
+from ..store import Config, Database
+from .parts import EffectiveSettings
 
 
-def healthz(req: Request, bench: Bench) -> Response:
+class StatusParts(EffectiveSettings, Protocol):
+    """The server's own facts, the data folder, and what is on the bench."""
+    admin_token: str | None
+    catalog: Catalog
+    collections: Collections
+    config: Config
+    db: Database
+    home: Path
+    host: str
+    port: int
+    registry: Registry
+    role: str
+    started: float
+    version: str
+
+    @property
+    def url(self) -> str: ...
+
+
+def healthz(req: Request, bench: StatusParts) -> Response:
     """200 while the service can keep its records; 503 naming why while it cannot (a full disk)."""
     store = bench.db.health()
     if store["ok"]:
@@ -17,12 +42,12 @@ def healthz(req: Request, bench: Bench) -> Response:
     return Response.json({"status": "failing", "version": bench.version, "store": store}, 503)
 
 
-def head_root(req: Request, bench: Bench) -> Response:
+def head_root(req: Request, bench: object) -> Response:
     """Claude Code warms its connection with HEAD /; any quick answer will do."""
     return Response(200, b"", {"Content-Type": "text/plain"})
 
 
-def summary(bench: Bench) -> dict:
+def summary(bench: StatusParts) -> dict:
     problems = bench.config.check_all()
     counts = {}
     for key, read in (("endpoints", bench.registry.endpoints), ("models", bench.registry.models),
@@ -48,7 +73,7 @@ def summary(bench: Bench) -> dict:
     }
 
 
-def held(bench: Bench) -> list:
+def held(bench: StatusParts) -> list:
     """Free models that turned paid, waiting for the user to confirm (never blocks the status answer)."""
     try:
         return bench.catalog.holds()
@@ -56,5 +81,5 @@ def held(bench: Bench) -> list:
         return []
 
 
-def status(req: Request, bench: Bench) -> Response:
+def status(req: Request, bench: StatusParts) -> Response:
     return Response.json(summary(bench))

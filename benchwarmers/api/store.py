@@ -2,30 +2,38 @@
 from __future__ import annotations
 
 import time
+from typing import Protocol
 
-from ..bench import Bench
 from ..errors import BadRequest
+from ..scheduler import Clock
 from ..server.messages import Request, Response
 from ..server.openapi import obj, op
 from ..server.routes import ADMIN, Route
-from ..store import compaction
+from ..store import Database, compaction
 from ..store.migrations import rebuild_kept
+from .parts import EffectiveSettings
+
+
+class StoreParts(EffectiveSettings, Protocol):
+    clock: Clock
+    db: Database
+
 
 STORE = obj(("bytes", "free_bytes", "wal_bytes", "text_chars", "keep_days", "would_prune_chars"),
             bytes={"type": "integer"}, free_bytes={"type": "integer"}, wal_bytes={"type": "integer"},
             text_chars={"type": "integer"}, keep_days={"type": "integer"}, would_prune_chars={"type": "integer"})
 
 
-def store_view(bench: Bench) -> dict:
+def store_view(bench: StoreParts) -> dict:
     """The record's size, free pages, WAL and text kept, and what compacting now would prune."""
     return compaction.size(bench.db, bench.settings()["record_keep_days"], bench.clock.now())
 
 
-def get_store(req: Request, bench: Bench) -> Response:
+def get_store(req: Request, bench: StoreParts) -> Response:
     return Response.json(store_view(bench))
 
 
-def post_compact(req: Request, bench: Bench) -> Response:
+def post_compact(req: Request, bench: StoreParts) -> Response:
     """{"full": false}: prune the text the retention setting says to, give free pages back; `full`: rewrite the file
     (it needs as much free disk as the file, and writes wait for it)."""
     body = req.json() if req.body.strip() else {}
@@ -36,7 +44,7 @@ def post_compact(req: Request, bench: Bench) -> Response:
                                             bench.clock.now()))
 
 
-def post_rebuild(req: Request, bench: Bench) -> Response:
+def post_rebuild(req: Request, bench: StoreParts) -> Response:
     """Every kept table (standings, calls per day, ledger totals, text per day) made again from the history, in one
     transaction: writes wait for it."""
     started = time.monotonic()

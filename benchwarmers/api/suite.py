@@ -3,15 +3,34 @@ seeding from the user's repos and mining drafts from verdicts."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
+from typing import Protocol
 
-from ..bench import Bench
+from ..catalog import Catalog
+from ..core.collection import Collections
 from ..errors import BadRequest, Conflict, NotFound
 from ..numberchecks import row_id
 from ..roster import health
+from ..roster.registry import Registry
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+from ..store import Database
 from ..suite import mine, seed, tasks as tasks_mod
+from ..suite.service import SuiteService
+
+
+class SuiteViewParts(Protocol):
+    """The suite's tasks (in the data folder) and its runs."""
+    home: Path
+    suite: SuiteService
+
+
+class SuiteParts(SuiteViewParts, Protocol):
+    catalog: Catalog
+    collections: Collections
+    db: Database
+    registry: Registry
 
 
 def whole_number(req: Request, name: str, default: int, low: int, high: int) -> int:
@@ -24,7 +43,7 @@ def whole_number(req: Request, name: str, default: int, low: int, high: int) -> 
     return value
 
 
-def overview_view(bench: Bench) -> dict:
+def overview_view(bench: SuiteViewParts) -> dict:
     """The tasks counted by kind and status, the problems of the ones that cannot be read, recent runs, scores."""
     found, problems = tasks_mod.load_all(bench.home)
     counts: dict = {}
@@ -35,11 +54,11 @@ def overview_view(bench: Bench) -> dict:
     return {"tasks": counts, "problems": problems, "runs": s.store.runs(limit=10), "scores": s.store.scores()}
 
 
-def overview(req: Request, bench: Bench) -> Response:
+def overview(req: Request, bench: SuiteParts) -> Response:
     return Response.json(overview_view(bench))
 
 
-def tasks_view(bench: Bench, status: str = "all") -> dict:
+def tasks_view(bench: SuiteViewParts, status: str = "all") -> dict:
     """The tasks (all, ready or draft), by id, with the problems of the ones that cannot be read."""
     if status not in ("all", *tasks_mod.STATUSES):
         raise BadRequest("status must be all, ready or draft.")
@@ -48,15 +67,15 @@ def tasks_view(bench: Bench, status: str = "all") -> dict:
             "problems": problems}
 
 
-def list_tasks(req: Request, bench: Bench) -> Response:
+def list_tasks(req: Request, bench: SuiteParts) -> Response:
     return Response.json(tasks_view(bench, req.query.get("status", "all")))
 
 
-def show_task(req: Request, bench: Bench) -> Response:
+def show_task(req: Request, bench: SuiteParts) -> Response:
     return Response.json({"task": tasks_mod.get(bench.home, req.params["id"]).to_dict()})
 
 
-def own_task(bench: Bench, task_id: str):
+def own_task(bench: SuiteParts, task_id: str):
     task = tasks_mod.get(bench.home, task_id)
     if task.origin != "data":
         raise BadRequest(f"{task_id!r} is a starter task, shipped with Benchwarmers; it cannot be changed here.",
@@ -64,7 +83,7 @@ def own_task(bench: Bench, task_id: str):
     return task
 
 
-def accept_task(req: Request, bench: Bench) -> Response:
+def accept_task(req: Request, bench: SuiteParts) -> Response:
     task = own_task(bench, req.params["id"])
     if task.status != "draft":
         raise Conflict(f"{task.id!r} is already {task.status}.")
@@ -72,13 +91,13 @@ def accept_task(req: Request, bench: Bench) -> Response:
     return Response.json({"task": task.summary()})
 
 
-def remove_task(req: Request, bench: Bench) -> Response:
+def remove_task(req: Request, bench: SuiteParts) -> Response:
     task = own_task(bench, req.params["id"])
     shutil.rmtree(task.folder)
     return Response.json({"removed": task.id})
 
 
-def models_for(bench: Bench, body: dict) -> list[str]:
+def models_for(bench: SuiteParts, body: dict) -> list[str]:
     """The model named, or the active members of the collection named; a held model is not called."""
     model, collection = body.get("model"), body.get("collection")
     if bool(model) == bool(collection):
@@ -102,7 +121,7 @@ def models_for(bench: Bench, body: dict) -> list[str]:
     return members
 
 
-def start_runs(req: Request, bench: Bench) -> Response:
+def start_runs(req: Request, bench: SuiteParts) -> Response:
     body = req.json()
     extra = sorted(set(body) - {"model", "collection", "tasks"})
     if extra:
@@ -114,7 +133,7 @@ def start_runs(req: Request, bench: Bench) -> Response:
     return Response.json({"runs": runs}, 202)
 
 
-def list_runs(req: Request, bench: Bench) -> Response:
+def list_runs(req: Request, bench: SuiteParts) -> Response:
     limit = whole_number(req, "limit", 50, 1, 1000)
     runs = bench.suite.store.runs(req.query.get("model"), req.query.get("status"), limit)
     return Response.json({"runs": runs})
@@ -127,7 +146,7 @@ def run_id(ident: str) -> int:
     return number
 
 
-def run_view(bench: Bench, ident: str) -> dict:
+def run_view(bench: SuiteViewParts, ident: str) -> dict:
     """One suite run and every item's outcome; 404 for an id that is no run."""
     store = bench.suite.store
     run = store.run(run_id(ident))
@@ -136,20 +155,20 @@ def run_view(bench: Bench, ident: str) -> dict:
     return {"run": run, "results": store.items(run["id"])}
 
 
-def show_run(req: Request, bench: Bench) -> Response:
+def show_run(req: Request, bench: SuiteParts) -> Response:
     return Response.json(run_view(bench, req.params["id"]))
 
 
-def cancel_run(req: Request, bench: Bench) -> Response:
+def cancel_run(req: Request, bench: SuiteParts) -> Response:
     return Response.json({"run": bench.suite.cancel(run_id(req.params["id"]))})
 
 
-def scores(req: Request, bench: Bench) -> Response:
+def scores(req: Request, bench: SuiteParts) -> Response:
     model = req.query.get("model") or None
     return Response.json({"scores": bench.suite.store.scores(model)})
 
 
-def seed_repo(req: Request, bench: Bench) -> Response:
+def seed_repo(req: Request, bench: SuiteParts) -> Response:
     body = req.json()
     extra = sorted(set(body) - {"repo", "count", "seed", "deadline_seconds"})
     if extra:
@@ -165,18 +184,18 @@ def seed_repo(req: Request, bench: Bench) -> Response:
     return Response.json({"job": bench.suite.seeding.start(repo, count, number, deadline)}, 202)
 
 
-def seed_jobs(req: Request, bench: Bench) -> Response:
+def seed_jobs(req: Request, bench: SuiteParts) -> Response:
     return Response.json({"jobs": bench.suite.seeding.recent()})
 
 
-def seed_job(req: Request, bench: Bench) -> Response:
+def seed_job(req: Request, bench: SuiteParts) -> Response:
     number = row_id(req.params["id"])
     if number is None:
         raise NotFound(f"No seeding job {req.params['id'][:40]!r}.", "Job ids are whole numbers.")
     return Response.json({"job": bench.suite.seeding.get(number)})
 
 
-def mine_verdicts(req: Request, bench: Bench) -> Response:
+def mine_verdicts(req: Request, bench: SuiteParts) -> Response:
     return Response.json(mine.mine(bench.home, bench.db))
 
 

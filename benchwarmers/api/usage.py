@@ -2,13 +2,24 @@
 cost and found, and calls and tokens per day."""
 from __future__ import annotations
 
-from ..bench import Bench
+from typing import Protocol
+
+from ..core.collection import Collections
 from ..errors import BadRequest
 from ..roster.limits.quota import DAY
+from ..scheduler import Clock
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+from ..store import Database
 from ..store.ledger import BY, Ledger, check_by, check_month
+
+
+class UsageParts(Protocol):
+    clock: Clock
+    collections: Collections
+    db: Database
+
 
 MOST_DAYS = 366
 
@@ -25,7 +36,7 @@ def days_of(value) -> int:
     return days
 
 
-def usage_view(bench: Bench, month: str | None = None, by: str | None = None, days: int = 30) -> dict:
+def usage_view(bench: UsageParts, month: str | None = None, by: str | None = None, days: int = 30) -> dict:
     ledger = Ledger(bench.db)
     now = bench.clock.now()
     month, by = check_month(month, now), check_by(by)
@@ -36,7 +47,7 @@ def usage_view(bench: Bench, month: str | None = None, by: str | None = None, da
             "daily": ledger.daily(today_end - days * DAY, today_end)}
 
 
-def get_usage(req: Request, bench: Bench) -> Response:
+def get_usage(req: Request, bench: UsageParts) -> Response:
     """?month=YYYY-MM (default: this month, UTC) &by=model|connection|collection|kind &days=N (the daily series)."""
     extra = sorted(set(req.query) - {"month", "by", "days"})
     if extra:

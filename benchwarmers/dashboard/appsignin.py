@@ -4,17 +4,16 @@ dashboard/signin.py's callback: the single-use state and the binding cookie stan
 from __future__ import annotations
 
 from ..api.connect import failure, finish, known, record
-from ..bench import Bench
 from ..errors import BenchError, SigninRefused
 from ..redaction import redact
 from ..server.messages import Request, Response
 from ..server.routes import PUBLIC, Route
 from ..signin import appflow, ownapps
 from ..signin.vendors import OAUTH
-from .signin import claim, landing
+from .signin import SigninParts, claim, landing
 
 
-def callback(req: Request, bench: Bench) -> Response:
+def callback(req: Request, bench: SigninParts) -> Response:
     provider = known(req.params["provider"], bench)
     if provider.flow != OAUTH:
         raise SigninRefused(f"{provider.name} does not sign in through this callback.",

@@ -6,12 +6,21 @@ through PUT /bench/catalog/app-only/{provider}.
 """
 from __future__ import annotations
 
+from typing import Protocol
+
+from ..catalog import Catalog
 from .apicall import call
 from .markup import Html, flag, html
 from .web import Done
 from .widgets import csrf, external
 
-def read(req, bench) -> list[dict]:
+
+class AppOnlyParts(Protocol):
+    """The catalog's providers whose free models work only in their own app."""
+    catalog: Catalog
+
+
+def read(req, bench: AppOnlyParts) -> list[dict]:
     return bench.catalog.app_only()
 
 
@@ -28,7 +37,7 @@ def show(providers: list[dict], frame) -> Html:
                 rows=rows)
 
 
-def save(req, bench, form) -> Done:
+def save(req, bench: AppOnlyParts, form) -> Done:
     """Only the switches that changed are sent."""
     wanted = set(form.getlist("use_free"))
     changed = []

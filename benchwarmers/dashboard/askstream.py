@@ -10,16 +10,23 @@ so, and the page then reads its late answer from the ask's page), {"merge": {"de
 from __future__ import annotations
 
 import json
+from typing import Protocol
 
 from .. import formats
-from ..bench import Bench
+from ..api.parts import EffectiveSettings
 from ..canonical import KeepAlive, TextDelta
+from ..core.panel import Panel
 from ..core.pump import pump
 from ..errors import BenchError
 from ..formats.base import RequestInfo
 from ..server.messages import Request, Response
 from . import markdown, web
 from .pages.ask import chat_body
+
+
+class AskStreamParts(EffectiveSettings, Protocol):
+    """The panel itself, and the keep-alive setting."""
+    panel: Panel
 
 
 def line(obj: dict) -> bytes:
@@ -33,7 +40,7 @@ def seat_line(seat) -> dict:
                      "nodes": markdown.parse(seat.answer) if seat.answer else []}}
 
 
-def ask_stream(req: Request, bench: Bench) -> Response:
+def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     form = web.read_form(req)
     web.check_csrf(req, form)
     body = chat_body(form)

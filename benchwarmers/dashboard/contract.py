@@ -12,7 +12,8 @@ from ..server.messages import Request
 from .markup import Html
 from .web import Done, Form, Frame
 
-# (its path, function(req, bench, form) -> Done, where to go back to: a pattern of the path's {params})
+# (its path, function(req, bench, form) -> Done, where to go back to: a pattern of the path's {params}); the route
+# hands each function the whole Bench, and each declares the parts it uses (a Protocol, or `object` for none)
 Action = tuple[str, Callable[[Request, Bench, Form], Done], str]
 
 
@@ -23,7 +24,8 @@ class PageContract(Protocol):
     ACTIONS: Sequence[Action]     # the forms it posts; () for none
 
     def data(self, req: Request, bench: Bench) -> dict:
-        """The page's one dict, from the bench's parts (also served as the page's JSON)."""
+        """The page's one dict, from the bench's parts (also served as the page's JSON); a page's own `data`
+        annotates `bench` with a Protocol naming the parts it reads."""
 
     def redirect(self, d: dict) -> str | None:
         """A path to send the browser to instead of showing the page (`stays` for a page that never does)."""

@@ -3,18 +3,26 @@ an app the user registered with a provider that signs in only that way (Hugging 
 PUT /bench/connect/{provider}/app. With one set, the provider's entry on the Endpoints page signs in."""
 from __future__ import annotations
 
-from ..api.connect import providers_view
+from typing import Protocol
+
+from ..api.connect import ProvidersParts, providers_view
 from .apicall import call
 from .markup import Html, html, trusted
+from .parts import Address
 from .signin import own_origin
 from .web import Done
 from .widgets import chip, csrf, external
+
+
+class OwnAppsParts(ProvidersParts, Address, Protocol):
+    """The providers that need the user's own app, and the address a sign-in comes back to."""
+
 
 FLOWS = {"oauth": "sign-in in your browser, back to this service's callback",
          "device": "a code you approve on the provider's site (works from another machine too)"}
 
 
-def read(req, bench) -> dict:
+def read(req, bench: OwnAppsParts) -> dict:
     providers = [p for p in providers_view(bench)["providers"] if p.get("app")]
     return {"providers": providers, "origin": own_origin(req, bench)}
 
@@ -50,7 +58,7 @@ def app_form(p: dict, origin: str, frame) -> Html:
                 callback=callback, client_id=frame.typed("client_id", app["client_id"] or ""), forget=forget)
 
 
-def save(req, bench, form) -> Done:
+def save(req, bench: object, form) -> Done:
     pid = req.params["provider"]
     body = {"client_id": None} if form.flag("forget") else {"client_id": form.get("client_id").strip() or None}
     if form.get("client_secret").strip() and not form.flag("forget"):

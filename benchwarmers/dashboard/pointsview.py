@@ -100,7 +100,7 @@ def proposal_form(frame, prop: dict | None, back: str) -> Html:
                 frompoints=hidden("from_points", "1"), word=word, why=prop["why"])
 
 
-def judge(req, bench, form) -> Done:
+def judge(req, bench: object, form) -> Done:
     """A point judged true, false or can't tell (POST /bench/points/{id}/verdict), or withdrawn (DELETE)."""
     point = form.get("point").strip()
     choice = form.get("verdict")

@@ -13,10 +13,10 @@ still count as the provider's navigation, and the browser would leave the sessio
 from __future__ import annotations
 
 import time
+from typing import Protocol
 from urllib.parse import quote, urlsplit
 
-from ..api.connect import can_sign_in, endpoint_name, failure, finish, known, record
-from ..bench import Bench
+from ..api.connect import ConnectParts, can_sign_in, endpoint_name, failure, finish, known, record
 from ..errors import BenchError, SigninRefused
 from ..redaction import redact
 from ..server.messages import Request, Response
@@ -25,15 +25,22 @@ from ..signin import appflow, flows
 from ..signin.vendors import DEVICE, HANDOFF, OAUTH, Vendor
 from ..words import plural
 from .markup import html
+from .parts import Address
 from .render import page
-from .web import Done, Frame, frame
+from .web import Done, Frame, FrameParts, frame
 from .widgets import external
+
+
+class SigninParts(ConnectParts, FrameParts, Address, Protocol):
+    """A sign-in from start to end: the provider, the flows under way, the endpoint added, the pages shown."""
+    version: str
+
 
 COOKIE = "bw_signin"      # binds a flow to the browser that started it; sent only to that flow's landing path
 RESULT_PAGE = "/endpoints"
 
 
-def start(req: Request, bench: Bench, form) -> Done:
+def start(req: Request, bench: SigninParts, form) -> Done:
     """POST /connect/{provider} (a dashboard form, CSRF checked; optional field `name`): off to the provider's
     sign-in page, or to this service's wait page for a device sign-in."""
     provider = known(req.params["provider"], bench)
@@ -55,7 +62,7 @@ def start(req: Request, bench: Bench, form) -> Done:
     return Done("", location, {"location": location}, headers={"Set-Cookie": cookie, "Cache-Control": "no-store"})
 
 
-def own_origin(req: Request, bench: Bench) -> str:
+def own_origin(req: Request, bench: Address) -> str:
     """The origin the browser uses for this service (the guard checked it is ours): the callback goes there."""
     origin = (req.headers.get("origin") or "").rstrip("/")
     if urlsplit(origin).scheme in ("http", "https") and urlsplit(origin).netloc:
@@ -64,7 +71,7 @@ def own_origin(req: Request, bench: Bench) -> str:
     return f"http://{host}" if host else bench.url
 
 
-def callback(req: Request, bench: Bench) -> Response:
+def callback(req: Request, bench: SigninParts) -> Response:
     """GET /connect/{provider}/callback/{state}?code=...: public (see the module docstring)."""
     provider = known(req.params["provider"], bench)
     flow = claim(req, bench, provider, HANDOFF)
@@ -81,7 +88,7 @@ def callback(req: Request, bench: Bench) -> Response:
     return landing(bench, flow, finish(bench, provider, flow.endpoint, key, flow.replace))
 
 
-def wait(req: Request, bench: Bench) -> Response:
+def wait(req: Request, bench: SigninParts) -> Response:
     """GET /connect/{provider}/wait/{state}: a device sign-in; each visit asks the provider (no more often than
     it allows) and the page reloads itself until the user approved, denied, or the flow expired."""
     provider = known(req.params["provider"], bench)
@@ -102,7 +109,7 @@ def wait(req: Request, bench: Bench) -> Response:
     return waiting_page(req, bench, provider, flow)
 
 
-def claim(req: Request, bench: Bench, provider: Vendor, kind: str, state: str | None = None) -> flows.Flow:
+def claim(req: Request, bench: SigninParts, provider: Vendor, kind: str, state: str | None = None) -> flows.Flow:
     """The flow this state (the path's, unless given) names, taken out so it works once; refused unless this service
     started it for this provider, it has not expired, and this is the browser that started it."""
     flow = bench.signins.take(req.params["state"] if state is None else state)
@@ -118,7 +125,7 @@ def claim(req: Request, bench: Bench, provider: Vendor, kind: str, state: str | 
     return flow
 
 
-def landing(bench: Bench, flow: flows.Flow, rid: str) -> Response:
+def landing(bench: SigninParts, flow: flows.Flow, rid: str) -> Response:
     """A page of this service that moves on to the result by itself (see the module docstring)."""
     to = f"{RESULT_PAGE}?signin={quote(rid)}"
     body = html('<p>The sign-in has finished. <a href="$to">See how it went</a>.</p>', to=to)
@@ -129,7 +136,7 @@ def landing(bench: Bench, flow: flows.Flow, rid: str) -> Response:
     return resp
 
 
-def waiting_page(req: Request, bench: Bench, provider: Vendor, flow: flows.Flow) -> Response:
+def waiting_page(req: Request, bench: SigninParts, provider: Vendor, flow: flows.Flow) -> Response:
     d = flow.device
     body = html('<section class="card"><p>Approve this sign-in at $name: open $link and check that it shows the code '
                 "<strong><code>$code</code></strong>.</p><p>This page checks again every $every and moves on once you "

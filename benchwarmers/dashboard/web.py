@@ -14,12 +14,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from email import policy
 from email.parser import BytesParser
+from typing import Protocol
 from urllib.parse import parse_qs, quote
 
 from .. import formats
 from ..bench import Bench
 from ..errors import BadRequest, BenchError, CsrfFailed, Forbidden
 from ..server.guard import CSRF_COOKIE, CSRF_HEADER, is_admin
+from ..server.logins import Logins
 from ..server.messages import Request, Response
 from ..server.routes import BENCH_SHAPE
 
@@ -102,7 +104,13 @@ def new_csrf(req: Request) -> tuple[str, str]:
     return token, cookie(req, CSRF_COOKIE, token)
 
 
-def frame(req: Request, bench: Bench) -> Frame:
+class FrameParts(Protocol):
+    """Who is signed in to the dashboard: the admin token and the sessions."""
+    admin_token: str | None
+    logins: Logins
+
+
+def frame(req: Request, bench: FrameParts) -> Frame:
     current = req.cookie(CSRF_COOKIE)
     set_cookie = None
     if not valid_token(current):

@@ -4,22 +4,28 @@ posts and the answers open on the ask's own page."""
 from __future__ import annotations
 
 import base64
+from typing import Protocol
 
-from ...api.collection import collections_view
+from ...api.collection import CollectionListParts, collections_view
+from ...api.models import ModelListParts, models_view
 from ...errors import BadRequest
 from ...words import plural
-from ...api.models import models_view
 from ..apicall import post
 from ..contract import stays
 from ..markup import Html, card, flag, html, options, trusted
 from ..web import Done
 from ..widgets import csrf, verdict_form
 
+
+class AskPageParts(CollectionListParts, ModelListParts, Protocol):
+    """The collections and models to pick from."""
+
+
 SCRIPTS = ("ask.js", "points.js")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
-def data(req, bench) -> dict:
+def data(req, bench: AskPageParts) -> dict:
     return {"collections": [{k: c[k] for k in ("name", "description", "members", "explore")}
                             for c in collections_view(bench)["collections"]],
             "models": [m["alias"] for m in models_view(bench)["models"] if m["status"] != "retired"],
@@ -110,14 +116,14 @@ def chat_body(form) -> dict:
     return body
 
 
-def ask(req, bench, form) -> Done:
+def ask(req, bench: object, form) -> Done:
     """Without script: ask through the gateway, then open the ask's own page with every seat and verdict form."""
     reply = post(req, "/v1/chat/completions", chat_body(form))
-    bench = reply.get("bench") or {}
-    seats = bench.get("seats") or []
+    meta = reply.get("bench") or {}
+    seats = meta.get("seats") or []
     answered = sum(s.get("status") == "ok" for s in seats)
-    return Done(f"Asked {bench.get('collection')}: {answered} of {plural(len(seats), 'seat')} answered.",
-                f"/calls/{bench.get('panel')}", {"bench": bench})
+    return Done(f"Asked {meta.get('collection')}: {answered} of {plural(len(seats), 'seat')} answered.",
+                f"/calls/{meta.get('panel')}", {"bench": meta})
 
 
 ACTIONS = [("/ask", ask, "/ask")]

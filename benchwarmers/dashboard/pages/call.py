@@ -2,10 +2,13 @@
 and the models passed over for an explore seat, with why."""
 from __future__ import annotations
 
+from typing import Protocol
 from urllib.parse import quote
 
-from ...errors import BadRequest
 from ...api.history import history_item
+from ...api.parts import Records
+from ...api.points import PointsParts
+from ...errors import BadRequest
 from .. import markdown
 from ..apicall import post
 from ..contract import stays
@@ -16,7 +19,11 @@ from ..web import Done, safe_local
 from ..widgets import chip, post_button, seat_column
 
 
-def data(req, bench) -> dict:
+class CallPageParts(Records, PointsParts, Protocol):
+    """The ask, from the record, and a panel's points."""
+
+
+def data(req, bench: CallPageParts) -> dict:
     """The ask (GET /bench/history/{id}) and, for a panel, its points (GET /bench/panels/{id}/points)."""
     d = history_item(bench, req.params["id"])
     if d["kind"] == "panel":
@@ -73,7 +80,7 @@ def judging(frame, d: dict, back: str) -> Html:
                 "</div>", save=save, aside=aside)
 
 
-def set_aside(req, bench, form) -> Done:
+def set_aside(req, bench: object, form) -> Done:
     """Set the panel aside as only a test, or bring it back: POST /bench/history/{id}/aside."""
     panel = form.get("id").strip()
     if not panel:
@@ -94,7 +101,7 @@ def asked(request: dict | None) -> Html:
     return html("$system$turns", system=system, turns=turns)
 
 
-def verdict(req, bench, form) -> Done:
+def verdict(req, bench: object, form) -> Done:
     """Useful or not, claims real and false (one a line), a note: through POST /bench/verdict."""
     if form.get("useful") not in ("yes", "no"):
         raise BadRequest("Choose Useful or Not useful first.")

@@ -1,22 +1,29 @@
 """Calls: every ask (panels and route turns), newest first, filtered by collection, model, status and verdict."""
 from __future__ import annotations
 
+from typing import Protocol
 from urllib.parse import urlencode
 
-from ...api.collection import collections_view
+from ...api.collection import CollectionListParts, collections_view
 from ...api.history import history_page
-from ...api.models import models_view
+from ...api.models import ModelListParts, models_view
+from ...api.parts import Records
 from ..contract import stays
 from ..markup import Html, card, html, join, link, options, table, trusted
 from ..render import when
 from ..widgets import chip
+
+
+class CallsPageParts(Records, CollectionListParts, ModelListParts, Protocol):
+    """The asks, newest first, with the collections and models to filter them by."""
+
 
 STATUSES = [("", "any"), ("ok", "answered"), ("failed", "failed"), ("timeout", "timed out"), ("skipped", "skipped")]
 VERDICTS = [("", "any"), ("missing", "answers not judged yet"), ("given", "judged")]
 FILTERS = ("collection", "model", "status", "verdict")
 
 
-def data(req, bench) -> dict:
+def data(req, bench: CallsPageParts) -> dict:
     q = {k: req.query[k] for k in (*FILTERS, "before", "after", "per_page") if req.query.get(k)}
     d = history_page(bench, {"per_page": "25", **q})
     d["collections"] = [c["name"] for c in collections_view(bench)["collections"]]

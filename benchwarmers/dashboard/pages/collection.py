@@ -2,23 +2,31 @@
 calls one ask makes; what the members share, suggestions and how to ask it; delete."""
 from __future__ import annotations
 
-from ...api.collection import overview_view
+from typing import Protocol
+
+from ...api.collection import CollectionParts, overview_view
+from ...api.models import ModelListParts, models_view
 from ...catalog.roles import PURPOSES, unfit
 from ...names import DESCRIPTION_MOST
-from ...words import plural
-from ...api.models import models_view
 from ...server.gatewaykeys import enforcement
+from ...words import plural
 from ..apicall import call, get, post
 from ..contract import stays
 from ..markup import Html, attrs, card, flag, html, options, table, trusted
+from ..parts import Served
 from ..web import Done
 from ..widgets import chip, confirm, csrf, hidden, post_button, record_cell
 from .collectionlist import seat_count, suggestions, together_line, usage
 
+
+class CollectionPageParts(CollectionParts, ModelListParts, Served, Protocol):
+    """A collection's overview and record, the models it may seat, and where the service is."""
+
+
 NEW = "_new"      # no collection name starts with "_"
 
 
-def data(req, bench) -> dict:
+def data(req, bench: CollectionPageParts) -> dict:
     name = req.params["name"]
     d = {"new": name == NEW, "models": [dict({k: m[k] for k in ("alias", "status", "ad_hoc", "endpoint")},
                                               roles=m["catalog"]["roles"]) for m in models_view(bench)["models"]],
@@ -131,7 +139,7 @@ def whole(form, name: str) -> int | str:
     return int(value) if value.isdigit() else value     # the API says what is wrong with anything else
 
 
-def save(req, bench, form) -> Done:
+def save(req, bench: object, form) -> Done:
     name = form.get("name").strip()
     body = {"members": form.getlist("members"), "description": form.get("description").strip(),
             "purpose": form.get("purpose"),
@@ -143,13 +151,13 @@ def save(req, bench, form) -> Done:
                 f"/collections/{name}", {"collection": saved})
 
 
-def delete(req, bench, form) -> Done:
+def delete(req, bench: object, form) -> Done:
     name = req.params["name"]
     call(req, "DELETE", f"/bench/collections/{name}")
     return Done(f"Deleted collection {name}.", "/collections")
 
 
-def add_member(req, bench, form) -> Done:
+def add_member(req, bench: object, form) -> Done:
     name = req.params["name"]
     post(req, f"/bench/collections/{name}", {"add": [form.get("model")]})
     return Done(f"{form.get('model')} is now a member of {name}.", f"/collections/{name}")

@@ -1,17 +1,25 @@
 """Collections: each with its purpose, members and their record, what they share, suggestions, and how to ask it."""
 from __future__ import annotations
 
-from ...api.collection import collections_view, overview_view
-from ...words import plural
+from typing import Protocol
+
+from ...api.collection import CollectionParts, collections_view, overview_view
 from ...server.gatewaykeys import enforcement
+from ...words import plural
 from ..contract import stays
 from ..markup import Html, flag, html, join, link, table, trusted
+from ..parts import Served
 from ..widgets import chip, record_cell
+
+
+class CollectionListPageParts(CollectionParts, Served, Protocol):
+    """Every collection's overview, and where the service is."""
+
 
 CHIP_FOR = {"promote": "done", "replace": "wrong", "retired": "retired", "gone": "failed"}
 
 
-def data(req, bench) -> dict:
+def data(req, bench: CollectionListPageParts) -> dict:
     names = [c["name"] for c in collections_view(bench)["collections"]]
     return {"collections": [overview_view(bench, n) for n in names],
             "url": bench.url, "keys_enforced": enforcement(bench.admin_token, bench.settings())["enforced"]}

@@ -2,12 +2,14 @@
 name) or the provider to add; one click puts a routed model on the onboarding queue, its progress beside it."""
 from __future__ import annotations
 
+from typing import Protocol
 from urllib.parse import urlencode
 
+from ...api.catalog import DiscoverParts, discover_view
+from ...api.connect import ProvidersParts, providers_view
+from ...api.onboard import OnboardParts
 from ...errors import BadRequest
 from ...words import plural
-from ...api.catalog import discover_view
-from ...api.connect import providers_view
 from ..apicall import post
 from ..contract import stays
 from ..markup import Html, attrs, card, flag, html, join, link, table, trusted
@@ -15,13 +17,18 @@ from ..web import Done, safe_local
 from ..widgets import chip, csrf, hidden, muted
 from .onboard import latest_items, state_cell
 
+
+class DiscoverPageParts(DiscoverParts, ProvidersParts, OnboardParts, Protocol):
+    """Discover's list, the providers to connect, the onboarding queue's latest items."""
+
+
 FLAGS = (("free", "Free"), ("tools", "Calls tools"), ("vision", "Reads images"),
          ("reachable", "Only models I can reach"))
 TRUE = ("1", "on", "yes", "true")
 CAN = ("tools", "vision", "reasoning")
 
 
-def data(req, bench) -> dict:
+def data(req, bench: DiscoverPageParts) -> dict:
     q = req.query
     filters = {name: (q.get(name) or "").lower() in TRUE for name, _ in FLAGS}
     filters["find"] = (q.get("find") or "").strip()[:200]
@@ -157,7 +164,7 @@ def no_route(add: dict, frame) -> Html:
     return html("${text}add $name", text=text, name=add["name"])
 
 
-def queue_one(req, bench, form) -> Done:
+def queue_one(req, bench: object, form) -> Done:
     picks = [(p.split("|", 2) + [None])[:3] for p in form.getlist("pick") if "|" in p]
     if not picks:
         raise BadRequest("No model picked.", "Press a model's Onboard button.")

@@ -10,9 +10,10 @@ GET /bench/connect) fills the paste form for that provider and says why it has n
 from __future__ import annotations
 
 import json
+from typing import Protocol
 
-from ...api.connect import providers_view
-from ...api.endpoints import endpoints_view, local_servers_view
+from ...api.connect import ProvidersParts, providers_view
+from ...api.endpoints import EndpointViewParts, endpoints_view, local_servers_view
 from ...providers import PROVIDERS
 from ...words import plural
 from ..apicall import call, post
@@ -22,6 +23,11 @@ from ..render import when
 from ..web import Done
 from ..widgets import chip, confirm, csrf, external, hidden, muted, post_button
 
+
+class EndpointsPageParts(EndpointViewParts, ProvidersParts, Protocol):
+    """The endpoints, the local servers found, the providers to connect."""
+
+
 APIS = [(api, cls.title) for api, cls in PROVIDERS.items()]     # the protocols an endpoint may speak, as named
 KINDS = {"sign-in": ("active", "sign in"), "local": ("probing", "on this machine"), "paste": ("none", "paste a key")}
 HUBS = [("open-webui", "Open WebUI"), ("litellm", "LiteLLM proxy"), ("cliproxy", "CLI Proxy API")]
@@ -29,7 +35,7 @@ KEY_SOURCES = {"environment": "environment variable", "keys.json": "keys.json", 
                "missing": "missing"}
 
 
-def data(req, bench) -> dict:
+def data(req, bench: EndpointsPageParts) -> dict:
     connect = providers_view(bench, req.query.get("signin"))
     return {"endpoints": endpoints_view(bench)["endpoints"],
             "local_servers": local_servers_view(bench)["servers"],
@@ -217,7 +223,7 @@ ADD_CARDS = [signin_card, paste_card]
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def add(req, bench, form) -> Done:
+def add(req, bench: object, form) -> Done:
     body = {"name": form.get("name").strip(), "base_url": form.get("base_url").strip(), "api": form.get("api"),
             "no_key": form.flag("no_key"), "allow_link_local": form.flag("allow_link_local")}
     if form.get("key").strip():
@@ -233,13 +239,13 @@ def add(req, bench, form) -> Done:
                 "/endpoints", {"endpoint": added})
 
 
-def test(req, bench, form) -> Done:
+def test(req, bench: object, form) -> Done:
     d = post(req, f"/bench/endpoints/{req.params['name']}/test")["endpoint"]
     return Done(f"Endpoint {d['name']} answers: it serves {plural(d['served_count'], 'model')}.", "/endpoints",
                 {"endpoint": d})
 
 
-def remove(req, bench, form) -> Done:
+def remove(req, bench: object, form) -> Done:
     d = call(req, "DELETE", f"/bench/endpoints/{req.params['name']}")
     retired = f" Retired: {', '.join(d['retired'])}." if d["retired"] else ""
     return Done(f"Removed endpoint {d['removed']}.{retired}" + (f" {d['note']}" if d.get("note") else ""),

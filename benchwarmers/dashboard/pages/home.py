@@ -2,12 +2,15 @@
 answers waiting for a verdict, calls per day by status, the last asks, and where the service runs."""
 from __future__ import annotations
 
-from ...api.collection import collections_view
-from ...api.endpoints import endpoints_view
+from typing import Protocol
+
+from ...api.collection import CollectionListParts, collections_view
+from ...api.endpoints import EndpointViewParts, endpoints_view
 from ...api.history import daily_view, history_page
-from ...api.limits import limits_view
-from ...api.models import models_view
-from ...api.status import summary
+from ...api.limits import LimitsParts, limits_view
+from ...api.models import ModelListParts, models_view
+from ...api.parts import Records
+from ...api.status import StatusParts, summary
 from ...errors import ConfigError
 from ...store.pending import pending
 from .. import charts
@@ -18,10 +21,16 @@ from ..web import Done
 from ..widgets import chip, confirm
 from . import quotas
 
+
+class HomePageParts(StatusParts, EndpointViewParts, ModelListParts, CollectionListParts, LimitsParts, Records,
+                    Protocol):
+    """A glance at everything: status, endpoints, models, collections, recent asks, limits near their end."""
+
+
 SERIES = ("ok", "failed", "timeout", "skipped")
 
 
-def data(req, bench) -> dict:
+def data(req, bench: HomePageParts) -> dict:
     status = summary(bench)
     endpoints = listed(lambda: endpoints_view(bench)["endpoints"])
     models = listed(lambda: models_view(bench)["models"])
@@ -46,7 +55,7 @@ def data(req, bench) -> dict:
             "recent": recent["items"], "limits": near_limits(bench)}
 
 
-def near_limits(bench) -> list[dict]:
+def near_limits(bench: LimitsParts) -> list[dict]:
     """The connections near or at a rate limit, in words (the Quotas page has the rest)."""
     return [{"connection": c["name"], "state": c["state"], "text": quotas.warning_text(c)}
             for c in listed(lambda: limits_view(bench)["connections"]) if c["state"] != "ok"]
@@ -123,7 +132,7 @@ def held_card(held: list[dict], frame) -> Html:
         "held", anchor="held")
 
 
-def accept_price(req, bench, form) -> Done:
+def accept_price(req, bench: object, form) -> Done:
     alias = req.params["alias"]
     m = post(req, f"/bench/models/{alias}/confirm")["model"]
     return Done(f"Accepted the new price of {alias}: it is {m['status_text']} again.", "/", {"model": m})

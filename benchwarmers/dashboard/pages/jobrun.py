@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from ...api.parts import Records
 from ...api.scheduler import run_view
 from ..contract import stays
 from ..markup import Html, card, facts, html, link, table, trusted
@@ -21,7 +22,7 @@ COLUMNS = {"model": "Model", "ttft": "First token (s)", "tokens_per_second": "To
            "done": "Done", "total": "Items", "failed": "Failed"}
 
 
-def data(req, bench) -> dict:
+def data(req, bench: Records) -> dict:
     return run_view(bench, req.params["id"])
 
 

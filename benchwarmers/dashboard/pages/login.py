@@ -3,18 +3,25 @@ server/logins.py) carries the login after. Log out ends the session."""
 from __future__ import annotations
 
 import hmac
+from typing import Protocol
 
-from ...bench import Bench
 from ...server.guard import SESSION_COOKIE
 from ...server.logins import SESSION_MOST
 from ...server.messages import Request, Response
+from ...server.throttle import Guesses
 from .. import web
 from ..markup import html
 from ..render import page
 from ..widgets import csrf, hidden
 
 
-def show(req: Request, bench: Bench, error: str = "", status: int = 200, nxt: str | None = None) -> Response:
+class LoginPageParts(web.FrameParts, Protocol):
+    """Signing in: the admin token, the sessions, the throttle on guessing."""
+    guesses: Guesses
+    version: str
+
+
+def show(req: Request, bench: LoginPageParts, error: str = "", status: int = 200, nxt: str | None = None) -> Response:
     frame = web.frame(req, bench)
     frame.logout = False
     if error:
@@ -30,7 +37,7 @@ def show(req: Request, bench: Bench, error: str = "", status: int = 200, nxt: st
                 status=status)
 
 
-def submit(req: Request, bench: Bench) -> Response:
+def submit(req: Request, bench: LoginPageParts) -> Response:
     form = web.read_form(req)
     web.check_csrf(req, form)
     if not bench.admin_token:
@@ -47,7 +54,7 @@ def submit(req: Request, bench: Bench) -> Response:
     return Response.redirect(web.safe_local(form.get("next")) or "/", {"Set-Cookie": [csrf_cookie, session]})
 
 
-def logout(req: Request, bench: Bench) -> Response:
+def logout(req: Request, bench: LoginPageParts) -> Response:
     web.check_csrf(req, web.read_form(req))
     bench.logins.end(req.cookie(SESSION_COOKIE))       # the cookie is worth nothing from now, wherever it was copied
     return Response.redirect("/login", {"Set-Cookie": web.cookie(req, SESSION_COOKIE, "", max_age=0)})

@@ -2,12 +2,15 @@
 and useful rate over time, the catalog's facts with their sources and your own, its recent calls and probes."""
 from __future__ import annotations
 
+from typing import Protocol
 from urllib.parse import quote
 
-from ...names import REASON_MOST
+from ...api.calls import VerdictParts, with_verdicts
 from ...api.history import daily_view
-from ...api.calls import with_verdicts
-from ...api.models import model_view
+from ...api.models import ModelListParts, model_view
+from ...api.parts import Records
+from ...names import REASON_MOST
+from ...store.calls import Calls
 from .. import charts
 from ..apicall import call, post
 from ..contract import stays
@@ -19,7 +22,12 @@ from . import modelcards, modelfacts
 from .models import status_cell
 
 
-def data(req, bench) -> dict:
+class ModelPageParts(ModelListParts, VerdictParts, Records, Protocol):
+    """The model with its probes and record, its calls with their verdicts, its calls per day."""
+    calls: Calls
+
+
+def data(req, bench: ModelPageParts) -> dict:
     alias = req.params["alias"]
     model = model_view(bench, alias)["model"]
     record = bench.rankings.summary()
@@ -127,7 +135,7 @@ def probes_table(probes: list[dict]) -> Html:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def probe(req, bench, form) -> Done:
+def probe(req, bench: object, form) -> Done:
     alias = req.params["alias"]
     d = post(req, f"/bench/models/{alias}/probe")
     last = d.get("confirm") or d["probe"]
@@ -136,7 +144,7 @@ def probe(req, bench, form) -> Done:
     return Done(text, f"/models/{alias}", d)
 
 
-def measure_speed(req, bench, form) -> Done:
+def measure_speed(req, bench: object, form) -> Done:
     """The perf job for this model alone, in the background: POST /bench/jobs/perf/run?model=."""
     alias = req.params["alias"]
     run = call(req, "POST", "/bench/jobs/perf/run", {}, {"model": alias})["run"]
@@ -145,19 +153,19 @@ def measure_speed(req, bench, form) -> Done:
                 f"/models/{quote(alias, safe='')}#speed", {"run": run})
 
 
-def retire(req, bench, form) -> Done:
+def retire(req, bench: object, form) -> Done:
     alias = req.params["alias"]
     m = post(req, f"/bench/models/{alias}/retire", {"reason": form.get("reason")})["model"]
     return Done(f"Retired {alias}: {m['reason']}.", f"/models/{alias}", {"model": m})
 
 
-def restore(req, bench, form) -> Done:
+def restore(req, bench: object, form) -> Done:
     alias = req.params["alias"]
     m = post(req, f"/bench/models/{alias}/restore")["model"]
     return Done(f"Restored {alias}: it is {m['status_text']} again.", f"/models/{alias}", {"model": m})
 
 
-def confirm_price(req, bench, form) -> Done:
+def confirm_price(req, bench: object, form) -> Done:
     alias = req.params["alias"]
     m = post(req, f"/bench/models/{alias}/confirm")["model"]
     return Done(f"Accepted the new price of {alias}: it is {m['status_text']} again.", f"/models/{alias}", {"model": m})

@@ -89,7 +89,7 @@ def wanted(key: str, typed: str):
     return typed
 
 
-def save_facts(req, bench, form) -> Done:
+def save_facts(req, bench: object, form) -> Done:
     """Only the facts that changed are sent; a field the form did not send is left as it is."""
     alias = req.params["alias"]
     own = yours(get(req, f"/bench/models/{alias}")["model"]["catalog"])
@@ -104,7 +104,7 @@ def save_facts(req, bench, form) -> Done:
                 {"changed": changes})
 
 
-def save_roles(req, bench, form) -> Done:
+def save_roles(req, bench: object, form) -> Done:
     alias = req.params["alias"]
     roles = None if form.get("auto") else form.getlist("roles")
     c = call(req, "PUT", f"/bench/models/{alias}/roles", {"roles": roles})["model"]["catalog"]

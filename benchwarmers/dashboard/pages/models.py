@@ -2,8 +2,8 @@
 filter and search, and who to trust, as a chart."""
 from __future__ import annotations
 
+from ...api.models import ModelListParts, models_view
 from .. import charts
-from ...api.models import models_view
 from ..contract import stays
 from ..markup import Html, card, html, link, options, table, trusted
 from ..render import pct, secs
@@ -12,7 +12,7 @@ from ..widgets import chip, probe_cell, record_cell, speed_cell, suite_cell
 STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("retired", "retired")]
 
 
-def data(req, bench) -> dict:
+def data(req, bench: ModelListParts) -> dict:
     find = (req.query.get("find") or "").strip()
     status = req.query.get("status") or ""
     rows = [m for m in models_view(bench, find)["models"] if not status or m["status"] == status]

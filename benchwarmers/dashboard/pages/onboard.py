@@ -1,15 +1,23 @@
 """Onboard models: what the endpoints serve that is not on the bench, ticked and queued, with progress beside each."""
 from __future__ import annotations
 
+from typing import Protocol
+
+from ...api.endpoints import CandidatesParts, candidates_view
+from ...api.onboard import OnboardParts
 from ...errors import BadRequest
 from ...words import plural
-from ...api.endpoints import candidates_view
 from ..apicall import post
 from ..contract import stays
 from ..markup import Html, attrs, card, flag, html, join, link, table, trusted
 from ..render import when
 from ..web import Done
 from ..widgets import chip, csrf
+
+
+class OnboardPageParts(CandidatesParts, OnboardParts, Protocol):
+    """What the endpoints serve that is not on the bench, and the onboarding queue."""
+
 
 OPEN = ("queued", "probing", "suite")
 WORDS = {"queued": "queued", "probing": "probing", "suite": "running the suite", "done": "done", "failed": "failed"}
@@ -18,7 +26,7 @@ MODES = [("quick", "Quick", "probe now; the suite is owed, and the scheduler's s
          ("adhoc", "Quick + ad hoc", "probe now; the bench never calls it unprompted (pay-per-use or trial keys)")]
 
 
-def data(req, bench) -> dict:
+def data(req, bench: OnboardPageParts) -> dict:
     find = (req.query.get("find") or "").strip().lower()
     found = candidates_view(bench)
     items = bench.onboard_queue.items(200, None)
@@ -138,7 +146,7 @@ def recent(items: list[dict]) -> Html:
     return table(["#", "Model", "Endpoint", "Mode", "State", "Queued"], rows, "Nothing has been onboarded yet.")
 
 
-def queue_models(req, bench, form) -> Done:
+def queue_models(req, bench: object, form) -> Done:
     picks = form.getlist("pick")
     if not picks:
         raise BadRequest("No model ticked.", "Tick the models to onboard, then press the button.")

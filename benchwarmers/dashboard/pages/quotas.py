@@ -3,11 +3,12 @@ limits set and cleared, the month's usage and cost by the same cuts as `bench us
 from __future__ import annotations
 
 import time
+from typing import Protocol
 
+from ...api.limits import LimitsParts, limits_view
+from ...api.usage import UsageParts, usage_view
 from ...errors import BadRequest
 from ...words import plural
-from ...api.limits import limits_view
-from ...api.usage import usage_view
 from .. import charts
 from ..apicall import call, get, post
 from ..contract import stays
@@ -16,11 +17,16 @@ from ..render import when
 from ..web import Done
 from ..widgets import chip, csrf, hidden, muted
 
+
+class QuotasPageParts(LimitsParts, UsageParts, Protocol):
+    """The rate limits, and the usage ledger."""
+
+
 CUTS = [("model", "model"), ("connection", "connection"), ("collection", "collection"), ("kind", "kind")]
 STATE_CHIPS = {"ok": ("active", "ok"), "near": ("resting", "near a limit"), "at": ("failed", "at a limit")}
 
 
-def data(req, bench) -> dict:
+def data(req, bench: QuotasPageParts) -> dict:
     q = req.query
     return {"limits": limits_view(bench), "usage": usage_view(bench, q.get("month") or None, q.get("by") or None, 30)}
 
@@ -197,7 +203,7 @@ def daily_charts(days: list[dict]) -> Html:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def set_limits(req, bench, form) -> Done:
+def set_limits(req, bench: object, form) -> Done:
     scope, _, name = form.get("target").partition(":")
     values = {}
     for key in get(req, "/bench/limits")["limits"]:
@@ -211,7 +217,7 @@ def set_limits(req, bench, form) -> Done:
     return Done(f"Limits of {d['scope']} {d['name']}: {said}.", "/quotas", {"entry": d})
 
 
-def clear_limit(req, bench, form) -> Done:
+def clear_limit(req, bench: object, form) -> Done:
     name, scope, key = form.get("name"), form.get("scope"), form.get("limit")
     if key:
         d = post(req, "/bench/limits", {"name": name, "scope": scope, key: None})

@@ -6,8 +6,8 @@ page is jobrun.py.
 """
 from __future__ import annotations
 
+from ...api.scheduler import SchedulerParts, describe as scheduler_view
 from ...errors import BadRequest
-from ...api.scheduler import describe as scheduler_view
 from ...scheduler import runs
 from ..apicall import get, post
 from ..markup import Html, flag, html, link, options, table
@@ -21,7 +21,7 @@ BACK = "/settings#scheduler"
 RUNS_SHOWN = 10
 
 
-def read(req, bench) -> dict:
+def read(req, bench: SchedulerParts) -> dict:
     d = scheduler_view(bench)
     d.pop("now")                  # the service's clock: the page shows each job's next run instead
     return {**d, "runs": runs.recent(bench.db, RUNS_SHOWN, None)}
@@ -98,7 +98,7 @@ def runs_table(runs: list[dict]) -> Html:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def set_enabled(req, bench, form) -> Done:
+def set_enabled(req, bench: object, form) -> Done:
     want = form.get("enabled")
     if want not in ("on", "off"):
         raise BadRequest("Say on or off.")
@@ -108,7 +108,7 @@ def set_enabled(req, bench, form) -> Done:
     return Done(text, BACK)
 
 
-def save_jobs(req, bench, form) -> Done:
+def save_jobs(req, bench: object, form) -> Done:
     """Only what changed is sent: a time sent again would start its windows afresh."""
     current = {j["name"]: j for j in get(req, "/bench/scheduler")["jobs"] if j["available"]}
     switched_on = set(form.getlist("on"))
@@ -140,7 +140,7 @@ def describe(name: str, change: dict) -> str:
     return f"{name} {' '.join(words)}"
 
 
-def run_now(req, bench, form) -> Done:
+def run_now(req, bench: object, form) -> Done:
     run = post(req, f"/bench/jobs/{req.params['name']}/run")["run"]
     return Done(f"Started {run['name']} (run {run['id']}): the last runs below show how it went.", BACK,
                 {"run": run})

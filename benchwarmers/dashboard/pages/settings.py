@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Protocol
 
-from ...api.collection import collections_view
+from ...api.collection import CollectionListParts, collections_view
+from ...api.keys import KeysParts, keys_view
+from ...api.scheduler import SchedulerParts
+from ...api.settings import SettingsParts, settings_view
+from ...api.status import StatusParts, summary
+from ...api.store import StoreParts, store_view
 from ...errors import BadRequest
-from ...api.keys import keys_view
-from ...api.settings import settings_view
-from ...api.status import summary
-from ...api.store import store_view
 from ...server.gatewaykeys import enforcement
 from .. import appswitch, ownapps
 from ..apicall import call, get, post
@@ -29,6 +30,15 @@ from ..widgets import chip, confirm, csrf, post_button
 from . import scheduler
 
 
+class KeysSectionParts(KeysParts, CollectionListParts, Protocol):
+    """The gateway keys, and the collections a new one may name."""
+
+
+class SettingsPageParts(StatusParts, KeysSectionParts, SchedulerParts, SettingsParts, StoreParts,
+                        appswitch.AppOnlyParts, ownapps.OwnAppsParts, Protocol):
+    """Every section's (SECTIONS)."""
+
+
 @dataclass
 class Section:
     key: str
@@ -37,7 +47,7 @@ class Section:
     show: Callable          # (data, frame) -> Html
 
 
-def read_server(req, bench) -> dict:
+def read_server(req, bench: StatusParts) -> dict:
     s = summary(bench)
     return {k: s[k] for k in ("url", "bind", "data_folder", "admin_token_set", "gateway_keys", "role", "version",
                               "uptime_seconds")}
@@ -65,7 +75,7 @@ def not_enforced(frame) -> Html:
                                    back="/settings#gateway_keys"))
 
 
-def read_keys(req, bench) -> dict:
+def read_keys(req, bench: KeysSectionParts) -> dict:
     return {"keys": keys_view(bench)["keys"], "enforcement": enforcement(bench.admin_token, bench.settings()),
             "collections": [c["name"] for c in collections_view(bench)["collections"]]}
 
@@ -106,7 +116,7 @@ def show_keys(d: dict, frame) -> Html:
                 make=make)
 
 
-def read_client(req, bench) -> dict:
+def read_client(req, bench: SettingsParts) -> dict:
     return settings_view(bench)["client"]
 
 
@@ -122,7 +132,7 @@ def show_client(c: dict, frame) -> Html:
                 gaps=[html("<li>$l</li>", l=line) for line in c["llm_not_covered"]])
 
 
-def read_values(req, bench) -> dict:
+def read_values(req, bench: SettingsParts) -> dict:
     return settings_view(bench)
 
 
@@ -154,7 +164,7 @@ def field(s: dict, frame) -> Html:
                 step=attrs(step="any" if s["type"] == "float" else None))
 
 
-def read_store(req, bench) -> dict:
+def read_store(req, bench: StoreParts) -> dict:
     return store_view(bench)
 
 
@@ -177,7 +187,7 @@ def show_store(d: dict, frame) -> Html:
                     ("Retention", keep)]))
 
 
-def compact_now(req, bench, form) -> Done:
+def compact_now(req, bench: object, form) -> Done:
     done = post(req, "/bench/store/compact", {})
     return Done(f"Compacted: the text of {done['pruned_calls']:,} calls pruned, {mb(done['freed_bytes'])} given back.",
                 "/settings#store", {"compaction": done})
@@ -193,7 +203,7 @@ SECTIONS = [Section("server", "Server and access", read_server, show_server),
             Section("apps", "Use your own app", ownapps.read, ownapps.show)]
 
 
-def data(req, bench) -> dict:
+def data(req, bench: SettingsPageParts) -> dict:
     return {s.key: s.read(req, bench) for s in SECTIONS}
 
 
@@ -203,7 +213,7 @@ def render(d: dict, frame) -> tuple[str, Html]:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def make_key(req, bench, form) -> Done:
+def make_key(req, bench: object, form) -> Done:
     rpm = form.get("rpm").strip()
     if rpm and not rpm.isdigit():
         raise BadRequest("Requests a minute must be a whole number (or empty for no limit).")
@@ -214,14 +224,14 @@ def make_key(req, bench, form) -> Done:
                 "/settings#gateway_keys", {"key": made}, secret=made["key"])
 
 
-def revoke_key(req, bench, form) -> Done:
+def revoke_key(req, bench: object, form) -> Done:
     call(req, "DELETE", f"/bench/keys/{req.params['name']}")
     refused = "are refused" if get(req, "/bench/status")["gateway_keys"]["enforced"] else \
         "are refused once keys are enforced"
     return Done(f"Revoked the key {req.params['name']}: apps using it {refused}.", "/settings#gateway_keys")
 
 
-def save_values(req, bench, form) -> Done:
+def save_values(req, bench: object, form) -> Done:
     """Only the values that changed are sent; an empty one takes the setting back to its default."""
     current = {s["name"]: s for s in get(req, "/bench/settings")["settings"]}
     changes = {}

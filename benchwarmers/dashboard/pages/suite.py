@@ -7,12 +7,14 @@ as `bench suite` does. suite.js follows the open runs by polling this page's JSO
 """
 from __future__ import annotations
 
-from ...api.collection import collections_view
+from typing import Protocol
+
+from ...api.collection import CollectionListParts, collections_view
+from ...api.models import ModelListParts, models_view
+from ...api.suite import SuiteViewParts, overview_view, tasks_view
 from ...errors import BadRequest
-from ...words import plural
-from ...api.models import models_view
-from ...api.suite import overview_view, tasks_view
 from ...suite import tasks as tasks_mod
+from ...words import plural
 from ..apicall import call, post
 from ..contract import stays
 from ..markup import Html, attrs, card, flag, html, link, table, trusted
@@ -21,13 +23,18 @@ from ..web import Done, safe_local
 from ..widgets import chip, confirm, csrf, muted, post_button
 from .modelcards import score
 
+
+class SuitePageParts(SuiteViewParts, CollectionListParts, ModelListParts, Protocol):
+    """The suite's tasks and runs, with the collections and models a run may ask."""
+
+
 OPEN = ("queued", "running", "owed", "interrupted")
 ACTIVE = ("queued", "running")            # open runs that move on their own: suite.js follows these
 SCRIPTS = ("suite.js",)
 DRAFTS_SHOWN = 50
 
 
-def data(req, bench) -> dict:
+def data(req, bench: SuitePageParts) -> dict:
     overview = overview_view(bench)
     runs = bench.suite.store.runs(None, None, 50)
     drafts = tasks_view(bench, "draft")["tasks"][:DRAFTS_SHOWN]
@@ -160,7 +167,7 @@ def drafts(tasks: list[dict], frame) -> Html:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def start(req, bench, form) -> Done:
+def start(req, bench: object, form) -> Done:
     """target is model:ALIAS or collection:NAME (the model page's button sends model=ALIAS)."""
     kind, _, name = (form.get("target") or ("model:" + form.get("model"))).partition(":")
     if kind not in ("model", "collection") or not name:
@@ -175,25 +182,25 @@ def start(req, bench, form) -> Done:
     return Done(f"Started the suite for {names}: {where}.", back or "/suite#open", {"runs": runs})
 
 
-def cancel(req, bench, form) -> Done:
+def cancel(req, bench: object, form) -> Done:
     run = post(req, f"/bench/suite/runs/{req.params['id']}/cancel")["run"]
     return Done(f"Cancelling run {run['id']} ({run['model']}): it stops after the call in flight.", "/suite#open",
                 {"run": run})
 
 
-def mine(req, bench, form) -> Done:
+def mine(req, bench: object, form) -> Done:
     d = post(req, "/bench/suite/mine")
     skipped = f"; {plural(d['without_code'], 'claim')} had no code to freeze" if d["without_code"] else ""
     return Done(f"Drafted {plural(len(d['drafted']), 'claim task')} from your "
                 f"verdicts{skipped}.", "/suite#drafts", d)
 
 
-def accept(req, bench, form) -> Done:
+def accept(req, bench: object, form) -> Done:
     task = post(req, f"/bench/suite/tasks/{req.params['id']}/accept")["task"]
     return Done(f"Accepted {task['id']}: it joins the suite's next runs.", "/suite#drafts", {"task": task})
 
 
-def reject(req, bench, form) -> Done:
+def reject(req, bench: object, form) -> Done:
     call(req, "DELETE", f"/bench/suite/tasks/{req.params['id']}")
     return Done(f"Rejected {req.params['id']}: its folder is removed.", "/suite#drafts")
 

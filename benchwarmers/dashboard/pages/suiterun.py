@@ -1,7 +1,7 @@
 """One suite run: its model, tasks and progress (followed live while open), and every item's outcome with its call."""
 from __future__ import annotations
 
-from ...api.suite import run_view
+from ...api.suite import SuiteViewParts, run_view
 from ..contract import stays
 from ..markup import Html, card, facts, html, link, table
 from ..render import secs, when
@@ -11,7 +11,7 @@ from .suite import ACTIVE, OPEN, progress, took
 SCRIPTS = ("suite.js",)
 
 
-def data(req, bench) -> dict:
+def data(req, bench: SuiteViewParts) -> dict:
     d = run_view(bench, req.params["id"])
     d["open"] = [d["run"]] if d["run"]["status"] in OPEN else []      # what suite.js follows
     return d
