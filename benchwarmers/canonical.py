@@ -114,6 +114,8 @@ class Target:
 
 @dataclass
 class Ask:
+    """What is asked, and only that: how to reply, what may pass through and who asks are values of their own
+    (askparts.py), so the copy each seat makes (with_max_tokens) carries nothing but the content."""
     messages: list = field(default_factory=list)
     system: str | None = None
     tools: list = field(default_factory=list)
@@ -122,18 +124,9 @@ class Ask:
     temperature: float | None = None
     top_p: float | None = None
     stop: list = field(default_factory=list)
-    stream: bool = False
     target: Target | None = None
     with_models: list = field(default_factory=list)   # extra seats asked for by name
-    caller: str | None = None        # gateway key name, when one was used
-    session: str | None = None       # the MCP session (or X-Bench-Session) that asked, when one was named
     points: str | None = None        # `bench.points` of the body: off, contested or all (None: the collection's)
-    origin: str | None = None        # "suite": the service's own suite asked (the usage ledger's kind for it)
-    format: str = ""                 # the client format it came in ("openai_chat", ...)
-    native: dict | None = None       # the client's own body, for same-API pass-through
-    native_api: str | None = None    # the upstream API that takes `native` as it came (None: no member does)
-    passthrough_headers: dict = field(default_factory=dict)   # e.g. anthropic-beta, forwarded only same-API
-    dropped: list = field(default_factory=list)       # features that could not be carried
     _tokens: int | None = field(default=None, init=False, repr=False, compare=False)
     _text: str | None = field(default=None, init=False, repr=False, compare=False)
 

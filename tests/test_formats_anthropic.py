@@ -28,11 +28,11 @@ def test_parse_documented_request():
     body = {"model": "bench/core", "max_tokens": 1024, "system": "You are a seasoned data scientist.",
             "messages": [{"role": "user", "content": "Hello, world"}], "stop_sequences": ["\n\nHuman:"],
             "temperature": 0.7, "top_p": 0.95}
-    ask = anthropic.parse(body, REQ)
+    ask, reply, passthrough = anthropic.parse(body, REQ)
     assert ask.system == "You are a seasoned data scientist."
     assert [(m.role, m.text()) for m in ask.messages] == [("user", "Hello, world")]
     assert (ask.max_tokens, ask.stop, ask.temperature, ask.top_p) == (1024, ["\n\nHuman:"], 0.7, 0.95)
-    assert ask.format == "anthropic" and ask.native is body and not ask.stream
+    assert reply.format == "anthropic" and passthrough.body is body and not reply.stream
 
 
 def test_parse_blocks_tools_thinking_and_mid_conversation_system():
@@ -57,7 +57,7 @@ def test_parse_blocks_tools_thinking_and_mid_conversation_system():
                      "content": [{"type": "text", "text": "service down"}]},
                     {"type": "text", "text": "Try again?"}]},
                 {"role": "system", "content": "Stay in the repo."}]}
-    ask = anthropic.parse(body, REQ)
+    ask, reply, passthrough = anthropic.parse(body, REQ)
     assert ask.system == "You are Claude Code.\n\nBe careful."
     assert [m.role for m in ask.messages] == ["user", "assistant", "tool", "user", "system"]
     first = ask.messages[0].parts
@@ -71,16 +71,16 @@ def test_parse_blocks_tools_thinking_and_mid_conversation_system():
     assert isinstance(result, ToolResult) and (result.id, result.content, result.is_error) == ("toolu_01",
                                                                                             "service down", True)
     assert ask.messages[3].text() == "Try again?" and ask.messages[4].text() == "Stay in the repo."
-    assert [t.name for t in ask.tools] == ["get_weather"] and ask.dropped == ["web_search_20250305 tool"]
+    assert [t.name for t in ask.tools] == ["get_weather"] and passthrough.dropped == ("web_search_20250305 tool",)
     assert ask.tools[0].parameters["properties"] == {"location": {"type": "string"}}
-    assert ask.tool_choice == "required" and ask.stream and ask.with_models == ["m1"]
+    assert ask.tool_choice == "required" and reply.stream and ask.with_models == ["m1"]
 
 
 @pytest.mark.parametrize("choice, want", [({"type": "auto"}, "auto"), ({"type": "none"}, "none"),
                                           ({"type": "tool", "name": "f"}, {"name": "f"})])
 def test_tool_choice(choice, want):
     body = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": "x"}], "tool_choice": choice}
-    assert anthropic.parse(body, REQ).tool_choice == want
+    assert anthropic.parse(body, REQ).ask.tool_choice == want
 
 
 @pytest.mark.parametrize("body, words", [

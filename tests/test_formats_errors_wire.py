@@ -95,14 +95,14 @@ def wire(name: str) -> list[dict]:
 def test_claude_code_request_parses(index):
     request = wire("claude_code_2.1.197.json")[index]
     body = request["body"]
-    ask = anthropic.parse(body, RequestInfo(path=request["path"], query={"beta": "true"}))
-    assert ask.stream and ask.max_tokens == 32000 and ask.target.requested == body["model"]
-    assert len(ask.tools) == len(body["tools"]) == 24 and ask.dropped == []
+    ask, reply, passthrough = anthropic.parse(body, RequestInfo(path=request["path"], query={"beta": "true"}))
+    assert reply.stream and ask.max_tokens == 32000 and ask.target.requested == body["model"]
+    assert len(ask.tools) == len(body["tools"]) == 24 and passthrough.dropped == ()
     bash = next(t for t in ask.tools if t.name == "Bash")
     assert bash.parameters["properties"]["command"]["type"] == "string"
     assert ask.system.startswith("x-anthropic-billing-header") and "interactive agent" in ask.system
     assert any(m.role == "system" and "Available agent types" in m.text() for m in ask.messages)
-    assert ask.messages[0].role == "user" and ask.native is body
+    assert ask.messages[0].role == "user" and passthrough.body is body
     if index == 1:
         call = next(p for m in ask.messages for p in m.parts if isinstance(p, ToolCall))
         result = next(p for m in ask.messages for p in m.parts if isinstance(p, ToolResult))
@@ -115,13 +115,13 @@ def test_claude_code_request_parses(index):
 def test_codex_request_parses(index):
     request = wire("codex_0.171.0.json")[index]
     body = request["body"]
-    ask = openai_responses.parse(body, RequestInfo(path=request["path"]))
-    assert ask.stream and ask.tool_choice == "auto" and ask.target.requested == body["model"]
+    ask, reply, passthrough = openai_responses.parse(body, RequestInfo(path=request["path"]))
+    assert reply.stream and ask.tool_choice == "auto" and ask.target.requested == body["model"]
     assert ask.system.startswith("You are a coding agent running in the Codex CLI")
     assert "<skills_instructions>" in ask.system          # every leading developer message is kept
     names = [t.name for t in ask.tools]
     assert "exec_command" in names and len(names) == 7
-    assert sorted(ask.dropped) == ["namespace tool multi_agent_v1", "web_search tool"]
+    assert sorted(passthrough.dropped) == ["namespace tool multi_agent_v1", "web_search tool"]
     assert [m.role for m in ask.messages][:2] == ["user", "user"]
     assert ask.messages[1].parts == [Text("echo hi")]
     if index == 1:
@@ -134,10 +134,10 @@ def test_codex_request_parses(index):
 
 def test_reply_info_for_ask_carries_the_request_options():
     req = RequestInfo(path="/v1/chat/completions")
-    ask = get("openai_chat").parse({"model": "bench/core:merged", "stream": True,
-                                    "stream_options": {"include_usage": True},
-                                    "messages": [{"role": "user", "content": "hi"}]}, req)
-    ctx = ReplyInfo.for_ask(ask, req, extra={"seats": []})
+    ask, options, _ = get("openai_chat").parse({"model": "bench/core:merged", "stream": True,
+                                                "stream_options": {"include_usage": True},
+                                                "messages": [{"role": "user", "content": "hi"}]}, req)
+    ctx = ReplyInfo.for_ask(ask, options, req, extra={"seats": []})
     assert (ctx.model, ctx.extra, ctx.request) == ("bench/core:merged", {"seats": []}, req)
     assert ctx.option("stream_options", "include_usage") is True
     assert ctx.option("stream_options", "missing", default=7) == 7 and ctx.option("stream", "x") is None

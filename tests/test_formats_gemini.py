@@ -25,11 +25,11 @@ def test_parse_documented_text_request():
             "contents": [{"parts": [{"text": "Hello there"}]}],
             "generationConfig": {"stopSequences": ["Title"], "temperature": 1.0, "maxOutputTokens": 800,
                                  "topP": 0.8, "topK": 10}}
-    ask = gemini.parse(body, REQ)
+    ask, reply, _ = gemini.parse(body, REQ)
     assert ask.system == "You are a cat. Your name is Neko."
     assert [(m.role, m.text()) for m in ask.messages] == [("user", "Hello there")]
     assert (ask.max_tokens, ask.temperature, ask.top_p, ask.stop) == (800, 1.0, 0.8, ["Title"])
-    assert (ask.target.name, ask.target.mode, ask.format, ask.stream) == ("core", "panel", "gemini", False)
+    assert (ask.target.name, ask.target.mode, reply.format, reply.stream) == ("core", "panel", "gemini", False)
 
 
 def test_parse_function_calling_round_trip_and_images():
@@ -50,8 +50,8 @@ def test_parse_function_calling_round_trip_and_images():
             "parameters": {"type": "OBJECT", "properties": {"brightness": {"type": "INTEGER"}},
                            "required": ["brightness"]}}]}, {"googleSearch": {}}],
         "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["set_light_values"]}}}
-    ask = gemini.parse(body, SSE_REQ)
-    assert ask.stream and [m.role for m in ask.messages] == ["user", "assistant", "tool"]
+    ask, reply, passthrough = gemini.parse(body, SSE_REQ)
+    assert reply.stream and [m.role for m in ask.messages] == ["user", "assistant", "tool"]
     text, inline, file = ask.messages[0].parts
     assert (inline.media_type, inline.data) == ("image/jpeg", "/9j/4AAQ") and file.url == "https://example.com/a.png"
     thought, c1, c2 = ask.messages[1].parts
@@ -63,7 +63,7 @@ def test_parse_function_calling_round_trip_and_images():
     tool, = ask.tools
     assert tool.parameters == {"type": "object", "properties": {"brightness": {"type": "integer"}},
                                "required": ["brightness"]}
-    assert ask.tool_choice == {"name": "set_light_values"} and ask.dropped == ["tool googleSearch"]
+    assert ask.tool_choice == {"name": "set_light_values"} and passthrough.dropped == ("tool googleSearch",)
 
 
 @pytest.mark.parametrize("body, ctx, words", [

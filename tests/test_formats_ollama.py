@@ -22,12 +22,12 @@ def test_parse_documented_chat_request_streams_by_default():
     body = {"model": "bench/core", "messages": [{"role": "system", "content": "Be brief."},
                                                 {"role": "user", "content": "why is the sky blue?"}],
             "options": {"num_predict": 64, "temperature": 0.1, "top_p": 0.5, "stop": ["\n\n"], "seed": 1}}
-    ask = ollama.parse(body, CHAT)
-    assert ask.stream is True and ask.system == "Be brief."
+    ask, reply, _ = ollama.parse(body, CHAT)
+    assert reply.stream is True and ask.system == "Be brief."
     assert [(m.role, m.text()) for m in ask.messages] == [("user", "why is the sky blue?")]
     assert (ask.max_tokens, ask.temperature, ask.top_p, ask.stop) == (64, 0.1, 0.5, ["\n\n"])
-    assert ask.format == "ollama" and ask.target.name == "core"
-    assert ollama.parse({**body, "stream": False}, CHAT).stream is False
+    assert reply.format == "ollama" and ask.target.name == "core"
+    assert ollama.parse({**body, "stream": False}, CHAT).reply.stream is False
 
 
 def test_parse_chat_images_and_tool_loop():
@@ -41,7 +41,7 @@ def test_parse_chat_images_and_tool_loop():
                 {"role": "assistant", "content": "", "tool_calls": [
                     {"function": {"name": "get_current_weather", "arguments": {"location": "Paris"}}}]},
                 {"role": "tool", "content": "22 degrees", "tool_name": "get_current_weather"}]}
-    ask = ollama.parse(body, CHAT)
+    ask = ollama.parse(body, CHAT).ask
     assert [m.role for m in ask.messages] == ["user", "assistant", "tool"]
     image = ask.messages[0].parts[1]
     assert (image.media_type, image.data) == ("image/png", "iVBORw0KGgoAAAANSUhEUg")
@@ -55,9 +55,9 @@ def test_parse_chat_images_and_tool_loop():
 def test_parse_generate_request():
     body = {"model": "bench/core", "prompt": "Why is the sky blue?", "system": "Answer like a poet.",
             "images": ["/9j/4AAQSkZJRg"], "stream": False, "options": {"num_predict": -1}}
-    ask = ollama.parse(body, GENERATE)
+    ask, reply, _ = ollama.parse(body, GENERATE)
     assert ask.system == "Answer like a poet." and ask.messages[0].text() == "Why is the sky blue?"
-    assert ask.messages[0].parts[1].media_type == "image/jpeg" and ask.max_tokens is None and not ask.stream
+    assert ask.messages[0].parts[1].media_type == "image/jpeg" and ask.max_tokens is None and not reply.stream
 
 
 @pytest.mark.parametrize("body, words", [

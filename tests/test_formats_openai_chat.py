@@ -31,11 +31,11 @@ def test_parse_documented_basic_request():
     body = {"model": "bench/core", "messages": [
         {"role": "developer", "content": "You are a helpful assistant."},
         {"role": "user", "content": "Hello!"}]}
-    ask = openai_chat.parse(body, REQ)
+    ask, reply, passthrough = openai_chat.parse(body, REQ)
     assert ask.system == "You are a helpful assistant."
     assert [(m.role, m.text()) for m in ask.messages] == [("user", "Hello!")]
-    assert (ask.target.name, ask.target.mode, ask.format) == ("core", "panel", "openai_chat")
-    assert ask.native is body and ask.stream is False
+    assert (ask.target.name, ask.target.mode, reply.format) == ("core", "panel", "openai_chat")
+    assert passthrough.body is body and reply.stream is False
 
 
 def test_parse_vision_parts_with_http_and_data_urls():
@@ -43,7 +43,7 @@ def test_parse_vision_parts_with_http_and_data_urls():
         {"type": "text", "text": "What's in this image?"},
         {"type": "image_url", "image_url": {"url": "https://example.com/boardwalk.jpg", "detail": "high"}},
         {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/4AAQ"}}]}]}
-    ask = openai_chat.parse(body, REQ)
+    ask = openai_chat.parse(body, REQ).ask
     parts = ask.messages[0].parts
     assert parts[0].text == "What's in this image?"
     assert isinstance(parts[1], Image) and parts[1].url == "https://example.com/boardwalk.jpg"
@@ -68,7 +68,7 @@ def test_parse_tool_loop_and_options():
                     "function": {"name": "get_current_weather", "arguments": "{\"location\": \"Boston\"}"}}]},
                 {"role": "tool", "tool_call_id": "call_abc123", "content": "72F and sunny"},
                 {"role": "system", "content": "Answer in French."}]}
-    ask = openai_chat.parse(body, REQ)
+    ask, reply, _ = openai_chat.parse(body, REQ)
     assert ask.system == "Be brief."
     assert [m.role for m in ask.messages] == ["user", "assistant", "tool", "system"]
     call = ask.messages[1].parts[0]
@@ -78,7 +78,7 @@ def test_parse_tool_loop_and_options():
     assert ask.tools[0].name == "get_current_weather" and ask.tools[0].parameters["required"] == ["location"]
     assert ask.tool_choice == {"name": "get_current_weather"}
     assert (ask.max_tokens, ask.temperature, ask.top_p, ask.stop) == (100, 0.2, 0.9, ["END"])
-    assert ask.stream and ask.with_models == ["llama-free"] and ask.target.mode == "route"
+    assert reply.stream and ask.with_models == ["llama-free"] and ask.target.mode == "route"
 
 
 def test_parse_legacy_functions():
@@ -87,7 +87,7 @@ def test_parse_legacy_functions():
             "messages": [{"role": "user", "content": "hi"},
                          {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}},
                          {"role": "function", "name": "f", "content": "done"}]}
-    ask = openai_chat.parse(body, REQ)
+    ask = openai_chat.parse(body, REQ).ask
     assert [t.name for t in ask.tools] == ["f"] and ask.tool_choice == {"name": "f"}
     assert ask.messages[1].parts[0].name == "f" and ask.messages[2].parts[0].content == "done"
     assert ask.max_tokens == 5 and ask.stop == ["a", "b"] and ask.target.mode == "direct"
@@ -114,8 +114,8 @@ def test_parse_rejects_bad_requests_with_a_hint(body, words):
 def test_unsupported_parts_are_dropped_visibly():
     body = {"model": "m", "messages": [{"role": "user", "content": [
         {"type": "text", "text": "listen"}, {"type": "input_audio", "input_audio": {"data": "x", "format": "wav"}}]}]}
-    ask = openai_chat.parse(body, REQ)
-    assert ask.dropped == ["input_audio content part"] and ask.messages[0].text() == "listen"
+    ask, _, passthrough = openai_chat.parse(body, REQ)
+    assert passthrough.dropped == ("input_audio content part",) and ask.messages[0].text() == "listen"
 
 
 # ---- render ----------------------------------------------------------------------------------
@@ -208,11 +208,11 @@ def test_models_list():
 # ---- legacy completions ----------------------------------------------------------------------
 
 def test_completions_parse_prompt_forms():
-    ask = openai_completions.parse({"model": "bench/core", "prompt": "Say this is a test", "max_tokens": 7,
-                                    "temperature": 0, "stop": "\n"}, RequestInfo(path="/v1/completions"))
+    ask, reply, _ = openai_completions.parse({"model": "bench/core", "prompt": "Say this is a test", "max_tokens": 7,
+                                              "temperature": 0, "stop": "\n"}, RequestInfo(path="/v1/completions"))
     assert ask.messages[0].text() == "Say this is a test"
-    assert (ask.max_tokens, ask.temperature, ask.stop, ask.format) == (7, 0.0, ["\n"], "openai_completions")
-    joined = openai_completions.parse({"model": "m", "prompt": ["a", "b"]}, REQ)
+    assert (ask.max_tokens, ask.temperature, ask.stop, reply.format) == (7, 0.0, ["\n"], "openai_completions")
+    joined = openai_completions.parse({"model": "m", "prompt": ["a", "b"]}, REQ).ask
     assert joined.messages[0].text() == "a\nb"
     for bad in ([1, 2, 3], [[1, 2]], None, 5):
         with pytest.raises(BadRequest):

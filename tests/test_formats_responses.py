@@ -28,10 +28,10 @@ def events_of(raw: bytes) -> list[dict]:
 def test_parse_string_input_and_instructions():
     body = {"model": "bench/core", "instructions": "Talk like a pirate.", "input": "Are semicolons optional?",
             "max_output_tokens": 50, "temperature": 0.5}
-    ask = responses.parse(body, REQ)
+    ask, reply, _ = responses.parse(body, REQ)
     assert ask.system == "Talk like a pirate."
     assert [(m.role, m.text()) for m in ask.messages] == [("user", "Are semicolons optional?")]
-    assert (ask.max_tokens, ask.temperature, ask.format) == (50, 0.5, "openai_responses")
+    assert (ask.max_tokens, ask.temperature, reply.format) == (50, 0.5, "openai_responses")
 
 
 def test_parse_items_with_images_tools_and_calls():
@@ -53,15 +53,15 @@ def test_parse_items_with_images_tools_and_calls():
                 {"type": "function_call_output", "call_id": "call_2", "output": [{"type": "input_text",
                                                                                     "text": "25C"}]},
                 {"role": "system", "content": "Now be kind."}]}
-    ask = responses.parse(body, REQ)
+    ask, reply, passthrough = responses.parse(body, REQ)
     assert ask.system == "You are terse."
     assert [m.role for m in ask.messages] == ["user", "assistant", "tool", "tool", "system"]
     assert ask.messages[0].parts[1].data == "iVBORw0KGgo="
     assistant = ask.messages[1]
     assert assistant.text() == "A cat." and [c.id for c in assistant.parts[1:]] == ["call_1", "call_2"]
     assert [m.parts[0].content for m in ask.messages[2:4]] == ["18C", "25C"]
-    assert [t.name for t in ask.tools] == ["get_weather"] and ask.dropped == ["web_search tool"]
-    assert ask.tool_choice == {"name": "get_weather"} and ask.stream
+    assert [t.name for t in ask.tools] == ["get_weather"] and passthrough.dropped == ("web_search tool",)
+    assert ask.tool_choice == {"name": "get_weather"} and reply.stream
 
 
 @pytest.mark.parametrize("body, words", [

@@ -11,7 +11,7 @@ PACKAGE = Path(benchwarmers.__file__).parent
 # layers below its own. A new part is placed here before anything may import it.
 LAYERS = [
     {"errors", "redaction", "words", "numberchecks", "strictjson"},  # leaves: anyone may use them
-    {"canonical"},                                      # the value types
+    {"canonical", "askparts"},                          # the value types: what is asked, and what comes with it
     {"formats", "providers", "store"},                  # client wire formats, upstream protocols, the data folder
     {"names", "baseurls", "settings", "home", "keys"},  # the rules for names and URLs, settings, where data is, keys
     {"hubs"},                                           # hubs an endpoint may be (Open WebUI, LiteLLM, CLIProxyAPI)

@@ -25,7 +25,7 @@ def asks():
     for filename, fmt, path in CAPTURES:
         for i, record in enumerate(json.loads((WIRE / filename).read_text())):
             if record.get("body"):
-                yield f"{filename}#{i}", formats.get(fmt).parse(record["body"], RequestInfo(path=path))
+                yield f"{filename}#{i}", formats.get(fmt).parse(record["body"], RequestInfo(path=path)).ask
 
 
 @pytest.mark.parametrize("api", sorted(PROVIDERS))

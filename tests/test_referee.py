@@ -50,7 +50,7 @@ def test_the_prompt_shows_the_question_and_each_answered_seat_under_its_heading(
     assert "## Seat 6" not in text                           # a failed seat has nothing to referee
     assert text.index("## Seat 5") < text.index(referee.END)
     assert ask.system == referee.INSTRUCTIONS and '{"points": [{"claim"' in ask.system
-    assert ask.stream is False and ask.temperature == 0.0 and ask.target.name == "review"
+    assert ask.temperature == 0.0 and ask.target.name == "review"
     assert seats_in(text) == {s.seat: s.answer for s in SEATS}
 
 

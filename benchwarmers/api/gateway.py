@@ -6,12 +6,14 @@ from typing import Callable
 from urllib.parse import quote
 
 from .. import formats
+from ..askparts import Asker, ReplyOptions
 from ..bench import Bench
 from ..canonical import DIRECT, ROUTE, Ask, Text
 from ..core.route import TurnReply
 from ..errors import BadRequest, CollectionNotFound, Forbidden, NotFound
-from ..formats.base import FormatRoute, Lookup, ReplyInfo, RequestInfo, points_wanted
+from ..formats.base import FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, points_wanted
 from ..formats.contract import FormatContract
+from ..providers.passthrough import native_body
 from ..server.guard import presented_key
 from ..server.messages import Request, Response
 from ..server.openapi import ANY_JSON, op
@@ -79,35 +81,35 @@ def check_session(value: str, where: str) -> str:
     return value
 
 
-def admit(fmt: FormatContract, req: Request, bench: Bench, info: RequestInfo) -> Ask:
-    """The request as an Ask the caller may make: a target named and within its key's reach, the key and
-    session that ask noted for the record."""
+def admit(fmt: FormatContract, req: Request, bench: Bench, info: RequestInfo) -> tuple[Parsed, Asker]:
+    """The request as the format parsed it, an Ask the caller may make (a target named and within its key's reach),
+    its pass-through cut here to what may be forwarded; and who asks (the key and session, for the record)."""
     body = req.json()
-    ask = fmt.parse(body, info)
+    parsed = fmt.parse(body, info)
+    ask = parsed.ask
     ask.points = points_wanted(body)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     check_reach(req, ask.target)
     check_reach_within(req, ask, bench)
-    ask.caller = req.caller.name if req.caller else None
-    ask.session = session_of(req)
-    return ask
+    asker = Asker(req.caller.name if req.caller else None, session_of(req))
+    return parsed._replace(passthrough=parsed.passthrough.narrowed(native_body)), asker
 
 
 def serve_ask(fmt: FormatContract, req: Request, bench: Bench, info: RequestInfo) -> Response:
     """Parse in the client's format, run the panel (or route mode), answer in the same format."""
-    ask = admit(fmt, req, bench, info)
+    (ask, options, native), asker = admit(fmt, req, bench, info)
     if not has_content(ask):
-        return nothing_to_answer(fmt, req, bench, ask, info)
-    if "anthropic-beta" in req.headers:   # forwarded only when an Anthropic member gets the body as it came
-        ask.passthrough_headers["anthropic-beta"] = req.headers["anthropic-beta"]
-    reply = ReplyInfo.for_ask(ask, info)
+        return nothing_to_answer(fmt, req, bench, ask, options, info)
+    reply = ReplyInfo.for_ask(ask, options, info)
     if ask.target.mode == ROUTE:
-        return render_turn(fmt, bench.router.take(ask, client_session(info.headers), presented_key(req)), reply)
-    run = bench.panel.start(ask)
+        turn = bench.router.take(ask, client_session(info.headers), presented_key(req), stream=options.stream,
+                                 native=native, asker=asker)
+        return render_turn(fmt, turn, reply)
+    run = bench.panel.start(ask, asker)
     # the seats in seat order, so a client can show who it is still waiting for while the stream runs
     headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(quote(s.model, safe="") for s in run.seats)}
-    if ask.stream:
+    if options.stream:
         return Response.streaming(fmt.stream(bench.panel.events(run, req.gone), reply),
                                   fmt.stream_content_type(reply), headers)
     answer = bench.panel.whole(run, gone=req.gone)
@@ -128,11 +130,12 @@ def has_content(ask: Ask) -> bool:
     return any(not isinstance(p, Text) or p.text for m in ask.messages for p in m.parts)
 
 
-def nothing_to_answer(fmt: FormatContract, req: Request, bench: Bench, ask: Ask, info: RequestInfo) -> Response:
+def nothing_to_answer(fmt: FormatContract, req: Request, bench: Bench, ask: Ask, options: ReplyOptions,
+                      info: RequestInfo) -> Response:
     """An empty conversation asks no one: a format that has a "load the model" reply (Ollama) gives it,
     the others answer 400 naming the field that carries the conversation."""
     if fmt.load_reply:
-        return Response.json(fmt.load_reply(ReplyInfo.for_ask(ask, info), model_names(req, bench)))
+        return Response.json(fmt.load_reply(ReplyInfo.for_ask(ask, options, info), model_names(req, bench)))
     raise BadRequest(f"Nothing to answer: `{fmt.CONVERSATION}` holds no content.",
                      f"Send the question in `{fmt.CONVERSATION}`.")
 

@@ -62,8 +62,8 @@ class InProcessReach(Reach):
         """As POST /v1/chat/completions answers (the panel's `bench` data and its text), hearing each seat."""
         sub = self.sub_request("POST", ASK_PATH, body)
         try:
-            ask = gateway.admit(openai_chat, sub, self.bench, RequestInfo(ASK_PATH, {}, sub.headers))
-            run = self.bench.panel.start(ask)
+            (ask, _, _), asker = gateway.admit(openai_chat, sub, self.bench, RequestInfo(ASK_PATH, {}, sub.headers))
+            run = self.bench.panel.start(ask, asker)
             done = []
 
             def heard(seat) -> None:

@@ -7,6 +7,7 @@ import time
 from functools import partial
 from typing import Callable, Iterator
 
+from ..askparts import ANYONE, NO_PASSTHROUGH, Asker, PassThrough
 from ..canonical import EXPLORE, MEMBER, ROUTE, Answer, Ask, estimate_usage
 from ..errors import QuotaRefused
 from ..providers import Timeouts
@@ -136,14 +137,14 @@ class Dialer:
         return hit
 
     # ---- rate limits, before anything is sent --------------------------------------------------------
-    def patience(self, kind: str, ask: Ask) -> float:
+    def patience(self, kind: str, asker: Asker = ANYONE) -> float:
         """The longest a call may wait for a rate limit: none for an explore seat (another model takes it), the
-        longer `limit_wait_scheduled_seconds` for the scheduler's and the suite's calls, probes and speed tests,
-        `limit_wait_seconds` for everything an ask waits on."""
+        longer `limit_wait_scheduled_seconds` for the scheduler's and the suite's calls (`asker`'s origin),
+        probes and speed tests, `limit_wait_seconds` for everything an ask waits on."""
         settings = self.settings()
         if kind == EXPLORE:
             return 0.0
-        if self.scheduled or kind in BACKGROUND or ask.origin in BACKGROUND:
+        if self.scheduled or kind in BACKGROUND or asker.origin in BACKGROUND:
             return settings["limit_wait_scheduled_seconds"]
         return settings["limit_wait_seconds"]
 
@@ -153,17 +154,17 @@ class Dialer:
         nothing is counted."""
         refusal = self.quota.blocked(model, ask.prompt_tokens(), provider=False) if self.quota else None
         now = self.quota.clock.now() if self.quota else 0.0
-        if refusal and refusal.at - now > self.patience(kind, ask):
+        if refusal and refusal.at - now > self.patience(kind):
             raise QuotaRefused(refusal.text(), refusal.at, now)
 
-    def admit(self, model: Model, ask: Ask, kind: str, wait: bool = True) -> bool:
+    def admit(self, model: Model, ask: Ask, kind: str, wait: bool = True, asker: Asker = ANYONE) -> bool:
         """Count this call against its connection's and model's limits, waiting for them when the wait is within
         its patience; otherwise raise QuotaRefused, and nothing is sent. `wait` False: False rather than a wait
         (nothing is counted then)."""
         if self.quota is None:
             return True
         clock = self.quota.clock
-        deadline = clock.now() + self.patience(kind, ask)
+        deadline = clock.now() + self.patience(kind, asker)
         tokens = ask.prompt_tokens()
         while True:
             rest = self.quota.rested(model)
@@ -182,17 +183,20 @@ class Dialer:
         """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
         return LlmCalls(model.endpoint) if self.via_llm() else self._provider(model, endpoint)
 
-    def stream(self, model: Model, ask: Ask, kind: str = MEMBER) -> Iterator:
-        """The member's events (the dispatcher picks the request's shape). The rate limits are checked (and the call
-        counted) now: QuotaRefused means nothing was sent."""
+    def stream(self, model: Model, ask: Ask, kind: str = MEMBER, asker: Asker = ANYONE,
+               native: PassThrough = NO_PASSTHROUGH) -> Iterator:
+        """The member's events (the dispatcher picks the request's shape: `native`, the client's own body, goes to
+        a member of its API). The rate limits are checked (and the call counted) now: QuotaRefused means nothing
+        was sent."""
         ask = self.budgeted(model, ask)
-        self.admit(model, ask, kind)
-        return self.dispatch.stream(self.client(model), ask, model.served, self.timeouts())
+        self.admit(model, ask, kind, asker=asker)
+        return self.dispatch.stream(self.client(model), ask, model.served, self.timeouts(), native)
 
-    def complete(self, model: Model, ask: Ask, *, timeouts: Timeouts | None = None, kind: str = MEMBER) -> Answer:
+    def complete(self, model: Model, ask: Ask, *, timeouts: Timeouts | None = None, kind: str = MEMBER,
+                 asker: Asker = ANYONE) -> Answer:
         """The member's whole answer, streamed (`timeouts`: a probe's or a speed test's own, else a seat's). A probe
         or a speed test (`kind`) has no call record: its ledger line is written here."""
-        self.admit(model, ask, kind)
+        self.admit(model, ask, kind, asker=asker)
         answer = None
         try:
             answer = self.client(model).complete(self.budgeted(model, ask), model.served,
@@ -204,11 +208,11 @@ class Dialer:
                 self.ledger.add(self.line(model, ask, kind, answer))
 
     def seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str, hangup: Hangup | None,
-             worker: Worker, done: Done) -> None:
+             worker: Worker, done: Done, asker: Asker = ANYONE) -> None:
         """A panel seat's call, asked for whole and sent the way the dispatcher chooses (`worker` runs what may
         block); `done(call, answer, error)` is told once it is over. `hangup` lets the panel stop it."""
         call = Call(self.client(model, endpoint), self.budgeted(model, ask), model.served, self.timeouts(hangup),
-                    partial(self.admit, model, ask, kind), reported=ask)
+                    partial(self.admit, model, ask, kind, asker=asker), reported=ask)
         self.dispatch.submit(call, worker, done)
 
     def _provider(self, model: Model, endpoint: Endpoint | None):
@@ -243,15 +247,16 @@ class Dialer:
             self.resting.observe(model.endpoint, model.served, error)
 
     def line(self, model: Model, ask: Ask, kind: str, answer: Answer | None, collection: str | None = None,
-             call: str | None = None, counted: int | None = None) -> Line:
-        """The ledger line of a call that was sent, priced at what is known now; its tokens also go to the limits'
-        counts (`counted`: the prompt tokens counted when it went, else the ask's)."""
+             call: str | None = None, counted: int | None = None, origin: str | None = None) -> Line:
+        """The ledger line of a call that was sent, priced at what is known now (`origin`: the asker's, the line's
+        kind when it names one); its tokens also go to the limits' counts (`counted`: the prompt tokens counted
+        when it went, else the ask's)."""
         usage = answer.usage if answer else None
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
         price_in, price_out, _ = self.price(model)
         if self.quota is not None:
             self.quota.spent(model, tokens_in + tokens_out - (ask.prompt_tokens() if counted is None else counted))
-        return Line(model.endpoint, model.alias, ask.origin or kind, tokens_in, tokens_out,
+        return Line(model.endpoint, model.alias, origin or kind, tokens_in, tokens_out,
                     usage.cache_read_tokens if usage else 0, cost_of(price_in, price_out, tokens_in, tokens_out),
                     collection, call, bool(usage and usage.estimated), self.scheduled,
                     self.now())

@@ -40,5 +40,4 @@ def merge_ask(original: Ask, reply: PanelReply) -> Ask:
             "\n\nNow write the merged answer.")
     system = INSTRUCTIONS + (f"\n\nThe original system prompt was:\n{original.system}" if original.system else "")
     return Ask(messages=[Message("user", [Text(body)])], system=system, max_tokens=original.max_tokens,
-               temperature=original.temperature, stream=True, target=original.target, caller=original.caller,
-               session=original.session)
+               temperature=original.temperature, target=original.target)

@@ -28,7 +28,7 @@ def stream(caller: Dialer, run: PanelRun, model: Model | None) -> Iterator:
     else:
         ask = merge_ask(run.ask, reply)
         try:
-            for ev in caller.stream(model, ask, kind="merge"):
+            for ev in caller.stream(model, ask, kind="merge", asker=run.asker):
                 collector.add(ev)
                 if isinstance(ev, TextDelta):
                     yield ev

@@ -10,6 +10,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Callable, Iterator
 
+from ..askparts import ANYONE, Asker
 from ..canonical import (CANCELLED, EXPLORE, FAILED, LENGTH, MERGED, OK, RUNNING, SKIPPED, STOP, TIMEOUT, Answer, Ask,
                          ErrorEvent, Finish, KeepAlive, Seat, TextDelta, Usage)
 from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, QuotaRefused,
@@ -59,12 +60,13 @@ class Panel:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     # -- starting ------------------------------------------------------------------------------
-    def start(self, ask: Ask) -> PanelRun:
+    def start(self, ask: Ask, asker: Asker = ANYONE) -> PanelRun:
+        """Seat `ask` and send its seats; `asker` (who asks) goes to its records and its rate limits' patience."""
         if ask.tools:
             raise ToolsNeedRouteMode("A panel answers with text, so requests with tools are refused.",
                                      f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).")
         with self.registry.config.steady() as memo:
-            return self._start(ask, memo)
+            return self._start(ask, asker, memo)
 
     def stopping(self) -> None:
         """The service is stopping: every seat still out is hung up, so its panel answers now with what it has."""
@@ -81,9 +83,9 @@ class Panel:
         for hangup in hangups:
             hangup.hang_up(reason, tag)
 
-    def _start(self, ask: Ask, memo: dict) -> PanelRun:
+    def _start(self, ask: Ask, asker: Asker, memo: dict) -> PanelRun:
         collection, direct = self._target(ask)
-        plan = self.seating.plan(ask, collection, direct)
+        plan = self.seating.plan(ask, collection, direct, asker)
         if not plan.seats:
             raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
@@ -94,7 +96,7 @@ class Panel:
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
             settings["explore_grace_seconds"]
         run = PanelRun(record_id("p_"), ask, collection, plan, hard, hard, grace, request=self.caller.summary(ask),
-                       endpoints=self.registry.endpoints(), memo=memo)
+                       endpoints=self.registry.endpoints(), memo=memo, asker=asker)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
         run.members_left = sum(sp.kind != EXPLORE for sp in plan.seats)
@@ -102,7 +104,7 @@ class Panel:
         if run.hangups:
             with self._live_lock:
                 self._live.add(run)
-        self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), ask.caller,
+        self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), asker.caller,
                                     plan.passed_over, run.request[0])
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
@@ -128,7 +130,7 @@ class Panel:
         """Send the seat's call the dispatcher's way; what may block runs on a worker, within the endpoint's share."""
         endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
         self.caller.seat(sp.model, run.ask, endpoint, seat.kind, run.hangups[seat.call],
-                         partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat))
+                         partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker)
 
     def _worker(self, run: PanelRun, sp: SeatPlan, seat: Seat, fn: Callable[[], None], starting: bool) -> None:
         self.lanes.submit(sp.model.endpoint, self._on_worker, run, sp, seat, fn, starting)

@@ -7,6 +7,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ..askparts import ANYONE, Asker
 from ..canonical import EXPLORE, OK, Ask, PanelReply, Seat, Usage
 from .collection import Collection
 from .seating import Plan
@@ -44,6 +45,7 @@ class PanelRun:
     lock: threading.Lock = field(default_factory=threading.Lock)
     gave_up: float | None = None                      # past the deadline, when (the ledger's clock) the seats not in
                                                       # were recorded as timed out: their lines are no older
+    asker: Asker = ANYONE                             # who asked: for its records, never sent upstream
 
     @property
     def seat_request(self) -> tuple[None, str]:

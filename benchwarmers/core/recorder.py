@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..askparts import ANYONE, Asker
 from ..canonical import SKIPPED, Answer, Ask, estimate_usage
 from ..roster.registry import Model
 from ..store.calls import CallRecord, clip_stored
@@ -19,7 +20,7 @@ class Ended:
     `request`: (summary, prompt hash) when already worked out for the ask (summary None: it is kept in the call's
     panel's row). `sent`: it went upstream (by default, any status but skipped), so it gets a ledger line;
     `counted`: the prompt tokens its limits counted when it went, when that was another ask than `ask` (a merge).
-    `turn`: the route turn a shadow seat shadowed."""
+    `turn`: the route turn a shadow seat shadowed. `asker`: who asked (key, session, origin), for the record."""
     call: str
     model: Model
     ask: Ask
@@ -38,6 +39,7 @@ class Ended:
     extra: dict | None = None
     sent: bool | None = None
     counted: int | None = None
+    asker: Asker = ANYONE
 
     def but(self, **changes) -> "Ended":
         return replace(self, **changes)
@@ -58,7 +60,9 @@ def write(caller: "Dialer", ended: Ended, amend: float | None = None) -> Written
     if tokens != ask.max_tokens:   # what this member was really asked for: the client's cut, or the default
         extra = {**(extra or {}), "max_tokens": tokens}
     sent = ended.status != SKIPPED if ended.sent is None else ended.sent
-    line = caller.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.counted) if sent else None
+    asker = ended.asker
+    line = caller.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.counted,
+                       asker.origin) if sent else None
     ttft = ended.ttft if ended.ttft is not None or answer is None else answer.ttft
     return caller.calls.add(CallRecord(
         id=ended.call, model=model.alias, status=ended.status, panel=ended.panel, collection=ended.collection,
@@ -66,14 +70,14 @@ def write(caller: "Dialer", ended: Ended, amend: float | None = None) -> Written
         error=ended.error, request=summary, prompt_hash=digest, answer=said, ttft=ttft,
         seconds=round(ended.seconds, 4), input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0, tokens_estimated=bool(usage and usage.estimated),
-        caller=ask.caller, session=ask.session, extra=extra, turn=ended.turn,
+        caller=asker.caller, session=asker.session, extra=extra, turn=ended.turn,
         finish_reason=answer.finish_reason if answer is not None else None), line, amend)
 
 
 def seat_ended(run, model: Model, seat, answer: Answer | None, sent: bool | None = None, extra: dict | None = None,
                counted: int | None = None, mode: str | None = None) -> Ended:
-    """A panel seat (or its merge) as its reply told it: the run gives the ask, the panel and the collection, the
-    Seat its status, error and time."""
+    """A panel seat (or its merge) as its reply told it: the run gives the ask, who asked, the panel and the
+    collection, the Seat its status, error and time."""
     return Ended(seat.call, model, run.ask, seat.status, seat.kind, mode or run.ask.target.mode, seat.seconds, answer,
                  seat.error, collection=run.collection_name, panel=run.id, seat=seat.seat, request=run.seat_request,
-                 extra=extra, sent=sent, counted=counted)
+                 extra=extra, sent=sent, counted=counted, asker=run.asker)

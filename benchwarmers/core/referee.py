@@ -81,8 +81,7 @@ def question_of(original: Ask) -> str:
 def referee_ask(original: Ask, seats: list[Seat], max_tokens: int = 4096) -> Ask:
     """The call to the referee: a whole answer (nobody reads it as it comes), at temperature 0."""
     return Ask(messages=[Message("user", [Text(prompt(question_of(original), seats))])], system=INSTRUCTIONS,
-               max_tokens=max_tokens, temperature=0.0, stream=False, target=original.target, caller=original.caller,
-               session=original.session)
+               max_tokens=max_tokens, temperature=0.0, target=original.target)
 
 
 # ---- reading the answer ------------------------------------------------------------------------

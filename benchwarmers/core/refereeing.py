@@ -96,7 +96,7 @@ class Refereeing:
         started = time.monotonic()
         answer, status, error, sent = None, OK, None, True
         try:
-            answer = self.caller.complete(model, ask, kind=KIND, timeouts=Timeouts(
+            answer = self.caller.complete(model, ask, kind=KIND, asker=run.asker, timeouts=Timeouts(
                 connect=min(10.0, seconds), first_byte=seconds, idle=seconds))
         except QuotaRefused as e:
             status, error, sent = SKIPPED, e.message, False
@@ -118,7 +118,7 @@ class Refereeing:
         run.records.append(self.caller.record(Ended(
             call_id, model, run.ask, status if sent else SKIPPED, KIND, run.ask.target.mode, took, answer, error,
             collection=run.collection_name, panel=run.id, request=run.seat_request, counted=ask.prompt_tokens(),
-            sent=sent)))
+            sent=sent, asker=run.asker)))
         if error:
             return Points.failed(error.rstrip("."))
         return referee.read((answer or Answer("")).text, run.seats, ids=lambda k: record_id("pt_"))

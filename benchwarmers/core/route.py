@@ -6,11 +6,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from ..askparts import ANYONE, NO_PASSTHROUGH, Asker, PassThrough
 from ..canonical import (FAILED, OK, ROUTE, SKIPPED, Answer, Ask, Collector, ErrorEvent, Finish, ReasoningDelta,
                          TextDelta, ToolCallDelta)
 from ..errors import (AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, QuotaRefused, RateLimited,
                       UpstreamFailed)
-from ..providers.passthrough import native_body
 from ..roster.limits.quota import RESTS
 from ..roster.registry import Model, Registry
 from ..store.db import Written
@@ -41,6 +41,9 @@ class Turn:
     why: list = field(default_factory=list)
     failover_from: list = field(default_factory=list)
     kind: str = "route"              # or "shadow": the call's kind, for its rate limits and the ledger
+    stream: bool = False             # the client reads the answer as it comes
+    native: PassThrough = NO_PASSTHROUGH   # the client's own body, for a member of its API
+    asker: Asker = ANYONE            # who asks, for the record
 
 
 @dataclass
@@ -91,14 +94,13 @@ class Router:
         return [models[a] for a in order], [r.why for r in ranked] + passed
 
     # -- serving -------------------------------------------------------------------------------
-    def take(self, ask: Ask, session: str | None, caller_secret: str | None) -> TurnReply:
+    def take(self, ask: Ask, session: str | None, caller_secret: str | None, *, stream: bool = False,
+             native: PassThrough = NO_PASSTHROUGH, asker: Asker = ANYONE) -> TurnReply:
         """One agent turn: the pinned or best able member answers; a failure before its first content fails over
         to the next. `session`: the client's own conversation id, if it sent one; `caller_secret` keeps callers'
-        pins apart."""
+        pins apart; `stream`: the client streams; `native`: the client's body for a member of its own API (what it
+        could not carry is recorded); `asker`: who asks."""
         collection = self.collections.get(ask.target.name)
-        if ask.native is not None and ask.native_api:   # what same-API pass-through will not forward, recorded
-            _, dropped = native_body(ask.native_api, ask.native)
-            ask.dropped.extend(d for d in dropped if d not in ask.dropped)
         idle = self.settings()["pin_idle_minutes"] * 60
         pin = conversation_key(ask, collection.name, session, caller_secret)
         pinned = self.pins.get(pin, idle)
@@ -113,7 +115,8 @@ class Router:
             raise NoMemberAvailable(f"No member of {collection.name!r} can take this turn: " + "; ".join(why or
                                     ["the collection has no members"]) + ".",
                                     "Add members with tools to the collection, or wait for a rate limit to reset.")
-        turn = Turn(ask, collection.name, pin, why=(["pinned: " + pinned] if pinned == order[0].alias else []) + why)
+        turn = Turn(ask, collection.name, pin, why=(["pinned: " + pinned] if pinned == order[0].alias else []) + why,
+                    stream=stream, native=native, asker=asker)
         failures = []
         for model in order:
             turn.model, turn.call, turn.started, turn.ttft = model, record_id(), time.monotonic(), None
@@ -134,7 +137,7 @@ class Router:
     def _answer(self, turn: Turn) -> TurnReply:
         """The member's reply: its stream opened up to the first content, or its whole answer, recorded."""
         reply = TurnReply(turn.model.alias, turn.call, self._bench(turn))
-        if turn.ask.stream:
+        if turn.stream:
             head, rest = self._open(turn)
             reply.events = self._relay(turn, head, rest)
             return reply
@@ -145,7 +148,7 @@ class Router:
 
     def _open(self, turn: Turn) -> tuple[list, Iterator]:
         """Pull events until the first content arrives: a failure before it can still fail over."""
-        it = self.caller.stream(turn.model, turn.ask, turn.kind)
+        it = self.caller.stream(turn.model, turn.ask, turn.kind, turn.asker, turn.native)
         head = []
         for ev in it:
             head.append(ev)
@@ -156,7 +159,7 @@ class Router:
 
     def _whole(self, turn: Turn):
         collector = Collector()
-        for ev in self.caller.stream(turn.model, turn.ask, turn.kind):
+        for ev in self.caller.stream(turn.model, turn.ask, turn.kind, turn.asker, turn.native):
             if turn.ttft is None and isinstance(ev, CONTENT):
                 turn.ttft = time.monotonic() - turn.started
             collector.add(ev)
@@ -201,9 +204,9 @@ class Router:
         ask = turn.ask
         return self.caller.record(Ended(
             turn.call, turn.model, ask, status, kind, ROUTE, time.monotonic() - turn.started, answer, error,
-            turn.ttft, turn.collection, turn=of,
+            turn.ttft, turn.collection, turn=of, asker=turn.asker,
             extra=extra or {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
-                            "failover_from": turn.failover_from, "dropped": ask.dropped,
+                            "failover_from": turn.failover_from, "dropped": list(turn.native.dropped),
                             "tools_offered": [t.name for t in ask.tools],
                             "tools_called": [c.name for c in (answer.tool_calls if answer else [])]}))
 
@@ -219,7 +222,8 @@ class Router:
             self.lanes.submit(model.endpoint, self._run_shadow, turn, model)
 
     def _run_shadow(self, turn: Turn, model: Model) -> None:
-        shadow = Turn(turn.ask, turn.collection, turn.pin, model, call=record_id(), kind="shadow")
+        shadow = Turn(turn.ask, turn.collection, turn.pin, model, call=record_id(), kind="shadow", native=turn.native,
+                      asker=turn.asker)
         answer, status, error = None, OK, None
         try:
             answer = self._whole(shadow)

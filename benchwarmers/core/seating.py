@@ -6,6 +6,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ..askparts import ANYONE, Asker
 from ..canonical import EXPLORE, MEMBER, WITH, Ask
 from ..catalog import Catalog
 from ..roster.limits.quota import PROVIDER, utc
@@ -80,7 +81,7 @@ class Seating:
         """What seating and route mode check: the catalog's facts, every source merged."""
         return self.catalog.facts(model)
 
-    def limited(self, model: Model, ask: Ask, kind: str) -> str | None:
+    def limited(self, model: Model, ask: Ask, kind: str, asker: Asker = ANYONE) -> str | None:
         """Why a rate limit keeps the model from this ask: it rests on a provider's limit, or one of the user's
         limits resets later than this kind of call may wait (an explore seat waits for none)."""
         if self.caller is None or self.caller.quota is None:
@@ -88,20 +89,20 @@ class Seating:
             return "resting until " + utc(until) if until else None
         quota = self.caller.quota
         refusal = quota.blocked(model, ask.prompt_tokens())
-        if refusal is None or refusal.at - quota.clock.now() <= self.caller.patience(kind, ask):
+        if refusal is None or refusal.at - quota.clock.now() <= self.caller.patience(kind, asker):
             return None
         return "resting until " + utc(refusal.at) if refusal.scope == PROVIDER else refusal.text()
 
     def why_not(self, model: Model, ask: Ask, tokens: int, endpoints: dict | None = None,
-                kind: str = MEMBER) -> str | None:
+                kind: str = MEMBER, asker: Asker = ANYONE) -> str | None:
         """The reason a model cannot take this ask, or None (`endpoints`: the registry's, fetched once per plan;
-        `kind`: the seat's, which says how long it may wait for a rate limit)."""
+        `kind`: the seat's, and `asker`, who asks: they say how long it may wait for a rate limit)."""
         if not model.active:
             return f"retired: {model.reason or 'no reason given'}"
         held = self.catalog.held(model.alias)
         if held:
             return f"held: {held['reason']}; `bench model confirm {model.alias}` accepts it"
-        limited = self.limited(model, ask, kind)
+        limited = self.limited(model, ask, kind, asker)
         if limited:
             return limited
         facts = self.facts(model)
@@ -118,14 +119,15 @@ class Seating:
             return f"its endpoint {model.endpoint!r} needs you to {again}"
         return None
 
-    def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None) -> Plan:
+    def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None,
+             asker: Asker = ANYONE) -> Plan:
         models, endpoints = self.registry.models(), self.registry.endpoints()
         tokens = ask.prompt_tokens()
         plan = Plan()
         taken: set[str] = set()
 
         def check(model: Model, kind: str = MEMBER) -> str | None:
-            return self.why_not(model, ask, tokens, endpoints, kind)
+            return self.why_not(model, ask, tokens, endpoints, kind, asker)
 
         def seat(model: Model, kind: str) -> None:
             taken.add(model.alias)

@@ -44,7 +44,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     form = web.read_form(req)
     web.check_csrf(req, form)
     body = chat_body(form)
-    ask = formats.get("openai_chat").parse(body, RequestInfo(req.path, req.query, req.headers))
+    ask = formats.get("openai_chat").parse(body, RequestInfo(req.path, req.query, req.headers)).ask
     panel = bench.panel
     run = panel.start(ask)              # refusals (empty collection, unknown name) answer before any line
     keepalive = bench.settings()["keepalive_seconds"]

@@ -8,9 +8,9 @@ from ..canonical import (Answer, Ask, ErrorEvent, Finish, Image, KeepAlive, Mess
                          Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent,
                          estimate_tokens, merge_usage)
 from ..errors import BadRequest
-from .base import (BOOL, LIST, STRING, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, error_type,
-                   get, image_from_base64, new_id, number, positive_int, push, require_object, schema, sse, status_of,
-                   string_list, with_models)
+from .base import (BOOL, LIST, STRING, FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, check, error_message,
+                   error_type, get, image_from_base64, new_id, number, parsed, positive_int, push, require_object,
+                   schema, sse, status_of, string_list, with_models)
 
 NAME = "anthropic"
 CONTENT_TYPE_STREAM = "text/event-stream"
@@ -34,40 +34,40 @@ STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_
 
 # ---- parse -----------------------------------------------------------------------------------
 
-def parse(body: dict, ctx: RequestInfo) -> Ask:
+def parse(body: dict, ctx: RequestInfo) -> Parsed:
     body = require_object(body)
     model = get(body, "model", str, required=True)
     raw = get(body, "messages", list, required=True)
-    ask = Ask(target=Target.parse(model), format=NAME, native=body, native_api=NATIVE_API,
-              with_models=with_models(body))
-    ask.system = _system(body.get("system"), ask) or None
+    ask = Ask(target=Target.parse(model), with_models=with_models(body))
+    dropped: list[str] = []
+    ask.system = _system(body.get("system"), dropped) or None
     for i, m in enumerate(raw):
         where = f"messages[{i}]"
         role = get(check(m, dict, where), "role", str, required=True, where=where)
         if role not in ("user", "assistant", "system"):
             raise BadRequest(f"`{where}.role` is {role!r}.", "Use user or assistant (or system, mid-conversation).")
-        parts = blocks(m.get("content"), f"{where}.content", ask)
+        parts = blocks(m.get("content"), f"{where}.content", dropped)
         if role == "system":            # Claude Code's mid-conversation system messages
             ask.messages.append(Message(role="system", parts=[p for p in parts if isinstance(p, Text)]))
         else:
             push(ask.messages, role, parts)
-    ask.tools = _tools(body, ask)
+    ask.tools = _tools(body, dropped)
     ask.tool_choice = _tool_choice(body.get("tool_choice"))
     ask.max_tokens = positive_int(body, "max_tokens")
     ask.temperature = number(body, "temperature")
     ask.top_p = number(body, "top_p")
     ask.stop = string_list(body.get("stop_sequences"), "stop_sequences")
-    ask.stream = bool(get(body, "stream", bool, default=False))
-    return ask
+    stream = bool(get(body, "stream", bool, default=False))
+    return parsed(ask, NAME, stream, body, ctx, NATIVE_API, dropped)
 
 
-def _system(system, ask: Ask) -> str:
+def _system(system, dropped: list[str]) -> str:
     if system is None or isinstance(system, str):
         return system or ""
-    return "\n\n".join(p.text for p in blocks(system, "system", ask) if isinstance(p, Text))
+    return "\n\n".join(p.text for p in blocks(system, "system", dropped) if isinstance(p, Text))
 
 
-def blocks(content, where: str, ask: Ask) -> list:
+def blocks(content, where: str, dropped: list[str]) -> list:
     """Anthropic content: a string or blocks (text, image, tool_use, tool_result, thinking)."""
     if content is None:
         return []
@@ -78,13 +78,13 @@ def blocks(content, where: str, ask: Ask) -> list:
     for i, block in enumerate(content):
         spot = f"{where}[{i}]"
         kind = get(check(block, dict, spot), "type", str, required=True, where=spot)
-        part = _block(kind, block, spot, ask)
+        part = _block(kind, block, spot, dropped)
         if part is not None:
             parts.append(part)
     return parts
 
 
-def _block(kind: str, block: dict, spot: str, ask: Ask):
+def _block(kind: str, block: dict, spot: str, dropped: list[str]):
     if kind == "text":
         return Text(get(block, "text", str, default="", where=spot))
     if kind == "image":
@@ -94,15 +94,15 @@ def _block(kind: str, block: dict, spot: str, ask: Ask):
                         name=get(block, "name", str, required=True, where=spot),
                         arguments=json.dumps(get(block, "input", dict, default={}, where=spot), ensure_ascii=False))
     if kind == "tool_result":
-        inner = blocks(block.get("content"), f"{spot}.content", ask)
+        inner = blocks(block.get("content"), f"{spot}.content", dropped)
         if any(isinstance(p, Image) for p in inner):
-            ask.dropped.append("image inside tool_result")
+            dropped.append("image inside tool_result")
         return ToolResult(id=get(block, "tool_use_id", str, required=True, where=spot),
                           content="\n".join(p.text for p in inner if isinstance(p, Text)),
                           is_error=bool(block.get("is_error")))
     if kind == "thinking":
         return Reasoning(text=get(block, "thinking", str, default="", where=spot), signature=block.get("signature"))
-    ask.dropped.append(f"{kind} block")
+    dropped.append(f"{kind} block")
     return None
 
 
@@ -116,13 +116,13 @@ def _image(source: dict, where: str) -> Image:
     raise BadRequest(f"`{where}.type` is {kind!r}.", 'Send an image source of type "base64" or "url".')
 
 
-def _tools(body: dict, ask: Ask) -> list[Tool]:
+def _tools(body: dict, dropped: list[str]) -> list[Tool]:
     out = []
     for i, t in enumerate(get(body, "tools", list, default=[])):
         where = f"tools[{i}]"
         check(t, dict, where)
         if t.get("type") not in (None, "custom"):
-            ask.dropped.append(f"{t.get('type')} tool")   # server tools (web_search_..., bash_...)
+            dropped.append(f"{t.get('type')} tool")   # server tools (web_search_..., bash_...)
             continue
         out.append(Tool(name=get(t, "name", str, required=True, where=where),
                         description=get(t, "description", str, default="", where=where),
@@ -147,7 +147,7 @@ def _tool_choice(value):
 
 def count_tokens(body: dict) -> dict:
     """POST /v1/messages/count_tokens: a local estimate (no tokenizer at hand)."""
-    ask = parse(body, RequestInfo(path="/v1/messages/count_tokens"))
+    ask = parse(body, RequestInfo(path="/v1/messages/count_tokens")).ask
     return {"input_tokens": estimate_tokens(ask.prompt_text())}
 
 

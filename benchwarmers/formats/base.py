@@ -5,9 +5,10 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
-from ..canonical import ROUTE, Image, Message, ToolResult
+from ..askparts import PassThrough, ReplyOptions
+from ..canonical import ROUTE, Ask, Image, Message, ToolResult
 from ..errors import BadRequest, BenchError, NotFound, ToolsNeedRouteMode
 from ..redaction import redact
 
@@ -71,10 +72,11 @@ class ReplyInfo:
                    native=native, request=request)
 
     @classmethod
-    def for_ask(cls, ask, request: RequestInfo | None = None, extra: dict | None = None) -> "ReplyInfo":
+    def for_ask(cls, ask, options: ReplyOptions, request: RequestInfo | None = None,
+                extra: dict | None = None) -> "ReplyInfo":
         """The usual way: the reply names the model exactly as the client asked for it."""
         model = ask.target.requested if ask.target else ""
-        return cls.new(model, extra, native=ask.native, request=request)
+        return cls.new(model, extra, native=options.body, request=request)
 
     def option(self, *keys: str, default: Any = None) -> Any:
         """A nested value of the client's body, e.g. option("stream_options", "include_usage")."""
@@ -84,6 +86,26 @@ class ReplyInfo:
                 return default
             value = value[key]
         return value
+
+
+# ---- what a parse gives -------------------------------------------------------------------------
+
+class Parsed(NamedTuple):
+    """A client's request as its format parsed it: the Ask, and apart from it how to reply and the pass-through."""
+    ask: Ask
+    reply: ReplyOptions
+    passthrough: PassThrough
+
+
+FORWARDED_HEADERS = ("anthropic-beta",)   # the client's headers that go with its own body (same-API pass-through)
+
+
+def parsed(ask: Ask, fmt: str, stream: bool, body: dict, ctx: RequestInfo, api: str | None,
+           dropped: list[str]) -> Parsed:
+    """A format's parse, whole: the Ask, how to reply (in `fmt`, streamed or not), and the pass-through to a member
+    of `api` (None: no member takes the body), its headers cut here to the ones that may be forwarded."""
+    headers = {h: ctx.headers[h] for h in FORWARDED_HEADERS if h in ctx.headers}
+    return Parsed(ask, ReplyOptions(fmt, stream, body), PassThrough(api, body, headers, tuple(dropped)))
 
 
 # ---- JSON schemas for the OpenAPI document -----------------------------------------------------
@@ -215,7 +237,7 @@ def points_wanted(body: dict) -> str | None:
     return value
 
 
-def client_only_tool(kind: str, ask) -> None:
+def client_only_tool(kind: str, ask: Ask) -> None:
     """OpenAI `custom` tools (free-form input) run on the client like functions, but no other API can carry them:
     a panel refuses them as it refuses functions (answering without them would quietly change the question);
     route mode drops them visibly."""

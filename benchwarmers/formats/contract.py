@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Iterator, Protocol, runtime_checkable
 
-from ..canonical import Answer, Ask
-from .base import FormatRoute, Lookup, ReplyInfo, RequestInfo
+from ..canonical import Answer
+from .base import FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo
 
 
 @runtime_checkable
 class FormatContract(Protocol):
     """A client API, as its module declares it (module-level names; a module meets a Protocol by its names)."""
-    NAME: str                     # its name in FORMATS and on the Ask (`ask.format`)
+    NAME: str                     # its name in FORMATS and in a parse's ReplyOptions (`format`)
     SHAPE: str                    # its error shape: the first format of a shape renders that shape's errors
     ERROR_SCHEMA: dict            # the JSON schema of that error body, for the OpenAPI document
     PATHS: str                    # a regex of its API's paths: a 404 under them answers in its shape
@@ -27,8 +27,9 @@ class FormatContract(Protocol):
     # the answer to a conversation with no content (Ollama's "model loaded" reply); None: a 400 naming CONVERSATION
     load_reply: Callable[[ReplyInfo, list[str]], dict] | None
 
-    def parse(self, body: dict, info: RequestInfo) -> Ask:
-        """The client's request as an Ask (setting `native_api` when the body may pass through as it came)."""
+    def parse(self, body: dict, info: RequestInfo) -> Parsed:
+        """The client's request as an Ask, apart from it its ReplyOptions and its PassThrough (with NATIVE_API as
+        its `api` when the body may pass through as it came)."""
 
     def render(self, answer: Answer, reply: ReplyInfo) -> dict:
         """A whole answer in this API's response shape."""

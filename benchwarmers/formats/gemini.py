@@ -8,8 +8,9 @@ from ..canonical import (Answer, Ask, ErrorEvent, Finish, Image, KeepAlive, Reas
                          Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent,
                          estimate_tokens, merge_usage)
 from ..errors import BadRequest, NotFound
-from .base import (LIST, STRING, CallIds, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, get,
-                   image_from_base64, push, require_object, schema, sse, status_of, string_list, with_models)
+from .base import (LIST, STRING, CallIds, FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, check, error_message,
+                   get, image_from_base64, parsed, push, require_object, schema, sse, status_of, string_list,
+                   with_models)
 
 NAME = "gemini"
 CONTENT_TYPE_STREAM = "text/event-stream"
@@ -48,33 +49,32 @@ def _f(d: dict, camel: str):
 
 # ---- parse -----------------------------------------------------------------------------------
 
-def parse(body: dict, ctx: RequestInfo) -> Ask:
+def parse(body: dict, ctx: RequestInfo) -> Parsed:
     body = require_object(body)
     model = ctx.path_model or body.get("model")
     if not isinstance(model, str) or not model:
         raise BadRequest("No model in the URL.", "POST to /v1beta/models/bench/<collection>:generateContent.")
-    ask = Ask(target=Target.parse(model.removeprefix("models/")), format=NAME, native=body, native_api=NATIVE_API,
-              with_models=with_models(body), stream=ctx.stream_route)
-    ids = CallIds()
+    ask = Ask(target=Target.parse(model.removeprefix("models/")), with_models=with_models(body))
+    ids, dropped = CallIds(), []
     for i, c in enumerate(get(body, "contents", list, required=True)):
         where = f"contents[{i}]"
         role = check(c, dict, where).get("role") or "user"
-        parts = _parts(get(c, "parts", list, default=[], where=where), f"{where}.parts", ask, ids)
+        parts = _parts(get(c, "parts", list, default=[], where=where), f"{where}.parts", dropped, ids)
         push(ask.messages, "assistant" if role == "model" else "user", parts)
     system = _f(body, "systemInstruction")
     if isinstance(system, str):
         ask.system = system
     elif system is not None:
         inner = _parts(get(check(system, dict, "systemInstruction"), "parts", list, default=[]),
-                       "systemInstruction.parts", ask, ids)
+                       "systemInstruction.parts", dropped, ids)
         ask.system = "\n".join(p.text for p in inner if isinstance(p, Text)) or None
-    _config(check(_f(body, "generationConfig") or {}, dict, "generationConfig"), ask)
-    ask.tools = _tools(get(body, "tools", list, default=[]), ask)
+    _config(check(_f(body, "generationConfig") or {}, dict, "generationConfig"), ask, dropped)
+    ask.tools = _tools(get(body, "tools", list, default=[]), dropped)
     ask.tool_choice = _tool_choice(_f(body, "toolConfig"))
-    return ask
+    return parsed(ask, NAME, ctx.stream_route, body, ctx, NATIVE_API, dropped)
 
 
-def _parts(raw: list, where: str, ask: Ask, ids: CallIds) -> list:
+def _parts(raw: list, where: str, dropped: list[str], ids: CallIds) -> list:
     parts: list = []
     for i, p in enumerate(raw):
         spot = f"{where}[{i}]"
@@ -102,11 +102,11 @@ def _parts(raw: list, where: str, ask: Ask, ids: CallIds) -> list:
             content = response if isinstance(response, str) else json.dumps(response or {}, ensure_ascii=False)
             parts.append(ToolResult(id=ids.result(name, result.get("id")), content=content, name=name))
         else:
-            ask.dropped.append("part " + ",".join(sorted(p)))
+            dropped.append("part " + ",".join(sorted(p)))
     return parts
 
 
-def _config(cfg: dict, ask: Ask) -> None:
+def _config(cfg: dict, ask: Ask, dropped: list[str]) -> None:
     where = "generationConfig"
     ask.max_tokens = _f(cfg, "maxOutputTokens")
     if ask.max_tokens is not None:
@@ -116,15 +116,15 @@ def _config(cfg: dict, ask: Ask) -> None:
         setattr(ask, attr, float(check(value, float, f"{where}.{key}")) if value is not None else None)
     ask.stop = string_list(_f(cfg, "stopSequences"), f"{where}.stopSequences")
     if (_f(cfg, "candidateCount") or 1) != 1:
-        ask.dropped.append("candidateCount (only one candidate is returned)")
+        dropped.append("candidateCount (only one candidate is returned)")
 
 
-def _tools(raw: list, ask: Ask) -> list[Tool]:
+def _tools(raw: list, dropped: list[str]) -> list[Tool]:
     out = []
     for i, t in enumerate(raw):
         decls = _f(check(t, dict, f"tools[{i}]"), "functionDeclarations")
         if decls is None:
-            ask.dropped.append("tool " + ",".join(sorted(t)))      # googleSearch, codeExecution...
+            dropped.append("tool " + ",".join(sorted(t)))      # googleSearch, codeExecution...
             continue
         for j, d in enumerate(check(decls, list, f"tools[{i}].functionDeclarations")):
             where = f"tools[{i}].functionDeclarations[{j}]"
@@ -290,7 +290,7 @@ def on_models(q: Lookup) -> dict:
 
 
 def on_count_tokens(q: Lookup) -> dict:
-    ask = parse(q.body(), q.info)   # checks the body first: a bad one is a 400 before an unknown model is a 404
+    ask = parse(q.body(), q.info).ask   # checks the body first: a bad one is a 400 before an unknown model is a 404
     q.require_listed(q.info.path_model)
     return {"totalTokens": estimate_tokens(ask.prompt_text())}
 

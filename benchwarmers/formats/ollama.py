@@ -9,8 +9,9 @@ from typing import Iterable, Iterator
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, Reasoning, ReasoningDelta, Target,
                          Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent, merge_usage)
 from ..errors import BadRequest, NotFound
-from .base import (BOOL, LIST, STRING, CallIds, FormatRoute, Lookup, ReplyInfo, RequestInfo, check, error_message, get,
-                   image_from_base64, json_args, ndjson, push, require_object, schema, string_list, with_models)
+from .base import (BOOL, LIST, STRING, CallIds, FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, check,
+                   error_message, get, image_from_base64, json_args, ndjson, parsed, push, require_object, schema,
+                   string_list, with_models)
 
 NAME = "ollama"
 CONTENT_TYPE_STREAM = "application/x-ndjson"
@@ -41,13 +42,13 @@ def _is_generate(path: str | None, body: dict | None) -> bool:
 
 # ---- parse -----------------------------------------------------------------------------------
 
-def parse(body: dict, ctx: RequestInfo) -> Ask:
+def parse(body: dict, ctx: RequestInfo) -> Parsed:
     body = require_object(body)
     model = get(body, "model", str, required=True)
-    ask = Ask(target=Target.parse(model), format=NAME, native=body, native_api=NATIVE_API,
-              with_models=with_models(body), stream=bool(get(body, "stream", bool, default=True)))
+    ask = Ask(target=Target.parse(model), with_models=with_models(body))
+    stream, api = bool(get(body, "stream", bool, default=True)), NATIVE_API
     if _is_generate(ctx.path, body):
-        ask.native_api = None
+        api = None
         _generate(body, ask)
     else:
         _chat(body, ask)
@@ -59,9 +60,8 @@ def parse(body: dict, ctx: RequestInfo) -> Ask:
         value = get(opts, key, float, where="options")
         setattr(ask, attr, float(value) if value is not None else None)
     ask.stop = string_list(opts.get("stop"), "options.stop")
-    if body.get("format"):
-        ask.dropped.append("format (structured output)")
-    return ask
+    dropped = ["format (structured output)"] if body.get("format") else []
+    return parsed(ask, NAME, stream, body, ctx, api, dropped)
 
 
 def _generate(body: dict, ask: Ask) -> None:
@@ -94,7 +94,7 @@ def _chat(body: dict, ask: Ask) -> None:
         else:
             raise BadRequest(f"`{where}.role` is {role!r}.", "Use system, user, assistant or tool.")
     ask.system = "\n\n".join(system) if system else None
-    ask.tools = _tools(get(body, "tools", list, default=[]), ask)
+    ask.tools = _tools(get(body, "tools", list, default=[]))
 
 
 def _parts(m: dict, where: str, content: str, ids: CallIds) -> list:
@@ -114,7 +114,7 @@ def _parts(m: dict, where: str, content: str, ids: CallIds) -> list:
     return parts
 
 
-def _tools(raw: list, ask: Ask) -> list[Tool]:
+def _tools(raw: list) -> list[Tool]:
     out = []
     for i, t in enumerate(raw):
         where = f"tools[{i}]"

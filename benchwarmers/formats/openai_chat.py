@@ -6,8 +6,8 @@ from typing import Iterable, Iterator
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, ReasoningDelta, Target, Text,
                          TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent, merge_usage)
 from ..errors import BadRequest, BenchError
-from .base import (BOOL, LIST, SSE_KEEPALIVE, STRING, FormatRoute, Lookup, ReplyInfo, RequestInfo, check,
-                   client_only_tool, error_message, error_type, get, image_from_url, json_args, new_id, number,
+from .base import (BOOL, LIST, SSE_KEEPALIVE, STRING, FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, check,
+                   client_only_tool, error_message, error_type, get, image_from_url, json_args, new_id, number, parsed,
                    positive_int, push, require_object, schema, sse, status_of, string_list, text_of, with_models)
 
 NAME = "openai_chat"
@@ -31,31 +31,31 @@ FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls", "conte
 
 # ---- parse -----------------------------------------------------------------------------------
 
-def parse(body: dict, ctx: RequestInfo) -> Ask:
+def parse(body: dict, ctx: RequestInfo) -> Parsed:
     body = require_object(body)
     model = get(body, "model", str, required=True)
     raw = get(body, "messages", list, required=True)
     if not raw:
         raise BadRequest("`messages` is empty.", "Send at least one message.")
-    ask = Ask(target=Target.parse(model), format=NAME, native=body, native_api=NATIVE_API,
-              with_models=with_models(body))
+    ask = Ask(target=Target.parse(model), with_models=with_models(body))
     system: list[str] = []
+    dropped: list[str] = []
     for i, m in enumerate(raw):
-        _message(check(m, dict, f"messages[{i}]"), f"messages[{i}]", ask, system)
+        _message(check(m, dict, f"messages[{i}]"), f"messages[{i}]", ask, system, dropped)
     ask.system = "\n\n".join(system) if system else None
-    ask.tools = tools(body, ask)
+    ask.tools = tools(body, ask, dropped)
     ask.tool_choice = tool_choice(body.get("tool_choice", body.get("function_call")))
     ask.max_tokens = positive_int(body, "max_completion_tokens", "max_tokens")
     ask.temperature = number(body, "temperature")
     ask.top_p = number(body, "top_p")
     ask.stop = string_list(body.get("stop"), "stop")
-    ask.stream = bool(get(body, "stream", bool, default=False))
+    stream = bool(get(body, "stream", bool, default=False))
     if get(body, "n", int, default=1) != 1:
-        ask.dropped.append("n (only one choice is returned)")
-    return ask
+        dropped.append("n (only one choice is returned)")
+    return parsed(ask, NAME, stream, body, ctx, NATIVE_API, dropped)
 
 
-def _message(m: dict, where: str, ask: Ask, system: list[str]) -> None:
+def _message(m: dict, where: str, ask: Ask, system: list[str], dropped: list[str]) -> None:
     role = get(m, "role", str, required=True, where=where)
     if role in ("system", "developer"):
         text = text_of(m.get("content"), f"{where}.content")
@@ -64,9 +64,9 @@ def _message(m: dict, where: str, ask: Ask, system: list[str]) -> None:
         else:
             ask.messages.append(Message(role="system", parts=[Text(text)]))
     elif role == "user":
-        push(ask.messages, "user", content_parts(m.get("content"), f"{where}.content", ask))
+        push(ask.messages, "user", content_parts(m.get("content"), f"{where}.content", dropped))
     elif role == "assistant":
-        parts = content_parts(m.get("content"), f"{where}.content", ask)
+        parts = content_parts(m.get("content"), f"{where}.content", dropped)
         for j, call in enumerate(get(m, "tool_calls", list, default=[], where=where)):
             parts.append(_tool_call(check(call, dict, f"{where}.tool_calls[{j}]"), f"{where}.tool_calls[{j}]"))
         legacy = get(m, "function_call", dict, where=where)
@@ -93,7 +93,7 @@ def _tool_call(call: dict, where: str) -> ToolCall:
                     arguments=json_args(fn.get("arguments"), f"{where}.function.arguments"))
 
 
-def content_parts(content, where: str, ask: Ask) -> list:
+def content_parts(content, where: str, dropped: list[str]) -> list:
     """Chat content: a string, or parts (text, image_url; audio and files are dropped visibly)."""
     if content is None:
         return []
@@ -112,17 +112,17 @@ def content_parts(content, where: str, ask: Ask) -> list:
             url = image.get("url") if isinstance(image, dict) else image
             parts.append(image_from_url(url, f"{spot}.image_url.url"))
         else:
-            ask.dropped.append(f"{kind} content part")
+            dropped.append(f"{kind} content part")
     return parts
 
 
-def tools(body: dict, ask: Ask) -> list[Tool]:
+def tools(body: dict, ask: Ask, dropped: list[str]) -> list[Tool]:
     out = []
     for i, t in enumerate(get(body, "tools", list, default=[])):
         check(t, dict, f"tools[{i}]")
         if t.get("type", "function") != "function":
             client_only_tool(t.get("type"), ask)
-            ask.dropped.append(f"{t.get('type')} tool")
+            dropped.append(f"{t.get('type')} tool")
             continue
         out.append(_tool(get(t, "function", dict, required=True, where=f"tools[{i}]"), f"tools[{i}].function"))
     for i, fn in enumerate(get(body, "functions", list, default=[])):

@@ -6,8 +6,8 @@ from typing import Iterable, Iterator
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, Target, Text, TextDelta, Usage,
                          UsageEvent, merge_usage)
 from ..errors import BadRequest
-from .base import (BOOL, SSE_KEEPALIVE, STRING, FormatRoute, ReplyInfo, RequestInfo, get, number, positive_int,
-                   require_object, schema, sse, string_list, with_models)
+from .base import (BOOL, SSE_KEEPALIVE, STRING, FormatRoute, Parsed, ReplyInfo, RequestInfo, get, number, parsed,
+                   positive_int, require_object, schema, sse, string_list, with_models)
 from .openai_chat import ERROR_SCHEMA, error_body, usage_dict  # same error shape and usage as chat
 
 NAME = "openai_completions"
@@ -25,23 +25,21 @@ __all__ = ["NAME", "CONTENT_TYPE_STREAM", "ERROR_SCHEMA", "parse", "render", "st
 FINISH = {"length": "length", "content_filter": "content_filter"}   # no tools here: the rest is "stop"
 
 
-def parse(body: dict, ctx: RequestInfo) -> Ask:
+def parse(body: dict, ctx: RequestInfo) -> Parsed:
     body = require_object(body)
     model = get(body, "model", str, required=True)
     prompt = _prompt(body.get("prompt"))
-    ask = Ask(messages=[Message(role="user", parts=[Text(prompt)])], target=Target.parse(model), format=NAME,
-              native=body, with_models=with_models(body))
+    ask = Ask(messages=[Message(role="user", parts=[Text(prompt)])], target=Target.parse(model),
+              with_models=with_models(body))
     ask.max_tokens = positive_int(body, "max_tokens")
     ask.temperature = number(body, "temperature")
     ask.top_p = number(body, "top_p")
     ask.stop = string_list(body.get("stop"), "stop")
-    ask.stream = bool(get(body, "stream", bool, default=False))
-    for key in ("suffix", "echo", "logprobs", "best_of"):
-        if body.get(key) not in (None, False, 1):
-            ask.dropped.append(key)
+    stream = bool(get(body, "stream", bool, default=False))
+    dropped = [key for key in ("suffix", "echo", "logprobs", "best_of") if body.get(key) not in (None, False, 1)]
     if get(body, "n", int, default=1) != 1:      # checked as chat completions checks it
-        ask.dropped.append("n (only one choice is returned)")
-    return ask
+        dropped.append("n (only one choice is returned)")
+    return parsed(ask, NAME, stream, body, ctx, NATIVE_API, dropped)
 
 
 def _prompt(prompt) -> str:

@@ -7,9 +7,9 @@ from ..canonical import (CONTENT_FILTER, ERROR, LENGTH, Answer, Ask, ErrorEvent,
                          Reasoning, ReasoningDelta, Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult,
                          Usage, UsageEvent, merge_usage)
 from ..errors import BadRequest, NotFound
-from .base import (BOOL, LIST, SSE_KEEPALIVE, STRING, FormatRoute, Lookup, ReplyInfo, RequestInfo, check,
-                   client_only_tool, error_message, get, image_from_url, json_args, new_id, number, positive_int, push,
-                   require_object, schema, sse, text_of, with_models)
+from .base import (BOOL, LIST, SSE_KEEPALIVE, STRING, FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, check,
+                   client_only_tool, error_message, get, image_from_url, json_args, new_id, number, parsed,
+                   positive_int, push, require_object, schema, sse, text_of, with_models)
 from .openai_chat import ERROR_SCHEMA, error_body  # the same {"error": {...}} shape
 
 NAME = "openai_responses"
@@ -29,34 +29,35 @@ __all__ = ["NAME", "CONTENT_TYPE_STREAM", "ERROR_SCHEMA", "parse", "render", "st
 
 # ---- parse -----------------------------------------------------------------------------------
 
-def parse(body: dict, ctx: RequestInfo) -> Ask:
+def parse(body: dict, ctx: RequestInfo) -> Parsed:
     body = require_object(body)
     model = get(body, "model", str, required=True)
     if body.get("previous_response_id"):
         raise BadRequest("`previous_response_id` cannot be used: this gateway stores no responses.",
                          "Re-send the whole conversation in `input` (as Codex does with store=false).")
-    ask = Ask(target=Target.parse(model), format=NAME, native=body, with_models=with_models(body))
+    ask = Ask(target=Target.parse(model), with_models=with_models(body))
     system = [get(body, "instructions", str)] if body.get("instructions") else []
+    dropped: list[str] = []
     raw = body.get("input")
     if isinstance(raw, str):
         ask.messages.append(Message(role="user", parts=[Text(raw)]))
     else:
         for i, item in enumerate(get(body, "input", list, required=True)):
-            _item(check(item, dict, f"input[{i}]"), f"input[{i}]", ask, system)
+            _item(check(item, dict, f"input[{i}]"), f"input[{i}]", ask, system, dropped)
     ask.system = "\n\n".join(system) if system else None
-    ask.tools = _tools(body, ask)
+    ask.tools = _tools(body, ask, dropped)
     ask.tool_choice = _tool_choice(body.get("tool_choice"))
     ask.max_tokens = positive_int(body, "max_output_tokens")
     ask.temperature = number(body, "temperature")
     ask.top_p = number(body, "top_p")
-    ask.stream = bool(get(body, "stream", bool, default=False))
-    return ask
+    stream = bool(get(body, "stream", bool, default=False))
+    return parsed(ask, NAME, stream, body, ctx, NATIVE_API, dropped)
 
 
-def _item(item: dict, where: str, ask: Ask, system: list[str]) -> None:
+def _item(item: dict, where: str, ask: Ask, system: list[str], dropped: list[str]) -> None:
     kind = item.get("type", "message" if "role" in item else None)
     if kind == "message":
-        _message(item, where, ask, system)
+        _message(item, where, ask, system, dropped)
     elif kind == "function_call":
         call = ToolCall(id=get(item, "call_id", str, required=True, where=where),
                         name=get(item, "name", str, required=True, where=where),
@@ -70,7 +71,7 @@ def _item(item: dict, where: str, ask: Ask, system: list[str]) -> None:
         summary = "\n".join(s.get("text", "") for s in item.get("summary") or [] if isinstance(s, dict))
         _assistant(ask).parts.append(Reasoning(text=summary, signature=item.get("encrypted_content")))
     else:
-        ask.dropped.append(f"{kind} input item")
+        dropped.append(f"{kind} input item")
 
 
 def _assistant(ask: Ask) -> Message:
@@ -80,9 +81,9 @@ def _assistant(ask: Ask) -> Message:
     return ask.messages[-1]
 
 
-def _message(item: dict, where: str, ask: Ask, system: list[str]) -> None:
+def _message(item: dict, where: str, ask: Ask, system: list[str], dropped: list[str]) -> None:
     role = get(item, "role", str, required=True, where=where)
-    parts = _content(item.get("content"), f"{where}.content", ask)
+    parts = _content(item.get("content"), f"{where}.content", dropped)
     if role in ("system", "developer"):
         text = "\n".join(p.text for p in parts if isinstance(p, Text))
         if not ask.messages:           # leading instructions become Ask.system
@@ -97,7 +98,7 @@ def _message(item: dict, where: str, ask: Ask, system: list[str]) -> None:
         raise BadRequest(f"`{where}.role` is {role!r}.", "Use developer, system, user or assistant.")
 
 
-def _content(content, where: str, ask: Ask) -> list:
+def _content(content, where: str, dropped: list[str]) -> list:
     if content is None:
         return []
     if isinstance(content, str):
@@ -114,11 +115,11 @@ def _content(content, where: str, ask: Ask) -> list:
         elif kind == "input_image" and isinstance(part.get("image_url"), str):
             parts.append(image_from_url(part["image_url"], f"{spot}.image_url"))
         else:
-            ask.dropped.append(f"{kind} content part")
+            dropped.append(f"{kind} content part")
     return parts
 
 
-def _tools(body: dict, ask: Ask) -> list[Tool]:
+def _tools(body: dict, ask: Ask, dropped: list[str]) -> list[Tool]:
     out = []
     for i, t in enumerate(get(body, "tools", list, default=[])):
         where = f"tools[{i}]"
@@ -126,7 +127,7 @@ def _tools(body: dict, ask: Ask) -> list[Tool]:
         if kind != "function":
             client_only_tool(kind, ask)
             # web_search, namespace, file_search...: no member can run them for the client
-            ask.dropped.append(f"{kind} tool" + (f" {t['name']}" if isinstance(t.get("name"), str) else ""))
+            dropped.append(f"{kind} tool" + (f" {t['name']}" if isinstance(t.get("name"), str) else ""))
             continue
         out.append(Tool(name=get(t, "name", str, required=True, where=where),
                         description=get(t, "description", str, default="", where=where),

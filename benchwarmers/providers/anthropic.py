@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 
+from ..askparts import PassThrough
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning, ReasoningDelta,
                          Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent)
 from ..errors import FaultKind, UpstreamFailed
@@ -72,11 +73,11 @@ class AnthropicProvider(Provider):
         return super().send(method, url, body, timeouts, extra_headers, model)
 
     # ---- request ------------------------------------------------------------------------------
-    def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:
+    def native_request(self, ask: Ask, model: str, native: PassThrough) -> tuple[str, dict]:
         """The client's body as it came, except `system` entries inside `messages` (Claude Code's
         mid-conversation system): not every Anthropic-speaking server takes that role, so they travel as a
         <system-reminder> text in a user turn, never dropped."""
-        url, body = super().native_request(ask, model)
+        url, body = super().native_request(ask, model, native)
         body["messages"] = fold_system_entries(body.get("messages") or [])
         return url, body
 

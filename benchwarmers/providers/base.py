@@ -7,11 +7,11 @@ import time
 from typing import Iterator
 from urllib.parse import urlsplit
 
+from ..askparts import PassThrough
 from ..canonical import Answer, Ask, Collector, ReasoningDelta, TextDelta, ToolCallDelta
 from ..errors import FaultKind, UpstreamFailed, advice
 from ..redaction import Scrubber, names_a_key, redact
 from .framing import MESSAGE_LIMIT, clip, load_json
-from .passthrough import native_body
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .response import UpstreamResponse
 from .transport import Sent, Timeouts, Transport, default_transport
@@ -87,17 +87,18 @@ class Provider:
         return str(body or "")
 
     # ---- the one streaming path ---------------------------------------------------------------
-    def stream(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None, how: str = STREAMED) -> Iterator:
-        """The member's events. `how` (the dispatcher's choice): STREAMED, our own request; NATIVE, client and
-        upstream speak this same API, so the client's own body goes (with our served name, streamed) and what the
-        canonical form cannot hold (thinking signatures, cache_control, ...) reaches the upstream."""
-        return self._stream(ask, model, timeouts, {}, how)
+    def stream(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None,
+               native: PassThrough | None = None) -> Iterator:
+        """The member's events: our own request, or, given `native` (the dispatcher's choice: client and upstream
+        speak this same API), the client's own body (with our served name, streamed), so what the canonical form
+        cannot hold (thinking signatures, cache_control, ...) reaches the upstream."""
+        return self._stream(ask, model, timeouts, {}, STREAMED if native is None else NATIVE, native=native)
 
-    def native_request(self, ask: Ask, model: str) -> tuple[str, dict]:
-        """The client's body, less what its passthrough_fields do not let through (route mode records that)."""
+    def native_request(self, ask: Ask, model: str, native: PassThrough) -> tuple[str, dict]:
+        """The client's body as the pass-through holds it (only what passthrough_fields let through: cut when the
+        request was parsed, route mode records the rest), with our served name and the member's budget."""
         url, head = self.stream_head(model)
-        body, _ = native_body(self.api, ask.native or {})
-        body.update(head)
+        body = {**(native.body or {}), **head}   # a copy: the pass-through's body serves every failover
         if ask.max_tokens is not None:   # the member's budget: the client's, cut to its window, or the default
             self.limit_native(body, ask.max_tokens)
         return url, body
@@ -107,19 +108,20 @@ class Provider:
         the body's parts are the client's)."""
         raise NotImplementedError
 
-    def request(self, ask: Ask, model: str, how: str) -> tuple[str, dict, dict | None]:
+    def request(self, ask: Ask, model: str, how: str,
+                native: PassThrough | None = None) -> tuple[str, dict, dict | None]:
         """(url, JSON body, the client's headers to pass on) of the request `how` asks for."""
-        if how == NATIVE:
-            return (*self.native_request(ask, model), ask.passthrough_headers)
+        if how == NATIVE and native is not None:
+            return (*self.native_request(ask, model, native), native.headers)
         return (*(self.whole_request(ask, model) if how == WHOLE else self.chat_request(ask, model)), None)
 
     def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict, how: str,
-                sent: Sent | None = None) -> Iterator:
+                sent: Sent | None = None, native: PassThrough | None = None) -> Iterator:
         try:
             if sent is not None:                         # written already (send_whole): its response is read here
                 (url, body), headers = sent.asked, None
             else:
-                url, body, headers = self.request(ask, model, how)
+                url, body, headers = self.request(ask, model, how, native)
             response = self.send("POST", url, body, timeouts, headers, model, sent)
             with response:
                 yield from scrubbed(self.events(response, meta), self.key)

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Iterator
 
+from ..askparts import NO_PASSTHROUGH, PassThrough
 from ..canonical import Answer, Ask, estimate_usage
-from .base import NATIVE, STREAMED, Provider
+from .base import Provider
 from .transport import Sent, Timeouts
 from .waiter import Waiter, read_at_once
 
@@ -32,12 +33,6 @@ class Call:
     started: float = 0.0
 
 
-def same_api(ask: Ask, api: str) -> bool:
-    """Client and member speak the same API (the client's format declared which): the client's own body can go
-    through, so nothing is lost."""
-    return ask.native is not None and ask.native_api == api
-
-
 class Dispatch:
     """The one way core sends a member's call; it picks the request's shape (streamed, the client's own body, or
     whole) and the path (the waiter, a worker, llm) from the call itself."""
@@ -48,11 +43,13 @@ class Dispatch:
     def close(self) -> None:
         self.waiter.close()
 
-    def stream(self, client, ask: Ask, served: str, timeouts: Timeouts) -> Iterator:
-        """The member's events: the client's own body when both speak the same API (never through llm)."""
-        if not isinstance(client, Provider):
-            return client.stream(ask, served, timeouts=timeouts)
-        return client.stream(ask, served, timeouts=timeouts, how=NATIVE if same_api(ask, client.api) else STREAMED)
+    def stream(self, client, ask: Ask, served: str, timeouts: Timeouts,
+               native: PassThrough = NO_PASSTHROUGH) -> Iterator:
+        """The member's events: the client's own body (`native`) when client and member speak the same API (the
+        client's format declared which), so nothing is lost; never through llm."""
+        if isinstance(client, Provider) and native.takes(client.api):
+            return client.stream(ask, served, timeouts=timeouts, native=native)
+        return client.stream(ask, served, timeouts=timeouts)
 
     def submit(self, call: Call, worker: Worker, done: Done) -> None:
         """Send `call` for a whole answer: written now on a kept-alive connection and heard by the waiter (no thread

@@ -10,10 +10,12 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable, ContextManager
 
+from ..askparts import Asker
 from ..canonical import DIRECT, OK, Ask, Message, Seat, Target, Text
 from ..errors import BenchError, RateLimited
 
 MAX_TOKENS = 2000
+SUITE = Asker(origin="suite")              # who asks: the ledger's kind for its calls, a scheduled call's wait
 Pace = Callable[[str], ContextManager]      # alias -> held around one call (the scheduler's pacing)
 
 
@@ -41,11 +43,11 @@ class Asker:
     def ask(self, alias: str, system: str, prompt: str, pace: Pace | None = None) -> Answered:
         """`pace(alias)` is held around the call; NotAsked from it passes on (nothing was sent)."""
         ask = Ask(messages=[Message("user", [Text(prompt)])], system=system, max_tokens=MAX_TOKENS, temperature=0,
-                  target=Target(alias, DIRECT, alias), origin="suite")    # the ledger's kind, a scheduled call's wait
+                  target=Target(alias, DIRECT, alias))
         started = time.monotonic()
         try:
             with pace(alias) if pace else nullcontext():
-                run = self.panel.start(ask)
+                run = self.panel.start(ask, SUITE)
                 for _ in self.panel.finished(run):      # the one seat, within the seat timeout
                     pass
                 self.panel.settle(run)                  # its call record committed before its id is kept
