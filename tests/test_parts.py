@@ -2,12 +2,14 @@
 handlers is a Protocol (or `object`, for a handler that uses no part), read here from the source (ast). Every
 `bench.<name>` a function uses is declared on its Protocol, a Protocol names nothing its functions leave unused,
 a function hands `bench` only to functions whose Protocol it covers, and every declared name is on the real Bench
-with the declared type."""
+with the declared type. A class given the bench (`__init__(..., bench: P)`, kept as `self.bench`) is read as one
+function: every `self.bench` in its methods is a use of P."""
 from __future__ import annotations
 
 import ast
 import importlib
 import inspect
+import sys
 import types
 import typing
 from pathlib import Path
@@ -18,16 +20,34 @@ PACKAGE = Path(benchwarmers.__file__).parent
 HANDLER_DIRS = ("api", "dashboard")
 # modules still given the whole Bench, and why (their Protocol-typed functions are checked all the same)
 WHOLE_BENCH = {
-    "api/gateway.py": "changed by another branch at the same time: its parts are declared after that lands",
-    "api/mcp.py": "changed by another branch at the same time: its parts are declared after that lands",
-    "api/mcpreach.py": "hands the bench to whichever gateway route an MCP tool reaches (after mcp.py's change)",
     "dashboard/routes.py": "serves every page: hands the bench to whichever page's data or action is asked for",
     "dashboard/web.py": "web.action runs any page's action, so it is given the whole Bench",
     "dashboard/contract.py": "the contract every page meets: a page's data is given the Bench (any page's Protocol)",
 }
 NOTHING = object   # the annotation of a handler that uses no part of the bench
+
+
+def reached_routes(ns: dict) -> list:
+    """The handlers of the routes a module's `self.route(method, path)` calls name, matched in the service's table
+    (a part of an f-string path read as one segment); a call naming its route otherwise is not read."""
+    from benchwarmers.service.table import build_table
+    table, found = build_table(), []
+    for call in ast.walk(ast.parse(Path(ns["__file__"]).read_text(encoding="utf-8"))):
+        if isinstance(call, ast.Call) and ast.unparse(call.func) == "self.route":
+            method, path = call.args[0], call.args[1]
+            text = path.value if isinstance(path, ast.Constant) else "".join(
+                v.value if isinstance(v, ast.Constant) else "x" for v in path.values)
+            found.append(table.match(method.value, text, "gateway")[0].handler)
+    return found
+
+
 # functions that hand `bench` on through a table, not by name: (module, function) -> every callable it may reach
-THROUGH_TABLE = {("benchwarmers.dashboard.pages.settings", "data"): lambda ns: [s.read for s in ns["SECTIONS"]]}
+THROUGH_TABLE = {
+    ("benchwarmers.dashboard.pages.settings", "data"): lambda ns: [s.read for s in ns["SECTIONS"]],
+    ("benchwarmers.api.gateway", "first_sent"): lambda ns: [ns["handler_for"](fmt, route) for fmt in
+                                                            ns["formats"].FORMATS.values() for route in fmt.ROUTES],
+    ("benchwarmers.api.mcpreach", "route"): reached_routes,
+}
 
 
 def handler_modules() -> dict[str, Path]:
@@ -82,8 +102,28 @@ def functions(tree: ast.AST):
     return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and bench_param(n)]
 
 
-def own_names(fn: ast.FunctionDef):
-    """Every `bench` Name in the function, with its parent, leaving out nested functions that take their own."""
+def keeping_classes(tree: ast.AST) -> list[tuple[ast.ClassDef, ast.FunctionDef]]:
+    """Each class given the bench, with its __init__."""
+    found = []
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        if init is not None and bench_param(init):
+            found.append((cls, init))
+    return found
+
+
+def is_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "bench"
+
+
+def is_kept(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "bench" and isinstance(node.value, ast.Name) \
+        and node.value.id == "self"
+
+
+def own_names(fn: ast.FunctionDef, match=is_name):
+    """Every `bench` (or, in a class's methods, `self.bench`) in the function, with its parent, leaving out nested
+    functions that take their own."""
     parents, todo, found = {}, list(fn.body), []
     for stmt in fn.body:
         parents[stmt] = fn
@@ -91,8 +131,9 @@ def own_names(fn: ast.FunctionDef):
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and bench_param(node):
             continue
-        if isinstance(node, ast.Name) and node.id == "bench":
+        if match(node):
             found.append((node, parents[node]))
+            continue
         for child in ast.iter_child_nodes(node):
             parents[child] = node
             todo.append(child)
@@ -107,7 +148,8 @@ def receiving(callee, call: ast.Call, name: ast.Name):
         param = positional[call.args.index(name)]
     else:
         param = inspect.signature(callee).parameters[next(k.arg for k in call.keywords if k.value is name)]
-    return resolve(param.annotation, getattr(inspect.unwrap(callee), "__globals__", {}))
+    found = inspect.unwrap(callee)   # a class's annotations are read in its module
+    return resolve(param.annotation, getattr(found, "__globals__", None) or vars(sys.modules[found.__module__]))
 
 
 def is_test(name: ast.Name, parent: ast.AST) -> bool:
@@ -119,11 +161,15 @@ def is_test(name: ast.Name, parent: ast.AST) -> bool:
     return isinstance(parent, ast.BoolOp) or isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
 
 
-def uses(fn: ast.FunctionDef, namespace: dict) -> tuple[set[str], list[str]]:
+def uses(fn: ast.FunctionDef, namespace: dict, match=is_name) -> tuple[set[str], list[str]]:
     """The parts the function uses (its own `bench.<name>`, and the Protocols of what it hands `bench` to), and
-    what is wrong: `bench` rebound, kept or handed on in a way not read here, or to a function wanting more."""
+    what is wrong: `bench` rebound, kept or handed on in a way not read here, or to a function wanting more.
+    A class's __init__ may keep it as `self.bench` (the class's methods are read for it)."""
     used, problems = set(), []
-    for name, parent in own_names(fn):
+    for name, parent in own_names(fn, match):
+        if match is is_name and fn.name == "__init__" and isinstance(parent, ast.Assign) and parent.value is name \
+                and len(parent.targets) == 1 and is_kept(parent.targets[0]):
+            continue
         if isinstance(name.ctx, ast.Store):
             problems.append(f"{fn.name} rebinds `bench`")
         elif isinstance(parent, ast.Attribute):
@@ -153,13 +199,18 @@ def uses(fn: ast.FunctionDef, namespace: dict) -> tuple[set[str], list[str]]:
 
 def check_module(source: str, namespace: dict, where: str, per_protocol: dict) -> list[str]:
     """The problems of one module's functions; each Protocol's uses gathered into per_protocol."""
-    problems = []
-    for fn in functions(ast.parse(source)):
+    problems, tree = [], ast.parse(source)
+    methods = {init: [f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and f is not init] for cls, init in keeping_classes(tree)}
+    for fn in functions(tree):
         ann = bench_param(fn).annotation
         hint = resolve(ast.unparse(ann) if ann is not None else None, namespace)
         if hint is not NOTHING and not is_protocol(hint):
             continue   # the whole Bench (or none): test_no_handler_takes_the_whole_bench says where that may be
         used, found = uses(fn, namespace)
+        for method in methods.get(fn, []):
+            more, wrong = uses(method, namespace, is_kept)
+            used, found = used | more, found + wrong
         problems += [f"{where}: {p}" for p in found]
         undeclared = used - declared(hint)
         if undeclared:
@@ -240,7 +291,10 @@ def test_an_undeclared_part_is_caught():
             ("def h(req, bench: Records):\n    keep = bench\n    return keep.db", "only bench.<part> or a call"),
             ("def h(req, bench: object):\n    return bench.db", "not declared on object"),
             ("def h(req, bench: Records):\n    return len(bench)", "which takes"),
-            ("def h(req, bench: Records):\n    bench = {}\n    return bench", "rebinds")):
+            ("def h(req, bench: Records):\n    bench = {}\n    return bench", "rebinds"),
+            ("class C:\n    def __init__(self, bench: Records):\n        self.bench = bench\n"
+             "    def m(self):\n        return self.bench.registry", "uses ['registry']"),
+            ("class C:\n    def __init__(self, bench: Records):\n        self.kept = bench", "only bench.<part>")):
         problems = check_module(source, namespace, "x.py", {})
         assert any(wanted in p for p in problems), (source, problems)
     assert check_module("def h(req, bench: Records):\n    return history_page(bench, {})", namespace, "x.py", {}) \

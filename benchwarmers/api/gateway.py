@@ -2,24 +2,43 @@
 plus each format's own routes (model lists, token counts, ...), all built from what the formats declare."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Protocol
 from urllib.parse import quote
 
 from .. import formats
 from ..askparts import Asker, ReplyOptions
-from ..bench import Bench
 from ..canonical import DIRECT, ROUTE, Ask, Text
-from ..core.route import TurnReply
+from ..core.collection import Collections
+from ..core.panel import Panel
+from ..core.route import Router, TurnReply
 from ..errors import BadRequest, CollectionNotFound, Forbidden, NotFound
 from ..formats.base import FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, points_wanted
 from ..formats.contract import FormatContract
 from ..providers.passthrough import native_body
+from ..roster.registry import Registry
 from ..server.guard import presented_key
 from ..server.messages import Request, Response
 from ..server.openapi import ANY_JSON, op
 from ..server.routes import GATEWAY, Route
 
-Handler = Callable[[Request, Bench], Response]
+
+class ReachParts(Protocol):
+    """The collections, for what a gateway key reaches."""
+    collections: Collections
+
+
+class ModelNamesParts(ReachParts, Protocol):
+    """The collections and the roster, for the model names a caller may ask."""
+    registry: Registry
+
+
+class GatewayParts(ModelNamesParts, Protocol):
+    """Asking in a client's format: the panel, route mode, and the names a format's own routes list."""
+    panel: Panel
+    router: Router
+
+
+Handler = Callable[[Request, GatewayParts], Response]
 SESSION_HEADER = "x-bench-session"
 CONVERSATION_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id")   # route mode pins by these
 
@@ -37,7 +56,7 @@ def check_reach(req: Request, target) -> None:
     key.check_collection(target.name)
 
 
-def check_reach_within(req: Request, ask: Ask, bench: Bench) -> None:
+def check_reach_within(req: Request, ask: Ask, bench: ReachParts) -> None:
     """A key limited to some collections reaches only the models of those collections, by every path (`bench.with`
     in any format, streamed or merged, the CLI's --with, MCP), and its errors name nothing outside them: an unknown
     collection's 404 lists its own collections, never the others."""
@@ -81,7 +100,7 @@ def check_session(value: str, where: str) -> str:
     return value
 
 
-def admit(fmt: FormatContract, req: Request, bench: Bench, info: RequestInfo) -> tuple[Parsed, Asker]:
+def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInfo) -> tuple[Parsed, Asker]:
     """The request as the format parsed it, an Ask the caller may make (a target named and within its key's reach),
     its pass-through cut here to what may be forwarded; and who asks (the key and session, for the record)."""
     body = req.json()
@@ -96,7 +115,7 @@ def admit(fmt: FormatContract, req: Request, bench: Bench, info: RequestInfo) ->
     return parsed._replace(passthrough=parsed.passthrough.narrowed(native_body)), asker
 
 
-def serve_ask(fmt: FormatContract, req: Request, bench: Bench, info: RequestInfo) -> Response:
+def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: RequestInfo) -> Response:
     """Parse in the client's format, run the panel (or route mode), answer in the same format."""
     (ask, options, native), asker = admit(fmt, req, bench, info)
     if not has_content(ask):
@@ -130,7 +149,7 @@ def has_content(ask: Ask) -> bool:
     return any(not isinstance(p, Text) or p.text for m in ask.messages for p in m.parts)
 
 
-def nothing_to_answer(fmt: FormatContract, req: Request, bench: Bench, ask: Ask, options: ReplyOptions,
+def nothing_to_answer(fmt: FormatContract, req: Request, bench: ModelNamesParts, ask: Ask, options: ReplyOptions,
                       info: RequestInfo) -> Response:
     """An empty conversation asks no one: a format that has a "load the model" reply (Ollama) gives it,
     the others answer 400 naming the field that carries the conversation."""
@@ -140,7 +159,7 @@ def nothing_to_answer(fmt: FormatContract, req: Request, bench: Bench, ask: Ask,
                      f"Send the question in `{fmt.CONVERSATION}`.")
 
 
-def model_names(req: Request, bench: Bench) -> list[str]:
+def model_names(req: Request, bench: ModelNamesParts) -> list[str]:
     """bench/<c>, :merged and :route for each collection the caller reaches, then every alias (keys for '*')."""
     key = req.caller
     names = []
@@ -162,12 +181,12 @@ def request_info(req: Request, route: FormatRoute) -> RequestInfo:
 def handler_for(fmt: FormatContract, route: FormatRoute) -> Handler:
     """`ask` asks the bench; any other op is the format's own answer in its OPS, given a Lookup of the request."""
     if route.op == "ask":
-        def handler(req: Request, bench: Bench) -> Response:
+        def handler(req: Request, bench: GatewayParts) -> Response:
             return serve_ask(fmt, req, bench, request_info(req, route))
     else:
         answer = fmt.OPS[route.op]
 
-        def handler(req: Request, bench: Bench) -> Response:
+        def handler(req: Request, bench: ModelNamesParts) -> Response:
             lookup = Lookup(request_info(req, route), req.params, req.json, lambda: model_names(req, bench))
             return Response.json(answer(lookup))
     handler.__name__ = f"{fmt.NAME}_{route.op}"
@@ -176,12 +195,12 @@ def handler_for(fmt: FormatContract, route: FormatRoute) -> Handler:
 
 def by_header(choices: list[tuple[str | None, Handler]]) -> Handler:
     """One path answered by several formats: the one whose header the request sends, else the one that asks none."""
-    def handler(req: Request, bench: Bench) -> Response:
+    def first_sent(req: Request, bench: GatewayParts) -> Response:
         for header, chosen in choices:
             if header is None or header in req.headers:
                 return chosen(req, bench)
         raise NotFound(f"No route for {req.method} {req.path}.")
-    return handler
+    return first_sent
 
 
 def routes() -> list[Route]:

@@ -6,18 +6,39 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from typing import Protocol
 
 from .. import strictjson
-from ..bench import Bench
 from ..errors import BadRequest, MethodNotAllowed, NotFound, RateLimited
 from ..mcp.protocol import INVALID_REQUEST, PARSE_ERROR, VERSIONS, Session, error_reply, id_or_none, is_request
-from ..mcp.sessions import MAX_SESSIONS
+from ..mcp.sessions import MAX_SESSIONS, Sessions
 from ..mcp.tools import Reach, Tools
 from ..server import guard
 from ..server.messages import Request, Response
 from ..server.openapi import ANY_JSON, obj, op
+from ..server.gatewaykeys import GatewayKeys
 from ..server.routes import GATEWAY, Route
-from .mcpreach import InProcessReach
+from .mcpreach import InProcessReach, McpReachParts
+from .parts import EffectiveSettings
+
+
+class OwnerParts(Protocol):
+    """The admin token, for who a session belongs to."""
+    admin_token: str | None
+
+
+class SessionParts(OwnerParts, EffectiveSettings, Protocol):
+    """The MCP sessions, found by their owner and ended when idle past the setting."""
+    mcp_sessions: Sessions
+
+
+class PacingParts(Protocol):
+    """The gateway keys, for each request of a batch counted against its key's rate."""
+    gateway_keys: GatewayKeys
+
+
+class McpParts(SessionParts, PacingParts, McpReachParts, Protocol):
+    """A POST: its session, its batch paced, its tool calls reaching the panel in process."""
 
 SESSION_HEADER, VERSION_HEADER = "mcp-session-id", "mcp-protocol-version"
 EVENT_STREAM = "text/event-stream"
@@ -26,7 +47,7 @@ RATE_LIMITED = -32029   # JSON-RPC's server-defined range: a request of the batc
 _DONE = object()
 
 
-def owner_of(req: Request, bench: Bench) -> str:
+def owner_of(req: Request, bench: OwnerParts) -> str:
     """Who a session belongs to: the key (by name and when it was made, so a new key of the same name is someone
     else), the admin, or anyone when the service takes no token."""
     if req.caller is not None:
@@ -34,7 +55,7 @@ def owner_of(req: Request, bench: Bench) -> str:
     return "admin" if req.is_admin and bench.admin_token else "anyone"
 
 
-def idle_seconds(bench: Bench) -> float:
+def idle_seconds(bench: EffectiveSettings) -> float:
     return bench.settings()["mcp_session_idle_minutes"] * 60
 
 
@@ -43,7 +64,7 @@ def rpc_error(status: int, code: int, message: str) -> Response:
     return Response.json(error_reply(None, code, message), status)
 
 
-def post_mcp(req: Request, bench: Bench) -> Response:
+def post_mcp(req: Request, bench: McpParts) -> Response:
     version = req.headers.get(VERSION_HEADER)
     if version is not None and version not in VERSIONS:
         return rpc_error(400, INVALID_REQUEST, f"Unsupported MCP-Protocol-Version {version!r}; this server speaks "
@@ -79,7 +100,7 @@ def post_mcp(req: Request, bench: Bench) -> Response:
     return Response.json(replies if isinstance(body, list) else replies[0], 400 if refused else 200)
 
 
-def answers(req: Request, bench: Bench, session: Session, messages: list, tools: Tools):
+def answers(req: Request, bench: PacingParts, session: Session, messages: list, tools: Tools):
     """Each message's reply, in order. The POST counted once against the caller's key; each request after the
     first in a batch counts once more, and one past the key's rate is answered with an error, not run."""
     first = True
@@ -94,7 +115,7 @@ def answers(req: Request, bench: Bench, session: Session, messages: list, tools:
         yield session.answer(msg, tools=tools)
 
 
-def initialize(req: Request, bench: Bench, msg: dict) -> Response:
+def initialize(req: Request, bench: SessionParts, msg: dict) -> Response:
     opened = bench.mcp_sessions.open(owner_of(req, bench), Tools(Reach()), idle_seconds(bench))  # each request
     if opened is None:                                                                  # brings its own tools
         return rpc_error(503, INVALID_REQUEST, f"{MAX_SESSIONS:,} MCP sessions are open, the most this service "
@@ -146,7 +167,7 @@ def streamed(session: Session, msg: dict, tools: Tools, keepalive: float) -> Res
     return Response.streaming(events(), EVENT_STREAM)
 
 
-def delete_mcp(req: Request, bench: Bench) -> Response:
+def delete_mcp(req: Request, bench: SessionParts) -> Response:
     sid = req.headers.get(SESSION_HEADER)
     if not sid:
         raise BadRequest("Mcp-Session-Id is missing: name the session to end.")
@@ -155,7 +176,7 @@ def delete_mcp(req: Request, bench: Bench) -> Response:
     return Response(204)
 
 
-def get_mcp(req: Request, bench: Bench) -> Response:
+def get_mcp(req: Request, bench: object) -> Response:
     """No server-initiated stream is offered; the Origin check still applies (the transport asks it of every
     request, not only the ones that change something)."""
     guard.check_origin(req, every_method=True)

@@ -4,9 +4,10 @@ each seat can be reported as it finishes."""
 from __future__ import annotations
 
 import json
+from typing import Protocol
 from urllib.parse import quote
 
-from ..bench import Bench
+from ..core.panel import Panel
 from ..errors import BenchError
 from ..formats import openai_chat
 from ..formats.base import RequestInfo
@@ -14,13 +15,24 @@ from ..mcp.tools import OnSeat, Reach, ToolError
 from ..server.messages import Request
 from ..server.routes import GATEWAY
 from . import gateway
+from .calls import CallsParts
+from .collection import CollectionParts
+from .points import PointsParts
 
 ASK_PATH = "/v1/chat/completions"
 
 
+class McpReachParts(gateway.ReachParts, CollectionParts, CallsParts, PointsParts, Protocol):
+    """The routes the tools reach (collections, verdicts, points, pending), matched for the service's role, and
+    the panel an ask starts once `gateway.admit` let it in."""
+    panel: Panel
+    role: str
+
+
 class InProcessReach(Reach):
-    def __init__(self, req: Request, bench: Bench, session: str):
-        self.req, self.bench, self.session = req, bench, session
+    def __init__(self, req: Request, bench: McpReachParts, session: str):
+        self.req, self.session = req, session
+        self.bench = bench      # for the methods, which Reach gives no bench: tests/test_parts.py reads them too
 
     def describe(self) -> str:
         return "this service, in process"
