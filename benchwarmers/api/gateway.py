@@ -101,8 +101,8 @@ def check_session(value: str, where: str) -> str:
 
 
 def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInfo) -> tuple[Parsed, Asker]:
-    """The request as the format parsed it, an Ask the caller may make (a target named and within its key's reach),
-    its pass-through cut here to what may be forwarded; and who asks (the key and session, for the record)."""
+    """The request as the format parsed it, an Ask the caller may make (a target named and within its key's reach);
+    and who asks (the key and session, for the record)."""
     body = req.json()
     parsed = fmt.parse(body, info)
     ask = parsed.ask
@@ -112,7 +112,7 @@ def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInf
     check_reach(req, ask.target)
     check_reach_within(req, ask, bench)
     asker = Asker(req.caller.name if req.caller else None, session_of(req))
-    return parsed._replace(passthrough=parsed.passthrough.narrowed(native_body)), asker
+    return parsed, asker
 
 
 def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: RequestInfo) -> Response:
@@ -121,9 +121,9 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
     if not has_content(ask):
         return nothing_to_answer(fmt, req, bench, ask, options, info)
     reply = ReplyInfo.for_ask(ask, options, info)
-    if ask.target.mode == ROUTE:
+    if ask.target.mode == ROUTE:   # only a route turn may send the client's own body: cut it once, here
         turn = bench.router.take(ask, client_session(info.headers), presented_key(req), stream=options.stream,
-                                 native=native, asker=asker)
+                                 native=native.narrowed(native_body), asker=asker)
         return render_turn(fmt, turn, reply)
     run = bench.panel.start(ask, asker)
     # the seats in seat order, so a client can show who it is still waiting for while the stream runs

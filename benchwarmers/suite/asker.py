@@ -1,6 +1,6 @@
 """The one way the suite calls a model: a direct ask through the bench's own panel, in this process, recorded as a call.
 
-Every suite model call goes through `Asker.ask`, so pacing and limits have one place to act. The ask never leaves
+Every suite model call goes through `TaskAsker.ask`, so pacing and limits have one place to act. The ask never leaves
 the process, so it needs no gateway key: `require_keys` guards the gateway's clients, not the bench's own work.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ class Answered:
     rate_limited: bool = False
 
 
-class Asker:
+class TaskAsker:
     """`model: <alias>` asked of the bench's Panel, as a client's direct ask through the gateway would be: the
     same seating checks (retired, held, resting, context window), output budget and call record."""
 

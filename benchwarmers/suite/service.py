@@ -14,7 +14,7 @@ from typing import Callable
 from ..errors import BadRequest, Conflict, NotFound
 from ..roster.registry import Registry
 from . import results as res
-from .asker import Asker, Pace
+from .asker import Pace, TaskAsker
 from .runner import Runner
 from .seedjob import SeedJobs
 from .tasks import load_all, select
@@ -36,7 +36,7 @@ class SuiteService:
         self.current: int | None = None              # the run this process is playing now
         self.wake = threading.Event()
         self.worker: threading.Thread | None = None
-        self.runner = Runner(self.store, self.tasks, Asker(panel), lambda: settings()["suite_gap_seconds"],
+        self.runner = Runner(self.store, self.tasks, TaskAsker(panel), lambda: settings()["suite_gap_seconds"],
                              lease=lambda: settings()["seat_timeout"] + 60, stopping=self.stopping)
         self.seeding = SeedJobs(home)                # planting bugs in the user's repos: a job, one at a time
 
