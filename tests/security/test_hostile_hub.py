@@ -10,6 +10,7 @@ import logging
 import random
 import string
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -127,30 +128,32 @@ def test_only_key_shaped_strings_are_taken_for_keys():
              "accounts/fireworks/models/llama-v3p1-405b-instruct", "mistralai/Mixtral-8x22B-Instruct-v0.1",
              "Meta-Llama-3.1-405B-Instruct-FP8", "hf.co/bartowski/Llama-3.2-3B-Instruct-GGUF:Q4_K_M",
              "anthropic.claude-3-5-sonnet-20241022-v2:0", "supercalifragilisticexpialidocious", "x" * 600,
-             "a key with spaces 0123456789abcdef", "sk-short", "", 12345678901234567890, None]
-    names += [m for m in shipped_model_ids()]
+             "a key with spaces 0123456789abcdef", "sk-short", "", 12345678901234567890, None, *catalog_model_ids()]
     assert [n for n in names if redaction.key_shaped(n)] == []
     rng = random.Random(7)
     alnum = string.ascii_letters + string.digits
-    shaped = ["sk-proj-" + "".join(rng.choice(alnum + "-_") for _ in range(120)), UPSTREAM_KEY,
-              "gsk_" + "".join(rng.choice(alnum) for _ in range(52)), "AIzaSy" + "".join(rng.choice(alnum) for _ in
-                                                                                          range(33)),
-              "sk-or-v1-" + "".join(rng.choice("0123456789abcdef") for _ in range(64)), "q8Rt2LmX9vZp4KwN7cYb"]
-    assert all(redaction.key_shaped(k) for k in shaped)
+    pick = lambda chars, n: "".join(rng.choice(chars) for _ in range(n))     # noqa: E731
+    shaped = [UPSTREAM_KEY, "sk-proj-" + pick(alnum + "-_", 120), "gsk_" + pick(alnum, 52), "AIzaSy" + pick(alnum, 33),
+              "sk-or-v1-" + pick("0123456789abcdef", 64), "q8Rt2LmX9vZp4KwN7cYb"]
+    assert [k for k in shaped if not redaction.key_shaped(k)] == []
 
 
-def shipped_model_ids() -> list[str]:
-    """Every model id of the catalog copy shipped with the package."""
-    from pathlib import Path
-    import benchwarmers.catalog as catalog
-    data = json.loads((Path(catalog.__file__).parent / "data" / "models.dev.json").read_text(encoding="utf-8"))
-    return [m for provider in data["data"].values() for m in provider.get("models", {})]
+def catalog_model_ids() -> list[str]:
+    """Every model id of the catalog copies shipped with the package and of the tests' OpenRouter list."""
+    root = Path(__file__).resolve().parent.parent.parent
+    shipped = json.loads((root / "benchwarmers/catalog/data/models.dev.json").read_text(encoding="utf-8"))
+    free = json.loads((root / "benchwarmers/catalog/data/freellmapi.json").read_text(encoding="utf-8"))
+    routed = json.loads((root / "tests/catalog_fixtures/openrouter-models.json").read_text(encoding="utf-8"))
+    ids = [m for provider in shipped["data"].values() for m in provider.get("models", {})]
+    ids += [m["id"] for m in free["data"]["models"]] + [m["id"] for m in routed["data"]]
+    assert len(ids) > 100
+    return ids
 
 
 # ---- a flood ---------------------------------------------------------------------------------------------
 
 def flood(count: int = 350_000) -> list[str]:
-    """`count` strings, about 3.5 MB as JSON: words and model names, one in a thousand a random key."""
+    """`count` strings, about 3.8 MB as JSON: words and pieces of model names, one in a thousand a random key."""
     rng = random.Random(11)
     alnum = string.ascii_letters + string.digits
     out = []
@@ -249,13 +252,18 @@ URLS = {   # each kind's answer with URLs that are not text
 }
 
 
+def odd(kind: str, case: str) -> tuple[bytes, str]:
+    """(the answer, the words its error must hold) of one case for a hub of `kind`."""
+    return (json.dumps(URLS[kind]).encode(), "text") if case == "URLs not text" else ODD[case]
+
+
 @pytest.mark.parametrize("kind", list(KINDS))
 @pytest.mark.parametrize("case", [*ODD, "URLs not text"])
 def test_odd_admin_answers_are_a_clear_error_for_that_hub(home, fake, make_service, caplog, kind, case):
     caplog.set_level(logging.ERROR)
     bench_data(home, fake)
     hub = KINDS[kind](admin_key=ADMIN).start()
-    hub.raw, words = (json.dumps(URLS[kind]).encode(), "text") if case == "URLs not text" else ODD[case]
+    hub.raw, words = odd(kind, case)
     try:
         svc = make_service()
         http = Http(svc.url)
@@ -270,7 +278,7 @@ def test_odd_admin_answers_are_a_clear_error_for_that_hub(home, fake, make_servi
         else:
             hub.entry("or", OR_BASE, ["m"])
         assert add_hub(http, hub, kind)[0] == 201
-        hub.raw = json.dumps(URLS[kind]).encode() if case == "URLs not text" else ODD[case][0]
+        hub.raw = odd(kind, case)[0]
         status, _, d = http("GET", "/bench/endpoints/myhub/hub")     # reading its sources
         assert status == 502 and words in d["error"]["message"], (status, str(d)[:500])
         svc.bench.registry._sources.clear()
