@@ -2,50 +2,30 @@
 their limits' counts, the rests a rate limit imposes and route mode's pins through the database."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
-import time
-from pathlib import Path
 
 import pytest
 
 from tests.fakes import Reply
 from tests.helpers.data import write
+from tests.helpers.gateway import start_gateway, stop_gateway
 from tests.helpers.http import Http
 from tests.helpers.panel import body, chat_requests, fake, requests_for, setup_bench, wait_for  # noqa: F401 (fake is a fixture)
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
 def gateway(home):
-    """`python gateway.py --port 0` on the test's data folder: another process, as a user runs it."""
+    """start() -> the URL of `python gateway.py --port 0` on the test's data folder: another process, as a user runs
+    it; stopped after the test."""
     started = []
 
     def start() -> str:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWARMERS_")}
-        env.update(BENCHWARMERS_HOME=str(home), PYTHONUNBUFFERED="1")
-        proc = subprocess.Popen([sys.executable, str(ROOT / "gateway.py"), "--port", "0", "--no-browser"], cwd=ROOT,
-                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                text=True)
+        proc, url = start_gateway(home)
         started.append(proc)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = proc.stderr.readline()
-            if not line:
-                break
-            url = next((w for w in line.split() if w.startswith("http://")), None)
-            if url:
-                threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
-                wait_for(lambda: Http(url)("GET", "/healthz")[0] == 200)
-                return url.rstrip("/")
-        raise AssertionError(f"the gateway did not start (exit {proc.poll()})")
+        return url
     yield start
     for proc in started:
-        proc.terminate()
-        proc.wait(30)
+        stop_gateway(proc)
 
 
 def test_a_limit_holds_across_two_processes(home, fake, make_service, gateway):
