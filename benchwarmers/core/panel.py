@@ -160,7 +160,8 @@ class Panel:
                 status, error = (TIMEOUT if fault.kind is FaultKind.TIMEOUT else FAILED), str(fault)
                 self.caller.failed(sp.model, fault)
                 if fault.kind is FaultKind.RATE_LIMITED:   # the provider's 429: its reset, when it said
-                    run.limited[seat.call] = fault.reset_at or (fault.retry_after and time.time() + fault.retry_after)
+                    wait = fault.retry_after
+                    run.limited[seat.call] = fault.reset_at or (wait and self.caller.now() + wait)
         elif isinstance(fault, BenchError):
             status, error = FAILED, str(fault)
         elif fault is not None:   # a bug of ours must cost one seat, never the panel

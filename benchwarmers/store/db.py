@@ -264,6 +264,8 @@ class Database:
         """Whether another connection, another process's included, committed since the last call given `seen` (the
         caller's memory of each reader's PRAGMA data_version, which SQLite moves on at such a commit; True the first
         time): a few microseconds, so a cache of what another process writes can look at every use."""
+        if self._closed:       # its readers are closed, or going: nothing more is read
+            return False
         conn = self._readers.get(timeout=60)
         try:
             version = conn.execute("PRAGMA data_version").fetchone()[0]
