@@ -42,6 +42,10 @@ SETTINGS = {s.name: s for s in (
             "default_max_tokens, at least 256).", _positive, most=DAY),
     Setting("max_body_mb", 20.0, float, "Largest request body accepted, in MB (413 beyond).", _positive,
             most=4096),
+    Setting("bodies_in_flight_mb", 32.0, float, "Request bodies the service holds at once, in MB, across every "
+            "request being read or answered (a large ask costs several times its size in memory until it is "
+            "answered); a body that would pass it is refused with 503 and Retry-After. A request alone is always "
+            "taken, up to max_body_mb.", _positive, most=65536),
     Setting("panel_workers", 256, int, "Threads for seats that wait in a thread of their own (the size of a pool, "
             "made at start-up: a change needs a restart). A seat on a kept-alive connection waits without one, up to "
             "400 at once across all panels; a seat that must open its connection, goes through llm or waits for a "

@@ -104,6 +104,7 @@ def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInf
     """The request as the format parsed it, an Ask the caller may make (a target named and within its key's reach);
     and who asks (the key and session, for the record)."""
     body = req.json()
+    req.body = b""                     # read: a large ask's bytes are not held while its seats run
     parsed = fmt.parse(body, info)
     ask = parsed.ask
     ask.points = points_wanted(body)

@@ -240,6 +240,13 @@ class Dialer:
         if self.quota is not None:
             self.quota.spent(model, -ask.prompt_tokens())
 
+    def free_at(self, model: Model) -> float | None:
+        """When a rate limit (a provider's rest, or one of the user's limits) lets `model` be called again, on the
+        clock of now(); None when nothing is known to hold it."""
+        if self.quota is not None:
+            return self.quota.until(model)
+        return self.resting.until(model.endpoint, model.served)
+
     def failed(self, model: Model, error: BaseException) -> None:
         """A call failed: a rate limit rests what it names (this model, or its whole connection) until its reset (one
         of our own limits, that refused a call before it was sent, rests nothing: it is counted here already)."""

@@ -14,7 +14,7 @@ from ..askparts import ANYONE, Asker
 from ..canonical import (CANCELLED, EXPLORE, FAILED, LENGTH, MERGED, OK, RUNNING, SKIPPED, STOP, TIMEOUT, Answer, Ask,
                          ErrorEvent, Finish, KeepAlive, Seat, TextDelta, Usage)
 from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, QuotaRefused,
-                      RateLimited, ToolsNeedRouteMode, UpstreamFailed)
+                      ToolsNeedRouteMode, UpstreamFailed)
 from ..providers.dispatch import Call
 from ..providers.hangup import Hangup
 from ..roster.limits.quota import RESTS
@@ -27,7 +27,7 @@ from .calling import Dialer
 from .collection import Collections
 from .lanes import Lanes
 from .panelrun import PanelRun
-from .panelwords import no_able_seat, seat_block
+from .panelwords import no_able_seat, rate_limited, seat_block
 from .pump import pump
 from .rankings import Rankings
 from .recorder import seat_ended
@@ -90,7 +90,7 @@ class Panel:
             raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
-            raise no_able_seat(plan)
+            raise no_able_seat(plan, self.caller.free_at, self.caller.now())
         settings = self.settings()
         hard = time.monotonic() + settings["seat_timeout"]
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
@@ -150,6 +150,7 @@ class Panel:
         hangup = run.hangups.get(seat.call)
         if isinstance(fault, QuotaRefused):       # nothing was sent: the seat says when the limit resets
             status, error = SKIPPED, fault.message
+            run.limited[seat.call] = fault.reset_at
         elif isinstance(fault, UpstreamFailed):
             if hangup is not None and hangup.reason is not None:   # we stopped it: the upstream is not at fault
                 status, error, sent = hangup.tag, hangup.reason, hangup.sent
@@ -158,6 +159,9 @@ class Panel:
             else:
                 status, error = (TIMEOUT if fault.kind is FaultKind.TIMEOUT else FAILED), str(fault)
                 self.caller.failed(sp.model, fault)
+                if fault.kind is FaultKind.RATE_LIMITED:   # the provider's 429: its reset, when it said
+                    wait = fault.retry_after
+                    run.limited[seat.call] = fault.reset_at or (wait and self.caller.now() + wait)
         elif isinstance(fault, BenchError):
             status, error = FAILED, str(fault)
         elif fault is not None:   # a bug of ours must cost one seat, never the panel
@@ -356,10 +360,13 @@ class Panel:
     def _check_any(self, run: PanelRun) -> None:
         if any(s.status == OK for s in run.seats):
             return
+        self.settle(run)   # the refusal too goes out once its records (and a 429's rest) are committed
         lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats).rstrip(".")
-        if all(s.status == SKIPPED and (s.error or "").startswith(RESTS) for s in run.seats):
-            raise RateLimited(f"Every seat is resting on a rate limit: {lines}.",
-                              "Try again after the reset, or add members on other endpoints.", retry_after=60)
+        if all(s.call in run.limited or (s.status == SKIPPED and (s.error or "").startswith(RESTS))
+               for s in run.seats):   # a direct ask's 429 included: the client is told when to come back
+            raise rate_limited(f"Every seat is resting on a rate limit or was refused by one: {lines}.",
+                               [run.limited.get(s.call) or self.caller.free_at(sp.model)
+                                for sp, s in zip(run.plan.seats, run.seats)], self.caller.now())
         raise AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
                              "the seats' call ids are in the record.")
 

@@ -46,6 +46,8 @@ class PanelRun:
     gave_up: float | None = None                      # past the deadline, when (the ledger's clock) the seats not in
                                                       # were recorded as timed out: their lines are no older
     asker: Asker = ANYONE                             # who asked: for its records, never sent upstream
+    limited: dict = field(default_factory=dict)       # call id -> when its limit resets (or None), of the seats a
+                                                      # rate limit failed when sent (the provider's 429, or our own)
 
     @property
     def seat_request(self) -> tuple[None, str]:

@@ -97,7 +97,13 @@ def as_read(text: str | None) -> str | None:
 
 
 def prompt_hash(ask: Ask) -> str:
-    return hashlib.sha256(ask.prompt_text().encode()).hexdigest()[:16]
+    """The hash of the ask's prompt text, fed piece by piece (a large ask's text is never joined into a copy)."""
+    digest = hashlib.sha256()
+    for n, chunk in enumerate(ask.prompt_chunks()):
+        if n:
+            digest.update(b"\n")
+        digest.update(chunk.encode())
+    return digest.hexdigest()[:16]
 
 
 @dataclass

@@ -260,6 +260,20 @@ class Database:
         rows = self.query(sql, params)
         return rows[0] if rows else None
 
+    def changed(self, seen: dict) -> bool:
+        """Whether another connection, another process's included, committed since the last call given `seen` (the
+        caller's memory of each reader's PRAGMA data_version, which SQLite moves on at such a commit; True the first
+        time): a few microseconds, so a cache of what another process writes can look at every use."""
+        if self._closed:       # its readers are closed, or going: nothing more is read
+            return False
+        conn = self._readers.get(timeout=60)
+        try:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+        finally:
+            self._readers.put(conn)
+        last, seen[id(conn)] = seen.get(id(conn)), version
+        return last != version
+
     def optimize(self) -> None:
         """PRAGMA optimize on every connection, as SQLite advises for long-lived ones (now and then, and at close):
         it gathers statistics (ANALYZE, within ANALYSIS_LIMIT) on the tables whose queries could use them."""
