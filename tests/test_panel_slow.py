@@ -204,13 +204,15 @@ def test_the_output_cap_fits_the_measured_speed(home, fast, slow, gate, make_ser
     status, _, data = api("POST", "/v1/chat/completions", body())
     assert status == 200
     assert slow.asked_max[-1] == 280
-    assert fast.last.body["max_tokens"] == 4096          # never measured: the default
+    assert fast.last.body["max_tokens"] == 1024          # never measured: a modest cap, not default_max_tokens
     rec = api("GET", f"/bench/calls/{seats(data)['s']['call']}")[2]
     assert rec["extra"]["max_tokens"] == 280
     status, _, data = api("POST", "/v1/chat/completions", body(max_tokens=7))   # the client's own cap wins
     assert slow.asked_max[-1] == 7
     assert "## Seat 2 · s · member · cut at 7 tokens" in data["choices"][0]["message"]["content"]
     assert seats(data)["s"]["finish_reason"] == "length" and seats(data)["a"]["finish_reason"] == "stop"
+    figure(svc, "a", 0.3, 200)                            # measured, and fast: default_max_tokens
+    assert api("POST", "/v1/chat/completions", body())[0] == 200 and fast.last.body["max_tokens"] == 4096
 
 
 def test_a_prompt_longer_than_every_window_is_a_4xx_naming_the_largest(home, fast, slow, make_service):
