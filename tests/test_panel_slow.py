@@ -143,6 +143,7 @@ def test_a_client_going_away_closes_the_upstream_call(home, fast, make_service, 
         sock.close()                                     # the SDK's timeout: the client gives up
         served = slow.wait_served(1)
         assert served[0][1] == "closed" and served[0][0] < 4000   # it stopped writing for nobody
+        assert slow.streamed == [True]                   # a local seat is asked streamed: closing it stops the model
         api = Http(svc.url)
         call = wait_for(lambda: next((c for c in api("GET", "/bench/calls?model=s")[2]["calls"]
                                       if c["status"] != "running"), None))
@@ -168,7 +169,7 @@ def test_shutdown_hangs_up_the_seats_still_out(home, fast, make_service):
         stopping.start()
         stopping.join(20)                                # bounded: a hang fails here, not at the suite's timeout
         assert not stopping.is_alive()
-        assert slow.wait_served(1)[0][1] == "closed"
+        assert slow.wait_served(1)[0][1] == "closed" and slow.streamed == [True]
         asking.join(10)
         status, _, data = replies[0]
         assert status == 200 and seats(data)["s"]["status"] == "cancelled"
