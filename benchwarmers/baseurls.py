@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import threading
 import time
 from urllib.parse import urlsplit
 
@@ -127,16 +126,31 @@ def suggestable(value: str | None) -> bool:
 LOCAL_NETWORKS = tuple(ipaddress.ip_network(n) for n in ("127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12",
                                                           "192.168.0.0/16", "100.64.0.0/10", "::1/128", "fc00::/7"))
 LOCAL_SUFFIXES = (".localhost", ".local")      # RFC 6761's loopback names and mDNS names on the local link
-RESOLVED_SECONDS = 600.0                       # a name's answer is looked up again after this long
-_resolved: dict[str, tuple[bool, float]] = {}  # host name -> (local, when it was looked up)
-_resolved_lock = threading.Lock()
+KNOWN_SECONDS = 600.0                          # a base URL's answer is worked out again after this long
+_known: dict[str, tuple[bool, float]] = {}     # base URL -> (local, when): one dict read a seat, not a DNS lookup
 
 
 def local_server(base_url: str, look_up: bool = True) -> bool | None:
     """Whether the base URL's server is one the user runs on this machine or network (Ollama, llama.cpp, LM Studio,
     vLLM): its host is, or resolves only to, loopback or private addresses. One reached through a proxy from the
-    environment counts as remote: the proxy, not this machine, resolves its name. `look_up` False: None rather than
-    a wait for DNS, when a host name's answer is not known yet (or is older than RESOLVED_SECONDS)."""
+    environment counts as remote: the proxy, not this machine, resolves its name; a name that does not resolve is
+    remote too. The answer is remembered for KNOWN_SECONDS; `look_up` False: None rather than a wait for DNS when
+    it is not known."""
+    now = time.monotonic()
+    known = _known.get(base_url)
+    if known is not None and now - known[1] < KNOWN_SECONDS:
+        return known[0]
+    local = _local(base_url, look_up)
+    if local is not None:
+        _known[base_url] = (local, now)
+    return local
+
+
+def local_address(ip) -> bool:
+    return any(ip in net for net in LOCAL_NETWORKS if net.version == ip.version)
+
+
+def _local(base_url: str, look_up: bool) -> bool | None:
     try:
         split = urlsplit(base_url)
         host, port = (split.hostname or "").lower().rstrip("."), split.port
@@ -149,21 +163,6 @@ def local_server(base_url: str, look_up: bool = True) -> bool | None:
         return local_address(ip)
     if host == "localhost" or host.endswith(LOCAL_SUFFIXES):
         return True
-    return _resolves_local(host, port, look_up)
-
-
-def local_address(ip) -> bool:
-    return any(ip in net for net in LOCAL_NETWORKS if net.version == ip.version)
-
-
-def _resolves_local(host: str, port: int | None, look_up: bool) -> bool | None:
-    """Whether every address `host` resolves to is local, remembered a while; a name that does not resolve is
-    remote (and looked up again next time)."""
-    now = time.monotonic()
-    with _resolved_lock:
-        known = _resolved.get(host)
-    if known is not None and now - known[1] < RESOLVED_SECONDS:
-        return known[0]
     if not look_up:
         return None
     try:
@@ -171,7 +170,4 @@ def _resolves_local(host: str, port: int | None, look_up: bool) -> bool | None:
     except (OSError, UnicodeError):
         return False
     addresses = [literal_address(str(address[0])) for *_, address in found]
-    local = bool(addresses) and all(ip is not None and local_address(ip) for ip in addresses)
-    with _resolved_lock:
-        _resolved[host] = (local, now)
-    return local
+    return bool(addresses) and all(ip is not None and local_address(ip) for ip in addresses)

@@ -2,9 +2,10 @@
 
 The onboarding queue (onboardqueue.py) runs these steps through the bench's one Onboarding, one model at a time, and
 says after each step where the item is. Nothing is saved unless the probe answers; the probe, and the quick speed
-measure after it, go through the bench's Dialer, as every other call to a member. The last step is the suite's, by mode: "full" runs the suite
-for the model now (through the bench's suite, with progress), "quick" records a suite run the model owes (the
-scheduler's suite job plays it), "adhoc" owes nothing (an ad hoc model is never called by the bench unprompted).
+measure after it, go through the bench's Dialer, as every other call to a member. The last step is the suite's, by
+mode: "full" runs the suite for the model now (through the bench's suite, with progress), "quick" records a suite
+run the model owes (the scheduler's suite job plays it), "adhoc" owes nothing (an ad hoc model is never called by
+the bench unprompted).
 """
 from __future__ import annotations
 
