@@ -163,8 +163,11 @@ def compact(db, keep_days: int, full: bool = False, now: float | None = None) ->
 def between(db) -> list:
     """After a batch: the WAL emptied into the database, and the room for the next batch checked; [] to go on, else
     why it stopped."""
-    db.truncate_wal()
+    emptied = db.truncate_wal()
     r = room(db)
+    if not emptied and diskroom.file_size(wal_of(db.path)) > r["needed_bytes"]:
+        return ["stopped before its end: another process kept the WAL from being emptied; compact again "
+                "to go on from here"]
     if r["enough"]:
         return []
     return [f"stopped before its end: the next batch needs {diskroom.mb(r['needed_bytes'])} free and "
