@@ -4,6 +4,7 @@ record does not hold; a compaction on a disk without room is refused with how mu
 Simulated (the database capped at its size), and on a real full disk: a small tmpfs, on Linux as root."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -12,14 +13,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+from urllib.parse import urlencode
+
 import pytest
 
 from benchwarmers import home as home_mod
+from benchwarmers.cli.main import main
 from benchwarmers.store.ids import record_id
 from tests.fakes import FakeAnthropic, FakeOpenAI
 from tests.helpers.compat import panel  # noqa: F401 (a fixture)
+from tests.helpers.dashboard import Session
 from tests.helpers.data import configure
+from tests.helpers.http import Http
 from tests.test_formats_http import FORMATS, PROMPT, STREAMING, body_for, call, path_for
+from tests.test_mcp_http import ACCEPT, open_session, rpc
 from tests.test_store_faults import fill, free
 
 # A record id made today: an optional prefix, 8 base-62 digits of time (the first 3 change every 10 days), then 12
@@ -117,6 +124,37 @@ def test_a_route_turn_answered_while_the_store_cannot_write_says_so_and_names_no
         else:
             assert headers.get("x-bench-record") == "not kept" and "x-bench-call" not in headers
         assert_not_kept(raw, headers, note=False)   # a route turn's words are the member's own, left as they are
+
+
+def test_mcp_the_ask_page_and_bench_ask_say_it_too(home, make_service, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))                 # nothing piped in to `bench ask`
+    with FakeOpenAI() as fake:
+        configure(home, {"fake": (fake, "openai")}, {"a": ("fake", "m-a"), "b": ("fake", "m-b")},
+                  {"core": {"members": ["a", "b"], "explore": 0}})
+        svc = make_service()
+        http, prompt = Http(svc.url), "x" * 5000
+        sid = open_session(http)
+        fill(svc.bench.db)
+        try:
+            asked = http("POST", "/mcp", rpc(2, "tools/call", {"name": "ask", "arguments": {
+                "collection": "core", "prompt": prompt}}), {**ACCEPT, "Mcp-Session-Id": sid})[2]["result"]
+            page = Session(svc.url)
+            _, headers, text = page.request("POST", "/ask/stream", urlencode(
+                {"collection": "core", "prompt": prompt, "csrf": page.csrf}).encode(),
+                {"Content-Type": "application/x-www-form-urlencoded"})
+            code = main(["ask", "core", prompt, "--url", svc.url])
+        finally:
+            free(svc.bench.db)
+    said = asked["content"][0]["text"]
+    assert not asked["isError"] and "Not recorded: the record store cannot write" in said, said
+    assert "call `verdict` once" not in said and not record_ids(said.encode(), {})
+    assert asked["structuredContent"]["record"]["kept"] is False
+    assert [s["call"] for s in asked["structuredContent"]["seats"]] == [None, None]
+    done = json.loads(text.strip().splitlines()[-1])["done"]          # the page hides its verdict forms on this
+    assert done["record"]["kept"] is False and "cannot write" in done["record"]["why"], done
+    out = capsys.readouterr()
+    assert code == 0 and "Not recorded" in out.out and "Not recorded: the record store cannot write" in out.err
+    assert "bench verdict CALL" not in out.err and not record_ids((out.out + out.err).encode(), {})
 
 
 # ---- a real full disk ----------------------------------------------------------------------------
