@@ -296,14 +296,17 @@ class Dialer:
         return write(self, ended, amend)
 
     @staticmethod
-    def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> None:
+    def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> str | None:
         """Wait until these call records are committed, so what a client is told about (its call ids) survives a
-        crash of the service from then on. A store that cannot write fails the writes at once (its health says
-        why): the answer still goes out, its record does not."""
+        crash of the service from then on. None when every one is kept; else why not, for the reply to say so and
+        name none of its ids: a store that cannot write fails the writes at once (its health says why), and the
+        answer still goes out without its record."""
         deadline = time.monotonic() + timeout
         for record in records:   # they commit in batches, in order: one wait usually does it
-            if not record.done():
-                try:
-                    record.exception(max(0.0, deadline - time.monotonic()))
-                except TimeoutError:
-                    return
+            try:
+                error = record.exception(max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                return f"the record store did not write it within {timeout:g} s (it may still)"
+            if error is not None:
+                return f"the record store cannot write ({str(error).rstrip('.') or type(error).__name__})"
+        return None

@@ -27,7 +27,7 @@ from .calling import Dialer
 from .collection import Collections
 from .lanes import Lanes
 from .panelrun import PanelRun
-from .panelwords import no_able_seat, rate_limited, seat_block
+from .panelwords import no_able_seat, rate_limited, seat_block, unkept_note
 from .pump import pump
 from .rankings import Rankings
 from .recorder import seat_ended
@@ -104,8 +104,8 @@ class Panel:
         if run.hangups:
             with self._live_lock:
                 self._live.add(run)
-        self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), asker.caller,
-                                    plan.passed_over, run.request[0])
+        run.records.append(self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode,
+                                                       len(run.seats), asker.caller, plan.passed_over, run.request[0]))
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 self._done(run, sp, seat, SKIPPED, sp.skip, 0.0, None)
@@ -323,7 +323,7 @@ class Panel:
         block = self.referee.block(run)   # the points where the seats disagree, after them
         text = text.rstrip("\n") + block if block else text
         self.settle(run)   # acknowledged only once its records are committed
-        return Answer(text=text, usage=self._usage(run), finish_reason=STOP)
+        return Answer(text=text + unkept_note(run.unkept), usage=self._usage(run), finish_reason=STOP)
 
     def events(self, run: PanelRun, gone: Callable[[], bool] | None = None) -> Iterator:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
@@ -345,6 +345,8 @@ class Panel:
             yield from pump(merging.stream(self.caller, run, model), lane, keepalive)
         yield from pump(self.referee.events(run), self.lanes.executor(""), keepalive)   # streamed last
         self.settle(run)   # the final event (the call ids) only once the records are committed
+        if run.unkept:
+            yield TextDelta(unkept_note(run.unkept))
         yield Finish(STOP, self._usage(run), run.bench())
 
     def merge_events(self, run: PanelRun) -> Iterator:
@@ -354,8 +356,9 @@ class Panel:
 
     def settle(self, run: PanelRun) -> None:
         """Wait until the panel's call records are committed: every way of answering a panel (a format's reply, the
-        dashboard's stream, MCP) calls this before its last word, which carries the call ids."""
-        self.caller.settle(list(run.records))
+        dashboard's stream, MCP) calls this before its last word, which carries the call ids; or, when they could
+        not be kept (a full disk), says why (run.unkept) and names none of them."""
+        run.unkept = self.caller.settle(list(run.records))
 
     def _check_any(self, run: PanelRun) -> None:
         if any(s.status == OK for s in run.seats):

@@ -26,6 +26,14 @@ def seat_block(seat: Seat) -> str:
     return f"{seat_heading(seat)}\n\n{body}\n\n"
 
 
+def unkept_note(why: str | None) -> str:
+    """The last words of a panel's text whose records could not be kept (none: ""), since its ids are left out."""
+    if not why:
+        return ""
+    return (f"\n> **Not recorded:** {why}, so this answer is not in the history and its call ids are left out. "
+            "Free disk space: writing resumes by itself.\n")
+
+
 def too_long(plan: Plan) -> BenchError | None:
     """The 4xx for a prompt longer than every seat's context window (explore candidates' included), naming the
     largest; None when some seat was skipped for another reason."""

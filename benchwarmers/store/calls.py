@@ -184,13 +184,13 @@ class Calls:
         return self.db.insert((CALL_HEAD, values), (ledger.HEAD, row), keep=(kept, ledger.keep(row), text))
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
-                  passed_over: list | None = None, request: str | None = None) -> None:
+                  passed_over: list | None = None, request: str | None = None) -> Written:
         """The panel's row; `passed_over`: the explore candidates it could not seat, each {model, reason}; `request`:
         what it was asked, as stored (its seats' records leave theirs empty: see request_of)."""
         passed = json.dumps(passed_over) if passed_over else None
         now = time.time()
-        self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, now, passed, request)),
-                       keep=((compaction.apply, compaction.part(now, request)),))
+        return self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, now, passed, request)),
+                              keep=((compaction.apply, compaction.part(now, request)),))
 
     def get(self, call_id: str) -> CallRecord | None:
         sql = CALL_SELECT + " WHERE c.id = ?"
