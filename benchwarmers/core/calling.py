@@ -10,7 +10,7 @@ from typing import Callable, Iterator
 from ..askparts import ANYONE, NO_PASSTHROUGH, Asker, PassThrough
 from ..canonical import EXPLORE, MEMBER, ROUTE, Answer, Ask, estimate_usage
 from ..errors import QuotaRefused
-from ..providers import Timeouts
+from ..providers import Provider, Timeouts
 from ..providers.hangup import Hangup
 from ..providers.dispatch import Call, Dispatch, Done, Worker
 from ..providers.llmcalls import LlmCalls
@@ -179,7 +179,7 @@ class Dialer:
             clock.sleep(max(refusal.at - now, 0.001))
 
     # ---- calls ---------------------------------------------------------------------------------------
-    def client(self, model: Model, endpoint: Endpoint | None = None):
+    def client(self, model: Model, endpoint: Endpoint | None = None) -> Provider | LlmCalls:
         """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
         return LlmCalls(model.endpoint) if self.via_llm() else self._provider(model, endpoint)
 
@@ -215,7 +215,7 @@ class Dialer:
                     partial(self.admit, model, ask, kind, asker=asker), reported=ask)
         self.dispatch.submit(call, worker, done)
 
-    def _provider(self, model: Model, endpoint: Endpoint | None):
+    def _provider(self, model: Model, endpoint: Endpoint | None) -> Provider:
         return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
 
     def list_models(self, endpoint: Endpoint, timeouts: Timeouts | None = None) -> list[dict]:
