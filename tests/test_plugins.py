@@ -1,6 +1,7 @@
-"""Each plugin kind (format, provider, dashboard page, scheduler job) meets its contract (a typing.Protocol); the
-provider contract names every method the code calls on a provider; each provider is reachable everywhere it must
-be: the dashboard's endpoint form, the CLI's --api, route mode's pass-through and the fakes of tests/fakes/."""
+"""Each plugin kind (format, provider, hub, dashboard page, scheduler job) meets its contract (a typing.Protocol);
+the provider contract names every method the code calls on a provider; each provider and each hub is reachable
+everywhere it must be: the dashboard's endpoint form, the CLI's --api or --hub, route mode's pass-through, the
+hints naming every hub, and the fakes of tests/fakes/."""
 from __future__ import annotations
 
 import argparse
@@ -13,16 +14,23 @@ from pathlib import Path
 import pytest
 
 import benchwarmers
+from benchwarmers import hubs
 from benchwarmers.cli.main import build_parser
+from benchwarmers.errors import UpstreamFailed
 from benchwarmers.dashboard.contract import PageContract
 from benchwarmers.dashboard.routes import PAGES
 from benchwarmers.formats import FORMATS, FormatContract
+from benchwarmers.hubs.base import Hub
+from benchwarmers.hubs.contract import HubContract
+from benchwarmers.hubs.litellm import LiteLLM
 from benchwarmers.providers import PROVIDERS, Provider, make_provider
 from benchwarmers.providers.contract import ProviderContract
 from benchwarmers.providers.openai import OpenAIProvider
 from benchwarmers.providers.passthrough import native_body
 from benchwarmers.scheduler.jobs import JOBS, JobContract
+from benchwarmers.servicelink import CommandError
 from tests.fakes import FAKES, FakeUpstream
+from tests.fakes.hubs import HUB_FAKES, FakeHub
 
 PACKAGE = Path(benchwarmers.__file__).parent
 ROOT = PACKAGE.parent
@@ -144,7 +152,8 @@ def test_the_provider_contract_names_every_method_the_code_calls_on_a_provider()
     assert {"stream_head", "list_models", "send_whole"} <= named
 
 
-STRIPPED = [(Provider, OpenAIProvider, ProviderContract, m) for m in sorted(left_to_subclass(Provider))]
+STRIPPED = [(Provider, OpenAIProvider, ProviderContract, m) for m in sorted(left_to_subclass(Provider))] + \
+           [(Hub, LiteLLM, HubContract, m) for m in sorted(left_to_subclass(Hub))]
 
 
 @pytest.mark.parametrize("base, cls, contract, method", STRIPPED, ids=lambda v: getattr(v, "__name__", v))
@@ -168,6 +177,50 @@ def test_each_provider_is_in_the_form_the_cli_pass_through_and_the_fakes(api, ap
     with FAKES[api]() as fake:
         fake.set_models(["m-one"])
         assert [m["id"] for m in make_provider(api, fake.url, None).list_models()] == ["m-one"]
+
+
+@pytest.mark.parametrize("kind", sorted(hubs.KINDS))
+def test_each_hub_states_its_contract_on_its_class(kind):
+    cls = hubs.KINDS[kind]
+    assert isinstance(cls("e", "http://127.0.0.1:9/v1", None), HubContract)
+    assert not unmet(cls, Hub, HubContract), f"{cls.__name__} does not give {unmet(cls, Hub, HubContract)}"
+    assert cls.kind == kind and cls.title and cls.name and cls.doc.startswith("base URL http")
+
+
+@pytest.mark.parametrize("kind", sorted(hubs.KINDS))
+def test_each_hub_is_in_the_form_the_cli_the_fakes_and_the_docs(kind, app):
+    cls = hubs.KINDS[kind]
+    form = form_select(app, "ep-hub")
+    assert f'<option value="{kind}"' in form and f">{cls.title}</option>" in form
+    page = app("GET", "/endpoints")[2]
+    summary = page[page.index('id="ep-hub-box"'):]
+    assert cls.title in summary[:summary.index("</summary>")]
+    assert kind in add_choices("--hub")
+    assert issubclass(HUB_FAKES[kind], FakeHub)
+    with HUB_FAKES[kind](admin_key="admin-key-0123") as fake:    # an empty hub: its admin API reads no source
+        assert cls("e", fake.url, "admin-key-0123").sources() == []
+        with pytest.raises(UpstreamFailed, match="refused the admin key"):
+            cls("e", fake.url, "not-its-admin-key").sources()
+    assert f"`{kind}`" in (ROOT / "GATEWAY.md").read_text(encoding="utf-8"), "GATEWAY.md's Hubs paragraph names it"
+
+
+def test_every_hint_that_lists_the_hubs_names_each_kind(app):
+    """The API's two hints and the CLI's one offer `--hub` with every kind."""
+    with FAKES["openai"]() as fake:
+        fake.set_models(["m-one"])
+        status, _, refused = app("POST", "/bench/endpoints", {"name": "plain", "base_url": fake.url, "no_key": True,
+                                                              "admin_key": "admin-key-0123"})
+        assert status == 400, refused
+        added = app("POST", "/bench/endpoints", {"name": "plain", "base_url": fake.url, "no_key": True})
+        assert added[0] == 201, added
+        status, _, not_hub = app("GET", "/bench/endpoints/plain/hub")
+        assert status == 400, not_hub
+    args = build_parser().parse_args(["endpoint", "add", "x", "--base", "http://127.0.0.1:9/v1", "--no-key",
+                                      "--admin-key-stdin"])
+    with pytest.raises(CommandError) as cli:
+        args.func(args, None)
+    for hint in (refused["error"]["message"], not_hub["error"]["message"], str(cli.value)):
+        assert "--hub " in hint and all(kind in hint for kind in hubs.KINDS), hint
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))

@@ -24,7 +24,7 @@ class Endpoint:
     base_url: str
     api: str = "openai"
     no_key: bool = False
-    hub: str | None = None        # open-webui, litellm or cliproxy: its admin API can add models (hubs/)
+    hub: str | None = None        # a kind of hubs.KINDS (open-webui ...): its admin API can add models
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Endpoint":
