@@ -183,7 +183,7 @@ class Dialer:
             clock.sleep(max(refusal.at - now, 0.001))
 
     # ---- calls ---------------------------------------------------------------------------------------
-    def client(self, model: Model, endpoint: Endpoint | None = None):
+    def client(self, model: Model, endpoint: Endpoint | None = None) -> Provider | LlmCalls:
         """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
         return LlmCalls(model.endpoint) if self.via_llm() else self._provider(model, endpoint)
 
@@ -234,7 +234,7 @@ class Dialer:
             return True, None
         return local_server(client.base, look_up=False), partial(local_server, client.base)
 
-    def _provider(self, model: Model, endpoint: Endpoint | None):
+    def _provider(self, model: Model, endpoint: Endpoint | None) -> Provider:
         return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
 
     def list_models(self, endpoint: Endpoint, timeouts: Timeouts | None = None) -> list[dict]:

@@ -28,9 +28,10 @@ class Source:
 
 
 class Hub:
-    """One hub endpoint's admin API. A subclass gives `kind`, `name` (for messages), `root_of`, `sources`,
-    `add` (returns the name the hub serves the model under) and `remove`."""
+    """One hub endpoint's admin API. A subclass meets HubContract (hubs/contract.py), and gives its own `root_of`
+    when its admin API is not at the base URL less /v1."""
     kind = ""
+    title = ""
     name = ""
     doc = ""
 
@@ -114,7 +115,7 @@ class Hub:
             data = found
         return redact(clip(str(data or "no details"), 300))
 
-    # ---- what each adapter gives --------------------------------------------------------------------------
+    # ---- what each adapter gives (HubContract) ------------------------------------------------------------
     def sources(self) -> list[Source]:
         raise NotImplementedError
 

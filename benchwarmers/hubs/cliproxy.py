@@ -27,7 +27,7 @@ def models_of(entry: dict) -> list[dict]:
 
 
 class CLIProxy(Hub):
-    kind, name = "cliproxy", "CLI Proxy API"
+    kind, title, name = "cliproxy", "CLI Proxy API", "CLI Proxy API"
     doc = "base URL http://HOST:8317/v1, admin key: its management key"
 
     def entries(self) -> list[dict]:

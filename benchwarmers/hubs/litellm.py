@@ -26,7 +26,7 @@ NO_DB = "STORE_MODEL_IN_DB"
 
 
 class LiteLLM(Hub):
-    kind, name = "litellm", "the LiteLLM proxy"
+    kind, title, name = "litellm", "LiteLLM proxy", "the LiteLLM proxy"
     doc = "base URL http://HOST:4000/v1, admin key: its master key or an admin's key"
 
     def deployments(self) -> list[dict]:

@@ -24,7 +24,7 @@ DELETE = "/api/v1/models/model/delete"
 
 
 class OpenWebUI(Hub):
-    kind, name = "open-webui", "Open WebUI"
+    kind, title, name = "open-webui", "Open WebUI", "Open WebUI"
     doc = "base URL http://HOST:3000/api, admin key: an admin's API key"
 
     @staticmethod

@@ -10,6 +10,7 @@ from typing import Callable, Iterator
 from ..askparts import NO_PASSTHROUGH, PassThrough
 from ..canonical import Answer, Ask, estimate_usage
 from .base import Provider
+from .llmcalls import LlmCalls
 from .transport import Sent, Timeouts
 from .waiter import Waiter, read_at_once
 
@@ -26,7 +27,7 @@ class Call:
     rate limits (False: not without a wait; QuotaRefused: not at all); `started` is when it was last set going.
     `streamed`: asked for a stream (collected into the whole answer) rather than whole, so that hanging it up stops
     the upstream's work; None: `local()`, which may wait for DNS, decides on the worker that asks it."""
-    client: object
+    client: Provider | LlmCalls
     ask: Ask
     served: str
     timeouts: Timeouts
@@ -47,7 +48,7 @@ class Dispatch:
     def close(self) -> None:
         self.waiter.close()
 
-    def stream(self, client, ask: Ask, served: str, timeouts: Timeouts,
+    def stream(self, client: Provider | LlmCalls, ask: Ask, served: str, timeouts: Timeouts,
                native: PassThrough = NO_PASSTHROUGH) -> Iterator:
         """The member's events: the client's own body (`native`) when client and member speak the same API (the
         client's format declared which), so nothing is lost; never through llm."""

@@ -6,6 +6,7 @@ from what its admin API was told, so adding a model through the admin API is wha
     with FakeCLIProxy(admin_key="mgmt") as hub: hub.entries, hub.lag = 2         # reloads after 2 list reads
     with FakeOpenWebUI(admin_key="sk-admin") as hub: hub.urls, hub.configs, hub.upstream, hub.records
     hub.raw = b"[[[..."                     # a hostile hub: its admin read answers these bytes instead
+    HUB_FAKES[kind]                         # the fake of each kind of benchwarmers.hubs.KINDS
 """
 from __future__ import annotations
 
@@ -272,3 +273,7 @@ class FakeOpenWebUI(FakeHub):
     def detail_free(self, h, body) -> bool:
         h.send_json(200, body)
         return True
+
+
+HUB_FAKES: dict[str, type[FakeHub]] = {"open-webui": FakeOpenWebUI, "litellm": FakeLiteLLM,
+                                       "cliproxy": FakeCLIProxy}

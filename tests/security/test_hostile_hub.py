@@ -16,7 +16,7 @@ import pytest
 
 from benchwarmers import keys, redaction
 from tests.fakes import Reply
-from tests.fakes.hubs import API_KEY, UPSTREAM_KEY, FakeCLIProxy, FakeLiteLLM, FakeOpenWebUI
+from tests.fakes.hubs import API_KEY, HUB_FAKES, UPSTREAM_KEY, FakeCLIProxy, FakeOpenWebUI
 from tests.helpers.http import Http
 from tests.helpers.panel import wait_for
 from tests.security.attack import bench_data
@@ -244,7 +244,7 @@ ODD = {   # what the hub's admin read answers -> the words the error must hold
     "not JSON": (b"<html>hello</html>", "something other than"),
     "a bare number": (b"5", "something other than"),
 }
-KINDS = {"open-webui": FakeOpenWebUI, "cliproxy": FakeCLIProxy, "litellm": FakeLiteLLM}
+KINDS = HUB_FAKES
 URLS = {   # each kind's answer with URLs that are not text
     "open-webui": {"OPENAI_API_BASE_URLS": [5, {"url": "http://x"}, None], "OPENAI_API_KEYS": 7},
     "cliproxy": {"openai-compatibility": [{"name": "or", "base-url": {"url": "http://x"}, "api-key-entries": "k"}]},
