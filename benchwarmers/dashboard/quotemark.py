@@ -14,10 +14,11 @@ from ..core.referee import CONTROL
 from .inline_marks import inline
 from .markup import Html, trusted
 
-# What reads differently as text: a tag (its group set for an inline one: a quote may run across those), an entity
-# of the renderer's escaping, a run of spaces. Each is one regex step; everything between is copied at C speed
-# (each alternative starts with its own character, which keeps the regex engine's search fast).
-PIECE = re.compile(r"<(/?(?:strong|em|del|code|a|span)\b)?[^<>]*>|&(?:amp|lt|gt|quot|#x27|#39);|  +")
+# What reads differently as text: an inline tag (its group set: a quote may run across those), a run of other tags
+# (one piece however deeply nested the lists are), an entity of the renderer's escaping, a run of spaces. Each is one
+# regex step; everything between is copied at C speed (each alternative starts with its own character, which keeps
+# the regex engine's search fast).
+PIECE = re.compile(r"<(/?(?:strong|em|del|code|a|span)\b)[^<>]*>|(?:<[^<>]*>)+|&(?:amp|lt|gt|quot|#x27|#39);|  +")
 ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'"}
 WHITE = re.compile(r"[^\S ]")               # whitespace but the plain space, which stays as it is
 BREAK = "\n"                   # a block tag's place in the text: a folded quote never holds one
