@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 import threading
 import uuid
 from pathlib import Path
@@ -22,6 +21,7 @@ from tests.helpers.panel import wait_for
 from tests.security.attack import bench_data
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+# The worst cases and their timing are benchmarks/rendering.py's (BENCHMARKS.md has its figures), run as a child.
 # Linear renderings of marker-dense text cost tens of times plain prose (one Python step per marker or line; the
 # worst, one-line lists nested 8 deep, about 60x); the quadratic and exponential ones this replaced were thousands
 # of times at this size, or never finished.
@@ -32,99 +32,13 @@ MAX_RATIO = 100
 MAX_MARK_RATIO = 60
 SIZE = 256 * 1024
 
-PROSE = textwrap.dedent('''
-    import json, random, sys, time
-    SIZE = int(sys.argv[1])
 
-    def fill(unit):
-        return (unit * (SIZE // len(unit) + 1))[:SIZE]
-
-    random.seed(7)
-    words = "the of and a to in is you that it was for on are as with they at be this have from or one".split()
-    lines, size = [], 0
-    while size < SIZE:
-        line = " ".join(random.choice(words) for _ in range(14))
-        lines.append(line + ("\\n" if len(lines) % 6 == 5 else ""))
-        size += len(line) + 1
-    prose = "\\n".join(lines)[:SIZE]
-''')
-
-TIMING = PROSE + textwrap.dedent('''
-    from benchwarmers.dashboard import markdown
-
-    def cost(text, runs):
-        best = None
-        for _ in range(runs):
-            start = time.thread_time()
-            markdown.render(text)
-            spent = time.thread_time() - start
-            best = spent if best is None else min(best, spent)
-        return max(best, 1e-6)
-
-    worst = {
-        "deep list": "\\n".join("  " * k + "- item" for k in range(600)) + "\\n" + fill("  " * 300 + "- x\\n"),
-        "deep numbered list": "\\n".join("   " * k + "1. item" for k in range(400)),
-        "deep quote": fill(">"),
-        "deep quote lines": "\\n".join(">" * (k % 600) + " a" for k in range(SIZE // 300)),
-        "underscore flood": fill("_a "), "star flood": fill("*a "), "strong flood": fill("**a "),
-        "tilde flood": fill("~~a "), "backtick flood": "`" + fill("``"), "backtick mix": fill("` `` ``` "),
-        "bracket flood": fill("["), "open links": fill("[a]("), "open images": fill("![a]("),
-        "many links": fill("[a](https://x.example/b) "), "open autolinks": fill("<http://"),
-        "bare urls": fill("http://"), "url of dots": "http://" + "." * SIZE,
-        "long line": fill("word "), "long heading": "# a" + " " * SIZE + "x",
-        "long table rule": "a|b\\n--" + " " * SIZE + "x", "unclosed fence": fill("```\\n"),
-        "line breaks": fill("a  \\n"), "interrupted paragraphs": fill("a\\n- b\\nc\\n> d\\n"),
-        "mixed": fill("- *a* [b](http://c) `d`\\n  > e _f_\\n"),
-        "one-line nests": fill("- - - - - - - >\\n"), "one-line lists": fill("- - - - - - - - a\\n"),
-        "one-line nests apart": fill("- - - - - - - - a\\n\\n"), "deep quotes apart": fill(">>>>>>>>a\\n\\n"),
-        "small tables": fill("a|b\\n--|--\\nc|d\\n\\n"), "lists and paragraphs": fill("- a\\nb\\n"),
-    }
-    base = cost(prose, 5)
-    print(json.dumps({"case": "prose", "seconds": base}), flush=True)
-    for name, text in worst.items():
-        print(json.dumps({"case": name, "ratio": cost(text, 2) / base}), flush=True)
-''')
-
-MARKING = PROSE + textwrap.dedent('''
-    from benchwarmers.dashboard import markdown
-    from benchwarmers.dashboard.quotemark import mark
-
-    def cost(text, quotes, runs):
-        rendered = markdown.render(text)
-        best = None
-        for _ in range(runs):
-            start = time.thread_time()
-            mark(rendered, quotes)
-            spent = time.thread_time() - start
-            best = spent if best is None else min(best, spent)
-        return max(best, 1e-6)
-
-    sentence = "The last sentence is the one quoted, whole, as a referee quotes a seat."
-    near = "a " * 150 + "b"                  # matches everywhere but at its last word: a naive search's worst
-    worst = {
-        "entity halves": ("< plant! " * (SIZE // 9) + "; plant!", ["; plant!"]),  # each "&lt;" nearly matched
-        "near misses": (fill("a ") + near, [near]),
-        "24 near misses": (fill("a ") + near, [near[:-1] + c for c in "bcdefghijklmnopqrstuvwxy"]),
-        "ampersands": (fill("& ") + "& x", ["& " * 100 + "x"]),
-        "space runs": (fill("a  ") + "a b", ["a " * 100 + "b"]),
-        "inline marks": (fill("*a* ") + " b", ["a " * 100 + "b"]),
-        "code spans": (fill("`a` ") + " b", ["`a` " * 60 + "b"]),
-        "escaped flood": (fill("<"), ["<" * 200 + ">"]),
-        "short paragraphs": (fill("a\\n\\n"), ["a a"]),
-        "deep lists": (fill("- - - - - - - a\\n"), ["a a a"]),
-    }
-    base = cost(prose + "\\n\\n" + sentence, [sentence], 5)
-    print(json.dumps({"case": "prose", "seconds": base}), flush=True)
-    for name, (text, quotes) in worst.items():
-        print(json.dumps({"case": name, "ratio": cost(text, quotes, 3) / base}), flush=True)
-''')
-
-
-def timed(script: str, deadline: float) -> tuple[list[dict], bool]:
+def timed(what: str, deadline: float) -> tuple[list[dict], bool]:
     """The child's results, one a line, and whether it finished before the deadline."""
+    command = [sys.executable, str(ROOT / "benchmarks" / "rendering.py"), "--json", what, "--size", str(SIZE)]
     try:
-        done = subprocess.run([sys.executable, "-c", script, str(SIZE)], cwd=str(ROOT), capture_output=True,
-                              text=True, timeout=deadline, env={"PYTHONPATH": str(ROOT), "PATH": ""})
+        done = subprocess.run(command, cwd=str(ROOT), capture_output=True, text=True, timeout=deadline,
+                              env={"PYTHONPATH": str(ROOT), "PATH": ""})
         out, finished = done.stdout, True
         assert done.returncode == 0, done.stderr[-2000:]
     except subprocess.TimeoutExpired as e:
@@ -132,9 +46,9 @@ def timed(script: str, deadline: float) -> tuple[list[dict], bool]:
     return [json.loads(line) for line in out.splitlines() if line.strip()], finished
 
 
-def assert_linear(script: str, bound: float, cases: int, deadline: float) -> None:
+def assert_linear(what: str, bound: float, cases: int, deadline: float) -> None:
     """Each worst case within `bound` times plain prose; one that runs past the deadline is named as the failure."""
-    results, finished = timed(script, deadline)
+    results, finished = timed(what, deadline)
     assert finished, f"never finished after {results[-1]['case'] if results else 'start-up'}"
     slow = {r["case"]: round(r["ratio"]) for r in results if r.get("ratio", 0) > bound}
     assert not slow, f"cost relative to plain prose of the same size: {slow}"
@@ -142,12 +56,12 @@ def assert_linear(script: str, bound: float, cases: int, deadline: float) -> Non
 
 
 def test_rendering_is_linear_in_the_answer():
-    assert_linear(TIMING, MAX_RATIO, 30, deadline=300)
+    assert_linear("render", MAX_RATIO, 30, deadline=300)
 
 
 def test_marking_quotes_is_linear_in_the_answer():
     """One quote of 8 characters over a crafted 256 KB answer took about 100 s a view of the call page."""
-    assert_linear(MARKING, MAX_MARK_RATIO, 10, deadline=120)
+    assert_linear("mark", MAX_MARK_RATIO, 10, deadline=120)
 
 
 def seat_html(session: Session, panel: str) -> str:
