@@ -6,12 +6,14 @@ serves the HTML kept for its text: again only when that text changes."""
 from __future__ import annotations
 
 import json
+import secrets
 import subprocess
 import sys
 import threading
 import uuid
 from pathlib import Path
 
+from benchwarmers.dashboard.markup import Html
 from benchwarmers.dashboard.rendered import KEPT
 from tests.fakes import Reply
 from tests.helpers.dashboard import Session
@@ -166,11 +168,11 @@ def test_a_late_seats_answer_is_rendered_once_it_is_amended(home, fake, make_ser
 def test_the_kept_html_is_bounded_in_bytes():
     from benchwarmers.dashboard.rendered import Kept
     kept = Kept(most=64 * 1024, most_one=16 * 1024)
-    for k in range(100):
-        kept.get("markdown", (f"answer {k}",), lambda k=k: f"<p>{k}</p>" + "x" * 8000)
+    for k in range(100):                                            # random text: about 6 KB each, compressed
+        kept.get("markdown", (f"answer {k}",), lambda: Html(secrets.token_urlsafe(6000)))
     entries, size = kept.size()
     assert size <= 64 * 1024 and 4 <= entries < 100
-    kept.get("markdown", ("huge",), lambda: "y" * 20000)             # larger than one may be: made, not kept
+    kept.get("markdown", ("huge",), lambda: Html(secrets.token_urlsafe(30000)))    # past most_one: made, not kept
     assert kept.size()[0] == entries and kept.made["markdown"] == 101
-    kept.get("markdown", ("answer 99",), lambda: "never made again")
-    assert kept.made["markdown"] == 101
+    last = kept.get("markdown", ("answer 99",), lambda: Html("never made again"))
+    assert kept.made["markdown"] == 101 and len(last) == 8000
