@@ -2,7 +2,7 @@
 shapes of answer known, each against plain prose of the same size (CPU time of this thread, best of a few runs), and
 what a view of an answer already rendered costs.
 
-    python benchmarks/rendering.py                  # Markdown tables at 256 KB and 1 MB (about a minute on 2 cores)
+    python benchmarks/rendering.py                  # Markdown tables at 256 KB and 1 MB (a few minutes on 2 cores)
     python benchmarks/rendering.py --sizes 64,256   # other sizes, in KB
     python benchmarks/rendering.py --json render --size 262144   # one JSON line a case (tests/security/)
 
