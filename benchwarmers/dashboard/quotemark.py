@@ -14,14 +14,15 @@ from ..core.referee import CONTROL
 from .inline_marks import inline
 from .markup import Html, trusted
 
-# What reads differently as text: an inline tag (its group set: a quote may run across those), a run of other tags
-# (one piece however deeply nested the lists are), an entity of the renderer's escaping, a run of spaces. Each is one
-# regex step; everything between is copied at C speed (each alternative starts with its own character, which keeps
-# the regex engine's search fast).
-PIECE = re.compile(r"<(/?(?:strong|em|del|code|a|span)\b)[^<>]*>|(?:<[^<>]*>)+|&(?:amp|lt|gt|quot|#x27|#39);|  +")
+# What reads differently as text: an inline tag (its group set: a quote may run across those), a hard line break (a
+# space), a run of other tags (one piece however deeply nested the lists are), an entity of the renderer's escaping,
+# a run of spaces. Each is one regex step; everything between is copied at C speed (each alternative starts with
+# its own character, which keeps the regex engine's search fast).
+PIECE = re.compile(r"<(/?(?:strong|em|del|code|a|span)\b)[^<>]*>|<br>|(?:<[^<>]*>)+|&(?:amp|lt|gt|quot|#x27|#39);"
+                   r"|  +")
 ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'"}
 WHITE = re.compile(r"[^\S ]")               # whitespace but the plain space, which stays as it is
-BREAK = "\n"                   # a block tag's place in the text: a folded quote never holds one
+BREAK = "\n"                   # a block's edge in the text: a folded quote never holds one
 
 
 def mark(rendered: Html, quotes: list[str]) -> Html:
@@ -53,12 +54,12 @@ def fold(words: str) -> str:
 
 
 def flat(nodes: list):
-    """The text of inline nodes; a line break (`<br>`) stays one, so a quote across it matches only as written."""
+    """The text of inline nodes, a hard line break (`<br>`) a space as in the answer's text."""
     for n in nodes:
         if isinstance(n, str):
             yield n
         elif n["t"] == "br":
-            yield BREAK
+            yield " "
         else:
             yield from flat(n["c"])
 
@@ -89,7 +90,8 @@ class Text:
         for m in PIECE.finditer(spaced):
             start, end = m.span()
             inline_tag, first = m[1] is not None, m[0][0]
-            reads = "" if inline_tag else BREAK if first == "<" else " " if first == " " else ENTITIES[m[0]]
+            reads = ("" if inline_tag else " " if first == " " or m[0] == "<br>" else BREAK if first == "<"
+                     else ENTITIES[m[0]])
             at = start - shift
             parts += (spaced[last:start], reads)
             self.folded_at += (at, at + len(reads))
@@ -119,7 +121,7 @@ class Text:
 
     def marked(self, spans: list[tuple[int, int]]) -> str:
         """The markup with each span's text in <mark>: split around the inline tags inside it, so every <mark>
-        holds text alone and the markup stays well formed."""
+        holds text (and hard line breaks) alone and the markup stays well formed."""
         out, done = [], 0
         tags = self.inline_tags
         for start, end in spans:

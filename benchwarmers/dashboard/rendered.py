@@ -18,7 +18,7 @@ from .markup import Html
 from .quotemark import mark
 
 # Kept compressed: the worst shape of a 1 MB answer (one-line lists nested 8 deep) is 9 MB of HTML, 100 KB
-# compressed; ordinary answers shrink three- to fourfold. Decompressing is a millisecond or two a MB on a view.
+# compressed; ordinary answers shrink about threefold. Decompressing is a millisecond or two a MB on a view.
 MOST_BYTES = 16 * 1024 * 1024    # all kept HTML together, compressed; the least recently used goes first past it
 MOST_ONE = MOST_BYTES // 4       # HTML larger than this compressed is made again each time, pushing out nothing
 ENTRY = 256                      # bytes an entry costs besides its HTML: its key and its place in the table
