@@ -302,8 +302,10 @@ def pending_text(data: dict) -> str:
     items, points = data["pending"], data.get("points") or []
     lines = []
     if points:
-        lines += [f"Points nobody judged yet: {len(points)}. Check each against the code and judge it with `verdict` "
-                  "(point, holds) first: one judgement counts for every seat that took a side.", ""]
+        total = data.get("points_total", len(points))
+        shown = f" (the newest {len(points)} shown)" if total > len(points) else ""
+        lines += [f"Points nobody judged yet: {total}{shown}. Check each against the code and judge it with "
+                  "`verdict` (point, holds) first: one judgement counts for every seat that took a side.", ""]
         lines += [f"- point {p.get('id')} · panel {p.get('panel')}: {p.get('claim')} (asserted by "
                   f"{', '.join(map(str, p.get('assert') or [])) or 'none'}; denied by "
                   f"{', '.join(map(str, p.get('deny') or [])) or 'none'})" for p in points]
