@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 
 from ..canonical import OK, Seat
-from ..errors import BenchError, NoAbleSeat, RateLimited
-from ..roster.limits.quota import RESTS
+from ..errors import AllSeatsFailed, BenchError, NoAbleSeat, RateLimited
+from ..roster.limits.quota import FAILING, RESTS
 from .seating import Plan
 
 WINDOW = re.compile(r"about (\d+) prompt tokens, window (\d+)")   # seating's why_not for a prompt too long
@@ -46,6 +46,9 @@ def no_able_seat(plan: Plan) -> BenchError:
     if all(sp.skip.startswith(RESTS) for sp in plan.seats):
         return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
                            "Try again after the reset, or add members on other endpoints.", retry_after=60)
+    if all(sp.skip.startswith((FAILING, *RESTS)) for sp in plan.seats):     # the endpoints are at fault, not the ask
+        return AllSeatsFailed(f"Every seat rests: {reasons}.", "Check the endpoints with bench models; a model "
+                              "resting on its failures is tried again when its rest ends.")
     fixes = [fix for cause, fix in (("no vision", "drop the image"),
                                     ("context window", "shorten the prompt or add a model with a larger window"))
              if any(cause in sp.skip for sp in plan.seats)]
