@@ -101,6 +101,7 @@ def add_model(req: Request, bench: ModelsParts) -> Response:
     if item["state"] != "done":
         return Response.json({"item": item, "note": "Still onboarding; follow it with GET /bench/onboard/"
                                                     f"{item['id']}."}, 202)
+    bench.registry.config.look_again()   # the other service on this data folder may have onboarded it
     model = bench.registry.model(item["model"])
     probes = health.recent(bench.db, model.alias, 1)
     return Response.json({"model": view(bench, model, probes[0] if probes else None),
