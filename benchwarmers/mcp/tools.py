@@ -168,7 +168,8 @@ class Tools:
         reply = self.reach.pending(limit)
         items = [p for p in reply.get("pending") or [] if isinstance(p, dict)]
         points = [p for p in reply.get("points") or [] if isinstance(p, dict)]
-        data = {"total": int(reply.get("total") or 0), "points": points, "pending": items}
+        data = {"total": int(reply.get("total") or 0), "points": points, "pending": items,
+                "points_total": int(reply.get("points_total") or len(points))}
         return pending_text(data), data
 
 
