@@ -89,7 +89,7 @@ class Bench:
                                self.dialer)
         self.panel = Panel(self.registry, self.collections, self.seating, self.dialer, self.rankings, self.settings,
                            workers=self.settings()["panel_workers"])
-        self.points = PointVerdicts(self.panel.referee.store)   # a panel's points, judged once for every seat
+        self.points = PointVerdicts(self.panel.referee.store, self.settings)   # a panel's points, judged once for every seat
         self.router = Router(self.registry, self.collections, self.seating, self.dialer, self.rankings,
                              Pins(self.db), self.panel.lanes, self.settings)
         # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)

@@ -20,7 +20,8 @@ from google.genai import types  # noqa: E402
 HEADING = "## Where they disagree"
 ANSWERS = {"m-a": "The cache is stale. The lock is held.", "m-b": "The cache is fresh. The lock is held.",
            "m-c": "The lock is held."}
-COLS = {"core": {"members": ["a", "b", "c"], "explore": 0, "merge_model": "merger", "points": "contested"}}
+COLS = {"core": {"members": ["a", "b", "c"], "explore": 0, "merge_model": "merger", "referee": "merger",
+                 "points": "contested"}}
 USER = [{"role": "user", "content": "Why is it slow?"}]
 
 

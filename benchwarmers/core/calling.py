@@ -208,10 +208,12 @@ class Dialer:
                 self.ledger.add(self.line(model, ask, kind, answer))
 
     def seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str, hangup: Hangup | None,
-             worker: Worker, done: Done, asker: Asker = ANYONE) -> None:
-        """A panel seat's call, asked for whole and sent the way the dispatcher chooses (`worker` runs what may
-        block); `done(call, answer, error)` is told once it is over. `hangup` lets the panel stop it."""
-        call = Call(self.client(model, endpoint), self.budgeted(model, ask), model.served, self.timeouts(hangup),
+             worker: Worker, done: Done, asker: Asker = ANYONE, timeouts: Timeouts | None = None) -> None:
+        """A panel seat's call (or its referee's: `timeouts` its own), asked for whole and sent the way the dispatcher
+        chooses (`worker` runs what may block); `done(call, answer, error)` is told once it is over. `hangup` lets
+        the panel stop it."""
+        call = Call(self.client(model, endpoint), self.budgeted(model, ask), model.served,
+                    timeouts or self.timeouts(hangup),
                     partial(self.admit, model, ask, kind, asker=asker), reported=ask)
         self.dispatch.submit(call, worker, done)
 
