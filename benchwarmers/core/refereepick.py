@@ -10,6 +10,7 @@ from typing import Callable
 
 from ..roster.limits.quota import utc
 from ..roster.registry import Model, Registry
+from .collection import Collection
 from .rankings import Rankings, wilson_lower
 from .referee import MAX_TOKENS
 
@@ -88,41 +89,53 @@ class Picker:
     # ---- the referee -------------------------------------------------------------------------
     def referee(self, run) -> tuple[Model | None, list[dict], str | None]:
         """(the referee, the named models passed over with why, why there is none)."""
-        col = run.collection
-        seats = {sp.model.alias for sp in run.plan.seats}
+        return self._referee(run.collection, {sp.model.alias for sp in run.plan.seats},
+                             lambda model: self.able(model, run))
+
+    def preview(self, col: Collection) -> dict:
+        """Who would referee a panel of this collection's members now (its explore seats aside), for its page."""
+        model, notes, why = self._referee(col, set(col.members), lambda model: None)
+        return {"points": col.points, "named": col.referee, "setting": self.settings()["referee_model"],
+                "model": model.alias if model else None, "passed_over": notes, "why": why,
+                "resting": [r.to_dict(col.name) for r in self.faults.all()]}
+
+    def _referee(self, col: Collection | None, seats: set, able: Callable[[Model], str | None]) -> tuple:
         settings = self.settings()
+        name = col.name if col else None
         notes: list[dict] = []
-        for name in dict.fromkeys(n for n in ((col.referee if col else None), settings["referee_model"]) if n):
-            model = self._named(name, seats, run, notes, resting=True)
+        for named in dict.fromkeys(n for n in ((col.referee if col else None), settings["referee_model"]) if n):
+            model = self._named(named, seats, name, able, notes, resting=True)
             if model is not None:
                 return model, notes, None
         for alias in self._ranking():
-            model = self._default(alias, seats, run, settings["referee_timeout"], resting=True)
+            model = self._default(alias, seats, able, settings["referee_timeout"], resting=True)
             if model is not None:
                 return model, notes, None
-        return None, notes, self._none(run, seats)
+        return None, notes, self._none(name, seats)
 
-    def _named(self, name: str, seats: set, run, notes: list, resting: bool) -> Model | None:
+    def _named(self, name: str, seats: set, collection: str | None, able: Callable[[Model], str | None],
+               notes: list, resting: bool) -> Model | None:
         model = self.registry.models().get(name)
         if model is None or not model.active:
             notes.append({"model": name, "reason": "not on the bench" if model is None else "retired"})
             return None
         why = SEAT if name in seats else None
         rest = self.faults.resting(name) if resting and why is None else None
-        why = why or (rest.reason(run.collection_name) if rest else None) or self.able(model, run)
+        why = why or (rest.reason(collection) if rest else None) or able(model)
         if why:
             notes.append({"model": name, "reason": why})
             return None
         return model
 
-    def _default(self, alias: str, seats: set, run, bound: float, resting: bool) -> Model | None:
+    def _default(self, alias: str, seats: set, able: Callable[[Model], str | None], bound: float,
+                 resting: bool) -> Model | None:
         model = self.registry.models().get(alias)
         if model is None or alias in seats or (resting and self.faults.resting(alias)):
             return None
         took = self.seconds(alias)
         if took is not None and took > bound:
             return None
-        return model if self.able(model, run) is None else None
+        return model if able(model) is None else None
 
     def seconds(self, alias: str) -> float | None:
         """About how long `alias` takes to write a referee's whole answer (MAX_TOKENS), from its measured speed."""
@@ -131,7 +144,7 @@ class Picker:
             return None
         return (pace[0] or 0.0) + MAX_TOKENS / pace[1]
 
-    def _none(self, run, seats: set) -> str:
+    def _none(self, collection: str | None, seats: set) -> str:
         outside = [m for a, m in self.registry.models().items() if a not in seats and m.active and not m.ad_hoc]
         if not outside:
             why = "every active model on the bench is a seat of this panel, and a referee never judges its own answer"
@@ -140,7 +153,7 @@ class Picker:
             why = (f"no active model outside this panel could referee it ({len(outside)} outside it: "
                    + (f"{', '.join(slow[:3])} too slow for referee_timeout; " if slow else "")
                    + "the others resting, held or passed over)")
-        return f"{why}; add a model that is not a member, or {fix(run.collection_name)}"
+        return f"{why}; add a model that is not a member, or {fix(collection)}"
 
     def _ranking(self) -> list[str]:
         """Active models that are not ad hoc, the best-recorded first (the record over every collection; ties: the
@@ -169,12 +182,15 @@ class Picker:
         col = run.collection
         seats = {sp.model.alias for sp in run.plan.seats}
         notes: list[dict] = []
+
+        def able(model: Model) -> str | None:
+            return self.able(model, run)
         for name in dict.fromkeys(n for n in ((col.merge_model if col else None), self.settings()["merge_model"]) if n):
-            model = self._named(name, seats, run, notes, resting=False)
+            model = self._named(name, seats, run.collection_name, able, notes, resting=False)
             if model is not None:
                 return model, notes
         for alias in self._ranking():
-            model = self._default(alias, seats, run, float("inf"), resting=False)
+            model = self._default(alias, seats, able, float("inf"), resting=False)
             if model is not None:
                 return model, notes
         return self._best_seat(run), notes
