@@ -10,6 +10,7 @@ from ...api.models import ModelListParts, models_view
 from ...catalog.roles import PURPOSES, unfit
 from ...core.points import MODES as POINT_MODES
 from ...names import DESCRIPTION_MOST
+from ...numberchecks import typed_seconds
 from ...server.gatewaykeys import enforcement
 from ...words import plural
 from ..apicall import call, get, post
@@ -179,15 +180,6 @@ def whole(form, name: str) -> int | str:
     return int(value) if value.isdigit() else value     # the API says what is wrong with anything else
 
 
-def seconds(form, name: str) -> float | str | None:
-    """A number of seconds from the form; empty: None (the setting's); anything else as typed, for the API to refuse."""
-    value = form.get(name).strip()
-    try:
-        return float(value) if value else None
-    except ValueError:
-        return value
-
-
 def save(req, bench: object, form) -> Done:
     name = form.get("name").strip()
     body = {"members": form.getlist("members"), "description": form.get("description").strip(),
@@ -196,7 +188,7 @@ def save(req, bench: object, form) -> Done:
             "merge_model": form.get("merge_model") or None}
     if "points" in form.fields:       # the editor's points, referee and wait (a form without them keeps them)
         body.update(points=form.get("points"), referee=form.get("referee") or None,
-                    points_wait=seconds(form, "points_wait"))
+                    points_wait=typed_seconds(form.get("points_wait")))
     saved = call(req, "PUT", f"/bench/collections/{name}", body)
     seats = get(req, f"/bench/collections/{name}/overview")["seats"]
     return Done(f"Saved collection {saved['name']}: one ask makes {plural(seats['calls'], 'call')}.",
