@@ -8,6 +8,9 @@
     python benchmarks/panel.py --hold 40000         # RSS with 64 asks at once held for 40,000 panels (each checkout)
     python benchmarks/panel.py --aims --keyed       # the endpoint's key in llm's keys.json, as users keep theirs
     python benchmarks/panel.py --aims --prompt-kb 60  # a 60 KB user message instead of a one-line one
+    python benchmarks/panel.py --aims --points      # issue 39: the collection made the default way, its contested
+                                                    # points on (a referee outside it), against a fan-out recording
+                                                    # its seats in SQLite
 
 Three processes besides this one, all on 127.0.0.1: benchmarks/fastfake.py (an OpenAI-compatible upstream whose
 every answer takes 50 ms), the service (`serve.py --port 0 --no-browser`, its own temp data folder, five models
@@ -34,6 +37,7 @@ from harness import (FLOOR, HERE, ROOT, Proc, configure, fake_root, fmt, load_av
                      run_load, start_service, wait_healthy)
 
 SEATS = [f"m{i}" for i in range(1, 6)]
+REFEREE = "referee-judge"     # fastfake answers it as a referee: the one model outside the panel, so the default one
 PROMPT = [{"role": "user", "content": "Say something short."}]
 
 
@@ -48,17 +52,21 @@ def body(model: str, stream: bool) -> dict:
     return {"model": model, "messages": PROMPT, "stream": stream}
 
 
-def setup(home: Path, upstream: str, workers: int | None = None, keyed: bool = False) -> None:
-    """Five models on the fake upstream and a collection of all five (no explore seats: exactly five)."""
-    configure(home, {"fake": {"base_url": upstream, "api": "openai"}}, {m: "fake" for m in SEATS},
-              {"five": {"members": SEATS, "explore": 0}}, {"panel_workers": workers} if workers else None, keyed)
+def setup(home: Path, upstream: str, workers: int | None = None, keyed: bool = False, points: bool = False) -> None:
+    """Five models on the fake upstream and a collection of all five (no explore seats: exactly five). `points`: the
+    collection as a new one is made (its contested points on), and a sixth model outside it to referee."""
+    models = {m: "fake" for m in SEATS + ([REFEREE] if points else [])}
+    five = {"members": SEATS, "explore": 0, **({"points": "contested"} if points else {})}
+    configure(home, {"fake": {"base_url": upstream, "api": "openai"}}, models, {"five": five},
+              {"panel_workers": workers} if workers else None, keyed)
 
 
-def cases(aims_only: bool) -> list:
+def cases(aims_only: bool, points: bool = False) -> list:
     """(label, model, stream, concurrency) of each case, in the order they run."""
     if aims_only:
         return [("five-seat panel, whole", "bench/five", False, 16), ("five-seat panel, whole", "bench/five", False, 64),
-                ("five-seat panel, streamed", "bench/five", True, 1), ("one-model ask, streamed", "m1", True, 1)]
+                ("five-seat panel, streamed", "bench/five", True, 1), ("one-model ask, streamed", "m1", True, 1)] + \
+            ([("five-seat panel, streamed", "bench/five", True, 16)] if points else [])
     out = []
     for label, model in (("five-seat panel", "bench/five"), ("one-model ask", "m1")):
         for stream in (False, True):
@@ -112,7 +120,7 @@ def long_run(proc: Proc, total: int, step: int, concurrency: int = 16) -> dict:
 
 def service_run(home: Path, who: str, root: Path, upstream: str, args, todo: list, long_total: int) -> tuple:
     """One service process from `root`: the cases, then (when asked) the long run in the same process."""
-    setup(home, upstream, args.workers, args.keyed)
+    setup(home, upstream, args.workers, args.keyed, args.points)
     proc = start_service(home, root)
     try:
         wait_healthy(proc.url)
@@ -123,9 +131,10 @@ def service_run(home: Path, who: str, root: Path, upstream: str, args, todo: lis
     return rows, long
 
 
-def naive_run(upstream: str, args) -> list:
-    """The naive fan-out's rows: a fresh one each run."""
-    naive = Proc([sys.executable, str(HERE / "naive_fanout.py"), upstream])
+def naive_run(upstream: str, args, base: Path) -> list:
+    """The naive fan-out's rows: a fresh one each run (with --points, one that records its seats in SQLite)."""
+    record = ["--record", str(base / f"fanout-{time.monotonic_ns()}.db")] if args.points else []
+    naive = Proc([sys.executable, str(HERE / "naive_fanout.py"), upstream, *record])
     try:
         return [dict(measure(naive, naive.url, "naive fan-out, whole", body("bench/five", False), args.n, c, upstream),
                      who="naive", load=load_average()) for c in ((16, 64) if args.aims else (1, 16, 64))]
@@ -138,7 +147,7 @@ def hold_run(base: Path, services: list, upstream: str, args) -> None:
     tenth, a fresh service of each checkout in turn."""
     for who, root in services:
         home = base / f"hold-{who}"
-        setup(home, upstream, args.workers, args.keyed)
+        setup(home, upstream, args.workers, args.keyed, args.points)
         proc = start_service(home, root)
         try:
             wait_healthy(proc.url)
@@ -153,18 +162,20 @@ def hold_run(base: Path, services: list, upstream: str, args) -> None:
 
 
 def profile_run(base: Path, root: Path, upstream: str, args) -> None:
-    """The five-seat panel, whole, at --concurrency asks, with the service under cProfile; the top entries."""
+    """The five-seat panel, whole (or --stream), at --concurrency asks, with the service under cProfile; the top
+    entries."""
     home = base / "profiled"
-    setup(home, upstream, args.workers, args.keyed)
+    setup(home, upstream, args.workers, args.keyed, args.points)
     out = Path(args.profile).resolve()
     proc = start_service(home, root, profile=out)
     try:
         wait_healthy(proc.url)
-        row = measure(proc, proc.url, "five-seat panel, whole (profiled)", body("bench/five", False), args.n,
+        how = "streamed" if args.stream else "whole"
+        row = measure(proc, proc.url, f"five-seat panel, {how} (profiled)", body("bench/five", args.stream), args.n,
                       args.concurrency, upstream)
     finally:
         proc.stop()
-    print(f"## Profile of the service: five-seat panel, whole, c={args.concurrency}, {row['n']} asks, "
+    print(f"## Profile of the service: five-seat panel, {how}, c={args.concurrency}, {row['n']} asks, "
           f"load {load_average()}\n")
     print(f"(under the profiler: {row['cpu']:.2f} ms CPU per panel)\n\n```")
     stats = pstats.Stats(str(out))
@@ -224,6 +235,35 @@ def report_aims(rows: list, who: str, start: dict | None, long: dict | None) -> 
     print(flush=True)
 
 
+def report_points_aims(rows: list, who: str) -> None:
+    """Issue 39's aims: the default panel (its referee included) against a fan-out that records its seats."""
+    def pick(name, case, c):
+        return next((r for r in rows if r["who"] == name and r["case"] == case and r["c"] == c), None)
+    panel16, base16 = pick(who, "five-seat panel, whole", 16), pick("naive", "naive fan-out, whole", 16)
+    panel64, base64 = pick(who, "five-seat panel, whole", 64), pick("naive", "naive fan-out, whole", 64)
+    streamed = pick(who, "five-seat panel, streamed", 16)
+    cpu = panel16["cpu"] and base16["cpu"]
+    lines = [
+        ("added p50 within 2 ms of the recording fan-out's (c=16, whole)",
+         f"{panel16['p50']:.1f} vs {base16['p50']:.1f} ms ({panel16['p50'] - base16['p50']:+.1f})",
+         panel16["p50"] <= base16["p50"] + 2),
+        ("panels/s at least 0.9x the recording fan-out's (c=64, whole)",
+         f"{panel64['rps']:.0f} vs {base64['rps']:.0f}/s ({panel64['rps'] / base64['rps']:.2f}x)",
+         panel64["rps"] >= 0.9 * base64["rps"]),
+        ("CPU a panel at most 1.25x the recording fan-out's (c=16, whole; the referee's call included)",
+         f"{fmt(panel16['cpu'], '.2f')} vs {fmt(base16['cpu'], '.2f')} ms ({panel16['cpu'] / base16['cpu']:.2f}x)"
+         if cpu else "n/a", bool(cpu and panel16["cpu"] <= 1.25 * base16["cpu"])),
+        ("a streamed panel's CPU at most 1.2x a whole one's (c=16)",
+         f"{fmt(streamed['cpu'], '.2f')} vs {fmt(panel16['cpu'], '.2f')} ms "
+         f"({streamed['cpu'] / panel16['cpu']:.2f}x)" if streamed["cpu"] and panel16["cpu"] else "n/a",
+         bool(streamed["cpu"] and panel16["cpu"] and streamed["cpu"] <= 1.2 * panel16["cpu"])),
+    ]
+    print(f"### Issue 39's aims: {who}\n\n| aim | measured | met |\n|---|---|---|")
+    for aim, measured, met in lines:
+        print(f"| {aim} | {measured} | {'yes' if met else 'NO'} |")
+    print(flush=True)
+
+
 def print_extras(who: str, start: dict | None, long: dict | None) -> None:
     for kind, run in (("modules compiled once", start), ("compiled from source each start",
                                                           (start or {}).get("cold"))):
@@ -255,10 +295,14 @@ def options(argv):
     ap.add_argument("--profile", default=None, help="write the profiled service's stats here; print the top entries")
     ap.add_argument("--top", type=int, default=30, help="entries of the profile to print (default 30)")
     ap.add_argument("--concurrency", type=int, default=16, help="concurrent asks of the profiled run (default 16)")
+    ap.add_argument("--stream", action="store_true", help="with --profile: the asks streamed (default: whole)")
     ap.add_argument("--prompt-kb", type=int, default=0,
                     help="ask with a user message of this many KB instead of a one-line one (also to the fan-out)")
     ap.add_argument("--keyed", action="store_true",
                     help="the endpoint has a key in llm's keys.json, as a user's real endpoints do (default: no key)")
+    ap.add_argument("--points", action="store_true",
+                    help="issue 39: the collection made the default way (contested points, a referee outside it), "
+                         "the fan-out recording its seats in SQLite, and that issue's aims")
     ap.add_argument("--hold", type=int, default=None,
                     help="only this: N panels at 64 at once, RSS after each tenth (with --before, both checkouts)")
     args = ap.parse_args(argv)
@@ -274,7 +318,7 @@ def main(argv: list | None = None) -> int:
         PROMPT = long_prompt(args.prompt_kb)
     services = [("before", args.before.resolve()), ("after", args.root.resolve())] if args.before else \
         [("service", args.root.resolve())]
-    todo = cases(args.aims)
+    todo = cases(args.aims, args.points)
     print(f"# benchmarks/panel.py {' '.join(sys.argv[1:])}: {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"{platform.system()} {platform.release()}; {args.n} requests per case, upstream delay {FLOOR * 1000:.0f} ms; "
           f"load {load_average()}\n", flush=True)
@@ -288,7 +332,7 @@ def main(argv: list | None = None) -> int:
                 return 0
             runs, starts, longs = [], {}, {}
             for r in range(args.repeat):
-                runs.append(naive_run(fake.url, args))
+                runs.append(naive_run(fake.url, args, base))
                 order = services if r % 2 == 0 else services[::-1]   # alternate who goes first
                 for who, root in order:
                     rows, long = service_run(base / f"{who}{r}", who, root, fake.url, args, todo,
@@ -311,7 +355,10 @@ def main(argv: list | None = None) -> int:
     print_table(rows)
     for who, _ in services:
         print_extras(who, starts.get(who), longs.get(who))
-        report_aims(rows, who, starts.get(who), longs.get(who))
+        if args.points:
+            report_points_aims(rows, who)
+        else:
+            report_aims(rows, who, starts.get(who), longs.get(who))
     return 0
 
 

@@ -2,6 +2,7 @@
 order each call, and no line of anyone's text that could pass for one of the prompt's own headings, in any spelling."""
 from __future__ import annotations
 
+import functools
 import random
 import re
 import unicodedata
@@ -24,6 +25,10 @@ HTML_HEADING = re.compile(r"<\s*/?\s*h[1-6]\b", re.I)
 # carries an earlier panel's reply back gets the number alone.
 OWN_LABEL = re.compile("(Seat \\d+)(?: \u00b7 [^\u00b7\\n:;,\u201c]+)+")
 SHORTEST_NAME = 3          # a one- or two-letter alias is a word of the text as often as a name
+# The quick look first: in plain ASCII text without control characters, only a line that starts (after spaces and
+# marks) with one of these can read as a heading; any other text is looked at line by line.
+SUSPECT = re.compile(r"^[ \t*_~`>|\\]*(?:[#=<\-_]|seat|end|the\s+(?:question|panel))", re.I | re.M)
+ASCII_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def folded_line(line: str) -> str:
@@ -45,6 +50,8 @@ def heading_like(line: str) -> bool:
 
 def neutralised(text: str) -> str:
     """`text` with every heading-like line made plain: after MARK, without the signs that made it a heading."""
+    if text.isascii() and not SUSPECT.search(text) and not ASCII_CONTROL.search(text):
+        return text
     lines = text.split("\n")
     for i, line in enumerate(lines):
         if heading_like(line):
@@ -54,7 +61,12 @@ def neutralised(text: str) -> str:
 
 def names_pattern(names) -> re.Pattern | None:
     """One pattern for the models' names (aliases and served names) a judge must not read; None: none to hide."""
-    kept = sorted({n for n in names if n and len(n) >= SHORTEST_NAME}, key=len, reverse=True)
+    return _pattern(frozenset(n for n in names if n and len(n) >= SHORTEST_NAME))
+
+
+@functools.lru_cache(maxsize=256)     # a collection's panels ask with the same names: made once, not once a panel
+def _pattern(names: frozenset) -> re.Pattern | None:
+    kept = sorted(names, key=len, reverse=True)
     if not kept:
         return None
     return re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(n) for n in kept) + r")(?![\w-])", re.I)

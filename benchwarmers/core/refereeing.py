@@ -77,6 +77,11 @@ class Refereeing:
         j = run.judging
         if j is None or j.started:
             return
+        with self.registry.config.steady(run.memo):   # the config as the ask read it: no file looked at again
+            self._begin(j)
+
+    def _begin(self, j: Judging) -> None:
+        run = j.run
         j.started = time.monotonic()
         shown = referee.answered(run.seats)
         if len(shown) < 2:
@@ -93,16 +98,19 @@ class Refereeing:
             self._live.add(j)
         given_up = f"the referee {j.model.alias} gave no answer within {seconds:g} s"
         j.deadline = self.deadlines.at(j.started + seconds, partial(j.hangup.hang_up, given_up, TIMEOUT))
-        with self.registry.config.steady(run.memo):
-            self.caller.seat(j.model, j.ask, run.endpoints.get(j.model.endpoint), KIND, j.hangup,
-                             partial(self._worker, j), partial(self._over, j), run.asker,
-                             timeouts=seat_timeouts(seconds, j.hangup))
+        self.caller.seat(j.model, j.ask, run.endpoints.get(j.model.endpoint), KIND, j.hangup,
+                         partial(self._worker, j), partial(self._over, j), run.asker,
+                         timeouts=seat_timeouts(seconds, j.hangup))
 
     def _worker(self, j: Judging, fn: Callable[[], None], starting: bool) -> None:
         self.lanes.submit(j.model.endpoint, fn)
 
     def _over(self, j: Judging, call: Call, answer: Answer | None, fault: BaseException | None) -> None:
         """The referee's call is over: its status from what ended it, then its answer read (a long one on a worker)."""
+        with self.registry.config.steady(j.run.memo):
+            self._ended(j, answer, fault)
+
+    def _ended(self, j: Judging, answer: Answer | None, fault: BaseException | None) -> None:
         status, error, sent = OK, None, True
         model, hangup = j.model, j.hangup
         if isinstance(fault, QuotaRefused):
@@ -125,8 +133,12 @@ class Refereeing:
             status, error = FAILED, f"internal error: {type(fault).__name__}"
         j.call_over = (status, error, sent, answer, time.monotonic() - j.started)
         if answer is not None and len(answer.text) > READ_HERE:
-            self.lanes.submit("", self._read, j)
+            self.lanes.submit("", self._read_steady, j)
         else:
+            self._read(j)
+
+    def _read_steady(self, j: Judging) -> None:
+        with self.registry.config.steady(j.run.memo):
             self._read(j)
 
     def _read(self, j: Judging) -> None:

@@ -100,22 +100,22 @@ class Picker:
                 "resting": [r.to_dict(col.name) for r in self.faults.all()]}
 
     def _referee(self, col: Collection | None, seats: set, able: Callable[[Model], str | None]) -> tuple:
-        settings = self.settings()
+        settings, models = self.settings(), self.registry.models()
         name = col.name if col else None
         notes: list[dict] = []
         for named in dict.fromkeys(n for n in ((col.referee if col else None), settings["referee_model"]) if n):
-            model = self._named(named, seats, name, able, notes, resting=True)
+            model = self._named(models.get(named), named, seats, name, able, notes, resting=True)
             if model is not None:
                 return model, notes, None
-        for alias in self._ranking():
-            model = self._default(alias, seats, able, settings["referee_timeout"], resting=True)
-            if model is not None:
-                return model, notes, None
+        for alias in self._ranking(models):
+            if alias not in seats:
+                model = self._default(models[alias], able, settings["referee_timeout"], resting=True)
+                if model is not None:
+                    return model, notes, None
         return None, notes, self._none(name, seats)
 
-    def _named(self, name: str, seats: set, collection: str | None, able: Callable[[Model], str | None],
-               notes: list, resting: bool) -> Model | None:
-        model = self.registry.models().get(name)
+    def _named(self, model: Model | None, name: str, seats: set, collection: str | None,
+               able: Callable[[Model], str | None], notes: list, resting: bool) -> Model | None:
         if model is None or not model.active:
             notes.append({"model": name, "reason": "not on the bench" if model is None else "retired"})
             return None
@@ -127,12 +127,11 @@ class Picker:
             return None
         return model
 
-    def _default(self, alias: str, seats: set, able: Callable[[Model], str | None], bound: float,
+    def _default(self, model: Model, able: Callable[[Model], str | None], bound: float,
                  resting: bool) -> Model | None:
-        model = self.registry.models().get(alias)
-        if model is None or alias in seats or (resting and self.faults.resting(alias)):
+        if resting and self.faults.resting(model.alias):
             return None
-        took = self.seconds(alias)
+        took = self.seconds(model.alias)
         if took is not None and took > bound:
             return None
         return model if able(model) is None else None
@@ -155,10 +154,9 @@ class Picker:
                    + "the others resting, held or passed over)")
         return f"{why}; add a model that is not a member, or {fix(collection)}"
 
-    def _ranking(self) -> list[str]:
+    def _ranking(self, models: dict[str, Model]) -> list[str]:
         """Active models that are not ad hoc, the best-recorded first (the record over every collection; ties: the
         faster first, then unmeasured ones), made again when the models change or after RANK_SECONDS."""
-        models = self.registry.models()
         now = time.monotonic()
         with self._lock:
             seen, at, ranked = self._ranked
@@ -179,20 +177,21 @@ class Picker:
     def merger(self, run) -> tuple[Model | None, list[dict]]:
         """The collection's merge model, else the merge_model setting, else the best-recorded model outside the
         panel, each one that is not a seat; else (no other can) the best-recorded seat that answered."""
-        col = run.collection
+        col, models = run.collection, self.registry.models()
         seats = {sp.model.alias for sp in run.plan.seats}
         notes: list[dict] = []
 
         def able(model: Model) -> str | None:
             return self.able(model, run)
         for name in dict.fromkeys(n for n in ((col.merge_model if col else None), self.settings()["merge_model"]) if n):
-            model = self._named(name, seats, run.collection_name, able, notes, resting=False)
+            model = self._named(models.get(name), name, seats, run.collection_name, able, notes, resting=False)
             if model is not None:
                 return model, notes
-        for alias in self._ranking():
-            model = self._default(alias, seats, able, float("inf"), resting=False)
-            if model is not None:
-                return model, notes
+        for alias in self._ranking(models):
+            if alias not in seats:
+                model = self._default(models[alias], able, float("inf"), resting=False)
+                if model is not None:
+                    return model, notes
         return self._best_seat(run), notes
 
     def _best_seat(self, run) -> Model | None:
