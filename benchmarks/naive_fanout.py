@@ -1,12 +1,14 @@
 """The baseline: a short stdlib fan-out that asks five upstream seats at once, reuses connections, records nothing;
-with --record, it records each panel (its request) and its five seat calls (each answer, tokens and time) in
-SQLite, one transaction a panel committed before it answers, as a plain app that keeps a record would.
+with --record, it records each panel and its five seat calls as the service records them (through this checkout's
+own store: a panel row, a call record and a usage-ledger line per seat, committed by the store's writer before it
+answers), so what the service costs beyond it is the panel's own work, not the record's.
 
     python benchmarks/naive_fanout.py UPSTREAM_BASE_URL [PORT] [--record DB]    # prints its URL on stdout
 """
-import http.client, json, queue, sqlite3, sys, threading, time, uuid  # noqa: E401
+import http.client, json, queue, sys, time  # noqa: E401
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import urlsplit
 
 DB = sys.argv[sys.argv.index("--record") + 1] if "--record" in sys.argv else None
@@ -15,11 +17,14 @@ UP = urlsplit(ARGS[0])
 SEATS = [f"m{i}" for i in range(1, 6)]
 POOL = ThreadPoolExecutor(512)       # never the bottleneck: every seat of every panel runs at once
 IDLE: queue.LifoQueue = queue.LifoQueue()   # idle keep-alive connections to the upstream
-LOCK = threading.Lock()              # one connection to the record, one writer at a time
-SCHEMA = ("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; CREATE TABLE IF NOT EXISTS panels (id TEXT PRIMARY "
-          "KEY, request TEXT, created REAL); CREATE TABLE IF NOT EXISTS calls (id TEXT PRIMARY KEY, panel TEXT, "
-          "model TEXT, answer TEXT, tokens_in INT, tokens_out INT, seconds REAL, created REAL); CREATE INDEX IF NOT "
-          "EXISTS calls_panel ON calls (panel); CREATE INDEX IF NOT EXISTS calls_model ON calls (model, created)")
+RECORD = None
+if DB:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchwarmers.store.calls import CallRecord, Calls  # noqa: E402
+    from benchwarmers.store.db import Database  # noqa: E402
+    from benchwarmers.store.ids import record_id  # noqa: E402
+    from benchwarmers.store.ledger import Line  # noqa: E402
+    RECORD = Calls(Database(Path(DB)))
 
 
 def ask(model: str, messages: list) -> tuple:
@@ -36,18 +41,21 @@ def ask(model: str, messages: list) -> tuple:
 
 
 def record(messages: list, seats: list) -> None:
-    """The panel and its seats, committed before the answer goes out."""
-    now, panel = time.time(), uuid.uuid4().hex
-    calls = [(uuid.uuid4().hex, panel, m, text, u.get("prompt_tokens", 0), u.get("completion_tokens", 0), s, now)
-             for m, text, u, s in seats]
-    with LOCK, RECORD:
-        RECORD.execute("INSERT INTO panels VALUES (?, ?, ?)", (panel, json.dumps(messages), now))
-        RECORD.executemany("INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)", calls)
-
-
-RECORD = sqlite3.connect(DB, check_same_thread=False) if DB else None
-if RECORD is not None:
-    RECORD.executescript(SCHEMA)
+    """The panel's row and each seat's call record and ledger line, waited for as the service waits for its own."""
+    panel = record_id("p_")
+    request = json.dumps({"messages": messages})
+    RECORD.add_panel(panel, "five", "panel", len(seats), None, None, request)
+    writes = []
+    for n, (model, text, usage, seconds) in enumerate(seats, 1):
+        call = record_id()
+        tokens_in, tokens_out = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+        writes.append(RECORD.add(CallRecord(
+            id=call, model=model, status="ok", panel=panel, collection="five", endpoint="fake", served=model,
+            kind="member", mode="panel", seat=n, prompt_hash=str(hash(request)), answer=text, seconds=seconds,
+            input_tokens=tokens_in, output_tokens=tokens_out), Line("fake", model, "member", tokens_in, tokens_out,
+                                                                     0, None, "five", call)))
+    for write in writes:
+        write.result(10)
 
 
 class Handler(BaseHTTPRequestHandler):

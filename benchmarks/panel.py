@@ -56,8 +56,10 @@ def setup(home: Path, upstream: str, workers: int | None = None, keyed: bool = F
     """Five models on the fake upstream and a collection of all five (no explore seats: exactly five). `points`: the
     collection as a new one is made (its contested points on), and a sixth model outside it to referee."""
     models = {m: "fake" for m in SEATS + ([REFEREE] if points else [])}
-    five = {"members": SEATS, "explore": 0, **({"points": "contested"} if points else {})}
-    configure(home, {"fake": {"base_url": upstream, "api": "openai"}}, models, {"five": five},
+    collections = {"five": {"members": SEATS, "explore": 0, **({"points": "contested"} if points else {})}}
+    if points:       # the same five with points off, to tell the referee's share from the rest
+        collections["plain"] = {"members": SEATS, "explore": 0, "points": "off"}
+    configure(home, {"fake": {"base_url": upstream, "api": "openai"}}, models, collections,
               {"panel_workers": workers} if workers else None, keyed)
 
 
@@ -66,7 +68,8 @@ def cases(aims_only: bool, points: bool = False) -> list:
     if aims_only:
         return [("five-seat panel, whole", "bench/five", False, 16), ("five-seat panel, whole", "bench/five", False, 64),
                 ("five-seat panel, streamed", "bench/five", True, 1), ("one-model ask, streamed", "m1", True, 1)] + \
-            ([("five-seat panel, streamed", "bench/five", True, 16)] if points else [])
+            ([("five-seat panel, streamed", "bench/five", True, 16),
+              ("five-seat panel, points off, whole", "bench/plain", False, 16)] if points else [])
     out = []
     for label, model in (("five-seat panel", "bench/five"), ("one-model ask", "m1")):
         for stream in (False, True):

@@ -224,7 +224,7 @@ def test_without_a_merge_model_the_best_recorded_model_outside_the_panel_merges(
     assert data["bench"]["merge"]["model"] == "y"
     assert data["choices"][0]["message"]["content"] == "y writes the merge"
     merge_prompt = json.dumps(requests_for(fake, "m-y")[-1].body)
-    assert "## Seat 1" in merge_prompt and "m-a" not in merge_prompt and '\\u00b7 a' not in merge_prompt
+    assert '<answer seat=\\"1\\">' in merge_prompt and "m-a" not in merge_prompt and "model=" not in merge_prompt
 
 
 def test_when_every_model_is_a_seat_the_member_with_the_best_record_merges(home, fake, make_service):

@@ -26,7 +26,7 @@ class Judging:
         self.lock = threading.Lock()
         self.over = False
         self.started = 0.0
-        self.deadline: list | None = None  # its entry in Deadlines (cancelled once over)
+        self.deadline: tuple = (float("inf"), "")   # (when it is given up, why), once asked
         self.shown: list = []              # the seats in the order the referee read them (its seat N: shown[N-1])
         self.ask = None
         self.call_over: tuple | None = None   # (status, error, sent, answer, seconds) once the call is over

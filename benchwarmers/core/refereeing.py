@@ -17,7 +17,6 @@ from ..store.ids import record_id
 from ..store.pointstore import PointStore
 from . import blind, points, referee
 from .calling import Dialer, seat_timeouts
-from .deadlines import Deadlines
 from .judging import Judging
 from .lanes import Lanes
 from .points import Points
@@ -29,6 +28,8 @@ KIND = "referee"
 STOPPED = "the service stopped before the referee answered"
 READ_HERE = 16 * 1024     # an answer longer than this is read on a worker, not on the thread that heard it
 WAIT_PAST = 5.0           # a reply that asked for its points waits this much past referee_timeout at most
+SWEEP_EVERY = 1.0         # seconds between looks for referees past referee_timeout (the transport's own timeouts
+#                           end most calls at it; this hangs up one still streaming, or still waiting for a worker)
 
 
 def points_mode(run) -> str:
@@ -57,9 +58,10 @@ class Refereeing:
                  store: PointStore, lanes: Lanes):
         self.registry, self.caller, self.picker, self.settings = registry, caller, picker, settings
         self.store, self.lanes = store, lanes
-        self.deadlines = Deadlines()
         self._live: set[Judging] = set()
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
+        self._sweeper: threading.Thread | None = None
+        self._closed = False
 
     # ---- at the start, and once the seats are in ---------------------------------------------
     def plan(self, run) -> dict | None:
@@ -94,10 +96,13 @@ class Refereeing:
         j.ask = referee.referee_ask(run.ask, j.shown, referee.MAX_TOKENS,
                                     blind.panel_names(run.seats, self.registry.models()))
         seconds = self.settings()["referee_timeout"]
+        j.deadline = (j.started + seconds, f"the referee {j.model.alias} gave no answer within {seconds:g} s")
         with self._lock:
             self._live.add(j)
-        given_up = f"the referee {j.model.alias} gave no answer within {seconds:g} s"
-        j.deadline = self.deadlines.at(j.started + seconds, partial(j.hangup.hang_up, given_up, TIMEOUT))
+            if self._sweeper is None:
+                self._sweeper = threading.Thread(target=self._sweep, name="referees", daemon=True)
+                self._sweeper.start()
+            self._lock.notify()
         self.caller.seat(j.model, j.ask, run.endpoints.get(j.model.endpoint), KIND, j.hangup,
                          partial(self._worker, j), partial(self._over, j), run.asker,
                          timeouts=seat_timeouts(seconds, j.hangup))
@@ -169,8 +174,6 @@ class Refereeing:
             if j.over:
                 return
             j.over = True
-        if j.deadline is not None:
-            Deadlines.cancel(j.deadline)
         run = j.run
         info = j.info()
         if j.call_over is not None:
@@ -243,6 +246,22 @@ class Refereeing:
         col = run.collection
         return col.points_wait if col is not None and col.points_wait is not None else settings["points_wait_seconds"]
 
+    def _sweep(self) -> None:
+        """Hang up every referee past its deadline, looking every SWEEP_EVERY seconds while any is out: one thread
+        for all of them, rather than a timer each."""
+        while True:
+            with self._lock:
+                while not self._live and not self._closed:
+                    self._lock.wait()
+                if self._closed:
+                    return
+                self._lock.wait(SWEEP_EVERY)
+                live = list(self._live)
+            now = time.monotonic()
+            for j in live:
+                if now >= j.deadline[0]:
+                    j.hangup.hang_up(j.deadline[1], TIMEOUT)
+
     # ---- stopping ----------------------------------------------------------------------------
     def stopping(self) -> None:
         """The service is stopping: every referee still out is hung up (its call ends now, its record says why)."""
@@ -263,4 +282,6 @@ class Refereeing:
             if not j.done.is_set():
                 j.call_over = (CANCELLED, STOPPED, j.hangup.sent, None, time.monotonic() - j.started)
                 self._end(j, Points.failed(STOPPED))
-        self.deadlines.close()
+        with self._lock:
+            self._closed = True
+            self._lock.notify()
