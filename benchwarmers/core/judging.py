@@ -32,7 +32,7 @@ class Judging:
         self.call_over: tuple | None = None   # (status, error, sent, answer, seconds) once the call is over
         self.usage = Usage()
         self.bench: dict | None = None     # `points` and `points_info` once over
-        self.text = ""                     # the reply's `## Where they disagree` block once over
+        self.found = None                  # the Points it gave (a reply renders its block from them)
         self.records: list = []            # its writes (the call, the points), committed before a reply names them
 
     def info(self) -> dict:

@@ -28,8 +28,12 @@ class Clauses:
     quotation marks); the marks are looked at only where a quote is found."""
 
     def __init__(self, answer: str):
-        lines = [fold(line) for line in answer.split("\n")]
         self.starts: set[int] = {0}
+        if "\n" not in answer:           # one line: its ends and its marks are all there is
+            self.text = fold(answer)
+            self.ends = {len(self.text)}
+            return
+        lines = [fold(line) for line in answer.split("\n")]
         self.ends: set[int] = set()
         parts, at = [], 0
         for i, line in enumerate(lines):

@@ -187,8 +187,7 @@ class Refereeing:
         shown = {p.id for p in found.shown(j.mode, purpose)}
         j.records.append(self.store.save(run.id, bench["points_info"],
                                          [dict(p.to_dict(), shown=p.id in shown) for p in found.points]))
-        j.bench = bench
-        j.text = "\n\n" + points.render(found, j.mode, purpose, {s.seat: s.model for s in run.seats}) + j.notes_line()
+        j.bench, j.found = bench, found
         with self._lock:
             self._live.discard(j)
         j.done.set()
@@ -218,7 +217,9 @@ class Refereeing:
         if j.done.is_set():
             run.points, run.referee_usage = j.bench, j.usage
             run.records.extend(j.records)
-            return j.text
+            purpose = run.collection.purpose if run.collection else ""
+            return "\n\n" + points.render(j.found, j.mode, purpose, {s.seat: s.model for s in run.seats}) + \
+                j.notes_line()
         run.points = {"points_info": j.pending()}
         return "\n\n" + j.pending_line() + j.notes_line()
 

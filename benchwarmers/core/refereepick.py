@@ -18,6 +18,7 @@ SEAT = "a seat of this panel: a judge never reads its own answer"
 FAILS = 3                  # no valid points this many times running: the referee is passed over...
 REST_SECONDS = 1800.0      # ...for this long, then tried again (one more failure rests it again)
 RANK_SECONDS = 30.0        # how long the models' order by record is kept: a verdict counts within this
+PICK_SECONDS = 2.0         # how long a panel's choice is kept for the next panel of the same seats
 
 
 def fix(collection: str | None) -> str:
@@ -48,6 +49,7 @@ class Faults:
 
     def __init__(self, clock: Callable[[], float] = time.time):
         self.clock = clock
+        self.version = 0                   # changes when a referee starts or stops being passed over
         self._runs: dict[str, Resting] = {}
         self._lock = threading.Lock()
 
@@ -55,12 +57,14 @@ class Faults:
         """The referee `alias` gave valid points (`failure` None), or did not, saying why."""
         with self._lock:
             if failure is None:
-                self._runs.pop(alias, None)
+                if self._runs.pop(alias, None) is not None:
+                    self.version += 1
                 return
             run = self._runs.get(alias) or Resting(alias, 0, failure, 0.0)
             run.failures, run.last = run.failures + 1, failure
             if run.failures >= FAILS:
                 run.until = self.clock() + REST_SECONDS
+                self.version += 1
             self._runs[alias] = run
 
     def resting(self, alias: str) -> Resting | None:
@@ -84,13 +88,28 @@ class Picker:
         self.registry, self.record, self.settings, self.paces, self.able = registry, record, settings, paces, able
         self.faults = Faults()
         self._ranked: tuple = (None, 0.0, [])     # (the models dict, when, aliases best-recorded first)
+        self._picks: dict = {}                     # what made a choice -> (when, the choice)
         self._lock = threading.Lock()
 
     # ---- the referee -------------------------------------------------------------------------
     def referee(self, run) -> tuple[Model | None, list[dict], str | None]:
-        """(the referee, the named models passed over with why, why there is none)."""
-        return self._referee(run.collection, {sp.model.alias for sp in run.plan.seats},
-                             lambda model: self.able(model, run))
+        """(the referee, the named models passed over with why, why there is none); the same seats of the same
+        collection get the same answer for PICK_SECONDS (a referee resting on a limit since is refused its call)."""
+        seats = frozenset(sp.model.alias for sp in run.plan.seats)
+        settings = self.settings()
+        key = (run.collection_name, run.collection.referee if run.collection else None, seats, self.faults.version,
+               settings["referee_model"], settings["referee_timeout"], id(self.registry.models()))
+        now = time.monotonic()
+        with self._lock:
+            hit = self._picks.get(key)
+        if hit is not None and now - hit[0] < PICK_SECONDS:
+            return hit[1]
+        choice = self._referee(run.collection, seats, lambda model: self.able(model, run))
+        with self._lock:
+            if len(self._picks) > 256:    # collections and seatings seen lately: a handful
+                self._picks.clear()
+            self._picks[key] = (now, choice)
+        return choice
 
     def preview(self, col: Collection) -> dict:
         """Who would referee a panel of this collection's members now (its explore seats aside), for its page."""
@@ -109,7 +128,11 @@ class Picker:
                 return model, notes, None
         for alias in self._ranking(models):
             if alias not in seats:
-                model = self._default(models[alias], able, settings["referee_timeout"], resting=True)
+                rest = self.faults.resting(alias)
+                if rest is not None:       # the reply names a referee passed over for its failures, and the fix
+                    notes.append({"model": alias, "reason": rest.reason(name)})
+                    continue
+                model = self._default(models[alias], able, settings["referee_timeout"])
                 if model is not None:
                     return model, notes, None
         return None, notes, self._none(name, seats)
@@ -127,10 +150,8 @@ class Picker:
             return None
         return model
 
-    def _default(self, model: Model, able: Callable[[Model], str | None], bound: float,
-                 resting: bool) -> Model | None:
-        if resting and self.faults.resting(model.alias):
-            return None
+    def _default(self, model: Model, able: Callable[[Model], str | None], bound: float) -> Model | None:
+        """`model`, unless its measured speed cannot write the points within `bound` or it cannot take the call."""
         took = self.seconds(model.alias)
         if took is not None and took > bound:
             return None
@@ -189,7 +210,7 @@ class Picker:
                 return model, notes
         for alias in self._ranking(models):
             if alias not in seats:
-                model = self._default(models[alias], able, float("inf"), resting=False)
+                model = self._default(models[alias], able, float("inf"))
                 if model is not None:
                     return model, notes
         return self._best_seat(run), notes
