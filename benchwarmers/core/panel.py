@@ -41,7 +41,6 @@ ANSWERED_LATE = "answered after the panel stopped waiting"
 CLIENT_LEFT = "the client went away before this seat answered"
 STOPPING = "the service is stopping"
 GONE_EVERY = 1.0    # seconds between looks at whether a waiting client is still there
-LULL = object()     # finished(lulls=True): what is in so far has been given, and it waits for the next seat
 
 
 class Panel:
@@ -270,15 +269,13 @@ class Panel:
 
     # -- gathering -----------------------------------------------------------------------------
     def finished(self, run: PanelRun, keepalive: float | None = None, gather: bool = False,
-                 gone: Callable[[], bool] | None = None, lulls: bool = False) -> Iterator:
+                 gone: Callable[[], bool] | None = None) -> Iterator:
         """Seats as they finish (completion order); KeepAlive while waiting; at the deadline the seats still out
         (recorded then, so settle() waits for their records too).
         `gather`: nobody hears of a seat before the last (a whole answer): wait for the last seat (or the grace, or
         the deadline) first, one wake-up rather than one a seat. `gone`: says when the client has gone away; its
-        seats still out are hung up then, as when this generator is closed before the end (a stream's client left).
-        `lulls`: LULL before each wait that follows a seat, so a stream sends the seats in by then as one write."""
+        seats still out are hung up then, as when this generator is closed before the end (a stream's client left)."""
         pending = {s.call: s for s in run.seats}
-        given = False
         try:
             if gather:
                 self._gather(run, gone)
@@ -287,10 +284,6 @@ class Panel:
                 try:
                     seat = run.done.get_nowait()     # what is in counts, even once the deadline has passed
                 except queue.Empty:
-                    if lulls and given:
-                        given = False
-                        yield LULL
-                        continue
                     now = time.monotonic()
                     wait = run.deadline - now
                     if wait <= 0:
@@ -307,7 +300,6 @@ class Panel:
                             yield KeepAlive()
                         continue
                 if pending.pop(seat.call, None) is not None:
-                    given = True
                     yield seat
         finally:
             if pending and run.gave_up is None:   # closed early: nobody hears of these seats
@@ -346,19 +338,12 @@ class Panel:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
         keepalive = self.settings()["keepalive_seconds"]
         merged = run.ask.target.mode == MERGED
-        blocks: list[str] = []      # seats in at the same moment go out as one write
         try:
-            for item in self.finished(run, keepalive, gone=gone, lulls=True):
-                if item is LULL:
-                    if blocks:
-                        yield TextDelta("".join(blocks))
-                        blocks.clear()
-                elif isinstance(item, KeepAlive):
+            for item in self.finished(run, keepalive, gone=gone):
+                if isinstance(item, KeepAlive):
                     yield item
                 elif not merged:
-                    blocks.append(seat_block(item))
-            if blocks:
-                yield TextDelta("".join(blocks))
+                    yield TextDelta(seat_block(item))   # one seat's block a delta: clients read them so
         finally:
             self.referee.begin(run)   # the referee reads the seats while the merge is written
         try:
