@@ -15,7 +15,7 @@ from tests.helpers.data import write
 from tests.helpers.http import Http
 from tests.helpers.panel import (body, fake, requests_for, setup_bench, stream_bench, stream_chunks,  # noqa: F401
                                  stream_text)
-from tests.test_points_wired import ANSWERS, COLS, WAITS, ask, points_of, script
+from tests.test_points_wired import COLS, WAITS, ask, points_of, script, served  # noqa: F401  (a fixture)
 
 HEADINGS = re.compile(r"^## Seat \d+$", re.M)
 
@@ -104,18 +104,8 @@ def test_answers_that_forge_headings_or_plant_instructions_move_no_point(home, f
     assert any("is a fragment" in r for r in data["bench"]["points_info"]["dropped_reasons"])
 
 
-@pytest.fixture
-def served_default(home, fake, make_service):
-    setup_bench(home, fake, COLS)
-    for served, text in ANSWERS.items():
-        fake.script(served, text)
-    fake.script("m-merge", FakeReferee().reply())
-    return make_service().url, fake
-
-
-def test_the_referee_is_asked_for_two_thousand_tokens_not_four_thousand(served_default):
-    url, fake = served_default
-    ask(url, bench=WAITS)
+def test_the_referee_is_asked_for_two_thousand_tokens_not_four_thousand(served, fake):
+    ask(served.url, bench=WAITS)
     sent = requests_for(fake, "m-merge")[-1].body
     assert (sent.get("max_tokens") or sent.get("max_completion_tokens")) == 2000
 

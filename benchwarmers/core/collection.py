@@ -117,18 +117,10 @@ class Collections:
                 if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 16:
                     raise BadRequest(f"{key} must be a whole number from 0 to 16.")
                 setattr(col, key, value)
-        if "explore_grace" in spec:
-            grace = spec["explore_grace"]
-            if grace is not None and not grace_ok(grace):
-                raise BadRequest(f"explore_grace must be a number of seconds from 0 to {MOST_GRACE:,.0f}, or null "
-                                 f"for the explore_grace_seconds setting, not {grace!r}.")
-            col.explore_grace = None if grace is None else float(grace)
-        if "points_wait" in spec:
-            wait = spec["points_wait"]
-            if wait is not None and not wait_ok(wait):
-                raise BadRequest(f"points_wait must be a number of seconds from 0 to {MOST_POINTS_WAIT:g}, or null "
-                                 f"for the points_wait_seconds setting, not {wait!r}.")
-            col.points_wait = None if wait is None else float(wait)
+        for key, setting, most in (("explore_grace", "explore_grace_seconds", MOST_GRACE),
+                                   ("points_wait", "points_wait_seconds", MOST_POINTS_WAIT)):
+            if key in spec:
+                setattr(col, key, _seconds(spec[key], key, setting, most))
         if "merge_model" in spec:
             mm = spec["merge_model"]
             if mm is not None and (not isinstance(mm, str) or mm not in models):
@@ -152,6 +144,14 @@ class Collections:
     def delete(self, name: str) -> None:
         self.get(name)
         self.config.update(FILE, lambda d: d.get("collections", {}).pop(name, None))
+
+
+def _seconds(value, key: str, setting: str, most: float) -> float | None:
+    """A collection's own number of seconds for `setting` (None: the setting's), or a 400 saying what it may be."""
+    if value is not None and not seconds_ok(value, most):
+        raise BadRequest(f"{key} must be a number of seconds from 0 to {most:,.0f}, or null for the {setting} "
+                         f"setting, not {value!r}.")
+    return None if value is None else float(value)
 
 
 def seconds_ok(value, most: float) -> bool:
