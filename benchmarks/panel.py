@@ -11,6 +11,7 @@
     python benchmarks/panel.py --aims --points      # issue 39: the collection made the default way, its contested
                                                     # points on (a referee outside it), against a fan-out recording
                                                     # its seats in SQLite
+    python benchmarks/panel.py --aims --stream-seats local  # seats asked streamed, as on a local server
 
 Three processes besides this one, all on 127.0.0.1: benchmarks/fastfake.py (an OpenAI-compatible upstream whose
 every answer takes 50 ms), the service (`serve.py --port 0 --no-browser`, its own temp data folder, five models
@@ -52,15 +53,18 @@ def body(model: str, stream: bool) -> dict:
     return {"model": model, "messages": PROMPT, "stream": stream}
 
 
+STREAM_SEATS = "none"   # the fake stands for a remote provider; --stream-seats local measures a local server's seats
+
+
 def setup(home: Path, upstream: str, workers: int | None = None, keyed: bool = False, points: bool = False) -> None:
     """Five models on the fake upstream and a collection of all five (no explore seats: exactly five). `points`: the
     collection as a new one is made (its contested points on), and a sixth model outside it to referee."""
+    settings = {"stream_seats": STREAM_SEATS, **({"panel_workers": workers} if workers else {})}
     models = {m: "fake" for m in SEATS + ([REFEREE] if points else [])}
     collections = {"five": {"members": SEATS, "explore": 0, **({"points": "contested"} if points else {})}}
     if points:       # the same five with points off, to tell the referee's share from the rest
         collections["plain"] = {"members": SEATS, "explore": 0, "points": "off"}
-    configure(home, {"fake": {"base_url": upstream, "api": "openai"}}, models, collections,
-              {"panel_workers": workers} if workers else None, keyed)
+    configure(home, {"fake": {"base_url": upstream, "api": "openai"}}, models, collections, settings, keyed)
 
 
 def cases(aims_only: bool, points: bool = False) -> list:
@@ -309,6 +313,9 @@ def options(argv):
     ap.add_argument("--points", action="store_true",
                     help="issue 39: the collection made the default way (contested points, a referee outside it), "
                          "the fan-out recording its seats in SQLite, and that issue's aims")
+    ap.add_argument("--stream-seats", choices=("none", "local"), default="none",
+                    help="none (the default): seats asked whole, as on a remote provider; local: streamed, as seats "
+                         "on a local server are (the fake listens on loopback)")
     ap.add_argument("--hold", type=int, default=None,
                     help="only this: N panels at 64 at once, RSS after each tenth (with --before, both checkouts)")
     args = ap.parse_args(argv)
@@ -318,8 +325,9 @@ def options(argv):
 
 
 def main(argv: list | None = None) -> int:
-    global PROMPT
+    global PROMPT, STREAM_SEATS
     args = options(argv)
+    STREAM_SEATS = args.stream_seats
     if args.prompt_kb > 0:
         PROMPT = long_prompt(args.prompt_kb)
     services = [("before", args.before.resolve()), ("after", args.root.resolve())] if args.before else \

@@ -229,6 +229,11 @@ class StoreFailing(Unavailable):
     code = "store_failing"
 
 
+class NoRoom(BenchError):
+    """Not enough free disk for what was asked (a compaction), said before it starts, with how much it needs."""
+    status, code = 507, "insufficient_storage"
+
+
 class NoMemberAvailable(Unavailable):
     """A route-mode turn no member can take (none with tools, all resting, ...)."""
     code = "no_member_available"

@@ -98,7 +98,8 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
     fake = FakeOpenAI().start().set_models(["alpha-1", "beta-2", "gamma-3"]).expect_key(KEY)
     probed, answered = threading.Event(), threading.Event()                  # let go once the page has shown why
     fake.script("alpha-1", [Reply(text="ready", hold=probed)])               # its probe takes a moment
-    fake.script("beta-2", [Reply(text="ready"), Reply(hold=answered)])       # its answer comes last
+    fake.script("beta-2", [Reply(text="ready"), Reply(text="one, two, three"),   # its probe and its speed;
+                           Reply(hold=answered)])                            # its answer comes last
     svc = make_service()
     url, page = svc.url, tab
     watch = Watch(page, url)

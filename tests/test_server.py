@@ -27,7 +27,7 @@ from benchwarmers.service.lifecycle import BindRefused, Service
 from benchwarmers.service.table import build_table
 
 ROOT = Path(__file__).resolve().parent.parent
-TOKEN = "admin-token-for-tests-0123456789"
+TOKEN = "server-tests-Kq8vZ2mX4pR7nL"   # generated-looking: a public bind refuses a guessable one
 
 # One JSON route of each API, the shape its errors must take, and a check of that shape.
 API_PATHS = {

@@ -14,7 +14,7 @@ SEAT_SCHEMA = {
 
 POINT_SCHEMA = {
     "type": "object",
-    "properties": {"id": _STR, "claim": _STR, "assert": {"type": "array", "items": {"type": "integer"}},
+    "properties": {"id": _NULL_STR, "claim": _STR, "assert": {"type": "array", "items": {"type": "integer"}},
                    "deny": {"type": "array", "items": {"type": "integer"}},
                    "silent": {"type": "array", "items": {"type": "integer"}}, "quotes": {"type": "object"}},
     "required": ["id", "claim", "assert", "deny"],
@@ -77,7 +77,8 @@ TOOLS = [
             "properties": {"collection": _STR, "panel": _STR, "mode": _STR,
                            "seats": {"type": "array", "items": SEAT_SCHEMA},
                            "merge": {"type": "object"}, "points": {"type": "array", "items": POINT_SCHEMA},
-                           "points_info": {"type": "object"}},
+                           "points_info": {"type": "object"},
+                           "record": {"type": "object", "properties": {"kept": {"type": "boolean"}, "why": _STR}}},
             "required": ["collection", "panel", "seats"],
         },
         "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,

@@ -1,11 +1,14 @@
 """A fake local model, slow the way llama.cpp's server is on a CPU: one request at a time (the others queue), a long
-first byte (the prompt read), then a few tokens a second until its cap, and it goes on generating until it is done or
-its client closes the connection (it looks between tokens, as llama.cpp does). OpenAI-compatible.
+first byte (the prompt read), then a few tokens a second until its cap. A streamed request goes on until it is done
+or its client closes the connection (it looks between tokens, as llama.cpp does); a request for a whole answer is
+generated to its end whether or not anyone is still there (llama.cpp notices a client gone only while it streams).
+OpenAI-compatible.
 
     with SlowModel(first_byte=0.5, tokens_per_second=20, length=4000, hold=None) as slow:   # hold: an Event
         slow.url                        # a base URL for an openai endpoint
         slow.asked_max                  # the max_tokens of each request, in order
-        slow.served                     # per request: (tokens written, "done" | "length" | "closed")
+        slow.streamed                   # whether each request asked for a stream, in order
+        slow.served                     # per request as it ended: (tokens written, "done" | "length" | "closed")
         slow.wait_idle()                # until no request is being generated (the slot is free)
 """
 from __future__ import annotations
@@ -27,6 +30,7 @@ class SlowModel(FakeOpenAI):
         self.hold = hold                  # set by the test: until then each request reads its prompt (still out)
         self._slot = threading.Semaphore(slots)
         self.asked_max: list = []
+        self.streamed: list = []
         self.served: list = []            # (tokens written, how it ended)
         self.generating = 0               # requests holding a slot now
         self._idle = threading.Condition(self._lock)
@@ -34,10 +38,15 @@ class SlowModel(FakeOpenAI):
     def chat(self, h, rec) -> None:
         body = rec.body if isinstance(rec.body, dict) else {}
         cap = body.get("max_completion_tokens") or body.get("max_tokens")
+        stream = bool(body.get("stream"))
+
+        def gone() -> bool:   # the service stopping, or a streamed request's client gone
+            return self._stop.is_set() or stream and closed(h.connection)
         with self._lock:
             self.asked_max.append(cap)
+            self.streamed.append(stream)
         while not self._slot.acquire(timeout=0.05):     # queued behind the request being generated
-            if self._stop.is_set() or closed(h.connection):
+            if gone():
                 return self._ended(0, "closed", held=False)
         with self._lock:
             self.generating += 1
@@ -45,16 +54,15 @@ class SlowModel(FakeOpenAI):
         written, how = 0, "closed"
         try:
             while self.hold is not None and not self.hold.wait(0.02):
-                if self._stop.is_set() or closed(h.connection):
+                if gone():
                     return
-            if self._stop.wait(self.first_byte) or closed(h.connection):
+            if self._stop.wait(self.first_byte) or gone():
                 return
-            stream = bool(body.get("stream"))
             if stream:
                 h.start_stream(self.stream_type)
                 h.chunk(self._chunk(body, {"role": "assistant", "content": ""}))
             for written in range(1, limit + 1):
-                if self._stop.wait(1 / self.tokens_per_second) or closed(h.connection):
+                if self._stop.wait(1 / self.tokens_per_second) or gone():
                     written -= 1
                     return
                 if stream:

@@ -21,8 +21,9 @@ class OnboardPageParts(CandidatesParts, OnboardParts, Protocol):
 
 OPEN = ("queued", "probing", "suite")
 WORDS = {"queued": "queued", "probing": "probing", "suite": "running the suite", "done": "done", "failed": "failed"}
-MODES = [("quick", "Quick", "probe now; the suite is owed, and the scheduler's suite job plays it"),
-         ("full", "Full", "probe now, then run the suite for it (one call per suite item; its progress shows)"),
+MODES = [("quick", "Quick", "probe and time now; the suite is owed, and the scheduler's suite job plays it"),
+         ("full", "Full", "probe and time now, then run the suite for it (one call per suite item; its progress "
+                          "shows)"),
          ("adhoc", "Quick + ad hoc", "probe now; the bench never calls it unprompted (pay-per-use or trial keys)")]
 
 

@@ -11,7 +11,6 @@ from ...providers import RateLimitBook
 from ...providers.ratelimits import KEY
 from ...store import Database
 
-REFRESH = 2.0    # seconds between reads of the ratelimits table (another process on this data folder may write it)
 WHOLE = ""       # the served-name slot that means the whole connection (its key), not one model
 USED_UP = (("requests_remaining", "requests_reset_at"), ("tokens_remaining", "tokens_reset_at"))
 
@@ -28,23 +27,23 @@ class Resting:
         self.limits = limits
         self._until: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
-        self._read = 0.0
+        self._seen: dict = {}       # what the database's change marker said at the last look (Database.changed)
         self.refresh()
 
     def refresh(self) -> None:
-        """Read the table now (the roster's status does; seating reads it at most every REFRESH seconds)."""
+        """Read the table now (the roster's status does; seating, whenever anything was committed since: another
+        process on this data folder rests a model for this one from its next call)."""
         now = time.time()
         rows = self.db.query("SELECT endpoint, model, resting_until FROM ratelimits WHERE resting_until > ?", (now,))
         with self._lock:
             for r in rows:
                 slot = (r["endpoint"], r["model"] or WHOLE)
                 self._until[slot] = max(r["resting_until"], self._until.get(slot) or 0.0)
-            self._read = time.monotonic()
 
     def until(self, endpoint: str, served: str | None = None) -> float | None:
         """When this model (or, without `served`, the connection as a whole) may be called again: the later of the
         connection's rest and the model's, from 429s or from quotas the headers say are used up."""
-        if time.monotonic() - self._read > REFRESH:
+        if self.db.changed(self._seen):   # looked at before the table is read: no commit falls between
             self.refresh()
         now = time.time()
         t = max(self._until.get((endpoint, WHOLE)) or 0.0,
