@@ -276,3 +276,24 @@ def test_cli_on_a_terminal_redraws_one_line_per_model(cli, http, fake, monkeypat
     code, out, _ = cli("onboard", "m-one", "m-two", "--wait", "--ad-hoc")
     assert code == 0 and out.count("Onboarded") == 2
     assert "\x1b[2K" in term.getvalue() and "done" in term.getvalue()
+
+
+def test_a_model_the_other_services_worker_onboarded_is_answered_with(make_service, fake):
+    """POST /bench/models waits for its item and answers with the model: also when the other service on the data
+    folder took the item (it was a 404 naming the models this request had read before it waited)."""
+    a, b = make_service(), make_service()
+    add_endpoint(Http(a.url), fake)
+    held = threading.Event()
+    fake.script("m-one", Reply(text="ready", hold=held))
+    _, _, d = Http(b.url)("POST", "/bench/onboard", {"models": ["m-one"], "mode": "quick"})
+    wait_for(lambda: Http(b.url)("GET", f"/bench/onboard/{d['items'][0]['id']}")[2]["state"] == "probing")
+    answered = []
+    asking = threading.Thread(target=lambda: answered.append(Http(a.url)("POST", "/bench/models", {
+        "served": "m-two", "alias": "two", "quick": True})))
+    asking.start()
+    wait_for(lambda: len(Http(a.url)("GET", "/bench/onboard")[2]["items"]) == 2)
+    held.set()                      # b's worker, awake as its item ends, takes a's item next
+    asking.join(60)
+    status, _, body = answered[0]
+    assert status == 201, body
+    assert body["model"]["alias"] == "two" and body["item"] == d["items"][0]["id"] + 1

@@ -231,9 +231,11 @@ def test_own_hosts_pass(service):
 
 
 def test_public_hosts_are_allowed_when_listed(make_service):
-    svc = make_service(public_hosts=("bench.example.org",))
+    svc = make_service(public_hosts=("bench.example.org", "proxy.example.org:9000"))
     assert raw(svc.url, "GET", "/healthz", headers={"Host": "bench.example.org"})[0] == 200
     assert raw(svc.url, "GET", "/healthz", headers={"Host": "other.example.org"})[0] == 403
+    assert raw(svc.url, "GET", "/healthz", headers={"Host": "proxy.example.org:9000"})[0] == 200   # as the hint says
+    assert raw(svc.url, "GET", "/healthz", headers={"Host": "proxy.example.org:9001"})[0] == 403
 
 
 def test_cross_origin_post_is_refused(service):

@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 
 from ..askparts import ANYONE, NO_PASSTHROUGH, Asker, PassThrough
 from ..baseurls import local_server
-from ..canonical import EXPLORE, MEMBER, ROUTE, Answer, Ask, estimate_usage
+from ..canonical import EXPLORE, MEMBER, OK, ROUTE, Answer, Ask, estimate_usage
 from ..errors import QuotaRefused
 from ..providers import Provider, Timeouts
 from ..providers.hangup import Hangup
@@ -206,6 +206,7 @@ class Dialer:
             answer = self.client(model).complete(self.budgeted(model, ask), model.served,
                                                  timeouts=timeouts or self.timeouts())
             estimate_usage(answer, ask)
+            self.resting.answered(model.endpoint, model.served)    # a probe that answers ends a rest on failures
             return answer
         finally:
             if kind in OWN_LINE:
@@ -267,8 +268,9 @@ class Dialer:
         return self.resting.until(model.endpoint, model.served)
 
     def failed(self, model: Model, error: BaseException) -> None:
-        """A call failed: a rate limit rests what it names (this model, or its whole connection) until its reset (one
-        of our own limits, that refused a call before it was sent, rests nothing: it is counted here already)."""
+        """A call failed: a rate limit rests what it names (this model, or its whole connection) until its reset, and
+        a model whose calls keep failing rests a while (Resting.observe); one of our own limits, that refused a call
+        before it was sent, rests nothing: it is counted here already."""
         if not isinstance(error, QuotaRefused):
             self.resting.observe(model.endpoint, model.served, error)
 
@@ -292,7 +294,9 @@ class Dialer:
         return self.quota.clock.now() if self.quota else time.time()
 
     def record(self, ended: Ended, amend: float | None = None) -> Written:
-        """The one way a call record is made (see recorder.write)."""
+        """The one way a call record is made (see recorder.write); an answer ends its model's count of failures."""
+        if ended.status == OK:
+            self.resting.answered(ended.model.endpoint, ended.model.served)
         return write(self, ended, amend)
 
     @staticmethod

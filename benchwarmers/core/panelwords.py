@@ -5,8 +5,8 @@ import re
 from typing import Callable
 
 from ..canonical import OK, Seat
-from ..errors import BenchError, NoAbleSeat, RateLimited
-from ..roster.limits.quota import RESTS
+from ..errors import AllSeatsFailed, BenchError, NoAbleSeat, RateLimited
+from ..roster.limits.quota import FAILING, RESTS
 from .seating import Plan
 
 WINDOW = re.compile(r"about (\d+) prompt tokens, window (\d+)")   # seating's why_not for a prompt too long
@@ -64,6 +64,9 @@ def no_able_seat(plan: Plan, free_at: Callable, now: float) -> BenchError:
     if all(sp.skip.startswith(RESTS) for sp in plan.seats):
         return rate_limited(f"Every seat is resting on a rate limit: {reasons}.",
                             [free_at(sp.model) for sp in plan.seats], now)
+    if all(sp.skip.startswith((FAILING, *RESTS)) for sp in plan.seats):     # the endpoints are at fault, not the ask
+        return AllSeatsFailed(f"Every seat rests: {reasons}.", "Check the endpoints with bench models; a model "
+                              "resting on its failures is tried again when its rest ends.")
     fixes = [fix for cause, fix in (("no vision", "drop the image"),
                                     ("context window", "shorten the prompt or add a model with a larger window"))
              if any(cause in sp.skip for sp in plan.seats)]

@@ -133,12 +133,14 @@ TOOLS = [
         "inputSchema": {
             "type": "object",
             "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20,
-                                     "description": "at most this many, newest first"}},
+                                     "description": "at most this many points and this many answers, "
+                                                    "newest first"}},
             "additionalProperties": False,
         },
         "outputSchema": {
             "type": "object",
-            "properties": {"total": {"type": "integer"}, "points": {"type": "array", "items": POINT_SCHEMA},
+            "properties": {"total": {"type": "integer"}, "points_total": {"type": "integer"},
+                           "points": {"type": "array", "items": POINT_SCHEMA},
                            "pending": {"type": "array", "items": {
                 "type": "object",
                 "properties": {"call": _STR, "panel": _NULL_STR, "collection": _NULL_STR, "seat": {"type": "integer"},

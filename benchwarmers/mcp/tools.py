@@ -168,7 +168,8 @@ class Tools:
         reply = self.reach.pending(limit)
         items = [p for p in reply.get("pending") or [] if isinstance(p, dict)]
         points = [p for p in reply.get("points") or [] if isinstance(p, dict)]
-        data = {"total": int(reply.get("total") or 0), "points": points, "pending": items}
+        data = {"total": int(reply.get("total") or 0), "points": points, "pending": items,
+                "points_total": int(reply.get("points_total") or len(points))}
         return pending_text(data), data
 
 
@@ -311,8 +312,10 @@ def pending_text(data: dict) -> str:
     items, points = data["pending"], data.get("points") or []
     lines = []
     if points:
-        lines += [f"Points nobody judged yet: {len(points)}. Check each against the code and judge it with `verdict` "
-                  "(point, holds) first: one judgement counts for every seat that took a side.", ""]
+        total = data.get("points_total", len(points))
+        shown = f" (the newest {len(points)} shown)" if total > len(points) else ""
+        lines += [f"Points nobody judged yet: {total}{shown}. Check each against the code and judge it with "
+                  "`verdict` (point, holds) first: one judgement counts for every seat that took a side.", ""]
         lines += [f"- point {p.get('id')} · panel {p.get('panel')}: {p.get('claim')} (asserted by "
                   f"{', '.join(map(str, p.get('assert') or [])) or 'none'}; denied by "
                   f"{', '.join(map(str, p.get('deny') or [])) or 'none'})" for p in points]

@@ -30,6 +30,7 @@ class Provider:
     api = ""
     supports: dict = {}
     default_base = ""
+    base = ""          # this endpoint's own, set by __init__
 
     def __init__(self, base_url: str | None, key: str | None, *, name: str = "",
                  transport: Transport | None = None):

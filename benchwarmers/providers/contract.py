@@ -25,6 +25,7 @@ class ProviderContract(Protocol):
     # which entries of `tools` are the client's own functions (server tools would run, and bill, upstream)
     passthrough_fields: ClassVar[frozenset]
     client_tool: ClassVar[Callable[[object], bool]]
+    base: str                           # this endpoint's base URL (where a seat is asked: local or not)
 
     # ---- the adapter's own: Provider calls these and leaves them to the subclass ----
     def headers(self) -> dict:

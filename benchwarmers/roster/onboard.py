@@ -270,14 +270,18 @@ class Onboarding:
         return OWED.format(alias=alias)
 
 
-def model_view(model: Model, probe: dict | None = None, resting: float | None = None) -> dict:
-    """A model as the admin API shows it: status text says active, resting until T, or retired with reason."""
+def model_view(model: Model, probe: dict | None = None, resting: float | None = None,
+               failing: tuple[float, str] | None = None) -> dict:
+    """A model as the admin API shows it: status text says active, resting until T (`failing`: (T, why) when its
+    calls keep failing), or retired with reason."""
     status = model.status
     text = status
     if model.status == "retired":
         text = f"retired: {model.reason}" if model.reason else "retired"
-    elif resting:
-        status, text = "resting", "resting until " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(resting))
+    elif resting or failing:
+        why = f", as {failing[1]}" if failing and (not resting or failing[0] >= resting) else ""
+        resting = max(resting or 0.0, failing[0] if failing else 0.0)
+        status, text = "resting", "resting until " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(resting)) + why
     return {"alias": model.alias, "endpoint": model.endpoint, "served": model.served, "status": status,
             "status_text": text, "reason": model.reason, "retired_at": model.retired_at, "resting_until": resting,
             "ad_hoc": model.ad_hoc, "facts": model.facts, "added": model.added, "last_probe": probe}

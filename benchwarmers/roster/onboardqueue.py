@@ -2,7 +2,8 @@
 
 An item goes queued -> probing (the probe, then a quick speed measure) -> (suite, for a full onboarding) -> done or
 failed (with the reason); while in `suite`, `progress` says how far its suite run is; `suite` says what became of
-the suite for the model (onboard.Onboarding.suite). Two services on one data folder share the queue: claiming an
+the suite for the model (onboard.Onboarding.suite). An item queued without an endpoint names the one found to
+serve it from the probing step on. Two services on one data folder share the queue: claiming an
 item is one transaction, and nothing is claimed while another item is running with a fresh heartbeat. An item whose
 worker stopped beating (a crash) or that was running when the service stopped is retried once, then failed; one cut
 off after its model was registered resumes at the suite step (the suite run itself keeps what was answered). Each
@@ -358,6 +359,9 @@ class OnboardQueue:
         steps = self.onboarding
         served = steps.through_hub(served, item["endpoint"], item.get("via"), lambda line: self.log_line(item_id, line))
         found, entry = steps.locate(served, item["endpoint"])
+        if not item["endpoint"]:      # queued without one: the item now names the endpoint found, so its progress
+            self.db.call(lambda c: c.execute(      # shows on that endpoint's row alone
+                "UPDATE onboard_queue SET endpoint = ? WHERE id = ? AND endpoint IS NULL", (found.name, item_id)))
         alias = steps.pick_alias(served, found.name, item["alias"])
         listed = f" {entry['id']}" if entry.get("id") != served else ""   # its `:latest`, as the endpoint lists it
         self.log_line(item_id, f"found{listed} on endpoint {found.name} ({found.api}); probing it as {alias}")

@@ -8,7 +8,8 @@ OpenAI-compatible.
         slow.url                        # a base URL for an openai endpoint
         slow.asked_max                  # the max_tokens of each request, in order
         slow.streamed                   # whether each request asked for a stream, in order
-        slow.served                     # per request as it ended: (tokens written, "done" | "length" | "closed")
+        slow.served                     # per request: (tokens written, "done" | "length" | "closed"), noted
+        #                                 before the answer's last bytes, so a client holding the answer finds it
         slow.wait_idle()                # until no request is being generated (the slot is free)
 """
 from __future__ import annotations
@@ -51,7 +52,7 @@ class SlowModel(FakeOpenAI):
         with self._lock:
             self.generating += 1
         limit = min(self.length, cap) if cap else self.length
-        written, how = 0, "closed"
+        written, how, noted = 0, "closed", None
         try:
             while self.hold is not None and not self.hold.wait(0.02):
                 if gone():
@@ -68,6 +69,7 @@ class SlowModel(FakeOpenAI):
                 if stream:
                     h.chunk(self._chunk(body, {"content": "tok "}))
             how = "length" if limit < self.length else "done"
+            noted = self._note(written, how)   # before the last bytes: a client that has the answer finds it noted
             finish = "length" if how == "length" else "stop"
             last = next((content_text(m.get("content")) for m in reversed(body.get("messages") or [])
                          if m.get("role") == "user"), "")
@@ -86,16 +88,26 @@ class SlowModel(FakeOpenAI):
                                                "message": {"role": "assistant", "content": "tok " * written}}]})
         except OSError:          # the client went away while we wrote
             how = "closed"
+            if noted is not None:
+                with self._lock:
+                    self.served[noted] = (written, how)
         finally:
-            self._ended(written, how)
+            self._ended(written, how, noted=noted is not None)
 
     def _chunk(self, body: dict, delta: dict, finish: str | None = None) -> bytes:
         return sse({"id": "chatcmpl-slow", "object": "chat.completion.chunk", "model": body.get("model"),
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
-    def _ended(self, written: int, how: str, held: bool = True) -> None:
+    def _note(self, written: int, how: str) -> int:
+        """How a request ended, noted in `served`; its index there."""
         with self._lock:
             self.served.append((written, how))
+            return len(self.served) - 1
+
+    def _ended(self, written: int, how: str, held: bool = True, noted: bool = False) -> None:
+        with self._lock:
+            if not noted:
+                self.served.append((written, how))
             if held:
                 self.generating -= 1
                 self._idle.notify_all()
