@@ -52,7 +52,8 @@ class Panel:
         self.caller, self.record, self.settings = caller, record, settings
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")
         self.lanes = Lanes(self.pool, workers, lambda: self.settings()["endpoint_share"])
-        self.picker = Picker(registry, record, settings, caller.paces, self._able)
+        self.picker = Picker(registry, record, settings, caller.paces, lambda model, run: seating.why_not(
+            model, run.ask, run.ask.prompt_tokens(), run.endpoints, REFEREE, run.asker))   # a judge as a seat is
         self.referee = Refereeing(registry, caller, self.picker, settings, PointStore(caller.calls.db), self.lanes)
         self._live: set = set()            # runs with seats out, for stopping()
         self._live_lock = threading.Lock()
@@ -119,10 +120,6 @@ class Panel:
             else:
                 self._send(run, sp, seat)
         return run
-
-    def _able(self, model, run: PanelRun) -> str | None:
-        """Why `model` cannot judge this panel now (a referee's or a merge's call), as seating says it of a seat."""
-        return self.seating.why_not(model, run.ask, run.ask.prompt_tokens(), run.endpoints, REFEREE, run.asker)
 
     def _target(self, ask: Ask):
         name = ask.target.name
