@@ -85,14 +85,21 @@ async def answer(path: str, body: bytes, delay: float) -> bytes:
     return response(200, whole(model), "application/json", False)
 
 
+SEAT_HEADING = re.compile(r"^## Seat (\d+)(?: \u00b7 .*)?$", re.M)    # `## Seat N`, or an older `## Seat N · model`
+
+
 def referee(model: str, req: dict) -> bytes:
     """A served name `referee-<any>` answers as a panel's referee: one point over the seats its prompt shows (each
-    `## Seat N · model`), asserted by all but the last two and denied by those, each quoting "says: fine" (in every
-    answer above): a contested point that the service's checks let stand."""
+    under `## Seat N`), asserted by all but the last two and denied by those, each quoting its own answer's first
+    sentence (a whole sentence, as the service asks): a contested point that the service's checks let stand."""
     prompt = " ".join(str(m.get("content") or "") for m in req.get("messages") or [] if isinstance(m, dict))
-    seats = sorted({int(n) for n in re.findall(r"^## Seat (\d+) · ", prompt, re.M)})
+    body = prompt.split("\n## End of the answers", 1)[0]
+    marks = list(SEAT_HEADING.finditer(body))
+    said = {int(m.group(1)): body[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(body)].strip()
+            for i, m in enumerate(marks)}
+    seats = sorted(said)
     point = {"claim": "The answer is fine.", "assert": seats[:-2] or seats, "deny": seats[-2:] if len(seats) > 2
-             else [], "quotes": {str(n): "says: fine" for n in seats}}
+             else [], "quotes": {str(n): said[n].split(". ")[0].split("\n")[0].rstrip(".") for n in seats}}
     text = json.dumps({"points": [point]})
     return json.dumps({"id": "chatcmpl-fast", "object": "chat.completion", "created": 1700000000, "model": model,
                        "choices": [{"index": 0, "finish_reason": "stop",

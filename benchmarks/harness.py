@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
 FLOOR = 0.05          # the fake upstream's delay before each answer, seconds
+AFTER = 0.3           # seconds after the last answer before the CPU is read: work after a reply (a panel's referee)
 
 
 # ---- the processes ----------------------------------------------------------------------------
@@ -250,6 +251,7 @@ def measure(proc: Proc | None, url: str, label: str, payload: dict | bytes, n: i
     run_load(url, payload, max(4 * concurrency, 8), concurrency, **load_kw)
     cpu0, conn0, sw0 = proc.cpu() if proc else None, upstream_connects(upstream), proc.switches() if proc else None
     load = run_load(url, payload, n, concurrency, **load_kw)
+    time.sleep(AFTER)      # what the last asks started after their replies (a referee) is counted too
     cpu1, conn1, sw1 = proc.cpu() if proc else None, upstream_connects(upstream), proc.switches() if proc else None
     done = len(load.latencies)
     ms = lambda s: (s - FLOOR) * 1000   # noqa: E731

@@ -8,6 +8,9 @@
     python benchmarks/panel.py --hold 40000         # RSS with 64 asks at once held for 40,000 panels (each checkout)
     python benchmarks/panel.py --aims --keyed       # the endpoint's key in llm's keys.json, as users keep theirs
     python benchmarks/panel.py --aims --prompt-kb 60  # a 60 KB user message instead of a one-line one
+    python benchmarks/panel.py --aims --points      # issue 39: the collection made the default way, its contested
+                                                    # points on (a referee outside it), against a fan-out recording
+                                                    # its seats in SQLite
     python benchmarks/panel.py --aims --stream-seats local  # seats asked streamed, as on a local server
 
 Three processes besides this one, all on 127.0.0.1: benchmarks/fastfake.py (an OpenAI-compatible upstream whose
@@ -35,6 +38,7 @@ from harness import (FLOOR, HERE, ROOT, Proc, configure, fake_root, fmt, load_av
                      run_load, start_service, wait_healthy)
 
 SEATS = [f"m{i}" for i in range(1, 6)]
+REFEREE = "referee-judge"     # fastfake answers it as a referee: the one model outside the panel, so the default one
 PROMPT = [{"role": "user", "content": "Say something short."}]
 
 
@@ -52,18 +56,25 @@ def body(model: str, stream: bool) -> dict:
 STREAM_SEATS = "none"   # the fake stands for a remote provider; --stream-seats local measures a local server's seats
 
 
-def setup(home: Path, upstream: str, workers: int | None = None, keyed: bool = False) -> None:
-    """Five models on the fake upstream and a collection of all five (no explore seats: exactly five)."""
+def setup(home: Path, upstream: str, workers: int | None = None, keyed: bool = False, points: bool = False) -> None:
+    """Five models on the fake upstream and a collection of all five (no explore seats: exactly five). `points`: the
+    collection as a new one is made (its contested points on), and a sixth model outside it to referee."""
     settings = {"stream_seats": STREAM_SEATS, **({"panel_workers": workers} if workers else {})}
-    configure(home, {"fake": {"base_url": upstream, "api": "openai"}}, {m: "fake" for m in SEATS},
-              {"five": {"members": SEATS, "explore": 0}}, settings, keyed)
+    models = {m: "fake" for m in SEATS + ([REFEREE] if points else [])}
+    collections = {"five": {"members": SEATS, "explore": 0, **({"points": "contested"} if points else {})}}
+    if points:       # the same five with points off, to tell the referee's share from the rest
+        collections["plain"] = {"members": SEATS, "explore": 0, "points": "off"}
+    configure(home, {"fake": {"base_url": upstream, "api": "openai"}}, models, collections, settings, keyed)
 
 
-def cases(aims_only: bool) -> list:
+def cases(aims_only: bool, points: bool = False) -> list:
     """(label, model, stream, concurrency) of each case, in the order they run."""
     if aims_only:
         return [("five-seat panel, whole", "bench/five", False, 16), ("five-seat panel, whole", "bench/five", False, 64),
-                ("five-seat panel, streamed", "bench/five", True, 1), ("one-model ask, streamed", "m1", True, 1)]
+                ("five-seat panel, streamed", "bench/five", True, 1), ("one-model ask, streamed", "m1", True, 1)] + \
+            ([("five-seat panel, streamed", "bench/five", True, 16),
+              ("five-seat panel, points off, whole", "bench/plain", False, 16),
+              ("five-seat panel, points off, whole", "bench/plain", False, 64)] if points else [])
     out = []
     for label, model in (("five-seat panel", "bench/five"), ("one-model ask", "m1")):
         for stream in (False, True):
@@ -117,7 +128,7 @@ def long_run(proc: Proc, total: int, step: int, concurrency: int = 16) -> dict:
 
 def service_run(home: Path, who: str, root: Path, upstream: str, args, todo: list, long_total: int) -> tuple:
     """One service process from `root`: the cases, then (when asked) the long run in the same process."""
-    setup(home, upstream, args.workers, args.keyed)
+    setup(home, upstream, args.workers, args.keyed, args.points)
     proc = start_service(home, root)
     try:
         wait_healthy(proc.url)
@@ -128,9 +139,10 @@ def service_run(home: Path, who: str, root: Path, upstream: str, args, todo: lis
     return rows, long
 
 
-def naive_run(upstream: str, args) -> list:
-    """The naive fan-out's rows: a fresh one each run."""
-    naive = Proc([sys.executable, str(HERE / "naive_fanout.py"), upstream])
+def naive_run(upstream: str, args, base: Path) -> list:
+    """The naive fan-out's rows: a fresh one each run (with --points, one that records its seats in SQLite)."""
+    record = ["--record", str(base / f"fanout-{time.monotonic_ns()}.db")] if args.points else []
+    naive = Proc([sys.executable, str(HERE / "naive_fanout.py"), upstream, *record])
     try:
         return [dict(measure(naive, naive.url, "naive fan-out, whole", body("bench/five", False), args.n, c, upstream),
                      who="naive", load=load_average()) for c in ((16, 64) if args.aims else (1, 16, 64))]
@@ -143,7 +155,7 @@ def hold_run(base: Path, services: list, upstream: str, args) -> None:
     tenth, a fresh service of each checkout in turn."""
     for who, root in services:
         home = base / f"hold-{who}"
-        setup(home, upstream, args.workers, args.keyed)
+        setup(home, upstream, args.workers, args.keyed, args.points)
         proc = start_service(home, root)
         try:
             wait_healthy(proc.url)
@@ -158,18 +170,20 @@ def hold_run(base: Path, services: list, upstream: str, args) -> None:
 
 
 def profile_run(base: Path, root: Path, upstream: str, args) -> None:
-    """The five-seat panel, whole, at --concurrency asks, with the service under cProfile; the top entries."""
+    """The five-seat panel, whole (or --stream), at --concurrency asks, with the service under cProfile; the top
+    entries."""
     home = base / "profiled"
-    setup(home, upstream, args.workers, args.keyed)
+    setup(home, upstream, args.workers, args.keyed, args.points)
     out = Path(args.profile).resolve()
     proc = start_service(home, root, profile=out)
     try:
         wait_healthy(proc.url)
-        row = measure(proc, proc.url, "five-seat panel, whole (profiled)", body("bench/five", False), args.n,
+        how = "streamed" if args.stream else "whole"
+        row = measure(proc, proc.url, f"five-seat panel, {how} (profiled)", body("bench/five", args.stream), args.n,
                       args.concurrency, upstream)
     finally:
         proc.stop()
-    print(f"## Profile of the service: five-seat panel, whole, c={args.concurrency}, {row['n']} asks, "
+    print(f"## Profile of the service: five-seat panel, {how}, c={args.concurrency}, {row['n']} asks, "
           f"load {load_average()}\n")
     print(f"(under the profiler: {row['cpu']:.2f} ms CPU per panel)\n\n```")
     stats = pstats.Stats(str(out))
@@ -229,6 +243,37 @@ def report_aims(rows: list, who: str, start: dict | None, long: dict | None) -> 
     print(flush=True)
 
 
+def report_points_aims(rows: list, who: str) -> None:
+    """Issue 39's aims: the default panel (its referee's call included) against the fan-out recording its seats, and
+    against the same panel with its points off (what the referee itself costs); a streamed panel against a whole one."""
+    def pick(name, case, c):
+        return next((r for r in rows if r["who"] == name and r["case"] == case and r["c"] == c), None)
+
+    def ratio(a, b):
+        return a / b if a and b else None
+    panel = {c: pick(who, "five-seat panel, whole", c) for c in (16, 64)}
+    bases = (("the recording fan-out", {c: pick("naive", "naive fan-out, whole", c) for c in (16, 64)}),
+             ("points off", {c: pick(who, "five-seat panel, points off, whole", c) for c in (16, 64)}))
+    print(f"### Issue 39's aims: {who}\n\n| aim | against | measured | met |\n|---|---|---|---|")
+    for name, base in bases:
+        cpu = ratio(panel[16]["cpu"], base[16]["cpu"])
+        for aim, measured, met in (
+                ("added p50 within 2 ms (c=16, whole)",
+                 f"{panel[16]['p50']:.1f} vs {base[16]['p50']:.1f} ms ({panel[16]['p50'] - base[16]['p50']:+.1f})",
+                 panel[16]["p50"] <= base[16]["p50"] + 2),
+                ("panels/s at least 0.9x (c=64, whole)",
+                 f"{panel[64]['rps']:.0f} vs {base[64]['rps']:.0f}/s ({panel[64]['rps'] / base[64]['rps']:.2f}x)",
+                 panel[64]["rps"] >= 0.9 * base[64]["rps"]),
+                ("CPU a panel at most 1.25x (c=16, whole)",
+                 f"{fmt(panel[16]['cpu'], '.2f')} vs {fmt(base[16]['cpu'], '.2f')} ms ({fmt(cpu, '.2f')}x)",
+                 bool(cpu and cpu <= 1.25))):
+            print(f"| {aim} | {name} | {measured} | {'yes' if met else 'NO'} |")
+    streamed = ratio(pick(who, "five-seat panel, streamed", 16)["cpu"], panel[16]["cpu"])
+    print(f"| a streamed panel's CPU at most 1.2x a whole one's (c=16) | the whole panel | "
+          f"{fmt(streamed, '.2f')}x | {'yes' if streamed and streamed <= 1.2 else 'NO'} |")
+    print(flush=True)
+
+
 def print_extras(who: str, start: dict | None, long: dict | None) -> None:
     for kind, run in (("modules compiled once", start), ("compiled from source each start",
                                                           (start or {}).get("cold"))):
@@ -260,10 +305,14 @@ def options(argv):
     ap.add_argument("--profile", default=None, help="write the profiled service's stats here; print the top entries")
     ap.add_argument("--top", type=int, default=30, help="entries of the profile to print (default 30)")
     ap.add_argument("--concurrency", type=int, default=16, help="concurrent asks of the profiled run (default 16)")
+    ap.add_argument("--stream", action="store_true", help="with --profile: the asks streamed (default: whole)")
     ap.add_argument("--prompt-kb", type=int, default=0,
                     help="ask with a user message of this many KB instead of a one-line one (also to the fan-out)")
     ap.add_argument("--keyed", action="store_true",
                     help="the endpoint has a key in llm's keys.json, as a user's real endpoints do (default: no key)")
+    ap.add_argument("--points", action="store_true",
+                    help="issue 39: the collection made the default way (contested points, a referee outside it), "
+                         "the fan-out recording its seats in SQLite, and that issue's aims")
     ap.add_argument("--stream-seats", choices=("none", "local"), default="none",
                     help="none (the default): seats asked whole, as on a remote provider; local: streamed, as seats "
                          "on a local server are (the fake listens on loopback)")
@@ -283,7 +332,7 @@ def main(argv: list | None = None) -> int:
         PROMPT = long_prompt(args.prompt_kb)
     services = [("before", args.before.resolve()), ("after", args.root.resolve())] if args.before else \
         [("service", args.root.resolve())]
-    todo = cases(args.aims)
+    todo = cases(args.aims, args.points)
     print(f"# benchmarks/panel.py {' '.join(sys.argv[1:])}: {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"{platform.system()} {platform.release()}; {args.n} requests per case, upstream delay {FLOOR * 1000:.0f} ms; "
           f"load {load_average()}\n", flush=True)
@@ -297,7 +346,7 @@ def main(argv: list | None = None) -> int:
                 return 0
             runs, starts, longs = [], {}, {}
             for r in range(args.repeat):
-                runs.append(naive_run(fake.url, args))
+                runs.append(naive_run(fake.url, args, base))
                 order = services if r % 2 == 0 else services[::-1]   # alternate who goes first
                 for who, root in order:
                     rows, long = service_run(base / f"{who}{r}", who, root, fake.url, args, todo,
@@ -320,7 +369,10 @@ def main(argv: list | None = None) -> int:
     print_table(rows)
     for who, _ in services:
         print_extras(who, starts.get(who), longs.get(who))
-        report_aims(rows, who, starts.get(who), longs.get(who))
+        if args.points:
+            report_points_aims(rows, who)
+        else:
+            report_aims(rows, who, starts.get(who), longs.get(who))
     return 0
 
 

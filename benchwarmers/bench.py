@@ -89,7 +89,8 @@ class Bench:
                                self.dialer)
         self.panel = Panel(self.registry, self.collections, self.seating, self.dialer, self.rankings, self.settings,
                            workers=self.settings()["panel_workers"])
-        self.points = PointVerdicts(self.panel.referee.store)   # a panel's points, judged once for every seat
+        self.points = PointVerdicts(self.panel.referee.store, self.settings)   # a panel's points, judged once for every seat
+        self.referees = self.panel.picker   # who referees and merges a panel (never its own seat when another can)
         self.router = Router(self.registry, self.collections, self.seating, self.dialer, self.rankings,
                              Pins(self.db), self.panel.lanes, self.settings)
         # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)

@@ -18,6 +18,15 @@ def whole(value) -> bool:
     return finite(value) and value == int(value)
 
 
+def typed_seconds(text: str) -> float | str | None:
+    """Seconds typed in a form or on the command line: empty is None (the setting's value), a number a float,
+    anything else kept as typed, for the API's check to refuse in its own words."""
+    try:
+        return float(text) if text.strip() else None
+    except ValueError:
+        return text
+
+
 ROW_ID_MAX = 2 ** 63 - 1    # SQLite's largest integer: a bigger id cannot be a row, and binding it raises
 
 

@@ -67,9 +67,15 @@ SETTINGS = {s.name: s for s in (
             "ledger line is kept.", lambda v: v >= 0, most=100_000),
     Setting("merge_model", None, str, "Model that writes :merged answers when a collection names none."),
     Setting("referee_model", None, str, "Model that finds a panel's points (where its seats disagree) when a "
-            "collection names no referee; unset, the referee is chosen as the merge model is."),
-    Setting("referee_timeout", 120.0, float, "Seconds a panel's referee may take to answer; past it the reply says "
-            "points: unavailable, with the seats' answers as they are.", _positive, most=DAY),
+            "collection names no referee, unless it is a seat of that panel; unset, the best-recorded active model "
+            "outside the panel that writes the points within referee_timeout."),
+    Setting("referee_timeout", 120.0, float, "Seconds a panel's referee may take to answer; past it the referee is "
+            "hung up and its points say unavailable (the seats' answers went out before it, as they are).",
+            _positive, most=DAY),
+    Setting("points_wait_seconds", 3.0, float, "Seconds a streamed panel reply waits after its last seat for the "
+            "referee's points: within it the stream ends with them, past it with a line saying where they will be "
+            "(a whole reply never waits, unless its request asked for points). A collection's points_wait "
+            "overrides it.", lambda v: v >= 0, most=600),
     Setting("keepalive_seconds", 10.0, float, "Seconds between keep-alive frames while a stream waits.", _positive,
             most=3600),
     Setting("pin_idle_minutes", 240.0, float, "Route-mode pins expire after this long without a turn.", _positive,

@@ -118,8 +118,8 @@ def test_collection_overview_counts_shares_and_suggests(api):
                                        "false": ["claim one", "claim two"]})
     status, _, d = api("GET", "/bench/collections/core/overview")
     assert status == 200 and d["name"] == "core" and d["description"] == "review"
-    assert d["seats"] == {"members": 2, "explore": 1, "calls": 3, "merged_calls": 4, "route_calls": 1,
-                          "explorers": 1}
+    assert d["seats"] == {"members": 2, "explore": 1, "referee": 0, "calls": 3, "merged_calls": 4, "route_calls": 1,
+                          "explorers": 1}          # its points are off: no referee's call
     assert d["together"] == {"context_window": 8000, "context_unknown": [], "tools": True, "vision": False,
                              "tightest_limit": {"endpoint": "fake", "requests_limit": 20, "tokens_limit": None}}
     kinds = {s["kind"]: s for s in d["suggestions"]}

@@ -160,13 +160,29 @@ def test_onboarding_by_form_shows_progress_beside_each_model(bench, fake):
 
 def test_collections_by_form(bench, home):
     fields = [("name", "fresh"), ("description", "design <review>"), ("members", "a"), ("members", "x"),
-              ("explore", "0"), ("shadow", "0"), ("merge_model", "")]
+              ("explore", "0"), ("shadow", "0"), ("merge_model", ""), ("points", "contested"), ("referee", "b"),
+              ("points_wait", "1.5")]
     status, headers, _ = bench.form("/collections/save", fields)
     assert status == 303 and headers["location"] == "/collections/fresh"
     page = bench.get("/collections/fresh")[2]
-    assert "Saved collection fresh: one ask makes 2 calls" in page and "design &lt;review&gt;" in page
+    assert "Saved collection fresh: one ask makes 3 calls" in page and "design &lt;review&gt;" in page
+    assert "2 members + 0 explore seats + the referee (after the reply)" in page
+    assert "<strong>b</strong> referees its panels now (named here)" in page
     saved = json.loads((home / "config" / "collections.json").read_text())["collections"]["fresh"]
     assert saved["members"] == ["a", "x"] and saved["explore"] == 0
+    assert (saved["points"], saved["referee"], saved["points_wait"]) == ("contested", "b", 1.5)
+    # a member named as referee is passed over, and the page says so; points off: no referee, one call fewer
+    fields = [f for f in fields if f[0] not in ("referee", "points", "points_wait")]
+    bench.form("/collections/save", fields + [("points", "contested"), ("referee", "a"), ("points_wait", "")])
+    page = bench.get("/collections/fresh")[2]
+    assert "a: a seat of this panel" in page and "the best-recorded model outside the panel" in page
+    assert json.loads((home / "config" / "collections.json").read_text())["collections"]["fresh"].get(
+        "points_wait") is None
+    bench.form("/collections/save", fields + [("points", "off"), ("referee", ""), ("points_wait", "")])
+    page = bench.get("/collections/fresh")[2]
+    assert "one ask makes 2 calls" in page and "Points are off: no referee is asked." in page
+    status, headers, _ = bench.form("/collections/save", fields + [("points", "off"), ("points_wait", "soon")])
+    assert status == 303 and "points_wait must be a number of seconds" in bench.get(headers["location"])[2]
     status, headers, _ = bench.form("/collections/save", [("name", "bad name"), ("members", "a")])
     assert status == 303 and "not a valid name" in bench.get(headers["location"])[2]
     assert bench.form("/collections/fresh/delete", {})[0] == 303

@@ -141,19 +141,23 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
         expect(page.locator('.progress[data-key="hub|alpha-1"]')).to_contain_text("done")
         shoot(page, "onboard")
 
-        # save a collection; the count of calls follows the ticks
+        # save a collection; the count of calls follows the ticks, and counts the referee while points are on
         page.click('nav >> text=Collections')
         page.click("text=New collection")
         page.fill("#c-name", "core")
         page.fill("#c-desc", "code review")
         page.check('input[name="members"][value="alpha-1"]')
         page.fill("#c-explore", "0")
-        expect(page.locator(".live-count")).to_contain_text("One ask makes 1 call")
-        page.check('input[name="members"][value="beta-2"]')
         expect(page.locator(".live-count")).to_contain_text("One ask makes 2 calls")
+        expect(page.locator(".live-count")).to_contain_text("+ the referee (after the reply)")
+        page.select_option("#c-points", "off")
+        expect(page.locator(".live-count")).to_contain_text("One ask makes 1 call")
+        page.select_option("#c-points", "contested")
+        page.check('input[name="members"][value="beta-2"]')
+        expect(page.locator(".live-count")).to_contain_text("One ask makes 3 calls")
         shoot(page, "collection-new", dark=False)
         page.click("text=Save collection")
-        expect(page.locator(".flash-ok")).to_contain_text("Saved collection core: one ask makes 2 calls")
+        expect(page.locator(".flash-ok")).to_contain_text("Saved collection core: one ask makes 3 calls")
 
         # ask it: each seat's column fills in as that seat finishes
         page.click("nav >> text=Ask")

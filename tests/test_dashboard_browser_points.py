@@ -1,6 +1,10 @@
-"""A panel's points in a real browser: asked on the Ask page, a point judged there in place, the seat columns show
-its quoted words and the proposal its verdict makes, confirmed in one click; then judged again on the ask's page."""
+"""A panel's points in a real browser: asked on the Ask page, the points come in after the answers (the referee reads
+them after the reply: the page says so, then shows the points without a reload), a point judged there in place, the
+seat columns show its quoted words and the proposal its verdict makes, confirmed in one click; then judged again on
+the ask's page, which also follows a referee still reading."""
 from __future__ import annotations
+
+import threading
 
 import pytest
 
@@ -18,6 +22,32 @@ except ImportError:          # skipped by pytestmark
 @pytest.fixture
 def served(home, fake, make_service):
     return serve(home, fake, make_service, FakeReferee())
+
+
+def test_the_points_come_in_live_after_the_answers(tab, home, fake, make_service):
+    gate = threading.Event()
+    svc = serve(home, fake, make_service, FakeReferee())
+    fake.script("m-merge", FakeReferee().reply(hold=gate))      # the referee reads until the test lets it answer
+    watch = Watch(tab, svc.url)
+    try:
+        tab.goto(svc.url + "/ask")
+        tab.fill("#ask-prompt", "Is the cache stale?")
+        tab.click('#ask-form button[type="submit"]')
+        expect(tab.locator("#ask-form [data-status]")).to_contain_text("3 of 3 seats answered")
+        expect(tab.locator("#points [data-points-pending]")).to_contain_text("The referee merger is reading")
+        expect(column(tab, "a").locator(".answer")).to_contain_text("The cache is stale.")
+        assert tab.locator("#points li.point").count() == 0
+        panel = tab.locator(".panel-link").get_attribute("href").rsplit("/", 1)[1]
+        other = tab.context.new_page()                               # the ask's own page follows it too
+        other.goto(svc.url + f"/calls/{panel}")
+        expect(other.locator("#points [data-points-pending]")).to_be_visible()
+    finally:
+        gate.set()
+    expect(tab.locator("#points li.point").first).to_contain_text("The cache is stale.")    # no reload
+    expect(column(tab, "a").locator(".answer mark")).to_have_text("The cache is stale")
+    assert tab.locator("#points [data-points-pending]").count() == 0
+    expect(other.locator("#points li.point").first).to_contain_text("denies: Seat 2 · b")
+    assert watch.clean(), (watch.dialogs, watch.foreign, watch.violations)
 
 
 def column(tab, model: str):

@@ -1,17 +1,19 @@
-"""A panel's points on the dashboard: the call page's card (HTML and .json), judging a point by form, the quotes
-marked in the columns, the proposal confirmed in one post, the Ask stream's points line, and points unavailable."""
+"""A panel's points on the dashboard: the call page's card (HTML and .json) while the referee reads and once its points
+are in, judging a point by form, the quotes marked in the columns, the proposal confirmed in one post, the Ask
+stream's points line, and points unavailable."""
 from __future__ import annotations
 
 import json
 import re
+import threading
 
 import pytest
 
 from tests.fakes.referee import FakeReferee
 from tests.helpers.dashboard import Session
 from tests.helpers.http import Http
-from tests.helpers.panel import body, fake, setup_bench  # noqa: F401  (the fake fixture)
-from tests.test_points_wired import ANSWERS, COLS
+from tests.helpers.panel import body, fake, setup_bench, wait_for  # noqa: F401  (the fake fixture)
+from tests.test_points_wired import ANSWERS, COLS, WAITS
 
 
 def serve(home, fake, make_service, referee: FakeReferee):
@@ -27,8 +29,9 @@ def served(home, fake, make_service):
     return serve(home, fake, make_service, FakeReferee())
 
 
-def ask(url) -> dict:
-    status, _, data = Http(url)("POST", "/v1/chat/completions", body())
+def ask(url, **kw) -> dict:
+    """A panel asked; by default it waits for its points (`bench.points`)."""
+    status, _, data = Http(url)("POST", "/v1/chat/completions", body(**{"bench": WAITS, **kw}))
     assert status == 200, data
     return data["bench"]
 
@@ -84,19 +87,33 @@ def test_without_script_a_point_verdict_posts_and_comes_back_to_the_page(served)
     assert "Point judged false." in page and "judged: <strong>false</strong>" in page
 
 
-def test_the_ask_stream_says_when_the_points_are_in(served):
-    s = Session(served.url)
-    text = s.request("POST", "/ask/stream", f"collection=core&prompt=hello&csrf={s.csrf}".encode(),
-                     {"Content-Type": "application/x-www-form-urlencoded"})[2]
-    lines = [json.loads(x) for x in text.splitlines() if x.strip()]
-    info = next(x["points"] for x in lines if "points" in x)
-    assert info["shown"] == 1 and info["referee"] == "merger"
-    assert "done" in lines[-1] and lines.index(next(x for x in lines if "points" in x)) == len(lines) - 2
+def test_the_ask_stream_says_the_referee_is_reading_and_the_page_shows_the_points_once_in(home, fake, make_service):
+    gate = threading.Event()
+    svc = serve(home, fake, make_service, FakeReferee())
+    fake.script("m-merge", FakeReferee().reply(hold=gate))
+    s = Session(svc.url)
+    try:
+        text = s.request("POST", "/ask/stream", f"collection=core&prompt=hello&csrf={s.csrf}".encode(),
+                         {"Content-Type": "application/x-www-form-urlencoded"})[2]
+        lines = [json.loads(x) for x in text.splitlines() if x.strip()]
+        info = next(x["points"] for x in lines if "points" in x)
+        assert info["pending"] is True and info["referee"] == "merger"
+        assert "done" in lines[-1] and lines.index(next(x for x in lines if "points" in x)) == len(lines) - 2
+        panel = lines[0]["panel"]
+        page = s.get(f"/calls/{panel}")[2]
+        assert "data-points-pending" in page and "The referee merger is reading the answers" in page
+        assert s.json(f"/calls/{panel}.json")["points"]["info"]["pending"] is True
+    finally:
+        gate.set()
+    wait_for(lambda: "data-points-pending" not in s.get(f"/calls/{panel}")[2])
+    page = s.get(f"/calls/{panel}")[2]
+    assert "Seat 1 · a: “The cache is stale”" in page and "<mark>The cache is stale</mark>" in page
 
 
 def test_points_unavailable_say_why_on_the_page_and_the_answers_stay(home, fake, make_service):
     svc = serve(home, fake, make_service, FakeReferee("prose"))
     bench = ask(svc.url)
+    assert "merger" in bench["points_info"]["unavailable"]
     s = Session(svc.url)
     d = s.json(f"/calls/{bench['panel']}.json")
     assert d["points"]["info"]["unavailable"] and d["points"]["points"] == []
@@ -108,6 +125,6 @@ def test_points_unavailable_say_why_on_the_page_and_the_answers_stay(home, fake,
 def test_a_panel_without_a_referee_shows_no_points_card(home, fake, make_service):
     setup_bench(home, fake, {"core": {"members": ["a", "b"], "explore": 0, "points": "off"}})
     svc = make_service()
-    bench = ask(svc.url)
+    bench = ask(svc.url, bench={})
     page = Session(svc.url).get(f"/calls/{bench['panel']}")[2]
     assert 'id="points"' not in page and page.count('class="seat"') == 2

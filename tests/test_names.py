@@ -106,7 +106,8 @@ def test_one_served_model_is_one_model(service, capsys, monkeypatch):
         assert run_cli(service.url, "onboard", "only-one", "--quick", "--wait", capsys=capsys)[0] == 0
         page.form("/collections/save", [("name", "solo"), ("members", "only-one"), ("explore", "0"), ("shadow", "0"),
                                         ("merge_model", "")])
-        assert "Saved collection solo: one ask makes 1 call." in page.get("/collections/solo")[2]
+        # a new collection shows its contested points: its referee's call counts too
+        assert "Saved collection solo: one ask makes 2 calls." in page.get("/collections/solo")[2]
         assert run_job(service, "probe")["outcome"] == "probed 1 model: 1 answered"
         code, out, _ = run_cli(service.url, "jobs", "show", "1", capsys=capsys)
         assert code == 0 and "1 model, 2 calls: probed 1 model: 1 answered" in out

@@ -210,8 +210,25 @@ def test_a_failed_merge_falls_back_to_every_seat(api, fake):
     assert data["bench"]["merge"]["status"] == "failed"
 
 
-def test_without_a_merge_model_the_member_with_the_best_record_merges(home, fake, make_service):
+def test_without_a_merge_model_the_best_recorded_model_outside_the_panel_merges(home, fake, make_service):
     setup_bench(home, fake, {"core": {"members": ["a", "b", "c"], "explore": 0}})
+    http = Http(make_service().url)
+    for _ in range(3):           # y, never a seat of core, has the best record
+        call = http("POST", "/v1/chat/completions", body("y"))[2]["bench"]["seats"][0]["call"]
+        assert http("POST", "/bench/verdict", {"call": call, "useful": True})[0] == 200
+    fake.script("m-y", "y writes the merge")
+    for served in ("m-a", "m-b", "m-c"):
+        fake.script(served, f"An answer of seat {served[-1]}.")
+    status, _, data = http("POST", "/v1/chat/completions", body("bench/core:merged"))
+    assert status == 200, data
+    assert data["bench"]["merge"]["model"] == "y"
+    assert data["choices"][0]["message"]["content"] == "y writes the merge"
+    merge_prompt = json.dumps(requests_for(fake, "m-y")[-1].body)
+    assert '<answer seat=\\"1\\">' in merge_prompt and "m-a" not in merge_prompt and "model=" not in merge_prompt
+
+
+def test_when_every_model_is_a_seat_the_member_with_the_best_record_merges(home, fake, make_service):
+    setup_bench(home, fake, {"core": {"members": ["a", "b", "c", "x", "y", "z"], "explore": 0}})
     http = Http(make_service().url)
     for _ in range(3):
         seats = http("POST", "/v1/chat/completions", body())[2]["bench"]["seats"]

@@ -1,5 +1,6 @@
-"""Every format's panel reply carries the `## Where they disagree` block and `bench.points`, whole and streamed, as
-the official SDKs read them (openai chat and Responses, anthropic, google-genai, ollama)."""
+"""Every format's panel reply carries the `## Where they disagree` block and `bench.points` as the official SDKs read
+them (openai chat and Responses, anthropic, google-genai, ollama): streamed, when the referee answers within the
+points wait after the last seat; whole, when the request asks for them (`bench.points`, or `:points`)."""
 from __future__ import annotations
 
 import json
@@ -20,8 +21,10 @@ from google.genai import types  # noqa: E402
 HEADING = "## Where they disagree"
 ANSWERS = {"m-a": "The cache is stale. The lock is held.", "m-b": "The cache is fresh. The lock is held.",
            "m-c": "The lock is held."}
-COLS = {"core": {"members": ["a", "b", "c"], "explore": 0, "merge_model": "merger", "points": "contested"}}
+COLS = {"core": {"members": ["a", "b", "c"], "explore": 0, "merge_model": "merger", "referee": "merger",
+                 "points": "contested"}}
 USER = [{"role": "user", "content": "Why is it slow?"}]
+WAIT = {"bench": {"points": "contested"}}       # a whole reply waits for its points when the request asks
 
 
 @pytest.fixture
@@ -33,13 +36,13 @@ def url(home, fake, make_service):
     return make_service().url
 
 
-def check_text(text: str) -> None:
-    """The block after every seat, naming the contested point and each side's own words."""
+def check_text(text: str, every: bool = False) -> None:
+    """The block after every seat, naming the contested point and each side's own words (`every`: all points)."""
     assert HEADING in text, text
     assert max(text.index(f"## Seat {n}") for n in (1, 2, 3)) < text.index(HEADING)
     block = text[text.index(HEADING):]
     assert "The cache is stale." in block and "\u201cThe cache is fresh\u201d" in block
-    assert "The lock is held" not in block          # a point nobody contradicts is not shown (contested)
+    assert ("The lock is held" in block) is every    # a point nobody contradicts is shown only with all of them
 
 
 def check_bench(bench: dict) -> None:
@@ -58,7 +61,7 @@ def post(url: str, body: dict) -> bytes:
 
 def test_openai_chat_whole_and_streamed(url):
     client = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
-    reply = client.chat.completions.create(model="bench/core", messages=USER)
+    reply = client.chat.completions.create(model="bench/core", messages=USER, extra_body=WAIT)
     check_text(reply.choices[0].message.content)
     check_bench(reply.model_extra["bench"])
     text, metas = "", []
@@ -74,7 +77,7 @@ def test_openai_chat_whole_and_streamed(url):
 
 def test_openai_responses_whole_and_streamed(url):
     client = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
-    reply = client.responses.create(model="bench/core", input="Why is it slow?")
+    reply = client.responses.create(model="bench/core", input="Why is it slow?", extra_body=WAIT)
     check_text(reply.output_text)
     check_bench(reply.model_extra["bench"])
     events = list(client.responses.create(model="bench/core", input="Why is it slow?", stream=True))
@@ -84,7 +87,7 @@ def test_openai_responses_whole_and_streamed(url):
 
 def test_anthropic_whole_and_streamed(url):
     client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0, timeout=30)
-    message = client.messages.create(model="bench/core", max_tokens=256, messages=USER)
+    message = client.messages.create(model="bench/core", max_tokens=256, messages=USER, extra_body=WAIT)
     check_text(message.content[0].text)
     check_bench(message.model_extra["bench"])
     events = list(client.messages.create(model="bench/core", max_tokens=256, messages=USER, stream=True))
@@ -94,22 +97,24 @@ def test_anthropic_whole_and_streamed(url):
 
 def test_gemini_whole_and_streamed(url):
     client = genai.Client(api_key="x", http_options=types.HttpOptions(base_url=url, api_version="v1beta",
-                                                                     timeout=30_000))
+                                                                     timeout=30_000, extra_body=WAIT))
     check_text(client.models.generate_content(model="bench/core", contents="Why is it slow?").text)
     chunks = list(client.models.generate_content_stream(model="bench/core", contents="Why is it slow?"))
     check_text("".join(c.text or "" for c in chunks))
     body = {"contents": [{"role": "user", "parts": [{"text": "Why is it slow?"}]}]}   # the SDK drops `bench`
-    check_bench(json.loads(post(url + "/v1beta/models/bench/core:generateContent", body))["bench"])
+    check_bench(json.loads(post(url + "/v1beta/models/bench/core:generateContent", dict(body, **WAIT)))["bench"])
     frames = sse_frames(post(url + "/v1beta/models/bench/core:streamGenerateContent?alt=sse", body))
     check_bench(frames[-1][1]["bench"])
 
 
 def test_ollama_whole_and_streamed(url):
     client = ollama.Client(host=url, timeout=30)
-    check_text(client.chat(model="bench/core", messages=USER, stream=False).message.content)
+    # the SDK sends no body of ours: a whole reply asks for its points by name (`:points`, every point)
+    check_text(client.chat(model="bench/core:points", messages=USER, stream=False).message.content, every=True)
     parts = list(client.chat(model="bench/core", messages=USER, stream=True))
     check_text("".join(p.message.content or "" for p in parts))
     lines = [json.loads(x) for x in post(url + "/api/chat", {"model": "bench/core", "messages": USER}).splitlines()
              if x.strip()]
     check_bench(lines[-1]["bench"])
-    check_text(client.generate(model="bench/core", prompt="Why is it slow?", stream=False).response)
+    check_text(client.generate(model="bench/core:points", prompt="Why is it slow?", stream=False).response,
+               every=True)

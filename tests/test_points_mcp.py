@@ -1,8 +1,10 @@
-"""MCP and points, through the official SDK: `ask` returns the points with their ids, `verdict` judges a point (a
+"""MCP and points, through the official SDK: `ask` says the referee is reading and `pending_verdicts` lists its points
+once they are in (or `ask` with `points` waits for them and returns them with their ids), `verdict` judges a point (a
 claim for every seat that took a side, proposals back), `pending_verdicts` lists unjudged points first; the Stop
 hook names them."""
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -18,7 +20,7 @@ ANSWERS = {"m-a": "The cache is stale. The lock is held.", "m-b": "The cache is 
 
 @pytest.fixture
 def url(home, fake, make_service):
-    setup_bench(home, fake, {"core": {"members": ["a", "b", "c"], "explore": 0, "merge_model": "merger",
+    setup_bench(home, fake, {"core": {"members": ["a", "b", "c"], "explore": 0, "referee": "merger",
                                       "points": "contested"}})
     for served, text in ANSWERS.items():
         fake.script(served, text)
@@ -26,9 +28,30 @@ def url(home, fake, make_service):
     return make_service().url
 
 
-def test_ask_returns_points_and_verdict_judges_one(url):
+def test_ask_says_the_points_are_coming_and_pending_verdicts_lists_them_once_in(url):
     async def body(session, init):
         asked = await session.call_tool("ask", {"collection": "core", "prompt": "Why is it slow?"})
+        for _ in range(300):
+            pending = await session.call_tool("pending_verdicts", {})
+            if pending.structured_content["points"]:
+                return asked, pending
+            await asyncio.sleep(0.1)
+        return asked, pending
+
+    asked, pending = run_sdk(url, body)
+    assert not asked.is_error, text_of(asked)
+    panel = asked.structured_content["panel"]
+    assert asked.structured_content["points_info"]["pending"] is True and asked.structured_content["points"] == []
+    assert "the referee merger is still reading the answers" in text_of(asked)
+    assert "`pending_verdicts` lists them once they are in" in text_of(asked)
+    [point] = pending.structured_content["points"]
+    assert point["panel"] == panel and point["assert"] == [1] and point["deny"] == [2]
+
+
+def test_ask_with_points_returns_them_and_verdict_judges_one(url):
+    async def body(session, init):
+        asked = await session.call_tool("ask", {"collection": "core", "prompt": "Why is it slow?",
+                                                "points": "contested"})
         before = await session.call_tool("pending_verdicts", {})
         point = asked.structured_content["points"][0]["id"]
         judged = await session.call_tool("verdict", {"point": point, "holds": True, "note": "read cache.py"})
@@ -69,7 +92,8 @@ def test_the_stop_hook_names_the_unjudged_points_first(url, tmp_path):
     from benchwarmers.mcp.stophook import run
     from benchwarmers.mcp.tools import panel_data, panel_text
     status, _, data = Http(url)("POST", "/v1/chat/completions",
-                                {"model": "bench/core", "messages": [{"role": "user", "content": "Why?"}]})
+                                {"model": "bench/core", "messages": [{"role": "user", "content": "Why?"}],
+                                 "bench": {"points": "contested"}})
     assert status == 200
     text = panel_text(panel_data(data["bench"], "bench/core", ""))
     transcript = tmp_path / "t.jsonl"

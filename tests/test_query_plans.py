@@ -127,7 +127,8 @@ def drive(app, home) -> dict:
     ids = {}
     for i in range(3):
         status, _, d = app("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
-            {"role": "user", "content": f"question {i}"}]}, headers={"X-Bench-Session": "s-1"})
+            {"role": "user", "content": f"question {i}"}], "bench": {"points": "contested"}},
+                           headers={"X-Bench-Session": "s-1"})
         assert status == 200, d
         ids["panel"], ids["call"] = d["bench"]["panel"], d["bench"]["seats"][0]["call"]
         ids["point"] = d["bench"]["points"][0]["id"]
@@ -165,7 +166,8 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
     monkeypatch.setattr(standings, "SPEED_WINDOW", 2)    # windows full at once: a change in one is made good from
     monkeypatch.setattr(standings, "JUDGED_WINDOW", 2)   # the history, and those queries are checked too
     configure(home, {"fake": (fake, "openai")},
-              {m: ("fake", f"m-{m}") for m in ("a", "b", "c", "x", "y", "judge")},
+              {**{m: ("fake", f"m-{m}") for m in ("a", "b", "c", "x", "y")},     # the judge is never an explore seat
+               "judge": {"endpoint": "fake", "served": "m-judge", "ad_hoc": True, "facts": {}}},
               {"core": {"members": ["a", "b", "c"], "explore": 1, "description": "reviewers", "referee": "judge",
                         "points": "contested"},
                "agent": {"members": ["a", "b"], "explore": 0, "shadow": 1}})

@@ -7,6 +7,7 @@ from ..catalog import Catalog
 from ..core.collection import Collections
 from ..core.overview import overview
 from ..core.rankings import Rankings
+from ..core.refereepick import Picker
 from ..roster.registry import Registry
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
@@ -22,16 +23,18 @@ class CollectionListParts(Protocol):
 class CollectionParts(CollectionListParts, Protocol):
     catalog: Catalog
     rankings: Rankings
+    referees: Picker
 
 
 NAMES = {"type": ["array", "string"], "items": STRING}
 COLLECTION = obj(("name", "members", "explore"), name=STRING, description=STRING, members={"type": "array"},
                  explore={"type": "integer"}, merge_model={"type": ["string", "null"]}, shadow={"type": "integer"},
-                 purpose=STRING, referee={"type": ["string", "null"]}, points=STRING)
+                 purpose=STRING, referee={"type": ["string", "null"]}, points=STRING,
+                 points_wait={"type": "number"})
 POINT_MODES = {"type": "string", "enum": ["off", "contested", "all"]}
 SAVE = obj(members=NAMES, add=NAMES, remove=NAMES, description=STRING, explore={"type": "integer"},
            merge_model={"type": ["string", "null"]}, shadow={"type": "integer"}, purpose=STRING,
-           referee={"type": ["string", "null"]}, points=POINT_MODES)
+           referee={"type": ["string", "null"]}, points=POINT_MODES, points_wait={"type": ["number", "null"]})
 
 
 def view(col, models: dict) -> dict:
@@ -59,10 +62,12 @@ def get_collection(req: Request, bench: CollectionParts) -> Response:
 
 
 def overview_view(bench: CollectionParts, name: str) -> dict:
-    """The collection with the calls one ask makes, what its members share, their record and suggestions."""
+    """The collection with the calls one ask makes, what its members share, their record and suggestions, and who
+    would referee its panels now (explore seats aside) with the referees passed over and why."""
     col = bench.collections.get(name)
-    return overview(col, bench.registry.models(), bench.rankings.models(name), bench.rankings.models(),
-                    bench.registry.transport.limits.snapshot(), bench.catalog)
+    return {**overview(col, bench.registry.models(), bench.rankings.models(name), bench.rankings.models(),
+                       bench.registry.transport.limits.snapshot(), bench.catalog),
+            "referee_now": bench.referees.preview(col)}
 
 
 def collection_overview(req: Request, bench: CollectionParts) -> Response:
@@ -89,7 +94,8 @@ ROUTES = [
     Route("GET", "/bench/collections/{name}", get_collection, "bench", GATEWAY, doc=op("One collection.",
                                                                                       ok=COLLECTION)),
     Route("GET", "/bench/collections/{name}/overview", collection_overview, "bench", GATEWAY, doc=op(
-        "A collection with the calls one ask makes, what its members share, their record and suggestions.",
+        "A collection with the calls one ask makes (its referee's included), what its members share, their record "
+        "and suggestions, and who would referee its panels now.",
         ok=obj(("name", "seats"), name=STRING, seats=obj(("calls",))))),
     Route("PUT", "/bench/collections/{name}", save_collection, "bench", ADMIN, doc=op(
         "Create or change a collection: members replace, add and remove edit.", body=SAVE, ok=COLLECTION)),

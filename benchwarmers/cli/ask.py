@@ -240,6 +240,11 @@ def show_points(bench: dict) -> None:
     info = bench.get("points_info")
     if not info:
         return
+    show_passed_over(info)
+    if info.get("pending"):
+        note(f"points: the referee {info.get('referee')} is still reading the answers; to see them: "
+             f"bench points {bench.get('panel')} --wait 60")
+        return
     if info.get("unavailable"):
         note(f"points: unavailable, {info['unavailable']}")
         return
@@ -250,6 +255,12 @@ def show_points(bench: dict) -> None:
         note(f"  {n}. {p.get('id')}  {p.get('claim')}")
     if shown:
         note("Judge a point once, for every seat that took a side: bench verdict --point P --true|--false")
+
+
+def show_passed_over(info: dict) -> None:
+    """The referees a collection or the settings name that this panel could not have, and why."""
+    for n in info.get("passed_over") or []:
+        note(f"passed over as referee: {n.get('model')} ({n.get('reason')})")
 
 
 def show_proposals(proposals: list) -> None:

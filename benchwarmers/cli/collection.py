@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..numberchecks import typed_seconds
 from ..servicelink import q
 from ..words import plural
 from . import verbless
@@ -36,11 +37,15 @@ def register(sub, parent) -> None:
                                      "seats go only to models whose roles fit ('' for none)")
     s.add_argument("--explore", type=int, help="explore seats per ask (default 1)")
     s.add_argument("--merge-model", help="the model that writes :merged answers")
-    s.add_argument("--referee", help="the model that finds the panel's points, where its seats disagree ('' for "
-                                     "the default: chosen as the merge model is)")
+    s.add_argument("--referee", help="the model that finds the panel's points, where its seats disagree, never on a "
+                                     "panel it is a seat of ('' for the default: the best-recorded model outside "
+                                     "the panel)")
     s.add_argument("--points", choices=("off", "contested", "all"),
                    help="which points a reply shows: contested (some seat contradicts them; the default for a new "
                         "collection), all, or off")
+    s.add_argument("--points-wait", metavar="SECONDS",
+                   help="seconds a streamed reply waits for its points after the last seat ('' for the "
+                        "points_wait_seconds setting)")
     s.add_argument("--shadow", type=int, help="route mode: members that also answer each turn, off the path")
     s.set_defaults(func=run_save)
     d = csub.add_parser("delete", parents=[parent], help="delete (asks first)", formatter_class=FMT,
@@ -86,6 +91,8 @@ def run_save(args, client) -> int:
         body["referee"] = args.referee or None
     if args.points is not None:
         body["points"] = args.points
+    if args.points_wait is not None:
+        body["points_wait"] = typed_seconds(args.points_wait)
     col = client.request("PUT", f"/bench/collections/{q(args.name)}", body)
     if args.json:
         emit_json(col)

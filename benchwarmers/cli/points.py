@@ -1,10 +1,12 @@
-"""bench points PANEL: a panel's points (where its seats disagree), each with its verdict, and what they propose."""
+"""bench points PANEL: a panel's points (where its seats disagree), each with its verdict, and what they propose; the
+referee reads the answers after the reply, so `--wait` waits for them."""
 from __future__ import annotations
 
 import argparse
+import time
 
 from ..servicelink import q
-from .ask import show_proposals
+from .ask import show_passed_over, show_proposals
 from .output import emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -19,8 +21,11 @@ def register(sub, parent) -> None:
                                    "--point P --true|--false) gives every seat that took a side a real or false "
                                    "claim.",
                        epilog="examples:\n  bench points p_0OaKq3x7Xy3k9aQ2Lw4p\n"
+                              "  bench points p_0OaKq3x7Xy3k9aQ2Lw4p --wait 60\n"
                               "  bench points p_0OaKq3x7Xy3k9aQ2Lw4p --json")
     p.add_argument("panel", help="the panel's id (the reply's bench.panel, or X-Bench-Panel)")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="while the referee is still reading the answers, wait up to this long for its points")
     p.set_defaults(func=run_points)
 
 
@@ -28,14 +33,30 @@ def sides(seats: list) -> str:
     return ",".join(str(s) for s in seats) or "-"
 
 
+def fetched(args, client) -> dict:
+    """The panel's points; with --wait, read again every second while the referee is still reading."""
+    path = f"/bench/panels/{q(args.panel)}/points"
+    end = time.monotonic() + max(args.wait, 0.0)
+    data = client.get(path, gateway=True)
+    while (data.get("info") or {}).get("pending") and time.monotonic() < end:
+        time.sleep(min(1.0, max(end - time.monotonic(), 0.0)))
+        data = client.get(path, gateway=True)
+    return data
+
+
 def run_points(args, client) -> int:
-    data = client.get(f"/bench/panels/{q(args.panel)}/points", gateway=True)
+    data = fetched(args, client)
     if args.json:
         emit_json(data)
         return 0
     info = data.get("info")
     if info is None:
         note(f"Panel {args.panel} asked no referee (its collection's points are off): ask with bench/<c>:points.")
+        return 0
+    show_passed_over(info)
+    if info.get("pending"):
+        note(f"The referee {info.get('referee')} is still reading the answers of panel {args.panel}: ask again in a "
+             f"moment, or wait for its points: bench points {args.panel} --wait 60")
         return 0
     if info.get("unavailable"):
         note(f"points: unavailable, {info['unavailable']}")

@@ -213,12 +213,12 @@ class Dialer:
                 self.ledger.add(self.line(model, ask, kind, answer))
 
     def seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str, hangup: Hangup | None,
-             worker: Worker, done: Done, asker: Asker = ANYONE) -> None:
-        """A panel seat's call, asked for whole or streamed (streamed_seat) and sent the way the dispatcher chooses
-        (`worker` runs what may block); `done(call, answer, error)` is told once it is over. `hangup` lets the panel
-        stop it."""
+             worker: Worker, done: Done, asker: Asker = ANYONE, timeouts: Timeouts | None = None) -> None:
+        """A panel seat's call (or its referee's: `timeouts` its own), asked for whole or streamed (streamed_seat) and
+        sent the way the dispatcher chooses (`worker` runs what may block); `done(call, answer, error)` is told once it
+        is over. `hangup` lets the panel stop it."""
         client = self.client(model, endpoint)
-        call = Call(client, self.budgeted(model, ask), model.served, self.timeouts(hangup),
+        call = Call(client, self.budgeted(model, ask), model.served, timeouts or self.timeouts(hangup),
                     partial(self.admit, model, ask, kind, asker=asker), reported=ask)
         call.streamed, call.local = self.streamed_seat(client)
         self.dispatch.submit(call, worker, done)

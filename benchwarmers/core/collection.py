@@ -12,9 +12,10 @@ from .points import CONTESTED, MODES as POINT_MODES, OFF
 
 FILE = "collections.json"
 FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model", "purpose", "explore_grace",
-          "referee", "points"}
+          "referee", "points", "points_wait"}
 NEW_POINTS = CONTESTED       # a collection made now shows its contested points; one saved before points said nothing
 MOST_GRACE = 86400.0    # the explore_grace_seconds setting's own bound
+MOST_POINTS_WAIT = 600.0   # the points_wait_seconds setting's own bound
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Collection:
     explore_grace: float | None = None   # seconds to wait for explore seats once members are in (None: the setting)
     referee: str | None = None       # the model that finds the panel's points (None: chosen as the merge model is)
     points: str = OFF                # which points a reply shows: off, contested or all
+    points_wait: float | None = None   # seconds a stream waits for its points after the last seat (None: the setting)
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Collection":
@@ -36,14 +38,15 @@ class Collection:
         explore = d.get("explore", 1)
         shadow = d.get("shadow", 0)
         purpose = d.get("purpose") if d.get("purpose") in PURPOSES else ""
-        grace = d.get("explore_grace")
+        grace, wait = d.get("explore_grace"), d.get("points_wait")
         return cls(name, str(d.get("description") or ""), members,
                    explore if isinstance(explore, int) and explore >= 0 else 1,
                    d.get("merge_model") if isinstance(d.get("merge_model"), str) else None,
                    shadow if isinstance(shadow, int) and shadow >= 0 else 0, purpose,
                    float(grace) if grace_ok(grace) else None,   # a bad hand edit: the setting's grace
                    d.get("referee") if isinstance(d.get("referee"), str) else None,
-                   d.get("points") if d.get("points") in POINT_MODES else OFF)
+                   d.get("points") if d.get("points") in POINT_MODES else OFF,
+                   float(wait) if wait_ok(wait) else None)
 
     def to_dict(self) -> dict:
         d = {"description": self.description, "members": self.members, "explore": self.explore,
@@ -51,6 +54,8 @@ class Collection:
         if self.explore_grace is not None:
             d["explore_grace"] = self.explore_grace
         d["referee"], d["points"] = self.referee, self.points
+        if self.points_wait is not None:
+            d["points_wait"] = self.points_wait
         return d
 
     def public(self) -> dict:
@@ -98,7 +103,7 @@ class Collections:
         if unknown:
             raise BadRequest(f"Not on the bench: {', '.join(unknown)}.", suggest_all(unknown, models, "model"))
         col = Collection(name, current.description, members, current.explore, current.merge_model, current.shadow,
-                         current.purpose, current.explore_grace, current.referee, current.points)
+                         current.purpose, current.explore_grace, current.referee, current.points, current.points_wait)
         if "description" in spec:
             col.description = check_text(spec["description"], "description", DESCRIPTION_MOST, optional=False)
         if "purpose" in spec:
@@ -112,12 +117,10 @@ class Collections:
                 if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 16:
                     raise BadRequest(f"{key} must be a whole number from 0 to 16.")
                 setattr(col, key, value)
-        if "explore_grace" in spec:
-            grace = spec["explore_grace"]
-            if grace is not None and not grace_ok(grace):
-                raise BadRequest(f"explore_grace must be a number of seconds from 0 to {MOST_GRACE:,.0f}, or null "
-                                 f"for the explore_grace_seconds setting, not {grace!r}.")
-            col.explore_grace = None if grace is None else float(grace)
+        for key, setting, most in (("explore_grace", "explore_grace_seconds", MOST_GRACE),
+                                   ("points_wait", "points_wait_seconds", MOST_POINTS_WAIT)):
+            if key in spec:
+                setattr(col, key, _seconds(spec[key], key, setting, most))
         if "merge_model" in spec:
             mm = spec["merge_model"]
             if mm is not None and (not isinstance(mm, str) or mm not in models):
@@ -143,8 +146,24 @@ class Collections:
         self.config.update(FILE, lambda d: d.get("collections", {}).pop(name, None))
 
 
+def _seconds(value, key: str, setting: str, most: float) -> float | None:
+    """A collection's own number of seconds for `setting` (None: the setting's), or a 400 saying what it may be."""
+    if value is not None and not seconds_ok(value, most):
+        raise BadRequest(f"{key} must be a number of seconds from 0 to {most:,.0f}, or null for the {setting} "
+                         f"setting, not {value!r}.")
+    return None if value is None else float(value)
+
+
+def seconds_ok(value, most: float) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= most
+
+
 def grace_ok(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= MOST_GRACE
+    return seconds_ok(value, MOST_GRACE)
+
+
+def wait_ok(value) -> bool:
+    return seconds_ok(value, MOST_POINTS_WAIT)
 
 
 def _names(value, field_name: str) -> list:

@@ -10,23 +10,26 @@ from ..errors import BenchError, QuotaRefused
 from ..roster.registry import Model
 from ..store.ids import record_id
 from .calling import Dialer
+from .blind import panel_names
 from .merge import merge_ask
 from .panelrun import PanelRun
 from .panelwords import seat_block
 from .recorder import seat_ended
 
 
-def stream(caller: Dialer, run: PanelRun, model: Model | None) -> Iterator:
-    """Stream the merge model's answer; on failure fall back to every seat's block, saying why."""
-    reply = run.reply()
+def stream(caller: Dialer, run: PanelRun, model: Model | None, passed_over: list | tuple = ()) -> Iterator:
+    """Stream the merge model's answer; on failure fall back to every seat's block, saying why. `passed_over`: the
+    named merge models it could not be (a seat of the panel), with why."""
     call_id = record_id()
     info = run.merge_info = {"model": model.alias if model else None, "call": call_id, "status": OK}
+    if passed_over:
+        info["passed_over"] = list(passed_over)
     started = time.monotonic()
     collector, error, sent = Collector(), None, True
     if model is None:
         error = "no model could write the merge"
     else:
-        ask = merge_ask(run.ask, reply)
+        ask = merge_ask(run.ask, run.seats, panel_names(run.seats, caller.registry.models()))
         try:
             for ev in caller.stream(model, ask, kind="merge", asker=run.asker):
                 collector.add(ev)

@@ -5,6 +5,7 @@ from ..catalog import Catalog
 from ..roster.registry import Model
 from ..words import plural
 from .collection import Collection
+from .points import OFF
 from .rankings import wilson_lower
 
 # An explorer earns a member's seat with this many answers judged here and a pessimistic useful rate this high.
@@ -13,14 +14,17 @@ PROMOTE_JUDGED, PROMOTE_LOWER = 5, 0.5
 
 def seats(collection: Collection, models: dict[str, Model], catalog: Catalog) -> dict:
     """How many calls one ask makes: active members plus the explore seats there are explorers for (as seating
-    picks them: not ad hoc, not held, and fit for the collection's purpose)."""
+    picks them: not ad hoc, not held, and fit for the collection's purpose), plus the referee when it shows points
+    (after the reply); :merged adds the merge's."""
     active = [a for a in collection.members if a in models and models[a].active]
     explorers = [a for a, m in models.items() if a not in collection.members and m.active and not m.ad_hoc
                  and not catalog.held(a) and not catalog.unfit(m, collection.purpose)]
     explore = min(collection.explore, len(explorers))
     shadow = min(collection.shadow, max(0, len(active) - 1))
-    return {"members": len(active), "explore": explore, "calls": len(active) + explore,
-            "merged_calls": len(active) + explore + 1, "route_calls": 1 + shadow, "explorers": len(explorers)}
+    referee = int(collection.points != OFF)
+    calls = len(active) + explore + referee
+    return {"members": len(active), "explore": explore, "referee": referee, "calls": calls,
+            "merged_calls": calls + 1, "route_calls": 1 + shadow, "explorers": len(explorers)}
 
 
 def shared(flags: list) -> bool | None:

@@ -1,6 +1,7 @@
 """The panel: seats an ask, fans it out on a bounded pool, gathers answers in completion order, merges on request."""
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import threading
@@ -22,7 +23,7 @@ from ..roster.registry import Registry
 from ..store.db import Written
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
-from . import merge, merging
+from . import merging
 from .calling import Dialer
 from .collection import Collections
 from .lanes import Lanes
@@ -31,7 +32,8 @@ from .panelwords import no_able_seat, rate_limited, seat_block, unkept_note
 from .pump import pump
 from .rankings import Rankings
 from .recorder import seat_ended
-from .refereeing import Refereeing
+from .refereeing import KIND as REFEREE, Refereeing
+from .refereepick import Picker
 from .seating import SeatPlan, Seating
 
 log = logging.getLogger("benchwarmers.panel")
@@ -50,12 +52,15 @@ class Panel:
         self.caller, self.record, self.settings = caller, record, settings
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")
         self.lanes = Lanes(self.pool, workers, lambda: self.settings()["endpoint_share"])
-        self.referee = Refereeing(registry, caller, record, settings, PointStore(caller.calls.db))
+        self.picker = Picker(registry, record, settings, caller.paces, lambda model, run: seating.why_not(
+            model, run.ask, run.ask.prompt_tokens(), run.endpoints, REFEREE, run.asker))   # a judge as a seat is
+        self.referee = Refereeing(registry, caller, self.picker, settings, PointStore(caller.calls.db), self.lanes)
         self._live: set = set()            # runs with seats out, for stopping()
         self._live_lock = threading.Lock()
 
     def close(self) -> None:
         self.stopping()
+        self.referee.close()      # its referees hung up are recorded before the store closes
         self.caller.dispatch.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
@@ -74,6 +79,7 @@ class Panel:
             runs = list(self._live)
         for run in runs:
             self.hang_up(run, STOPPING, CANCELLED)
+        self.referee.stopping()
 
     def hang_up(self, run: PanelRun, reason: str, tag: str) -> None:
         """Stop every seat of `run` still out: its upstream connection is shut down (a one-slot local server stops
@@ -104,8 +110,10 @@ class Panel:
         if run.hangups:
             with self._live_lock:
                 self._live.add(run)
+        pending = self.referee.plan(run)     # who will referee it: its row says so until the points are in
         run.records.append(self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode,
-                                                       len(run.seats), asker.caller, plan.passed_over, run.request[0]))
+                                                       len(run.seats), asker.caller, plan.passed_over, run.request[0],
+                                                       json.dumps(pending) if pending else None))
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 self._done(run, sp, seat, SKIPPED, sp.skip, 0.0, None)
@@ -312,47 +320,62 @@ class Panel:
               gone: Callable[[], bool] | None = None) -> Answer:
         """The finished panel as one Answer; 502 when every seat failed. `on_seat` hears of each seat as it finishes
         (MCP's progress notifications); `gone` says when the client went away (see finished)."""
-        for seat in self.finished(run, gather=on_seat is None, gone=gone):
-            if on_seat:
-                on_seat(seat)
+        try:
+            for seat in self.finished(run, gather=on_seat is None, gone=gone):
+                if on_seat:
+                    on_seat(seat)
+        finally:
+            self.referee.begin(run)   # in the background: the answers go out without waiting for it
         self._check_any(run)
         if run.ask.target.mode == MERGED:
-            text = "".join(ev.text for ev in merging.stream(self.caller, run, self._merge_model(run)) if isinstance(ev, TextDelta))
+            text = "".join(ev.text for ev in self.merge_events(run) if isinstance(ev, TextDelta))
         else:
             text = "".join(seat_block(s) for s in run.seats).rstrip() + "\n"
-        block = self.referee.block(run)   # the points where the seats disagree, after them
-        text = text.rstrip("\n") + block if block else text
+        block = self.referee.told(run, self.referee.wait(run, streamed=False))   # its points, or where they will be
         self.settle(run)   # acknowledged only once its records are committed
+        if block and not run.unkept:    # records not kept: no panel id to send anyone to
+            text = text.rstrip("\n") + block
         return Answer(text=text + unkept_note(run.unkept), usage=self._usage(run), finish_reason=STOP)
 
     def events(self, run: PanelRun, gone: Callable[[], bool] | None = None) -> Iterator:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
         keepalive = self.settings()["keepalive_seconds"]
         merged = run.ask.target.mode == MERGED
-        for item in self.finished(run, keepalive, gone=gone):
-            if isinstance(item, KeepAlive):
-                yield item
-            elif not merged:
-                yield TextDelta(seat_block(item))
+        try:
+            for item in self.finished(run, keepalive, gone=gone):
+                if isinstance(item, KeepAlive):
+                    yield item
+                elif not merged:
+                    yield TextDelta(seat_block(item))   # one seat's block a delta: clients read them so
+        finally:
+            self.referee.begin(run)   # the referee reads the seats while the merge is written
         try:
             self._check_any(run)
         except BenchError as e:
             yield ErrorEvent(e)
             return
         if merged:
-            model = self._merge_model(run)
+            model, notes = self.picker.merger(run)
             lane = self.lanes.executor(model.endpoint if model else "")
-            yield from pump(merging.stream(self.caller, run, model), lane, keepalive)
-        yield from pump(self.referee.events(run), self.lanes.executor(""), keepalive)   # streamed last
+            yield from pump(merging.stream(self.caller, run, model, notes), lane, keepalive)
+        # the points last: the block when the referee answers within the wait, else where they will be
+        block = None
+        for item in self.referee.told_events(run, self.referee.wait(run, streamed=True), keepalive):
+            if isinstance(item, KeepAlive):
+                yield item
+            else:
+                block = item
         self.settle(run)   # the final event (the call ids) only once the records are committed
         if run.unkept:
             yield TextDelta(unkept_note(run.unkept))
+        elif block is not None:
+            yield block
         yield Finish(STOP, self._usage(run), run.bench())
 
     def merge_events(self, run: PanelRun) -> Iterator:
         """After finished() gave every seat: the merge model's answer as events (every seat's block if it fails)."""
         self._check_any(run)
-        yield from merging.stream(self.caller, run, self._merge_model(run))
+        yield from merging.stream(self.caller, run, *self.picker.merger(run))
 
     def settle(self, run: PanelRun) -> None:
         """Wait until the panel's call records are committed: every way of answering a panel (a format's reply, the
@@ -375,6 +398,3 @@ class Panel:
 
     def _usage(self, run: PanelRun) -> Usage:
         return run.reply().usage + run.merge_usage + run.referee_usage
-
-    def _merge_model(self, run: PanelRun):
-        return merge.choose(run.collection, self.settings()["merge_model"], self.registry, self.record, run.reply())

@@ -28,8 +28,8 @@ class PanelRun:
     done: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
     merge_info: dict | None = None
     merge_usage: Usage = field(default_factory=Usage)
-    points: dict | None = None                        # the referee's points as the `bench` field gives them
-    points_text: str | None = None                    # and as the reply's `## Where they disagree` block
+    points: dict | None = None                        # the points as the reply tells them (its `bench` fields)
+    judging: object = None                            # its refereeing (core/judging.py), None when it shows no points
     referee_usage: Usage = field(default_factory=Usage)
     request: tuple[str, str] | None = None            # (summary, prompt hash) of the ask for the record, once a panel:
                                                       # the summary is kept in the panel's row, not in each seat's

@@ -2,6 +2,9 @@
 with it), withdrawn with it; and the useful / not-useful each seat's judged points propose."""
 from __future__ import annotations
 
+import time
+from typing import Callable
+
 from ..errors import NotFound
 from ..store.pointstore import PointStore
 from . import evidence
@@ -16,9 +19,15 @@ def as_point(d: dict) -> Point:
                  {int(s): q for s, q in d["quotes"].items()})
 
 
+NEVER_CAME = ("the referee's points never came: the service stopped before it answered (ask again, or with "
+              "bench/<collection>:points to wait for them)")
+LATE_PAST = 60.0        # a panel still pending this long past referee_timeout lost its referee (a stop, a crash)
+
+
 class PointVerdicts:
-    def __init__(self, store: PointStore):
+    def __init__(self, store: PointStore, settings: Callable[[], dict] | None = None):
         self.store = store
+        self.settings = settings or (lambda: {"referee_timeout": 120.0})
 
     def point(self, point_id: str) -> dict:
         found = self.store.get(point_id)
@@ -45,7 +54,11 @@ class PointVerdicts:
         found = self.store.for_panel(panel)
         if found is None:
             return None
-        return {"panel": panel, "info": found["info"], "points": found["points"],
+        info = found["info"]
+        if info and info.get("pending") and \
+                time.time() - found["created"] > self.settings()["referee_timeout"] + LATE_PAST:
+            info = {k: v for k, v in info.items() if k != "pending"} | {"unavailable": NEVER_CAME}
+        return {"panel": panel, "info": info, "points": found["points"],
                 "proposals": self._proposed(panel, found["points"])}
 
     def proposals(self, panel: str) -> list[dict]:

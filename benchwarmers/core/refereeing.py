@@ -1,26 +1,35 @@
-"""The referee's call after a panel's seats: which points a reply shows (off, contested, all), the model that reads
-the answers, the call itself (limits, ledger kind `referee`, `referee_timeout`), and what is kept of it."""
+"""The referee's call after a panel's seats, in the background: which points a reply shows (off, contested, all),
+who referees (refereepick.py), the call on the panel's pool (limits, ledger kind `referee`, `referee_timeout`, hung
+up when given up), what is kept of it, and what a reply says: the points when they are in, else where they will be."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from functools import partial
 from typing import Callable, Iterator
 
-from ..canonical import FAILED, OK, ROUTE, SKIPPED, TIMEOUT, Answer, TextDelta, Usage
+from ..canonical import CANCELLED, FAILED, OK, ROUTE, SKIPPED, TIMEOUT, Answer, KeepAlive, TextDelta, Usage
 from ..errors import BenchError, FaultKind, QuotaRefused, UpstreamFailed
-from ..providers import Timeouts
+from ..providers.dispatch import Call
 from ..roster.registry import Registry
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
-from . import merge, points, referee
-from .calling import Dialer
+from . import blind, points, referee
+from .calling import Dialer, seat_timeouts
+from .judging import Judging
+from .lanes import Lanes
 from .points import Points
-from .rankings import Rankings
 from .recorder import Ended
+from .refereepick import Picker, fix
 
 log = logging.getLogger("benchwarmers.referee")
 KIND = "referee"
-MAX_TOKENS = 4096      # the referee's answer: two dozen points with their quotes fit well within it
+STOPPED = "the service stopped before the referee answered"
+READ_HERE = 16 * 1024     # an answer longer than this is read on a worker, not on the thread that heard it
+WAIT_PAST = 5.0           # a reply that asked for its points waits this much past referee_timeout at most
+SWEEP_EVERY = 1.0         # seconds between looks for referees past referee_timeout (the transport's own timeouts
+#                           end most calls at it; this hangs up one still streaming, or still waiting for a worker)
 
 
 def points_mode(run) -> str:
@@ -36,89 +45,244 @@ def points_mode(run) -> str:
     return run.collection.points if run.collection else points.OFF
 
 
+def asked(run) -> bool:
+    """The request itself asked for points (`:points`, `bench.points`): its reply waits for them."""
+    return bool(run.ask.target.points or run.ask.points in (points.CONTESTED, points.ALL))
+
+
 class Refereeing:
-    """Asks the referee for a finished panel's points, records the call with the panel and keeps the points."""
+    """Chooses a panel's referee at its start, asks it once the seats are in (on the pool, never holding the reply),
+    records the call and keeps the points; a reply takes them when they are in, or says where they will be."""
 
-    def __init__(self, registry: Registry, caller: Dialer, record: Rankings, settings: Callable[[], dict],
-                 store: PointStore):
-        self.registry, self.caller, self.record, self.settings = registry, caller, record, settings
-        self.store = store
+    def __init__(self, registry: Registry, caller: Dialer, picker: Picker, settings: Callable[[], dict],
+                 store: PointStore, lanes: Lanes):
+        self.registry, self.caller, self.picker, self.settings = registry, caller, picker, settings
+        self.store, self.lanes = store, lanes
+        self._live: set[Judging] = set()
+        self._lock = threading.Condition()
+        self._sweeper: threading.Thread | None = None
+        self._closed = False
 
-    def model(self, run):
-        """The collection's referee, else the referee_model setting, else as the merge model is chosen."""
-        models = self.registry.models()
-        for name in ((run.collection.referee if run.collection else None), self.settings()["referee_model"]):
-            if name and name in models and models[name].active:
-                return models[name]
-        return merge.choose(run.collection, self.settings()["merge_model"], self.registry, self.record, run.reply())
-
-    def events(self, run) -> Iterator:
-        """The `## Where they disagree` block as one event, once the referee has answered (nothing when off)."""
-        block = self.block(run)
-        if block:
-            yield TextDelta(block)
-
-    def block(self, run) -> str:
-        """Referee the panel (once) and give its block, to go after the seats: "" when the reply shows no points."""
+    # ---- at the start, and once the seats are in ---------------------------------------------
+    def plan(self, run) -> dict | None:
+        """Who will referee the panel (kept in `run.judging`), as the points' info its row starts with; None: the
+        reply shows no points."""
         mode = points_mode(run)
         if mode == points.OFF:
-            return ""
-        if run.points_text is None:
-            run.points_text = self._referee(run, mode)
-        return run.points_text
+            return None
+        model, notes, why = self.picker.referee(run)
+        run.judging = Judging(run, mode, model, notes, why)
+        return run.judging.pending()
 
-    def _referee(self, run, mode: str) -> str:
-        purpose = run.collection.purpose if run.collection else ""
-        info = {"mode": mode}
-        if len(referee.answered(run.seats)) < 2:
-            found = Points.failed("fewer than two seats answered, so there is nothing to compare")
-        else:
-            model = self.model(run)
-            if model is None:
-                found = Points.failed("no model on the bench could referee")
-            else:
-                found = self._call(run, model, info)
-        bench = found.bench(mode, purpose)
-        bench["points_info"].update(info)
-        run.points = bench
-        shown = {p.id for p in found.shown(mode, purpose)}
-        run.records.append(self.store.save(run.id, bench["points_info"],
-                                           [dict(p.to_dict(), shown=p.id in shown) for p in found.points]))
-        names = {s.seat: s.model for s in run.seats}
-        return "\n\n" + points.render(found, mode, purpose, names)
+    def begin(self, run) -> None:
+        """The seats are in (or the panel stopped waiting): the referee is asked in the background."""
+        j = run.judging
+        if j is None or j.started:
+            return
+        with self.registry.config.steady(run.memo):   # the config as the ask read it: no file looked at again
+            self._begin(j)
 
-    def _call(self, run, model, info: dict) -> Points:
-        """The referee's call, recorded with the panel (seat none, kind referee); its answer read strictly."""
-        ask = referee.referee_ask(run.ask, run.seats, MAX_TOKENS)
-        call_id = record_id()
-        info.update(referee=model.alias, call=call_id)
+    def _begin(self, j: Judging) -> None:
+        run = j.run
+        j.started = time.monotonic()
+        shown = referee.answered(run.seats)
+        if len(shown) < 2:
+            self._end(j, Points.failed("fewer than two seats answered, so there is nothing to compare"))
+            return
+        if j.model is None:
+            self._end(j, Points.failed(j.why))
+            return
+        j.shown = blind.shuffled(shown)
+        j.ask = referee.referee_ask(run.ask, j.shown, referee.MAX_TOKENS,
+                                    blind.panel_names(run.seats, self.registry.models()))
         seconds = self.settings()["referee_timeout"]
-        started = time.monotonic()
-        answer, status, error, sent = None, OK, None, True
-        try:
-            answer = self.caller.complete(model, ask, kind=KIND, asker=run.asker, timeouts=Timeouts(
-                connect=min(10.0, seconds), first_byte=seconds, idle=seconds))
-        except QuotaRefused as e:
-            status, error, sent = SKIPPED, e.message, False
-        except UpstreamFailed as e:
-            timed_out = e.kind is FaultKind.TIMEOUT
-            status = TIMEOUT if timed_out else FAILED
-            error = f"the referee {model.alias} gave no answer within {seconds:g} s" if timed_out else str(e)
-            self.caller.failed(model, e)
-        except BenchError as e:
-            status, error = FAILED, str(e)
-        except Exception as e:   # a bug of ours costs the points, never the panel's answers
-            log.exception("the referee %s failed", model.alias)
-            status, error = FAILED, f"internal error: {type(e).__name__}"
-        took = time.monotonic() - started
-        info["seconds"] = round(took, 3)
-        if answer is not None:
-            run.referee_usage = answer.usage
-        info["usage"] = (answer.usage if answer is not None else Usage()).to_dict()
-        run.records.append(self.caller.record(Ended(
-            call_id, model, run.ask, status if sent else SKIPPED, KIND, run.ask.target.mode, took, answer, error,
-            collection=run.collection_name, panel=run.id, request=run.seat_request, counted=ask.prompt_tokens(),
-            sent=sent, asker=run.asker)))
+        j.deadline = (j.started + seconds, f"the referee {j.model.alias} gave no answer within {seconds:g} s")
+        with self._lock:
+            self._live.add(j)
+            if self._sweeper is None:
+                self._sweeper = threading.Thread(target=self._sweep, name="referees", daemon=True)
+                self._sweeper.start()
+            self._lock.notify()
+        self.caller.seat(j.model, j.ask, run.endpoints.get(j.model.endpoint), KIND, j.hangup,
+                         partial(self._worker, j), partial(self._over, j), run.asker,
+                         timeouts=seat_timeouts(seconds, j.hangup))
+
+    def _worker(self, j: Judging, fn: Callable[[], None], starting: bool) -> None:
+        self.lanes.submit(j.model.endpoint, fn)
+
+    def _over(self, j: Judging, call: Call, answer: Answer | None, fault: BaseException | None) -> None:
+        """The referee's call is over: its status from what ended it, then its answer read (a long one on a worker)."""
+        with self.registry.config.steady(j.run.memo):
+            self._ended(j, answer, fault)
+
+    def _ended(self, j: Judging, answer: Answer | None, fault: BaseException | None) -> None:
+        status, error, sent = OK, None, True
+        model, hangup = j.model, j.hangup
+        if isinstance(fault, QuotaRefused):
+            status, error, sent = SKIPPED, fault.message, False
+        elif isinstance(fault, UpstreamFailed):
+            if hangup.reason is not None:      # given up at referee_timeout, or the service is stopping
+                status, error, sent = hangup.tag or CANCELLED, hangup.reason, hangup.sent
+                if hangup.refused and not hangup.sent:
+                    self.caller.unsent(model, j.ask)
+            else:
+                timed_out = fault.kind is FaultKind.TIMEOUT
+                status = TIMEOUT if timed_out else FAILED
+                error = f"the referee {model.alias} gave no answer within " \
+                        f"{self.settings()['referee_timeout']:g} s" if timed_out else str(fault)
+                self.caller.failed(model, fault)
+        elif isinstance(fault, BenchError):
+            status, error = FAILED, str(fault)
+        elif fault is not None:    # a bug of ours costs the points, never the panel's answers
+            log.error("the referee %s failed", model.alias, exc_info=fault)
+            status, error = FAILED, f"internal error: {type(fault).__name__}"
+        j.call_over = (status, error, sent, answer, time.monotonic() - j.started)
+        if answer is not None and len(answer.text) > READ_HERE:
+            self.lanes.submit("", self._read_steady, j)
+        else:
+            self._read(j)
+
+    def _read_steady(self, j: Judging) -> None:
+        with self.registry.config.steady(j.run.memo):
+            self._read(j)
+
+    def _read(self, j: Judging) -> None:
+        status, error, _, answer, _ = j.call_over
         if error:
-            return Points.failed(error.rstrip("."))
-        return referee.read((answer or Answer("")).text, run.seats, ids=lambda k: record_id("pt_"))
+            found = Points.failed(self._unavailable(j, status, error))
+        else:
+            found = referee.read((answer or Answer("")).text, j.shown, ids=lambda k: record_id("pt_"))
+            if found.unavailable:
+                found.unavailable = self._unavailable(j, status, found.unavailable)
+        self._end(j, found)
+
+    def _unavailable(self, j: Judging, status: str, reason: str) -> str:
+        """Why there are no points, naming the referee and what to do about it."""
+        alias, collection = j.model.alias, j.run.collection_name
+        if status in (CANCELLED, SKIPPED):
+            return reason.rstrip(".")
+        if status == TIMEOUT:
+            return f"{reason.rstrip('.')}; raise referee_timeout, or {fix(collection)}"
+        named = reason if alias in reason else f"{reason.rstrip('.')} (the referee was {alias})"
+        return f"{named}; {fix(collection)}"
+
+    # ---- over: recorded, kept, told ----------------------------------------------------------
+    def _end(self, j: Judging, found: Points) -> None:
+        """The refereeing is over (once): the call's record, the points kept with the panel, the block a reply
+        shows, the referee's failures counted."""
+        with j.lock:
+            if j.over:
+                return
+            j.over = True
+        run = j.run
+        info = j.info()
+        if j.call_over is not None:
+            info.update(self._record(j))
+            status = j.call_over[0]
+            if status not in (SKIPPED, CANCELLED):
+                self.picker.faults.note(j.model.alias, found.unavailable)
+        purpose = run.collection.purpose if run.collection else ""
+        bench = found.bench(j.mode, purpose)
+        bench["points_info"].update(info)
+        shown = {p.id for p in found.shown(j.mode, purpose)}
+        j.records.append(self.store.save(run.id, bench["points_info"],
+                                         [dict(p.to_dict(), shown=p.id in shown) for p in found.points]))
+        j.bench, j.found = bench, found
+        with self._lock:
+            self._live.discard(j)
+        j.done.set()
+
+    def _record(self, j: Judging) -> dict:
+        """The referee's call recorded with the panel (seat none, kind referee); what the points' info says of it."""
+        status, error, sent, answer, took = j.call_over
+        run = j.run
+        if answer is not None:
+            j.usage = answer.usage
+        j.records.append(self.caller.record(Ended(
+            j.call, j.model, run.ask, status if sent else SKIPPED, KIND, run.ask.target.mode, took, answer, error,
+            collection=run.collection_name, panel=run.id, request=run.seat_request, counted=j.ask.prompt_tokens(),
+            sent=sent, asker=run.asker)))
+        return {"call": j.call, "seconds": round(took, 3),
+                "usage": (answer.usage if answer is not None else Usage()).to_dict()}
+
+    def told(self, run, wait: float = 0.0) -> str:
+        """What the reply says of its points, after waiting up to `wait` seconds for them: the block when they are in
+        (their records then go with the reply's), else one line saying where they will be; "" when it shows none.
+        `run.points` is set to what the reply tells (its `bench` fields)."""
+        j = run.judging
+        if j is None:
+            return ""
+        if wait > 0:
+            j.done.wait(wait)
+        if j.done.is_set():
+            run.points, run.referee_usage = j.bench, j.usage
+            run.records.extend(j.records)
+            purpose = run.collection.purpose if run.collection else ""
+            return "\n\n" + points.render(j.found, j.mode, purpose, {s.seat: s.model for s in run.seats}) + \
+                j.notes_line()
+        run.points = {"points_info": j.pending()}
+        return "\n\n" + j.pending_line() + j.notes_line()
+
+    def told_events(self, run, wait: float, keepalive: float) -> Iterator:
+        """told() for a stream: KeepAlive while it waits, then the text as one event."""
+        j = run.judging
+        if j is None:
+            return
+        end = time.monotonic() + wait
+        while not j.done.is_set() and time.monotonic() < end:
+            if not j.done.wait(min(keepalive, max(end - time.monotonic(), 0.0))):
+                yield KeepAlive()
+        yield TextDelta(self.told(run))
+
+    def wait(self, run, streamed: bool) -> float:
+        """How long a reply waits for its points: a request that asked for them, until the referee is over; a stream,
+        the collection's points_wait (else the points_wait_seconds setting); any other whole reply, not at all."""
+        if run.judging is None:
+            return 0.0
+        settings = self.settings()
+        if asked(run):
+            return settings["referee_timeout"] + WAIT_PAST
+        if not streamed:
+            return 0.0
+        col = run.collection
+        return col.points_wait if col is not None and col.points_wait is not None else settings["points_wait_seconds"]
+
+    def _sweep(self) -> None:
+        """Hang up every referee past its deadline, looking every SWEEP_EVERY seconds while any is out: one thread
+        for all of them, rather than a timer each."""
+        while True:
+            with self._lock:
+                while not self._live and not self._closed:
+                    self._lock.wait()
+                if self._closed:
+                    return
+                self._lock.wait(SWEEP_EVERY)
+                live = list(self._live)
+            now = time.monotonic()
+            for j in live:
+                if now >= j.deadline[0]:
+                    j.hangup.hang_up(j.deadline[1], TIMEOUT)
+
+    # ---- stopping ----------------------------------------------------------------------------
+    def stopping(self) -> None:
+        """The service is stopping: every referee still out is hung up (its call ends now, its record says why)."""
+        with self._lock:
+            live = list(self._live)
+        for j in live:
+            j.hangup.hang_up(STOPPED, CANCELLED)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """After stopping(): wait a little for the referees hung up to be recorded, then record those still not
+        over (their call never went, or never came back) as cancelled, so none is lost when the store closes."""
+        self.stopping()
+        end = time.monotonic() + timeout
+        with self._lock:
+            live = list(self._live)
+        for j in live:
+            j.done.wait(max(end - time.monotonic(), 0.0))
+            if not j.done.is_set():
+                j.call_over = (CANCELLED, STOPPED, j.hangup.sent, None, time.monotonic() - j.started)
+                self._end(j, Points.failed(STOPPED))
+        with self._lock:
+            self._closed = True
+            self._lock.notify()

@@ -4,8 +4,9 @@ The one place the dashboard uses the panel (bench.panel: start, finished, merge_
 page cannot stream a column per seat through a whole-answer API. Lines: {"panel": ...} first, then {"seat": ...}
 per finished seat (its answer as Markdown nodes, see markdown.py; a seat still running after the explore grace says
 so, and the page then reads its late answer from the ask's page), {"merge": {"delta"}} and {"merged": ...} for
-:merged, {"points": points_info} once the referee has read the panel (when the panel shows points), and
-{"done": ...} or {"error": ...} last; empty lines keep the connection alive while seats think.
+:merged, {"points": points_info} when the panel shows points (pending: the referee reads the answers after them;
+the page follows the ask's page until they are in), and {"done": ...} or {"error": ...} last; empty lines keep the
+connection alive while seats think.
 """
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from .. import formats
 from ..api.parts import EffectiveSettings
 from ..canonical import KeepAlive, TextDelta
 from ..core.panel import Panel
-from ..core.pump import pump
 from ..errors import BenchError
 from ..formats.base import RequestInfo
 from ..server.messages import Request, Response
@@ -53,14 +53,15 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     def lines():
         yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.target.mode,
                     "seats": [{"seat": s.seat, "kind": s.kind, "model": s.model, "call": s.call} for s in run.seats]})
-        for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats
-            yield b"\n" if isinstance(item, KeepAlive) else line(seat_line(item))
+        try:
+            for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats
+                yield b"\n" if isinstance(item, KeepAlive) else line(seat_line(item))
+        finally:
+            panel.referee.begin(run)    # the referee reads the answers in the background
         answered = sum(s.status == "ok" for s in run.seats)
         if merged:
             yield from merge_lines(panel, run)
-        for item in pump(panel.referee.events(run), panel.lanes.executor(""), keepalive):   # the points, last
-            if isinstance(item, KeepAlive):
-                yield b"\n"
+        panel.referee.told(run)         # in already, or pending: nothing waits for it here
         panel.settle(run)               # the call ids it showed are kept before it says done
         if run.unkept:                  # or not: the page then says so and offers no verdict on them
             yield line({"done": {"answered": answered, "seats": len(run.seats),

@@ -21,12 +21,16 @@ def names(seats: list[dict]) -> dict[int, str]:
 
 
 def points_card(frame, pts: dict | None, seats: list[dict], back: str) -> Html:
-    """Nothing when no referee was asked; why, when its points are unavailable; else every point, most contested
-    first (the API's order), each with its control."""
+    """Nothing when no referee was asked; that it is reading (points.js reads the page again until they are in);
+    why, when its points are unavailable; else every point, most contested first (the API's order), each with its
+    control. The named referees passed over, with why, under it."""
     info = (pts or {}).get("info")
     if not info:
         return Html("")
-    if info.get("unavailable"):
+    if info.get("pending"):
+        body = html('<p class="muted" data-points-pending>The referee $who is reading the answers: its points show '
+                    "here when they are in.</p>", who=info.get("referee") or "-")
+    elif info.get("unavailable"):
         body = html('<p class="muted" data-points-unavailable>points: unavailable, $why</p>', why=info["unavailable"])
     elif not pts["points"]:
         body = trusted('<p class="muted">No points: the referee found no claim the seats disagree on.</p>')
@@ -40,7 +44,16 @@ def points_card(frame, pts: dict | None, seats: list[dict], back: str) -> Html:
                               'them)</summary><ol class="points">$items</ol></details>',
                               n=plural(len(rest), "more point"),
                               items=[point_item(frame, p, seat_names, back) for p in rest]) if rest else "")
-    return card("Where they disagree", body, "points", anchor="points")
+    return card("Where they disagree", html("$body$notes", body=body, notes=passed_over(info)), "points",
+                anchor="points")
+
+
+def passed_over(info: dict) -> Html:
+    notes = info.get("passed_over") or []
+    if not notes:
+        return Html("")
+    return html('<p class="muted referee-note">Referee: $who. Passed over: $notes.</p>', who=info.get("referee") or
+                "none", notes=join([html("$m ($r)", m=n.get("model"), r=n.get("reason")) for n in notes], "; "))
 
 
 def point_item(frame, p: dict, seat_names: dict, back: str) -> Html:

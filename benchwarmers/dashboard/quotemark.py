@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 
-from ..core.referee import CONTROL
+from ..core.quotes import CONTROL
 from .inline_marks import inline
 from .markup import Html, trusted
 

@@ -231,15 +231,14 @@ def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
         elif isinstance(event, Finish):
             finish = event
             break
-    yield from blocks_.close()
     usage = merge_usage(usage, finish.usage) if finish.usage else usage
     delta = {"type": "message_delta", "delta": {"stop_reason": STOP_REASONS.get(finish.reason, "end_turn"),
                                                 "stop_sequence": None}, "usage": usage_dict(usage)}
     extra = finish.extra if finish.extra is not None else ctx.extra
     if extra is not None:
         delta["bench"] = extra
-    yield _event(delta)
-    yield _event({"type": "message_stop"})
+    # the last events in one write: each write on a stream costs a send (and, on loopback, the reader's receive)
+    yield b"".join([*blocks_.close(), _event(delta), _event({"type": "message_stop"})])
 
 
 def _thinking(blocks_: _Blocks, event: ReasoningDelta) -> Iterator[bytes]:

@@ -208,9 +208,9 @@ def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
             yield sse("[DONE]")
             return
         elif isinstance(event, Finish):
-            yield from _finish(event, usage, ctx)
+            yield b"".join(_finish(event, usage, ctx))   # the last frames in one write (one send, not three)
             return
-    yield from _finish(Finish(), usage, ctx)
+    yield b"".join(_finish(Finish(), usage, ctx))
 
 
 def _call_delta(event: ToolCallDelta, seen: set[int]) -> dict:

@@ -337,13 +337,12 @@ def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
         elif isinstance(event, Finish):
             finish = event
             break
-    yield from w.close_text()
-    yield from w.close_calls()
+    closing = [*w.close_text(), *w.close_calls()]
     w.usage = merge_usage(w.usage, finish.usage) if finish.usage else w.usage
     status = status_for(finish.reason)
     kind = {"completed": "response.completed", "incomplete": "response.incomplete"}.get(status, "response.failed")
     extra = finish.extra if finish.extra is not None else ctx.extra
-    yield w.lifecycle(kind, status, finish.reason, extra)
+    yield b"".join([*closing, w.lifecycle(kind, status, finish.reason, extra)])   # the last events in one write
 
 
 def on_stored_response(q: Lookup) -> dict:

@@ -51,8 +51,9 @@ TOOLS = [
             "you report back, list every seat (seat, model, status, call id), including failed or useless ones. "
             "When the collection shows points (where the seats disagree, each with its id, the seats that assert "
             "and deny it and their words), check each contested point against the code and judge it with `verdict` "
-            "(point, holds): one judgement counts for every seat that took a side. Then send a `verdict` for every "
-            "seat you judged."),
+            "(point, holds): one judgement counts for every seat that took a side. The referee reads the answers "
+            "after they come back: its points are listed by `pending_verdicts` once they are in, or come with the "
+            "answers when you give `points`. Then send a `verdict` for every seat you judged."),
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -64,7 +65,9 @@ TOOLS = [
                          "description": "extra models (aliases) to seat for this ask only"},
                 "system": {"type": "string", "description": "a system prompt for every seat"},
                 "points": {"type": "string", "enum": ["off", "contested", "all"],
-                           "description": "which of the panel's points to show (default: the collection's own)"},
+                           "description": "which of the panel's points to show, and wait for them (default: the "
+                                          "collection's own, listed by pending_verdicts once the referee has "
+                                          "read the answers)"},
             },
             "required": ["collection", "prompt"],
             "additionalProperties": False,

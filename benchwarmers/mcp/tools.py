@@ -278,6 +278,9 @@ def points_lines(data: dict) -> list[str]:
     if not info:
         return []
     lines = ["", "## Where they disagree"]
+    if info.get("pending"):
+        return lines + [f"Points: the referee {info.get('referee')} is still reading the answers; "
+                        "`pending_verdicts` lists them once they are in (ask with `points` to wait for them)."]
     if info.get("unavailable"):
         return lines + [f"points: unavailable, {info['unavailable']}"]
     points = data.get("points") or []

@@ -117,15 +117,15 @@ class PointStore:
 
     # ---- reading -----------------------------------------------------------------------------
     def for_panel(self, panel: str) -> dict | None:
-        """{"info": what the referee call gave, "points": [...]} of a panel, each point with its verdict; None: no
-        such panel. `info` None: no referee was asked."""
+        """{"info": what the referee call gave, "created": the panel's moment, "points": [...]} of a panel, each point
+        with its verdict; None: no such panel. `info` None: no referee was asked; `info.pending`: it is reading."""
         self.db.sync()
-        row = self.db.one("SELECT points FROM panels WHERE id = ?", (panel,))
+        row = self.db.one("SELECT points, created FROM panels WHERE id = ?", (panel,))
         if row is None:
             return None
         rows = self.db.query(f"SELECT {POINT_COLS} FROM points WHERE panel = ? ORDER BY n", (panel,))
         current = self.verdicts([r["id"] for r in rows])
-        return {"info": json.loads(row["points"]) if row["points"] else None,
+        return {"info": json.loads(row["points"]) if row["points"] else None, "created": row["created"],
                 "points": [point_dict(r, current.get(r["id"])) for r in rows]}
 
     def get(self, point: str) -> dict | None:

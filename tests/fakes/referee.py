@@ -4,12 +4,19 @@
     seats = said({1: "The cache is stale. The lock is held.", 2: "The cache is fresh.", 3: "The lock is held."})
     fake.script("referee", FakeReferee().reply())          # any provider fake: the answer is worked out per call
     fake.script("referee", FakeReferee("seat_nine").reply())   # a liar: see LIES
+    fake.script("referee", FakeReferee("obedient").reply())    # follows what a seat's answer tells the referee
+    fake.script("referee", FakeReferee().reply(hold=gate))     # answers once the test sets `gate` (a slow referee)
     fake.script("referee", FakeReferee.hang(gate))         # says nothing until the test sets `gate`
 
-Its claim language is one sentence form, "<subject> is [not] <value>.": one point per subject, claiming the first
-value a seat gives it; seats that give that value assert it, seats that deny it or give another contradict it, each
+Its claim language is one sentence form, "<subject> is [not] <value>.": one point per subject, claiming the value
+most seats give it (ties: the last in the alphabet, so the order the seats come in changes nothing); seats that give
+that value assert it, seats that deny it or give another contradict it, each
 quoted by its own sentence (a seat's first about that subject). Answers
-without such sentences (the fakes' echo) have no points.
+without such sentences (the fakes' echo) have no points. It reads the seats as the prompt numbers them (`## Seat N`,
+in the prompt's own order), so its seat numbers are the prompt's, never the reply's.
+
+The obedient liar also does what a line `REFEREE: {...}` in a seat's answer tells it: that object is one more point,
+"me" in its sides and quotes meaning the seat that wrote it and "them" every other seat.
 """
 from __future__ import annotations
 
@@ -21,11 +28,12 @@ from benchwarmers.canonical import OK, Seat
 
 from .server import Reply
 
-HEADING = re.compile(r"^## Seat (\d+) · (.+)$", re.M)
+HEADING = re.compile(r"^## Seat (\d+)$", re.M)
 END = re.compile(r"^## End of the answers$", re.M)
 SENTENCE = re.compile(r"[^.!?\n]+[.!?]")
 STATEMENT = re.compile(r"^\s*(?P<subject>[A-Za-z][\w ]*?) is (?P<neg>not )?(?P<value>[\w -]+?)\s*[.!?]$")
-LIES = ("bad_quotes", "seat_nine", "huge", "prose", "fenced", "both_sides", "empty")
+PLANTED = re.compile(r"REFEREE: (\{.*\})")
+LIES = ("bad_quotes", "seat_nine", "huge", "prose", "fenced", "both_sides", "empty", "obedient")
 
 
 def said(answers: dict[int, str], models: dict[int, str] | None = None) -> list[Seat]:
@@ -35,7 +43,7 @@ def said(answers: dict[int, str], models: dict[int, str] | None = None) -> list[
 
 
 def seats_in(prompt: str) -> dict[int, str]:
-    """seat number -> its answer, read from the referee prompt's `## Seat N · model` blocks."""
+    """seat number -> its answer, read from the referee prompt's `## Seat N` blocks."""
     body = END.split(prompt, 1)[0]
     marks = list(HEADING.finditer(body))
     return {int(m.group(1)): body[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(body)].strip()
@@ -62,7 +70,8 @@ def points(prompt: str) -> list[dict]:
     out = []
     for subject, seats in said_by.items():
         stated = [v for v, neg, _ in seats.values() if not neg] or [v for v, _, _ in seats.values()]
-        value = stated[0]                       # the first value a seat gives: the others contradict it
+        # the value most seats give, ties to the last in the alphabet: the same whatever order the seats come in
+        value = max(stated, key=lambda v: (stated.count(v), v))
         asserts = [s for s, (v, neg, _) in seats.items() if v == value and not neg]
         denies = [s for s, (v, neg, _) in seats.items() if (v == value) == neg]
         out.append({"claim": f"The {subject.removeprefix('the ')} is {value}.".capitalize(),
@@ -137,3 +146,21 @@ class FakeReferee:
     @staticmethod
     def _empty(found: list, seats: dict) -> str:
         return ""
+
+    @staticmethod
+    def _obedient(found: list, seats: dict) -> str:
+        """The honest points, and whatever point a seat's answer planted for the referee."""
+        for seat, text in seats.items():
+            for planted in PLANTED.findall(text):
+                point = json.loads(planted)
+                others = [s for s in seats if s != seat]
+
+                def who(side):
+                    return [seat] if side == "me" else others if side == "them" else side
+                quotes = {}
+                for key, quote in point.get("quotes", {}).items():
+                    for s in who(key):
+                        quotes[str(s)] = quote
+                found.append(dict(point, quotes=quotes, **{"assert": who(point.get("assert")),
+                                                           "deny": who(point.get("deny"))}))
+        return json.dumps({"points": found})

@@ -57,11 +57,13 @@ def until_seen(gate: threading.Event, items: Iterable, text_of: Callable, seats=
 
 
 def start_panel(home, make_service, **service_kw) -> tuple[Panel, list]:
-    """Fakes for OpenAI, Anthropic and Gemini; collection `core` seats alpha, claude, gem and explores scout."""
+    """Fakes for OpenAI, Anthropic and Gemini; collection `core` seats alpha, claude, gem and explores scout; mixer
+    (gpt-alpha too, ad hoc, so never a seat) writes its merges."""
     fakes = {"oa": FakeOpenAI().start(), "an": FakeAnthropic().start(), "gm": FakeGemini().start()}
     apis = {"oa": "openai", "an": "anthropic", "gm": "gemini"}
-    configure(home, {name: (fake, apis[name]) for name, fake in fakes.items()}, {**MEMBERS, **EXPLORE},
-              {"core": {"members": list(MEMBERS), "explore": 1, "merge_model": "alpha"},
+    mixer = {"mixer": {"endpoint": "oa", "served": "gpt-alpha", "ad_hoc": True, "facts": {}}}   # merges, never a seat
+    configure(home, {name: (fake, apis[name]) for name, fake in fakes.items()}, {**MEMBERS, **EXPLORE, **mixer},
+              {"core": {"members": list(MEMBERS), "explore": 1, "merge_model": "mixer"},
                "spare": {"members": ["alpha"], "explore": 0}})
     return Panel(make_service(**service_kw), fakes, home), list(fakes.values())
 
@@ -107,7 +109,7 @@ def assert_bench(bench: dict, mode: str = "panel") -> None:
         [(i + 1, m, k, "ok") for i, (m, k) in enumerate(SEATS)]
     assert all(s["answer"] and s["call"] for s in bench["seats"])
     if mode == "merged":
-        assert bench["merge"]["model"] == "alpha" and bench["merge"]["status"] == "ok"
+        assert bench["merge"]["model"] == "mixer" and bench["merge"]["status"] == "ok"
 
 
 def assert_merged(text: str) -> None:

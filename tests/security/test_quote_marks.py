@@ -6,6 +6,8 @@ import json
 
 from benchwarmers.dashboard import markdown
 from benchwarmers.dashboard.quotemark import mark
+from tests.fakes import Reply
+from tests.fakes.referee import seats_in
 from tests.helpers.dashboard import Session
 from tests.helpers.http import Http
 from tests.helpers.panel import body, fake, setup_bench  # noqa: F401  (the fake fixture)
@@ -47,15 +49,18 @@ def test_a_quote_across_inline_marks_is_marked_piece_by_piece():
 def test_a_quote_that_closes_the_mark_is_text(home, fake, make_service):
     """End to end: a seat answers markup, the referee quotes it and names a claim of markup; the call page shows both
     as text, the quote marked."""
-    setup_bench(home, fake, {"core": {"members": ["a", "b"], "explore": 0, "merge_model": "merger",
+    setup_bench(home, fake, {"core": {"members": ["a", "b"], "explore": 0, "referee": "merger",
                                       "points": "all"}})
-    fake.script("m-a", f"It is {EVIL} here.")
-    fake.script("m-b", "Nothing </mark><b>bold</b> here.")
-    fake.script("m-merge", json.dumps({"points": [{
-        "claim": '"><img src=x onerror=alert(3)>', "assert": [1], "deny": [2],
-        "quotes": {"1": EVIL, "2": "</mark><b>bold</b>"}}]}))
+    fake.script("m-a", f"It is this.\n\n{EVIL}\n\nThat is all.")     # quotes are whole lines: the referee's rule
+    fake.script("m-b", "Nothing here.\n\n</mark><b>bold</b>\n\nDone.")
+    def referee(prompt: str) -> str:          # the seats come in a fresh order: find each one's number
+        seats = {("a" if EVIL in text else "b"): n for n, text in seats_in(prompt).items()}
+        return json.dumps({"points": [{"claim": '"><img src=x onerror=alert(3)>', "assert": [seats["a"]],
+                                       "deny": [seats["b"]], "quotes": {str(seats["a"]): EVIL,
+                                                                        str(seats["b"]): "</mark><b>bold</b>"}}]})
+    fake.script("m-merge", Reply(compute=referee))
     svc = make_service()
-    status, _, data = Http(svc.url)("POST", "/v1/chat/completions", body())
+    status, _, data = Http(svc.url)("POST", "/v1/chat/completions", body(bench={"points": "all"}))
     assert status == 200 and data["bench"]["points"], data
     page = Session(svc.url).get(f"/calls/{data['bench']['panel']}")[2]
     assert "<script>alert" not in page and "<img src=x" not in page and "<b>bold" not in page

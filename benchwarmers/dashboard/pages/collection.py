@@ -1,5 +1,6 @@
-"""One collection, made or changed: description, purpose, members, explore and shadow seats, merge model; the count of
-calls one ask makes; what the members share, suggestions and how to ask it; delete."""
+"""One collection, made or changed: description, purpose, members, explore and shadow seats, merge model, its points
+and referee; the count of calls one ask makes (the referee's included); who referees it now, and any referee passed
+over with the fix; what the members share, suggestions and how to ask it; delete."""
 from __future__ import annotations
 
 from typing import Protocol
@@ -7,7 +8,9 @@ from typing import Protocol
 from ...api.collection import CollectionParts, overview_view
 from ...api.models import ModelListParts, models_view
 from ...catalog.roles import PURPOSES, unfit
+from ...core.points import MODES as POINT_MODES
 from ...names import DESCRIPTION_MOST
+from ...numberchecks import typed_seconds
 from ...server.gatewaykeys import enforcement
 from ...words import plural
 from ..apicall import call, get, post
@@ -55,6 +58,7 @@ def render(d: dict, frame) -> tuple[str, Html]:
                                 suggestions=suggestions(c) or trusted('<p class="muted">No suggestions from the record '
                                                                       "yet.</p>"),
                                 promote=promote_buttons(c, frame))),
+        card("Referee", referee_now(c["referee_now"], c["name"]), anchor="referee"),
         card("Ask it", usage(c, d["url"], d["keys_enforced"], opened=True)),
         card("Score it", html("<p>The suite asks each active member its questions with known answers, one model at a "
                               "time; the Suite page follows the runs.</p>$button", button=post_button(
@@ -85,6 +89,16 @@ $members</fieldset>
 <select id="c-merge" name="merge_model">
 $merge</select></div>
 </div>
+<div class="row">
+<div><label for="c-points">Points <span class="muted">(where the seats disagree, found after the reply)</span></label>
+<select id="c-points" name="points">$points</select></div>
+<div><label for="c-referee">Referee <span class="muted">(never one of the panel's seats)</span></label>
+<select id="c-referee" name="referee">
+$referee</select></div>
+<div><label for="c-wait">Points wait, seconds <span class="muted">(a stream waits this long for them; empty:
+the setting)</span></label>
+<input id="c-wait" name="points_wait" type="number" min="0" max="600" step="any" value="$wait"></div>
+</div>
 <output class="live-count" data-explorers="$explorers"
  aria-live="polite">$count</output>
 <div class="form-end"><button type="submit">Save collection</button></div></form>"""
@@ -95,7 +109,7 @@ pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,63}" value="$name">"""
 
 def editor(d: dict, frame) -> Html:
     c = d["collection"] or {"name": "", "description": "", "members": [], "explore": 1, "shadow": 0,
-                            "merge_model": None, "purpose": ""}
+                            "merge_model": None, "purpose": "", "points": "contested", "referee": None}
     members = set(frame.typed_all("members") or c["members"])
     purpose = c.get("purpose") or ""
     rows = []
@@ -107,6 +121,9 @@ def editor(d: dict, frame) -> Html:
                                            adhoc=[" ", chip("adhoc", "ad hoc")] if m["ad_hoc"] else ""),
                      m["endpoint"], record_cell(d["record"].get(m["alias"]))])
     merge_choices = [("", "the default")] + [(m["alias"], m["alias"]) for m in d["models"]]
+    referee_choices = [("", "the default: the best-recorded model outside the panel")] + \
+        [(m["alias"], m["alias"]) for m in d["models"]]
+    wait = c.get("points_wait")
     purposes = [("", "any: every model that answers in text")] + [(p, p) for p in PURPOSES]
     return html(EDITOR, csrf=csrf(frame), back=hidden("back", "/collections/" + (c["name"] or NEW)),
                 name_field=html(NAME_FIELD, name=frame.typed("name")) if d["new"] else hidden("name", c["name"]),
@@ -115,8 +132,32 @@ def editor(d: dict, frame) -> Html:
                 members=table(["", "Model", "Status", "Endpoint", "Useful here"], rows, cls="pick"),
                 explore=frame.typed("explore", c["explore"]), shadow=frame.typed("shadow", c["shadow"]),
                 merge=options(merge_choices, frame.typed("merge_model", c["merge_model"] or "")),
+                points=options([(m, POINT_WORDS[m]) for m in POINT_MODES], frame.typed("points", c["points"])),
+                referee=options(referee_choices, frame.typed("referee", c.get("referee") or "")),
+                wait=frame.typed("points_wait", "" if wait is None else f"{wait:g}"),
                 explorers=sum(1 for m in d["models"] if explorer(m, purpose)),
                 count=seat_count(d["collection"]["seats"]) if d["collection"] else "")
+
+
+POINT_WORDS = {"off": "off: no referee", "contested": "contested: those some seat contradicts",
+               "all": "all: every point"}
+
+
+def referee_now(r: dict, name: str) -> Html:
+    """Who referees this collection's panels now, the named referees it cannot have (a member, passed over for
+    giving no valid points) and why, with the fix."""
+    if r["points"] == "off":
+        return trusted('<p class="muted">Points are off: no referee is asked.</p>')
+    who = (html("<p><strong>$m</strong> referees its panels now$how.</p>", m=r["model"],
+                how=" (named here)" if r["model"] == r["named"] else " (the referee_model setting)"
+                if r["model"] == r["setting"] else ": the best-recorded model outside the panel")
+           if r["model"] else html('<p class="seat-error">No referee: $why</p>', why=r["why"]))
+    notes = [html("<li>$m: $why</li>", m=n["model"], why=n["reason"]) for n in r["passed_over"]]
+    resting = [html("<li>$m: $why</li>", m=n["model"], why=n["reason"]) for n in r["resting"]
+               if n["model"] not in {x["model"] for x in r["passed_over"]}]
+    lists = html('<p>Passed over:</p><ul class="plain-list">$items</ul>', items=notes + resting) \
+        if notes or resting else ""
+    return html("$who$lists", who=who, lists=lists)
 
 
 def explorer(m: dict, purpose: str) -> bool:
@@ -145,6 +186,9 @@ def save(req, bench: object, form) -> Done:
             "purpose": form.get("purpose"),
             "explore": whole(form, "explore"), "shadow": whole(form, "shadow"),
             "merge_model": form.get("merge_model") or None}
+    if "points" in form.fields:       # the editor's points, referee and wait (a form without them keeps them)
+        body.update(points=form.get("points"), referee=form.get("referee") or None,
+                    points_wait=typed_seconds(form.get("points_wait")))
     saved = call(req, "PUT", f"/bench/collections/{name}", body)
     seats = get(req, f"/bench/collections/{name}/overview")["seats"]
     return Done(f"Saved collection {saved['name']}: one ask makes {plural(seats['calls'], 'call')}.",

@@ -50,9 +50,10 @@ def seats_line(c: dict) -> Html:
 
 def seat_count(s: dict) -> Html:
     """How many calls one ask makes, and of what (inline HTML; the editor's script writes the same words)."""
-    return html("<strong>One ask makes $calls</strong>: $members + $explore; :merged adds one for the merge.",
+    return html("<strong>One ask makes $calls</strong>: $members + $explore$referee; :merged adds one for the merge.",
                 calls=plural(s["calls"], "call"), members=plural(s["members"], "member"),
-                explore=plural(s["explore"], "explore seat"))
+                explore=plural(s["explore"], "explore seat"),
+                referee=" + the referee (after the reply)" if s.get("referee") else "")
 
 
 def together_line(t: dict) -> Html:

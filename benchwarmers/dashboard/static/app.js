@@ -170,7 +170,7 @@
   }
 
   // The collection editor's live count of the calls one ask makes (explorers as seating picks them for the
-  // saved purpose: a changed purpose counts once saved).
+  // saved purpose: a changed purpose counts once saved; the referee when its points are not off).
   function seatCount(form) {
     const out = form.querySelector(".live-count");
     if (!out) return;
@@ -181,11 +181,14 @@
       const freed = boxes.filter((b) => b.checked && b.dataset.explorer === "1").length;
       const pool = Math.max(0, explorers - freed);
       const explore = Math.min(Number(form.querySelector('[name="explore"]').value || 0), pool);
-      const calls = members.length + explore;
+      const points = form.querySelector('[name="points"]');
+      const referee = points && points.value !== "off" ? 1 : 0;
+      const calls = members.length + explore + referee;
       const strong = document.createElement("strong");
       strong.textContent = "One ask makes " + calls + (calls === 1 ? " call" : " calls");
       out.replaceChildren(strong, ": " + members.length + (members.length === 1 ? " member" : " members") +
-        " + " + explore + (explore === 1 ? " explore seat" : " explore seats") + "; :merged adds one for the merge.");
+        " + " + explore + (explore === 1 ? " explore seat" : " explore seats") +
+        (referee ? " + the referee (after the reply)" : "") + "; :merged adds one for the merge.");
     }
     form.addEventListener("input", update);
     form.addEventListener("change", update);

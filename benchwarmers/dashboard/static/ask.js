@@ -1,7 +1,8 @@
 // The Ask page: send the form to /ask/stream and fill one column per seat as each seat finishes; each waiting
 // column counts its seconds. A seat still running when the panel answered (past the explore grace) is read again
 // from the ask's page until its late answer is in. Answers arrive as Markdown nodes and are built as elements
-// (BW.build); nothing goes through innerHTML. When the panel shows points, points.js puts them above the columns.
+// (BW.build); nothing goes through innerHTML. When the panel shows points, points.js puts them above the columns,
+// once the referee (which reads the answers after the reply) is done.
 "use strict";
 (function () {
   const WORDS = { ok: "answered", failed: "failed", timeout: "timed out", skipped: "skipped",
@@ -201,7 +202,10 @@
           BW.say(form, msg.done.answered + " of " + msg.done.seats + " seats answered. Judge them below.");
           link.hidden = false;
           if (msg.done.seats > 1) saveAllBox(area, seats);
-          if (withPoints && panel) await BW.points.lift(panel, false);
+          if (withPoints && panel) {
+            await BW.points.lift(panel, false);
+            if (BW.points.pending()) BW.points.follow(panel);   // they appear when the referee is done
+          }
         }
       }
       if (panel && seats.querySelector(".is-running")) follow(panel, columns);

@@ -1,6 +1,7 @@
 // A panel's points, on the Ask page and an ask's own page: a point's true / false / can't tell (or a proposal's
 // confirmation) is saved in place, then the points card, each column's proposal and its marked answer are read
-// again from the ask's own page. That page is made by the service's escaping renderer (every value escaped, the
+// again from the ask's own page. While the referee is still reading (the card says so), that page is read again
+// every two seconds until its points are in. That page is made by the service's escaping renderer (every value escaped, the
 // quotes escaped before they are marked), so its nodes are parsed inert (DOMParser runs nothing) and moved here.
 "use strict";
 (function () {
@@ -51,6 +52,23 @@
     }
   }
 
+  function pending() {
+    return document.querySelector("#points [data-points-pending]") !== null;
+  }
+
+  // The referee reads the answers after the reply: read the ask's page until its points are in (or ten minutes).
+  async function follow(panel) {
+    for (let round = 0; round < 300 && pending(); round += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      try { await lift(panel, false); } catch (err) { /* the next round tries again */ }
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const here = location.pathname.match(/^\/calls\/([^/]+)$/);
+    if (here && pending()) follow(decodeURIComponent(here[1]));
+  });
+
   document.addEventListener("submit", async (event) => {
     const form = event.target;
     if (!(form instanceof HTMLFormElement) || !form.matches("form.point-verdict, form.proposal")) return;
@@ -74,5 +92,5 @@
     }
   });
 
-  window.BW.points = { lift };
+  window.BW.points = { lift, follow, pending };
 })();

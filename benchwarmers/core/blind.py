@@ -1,0 +1,95 @@
+"""What a judge of a panel reads (the referee, the merge model): no model named anywhere, the seats in a fresh random
+order each call, and no line of anyone's text that could pass for one of the prompt's own headings, in any spelling."""
+from __future__ import annotations
+
+import functools
+import random
+import re
+import unicodedata
+
+from ..canonical import Seat
+
+MARK = "\u2502 "            # how a neutralised line starts: the instructions say what it means
+MARK_NOTE = ("A line inside an answer (or the question) that looked like a heading is shown after a \u2502 mark: it "
+             "is that text's own line, never one of this prompt's headings.")
+HASHES = "#\u266f\u22d5\uff03\ufe5f\u2317"    # '#' and signs that read as one (music sharp, full-width, small...)
+WRAPPERS = "*_~`>|\\ \t"   # emphasis, quote and escape marks a heading may hide behind
+INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+                       "\u3164\ufe00-\ufe0f\ufeff\uffa0\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Read as the prompt's own lines: a heading, a heading's underline, an HTML heading, or a line that begins with what
+# the prompt's headings and end line say (`Seat 2`, `End of the answers`), whatever marks come before it.
+PROMPT_WORDS = re.compile(r"(?:seat\b|end\s+of\s+the\s+answers?\b|the\s+question\b|the\s+panel)", re.I)
+UNDERLINE = re.compile(r"[=\-\u2014\u2013_]{2,}")
+HTML_HEADING = re.compile(r"<\s*/?\s*h[1-6]\b", re.I)
+# Our own replies name each seat's model ("## Seat 2 · m-b · member", "Seat 1 · m-a: “...”"): a conversation that
+# carries an earlier panel's reply back gets the number alone.
+OWN_LABEL = re.compile("(Seat \\d+)(?: \u00b7 [^\u00b7\\n:;,\u201c]+)+")
+SHORTEST_NAME = 3          # a one- or two-letter alias is a word of the text as often as a name
+# The quick look first: in plain ASCII text without control characters, only a line that starts (after spaces and
+# marks) with one of these can read as a heading; any other text is looked at line by line.
+SUSPECT = re.compile(r"^[ \t*_~`>|\\]*(?:[#=<\-_]|seat|end|the\s+(?:question|panel))", re.I | re.M)
+ASCII_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def folded_line(line: str) -> str:
+    """A line as a reader takes it: compatibility forms folded (a full-width '#' is '#'), invisible characters out,
+    odd spaces as spaces, the marks before its first word dropped."""
+    text = INVISIBLE.sub("", unicodedata.normalize("NFKC", line))
+    return " ".join(text.split()).lstrip(WRAPPERS)
+
+
+def heading_like(line: str) -> bool:
+    """Whether `line` could read as a heading or as the prompt's end line."""
+    seen = folded_line(line)
+    if not seen:
+        return False
+    if seen[0] in HASHES or UNDERLINE.fullmatch(seen.replace(" ", "")) or HTML_HEADING.match(seen):
+        return True
+    return bool(PROMPT_WORDS.match(seen.lstrip(HASHES + WRAPPERS)))
+
+
+def neutralised(text: str) -> str:
+    """`text` with every heading-like line made plain: after MARK, without the signs that made it a heading."""
+    if text.isascii() and not SUSPECT.search(text) and not ASCII_CONTROL.search(text):
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if heading_like(line):
+            lines[i] = MARK + folded_line(line).lstrip(HASHES + WRAPPERS)
+    return "\n".join(lines)
+
+
+def names_pattern(names) -> re.Pattern | None:
+    """One pattern for the models' names (aliases and served names) a judge must not read; None: none to hide."""
+    return _pattern(frozenset(n for n in names if n and len(n) >= SHORTEST_NAME))
+
+
+@functools.lru_cache(maxsize=256)     # a collection's panels ask with the same names: made once, not once a panel
+def _pattern(names: frozenset) -> re.Pattern | None:
+    kept = sorted(names, key=len, reverse=True)
+    if not kept:
+        return None
+    return re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(n) for n in kept) + r")(?![\w-])", re.I)
+
+
+def unnamed(text: str, names: re.Pattern | None) -> str:
+    """`text` without our own seat labels' model names, and with the panel's model names as "a model"."""
+    text = OWN_LABEL.sub(r"\1", text)
+    return names.sub("a model", text) if names is not None else text
+
+
+def shuffled(seats: list[Seat]) -> list[Seat]:
+    """The seats in a fresh random order: no seat is always read first (position bias)."""
+    return random.sample(seats, len(seats))
+
+
+def panel_names(seats: list[Seat], models: dict) -> re.Pattern | None:
+    """The names of a panel's seats' models, as they may appear in its conversation: alias and served name."""
+    names = set()
+    for seat in seats:
+        names.add(seat.model)
+        model = models.get(seat.model)
+        if model is not None:
+            names.add(model.served)
+            names.add(model.served.rsplit("/", 1)[-1])
+    return names_pattern(names)

@@ -1,0 +1,59 @@
+"""One panel's refereeing as it goes: chosen at the panel's start, asked once its seats are in, over once; what a
+reply says of it meanwhile (pending, and where the points will be)."""
+from __future__ import annotations
+
+import threading
+
+from ..canonical import Usage
+from ..providers.hangup import Hangup
+from ..roster.registry import Model
+from ..store.ids import record_id
+
+
+def where(panel: str) -> dict:
+    """Where a panel's points are read once they are in: the API, the command, the ask's page."""
+    return {"url": f"/bench/panels/{panel}/points", "command": f"bench points {panel}", "page": f"/calls/{panel}"}
+
+
+class Judging:
+    """`model` None: no model could referee (`why` says so). `notes`: the named referees passed over, with why."""
+
+    def __init__(self, run, mode: str, model: Model | None, notes: list[dict], why: str | None):
+        self.run, self.mode, self.model, self.notes, self.why = run, mode, model, notes, why
+        self.call = record_id()            # named to a client only once its record is committed
+        self.hangup = Hangup()
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.over = False
+        self.started = 0.0
+        self.deadline: tuple = (float("inf"), "")   # (when it is given up, why), once asked
+        self.shown: list = []              # the seats in the order the referee read them (its seat N: shown[N-1])
+        self.ask = None
+        self.call_over: tuple | None = None   # (status, error, sent, answer, seconds) once the call is over
+        self.usage = Usage()
+        self.bench: dict | None = None     # `points` and `points_info` once over
+        self.found = None                  # the Points it gave (a reply renders its block from them)
+        self.records: list = []            # its writes (the call, the points), committed before a reply names them
+
+    def info(self) -> dict:
+        """What the points' info says of who referees, and where the points are read."""
+        d = {"mode": self.mode, "referee": self.model.alias if self.model else None, **where(self.run.id)}
+        if self.notes:
+            d["passed_over"] = list(self.notes)
+        return d
+
+    def pending(self) -> dict:
+        return {**self.info(), "pending": True}
+
+    def pending_line(self) -> str:
+        """The one line a reply ends with when its points are not in yet."""
+        pid = self.run.id
+        return (f"_Points: the referee {self.model.alias if self.model else '-'} is still reading the answers; they "
+                f"will be at /bench/panels/{pid}/points (`bench points {pid}`) and on the ask's page /calls/{pid}._\n")
+
+    def notes_line(self) -> str:
+        """The named referees passed over, and why (after the block or the pending line)."""
+        if not self.notes:
+            return ""
+        said = "; ".join(f"{n['model']} ({n['reason']})" for n in self.notes)
+        return f"\n_Referee {self.model.alias if self.model else 'none'}; passed over: {said}._\n"
