@@ -240,13 +240,8 @@ def seed_repo(args, client) -> int:
     if args.no_wait:
         emit_json({"job": job}) if args.json else say(str(job["id"]))
         return 0
-    made = 0
-    while job["status"] == "running":
-        time.sleep(POLL)
-        job = client.get(f"/bench/suite/seed/{job['id']}")["job"]
-        if job["made"] != made:
-            made = job["made"]
-            note(f"  {plural(made, 'task')} made so far")
+    job = suitefetch.follow_job(client, "/bench/suite/seed", job, "made",
+                                lambda j: note(f"  {plural(j['made'], 'task')} made so far"))
     if args.json:
         emit_json({"job": job})
     elif job["result"]:

@@ -46,14 +46,8 @@ def fetch_bugs(args, client) -> int:
     if args.no_wait:
         emit_json({"job": job}) if args.json else say(str(job["id"]))
         return 0
-    done = 0
-    while job["status"] == "running":
-        time.sleep(POLL)
-        job = client.get(f"/bench/suite/fetch/{job['id']}")["job"]
-        if job["done"] != done:
-            done = job["done"]
-            note(f"  {done}/{job['total']}: {job['written']} written, {job['present']} already there, "
-                 f"{job['skipped']} skipped")
+    job = follow_job(client, "/bench/suite/fetch", job, "done", lambda j: note(
+        f"  {j['done']}/{j['total']}: {j['written']} written, {j['present']} already there, {j['skipped']} skipped"))
     if args.json:
         emit_json({"job": job})
     elif job["result"]:
@@ -63,6 +57,18 @@ def fetch_bugs(args, client) -> int:
     if job["status"] != "done":
         note(f"Fetching {job['status']}: {job['error']}")
     return 0 if job["status"] == "done" else 1
+
+
+def follow_job(client, route: str, job: dict, moving: str, said) -> dict:
+    """Poll a suite job (seeding, fetching) until it stops running; said(job) each time its `moving` count moves."""
+    seen = job[moving]
+    while job["status"] == "running":
+        time.sleep(POLL)
+        job = client.get(f"{route}/{job['id']}")["job"]
+        if job[moving] != seen:
+            seen = job[moving]
+            said(job)
+    return job
 
 
 def show_plan(plan: dict, args) -> int:
