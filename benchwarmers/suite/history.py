@@ -27,7 +27,6 @@ NOT_A_FIX = re.compile(r"\b(typos?|docs?|docstrings?|documentation|changelog|rea
                        r"bump(ed)?|release|deprecat\w*|pre-commit|warnings?|ci|tests?)\b", re.I)
 ISSUE = re.compile(r"\b(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\s*:?\s+#(\d+)\b", re.I)
 PULL = re.compile(r"\(#(\d+)\)\s*$")
-REPO = re.compile(r"[\w.-]+/[\w.-]+")
 LICENCE_FILE = re.compile(r"^(licen[cs]e|copying)(\.\w+)?$", re.I)
 
 
