@@ -160,6 +160,11 @@ class SuiteService:
             raise
         return True
 
+    def stop_asking(self) -> None:
+        """The service is stopping: a run asks no further item. Called before the seats still out are hung up, so
+        the item cut off is the last one asked (close() then marks its run interrupted)."""
+        self.stopping.set()
+
     def close(self) -> None:
         """Stop after the call in flight; a run cut off here is marked interrupted so it can be resumed. A seeding
         job stops at once (its tests are killed), a fetch after the file it is reading."""
