@@ -1,6 +1,7 @@
 # The Benchwarmers service in one container: the dashboard and gateway on port 8122, the data folder in /data.
 #   docker build -t benchwarmers .
 #   docker run --rm -p 127.0.0.1:8122:8122 -v bench-data:/data --env-file .env benchwarmers
+# (any host port will do: -p 127.0.0.1:9000:8122 serves http://127.0.0.1:9000)
 # (compose.yaml does the same; HOSTING.md compares the hosted options.)
 ARG PYTHON_VERSION=3.13
 # The official slim Python image; another with Python 3.11+ as `python` (with pip) and useradd can stand in,

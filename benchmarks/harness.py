@@ -112,7 +112,9 @@ def service_env(home: Path, bytecode: Path | None = None, cold: bool = False) ->
 def configure(home: Path, endpoints: dict, models: dict, collections: dict, settings: dict | None = None,
               keyed: bool = False) -> None:
     """The service's config files: {name: {"base_url", "api"}} endpoints, {alias: endpoint} models. `keyed`: each
-    endpoint has a key in llm's keys.json (as a user's real endpoints do), else none."""
+    endpoint has a key in llm's keys.json (as a user's real endpoints do), else none. The fakes stand for remote
+    providers, so their seats are asked whole, as a remote provider's are (on loopback they would stream: a local
+    server's seats do), unless `settings` says otherwise."""
     config = home / "config"
     config.mkdir(parents=True, exist_ok=True)
     if keyed:
@@ -124,7 +126,7 @@ def configure(home: Path, endpoints: dict, models: dict, collections: dict, sett
                                          for n, e in endpoints.items()}},
         "models.json": {"models": {m: {"endpoint": ep, "served": m, "facts": {}} for m, ep in models.items()}},
         "collections.json": {"collections": collections},
-        "settings.json": settings or {},
+        "settings.json": {"stream_seats": "none", **(settings or {})},
     }
     for name, data in files.items():
         (config / name).write_text(json.dumps(data, indent=2), encoding="utf-8")

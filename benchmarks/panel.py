@@ -8,6 +8,7 @@
     python benchmarks/panel.py --hold 40000         # RSS with 64 asks at once held for 40,000 panels (each checkout)
     python benchmarks/panel.py --aims --keyed       # the endpoint's key in llm's keys.json, as users keep theirs
     python benchmarks/panel.py --aims --prompt-kb 60  # a 60 KB user message instead of a one-line one
+    python benchmarks/panel.py --aims --stream-seats local  # seats asked streamed, as on a local server
 
 Three processes besides this one, all on 127.0.0.1: benchmarks/fastfake.py (an OpenAI-compatible upstream whose
 every answer takes 50 ms), the service (`serve.py --port 0 --no-browser`, its own temp data folder, five models
@@ -48,10 +49,14 @@ def body(model: str, stream: bool) -> dict:
     return {"model": model, "messages": PROMPT, "stream": stream}
 
 
+STREAM_SEATS = "none"   # the fake stands for a remote provider; --stream-seats local measures a local server's seats
+
+
 def setup(home: Path, upstream: str, workers: int | None = None, keyed: bool = False) -> None:
     """Five models on the fake upstream and a collection of all five (no explore seats: exactly five)."""
+    settings = {"stream_seats": STREAM_SEATS, **({"panel_workers": workers} if workers else {})}
     configure(home, {"fake": {"base_url": upstream, "api": "openai"}}, {m: "fake" for m in SEATS},
-              {"five": {"members": SEATS, "explore": 0}}, {"panel_workers": workers} if workers else None, keyed)
+              {"five": {"members": SEATS, "explore": 0}}, settings, keyed)
 
 
 def cases(aims_only: bool) -> list:
@@ -259,6 +264,9 @@ def options(argv):
                     help="ask with a user message of this many KB instead of a one-line one (also to the fan-out)")
     ap.add_argument("--keyed", action="store_true",
                     help="the endpoint has a key in llm's keys.json, as a user's real endpoints do (default: no key)")
+    ap.add_argument("--stream-seats", choices=("none", "local"), default="none",
+                    help="none (the default): seats asked whole, as on a remote provider; local: streamed, as seats "
+                         "on a local server are (the fake listens on loopback)")
     ap.add_argument("--hold", type=int, default=None,
                     help="only this: N panels at 64 at once, RSS after each tenth (with --before, both checkouts)")
     args = ap.parse_args(argv)
@@ -268,8 +276,9 @@ def options(argv):
 
 
 def main(argv: list | None = None) -> int:
-    global PROMPT
+    global PROMPT, STREAM_SEATS
     args = options(argv)
+    STREAM_SEATS = args.stream_seats
     if args.prompt_kb > 0:
         PROMPT = long_prompt(args.prompt_kb)
     services = [("before", args.before.resolve()), ("after", args.root.resolve())] if args.before else \

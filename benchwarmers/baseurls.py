@@ -1,5 +1,5 @@
 """What an endpoint's base URL may be: one every request can be built on, and not a link-local or cloud metadata
-address unless the user says so; and which base URLs a catalog may suggest.
+address unless the user says so; which base URLs a catalog may suggest; and which are servers the user runs.
 
 Loopback and private ranges stay allowed (a local model server is the point). Link-local addresses are where
 cloud metadata services answer with the machine's own credentials (169.254.169.254 on AWS, GCP, Azure and Oracle,
@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import time
 from urllib.parse import urlsplit
+
+from .providers.connecting import proxy_for
 
 METADATA_ADDRESSES = {ipaddress.ip_address(a) for a in ("169.254.169.254", "100.100.100.200", "fd00:ec2::254",
                                                          "fd20:ce::254", "169.254.170.2", "169.254.169.253")}
@@ -114,3 +117,57 @@ def suggestable(value: str | None) -> bool:
     if literal_address(host) is not None or host == "localhost" or host.endswith(".localhost") or "." not in host:
         return False
     return link_local(value) is None
+
+
+# ---- local servers --------------------------------------------------------------------------------------------
+
+# Where a model server the user runs answers: loopback, the private ranges (RFC 1918, IPv6 unique-local) and the
+# shared range (RFC 6598) that Tailscale and other overlay networks hand out; no provider's API answers there.
+LOCAL_NETWORKS = tuple(ipaddress.ip_network(n) for n in ("127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12",
+                                                          "192.168.0.0/16", "100.64.0.0/10", "::1/128", "fc00::/7"))
+LOCAL_SUFFIXES = (".localhost", ".local")      # RFC 6761's loopback names and mDNS names on the local link
+KNOWN_SECONDS = 600.0                          # a base URL's answer is worked out again after this long
+_known: dict[str, tuple[bool, float]] = {}     # base URL -> (local, when): one dict read a seat, not a DNS lookup
+
+
+def local_server(base_url: str, look_up: bool = True) -> bool | None:
+    """Whether the base URL's server is one the user runs on this machine or network (Ollama, llama.cpp, LM Studio,
+    vLLM): its host is, or resolves only to, loopback or private addresses. One reached through a proxy from the
+    environment counts as remote: the proxy, not this machine, resolves its name; a name that does not resolve is
+    remote too. The answer is remembered for KNOWN_SECONDS; `look_up` False: None rather than a wait for DNS when
+    it is not known."""
+    now = time.monotonic()
+    known = _known.get(base_url)
+    if known is not None and now - known[1] < KNOWN_SECONDS:
+        return known[0]
+    local = _local(base_url, look_up)
+    if local is not None:
+        _known[base_url] = (local, now)
+    return local
+
+
+def local_address(ip) -> bool:
+    return any(ip in net for net in LOCAL_NETWORKS if net.version == ip.version)
+
+
+def _local(base_url: str, look_up: bool) -> bool | None:
+    try:
+        split = urlsplit(base_url)
+        host, port = (split.hostname or "").lower().rstrip("."), split.port
+    except ValueError:
+        return False
+    if not host or proxy_for(split.scheme, host) is not None:
+        return False
+    ip = literal_address(host)
+    if ip is not None:
+        return local_address(ip)
+    if host == "localhost" or host.endswith(LOCAL_SUFFIXES):
+        return True
+    if not look_up:
+        return None
+    try:
+        found = socket.getaddrinfo(host, port or 443, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return False
+    addresses = [literal_address(str(address[0])) for *_, address in found]
+    return bool(addresses) and all(ip is not None and local_address(ip) for ip in addresses)

@@ -128,7 +128,6 @@ class Ask:
     with_models: list = field(default_factory=list)   # extra seats asked for by name
     points: str | None = None        # `bench.points` of the body: off, contested or all (None: the collection's)
     _tokens: int | None = field(default=None, init=False, repr=False, compare=False)
-    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def with_max_tokens(self, tokens: int | None) -> "Ask":
         """A shallow copy with another output budget (messages and tools shared; the token estimate kept).
@@ -142,13 +141,12 @@ class Ask:
         return any(m.has(Image) for m in self.messages)
 
     def prompt_text(self) -> str:
-        """Everything a model will read, as text: for token estimates and prompt hashes (made once per Ask: an agent's
-        turn holds its whole conversation and every tool's schema)."""
-        if self._text is None:
-            self._text = self._prompt_text()
-        return self._text
+        """Everything a model will read, as one text (the count_tokens routes): prompt_chunks joined by newlines."""
+        return "\n".join(self.prompt_chunks())
 
-    def _prompt_text(self) -> str:
+    def prompt_chunks(self) -> list[str]:
+        """Everything a model will read, as the texts it is made of: token estimates and prompt hashes go through
+        them one by one, so a large ask's text is never copied into a joined one."""
         chunks = [self.system or ""]
         for m in self.messages:
             for p in m.parts:
@@ -159,21 +157,29 @@ class Ask:
                 elif isinstance(p, ToolResult):
                     chunks.append(p.content)
         chunks.extend(json.dumps(t.parameters) + t.description for t in self.tools)
-        return "\n".join(chunks)
+        return chunks
 
     def prompt_tokens(self) -> int:
-        """The estimated prompt tokens, computed once per Ask (every seat's checks read it)."""
+        """The estimated prompt tokens of prompt_text(), computed once per Ask (every seat's checks read it)."""
         if self._tokens is None:
-            self._tokens = estimate_tokens(self.prompt_text())
+            chunks = self.prompt_chunks()
+            joins = len(chunks) - 1       # the newlines between them: ASCII
+            self._tokens = estimate(sum(map(len, chunks)) + joins, sum(map(ascii_chars, chunks)) + joins)
         return self._tokens
 
 
 def estimate_tokens(text: str) -> int:
     """An honest upper-ish estimate without a tokenizer: ~4 characters a token, denser for non-ASCII."""
-    if not text:
-        return 0
-    ascii_chars = len(text.encode("ascii", "ignore"))   # counted in C: this runs on every ask
-    return (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
+    return estimate(len(text), ascii_chars(text))
+
+
+def estimate(chars: int, ascii_count: int) -> int:
+    return (ascii_count + 3) // 4 + (chars - ascii_count) if chars else 0
+
+
+def ascii_chars(text: str) -> int:
+    """The ASCII characters of a text, counted in C (this runs on every ask), without a copy when all are."""
+    return len(text) if text.isascii() else len(text.encode("ascii", "ignore"))
 
 
 # ---- what comes back -------------------------------------------------------------------------

@@ -5,6 +5,15 @@ import re
 from enum import StrEnum
 
 
+ENDS_A_SENTENCE = re.compile(r"[.!?][\"')\]`\u201d]*\s*$")
+
+
+def sentence(text: str) -> str:
+    """`text` ending as a sentence does: with a full stop unless it ends with one (or ! or ?) already."""
+    text = text.rstrip()
+    return text if not text or ENDS_A_SENTENCE.search(text) else text + "."
+
+
 class BenchError(Exception):
     """A status and a code per class: a call site picks the subclass that says what went wrong."""
     status = 500
@@ -17,7 +26,12 @@ class BenchError(Exception):
         self.retry_after = retry_after
 
     def __str__(self) -> str:
-        return f"{self.message} {self.hint}" if self.hint else self.message
+        """The message and its hint as sentences: a message made of a fragment ("x refused the connection") ends
+        with a full stop before the hint starts. A message alone is left as it came (it may be an upstream's own
+        words, echoed back)."""
+        if not self.hint or not self.hint.strip():
+            return self.message
+        return f"{sentence(self.message)} {sentence(self.hint)}"
 
     def to_dict(self) -> dict:
         d = {"code": self.code, "message": str(self)}
@@ -227,6 +241,11 @@ class Unavailable(BenchError):
 class StoreFailing(Unavailable):
     """The record store cannot commit (a full disk): writes fail until it can again."""
     code = "store_failing"
+
+
+class NoRoom(BenchError):
+    """Not enough free disk for what was asked (a compaction), said before it starts, with how much it needs."""
+    status, code = 507, "insufficient_storage"
 
 
 class NoMemberAvailable(Unavailable):

@@ -20,6 +20,7 @@ class Setting:
 
 
 CLIENTS = ("builtin", "llm")     # who makes member calls: the `client` setting, or BENCH_CLIENT
+STREAM_SEATS = ("local", "all", "none")   # which seats ask streamed: the `stream_seats` setting
 DAY, YEAR = 86400, 525600        # a day in seconds; a year in minutes
 
 
@@ -39,13 +40,22 @@ SETTINGS = {s.name: s for s in (
             "to the record when it comes. A collection's explore_grace overrides it.", lambda v: v >= 0, most=DAY),
     Setting("panel_seconds", 60.0, float, "Seconds a panel seat's answer is sized for: a model whose speed was "
             "measured is asked by default for no more output tokens than it writes in this time (at most "
-            "default_max_tokens, at least 256).", _positive, most=DAY),
+            "default_max_tokens, at least 256); one whose speed is not known yet, for at most 1,024.", _positive,
+            most=DAY),
+    Setting("stream_seats", "local", str, "Which panel seats ask their member for a streamed answer, so that a seat "
+            "given up (timed out, its client gone, the service stopping) stops the model's work: local (a server at "
+            "a loopback or private address: Ollama, llama.cpp, LM Studio, vLLM), all, or none (every seat asks for "
+            "its whole answer in one piece, the cheaper way).", lambda v: v in STREAM_SEATS),
     Setting("max_body_mb", 20.0, float, "Largest request body accepted, in MB (413 beyond).", _positive,
             most=4096),
+    Setting("bodies_in_flight_mb", 32.0, float, "Request bodies the service holds at once, in MB, across every "
+            "request being read or answered (a large ask costs several times its size in memory until it is "
+            "answered); a body that would pass it is refused with 503 and Retry-After. A request alone is always "
+            "taken, up to max_body_mb.", _positive, most=65536),
     Setting("panel_workers", 256, int, "Threads for seats that wait in a thread of their own (the size of a pool, "
             "made at start-up: a change needs a restart). A seat on a kept-alive connection waits without one, up to "
-            "400 at once across all panels; a seat that must open its connection, goes through llm or waits for a "
-            "limit takes a worker, as route mode's shadows do.", _positive, restart=True,
+            "400 at once across all panels; a streamed seat (see stream_seats), or one that must open its connection, "
+            "goes through llm or waits for a limit, takes a worker, as route mode's shadows do.", _positive, restart=True,
             most=4096),
     Setting("endpoint_share", 0.5, float, "Share of panel_workers one endpoint's seats may hold at once, above 0 and "
             "at most 1; its further seats wait for its own, so an upstream that hangs cannot stall the others.",

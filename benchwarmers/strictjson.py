@@ -54,3 +54,18 @@ def mend(value):
     if isinstance(value, dict):
         return {mend(k): mend(v) for k, v in value.items()}
     return value
+
+
+def deeper_than(value, limit: int) -> bool:
+    """Whether `value` nests lists and objects more than `limit` deep; looked through without recursion, so a
+    value nested deeper than Python's stack is told too."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth >= limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False

@@ -24,6 +24,7 @@ def isolated(tmp_path, monkeypatch):
     an earlier test made known to redaction (a remembered key held back a streamed piece that looked like its start)."""
     from benchwarmers import redaction
     monkeypatch.setattr(redaction, "_known", set(redaction._known))
+    monkeypatch.setattr(redaction, "_listed", redaction.ListedKeys())
     data = tmp_path / "data"
     monkeypatch.setenv("BENCHWARMERS_HOME", str(data))
     monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm"))

@@ -68,8 +68,8 @@ def test_no_able_seat_names_the_window_and_not_an_image(home, fake, make_app):
     assert "Shorten the prompt" in message
 
 
-@pytest.mark.parametrize("settings, sent", [(None, 4096), ({"default_max_tokens": 300}, 300),
-                                            ({"default_max_tokens": 0}, None)])
+@pytest.mark.parametrize("settings, sent", [(None, 1024), ({"default_max_tokens": 300}, 300),    # 1024: a model of
+                                            ({"default_max_tokens": 0}, None)])              # unknown speed
 def test_default_max_tokens_applies_only_when_the_client_sends_none(home, fake, make_app, settings, sent):
     bench_of(home, fake, settings, a={})
     app = make_app()

@@ -18,6 +18,7 @@ import yaml
 
 from tests.helpers.install import clean_env, run
 from tests.helpers.panel import free_port, wait_for
+from tests.security.attack import raw
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "container-test-token-0123456789"
@@ -176,6 +177,14 @@ def test_start_command_serves_with_a_token_and_the_healthcheck_sees_it(tmp_path)
         with pytest.raises(urllib.error.HTTPError) as refused:     # admin routes want the token
             urllib.request.urlopen(req, timeout=10)
         assert refused.value.code == 401
+        # Published on another host port (docker run -p 127.0.0.1:9000:8122): the browser names that port.
+        url, auth = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {TOKEN}"}
+        for host in ("127.0.0.1:9000", "localhost:9000", "[::1]:9000"):
+            assert raw(url, "GET", "/healthz", headers={"Host": host})[0] == 200, host
+            assert raw(url, "GET", "/bench/status", headers={"Host": host, **auth})[0] == 200, host
+        status, _, body = raw(url, "GET", "/bench/status", headers={"Host": "bench.example.com:9000", **auth})
+        assert status == 403
+        assert "Set BENCHWARMERS_PUBLIC_HOSTS=bench.example.com:9000 where" in json.loads(body)["error"]["message"]
     finally:
         proc.terminate()
         proc.wait(timeout=30)

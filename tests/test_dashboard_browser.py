@@ -89,6 +89,14 @@ def shoot(page, name: str, dark: bool = True) -> None:
     page.set_viewport_size({"width": 1280, "height": 900})
 
 
+def arrive(page, url: str) -> None:
+    """Wait until the page at `url` has loaded, its deferred scripts run: a form they take over (Ask's stream, the
+    onboarding queue) submitted sooner goes the way without scripts (Ask's then waits for the whole panel, whose
+    last answer the test holds: the click waited 20 s for that navigation and failed)."""
+    expect(page).to_have_url(url)
+    page.wait_for_load_state("load")
+
+
 def visit_and_shoot(page, url: str, path: str, name: str) -> None:
     page.goto(url + path)
     shoot(page, name)
@@ -98,7 +106,8 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
     fake = FakeOpenAI().start().set_models(["alpha-1", "beta-2", "gamma-3"]).expect_key(KEY)
     probed, answered = threading.Event(), threading.Event()                  # let go once the page has shown why
     fake.script("alpha-1", [Reply(text="ready", hold=probed)])               # its probe takes a moment
-    fake.script("beta-2", [Reply(text="ready"), Reply(hold=answered)])       # its answer comes last
+    fake.script("beta-2", [Reply(text="ready"), Reply(text="one, two, three"),   # its probe and its speed;
+                           Reply(hold=answered)])                            # its answer comes last
     svc = make_service()
     url, page = svc.url, tab
     watch = Watch(page, url)
@@ -119,7 +128,7 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
 
         # onboard two models and watch their progress reach done, without leaving the page
         page.click("text=onboard models")
-        expect(page).to_have_url(url + "/onboard")
+        arrive(page, url + "/onboard")
         page.check('input[value="hub|alpha-1"]')
         page.check('input[value="hub|beta-2"]')
         page.click("text=Onboard the ticked models")
@@ -148,6 +157,7 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
 
         # ask it: each seat's column fills in as that seat finishes
         page.click("nav >> text=Ask")
+        arrive(page, url + "/ask")
         page.fill("#ask-prompt", "Where is **the bug**?")
         page.click('#ask-form button[type="submit"]')
         alpha = page.locator('.seat[data-call]', has=page.locator("h3", has_text="alpha-1"))

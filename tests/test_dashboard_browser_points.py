@@ -6,7 +6,7 @@ import pytest
 
 from tests.fakes.referee import FakeReferee
 from tests.helpers.http import Http
-from tests.helpers.panel import fake  # noqa: F401  (the fake fixture)
+from tests.helpers.panel import body, fake  # noqa: F401  (the fake fixture)
 from tests.test_dashboard_points import serve
 from tests.test_dashboard_browser import Watch, browser, pytestmark, tab  # noqa: F401  (fixtures, marks)
 
@@ -60,3 +60,30 @@ def test_a_point_judged_on_the_ask_page_shows_in_the_columns(tab, served):
         "propose: not useful")
     assert api("GET", f"/bench/panels/{panel}/points")[2]["points"][0]["verdict"]["true"] is False
     assert watch.clean(), (watch.dialogs, watch.foreign, watch.violations)
+
+
+def luminance(css: str) -> float:
+    """WCAG's relative luminance of an opaque computed colour (`rgb(r, g, b)`)."""
+    r, g, b, *alpha = (float(x) for x in css[css.index("(") + 1:-1].replace("/", ",").split(","))
+    assert not alpha or alpha[0] == 1, f"{css} is not opaque: its contrast depends on what is behind it"
+    lin = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(ink: str, ground: str) -> float:
+    hi, lo = sorted((luminance(ink), luminance(ground)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_a_marked_quote_is_readable_in_either_scheme(tab, served, scheme):
+    """Dark mode showed marked quotes as light text on yellow, about 1.2:1; WCAG AA asks 4.5:1 of body text."""
+    panel = Http(served.url)("POST", "/v1/chat/completions", body())[2]["bench"]["panel"]
+    tab.emulate_media(color_scheme=scheme)
+    tab.goto(served.url + f"/calls/{panel}")
+    marks = tab.locator(".answer mark")
+    expect(marks.first).to_be_visible()
+    colours = marks.evaluate_all("ms => ms.map(m => [getComputedStyle(m).color, getComputedStyle(m).backgroundColor])")
+    assert len(colours) == 2
+    for ink, ground in colours:
+        assert contrast(ink, ground) >= 4.5, (scheme, ink, ground)

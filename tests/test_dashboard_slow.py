@@ -132,6 +132,46 @@ def test_onboarding_rows_are_per_endpoint_and_take_an_alias(home, fast, make_ser
         other.stop()
 
 
+def test_a_model_queued_without_an_endpoint_shows_on_the_row_of_the_endpoint_found(home, fast, make_service):
+    other = FakeOpenAI().start()        # the README's form: bench onboard NAME --alias X --wait (no --endpoint)
+    try:
+        fast.set_models(["shared"])
+        other.set_models([])
+        configure(home, {"one": (fast, "openai"), "two": (other, "openai")}, {}, {})
+        svc = make_service()
+        api, s = Http(svc.url), Session(svc.url)
+        held = threading.Event()
+        fast.script("shared", Reply(hold=held))
+        item = api("POST", "/bench/onboard", {"models": ["shared"], "alias": "sh", "mode": "quick"})[2]["items"][0]
+
+        def rows() -> dict:
+            return {(c["endpoint"], c["served"]): (c["item"] or {}).get("state")
+                    for c in s.json("/onboard.json")["candidates"]}
+        assert rows() in ({("one", "shared"): "queued"}, {("one", "shared"): "probing"})
+        wait_for(lambda: api("GET", f"/bench/onboard/{item['id']}")[2]["state"] == "probing")
+        assert api("GET", f"/bench/onboard/{item['id']}")[2]["endpoint"] == "one"     # the item names it now
+        other.set_models(["shared"])                  # the other endpoint serves the same name from now on
+        assert rows() == {("one", "shared"): "probing", ("two", "shared"): None}
+        held.set()
+        wait_for(lambda: api("GET", f"/bench/onboard/{item['id']}")[2]["state"] == "done")
+        assert rows() == {("one", "shared"): "done", ("two", "shared"): None}
+        page = s.get("/onboard")[2]
+        two = page.split('data-key="two|shared"')[1].split("</td>")[0]
+        assert "not on the bench" in two and "done" not in two
+    finally:
+        other.stop()
+
+
+def test_an_item_of_an_older_record_without_an_endpoint_goes_where_the_queue_finds_it():
+    from benchwarmers.dashboard.pages.onboard import latest_items
+    item = {"id": 1, "endpoint": None, "served": "shared", "model": None, "state": "queued"}
+    both = [{"endpoint": "one", "served": "shared"}, {"endpoint": "two", "served": "shared"}]
+    assert latest_items([item], both[:1], {}) == {("one", "shared"): item}         # the one endpoint serving it
+    assert latest_items([item], both, {}) == {}                     # several: it fails saying so, on no one's row
+    done = {**item, "state": "done", "model": "sh"}
+    assert latest_items([done], both, {"sh": "two"}) == {("two", "shared"): done}  # where its model is
+
+
 # ---- a model's page -------------------------------------------------------------------------------
 
 def test_measure_speed_now_runs_the_perf_job_for_that_model_alone(home, fast, make_service):

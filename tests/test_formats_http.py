@@ -194,7 +194,7 @@ def stream_body(panel_url: str, fmt: str, model: str = "bench/core") -> tuple[in
 
 
 def test_every_seat_failing_mid_stream_ends_each_stream_with_its_own_error(panel):
-    panel.fail_all()
+    panel.fail_all(400)        # a refusal, not a 5xx: asked again and again, the seats never rest on their failures
     for fmt in ("chat", "completions"):
         status, _, data = stream_body(panel.url, fmt)
         frames = [d for _, d in sse_frames(data)]
@@ -266,7 +266,7 @@ def test_gemini_array_stream_error_keeps_the_array_valid(panel):
 
 
 def test_every_seat_failing_whole_is_502_in_each_shape(panel):
-    panel.fail_all()
+    panel.fail_all(400)        # as above: a 5xx three times running would rest every seat
     for fmt in FORMATS:
         assert "Every seat failed" in expect_error(panel.url, fmt, 502, body=body_for(fmt))
 

@@ -188,6 +188,29 @@ def test_init_script_stores_the_key_in_keys_json_only(tmp_path, checkout_copy):
     assert (checkout_copy / home.POINTER).read_text(encoding="utf-8").strip() == str(folder.resolve())
 
 
+@pytest.mark.parametrize("given", ["piped", "nothing"])
+def test_init_script_key_without_a_terminal_reads_stdin_or_saves_nothing(tmp_path, checkout_copy, given):
+    """--key with no terminal to prompt on: the key comes from stdin, as with --key-stdin; with none there, nothing
+    is saved (it saved the endpoint without its key, then exited 2)."""
+    secret = "sk-test-" + "w3Xy" * 8
+    folder, llm = tmp_path / "bench-data", tmp_path / "llm-user"
+    env = {k: v for k, v in os.environ.items() if k != "BENCHWARMERS_HOME"}
+    env.update(LLM_USER_PATH=str(llm), PYTHONPATH="")
+    out = subprocess.run([sys.executable, str(checkout_copy / "scripts" / "init.py"), str(folder),
+                          "--endpoint", "openrouter", "https://openrouter.ai/api/v1", "--key"],
+                         input=secret + "\n" if given == "piped" else "", capture_output=True, text=True,
+                         encoding="utf-8", errors="replace", env=env, timeout=60)
+    if given == "piped":
+        assert out.returncode == 0, out.stderr
+        assert json.loads((llm / "keys.json").read_text(encoding="utf-8"))["openrouter"] == secret
+        endpoints = json.loads((folder / "config" / "endpoints.json").read_text(encoding="utf-8"))["endpoints"]
+        assert endpoints["openrouter"]["base_url"] == "https://openrouter.ai/api/v1"
+    else:
+        assert out.returncode == 1 and "nothing was saved" in out.stderr and "--key-stdin" in out.stderr
+        assert not (llm / "keys.json").exists() and not folder.exists()
+    assert secret not in out.stdout + out.stderr
+
+
 def test_init_script_keeps_an_existing_folder(tmp_path, checkout_copy):
     folder = tmp_path / "bench-data"
     home.init(folder)
@@ -222,6 +245,8 @@ def test_init_refuses_to_write_a_key_over_a_broken_keys_json(isolated, monkeypat
     err = capsys.readouterr().err
     assert code == 1 and f"{path}:2:" in err and "sk-new-key" not in err
     assert path.read_text(encoding="utf-8") == broken
+    saved = isolated / "config" / "endpoints.json"            # no endpoint left behind without its key
+    assert "hub" not in (json.loads(saved.read_text(encoding="utf-8")).get("endpoints") or {})
 
 
 def test_init_checks_the_endpoint_like_the_api_and_keeps_an_existing_one(isolated, capsys):

@@ -213,7 +213,7 @@ def test_a_key_scoped_to_one_collection_cannot_see_or_judge_anothers_calls(fake,
         return judged, pending, listed
     judged, pending, listed = run_sdk(service.url, as_side, {"Authorization": f"Bearer {side_key}"})
     assert judged.is_error and f"No call {calls[0]!r}" in text_of(judged)
-    assert pending.structured_content == {"total": 0, "points": [], "pending": []}
+    assert pending.structured_content == {"total": 0, "points": [], "pending": [], "points_total": 0}
     assert [c["name"] for c in listed.structured_content["collections"]] == ["side"]
 
     # the same through /bench/pending: a key sees its own asks only, the admin every one

@@ -50,8 +50,11 @@ def test_onboard_registers_probes_and_records(bench, app, fake):
     assert (m["alias"], m["endpoint"], m["served"], m["status"]) == ("m-two-free", "oa", "org/m-two:free", "active")
     assert m["facts"] == {"context_window": 32000, "vision": True, "tools": True}
     assert p["status"] == "ok" and p["answer"] and p["output_tokens"] > 0 and p["seconds"] >= 0
-    chat = [r for r in fake.requests if r.path.endswith("/chat/completions")][-1].body
-    assert chat["model"] == "org/m-two:free" and "one word" in json.dumps(chat["messages"])
+    probe, timed = [r.body for r in fake.requests if r.path.endswith("/chat/completions")][-2:]
+    assert probe["model"] == "org/m-two:free" and "one word" in json.dumps(probe["messages"])
+    # then a few dozen tokens, streamed and timed: its first panel's cap fits its speed (test_onboard_speed.py)
+    assert timed["model"] == "org/m-two:free" and timed["max_tokens"] == 48 and timed["stream"] is True
+    assert m["perf"]["quick"]["status"] == "ok" and m["perf"]["ttft"] is not None
     rows = probes(app, "m-two-free")
     assert len(rows) == 1 and rows[0]["kind"] == "onboard" and rows[0]["input_tokens"] > 0
     assert models_file(app)["m-two-free"]["served"] == "org/m-two:free"
@@ -60,6 +63,7 @@ def test_onboard_registers_probes_and_records(bench, app, fake):
     assert d["suite"].startswith("owed")
     _, _, q = bench("POST", "/bench/models", {"served": "m-one", "alias": "uno", "quick": True, "ad_hoc": True})
     assert q["model"]["alias"] == "uno" and q["model"]["ad_hoc"] is True and "never called" in q["suite"]
+    assert q["model"]["perf"] is None                  # an ad hoc model is called only when asked: not timed
     fake.set_models(["m-one", "m-three"])
     _, _, q = bench("POST", "/bench/models", {"served": "m-three", "quick": True})
     assert q["model"]["ad_hoc"] is False and q["suite"].startswith("owed")

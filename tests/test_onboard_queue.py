@@ -100,9 +100,10 @@ def test_modes_say_what_happens_to_the_suite(api, fake, home):
     assert full["suite"].startswith(f"done: {played['total']} of {played['total']} items (run {played['id']})")
     assert full["progress"] == {"run": played["id"], "done": played["total"], "total": played["total"], "failed": 0}
     asked = [r.body["model"] for r in fake.requests if r.path.endswith("/chat/completions")]
-    assert asked.count("m-one") == 1 + played["total"]          # its probe, then one call per suite item
+    assert asked.count("m-one") == 2 + played["total"]          # its probe, its speed, then one call per suite item
     assert by_model["m-three"]["status"] == "owed" and quick["suite"].startswith("owed: the scheduler's suite job")
-    assert asked.count("m-three") == 1                          # quick: probed, the suite owed
+    assert asked.count("m-three") == 2                          # quick: probed and timed, the suite owed
+    assert asked.count("m-two") == 1                            # ad hoc: probed alone
     assert adhoc["model"] == "two" and adhoc["suite"].startswith("none") and "two" not in by_model
     assert api("GET", "/bench/models/two")[2]["model"]["ad_hoc"] is True
     log = "\n".join(api("GET", f"/bench/onboard/{ids[0]}")[2]["log_lines"])
@@ -137,7 +138,7 @@ def test_duplicates_are_refused_before_anything_runs(api, fake, home):
     status, _, err = api("POST", "/bench/onboard", {"models": ["m-two", "m-one"]})
     assert status == 409 and "already on the bench as 'm-one'" in err["error"]["message"]
     assert [r["served"] for r in rows(home)] == ["m-one"]        # m-two was not queued either time
-    assert len([r for r in fake.requests if r.path.endswith("/chat/completions")]) == 1
+    assert len([r for r in fake.requests if r.path.endswith("/chat/completions")]) == 2   # probed and timed once
 
 
 def test_failures_carry_their_reason_and_register_nothing(api, fake):
@@ -176,13 +177,13 @@ def test_a_restart_in_the_suite_step_resumes_the_suite_not_the_registration(make
     write(home, "settings.json", {"suite_gap_seconds": 0})
     first = make_service()
     add_endpoint(Http(first.url), fake)
-    fake.script("m-one", [Reply(text="ready"), Reply(text="no idea"),
-                          Reply(text="no idea", hold=threading.Event())])     # the third: out until the end
+    fake.script("m-one", [Reply(text="ready"), Reply(text="one, two"), Reply(text="no idea"),
+                          Reply(text="no idea", hold=threading.Event())])     # the fourth: out until the end
     _, _, d = Http(first.url)("POST", "/bench/onboard", {"models": ["m-one"]})
     item = d["items"][0]["id"]
     wait_for(lambda: Http(first.url)("GET", f"/bench/onboard/{item}")[2]["state"] == "suite"
-             and len([r for r in fake.requests if r.path.endswith("/chat/completions")]) == 3)
-    first.stop()                                                  # mid-suite: the third call is in flight
+             and len([r for r in fake.requests if r.path.endswith("/chat/completions")]) == 4)
+    first.stop()                                                  # mid-suite: the fourth call is in flight
     assert [(r["state"], r["model"]) for r in rows(home)] == [("queued", "m-one")]
 
     second = make_service()
@@ -191,9 +192,10 @@ def test_a_restart_in_the_suite_step_resumes_the_suite_not_the_registration(make
     runs = Http(second.url)("GET", "/bench/suite/runs?model=m-one")[2]["runs"]
     assert len(runs) == 1 and runs[0]["status"] == "done"          # the same run, resumed
     asked = [r.body["model"] for r in fake.requests if r.path.endswith("/chat/completions")]
-    # one probe, each item once, and at most the one cut off asked again (whether the stopping service
-    # waited for its answer or not)
-    assert 1 + runs[0]["total"] <= asked.count("m-one") <= 2 + runs[0]["total"]
+    # one probe and one speed measure, each item once, and at most the ones cut off asked again (whether the
+    # stopping service waited for its answer or not): the one in flight, and the next, which the suite may send
+    # between the seat's hang-up and its own stop
+    assert 2 + runs[0]["total"] <= asked.count("m-one") <= 4 + runs[0]["total"]
     probes = second.bench.db.query("SELECT kind FROM probes WHERE model = 'm-one'")
     assert [p["kind"] for p in probes] == ["onboard"]
     log = "\n".join(Http(second.url)("GET", f"/bench/onboard/{item}")[2]["log_lines"])
@@ -224,8 +226,8 @@ def test_two_services_on_one_folder_never_onboard_at_once(make_service, fake):
     assert [i["state"] for i in items] == ["done"] * 3
     for before, after in zip(items, items[1:]):
         assert after["started"] >= before["finished"]
-    probes = [r.body["model"] for r in fake.requests if r.path.endswith("/chat/completions")]
-    assert sorted(probes) == ["m-one", "m-three", "m-two"]          # each probed once, by one of the two
+    asked = [r.body["model"] for r in fake.requests if r.path.endswith("/chat/completions")]
+    assert sorted(asked) == ["m-one"] * 2 + ["m-three"] * 2 + ["m-two"] * 2   # each probed and timed once, by one
 
 
 # ---- the CLI ----------------------------------------------------------------------------------------
@@ -274,3 +276,24 @@ def test_cli_on_a_terminal_redraws_one_line_per_model(cli, http, fake, monkeypat
     code, out, _ = cli("onboard", "m-one", "m-two", "--wait", "--ad-hoc")
     assert code == 0 and out.count("Onboarded") == 2
     assert "\x1b[2K" in term.getvalue() and "done" in term.getvalue()
+
+
+def test_a_model_the_other_services_worker_onboarded_is_answered_with(make_service, fake):
+    """POST /bench/models waits for its item and answers with the model: also when the other service on the data
+    folder took the item (it was a 404 naming the models this request had read before it waited)."""
+    a, b = make_service(), make_service()
+    add_endpoint(Http(a.url), fake)
+    held = threading.Event()
+    fake.script("m-one", Reply(text="ready", hold=held))
+    _, _, d = Http(b.url)("POST", "/bench/onboard", {"models": ["m-one"], "mode": "quick"})
+    wait_for(lambda: Http(b.url)("GET", f"/bench/onboard/{d['items'][0]['id']}")[2]["state"] == "probing")
+    answered = []
+    asking = threading.Thread(target=lambda: answered.append(Http(a.url)("POST", "/bench/models", {
+        "served": "m-two", "alias": "two", "quick": True})))
+    asking.start()
+    wait_for(lambda: len(Http(a.url)("GET", "/bench/onboard")[2]["items"]) == 2)
+    held.set()                      # b's worker, awake as its item ends, takes a's item next
+    asking.join(60)
+    status, _, body = answered[0]
+    assert status == 201, body
+    assert body["model"]["alias"] == "two" and body["item"] == d["items"][0]["id"] + 1

@@ -218,7 +218,8 @@ def test_installed_command_runs_the_plugins_mcp_server_and_stop_hook(installed, 
     assert replies[1]["result"]["serverInfo"]["name"] == "benchwarmers"
     assert len(replies[2]["result"]["tools"]) == 4
     # the service answered
-    assert replies[3]["result"]["structuredContent"] == {"total": 0, "points": [], "pending": []}
+    assert replies[3]["result"]["structuredContent"] == {"total": 0, "points": [], "pending": [],
+                                                          "points_total": 0}
     stop = json.dumps({"hook_event_name": "Stop", "stop_hook_active": False,
                        "transcript_path": str(tmp_path / "transcript.jsonl")})
     (tmp_path / "transcript.jsonl").write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n",

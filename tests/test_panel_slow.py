@@ -143,6 +143,7 @@ def test_a_client_going_away_closes_the_upstream_call(home, fast, make_service, 
         sock.close()                                     # the SDK's timeout: the client gives up
         served = slow.wait_served(1)
         assert served[0][1] == "closed" and served[0][0] < 4000   # it stopped writing for nobody
+        assert slow.streamed == [True]                   # a local seat is asked streamed: closing it stops the model
         api = Http(svc.url)
         call = wait_for(lambda: next((c for c in api("GET", "/bench/calls?model=s")[2]["calls"]
                                       if c["status"] != "running"), None))
@@ -168,7 +169,7 @@ def test_shutdown_hangs_up_the_seats_still_out(home, fast, make_service):
         stopping.start()
         stopping.join(20)                                # bounded: a hang fails here, not at the suite's timeout
         assert not stopping.is_alive()
-        assert slow.wait_served(1)[0][1] == "closed"
+        assert slow.wait_served(1)[0][1] == "closed" and slow.streamed == [True]
         asking.join(10)
         status, _, data = replies[0]
         assert status == 200 and seats(data)["s"]["status"] == "cancelled"
@@ -204,13 +205,15 @@ def test_the_output_cap_fits_the_measured_speed(home, fast, slow, gate, make_ser
     status, _, data = api("POST", "/v1/chat/completions", body())
     assert status == 200
     assert slow.asked_max[-1] == 280
-    assert fast.last.body["max_tokens"] == 4096          # never measured: the default
+    assert fast.last.body["max_tokens"] == 1024          # never measured: a modest cap, not default_max_tokens
     rec = api("GET", f"/bench/calls/{seats(data)['s']['call']}")[2]
     assert rec["extra"]["max_tokens"] == 280
     status, _, data = api("POST", "/v1/chat/completions", body(max_tokens=7))   # the client's own cap wins
     assert slow.asked_max[-1] == 7
     assert "## Seat 2 · s · member · cut at 7 tokens" in data["choices"][0]["message"]["content"]
     assert seats(data)["s"]["finish_reason"] == "length" and seats(data)["a"]["finish_reason"] == "stop"
+    figure(svc, "a", 0.3, 200)                            # measured, and fast: default_max_tokens
+    assert api("POST", "/v1/chat/completions", body())[0] == 200 and fast.last.body["max_tokens"] == 4096
 
 
 def test_a_prompt_longer_than_every_window_is_a_4xx_naming_the_largest(home, fast, slow, make_service):

@@ -1,5 +1,7 @@
 """A panel's seats on kept-alive connections are waited for by one thread (the waiter), not a thread each: the
-answers, the record and every fault come out as they do for a seat a worker waits for."""
+answers, the record and every fault come out as they do for a seat a worker waits for. The fakes listen on loopback,
+where seats are asked streamed by default (tests/test_panel_local.py): `stream_seats` none asks them whole, as seats
+on a remote provider are."""
 from __future__ import annotations
 
 import time
@@ -16,7 +18,7 @@ CORE = {"core": {"members": ["a", "b", "c"], "explore": 0}}
 @pytest.fixture
 def warmed(home, fake, make_service):
     """core = a, b, c; one panel asked already, so three kept-alive connections wait in the pool: (service, api)."""
-    setup_bench(home, fake, CORE, settings={"seat_timeout": 1.5})
+    setup_bench(home, fake, CORE, settings={"seat_timeout": 1.5, "stream_seats": "none"})
     svc = make_service()
     api = Http(svc.url)
     assert api("POST", "/v1/chat/completions", body())[0] == 200

@@ -69,3 +69,30 @@ def test_pending_lists_the_unjudged_points_first(url):
     text = out(pending)
     assert "pt_" in text and text.index("pt_") < text.index("asked")      # the points table before the answers
     assert "Points nobody judged: 1" in err(pending)
+
+
+def test_pending_shows_an_older_panels_points_beside_the_newest_answers(url):
+    """The default limit of 20 holds for points and answers apart: 20 newer panels without points (60 answers
+    waiting) no longer hide the points of the panels before them."""
+    assert bench_cli(url, "collection", "save", "fresh", "--members", "a,b,c", "--explore", "0", "--referee",
+                     "merger").returncode == 0
+    api = Http(url)
+
+    def ask(collection: str, text: str) -> None:
+        assert api("POST", "/v1/chat/completions", {"model": f"bench/{collection}", "messages": [
+            {"role": "user", "content": text}]})[0] == 200
+    ask("fresh", "Why is it slow?")
+    ask("fresh", "Why is it still slow?")
+    for i in range(20):                  # core asks no referee: its panels have no points
+        ask("core", f"question {i}")
+    found = api("GET", "/bench/pending?limit=20")[2]
+    assert len(found["points"]) == 2 and found["points_total"] == 2
+    assert (len(found["pending"]), found["total"]) == (20, 66)
+    assert found["points"][0]["panel"] != found["points"][1]["panel"]
+    pending = bench_cli(url, "verdicts", "pending")
+    assert pending.returncode == 0, err(pending)
+    assert out(pending).count("pt_") == 2 and "Points nobody judged: 2." in err(pending)
+    assert "66 answers; the newest 20 shown" in err(pending)
+    few = bench_cli(url, "verdicts", "pending", "--limit", "1")
+    assert out(few).count("pt_") == 1 and "Points nobody judged: 2; the newest 1 shown." in err(few)
+    assert "66 answers; the newest 1 shown" in err(few)

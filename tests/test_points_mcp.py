@@ -45,6 +45,7 @@ def test_ask_returns_points_and_verdict_judges_one(url):
     assert "seat 2 denys" not in text and "seat 2 denies: \u201cThe cache is fresh\u201d" in text
     assert "judge it with `verdict` (point, holds)" in text
     assert [p["id"] for p in before.structured_content["points"]] == [point["id"]]
+    assert before.structured_content["points_total"] == 1 and "Points nobody judged yet: 1." in text_of(before)
     assert text_of(before).index(point["id"]) < text_of(before).index("Waiting for a verdict")
     assert not judged.is_error, text_of(judged)
     assert {(c["seat"], c["real"]) for c in judged.structured_content["claims"]} == {(1, True), (2, False)}
@@ -55,6 +56,13 @@ def test_ask_returns_points_and_verdict_judges_one(url):
     assert after.structured_content["points"] == []
     models = Http(url)("GET", "/bench/record?collection=core")[2]["models"]
     assert models["a"]["real_claims"] == 1 and models["b"]["false_claims"] == 1
+
+
+def test_pending_verdicts_says_how_many_points_wait_beyond_those_shown():
+    from benchwarmers.mcp.tools import pending_text
+    point = {"id": "pt_1", "panel": "p_1", "claim": "the cache is stale", "assert": [1], "deny": [2]}
+    text = pending_text({"total": 0, "points": [point], "pending": [], "points_total": 3})
+    assert "Points nobody judged yet: 3 (the newest 1 shown)." in text
 
 
 def test_the_stop_hook_names_the_unjudged_points_first(url, tmp_path):

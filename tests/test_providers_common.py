@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import re
+import socket
 import time
 
 import pytest
@@ -10,6 +12,7 @@ from benchwarmers.canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, As
                                     Text, TextDelta, ToolCallDelta)
 from benchwarmers.errors import BadRequest, UpstreamFailed
 from benchwarmers.providers import PROVIDERS, Transport, make_provider
+from benchwarmers.providers.connecting import connect_error
 from benchwarmers.providers.transport import Timeouts
 from tests.fakes import FAKES, Reply
 
@@ -17,6 +20,7 @@ APIS = sorted(PROVIDERS)
 KEY = "sk-live-0123456789abcdef"
 ASK = Ask(messages=[Message("user", [Text("what is two plus two?")])])
 QUICK = Timeouts(connect=2, first_byte=0.5, idle=0.5)
+SENTENCE_BREAK = re.compile(r"[a-z0-9)] [A-Z][a-z]+ ")      # "...connection Is the server": a missing full stop
 
 
 @pytest.fixture(params=APIS)
@@ -184,7 +188,26 @@ def test_connection_refused_for_every_protocol(pair):
     url = fake.url
     fake.stop()                                                     # nothing listens there any more
     dead = make_provider(p.api, url, KEY, transport=Transport())
-    assert failure(lambda: dead.complete(ASK, "m")).kind == "connection"
+    err = failure(lambda: dead.complete(ASK, "m"))
+    assert err.kind == "connection"
+    assert "refused the connection. Is the server running on that port?" in str(err)        # two sentences
+    assert err.to_dict()["message"] == str(err)
+
+
+@pytest.mark.parametrize("exc", [socket.gaierror(-2, "Name or service not known"), ConnectionRefusedError(),
+                                 TimeoutError(), OSError("network is unreachable")])
+def test_every_connect_fault_is_said_in_whole_sentences(exc):
+    text = str(connect_error(exc, "api.example.com", 443, " (through proxy p:8080)", 10))
+    assert SENTENCE_BREAK.search(text) is None, text        # no sentence runs into the next without its stop
+    assert text.endswith((".", "?")), text
+
+
+def test_a_message_and_its_hint_are_two_sentences():
+    assert str(UpstreamFailed("connection", "x refused the connection", "Is it up?")) == \
+        "x refused the connection. Is it up?"
+    assert str(BadRequest("Nope.", "Try `bench x`")) == "Nope. Try `bench x`."
+    assert str(BadRequest("Say 'yes.'", "Or (say no.)")) == "Say 'yes.' Or (say no.)"
+    assert str(BadRequest("upstream said 500")) == "upstream said 500"        # an upstream's words, as they came
 
 
 def test_keys_never_appear_in_errors(pair):

@@ -27,7 +27,7 @@ from benchwarmers.service.lifecycle import BindRefused, Service
 from benchwarmers.service.table import build_table
 
 ROOT = Path(__file__).resolve().parent.parent
-TOKEN = "admin-token-for-tests-0123456789"
+TOKEN = "server-tests-Kq8vZ2mX4pR7nL"   # generated-looking: a public bind refuses a guessable one
 
 # One JSON route of each API, the shape its errors must take, and a check of that shape.
 API_PATHS = {
@@ -231,9 +231,11 @@ def test_own_hosts_pass(service):
 
 
 def test_public_hosts_are_allowed_when_listed(make_service):
-    svc = make_service(public_hosts=("bench.example.org",))
+    svc = make_service(public_hosts=("bench.example.org", "proxy.example.org:9000"))
     assert raw(svc.url, "GET", "/healthz", headers={"Host": "bench.example.org"})[0] == 200
     assert raw(svc.url, "GET", "/healthz", headers={"Host": "other.example.org"})[0] == 403
+    assert raw(svc.url, "GET", "/healthz", headers={"Host": "proxy.example.org:9000"})[0] == 200   # as the hint says
+    assert raw(svc.url, "GET", "/healthz", headers={"Host": "proxy.example.org:9001"})[0] == 403
 
 
 def test_cross_origin_post_is_refused(service):

@@ -97,7 +97,7 @@ def admin_key_for(body: dict, endpoint: Endpoint) -> tuple[str | None, bool]:
     """(a hub's admin key, whether it is new and must be stored): from the body, else env or keys.json."""
     if not endpoint.hub:
         if body.get("admin_key"):
-            raise BadRequest("An admin key is for a hub.", "Add --hub open-webui|litellm|cliproxy, or leave it out.")
+            raise BadRequest("An admin key is for a hub.", f"Add --hub {hubs.CHOICES}, or leave it out.")
         return None, False
     given = body.get("admin_key")
     if given is not None and not isinstance(given, str):
@@ -224,7 +224,7 @@ def hub_sources(req: Request, bench: EndpointsParts) -> Response:
     endpoint = bench.registry.endpoint(req.params["name"])
     if not endpoint.hub:
         raise BadRequest(f"Endpoint {endpoint.name!r} is not a hub.",
-                         f"Add it again with --hub open-webui|litellm|cliproxy (bench endpoint add {endpoint.name} "
+                         f"Add it again with --hub {hubs.CHOICES} (bench endpoint add {endpoint.name} "
                          f"--base {endpoint.base_url} --hub KIND --replace).")
     found = check_hub(bench, endpoint, None, "could not be read")
     bench.registry.note_sources(endpoint, [s.provider for s in found if s.provider])

@@ -104,6 +104,7 @@ def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInf
     """The request as the format parsed it, an Ask the caller may make (a target named and within its key's reach);
     and who asks (the key and session, for the record)."""
     body = req.json()
+    req.body = b""                     # read: a large ask's bytes are not held while its seats run
     parsed = fmt.parse(body, info)
     ask = parsed.ask
     ask.points = points_wanted(body)
@@ -133,12 +134,15 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
                                   fmt.stream_content_type(reply), headers)
     answer = bench.panel.whole(run, gone=req.gone)
     reply.extra = run.bench()
+    if run.unkept:   # the panel's id names nothing the record holds
+        headers = {"x-bench-record": "not kept", "x-bench-seats": headers["x-bench-seats"]}
     return Response.json(fmt.render(answer, reply), headers=headers)
 
 
 def render_turn(fmt: FormatContract, turn: TurnReply, reply: ReplyInfo) -> Response:
     """A route-mode turn in the caller's format: its member's stream, or its whole answer with the `bench` data."""
-    headers = {"x-bench-call": turn.call, "x-bench-model": turn.model}
+    headers = {"x-bench-call": turn.call, "x-bench-model": turn.model} if turn.call else \
+        {"x-bench-record": "not kept", "x-bench-model": turn.model}   # its record could not be kept
     if turn.events is not None:
         return Response.streaming(fmt.stream(turn.events, reply), fmt.stream_content_type(reply), headers)
     reply.extra = turn.bench

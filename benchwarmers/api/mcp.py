@@ -10,7 +10,8 @@ from typing import Protocol
 
 from .. import strictjson
 from ..errors import BadRequest, MethodNotAllowed, NotFound, RateLimited
-from ..mcp.protocol import INVALID_REQUEST, PARSE_ERROR, VERSIONS, Session, error_reply, id_or_none, is_request
+from ..mcp.protocol import (INVALID_REQUEST, PARSE_ERROR, VERSIONS, Session, batch_refusal, error_reply, id_or_none,
+                            is_request)
 from ..mcp.sessions import MAX_SESSIONS, Sessions
 from ..mcp.tools import Reach, Tools
 from ..server import guard
@@ -42,7 +43,6 @@ class McpParts(SessionParts, PacingParts, McpReachParts, Protocol):
 
 SESSION_HEADER, VERSION_HEADER = "mcp-session-id", "mcp-protocol-version"
 EVENT_STREAM = "text/event-stream"
-MAX_BATCH = 32          # messages in one JSON-RPC batch (MCP from 2025-06-18 sends none at all)
 RATE_LIMITED = -32029   # JSON-RPC's server-defined range: a request of the batch past the key's rate
 _DONE = object()
 
@@ -74,11 +74,9 @@ def post_mcp(req: Request, bench: McpParts) -> Response:
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         return rpc_error(400, PARSE_ERROR, f"Parse error: {e}")
     messages = body if isinstance(body, list) else [body]
-    if not messages:
-        return rpc_error(400, INVALID_REQUEST, "Invalid Request: an empty batch.")
-    if len(messages) > MAX_BATCH:
-        return rpc_error(400, INVALID_REQUEST, f"Invalid Request: a batch holds at most {MAX_BATCH} messages, this "
-                                               f"one {len(messages):,}; send them in smaller batches.")
+    refusal = batch_refusal(messages)
+    if refusal:
+        return rpc_error(400, INVALID_REQUEST, refusal)
     if any(is_request(m) and m["method"] == "initialize" for m in messages):
         if len(messages) > 1 or isinstance(body, list):
             return rpc_error(400, INVALID_REQUEST, "initialize must be sent alone, not in a batch.")

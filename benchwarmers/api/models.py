@@ -50,7 +50,8 @@ ONE = obj(("model",), model=MODEL)
 def view(bench: ModelViewParts, model, probe: dict | None = None, perf: dict | None = None) -> dict:
     if probe is None:
         probe = next(iter(health.recent(bench.db, model.alias, 1)), None)
-    out = onboard.model_view(model, probe, bench.quota.until(model))   # a provider's rest, or a limit of yours
+    out = onboard.model_view(model, probe, bench.quota.until(model),   # a provider's rest, or a limit of yours
+                             bench.quota.failing(model))               # or its calls keep failing
     out["perf"] = perf if perf is not None else speed.latest(bench.db, [model.alias]).get(model.alias)
     out["catalog"] = bench.catalog.describe(model)
     held = out["catalog"]["held"]
@@ -100,6 +101,7 @@ def add_model(req: Request, bench: ModelsParts) -> Response:
     if item["state"] != "done":
         return Response.json({"item": item, "note": "Still onboarding; follow it with GET /bench/onboard/"
                                                     f"{item['id']}."}, 202)
+    bench.registry.config.look_again()   # the other service on this data folder may have onboarded it
     model = bench.registry.model(item["model"])
     probes = health.recent(bench.db, model.alias, 1)
     return Response.json({"model": view(bench, model, probes[0] if probes else None),

@@ -136,7 +136,9 @@ def run_ask(args, client) -> int:
     for passed in bench.get("passed_over") or []:
         note(f"passed over for an explore seat: {passed.get('model')} ({passed.get('reason')})")
     show_points(bench)
-    note("Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
+    unkept = bench.get("record")   # its records could not be kept: no call id to judge
+    note(f"Not recorded: {unkept.get('why')}; nothing here can be judged." if unkept else
+         "Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
     return 0 if any(s.get("status") == "ok" for s in seats) else 1
 
 

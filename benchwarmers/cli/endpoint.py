@@ -5,7 +5,7 @@ import argparse
 import getpass
 import sys
 
-from ..hubs import KINDS as HUBS
+from ..hubs import CHOICES as HUB_CHOICES, KINDS as HUBS
 from ..roster.registry import APIS
 from ..servicelink import CommandError, q
 from ..words import plural
@@ -115,7 +115,7 @@ def run_add(args, client) -> int:
         if admin:
             body["admin_key"] = admin
     elif args.admin_key_stdin:
-        raise CommandError("--admin-key-stdin is for a hub: add --hub open-webui|litellm|cliproxy.", 2)
+        raise CommandError(f"--admin-key-stdin is for a hub: add --hub {HUB_CHOICES}.", 2)
     d = client.post("/bench/endpoints", body)
     if args.json:
         emit_json(d)

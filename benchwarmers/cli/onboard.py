@@ -18,8 +18,9 @@ UNFINISHED = 1000          # the most recent items --wait without names looks th
 def register(sub, parent) -> None:
     p = sub.add_parser("onboard", parents=[parent], help="queue models to register, probe and score",
                        description="Put models on the onboarding queue: the service finds the endpoint serving "
-                                   "each name, probes it with a one-word prompt and registers it only if it "
-                                   "answers. Models onboard one at a time, in order. The command returns the "
+                                   "each name, probes it with a one-word prompt, times a few dozen tokens (so "
+                                   "its panels ask it for what it writes in panel_seconds) and registers it only "
+                                   "if it answers. Models onboard one at a time, in order. The command returns the "
                                    "queue ids at once; --wait follows them to the end (a live line per model on "
                                    "a terminal, plain lines otherwise). Without names it lists the queue, and "
                                    "with --wait follows every item still queued or running. By "
@@ -27,7 +28,7 @@ def register(sub, parent) -> None:
                                    "its line ends with the scores; --quick records a suite run the model owes "
                                    "instead, which the scheduler's suite job plays; --ad-hoc is quick, and the "
                                    "bench never calls the model unprompted (pay-per-use or trial keys), so it "
-                                   "owes none.",
+                                   "is not timed and owes none.",
                        epilog="examples:\n  bench onboard openai/gpt-4o-mini qwen/qwen3-coder:free --quick --wait\n"
                               "  bench onboard llama3.2 --endpoint local --alias llama\n"
                               "  bench onboard some/paid-model --ad-hoc\n  bench onboard          (the queue)\n"
@@ -39,7 +40,8 @@ def register(sub, parent) -> None:
     p.add_argument("--via", metavar="SOURCE", help="for a hub endpoint that does not list the model yet: the hub's "
                    "source it is added from (a provider such as openrouter, or the hub's name for it)")
     p.add_argument("--alias", help="what users will type (one model only; default: a readable unique name)")
-    p.add_argument("--quick", action="store_true", help="probe now; record a suite run the model owes (no suite now)")
+    p.add_argument("--quick", action="store_true", help="probe and time now; record a suite run the model owes (no "
+                   "suite now)")
     p.add_argument("--ad-hoc", action="store_true", help="quick, and never called by the bench on its own")
     p.add_argument("--wait", action="store_true", help="follow the models until each is done or failed")
     p.set_defaults(func=run_onboard)

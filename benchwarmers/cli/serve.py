@@ -69,7 +69,8 @@ def register(sub, parent) -> None:
     p.add_argument("folder", nargs="?", help="the data folder (default: the resolved one)")
     p.add_argument("--endpoint", nargs=2, metavar=("NAME", "BASE_URL"), help="add a first endpoint")
     p.add_argument("--api", choices=APIS, default="openai", help="the endpoint's protocol (default openai)")
-    p.add_argument("--key", action="store_true", help="prompt for the endpoint's key (stored in llm's keys.json)")
+    p.add_argument("--key", action="store_true", help="prompt for the endpoint's key (stored in llm's keys.json; "
+                                                      "read from stdin when that is no terminal)")
     p.add_argument("--key-stdin", action="store_true", help="read the key from stdin instead of prompting")
     p.add_argument("--allow-link-local", action="store_true",
                    help="a base URL at a link-local or cloud metadata address: refused without this")
@@ -176,47 +177,52 @@ def bare(argv: list[str] | None = None) -> int:
 
 
 def read_secret(from_stdin: bool, prompt: str) -> str:
-    if from_stdin:
+    """The key: prompted without echo at a terminal, else the first line of stdin (as --key-stdin reads it)."""
+    if from_stdin or terminal.piped():
         return terminal.read_line().strip()
     if not sys.stdin or not sys.stdin.isatty():
-        raise CommandError("No terminal to prompt for the key on; pipe it in with --key-stdin.", 2)
+        raise CommandError("No terminal to prompt for the key on; pipe it in with --key-stdin. Nothing was saved.",
+                           2)
     return getpass.getpass(prompt).strip()
 
 
 def run_init(args, client=None) -> int:
     if (args.key or args.key_stdin) and not args.endpoint:
         raise CommandError("--key needs --endpoint NAME BASE_URL.", 2)
-    endpoint = None
+    endpoint, key = None, None
     if args.endpoint:
         try:   # checked as the admin API checks it, before anything is written
             endpoint = new_endpoint(args.endpoint[0], args.endpoint[1], args.api,
                                     allow_link_local=args.allow_link_local)
         except BadRequest as e:
             raise CommandError(str(e), 2) from None
+    if args.key or args.key_stdin:      # the key before anything is written: never an endpoint saved without it
+        key = read_secret(args.key_stdin, f"Key for {endpoint.name} (input hidden): ")
+        if not key:
+            raise CommandError("No key given; nothing was saved. Type it at the prompt, or pipe it in: "
+                               "... | bench init --endpoint NAME BASE_URL --key-stdin.", 1)
     folder = Path(args.folder).expanduser().resolve() if args.folder else home.resolve()
     created = home.init(folder, write_pointer=bool(args.folder) or not os.environ.get("BENCHWARMERS_HOME"))
     note(f"Data folder: {folder} ({plural(len(created), 'file')} created, existing files kept)")
     if args.folder and not home.in_checkout() and not os.environ.get("BENCHWARMERS_HOME"):
         note(f"To use it, set BENCHWARMERS_HOME={folder} (an installed package keeps no pointer file).")
     if endpoint:
-        init_endpoint(folder, endpoint, args)
+        init_endpoint(folder, endpoint, key)
     return 0
 
 
-def init_endpoint(folder: Path, endpoint, args) -> None:
-    """Save the endpoint through the registry (an existing one of that name is kept), then store its key."""
+def init_endpoint(folder: Path, endpoint, key: str | None) -> None:
+    """Store the key (when given), then save the endpoint through the registry (an existing one of that name is
+    kept): a key that cannot be stored leaves no endpoint behind without it."""
     try:
         registry = Registry(Config(folder))
+        if key:
+            path = keys.store(endpoint.name, key)
+            note(f"Key stored in {path} (not in the data folder).")
         if endpoint.name in registry.endpoints():
             note(f"Endpoint {endpoint.name} exists; kept as it is.")
         else:
             registry.save_endpoint(endpoint)
             note(f"Endpoint {endpoint.name}: {endpoint.base_url}")
-        if args.key or args.key_stdin:
-            key = read_secret(args.key_stdin, f"Key for {endpoint.name} (input hidden): ")
-            if not key:
-                raise CommandError("No key given; nothing stored.", 1)
-            path = keys.store(endpoint.name, key)
-            note(f"Key stored in {path} (not in the data folder).")
     except ConfigError as e:   # a file that does not parse is the user's to fix, never ours to replace
         raise CommandError(str(e), 1) from None

@@ -26,8 +26,10 @@ def register(sub, parent) -> None:
                         help="prune text older than record_keep_days, give free space back",
                         description="Prunes the prompt and answer text of calls older than record_keep_days (none "
                                     "while it is 0), keeping every count, verdict, claim and ledger line, then gives "
-                                    "free pages back to the disk. --full rewrites the file (it needs as much free "
-                                    "disk as the record, and the service's writes wait for it).",
+                                    "free pages back to the disk, in batches that keep the disk's use near the "
+                                    "record's size. It is refused, before anything changes, when the disk lacks the "
+                                    "room it needs (bench store show says how much). --full rewrites the file (it "
+                                    "needs twice what the record holds free, and the service's writes wait for it).",
                         epilog="examples:\n  bench store compact --yes\n  bench store compact --full --yes")
     c.add_argument("--full", action="store_true", help="rewrite the whole file (once, on a record made before "
                                                        "incremental vacuum)")
@@ -54,6 +56,10 @@ def show_store(d: dict) -> None:
     else:
         say("record_keep_days is 0: all text is kept (bench settings set record_keep_days N prunes text older "
             "than N days).")
+    room = d.get("room")
+    if room:
+        short = "" if room["enough"] else ": too little, compaction is refused until space is freed"
+        say(f"Free disk: {mb(room['free_bytes'])}; a compaction needs {mb(room['needed_bytes'])}{short}.")
 
 
 def run_show(args, client) -> int:
@@ -74,6 +80,8 @@ def run_compact(args, client) -> int:
         return 0
     note(f"Pruned the text of {done['pruned_calls']:,} calls and {done['pruned_panels']:,} panels; gave back "
          f"{mb(done['freed_bytes'])} in {done['seconds']} s.")
+    for n in done.get("notes") or []:
+        note(f"Note: {n}.")
     show_store(done["store"])
     return 0
 

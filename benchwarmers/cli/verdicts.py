@@ -21,12 +21,14 @@ def register(sub, parent) -> None:
     v.set_defaults(func=verbless.refuse(v))
     p = vsub.add_parser("pending", parents=[parent], help="list the answers without a verdict, newest first",
                         formatter_class=FMT,
-                        description="The points of the latest panels that nobody judged yet, then the seats' "
-                                    "answers that nobody judged yet, newest first: with BENCHWARMERS_KEY the key's "
-                                    "own asks, with the admin token (or none needed) every one.",
+                        description="The points nobody judged yet, then the seats' answers nobody judged yet, "
+                                    "each newest first up to --limit, with how many there are: with "
+                                    "BENCHWARMERS_KEY the key's own asks, with the admin token (or none needed) "
+                                    "every one.",
                         epilog="examples:\n  bench verdicts pending\n  bench verdicts pending --limit 5 --json\n\n"
                                "then judge one: bench verdict CALL --useful|--not-useful")
-    p.add_argument("--limit", type=limit, default=20, help="at most this many (1 to 200, default 20)")
+    p.add_argument("--limit", type=limit, default=20,
+                   help="at most this many points and this many answers (1 to 200, default 20)")
     p.set_defaults(func=run_pending)
     h = vsub.add_parser("stop-hook", parents=[parent], formatter_class=FMT,
                         help="Claude Code's Stop hook: name this turn's unjudged answers",
@@ -60,7 +62,9 @@ def run_pending(args, client) -> int:
         table(["point", "panel", "claim", "assert", "deny"],
               [[p.get("id"), p.get("panel"), p.get("claim"), ",".join(map(str, p.get("assert") or [])) or "-",
                 ",".join(map(str, p.get("deny") or [])) or "-"] for p in points], fit=True)
-        note(f"Points nobody judged: {len(points)}. Judge one: bench verdict --point P --true|--false\n")
+        total = data.get("points_total", len(points))
+        more = f"; the newest {len(points)} shown" if total > len(points) else ""
+        note(f"Points nobody judged: {total}{more}. Judge one: bench verdict --point P --true|--false\n")
     if not items:
         note("No answer is waiting for a verdict.")
         return 0

@@ -8,15 +8,17 @@ from functools import partial
 from typing import Callable, Iterator
 
 from ..askparts import ANYONE, NO_PASSTHROUGH, Asker, PassThrough
-from ..canonical import EXPLORE, MEMBER, ROUTE, Answer, Ask, estimate_usage
+from ..baseurls import local_server
+from ..canonical import EXPLORE, MEMBER, OK, ROUTE, Answer, Ask, estimate_usage
 from ..errors import QuotaRefused
-from ..providers import Timeouts
+from ..providers import Provider, Timeouts
 from ..providers.hangup import Hangup
 from ..providers.dispatch import Call, Dispatch, Done, Worker
 from ..providers.llmcalls import LlmCalls
 from ..roster.limits.quota import PROVIDER, Quota, Refusal
 from ..roster.limits.resting import Resting
 from ..roster.registry import Endpoint, Model, Registry
+from ..roster.speed import UNMEASURED
 from ..settings import CLIENTS
 from ..store.calls import Calls, prompt_hash, summarise_request
 from ..store.db import Written
@@ -43,10 +45,11 @@ def seat_timeouts(seconds: float, hangup: Hangup | None = None) -> Timeouts:
 
 def fitted(default: int, pace: tuple | None, seconds: float) -> int:
     """`default` cut to what a model of measured `pace` (ttft, tokens per second) writes in `seconds`: a slow local
-    model asked for 4,096 tokens would hold its seat for minutes. Unmeasured, or too fast to matter: `default`."""
+    model asked for 4,096 tokens would hold its seat for minutes. Too fast to matter: `default`; speed unknown (never
+    measured, or its last measure failed): at most UNMEASURED."""
     tps = pace[1] if pace else None
     if not tps:
-        return default
+        return min(default, UNMEASURED)
     room = max(seconds - (pace[0] or 0.0), 1.0)
     return max(min(default, int(tps * room)), min(default, FEWEST_FIT))
 
@@ -107,9 +110,10 @@ class Dialer:
         return seat_timeouts(self.settings()["seat_timeout"], hangup)
 
     def tokens(self, model: Model, ask: Ask) -> int | None:
-        """This member's output budget for the ask. The `default_max_tokens` setting applies to panels, not to
-        route mode: an agent that sends no limit sizes its own turns (a file written by a tool call may be long);
-        for a model whose speed was measured it is cut to what the model writes in `panel_seconds`."""
+        """This member's output budget for the ask: the client's own max_tokens, else the `default_max_tokens`
+        setting, which applies to panels, not to route mode (an agent that sends no limit sizes its own turns: a
+        file written by a tool call may be long); the default is cut to what the model writes in `panel_seconds`
+        when its speed was measured, else to UNMEASURED. Either way cut to the model's window and output limit."""
         if ask.target and ask.target.mode == ROUTE:
             default = None
         else:
@@ -179,7 +183,7 @@ class Dialer:
             clock.sleep(max(refusal.at - now, 0.001))
 
     # ---- calls ---------------------------------------------------------------------------------------
-    def client(self, model: Model, endpoint: Endpoint | None = None):
+    def client(self, model: Model, endpoint: Endpoint | None = None) -> Provider | LlmCalls:
         """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
         return LlmCalls(model.endpoint) if self.via_llm() else self._provider(model, endpoint)
 
@@ -202,6 +206,7 @@ class Dialer:
             answer = self.client(model).complete(self.budgeted(model, ask), model.served,
                                                  timeouts=timeouts or self.timeouts())
             estimate_usage(answer, ask)
+            self.resting.answered(model.endpoint, model.served)    # a probe that answers ends a rest on failures
             return answer
         finally:
             if kind in OWN_LINE:
@@ -209,13 +214,28 @@ class Dialer:
 
     def seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str, hangup: Hangup | None,
              worker: Worker, done: Done, asker: Asker = ANYONE) -> None:
-        """A panel seat's call, asked for whole and sent the way the dispatcher chooses (`worker` runs what may
-        block); `done(call, answer, error)` is told once it is over. `hangup` lets the panel stop it."""
-        call = Call(self.client(model, endpoint), self.budgeted(model, ask), model.served, self.timeouts(hangup),
+        """A panel seat's call, asked for whole or streamed (streamed_seat) and sent the way the dispatcher chooses
+        (`worker` runs what may block); `done(call, answer, error)` is told once it is over. `hangup` lets the panel
+        stop it."""
+        client = self.client(model, endpoint)
+        call = Call(client, self.budgeted(model, ask), model.served, self.timeouts(hangup),
                     partial(self.admit, model, ask, kind, asker=asker), reported=ask)
+        call.streamed, call.local = self.streamed_seat(client)
         self.dispatch.submit(call, worker, done)
 
-    def _provider(self, model: Model, endpoint: Endpoint | None):
+    def streamed_seat(self, client) -> tuple[bool | None, Callable[[], bool] | None]:
+        """(whether a seat asks `client` streamed, or None when that waits for a DNS answer; what a worker then asks
+        to decide). Whole is cheaper, but a server asked for a whole answer may go on writing it for nobody once the
+        seat is given up (llama.cpp's does: it notices a client gone only while it streams), which keeps a one-slot
+        local server from the next ask; so by `stream_seats`, seats on a local server are asked streamed."""
+        how = self.settings()["stream_seats"]
+        if how == "none" or not isinstance(client, Provider):   # llm streams every call anyway
+            return False, None
+        if how == "all":
+            return True, None
+        return local_server(client.base, look_up=False), partial(local_server, client.base)
+
+    def _provider(self, model: Model, endpoint: Endpoint | None) -> Provider:
         return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
 
     def list_models(self, endpoint: Endpoint, timeouts: Timeouts | None = None) -> list[dict]:
@@ -240,9 +260,17 @@ class Dialer:
         if self.quota is not None:
             self.quota.spent(model, -ask.prompt_tokens())
 
+    def free_at(self, model: Model) -> float | None:
+        """When a rate limit (a provider's rest, or one of the user's limits) lets `model` be called again, on the
+        clock of now(); None when nothing is known to hold it."""
+        if self.quota is not None:
+            return self.quota.until(model)
+        return self.resting.until(model.endpoint, model.served)
+
     def failed(self, model: Model, error: BaseException) -> None:
-        """A call failed: a rate limit rests what it names (this model, or its whole connection) until its reset (one
-        of our own limits, that refused a call before it was sent, rests nothing: it is counted here already)."""
+        """A call failed: a rate limit rests what it names (this model, or its whole connection) until its reset, and
+        a model whose calls keep failing rests a while (Resting.observe); one of our own limits, that refused a call
+        before it was sent, rests nothing: it is counted here already."""
         if not isinstance(error, QuotaRefused):
             self.resting.observe(model.endpoint, model.served, error)
 
@@ -266,18 +294,23 @@ class Dialer:
         return self.quota.clock.now() if self.quota else time.time()
 
     def record(self, ended: Ended, amend: float | None = None) -> Written:
-        """The one way a call record is made (see recorder.write)."""
+        """The one way a call record is made (see recorder.write); an answer ends its model's count of failures."""
+        if ended.status == OK:
+            self.resting.answered(ended.model.endpoint, ended.model.served)
         return write(self, ended, amend)
 
     @staticmethod
-    def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> None:
+    def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> str | None:
         """Wait until these call records are committed, so what a client is told about (its call ids) survives a
-        crash of the service from then on. A store that cannot write fails the writes at once (its health says
-        why): the answer still goes out, its record does not."""
+        crash of the service from then on. None when every one is kept; else why not, for the reply to say so and
+        name none of its ids: a store that cannot write fails the writes at once (its health says why), and the
+        answer still goes out without its record."""
         deadline = time.monotonic() + timeout
         for record in records:   # they commit in batches, in order: one wait usually does it
-            if not record.done():
-                try:
-                    record.exception(max(0.0, deadline - time.monotonic()))
-                except TimeoutError:
-                    return
+            try:
+                error = record.exception(max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                return f"the record store did not write it within {timeout:g} s (it may still)"
+            if error is not None:
+                return f"the record store cannot write ({str(error).rstrip('.') or type(error).__name__})"
+        return None

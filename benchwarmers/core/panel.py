@@ -14,7 +14,7 @@ from ..askparts import ANYONE, Asker
 from ..canonical import (CANCELLED, EXPLORE, FAILED, LENGTH, MERGED, OK, RUNNING, SKIPPED, STOP, TIMEOUT, Answer, Ask,
                          ErrorEvent, Finish, KeepAlive, Seat, TextDelta, Usage)
 from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, QuotaRefused,
-                      RateLimited, ToolsNeedRouteMode, UpstreamFailed)
+                      ToolsNeedRouteMode, UpstreamFailed)
 from ..providers.dispatch import Call
 from ..providers.hangup import Hangup
 from ..roster.limits.quota import RESTS
@@ -27,7 +27,7 @@ from .calling import Dialer
 from .collection import Collections
 from .lanes import Lanes
 from .panelrun import PanelRun
-from .panelwords import no_able_seat, seat_block
+from .panelwords import no_able_seat, rate_limited, seat_block, unkept_note
 from .pump import pump
 from .rankings import Rankings
 from .recorder import seat_ended
@@ -90,7 +90,7 @@ class Panel:
             raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
-            raise no_able_seat(plan)
+            raise no_able_seat(plan, self.caller.free_at, self.caller.now())
         settings = self.settings()
         hard = time.monotonic() + settings["seat_timeout"]
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
@@ -104,8 +104,8 @@ class Panel:
         if run.hangups:
             with self._live_lock:
                 self._live.add(run)
-        self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode, len(run.seats), asker.caller,
-                                    plan.passed_over, run.request[0])
+        run.records.append(self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode,
+                                                       len(run.seats), asker.caller, plan.passed_over, run.request[0]))
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 self._done(run, sp, seat, SKIPPED, sp.skip, 0.0, None)
@@ -150,6 +150,7 @@ class Panel:
         hangup = run.hangups.get(seat.call)
         if isinstance(fault, QuotaRefused):       # nothing was sent: the seat says when the limit resets
             status, error = SKIPPED, fault.message
+            run.limited[seat.call] = fault.reset_at
         elif isinstance(fault, UpstreamFailed):
             if hangup is not None and hangup.reason is not None:   # we stopped it: the upstream is not at fault
                 status, error, sent = hangup.tag, hangup.reason, hangup.sent
@@ -158,6 +159,9 @@ class Panel:
             else:
                 status, error = (TIMEOUT if fault.kind is FaultKind.TIMEOUT else FAILED), str(fault)
                 self.caller.failed(sp.model, fault)
+                if fault.kind is FaultKind.RATE_LIMITED:   # the provider's 429: its reset, when it said
+                    wait = fault.retry_after
+                    run.limited[seat.call] = fault.reset_at or (wait and self.caller.now() + wait)
         elif isinstance(fault, BenchError):
             status, error = FAILED, str(fault)
         elif fault is not None:   # a bug of ours must cost one seat, never the panel
@@ -319,7 +323,7 @@ class Panel:
         block = self.referee.block(run)   # the points where the seats disagree, after them
         text = text.rstrip("\n") + block if block else text
         self.settle(run)   # acknowledged only once its records are committed
-        return Answer(text=text, usage=self._usage(run), finish_reason=STOP)
+        return Answer(text=text + unkept_note(run.unkept), usage=self._usage(run), finish_reason=STOP)
 
     def events(self, run: PanelRun, gone: Callable[[], bool] | None = None) -> Iterator:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
@@ -341,6 +345,8 @@ class Panel:
             yield from pump(merging.stream(self.caller, run, model), lane, keepalive)
         yield from pump(self.referee.events(run), self.lanes.executor(""), keepalive)   # streamed last
         self.settle(run)   # the final event (the call ids) only once the records are committed
+        if run.unkept:
+            yield TextDelta(unkept_note(run.unkept))
         yield Finish(STOP, self._usage(run), run.bench())
 
     def merge_events(self, run: PanelRun) -> Iterator:
@@ -350,16 +356,20 @@ class Panel:
 
     def settle(self, run: PanelRun) -> None:
         """Wait until the panel's call records are committed: every way of answering a panel (a format's reply, the
-        dashboard's stream, MCP) calls this before its last word, which carries the call ids."""
-        self.caller.settle(list(run.records))
+        dashboard's stream, MCP) calls this before its last word, which carries the call ids; or, when they could
+        not be kept (a full disk), says why (run.unkept) and names none of them."""
+        run.unkept = self.caller.settle(list(run.records))
 
     def _check_any(self, run: PanelRun) -> None:
         if any(s.status == OK for s in run.seats):
             return
+        self.settle(run)   # the refusal too goes out once its records (and a 429's rest) are committed
         lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats).rstrip(".")
-        if all(s.status == SKIPPED and (s.error or "").startswith(RESTS) for s in run.seats):
-            raise RateLimited(f"Every seat is resting on a rate limit: {lines}.",
-                              "Try again after the reset, or add members on other endpoints.", retry_after=60)
+        if all(s.call in run.limited or (s.status == SKIPPED and (s.error or "").startswith(RESTS))
+               for s in run.seats):   # a direct ask's 429 included: the client is told when to come back
+            raise rate_limited(f"Every seat is resting on a rate limit or was refused by one: {lines}.",
+                               [run.limited.get(s.call) or self.caller.free_at(sp.model)
+                                for sp, s in zip(run.plan.seats, run.seats)], self.caller.now())
         raise AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
                              "the seats' call ids are in the record.")
 

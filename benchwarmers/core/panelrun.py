@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from ..askparts import ANYONE, Asker
 from ..canonical import EXPLORE, OK, Ask, PanelReply, Seat, Usage
 from .collection import Collection
+from .recorder import not_kept
 from .seating import Plan
 
 
@@ -46,6 +47,10 @@ class PanelRun:
     gave_up: float | None = None                      # past the deadline, when (the ledger's clock) the seats not in
                                                       # were recorded as timed out: their lines are no older
     asker: Asker = ANYONE                             # who asked: for its records, never sent upstream
+    limited: dict = field(default_factory=dict)       # call id -> when its limit resets (or None), of the seats a
+                                                      # rate limit failed when sent (the provider's 429, or our own)
+    unkept: str | None = None                         # why its records could not be kept (settled, a full disk):
+                                                      # its reply then says so and names none of their ids
 
     @property
     def seat_request(self) -> tuple[None, str]:
@@ -69,7 +74,7 @@ class PanelRun:
             d["merge"] = self.merge_info
         if self.points is not None:
             d.update(self.points)
-        return d
+        return not_kept(d, self.unkept) if self.unkept else d
 
     def count_in(self, seat: Seat) -> bool:
         """(Lock held.) Counts a seat in; True when the explore grace begins with it: every seat but explore ones is

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from ..canonical import OK, Seat
-from ..errors import BenchError, NoAbleSeat, RateLimited
-from ..roster.limits.quota import RESTS
+from ..errors import AllSeatsFailed, BenchError, NoAbleSeat, RateLimited
+from ..roster.limits.quota import FAILING, RESTS
 from .seating import Plan
 
 WINDOW = re.compile(r"about (\d+) prompt tokens, window (\d+)")   # seating's why_not for a prompt too long
@@ -25,6 +26,14 @@ def seat_block(seat: Seat) -> str:
     return f"{seat_heading(seat)}\n\n{body}\n\n"
 
 
+def unkept_note(why: str | None) -> str:
+    """The last words of a panel's text whose records could not be kept (none: ""), since its ids are left out."""
+    if not why:
+        return ""
+    return (f"\n> **Not recorded:** {why}, so this answer is not in the history and its call ids are left out. "
+            "Free disk space: writing resumes by itself.\n")
+
+
 def too_long(plan: Plan) -> BenchError | None:
     """The 4xx for a prompt longer than every seat's context window (explore candidates' included), naming the
     largest; None when some seat was skipped for another reason."""
@@ -38,14 +47,26 @@ def too_long(plan: Plan) -> BenchError | None:
                       "Shorten the prompt to fit, or add a model with a larger window to the collection.")
 
 
-def no_able_seat(plan: Plan) -> BenchError:
+def rate_limited(what: str, resets: list, now: float) -> RateLimited:
+    """The 429 of an ask every seat of which a rate limit kept or refused: Retry-After says when the first of them
+    is free again (`resets`: each one's, None where no limit said; 60 s when none did)."""
+    known = [r for r in resets if r]
+    return RateLimited(what, "Try again after the reset, or add members on other endpoints.",
+                       retry_after=max(1.0, min(known) - now) if known else 60)
+
+
+def no_able_seat(plan: Plan, free_at: Callable, now: float) -> BenchError:
+    """Why no seat of the plan can take the ask (`free_at(model)`: when a rate limit lets the model be called)."""
     longer = too_long(plan)
     if longer is not None:
         return longer
     reasons = "; ".join(f"{sp.model.alias}: {sp.skip}" for sp in plan.seats)
     if all(sp.skip.startswith(RESTS) for sp in plan.seats):
-        return RateLimited(f"Every seat is resting on a rate limit: {reasons}.",
-                           "Try again after the reset, or add members on other endpoints.", retry_after=60)
+        return rate_limited(f"Every seat is resting on a rate limit: {reasons}.",
+                            [free_at(sp.model) for sp in plan.seats], now)
+    if all(sp.skip.startswith((FAILING, *RESTS)) for sp in plan.seats):     # the endpoints are at fault, not the ask
+        return AllSeatsFailed(f"Every seat rests: {reasons}.", "Check the endpoints with bench models; a model "
+                              "resting on its failures is tried again when its rest ends.")
     fixes = [fix for cause, fix in (("no vision", "drop the image"),
                                     ("context window", "shorten the prompt or add a model with a larger window"))
              if any(cause in sp.skip for sp in plan.seats)]

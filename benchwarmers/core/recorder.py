@@ -81,3 +81,18 @@ def seat_ended(run, model: Model, seat, answer: Answer | None, sent: bool | None
     return Ended(seat.call, model, run.ask, seat.status, seat.kind, mode or run.ask.target.mode, seat.seconds, answer,
                  seat.error, collection=run.collection_name, panel=run.id, seat=seat.seat, request=run.seat_request,
                  extra=extra, sent=sent, counted=counted, asker=run.asker)
+
+
+RECORD_IDS = frozenset(("call", "panel", "id"))   # the keys of `bench` data that name a record: a call, a panel, a point
+
+
+def not_kept(bench: dict, why: str) -> dict:
+    """A reply's `bench` data when its records could not be kept (a full disk): every record id in it (a seat's
+    call, the panel, the referee's call, a point) null, since the record holds none of them, and why."""
+    def scrub(value):
+        if isinstance(value, dict):
+            return {k: None if k in RECORD_IDS and isinstance(v, str) else scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+    return {**scrub(bench), "record": {"kept": False, "why": why}}

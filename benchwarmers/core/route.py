@@ -21,7 +21,7 @@ from .collection import Collections
 from .lanes import Lanes
 from .pins import Pins, conversation_key
 from .rankings import Rankings
-from .recorder import Ended
+from .recorder import Ended, not_kept
 from .seating import Seating
 
 log = logging.getLogger("benchwarmers.route")
@@ -44,15 +44,17 @@ class Turn:
     stream: bool = False             # the client reads the answer as it comes
     native: PassThrough = NO_PASSTHROUGH   # the client's own body, for a member of its API
     asker: Asker = ANYONE            # who asks, for the record
+    failed_records: list = field(default_factory=list)   # the failed-over calls' writes: the reply names them too
 
 
 @dataclass
 class TurnReply:
     """What route mode hands back for the caller's format to render: the member, its call id, the `bench` data
     (the choice's collection, mode, model, call and failover), and either its events (a stream, already past its
-    first content, the `bench` data on its Finish) or its whole answer."""
+    first content, the `bench` data on its Finish) or its whole answer. `call` None: its record could not be
+    kept (the `bench` data says why)."""
     model: str
-    call: str
+    call: str | None
     bench: dict
     events: Iterator | None = None
     answer: Answer | None = None
@@ -127,7 +129,8 @@ class Router:
                 failures.append((model.alias, e.with_traceback(None)))
                 self.caller.failed(model, e)   # a rate limit: the next turns skip it until the reset
                 refused = isinstance(e, QuotaRefused)   # one of our limits: nothing was sent
-                self._record(turn, SKIPPED if refused else FAILED, None, e.message if refused else str(e))
+                turn.failed_records.append(self._record(turn, SKIPPED if refused else FAILED, None,
+                                                        e.message if refused else str(e)))
                 turn.failover_from.append({"model": model.alias, "call": turn.call, "error": str(e)})
                 continue
             self.pins.set(pin, collection.name, model.alias)
@@ -142,7 +145,9 @@ class Router:
             reply.events = self._relay(turn, head, rest)
             return reply
         reply.answer = self._whole(turn)
-        self.caller.settle([self._record(turn, OK, reply.answer, None)])   # acknowledged once committed
+        unkept = self._settle(turn, self._record(turn, OK, reply.answer, None))   # acknowledged once committed
+        if unkept:
+            reply.call, reply.bench = None, not_kept(reply.bench, unkept)
         self._shadow(turn)
         return reply
 
@@ -176,8 +181,9 @@ class Router:
                     if isinstance(ev, Finish):
                         finished = True   # the answer is whole: a format that stops reading here is done with it
                         # recorded, and committed, before the final event reaches the client
-                        self.caller.settle([self._record(turn, OK, collector.result(), None)])
-                        ev = Finish(ev.reason, ev.usage, self._bench(turn))
+                        unkept = self._settle(turn, self._record(turn, OK, collector.result(), None))
+                        bench = self._bench(turn)
+                        ev = Finish(ev.reason, ev.usage, not_kept(bench, unkept) if unkept else bench)
                     yield ev
         except UpstreamFailed as e:
             status, error = FAILED, str(e)
@@ -194,6 +200,10 @@ class Router:
                 self._record(turn, status, collector.result(), error)
             if status == OK:
                 self._shadow(turn)
+
+    def _settle(self, turn: Turn, written: Written) -> str | None:
+        """The turn's records committed (its answer's and its failed-over calls'); None, or why they were not."""
+        return self.caller.settle(turn.failed_records + [written])
 
     def _bench(self, turn: Turn) -> dict:
         return {"collection": turn.collection, "mode": ROUTE, "model": turn.model.alias, "call": turn.call,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ..askparts import ANYONE, Asker
 from ..canonical import EXPLORE, MEMBER, WITH, Ask
 from ..catalog import Catalog
-from ..roster.limits.quota import PROVIDER, utc
+from ..roster.limits.quota import FAILING, PROVIDER, utc
 from ..roster.limits.resting import Resting
 from ..roster.registry import Model, Registry
 from .collection import Collection
@@ -94,14 +94,18 @@ class Seating:
         return "resting until " + utc(refusal.at) if refusal.scope == PROVIDER else refusal.text()
 
     def why_not(self, model: Model, ask: Ask, tokens: int, endpoints: dict | None = None,
-                kind: str = MEMBER, asker: Asker = ANYONE) -> str | None:
+                kind: str = MEMBER, asker: Asker = ANYONE, named: bool = False) -> str | None:
         """The reason a model cannot take this ask, or None (`endpoints`: the registry's, fetched once per plan;
-        `kind`: the seat's, and `asker`, who asks: they say how long it may wait for a rate limit)."""
+        `kind`: the seat's, and `asker`, who asks: they say how long it may wait for a rate limit; `named`: the ask
+        names the model itself, which tries it even while it rests on its failures)."""
         if not model.active:
             return f"retired: {model.reason or 'no reason given'}"
         held = self.catalog.held(model.alias)
         if held:
             return f"held: {held['reason']}; `bench model confirm {model.alias}` accepts it"
+        failing = None if named else self.resting.failing(model.endpoint, model.served)
+        if failing:                    # not "resting until": a panel of such seats failed, it is not rate-limited
+            return f"{FAILING} {utc(failing[0])}: {failing[1]}"
         limited = self.limited(model, ask, kind, asker)
         if limited:
             return limited
@@ -126,21 +130,21 @@ class Seating:
         plan = Plan()
         taken: set[str] = set()
 
-        def check(model: Model, kind: str = MEMBER) -> str | None:
-            return self.why_not(model, ask, tokens, endpoints, kind, asker)
+        def check(model: Model, kind: str = MEMBER, named: bool = False) -> str | None:
+            return self.why_not(model, ask, tokens, endpoints, kind, asker, named)
 
-        def seat(model: Model, kind: str) -> None:
+        def seat(model: Model, kind: str, named: bool = False) -> None:
             taken.add(model.alias)
-            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model, check(model, kind)))
+            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model, check(model, kind, named)))
 
         if direct is not None:
-            seat(direct, MEMBER)
+            seat(direct, MEMBER, named=True)
         for alias in (collection.members if collection else []):
             if alias in models and alias not in taken:
                 seat(models[alias], MEMBER)
         for alias in ask.with_models:
             if alias not in taken:
-                seat(self.registry.model(alias), WITH)
+                seat(self.registry.model(alias), WITH, named=True)
         if collection and collection.explore:
             too_slow = self._too_slow(collection, [sp.model for sp in plan.seats])
 

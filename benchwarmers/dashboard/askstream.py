@@ -62,6 +62,10 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
             if isinstance(item, KeepAlive):
                 yield b"\n"
         panel.settle(run)               # the call ids it showed are kept before it says done
+        if run.unkept:                  # or not: the page then says so and offers no verdict on them
+            yield line({"done": {"answered": answered, "seats": len(run.seats),
+                                 "record": {"kept": False, "why": run.unkept}}})
+            return
         if run.points is not None:      # the page reads them, with their controls, from the ask's page
             yield line({"points": run.points["points_info"]})
         yield line({"done": {"answered": answered, "seats": len(run.seats)}})

@@ -20,9 +20,7 @@ SAFE_HREF = re.compile(r"(?:https?://|mailto:)[^\s<>\"']+\Z", re.I)
 
 
 def node(tag: str, children=None, **attrs) -> dict:
-    d = {"t": tag, "c": children if children is not None else []}
-    d.update(attrs)
-    return d
+    return {"t": tag, "c": children if children is not None else [], **attrs}
 
 
 class _Search:

@@ -3,10 +3,9 @@ speed cells, verdict forms, seat columns."""
 from __future__ import annotations
 
 from ..names import NOTE_MOST
-from . import markdown
 from .markup import Html, attrs, flag, html, join, trusted
-from .quotemark import mark
 from .render import pct, secs, token, when
+from .rendered import answer_html
 
 CHIP_WORDS = {"ok": "answered", "skipped": "skipped", "timeout": "timed out", "failed": "failed",
               "running": "still running", "cancelled": "cancelled"}
@@ -137,7 +136,7 @@ def seat_column(frame, seat: dict, back: str, quotes: tuple | list = (), proposa
                 "$secs$late</p></header>", model=seat["model"], seat=seat.get("seat") or "", kind=seat["kind"],
                 chip=outcome_chip(seat), secs=secs(seat.get("seconds")), late=late_note(seat))
     if seat["status"] == "ok":
-        answer = mark(markdown.render(seat.get("answer") or ""), quotes)
+        answer = answer_html(seat.get("answer") or "", quotes)
         body = html('<div class="answer" data-fold>$answer</div>', answer=answer)
     else:
         body = html('<p class="seat-error">$error</p>', error=seat.get("error") or seat["status"])

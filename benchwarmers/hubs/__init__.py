@@ -2,7 +2,8 @@
 Proxy API). An endpoint marked a hub of a kind (endpoints.json's `hub`) has an admin key apart from its API key,
 in keys.json as `<name>.admin`. A hub's sources are the upstreams it already reaches; a model Discover found (or
 one the onboarding queue is given) that the hub does not list yet is added from one of them, then the hub's model
-list is read again and the model onboards as usual. Each adapter is one module here, one line in KINDS.
+list is read again and the model onboards as usual. Each adapter is one module here meeting HubContract
+(contract.py), one entry in KINDS: the dashboard's endpoint form, the CLI's --hub and the hints below follow KINDS.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .litellm import LiteLLM
 from .openwebui import OpenWebUI
 
 KINDS: dict[str, type[Hub]] = {c.kind: c for c in (OpenWebUI, LiteLLM, CLIProxy)}
+CHOICES = "|".join(KINDS)      # every kind, as a hint offers them: "--hub open-webui|litellm|cliproxy"
 
 
 def admin_name(endpoint: str) -> str:

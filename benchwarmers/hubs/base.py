@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from .. import strictjson
 from ..errors import FaultKind, UpstreamFailed
 from ..providers.framing import clip
 from ..providers.transport import Timeouts, default_transport
-from ..redaction import redact, remember
+from ..redaction import note_listed, redact
 
 TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)
 MAX_BODY = 4 << 20        # a hub's admin answer (its whole config, its model list) is read up to this
+MAX_DEPTH = 32            # levels of nesting in a hub's admin answer (its own nest 5 or 6 deep)
 
 
 @dataclass
@@ -26,9 +28,10 @@ class Source:
 
 
 class Hub:
-    """One hub endpoint's admin API. A subclass gives `kind`, `name` (for messages), `root_of`, `sources`,
-    `add` (returns the name the hub serves the model under) and `remove`."""
+    """One hub endpoint's admin API. A subclass meets HubContract (hubs/contract.py), and gives its own `root_of`
+    when its admin API is not at the base URL less /v1."""
     kind = ""
+    title = ""
     name = ""
     doc = ""
 
@@ -45,23 +48,31 @@ class Hub:
         return {"Authorization": f"Bearer {self.admin_key}"} if self.admin_key else {}
 
     def call(self, method: str, path: str, body=None) -> tuple[int, object]:
-        """(status, parsed body or text) of one admin API call; nothing answering is the hub being down."""
+        """(status, parsed body or text) of one admin API call; nothing answering is the hub being down, and an
+        answer too large or nested too deep to be the hub's is refused with a message, never read further."""
         data = None if body is None else json.dumps(body).encode()
         headers = {"Accept": "application/json", **self.headers(),
                    **({"Content-Type": "application/json"} if data is not None else {})}
         try:
             with default_transport().request(method, self.root + path, headers=headers, body=data,
                                              timeouts=TIMEOUTS) as response:
-                raw = response.read(MAX_BODY)
+                raw = response.read(MAX_BODY + 1)
         except UpstreamFailed as err:
             raise UpstreamFailed(err.kind, f"{self.name} at {self.root} did not answer its admin API "
                                  f"({redact(err.message)})", f"Check that {self.name} is running and the endpoint's "
                                  "base URL points at it.") from None
+        if len(raw) > MAX_BODY:
+            raise self.bad(f"an answer of at most {MAX_BODY >> 20} MiB to {method} {path}")
         text = raw.decode("utf-8", "replace")
         try:
-            return response.status, json.loads(text)
+            data = strictjson.lenient(text)
+        except RecursionError:
+            raise self.bad(f"JSON nested at most {MAX_DEPTH} deep") from None
         except ValueError:
             return response.status, text
+        if strictjson.deeper_than(data, MAX_DEPTH):
+            raise self.bad(f"JSON nested at most {MAX_DEPTH} deep")
+        return response.status, data
 
     def ok(self, status: int, data, doing: str) -> object:
         """The body of a call that worked; a refusal raised as an error saying what to do."""
@@ -81,13 +92,11 @@ class Hub:
                              f"{self.name} refused {doing} (HTTP {status}: {words})", self.advice(words),
                              upstream_status=status)
 
-    @staticmethod
-    def secrets(values) -> None:
-        """Upstream keys a hub's admin answer holds: redaction knows them from here on (no message, log or answer
-        says one)."""
-        for value in values if isinstance(values, list) else []:
-            if isinstance(value, str):
-                remember(value)
+    def secrets(self, values) -> None:
+        """Upstream keys a hub's admin answer holds: from here on no message, error or log says one. Redaction
+        keeps only the key-shaped ones, a bounded number by hub, and never cuts them from answers or the record:
+        the list is the hub's, and may hold ordinary words (redaction.note_listed)."""
+        note_listed(self.endpoint, values)
 
     def bad(self, what: str) -> UpstreamFailed:
         return UpstreamFailed(FaultKind.BAD_RESPONSE, f"{self.name} answered with something other than {what}",
@@ -106,7 +115,7 @@ class Hub:
             data = found
         return redact(clip(str(data or "no details"), 300))
 
-    # ---- what each adapter gives --------------------------------------------------------------------------
+    # ---- what each adapter gives (HubContract) ------------------------------------------------------------
     def sources(self) -> list[Source]:
         raise NotImplementedError
 

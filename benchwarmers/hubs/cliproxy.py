@@ -27,24 +27,28 @@ def models_of(entry: dict) -> list[dict]:
 
 
 class CLIProxy(Hub):
-    kind, name = "cliproxy", "CLI Proxy API"
+    kind, title, name = "cliproxy", "CLI Proxy API", "CLI Proxy API"
     doc = "base URL http://HOST:8317/v1, admin key: its management key"
 
     def entries(self) -> list[dict]:
         data = self.ok(*self.call("GET", LIST), "reading its OpenAI-compatibility list")
-        rows = data.get("openai-compatibility") if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            raise self.bad("an OpenAI-compatibility list")
+        rows = data.get("openai-compatibility")
         if rows is None:
             return []                        # no entry yet: Go's nil list
         if not isinstance(rows, list):
             raise self.bad("an OpenAI-compatibility list")
-        rows = [r for r in rows if isinstance(r, dict) and r.get("name")]
+        rows = [r for r in rows if isinstance(r, dict) and isinstance(r.get("name"), str) and r["name"]]
+        if not all(isinstance(r.get("base-url"), (str, type(None))) for r in rows):
+            raise self.bad("an OpenAI-compatibility list, each base-url a text")
         for r in rows:     # the entries' own keys: never said
             held = r.get("api-key-entries") if isinstance(r.get("api-key-entries"), list) else []
             self.secrets([e.get("api-key") for e in held if isinstance(e, dict)])
         return rows
 
     def sources(self) -> list[Source]:
-        return [Source(str(r["name"]), f"entry {r['name']}", base_url=str(r.get("base-url") or "").rstrip("/") or None)
+        return [Source(r["name"], f"entry {r['name']}", base_url=(r.get("base-url") or "").rstrip("/") or None)
                 for r in self.entries()]
 
     def add(self, model: str, source: Source) -> str:

@@ -26,7 +26,7 @@ NO_DB = "STORE_MODEL_IN_DB"
 
 
 class LiteLLM(Hub):
-    kind, name = "litellm", "the LiteLLM proxy"
+    kind, title, name = "litellm", "LiteLLM proxy", "the LiteLLM proxy"
     doc = "base URL http://HOST:4000/v1, admin key: its master key or an admin's key"
 
     def deployments(self) -> list[dict]:
@@ -34,7 +34,10 @@ class LiteLLM(Hub):
         rows = data.get("data") if isinstance(data, dict) else None
         if not isinstance(rows, list):
             raise self.bad("a model list")
-        return [r for r in rows if isinstance(r, dict) and isinstance(r.get("litellm_params"), dict)]
+        rows = [r for r in rows if isinstance(r, dict) and isinstance(r.get("litellm_params"), dict)]
+        if not all(isinstance(r["litellm_params"].get("api_base"), (str, type(None))) for r in rows):
+            raise self.bad("a model list, each api_base a text")
+        return rows
 
     @staticmethod
     def prefix_of(row: dict) -> str | None:
@@ -49,7 +52,7 @@ class LiteLLM(Hub):
             prefix = self.prefix_of(row)
             if prefix and prefix not in found:
                 base = row["litellm_params"].get("api_base")
-                found[prefix] = Source(prefix, f"provider {prefix}", base_url=str(base).rstrip("/") if base else None,
+                found[prefix] = Source(prefix, f"provider {prefix}", base_url=base.rstrip("/") if base else None,
                                        provider=CATALOG.get(prefix))
         return list(found.values())
 

@@ -24,7 +24,7 @@ DELETE = "/api/v1/models/model/delete"
 
 
 class OpenWebUI(Hub):
-    kind, name = "open-webui", "Open WebUI"
+    kind, title, name = "open-webui", "Open WebUI", "Open WebUI"
     doc = "base URL http://HOST:3000/api, admin key: an admin's API key"
 
     @staticmethod
@@ -35,6 +35,8 @@ class OpenWebUI(Hub):
         data = self.ok(*self.call("GET", "/openai/config"), "reading its connections")
         if not isinstance(data, dict) or not isinstance(data.get("OPENAI_API_BASE_URLS"), list):
             raise self.bad("its connections")
+        if not all(isinstance(u, str) for u in data["OPENAI_API_BASE_URLS"]):
+            raise self.bad("its connections, each URL a text")
         self.secrets(data.get("OPENAI_API_KEYS"))      # the connections' own keys: sent back, never said
         return data
 
@@ -46,7 +48,7 @@ class OpenWebUI(Hub):
 
     def sources(self) -> list[Source]:
         urls = self.config()["OPENAI_API_BASE_URLS"]
-        return [Source(str(i), f"connection {i}: {u}", base_url=str(u).rstrip("/")) for i, u in enumerate(urls)]
+        return [Source(str(i), f"connection {i}: {u}", base_url=u.rstrip("/")) for i, u in enumerate(urls)]
 
     def add(self, model: str, source: Source) -> str:
         """The model joins the connection's model list when the connection keeps one (else the connection lists

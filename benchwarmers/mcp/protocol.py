@@ -16,6 +16,7 @@ VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")   # oldest t
 PROGRESS_MESSAGE_FROM = "2025-03-26"      # notifications/progress carries `message` from here on
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = \
     -32700, -32600, -32601, -32602, -32603
+MAX_BATCH = 32          # messages in one JSON-RPC batch, on stdio and HTTP alike (MCP from 2025-06-18 sends none)
 
 INSTRUCTIONS = (
     "Benchwarmers asks a panel of models (a collection) the same question and returns every seat's answer "
@@ -25,6 +26,16 @@ INSTRUCTIONS = (
     "pending_verdicts lists the answers still waiting for one.")
 
 Send = Callable[[dict], None]      # writes one message to the client while a request runs
+
+
+def batch_refusal(messages: list) -> str | None:
+    """Why a JSON-RPC batch is not taken (empty, or more than MAX_BATCH messages), or None."""
+    if not messages:
+        return "Invalid Request: an empty batch."
+    if len(messages) > MAX_BATCH:
+        return (f"Invalid Request: a batch holds at most {MAX_BATCH} messages, this one {len(messages):,}; send them "
+                "in smaller batches.")
+    return None
 
 
 class RpcError(Exception):

@@ -14,7 +14,7 @@ SEAT_SCHEMA = {
 
 POINT_SCHEMA = {
     "type": "object",
-    "properties": {"id": _STR, "claim": _STR, "assert": {"type": "array", "items": {"type": "integer"}},
+    "properties": {"id": _NULL_STR, "claim": _STR, "assert": {"type": "array", "items": {"type": "integer"}},
                    "deny": {"type": "array", "items": {"type": "integer"}},
                    "silent": {"type": "array", "items": {"type": "integer"}}, "quotes": {"type": "object"}},
     "required": ["id", "claim", "assert", "deny"],
@@ -74,7 +74,8 @@ TOOLS = [
             "properties": {"collection": _STR, "panel": _STR, "mode": _STR,
                            "seats": {"type": "array", "items": SEAT_SCHEMA},
                            "merge": {"type": "object"}, "points": {"type": "array", "items": POINT_SCHEMA},
-                           "points_info": {"type": "object"}},
+                           "points_info": {"type": "object"},
+                           "record": {"type": "object", "properties": {"kept": {"type": "boolean"}, "why": _STR}}},
             "required": ["collection", "panel", "seats"],
         },
         "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
@@ -129,12 +130,14 @@ TOOLS = [
         "inputSchema": {
             "type": "object",
             "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20,
-                                     "description": "at most this many, newest first"}},
+                                     "description": "at most this many points and this many answers, "
+                                                    "newest first"}},
             "additionalProperties": False,
         },
         "outputSchema": {
             "type": "object",
-            "properties": {"total": {"type": "integer"}, "points": {"type": "array", "items": POINT_SCHEMA},
+            "properties": {"total": {"type": "integer"}, "points_total": {"type": "integer"},
+                           "points": {"type": "array", "items": POINT_SCHEMA},
                            "pending": {"type": "array", "items": {
                 "type": "object",
                 "properties": {"call": _STR, "panel": _NULL_STR, "collection": _NULL_STR, "seat": {"type": "integer"},

@@ -7,7 +7,7 @@ import sys
 import threading
 
 from .. import __version__, strictjson
-from .protocol import INVALID_REQUEST, PARSE_ERROR, Session, error_reply, is_request, valid_id
+from .protocol import INVALID_REQUEST, PARSE_ERROR, Session, batch_refusal, error_reply, is_request, valid_id
 from .reach import HttpReach
 from .tools import Tools
 
@@ -42,8 +42,9 @@ class McpServer:
             self.write(error_reply(None, PARSE_ERROR, f"Parse error: {e}"))
             return
         if isinstance(msg, list):
-            if not msg:
-                self.write(error_reply(None, INVALID_REQUEST, "Invalid Request: an empty batch."))
+            refusal = batch_refusal(msg)     # the cap HTTP's /mcp holds to: one line cannot start unbounded work
+            if refusal:
+                self.write(error_reply(None, INVALID_REQUEST, refusal))
             else:
                 self._spawn(self._run_batch, msg)
             return

@@ -168,7 +168,8 @@ class Tools:
         reply = self.reach.pending(limit)
         items = [p for p in reply.get("pending") or [] if isinstance(p, dict)]
         points = [p for p in reply.get("points") or [] if isinstance(p, dict)]
-        data = {"total": int(reply.get("total") or 0), "points": points, "pending": items}
+        data = {"total": int(reply.get("total") or 0), "points": points, "pending": items,
+                "points_total": int(reply.get("points_total") or len(points))}
         return pending_text(data), data
 
 
@@ -236,15 +237,20 @@ def panel_data(bench: dict, model: str, content: str) -> dict:
     if isinstance(bench.get("points_info"), dict):
         data["points"] = [p for p in bench.get("points") or [] if isinstance(p, dict)]
         data["points_info"] = bench["points_info"]
+    if isinstance(bench.get("record"), dict):   # its records could not be kept: no id in it names one
+        data["record"] = bench["record"]
     return data
 
 
 def panel_text(data: dict) -> str:
     seats = data["seats"]
     ok = sum(1 for s in seats if s["status"] == "ok")
-    lines = [f"Panel {data['panel']} on collection `{data['collection']}`: {plural(len(seats), 'seat')}, "
-             f"{ok} answered. Call ids are what `verdict` takes.", "",
-             "| seat | kind | model | status | call |", "|---|---|---|---|---|"]
+    unkept = data.get("record")
+    head = (f"Panel {data['panel']} on collection `{data['collection']}`: {plural(len(seats), 'seat')}, {ok} "
+            "answered. Call ids are what `verdict` takes.") if not unkept else (
+        f"Panel on collection `{data['collection']}`: {plural(len(seats), 'seat')}, {ok} answered. Not recorded: "
+        f"{unkept.get('why')}, so no call id is given and nothing here can be judged.")
+    lines = [head, "", "| seat | kind | model | status | call |", "|---|---|---|---|---|"]
     lines += [f"| {s['seat']} | {s['kind']} | {s['model']} | {s['status']} | {s['call'] or '-'} |" for s in seats]
     for s in seats:
         lines += ["", f"## Seat {s['seat']} · {s['model']} · {s['kind']} · {s['status']} · call {s['call'] or '-'}"]
@@ -259,9 +265,10 @@ def panel_text(data: dict) -> str:
     lines += points_lines(data)
     check = ("first check each point above against the code and judge it with `verdict` (point, holds): one "
              "judgement counts for every seat that took a side; then " if data.get("points") else "")
+    judge = ("call `verdict` once for every seat you judged (call, useful, real: claims that held, false: claims "
+             "that were wrong)." if not unkept else "tell the user this panel was not recorded.")
     lines += ["", "Next: check each seat's claims against the code before acting on any of them; tell the user "
-                  "about every seat above, including failures; " + check + "call `verdict` once for every seat you "
-                  "judged (call, useful, real: claims that held, false: claims that were wrong)."]
+                  "about every seat above, including failures; " + ("" if unkept else check) + judge]
     return "\n".join(lines)
 
 
@@ -278,7 +285,7 @@ def points_lines(data: dict) -> list[str]:
         return lines + [f"No seat contradicts another ({plural(info.get('found', 0), 'point')} found)."]
     for n, p in enumerate(points, 1):
         quotes = p.get("quotes") or {}
-        lines.append(f"{n}. point {p.get('id')}: {p.get('claim')}")
+        lines.append(f"{n}. point {p.get('id') or '-'}: {p.get('claim')}")
         for side, verb in (("assert", "asserts"), ("deny", "denies")):
             for seat in p.get(side) or []:
                 lines.append(f"   - seat {seat} {verb}: \u201c{quotes.get(str(seat), '')}\u201d")
@@ -302,8 +309,10 @@ def pending_text(data: dict) -> str:
     items, points = data["pending"], data.get("points") or []
     lines = []
     if points:
-        lines += [f"Points nobody judged yet: {len(points)}. Check each against the code and judge it with `verdict` "
-                  "(point, holds) first: one judgement counts for every seat that took a side.", ""]
+        total = data.get("points_total", len(points))
+        shown = f" (the newest {len(points)} shown)" if total > len(points) else ""
+        lines += [f"Points nobody judged yet: {total}{shown}. Check each against the code and judge it with "
+                  "`verdict` (point, holds) first: one judgement counts for every seat that took a side.", ""]
         lines += [f"- point {p.get('id')} · panel {p.get('panel')}: {p.get('claim')} (asserted by "
                   f"{', '.join(map(str, p.get('assert') or [])) or 'none'}; denied by "
                   f"{', '.join(map(str, p.get('deny') or [])) or 'none'})" for p in points]

@@ -30,6 +30,7 @@ class Provider:
     api = ""
     supports: dict = {}
     default_base = ""
+    base = ""          # this endpoint's own, set by __init__
 
     def __init__(self, base_url: str | None, key: str | None, *, name: str = "",
                  transport: Transport | None = None):
@@ -39,13 +40,14 @@ class Provider:
         self.transport = transport or default_transport()
         self.supports = dict(type(self).supports)
 
-    # ---- what a subclass provides -------------------------------------------------------------
+    # ---- what a subclass provides (ProviderContract: each left to it raises NotImplementedError) --------
     @staticmethod
     def normalise_base(base: str) -> str:
         return base
 
     def headers(self) -> dict:
-        return {}
+        """The auth (and version) headers of every request: each protocol says how its key goes."""
+        raise NotImplementedError
 
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         """(url, JSON body) for a streamed chat call."""

@@ -1,13 +1,17 @@
-"""What one upstream protocol's adapter gives: the class facts and methods of a `Provider` subclass.
+"""What one upstream protocol's adapter gives, and what the package calls on a provider: the contract of a
+`Provider` subclass.
 
-`Provider` (providers/base.py) does the rest: sending, streaming, errors, retries, model lists. A new protocol is a
-class meeting this contract, one line in PROVIDERS (providers/__init__.py) and a fake in tests/fakes/;
-tests/test_plugins.py checks each provider against it and finds it in the dashboard, the CLI and the fakes."""
+`Provider` (providers/base.py) does the rest: sending, streaming, errors, retries, model lists; each method it leaves
+to a subclass raises NotImplementedError there. A new protocol is a class meeting this contract, one line in
+PROVIDERS (providers/__init__.py) and a fake in tests/fakes/; tests/test_plugins.py checks each provider against it,
+that it names every method the code calls on a provider, and finds each in the dashboard, the CLI and the fakes."""
 from __future__ import annotations
 
 from typing import Callable, ClassVar, Iterator, Protocol, runtime_checkable
 
-from ..canonical import Ask
+from ..askparts import PassThrough
+from ..canonical import Answer, Ask
+from .transport import Sent, Timeouts
 
 
 @runtime_checkable
@@ -21,12 +25,18 @@ class ProviderContract(Protocol):
     # which entries of `tools` are the client's own functions (server tools would run, and bill, upstream)
     passthrough_fields: ClassVar[frozenset]
     client_tool: ClassVar[Callable[[object], bool]]
+    base: str                           # this endpoint's base URL (where a seat is asked: local or not)
 
+    # ---- the adapter's own: Provider calls these and leaves them to the subclass ----
     def headers(self) -> dict:
         """The auth (and version) headers of every request."""
 
     def chat_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         """The URL and the JSON body of a streamed chat call."""
+
+    def stream_head(self, model: str) -> tuple[str, dict]:
+        """The URL and the body's fields that make a call our served model, streamed: all a client's own body
+        needs from us in route mode's pass-through."""
 
     def events(self, response, meta: dict) -> Iterator:
         """The canonical events (TextDelta, ToolCallDelta, UsageEvent, Finish ...) read from a response."""
@@ -40,3 +50,17 @@ class ProviderContract(Protocol):
     def parse_models(self, body) -> tuple[list[dict], str | None]:
         """The models listed in one page of that list, and the next page's cursor (None: the last)."""
 
+    # ---- given by Provider: what the Dialer, the dispatcher, the roster and the admin API call ----
+    def stream(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None,
+               native: PassThrough | None = None) -> Iterator:
+        """A member's events, from our own request or the client's own body (`native`)."""
+
+    def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None, whole: bool = False,
+                 sent: Sent | None = None) -> Answer:
+        """A member's whole answer (`sent`: the one send_whole wrote)."""
+
+    def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Sent | None:
+        """Write a whole answer's request on a kept-alive connection, not waiting; None: none was free."""
+
+    def list_models(self, *, timeouts: Timeouts | None = None) -> list[dict]:
+        """The endpoint's models, every page read."""

@@ -10,6 +10,7 @@ from typing import Callable, Iterator
 from ..askparts import NO_PASSTHROUGH, PassThrough
 from ..canonical import Answer, Ask, estimate_usage
 from .base import Provider
+from .llmcalls import LlmCalls
 from .transport import Sent, Timeouts
 from .waiter import Waiter, read_at_once
 
@@ -23,14 +24,18 @@ Worker = Callable[[Callable[[], None], bool], None]
 @dataclass
 class Call:
     """One member call to dispatch: `client` is a Provider or the llm client; `admit(wait)` counts it against the
-    rate limits (False: not without a wait; QuotaRefused: not at all); `started` is when it was last set going."""
-    client: object
+    rate limits (False: not without a wait; QuotaRefused: not at all); `started` is when it was last set going.
+    `streamed`: asked for a stream (collected into the whole answer) rather than whole, so that hanging it up stops
+    the upstream's work; None: `local()`, which may wait for DNS, decides on the worker that asks it."""
+    client: Provider | LlmCalls
     ask: Ask
     served: str
     timeouts: Timeouts
     admit: Callable[[bool], bool]
     reported: Ask | None = None      # the ask its usage is estimated against (the client's, not the budgeted one)
     started: float = 0.0
+    streamed: bool | None = False
+    local: Callable[[], bool] | None = None
 
 
 class Dispatch:
@@ -43,7 +48,7 @@ class Dispatch:
     def close(self) -> None:
         self.waiter.close()
 
-    def stream(self, client, ask: Ask, served: str, timeouts: Timeouts,
+    def stream(self, client: Provider | LlmCalls, ask: Ask, served: str, timeouts: Timeouts,
                native: PassThrough = NO_PASSTHROUGH) -> Iterator:
         """The member's events: the client's own body (`native`) when client and member speak the same API (the
         client's format declared which), so nothing is lost; never through llm."""
@@ -54,10 +59,11 @@ class Dispatch:
     def submit(self, call: Call, worker: Worker, done: Done) -> None:
         """Send `call` for a whole answer: written now on a kept-alive connection and heard by the waiter (no thread
         waits while the model thinks), or, where that cannot be (through llm, a limit to wait for, no connection
-        free), asked by a `worker` that waits. `done` is called once, on whichever thread finished it."""
+        free, a streamed call: a thread reads it as it comes, and a hang-up wakes that thread), asked by a `worker`
+        that waits. `done` is called once, on whichever thread finished it."""
         call.started = time.monotonic()
         try:
-            if not isinstance(call.client, Provider) or not call.admit(False):
+            if not isinstance(call.client, Provider) or call.streamed is not False or not call.admit(False):
                 worker(partial(self._ask, call, done, False), True)
                 return
             sent = call.client.send_whole(call.ask, call.served, timeouts=call.timeouts)
@@ -83,10 +89,12 @@ class Dispatch:
         call.started = time.monotonic()
 
         def ask() -> Answer:
+            if call.streamed is None:
+                call.streamed = call.local()
             if not admitted:
                 call.admit(True)
             if isinstance(call.client, Provider):
-                return call.client.complete(call.ask, call.served, timeouts=call.timeouts, whole=True)
+                return call.client.complete(call.ask, call.served, timeouts=call.timeouts, whole=not call.streamed)
             return call.client.complete(call.ask, call.served, timeouts=call.timeouts)   # llm always streams
         self._finish(call, done, ask)
 

@@ -38,7 +38,7 @@ class Sent:
     __slots__ = ("transport", "key", "method", "data", "host", "t", "name", "model", "conn", "reused", "expired",
                  "since", "asked")
 
-    def __init__(self, transport: "Transport", key: tuple, method: str, data: bytes, host: str, t: Timeouts,
+    def __init__(self, transport: "Transport", key: tuple, method: str, data: bytes | tuple, host: str, t: Timeouts,
                  name: str, model: str | None):
         self.transport, self.key, self.method, self.data, self.host = transport, key, method, data, host
         self.t, self.name, self.model = t, name, model
@@ -115,7 +115,7 @@ class Transport:
             self._leave(sent.name)
             raise
 
-    def _bytes(self, method, scheme, host, parts, proxy, headers, body) -> bytes:
+    def _bytes(self, method, scheme, host, parts, proxy, headers, body) -> bytes | tuple:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         netloc = parts.netloc.rsplit("@", 1)[-1]
         send = {"User-Agent": self.user_agent, **(headers or {})}

@@ -7,6 +7,7 @@ import ssl
 MAX_HEAD = 256 << 10          # status line and headers together
 MAX_CHUNK_LINE = 4096         # a chunk-size line, extensions included
 RECV = 65536
+JOINED = 1 << 20              # a body up to this size goes out with its head in one send; a larger one is not copied
 
 
 class WireError(Exception):
@@ -21,8 +22,11 @@ class Cut(ConnectionError):
     """The connection ended in the middle of a response."""
 
 
-def request_bytes(method: str, target: str, host: str, headers: dict, body: bytes | None) -> bytes:
-    """The request head and body, ready for one sendall. Header values must not hold line breaks."""
+def request_bytes(method: str, target: str, host: str, headers: dict,
+                  body: bytes | None) -> bytes | tuple[bytes, bytes]:
+    """The request head and body, ready for one sendall; a body over JOINED bytes stays apart, (head, body), written
+    after its head (a panel's seats each send a large ask: joined, each would hold a second copy of it). Header
+    values must not hold line breaks."""
     lines = [f"{method} {target} HTTP/1.1", f"Host: {host}", "Accept-Encoding: identity"]
     for name, value in headers.items():
         value = str(value)
@@ -32,7 +36,9 @@ def request_bytes(method: str, target: str, host: str, headers: dict, body: byte
     if body is not None or method in ("POST", "PUT", "PATCH"):
         lines.append(f"Content-Length: {len(body or b'')}")
     head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-    return head + body if body else head
+    if not body:
+        return head
+    return head + body if len(body) <= JOINED else (head, body)
 
 
 class Conn:
@@ -68,9 +74,14 @@ class Conn:
         self._want = 0.0
         self._set(0.0)
 
-    def send(self, data: bytes, seconds: float) -> None:
+    def send(self, data: bytes | tuple[bytes, bytes], seconds: float) -> None:
         """Write a request: at once when the socket has room for all of it (a plain socket nearly always has), else
-        waiting up to `seconds` for room. (A socket with a timeout polls before every send and receive.)"""
+        waiting up to `seconds` for room. (A socket with a timeout polls before every send and receive.) A large
+        body comes apart from its head (request_bytes): each is written in turn."""
+        if isinstance(data, tuple):
+            for piece in data:
+                self.send(piece, seconds)
+            return
         done = 0
         if not isinstance(self.sock, ssl.SSLSocket):
             self._set(0.0)

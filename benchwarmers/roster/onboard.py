@@ -1,10 +1,11 @@
 """Onboarding's steps: find the endpoint serving a model, pick its alias, probe it, register it only if it answers.
 
 The onboarding queue (onboardqueue.py) runs these steps through the bench's one Onboarding, one model at a time, and
-says after each step where the item is. Nothing is saved unless the probe answers; the probe goes through the
-bench's Dialer, as every other call to a member. The last step is the suite's, by mode: "full" runs the suite
-for the model now (through the bench's suite, with progress), "quick" records a suite run the model owes (the
-scheduler's suite job plays it), "adhoc" owes nothing (an ad hoc model is never called by the bench unprompted).
+says after each step where the item is. Nothing is saved unless the probe answers; the probe, and the quick speed
+measure after it, go through the bench's Dialer, as every other call to a member. The last step is the suite's, by
+mode: "full" runs the suite for the model now (through the bench's suite, with progress), "quick" records a suite
+run the model owes (the scheduler's suite job plays it), "adhoc" owes nothing (an ad hoc model is never called by
+the bench unprompted).
 """
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
-from . import health
+from . import health, speed
 from .. import hubs
-from ..errors import BadRequest, BenchError, Conflict, NotFound, UpstreamFailed
+from ..errors import BadRequest, BenchError, Conflict, NotFound, QuotaRefused, UpstreamFailed
 from ..names import check_name
 from ..providers import Timeouts
 from ..redaction import names_a_key
@@ -221,12 +222,34 @@ class Onboarding:
                                  "Nothing was registered.", health.advice(kind, found))
         return model, result
 
-    def register(self, model: Model, result: health.Probe) -> None:
-        """Step 4: save a model that passed its probe, and the probe with it; refuses when the alias was taken
-        (or the model added) meanwhile."""
+    def measure(self, model: Model, mode: str) -> tuple[speed.Figure | None, str]:
+        """Step 3b: time a few dozen tokens (quick and full onboarding, for a model that is not held), so the
+        model's first panel asks it for what it writes in `panel_seconds` rather than for a cap sized for no one;
+        (the figure, or None when there is none to record; what became of it, in one line)."""
+        modest = (f"its panel cap is {speed.UNMEASURED:,} output tokens until its speed is measured (the perf job, or "
+                  "Measure speed now)")
+        if mode == "adhoc":
+            return None, f"speed: not measured (an ad hoc model is called only when asked); {modest}"
+        if self.suite_service.held(model.alias):
+            return None, f"speed: not measured (held until its price is confirmed); {modest}"
+        try:
+            fig = speed.measure(model, "quick", self.caller)
+        except QuotaRefused as e:
+            return None, f"speed: not measured ({health.one_line(e.message)}); {modest}"
+        if not fig.ok:
+            return fig, f"speed: the measure failed ({fig.error}); {modest}"
+        tps = f"{fig.tokens_per_second:.1f} tokens/s" if fig.tokens_per_second else "too few tokens to time"
+        ttft = f"{fig.ttft:.2f} s to the first token, " if fig.ttft is not None else ""
+        return fig, f"speed: {ttft}{tps} ({fig.output_tokens} tokens in {fig.seconds:.1f} s)"
+
+    def register(self, model: Model, result: health.Probe, figure: speed.Figure | None = None) -> None:
+        """Step 4: save a model that passed its probe, and the probe and its speed with it; refuses when the alias
+        was taken (or the model added) meanwhile."""
         pick_alias(self.registry, model.served, model.endpoint, model.alias)
         self.registry.save_model(model)
         health.record(self.db, result)
+        if figure is not None:
+            speed.record(self.db, figure)
 
     def runs_suite(self, alias: str, mode: str) -> bool:
         """Whether step 5 calls the model: a full onboarding of a model that is not held."""
@@ -247,14 +270,18 @@ class Onboarding:
         return OWED.format(alias=alias)
 
 
-def model_view(model: Model, probe: dict | None = None, resting: float | None = None) -> dict:
-    """A model as the admin API shows it: status text says active, resting until T, or retired with reason."""
+def model_view(model: Model, probe: dict | None = None, resting: float | None = None,
+               failing: tuple[float, str] | None = None) -> dict:
+    """A model as the admin API shows it: status text says active, resting until T (`failing`: (T, why) when its
+    calls keep failing), or retired with reason."""
     status = model.status
     text = status
     if model.status == "retired":
         text = f"retired: {model.reason}" if model.reason else "retired"
-    elif resting:
-        status, text = "resting", "resting until " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(resting))
+    elif resting or failing:
+        why = f", as {failing[1]}" if failing and (not resting or failing[0] >= resting) else ""
+        resting = max(resting or 0.0, failing[0] if failing else 0.0)
+        status, text = "resting", "resting until " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(resting)) + why
     return {"alias": model.alias, "endpoint": model.endpoint, "served": model.served, "status": status,
             "status_text": text, "reason": model.reason, "retired_at": model.retired_at, "resting_until": resting,
             "ad_hoc": model.ad_hoc, "facts": model.facts, "added": model.added, "last_probe": probe}

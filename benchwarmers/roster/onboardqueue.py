@@ -1,13 +1,14 @@
 """The onboarding queue: models wait in SQLite and one worker thread per service onboards them, one at a time.
 
-An item goes queued -> probing -> (suite, for a full onboarding) -> done or failed (with the reason); while in
-`suite`, `progress` says how far its suite run is; `suite` says what became of the suite for the model
-(onboard.Onboarding.suite). Two services on one data folder share the queue: claiming an item is one
-transaction, and nothing is claimed while another item is running with a fresh heartbeat. An item whose worker
-stopped beating (a crash) or that was running when the service stopped is retried once, then failed; one cut off
-after its model was registered resumes at the suite step (the suite run itself keeps what was answered). Each
-item's log is a file under the data folder's runs/. The steps themselves are the bench's Onboarding
-(onboard.py), run here one by one.
+An item goes queued -> probing (the probe, then a quick speed measure) -> (suite, for a full onboarding) -> done or
+failed (with the reason); while in `suite`, `progress` says how far its suite run is; `suite` says what became of
+the suite for the model (onboard.Onboarding.suite). An item queued without an endpoint names the one found to
+serve it from the probing step on. Two services on one data folder share the queue: claiming an
+item is one transaction, and nothing is claimed while another item is running with a fresh heartbeat. An item whose
+worker stopped beating (a crash) or that was running when the service stopped is retried once, then failed; one cut
+off after its model was registered resumes at the suite step (the suite run itself keeps what was answered). Each
+item's log is a file under the data folder's runs/. The steps themselves are the bench's Onboarding (onboard.py),
+run here one by one.
 """
 from __future__ import annotations
 
@@ -353,11 +354,14 @@ class OnboardQueue:
         return None
 
     def _register(self, item: dict) -> str:
-        """Find, name, probe and register the model; the item keeps its alias (a retry resumes after this)."""
+        """Find, name, probe, time and register the model; the item keeps its alias (a retry resumes after this)."""
         item_id, served, mode = item["id"], item["served"], item["mode"]
         steps = self.onboarding
         served = steps.through_hub(served, item["endpoint"], item.get("via"), lambda line: self.log_line(item_id, line))
         found, entry = steps.locate(served, item["endpoint"])
+        if not item["endpoint"]:      # queued without one: the item now names the endpoint found, so its progress
+            self.db.call(lambda c: c.execute(      # shows on that endpoint's row alone
+                "UPDATE onboard_queue SET endpoint = ? WHERE id = ? AND endpoint IS NULL", (found.name, item_id)))
         alias = steps.pick_alias(served, found.name, item["alias"])
         listed = f" {entry['id']}" if entry.get("id") != served else ""   # its `:latest`, as the endpoint lists it
         self.log_line(item_id, f"found{listed} on endpoint {found.name} ({found.api}); probing it as {alias}")
@@ -367,10 +371,12 @@ class OnboardQueue:
         if not probe.followed:
             self.log_line(item_id, f"its answer is not the word {health.PROBE_WORD!r} it was asked for: the model "
                                    "answers, but may not follow instructions (its suite run will tell)")
+        figure, said = steps.measure(model, mode)
+        self.log_line(item_id, said)
         with self._lock:
             if self._cancelled:
                 raise Stopping()
-            steps.register(model, probe)
+            steps.register(model, probe, figure)
             self.log_line(item_id, f"registered as {alias}" + (" (ad hoc)" if model.ad_hoc else ""))
             self.db.call(lambda c: c.execute("UPDATE onboard_queue SET model = ? WHERE id = ?", (alias, item_id)))
         return alias

@@ -10,7 +10,7 @@ from .. import keys
 from ..baseurls import base_problem, link_local
 from ..errors import BadRequest, NotFound
 from ..names import check_name
-from ..providers import PROVIDERS, Transport, make_provider
+from ..providers import PROVIDERS, Provider, Transport, make_provider
 from ..store import Config
 
 APIS = tuple(PROVIDERS)   # the upstream protocols an endpoint may speak
@@ -24,7 +24,7 @@ class Endpoint:
     base_url: str
     api: str = "openai"
     no_key: bool = False
-    hub: str | None = None        # open-webui, litellm or cliproxy: its admin API can add models (hubs/)
+    hub: str | None = None        # a kind of hubs.KINDS (open-webui ...): its admin API can add models
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Endpoint":
@@ -115,7 +115,7 @@ class Registry:
             raise NotFound(f"No model named {alias!r} on the bench.", suggest(alias, self.models(), "model"))
         return found
 
-    def provider(self, endpoint: Endpoint):
+    def provider(self, endpoint: Endpoint) -> Provider:
         """One provider per endpoint and key (a changed key gets a new one); connections are pooled underneath.
         Within a request (Config.steady) the key is looked up once, as each config file is read once."""
         memo = self.config.memo()
@@ -128,7 +128,7 @@ class Registry:
             memo[(PROVIDER_MEMO, endpoint.name)] = (endpoint, provider)
         return provider
 
-    def _provider(self, endpoint: Endpoint):
+    def _provider(self, endpoint: Endpoint) -> Provider:
         if self.tokens is not None and not endpoint.no_key:
             self.tokens.fresh(endpoint.name)
         key, _ = endpoint.key()
@@ -143,7 +143,7 @@ class Registry:
         """Why a signed-in endpoint needs the user to sign in again (its renewal was refused), or None."""
         return self.tokens.refused(name) if self.tokens is not None else None
 
-    def provider_for(self, model: Model):
+    def provider_for(self, model: Model) -> Provider:
         return self.provider(self.endpoint(model.endpoint))
 
     # -- what each endpoint's own model list said --------------------------------------------

@@ -1,4 +1,5 @@
-"""Speed figures: a short and a long prompt timed (time to first token, output tokens per second), kept in `perf`."""
+"""Speed figures: a short and a long prompt timed (time to first token, output tokens per second), kept in `perf`;
+onboarding's quick measure, a few dozen tokens, stands in until the weekly perf job has measured a model."""
 from __future__ import annotations
 
 import threading
@@ -28,7 +29,11 @@ def long_prompt() -> str:
             "the pattern of the weather, the keeper's routine, and every entry that was out of the ordinary.")
 
 
-PROMPTS = {"short": (SHORT_PROMPT, 300), "long": (long_prompt(), 800)}
+QUICK_PROMPT = "Count from 1 to 30 in words, separated by commas, and nothing else."
+QUICK_TOKENS = 48    # enough to time the writing after the first token; a slow local model writes it in seconds
+UNMEASURED = 1024    # the most a panel asks a model of unknown speed for by default: a slow local one writes it in
+#                      minutes, where 4,096 held its seat (and its one-slot server) past seat_timeout
+PROMPTS = {"short": (SHORT_PROMPT, 300), "long": (long_prompt(), 800), "quick": (QUICK_PROMPT, QUICK_TOKENS)}
 TIMEOUTS = Timeouts(connect=10, first_byte=120, idle=60)
 
 
@@ -84,7 +89,7 @@ def measure(model, prompt: str, caller, job: int | None = None) -> Figure:
     fig.ttft, fig.seconds = answer.ttft, answer.seconds
     fig.input_tokens = answer.usage.input_tokens
     fig.output_tokens = answer.usage.output_tokens or estimate_tokens(answer.text or "")
-    if not (answer.text or "").strip():
+    if not (answer.text or "").strip() and not answer.reasoning:   # a model that thinks first writes all the same
         fig.error, fig.error_kind = "answered with no text", FaultKind.BAD_RESPONSE
         return fig
     fig.status = "ok"
@@ -112,16 +117,17 @@ def _figure(row) -> Figure:
 
 
 def summary(latest: dict) -> dict | None:
-    """{measured, ttft (the short prompt's), tokens_per_second (the long prompt's), short, long}."""
+    """{measured, ttft (the short prompt's), tokens_per_second (the long prompt's), short, long, quick}: onboarding's
+    quick figure counts only where the perf job's give none."""
     if not latest:
         return None
-    short, long_ = latest.get("short"), latest.get("long")
-    ttft = next((f.ttft for f in (short, long_) if f and f.ok and f.ttft is not None), None)
-    tps = next((f.tokens_per_second for f in (long_, short) if f and f.ok and f.tokens_per_second), None)
+    short, long_, quick = latest.get("short"), latest.get("long"), latest.get("quick")
+    ttft = next((f.ttft for f in (short, long_, quick) if f and f.ok and f.ttft is not None), None)
+    tps = next((f.tokens_per_second for f in (long_, short, quick) if f and f.ok and f.tokens_per_second), None)
     return {"measured": max(f.created for f in latest.values()),
             "ttft": round(ttft, 3) if ttft is not None else None,
             "tokens_per_second": round(tps, 1) if tps is not None else None,
-            "short": short.to_dict() if short else None, "long": long_.to_dict() if long_ else None}
+            **{name: f.to_dict() if f else None for name, f in (("short", short), ("long", long_), ("quick", quick))}}
 
 
 LATEST = 8   # a model's newest figures looked at for the latest of each prompt (a speed test has two)

@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 from ..errors import BadHost, CrossOrigin, CsrfFailed, MissingHost, Unauthorized
 from .messages import Request
 
-LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 SESSION_COOKIE = "bw_session"
 CSRF_COOKIE, CSRF_HEADER = "bw_csrf", "x-csrf-token"      # the dashboard's CSRF cookie, and the header its scripts send
@@ -46,19 +45,25 @@ def split_host(value: str) -> tuple[str, int | None]:
 
 def check_host(req: Request, bound: str, public_hosts: tuple, port: int = 0) -> None:
     """Refuse a Host that is not ours: a web page that rebinds its DNS name to 127.0.0.1 gets no answer.
-    The name must be a loopback name, the bound address or a public host; a port, when given, must be the one we
-    listen on (a public host may also be listed with its own port, as a reverse proxy forwards it)."""
+    A loopback name or address passes with any port: rebinding needs a DNS name of the attacker's, and a browser
+    sends a loopback Host only for a page it loaded from loopback, which a published container port or an SSH
+    tunnel maps onto ours (127.0.0.1:9000 outside, 0.0.0.0:8122 inside). Any other name must be the bound address
+    or a public host and, when it gives a port, carry ours (a public host may also be listed with its own port, as
+    a reverse proxy forwards it)."""
     raw = req.headers.get("host")
     if not raw or not raw.strip():
         raise MissingHost("The request has no Host header.", "Send Host: the name and port you connect to.")
     name, given = split_host(raw)
-    if "*" in public_hosts or raw.strip().lower() in public_hosts:
+    sent = raw.strip().lower()
+    if "*" in public_hosts or sent in public_hosts or is_loopback(name):
         return
-    ours = LOOPBACK_NAMES | {bound.lower(), f"[{bound.lower()}]"} | set(public_hosts)
+    ours = {bound.lower(), f"[{bound.lower()}]"} | set(public_hosts)
     if name in ours and (given is None or not port or given == port):
         return
-    raise BadHost(f"Host {raw.strip()!r} is not one this server answers to.",
-                  "Use http://127.0.0.1 or localhost with this port, or list the name in BENCHWARMERS_PUBLIC_HOSTS.")
+    raise BadHost(f"Host {sent!r} is not one this server answers to.",
+                  f"Set BENCHWARMERS_PUBLIC_HOSTS={sent} where the service starts (comma-separated beside any "
+                  "names already there) and restart it, if you reach it by that name on purpose (a reverse proxy, "
+                  "a published port); from this machine, http://127.0.0.1 or localhost needs no setting.")
 
 
 def check_origin(req: Request, every_method: bool = False) -> None:

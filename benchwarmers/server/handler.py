@@ -18,6 +18,7 @@ from .. import __version__
 from ..errors import BadRequest, BenchError, PayloadTooLarge
 from ..redaction import redact
 from ..words import plural
+from .bodies import Bodies, BodiesFull, Crowded, Share
 from .messages import Request, Response
 from .routes import shape_for_path
 from .reading import (IDLE_SECONDS, MAX_CHUNK_LINE, MAX_REQUEST_LINE, MAX_TRAILERS, BadFraming, Deadlined,
@@ -51,6 +52,7 @@ class Server(ThreadingHTTPServer):
     def __init__(self, address, app, family=socket.AF_INET):
         self.address_family = family
         self.app = app
+        self.bodies = Bodies()     # the bytes of bodies this process holds at once, across its requests
         super().__init__(address, Handler)
 
     def server_bind(self):
@@ -201,29 +203,49 @@ class Handler(BaseHTTPRequestHandler):
                 self._send(admitted, close=True)
                 return self._discard_rest()
             return self._send(admitted)
+        self._serve_admitted(req, admitted)
+
+    def _serve_admitted(self, req: Request, route) -> None:
+        """Read the body, its bytes counted among the bodies held at once until its answer is sent, then serve it
+        (app.serve answers every error itself: what is caught here is the body's)."""
+        app = self.server.app
+        settings = app.bench.settings()
+        share = self.server.bodies.share(settings["bodies_in_flight_mb"])
         try:
-            req.body = self._read_body(headers, app.bench.settings()["max_body_mb"])
-        except (BadRequest, PayloadTooLarge, BodyTooSlow) as err:
+            req.body = self._read_body(self.headers, settings["max_body_mb"], share)
+            self._send(app.serve(req, route))
+        except (BadRequest, PayloadTooLarge, BodyTooSlow, Crowded) as err:
+            share.release()                # what was read of it is dropped
             self.close_connection = True   # the unread body makes the connection unusable
-            self._send(app.error_response(admitted.shape, err), close=True)
-            return self._discard_rest()
-        self._send(app.serve(req, admitted))
+            self._send(app.error_response(route.shape, err), close=True)
+            if isinstance(err, Crowded):   # read and dropped, all of it: the client, still sending, gets its 503
+                self._discard_rest(int(settings["max_body_mb"] * 1024 * 1024), BODY_SECONDS)
+            else:
+                self._discard_rest()
+        finally:
+            share.release()
 
     @staticmethod
     def _has_body(headers: dict) -> bool:
         return "transfer-encoding" in headers or (headers.get("content-length") or "0").strip() not in ("", "0")
 
-    def _read_body(self, headers: dict, max_mb: float) -> bytes:
+    def _read_body(self, headers: dict, max_mb: float, share: Share) -> bytes:
         """The body, read within its deadline: BODY_SECONDS, and a second more for each BODY_BYTES_PER_SECOND
-        received (a large body on a slow line gets its time, a trickle does not); BodyTooSlow past it."""
+        received (a large body on a slow line gets its time, a trickle does not); BodyTooSlow past it. Its bytes
+        count in `share` as they arrive: Crowded when they would pass the bodies the service holds at once."""
         limit = int(max_mb * 1024 * 1024)
         length = self._body_length(headers, limit)
         if length == 0:
             return b""
+        if length is not None and not share.fits(length):
+            raise share.refusal()
         self.clock.start(BODY_SECONDS, 1 / BODY_BYTES_PER_SECOND)
         began, at = time.monotonic(), self.rfile.tell()
+        self.clock.share = share
         try:
             return self._read_chunked(limit) if length is None else self._read_exactly(length)
+        except BodiesFull:
+            raise share.refusal() from None
         except TooSlow:
             got = self.rfile.tell() - at     # what arrived: the read that timed out kept none of it
             what = f"{got} bytes of its chunks" if length is None else f"{min(got, length)} of {length} bytes"
@@ -231,6 +253,8 @@ class Handler(BaseHTTPRequestHandler):
                               f"{seconds(time.monotonic() - began)}.",
                               f"Send the whole body at once: the service waits {seconds(BODY_SECONDS)} for a body, "
                               f"and a second more for each {BODY_BYTES_PER_SECOND // 1024} KB received.") from None
+        finally:
+            self.clock.share = None
 
     @staticmethod
     def _body_length(headers: dict, limit: int) -> int | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 import time
 
+from .bodies import BodiesFull
+
 MAX_CHUNK_LINE = 1024      # a chunk-size line, extensions included
 MAX_TRAILERS = 32
 
@@ -91,6 +93,7 @@ class Deadlined(socket.SocketIO):
     deadline: float | None = None
     per_byte = 0.0            # seconds the deadline moves on for each byte received (the body's rate)
     received = 0
+    share = None              # while a body is read: its Share of the bodies held at once (bodies.py), or None
 
     def __init__(self, sock: socket.socket, wait: float):
         super().__init__(sock, "rb")
@@ -127,6 +130,8 @@ class Deadlined(socket.SocketIO):
                 continue
             self.received += n
             self.deadline += n * self.per_byte
+            if self.share is not None and not self.share.take(n):
+                raise BodiesFull()
             return n
 
     def _idle_read(self, b) -> int:

@@ -78,6 +78,13 @@ class Config:
         finally:
             local.seen = None
 
+    def look_again(self) -> None:
+        """Within a steady() block, check each file for a change again at its next read: what another process wrote
+        while this block waited (the other service's onboarding worker registering a model) is then seen."""
+        seen = getattr(self._local, "seen", None)
+        if seen is not None:
+            seen.clear()
+
     def memo(self) -> dict | None:
         """The memo of the steady() block this thread is in (None outside one), emptied when this Config wrote
         since. What is derived from the config may be kept there too, under a key of its own (not a file name)."""

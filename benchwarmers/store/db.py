@@ -21,6 +21,7 @@ BATCH = 500  # writes a transaction at most
 CHECKPOINT = 0.25   # seconds between the writer thread's WAL checkpoints while writes come in
 WAL_LIMIT = 16 * 2 ** 20   # bytes a WAL is cut back to when a checkpoint starts it over (journal_size_limit)
 ANALYSIS_LIMIT = 400       # rows of each index PRAGMA optimize's ANALYZE reads at most (SQLite's advice)
+OPTIMIZE_TRIES = 3         # times PRAGMA optimize is tried on a connection another process keeps busy
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -48,6 +49,20 @@ def owner_only(path: Path) -> None:
             pass   # not there yet, or not ours to change: the folder's own mode still guards it
 
 
+def optimize_one(conn: sqlite3.Connection) -> str | None:
+    """PRAGMA optimize, tried again after a moment when another process holds the lock; None, or why it failed."""
+    error = None
+    for attempt in range(OPTIMIZE_TRIES):
+        try:
+            conn.execute("PRAGMA optimize").fetchall()
+            return None
+        except sqlite3.OperationalError as e:
+            rollback(conn)
+            error = str(e)
+            time.sleep(0.05 * (attempt + 1))
+    return error
+
+
 class Database:
     """Writes are queued and committed in batches (one transaction each) on one connection, by whoever waits for
     them first (a reply waiting for its call records commits them itself, with no hand-off to another thread) or,
@@ -70,6 +85,7 @@ class Database:
         # whichever commit crosses SQLite's threshold (a reply waiting for its records would wait for that too).
         self._writer_conn.execute("PRAGMA wal_autocheckpoint=0")
         self._checkpoints = connect(self.path)
+        self._checkpointing = threading.Lock()   # the checkpoints' connection, between the writer thread and alone()
         self._commits = 0                      # commits since the last checkpoint
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._numbers = itertools.count(1)    # each write's number, in the order the writer will take them
@@ -167,9 +183,45 @@ class Database:
         """Copy what the WAL holds into the database, as far as readers allow (PASSIVE: nobody waits for it)."""
         self._commits = 0
         try:
-            self._checkpoints.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            with self._checkpointing:
+                self._checkpoints.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         except sqlite3.Error:
             log.warning("a WAL checkpoint failed (the next one tries again)", exc_info=True)
+
+    def truncate_wal(self, busy: float = 2.0) -> bool:
+        """Copy the whole WAL into the database and cut it to nothing, this process's writes held meanwhile (a
+        PASSIVE checkpoint never catches up with a stream of commits, and the WAL then grows with every one). False
+        when readers of another process kept it from finishing within `busy` seconds: the next one tries again."""
+        with self._writing, self._checkpointing:
+            conn = self._checkpoints
+            conn.execute(f"PRAGMA busy_timeout={int(busy * 1000)}")
+            try:
+                return conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+            except sqlite3.OperationalError:
+                return False
+            finally:
+                conn.execute("PRAGMA busy_timeout=30000")
+
+    def alone(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """fn(conn) in a transaction of its own on the writer's connection, once what is queued now is committed:
+        for maintenance (compaction's batches), whose failure (a full disk) must cost no other write its record,
+        as it would in a shared batch. A store that cannot write is a 503 saying why."""
+        with self._writing:
+            self._commit_queued()
+            conn = self._writer_conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                result = fn(conn)
+                conn.execute("COMMIT")
+            except sqlite3.OperationalError as e:
+                rollback(conn)
+                raise StoreFailing(f"The record store cannot write: {e}.",
+                                   "Free disk space (or fix the data folder's permissions), then try again.") from None
+            except BaseException:
+                rollback(conn)
+                raise
+            self._commits += 1
+            return result
 
     def _commit_queued(self) -> None:
         """Every write queued now, in batches of up to BATCH, each committed and settled (the write lock held)."""
@@ -260,26 +312,51 @@ class Database:
         rows = self.query(sql, params)
         return rows[0] if rows else None
 
-    def optimize(self) -> None:
+    def changed(self, seen: dict) -> bool:
+        """Whether another connection, another process's included, committed since the last call given `seen` (the
+        caller's memory of each reader's PRAGMA data_version, which SQLite moves on at such a commit; True the first
+        time): a few microseconds, so a cache of what another process writes can look at every use."""
+        if self._closed:       # its readers are closed, or going: nothing more is read
+            return False
+        conn = self._readers.get(timeout=60)
+        try:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+        finally:
+            self._readers.put(conn)
+        last, seen[id(conn)] = seen.get(id(conn)), version
+        return last != version
+
+    def optimize(self) -> str | None:
         """PRAGMA optimize on every connection, as SQLite advises for long-lived ones (now and then, and at close):
-        it gathers statistics (ANALYZE, within ANALYSIS_LIMIT) on the tables whose queries could use them."""
-        self.call(lambda conn: conn.execute("PRAGMA optimize").fetchall())
+        it gathers statistics (ANALYZE, within ANALYSIS_LIMIT) on the tables whose queries could use them. This
+        process's writes are held meanwhile: a reader's ANALYZE must take the write lock, and a commit between its
+        read and its write made it fail at once ("database is locked"). Statistics are an aid: what still fails
+        (another process writing) is left to the next time. None, or why some were not gathered."""
         conns = [self._readers.get(timeout=60) for _ in range(self._readers.qsize())]
         try:
-            for conn in conns:
-                conn.execute("PRAGMA optimize").fetchall()
+            with self._writing:
+                self._commit_queued()
+                failed = [e for e in map(optimize_one, [self._writer_conn] + conns) if e]
         finally:
             for conn in conns:
                 self._readers.put(conn)
+        if failed:
+            log.warning("statistics not gathered on %d connections: %s", len(failed), failed[0])
+        return failed[0] if failed else None
 
     def vacuum_full(self) -> None:
         """The file rewritten (VACUUM) with incremental vacuum on, on the writer's connection, nothing else written
-        meanwhile: it needs as much free disk as the file, and writes wait for it."""
+        meanwhile: it needs free disk for a copy of what the record holds, in SQLite's temporary folder, and as much
+        again for the WAL (compaction.py checks first); writes wait for it. The WAL is emptied at once after it."""
         with self._writing:
             self._commit_queued()
-            self._writer_conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
-            self._writer_conn.execute("VACUUM")
-        self._checkpoint()
+            try:
+                self._writer_conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+                self._writer_conn.execute("VACUUM")
+            except sqlite3.OperationalError as e:
+                raise StoreFailing(f"The record could not be rewritten: {e}.",
+                                   "Free disk space, then try again: the record is as it was.") from None
+        self.truncate_wal()
 
     def close(self) -> None:
         """Commit what is queued, run PRAGMA optimize, then close every connection."""

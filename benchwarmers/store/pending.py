@@ -7,7 +7,6 @@ from .db import Database
 from .pointstore import PointStore
 
 EXCERPT = 200      # characters of an answer shown beside its call id
-PANEL_SEATS = 8    # seats read per panel whose points are listed (a panel of more seats counts as fewer panels)
 REACH = 2_000      # the latest calls (of the caller, session or calls asked about) looked through for waiting answers
 # A seat's answer of a panel (members, explorers, models added with `with`), not a merge, a route turn or a shadow:
 # the answers an asker reads and is asked to judge.
@@ -37,8 +36,9 @@ def _floor(db: Database, where: list, params: list, lanes: list) -> tuple | None
 
 def pending(db: Database, *, caller: str | None = None, since: float | None = None, collections: list | None = None,
             session: str | None = None, calls: list | None = None, limit: int = 50) -> dict:
-    """{"points": [...], "pending": [...], "total", "looked_through", "total_capped"}: the unjudged points shown by the
-    latest panels looked through (newest panel first, most contested first), then the waiting answers, newest first,
+    """{"points": [...], "points_total", "pending": [...], "total", "looked_through", "total_capped"}: the newest
+    `limit` unjudged points of the panels looked through (newest panel first, most contested first) and how many
+    there are, then the newest `limit` waiting answers (each kind has its own `limit`, so neither hides the other),
     among the latest REACH calls asked by `caller` (a key's name) since `since` (that key's making: a key made again
     under an old name is another key, and its predecessor's asks are not its own) within `collections` (None or '*':
     any), by `session`, and among `calls`, each condition only when given. `total_capped`: there are older calls than
@@ -68,11 +68,10 @@ def pending(db: Database, *, caller: str | None = None, since: float | None = No
         f"SELECT id, answer FROM calls WHERE id IN ({', '.join('?' * len(rows))})", [r["id"] for r in rows])} \
         if rows else {}
     seen = floor[1] if floor else db.one(f"SELECT COUNT(*) AS n FROM calls c WHERE {within}", bound)["n"]
-    panels = list(dict.fromkeys(r["panel"] for r in db.query(   # the latest panels among the calls looked through
+    points, points_total = PointStore(db).unjudged(   # the panels of the seats looked through, whether judged or not
         f"SELECT c.panel FROM calls c WHERE {within} AND c.panel IS NOT NULL AND c.kind IN ('member', 'explore', "
-        "'with') AND NOT EXISTS (SELECT 1 FROM panels p WHERE p.id = c.panel AND p.set_aside IS NOT NULL) "
-        "ORDER BY c.created DESC LIMIT ?", (*bound, limit * PANEL_SEATS))))[:limit]
-    return {"points": PointStore(db).unjudged(panels, limit),
+        "'with') AND NOT EXISTS (SELECT 1 FROM panels p WHERE p.id = c.panel AND p.set_aside IS NOT NULL)", bound, limit)
+    return {"points": points, "points_total": points_total,
             "pending": [{"call": r["id"], "panel": r["panel"], "collection": r["collection"], "seat": r["seat"],
                          "kind": r["kind"], "model": r["model"], "created": r["created"],
                          "excerpt": excerpt(answers.get(r["id"]))} for r in rows],

@@ -165,17 +165,16 @@ class PointStore:
                                                       "stance": r["stance"], "claim": r["claim"], "quote": r["quote"]})
         return out
 
-    def unjudged(self, panels: list[str], limit: int = 50) -> list[dict]:
-        """The shown points of these panels with no verdict, most contested first within a panel, newest panel first
-        (the order of `panels`)."""
-        if not panels:
-            return []
-        rows = self.db.query(
-            f"SELECT {POINT_COLS} FROM points p WHERE p.panel IN ({', '.join('?' * len(panels))}) AND p.shown = 1 "
-            "AND NOT EXISTS (SELECT 1 FROM point_verdicts v WHERE v.point = p.id AND v.current = 1)", tuple(panels))
-        order = {p: i for i, p in enumerate(panels)}
-        rows.sort(key=lambda r: (order[r["panel"]], r["n"]))
-        return [point_dict(r) for r in rows[:limit]]
+    def unjudged(self, panels_sql: str, params: tuple, limit: int = 50) -> tuple[list[dict], int]:
+        """(the newest `limit` shown points with no verdict of the panels `panels_sql` selects, newest panel first
+        and most contested first within one; how many there are in all). The panels' query bounds the read (the
+        calls looked through), so this costs the same at any size of the record."""
+        where = (f"pt.panel IN ({panels_sql}) AND pt.shown = 1 "
+                 "AND NOT EXISTS (SELECT 1 FROM point_verdicts v WHERE v.point = pt.id AND v.current = 1)")
+        total = self.db.one(f"SELECT COUNT(*) AS n FROM points pt WHERE {where}", params)["n"]
+        rows = self.db.query(f"SELECT {POINT_COLS} FROM points pt WHERE {where} ORDER BY pt.created DESC, pt.panel, "
+                             "pt.n LIMIT ?", (*params, limit)) if total else []
+        return [point_dict(r) for r in rows], total
 
 
 def _change(call, real, sign: int) -> list:

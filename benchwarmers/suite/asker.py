@@ -54,7 +54,10 @@ class TaskAsker:
         except BenchError as e:          # refused before a seat was asked: the alias is gone, or it cannot sit
             return Answered("failed", error=str(e), seconds=time.monotonic() - started,
                             rate_limited=isinstance(e, RateLimited))
-        return from_seat(run.seats[0], time.monotonic() - started)
+        answered = from_seat(run.seats[0], time.monotonic() - started)
+        if run.unkept:                   # not in the record (a full disk): its result names no call
+            answered.call = None
+        return answered
 
 
 def from_seat(seat: Seat, seconds: float) -> Answered:

@@ -13,7 +13,7 @@ Reply fields: text, tool_calls, reasoning, signature, finish, usage, status/mess
 chunk_delay, stall/stall_after, drop_after, end_after, stream_error, garbage, ignore_stream, always_stream, compute
 (the text worked out from the last user message). `fake.set_models([...])`; `start_all()` starts one of each;
 FakeProxy is a CONNECT/forward proxy; fakes.raw.RawServer answers byte for byte; SlowModel is a local model on a CPU
-(one request at a time, slow, generating until its client hangs up); fakes.samples has canonical sample Asks;
+(one request at a time, slow; a streamed answer until its client hangs up, a whole one to its end, as llama.cpp); fakes.samples has canonical sample Asks;
 fakes.referee.FakeReferee plays a panel's referee (and lies on request) through any of them. The
 official SDKs accept these fakes (tests/test_providers_fakes_sdk.py).
 """

@@ -5,6 +5,8 @@ from what its admin API was told, so adding a model through the admin API is wha
     with FakeLiteLLM(admin_key="sk-master") as hub: hub.deployments, hub.added   # /model/new bodies received
     with FakeCLIProxy(admin_key="mgmt") as hub: hub.entries, hub.lag = 2         # reloads after 2 list reads
     with FakeOpenWebUI(admin_key="sk-admin") as hub: hub.urls, hub.configs, hub.upstream, hub.records
+    hub.raw = b"[[[..."                     # a hostile hub: its admin read answers these bytes instead
+    HUB_FAKES[kind]                         # the fake of each kind of benchwarmers.hubs.KINDS
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from .openai import FakeOpenAI
 from .server import Recorded
 
 API_KEY = "sk-hub-api-key-0123"
+UPSTREAM_KEY = "upstream-Xk7Qm2Rt9Lp4Vw8Z"     # the key a hub's admin answer shows for its upstream: key-shaped
 
 
 class FakeHub(FakeOpenAI):
@@ -26,6 +29,15 @@ class FakeHub(FakeOpenAI):
         self.admin_key = admin_key
         self.expect_key(API_KEY)
         self.writes: list[Recorded] = []          # every admin call that changes something
+        self.raw: bytes | None = None             # what its admin read answers instead of its state, when set
+
+    def read_answer(self, h, body) -> bool:
+        """Answer an admin read with the hub's state, or with the bytes a test set in `raw`."""
+        if self.raw is not None:
+            h.send_bytes(200, "application/json", self.raw)
+        else:
+            h.send_json(200, body)
+        return True
 
     def listed(self) -> list[str]:
         raise NotImplementedError
@@ -77,8 +89,7 @@ class FakeLiteLLM(FakeHub):
         if rec.path.endswith("/model/info"):
             rows = [{**d, "litellm_params": {k: v for k, v in d["litellm_params"].items() if k != "api_key"}}
                     for d in self.deployments]
-            h.send_json(200, {"data": rows})
-            return True
+            return self.read_answer(h, {"data": rows})
         self.writes.append(rec)
         body = rec.body if isinstance(rec.body, dict) else {}
         if not self.store_model_in_db:
@@ -122,7 +133,7 @@ class FakeCLIProxy(FakeHub):
 
     def entry(self, name: str, base_url: str, models: list[str], prefix: str = "") -> None:
         self.entries.append({"name": name, "prefix": prefix, "base-url": base_url,
-                             "api-key-entries": [{"api-key": "upstream-secret-0123"}],
+                             "api-key-entries": [{"api-key": UPSTREAM_KEY}],
                              "models": [{"name": m, "alias": ""} for m in models]})
         self._shown = copy.deepcopy(self.entries)
 
@@ -155,8 +166,7 @@ class FakeCLIProxy(FakeHub):
             h.send_bytes(404, "text/plain", b"404 page not found")
             return True
         if rec.method == "GET":
-            h.send_json(200, {"openai-compatibility": self.entries or None})
-            return True
+            return self.read_answer(h, {"openai-compatibility": self.entries or None})
         if rec.method != "PATCH":
             h.send_json(405, {"error": "method not allowed"})
             return True
@@ -201,7 +211,7 @@ class FakeOpenWebUI(FakeHub):
     def connection(self, url: str, serves: list[str], model_ids: list[str] | None = None, prefix: str = "") -> None:
         idx = len(self.urls)
         self.urls.append(url)
-        self.keys.append("upstream-secret-0123")
+        self.keys.append(UPSTREAM_KEY)
         self.upstream[idx] = serves
         self.configs[str(idx)] = {"enable": True, "model_ids": model_ids or [], "prefix_id": prefix}
 
@@ -231,7 +241,7 @@ class FakeOpenWebUI(FakeHub):
         if key != self.admin_key:
             return self.detail(h, 401, "Your session has expired or the token is invalid. Please sign in again.")
         if rec.method == "GET" and rec.path == "/openai/config":
-            return self.detail_free(h, {"ENABLE_OPENAI_API": True, "OPENAI_API_BASE_URLS": self.urls,
+            return self.read_answer(h, {"ENABLE_OPENAI_API": True, "OPENAI_API_BASE_URLS": self.urls,
                                         "OPENAI_API_KEYS": self.keys, "OPENAI_API_CONFIGS": self.configs,
                                         "ENABLE_API_DEBUG_LOGGING": False})
         self.writes.append(rec)
@@ -263,3 +273,7 @@ class FakeOpenWebUI(FakeHub):
     def detail_free(self, h, body) -> bool:
         h.send_json(200, body)
         return True
+
+
+HUB_FAKES: dict[str, type[FakeHub]] = {"open-webui": FakeOpenWebUI, "litellm": FakeLiteLLM,
+                                       "cliproxy": FakeCLIProxy}

@@ -1,11 +1,15 @@
 """A fake local model, slow the way llama.cpp's server is on a CPU: one request at a time (the others queue), a long
-first byte (the prompt read), then a few tokens a second until its cap, and it goes on generating until it is done or
-its client closes the connection (it looks between tokens, as llama.cpp does). OpenAI-compatible.
+first byte (the prompt read), then a few tokens a second until its cap. A streamed request goes on until it is done
+or its client closes the connection (it looks between tokens, as llama.cpp does); a request for a whole answer is
+generated to its end whether or not anyone is still there (llama.cpp notices a client gone only while it streams).
+OpenAI-compatible.
 
     with SlowModel(first_byte=0.5, tokens_per_second=20, length=4000, hold=None) as slow:   # hold: an Event
         slow.url                        # a base URL for an openai endpoint
         slow.asked_max                  # the max_tokens of each request, in order
-        slow.served                     # per request: (tokens written, "done" | "length" | "closed")
+        slow.streamed                   # whether each request asked for a stream, in order
+        slow.served                     # per request: (tokens written, "done" | "length" | "closed"), noted
+        #                                 before the answer's last bytes, so a client holding the answer finds it
         slow.wait_idle()                # until no request is being generated (the slot is free)
 """
 from __future__ import annotations
@@ -27,6 +31,7 @@ class SlowModel(FakeOpenAI):
         self.hold = hold                  # set by the test: until then each request reads its prompt (still out)
         self._slot = threading.Semaphore(slots)
         self.asked_max: list = []
+        self.streamed: list = []
         self.served: list = []            # (tokens written, how it ended)
         self.generating = 0               # requests holding a slot now
         self._idle = threading.Condition(self._lock)
@@ -34,32 +39,37 @@ class SlowModel(FakeOpenAI):
     def chat(self, h, rec) -> None:
         body = rec.body if isinstance(rec.body, dict) else {}
         cap = body.get("max_completion_tokens") or body.get("max_tokens")
+        stream = bool(body.get("stream"))
+
+        def gone() -> bool:   # the service stopping, or a streamed request's client gone
+            return self._stop.is_set() or stream and closed(h.connection)
         with self._lock:
             self.asked_max.append(cap)
+            self.streamed.append(stream)
         while not self._slot.acquire(timeout=0.05):     # queued behind the request being generated
-            if self._stop.is_set() or closed(h.connection):
+            if gone():
                 return self._ended(0, "closed", held=False)
         with self._lock:
             self.generating += 1
         limit = min(self.length, cap) if cap else self.length
-        written, how = 0, "closed"
+        written, how, noted = 0, "closed", None
         try:
             while self.hold is not None and not self.hold.wait(0.02):
-                if self._stop.is_set() or closed(h.connection):
+                if gone():
                     return
-            if self._stop.wait(self.first_byte) or closed(h.connection):
+            if self._stop.wait(self.first_byte) or gone():
                 return
-            stream = bool(body.get("stream"))
             if stream:
                 h.start_stream(self.stream_type)
                 h.chunk(self._chunk(body, {"role": "assistant", "content": ""}))
             for written in range(1, limit + 1):
-                if self._stop.wait(1 / self.tokens_per_second) or closed(h.connection):
+                if self._stop.wait(1 / self.tokens_per_second) or gone():
                     written -= 1
                     return
                 if stream:
                     h.chunk(self._chunk(body, {"content": "tok "}))
             how = "length" if limit < self.length else "done"
+            noted = self._note(written, how)   # before the last bytes: a client that has the answer finds it noted
             finish = "length" if how == "length" else "stop"
             last = next((content_text(m.get("content")) for m in reversed(body.get("messages") or [])
                          if m.get("role") == "user"), "")
@@ -78,16 +88,26 @@ class SlowModel(FakeOpenAI):
                                                "message": {"role": "assistant", "content": "tok " * written}}]})
         except OSError:          # the client went away while we wrote
             how = "closed"
+            if noted is not None:
+                with self._lock:
+                    self.served[noted] = (written, how)
         finally:
-            self._ended(written, how)
+            self._ended(written, how, noted=noted is not None)
 
     def _chunk(self, body: dict, delta: dict, finish: str | None = None) -> bytes:
         return sse({"id": "chatcmpl-slow", "object": "chat.completion.chunk", "model": body.get("model"),
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
-    def _ended(self, written: int, how: str, held: bool = True) -> None:
+    def _note(self, written: int, how: str) -> int:
+        """How a request ended, noted in `served`; its index there."""
         with self._lock:
             self.served.append((written, how))
+            return len(self.served) - 1
+
+    def _ended(self, written: int, how: str, held: bool = True, noted: bool = False) -> None:
+        with self._lock:
+            if not noted:
+                self.served.append((written, how))
             if held:
                 self.generating -= 1
                 self._idle.notify_all()

@@ -1,16 +1,17 @@
-"""Batch policy: what one request may set going over MCP's HTTP transport. Each request of a JSON-RPC batch counts
-against the key's requests a minute as a request of its own, a batch holds a bounded number of messages, and one
-caller's initializes end only its own sessions, never another caller's."""
+"""Batch policy: what one request may set going over MCP's HTTP transport (or one line over stdio). Each request of
+a JSON-RPC batch counts against the key's requests a minute as a request of its own, a batch holds a bounded number
+of messages on either transport, and one caller's initializes end only its own sessions, never another caller's."""
 from __future__ import annotations
 
 import pytest
 
-from benchwarmers.api.mcp import MAX_BATCH
+from benchwarmers.mcp.protocol import MAX_BATCH
 from benchwarmers.mcp.sessions import MAX_SESSIONS, PER_OWNER, Sessions
 from benchwarmers.mcp.tools import Reach, Tools
 from tests.helpers.http import Http
 from tests.helpers.panel import chat_requests
 from tests.security.attack import ADMIN_HEADERS, TOKEN, bench_data
+from tests.test_mcp import Raw, check_all_jsonrpc, closed_url
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
@@ -66,6 +67,20 @@ def test_a_batch_past_the_cap_is_refused_whole(keyed, fake):
     assert status == 400 and f"at most {MAX_BATCH} messages" in refused["error"]["message"]
     status, _, replies = http("POST", "/mcp", [rpc(i, "ping") for i in range(MAX_BATCH)], headers)
     assert status == 200 and len(replies) == MAX_BATCH and not chat_requests(fake)
+
+
+def test_a_stdio_batch_past_the_cap_is_refused_whole():
+    """`bench mcp` on stdio took a batch of any size (HTTP's cap was 32): one line set 5,000 calls going."""
+    with Raw(closed_url()) as srv:
+        srv.initialize("2025-03-26", msg_id=1)
+        srv.send([rpc(i, "ping") for i in range(2, 5002)])
+        refused = srv.recv()
+        assert refused["id"] is None and refused["error"]["code"] == -32600
+        assert f"at most {MAX_BATCH} messages" in refused["error"]["message"]
+        srv.send([rpc(i, "ping") for i in range(MAX_BATCH)])
+        assert [r["id"] for r in srv.recv()] == list(range(MAX_BATCH))
+        assert srv.close() == 0
+    assert len(check_all_jsonrpc(srv.lines)) == 3        # initialize, the refusal, the batch: nothing else ran
 
 
 def test_one_callers_initializes_end_only_its_own_sessions(keyed):

@@ -134,7 +134,8 @@ def test_a_key_made_again_under_an_old_name_does_not_inherit_its_pending_verdict
     assert http("GET", "/bench/pending", headers=old)[2]["total"] == 2
     assert http("DELETE", "/bench/keys/app", headers=ADMIN_HEADERS)[0] == 200
     new = make()
-    assert http("GET", "/bench/pending", headers=new)[2] == {"points": [], "pending": [], "total": 0, "limit": 50,
+    assert http("GET", "/bench/pending", headers=new)[2] == {"points": [], "points_total": 0, "pending": [],
+                                                               "total": 0, "limit": 50,
                                                                "looked_through": 0, "total_capped": False,
                                                                "asked_by": {"key": "app"}}
     mine = ask(new)

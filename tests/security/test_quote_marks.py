@@ -34,6 +34,16 @@ def test_a_quote_never_cuts_an_entity_in_two():
     assert "<mark>a &amp; b</mark>" in mark(rendered, ["a & b"])
 
 
+def test_a_quote_across_inline_marks_is_marked_piece_by_piece():
+    """A whole sentence holding code, bold, a hard line break and a link is marked as its text reads, each <mark>
+    around text alone (never across a tag, so the markup stays well formed); a second quote inside it adds none."""
+    rendered = markdown.render("Use `foo()` to call **it** now,  \nthen [the docs](https://x.example/d) say so.")
+    out = mark(rendered, ["Use `foo()` to call **it** now, then [the docs](https://x.example/d) say", "it now"])
+    assert out == ('<p><mark>Use </mark><code><mark>foo()</mark></code><mark> to call </mark><strong><mark>it'
+                   '</mark></strong><mark> now,<br>then </mark><a href="https://x.example/d" rel="noopener noreferrer '
+                   'nofollow"><mark>the docs</mark></a><mark> say</mark> so.</p>')
+
+
 def test_a_quote_that_closes_the_mark_is_text(home, fake, make_service):
     """End to end: a seat answers markup, the referee quotes it and names a claim of markup; the call page shows both
     as text, the quote marked."""

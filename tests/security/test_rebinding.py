@@ -2,6 +2,7 @@
 server, with this port when a port is given; a Host with junk after a colon, or none at all, is refused too."""
 from __future__ import annotations
 
+import json
 from urllib.parse import urlsplit
 
 import pytest
@@ -30,9 +31,9 @@ def served(tmp_path_factory):
 
 def foreign_hosts(url: str) -> list[str]:
     port = urlsplit(url).port
-    return ["evil.example", f"evil.example:{port}", f"localhost:{port + 1 if port < 65535 else 1}",
+    return ["evil.example", f"evil.example:{port}", f"evil.example:{port + 1 if port < 65535 else 1}",
             "localhost:evil.example", f"127.0.0.1:{port}:x", f"localhost:@evil.example", "127.0.0.1.evil.example",
-            "[::1]evil", "local host"]
+            f"localhost.evil.example:{port}", "[::1]evil", "local host", "127.0.0.1.nip.io"]
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=label)
@@ -48,6 +49,22 @@ def test_own_names_with_our_port_or_none_pass(served):
     port = urlsplit(served.url).port
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost", "127.0.0.1", f"LOCALHOST:{port}"):
         assert raw(served.url, "GET", "/healthz", headers={"Host": host})[0] == 200, host
+
+
+def test_a_loopback_host_on_another_port_passes(served):
+    """A container published as 127.0.0.1:9000 -> 8122, or an SSH tunnel: the browser names the outer port. No
+    rebinding page can send a loopback Host (rebinding needs a DNS name of the attacker's)."""
+    port = urlsplit(served.url).port
+    for host in (f"127.0.0.1:{port + 1 if port < 65535 else 1}", "localhost:9000", "[::1]:9000", "127.0.0.2:9000"):
+        assert raw(served.url, "GET", "/healthz", headers={"Host": host})[0] == 200, host
+
+
+def test_the_refusal_names_the_setting_with_the_host_that_was_sent(served):
+    status, _, body = raw(served.url, "GET", "/healthz", headers={"Host": "Bench.Example.com:9000"})
+    assert status == 403
+    said = json.loads(body)["error"]["message"]
+    assert "Host 'bench.example.com:9000' is not one this server answers to." in said
+    assert "Set BENCHWARMERS_PUBLIC_HOSTS=bench.example.com:9000 where the service starts" in said
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=label)

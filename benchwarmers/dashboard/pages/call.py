@@ -9,12 +9,12 @@ from ...api.history import history_item
 from ...api.parts import Records
 from ...api.points import PointsParts
 from ...errors import BadRequest
-from .. import markdown
 from ..apicall import post
 from ..contract import stays
 from ..markup import Html, card, html, link, table, trusted
 from ..pointsview import judge, points_card, proposal_form, quotes_of
 from ..render import when
+from ..rendered import answer_html
 from ..web import Done, safe_local
 from ..widgets import chip, post_button, seat_column
 
@@ -41,7 +41,7 @@ def render(d: dict, frame) -> tuple[str, Html]:
              card("Asked", asked(d["request"]))]
     if d.get("merge"):
         m = d["merge"]
-        body = (markdown.render(m["answer"] or "") if m["status"] == "ok" else
+        body = (answer_html(m["answer"] or "") if m["status"] == "ok" else
                 html('<p class="seat-error">$e</p>', e=m["error"]))
         parts.append(card(f"Merged by {m['model']}", html('<div class="answer">$b</div>', b=body), "merged"))
     parts.append(points_card(frame, d.get("points"), d["seats"], back))

@@ -39,7 +39,9 @@ def data(req, bench: DiscoverPageParts) -> dict:
         f"Min context must be a whole number of tokens, not {raw!r}: it was left out."
     found = discover_view(bench, {"limit": 200, "find": filters["find"], "min_context": filters["min_context"],
                                   **{k: "1" for k, _ in FLAGS if filters[k]}})
-    latest = latest_items(bench.onboard_queue.items(200, None))
+    routes = [r for m in found["models"] for r in m["routes"]]
+    latest = latest_items(bench.onboard_queue.items(200, None), routes,
+                          {a: m.endpoint for a, m in bench.registry.models().items()})
     providers = providers_view(bench)["providers"]
     for m in found["models"]:
         for r in m["routes"]:

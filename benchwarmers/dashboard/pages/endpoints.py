@@ -14,6 +14,7 @@ from typing import Protocol
 
 from ...api.connect import ProvidersParts, providers_view
 from ...api.endpoints import EndpointViewParts, endpoints_view, local_servers_view
+from ...hubs import KINDS as HUB_KINDS
 from ...providers import PROVIDERS
 from ...words import plural
 from ..apicall import call, post
@@ -30,7 +31,7 @@ class EndpointsPageParts(EndpointViewParts, ProvidersParts, Protocol):
 
 APIS = [(api, cls.title) for api, cls in PROVIDERS.items()]     # the protocols an endpoint may speak, as named
 KINDS = {"sign-in": ("active", "sign in"), "local": ("probing", "on this machine"), "paste": ("none", "paste a key")}
-HUBS = [("open-webui", "Open WebUI"), ("litellm", "LiteLLM proxy"), ("cliproxy", "CLI Proxy API")]
+HUBS = [(kind, cls.title) for kind, cls in HUB_KINDS.items()]     # the kinds of hub, as named
 KEY_SOURCES = {"environment": "environment variable", "keys.json": "keys.json", "none": "no key (local)",
                "missing": "missing"}
 
@@ -184,8 +185,8 @@ PASTE = """$why
 <label class="choice"><input type="checkbox" name="allow_link_local" value="1"$link_local data-confirm="$confirm">
  Allow a link-local or cloud metadata address <span class="muted">(169.254.x.x, fe80::, fd00:ec2::254: refused
  otherwise, as this endpoint's key and requests would go there)</span></label>
-<details class="hint" id="ep-hub-box"$hub_open><summary>A hub (Open WebUI, LiteLLM, CLI Proxy
- API) that can take new models</summary>
+<details class="hint" id="ep-hub-box"$hub_open><summary>A hub ($hub_titles) that can take new
+ models</summary>
 <label for="ep-hub">Hub</label>
 <select id="ep-hub" name="hub">$hubs</select>
 <label for="ep-admin">Admin key <span class="muted">(the hub's admin or management key, apart from the API key; kept
@@ -215,7 +216,8 @@ def paste_card(d: dict, frame) -> Html:
         name=frame.typed("name", pre["name"]), base_url=frame.typed("base_url", pre["base_url"]),
         no_key=flag("checked", frame.typed("no_key")), link_local=flag("checked", frame.typed("allow_link_local")),
         confirm=LINK_LOCAL_CONFIRM, hub_open=flag("open", frame.typed("hub")),
-        hubs=options([("", "not a hub"), *HUBS], frame.typed("hub", "")), hints=hints), "add-card", anchor="add")
+        hub_titles=", ".join(t for _, t in HUBS), hubs=options([("", "not a hub"), *HUBS], frame.typed("hub", "")),
+        hints=hints), "add-card", anchor="add")
 
 
 ADD_CARDS = [signin_card, paste_card]

@@ -21,8 +21,9 @@ class OnboardPageParts(CandidatesParts, OnboardParts, Protocol):
 
 OPEN = ("queued", "probing", "suite")
 WORDS = {"queued": "queued", "probing": "probing", "suite": "running the suite", "done": "done", "failed": "failed"}
-MODES = [("quick", "Quick", "probe now; the suite is owed, and the scheduler's suite job plays it"),
-         ("full", "Full", "probe now, then run the suite for it (one call per suite item; its progress shows)"),
+MODES = [("quick", "Quick", "probe and time now; the suite is owed, and the scheduler's suite job plays it"),
+         ("full", "Full", "probe and time now, then run the suite for it (one call per suite item; its progress "
+                          "shows)"),
          ("adhoc", "Quick + ad hoc", "probe now; the bench never calls it unprompted (pay-per-use or trial keys)")]
 
 
@@ -30,10 +31,12 @@ def data(req, bench: OnboardPageParts) -> dict:
     find = (req.query.get("find") or "").strip().lower()
     found = candidates_view(bench)
     items = bench.onboard_queue.items(200, None)
-    latest = latest_items(items)
+    latest = latest_items(items, found["candidates"], {a: m.endpoint for a, m in bench.registry.models().items()})
     rows = []
     for c in found["candidates"]:
-        item = latest.get((c["endpoint"], c["served"])) or latest.get((None, c["served"]))   # None: any endpoint
+        item = latest.get((c["endpoint"], c["served"]))
+        if item is None and c["served"].endswith(":latest"):     # asked for without its tag (Ollama's llama3.2)
+            item = latest.get((c["endpoint"], c["served"].removesuffix(":latest")))
         if c["on_bench"] and not item:
             continue                       # on the bench long ago: nothing to do here
         if find and find not in c["served"].lower() and find not in c["endpoint"].lower():
@@ -43,12 +46,24 @@ def data(req, bench: OnboardPageParts) -> dict:
             "endpoints": len(bench.registry.endpoints())}
 
 
-def latest_items(items: list[dict]) -> dict:
-    """(endpoint, served) -> the latest queue item for that model; an item queued without an endpoint (the queue
-    found it) under (None, served). An item of one endpoint never shows on another's row of the same name."""
+def latest_items(items: list[dict], candidates: list[dict], models: dict[str, str]) -> dict:
+    """(endpoint, served) -> the latest queue item for that model. An item queued without an endpoint names the
+    one found from its probe on; before that (or in a record older than that) it goes where the queue will find
+    it: the endpoint of the model it registered, else the one endpoint listing that name. An item no endpoint is
+    sure for (several list the name: it fails saying so) shows under Recent onboarding alone, never on a row that
+    is not its own."""
+    serving: dict[str, set] = {}
+    for c in candidates:
+        serving.setdefault(c["served"], set()).add(c["endpoint"])
+        if c["served"].endswith(":latest"):
+            serving.setdefault(c["served"].removesuffix(":latest"), set()).add(c["endpoint"])
     latest: dict = {}
     for item in items:        # newest first: the first seen is the latest for that model
-        latest.setdefault((item["endpoint"], item["served"]), item)
+        endpoint = item["endpoint"] or models.get(item["model"] or "")
+        if not endpoint and len(serving.get(item["served"], ())) == 1:
+            endpoint = next(iter(serving[item["served"]]))
+        if endpoint:
+            latest.setdefault((endpoint, item["served"]), item)
     return latest
 
 

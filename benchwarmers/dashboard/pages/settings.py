@@ -184,13 +184,20 @@ def show_store(d: dict, frame) -> Html:
                 "$button", button=button, facts=facts([
                     ("Record", f'{mb(d["bytes"])}, of which {mb(d["free_bytes"])} free pages'),
                     ("Its WAL", mb(d["wal_bytes"])), ("Text kept", f'{d["text_chars"]:,} characters'),
-                    ("Retention", keep)]))
+                    ("Retention", keep), ("Free disk", room_words(d["room"]))]))
+
+
+def room_words(r: dict) -> str:
+    """What a compaction needs free, beside what the data folder's disk has."""
+    short = "" if r["enough"] else ": too little, compaction is refused until space is freed"
+    return f"{mb(r['free_bytes'])}; a compaction needs {mb(r['needed_bytes'])}{short}"
 
 
 def compact_now(req, bench: object, form) -> Done:
     done = post(req, "/bench/store/compact", {})
-    return Done(f"Compacted: the text of {done['pruned_calls']:,} calls pruned, {mb(done['freed_bytes'])} given back.",
-                "/settings#store", {"compaction": done})
+    notes = "".join(f" Note: {n}." for n in done["notes"])
+    return Done(f"Compacted: the text of {done['pruned_calls']:,} calls pruned, {mb(done['freed_bytes'])} given back."
+                f"{notes}", "/settings#store", {"compaction": done})
 
 
 SECTIONS = [Section("server", "Server and access", read_server, show_server),

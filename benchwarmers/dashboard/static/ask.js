@@ -193,6 +193,10 @@
           withPoints = true;                // shown once done: the card and marks come from the ask's page
         } else if (msg.error) {
           throw new Error(msg.error);
+        } else if (msg.done && msg.done.record) {   // answered, but the record could not keep it
+          BW.say(form, msg.done.answered + " of " + msg.done.seats + " seats answered. Not recorded: " +
+            msg.done.record.why + "; nothing here can be judged.");
+          seats.querySelectorAll("form.verdict").forEach((f) => { f.hidden = true; });
         } else if (msg.done) {
           BW.say(form, msg.done.answered + " of " + msg.done.seats + " seats answered. Judge them below.");
           link.hidden = false;

@@ -18,6 +18,7 @@ SHARED_KEEP = 2 * DAY      # seconds the admits table keeps a counted call for t
 ADMIT = "INSERT INTO admits (endpoint, model, created, tokens, requests, process)"
 PROVIDER = "provider"       # the scope of a rest the provider's own limit imposed (Resting)
 RESTS = ("resting until", "rate limited")   # how a seat (or a member passed over) kept by a rate limit says so
+FAILING = "failing, resting until"          # how one kept by its own failures says so (resting.REST_AFTER)
 
 
 def utc(epoch: float) -> str:
@@ -284,6 +285,10 @@ class Quota:
         """When `model` may be called again, or None when it may now."""
         refusal = self.blocked(model)
         return refusal.at if refusal else None
+
+    def failing(self, model) -> tuple[float, str] | None:
+        """(until when, why) the model rests because its calls keep failing, or None."""
+        return self.resting.failing(model.endpoint, model.served)
 
     def rested(self, model) -> float | None:
         """When a provider's limit (a 429, or headers that said none are left) lets this model be called again."""

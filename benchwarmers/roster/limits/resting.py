@@ -1,19 +1,24 @@
-"""What rests on a provider's rate limit, a model or a whole connection; quota.py beside it adds the user's own limits
-to it for seating, route mode, each call and the roster's status."""
+"""What rests on a provider's rate limit, a model or a whole connection, and a model whose calls keep failing; quota.py
+beside it adds the user's own limits to it for seating, route mode, each call and the roster's status."""
 from __future__ import annotations
 
 import json
 import threading
 import time
 
-from ...errors import FaultKind, UpstreamFailed
+from ...errors import FaultKind, StoreFailing, UpstreamFailed
 from ...providers import RateLimitBook
 from ...providers.ratelimits import KEY
 from ...store import Database
 
-REFRESH = 2.0    # seconds between reads of the ratelimits table (another process on this data folder may write it)
 WHOLE = ""       # the served-name slot that means the whole connection (its key), not one model
 USED_UP = (("requests_remaining", "requests_reset_at"), ("tokens_remaining", "tokens_reset_at"))
+# A model whose calls fail this many times running (nothing answered, the upstream's 5xx, a timeout) rests for
+# FAILED_REST seconds: seating passes it over, with the reason, whether or not the scheduler probes it. Each call
+# that fails after the rest rests it again; an answer (a seat's, or a probe's) ends the count and the rest.
+FAILING = (FaultKind.CONNECTION, FaultKind.SERVER, FaultKind.TIMEOUT)
+REST_AFTER = 3
+FAILED_REST = 300.0
 
 
 class Resting:
@@ -27,24 +32,31 @@ class Resting:
         self.db = db
         self.limits = limits
         self._until: dict[tuple[str, str], float] = {}
+        self._failed: dict[tuple[str, str], int] = {}             # a model's calls failed in a row, in this process
+        self._failing: dict[tuple[str, str], tuple[float, str]] = {}   # a rest on failures: (until, why)
         self._lock = threading.Lock()
-        self._read = 0.0
+        self._seen: dict = {}       # what the database's change marker said at the last look (Database.changed)
         self.refresh()
 
     def refresh(self) -> None:
-        """Read the table now (the roster's status does; seating reads it at most every REFRESH seconds)."""
+        """Read the table now (the roster's status does; seating, whenever anything was committed since: another
+        process on this data folder rests a model for this one from its next call)."""
         now = time.time()
-        rows = self.db.query("SELECT endpoint, model, resting_until FROM ratelimits WHERE resting_until > ?", (now,))
+        rows = self.db.query("SELECT endpoint, model, facts, resting_until FROM ratelimits WHERE resting_until > ?",
+                             (now,))
         with self._lock:
             for r in rows:
                 slot = (r["endpoint"], r["model"] or WHOLE)
-                self._until[slot] = max(r["resting_until"], self._until.get(slot) or 0.0)
-            self._read = time.monotonic()
+                why = failing_why(r["facts"])
+                if why:          # a rest on failures, kept apart: it keeps seats away, never a probe
+                    self._failing[slot] = (max(r["resting_until"], self._failing.get(slot, (0.0,))[0]), why)
+                else:
+                    self._until[slot] = max(r["resting_until"], self._until.get(slot) or 0.0)
 
     def until(self, endpoint: str, served: str | None = None) -> float | None:
         """When this model (or, without `served`, the connection as a whole) may be called again: the later of the
         connection's rest and the model's, from 429s or from quotas the headers say are used up."""
-        if time.monotonic() - self._read > REFRESH:
+        if self.db.changed(self._seen):   # looked at before the table is read: no commit falls between
             self.refresh()
         now = time.time()
         t = max(self._until.get((endpoint, WHOLE)) or 0.0,
@@ -63,14 +75,65 @@ class Resting:
         slot = (endpoint, served or WHOLE)
         with self._lock:
             self._until[slot] = max(until, self._until.get(slot) or 0)
+        self._write(slot, until, facts or {})
+
+    def observe(self, endpoint: str, served: str, error: BaseException) -> None:
+        """A call failed: a rate limit with a known reset rests what it names (the model, or the whole connection
+        when it is the key's limit) until then, so the next asks skip it and nothing else. Nothing answering, a
+        5xx or a timeout counts towards the model's rest on failures (REST_AFTER in a row)."""
+        if not isinstance(error, UpstreamFailed):
+            return
+        if error.kind is FaultKind.RATE_LIMITED and error.reset_at:
+            self.mark(endpoint, error.reset_at, served=WHOLE if error.scope == KEY else served)
+        elif error.kind in FAILING:
+            slot = (endpoint, served)
+            with self._lock:
+                count = self._failed[slot] = self._failed.get(slot, 0) + 1
+            if count >= REST_AFTER:
+                last = " ".join(error.message.split())[:300].rstrip(".")
+                why = f"its last {count} calls failed ({error.kind.value}: {last})"
+                until = time.time() + FAILED_REST
+                with self._lock:
+                    self._failing[slot] = (until, why)
+                self._write(slot, until, {"failing": why})
+
+    def answered(self, endpoint: str, served: str) -> None:
+        """A call of this model answered: its count of failures ends, and so does its rest on them."""
+        slot = (endpoint, served)
+        if slot not in self._failed and slot not in self._failing:     # the usual case: nothing to do
+            return
+        with self._lock:
+            self._failed.pop(slot, None)
+            rested = self._failing.pop(slot, None)
+        if rested:       # written before the next refresh() could read the rest back (rare: a rested model answered)
+            now = time.time()
+            try:
+                self.db.call(lambda c: c.execute(
+                    "UPDATE ratelimits SET resting_until = ?, updated = ? WHERE endpoint = ? AND model = ? AND "
+                    "resting_until > ? AND facts LIKE '%\"failing\"%'", (now, now, endpoint, served, now)))
+            except StoreFailing:      # the answer still goes out; the stored rest ends by itself
+                pass
+
+    def failing(self, endpoint: str, served: str) -> tuple[float, str] | None:
+        """(until when, why) this model rests because its calls keep failing, or None."""
+        if self.db.changed(self._seen):
+            self.refresh()
+        found = self._failing.get((endpoint, served))
+        return found if found and found[0] > time.time() else None
+
+    def _write(self, slot: tuple[str, str], until: float, facts: dict) -> None:
         self.db.submit(lambda c: c.execute(
             "INSERT INTO ratelimits (endpoint, model, facts, resting_until, updated) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(endpoint, model) DO UPDATE SET facts = excluded.facts, "
             "resting_until = excluded.resting_until, updated = excluded.updated",
-            (endpoint, slot[1], json.dumps(facts or {}), until, time.time())))
+            (slot[0], slot[1], json.dumps(facts), until, time.time())))
 
-    def observe(self, endpoint: str, served: str, error: BaseException) -> None:
-        """A call failed: a rate limit with a known reset rests what it names (the model, or the whole connection
-        when it is the key's limit) until then, so the next asks skip it and nothing else."""
-        if isinstance(error, UpstreamFailed) and error.kind is FaultKind.RATE_LIMITED and error.reset_at:
-            self.mark(endpoint, error.reset_at, served=WHOLE if error.scope == KEY else served)
+
+def failing_why(facts: str | None) -> str | None:
+    """The reason a stored rest gives when it rests a model on its failures (None: a rate limit's rest)."""
+    try:
+        found = json.loads(facts or "{}")
+    except ValueError:
+        return None
+    why = found.get("failing") if isinstance(found, dict) else None
+    return why if isinstance(why, str) and why else None
