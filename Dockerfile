@@ -4,15 +4,18 @@
 # (any host port will do: -p 127.0.0.1:9000:8122 serves http://127.0.0.1:9000)
 # (compose.yaml does the same; HOSTING.md compares the hosted options.)
 ARG PYTHON_VERSION=3.13
+# The official slim Python image; another with Python 3.11+ as `python` (with pip) and useradd can stand in,
+# e.g. one made with debootstrap where Docker Hub cannot be reached: --build-arg BASE_IMAGE=NAME (HOSTING.md).
+ARG BASE_IMAGE=python:${PYTHON_VERSION}-slim
 
 # ---- build: the wheel, exactly as `pip wheel .` makes it from a checkout --------------------------------
-FROM python:${PYTHON_VERSION}-slim AS build
+FROM ${BASE_IMAGE} AS build
 WORKDIR /src
 COPY . .
 RUN python -m pip wheel --no-cache-dir --disable-pip-version-check --no-deps --wheel-dir /dist .
 
 # ---- run: the standard library, the wheel, and nothing to build or install anything else with ----------
-FROM python:${PYTHON_VERSION}-slim
+FROM ${BASE_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     BENCHWARMERS_HOME=/data \

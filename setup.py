@@ -13,6 +13,7 @@ setup(
     packages=find_packages(include=["benchwarmers", "benchwarmers.*"]) + sorted(BUNDLED),
     package_dir=BUNDLED,
     package_data={"benchwarmers.dashboard": ["static/*", "static/**/*"], "benchwarmers.catalog": ["data/*.json"],
+                  "benchwarmers.suite": ["data/*.json"],       # the picks of real fixes `bench suite fetch` builds
                   **{package: EVERYTHING for package in BUNDLED}},
     exclude_package_data={package: ["__pycache__/*", "**/__pycache__/*", "*.py[cod]", "**/*.py[cod]"]
                           for package in BUNDLED},

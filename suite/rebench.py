@@ -1,7 +1,8 @@
 """python suite/rebench.py: build real-bug tasks (the file before a fix, the lines the fix touched, the file after
 the fix as the control) into suite/tasks or another folder, from one of three sources: the history of a git clone
-you have (--git), a picks file of fixes chosen before (--picks, from a clone or from GitHub), or SWE-rebench-V2
-rows (from Hugging Face, or --rows). See suite/REBENCH.md."""
+you have (--git), a picks file of fixes chosen before (--picks, from a clone or downloaded and checked against the
+pick's sha256, as `bench suite fetch` does), or SWE-rebench-V2 rows (from Hugging Face, or --rows). It exits 1 when
+it wrote no task. See suite/REBENCH.md."""
 from __future__ import annotations
 
 import argparse
@@ -13,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchwarmers.suite import history, rebench  # noqa: E402
+from benchwarmers.suite import fetch, history, rebench  # noqa: E402
 from benchwarmers.suite.tasks import TaskError, load_all, starter_dir, write  # noqa: E402
 from benchwarmers.words import plural  # noqa: E402
 
@@ -53,7 +54,8 @@ def parser() -> argparse.ArgumentParser:
                                 epilog="examples:\n  python suite/rebench.py --git ~/src/attrs --repo "
                                        "python-attrs/attrs --scan 2000 --limit 5 --out /tmp/tasks\n"
                                        "  python suite/rebench.py --git ~/src/attrs --repo python-attrs/attrs --commit "
-                                       "1a2b3c4d\n  python suite/rebench.py --picks suite/rebench-picks.json\n"
+                                       "1a2b3c4d\n  python suite/rebench.py --picks benchwarmers/suite/data/rebench-picks.json "
+                                       "--out /tmp/tasks\n"
                                        "  python suite/rebench.py --limit 10 --language python --since 2025-06-01\n"
                                        "  python suite/rebench.py --rows rows.jsonl --out /tmp/tasks")
     g = p.add_argument_group("a clone's history (--git)")
@@ -66,7 +68,10 @@ def parser() -> argparse.ArgumentParser:
                    help=f"changed lines a fix may have at most (default {history.MAX_CHANGED})")
     k = p.add_argument_group("a picks file (--picks)")
     k.add_argument("--picks", type=Path, help="build the fixes this JSON file lists: from --git when it is given "
-                                              "(that repository's picks), else from GitHub")
+                                              "(that repository's picks), else downloaded from GitHub (or "
+                                              "--source) and checked against each pick's sha256")
+    k.add_argument("--source", help="with --picks: a mirror laid out as OWNER/NAME/COMMIT/PATH, or a folder of such "
+                                    "files or of clones at OWNER/NAME (default: GitHub's raw files)")
     r = p.add_argument_group("SWE-rebench-V2 rows (the default)")
     r.add_argument("--rows", type=Path, help="read rows from this JSON or JSON Lines file instead of Hugging Face")
     r.add_argument("--dataset", default=rebench.DATASET, help=f"the Hugging Face dataset (default {rebench.DATASET})")
@@ -104,11 +109,11 @@ def from_history(args):
 
 def from_picks(args):
     """(label, build) for each pick (only the --repo's when built from a clone)."""
-    picks = json.loads(args.picks.read_text(encoding="utf-8")).get("picks") or []
+    picks = fetch.read_picks(args.picks)
     for pick in picks:
         if args.git is None or pick.get("repo") == args.repo:
             yield f"{pick.get('repo')}@{str(pick.get('commit'))[:12]}", \
-                lambda pick=pick: history.from_pick(pick, args.git, args.files_base)
+                lambda pick=pick: fetch.from_pick(pick, args.git, args.source)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,13 +140,18 @@ def main(argv: list[str] | None = None) -> int:
         except (rebench.RowSkipped, TaskError, history.HistoryError) as e:
             sys.stderr.write(f"skipped {label}: {e}\n")
             continue
+        except fetch.Unreachable as e:
+            sys.stderr.write(f"{e}\n")
+            break
         written.append(task)
         print(f"{task.id}: {task.source['repo']} ({task.source['license']})")
     if args.out.resolve() == starter_dir().resolve():
         shipped = [t for t in load_all(None)[0].values() if t.source.get("kind") == "rebench"]
         update_notice(args.notice, rebench.notice_lines(shipped))
+    elif written:
+        fetch.write_notice(args.out)          # where each task of another project's code came from, beside them
     sys.stderr.write(f"{plural(len(written), 'task')} written to {args.out}.\n")
-    return 0
+    return 0 if written else 1
 
 
 if __name__ == "__main__":

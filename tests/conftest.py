@@ -34,6 +34,16 @@ def isolated(tmp_path, monkeypatch):
     return data
 
 
+@pytest.fixture(autouse=True)
+def no_forge():
+    """No test downloads from GitHub: `bench suite fetch` and the Suite page's button, unless a test points them at
+    its own mirror, reach a loopback port where nothing listens (the forge unreachable)."""
+    from benchwarmers.suite import fetch
+    fetch.use_for_tests(None, "http://127.0.0.1:9")
+    yield
+    fetch.use_for_tests(None)
+
+
 @pytest.fixture
 def home(isolated) -> Path:
     from benchwarmers import home as home_mod

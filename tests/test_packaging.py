@@ -24,6 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIM = ROOT / "bin" / "benchwarmers.js"
 needs_node = pytest.mark.skipif(not NODE, reason="node is not installed")
 needs_npm = pytest.mark.skipif(not (NODE and NPM), reason="node and npm are not installed")
+# `bench suite fetch` in any install: the shipped picks, and the code that fetches and builds them
+REAL_BUGS = ("benchwarmers/suite/data/rebench-picks.json", "benchwarmers/suite/fetch.py",
+             "benchwarmers/suite/fetchjob.py", "benchwarmers/suite/history.py", "benchwarmers/suite/rebench.py",
+             "benchwarmers/cli/suitefetch.py", "benchwarmers/api/suitefetch.py")
 
 
 def pyproject() -> dict:
@@ -128,6 +132,7 @@ def test_wheel_carries_package_data_plugin_and_entry_points(wheel):
     assert "benchwarmers/__main__.py" in names
     assert "benchwarmers/dashboard/static/style.css" in names
     assert {"benchwarmers/catalog/data/models.dev.json", "benchwarmers/catalog/data/freellmapi.json"} <= names
+    assert set(REAL_BUGS) <= names                        # the picks of real fixes and their builder
     for config in shipped(ROOT, "examples"):
         assert f"benchwarmers/examples/{config}" in names
     plugin = shipped(ROOT, "plugins/benchwarmers")
@@ -173,6 +178,21 @@ def test_installed_package_seeds_a_data_folder_from_its_own_examples(installed, 
     where, counts = probe.stdout.strip().splitlines()
     assert Path(where).is_relative_to(installed.resolve())             # the starter pack inside the installed package
     assert counts == f"{len(list((ROOT / 'suite' / 'tasks').glob('*/task.json')))} 0"
+
+
+@pytest.mark.slow
+def test_installed_package_reads_its_own_picks_of_real_bugs(installed, tmp_path):
+    """`bench suite fetch` in a wheel install: the shipped picks are read from inside the installed package."""
+    probe = run([exe(bin_dir(installed), "python")], "-c",
+                "from benchwarmers.suite import fetch; print(fetch.PICKS); print(len(fetch.read_picks()))",
+                env=clean_env(), cwd=tmp_path, timeout=60)
+    assert probe.returncode == 0, probe.stderr
+    where, count = probe.stdout.strip().splitlines()
+    assert Path(where).is_relative_to(installed.resolve())
+    shipped_picks = json.loads((ROOT / REAL_BUGS[0]).read_text(encoding="utf-8"))["picks"]
+    assert int(count) == len(shipped_picks) >= 24
+    helped = run([exe(bin_dir(installed), "bench")], "suite", "fetch", "--help", env=clean_env(), cwd=tmp_path)
+    assert helped.returncode == 0 and "--dry-run" in helped.stdout and "--source" in helped.stdout
 
 
 @pytest.mark.slow
@@ -324,6 +344,7 @@ def test_npm_tarball_carries_the_python_source_and_data(tarball):
     for folder in ("examples", "plugins", "suite"):
         assert {f"{folder}/{f}" for f in shipped(ROOT, folder)} <= files, folder
     assert {"NOTICE", "BENCHMARKS.md", "USAGE.md", "TERMS.md", "SECURITY.md", "PRIVACY.md"} <= files
+    assert set(REAL_BUGS) | {"suite/rebench.py"} <= files  # the picks, their builder, and the developer tool
     py_files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "benchwarmers").rglob("*.py")
                 if "__pycache__" not in p.parts}
     assert py_files <= files

@@ -5,6 +5,7 @@ on its answer lines."""
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchwarmers.suite import history, rebench
+from benchwarmers.suite import fetch, history, rebench
 from benchwarmers.suite.tasks import load, load_all
 from tests.fakes.server import shut_down
 from tests.helpers.gitrepo import CLAMP, MIT, commit, fix_repo
@@ -42,7 +43,10 @@ def test_only_the_fix_becomes_a_task(clone):
     assert task.files == {"core.py": CLAMP} and "        return high\n" in task.control["core.py"]
     assert task.answer == {"lines": {"core.py": [[9, 9]]}}
     assert CLAMP.splitlines()[8] == "        return low"
+    fixed = task.control["core.py"].encode()
     assert task.source | {"date": None} == {
+        "sha256_before": hashlib.sha256(CLAMP.encode()).hexdigest(), "sha256_after": hashlib.sha256(fixed).hexdigest(),
+        "bytes_before": len(CLAMP.encode()), "bytes_after": len(fixed),
         "kind": "rebench", "repo": "example/widgets", "url": "https://github.com/example/widgets",
         "commit": shas["fix"], "base_commit": shas["initial"], "path": "widgets/core.py", "license": "MIT",
         "excerpt": {"core.py": [1, 14]}, "date": None, "message": "Fix clamp returning the low bound above high "
@@ -104,14 +108,14 @@ def test_a_pick_builds_the_same_task_from_the_clone_and_from_github(clone):
     pick = history.pick_of(history.from_commit(repo, "example/widgets", shas["fix"]), area="numerics")
     raw = Raw(repo)
     try:
-        downloaded = history.from_pick(pick, None, raw.url)
+        downloaded = fetch.from_pick(pick, None, raw.url)
     finally:
         raw.stop()
-    built = history.from_pick(pick, repo)
+    built = fetch.from_pick(pick, repo)
     assert downloaded.meta() == built.meta() and downloaded.files == built.files
     assert downloaded.control == built.control and built.source["area"] == "numerics"
     with pytest.raises(rebench.RowSkipped, match="differ from the pick"):
-        history.from_pick(dict(pick, license="Apache-2.0"), repo)
+        fetch.from_pick(dict(pick, license="Apache-2.0"), repo)
 
 
 def test_the_script_builds_from_a_clone_and_from_picks(clone, tmp_path):
@@ -183,4 +187,4 @@ def test_a_commit_or_pick_that_is_not_one_is_refused_before_git_sees_it(clone, t
     pick = history.pick_of(history.from_commit(repo, "example/widgets", shas["fix"]))
     for key, value in (("repo", "../../x"), ("commit", "--all"), ("base_commit", 7)):
         with pytest.raises(rebench.RowSkipped, match="the pick"):
-            history.from_pick(dict(pick, **{key: value}), repo)
+            fetch.from_pick(dict(pick, **{key: value}), repo)

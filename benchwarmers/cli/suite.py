@@ -1,4 +1,5 @@
-"""bench suite: tasks (list, show, accept, reject), runs (start with progress, list, cancel), scores, seed, mine."""
+"""bench suite: tasks (list, show, accept, reject), runs (start with progress, list, cancel), scores, seed, fetch,
+mine."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +9,7 @@ from urllib.parse import urlencode
 from ..servicelink import q
 from ..suite.seed import DEFAULT_DEADLINE, report_lines
 from ..words import plural
-from . import verbless
+from . import suitefetch, verbless
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -17,13 +18,14 @@ POLL = 1.0
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("suite", parents=[parent], help="code-review tasks that score models: run, scores, seed",
+    p = sub.add_parser("suite", parents=[parent], help="code-review tasks that score models: run, scores, seed, fetch",
                        description="The suite scores models on code review: find the lines that hold a planted or "
                                    "real bug (each with a clean control), or say whether a claim about code is "
                                    "true. Runs call one model at a time, each call a direct ask made inside the "
                                    "service.",
                        epilog="examples:\n  bench suite run --model deepseek\n  bench suite run --collection core "
-                              "--tasks 'claim-*'\n  bench suite scores\n  bench suite seed --repo myapp\n"
+                              "--tasks 'claim-*'\n  bench suite scores\n  bench suite fetch --dry-run\n"
+                              "  bench suite seed --repo myapp\n"
                               "  bench suite mine && bench suite tasks --drafts", formatter_class=FMT)
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     p.set_defaults(func=verbless.refuse(p))
@@ -66,6 +68,10 @@ def register(sub, parent) -> None:
     v.add_argument("--deadline", type=int, default=DEFAULT_DEADLINE, metavar="SECONDS",
                    help=f"stop after this long, keeping what was made (default {DEFAULT_DEADLINE})")
     v.add_argument("--no-wait", action="store_true", help="start the job and return its id (it goes on in the service)")
+    v = verb("fetch", "download the picked real bug fixes of public projects and build them into your suite tasks "
+             "(the data folder), each file checked against its pick's sha256", "bench suite fetch --dry-run",
+             suitefetch.fetch_bugs)
+    suitefetch.add_arguments(v)
     verb("mine", "draft claim tasks from the real and false claims of your verdicts", "bench suite mine",
          mine_verdicts)
 
@@ -183,9 +189,16 @@ def list_tasks(args, client) -> int:
     if not d["tasks"]:
         note("No drafts to review." if args.drafts else "No tasks.")
         return 0
-    table(["ID", "KIND", "STATUS", "FROM", "FILES"],
-          [[t["id"], t["kind"], t["status"], t["source"] or t["origin"], ", ".join(t["files"])] for t in d["tasks"]])
+    table(["ID", "KIND", "STATUS", "FROM", "FILES", "LICENCE"],
+          [[t["id"], t["kind"], t["status"], came_from(t), ", ".join(t["files"]), t.get("license") or ""]
+           for t in d["tasks"]])
     return 0
+
+
+def came_from(t: dict) -> str:
+    """seeded, or a project's repository and commit (a real fix)."""
+    where = " ".join(x for x in (t.get("repo"), (t.get("commit") or "")[:10]) if x)
+    return f"{t['source'] or t['origin']} {where}".strip()
 
 
 def show_task(args, client) -> int:
@@ -227,13 +240,8 @@ def seed_repo(args, client) -> int:
     if args.no_wait:
         emit_json({"job": job}) if args.json else say(str(job["id"]))
         return 0
-    made = 0
-    while job["status"] == "running":
-        time.sleep(POLL)
-        job = client.get(f"/bench/suite/seed/{job['id']}")["job"]
-        if job["made"] != made:
-            made = job["made"]
-            note(f"  {plural(made, 'task')} made so far")
+    job = suitefetch.follow_job(client, "/bench/suite/seed", job, "made",
+                                lambda j: note(f"  {plural(j['made'], 'task')} made so far"))
     if args.json:
         emit_json({"job": job})
     elif job["result"]:

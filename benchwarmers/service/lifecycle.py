@@ -131,6 +131,7 @@ class Service:
         self.httpd.server_close()
         self.bench.scheduler.stop()    # no new job runs; a running one stops at its next call
         self.bench.onboard_queue.stop()   # the item running goes back on the queue; requests waiting on it return
+        self.bench.suite.stop_asking()   # a suite run asks no further item once its seat is hung up (next line)
         self.bench.panel.stopping()    # seats still out are hung up: their panels answer now with what they have
         if not self.app.wait_idle(grace):
             log.warning("some requests were still running after %.0f s; they are cut", grace)

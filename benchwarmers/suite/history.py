@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import re
 import subprocess
 from dataclasses import dataclass
@@ -26,7 +27,6 @@ NOT_A_FIX = re.compile(r"\b(typos?|docs?|docstrings?|documentation|changelog|rea
                        r"bump(ed)?|release|deprecat\w*|pre-commit|warnings?|ci|tests?)\b", re.I)
 ISSUE = re.compile(r"\b(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\s*:?\s+#(\d+)\b", re.I)
 PULL = re.compile(r"\(#(\d+)\)\s*$")
-REPO = re.compile(r"[\w.-]+/[\w.-]+")
 LICENCE_FILE = re.compile(r"^(licen[cs]e|copying)(\.\w+)?$", re.I)
 
 
@@ -49,6 +49,10 @@ class Commit:
 # ---- reading the history ------------------------------------------------------------------------
 
 def git(clone: Path, *args: str) -> str:
+    return git_bytes(clone, *args).decode("utf-8", "replace")
+
+
+def git_bytes(clone: Path, *args: str) -> bytes:
     try:
         done = subprocess.run(["git", "-C", str(clone), *args], capture_output=True, timeout=GIT_SECONDS)
     except FileNotFoundError:
@@ -58,7 +62,7 @@ def git(clone: Path, *args: str) -> str:
     if done.returncode:
         raise HistoryError(f"git {args[0]} failed in {clone}: "
                            + done.stderr.decode("utf-8", "replace").strip()[:300])
-    return done.stdout.decode("utf-8", "replace")
+    return done.stdout
 
 
 def commits(clone: Path, rev: str = "HEAD", scan: int = 500, since: str | None = None) -> list[Commit]:
@@ -205,7 +209,8 @@ def task_id(repo: str, sha: str) -> str:
 
 def from_versions(repo: str, sha: str, parent: str, path: str, before: str, after: str, licence: str,
                   extra: dict | None = None, max_changed: int = MAX_CHANGED) -> Task:
-    """The task of one fix, from the file before and after it; RowSkipped says why it cannot be one."""
+    """The task of one fix, from the file before and after it; RowSkipped says why it cannot be one. Its source
+    records the two whole versions' sha256 and size, so a pick made of it (pick_of) checks what is downloaded."""
     fp = diff(path, before, after)
     why = problem(fp, before, after, max_changed)
     if why:
@@ -213,12 +218,20 @@ def from_versions(repo: str, sha: str, parent: str, path: str, before: str, afte
     old, new, key, lines = rebench.window(before, after, fp, rebench.touched(fp))
     name = path.rsplit("/", 1)[-1]
     source = {"kind": "rebench", "repo": repo, "url": f"https://github.com/{repo}", "commit": sha,
-              "base_commit": parent, "path": path, "license": licence, "excerpt": {name: lines}}
+              "base_commit": parent, "path": path, "license": licence, "excerpt": {name: lines},
+              **fingerprint(before, after)}
     return Task(id=task_id(repo, sha), kind="bug",
                 question=f"This code is from {repo} ({path}). Review it: does it hold a bug? If it does, say which "
                          "lines hold it.",
                 files={name: old}, control={name: new}, answer={"lines": {name: key}},
                 source=dict(source, **(extra or {})))
+
+
+def fingerprint(before: str, after: str) -> dict:
+    """The sha256 and size of the two versions, as the forge serves their bytes (UTF-8)."""
+    raw = {"before": before.encode("utf-8"), "after": after.encode("utf-8")}
+    return {**{f"sha256_{k}": hashlib.sha256(v).hexdigest() for k, v in raw.items()},
+            **{f"bytes_{k}": len(v) for k, v in raw.items()}}
 
 
 def from_commit(clone: Path, repo: str, sha: str | Commit, licence: str | None = None, ext: str = ".py",
@@ -258,39 +271,12 @@ def scan(clone: Path, repo: str, rev: str = "HEAD", count: int = 500, since: str
             yield c, str(e)
 
 
-# ---- picks: fixes chosen once, built again the same way from a clone or from GitHub -------------------
+# ---- picks: fixes chosen once, built again the same way from a clone or from downloads (fetch.py) ----------
 
-PICK_FIELDS = ("repo", "commit", "base_commit", "path", "license", "date", "message", "evidence", "pull")
+PICK_FIELDS = ("repo", "commit", "base_commit", "path", "license", "date", "message", "evidence", "pull",
+               "sha256_before", "sha256_after", "bytes_before", "bytes_after")
 
 
 def pick_of(task: Task, **more) -> dict:
     """The entry of a picks file that builds this task again."""
     return {k: task.source[k] for k in PICK_FIELDS if k in task.source} | more
-
-
-def from_pick(pick: dict, clone: Path | None = None, files_base: str = rebench.RAW_FILES) -> Task:
-    """The task of one pick: from a clone's history (checked against what the pick says), or from the two
-    versions of its file downloaded from GitHub (raw files at the parent and at the fix)."""
-    missing = [k for k in ("repo", "commit", "base_commit", "path", "license") if not isinstance(pick.get(k), str)
-               or not pick[k]]
-    if missing:
-        raise RowSkipped("the pick has no " + ", ".join(missing))
-    if not REPO.fullmatch(pick["repo"]) or not all(re.fullmatch(r"[0-9a-f]{40}", pick[k]) for k in
-                                                    ("commit", "base_commit")):
-        raise RowSkipped("the pick's repo must be owner/name and its commits 40 hex digits")
-    extra = {k: pick[k] for k in ("date", "message", "evidence", "pull", "area") if k in pick}
-    if clone is not None:
-        task = from_commit(clone, pick["repo"], pick["commit"])
-        differs = [k for k in ("commit", "base_commit", "path", "license") if task.source.get(k) != pick[k]]
-        if differs:
-            raise RowSkipped(f"the clone's {', '.join(differs)} differ from the pick's")
-        task.source.update(extra)
-        return task
-    files = {}
-    for sha in (pick["base_commit"], pick["commit"]):
-        try:
-            files[sha] = rebench.fetch(f"{files_base}/{pick['repo']}/{sha}/{pick['path']}").decode("utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise RowSkipped(f"{pick['path']} could not be fetched at {sha[:12]}: {e}") from None
-    return from_versions(pick["repo"], pick["commit"], pick["base_commit"], pick["path"], files[pick["base_commit"]],
-                         files[pick["commit"]], pick["license"], extra)

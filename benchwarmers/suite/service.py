@@ -15,6 +15,7 @@ from ..errors import BadRequest, Conflict, NotFound
 from ..roster.registry import Registry
 from . import results as res
 from .asker import Pace, TaskAsker
+from .fetchjob import FetchJobs
 from .runner import Runner
 from .seedjob import SeedJobs
 from .tasks import load_all, select
@@ -39,6 +40,7 @@ class SuiteService:
         self.runner = Runner(self.store, self.tasks, TaskAsker(panel), lambda: settings()["suite_gap_seconds"],
                              lease=lambda: settings()["seat_timeout"] + 60, stopping=self.stopping)
         self.seeding = SeedJobs(home)                # planting bugs in the user's repos: a job, one at a time
+        self.fetching = FetchJobs(home)              # the picks of real fixes, downloaded: a job, one at a time
 
     def tasks(self) -> dict:
         return load_all(self.home)[0]
@@ -158,11 +160,17 @@ class SuiteService:
             raise
         return True
 
+    def stop_asking(self) -> None:
+        """The service is stopping: a run asks no further item. Called before the seats still out are hung up, so
+        the item cut off is the last one asked (close() then marks its run interrupted)."""
+        self.stopping.set()
+
     def close(self) -> None:
         """Stop after the call in flight; a run cut off here is marked interrupted so it can be resumed. A seeding
-        job stops at once (its tests are killed)."""
+        job stops at once (its tests are killed), a fetch after the file it is reading."""
         self.stopping.set()
         self.seeding.close()
+        self.fetching.close()
         self.wake.set()
         if self.worker is not None:
             self.worker.join(timeout=2)

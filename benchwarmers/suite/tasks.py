@@ -60,9 +60,12 @@ class Task:
                 "source": self.source, "status": self.status}
 
     def summary(self) -> dict:
+        """What a listing shows; a task of another project's code names it and its licence."""
+        s = self.source
         return {"id": self.id, "kind": self.kind, "purpose": self.purpose, "status": self.status,
-                "origin": self.origin, "files": sorted(self.files), "source": self.source.get("kind"),
-                "question": self.question}
+                "origin": self.origin, "files": sorted(self.files), "source": s.get("kind"),
+                "question": self.question, "repo": s.get("repo"), "commit": s.get("commit"),
+                "path": s.get("path"), "license": s.get("license")}
 
     def to_dict(self) -> dict:
         return dict(self.summary(), answer=self.answer, source=self.source, code=self.files, control=self.control)

@@ -1,9 +1,10 @@
 """Suite: start a run for a model or a collection, follow the open runs, the recent runs and each model's scores,
-and the draft claim tasks mined from verdicts, to accept or reject.
+the real-bug tasks (and the offer to fetch them), and the draft claim tasks mined from verdicts, to accept or reject.
 
-Read through GET /bench/suite, /bench/suite/runs and /bench/suite/tasks; changed through POST /bench/suite/runs,
-/bench/suite/runs/{id}/cancel, /bench/suite/mine, /bench/suite/tasks/{id}/accept and DELETE /bench/suite/tasks/{id},
-as `bench suite` does. suite.js follows the open runs by polling this page's JSON (a reload shows the same).
+Read through GET /bench/suite, /bench/suite/runs, /bench/suite/tasks and /bench/suite/fetch; changed through POST
+/bench/suite/runs, /bench/suite/runs/{id}/cancel, /bench/suite/fetch, /bench/suite/mine,
+/bench/suite/tasks/{id}/accept and DELETE /bench/suite/tasks/{id}, as `bench suite` does. suite.js follows the open
+runs and a running fetch by polling this page's JSON (a reload shows the same).
 """
 from __future__ import annotations
 
@@ -22,10 +23,11 @@ from ..render import when
 from ..web import Done, safe_local
 from ..widgets import chip, confirm, csrf, muted, post_button
 from .modelcards import score
+from .realbugs import FetchParts, fetch_bugs, real_card, real_data
 
 
-class SuitePageParts(SuiteViewParts, CollectionListParts, ModelListParts, Protocol):
-    """The suite's tasks and runs, with the collections and models a run may ask."""
+class SuitePageParts(SuiteViewParts, CollectionListParts, ModelListParts, FetchParts, Protocol):
+    """The suite's tasks, runs and fetches, with the collections and models a run may ask."""
 
 
 OPEN = ("queued", "running", "owed", "interrupted")
@@ -37,7 +39,8 @@ DRAFTS_SHOWN = 50
 def data(req, bench: SuitePageParts) -> dict:
     overview = overview_view(bench)
     runs = bench.suite.store.runs(None, None, 50)
-    drafts = tasks_view(bench, "draft")["tasks"][:DRAFTS_SHOWN]
+    listed = tasks_view(bench)["tasks"]
+    drafts = [t for t in listed if t["status"] == "draft"][:DRAFTS_SHOWN]
     return {"tasks": overview["tasks"], "problems": overview["problems"],
             "open": [r for r in runs if r["status"] in OPEN],
             "recent": [r for r in runs if r["status"] not in OPEN][:20],
@@ -45,7 +48,7 @@ def data(req, bench: SuitePageParts) -> dict:
             "drafts": [tasks_mod.get(bench.home, t["id"]).to_dict() for t in drafts],
             "models": [m["alias"] for m in models_view(bench)["models"] if m["status"] == "active"],
             "collections": [c["name"] for c in collections_view(bench)["collections"]],
-            "chosen": req.query.get("model") or None}
+            "chosen": req.query.get("model") or None, "real": real_data(bench, listed)}
 
 
 INTRO = trusted('<p class="lead">The suite asks a model questions with known answers: planted bugs beside their clean '
@@ -60,6 +63,7 @@ def render(d: dict, frame) -> tuple[str, Html]:
                      "without script, reload the page.</p>") if moving else ""
     return "Suite", html("$problems$intro$cards", problems=problems, intro=INTRO, cards=[
         card("Start a run", start_form(d, frame), anchor="start"),
+        real_card(d["real"], frame),
         card("Open runs", html("$f$runs", f=follow, runs=open_runs(d["open"], frame)), anchor="open"),
         card("Scores", scores_table(d["scores"]), anchor="scores"),
         card("Recent runs", recent_runs(d["recent"]), anchor="recent"),
@@ -206,8 +210,8 @@ def reject(req, bench: object, form) -> Done:
 
 
 ACTIONS = [("/suite/runs", start, "/suite"), ("/suite/runs/{id}/cancel", cancel, "/suite"),
-           ("/suite/mine", mine, "/suite"), ("/suite/tasks/{id}/accept", accept, "/suite"),
-           ("/suite/tasks/{id}/reject", reject, "/suite")]
+           ("/suite/fetch", fetch_bugs, "/suite"), ("/suite/mine", mine, "/suite"),
+           ("/suite/tasks/{id}/accept", accept, "/suite"), ("/suite/tasks/{id}/reject", reject, "/suite")]
 
 
 redirect = stays                 # always shows itself

@@ -1,6 +1,7 @@
 // The Suite pages: follow the queued and running runs by polling the page's own JSON (data-follow) and update each
 // one's status and progress in place; once one of them stops moving (done, failed, owed again ...), reload so its
-// scores and answers show. Text is set with textContent or built as DOM nodes; never with innerHTML.
+// scores and answers show. A running fetch of real bugs (data-follow-fetch) is followed the same way. Text is set
+// with textContent or built as DOM nodes; never with innerHTML.
 "use strict";
 (function () {
   function progress(run) {
@@ -51,8 +52,34 @@
     if (rows.length) setTimeout(poll, 1000);
   }
 
+  function followFetch(line) {
+    const bar = line.querySelector("progress");
+    const text = line.querySelector(".progress-text");
+    const counts = line.querySelector("[data-counts]");
+    async function poll() {
+      try {
+        const response = await fetch(line.dataset.followFetch,
+                                     { headers: { "Accept": "application/json" }, credentials: "same-origin" });
+        if (!response.ok) throw new Error(String(response.status));
+        const job = ((await response.json()).real || {}).job;
+        if (!job || String(job.id) !== line.dataset.fetchJob || job.status !== "running") {
+          window.location.reload();            // it ended: the page as it is now lists what it wrote and skipped
+          return;
+        }
+        bar.value = job.done;
+        text.textContent = job.done + " of " + job.total + " picks";
+        counts.textContent = ": " + job.written + " written, " + job.present + " already there, " + job.skipped +
+          " skipped";
+      } catch (err) { /* try again on the next tick */ }
+      setTimeout(poll, 1000);
+    }
+    setTimeout(poll, 1000);
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     const source = document.querySelector("[data-follow]");
     if (source && window.BW) follow(source);
+    const fetching = document.querySelector("[data-follow-fetch]");
+    if (fetching) followFetch(fetching);
   });
 })();
