@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.selection import HELD_OUT, KINDS, Member, Scenario, run_options  # noqa: E402  (after the path tweak)
 from benchwarmers.core import choose, evidence  # noqa: E402
 from benchwarmers.core.points import CONTESTED, Point, ranked, select  # noqa: E402
-from benchwarmers.core.rankings import drop  # noqa: E402
+from benchwarmers.core.rankings import Standing, drop  # noqa: E402
 
 HORIZONS = (400, 3000)
 RUNS = {400: 160, 3000: 40}
@@ -72,9 +72,8 @@ class Run:
     stats: dict = field(default_factory=dict)   # the record at the end, per member
 
 
-def blank() -> dict:
-    return {"asks": 0, "judged": 0, "useful": 0, "real_claims": 0, "false_claims": 0, "failures": 0,
-            "median_seconds": 1.0, "drop": None}
+def blank() -> Standing:
+    return Standing(median_seconds=1.0)
 
 
 def panel_points(stances: list[dict]) -> tuple[list[Point], dict]:
@@ -96,32 +95,36 @@ def panel_points(stances: list[dict]) -> tuple[list[Point], dict]:
 
 
 class Tally:
-    """The record of one run: Rankings.models' shape per member, and the evidence sequence record.drop reads."""
+    """The record of one run: a Standing per member as Rankings.models gives it, and the evidence sequence
+    record.drop reads."""
 
     def __init__(self, opts: Options):
         self.opts, self.stats, self.seen = opts, {}, {}
 
     def answer(self, alias: str, useful: bool) -> None:
         s = self.stats.setdefault(alias, blank())
-        s["judged"] += 1
-        s["useful"] += useful
+        s.useful += useful
+        s.not_useful += not useful
         self._saw(alias, s, int(useful), True)
 
     def claim(self, alias: str, real: bool) -> None:
         s = self.stats.setdefault(alias, blank())
-        s["real_claims" if real else "false_claims"] += 1
+        if real:
+            s.real_claims, s.point_real = s.real_claims + 1, s.point_real + 1
+        else:
+            s.false_claims, s.point_false = s.false_claims + 1, s.point_false + 1
         self._saw(alias, s, int(real), self.opts.drop_on == "all")
 
-    def _saw(self, alias: str, s: dict, outcome: int, counted: bool) -> None:
+    def _saw(self, alias: str, s: Standing, outcome: int, counted: bool) -> None:
         if not counted:
             return
         seen = self.seen.setdefault(alias, [])
         seen.append(outcome)
         if self.opts.drop_on == "all":
-            judged, good = s["judged"] + s["real_claims"] + s["false_claims"], s["useful"] + s["real_claims"]
+            judged, good = s.judged + s.point_claims, s.useful + s.point_real
         else:
-            judged, good = s["judged"], s["useful"]
-        s["drop"] = drop(judged, good, seen[-640:])
+            judged, good = s.judged, s.useful
+        s.drop = drop(judged, good, seen[-640:])
 
 
 def act(arm: str, tally: Tally, aliases: list, stances: list, useful: list, seat: int, unsure: bool,
@@ -259,8 +262,7 @@ def recorded(scenario: Scenario, horizon: int, runs: int, opts: Options) -> list
              "| member | true accuracy | judged claims (mean) | recorded claim accuracy (mean) |",
              "|---|---:|---:|---:|"]
     for m in sorted(scenario.members, key=lambda m: -m.accuracy):
-        got = [(r.stats.get(m.alias, blank())["real_claims"], r.stats.get(m.alias, blank())["false_claims"])
-               for r in done]
+        got = [(s.real_claims, s.false_claims) for s in (r.stats.get(m.alias, blank()) for r in done)]
         judged = [real + false for real, false in got]
         rates = [real / (real + false) for real, false in got if real + false]
         rate = f"{statistics.mean(rates):.2f}" if rates else "-"

@@ -104,8 +104,8 @@ def test_a_member_whose_points_start_failing_is_seen_to_drop(tmp_path):
             first = db.one("SELECT model FROM calls WHERE id = ?", (f"p{i:04d}-1",))["model"]
             judge(store, pid, first == fallen if i < 150 else first != fallen)
         stats = record.models("c0")[fallen]
-        assert stats["point_claims"] > 100 and stats["judged"] == 0
-        fell = stats["drop"]
-        assert fell is not None and fell["useful_rate"] < 0.25 and fell["before_rate"] > 0.9
+        assert stats.point_claims > 100 and stats.judged == 0
+        fell = stats.drop
+        assert fell is not None and fell.useful_rate < 0.25 and fell.before_rate > 0.9
     finally:
         db.close()

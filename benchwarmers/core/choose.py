@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .rankings import wilson
+from .rankings import Standing, wilson
 
 # Measured by benchmarks/selection.py (BENCHMARKS.md): the width of the optimism, z = sqrt(EXPLORE * ln N) with N
 # the judged answers of the members offered, and the useful and not-useful answers every member starts with.
@@ -25,16 +25,14 @@ class Ranked:
     why: str
 
 
-def evidence(s: dict) -> tuple[float, float]:
+def evidence(s: Standing) -> tuple[float, float]:
     """(judged, good) of a member: its judged answers and its judged claims at CLAIM_WEIGHT each; good counts the
     useful answers and the real claims."""
-    real, false = s.get("real_claims", 0), s.get("false_claims", 0)
-    return s.get("judged", 0) + CLAIM_WEIGHT * (real + false), s.get("useful", 0) + CLAIM_WEIGHT * real
+    return s.judged + CLAIM_WEIGHT * s.judged_claims, s.useful + CLAIM_WEIGHT * s.real_claims
 
 
-def rank(aliases: list[str], stats: dict[str, dict]) -> list[Ranked]:
-    """Order members best first, from the record (Rankings.models: judged, useful, real_claims, false_claims, drop,
-    failures, median_seconds).
+def rank(aliases: list[str], stats: dict[str, Standing]) -> list[Ranked]:
+    """Order members best first, from the record (Rankings.models: each a Standing; a member it lacks has none).
 
     Only judged evidence counts: an answer nobody judged neither helps nor hurts a member. A judged claim (real or
     false) counts as CLAIM_WEIGHT of a judged answer (useful or not). A member with no judged answer or claim yet
@@ -44,30 +42,29 @@ def rank(aliases: list[str], stats: dict[str, dict]) -> list[Ranked]:
     the benefit of the doubt until its verdicts say otherwise, a poor member's turns shrink to a few. A member
     whose latest evidence clearly fell below its record (the record's `drop`, over what the record gives it) is
     judged on that alone. Then the failure rate, then the median seconds."""
-    known = sum(evidence(stats.get(a, {}))[0] for a in aliases)
+    none = Standing()
+    known = sum(evidence(stats.get(a, none))[0] for a in aliases)
     z = math.sqrt(EXPLORE * math.log(max(known, 3)))
-    out = [_rank_one(alias, stats.get(alias, {}), z) for alias in aliases]
+    out = [_rank_one(alias, stats.get(alias, none), z) for alias in aliases]
     out.sort(key=lambda r: r.score, reverse=True)
     return out
 
 
-def _rank_one(alias: str, s: dict, z: float) -> Ranked:
-    (judged, useful), fell = evidence(s), s.get("drop")
-    asks = s.get("asks", 0)
-    fail_rate = s.get("failures", 0) / asks if asks else 0.0
-    speed = s.get("median_seconds") or 0.0
+def _rank_one(alias: str, s: Standing, z: float) -> Ranked:
+    (judged, useful), fell = evidence(s), s.drop
+    fail_rate = s.failures / s.asks if s.asks else 0.0
+    speed = s.median_seconds or 0.0
     tail = f"failures {fail_rate:.0%}, median {speed:.1f} s"
     if not judged:
         return Ranked(alias, (1, 1.0, -fail_rate, -speed),
                       f"{alias}: no judged answers yet, nor claims, so it goes first; {tail}")
-    said = f"useful {s.get('useful', 0)}/{s.get('judged', 0)}"
-    real, false = s.get("real_claims", 0), s.get("false_claims", 0)
-    if real + false:
-        said += f", claims held {real}/{real + false}"
+    said = f"useful {s.useful}/{s.judged}"
+    if s.judged_claims:
+        said += f", claims held {s.real_claims}/{s.judged_claims}"
     if fell:
-        judged, useful = fell["judged"], fell["useful"]
-        said += (f", but only {useful}/{judged} of its latest, a clear drop from {fell['before_useful']}/"
-                 f"{fell['before_judged']} before: judged on the latest")
+        judged, useful = fell.judged, fell.useful
+        said += (f", but only {useful}/{judged} of its latest, a clear drop from {fell.before_useful}/"
+                 f"{fell.before_judged} before: judged on the latest")
     ub = wilson(useful + PRIOR, judged + 2 * PRIOR, z)[1]
     why = f"{alias}: {said} (upper bound {ub:.2f} at z={z:.1f}); {tail}"
     return Ranked(alias, (0, ub, -fail_rate, -speed), why)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..canonical import OK, Ask, Message, PanelReply, Text
 from ..roster.registry import Model, Registry
 from .collection import Collection
-from .rankings import Rankings, wilson_lower
+from .rankings import Rankings, Standing, wilson_lower
 
 INSTRUCTIONS = (
     "You are the merge step of a panel of language models. Several models answered the same question; their "
@@ -23,9 +23,8 @@ def choose(collection: Collection | None, setting: str | None, registry: Registr
     answered = [s.model for s in reply.seats if s.status == OK and s.model in models]
     if not answered:
         return None
-    stats = record.models(collection.name if collection else None)
-    return models[max(answered, key=lambda a: wilson_lower(stats.get(a, {}).get("useful", 0),
-                                                          stats.get(a, {}).get("judged", 0)))]
+    stats, none = record.models(collection.name if collection else None), Standing()
+    return models[max(answered, key=lambda a: wilson_lower(stats.get(a, none).useful, stats.get(a, none).judged))]
 
 
 def merge_ask(original: Ask, reply: PanelReply) -> Ask:

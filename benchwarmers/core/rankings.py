@@ -6,6 +6,7 @@ import itertools
 import math
 import statistics
 import threading
+from dataclasses import dataclass
 from typing import Callable
 
 from ..store import Database, standings
@@ -17,6 +18,83 @@ DROP_Z = 4.0          # how clear a drop must be: at 3 false alarms cost more th
 DROP_BEFORE = 20      # judged answers needed before the span, to compare with
 # The "confidently wrong" flag: measured by benchmarks/confidently_wrong.py (BENCHMARKS.md).
 WRONG_MIN_FALSE = 3   # fewer false claims than this is too little evidence to flag anyone
+# A Standing's counts, summed from the kept standings' columns of the same names (store/standings.py).
+COUNTED = ("asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims", "point_real",
+           "point_false")
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """A clear fall in a member's latest judged evidence against its record before it (`drop`)."""
+    judged: int             # the span: its latest judged answers and point claims
+    useful: int             # of them, the useful answers and real claims
+    before_judged: int      # the same before the span
+    before_useful: int
+
+    @property
+    def useful_rate(self) -> float | None:
+        return rate(self.useful, self.judged)
+
+    @property
+    def before_rate(self) -> float | None:
+        return rate(self.before_useful, self.before_judged)
+
+    def to_dict(self) -> dict:
+        return {"judged": self.judged, "useful": self.useful, "useful_rate": self.useful_rate,
+                "before_judged": self.before_judged, "before_useful": self.before_useful,
+                "before_rate": self.before_rate}
+
+
+@dataclass(slots=True)
+class Standing:
+    """A model's record, overall, in a collection or over some (Rankings.models): its counts, and what is read from
+    them. Mutable only so a simulation (benchmarks/) can tally one as it goes; the service makes one per read."""
+    asks: int = 0
+    answers: int = 0
+    failures: int = 0
+    useful: int = 0             # judged answers, useful or not
+    not_useful: int = 0
+    real_claims: int = 0        # judged claims, real or false: listed in answer verdicts or given by judged points
+    false_claims: int = 0
+    point_real: int = 0         # of those, the ones judged points gave
+    point_false: int = 0
+    confidently_wrong: bool = False
+    median_seconds: float | None = None
+    drop: Drop | None = None
+
+    @property
+    def judged(self) -> int:
+        return self.useful + self.not_useful
+
+    @property
+    def judged_claims(self) -> int:
+        return self.real_claims + self.false_claims
+
+    @property
+    def point_claims(self) -> int:
+        return self.point_real + self.point_false
+
+    @property
+    def useful_rate(self) -> float | None:
+        return rate(self.useful, self.judged)
+
+    @property
+    def useful_interval(self) -> list | None:
+        return [round(x, 3) for x in wilson(self.useful, self.judged)] if self.judged else None
+
+    @property
+    def false_claim_rate(self) -> float | None:
+        return rate(self.false_claims, self.judged_claims)
+
+    def to_dict(self) -> dict:
+        """As the API serves it (GET /bench/record, a model's `record`)."""
+        return {"asks": self.asks, "answers": self.answers, "failures": self.failures, "useful": self.useful,
+                "not_useful": self.not_useful, "real_claims": self.real_claims, "false_claims": self.false_claims,
+                "judged": self.judged, "point_claims": self.point_claims, "point_real": self.point_real,
+                "useful_rate": self.useful_rate, "useful_interval": self.useful_interval,
+                "judged_claims": self.judged_claims, "false_claim_rate": self.false_claim_rate,
+                "confidently_wrong": self.confidently_wrong, "median_seconds": self.median_seconds,
+                "drop": self.drop.to_dict() if self.drop else None}
 
 
 class Rankings:
@@ -31,27 +109,27 @@ class Rankings:
         self._drops: dict = {}      # (model, scopes) -> (the judged windows' versions, the drop found in them)
         self._lock = threading.Lock()
 
-    def models(self, collection: str | tuple | None = None) -> dict[str, dict]:
+    def models(self, collection: str | tuple | None = None) -> dict[str, Standing]:
         """Per model, over every collection, one (a name) or some (a tuple of names)."""
         scopes = None if not collection and not isinstance(collection, tuple) else \
             (collection,) if isinstance(collection, str) else tuple(collection)
         wrong_ratio = self.settings()["confidently_wrong_ratio"]
         sums: dict[str, list] = {}
         times: dict[str, list] = {}
-        names = standings.COUNTS + standings.POINT_COUNTS
         for r in standings.standing_rows(self.db, scopes):
-            total = sums.setdefault(r["model"], [0] * len(names))
-            for i, name in enumerate(names):
+            total = sums.setdefault(r["model"], [0] * len(COUNTED))
+            for i, name in enumerate(COUNTED):
                 total[i] += r[name]
             times.setdefault(r["model"], []).append(standings.speeds(r["speeds"]))
         versions = self._versions(scopes)
         out = {}
         for model, total in sums.items():
-            d = figures(dict(zip(names, total)), wrong_ratio)
+            s = Standing(*total)
+            s.confidently_wrong = confidently_wrong(s.real_claims, s.false_claims, wrong_ratio)
             latest = latest_of(times[model], standings.SPEED_WINDOW)
-            d["median_seconds"] = round(statistics.median(s for _, s in latest), 3) if latest else None
-            d["drop"] = self._drop(model, scopes, d, versions.get(model, ()))
-            out[model] = d
+            s.median_seconds = round(statistics.median(x for _, x in latest), 3) if latest else None
+            s.drop = self._drop(model, scopes, s, versions.get(model, ()))
+            out[model] = s
         return out
 
     def _versions(self, scopes: tuple | None) -> dict[str, tuple]:
@@ -61,11 +139,11 @@ class Rankings:
             out.setdefault(r["model"], []).append((r["scope"], r["version"]))
         return {m: tuple(sorted(v)) for m, v in out.items()}
 
-    def _drop(self, model: str, scopes: tuple | None, d: dict, versions: tuple) -> dict | None:
+    def _drop(self, model: str, scopes: tuple | None, s: Standing, versions: tuple) -> Drop | None:
         """A drop in the latest judged evidence: the judged windows hold judged answers and point claims together
         (1 useful or real, 0 not), by the moment of the answer (benchmarks/points.py: read on answers alone, a member
         judged mostly by its points was seen to fall late)."""
-        judged, good = d["judged"] + d["point_claims"], d["useful"] + d["point_real"]
+        judged, good = s.judged + s.point_claims, s.useful + s.point_real
         if judged < DROP_SPANS[0] + DROP_BEFORE:
             return None
         key = (model, scopes)
@@ -86,9 +164,14 @@ class Rankings:
         cols = [r["scope"] for r in self.db.query(
             "SELECT DISTINCT scope FROM standings WHERE scope != ? ORDER BY scope", (standings.NONE,))]
         if reach is None:
-            return {"models": self.models(), "collections": {c: self.models(c) for c in cols}}
+            return {"models": served(self.models()), "collections": {c: served(self.models(c)) for c in cols}}
         mine = tuple(sorted(c for c in cols if reach(c)))
-        return {"models": self.models(mine), "collections": {c: self.models(c) for c in mine}}
+        return {"models": served(self.models(mine)), "collections": {c: served(self.models(c)) for c in mine}}
+
+
+def served(found: dict[str, Standing]) -> dict[str, dict]:
+    """Rankings.models as the API serves it."""
+    return {model: s.to_dict() for model, s in found.items()}
 
 
 def latest_of(windows: list, size: int) -> list:
@@ -99,25 +182,11 @@ def latest_of(windows: list, size: int) -> list:
     return sorted(itertools.chain.from_iterable(windows))[-size:]
 
 
-def figures(d: dict, wrong_ratio: float) -> dict:
-    """A standing's counts (store/standings.py's COUNTS) with the rates and flags read from them."""
-    point_real, point_false = d.get("point_real", 0), d.get("point_false", 0)
-    d = {k: d[k] for k in ("asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims")}
-    d["judged"] = d["useful"] + d["not_useful"]
-    d["point_claims"], d["point_real"] = point_real + point_false, point_real   # of the judged claims, from points
-    d["useful_rate"] = rate(d["useful"], d["judged"])
-    d["useful_interval"] = [round(x, 3) for x in wilson(d["useful"], d["judged"])] if d["judged"] else None
-    d["judged_claims"] = d["real_claims"] + d["false_claims"]
-    d["false_claim_rate"] = rate(d["false_claims"], d["judged_claims"])
-    d["confidently_wrong"] = confidently_wrong(d["real_claims"], d["false_claims"], wrong_ratio)
-    return d
-
-
 def rate(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
-def drop(judged: int, useful: int, recent: list[int]) -> dict | None:
+def drop(judged: int, useful: int, recent: list[int]) -> Drop | None:
     """A clear fall in a member's latest judged answers against its record before them (a model swapped upstream).
 
     `recent` is its latest judged answers, oldest first (1 useful, 0 not), `judged` and `useful` its whole record.
@@ -139,8 +208,7 @@ def drop(judged: int, useful: int, recent: list[int]) -> dict | None:
     if best is None:
         return None
     _, span, now = best
-    return {"judged": span, "useful": now, "useful_rate": rate(now, span), "before_judged": judged - span,
-            "before_useful": useful - now, "before_rate": rate(useful - now, judged - span)}
+    return Drop(span, now, judged - span, useful - now)
 
 
 def confidently_wrong(real: int, false: int, ratio: float) -> bool:

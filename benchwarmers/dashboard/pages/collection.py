@@ -7,6 +7,7 @@ from typing import Protocol
 from ...api.collection import CollectionParts, overview_view
 from ...api.models import ModelListParts, models_view
 from ...catalog.roles import PURPOSES, unfit
+from ...core.rankings import served
 from ...names import DESCRIPTION_MOST
 from ...server.gatewaykeys import enforcement
 from ...words import plural
@@ -34,7 +35,7 @@ def data(req, bench: CollectionPageParts) -> dict:
          "collection": None, "record": {}}
     if name != NEW:
         d["collection"] = overview_view(bench, name)
-        d["record"] = bench.rankings.models(name)
+        d["record"] = served(bench.rankings.models(name))
     return d
 
 
