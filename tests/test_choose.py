@@ -129,13 +129,13 @@ def test_judged_claims_count_as_evidence_beside_judged_answers():
 
 
 def test_a_claim_weighs_claim_weight_of_an_answer(monkeypatch):
-    from benchwarmers.core import choose
-    assert 0 < choose.CLAIM_WEIGHT <= 1
-    monkeypatch.setattr(choose, "CLAIM_WEIGHT", 1.0)
-    assert choose.evidence(claims(3, 4, 5, 1)) == (10.0, 8.0)
-    monkeypatch.setattr(choose, "CLAIM_WEIGHT", 0.5)
-    assert choose.evidence(claims(3, 4, 5, 1)) == (7.0, 5.5)
-    monkeypatch.setattr(choose, "CLAIM_WEIGHT", 0.0)             # claims ignored: the rule before points
+    from benchwarmers.core import evidence
+    assert 0 < evidence.CLAIM_WEIGHT <= 1
+    monkeypatch.setattr(evidence, "CLAIM_WEIGHT", 1.0)
+    assert claims(3, 4, 5, 1).evidence == (10.0, 8.0)
+    monkeypatch.setattr(evidence, "CLAIM_WEIGHT", 0.5)
+    assert claims(3, 4, 5, 1).evidence == (7.0, 5.5)
+    monkeypatch.setattr(evidence, "CLAIM_WEIGHT", 0.0)           # claims ignored: the rule before points
     assert order({"held": claims(6, 10, 30, 2), "broke": claims(7, 10, 3, 29)}) == ["broke", "held"]
 
 

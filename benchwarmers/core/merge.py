@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..canonical import OK, Ask, Message, PanelReply, Text
 from ..roster.registry import Model, Registry
 from .collection import Collection
-from .rankings import Rankings, Standing, wilson_lower
+from .rankings import Rankings, Standing
 
 INSTRUCTIONS = (
     "You are the merge step of a panel of language models. Several models answered the same question; their "
@@ -15,7 +15,8 @@ INSTRUCTIONS = (
 
 def choose(collection: Collection | None, setting: str | None, registry: Registry, record: Rankings,
            reply: PanelReply) -> Model | None:
-    """The collection's merge model, else the setting, else the member with the best record, else any that answered."""
+    """The collection's merge model, else the setting, else the member with the best record (its judged answers and
+    claims, at the lower bound of their Wilson interval), else any that answered."""
     models = registry.models()
     for name in (collection.merge_model if collection else None, setting):
         if name and name in models and models[name].active:
@@ -24,7 +25,7 @@ def choose(collection: Collection | None, setting: str | None, registry: Registr
     if not answered:
         return None
     stats, none = record.models(collection.name if collection else None), Standing()
-    return models[max(answered, key=lambda a: wilson_lower(stats.get(a, none).useful, stats.get(a, none).judged))]
+    return models[max(answered, key=lambda a: stats.get(a, none).lower_bound())]
 
 
 def merge_ask(original: Ask, reply: PanelReply) -> Ask:

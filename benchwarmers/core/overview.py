@@ -5,9 +5,10 @@ from ..catalog import Catalog
 from ..roster.registry import Model
 from ..words import plural
 from .collection import Collection
-from .rankings import Standing, wilson_lower
+from .rankings import Standing
 
-# An explorer earns a member's seat with this many answers judged here and a pessimistic useful rate this high.
+# An explorer earns a member's seat with this much judged evidence here (answers, and claims at CLAIM_WEIGHT of one)
+# and a pessimistic good share this high (Standing.lower_bound).
 PROMOTE_JUDGED, PROMOTE_LOWER = 5, 0.5
 
 
@@ -77,11 +78,18 @@ def suggestions(collection: Collection, models: dict[str, Model], here: dict[str
         model = models.get(alias)
         if alias in collection.members or model is None or not model.active:
             continue
-        if rec.judged >= PROMOTE_JUDGED and wilson_lower(rec.useful, rec.judged) >= PROMOTE_LOWER:
+        if rec.evidence[0] >= PROMOTE_JUDGED and rec.lower_bound() >= PROMOTE_LOWER:
             out.append({"kind": "promote", "model": alias,
-                        "text": f"{alias} was judged useful in {rec.useful} of "
-                                f"{plural(rec.judged, 'answer')} here: it has earned a member's seat."})
+                        "text": f"{alias} has earned a member's seat here: {earned(rec)}."})
     return out
+
+
+def earned(rec: Standing) -> str:
+    """A promoted explorer's evidence in words: its judged answers, its judged claims, or both."""
+    said = [f"judged useful in {rec.useful} of {plural(rec.judged, 'answer')}"] if rec.judged else []
+    if rec.judged_claims:
+        said.append(f"{rec.real_claims} of its {plural(rec.judged_claims, 'judged claim')} held")
+    return ", and ".join(said)
 
 
 def overview(collection: Collection, models: dict[str, Model], here: dict[str, Standing],
