@@ -3,7 +3,7 @@
     python benchmarks/points.py                 # 12 scenarios at 400 and 3,000 conversations, a few minutes
     python benchmarks/points.py --quick         # smoke run: 3 runs of each, seconds
     python benchmarks/points.py --scenario degrade --conversations 3000 --runs 10
-    python benchmarks/points.py --held-out      # other scenarios, not used to choose choose.CLAIM_WEIGHT
+    python benchmarks/points.py --held-out      # other scenarios, not used to choose evidence.CLAIM_WEIGHT
     python benchmarks/points.py --claim-weight 1                     # the same code at another weight
     python benchmarks/points.py --drop-on answers                    # the drop check as it was before point claims
     python benchmarks/points.py --cost          # the referee's calls, tokens and added latency in a running service
@@ -19,7 +19,8 @@ random), in the "points" arm a verdict on the panel's first contested point (cor
 real or false claim for every seat that took a side), or a seat verdict when no point is contested. Both arms play
 the same draws (the questions, every member's stances and answers, which panels get an action, the seat a seat
 verdict goes to). After each panel, route mode's pick is core.choose.rank(...)[0] on the record so far, with the
-record's drop from core.rankings.drop; regret is the accuracy of the best member present minus the pick's, summed.
+record's drop from core.rankings.drop (in both a judged claim weighs core.evidence.CLAIM_WEIGHT of a judged answer);
+regret is the accuracy of the best member present minus the pick's, summed.
 "Settled" counts the conversations after the best member last changed (a newcomer's arrival, a member's fall, else
 the start) until route mode's pick is the best member in at least 90% of the runs, over every window of
 SETTLE_WINDOW conversations to the end; user actions to settle are the actions taken in those conversations.
@@ -40,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.selection import HELD_OUT, KINDS, Member, Scenario, run_options  # noqa: E402  (after the path tweak)
 from benchwarmers.core import choose, evidence  # noqa: E402
 from benchwarmers.core.points import CONTESTED, Point, ranked, select  # noqa: E402
-from benchwarmers.core.rankings import drop  # noqa: E402
+from benchwarmers.core.rankings import CLAIM, Standing, drop  # noqa: E402
 
 HORIZONS = (400, 3000)
 RUNS = {400: 160, 3000: 40}
@@ -72,9 +73,8 @@ class Run:
     stats: dict = field(default_factory=dict)   # the record at the end, per member
 
 
-def blank() -> dict:
-    return {"asks": 0, "judged": 0, "useful": 0, "real_claims": 0, "false_claims": 0, "failures": 0,
-            "median_seconds": 1.0, "drop": None}
+def blank() -> Standing:
+    return Standing(median_seconds=1.0)
 
 
 def panel_points(stances: list[dict]) -> tuple[list[Point], dict]:
@@ -96,32 +96,33 @@ def panel_points(stances: list[dict]) -> tuple[list[Point], dict]:
 
 
 class Tally:
-    """The record of one run: Rankings.models' shape per member, and the evidence sequence record.drop reads."""
+    """The record of one run: a Standing per member as Rankings.models gives it, and the evidence sequence
+    record.drop reads."""
 
     def __init__(self, opts: Options):
         self.opts, self.stats, self.seen = opts, {}, {}
 
     def answer(self, alias: str, useful: bool) -> None:
         s = self.stats.setdefault(alias, blank())
-        s["judged"] += 1
-        s["useful"] += useful
+        s.useful += useful
+        s.not_useful += not useful
         self._saw(alias, s, int(useful), True)
 
     def claim(self, alias: str, real: bool) -> None:
         s = self.stats.setdefault(alias, blank())
-        s["real_claims" if real else "false_claims"] += 1
-        self._saw(alias, s, int(real), self.opts.drop_on == "all")
+        if real:
+            s.real_claims, s.point_real = s.real_claims + 1, s.point_real + 1
+        else:
+            s.false_claims, s.point_false = s.false_claims + 1, s.point_false + 1
+        self._saw(alias, s, CLAIM + int(real), self.opts.drop_on == "all")
 
-    def _saw(self, alias: str, s: dict, outcome: int, counted: bool) -> None:
+    def _saw(self, alias: str, s: Standing, outcome: int, counted: bool) -> None:
         if not counted:
             return
         seen = self.seen.setdefault(alias, [])
         seen.append(outcome)
-        if self.opts.drop_on == "all":
-            judged, good = s["judged"] + s["real_claims"] + s["false_claims"], s["useful"] + s["real_claims"]
-        else:
-            judged, good = s["judged"], s["useful"]
-        s["drop"] = drop(judged, good, seen[-640:])
+        claims = (s.point_claims, s.point_real) if self.opts.drop_on == "all" else (0, 0)
+        s.drop = drop(s.judged, s.useful, seen[-640:], *claims)
 
 
 def act(arm: str, tally: Tally, aliases: list, stances: list, useful: list, seat: int, unsure: bool,
@@ -259,8 +260,7 @@ def recorded(scenario: Scenario, horizon: int, runs: int, opts: Options) -> list
              "| member | true accuracy | judged claims (mean) | recorded claim accuracy (mean) |",
              "|---|---:|---:|---:|"]
     for m in sorted(scenario.members, key=lambda m: -m.accuracy):
-        got = [(r.stats.get(m.alias, blank())["real_claims"], r.stats.get(m.alias, blank())["false_claims"])
-               for r in done]
+        got = [(s.real_claims, s.false_claims) for s in (r.stats.get(m.alias, blank()) for r in done)]
         judged = [real + false for real, false in got]
         rates = [real / (real + false) for real, false in got if real + false]
         rate = f"{statistics.mean(rates):.2f}" if rates else "-"
@@ -273,8 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     run_options(parser, [*KINDS, "five"])
     parser.add_argument("--held-out", action="store_true", help="benchmarks/selection.py's held-out scenarios "
                         "and a five-member one, instead")
-    parser.add_argument("--claim-weight", type=float, help=f"try choose.CLAIM_WEIGHT at this value (now "
-                        f"{choose.CLAIM_WEIGHT})")
+    parser.add_argument("--claim-weight", type=float, help=f"try evidence.CLAIM_WEIGHT at this value (now "
+                        f"{evidence.CLAIM_WEIGHT})")
     parser.add_argument("--drop-on", choices=("answers", "all"), default="all", help="what the drop check "
                         "reads: every judged answer and claim (as the record does; default) or judged answers only "
                         "(as it did before point claims)")
@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.claim_weight is not None:
         if not (math.isfinite(args.claim_weight) and args.claim_weight >= 0):
             parser.error("--claim-weight must be a number, 0 or more")
-        choose.CLAIM_WEIGHT = args.claim_weight        # this process only: the same code at another constant
+        evidence.CLAIM_WEIGHT = args.claim_weight      # this process only: the same code at another constant
     if not 0 <= args.cant_tell < 1:
         parser.error("--cant-tell must be at least 0 and below 1")
     horizons = args.conversations or list(HORIZONS)
@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     if not scenarios:
         parser.error("no scenario starts with " + " or ".join(args.scenario))
     opts = Options(args.drop_on, args.purpose, args.cant_tell)
-    print(f"choose.CLAIM_WEIGHT {choose.CLAIM_WEIGHT}, EXPLORE {choose.EXPLORE}, PRIOR {choose.PRIOR}; drop check on "
+    print(f"evidence.CLAIM_WEIGHT {evidence.CLAIM_WEIGHT}, EXPLORE {choose.EXPLORE}, PRIOR {choose.PRIOR}; drop check on "
           f"{'judged answers' if opts.drop_on == 'answers' else 'every judged answer and claim'}; purpose "
           f"{opts.purpose or 'none'}; can't tell {opts.cant_tell:.0%}. {TOPICS} topics a question, each spoken to "
           f"with the chance {ADDRESS}.\n")

@@ -7,7 +7,7 @@
     python benchmarks/selection.py --explore 2 --drop-z 3    # the same rule at other constants
 
 Members have hidden accuracies (the chance an answer is useful). Each conversation the router picks one member from
-the record so far, in the shape Rankings.models gives it (judged, useful, drop, asks, failures, median_seconds);
+the record so far, as Rankings.models gives it (a Standing: its judged answers, asks, failures, median seconds, drop);
 the member answers; with the scenario's judging rate a verdict arrives and joins the record. The pick is
 core.choose.rank's first and the drop is core.rankings.drop, the service's own code: a change to the rule is measured
 by the next run. Thompson sampling (Beta(1 + useful, 1 + not useful), a uniform pick 10% of the time) plays the same
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchwarmers.core import choose, rankings as record_module  # noqa: E402  (after the path tweak above)
 from benchwarmers.core.choose import rank  # noqa: E402
-from benchwarmers.core.rankings import drop  # noqa: E402
+from benchwarmers.core.rankings import Standing, drop  # noqa: E402
 
 HORIZONS = (400, 3000)
 RUNS = {400: 160, 3000: 40}   # the short horizon is cheap and noisier: more runs
@@ -88,8 +88,8 @@ def thompson(aliases: list, record: dict, rng: random.Random, explore: float = 0
         return rng.choice(aliases)
 
     def draw(alias: str) -> float:
-        s = record.get(alias, {})
-        return rng.betavariate(1 + s.get("useful", 0), 1 + s.get("judged", 0) - s.get("useful", 0))
+        s = record.get(alias) or Standing()
+        return rng.betavariate(1 + s.useful, 1 + s.not_useful)
     return max(aliases, key=draw)
 
 
@@ -109,7 +109,7 @@ def simulate(scenario: Scenario, policy, horizon: int, seed: int) -> Run:
     choices = random.Random(f"{scenario.name}/{horizon}/{seed}/{policy.__name__}")
     members = list(scenario.members)
     world.shuffle(members)
-    record: dict[str, dict] = {}
+    record: dict[str, Standing] = {}
     verdicts: dict[str, list] = {}
     regret, best_picks, last_quarter = 0.0, 0, horizon - horizon // 4
     for t in range(horizon):
@@ -121,16 +121,15 @@ def simulate(scenario: Scenario, policy, horizon: int, seed: int) -> Run:
         best = max(m.at(t, horizon) for m in present)
         regret += best - member.at(t, horizon)
         best_picks += t >= last_quarter and member.at(t, horizon) == best
-        s = record.setdefault(pick, {"asks": 0, "judged": 0, "useful": 0, "failures": 0, "median_seconds": 1.0,
-                                     "drop": None})
-        s["asks"] += 1
+        s = record.setdefault(pick, Standing(median_seconds=1.0))
+        s.asks += 1
         if judged:
             useful = int(draws[pick] < member.at(t, horizon))
             outcomes = verdicts.setdefault(pick, [])
             outcomes.append(useful)
-            s["judged"] += 1
-            s["useful"] += useful
-            s["drop"] = drop(s["judged"], s["useful"], outcomes)
+            s.useful += useful
+            s.not_useful += 1 - useful
+            s.drop = drop(s.judged, s.useful, outcomes)
     return Run(regret, best_picks / (horizon - last_quarter))
 
 

@@ -1,12 +1,12 @@
 """Route mode's ranking of members by record: only judged answers count, newcomers go first, a drop is noticed."""
 from benchwarmers.core.choose import rank
-from benchwarmers.core.rankings import DROP_SPANS, confidently_wrong, drop
+from benchwarmers.core.rankings import DROP_SPANS, Drop, Standing, confidently_wrong, drop
 
 
 def stats(useful: int, judged: int, asks: int | None = None, failures: int = 0, seconds: float = 1.0,
-          fell: dict | None = None) -> dict:
-    return {"useful": useful, "judged": judged, "asks": judged if asks is None else asks, "failures": failures,
-            "median_seconds": seconds, "drop": fell}
+          fell: Drop | None = None, real: int = 0, false: int = 0) -> Standing:
+    return Standing(useful=useful, not_useful=judged - useful, asks=judged if asks is None else asks,
+                    failures=failures, median_seconds=seconds, drop=fell, real_claims=real, false_claims=false)
 
 
 def order(members: dict) -> list[str]:
@@ -52,14 +52,14 @@ def test_a_degraded_member_loses_its_lead():
     history = before + after
     judged, useful = len(history), sum(history)
     fell = drop(judged, useful, history)
-    assert fell is not None and fell["judged"] in (40, 80) and fell["useful_rate"] <= 0.5
-    assert fell["before_judged"] == judged - fell["judged"]
+    assert fell is not None and fell.judged in (40, 80) and fell.useful_rate <= 0.5
+    assert fell.before_judged == judged - fell.judged
     steady = stats(180, 300)
     # on its whole record (78% useful) it would still lead; judged on its latest answers it does not
     assert order({"swapped": stats(useful, judged), "steady": steady})[0] == "swapped"
     ranked = rank(["swapped", "steady"], {"swapped": stats(useful, judged, fell=fell), "steady": steady})
     assert ranked[0].alias == "steady"
-    assert "a clear drop" in ranked[1].why and f"{fell['useful']}/{fell['judged']}" in ranked[1].why
+    assert "a clear drop" in ranked[1].why and f"{fell.useful}/{fell.judged}" in ranked[1].why
 
 
 def test_no_drop_in_a_steady_record_or_a_short_one():
@@ -72,8 +72,8 @@ def test_no_drop_in_a_steady_record_or_a_short_one():
 def test_a_drop_is_found_where_it_began():
     history = pattern(9, 10, 60) + [0, 0, 1, 0, 0] * 32             # 90% for 600, then 20% for 160
     fell = drop(len(history), sum(history), history[-DROP_SPANS[-1]:])  # the record keeps the latest 640
-    assert fell == {"judged": 160, "useful": 32, "useful_rate": 0.2, "before_judged": 600, "before_useful": 540,
-                    "before_rate": 0.9}
+    assert fell.to_dict() == {"judged": 160, "useful": 32, "useful_rate": 0.2, "before_judged": 600,
+                              "before_useful": 540, "before_rate": 0.9}
 
 
 def test_failures_then_speed_break_ties():
@@ -114,8 +114,8 @@ def test_the_rule_stays_no_worse_than_thompson_where_the_benchmark_measures_it()
         assert got.mean <= 0, f"{name}: ours - Thompson is {got.mean:+.1f} (± {got.noise:.1f})"
 
 
-def claims(useful: int, judged: int, real: int, false: int, **kw) -> dict:
-    return dict(stats(useful, judged, **kw), real_claims=real, false_claims=false)
+def claims(useful: int, judged: int, real: int, false: int, **kw) -> Standing:
+    return stats(useful, judged, real=real, false=false, **kw)
 
 
 def test_judged_claims_count_as_evidence_beside_judged_answers():
@@ -129,13 +129,13 @@ def test_judged_claims_count_as_evidence_beside_judged_answers():
 
 
 def test_a_claim_weighs_claim_weight_of_an_answer(monkeypatch):
-    from benchwarmers.core import choose
-    assert 0 < choose.CLAIM_WEIGHT <= 1
-    monkeypatch.setattr(choose, "CLAIM_WEIGHT", 1.0)
-    assert choose.evidence(claims(3, 4, 5, 1)) == (10.0, 8.0)
-    monkeypatch.setattr(choose, "CLAIM_WEIGHT", 0.5)
-    assert choose.evidence(claims(3, 4, 5, 1)) == (7.0, 5.5)
-    monkeypatch.setattr(choose, "CLAIM_WEIGHT", 0.0)             # claims ignored: the rule before points
+    from benchwarmers.core import evidence
+    assert 0 < evidence.CLAIM_WEIGHT <= 1
+    monkeypatch.setattr(evidence, "CLAIM_WEIGHT", 1.0)
+    assert claims(3, 4, 5, 1).evidence == (10.0, 8.0)
+    monkeypatch.setattr(evidence, "CLAIM_WEIGHT", 0.5)
+    assert claims(3, 4, 5, 1).evidence == (7.0, 5.5)
+    monkeypatch.setattr(evidence, "CLAIM_WEIGHT", 0.0)           # claims ignored: the rule before points
     assert order({"held": claims(6, 10, 30, 2), "broke": claims(7, 10, 3, 29)}) == ["broke", "held"]
 
 

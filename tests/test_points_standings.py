@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import time
+from contextlib import closing
 
 import pytest
 
@@ -15,6 +16,7 @@ from benchwarmers.store.calls import CallRecord, Calls
 from benchwarmers.store.migrations import rebuild_kept
 from benchwarmers.store.pointstore import PointStore
 from benchwarmers.store.verdicts import Verdicts
+from benchwarmers.store.windows import JUDGED
 from tests.test_standings import kept
 
 MODELS = ["m0", "m1", "m2"]
@@ -49,12 +51,13 @@ def judge(store: PointStore, point: str, verdict) -> None:
 
 
 def from_claims(db: Database) -> dict:
-    """(model, scope) -> [point_real, point_false] and the latest judged entries, worked out in Python."""
+    """(model, scope) -> [point_real, point_false] and the latest judged entries (a claim's CLAIM + real), worked out
+    in Python."""
     counts, entries = {}, {}
     for r in db.query("SELECT c.model, c.created, pc.real FROM point_claims pc JOIN calls c ON c.id = pc.call"):
         c = counts.setdefault((r["model"], "c0"), [0, 0])
         c[0 if r["real"] else 1] += 1
-        entries.setdefault((r["model"], "c0"), []).append((r["created"], r["real"]))
+        entries.setdefault((r["model"], "c0"), []).append((r["created"], standings.CLAIM + r["real"]))
     for r in db.query("SELECT c.model, c.created, v.useful FROM calls c JOIN verdicts v ON v.call = c.id "
                       "AND v.current = 1"):
         entries.setdefault((r["model"], "c0"), []).append((r["created"], r["useful"]))
@@ -104,8 +107,29 @@ def test_a_member_whose_points_start_failing_is_seen_to_drop(tmp_path):
             first = db.one("SELECT model FROM calls WHERE id = ?", (f"p{i:04d}-1",))["model"]
             judge(store, pid, first == fallen if i < 150 else first != fallen)
         stats = record.models("c0")[fallen]
-        assert stats["point_claims"] > 100 and stats["judged"] == 0
-        fell = stats["drop"]
-        assert fell is not None and fell["useful_rate"] < 0.25 and fell["before_rate"] > 0.9
+        assert stats.point_claims > 100 and stats.judged == 0
+        fell = stats.drop
+        assert fell is not None and fell.useful_rate < 0.25 and fell.before_rate > 0.9
     finally:
         db.close()
+
+
+def test_an_older_records_judged_windows_are_made_again_with_claims_told_from_answers(tmp_path):
+    """Migration 24: windows written when a point claim's entry was 1 or 0, as an answer's, are made again."""
+    with closing(Database(tmp_path / "bench.db")) as db:
+        rng = random.Random(5)
+        for pid in panels(db, rng, 30)[:20]:
+            judge(PointStore(db), pid, rng.random() < 0.7)
+        Verdicts(db).add("p0001-1", True, None, [], [])          # an answer's entry beside the claims'
+        want = kept(db)["judged"]
+        assert {v for w in want.values() for _, v in w} == {1, standings.CLAIM, standings.CLAIM + 1}
+
+        def as_before(conn):
+            for model, scope, window in conn.execute("SELECT model, scope, window FROM judged").fetchall():
+                packed = b"".join(JUDGED.pack(c, v & 1) for c, v in standings.judged_entries(window))
+                conn.execute("UPDATE judged SET window = ? WHERE model = ? AND scope = ?", (packed, model, scope))
+            conn.execute("DELETE FROM migrations WHERE number = 24")
+        db.call(as_before)
+        assert kept(db)["judged"] != want
+    with closing(Database(tmp_path / "bench.db")) as db:         # opening it migrates
+        assert kept(db)["judged"] == want

@@ -176,17 +176,17 @@ def test_the_record_reads_what_is_kept(tmp_path):
                     assert model not in got
                     continue
                 c = dict(zip(standings.COUNTS, counts))
-                assert (got[model]["asks"], got[model]["answers"], got[model]["failures"], got[model]["useful"],
-                        got[model]["not_useful"], got[model]["false_claims"]) == \
+                assert (got[model].asks, got[model].answers, got[model].failures, got[model].useful,
+                        got[model].not_useful, got[model].false_claims) == \
                     (c["asks"], c["answers"], c["failures"], c["useful"], c["not_useful"], c["false_claims"])
                 times = [s for _, s in want["speeds"].get((model, scope), [])]
-                assert got[model]["median_seconds"] == (round(statistics.median(times), 3) if times else None)
+                assert got[model].median_seconds == (round(statistics.median(times), 3) if times else None)
         overall = record.models()
         for model in MODELS:   # every collection and the calls of none, summed
             asks = sum(c[standings.COUNTS.index("asks")] for (m, _), c in want["counts"].items() if m == model)
-            assert overall[model]["asks"] == asks
+            assert overall[model].asks == asks
         everything = sorted(e for (m, _), w in want["speeds"].items() if m == "m1" for e in w)
         latest = [s for _, s in everything[-standings.SPEED_WINDOW:]]
-        assert overall["m1"]["median_seconds"] == round(statistics.median(latest), 3)
+        assert overall["m1"].median_seconds == round(statistics.median(latest), 3)
     finally:
         db.close()

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Protocol
 
-from ..core.rankings import Rankings
+from ..core.rankings import Rankings, served
 from ..errors import BadRequest, NotFound
 from ..names import CLAIM_MOST, CLAIMS_MOST, NOTE_MOST, check_text
 from ..server.messages import Request, Response
@@ -149,7 +149,7 @@ def get_record(req: Request, bench: CallsParts) -> Response:
     if collection:
         if req.caller:
             req.caller.check_collection(collection)
-        return Response.json({"collection": collection, "models": bench.rankings.models(collection)})
+        return Response.json({"collection": collection, "models": served(bench.rankings.models(collection))})
     limited = req.caller and "*" not in req.caller.collections
     # a limited key sees the record of its own collections only, the overall figures included
     return Response.json(bench.rankings.summary(req.caller.allows if limited else None))

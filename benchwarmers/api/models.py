@@ -72,7 +72,8 @@ def models_view(bench: ModelListParts, find: str | None = None) -> dict:
     for alias, model in sorted(reg.models().items()):
         if needle and not any(needle in s.lower() for s in (alias, model.served, model.endpoint)):
             continue
-        rows.append({**view(bench, model, last.get(alias), perf.get(alias)), "record": record.get(alias),
+        rows.append({**view(bench, model, last.get(alias), perf.get(alias)),
+                     "record": record[alias].to_dict() if alias in record else None,
                      "suite": scores.get(alias)})
     return {"models": rows, "find": needle or None}
 
@@ -114,7 +115,8 @@ def model_view(bench: ModelListParts, alias: str) -> dict:
     probes = health.recent(bench.db, model.alias)
     out = view(bench, model, probes[0] if probes else None)
     out["probes"] = probes
-    out["record"] = bench.rankings.models().get(model.alias)        # the user's verdicts
+    record = bench.rankings.models().get(model.alias)              # the user's verdicts
+    out["record"] = record.to_dict() if record else None
     out["suite"] = bench.suite.store.scores(model.alias).get(model.alias)   # the suite's scores, never mixed in
     out["suite_open"] = [{k: r[k] for k in ("id", "status", "reason", "created")}   # owed, queued or running
                          for r in bench.suite.store.open_runs(model.alias)]

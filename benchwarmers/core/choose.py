@@ -5,17 +5,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .rankings import wilson
+from .rankings import Standing, wilson
 
 # Measured by benchmarks/selection.py (BENCHMARKS.md): the width of the optimism, z = sqrt(EXPLORE * ln N) with N
-# the judged answers of the members offered, and the useful and not-useful answers every member starts with.
+# the judged evidence of the members offered, and the useful and not-useful answers every member starts with.
 EXPLORE = 1.5
 PRIOR = 1
-# Measured by benchmarks/points.py (BENCHMARKS.md): what one judged claim (a point's verdict gives one to every seat
-# that took a side; an answer's verdict may list some) weighs against one judged answer. Below 1 because a point is
-# judged where seats disagree, so a claim measures a member against the seats it disagreed with: at 1 a record made
-# mostly of claims was slow to see a member fall; at 0.25 the best member took longer to settle on.
-CLAIM_WEIGHT = 0.5
 
 
 @dataclass
@@ -25,49 +20,40 @@ class Ranked:
     why: str
 
 
-def evidence(s: dict) -> tuple[float, float]:
-    """(judged, good) of a member: its judged answers and its judged claims at CLAIM_WEIGHT each; good counts the
-    useful answers and the real claims."""
-    real, false = s.get("real_claims", 0), s.get("false_claims", 0)
-    return s.get("judged", 0) + CLAIM_WEIGHT * (real + false), s.get("useful", 0) + CLAIM_WEIGHT * real
+def rank(aliases: list[str], stats: dict[str, Standing]) -> list[Ranked]:
+    """Order members best first, from the record (Rankings.models: each a Standing; a member it lacks has none).
 
-
-def rank(aliases: list[str], stats: dict[str, dict]) -> list[Ranked]:
-    """Order members best first, from the record (Rankings.models: judged, useful, real_claims, false_claims, drop,
-    failures, median_seconds).
-
-    Only judged evidence counts: an answer nobody judged neither helps nor hurts a member. A judged claim (real or
-    false) counts as CLAIM_WEIGHT of a judged answer (useful or not). A member with no judged answer or claim yet
-    goes first, so newcomers get their turns. The others go by the upper bound of the Wilson interval of their good
-    share, counting PRIOR good and PRIOR bad answers extra (two bad verdicts do not bury a member), at
-    z = sqrt(EXPLORE * ln N), N the judged evidence of all these members (as in UCB): a member judged little keeps
-    the benefit of the doubt until its verdicts say otherwise, a poor member's turns shrink to a few. A member
-    whose latest evidence clearly fell below its record (the record's `drop`, over what the record gives it) is
-    judged on that alone. Then the failure rate, then the median seconds."""
-    known = sum(evidence(stats.get(a, {}))[0] for a in aliases)
+    Only judged evidence counts (Standing.evidence): an answer nobody judged neither helps nor hurts a member. A
+    judged claim (real or false) counts as evidence.CLAIM_WEIGHT of a judged answer (useful or not). A member with
+    no judged answer or claim yet goes first, so newcomers get their turns. The others go by the upper bound of the
+    Wilson interval of their good share, counting PRIOR good and PRIOR bad answers extra (two bad verdicts do not
+    bury a member), at z = sqrt(EXPLORE * ln N), N the judged evidence of all these members (as in UCB): a member
+    judged little keeps the benefit of the doubt until its verdicts say otherwise, a poor member's turns shrink to a
+    few. A member whose latest evidence clearly fell below its record (the record's `drop`) is judged on that
+    evidence alone. Then the failure rate, then the median seconds."""
+    none = Standing()
+    known = sum(stats.get(a, none).evidence[0] for a in aliases)
     z = math.sqrt(EXPLORE * math.log(max(known, 3)))
-    out = [_rank_one(alias, stats.get(alias, {}), z) for alias in aliases]
+    out = [_rank_one(alias, stats.get(alias, none), z) for alias in aliases]
     out.sort(key=lambda r: r.score, reverse=True)
     return out
 
 
-def _rank_one(alias: str, s: dict, z: float) -> Ranked:
-    (judged, useful), fell = evidence(s), s.get("drop")
-    asks = s.get("asks", 0)
-    fail_rate = s.get("failures", 0) / asks if asks else 0.0
-    speed = s.get("median_seconds") or 0.0
+def _rank_one(alias: str, s: Standing, z: float) -> Ranked:
+    (judged, useful), fell = s.evidence, s.drop
+    fail_rate = s.failures / s.asks if s.asks else 0.0
+    speed = s.median_seconds or 0.0
     tail = f"failures {fail_rate:.0%}, median {speed:.1f} s"
     if not judged:
         return Ranked(alias, (1, 1.0, -fail_rate, -speed),
                       f"{alias}: no judged answers yet, nor claims, so it goes first; {tail}")
-    said = f"useful {s.get('useful', 0)}/{s.get('judged', 0)}"
-    real, false = s.get("real_claims", 0), s.get("false_claims", 0)
-    if real + false:
-        said += f", claims held {real}/{real + false}"
+    said = f"useful {s.useful}/{s.judged}"
+    if s.judged_claims:
+        said += f", claims held {s.real_claims}/{s.judged_claims}"
     if fell:
-        judged, useful = fell["judged"], fell["useful"]
-        said += (f", but only {useful}/{judged} of its latest, a clear drop from {fell['before_useful']}/"
-                 f"{fell['before_judged']} before: judged on the latest")
+        judged, useful = fell.evidence
+        said += (f", but only {fell.useful}/{fell.judged} of its latest, a clear drop from {fell.before_useful}/"
+                 f"{fell.before_judged} before: judged on the latest")
     ub = wilson(useful + PRIOR, judged + 2 * PRIOR, z)[1]
     why = f"{alias}: {said} (upper bound {ub:.2f} at z={z:.1f}); {tail}"
     return Ranked(alias, (0, ub, -fail_rate, -speed), why)

@@ -1,4 +1,5 @@
-"""A point's verdict as claims for every seat that took a side, and the useful / not-useful it proposes per seat."""
+"""A point's verdict as claims for every seat that took a side, the useful / not-useful it proposes per seat, and what
+a judged claim weighs as evidence wherever the record reads it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,6 +7,19 @@ from typing import Iterable
 
 from ..words import plural
 from .points import Point
+
+# Measured by benchmarks/points.py (BENCHMARKS.md): what one judged claim (a point's verdict gives one to every seat
+# that took a side; an answer's verdict may list some) weighs against one judged answer, in every reading of the
+# record as evidence: route choice and its drop test, the merge model, the membership suggestions. One weight for
+# all: a lighter one leaves the drop test less evidence, so a member's fall is seen later (at 0.5 and 0.75 a member
+# falling halfway cost clearly more than judging seats did); at 1 none is clearly worse than judging seats.
+CLAIM_WEIGHT = 1.0
+
+
+def weighed(answers: int, useful: int, claims: int, real: int) -> tuple[float, float]:
+    """(judged, good) as evidence: judged answers and judged claims, a claim at CLAIM_WEIGHT of an answer; good
+    counts the useful answers and the real claims alike."""
+    return answers + CLAIM_WEIGHT * claims, useful + CLAIM_WEIGHT * real
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ from ..roster.registry import Model
 from ..words import plural
 from .collection import Collection
 from .points import OFF
-from .rankings import wilson_lower
+from .rankings import Standing
 
-# An explorer earns a member's seat with this many answers judged here and a pessimistic useful rate this high.
+# An explorer earns a member's seat with this much judged evidence here (answers, and claims at CLAIM_WEIGHT of one)
+# and a pessimistic good share this high (Standing.lower_bound).
 PROMOTE_JUDGED, PROMOTE_LOWER = 5, 0.5
 
 
@@ -63,34 +64,40 @@ def status(model: Model | None, catalog: Catalog) -> str:
     return "held" if model.active and catalog.held(model.alias) else model.status
 
 
-def suggestions(collection: Collection, models: dict[str, Model], here: dict) -> list[dict]:
+def suggestions(collection: Collection, models: dict[str, Model], here: dict[str, Standing]) -> list[dict]:
     """What the record says about who sits here: explorers that earned a seat, members to replace or restore."""
     out = []
     for alias in collection.members:
-        model, rec = models.get(alias), here.get(alias) or {}
+        model, rec = models.get(alias), here.get(alias) or Standing()
         if model is None:
             out.append({"kind": "gone", "model": alias, "text": f"{alias} is no longer on the bench: remove it."})
         elif not model.active:
             out.append({"kind": "retired", "model": alias,
                         "text": f"{alias} is retired ({model.reason or 'no reason given'}): it takes no seat."})
-        elif rec.get("confidently_wrong"):
-            claims = rec["real_claims"] + rec["false_claims"]
+        elif rec.confidently_wrong:
             out.append({"kind": "replace", "model": alias,
-                        "text": f"{alias} keeps being confidently wrong here: {rec['false_claims']} false claims "
-                                f"of {claims} checked. Consider replacing it."})
+                        "text": f"{alias} keeps being confidently wrong here: {rec.false_claims} false claims "
+                                f"of {rec.judged_claims} checked. Consider replacing it."})
     for alias, rec in sorted(here.items()):
         model = models.get(alias)
         if alias in collection.members or model is None or not model.active:
             continue
-        if rec["judged"] >= PROMOTE_JUDGED and wilson_lower(rec["useful"], rec["judged"]) >= PROMOTE_LOWER:
+        if rec.evidence[0] >= PROMOTE_JUDGED and rec.lower_bound() >= PROMOTE_LOWER:
             out.append({"kind": "promote", "model": alias,
-                        "text": f"{alias} was judged useful in {rec['useful']} of "
-                                f"{plural(rec['judged'], 'answer')} here: it has earned a member's seat."})
+                        "text": f"{alias} has earned a member's seat here: {earned(rec)}."})
     return out
 
 
-def overview(collection: Collection, models: dict[str, Model], here: dict, overall: dict, limits: dict,
-             catalog: Catalog) -> dict:
+def earned(rec: Standing) -> str:
+    """A promoted explorer's evidence in words: its judged answers, its judged claims, or both."""
+    said = [f"judged useful in {rec.useful} of {plural(rec.judged, 'answer')}"] if rec.judged else []
+    if rec.judged_claims:
+        said.append(f"{rec.real_claims} of its {plural(rec.judged_claims, 'judged claim')} held")
+    return ", and ".join(said)
+
+
+def overview(collection: Collection, models: dict[str, Model], here: dict[str, Standing],
+             overall: dict[str, Standing], limits: dict, catalog: Catalog) -> dict:
     """`here`: the record in this collection; `overall`: across all; `limits`: rate-limit facts per endpoint;
     `catalog`: the facts, holds and roles seating reads."""
     members = [models[a] for a in collection.members if a in models]
@@ -99,7 +106,8 @@ def overview(collection: Collection, models: dict[str, Model], here: dict, overa
             "together": together([m for m in members if m.active], limits, catalog),
             "members_detail": [{"alias": a, "on_bench": a in models, "status": status(models.get(a), catalog),
                                 "facts": catalog.facts(models[a]) if a in models else {},
-                                "record": here.get(a), "overall": overall.get(a)} for a in collection.members],
+                                "record": here[a].to_dict() if a in here else None,
+                                "overall": overall[a].to_dict() if a in overall else None} for a in collection.members],
             "suggestions": suggestions(collection, models, here),
             "names": {"panel": f"bench/{collection.name}", "merged": f"bench/{collection.name}:merged",
                       "route": f"bench/{collection.name}:route"}}

@@ -6,17 +6,111 @@ import itertools
 import math
 import statistics
 import threading
+from dataclasses import dataclass
 from typing import Callable
 
 from ..store import Database, standings
 from ..store.standings import KINDS_SQL as KINDS
+from ..store.windows import CLAIM
+from .evidence import weighed
 
-# A drop is looked for over a member's latest judged answers, in doubling spans so one starts near the fall.
-DROP_SPANS = (20, 40, 80, 160, 320, 640)   # the last: standings.JUDGED_WINDOW, the judged answers kept
+# A drop is looked for over a member's latest judged answers and point claims, in doubling spans so one starts near
+# the fall.
+DROP_SPANS = (20, 40, 80, 160, 320, 640)   # the last: standings.JUDGED_WINDOW, the judged entries kept
 DROP_Z = 4.0          # how clear a drop must be: at 3 false alarms cost more than they saved (BENCHMARKS.md)
-DROP_BEFORE = 20      # judged answers needed before the span, to compare with
+DROP_BEFORE = 20      # judged evidence needed before the span, to compare with (a claim counts CLAIM_WEIGHT)
 # The "confidently wrong" flag: measured by benchmarks/confidently_wrong.py (BENCHMARKS.md).
 WRONG_MIN_FALSE = 3   # fewer false claims than this is too little evidence to flag anyone
+# A Standing's counts, summed from the kept standings' columns of the same names (store/standings.py).
+COUNTED = ("asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims", "point_real",
+           "point_false")
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """A clear fall in a member's latest judged evidence against its record before it (`drop`): counted as shown,
+    and weighed as route choice then judges the member (evidence.weighed)."""
+    judged: int             # the span: its latest judged answers and point claims
+    useful: int             # of them, the useful answers and real claims
+    before_judged: int      # the same before the span
+    before_useful: int
+    evidence: tuple[float, float]   # (judged, good) of the span, a claim at CLAIM_WEIGHT
+
+    @property
+    def useful_rate(self) -> float | None:
+        return rate(self.useful, self.judged)
+
+    @property
+    def before_rate(self) -> float | None:
+        return rate(self.before_useful, self.before_judged)
+
+    def to_dict(self) -> dict:
+        return {"judged": self.judged, "useful": self.useful, "useful_rate": self.useful_rate,
+                "before_judged": self.before_judged, "before_useful": self.before_useful,
+                "before_rate": self.before_rate}
+
+
+@dataclass(slots=True)
+class Standing:
+    """A model's record, overall, in a collection or over some (Rankings.models): its counts, and what is read from
+    them. Mutable only so a simulation (benchmarks/) can tally one as it goes; the service makes one per read."""
+    asks: int = 0
+    answers: int = 0
+    failures: int = 0
+    useful: int = 0             # judged answers, useful or not
+    not_useful: int = 0
+    real_claims: int = 0        # judged claims, real or false: listed in answer verdicts or given by judged points
+    false_claims: int = 0
+    point_real: int = 0         # of those, the ones judged points gave
+    point_false: int = 0
+    confidently_wrong: bool = False
+    median_seconds: float | None = None
+    drop: Drop | None = None
+
+    @property
+    def judged(self) -> int:
+        return self.useful + self.not_useful
+
+    @property
+    def judged_claims(self) -> int:
+        return self.real_claims + self.false_claims
+
+    @property
+    def point_claims(self) -> int:
+        return self.point_real + self.point_false
+
+    @property
+    def evidence(self) -> tuple[float, float]:
+        """(judged, good) as evidence: every judged answer, and every judged claim at CLAIM_WEIGHT of one."""
+        return weighed(self.judged, self.useful, self.judged_claims, self.real_claims)
+
+    def lower_bound(self) -> float:
+        """The good share of its evidence, pessimistic where there is little: the lower bound of its Wilson interval,
+        so one lucky verdict cannot outrank a long good record."""
+        judged, good = self.evidence
+        return wilson_lower(good, judged)
+
+    @property
+    def useful_rate(self) -> float | None:
+        return rate(self.useful, self.judged)
+
+    @property
+    def useful_interval(self) -> list | None:
+        return [round(x, 3) for x in wilson(self.useful, self.judged)] if self.judged else None
+
+    @property
+    def false_claim_rate(self) -> float | None:
+        return rate(self.false_claims, self.judged_claims)
+
+    def to_dict(self) -> dict:
+        """As the API serves it (GET /bench/record, a model's `record`)."""
+        return {"asks": self.asks, "answers": self.answers, "failures": self.failures, "useful": self.useful,
+                "not_useful": self.not_useful, "real_claims": self.real_claims, "false_claims": self.false_claims,
+                "judged": self.judged, "point_claims": self.point_claims, "point_real": self.point_real,
+                "useful_rate": self.useful_rate, "useful_interval": self.useful_interval,
+                "judged_claims": self.judged_claims, "false_claim_rate": self.false_claim_rate,
+                "confidently_wrong": self.confidently_wrong, "median_seconds": self.median_seconds,
+                "drop": self.drop.to_dict() if self.drop else None}
 
 
 class Rankings:
@@ -31,27 +125,27 @@ class Rankings:
         self._drops: dict = {}      # (model, scopes) -> (the judged windows' versions, the drop found in them)
         self._lock = threading.Lock()
 
-    def models(self, collection: str | tuple | None = None) -> dict[str, dict]:
+    def models(self, collection: str | tuple | None = None) -> dict[str, Standing]:
         """Per model, over every collection, one (a name) or some (a tuple of names)."""
         scopes = None if not collection and not isinstance(collection, tuple) else \
             (collection,) if isinstance(collection, str) else tuple(collection)
         wrong_ratio = self.settings()["confidently_wrong_ratio"]
         sums: dict[str, list] = {}
         times: dict[str, list] = {}
-        names = standings.COUNTS + standings.POINT_COUNTS
         for r in standings.standing_rows(self.db, scopes):
-            total = sums.setdefault(r["model"], [0] * len(names))
-            for i, name in enumerate(names):
+            total = sums.setdefault(r["model"], [0] * len(COUNTED))
+            for i, name in enumerate(COUNTED):
                 total[i] += r[name]
             times.setdefault(r["model"], []).append(standings.speeds(r["speeds"]))
         versions = self._versions(scopes)
         out = {}
         for model, total in sums.items():
-            d = figures(dict(zip(names, total)), wrong_ratio)
+            s = Standing(*total)
+            s.confidently_wrong = confidently_wrong(s.real_claims, s.false_claims, wrong_ratio)
             latest = latest_of(times[model], standings.SPEED_WINDOW)
-            d["median_seconds"] = round(statistics.median(s for _, s in latest), 3) if latest else None
-            d["drop"] = self._drop(model, scopes, d, versions.get(model, ()))
-            out[model] = d
+            s.median_seconds = round(statistics.median(x for _, x in latest), 3) if latest else None
+            s.drop = self._drop(model, scopes, s, versions.get(model, ()))
+            out[model] = s
         return out
 
     def _versions(self, scopes: tuple | None) -> dict[str, tuple]:
@@ -61,12 +155,12 @@ class Rankings:
             out.setdefault(r["model"], []).append((r["scope"], r["version"]))
         return {m: tuple(sorted(v)) for m, v in out.items()}
 
-    def _drop(self, model: str, scopes: tuple | None, d: dict, versions: tuple) -> dict | None:
-        """A drop in the latest judged evidence: the judged windows hold judged answers and point claims together
-        (1 useful or real, 0 not), by the moment of the answer (benchmarks/points.py: read on answers alone, a member
-        judged mostly by its points was seen to fall late)."""
-        judged, good = d["judged"] + d["point_claims"], d["useful"] + d["point_real"]
-        if judged < DROP_SPANS[0] + DROP_BEFORE:
+    def _drop(self, model: str, scopes: tuple | None, s: Standing, versions: tuple) -> Drop | None:
+        """A drop in the latest judged evidence: the judged windows hold judged answers and point claims together, by
+        the moment of the answer (benchmarks/points.py: read on answers alone, a member judged mostly by its points
+        was seen to fall late). The claims an answer's verdict lists have no entry of their own there, so the drop
+        weighs the point claims with the answers; route choice's whole record weighs every claim."""
+        if weighed(s.judged, s.useful, s.point_claims, s.point_real)[0] <= DROP_BEFORE:
             return None
         key = (model, scopes)
         with self._lock:
@@ -75,7 +169,7 @@ class Rankings:
             return hit[1]
         windows = [standings.judged_entries(r["window"]) for r in standings.judged_windows(self.db, model, scopes)]
         latest = latest_of(windows, DROP_SPANS[-1])
-        found = drop(judged, good, [u for _, u in latest])
+        found = drop(s.judged, s.useful, [v for _, v in latest], s.point_claims, s.point_real)
         with self._lock:
             self._drops[key] = (versions, found)
         return found
@@ -86,9 +180,14 @@ class Rankings:
         cols = [r["scope"] for r in self.db.query(
             "SELECT DISTINCT scope FROM standings WHERE scope != ? ORDER BY scope", (standings.NONE,))]
         if reach is None:
-            return {"models": self.models(), "collections": {c: self.models(c) for c in cols}}
+            return {"models": served(self.models()), "collections": {c: served(self.models(c)) for c in cols}}
         mine = tuple(sorted(c for c in cols if reach(c)))
-        return {"models": self.models(mine), "collections": {c: self.models(c) for c in mine}}
+        return {"models": served(self.models(mine)), "collections": {c: served(self.models(c)) for c in mine}}
+
+
+def served(found: dict[str, Standing]) -> dict[str, dict]:
+    """Rankings.models as the API serves it."""
+    return {model: s.to_dict() for model, s in found.items()}
 
 
 def latest_of(windows: list, size: int) -> list:
@@ -99,48 +198,42 @@ def latest_of(windows: list, size: int) -> list:
     return sorted(itertools.chain.from_iterable(windows))[-size:]
 
 
-def figures(d: dict, wrong_ratio: float) -> dict:
-    """A standing's counts (store/standings.py's COUNTS) with the rates and flags read from them."""
-    point_real, point_false = d.get("point_real", 0), d.get("point_false", 0)
-    d = {k: d[k] for k in ("asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims")}
-    d["judged"] = d["useful"] + d["not_useful"]
-    d["point_claims"], d["point_real"] = point_real + point_false, point_real   # of the judged claims, from points
-    d["useful_rate"] = rate(d["useful"], d["judged"])
-    d["useful_interval"] = [round(x, 3) for x in wilson(d["useful"], d["judged"])] if d["judged"] else None
-    d["judged_claims"] = d["real_claims"] + d["false_claims"]
-    d["false_claim_rate"] = rate(d["false_claims"], d["judged_claims"])
-    d["confidently_wrong"] = confidently_wrong(d["real_claims"], d["false_claims"], wrong_ratio)
-    return d
-
-
 def rate(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
-def drop(judged: int, useful: int, recent: list[int]) -> dict | None:
-    """A clear fall in a member's latest judged answers against its record before them (a model swapped upstream).
+def drop(judged: int, useful: int, recent: list[int], claims: int = 0, real: int = 0) -> Drop | None:
+    """A clear fall in a member's latest judged evidence against its record before it (a model swapped upstream).
 
-    `recent` is its latest judged answers, oldest first (1 useful, 0 not), `judged` and `useful` its whole record.
-    Each span of DROP_SPANS is compared with the answers before it (a two-proportion z test); the span of the
-    clearest fall is returned when its z reaches DROP_Z, else None. The clearest span, not the longest, starts
-    near where the fall began, so the member is then judged on its answers since."""
-    if not 0 < useful < judged:
+    `judged` and `useful` are its judged answers and the useful ones, `claims` and `real` its point claims and the
+    real ones; `recent` its latest entries of them, oldest first: 1 a useful answer, 0 not, CLAIM + 1 a real claim,
+    CLAIM a false one. Evidence is weighed as everywhere (evidence.weighed: a claim at CLAIM_WEIGHT of an answer).
+    Each span of DROP_SPANS latest entries is compared with the evidence before it (a two-proportion z test on the
+    weighed counts); the span of the clearest fall is returned when its z reaches DROP_Z, else None. The clearest
+    span, not the longest, starts near where the fall began, so the member is then judged on its evidence since."""
+    total, good = weighed(judged, useful, claims, real)
+    if not 0 < good < total:
         return None
-    pooled, best = useful / judged, None
+    pooled, best = good / total, None
     for span in DROP_SPANS:
-        before_judged = judged - span
-        if span > len(recent) or before_judged < DROP_BEFORE:
+        if span > len(recent):
             break
-        now = sum(recent[-span:])
-        fall = (useful - now) / before_judged - now / span
-        z = fall / math.sqrt(pooled * (1 - pooled) * (1 / span + 1 / before_judged))
+        tail = recent[-span:]
+        n = [tail.count(v) for v in (0, 1, CLAIM, CLAIM + 1)]
+        span_total, now = weighed(n[0] + n[1], n[1], n[2] + n[3], n[3])
+        before = total - span_total
+        if before < DROP_BEFORE:
+            break
+        if not span_total:       # claims weighing nothing (a benchmark's CLAIM_WEIGHT 0)
+            continue
+        fall = (good - now) / before - now / span_total
+        z = fall / math.sqrt(pooled * (1 - pooled) * (1 / span_total + 1 / before))
         if z >= DROP_Z and (best is None or z > best[0]):
-            best = (z, span, now)
+            best = (z, span, n[1] + n[3], (span_total, now))
     if best is None:
         return None
-    _, span, now = best
-    return {"judged": span, "useful": now, "useful_rate": rate(now, span), "before_judged": judged - span,
-            "before_useful": useful - now, "before_rate": rate(useful - now, judged - span)}
+    _, span, kept, weighed_span = best
+    return Drop(span, kept, judged + claims - span, useful + real - kept, weighed_span)
 
 
 def confidently_wrong(real: int, false: int, ratio: float) -> bool:
@@ -148,7 +241,7 @@ def confidently_wrong(real: int, false: int, ratio: float) -> bool:
     return false >= WRONG_MIN_FALSE and false / (real + false) >= ratio
 
 
-def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+def wilson(successes: float, trials: float, z: float = 1.96) -> tuple[float, float]:
     """The Wilson score interval of a success rate: narrow with much evidence, wide with little."""
     if trials == 0:
         return 0.0, 1.0
@@ -159,6 +252,6 @@ def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, (centre - margin) / denom), min(1.0, (centre + margin) / denom)
 
 
-def wilson_lower(successes: int, trials: int, z: float = 1.96) -> float:
+def wilson_lower(successes: float, trials: float, z: float = 1.96) -> float:
     """Pessimistic where there is little evidence: one lucky verdict cannot outrank a long good record."""
     return wilson(successes, trials, z)[0]

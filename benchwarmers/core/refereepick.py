@@ -11,7 +11,7 @@ from typing import Callable
 from ..roster.limits.quota import utc
 from ..roster.registry import Model, Registry
 from .collection import Collection
-from .rankings import Rankings, wilson_lower
+from .rankings import Rankings, Standing
 from .referee import MAX_TOKENS
 
 SEAT = "a seat of this panel: a judge never reads its own answer"
@@ -19,6 +19,7 @@ FAILS = 3                  # no valid points this many times running: the refere
 REST_SECONDS = 1800.0      # ...for this long, then tried again (one more failure rests it again)
 RANK_SECONDS = 30.0        # how long the models' order by record is kept: a verdict counts within this
 PICK_SECONDS = 2.0         # how long a panel's choice is kept for the next panel of the same seats
+NONE = Standing()          # the standing of a model with no record yet
 
 
 def fix(collection: str | None) -> str:
@@ -186,9 +187,8 @@ class Picker:
         stats = self.record.models()
 
         def key(alias: str) -> tuple:
-            s = stats.get(alias) or {}
             took = self.seconds(alias)
-            return -wilson_lower(s.get("useful", 0), s.get("judged", 0)), took is None, took or 0.0, alias
+            return -stats.get(alias, NONE).lower_bound(), took is None, took or 0.0, alias
         ranked = sorted((a for a, m in models.items() if m.active and not m.ad_hoc), key=key)
         with self._lock:
             self._ranked = (models, now, ranked)
@@ -221,5 +221,4 @@ class Picker:
         if not answered:
             return None
         stats = self.record.models(run.collection_name)
-        return models[max(answered, key=lambda a: wilson_lower(stats.get(a, {}).get("useful", 0),
-                                                               stats.get(a, {}).get("judged", 0)))]
+        return models[max(answered, key=lambda a: stats.get(a, NONE).lower_bound())]

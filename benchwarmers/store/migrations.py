@@ -203,10 +203,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     # the claims a point's verdict gave each seat that took a side (kept in the standings with it); what the panel
     # asked of the referee and what came of it; verdicts a seat's judged points proposed.
     (23, "points, their verdicts and the claims they give", pointstore.SCHEMA),
+    # A point claim's entry in a judged window is CLAIM + real, not 1 or 0 as an answer's, so the drop check can weigh
+    # it as a claim: the windows of a record that has point claims are made again.
+    (24, "the judged windows tell a point's claims from answers", ""),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {18: standings.rebuild, 19: ledgerkept.rebuild,
-                                                        21: compaction.rebuild, 23: pointstore.rebuild}
+                                                        21: compaction.rebuild, 23: pointstore.rebuild,
+                                                        24: pointstore.rebuild_windows}
 
 
 def rebuild_kept(conn: sqlite3.Connection) -> None:

@@ -185,11 +185,9 @@ def _change(call, real, sign: int) -> list:
 
 
 def rebuild(conn) -> None:
-    """The point claims' share of the standings made again, after the standings were made from the calls and
-    verdicts (`bench store rebuild`): their counts, and the judged windows from answers and claims together."""
-    if not windows.has_point_claims(conn):
-        return
-    if not conn.execute("SELECT 1 FROM point_claims LIMIT 1").fetchone():
+    """The point claims' counts in the standings made again, after the standings were made from the calls and
+    verdicts (`bench store rebuild`); rebuild_windows then makes their judged windows."""
+    if not _any_claims(conn):
         return
     counts: dict = {}
     for row in conn.execute("SELECT c.model, c.collection, c.kind, pc.real FROM point_claims pc JOIN calls c "
@@ -198,4 +196,15 @@ def rebuild(conn) -> None:
             c = counts.setdefault(key, [0, 0])
             c[0 if real else 1] += sign
     conn.executemany(standings.UPSERT_CLAIMS, [(*key, r, f, r, f) for key, (r, f) in counts.items()])
-    standings.rebuild_judged_with_claims(conn)
+
+
+def rebuild_windows(conn) -> None:
+    """The judged windows made again from answers and point claims together, each claim's entry told from an
+    answer's; with no point claim, the windows made from the answers alone stand."""
+    if _any_claims(conn):
+        standings.rebuild_judged_with_claims(conn)
+
+
+def _any_claims(conn) -> bool:
+    return windows.has_point_claims(conn) and \
+        conn.execute("SELECT 1 FROM point_claims LIMIT 1").fetchone() is not None

@@ -7,12 +7,12 @@ import operator
 import time
 from typing import NamedTuple
 
-from .windows import JUDGED, KINDS_SQL, NONE, SPEED, Window, appended, refill_judged, refill_speed
+from .windows import CLAIM, JUDGED, KINDS_SQL, NONE, SPEED, Window, appended, refill_judged, refill_speed
 
 # What counts: the answers to the user's question. Merge calls are not (they stay out of counts and speed alike).
 KINDS = ("member", "explore", "with", "route", "shadow")
 SPEED_WINDOW = 32      # a standing's median seconds: over its latest answered calls (by created, then seconds)
-JUDGED_WINDOW = 640    # a standing's latest judged answers (by created, then verdict): core.rankings's drop reads them
+JUDGED_WINDOW = 640    # a standing's latest judged answers and point claims (by created): core.rankings's drop reads them
 COUNTS = ("calls", "asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims", "timed")
 DAY_COUNTS = ("calls", "seconds_sum", "seconds_n", "judged", "useful")
 ZERO = (0,) * len(COUNTS)
@@ -233,7 +233,7 @@ def claimed(conn, changes: list) -> None:
     for key, created, real, sign in changes:
         c = counts.setdefault(key, [0, 0])
         c[0 if real else 1] += sign
-        ops.setdefault(key, []).append((sign, (created, int(real))))
+        ops.setdefault(key, []).append((sign, (created, CLAIM + int(real))))
     rows = [(*key, r, f, r, f) for key, (r, f) in counts.items() if r or f]
     if rows:
         conn.executemany(UPSERT_CLAIMS, rows)
@@ -295,15 +295,15 @@ def rebuild(conn) -> None:
 
 
 def rebuild_judged_with_claims(conn) -> None:
-    """The judged windows made again from judged answers and point claims together (the points' migration's part of
-    a rebuild, after rebuild() made them from the answers alone)."""
+    """The judged windows made again from judged answers and point claims together (a claim's entry CLAIM + real), after
+    rebuild() made them from the answers alone (migration 24, and `bench store rebuild`)."""
     conn.execute("DELETE FROM judged")
     rows = conn.execute(
         "SELECT model, scope, created, value FROM (SELECT model, scope, created, value, ROW_NUMBER() OVER "
         "(PARTITION BY model, scope ORDER BY created DESC, value DESC) AS n FROM ("
         "SELECT c.model AS model, COALESCE(c.collection, '') AS scope, c.created AS created, v.useful AS value "
         f"FROM calls c JOIN verdicts v ON v.call = c.id AND v.current = 1 WHERE c.kind IN {KINDS_SQL} UNION ALL "
-        "SELECT c.model, COALESCE(c.collection, ''), c.created, pc.real FROM point_claims pc JOIN calls c "
+        f"SELECT c.model, COALESCE(c.collection, ''), c.created, {CLAIM} + pc.real FROM point_claims pc JOIN calls c "
         f"ON c.id = pc.call WHERE c.kind IN {KINDS_SQL})) WHERE n <= ? ORDER BY model, scope, created, value",
         (JUDGED_WINDOW,))
     windows: dict = {}

@@ -7,7 +7,8 @@ import struct
 
 KINDS_SQL = "('member', 'explore', 'with', 'route', 'shadow')"   # the calls that count (store/standings.py)
 SPEED = struct.Struct("<dd")      # (created, seconds)
-JUDGED = struct.Struct("<dB")     # (created, useful)
+JUDGED = struct.Struct("<dB")     # (created, value): a judged answer's value is 1 useful, 0 not; a point claim's
+CLAIM = 2                         # CLAIM + 1 real, CLAIM false (so the record can weigh a claim as it weighs one)
 NONE = ""                         # the scope of calls of no collection (a model asked directly)
 
 
@@ -90,8 +91,8 @@ def refill_speed(conn, key: tuple, below: tuple | None, n: int, exclude: str | N
 
 
 def refill_judged(conn, key: tuple, below: tuple | None, n: int, exclude: str | None) -> list:
-    """The n latest judged answers and point claims of a standing at or older than `below`, from the history
-    (`exclude`: the call whose verdict is changing; its point claims stay)."""
+    """The n latest judged answers and point claims (entries CLAIM + real) of a standing at or older than `below`, from
+    the history (`exclude`: the call whose verdict is changing; its point claims stay)."""
     scope, params = _scope_sql(key[1], "c.")
     older, more = _older("c.", below, "v.useful")
     rows = conn.execute(f"SELECT c.created, v.useful FROM calls c JOIN verdicts v ON v.call = c.id AND v.current = 1 "
@@ -99,10 +100,10 @@ def refill_judged(conn, key: tuple, below: tuple | None, n: int, exclude: str | 
                         "ORDER BY c.created DESC, v.useful DESC LIMIT ?", (key[0], *params, *more, exclude, n))
     found = [(r[0], int(r[1])) for r in rows]
     if has_point_claims(conn):
-        older, more = _older("c.", below, "pc.real")
+        older, more = _older("c.", below, f"{CLAIM} + pc.real")
         found += [(r[0], int(r[1])) for r in conn.execute(
-            f"SELECT c.created, pc.real FROM calls c JOIN point_claims pc ON pc.call = c.id WHERE c.model = ? AND "
-            f"{scope} AND c.kind IN {KINDS_SQL} AND {older} ORDER BY c.created DESC, pc.real DESC LIMIT ?",
+            f"SELECT c.created, {CLAIM} + pc.real FROM calls c JOIN point_claims pc ON pc.call = c.id WHERE c.model = ? "
+            f"AND {scope} AND c.kind IN {KINDS_SQL} AND {older} ORDER BY c.created DESC, pc.real DESC LIMIT ?",
             (key[0], *params, *more, n))]
     return sorted(found)[-n:]
 

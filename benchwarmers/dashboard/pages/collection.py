@@ -9,6 +9,7 @@ from ...api.collection import CollectionParts, overview_view
 from ...api.models import ModelListParts, models_view
 from ...catalog.roles import PURPOSES, unfit
 from ...core.points import MODES as POINT_MODES
+from ...core.rankings import served
 from ...names import DESCRIPTION_MOST
 from ...numberchecks import typed_seconds
 from ...server.gatewaykeys import enforcement
@@ -37,7 +38,7 @@ def data(req, bench: CollectionPageParts) -> dict:
          "collection": None, "record": {}}
     if name != NEW:
         d["collection"] = overview_view(bench, name)
-        d["record"] = bench.rankings.models(name)
+        d["record"] = served(bench.rankings.models(name))
     return d
 
 

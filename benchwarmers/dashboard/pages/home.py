@@ -36,7 +36,7 @@ def data(req, bench: HomePageParts) -> dict:
     models = listed(lambda: models_view(bench)["models"])
     collections = listed(lambda: collections_view(bench)["collections"])
     recent = history_page(bench, {"per_page": "5"})
-    judged = sum(m["judged"] for m in bench.rankings.models().values())   # the record's, kept
+    judged = sum(m.judged for m in bench.rankings.models().values())   # the record's, kept
     waiting = pending(bench.db, limit=1)
     steps = [
         {"done": bool(endpoints), "text": "Add an endpoint", "href": "/endpoints"},
