@@ -47,14 +47,14 @@ class Panel:
     """Runs panels; its pool of seat workers (`panel_workers`, read at start-up) also runs route mode's shadows."""
 
     def __init__(self, registry: Registry, collections: Collections, seating: Seating, caller: Dialer,
-                 record: Rankings, settings: Callable[[], dict], workers: int = 32):
+                 record: Rankings, settings: Callable[[], dict], point_store: PointStore, workers: int = 32):
         self.registry, self.collections, self.seating = registry, collections, seating
         self.caller, self.record, self.settings = caller, record, settings
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")
         self.lanes = Lanes(self.pool, workers, lambda: self.settings()["endpoint_share"])
         self.picker = Picker(registry, record, settings, caller.paces, lambda model, run: seating.why_not(
             model, run.ask, run.ask.prompt_tokens(), run.endpoints, REFEREE, run.asker))   # a judge as a seat is
-        self.referee = Refereeing(registry, caller, self.picker, settings, PointStore(caller.calls.db), self.lanes)
+        self.referee = Refereeing(registry, caller, self.picker, settings, point_store, self.lanes)
         self._live: set = set()            # runs with seats out, for stopping()
         self._live_lock = threading.Lock()
 
