@@ -97,7 +97,7 @@ class Bench:
                              Pins(self.db), self.panel.lanes, self.settings)
         # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)
         self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings, self.panel)
-        # onboarding probes through the caller; a full one runs the suite, a quick one owes it
+        # onboarding probes through the dialer; a full one runs the suite, a quick one owes it
         self.onboarding = Onboarding(self.registry, self.db, self.dialer, self.suite, provider_of=self.provider_at)
         self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
         # the service (or at the first item queued), so a bench opened only to read starts no thread

@@ -247,7 +247,7 @@ class Dialer:
         return models
 
     def over(self, registry: Registry, scheduled: bool = False) -> "Dialer":
-        """This caller on another registry (the scheduler's, with a connection pool of its own): the same
+        """This dialer on another registry (the scheduler's, with a connection pool of its own): the same
         record, resting, limits and settings, so whatever hooks into calls here holds for both. `scheduled`: its
         calls are the scheduler's (they wait longer for a rate limit, and the ledger says so)."""
         other = copy.copy(self)

@@ -83,9 +83,9 @@ class Picker:
     """Chooses a panel's referee and merge model. `able(model, run)`: why the model cannot take this panel's call
     now (retired, held, resting on a limit, its endpoint gone), or None."""
 
-    def __init__(self, registry: Registry, record: Rankings, settings: Callable[[], dict],
+    def __init__(self, registry: Registry, rankings: Rankings, settings: Callable[[], dict],
                  paces: Callable[[str], tuple | None], able: Callable[[Model, object], str | None]):
-        self.registry, self.record, self.settings, self.paces, self.able = registry, record, settings, paces, able
+        self.registry, self.rankings, self.settings, self.paces, self.able = registry, rankings, settings, paces, able
         self.faults = Faults()
         self._ranked: tuple = (None, 0.0, [])     # (the models dict, when, aliases best-recorded first)
         self._picks: dict = {}                     # what made a choice -> (when, the choice)
@@ -183,7 +183,7 @@ class Picker:
             seen, at, ranked = self._ranked
             if seen is models and now - at < RANK_SECONDS:
                 return ranked
-        stats = self.record.models()
+        stats = self.rankings.models()
 
         def key(alias: str) -> tuple:
             s = stats.get(alias) or {}
@@ -220,6 +220,6 @@ class Picker:
         answered = [s.model for s in run.seats if s.status == "ok" and s.model in models]
         if not answered:
             return None
-        stats = self.record.models(run.collection_name)
+        stats = self.rankings.models(run.collection_name)
         return models[max(answered, key=lambda a: wilson_lower(stats.get(a, {}).get("useful", 0),
                                                                stats.get(a, {}).get("judged", 0)))]
