@@ -29,7 +29,7 @@ def fix(collection: str | None) -> str:
 
 
 @dataclass
-class Resting:
+class RefereeRest:
     model: str
     failures: int
     last: str
@@ -50,7 +50,7 @@ class Faults:
     def __init__(self, clock: Callable[[], float] = time.time):
         self.clock = clock
         self.version = 0                   # changes when a referee starts or stops being passed over
-        self._runs: dict[str, Resting] = {}
+        self._runs: dict[str, RefereeRest] = {}
         self._lock = threading.Lock()
 
     def note(self, alias: str, failure: str | None) -> None:
@@ -60,20 +60,20 @@ class Faults:
                 if self._runs.pop(alias, None) is not None:
                     self.version += 1
                 return
-            run = self._runs.get(alias) or Resting(alias, 0, failure, 0.0)
+            run = self._runs.get(alias) or RefereeRest(alias, 0, failure, 0.0)
             run.failures, run.last = run.failures + 1, failure
             if run.failures >= FAILS:
                 run.until = self.clock() + REST_SECONDS
                 self.version += 1
             self._runs[alias] = run
 
-    def resting(self, alias: str) -> Resting | None:
+    def resting(self, alias: str) -> RefereeRest | None:
         """Why `alias` is passed over now, or None."""
         with self._lock:
             run = self._runs.get(alias)
             return run if run is not None and run.until > self.clock() else None
 
-    def all(self) -> list[Resting]:
+    def all(self) -> list[RefereeRest]:
         now = self.clock()
         with self._lock:
             return [r for r in self._runs.values() if r.until > now]
