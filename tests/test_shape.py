@@ -1,5 +1,5 @@
 """The package's shape, read from its source: no long parameter lists where the calls are made (core/, providers/,
-store/)."""
+store/), and one class to each public class name."""
 from __future__ import annotations
 
 import ast
@@ -10,11 +10,15 @@ LEAN = ("core", "providers", "store")   # the folders whose functions take at mo
 MAX_PARAMETERS = 10
 
 
-def functions(folder: Path):
+def nodes(folder: Path, kinds: tuple):
     for path in sorted(folder.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if isinstance(node, kinds):
                 yield path, node
+
+
+def functions(folder: Path):
+    return nodes(folder, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
 
 
 def parameters(node) -> list[str]:
@@ -41,3 +45,13 @@ def test_the_count_sees_every_kind_of_parameter():
                      "def h(x, self): pass\n")
     f, g, h = sorted((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), key=lambda n: n.lineno)
     assert parameters(f) == ["a", "b", "d", "*c", "**e"] and parameters(g) == [] and parameters(h) == ["x", "self"]
+
+
+def test_each_public_class_name_is_defined_once_in_the_package():
+    where: dict[str, list[str]] = {}
+    for path, node in nodes(PACKAGE, (ast.ClassDef,)):
+        if not node.name.startswith("_"):
+            where.setdefault(node.name, []).append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    twice = [f"{name}: {', '.join(places)}" for name, places in sorted(where.items()) if len(places) > 1]
+    assert not twice, ("A public class name stands for one class: rename all but one of each (a name that says which "
+                       "kind it is), or make a module's own helper private (_Name):\n" + "\n".join(twice))
