@@ -60,7 +60,8 @@ def chat_messages(ask: Ask, tool_message: Callable[[ToolResult], dict],
             if m.text():
                 out.append({"role": "system", "content": m.text()})
             continue
-        out.extend(tool_message(r) for r in results)
+        for r in results:
+            out.append(tool_message(r))
         msg = message(m, content, calls)
         if msg is not None:
             out.append(msg)
