@@ -59,7 +59,7 @@ EXTRA = [   # held out as well: a five-seat panel of evenly spread members
 
 @dataclass
 class Options:
-    drop_on: str = "all"             # what record.drop is given: every judged answer and claim (the record's way), or
+    drop_on: str = "all"             # what rankings.drop is given: every judged answer and claim (the record's way), or
                                      # "answers": judged answers only (the record before point claims)
     purpose: str = ""                # the collection's purpose ("review": lone claims are shown, and judged, too)
     cant_tell: float = 0.0           # the share of point verdicts that are "can't tell" (an action, no evidence)
@@ -97,7 +97,7 @@ def panel_points(stances: list[dict]) -> tuple[list[Point], dict]:
 
 class Tally:
     """The record of one run: a Standing per member as Rankings.models gives it, and the evidence sequence
-    record.drop reads."""
+    rankings.drop reads."""
 
     def __init__(self, opts: Options):
         self.opts, self.stats, self.seen = opts, {}, {}

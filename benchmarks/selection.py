@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchwarmers.core import choose, rankings as record_module  # noqa: E402  (after the path tweak above)
+from benchwarmers.core import choose, rankings  # noqa: E402  (after the path tweak above)
 from benchwarmers.core.choose import rank  # noqa: E402
 from benchwarmers.core.rankings import Standing, drop  # noqa: E402
 
@@ -65,7 +65,7 @@ KINDS = {
 }
 SCENARIOS = [Scenario(f"{kind} 1/{judge}", members, judge, note)
              for kind, (members, note) in KINDS.items() for judge in (2, 5, 10)]
-# Not used to choose choose.EXPLORE, choose.PRIOR or record.DROP_Z: a check that they were not fitted to the above.
+# Not used to choose choose.EXPLORE, choose.PRIOR or rankings.DROP_Z: a check that they were not fitted to the above.
 HELD_OUT = [
     Scenario("top-heavy 1/5", [Member("a90", .9), Member("b85", .85), Member("c50", .5)], 5, "0.9 / 0.85 / 0.5"),
     Scenario("pair 1/10", [Member("a55", .55), Member("b45", .45)], 10, "0.55 / 0.45"),
@@ -190,11 +190,11 @@ def main(argv: list[str] | None = None) -> int:
                         "chosen on, instead: " + ", ".join(s.name for s in HELD_OUT))
     parser.add_argument("--explore", type=float, help=f"try choose.EXPLORE at this value (now {choose.EXPLORE})")
     parser.add_argument("--prior", type=int, help=f"try choose.PRIOR at this value (now {choose.PRIOR})")
-    parser.add_argument("--drop-z", type=float, help=f"try record.DROP_Z at this value (now {record_module.DROP_Z}); "
+    parser.add_argument("--drop-z", type=float, help=f"try rankings.DROP_Z at this value (now {rankings.DROP_Z}); "
                         "1e9 turns the drop check off")
     args = parser.parse_args(argv)
     for module, name, value in ((choose, "EXPLORE", args.explore), (choose, "PRIOR", args.prior),
-                                (record_module, "DROP_Z", args.drop_z)):
+                                (rankings, "DROP_Z", args.drop_z)):
         if value is not None:
             if value < 0:
                 parser.error(f"--{name.lower().replace('_', '-')} cannot be negative")
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                  if not args.scenario or any(s.name.startswith(p) for p in args.scenario)]
     if not scenarios:
         parser.error("no scenario starts with " + " or ".join(args.scenario))
-    print(f"choose.EXPLORE {choose.EXPLORE}, choose.PRIOR {choose.PRIOR}, record.DROP_Z {record_module.DROP_Z}.\n")
+    print(f"choose.EXPLORE {choose.EXPLORE}, choose.PRIOR {choose.PRIOR}, rankings.DROP_Z {rankings.DROP_Z}.\n")
     print("Scenarios (accuracy = the chance an answer is useful; 1/N = one conversation in N judged):")
     for note in dict.fromkeys(s.name.split(" 1/")[0] + ": " + s.note for s in scenarios):
         print(f"- {note}")

@@ -35,6 +35,7 @@ from .signin.flows import Flows
 from .signin.renewal import Renewer
 from .store import Config, Database
 from .store.calls import Calls
+from .store.pointstore import PointStore
 from .store.verdicts import Verdicts
 from .suite.service import SuiteService
 
@@ -87,15 +88,16 @@ class Bench:
         self.rankings = Rankings(self.db, self.settings)
         self.seating = Seating(self.registry, self.calls.last_asked(self._aliases()), self.resting, self.catalog,
                                self.dialer)
+        self.point_store = PointStore(self.db)   # the referee's points: kept by the panel, judged by the user
         self.panel = Panel(self.registry, self.collections, self.seating, self.dialer, self.rankings, self.settings,
-                           workers=self.settings()["panel_workers"])
-        self.points = PointVerdicts(self.panel.referee.store, self.settings)   # a panel's points, judged once for every seat
+                           self.point_store, workers=self.settings()["panel_workers"])
+        self.points = PointVerdicts(self.point_store, self.settings)   # a panel's points, judged once for every seat
         self.referees = self.panel.picker   # who referees and merges a panel (never its own seat when another can)
         self.router = Router(self.registry, self.collections, self.seating, self.dialer, self.rankings,
                              Pins(self.db), self.panel.lanes, self.settings)
         # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)
         self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings, self.panel)
-        # onboarding probes through the caller; a full one runs the suite, a quick one owes it
+        # onboarding probes through the dialer; a full one runs the suite, a quick one owes it
         self.onboarding = Onboarding(self.registry, self.db, self.dialer, self.suite, provider_of=self.provider_at)
         self.onboard_queue = OnboardQueue(self.onboarding, self.db, self.home / "runs")   # its worker starts with
         # the service (or at the first item queued), so a bench opened only to read starts no thread

@@ -101,12 +101,12 @@ def test_a_member_whose_points_start_failing_is_seen_to_drop(tmp_path):
         rng = random.Random(7)
         points = panels(db, rng, 200)
         store = PointStore(db)
-        record = Rankings(db, lambda: {s.name: s.default for s in SETTINGS.values()})
+        rankings = Rankings(db, lambda: {s.name: s.default for s in SETTINGS.values()})
         fallen = "m0"
         for i, pid in enumerate(points):      # m0 right on every point it took a side on, then wrong on every one
             first = db.one("SELECT model FROM calls WHERE id = ?", (f"p{i:04d}-1",))["model"]
             judge(store, pid, first == fallen if i < 150 else first != fallen)
-        stats = record.models("c0")[fallen]
+        stats = rankings.models("c0")[fallen]
         assert stats.point_claims > 100 and stats.judged == 0
         fell = stats.drop
         assert fell is not None and fell.useful_rate < 0.25 and fell.before_rate > 0.9

@@ -1,11 +1,11 @@
 """The last minute's counts, kept flat: what one entry per call would answer (a limit freeing at most MERGE later)."""
 from __future__ import annotations
 
-from benchwarmers.roster.limits.quota import Counts, MERGE, MINUTE, Window
+from benchwarmers.roster.limits.quota import Counts, MERGE, MINUTE, MinuteWindow
 
 
 def test_the_window_forgets_what_left_the_minute_and_keeps_its_total():
-    w = Window()
+    w = MinuteWindow()
     for t in range(3000):                        # past the point where the forgotten head is let go
         w.append(float(t), 2)
         w.drop_until(t - MINUTE)

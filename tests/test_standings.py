@@ -167,9 +167,9 @@ def test_the_record_reads_what_is_kept(tmp_path):
     try:
         history(db, random.Random(9), 400)
         want = recompute(db)
-        record = Rankings(db, lambda: {"confidently_wrong_ratio": 0.5})
+        rankings = Rankings(db, lambda: {"confidently_wrong_ratio": 0.5})
         for scope in ("c0", "c1"):
-            got = record.models(scope)
+            got = rankings.models(scope)
             for model in MODELS:
                 counts = want["counts"].get((model, scope))
                 if counts is None:
@@ -181,7 +181,7 @@ def test_the_record_reads_what_is_kept(tmp_path):
                     (c["asks"], c["answers"], c["failures"], c["useful"], c["not_useful"], c["false_claims"])
                 times = [s for _, s in want["speeds"].get((model, scope), [])]
                 assert got[model].median_seconds == (round(statistics.median(times), 3) if times else None)
-        overall = record.models()
+        overall = rankings.models()
         for model in MODELS:   # every collection and the calls of none, summed
             asks = sum(c[standings.COUNTS.index("asks")] for (m, _), c in want["counts"].items() if m == model)
             assert overall[model].asks == asks

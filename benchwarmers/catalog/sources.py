@@ -21,15 +21,15 @@ from .parse import KEEP, PARSERS, trim
 
 
 @dataclass(frozen=True)
-class Source:
+class CatalogSource:
     name: str
     url: str
     cap: int            # bytes; a bigger body is refused
 
 
 FETCHED = (
-    Source("models.dev", "https://models.dev/api.json", 32 << 20),
-    Source("openrouter", "https://openrouter.ai/api/v1/models", 16 << 20),
+    CatalogSource("models.dev", "https://models.dev/api.json", 32 << 20),
+    CatalogSource("openrouter", "https://openrouter.ai/api/v1/models", 16 << 20),
 )
 TIMEOUTS = Timeouts(connect=10, first_byte=30, idle=30)
 SHRINK = 0.5            # a new copy with fewer than this share of the last fetched copy's models is refused
@@ -56,14 +56,14 @@ def use_fake_for_tests(root: str | None, timeouts: Timeouts | None = None) -> No
     _test_root, _test_timeouts = root, timeouts
 
 
-def address(source: Source) -> str:
+def address(source: CatalogSource) -> str:
     if _test_root:
         split = urlsplit(source.url)
         return _test_root + split.path + (f"?{split.query}" if split.query else "")
     return source.url
 
 
-def download(source: Source) -> bytes:
+def download(source: CatalogSource) -> bytes:
     """The body, or FetchFailed saying what went wrong; never more than source.cap bytes are kept."""
     url = address(source)
     transport = Transport()
@@ -85,7 +85,7 @@ def download(source: Source) -> bytes:
     return body
 
 
-def accept(source: Source, body: bytes, last: store.Copy | None):
+def accept(source: CatalogSource, body: bytes, last: store.Copy | None):
     """The trimmed data to keep, or FetchFailed when the body is not a catalog worth keeping."""
     try:
         raw = json.loads(body)

@@ -7,46 +7,38 @@ from urllib.parse import urlencode
 
 from ..servicelink import q
 from ..words import plural
-from .output import emit_json, note, say, shell_line, table
-
-FMT = argparse.RawDescriptionHelpFormatter
-
+from .output import json_asked, note, say, shell_line, table
+from .parsers import command, verbs
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("catalog", parents=[parent], help="the catalog copies in use; refresh them",
-                       description="Where model facts come from: each source's copy in use (shipped with the "
-                                   "package or fetched), its date, how many models it lists and the last fetch. "
-                                   "`refresh` fetches models.dev and OpenRouter's list now (no key is sent); a "
-                                   "fetch that fails keeps the last good copy.",
-                       epilog="examples:\n  bench catalog\n  bench catalog refresh\n  bench catalog --json",
-                       formatter_class=FMT)
-    verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    r = verbs.add_parser("refresh", parents=[parent], help="fetch every source now",
-                         epilog="example:\n  bench catalog refresh", formatter_class=FMT)
-    r.set_defaults(func=run_refresh)
-    p.set_defaults(func=run_show)
-
-    d = sub.add_parser("discover", parents=[parent], help="models worth adding, with your routes to them",
-                       description="Free or cheap, capable, recent models from models.dev and FreeLLMAPI, each "
-                                   "with the endpoints of this install that serve it (and the command that "
-                                   "onboards it), or the provider to add when there is no route yet.",
-                       epilog="examples:\n  bench discover --free --tools\n  bench discover --min-context 128000 "
-                              "--find qwen\n  bench discover --vision --json", formatter_class=FMT)
-    d.add_argument("--free", action="store_true", help="only free models (price 0 or a free tier)")
-    d.add_argument("--tools", action="store_true", help="only models that call tools")
-    d.add_argument("--vision", action="store_true", help="only models that read images")
+    p = command(sub, parent, "catalog", "the catalog copies in use; refresh them", run_show,
+                description="Where model facts come from: each source's copy in use (shipped with the package or "
+                            "fetched), its date, how many models it lists and the last fetch. `refresh` fetches "
+                            "models.dev and OpenRouter's list now (no key is sent); a fetch that fails keeps the last "
+                            "good copy.",
+                example=("bench catalog", "bench catalog refresh", "bench catalog --json"))
+    command(verbs(p, refuse=False), parent, "refresh", "fetch every source now", run_refresh,
+            example="bench catalog refresh")
+    d = command(sub, parent, "discover", "models worth adding, with your routes to them", run_discover,
+                description="Free or cheap, capable, recent models from models.dev and FreeLLMAPI, each with the "
+                            "endpoints of this install that serve it (and the command that onboards it), or the "
+                            "provider to add when there is no route yet.",
+                example=("bench discover --free --tools", "bench discover --min-context 128000 --find qwen",
+                         "bench discover --vision --json"))
+    for name, words in (("free", "only free models (price 0 or a free tier)"), ("tools", "only models that call tools"),
+                        ("vision", "only models that read images")):
+        d.add_argument(f"--{name}", action="store_true", help=words)
     d.add_argument("--min-context", type=int, default=0, metavar="N", help="only windows of at least N tokens")
     d.add_argument("--find", metavar="TEXT", help="only models whose id, name or provider contain TEXT")
     d.add_argument("--limit", type=int, default=40, metavar="N", help="show at most N (default 40)")
-    d.set_defaults(func=run_discover)
 
 
 def register_model_verbs(verbs, parent) -> None:
     """`bench model set|role|confirm`, added to the `model` command."""
-    s = verbs.add_parser("set", parents=[parent], help="your own facts for a model (they beat every catalog)",
-                         epilog="examples:\n  bench model set llama --context 32768 --no-vision\n"
-                                "  bench model set mini --price-in 0.15 --price-out 0.6\n"
-                                "  bench model set mini --clear price_in --clear price_out", formatter_class=FMT)
+    s = command(verbs, parent, "set", "your own facts for a model (they beat every catalog)", run_set,
+                example=("bench model set llama --context 32768 --no-vision",
+                         "bench model set mini --price-in 0.15 --price-out 0.6",
+                         "bench model set mini --clear price_in --clear price_out"))
     s.add_argument("alias")
     s.add_argument("--context", type=int, metavar="N", help="context window in tokens")
     s.add_argument("--max-output", type=int, metavar="N", help="output cap in tokens")
@@ -57,22 +49,17 @@ def register_model_verbs(verbs, parent) -> None:
     s.add_argument("--clear", action="append", default=[], metavar="FACT",
                    help="go back to the catalog for FACT (context_window, max_output, vision, tools, price_in, "
                         "price_out, reasoning); repeatable")
-    s.set_defaults(func=run_set)
-    r = verbs.add_parser("role", parents=[parent], help="set a model's roles (or --auto: from its facts)",
-                         description="Roles: general, code, light, vision-only, image, reasoning. Explore seats go "
-                                     "only to models whose roles fit the collection's purpose.",
-                         epilog="examples:\n  bench model role coder code reasoning\n  bench model role coder --auto",
-                         formatter_class=FMT)
+    r = command(verbs, parent, "role", "set a model's roles (or --auto: from its facts)", run_role,
+                description="Roles: general, code, light, vision-only, image, reasoning. Explore seats go only to "
+                            "models whose roles fit the collection's purpose.",
+                example=("bench model role coder code reasoning", "bench model role coder --auto"))
     r.add_argument("alias")
     r.add_argument("roles", nargs="*", metavar="ROLE")
     r.add_argument("--auto", action="store_true", help="forget the roles you set; use the ones its facts give")
-    r.set_defaults(func=run_role)
-    c = verbs.add_parser("confirm", parents=[parent], help="accept the new price of a held model",
-                         description="A free model that turned paid is held (not seated, not probed) until you "
-                                     "confirm; `bench status` lists held models.",
-                         epilog="example:\n  bench model confirm kimi-free", formatter_class=FMT)
-    c.add_argument("alias")
-    c.set_defaults(func=run_confirm)
+    command(verbs, parent, "confirm", "accept the new price of a held model", run_confirm,
+            description="A free model that turned paid is held (not seated, not probed) until you confirm; "
+                        "`bench status` lists held models.",
+            example="bench model confirm kimi-free").add_argument("alias")
 
 
 def when(text) -> str:
@@ -81,8 +68,7 @@ def when(text) -> str:
 
 def run_show(args, client) -> int:
     d = client.get("/bench/catalog")
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     rows = []
     for s in d["sources"]:
@@ -103,8 +89,7 @@ def held_notes(held: list) -> None:
 def run_refresh(args, client) -> int:
     note("Fetching models.dev and OpenRouter's model list...")
     d = client.post("/bench/catalog/refresh", {})
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     for name, r in d["sources"].items():
         say(f"{name}: " + (f"fetched, {plural(r['models'], 'model')}" if r["ok"] else
@@ -125,8 +110,7 @@ def run_discover(args, client) -> int:
                                ("min_context", args.min_context), ("find", args.find), ("limit", args.limit)) if v}
     query = {k: (1 if v is True else v) for k, v in query.items()}
     d = client.get("/bench/discover" + ("?" + urlencode(query) if query else ""))
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     if not d["models"]:
         note("Nothing matches. Fewer filters, or `bench catalog refresh` for a newer list.")
@@ -193,8 +177,7 @@ def run_role(args, client) -> int:
 
 def run_confirm(args, client) -> int:
     d = client.post(f"/bench/models/{q(args.alias)}/confirm", {})
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     say(f"Confirmed: {d['confirmed']} is seated and probed again ({d['was']['reason']}).")
     return 0
@@ -205,8 +188,7 @@ def fact_rows(catalog: dict) -> list[list]:
 
 
 def show_facts(args, d: dict) -> int:
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     m = d["model"]
     c = m.get("catalog") or {}

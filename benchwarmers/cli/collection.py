@@ -1,33 +1,32 @@
 """bench collections / collection save / collection delete."""
 from __future__ import annotations
 
-import argparse
-
 from ..numberchecks import typed_seconds
 from ..servicelink import q
 from ..words import plural
-from . import verbless
-from .output import confirm, emit_json, note, say, table
-
-FMT = argparse.RawDescriptionHelpFormatter
+from .output import delete_confirmed, emit_json, json_asked, note, say, table
+from .parsers import asks_first, command, verbs
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("collections", parents=[parent], help="the collections you can ask", formatter_class=FMT,
-                       description="List collections: name, description, members, explore seats.",
-                       epilog="example:\n  bench collections --json")
-    p.set_defaults(func=run_list)
-    c = sub.add_parser("collection", parents=[parent], help="save or delete a collection", formatter_class=FMT,
-                       description="Create or change a collection, or delete one.",
-                       epilog="examples:\n  bench collection save reviewers --members a,b,c --description "
-                              "\"adversarial review\" --purpose review\n"
-                              "  bench collection save reviewers --add d --remove a\n"
-                              "  bench collection delete reviewers --yes")
-    csub = c.add_subparsers(dest="action", metavar="ACTION")
-    c.set_defaults(func=verbless.refuse(c))
-    s = csub.add_parser("save", parents=[parent], help="create or change", formatter_class=FMT,
-                        epilog="examples:\n  bench collection save core --members a,b --explore 2\n"
-                               "  bench collection save core --referee judge --points all")
+    command(sub, parent, "collections", "the collections you can ask", run_list,
+            description="List collections: name, description, members, explore seats.",
+            example="bench collections --json")
+    c = command(sub, parent, "collection", "save or delete a collection",
+                description="Create or change a collection, or delete one.",
+                example=("bench collection save reviewers --members a,b,c --description \"adversarial review\" "
+                         "--purpose review", "bench collection save reviewers --add d --remove a",
+                         "bench collection delete reviewers --yes"))
+    under = verbs(c, dest="action")
+    register_save(command(under, parent, "save", "create or change", run_save,
+                          example=("bench collection save core --members a,b --explore 2",
+                                   "bench collection save core --referee judge --points all")))
+    d = command(under, parent, "delete", "delete (asks first)", run_delete, example="bench collection delete old --yes")
+    d.add_argument("name")
+    asks_first(d)
+
+
+def register_save(s) -> None:
     s.add_argument("name")
     s.add_argument("--members", help="replace the members: a,b,c")
     s.add_argument("--add", help="add members: d,e")
@@ -47,18 +46,11 @@ def register(sub, parent) -> None:
                    help="seconds a streamed reply waits for its points after the last seat ('' for the "
                         "points_wait_seconds setting)")
     s.add_argument("--shadow", type=int, help="route mode: members that also answer each turn, off the path")
-    s.set_defaults(func=run_save)
-    d = csub.add_parser("delete", parents=[parent], help="delete (asks first)", formatter_class=FMT,
-                        epilog="example:\n  bench collection delete old --yes")
-    d.add_argument("name")
-    d.add_argument("--yes", action="store_true", help="do not ask")
-    d.set_defaults(func=run_delete)
 
 
 def run_list(args, client) -> int:
     data = client.get("/bench/collections", gateway=True)
-    if args.json:
-        emit_json(data)
+    if json_asked(args, data):
         return 0
     cols = data.get("collections", [])
     if not cols:
@@ -104,8 +96,5 @@ def run_save(args, client) -> int:
 
 def run_delete(args, client) -> int:
     client.get(f"/bench/collections/{q(args.name)}")   # an unknown name is refused (404) before anyone is asked
-    if not confirm(f"Delete the collection {args.name!r}?", args.yes):
-        return 1
-    data = client.delete(f"/bench/collections/{q(args.name)}")
-    emit_json(data) if args.json else say(f"Deleted {args.name}.")
-    return 0
+    return delete_confirmed(args, client, f"Delete the collection {args.name!r}?", f"/bench/collections/{q(args.name)}",
+                            f"Deleted {args.name}.")

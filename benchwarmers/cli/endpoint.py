@@ -9,8 +9,9 @@ from ..hubs import CHOICES as HUB_CHOICES, KINDS as HUBS
 from ..roster.registry import APIS
 from ..servicelink import CommandError, q
 from ..words import plural
-from . import terminal, verbless
-from .output import confirm, emit_json, note, say, table
+from . import terminal
+from .output import confirm, json_asked, note, say, table
+from .parsers import asks_first, command, verbs
 
 NO_KEY_ARGS = ("Keys are never command-line arguments (they would stay in your shell history and process list).\n"
                "Let `bench endpoint add` prompt for it, or pipe it: "
@@ -18,24 +19,41 @@ NO_KEY_ARGS = ("Keys are never command-line arguments (they would stay in your s
 
 
 def register(sub, parent) -> None:
-    fmt = argparse.RawDescriptionHelpFormatter
-    p = sub.add_parser("endpoint", parents=[parent], help="add, list or remove endpoints (upstream connections)",
-                       description="Endpoints are a base URL plus a protocol. Keys live in the environment "
-                                   "(BENCHWARMERS_KEY_<NAME>) or the llm CLI's keys.json, never in the data folder.",
-                       epilog="examples:\n  bench endpoint add openrouter --base https://openrouter.ai/api/v1\n"
-                              "  bench endpoint add local --base http://localhost:11434 --api ollama --no-key\n"
-                              "  bench endpoint list\n  bench endpoint remove local --yes", formatter_class=fmt)
-    verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    add = verbs.add_parser("add", parents=[parent], help="add an endpoint, checked by listing its models",
-                           description="Add an endpoint. The key is prompted for without echo (or read from stdin "
-                                       "with --key-stdin) and stored in the llm CLI's keys.json. The endpoint is "
-                                       "checked by listing its models before anything is saved.",
-                           epilog="examples:\n  bench endpoint add openrouter --base https://openrouter.ai/api/v1\n"
-                                  "  printf %s \"$KEY\" | bench endpoint add claude --base https://api.anthropic.com "
-                                  "--api anthropic --key-stdin\n"
-                                  "  bench endpoint add local --base http://localhost:11434 --api ollama --no-key\n"
-                                  "  bench endpoint add myhub --base http://localhost:4000/v1 --hub litellm",
-                           formatter_class=fmt)
+    p = command(sub, parent, "endpoint", "add, list or remove endpoints (upstream connections)",
+                description="Endpoints are a base URL plus a protocol. Keys live in the environment "
+                            "(BENCHWARMERS_KEY_<NAME>) or the llm CLI's keys.json, never in the data folder.",
+                example=("bench endpoint add openrouter --base https://openrouter.ai/api/v1",
+                         "bench endpoint add local --base http://localhost:11434 --api ollama --no-key",
+                         "bench endpoint list", "bench endpoint remove local --yes"))
+    under = verbs(p)
+    register_add(under, parent)
+    command(under, parent, "list", "each endpoint, its API, model count and key source", run_list,
+            description="Each endpoint with its protocol, base URL, models on the bench, models it served when last "
+                        "checked, and where its key comes from (never the key).",
+            example="bench endpoint list --json")
+    command(under, parent, "test", "list an endpoint's models now, with its key", run_test,
+            description="Check an endpoint: list its models with its key now. The count and the time are kept beside "
+                        "it (bench endpoint list shows them).",
+            example="bench endpoint test openrouter").add_argument("name")
+    rm = command(under, parent, "remove", "remove an endpoint (asks first)", run_remove,
+                 description="Remove an endpoint. Its active models are retired (restorable once it is added back); "
+                             "its key stays in keys.json, shared with the llm CLI.",
+                 example="bench endpoint remove local --yes")
+    rm.add_argument("name")
+    asks_first(rm)
+
+
+def register_add(under, parent) -> None:
+    """`bench endpoint add`: its key never an argument (prompted, or read from stdin)."""
+    add = command(under, parent, "add", "add an endpoint, checked by listing its models", run_add,
+                  description="Add an endpoint. The key is prompted for without echo (or read from stdin with "
+                              "--key-stdin) and stored in the llm CLI's keys.json. The endpoint is checked by listing "
+                              "its models before anything is saved.",
+                  example=("bench endpoint add openrouter --base https://openrouter.ai/api/v1",
+                           "printf %s \"$KEY\" | bench endpoint add claude --base https://api.anthropic.com "
+                           "--api anthropic --key-stdin",
+                           "bench endpoint add local --base http://localhost:11434 --api ollama --no-key",
+                           "bench endpoint add myhub --base http://localhost:4000/v1 --hub litellm"))
     add.add_argument("name", help="a short name: letters, digits, '.', '_' or '-'")
     add.add_argument("extra", nargs="*", help=argparse.SUPPRESS)   # caught: a key typed as an argument
     add.add_argument("--base", required=True, metavar="URL", help="the base URL (OpenAI-compatible: up to /v1)")
@@ -53,26 +71,6 @@ def register(sub, parent) -> None:
                      help="a base URL at a link-local or cloud metadata address (169.254.x.x, fe80::, fd00:ec2::254):"
                           " refused without this, as its key and requests would go there")
     add.add_argument("--key", nargs="?", const="", default=None, dest="key_arg", help=argparse.SUPPRESS)
-    add.set_defaults(func=run_add)
-    ls = verbs.add_parser("list", parents=[parent], help="each endpoint, its API, model count and key source",
-                          description="Each endpoint with its protocol, base URL, models on the bench, models it "
-                                      "served when last checked, and where its key comes from (never the key).",
-                          epilog="example:\n  bench endpoint list --json", formatter_class=fmt)
-    ls.set_defaults(func=run_list)
-    t = verbs.add_parser("test", parents=[parent], help="list an endpoint's models now, with its key",
-                         description="Check an endpoint: list its models with its key now. The count and the time "
-                                     "are kept beside it (bench endpoint list shows them).",
-                         epilog="example:\n  bench endpoint test openrouter", formatter_class=fmt)
-    t.add_argument("name")
-    t.set_defaults(func=run_test)
-    rm = verbs.add_parser("remove", parents=[parent], help="remove an endpoint (asks first)",
-                          description="Remove an endpoint. Its active models are retired (restorable once it is "
-                                      "added back); its key stays in keys.json, shared with the llm CLI.",
-                          epilog="example:\n  bench endpoint remove local --yes", formatter_class=fmt)
-    rm.add_argument("name")
-    rm.add_argument("--yes", action="store_true", help="do not ask")
-    rm.set_defaults(func=run_remove)
-    p.set_defaults(func=verbless.refuse(p))
 
 
 def read_key(args) -> str | None:
@@ -117,8 +115,7 @@ def run_add(args, client) -> int:
     elif args.admin_key_stdin:
         raise CommandError(f"--admin-key-stdin is for a hub: add --hub {HUB_CHOICES}.", 2)
     d = client.post("/bench/endpoints", body)
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     e = d["endpoint"]
     source = e.get("key_source")
@@ -131,8 +128,7 @@ def run_add(args, client) -> int:
 
 def run_list(args, client) -> int:
     d = client.get("/bench/endpoints")
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     rows = [[e["name"], e["api"], e["base_url"], e["models"], e.get("served_count") or "?", key_text(e)]
             for e in d["endpoints"]]
@@ -154,8 +150,7 @@ def key_text(e: dict) -> str:
 
 def run_test(args, client) -> int:
     d = client.post(f"/bench/endpoints/{q(args.name)}/test", {})
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     e = d["endpoint"]
     say(f"Endpoint {e['name']} answers: it serves {plural(e['served_count'], 'model')} "
@@ -172,8 +167,7 @@ def run_remove(args, client) -> int:
     if not confirm(question, args.yes):
         return 1
     d = client.delete(f"/bench/endpoints/{q(args.name)}")
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     say(f"Removed endpoint {d['removed']}." + (f" Retired: {', '.join(d['retired'])}." if d["retired"] else ""))
     if d.get("note"):

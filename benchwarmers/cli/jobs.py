@@ -1,39 +1,34 @@
 """bench jobs [run JOB | show ID]: the scheduler's recent runs, one run, or a job run now."""
 from __future__ import annotations
 
-import argparse
 import time
 from urllib.parse import urlencode
 
 from ..servicelink import CommandError, q
 from ..words import plural
-from .output import emit_json, note, say, table, when
+from .output import emit_json, json_asked, note, say, table, when
+from .parsers import command, verbs
 
-FMT = argparse.RawDescriptionHelpFormatter
 POLL_SECONDS = 1.0
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("jobs", parents=[parent], help="recent job runs; run a job now", formatter_class=FMT,
-                       description="Recent runs of the scheduler's jobs (onboardings: bench onboard): when, what started it "
-                                   "(schedule, catch-up, now), models touched, calls made and the outcome.",
-                       epilog="examples:\n  bench jobs\n  bench jobs --name probe --limit 5\n"
-                              "  bench jobs run probe --wait\n  bench jobs show 12 --json")
+    p = command(sub, parent, "jobs", "recent job runs; run a job now", run_list,
+                description="Recent runs of the scheduler's jobs (onboardings: bench onboard): when, what started it "
+                            "(schedule, catch-up, now), models touched, calls made and the outcome.",
+                example=("bench jobs", "bench jobs --name probe --limit 5", "bench jobs run probe --wait",
+                         "bench jobs show 12 --json"))
     p.add_argument("--name", help="only runs of this job")
     p.add_argument("--limit", type=int, default=20, help="how many (default 20)")
-    p.set_defaults(func=run_list)
-    verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    r = verbs.add_parser("run", parents=[parent], help="run a job now (whether or not the scheduler is on)",
-                         formatter_class=FMT, epilog="examples:\n  bench jobs run probe\n  bench jobs run perf --wait",
-                         description="Start a job now. It runs paced, like a scheduled run; without --wait the "
-                                     "command returns at once with the run's id.")
+    under = verbs(p, refuse=False)
+    r = command(under, parent, "run", "run a job now (whether or not the scheduler is on)", run_now,
+                description="Start a job now. It runs paced, like a scheduled run; without --wait the command returns "
+                            "at once with the run's id.",
+                example=("bench jobs run probe", "bench jobs run perf --wait"))
     r.add_argument("job", help="probe, perf, suite or catalog")
     r.add_argument("--wait", action="store_true", help="wait until it is done and print its outcome")
-    r.set_defaults(func=run_now)
-    s = verbs.add_parser("show", parents=[parent], help="one run with its details", formatter_class=FMT,
-                         epilog="example:\n  bench jobs show 12")
-    s.add_argument("id", type=int)
-    s.set_defaults(func=run_show)
+    command(under, parent, "show", "one run with its details", run_show,
+            example="bench jobs show 12").add_argument("id", type=int)
 
 
 def took(run: dict) -> str:
@@ -45,8 +40,7 @@ def took(run: dict) -> str:
 def run_list(args, client) -> int:
     query = {"limit": args.limit, **({"name": args.name} if args.name else {})}
     d = client.get("/bench/jobs?" + urlencode(query))
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     if not d["runs"]:
         note("No job runs yet. The scheduler is off on a new install: bench settings scheduler")

@@ -1,75 +1,55 @@
 """bench models / candidates / model retire|restore|show|probe: the roster and what the endpoints serve."""
 from __future__ import annotations
 
-import argparse
 import time
 from urllib.parse import urlencode
 
 from ..servicelink import q
 from ..words import plural
-from . import catalog, verbless
-from .output import confirm, emit_json, note, say, table, when
+from . import catalog
+from .output import confirm, json_asked, note, say, table, when
+from .parsers import asks_first, command, verbs
 from .suite import pct
 
-FMT = argparse.RawDescriptionHelpFormatter
-
-
 def register(sub, parent) -> None:
-    p = sub.add_parser("models", parents=[parent],
-                       help="the roster: alias, endpoint, served name, status, facts, speed, record, suite",
-                       description="Every model on the bench, in two tables. First: alias, endpoint, served name, "
-                                   "status (active, resting until T, held or retired, the reason printed below) and "
-                                   "catalog facts. Then: the last probe, the latest speed figures (time to first "
-                                   "token, output tokens per second, how long ago measured), and its record over "
-                                   "all collections with the judged answers and claims each rate rests on, and its suite scores (a column of their own, never mixed into the record). On a "
-                                   "terminal, cells too wide for it are cut (…); `bench model show ALIAS` and "
-                                   "--json have everything.",
-                       epilog="examples:\n  bench models\n  bench models --find llama --json", formatter_class=FMT)
+    p = command(sub, parent, "models", "the roster: alias, endpoint, served name, status, facts, speed, record, suite",
+                run_models,
+                description="Every model on the bench, in two tables. First: alias, endpoint, served name, status "
+                            "(active, resting until T, held or retired, the reason printed below) and catalog facts. "
+                            "Then: the last probe, the latest speed figures (time to first token, output tokens per "
+                            "second, how long ago measured), and its record over all collections with the judged "
+                            "answers and claims each rate rests on, and its suite scores (a column of their own, never "
+                            "mixed into the record). On a terminal, cells too wide for it are cut (…); `bench model "
+                            "show ALIAS` and --json have everything.",
+                example=("bench models", "bench models --find llama --json"))
     p.add_argument("--find", metavar="TEXT", help="only models whose alias, served name or endpoint contain TEXT")
-    p.set_defaults(func=run_models)
-
-    p = sub.add_parser("candidates", parents=[parent], help="what each endpoint serves, marked when on the bench",
-                       description="Ask every endpoint for its model list; models already on the bench show "
-                                   "their alias.",
-                       epilog="examples:\n  bench candidates\n  bench candidates --new", formatter_class=FMT)
-    p.add_argument("--new", action="store_true", help="only models not on the bench yet")
-    p.set_defaults(func=run_candidates)
-
+    command(sub, parent, "candidates", "what each endpoint serves, marked when on the bench", run_candidates,
+            description="Ask every endpoint for its model list; models already on the bench show their alias.",
+            example=("bench candidates", "bench candidates --new")
+            ).add_argument("--new", action="store_true", help="only models not on the bench yet")
     register_model(sub, parent)
 
 
 def register_model(sub, parent) -> None:
-    p = sub.add_parser("model", parents=[parent], help="one model: retire, restore, show, probe, set, role, confirm",
-                       description="One model: retire it with a reason, restore it, show it with its facts and "
-                                   "probes, probe it now, set your own facts or roles, or confirm a new price.",
-                       epilog="examples:\n  bench model retire slowpoke --reason 'times out on long prompts' --yes\n"
-                              "  bench model restore slowpoke\n  bench model show slowpoke --json\n"
-                              "  bench model set slowpoke --context 32768 --no-vision",
-                       formatter_class=FMT)
-    verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    r = verbs.add_parser("retire", parents=[parent], help="take a model off the bench, with a reason (asks first)",
-                         epilog="example:\n  bench model retire slowpoke --reason 'wrong on every review' --yes",
-                         formatter_class=FMT)
+    p = command(sub, parent, "model", "one model: retire, restore, show, probe, set, role, confirm",
+                description="One model: retire it with a reason, restore it, show it with its facts and probes, probe "
+                            "it now, set your own facts or roles, or confirm a new price.",
+                example=("bench model retire slowpoke --reason 'times out on long prompts' --yes",
+                         "bench model restore slowpoke", "bench model show slowpoke --json",
+                         "bench model set slowpoke --context 32768 --no-vision"))
+    under = verbs(p)
+    r = command(under, parent, "retire", "take a model off the bench, with a reason (asks first)", run_retire,
+                example="bench model retire slowpoke --reason 'wrong on every review' --yes")
     r.add_argument("alias")
     r.add_argument("--reason", required=True, help="why (kept with the model)")
     r.add_argument("--from-hub", action="store_true", help="also remove it from the hub it came through (never done "
                                                           "otherwise)")
-    r.add_argument("--yes", action="store_true", help="do not ask")
-    r.set_defaults(func=run_retire)
-    r = verbs.add_parser("restore", parents=[parent], help="bring a retired model back once it answers a probe",
-                         epilog="example:\n  bench model restore slowpoke", formatter_class=FMT)
-    r.add_argument("alias")
-    r.set_defaults(func=run_restore)
-    r = verbs.add_parser("show", parents=[parent], help="one model with its recent probes",
-                         epilog="example:\n  bench model show slowpoke", formatter_class=FMT)
-    r.add_argument("alias")
-    r.set_defaults(func=run_show)
-    r = verbs.add_parser("probe", parents=[parent], help="probe now; retire after a confirming failure",
-                         epilog="example:\n  bench model probe slowpoke", formatter_class=FMT)
-    r.add_argument("alias")
-    r.set_defaults(func=run_probe)
-    catalog.register_model_verbs(verbs, parent)
-    p.set_defaults(func=verbless.refuse(p))
+    asks_first(r)
+    for name, helptext, func in (("restore", "bring a retired model back once it answers a probe", run_restore),
+                                 ("show", "one model with its recent probes", run_show),
+                                 ("probe", "probe now; retire after a confirming failure", run_probe)):
+        command(under, parent, name, helptext, func, example=f"bench model {name} slowpoke").add_argument("alias")
+    catalog.register_model_verbs(under, parent)
 
 
 def merged(m: dict) -> dict:
@@ -156,8 +136,7 @@ def record_text(r: dict | None) -> str:
 def run_models(args, client) -> int:
     path = "/bench/models" + (("?" + urlencode({"find": args.find})) if args.find else "")
     d = client.get(path)
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     if not d["models"]:
         note("No models match." if args.find else "No models on the bench yet. See: bench candidates --new")
@@ -188,8 +167,7 @@ def suite_text(s: dict | None) -> str:
 
 def run_candidates(args, client) -> int:
     d = client.get("/bench/candidates" + ("?new=1" if args.new else ""))
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     for e in d.get("errors", []):
         note(f"{e['endpoint']}: {e['error']}")
@@ -220,8 +198,7 @@ def run_restore(args, client) -> int:
 
 
 def _one(args, d: dict, verb: str) -> int:
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     m = d["model"]
     say(f"{verb}: {m['alias']} is now {m['status_text']}.")
@@ -230,8 +207,7 @@ def _one(args, d: dict, verb: str) -> int:
 
 def run_show(args, client) -> int:
     d = client.get(f"/bench/models/{q(args.alias)}")
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     m = d["model"]
     for k, v in (("Alias", m["alias"]), ("Endpoint", m["endpoint"]), ("Served", m["served"]),
@@ -260,8 +236,7 @@ def run_show(args, client) -> int:
 
 def run_probe(args, client) -> int:
     d = client.post(f"/bench/models/{q(args.alias)}/probe", {})
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     last = d.get("confirm") or d["probe"]
     say(f"{args.alias}: probe {last['status']}" + (f" ({last['error']})" if last.get("error") else

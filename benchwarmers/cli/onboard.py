@@ -1,39 +1,35 @@
 """bench onboard: put models on the service's onboarding queue, list it, and follow items to the end."""
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
 from ..servicelink import CommandError
 from . import terminal
 from .output import emit_json, for_terminal, note, say, table, write
+from .parsers import command
 
-FMT = argparse.RawDescriptionHelpFormatter
 POLL = 0.5
 FINISHED = ("done", "failed")
 UNFINISHED = 1000          # the most recent items --wait without names looks through (the API's largest page)
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("onboard", parents=[parent], help="queue models to register, probe and score",
-                       description="Put models on the onboarding queue: the service finds the endpoint serving "
-                                   "each name, probes it with a one-word prompt, times a few dozen tokens (so "
-                                   "its panels ask it for what it writes in panel_seconds) and registers it only "
-                                   "if it answers. Models onboard one at a time, in order. The command returns the "
-                                   "queue ids at once; --wait follows them to the end (a live line per model on "
-                                   "a terminal, plain lines otherwise). Without names it lists the queue, and "
-                                   "with --wait follows every item still queued or running. By "
-                                   "default each model then runs the suite (one call per suite item, paced), and "
-                                   "its line ends with the scores; --quick records a suite run the model owes "
-                                   "instead, which the scheduler's suite job plays; --ad-hoc is quick, and the "
-                                   "bench never calls the model unprompted (pay-per-use or trial keys), so it "
-                                   "is not timed and owes none.",
-                       epilog="examples:\n  bench onboard openai/gpt-4o-mini qwen/qwen3-coder:free --quick --wait\n"
-                              "  bench onboard llama3.2 --endpoint local --alias llama\n"
-                              "  bench onboard some/paid-model --ad-hoc\n  bench onboard          (the queue)\n"
-                              "  bench onboard --wait   (follow what is queued)",
-                       formatter_class=FMT)
+    p = command(sub, parent, "onboard", "queue models to register, probe and score", run_onboard,
+                description="Put models on the onboarding queue: the service finds the endpoint serving each name, "
+                            "probes it with a one-word prompt, times a few dozen tokens (so its panels ask it for what "
+                            "it writes in panel_seconds) and registers it only if it answers. Models onboard one at a "
+                            "time, in order. The command returns the queue ids at once; --wait follows them to the end "
+                            "(a live line per model on a terminal, plain lines otherwise). Without names it lists the "
+                            "queue, and with --wait follows every item still queued or running. By default each model "
+                            "then runs the suite (one call per suite item, paced), and its line ends with the scores; "
+                            "--quick records a suite run the model owes instead, which the scheduler's suite job "
+                            "plays; --ad-hoc is quick, and the bench never calls the model unprompted (pay-per-use or "
+                            "trial keys), so it is not timed and owes none.",
+                example=("bench onboard openai/gpt-4o-mini qwen/qwen3-coder:free --quick --wait",
+                         "bench onboard llama3.2 --endpoint local --alias llama",
+                         "bench onboard some/paid-model --ad-hoc",
+                         "bench onboard          (the queue)", "bench onboard --wait   (follow what is queued)"))
     p.add_argument("served", nargs="*", metavar="SERVED_NAME",
                    help="each model's name as its endpoint serves it (a name without a tag also finds its :latest)")
     p.add_argument("--endpoint", help="which endpoint serves them (needed when several serve a name)")
@@ -44,7 +40,6 @@ def register(sub, parent) -> None:
                    "suite now)")
     p.add_argument("--ad-hoc", action="store_true", help="quick, and never called by the bench on its own")
     p.add_argument("--wait", action="store_true", help="follow the models until each is done or failed")
-    p.set_defaults(func=run_onboard)
 
 
 def run_onboard(args, client) -> int:

@@ -57,6 +57,27 @@ def emit_json(data) -> None:
     write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+def json_asked(args, data) -> bool:
+    """Print `data`, the service's JSON, when --json asked for it: True then (the command shows nothing else)."""
+    if args.json:
+        emit_json(data)
+        return True
+    return False
+
+
+def shown(args, data, show) -> int:
+    """`data` as the service's JSON when --json asked for it, else `show(data)`; the command's exit code (0)."""
+    emit_json(data) if args.json else show(data)
+    return 0
+
+
+def delete_confirmed(args, client, question: str, path: str, done: str) -> int:
+    """Ask `question` first (unless --yes), then DELETE `path`, saying `done` (or the JSON); 1 when the answer is no."""
+    if not confirm(question, args.yes):
+        return 1
+    return shown(args, client.delete(path), lambda d: say(done))
+
+
 def say(text: str = "") -> None:
     write(text + "\n")
 

@@ -2,31 +2,26 @@
 referee reads the answers after the reply, so `--wait` waits for them."""
 from __future__ import annotations
 
-import argparse
 import time
 
 from ..servicelink import q
 from .ask import show_passed_over, show_proposals
-from .output import emit_json, note, say, table
+from .output import json_asked, note, say, table
+from .parsers import command
 
-FMT = argparse.RawDescriptionHelpFormatter
 WORD = {True: "true", False: "false", None: "can't tell"}
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("points", parents=[parent], help="a panel's points: where its seats disagree",
-                       formatter_class=FMT,
-                       description="The points the referee found in a panel's answers: each claim, the seats that "
-                                   "assert it, deny it or are silent, and its verdict. Judging one (bench verdict "
-                                   "--point P --true|--false) gives every seat that took a side a real or false "
-                                   "claim.",
-                       epilog="examples:\n  bench points p_0OaKq3x7Xy3k9aQ2Lw4p\n"
-                              "  bench points p_0OaKq3x7Xy3k9aQ2Lw4p --wait 60\n"
-                              "  bench points p_0OaKq3x7Xy3k9aQ2Lw4p --json")
+    p = command(sub, parent, "points", "a panel's points: where its seats disagree", run_points,
+                description="The points the referee found in a panel's answers: each claim, the seats that assert it, "
+                            "deny it or are silent, and its verdict. Judging one (bench verdict --point P "
+                            "--true|--false) gives every seat that took a side a real or false claim.",
+                example=("bench points p_0OaKq3x7Xy3k9aQ2Lw4p", "bench points p_0OaKq3x7Xy3k9aQ2Lw4p --wait 60",
+                         "bench points p_0OaKq3x7Xy3k9aQ2Lw4p --json"))
     p.add_argument("panel", help="the panel's id (the reply's bench.panel, or X-Bench-Panel)")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help="while the referee is still reading the answers, wait up to this long for its points")
-    p.set_defaults(func=run_points)
 
 
 def sides(seats: list) -> str:
@@ -46,8 +41,7 @@ def fetched(args, client) -> dict:
 
 def run_points(args, client) -> int:
     data = fetched(args, client)
-    if args.json:
-        emit_json(data)
+    if json_asked(args, data):
         return 0
     info = data.get("info")
     if info is None:

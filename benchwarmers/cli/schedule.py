@@ -1,40 +1,36 @@
 """bench settings scheduler [on|off|jobs]: the scheduler's switch, and which jobs it runs when (under `bench settings`)."""
 from __future__ import annotations
 
-import argparse
-
 from ..servicelink import CommandError
-from .output import emit_json, note, say, table, when
+from .output import json_asked, note, say, table, when
+from .parsers import command
 
-FMT = argparse.RawDescriptionHelpFormatter
-EXAMPLES = """examples:
-  bench settings scheduler                      show it: on or off, each job's switch, time, next and last run
-  bench settings scheduler on                   start running the jobs at their times
-  bench settings scheduler off
-  bench settings scheduler jobs --off perf       the scheduler leaves the speed test out
-  bench settings scheduler jobs --on catalog     the daily catalog refresh too (off until you switch it on)
-  bench settings scheduler jobs --on perf --at "perf=sun 05:30" --at probe=04:10"""
+EXAMPLES = (
+    "bench settings scheduler                      show it: on or off, each job's switch, time, next and last run",
+    "bench settings scheduler on                   start running the jobs at their times",
+    "bench settings scheduler off",
+    "bench settings scheduler jobs --off perf       the scheduler leaves the speed test out",
+    "bench settings scheduler jobs --on catalog     the daily catalog refresh too (off until you switch it on)",
+    'bench settings scheduler jobs --on perf --at "perf=sun 05:30" --at probe=04:10')
 
 
 def add_parser(verbs, parent) -> None:
     """`scheduler` under `bench settings`."""
-    s = verbs.add_parser("scheduler", parents=[parent], help="switch the scheduler on or off, choose its jobs",
-                         formatter_class=FMT, epilog=EXAMPLES,
-                         description="The scheduler runs the daily probe, the daily suite job (it plays the suite "
-                                     "runs the bench owes, e.g. after quick onboarding), the daily catalog refresh "
-                                     "and the weekly speed test inside the service, at times of day in your local "
-                                     "time; each call waits for your own asks on its endpoint. It is off "
-                                     "on a new install: nothing calls a model or fetches a catalog on its own "
-                                     "until you switch it on, and the catalog refresh then waits to be switched on "
-                                     "alone. Each job can be switched on or off alone (`jobs --on/--off`) and given "
-                                     "its time (`jobs --at`); `bench jobs run JOB` runs one now.")
+    s = command(verbs, parent, "scheduler", "switch the scheduler on or off, choose its jobs", run_scheduler,
+                example=EXAMPLES,
+                description="The scheduler runs the daily probe, the daily suite job (it plays the suite runs the "
+                            "bench owes, e.g. after quick onboarding), the daily catalog refresh and the weekly speed "
+                            "test inside the service, at times of day in your local time; each call waits for your own "
+                            "asks on its endpoint. It is off on a new install: nothing calls a model or fetches a "
+                            "catalog on its own until you switch it on, and the catalog refresh then waits to be "
+                            "switched on alone. Each job can be switched on or off alone (`jobs --on/--off`) and given "
+                            "its time (`jobs --at`); `bench jobs run JOB` runs one now.")
     s.add_argument("action", nargs="?", choices=("on", "off", "jobs", "run"),
                    help="on, off, or jobs (with --on/--off/--at: which jobs it runs, and when; `run` is its old name)")
     s.add_argument("--on", action="append", default=[], metavar="JOB", help="with jobs: run JOB at its time")
     s.add_argument("--off", action="append", default=[], metavar="JOB", help="with jobs: leave JOB out")
     s.add_argument("--at", action="append", default=[], metavar="JOB=TIME",
                    help="with jobs: JOB's time, 'HH:MM' daily or 'DAY HH:MM' weekly, your local time")
-    s.set_defaults(func=run_scheduler)
 
 
 def changes(args) -> dict:
@@ -68,8 +64,7 @@ def changes(args) -> dict:
 def run_scheduler(args, client) -> int:
     body = changes(args)
     d = client.post("/bench/scheduler", body) if body else client.get("/bench/scheduler")
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     show(d)
     return 0

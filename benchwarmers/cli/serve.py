@@ -17,6 +17,7 @@ from ..store import Config
 from ..words import plural
 from . import terminal
 from .output import note
+from .parsers import command
 
 SERVE_FLAGS = ("--host", "--port", "--no-browser", "--open")   # what bare `benchwarmers` takes, as `serve` does
 
@@ -50,22 +51,20 @@ def port_number(text: str) -> int:
 
 
 def register(sub, parent) -> None:
-    fmt = argparse.RawDescriptionHelpFormatter
     for name, port, helptext, example in (
             ("serve", 8122, "start the dashboard and gateway (port 8122)", "--port 8122 --open"),
             ("gateway", 8123, "start the gateway routes alone, no dashboard (port 8123)", "--port 8123")):
-        p = sub.add_parser(name, parents=[local()], help=helptext, formatter_class=fmt,
-                           description=helptext[0].upper() + helptext[1:] + ". Runs in the foreground until Ctrl-C.",
-                           epilog=f"example:\n  benchwarmers {name} {example}")
+        p = command(sub, local(), name, helptext, run_serve, example=f"benchwarmers {name} {example}",
+                    description=helptext[0].upper() + helptext[1:] + ". Runs in the foreground until Ctrl-C.",
+                    role="dashboard" if name == "serve" else "gateway", default_port=port, needs_client=False,
+                    **({} if name == "serve" else {"open": False}))
         serve_options(p, port, dashboard=name == "serve")
-        p.set_defaults(func=run_serve, role="dashboard" if name == "serve" else "gateway", default_port=port,
-                       needs_client=False, **({} if name == "serve" else {"open": False}))
-    p = sub.add_parser("init", parents=[local()], help="seed a data folder (never overwrites a file)",
-                       description="Seed a data folder from examples/ and point this checkout at it. "
-                                   "With --endpoint and --key, add an endpoint and store its key in the llm "
-                                   "CLI's keys.json (prompted without echo; never in the data folder).",
-                       epilog="examples:\n  bench init\n  bench init ~/bench-data --endpoint openrouter "
-                              "https://openrouter.ai/api/v1 --key", formatter_class=fmt)
+    p = command(sub, local(), "init", "seed a data folder (never overwrites a file)", run_init, needs_client=False,
+                description="Seed a data folder from examples/ and point this checkout at it. With --endpoint and "
+                            "--key, add an endpoint and store its key in the llm CLI's keys.json (prompted without "
+                            "echo; never in the data folder).",
+                example=("bench init",
+                         "bench init ~/bench-data --endpoint openrouter https://openrouter.ai/api/v1 --key"))
     p.add_argument("folder", nargs="?", help="the data folder (default: the resolved one)")
     p.add_argument("--endpoint", nargs=2, metavar=("NAME", "BASE_URL"), help="add a first endpoint")
     p.add_argument("--api", choices=APIS, default="openai", help="the endpoint's protocol (default openai)")
@@ -74,7 +73,6 @@ def register(sub, parent) -> None:
     p.add_argument("--key-stdin", action="store_true", help="read the key from stdin instead of prompting")
     p.add_argument("--allow-link-local", action="store_true",
                    help="a base URL at a link-local or cloud metadata address: refused without this")
-    p.set_defaults(func=run_init, needs_client=False)
 
 
 def env_port(default: int) -> int:

@@ -2,32 +2,25 @@
 switches the scheduler and its jobs (cli/schedule.py)."""
 from __future__ import annotations
 
-import argparse
 import json
 
 from . import schedule
-from .output import emit_json, note, say, table
-
-FMT = argparse.RawDescriptionHelpFormatter
-
+from .output import json_asked, note, say, shown, table
+from .parsers import command, verbs
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("settings", parents=[parent], help="show or change the service's settings",
-                       description="Show every setting (value, default, what it does), or change one. Values are "
-                                   "kept in the data folder's config/settings.json; `default` takes a setting back "
-                                   "to its default. `bench settings scheduler` switches the scheduler and its jobs.",
-                       epilog="examples:\n  bench settings\n  bench settings set seat_timeout 120\n"
-                              "  bench settings set merge_model default\n  bench settings scheduler on",
-                       formatter_class=FMT)
-    p.set_defaults(func=run_show)
-    verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    s = verbs.add_parser("set", parents=[parent], help="change one setting",
-                         epilog="example:\n  bench settings set seat_timeout 120", formatter_class=FMT)
+    p = command(sub, parent, "settings", "show or change the service's settings", run_show,
+                description="Show every setting (value, default, what it does), or change one. Values are kept in the "
+                            "data folder's config/settings.json; `default` takes a setting back to its default. "
+                            "`bench settings scheduler` switches the scheduler and its jobs.",
+                example=("bench settings", "bench settings set seat_timeout 120",
+                         "bench settings set merge_model default", "bench settings scheduler on"))
+    under = verbs(p, refuse=False)
+    s = command(under, parent, "set", "change one setting", run_set, example="bench settings set seat_timeout 120")
     s.add_argument("name")
     s.add_argument("value", help="the new value (JSON: 120, 0.4, \"text\"; plain text is taken as text; "
                                  "`default` resets it)")
-    s.set_defaults(func=run_set)
-    schedule.add_parser(verbs, parent)
+    schedule.add_parser(under, parent)
 
 
 def value_of(text: str):
@@ -47,15 +40,12 @@ def show(d: dict) -> None:
 
 
 def run_show(args, client) -> int:
-    d = client.get("/bench/settings")
-    emit_json(d) if args.json else show(d)
-    return 0
+    return shown(args, client.get("/bench/settings"), show)
 
 
 def run_set(args, client) -> int:
     d = client.post("/bench/settings", {args.name: value_of(args.value)})
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     changed = next(s for s in d["settings"] if s["name"] == args.name)
     say(f"{args.name} is now {json.dumps(changed['value'])}" + (" (applies after a restart)." if changed["restart"]

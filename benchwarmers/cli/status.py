@@ -1,26 +1,22 @@
 """bench status: what is running and where."""
 from __future__ import annotations
 
-import argparse
-
 from .catalog import held_notes
-from .output import emit_json, say
+from .output import json_asked, say
+from .parsers import command
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("status", parents=[parent], help="what is running and where",
-                       description="Show the running service: URL, version, data folder, bind address, whether an "
-                                   "admin token is set, whether gateway keys are enforced (and how to turn that "
-                                   "on), and counts of endpoints, models and collections.",
-                       epilog="example:\n  bench status\n  bench status --url http://192.168.1.5:8122 --json",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.set_defaults(func=run)
+    command(sub, parent, "status", "what is running and where", run,
+            description="Show the running service: URL, version, data folder, bind address, whether an admin token "
+                        "is set, whether gateway keys are enforced (and how to turn that on), and counts of endpoints, "
+                        "models and collections.",
+            example=("bench status", "bench status --url http://192.168.1.5:8122 --json"))
 
 
 def run(args, client) -> int:
     d = client.get("/bench/status")
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     counts, keys = d.get("counts", {}), d.get("gateway_keys") or {}
     rows = [("Service", f"running ({d.get('role')}) at {client.url}"), ("Version", d.get("version")),

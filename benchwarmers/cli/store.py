@@ -2,46 +2,35 @@
 `rebuild` makes what the record keeps (its standings, calls per day, the ledger's totals) again from the history."""
 from __future__ import annotations
 
-import argparse
-
-from . import verbless
-from .output import confirm, emit_json, note, say
-
-FMT = argparse.RawDescriptionHelpFormatter
+from .output import confirm, emit_json, json_asked, note, say, shown
+from .parsers import asks_first, command, verbs
 
 
 def register(sub, parent) -> None:
-    s = sub.add_parser("store", parents=[parent], help="the record's size; compact it; rebuild what it keeps",
-                       formatter_class=FMT,
-                       description="The record (bench.db in the data folder): its size, its prompt and answer text, "
-                                   "and what the record_keep_days setting would prune of it.",
-                       epilog="examples:\n  bench store show\n  bench settings set record_keep_days 90\n"
-                              "  bench store compact --yes\n  bench store rebuild")
-    ssub = s.add_subparsers(dest="action", metavar="ACTION")
-    s.set_defaults(func=verbless.refuse(s))
-    show = ssub.add_parser("show", parents=[parent], help="the record's size and what the retention would prune",
-                           formatter_class=FMT, epilog="example:\n  bench store show --json")
-    show.set_defaults(func=run_show)
-    c = ssub.add_parser("compact", parents=[parent], formatter_class=FMT,
-                        help="prune text older than record_keep_days, give free space back",
-                        description="Prunes the prompt and answer text of calls older than record_keep_days (none "
-                                    "while it is 0), keeping every count, verdict, claim and ledger line, then gives "
-                                    "free pages back to the disk, in batches that keep the disk's use near the "
-                                    "record's size. It is refused, before anything changes, when the disk lacks the "
-                                    "room it needs (bench store show says how much). --full rewrites the file (it "
-                                    "needs twice what the record holds free, and the service's writes wait for it).",
-                        epilog="examples:\n  bench store compact --yes\n  bench store compact --full --yes")
+    s = command(sub, parent, "store", "the record's size; compact it; rebuild what it keeps",
+                description="The record (bench.db in the data folder): its size, its prompt and answer text, and what "
+                            "the record_keep_days setting would prune of it.",
+                example=("bench store show", "bench settings set record_keep_days 90", "bench store compact --yes",
+                         "bench store rebuild"))
+    under = verbs(s, dest="action")
+    command(under, parent, "show", "the record's size and what the retention would prune", run_show,
+            example="bench store show --json")
+    c = command(under, parent, "compact", "prune text older than record_keep_days, give free space back", run_compact,
+                description="Prunes the prompt and answer text of calls older than record_keep_days (none while it is "
+                            "0), keeping every count, verdict, claim and ledger line, then gives free pages back to "
+                            "the disk, in batches that keep the disk's use near the record's size. It is refused, "
+                            "before anything changes, when the disk lacks the room it needs (bench store show says how "
+                            "much). --full rewrites the file (it needs twice what the record holds free, and the "
+                            "service's writes wait for it).",
+                example=("bench store compact --yes", "bench store compact --full --yes"))
     c.add_argument("--full", action="store_true", help="rewrite the whole file (once, on a record made before "
                                                        "incremental vacuum)")
-    c.add_argument("--yes", action="store_true", help="do not ask")
-    c.set_defaults(func=run_compact)
-    r = ssub.add_parser("rebuild", parents=[parent], formatter_class=FMT,
-                        help="make the kept standings and totals again from the history",
-                        description="Makes every table the record keeps as it goes (its standings, calls per day, "
-                                    "the ledger's totals, the text per day) again from the calls, verdicts and "
-                                    "ledger lines, in one transaction: the service's writes wait for it (seconds at a "
-                                    "million calls).", epilog="example:\n  bench store rebuild")
-    r.set_defaults(func=run_rebuild)
+    asks_first(c)
+    command(under, parent, "rebuild", "make the kept standings and totals again from the history", run_rebuild,
+            description="Makes every table the record keeps as it goes (its standings, calls per day, the ledger's "
+                        "totals, the text per day) again from the calls, verdicts and ledger lines, in one "
+                        "transaction: the service's writes wait for it (seconds at a million calls).",
+            example="bench store rebuild")
 
 
 def mb(n: int) -> str:
@@ -63,9 +52,7 @@ def show_store(d: dict) -> None:
 
 
 def run_show(args, client) -> int:
-    d = client.get("/bench/store")
-    emit_json(d) if args.json else show_store(d)
-    return 0
+    return shown(args, client.get("/bench/store"), show_store)
 
 
 def run_compact(args, client) -> int:
@@ -75,8 +62,7 @@ def run_compact(args, client) -> int:
             "days? Counts, verdicts and the ledger stay.", args.yes):
         return 1
     done = client.post("/bench/store/compact", {"full": args.full})
-    if args.json:
-        emit_json(done)
+    if json_asked(args, done):
         return 0
     note(f"Pruned the text of {done['pruned_calls']:,} calls and {done['pruned_panels']:,} panels; gave back "
          f"{mb(done['freed_bytes'])} in {done['seconds']} s.")

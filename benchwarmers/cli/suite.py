@@ -2,40 +2,30 @@
 mine."""
 from __future__ import annotations
 
-import argparse
 import time
+from functools import partial
 from urllib.parse import urlencode
 
 from ..servicelink import q
 from ..suite.seed import DEFAULT_DEADLINE, report_lines
 from ..words import plural
-from . import suitefetch, verbless
-from .output import confirm, emit_json, note, say, table
+from . import suitefetch
+from .output import delete_confirmed, emit_json, json_asked, note, say, shown, table
+from .parsers import asks_first, command, verbs
 
-FMT = argparse.RawDescriptionHelpFormatter
 FINISHED = ("done", "failed", "cancelled", "interrupted")
 POLL = 1.0
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("suite", parents=[parent], help="code-review tasks that score models: run, scores, seed, fetch",
-                       description="The suite scores models on code review: find the lines that hold a planted or "
-                                   "real bug (each with a clean control), or say whether a claim about code is "
-                                   "true. Runs call one model at a time, each call a direct ask made inside the "
-                                   "service.",
-                       epilog="examples:\n  bench suite run --model deepseek\n  bench suite run --collection core "
-                              "--tasks 'claim-*'\n  bench suite scores\n  bench suite fetch --dry-run\n"
-                              "  bench suite seed --repo myapp\n"
-                              "  bench suite mine && bench suite tasks --drafts", formatter_class=FMT)
-    verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    p.set_defaults(func=verbless.refuse(p))
-
-    def verb(name, helptext, example, func):
-        v = verbs.add_parser(name, parents=[parent], help=helptext, description=helptext[0].upper() + helptext[1:]
-                             + ".", epilog="example:\n  " + example, formatter_class=FMT)
-        v.set_defaults(func=func)
-        return v
-
+    p = command(sub, parent, "suite", "code-review tasks that score models: run, scores, seed, fetch",
+                description="The suite scores models on code review: find the lines that hold a planted or real bug "
+                            "(each with a clean control), or say whether a claim about code is true. Runs call one "
+                            "model at a time, each call a direct ask made inside the service.",
+                example=("bench suite run --model deepseek", "bench suite run --collection core --tasks 'claim-*'",
+                         "bench suite scores", "bench suite fetch --dry-run", "bench suite seed --repo myapp",
+                         "bench suite mine && bench suite tasks --drafts"))
+    verb = partial(suite_verb, verbs(p), parent)
     v = verb("run", "run the suite for a model or a collection's members, with progress",
              "bench suite run --model deepseek --tasks 'rebench-*,claim-*'", run_suite)
     v.add_argument("--model", help="the model alias")
@@ -51,29 +41,37 @@ def register(sub, parent) -> None:
     v = verb("reject", "remove one of your tasks (a draft, a seeded task)", "bench suite reject mined-3f2a9c01b7de "
              "--yes", reject_task)
     v.add_argument("id")
-    v.add_argument("--yes", action="store_true", help="do not ask")
-    v = verb("runs", "recent runs and their progress", "bench suite runs --model deepseek", list_runs)
-    v.add_argument("--model", help="only this model's runs")
+    asks_first(v)
+    verb("runs", "recent runs and their progress", "bench suite runs --model deepseek",
+         list_runs).add_argument("--model", help="only this model's runs")
     verb("cancel", "cancel an open run (after the call in flight)", "bench suite cancel 12",
          cancel_run).add_argument("run", type=int)
-    v = verb("scores", "each model's suite scores per purpose (review, claims)", "bench suite scores --json",
-             show_scores)
-    v.add_argument("--model", help="only this model")
-    v = verb("seed", "plant bugs in a repo named in config/repos.json, keeping those its tests (or each operator's "
-             "check) show to change behaviour; tasks go to the data folder", "bench suite seed --repo myapp --count 10",
-             seed_repo)
-    v.add_argument("--repo", required=True, help="the repo's name in the data folder's config/repos.json")
-    v.add_argument("--count", type=int, default=20, help="how many tasks at most (default 20)")
-    v.add_argument("--seed", type=int, default=0, help="picks other functions and bugs (default 0)")
-    v.add_argument("--deadline", type=int, default=DEFAULT_DEADLINE, metavar="SECONDS",
-                   help=f"stop after this long, keeping what was made (default {DEFAULT_DEADLINE})")
-    v.add_argument("--no-wait", action="store_true", help="start the job and return its id (it goes on in the service)")
+    verb("scores", "each model's suite scores per purpose (review, claims)", "bench suite scores --json",
+         show_scores).add_argument("--model", help="only this model")
+    register_seed(verb("seed", "plant bugs in a repo named in config/repos.json, keeping those its tests (or each "
+                       "operator's check) show to change behaviour; tasks go to the data folder",
+                       "bench suite seed --repo myapp --count 10", seed_repo))
     v = verb("fetch", "download the picked real bug fixes of public projects and build them into your suite tasks "
              "(the data folder), each file checked against its pick's sha256", "bench suite fetch --dry-run",
              suitefetch.fetch_bugs)
     suitefetch.add_arguments(v)
     verb("mine", "draft claim tasks from the real and false claims of your verdicts", "bench suite mine",
          mine_verdicts)
+
+
+def suite_verb(under, parent, name: str, helptext: str, example: str, func):
+    """A verb of `bench suite`: its help, as a sentence, is its description too."""
+    return command(under, parent, name, helptext, func, example=example,
+                   description=helptext[0].upper() + helptext[1:] + ".")
+
+
+def register_seed(v) -> None:
+    v.add_argument("--repo", required=True, help="the repo's name in the data folder's config/repos.json")
+    v.add_argument("--count", type=int, default=20, help="how many tasks at most (default 20)")
+    v.add_argument("--seed", type=int, default=0, help="picks other functions and bugs (default 0)")
+    v.add_argument("--deadline", type=int, default=DEFAULT_DEADLINE, metavar="SECONDS",
+                   help=f"stop after this long, keeping what was made (default {DEFAULT_DEADLINE})")
+    v.add_argument("--no-wait", action="store_true", help="start the job and return its id (it goes on in the service)")
 
 
 # ---- runs ------------------------------------------------------------------------------------------------
@@ -121,8 +119,7 @@ def follow(client, rid: int) -> dict:
 def list_runs(args, client) -> int:
     path = "/bench/suite/runs" + ("?" + urlencode({"model": args.model}) if args.model else "")
     d = client.get(path)
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     if not d["runs"]:
         note("No suite runs yet: bench suite run --model ALIAS")
@@ -134,9 +131,8 @@ def list_runs(args, client) -> int:
 
 
 def cancel_run(args, client) -> int:
-    d = client.post(f"/bench/suite/runs/{args.run}/cancel", {})
-    emit_json(d) if args.json else say(f"Run {args.run}: {d['run']['status']}.")
-    return 0
+    return shown(args, client.post(f"/bench/suite/runs/{args.run}/cancel", {}),
+                 lambda d: say(f"Run {args.run}: {d['run']['status']}."))
 
 
 # ---- scores ----------------------------------------------------------------------------------------------
@@ -167,8 +163,7 @@ def scores_table(scores: dict) -> None:
 
 def show_scores(args, client) -> int:
     d = client.get("/bench/suite/scores" + ("?" + urlencode({"model": args.model}) if args.model else ""))
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     if not d["scores"]:
         note("No suite results yet: bench suite run --model ALIAS")
@@ -181,8 +176,7 @@ def show_scores(args, client) -> int:
 
 def list_tasks(args, client) -> int:
     d = client.get("/bench/suite/tasks" + ("?status=draft" if args.drafts else ""))
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     for problem in d.get("problems", []):
         note(f"skipped: {problem}")
@@ -203,8 +197,7 @@ def came_from(t: dict) -> str:
 
 def show_task(args, client) -> int:
     t = client.get(f"/bench/suite/tasks/{q(args.id)}")["task"]
-    if args.json:
-        emit_json({"task": t})
+    if json_asked(args, {"task": t}):
         return 0
     say(f"{t['id']} ({t['kind']}, {t['status']}, {t['origin']})\n\n{t['question']}")
     if t["kind"] == "claim":
@@ -219,17 +212,13 @@ def show_task(args, client) -> int:
 
 
 def accept_task(args, client) -> int:
-    d = client.post(f"/bench/suite/tasks/{q(args.id)}/accept", {})
-    emit_json(d) if args.json else say(f"Accepted {args.id}: it joins the next runs.")
-    return 0
+    return shown(args, client.post(f"/bench/suite/tasks/{q(args.id)}/accept", {}),
+                 lambda d: say(f"Accepted {args.id}: it joins the next runs."))
 
 
 def reject_task(args, client) -> int:
-    if not confirm(f"Remove the task {args.id!r} from the data folder?", args.yes):
-        return 1
-    d = client.delete(f"/bench/suite/tasks/{q(args.id)}")
-    emit_json(d) if args.json else say(f"Removed {args.id}.")
-    return 0
+    return delete_confirmed(args, client, f"Remove the task {args.id!r} from the data folder?",
+                            f"/bench/suite/tasks/{q(args.id)}", f"Removed {args.id}.")
 
 
 def seed_repo(args, client) -> int:
@@ -259,8 +248,7 @@ def seed_repo(args, client) -> int:
 
 def mine_verdicts(args, client) -> int:
     d = client.post("/bench/suite/mine", {})
-    if args.json:
-        emit_json(d)
+    if json_asked(args, d):
         return 0
     for t in d["drafted"]:
         say(f"{t['id']}: {'true' if t['truth'] else 'false'}: {t['claim']}")

@@ -7,24 +7,22 @@ import re
 
 from ..servicelink import q
 from ..words import plural
-from .output import emit_json, note, say, table
+from .output import note, say, shown, table
+from .parsers import command
 
-FMT = argparse.RawDescriptionHelpFormatter
 CUTS = ("model", "connection", "collection", "kind")
 
 
 def register(sub, parent) -> None:
-    p = sub.add_parser("usage", parents=[parent], help="a month's calls, tokens and cost, by model, connection, ...",
-                       description="A month of the usage ledger: every call sent upstream (panel seats, merges, "
-                                   "route turns, shadow seats, probes, speed tests, suite tasks) with its tokens and "
-                                   "cost, totalled by one cut; then what the month's explore seats cost and found. "
-                                   "Months are calendar months in UTC. Cost is known where a price is (the catalog's, "
-                                   "or your own: bench model set NAME --price-in N --price-out N).",
-                       epilog="examples:\n  bench usage\n  bench usage --month 2026-11 --by connection\n"
-                              "  bench usage --by kind --json", formatter_class=FMT)
+    p = command(sub, parent, "usage", "a month's calls, tokens and cost, by model, connection, ...", run_usage,
+                description="A month of the usage ledger: every call sent upstream (panel seats, merges, route turns, "
+                            "shadow seats, probes, speed tests, suite tasks) with its tokens and cost, totalled by one "
+                            "cut; then what the month's explore seats cost and found. Months are calendar months in "
+                            "UTC. Cost is known where a price is (the catalog's, or your own: bench model set NAME "
+                            "--price-in N --price-out N).",
+                example=("bench usage", "bench usage --month 2026-11 --by connection", "bench usage --by kind --json"))
     p.add_argument("--month", type=month, metavar="YYYY-MM", help="the month (default: this one, UTC)")
     p.add_argument("--by", choices=CUTS, default="model", help="the cut to total by (default: model)")
-    p.set_defaults(func=run_usage)
 
 
 def month(text: str) -> str:
@@ -62,5 +60,4 @@ def show(d: dict) -> None:
 def run_usage(args, client) -> int:
     query = "&".join(f"{k}={q(v)}" for k, v in (("month", args.month), ("by", args.by)) if v)
     d = client.get("/bench/usage" + (f"?{query}" if query else ""))
-    emit_json(d) if args.json else show(d)
-    return 0
+    return shown(args, d, show)

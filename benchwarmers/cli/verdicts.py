@@ -7,39 +7,32 @@ import sys
 from urllib.parse import urlencode
 
 from ..words import plural
-from . import terminal, verbless
-from .output import emit_json, note, table, when
-
-FMT = argparse.RawDescriptionHelpFormatter
+from . import terminal
+from .output import json_asked, note, table, when
+from .parsers import command, verbs
 
 
 def register(sub, parent) -> None:
-    v = sub.add_parser("verdicts", parents=[parent], help="answers still waiting for a verdict", formatter_class=FMT,
-                       description="Verdicts decide who gets seated; these answers have none yet.",
-                       epilog="examples:\n  bench verdicts pending\n  bench verdicts pending --limit 5 --json")
-    vsub = v.add_subparsers(dest="action", metavar="ACTION")
-    v.set_defaults(func=verbless.refuse(v))
-    p = vsub.add_parser("pending", parents=[parent], help="list the answers without a verdict, newest first",
-                        formatter_class=FMT,
-                        description="The points nobody judged yet, then the seats' answers nobody judged yet, "
-                                    "each newest first up to --limit, with how many there are: with "
-                                    "BENCHWARMERS_KEY the key's own asks, with the admin token (or none needed) "
-                                    "every one.",
-                        epilog="examples:\n  bench verdicts pending\n  bench verdicts pending --limit 5 --json\n\n"
-                               "then judge one: bench verdict CALL --useful|--not-useful")
-    p.add_argument("--limit", type=limit, default=20,
-                   help="at most this many points and this many answers (1 to 200, default 20)")
-    p.set_defaults(func=run_pending)
-    h = vsub.add_parser("stop-hook", parents=[parent], formatter_class=FMT,
-                        help="Claude Code's Stop hook: name this turn's unjudged answers",
-                        description="Reads a Claude Code Stop hook's input on stdin. When the turn asked a panel (the "
-                                    "MCP `ask` tool) and some of its seats' answers have no verdict yet, prints the "
-                                    "decision that keeps the agent going once to judge them. Prints nothing and exits "
-                                    "0 when nothing waits, on the turn's second stop, and when the input, the "
-                                    "transcript or the service (5 seconds) cannot be read. The Claude Code plugin "
-                                    "runs it; BENCHWARMERS_KEY limits it to that key's asks.",
-                        epilog="examples:\n  benchwarmers verdicts stop-hook < stop-input.json")
-    h.set_defaults(func=run_stop_hook, needs_client=False)
+    v = command(sub, parent, "verdicts", "answers still waiting for a verdict",
+                description="Verdicts decide who gets seated; these answers have none yet.",
+                example=("bench verdicts pending", "bench verdicts pending --limit 5 --json"))
+    under = verbs(v, dest="action")
+    command(under, parent, "pending", "list the answers without a verdict, newest first", run_pending,
+            description="The points nobody judged yet, then the seats' answers nobody judged yet, each newest first up "
+                        "to --limit, with how many there are: with BENCHWARMERS_KEY the key's own asks, with the admin "
+                        "token (or none needed) every one.",
+            example=("bench verdicts pending", "bench verdicts pending --limit 5 --json"),
+            after="\n\nthen judge one: bench verdict CALL --useful|--not-useful"
+            ).add_argument("--limit", type=limit, default=20,
+                           help="at most this many points and this many answers (1 to 200, default 20)")
+    command(under, parent, "stop-hook", "Claude Code's Stop hook: name this turn's unjudged answers", run_stop_hook,
+            needs_client=False,
+            description="Reads a Claude Code Stop hook's input on stdin. When the turn asked a panel (the MCP `ask` "
+                        "tool) and some of its seats' answers have no verdict yet, prints the decision that keeps the "
+                        "agent going once to judge them. Prints nothing and exits 0 when nothing waits, on the turn's "
+                        "second stop, and when the input, the transcript or the service (5 seconds) cannot be read. "
+                        "The Claude Code plugin runs it; BENCHWARMERS_KEY limits it to that key's asks.",
+            example=("benchwarmers verdicts stop-hook < stop-input.json",))
 
 
 def limit(text: str) -> int:
@@ -54,8 +47,7 @@ def limit(text: str) -> int:
 
 def run_pending(args, client) -> int:
     data = client.get("/bench/pending?" + urlencode({"limit": args.limit}), gateway=True)
-    if args.json:
-        emit_json(data)
+    if json_asked(args, data):
         return 0
     items, points = data.get("pending") or [], data.get("points") or []
     if points:    # first: one judgement of a point counts for every seat that took a side

@@ -20,10 +20,10 @@ from ..roster.limits.resting import Resting
 from ..roster.registry import Endpoint, Model, Registry
 from ..roster.speed import UNMEASURED
 from ..settings import CLIENTS
-from ..store.calls import Calls, prompt_hash, summarise_request
+from ..store.calls import Calls
 from ..store.db import Written
 from ..store.ledger import Ledger, Line, cost_of
-from .recorder import Ended, write
+from .recorder import Ended, request_summary, write
 
 SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
 
@@ -104,7 +104,7 @@ class Dialer:
 
     def summary(self, ask: Ask) -> tuple[str, str]:
         """(what was asked, as stored: at most `record_max_kb`; the prompt's hash, over all of it)."""
-        return summarise_request(ask, self.stored_chars()), prompt_hash(ask)
+        return request_summary(ask, self.stored_chars())
 
     def timeouts(self, hangup: Hangup | None = None) -> Timeouts:
         return seat_timeouts(self.settings()["seat_timeout"], hangup)
@@ -210,6 +210,7 @@ class Dialer:
             return answer
         finally:
             if kind in OWN_LINE:
+                self.recount(model, ask, answer)
                 self.ledger.add(self.line(model, ask, kind, answer))
 
     def seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str, hangup: Hangup | None,
@@ -246,7 +247,7 @@ class Dialer:
         return models
 
     def over(self, registry: Registry, scheduled: bool = False) -> "Dialer":
-        """This caller on another registry (the scheduler's, with a connection pool of its own): the same
+        """This dialer on another registry (the scheduler's, with a connection pool of its own): the same
         record, resting, limits and settings, so whatever hooks into calls here holds for both. `scheduled`: its
         calls are the scheduler's (they wait longer for a rate limit, and the ledger says so)."""
         other = copy.copy(self)
@@ -274,16 +275,22 @@ class Dialer:
         if not isinstance(error, QuotaRefused):
             self.resting.observe(model.endpoint, model.served, error)
 
+    def recount(self, model: Model, ask: Ask, answer: Answer | None, counted: int | None = None) -> None:
+        """A sent call is over: the limits' counts of its tokens corrected to what it used (`counted`: the prompt
+        tokens counted when it went, else the ask's; `answer` None: it used none)."""
+        if self.quota is None:
+            return
+        usage = answer.usage if answer else None
+        used = usage.input_tokens + usage.output_tokens if usage else 0
+        self.quota.spent(model, used - (ask.prompt_tokens() if counted is None else counted))
+
     def line(self, model: Model, ask: Ask, kind: str, answer: Answer | None, collection: str | None = None,
-             call: str | None = None, counted: int | None = None, origin: str | None = None) -> Line:
+             call: str | None = None, origin: str | None = None) -> Line:
         """The ledger line of a call that was sent, priced at what is known now (`origin`: the asker's, the line's
-        kind when it names one); its tokens also go to the limits' counts (`counted`: the prompt tokens counted
-        when it went, else the ask's)."""
+        kind when it names one)."""
         usage = answer.usage if answer else None
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
         price_in, price_out, _ = self.price(model)
-        if self.quota is not None:
-            self.quota.spent(model, tokens_in + tokens_out - (ask.prompt_tokens() if counted is None else counted))
         return Line(model.endpoint, model.alias, origin or kind, tokens_in, tokens_out,
                     usage.cache_read_tokens if usage else 0, cost_of(price_in, price_out, tokens_in, tokens_out),
                     collection, call, bool(usage and usage.estimated), self.scheduled,
@@ -294,10 +301,20 @@ class Dialer:
         return self.quota.clock.now() if self.quota else time.time()
 
     def record(self, ended: Ended, amend: float | None = None) -> Written:
-        """The one way a call record is made (see recorder.write); an answer ends its model's count of failures."""
+        """A call ended, and this is the one way its record is made: an answer ends its model's count of failures;
+        a sent call's tokens correct the limits' counts and are priced in its ledger line; then recorder.write
+        queues the row and the line (`amend`: see there)."""
+        model, ask, answer = ended.model, ended.ask, ended.answer
         if ended.status == OK:
-            self.resting.answered(ended.model.endpoint, ended.model.served)
-        return write(self, ended, amend)
+            self.resting.answered(model.endpoint, model.served)
+        if answer is not None:
+            estimate_usage(answer, ask)   # before the counts and the line read its usage
+        line = None
+        if ended.went:
+            self.recount(model, ask, answer, ended.counted)
+            line = self.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.asker.origin)
+        tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
+        return write(self.calls, ended, line, tokens, self.stored_chars(), amend)
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> str | None:

@@ -1,7 +1,7 @@
 """Collections: named panels with a purpose, members always seated, explore seats, a merge model."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..catalog.roles import PURPOSES, check_purpose
 from ..errors import BadRequest, CollectionNotFound
@@ -90,20 +90,8 @@ class Collections:
             raise BadRequest(f"Unknown field(s): {', '.join(unknown)}.",
                              "A collection takes " + ", ".join(sorted(FIELDS)) + ".")
         current = self.all().get(name) or Collection(name, points=NEW_POINTS)
-        members = list(current.members)
-        if "members" in spec:
-            members = _names(spec["members"], "members")
-        for m in _names(spec.get("add") or [], "add"):
-            if m not in members:
-                members.append(m)
-        drop = set(_names(spec.get("remove") or [], "remove"))
-        members = [m for m in members if m not in drop]
         models = self.registry.models()
-        unknown = [m for m in members if m not in models]
-        if unknown:
-            raise BadRequest(f"Not on the bench: {', '.join(unknown)}.", suggest_all(unknown, models, "model"))
-        col = Collection(name, current.description, members, current.explore, current.merge_model, current.shadow,
-                         current.purpose, current.explore_grace, current.referee, current.points, current.points_wait)
+        col = replace(current, members=_members(current.members, spec, models))
         if "description" in spec:
             col.description = check_text(spec["description"], "description", DESCRIPTION_MOST, optional=False)
         if "purpose" in spec:
@@ -111,26 +99,8 @@ class Collections:
                 col.purpose = check_purpose(spec["purpose"])
             except ValueError as e:
                 raise BadRequest(str(e).capitalize() + ".", "Leave it empty for no purpose.") from None
-        for key in ("explore", "shadow"):
-            if key in spec:
-                value = spec[key]
-                if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 16:
-                    raise BadRequest(f"{key} must be a whole number from 0 to 16.")
-                setattr(col, key, value)
-        for key, setting, most in (("explore_grace", "explore_grace_seconds", MOST_GRACE),
-                                   ("points_wait", "points_wait_seconds", MOST_POINTS_WAIT)):
-            if key in spec:
-                setattr(col, key, _seconds(spec[key], key, setting, most))
-        if "merge_model" in spec:
-            mm = spec["merge_model"]
-            if mm is not None and (not isinstance(mm, str) or mm not in models):
-                raise BadRequest(f"Merge model {mm!r} is not on the bench.", suggest(str(mm), models, "model"))
-            col.merge_model = mm or None
-        if "referee" in spec:
-            ref = spec["referee"]
-            if ref is not None and (not isinstance(ref, str) or ref not in models):
-                raise BadRequest(f"Referee {ref!r} is not on the bench.", suggest(str(ref), models, "model"))
-            col.referee = ref or None
+        _settle_numbers(col, spec)
+        _settle_models(col, spec, models)
         if "points" in spec:
             if spec["points"] not in POINT_MODES:
                 raise BadRequest(f"points must be one of {', '.join(POINT_MODES)}, not {spec['points']!r}.",
@@ -144,6 +114,45 @@ class Collections:
     def delete(self, name: str) -> None:
         self.get(name)
         self.config.update(FILE, lambda d: d.get("collections", {}).pop(name, None))
+
+
+def _members(members: list, spec: dict, models: dict) -> list:
+    """The members once `spec` is applied (members replace, add and remove edit), or a 400 naming any model not on
+    the bench."""
+    members = _names(spec["members"], "members") if "members" in spec else list(members)
+    for m in _names(spec.get("add") or [], "add"):
+        if m not in members:
+            members.append(m)
+    drop = set(_names(spec.get("remove") or [], "remove"))
+    members = [m for m in members if m not in drop]
+    unknown = [m for m in members if m not in models]
+    if unknown:
+        raise BadRequest(f"Not on the bench: {', '.join(unknown)}.", suggest_all(unknown, models, "model"))
+    return members
+
+
+def _settle_numbers(col: Collection, spec: dict) -> None:
+    """`spec`'s seat counts (explore, shadow) and seconds (explore_grace, points_wait) on `col`, each checked."""
+    for key in ("explore", "shadow"):
+        if key in spec:
+            value = spec[key]
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 16:
+                raise BadRequest(f"{key} must be a whole number from 0 to 16.")
+            setattr(col, key, value)
+    for key, setting, most in (("explore_grace", "explore_grace_seconds", MOST_GRACE),
+                               ("points_wait", "points_wait_seconds", MOST_POINTS_WAIT)):
+        if key in spec:
+            setattr(col, key, _seconds(spec[key], key, setting, most))
+
+
+def _settle_models(col: Collection, spec: dict, models: dict) -> None:
+    """`spec`'s merge model and referee on `col` (null: chosen by the bench), each a model on the bench."""
+    for key, title in (("merge_model", "Merge model"), ("referee", "Referee")):
+        if key in spec:
+            chosen = spec[key]
+            if chosen is not None and (not isinstance(chosen, str) or chosen not in models):
+                raise BadRequest(f"{title} {chosen!r} is not on the bench.", suggest(str(chosen), models, "model"))
+            setattr(col, key, chosen or None)
 
 
 def _seconds(value, key: str, setting: str, most: float) -> float | None:

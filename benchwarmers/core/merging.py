@@ -17,7 +17,7 @@ from .panelwords import seat_block
 from .recorder import seat_ended
 
 
-def stream(caller: Dialer, run: PanelRun, model: Model | None, passed_over: list | tuple = ()) -> Iterator:
+def stream(dialer: Dialer, run: PanelRun, model: Model | None, passed_over: list | tuple = ()) -> Iterator:
     """Stream the merge model's answer; on failure fall back to every seat's block, saying why. `passed_over`: the
     named merge models it could not be (a seat of the panel), with why."""
     call_id = record_id()
@@ -29,9 +29,9 @@ def stream(caller: Dialer, run: PanelRun, model: Model | None, passed_over: list
     if model is None:
         error = "no model could write the merge"
     else:
-        ask = merge_ask(run.ask, run.seats, panel_names(run.seats, caller.registry.models()))
+        ask = merge_ask(run.ask, run.seats, panel_names(run.seats, dialer.registry.models()))
         try:
-            for ev in caller.stream(model, ask, kind="merge", asker=run.asker):
+            for ev in dialer.stream(model, ask, kind="merge", asker=run.asker):
                 collector.add(ev)
                 if isinstance(ev, TextDelta):
                     yield ev
@@ -39,7 +39,7 @@ def stream(caller: Dialer, run: PanelRun, model: Model | None, passed_over: list
             error, sent = e.message, False
         except BenchError as e:
             error = str(e)
-            caller.failed(model, e)
+            dialer.failed(model, e)
     written = collector.result()
     if model is not None:
         estimate_usage(written, ask)
@@ -53,5 +53,5 @@ def stream(caller: Dialer, run: PanelRun, model: Model | None, passed_over: list
     if model is not None:
         merged = Seat(0, "merge", model.alias, call=call_id, status=info["status"] if sent else SKIPPED,
                       error=error, seconds=time.monotonic() - started)
-        run.records.append(caller.record(seat_ended(run, model, merged, written, counted=ask.prompt_tokens(),
+        run.records.append(dialer.record(seat_ended(run, model, merged, written, counted=ask.prompt_tokens(),
                                                     mode=MERGED)))

@@ -46,22 +46,22 @@ GONE_EVERY = 1.0    # seconds between looks at whether a waiting client is still
 class Panel:
     """Runs panels; its pool of seat workers (`panel_workers`, read at start-up) also runs route mode's shadows."""
 
-    def __init__(self, registry: Registry, collections: Collections, seating: Seating, caller: Dialer,
-                 record: Rankings, settings: Callable[[], dict], workers: int = 32):
+    def __init__(self, registry: Registry, collections: Collections, seating: Seating, dialer: Dialer,
+                 rankings: Rankings, settings: Callable[[], dict], point_store: PointStore, workers: int = 32):
         self.registry, self.collections, self.seating = registry, collections, seating
-        self.caller, self.record, self.settings = caller, record, settings
+        self.dialer, self.rankings, self.settings = dialer, rankings, settings
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="seat")
         self.lanes = Lanes(self.pool, workers, lambda: self.settings()["endpoint_share"])
-        self.picker = Picker(registry, record, settings, caller.paces, lambda model, run: seating.why_not(
+        self.picker = Picker(registry, rankings, settings, dialer.paces, lambda model, run: seating.why_not(
             model, run.ask, run.ask.prompt_tokens(), run.endpoints, REFEREE, run.asker))   # a judge as a seat is
-        self.referee = Refereeing(registry, caller, self.picker, settings, PointStore(caller.calls.db), self.lanes)
+        self.referee = Refereeing(registry, dialer, self.picker, settings, point_store, self.lanes)
         self._live: set = set()            # runs with seats out, for stopping()
         self._live_lock = threading.Lock()
 
     def close(self) -> None:
         self.stopping()
         self.referee.close()      # its referees hung up are recorded before the store closes
-        self.caller.dispatch.close()
+        self.dialer.dispatch.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     # -- starting ------------------------------------------------------------------------------
@@ -96,12 +96,12 @@ class Panel:
             raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
-            raise no_able_seat(plan, self.caller.free_at, self.caller.now())
+            raise no_able_seat(plan, self.dialer.free_at, self.dialer.now())
         settings = self.settings()
         hard = time.monotonic() + settings["seat_timeout"]
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
             settings["explore_grace_seconds"]
-        run = PanelRun(record_id("p_"), ask, collection, plan, hard, hard, grace, request=self.caller.summary(ask),
+        run = PanelRun(record_id("p_"), ask, collection, plan, hard, hard, grace, request=self.dialer.summary(ask),
                        endpoints=self.registry.endpoints(), memo=memo, asker=asker)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
@@ -111,7 +111,7 @@ class Panel:
             with self._live_lock:
                 self._live.add(run)
         pending = self.referee.plan(run)     # who will referee it: its row says so until the points are in
-        run.records.append(self.caller.calls.add_panel(run.id, run.reply().collection, ask.target.mode,
+        run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.target.mode,
                                                        len(run.seats), asker.caller, plan.passed_over, run.request[0],
                                                        json.dumps(pending) if pending else None))
         for sp, seat in zip(plan.seats, run.seats):
@@ -137,7 +137,7 @@ class Panel:
     def _send(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
         """Send the seat's call the dispatcher's way; what may block runs on a worker, within the endpoint's share."""
         endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
-        self.caller.seat(sp.model, run.ask, endpoint, seat.kind, run.hangups[seat.call],
+        self.dialer.seat(sp.model, run.ask, endpoint, seat.kind, run.hangups[seat.call],
                          partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker)
 
     def _worker(self, run: PanelRun, sp: SeatPlan, seat: Seat, fn: Callable[[], None], starting: bool) -> None:
@@ -163,13 +163,13 @@ class Panel:
             if hangup is not None and hangup.reason is not None:   # we stopped it: the upstream is not at fault
                 status, error, sent = hangup.tag, hangup.reason, hangup.sent
                 if hangup.refused and not hangup.sent:
-                    self.caller.unsent(sp.model, run.ask)
+                    self.dialer.unsent(sp.model, run.ask)
             else:
                 status, error = (TIMEOUT if fault.kind is FaultKind.TIMEOUT else FAILED), str(fault)
-                self.caller.failed(sp.model, fault)
+                self.dialer.failed(sp.model, fault)
                 if fault.kind is FaultKind.RATE_LIMITED:   # the provider's 429: its reset, when it said
                     wait = fault.retry_after
-                    run.limited[seat.call] = fault.reset_at or (wait and self.caller.now() + wait)
+                    run.limited[seat.call] = fault.reset_at or (wait and self.dialer.now() + wait)
         elif isinstance(fault, BenchError):
             status, error = FAILED, str(fault)
         elif fault is not None:   # a bug of ours must cost one seat, never the panel
@@ -196,7 +196,7 @@ class Panel:
                     seat.answer, seat.usage = answer.text, answer.usage
                     seat.finish_reason = answer.finish_reason
                     if answer.finish_reason == LENGTH:   # its label says where it was cut
-                        seat.max_tokens = self.caller.tokens(sp.model, run.ask)
+                        seat.max_tokens = self.dialer.tokens(sp.model, run.ask)
                 run.records.append(self._record(run, sp, seat, answer, sent))
                 run.left -= 1
                 last = run.left == 0
@@ -228,7 +228,7 @@ class Panel:
     def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None, sent: bool | None = None,
                 extra: dict | None = None, counted: int | None = None, amend: float | None = None) -> Written:
         """The seat's record, made from the seat as told and its answer (`amend`: made already, brought up to date)."""
-        return self.caller.record(seat_ended(run, sp.model, seat, answer, sent, extra, counted), amend)
+        return self.dialer.record(seat_ended(run, sp.model, seat, answer, sent, extra, counted), amend)
 
     def _give_up(self, run: PanelRun, pending: dict) -> list:
         """The deadline: the seats in by now, then every other one recorded (sent: it may well be out), so its call
@@ -254,7 +254,7 @@ class Panel:
                     break
                 if pending.pop(seat.call, None) is not None:
                     seats.append(seat)
-            run.gave_up = self.caller.now()
+            run.gave_up = self.dialer.now()
             for sp, seat in zip(run.plan.seats, run.seats):
                 if seat.call in pending:
                     seat.status, seat.error = status, error
@@ -357,7 +357,7 @@ class Panel:
         if merged:
             model, notes = self.picker.merger(run)
             lane = self.lanes.executor(model.endpoint if model else "")
-            yield from pump(merging.stream(self.caller, run, model, notes), lane, keepalive)
+            yield from pump(merging.stream(self.dialer, run, model, notes), lane, keepalive)
         # the points last: the block when the referee answers within the wait, else where they will be
         block = None
         for item in self.referee.told_events(run, self.referee.wait(run, streamed=True), keepalive):
@@ -375,13 +375,13 @@ class Panel:
     def merge_events(self, run: PanelRun) -> Iterator:
         """After finished() gave every seat: the merge model's answer as events (every seat's block if it fails)."""
         self._check_any(run)
-        yield from merging.stream(self.caller, run, *self.picker.merger(run))
+        yield from merging.stream(self.dialer, run, *self.picker.merger(run))
 
     def settle(self, run: PanelRun) -> None:
         """Wait until the panel's call records are committed: every way of answering a panel (a format's reply, the
         dashboard's stream, MCP) calls this before its last word, which carries the call ids; or, when they could
         not be kept (a full disk), says why (run.unkept) and names none of them."""
-        run.unkept = self.caller.settle(list(run.records))
+        run.unkept = self.dialer.settle(list(run.records))
 
     def _check_any(self, run: PanelRun) -> None:
         if any(s.status == OK for s in run.seats):
@@ -391,8 +391,8 @@ class Panel:
         if all(s.call in run.limited or (s.status == SKIPPED and (s.error or "").startswith(RESTS))
                for s in run.seats):   # a direct ask's 429 included: the client is told when to come back
             raise rate_limited(f"Every seat is resting on a rate limit or was refused by one: {lines}.",
-                               [run.limited.get(s.call) or self.caller.free_at(sp.model)
-                                for sp, s in zip(run.plan.seats, run.seats)], self.caller.now())
+                               [run.limited.get(s.call) or self.dialer.free_at(sp.model)
+                                for sp, s in zip(run.plan.seats, run.seats)], self.dialer.now())
         raise AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
                              "the seats' call ids are in the record.")
 

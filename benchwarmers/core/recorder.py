@@ -1,17 +1,15 @@
-"""The one writer of a call's record: what a call was when it ended (`Ended`), made into its row and ledger line."""
+"""The one writer of a call's record: what a call was when it ended (`Ended`), made into its row and ledger line
+from plain values (the Dialer works them out when a call ends: Dialer.record)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from ..askparts import ANYONE, Asker
-from ..canonical import SKIPPED, Answer, Ask, estimate_usage
+from ..canonical import SKIPPED, Answer, Ask
 from ..roster.registry import Model
-from ..store.calls import CallRecord, clip_stored
+from ..store.calls import CallRecord, Calls, clip_stored, prompt_hash, summarise_request
 from ..store.db import Written
-
-if TYPE_CHECKING:
-    from .calling import Dialer
+from ..store.ledger import Line
 
 
 @dataclass
@@ -44,27 +42,35 @@ class Ended:
     def but(self, **changes) -> "Ended":
         return replace(self, **changes)
 
+    @property
+    def went(self) -> bool:
+        """It went upstream, so it has a ledger line and its tokens count against the limits."""
+        return self.status != SKIPPED if self.sent is None else self.sent
 
-def write(caller: "Dialer", ended: Ended, amend: float | None = None) -> Written:
-    """Queue `ended`'s record for the writer's next batch (done once committed: see Dialer.settle). `amend`: its
-    record was made already (a seat the panel stopped waiting for), its ledger line at or after this moment (the
-    caller's clock): it is brought up to date, its line corrected, not added."""
+
+def request_summary(ask: Ask, stored_chars: int) -> tuple[str, str]:
+    """(what was asked, as stored: at most `stored_chars`; the prompt's hash, over all of it)."""
+    return summarise_request(ask, stored_chars), prompt_hash(ask)
+
+
+def write(calls: Calls, ended: Ended, line: Line | None, tokens: int | None, stored_chars: int,
+          amend: float | None = None) -> Written:
+    """Queue `ended`'s record and its ledger `line` (None: it was never sent) for the writer's next batch (done once
+    committed: see Dialer.settle). Its answer's usage is as counted (estimated already where the upstream told
+    none); `tokens`: the output tokens the member was asked for; `stored_chars`: the most of a prompt or an answer
+    the record keeps. `amend`: its record was made already (a seat the panel stopped
+    waiting for), its ledger line at or after this moment (the ledger's clock): it is brought up to date, its line
+    corrected, not added."""
     ask, answer, model = ended.ask, ended.answer, ended.model
-    summary, digest = ended.request or caller.summary(ask)
-    if answer is not None:
-        estimate_usage(answer, ask)
+    summary, digest = ended.request or request_summary(ask, stored_chars)
     usage = answer.usage if answer else None
-    said = clip_stored(answer.text or None, caller.stored_chars()) if answer else None
+    said = clip_stored(answer.text or None, stored_chars) if answer else None
     extra = ended.extra
-    tokens = caller.tokens(model, ask) if answer is not None else ask.max_tokens
     if tokens != ask.max_tokens:   # what this member was really asked for: the client's cut, or the default
         extra = {**(extra or {}), "max_tokens": tokens}
-    sent = ended.status != SKIPPED if ended.sent is None else ended.sent
     asker = ended.asker
-    line = caller.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.counted,
-                       asker.origin) if sent else None
     ttft = ended.ttft if ended.ttft is not None or answer is None else answer.ttft
-    return caller.calls.add(CallRecord(
+    return calls.add(CallRecord(
         id=ended.call, model=model.alias, status=ended.status, panel=ended.panel, collection=ended.collection,
         endpoint=model.endpoint, served=model.served, kind=ended.kind, mode=ended.mode, seat=ended.seat,
         error=ended.error, request=summary, prompt_hash=digest, answer=said, ttft=ttft,

@@ -54,9 +54,9 @@ class Refereeing:
     """Chooses a panel's referee at its start, asks it once the seats are in (on the pool, never holding the reply),
     records the call and keeps the points; a reply takes them when they are in, or says where they will be."""
 
-    def __init__(self, registry: Registry, caller: Dialer, picker: Picker, settings: Callable[[], dict],
+    def __init__(self, registry: Registry, dialer: Dialer, picker: Picker, settings: Callable[[], dict],
                  store: PointStore, lanes: Lanes):
-        self.registry, self.caller, self.picker, self.settings = registry, caller, picker, settings
+        self.registry, self.dialer, self.picker, self.settings = registry, dialer, picker, settings
         self.store, self.lanes = store, lanes
         self._live: set[Judging] = set()
         self._lock = threading.Condition()
@@ -103,7 +103,7 @@ class Refereeing:
                 self._sweeper = threading.Thread(target=self._sweep, name="referees", daemon=True)
                 self._sweeper.start()
             self._lock.notify()
-        self.caller.seat(j.model, j.ask, run.endpoints.get(j.model.endpoint), KIND, j.hangup,
+        self.dialer.seat(j.model, j.ask, run.endpoints.get(j.model.endpoint), KIND, j.hangup,
                          partial(self._worker, j), partial(self._over, j), run.asker,
                          timeouts=seat_timeouts(seconds, j.hangup))
 
@@ -124,13 +124,13 @@ class Refereeing:
             if hangup.reason is not None:      # given up at referee_timeout, or the service is stopping
                 status, error, sent = hangup.tag or CANCELLED, hangup.reason, hangup.sent
                 if hangup.refused and not hangup.sent:
-                    self.caller.unsent(model, j.ask)
+                    self.dialer.unsent(model, j.ask)
             else:
                 timed_out = fault.kind is FaultKind.TIMEOUT
                 status = TIMEOUT if timed_out else FAILED
                 error = f"the referee {model.alias} gave no answer within " \
                         f"{self.settings()['referee_timeout']:g} s" if timed_out else str(fault)
-                self.caller.failed(model, fault)
+                self.dialer.failed(model, fault)
         elif isinstance(fault, BenchError):
             status, error = FAILED, str(fault)
         elif fault is not None:    # a bug of ours costs the points, never the panel's answers
@@ -198,7 +198,7 @@ class Refereeing:
         run = j.run
         if answer is not None:
             j.usage = answer.usage
-        j.records.append(self.caller.record(Ended(
+        j.records.append(self.dialer.record(Ended(
             j.call, j.model, run.ask, status if sent else SKIPPED, KIND, run.ask.target.mode, took, answer, error,
             collection=run.collection_name, panel=run.id, request=run.seat_request, counted=j.ask.prompt_tokens(),
             sent=sent, asker=run.asker)))

@@ -30,7 +30,7 @@ def fix(collection: str | None) -> str:
 
 
 @dataclass
-class Resting:
+class RefereeRest:
     model: str
     failures: int
     last: str
@@ -51,7 +51,7 @@ class Faults:
     def __init__(self, clock: Callable[[], float] = time.time):
         self.clock = clock
         self.version = 0                   # changes when a referee starts or stops being passed over
-        self._runs: dict[str, Resting] = {}
+        self._runs: dict[str, RefereeRest] = {}
         self._lock = threading.Lock()
 
     def note(self, alias: str, failure: str | None) -> None:
@@ -61,20 +61,20 @@ class Faults:
                 if self._runs.pop(alias, None) is not None:
                     self.version += 1
                 return
-            run = self._runs.get(alias) or Resting(alias, 0, failure, 0.0)
+            run = self._runs.get(alias) or RefereeRest(alias, 0, failure, 0.0)
             run.failures, run.last = run.failures + 1, failure
             if run.failures >= FAILS:
                 run.until = self.clock() + REST_SECONDS
                 self.version += 1
             self._runs[alias] = run
 
-    def resting(self, alias: str) -> Resting | None:
+    def resting(self, alias: str) -> RefereeRest | None:
         """Why `alias` is passed over now, or None."""
         with self._lock:
             run = self._runs.get(alias)
             return run if run is not None and run.until > self.clock() else None
 
-    def all(self) -> list[Resting]:
+    def all(self) -> list[RefereeRest]:
         now = self.clock()
         with self._lock:
             return [r for r in self._runs.values() if r.until > now]
@@ -84,9 +84,9 @@ class Picker:
     """Chooses a panel's referee and merge model. `able(model, run)`: why the model cannot take this panel's call
     now (retired, held, resting on a limit, its endpoint gone), or None."""
 
-    def __init__(self, registry: Registry, record: Rankings, settings: Callable[[], dict],
+    def __init__(self, registry: Registry, rankings: Rankings, settings: Callable[[], dict],
                  paces: Callable[[str], tuple | None], able: Callable[[Model, object], str | None]):
-        self.registry, self.record, self.settings, self.paces, self.able = registry, record, settings, paces, able
+        self.registry, self.rankings, self.settings, self.paces, self.able = registry, rankings, settings, paces, able
         self.faults = Faults()
         self._ranked: tuple = (None, 0.0, [])     # (the models dict, when, aliases best-recorded first)
         self._picks: dict = {}                     # what made a choice -> (when, the choice)
@@ -184,7 +184,7 @@ class Picker:
             seen, at, ranked = self._ranked
             if seen is models and now - at < RANK_SECONDS:
                 return ranked
-        stats = self.record.models()
+        stats = self.rankings.models()
 
         def key(alias: str) -> tuple:
             took = self.seconds(alias)
@@ -220,5 +220,5 @@ class Picker:
         answered = [s.model for s in run.seats if s.status == "ok" and s.model in models]
         if not answered:
             return None
-        stats = self.record.models(run.collection_name)
+        stats = self.rankings.models(run.collection_name)
         return models[max(answered, key=lambda a: stats.get(a, NONE).lower_bound())]

@@ -64,10 +64,10 @@ class Router:
     """Route mode: one member answers each agent turn; `lanes` run the shadow seats (the panel's seat workers, each
     endpoint within its share)."""
 
-    def __init__(self, registry: Registry, collections: Collections, seating: Seating, caller: Dialer,
-                 record: Rankings, pins: Pins, lanes: Lanes, settings: Callable[[], dict]):
-        self.registry, self.collections, self.seating, self.caller = registry, collections, seating, caller
-        self.record, self.pins, self.lanes, self.settings = record, pins, lanes, settings
+    def __init__(self, registry: Registry, collections: Collections, seating: Seating, dialer: Dialer,
+                 rankings: Rankings, pins: Pins, lanes: Lanes, settings: Callable[[], dict]):
+        self.registry, self.collections, self.seating, self.dialer = registry, collections, seating, dialer
+        self.rankings, self.pins, self.lanes, self.settings = rankings, pins, lanes, settings
         self.pins.expire(self.settings()["pin_idle_minutes"] * 60)
         self._turns = 0
 
@@ -88,7 +88,7 @@ class Router:
                 passed.append(f"{alias}: {reason}")
             else:
                 able.append(alias)
-        ranked = rank(able, self.record.models(collection.name))
+        ranked = rank(able, self.rankings.models(collection.name))
         order = [r.alias for r in ranked]
         if pinned in order:
             order.remove(pinned)
@@ -127,7 +127,7 @@ class Router:
             except UpstreamFailed as e:
                 # kept without its traceback: that would hold this frame, and so a stream's reply, in a cycle
                 failures.append((model.alias, e.with_traceback(None)))
-                self.caller.failed(model, e)   # a rate limit: the next turns skip it until the reset
+                self.dialer.failed(model, e)   # a rate limit: the next turns skip it until the reset
                 refused = isinstance(e, QuotaRefused)   # one of our limits: nothing was sent
                 turn.failed_records.append(self._record(turn, SKIPPED if refused else FAILED, None,
                                                         e.message if refused else str(e)))
@@ -153,7 +153,7 @@ class Router:
 
     def _open(self, turn: Turn) -> tuple[list, Iterator]:
         """Pull events until the first content arrives: a failure before it can still fail over."""
-        it = self.caller.stream(turn.model, turn.ask, turn.kind, turn.asker, turn.native)
+        it = self.dialer.stream(turn.model, turn.ask, turn.kind, turn.asker, turn.native)
         head = []
         for ev in it:
             head.append(ev)
@@ -164,7 +164,7 @@ class Router:
 
     def _whole(self, turn: Turn):
         collector = Collector()
-        for ev in self.caller.stream(turn.model, turn.ask, turn.kind, turn.asker, turn.native):
+        for ev in self.dialer.stream(turn.model, turn.ask, turn.kind, turn.asker, turn.native):
             if turn.ttft is None and isinstance(ev, CONTENT):
                 turn.ttft = time.monotonic() - turn.started
             collector.add(ev)
@@ -203,7 +203,7 @@ class Router:
 
     def _settle(self, turn: Turn, written: Written) -> str | None:
         """The turn's records committed (its answer's and its failed-over calls'); None, or why they were not."""
-        return self.caller.settle(turn.failed_records + [written])
+        return self.dialer.settle(turn.failed_records + [written])
 
     def _bench(self, turn: Turn) -> dict:
         return {"collection": turn.collection, "mode": ROUTE, "model": turn.model.alias, "call": turn.call,
@@ -212,7 +212,7 @@ class Router:
     def _record(self, turn: Turn, status: str, answer, error: str | None, kind: str = "route",
                 extra: dict | None = None, of: str | None = None) -> Written:
         ask = turn.ask
-        return self.caller.record(Ended(
+        return self.dialer.record(Ended(
             turn.call, turn.model, ask, status, kind, ROUTE, time.monotonic() - turn.started, answer, error,
             turn.ttft, turn.collection, turn=of, asker=turn.asker,
             extra=extra or {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
@@ -241,7 +241,7 @@ class Router:
             status, error = SKIPPED, e.message
         except BenchError as e:
             status, error = FAILED, str(e)
-            self.caller.failed(model, e)
+            self.dialer.failed(model, e)
         except Exception as e:   # a shadow must never disturb anything
             log.exception("shadow seat %s failed", model.alias)
             status, error = FAILED, f"internal error: {type(e).__name__}"

@@ -42,11 +42,11 @@ class Plan:
 
 
 class Seating:
-    def __init__(self, registry: Registry, last_asked: dict, resting: Resting, catalog: Catalog, caller=None):
+    def __init__(self, registry: Registry, last_asked: dict, resting: Resting, catalog: Catalog, dialer=None):
         self.registry = registry
         self.resting = resting
         self.catalog = catalog            # facts with every source merged, roles and holds
-        self.caller = caller              # its rate limits, and how long each kind of call may wait for them
+        self.dialer = dialer              # its rate limits, and how long each kind of call may wait for them
         self._last = dict(last_asked)     # model alias -> when it last got a seat
         self._order: dict = {}            # every model's alias, the longest-waiting first (see _queue)
         self._ordered_for = None          # the registry's models dict that order was made for
@@ -84,12 +84,12 @@ class Seating:
     def limited(self, model: Model, ask: Ask, kind: str, asker: Asker = ANYONE) -> str | None:
         """Why a rate limit keeps the model from this ask: it rests on a provider's limit, or one of the user's
         limits resets later than this kind of call may wait (an explore seat waits for none)."""
-        if self.caller is None or self.caller.quota is None:
+        if self.dialer is None or self.dialer.quota is None:
             until = self.resting.until(model.endpoint, model.served)
             return "resting until " + utc(until) if until else None
-        quota = self.caller.quota
+        quota = self.dialer.quota
         refusal = quota.blocked(model, ask.prompt_tokens())
-        if refusal is None or refusal.at - quota.clock.now() <= self.caller.patience(kind, asker):
+        if refusal is None or refusal.at - quota.clock.now() <= self.dialer.patience(kind, asker):
             return None
         return "resting until " + utc(refusal.at) if refusal.scope == PROVIDER else refusal.text()
 
@@ -162,14 +162,14 @@ class Seating:
         """A check of explore candidates against the seated models' measured speed: one far slower than the slowest
         of them (SLOWER times, and past the explore grace) would only run on after the panel answered. Models
         never measured pass; so does every model when no seated one was measured."""
-        paces = self.caller.paces if self.caller is not None else None
+        paces = self.dialer.paces if self.dialer is not None else None
         times = [t for t in (answer_seconds(paces(m.alias)) for m in seated) if t is not None] if paces else []
         if not times:
             return lambda model: None
         slowest = max(times)
         grace = collection.explore_grace
         if grace is None:
-            grace = self.caller.settings()["explore_grace_seconds"]
+            grace = self.dialer.settings()["explore_grace_seconds"]
         bar = max(slowest * SLOWER, slowest + grace)
 
         def check(model: Model) -> str | None:

@@ -32,7 +32,7 @@ def mark(rendered: Html, quotes: list[str]) -> Html:
     out = str(rendered)
     if not any(q and q.strip() for q in quotes):
         return trusted(out)
-    text = Text(out)
+    text = FoldedText(out)
     spans = []
     for quote in quotes:
         found = next((s for s in (text.find(w) for w in forms(quote)) if s), None)
@@ -75,7 +75,7 @@ def merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(s, e) for s, e in out]
 
 
-class Text:
+class FoldedText:
     """The text of rendered markup as one folded string (`self.folded`), with where each position is in it.
 
     `folded_at[k]` and `markup_at[k]` pair positions on both sides of each piece that reads differently (its start

@@ -10,7 +10,7 @@ from ..canonical import (Answer, Ask, ErrorEvent, Finish, Image, KeepAlive, Mess
 from ..errors import BadRequest
 from .base import (BOOL, LIST, STRING, FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, check, error_message,
                    error_type, get, image_from_base64, new_id, number, parsed, positive_int, push, require_object,
-                   schema, sse, status_of, string_list, with_models)
+                   schema, sse, status_of, string_list, typed_parts, with_models)
 
 NAME = "anthropic"
 CONTENT_TYPE_STREAM = "text/event-stream"
@@ -69,19 +69,7 @@ def _system(system, dropped: list[str]) -> str:
 
 def blocks(content, where: str, dropped: list[str]) -> list:
     """Anthropic content: a string or blocks (text, image, tool_use, tool_result, thinking)."""
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [Text(content)]
-    check(content, list, where)
-    parts: list = []
-    for i, block in enumerate(content):
-        spot = f"{where}[{i}]"
-        kind = get(check(block, dict, spot), "type", str, required=True, where=spot)
-        part = _block(kind, block, spot, dropped)
-        if part is not None:
-            parts.append(part)
-    return parts
+    return typed_parts(content, where, lambda kind, block, spot: _block(kind, block, spot, dropped))
 
 
 def _block(kind: str, block: dict, spot: str, dropped: list[str]):

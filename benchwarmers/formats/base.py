@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
 from ..askparts import PassThrough, ReplyOptions
-from ..canonical import ROUTE, Ask, Image, Message, ToolResult
+from ..canonical import ROUTE, Ask, Image, Message, Text, ToolResult
 from ..errors import BadRequest, BenchError, NotFound, ToolsNeedRouteMode
 from ..redaction import redact
 
@@ -308,6 +308,23 @@ class CallIds:
                 queue.remove(given)
             return given
         return queue.pop(0) if queue else f"call_{name}"
+
+
+def typed_parts(content: Any, where: str, part_of: Callable[[str, dict, str], Any]) -> list:
+    """A message's content as canonical parts: none, a string (one Text), or a list of blocks each with its "type",
+    made by `part_of(type, block, where it is)`; a None from it (a block no member can take, noted) is left out."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Text(content)]
+    check(content, list, where)
+    parts: list = []
+    for i, block in enumerate(content):
+        spot = f"{where}[{i}]"
+        part = part_of(get(check(block, dict, spot), "type", str, required=True, where=spot), block, spot)
+        if part is not None:
+            parts.append(part)
+    return parts
 
 
 def json_args(arguments: Any, where: str) -> str:

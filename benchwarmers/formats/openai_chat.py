@@ -199,18 +199,28 @@ def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
                 yield sse(_chunk(ctx, {"reasoning_content": event.text}))
         elif isinstance(event, ToolCallDelta):
             yield sse(_chunk(ctx, {"tool_calls": [_call_delta(event, seen)]}))
-        elif isinstance(event, UsageEvent):
-            usage = merge_usage(usage, event.usage)
-        elif isinstance(event, KeepAlive):
-            yield SSE_KEEPALIVE
-        elif isinstance(event, ErrorEvent):
-            yield sse(error_body(event.error))
-            yield sse("[DONE]")
-            return
         elif isinstance(event, Finish):
             yield b"".join(_finish(event, usage, ctx))   # the last frames in one write (one send, not three)
             return
+        else:
+            usage, frames, over = aside(event, usage)
+            yield from frames
+            if over:
+                return
     yield b"".join(_finish(Finish(), usage, ctx))
+
+
+def aside(event, usage: Usage) -> tuple[Usage, tuple, bool]:
+    """What an OpenAI-shaped stream (chat's, legacy completions') does with an event besides its content and its end:
+    usage kept for the last chunk, a keep-alive sent, an error sent in the error shape and then [DONE], which ends
+    the stream (the third value); anything else passed over. (usage, the frames to send, whether it ended)"""
+    if isinstance(event, UsageEvent):
+        return merge_usage(usage, event.usage), (), False
+    if isinstance(event, KeepAlive):
+        return usage, (SSE_KEEPALIVE,), False
+    if isinstance(event, ErrorEvent):
+        return usage, (sse(error_body(event.error)), sse("[DONE]")), True
+    return usage, (), False
 
 
 def _call_delta(event: ToolCallDelta, seen: set[int]) -> dict:

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, Target, Text, TextDelta, Usage,
-                         UsageEvent, merge_usage)
+from ..canonical import Answer, Ask, Finish, Message, Target, Text, TextDelta, Usage, merge_usage
 from ..errors import BadRequest
-from .base import (BOOL, SSE_KEEPALIVE, STRING, FormatRoute, Parsed, ReplyInfo, RequestInfo, get, number, parsed,
+from .base import (BOOL, STRING, FormatRoute, Parsed, ReplyInfo, RequestInfo, get, number, parsed,
                    positive_int, require_object, schema, sse, string_list, with_models)
-from .openai_chat import ERROR_SCHEMA, error_body, usage_dict  # same error shape and usage as chat
+from .openai_chat import ERROR_SCHEMA, aside, error_body, usage_dict  # same error shape, usage and stream as chat
 
 NAME = "openai_completions"
 CONTENT_TYPE_STREAM = "text/event-stream"
@@ -75,19 +74,17 @@ def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
     usage = Usage()
     finish = Finish()
     for event in events:
-        if isinstance(event, TextDelta) and event.text:
-            yield sse(_chunk(ctx, event.text))
-        elif isinstance(event, UsageEvent):
-            usage = merge_usage(usage, event.usage)
-        elif isinstance(event, KeepAlive):
-            yield SSE_KEEPALIVE
-        elif isinstance(event, ErrorEvent):
-            yield sse(error_body(event.error))
-            yield sse("[DONE]")
-            return
+        if isinstance(event, TextDelta):
+            if event.text:
+                yield sse(_chunk(ctx, event.text))
         elif isinstance(event, Finish):
             finish = event
             break
+        else:
+            usage, frames, over = aside(event, usage)
+            yield from frames
+            if over:
+                return
     usage = merge_usage(usage, finish.usage) if finish.usage else usage
     last = _chunk(ctx, "", FINISH.get(finish.reason, "stop"))
     extra = finish.extra if finish.extra is not None else ctx.extra

@@ -9,7 +9,7 @@ from ..canonical import (CONTENT_FILTER, ERROR, LENGTH, Answer, Ask, ErrorEvent,
 from ..errors import BadRequest, NotFound
 from .base import (BOOL, LIST, SSE_KEEPALIVE, STRING, FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, check,
                    client_only_tool, error_message, get, image_from_url, json_args, new_id, number, parsed,
-                   positive_int, push, require_object, schema, sse, text_of, with_models)
+                   positive_int, push, require_object, schema, sse, text_of, typed_parts, with_models)
 from .openai_chat import ERROR_SCHEMA, error_body  # the same {"error": {...}} shape
 
 NAME = "openai_responses"
@@ -99,24 +99,18 @@ def _message(item: dict, where: str, ask: Ask, system: list[str], dropped: list[
 
 
 def _content(content, where: str, dropped: list[str]) -> list:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [Text(content)]
-    check(content, list, where)
-    parts: list = []
-    for i, part in enumerate(content):
-        spot = f"{where}[{i}]"
-        kind = get(check(part, dict, spot), "type", str, required=True, where=spot)
-        if kind in ("input_text", "output_text", "text", "summary_text"):
-            parts.append(Text(str(part.get("text", ""))))
-        elif kind == "refusal":
-            parts.append(Text(str(part.get("refusal", ""))))
-        elif kind == "input_image" and isinstance(part.get("image_url"), str):
-            parts.append(image_from_url(part["image_url"], f"{spot}.image_url"))
-        else:
-            dropped.append(f"{kind} content part")
-    return parts
+    return typed_parts(content, where, lambda kind, part, spot: _part(kind, part, spot, dropped))
+
+
+def _part(kind: str, part: dict, spot: str, dropped: list[str]):
+    if kind in ("input_text", "output_text", "text", "summary_text"):
+        return Text(str(part.get("text", "")))
+    if kind == "refusal":
+        return Text(str(part.get("refusal", "")))
+    if kind == "input_image" and isinstance(part.get("image_url"), str):
+        return image_from_url(part["image_url"], f"{spot}.image_url")
+    dropped.append(f"{kind} content part")
+    return None
 
 
 def _tools(body: dict, ask: Ask, dropped: list[str]) -> list[Tool]:

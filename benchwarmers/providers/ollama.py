@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import json
 
-from ..canonical import (LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text, TextDelta,
-                         ToolCallDelta, Usage)
+from ..canonical import (LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Message, ReasoningDelta, Text, TextDelta,
+                         ToolCallDelta, ToolResult, Usage)
 from ..errors import FaultKind
 from .base import Provider
 from .framing import is_whole, iter_ndjson, load_json
 from .passthrough import function_tool
-from .requestparts import call_names, image_note, inline_image, new_call_id, split_parts
+from .requestparts import call_names, chat_messages, image_note, inline_image, new_call_id
 
 FINISH = {"stop": STOP, "length": LENGTH}
 
@@ -104,31 +104,28 @@ class OllamaProvider(Provider):
 def messages(ask: Ask) -> list[dict]:
     """Ollama chat messages: system messages stay in place (a valid role there), images as base64 lists."""
     names = call_names(ask.messages)
-    out = [{"role": "system", "content": ask.system}] if ask.system else []
-    for m in ask.messages:
-        content, calls, results = split_parts(m)
-        if m.role == "system":
-            if m.text():
-                out.append({"role": "system", "content": m.text()})
-            continue
-        for r in results:
-            msg = {"role": "tool", "content": f"Error: {r.content}" if r.is_error else r.content}
-            if r.name or names.get(r.id):
-                msg["tool_name"] = r.name or names[r.id]
-            out.append(msg)
-        texts, images = [], []
-        for p in content:
-            if isinstance(p, Text):
-                texts.append(p.text)
-            elif isinstance(p, Image):
-                inline = inline_image(p)
-                images.append(inline[1]) if inline else texts.append(image_note(p))
-        if not (texts or images or calls):
-            continue
-        msg = {"role": "assistant" if m.role == "assistant" else "user", "content": "\n".join(texts)}
-        if images and m.role != "assistant":
-            msg["images"] = images
-        if calls and m.role == "assistant":
-            msg["tool_calls"] = [{"function": {"name": c.name, "arguments": c.args()}} for c in calls]
-        out.append(msg)
-    return out
+
+    def tool_message(r: ToolResult) -> dict:
+        msg = {"role": "tool", "content": f"Error: {r.content}" if r.is_error else r.content}
+        if r.name or names.get(r.id):
+            msg["tool_name"] = r.name or names[r.id]
+        return msg
+    return chat_messages(ask, tool_message, _message)
+
+
+def _message(m: Message, content: list, calls: list) -> dict | None:
+    texts, images = [], []
+    for p in content:
+        if isinstance(p, Text):
+            texts.append(p.text)
+        elif isinstance(p, Image):
+            inline = inline_image(p)
+            images.append(inline[1]) if inline else texts.append(image_note(p))
+    if not (texts or images or calls):
+        return None
+    msg = {"role": "assistant" if m.role == "assistant" else "user", "content": "\n".join(texts)}
+    if images and m.role != "assistant":
+        msg["images"] = images
+    if calls and m.role == "assistant":
+        msg["tool_calls"] = [{"function": {"name": c.name, "arguments": c.args()}} for c in calls]
+    return msg

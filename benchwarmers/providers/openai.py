@@ -1,13 +1,13 @@
 """OpenAI-compatible chat completions (OpenAI, OpenRouter, Groq, vLLM, LiteLLM, Ollama's /v1, ...)."""
 from __future__ import annotations
 
-from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, ReasoningDelta, Text,
-                         TextDelta, ToolCallDelta, Usage, UsageEvent)
+from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Message, ReasoningDelta,
+                         Text, TextDelta, ToolCallDelta, ToolResult, Usage, UsageEvent)
 from ..errors import FaultKind, UpstreamFailed
 from .base import Provider
 from .framing import is_whole, iter_sse, load_json
 from .passthrough import function_tool
-from .requestparts import split_parts
+from .requestparts import chat_messages
 
 FINISH = {"stop": STOP, "length": LENGTH, "tool_calls": TOOL_CALLS, "function_call": TOOL_CALLS,
           "content_filter": CONTENT_FILTER}
@@ -190,28 +190,24 @@ def user_content(parts: list):
 
 def messages(ask: Ask) -> list[dict]:
     """Canonical messages in chat-completions form; system messages stay where they are (a valid role)."""
-    out = [{"role": "system", "content": ask.system}] if ask.system else []
-    for m in ask.messages:
-        content, calls, results = split_parts(m)
-        if m.role == "system":
-            if m.text():
-                out.append({"role": "system", "content": m.text()})
-            continue
-        for r in results:
-            out.append({"role": "tool", "tool_call_id": r.id,
-                        "content": f"Error: {r.content}" if r.is_error else r.content})
-        if m.role == "assistant":
-            text = "\n".join(p.text for p in content if isinstance(p, Text))
-            if text or calls:
-                msg: dict = {"role": "assistant", "content": text or None}
-                if calls:
-                    msg["tool_calls"] = [{"id": c.id, "type": "function",
-                                          "function": {"name": c.name, "arguments": c.arguments or "{}"}}
-                                         for c in calls]
-                out.append(msg)
-        elif content:
-            out.append({"role": "user", "content": user_content(content)})
-    return out
+    return chat_messages(ask, _tool_message, _message)
+
+
+def _tool_message(r: ToolResult) -> dict:
+    return {"role": "tool", "tool_call_id": r.id, "content": f"Error: {r.content}" if r.is_error else r.content}
+
+
+def _message(m: Message, content: list, calls: list) -> dict | None:
+    if m.role != "assistant":
+        return {"role": "user", "content": user_content(content)} if content else None
+    text = "\n".join(p.text for p in content if isinstance(p, Text))
+    if not (text or calls):
+        return None
+    msg: dict = {"role": "assistant", "content": text or None}
+    if calls:
+        msg["tool_calls"] = [{"id": c.id, "type": "function",
+                              "function": {"name": c.name, "arguments": c.arguments or "{}"}} for c in calls]
+    return msg
 
 
 def model_facts(m: dict) -> dict:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import secrets
+from typing import Callable
 
 from ..canonical import Ask, Image, Message, Text, ToolCall, ToolResult
 
@@ -45,3 +46,23 @@ def split_parts(message: Message) -> tuple[list, list, list]:
     calls = [p for p in message.parts if isinstance(p, ToolCall)]
     results = [p for p in message.parts if isinstance(p, ToolResult)]
     return content, calls, results
+
+
+def chat_messages(ask: Ask, tool_message: Callable[[ToolResult], dict],
+                  message: Callable[[Message, list, list], dict | None]) -> list[dict]:
+    """The messages of a chat API that takes system messages where they stand (OpenAI's, Ollama's): the system prompt
+    first; of each other message, its tool results as `tool_message(result)` each, then the rest as
+    `message(it, its content parts, its tool calls)` (None: nothing of it to send)."""
+    out = [{"role": "system", "content": ask.system}] if ask.system else []
+    for m in ask.messages:
+        content, calls, results = split_parts(m)
+        if m.role == "system":
+            if m.text():
+                out.append({"role": "system", "content": m.text()})
+            continue
+        for r in results:
+            out.append(tool_message(r))
+        msg = message(m, content, calls)
+        if msg is not None:
+            out.append(msg)
+    return out

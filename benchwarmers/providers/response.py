@@ -5,11 +5,10 @@ import socket
 from typing import TYPE_CHECKING
 
 from ..errors import FaultKind, UpstreamFailed
-from .hangup import Hangup
-from .wire import Body, Conn, WireError
+from .wire import Body, WireError
 
 if TYPE_CHECKING:
-    from .transport import Transport
+    from .transport import Sent
 
 MAX_LINE = 64 << 20                    # one SSE/NDJSON line; Gemini inline images make lines of megabytes
 
@@ -26,16 +25,17 @@ def read_error(exc: BaseException, host: str, idle: float | None = None) -> Upst
 
 
 class UpstreamResponse:
-    """An upstream response: status, lower-cased headers, and a body read whole or line by line."""
+    """An upstream response: status, lower-cased headers, and a body read whole or line by line. `sent`: the request
+    it answers (its transport, pool key, connection, host, timeouts and name); `keep`: its connection may be reused
+    once the body is read."""
 
-    def __init__(self, transport: "Transport", key: tuple, conn: Conn, body: Body, status: int, reason: str,
-                 headers: dict, keep: bool, host: str, idle: float, name: str = "", hangup: Hangup | None = None):
-        self.status, self.reason, self.headers, self.host = status, reason, headers, host
-        self._transport, self._key, self._conn, self._body, self._keep = transport, key, conn, body, keep
-        self._idle = idle
-        self._hangup = hangup            # let go of once the body is read or closed, before the pool may reuse it
+    def __init__(self, sent: "Sent", status: int, reason: str, headers: dict, body: Body, keep: bool):
+        self.status, self.reason, self.headers, self.host = status, reason, headers, sent.host
+        self._transport, self._key, self._conn, self._body, self._keep = sent.transport, sent.key, sent.conn, body, keep
+        self._idle = sent.t.idle
+        self._hangup = sent.t.hangup     # let go of once the body is read or closed, before the pool may reuse it
         self._open = True
-        self._name = name                # counted in flight until the body is read or closed
+        self._name = sent.name           # counted in flight until the body is read or closed
 
     def read(self, limit: int | None = None) -> bytes:
         """The whole body (or its first `limit` bytes); the connection goes back to the pool when it can."""

@@ -180,8 +180,7 @@ class Transport:
             conn.timeout(sent.t.idle)
             said = found.get("connection", "").lower()     # HTTP/1.0 keeps a connection only when it says so
             keep = not reply.until_close and ("close" not in said if modern else "keep-alive" in said)
-            response = UpstreamResponse(self, sent.key, conn, reply, status, reason, found, keep, sent.host, sent.t.idle,
-                                sent.name, sent.t.hangup)
+            response = UpstreamResponse(sent, status, reason, found, reply, keep)
             facts = parse_rate_limit_headers(found, time.time())
             if facts:
                 self.limits.record(sent.name, facts, sent.model, limit_scope(response.headers))

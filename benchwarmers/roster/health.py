@@ -103,15 +103,15 @@ def probe_ask() -> Ask:
     return Ask(messages=[Message("user", [Text(PROBE_PROMPT)])], max_tokens=PROBE_MAX_TOKENS)
 
 
-def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, *, caller) -> Probe:
-    """Send the one-word prompt through `caller` (the bench's Dialer, or the scheduler's paced one); every outcome
+def run_probe(reg: Registry, model: Model, kind: str = "probe", timeouts=None, *, dialer) -> Probe:
+    """Send the one-word prompt through `dialer` (the bench's Dialer, or the scheduler's paced one); every outcome
     becomes a Probe (nothing is raised for a model's fault). A probe one of the user's rate limits refuses is not
     sent: QuotaRefused is raised."""
     started = time.monotonic()
     probe = Probe(model.alias, kind, FAILED, created=time.time())
     try:
         reg.endpoint(model.endpoint)          # its endpoint still there, or the probe fails saying so
-        answer = caller.complete(model, probe_ask(), timeouts=timeouts or PROBE_TIMEOUTS, kind="probe")
+        answer = dialer.complete(model, probe_ask(), timeouts=timeouts or PROBE_TIMEOUTS, kind="probe")
     except QuotaRefused:             # a rate limit of the user's: nothing was sent, so there is nothing to record
         raise
     except UpstreamFailed as e:
@@ -190,28 +190,28 @@ def refuse_held(catalog, alias: str) -> None:
 
 
 class Health:
-    """Checks, retirements and restores of the bench's models. Calls go through `caller` (the bench's one way to
+    """Checks, retirements and restores of the bench's models. Calls go through `dialer` (the bench's one way to
     call a member: `complete(model, ask, timeouts=)` and `list_models(endpoint)`); the scheduler passes its paced
-    caller instead. What a probe says about its endpoint (a refused key, a rate limit) goes to the health record.
+    dialer instead. What a probe says about its endpoint (a refused key, a rate limit) goes to the health record.
     `catalog` (the bench's) says which models are held: those are never called, so never checked or restored."""
 
-    def __init__(self, registry: Registry, db, resting, caller, catalog):
-        self.registry, self.db, self.resting, self.caller = registry, db, resting, caller
+    def __init__(self, registry: Registry, db, resting, dialer, catalog):
+        self.registry, self.db, self.resting, self.dialer = registry, db, resting, dialer
         self.catalog = catalog
 
-    def check(self, alias: str, caller=None, served=None) -> dict:
+    def check(self, alias: str, dialer=None, served=None) -> dict:
         """Probe a model; when it fails for a reason of its own, confirm once and retire it with the evidence.
         `served()` gives its endpoint's list, or None when it cannot be had (default: ask the endpoint, only once
         the probe has failed). The probes decide, the list is evidence: a model no longer listed that still answers
         stays active."""
         model = self.registry.model(alias)
         refuse_held(self.catalog, alias)
-        first = self.probe_and_note(model, "probe", caller)
+        first = self.probe_and_note(model, "probe", dialer)
         out = {"model": alias, "probe": first.to_dict(), "retired": False}
         if first.ok or first.error_kind in NOT_THE_MODEL:
             return out
-        served = served() if served else self.listing(model, caller)
-        confirm = self.probe_and_note(model, "confirm", caller)
+        served = served() if served else self.listing(model, dialer)
+        confirm = self.probe_and_note(model, "confirm", dialer)
         out["confirm"] = confirm.to_dict()
         if confirm.ok or confirm.error_kind in NOT_THE_MODEL:
             return out
@@ -227,17 +227,17 @@ class Health:
         log.info("retired %s: %s", alias, reason)
         return out
 
-    def probe_and_note(self, model: Model, kind: str, caller=None) -> Probe:
+    def probe_and_note(self, model: Model, kind: str, dialer=None) -> Probe:
         """One probe, recorded, and what it says about the endpoint noted (a refused key, a rate limit)."""
-        probe = run_probe(self.registry, model, kind, caller=caller or self.caller)
+        probe = run_probe(self.registry, model, kind, dialer=dialer or self.dialer)
         record(self.db, probe)
         healthrecord.note(self.db, self.resting, model.endpoint, probe, served=model.served)
         return probe
 
-    def listing(self, model: Model, caller=None) -> list[str] | None:
+    def listing(self, model: Model, dialer=None) -> list[str] | None:
         """The served names its endpoint lists now; None when the list cannot be had."""
         try:
-            return served_names((caller or self.caller).list_models(self.registry.endpoint(model.endpoint)))
+            return served_names((dialer or self.dialer).list_models(self.registry.endpoint(model.endpoint)))
         except BenchError:
             return None
 

@@ -154,13 +154,13 @@ def suite_words(run: dict, alias: str) -> str:
 
 class Onboarding:
     """The service's onboarding steps over its registry and database; the queue runs them one model at a time.
-    `caller` is the bench's Dialer (the probe goes through it); `suite` the bench's SuiteService (run_for_model,
+    `dialer` is the bench's Dialer (the probe goes through it); `suite` the bench's SuiteService (run_for_model,
     owe, held)."""
 
-    def __init__(self, registry: Registry, db, caller, suite, provider_of: Callable | None = None):
+    def __init__(self, registry: Registry, db, dialer, suite, provider_of: Callable | None = None):
         self.registry = registry
         self.db = db
-        self.caller = caller
+        self.dialer = dialer
         self.suite_service = suite
         self.provider_of = provider_of or (lambda base_url: None)   # a base URL -> its catalog provider id
         self.wait = time.sleep
@@ -215,7 +215,7 @@ class Onboarding:
         """Step 3: the one-word probe to a model not yet registered; raises when it does not answer."""
         served = entry.get("id")
         model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
-        result = health.run_probe(self.registry, model, kind="onboard", caller=self.caller)
+        result = health.run_probe(self.registry, model, kind="onboard", dialer=self.dialer)
         if not result.ok:
             kind = result.error_kind
             raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {result.error}. "
@@ -233,7 +233,7 @@ class Onboarding:
         if self.suite_service.held(model.alias):
             return None, f"speed: not measured (held until its price is confirmed); {modest}"
         try:
-            fig = speed.measure(model, "quick", self.caller)
+            fig = speed.measure(model, "quick", self.dialer)
         except QuotaRefused as e:
             return None, f"speed: not measured ({health.one_line(e.message)}); {modest}"
         if not fig.ok:

@@ -68,14 +68,14 @@ class Figure:
         return self.status == "ok"
 
 
-def measure(model, prompt: str, caller, job: int | None = None) -> Figure:
-    """Send one of PROMPTS through `caller`; every outcome becomes a Figure, but for a call one of the user's rate
+def measure(model, prompt: str, dialer, job: int | None = None) -> Figure:
+    """Send one of PROMPTS through `dialer`; every outcome becomes a Figure, but for a call one of the user's rate
     limits refuses unsent (QuotaRefused is raised)."""
     text, max_tokens = PROMPTS[prompt]
     fig = Figure(model.alias, prompt, "failed", job=job, created=time.time())
     ask = Ask(messages=[Message("user", [Text(text)])], max_tokens=max_tokens)
     try:
-        answer = caller.complete(model, ask, timeouts=TIMEOUTS, kind="speed")
+        answer = dialer.complete(model, ask, timeouts=TIMEOUTS, kind="speed")
     except QuotaRefused:             # a rate limit of the user's: nothing was sent, so there is no figure
         raise
     except UpstreamFailed as e:

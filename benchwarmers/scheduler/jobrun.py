@@ -1,4 +1,4 @@
-"""What a running job is given: the models it may call, the paced caller, the suite, and a tally that becomes its
+"""What a running job is given: the models it may call, the paced dialer, the suite, and a tally that becomes its
 record."""
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ class JobContract(Protocol):
     def __call__(self, job: JobRun) -> str:
         """Do the work and return its outcome in words, for the run's record.
 
-        `job` has the models it may call and a paced caller that counts its calls (`job.complete`,
+        `job` has the models it may call and a paced dialer that counts its calls (`job.complete`,
         `job.list_models`), the catalog, the suite, the settings (`job.settings()`), the clock, `job.stop` (set:
         stop soon) and `job.detail`, a tally kept with the record. A run that fails raises JobFailed(outcome);
         what it tallied so far is kept."""

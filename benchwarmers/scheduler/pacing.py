@@ -25,16 +25,16 @@ class Held(Exception):
 
 
 class Pacer:
-    def __init__(self, caller, clock, resting, stop: threading.Event):
-        self.registry = caller.registry
+    def __init__(self, dialer, clock, resting, stop: threading.Event):
+        self.registry = dialer.registry
         self.clock = clock
-        self.settings = caller.settings       # () -> the effective settings (gap and yield seconds)
+        self.settings = dialer.settings       # () -> the effective settings (gap and yield seconds)
         self.resting = resting                # the bench's one Resting
         self.stop = stop
         # The same endpoints and keys, on a pool of their own; rate-limit facts shared with the asks.
         self.own = Registry(self.registry.config,
                             Transport(limits=self.registry.transport.limits, max_idle_per_host=2))
-        self.caller = caller.over(self.own, scheduled=True)
+        self.dialer = dialer.over(self.own, scheduled=True)
         self._lock = threading.Lock()
         self._turns: dict[str, threading.Lock] = {}
         self._last: dict[str, float] = {}
@@ -45,13 +45,13 @@ class Pacer:
         would keep waiting longer than `limit_wait_scheduled_seconds` is refused unsent (QuotaRefused): the job
         skips it until its next run."""
         endpoint = self.registry.endpoint(model.endpoint)
-        self.caller.refuse_early(model, ask, kind)
+        self.dialer.refuse_early(model, ask, kind)
         with self.turn(endpoint.name, sent, model.served):
-            return self.caller.complete(model, ask, timeouts=timeouts, kind=kind)
+            return self.dialer.complete(model, ask, timeouts=timeouts, kind=kind)
 
     def list_models(self, endpoint, sent=None) -> list[dict]:
         with self.turn(endpoint.name, sent):
-            return self.caller.list_models(endpoint, LIST_TIMEOUTS)
+            return self.dialer.list_models(endpoint, LIST_TIMEOUTS)
 
     # ---- pacing -------------------------------------------------------------------------------------
     @contextmanager

@@ -29,7 +29,7 @@ def _endpoint(job, name: str, models: list) -> None:
         return
     for i, model in enumerate(models):
         try:
-            result = job.health.check(model.alias, caller=job, served=lambda: served)
+            result = job.health.check(model.alias, dialer=job, served=lambda: served)
         except Held as e:
             job.skip(models[i:] if e.whole else [model], str(e))
             if e.whole:

@@ -30,11 +30,11 @@ ONE_MODEL = ("probe", "perf")     # the jobs that can be run for one model
 
 
 class Scheduler:
-    """Built once with the bench (`config` for its switches, `health` for the models and their checks, `caller`
+    """Built once with the bench (`config` for its switches, `health` for the models and their checks, `dialer`
     for every scheduled call, `suite` for the owed suite runs); the service starts its thread and the bench stops
     it."""
 
-    def __init__(self, config, health, caller, clock: Clock | None = None, jobs: dict | None = None, suite=None):
+    def __init__(self, config, health, dialer, clock: Clock | None = None, jobs: dict | None = None, suite=None):
         self.config, self.health, self.db, self.suite = config, health, health.db, suite
         self.clock = clock or Clock()
         self.jobs = JOBS if jobs is None else jobs
@@ -44,7 +44,7 @@ class Scheduler:
         self._thread: threading.Thread | None = None
         self._pool = ThreadPoolExecutor(2, thread_name_prefix="bench-job")
         self._running: dict[int, Future] = {}
-        self.pacer = Pacer(caller, self.clock, health.resting, self._stop)
+        self.pacer = Pacer(dialer, self.clock, health.resting, self._stop)
 
     # ---- life ---------------------------------------------------------------------------------
     def start(self) -> "Scheduler":

@@ -18,7 +18,7 @@ TRUTHS = {"true": True, "correct": True, "right": True, "yes": True,
 
 
 @dataclass
-class Parsed:
+class ParsedAnswer:
     how: str                                        # json | prose | unreadable | empty
     flagged: list = field(default_factory=list)     # [(file or None, first, last)]
     verdict: bool | None = None                     # claim tasks
@@ -89,10 +89,10 @@ def line_pair(value) -> tuple[int, int] | None:
     return None
 
 
-def parse_bugs(text: str) -> Parsed:
+def parse_bugs(text: str) -> ParsedAnswer:
     """Flagged line ranges from a review answer."""
     if not (text or "").strip():
-        return Parsed(EMPTY)
+        return ParsedAnswer(EMPTY)
     data = first_object(text, "bugs")
     if data is not None and isinstance(data["bugs"], list):
         flagged = []
@@ -102,26 +102,26 @@ def parse_bugs(text: str) -> Parsed:
                 if pair:
                     name = bug.get("file")
                     flagged.append((name if isinstance(name, str) else None, *sorted(pair)))
-        return Parsed(JSON, flagged, confidence=confidence_of(data.get("confidence")))
+        return ParsedAnswer(JSON, flagged, confidence=confidence_of(data.get("confidence")))
     flagged = [(None, int(a), int(b or a)) if int(b or a) >= int(a) else (None, int(b), int(a))
                for a, b in LINE_RANGE.findall(text)]
     if flagged or NO_BUG.search(text):
-        return Parsed(PROSE, flagged, confidence=prose_confidence(text))
-    return Parsed(UNREADABLE)
+        return ParsedAnswer(PROSE, flagged, confidence=prose_confidence(text))
+    return ParsedAnswer(UNREADABLE)
 
 
-def parse_claim(text: str) -> Parsed:
+def parse_claim(text: str) -> ParsedAnswer:
     """A true/false verdict from a claim answer."""
     if not (text or "").strip():
-        return Parsed(EMPTY)
+        return ParsedAnswer(EMPTY)
     data = first_object(text, "verdict")
     if data is not None:
         raw = data["verdict"]
         verdict = raw if isinstance(raw, bool) else TRUTHS.get(str(raw).strip().lower())
         if verdict is not None:
-            return Parsed(JSON, verdict=verdict, confidence=confidence_of(data.get("confidence")))
+            return ParsedAnswer(JSON, verdict=verdict, confidence=confidence_of(data.get("confidence")))
     words = {w.lower() for w in VERDICT.findall(text)}
     said = {TRUTHS[w] for w in words}
     if len(said) == 1:   # prose that says only one of true or false
-        return Parsed(PROSE, verdict=said.pop(), confidence=prose_confidence(text))
-    return Parsed(UNREADABLE)
+        return ParsedAnswer(PROSE, verdict=said.pop(), confidence=prose_confidence(text))
+    return ParsedAnswer(UNREADABLE)

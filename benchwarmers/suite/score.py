@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..core.rankings import wilson
-from .parse import Parsed
+from .parse import ParsedAnswer
 
 HIT, MISS, FALSE_ALARM, CLEAN = "hit", "miss", "false_alarm", "clean"
 RIGHT, WRONG, UNANSWERED, FAILED = "right", "wrong", "unanswered", "failed"
@@ -32,7 +32,7 @@ def overlaps(flagged: list, key: dict) -> bool:
     return False
 
 
-def outcome(task, variant: str, parsed: Parsed) -> str:
+def outcome(task, variant: str, parsed: ParsedAnswer) -> str:
     if not parsed.answered:
         return UNANSWERED
     if variant == "claim":

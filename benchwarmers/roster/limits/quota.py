@@ -44,7 +44,7 @@ class Refusal:
 MERGE = 0.005   # seconds: what happens this close to the window's newest entry joins it
 
 
-class Window:
+class MinuteWindow:
     """What happened in the last minute, oldest first: when, and how much, in flat arrays with a running total.
     What happens within MERGE of the start of the newest entry joins it, and an entry leaves the minute with its
     newest part (so a limit frees up at most MERGE late, never early): at a thousand calls a second a minute holds
@@ -107,8 +107,8 @@ class Counts:
     as totals (UTC calendar)."""
 
     def __init__(self) -> None:
-        self.times = Window()                   # the requests of the last minute (total: how many)
-        self.tokens = Window()                  # the tokens of the last minute
+        self.times = MinuteWindow()                   # the requests of the last minute (total: how many)
+        self.tokens = MinuteWindow()                  # the tokens of the last minute
         self.day, self.day_requests, self.day_tokens = 0, 0, 0
         self.month, self.month_requests = "", 0
 
