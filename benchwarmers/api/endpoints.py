@@ -190,7 +190,7 @@ def register(bench: RegisterParts, endpoint: Endpoint, key: str | None, new_key:
     healthrecord.clear(bench.db, endpoint.name)   # its key was just accepted: a "key refused" flag is old news
     if new_key or admin[1]:
         try:
-            if new_key:
+            if new_key and key is not None:    # (checked above: a new key is there)
                 keys.store(endpoint.name, key)
             if admin[1]:
                 keys.store(hubs.admin_name(endpoint.name), admin[0])

@@ -107,7 +107,8 @@ def answers(req: Request, bench: PacingParts, session: Session, messages: list, 
             try:
                 bench.gateway_keys.pace(req.caller)
             except RateLimited as err:
-                yield error_reply(id_or_none(msg), RATE_LIMITED, str(err), {"retry_after": round(err.retry_after, 1)})
+                wait = {"retry_after": round(err.retry_after, 1)} if err.retry_after is not None else {}
+                yield error_reply(id_or_none(msg), RATE_LIMITED, str(err), wait)
                 continue
         first = first and not is_request(msg)
         yield session.answer(msg, tools=tools)

@@ -98,7 +98,9 @@ def add_model(req: Request, bench: ModelsParts) -> Response:
     [item] = q.enqueue(request)
     [item] = q.wait([item["id"]], WAIT)
     if item["state"] == "failed":
-        raise q.error_of(item["id"])
+        error = q.error_of(item["id"])
+        assert error is not None     # a failed item keeps its fault
+        raise error
     if item["state"] != "done":
         return Response.json({"item": item, "note": "Still onboarding; follow it with GET /bench/onboard/"
                                                     f"{item['id']}."}, 202)
@@ -150,7 +152,7 @@ def retire_model(req: Request, bench: ModelsParts) -> Response:
     if from_hub and (endpoint is None or not endpoint.hub):
         raise BadRequest(f"{found.alias!r} does not come from a hub.", "Leave from_hub out.")
     hub = None
-    if from_hub:     # only when asked, and first: a hub that refuses leaves the model on the bench as it was
+    if from_hub and endpoint is not None:   # only when asked, and first: a hub that refuses leaves the model as it was
         health.retire_reason(reason)
         hub = {"endpoint": endpoint.name, "removed": hubs.adapter(endpoint).remove(found.served)}
     model = health.retire(bench.registry, req.params["alias"], reason or "")

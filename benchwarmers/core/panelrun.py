@@ -55,6 +55,7 @@ class PanelRun:
     @property
     def seat_request(self) -> tuple[None, str]:
         """What a seat's (or the merge's) record keeps of the ask: its hash; the summary is in the panel's row."""
+        assert self.request is not None    # a panel's run has it from the start
         return None, self.request[1]
 
     @property
@@ -62,12 +63,12 @@ class PanelRun:
         return self.collection.name if self.collection else None
 
     def reply(self) -> PanelReply:
-        return PanelReply(self.collection.name if self.collection else self.ask.target.name, self.id,
+        return PanelReply(self.collection.name if self.collection else self.ask.aim.name, self.id,
                           self.seats, merge_model=(self.merge_info or {}).get("model"))
 
     def bench(self) -> dict:
         d = self.reply().to_dict()
-        d["mode"] = self.ask.target.mode
+        d["mode"] = self.ask.aim.mode
         if self.plan.passed_over:
             d["passed_over"] = self.plan.passed_over
         if self.merge_info:

@@ -48,7 +48,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     panel = bench.panel
     run = panel.start(ask)              # refusals (empty collection, unknown name) answer before any line
     keepalive = bench.settings()["keepalive_seconds"]
-    merged = ask.target.mode == "merged"
+    merged = ask.aim.mode == "merged"
 
     def lines():
         yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.target.mode,

@@ -27,7 +27,7 @@ from ..words import plural
 from .markup import html
 from .parts import Address
 from .render import page
-from .web import Done, Frame, FrameParts, frame
+from .web import Done, Form, Frame, FrameParts, frame
 from .widgets import external
 
 
@@ -40,11 +40,12 @@ COOKIE = "bw_signin"      # binds a flow to the browser that started it; sent on
 RESULT_PAGE = "/endpoints"
 
 
-def start(req: Request, bench: SigninParts, form) -> Done:
+def start(req: Request, bench: SigninParts, form: Form) -> Done:
     """POST /connect/{provider} (a dashboard form, CSRF checked; optional field `name`): off to the provider's
     sign-in page, or to this service's wait page for a device sign-in."""
     provider = known(req.params["provider"], bench)
     can_sign_in(provider)
+    assert provider.flow is not None     # a sign-in entry (can_sign_in): its flow is named
     name, replace = endpoint_name(bench, provider, form.get("name"))
     flow, origin = flows.Flow(provider.id, provider.flow, name, replace), own_origin(req, bench)
     if provider.flow == DEVICE:

@@ -4,12 +4,12 @@ from __future__ import annotations
 from ..api import admin, gateway, mcp, status
 from ..dashboard.routes import ROUTES as DASHBOARD
 from ..server import openapi
-from ..server.messages import Response
+from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, PUBLIC, Route, RouteTable
 
 
-def openapi_json(req, bench):
+def openapi_json(req: Request, bench):
     return Response.json(openapi.document(build_table(), bench.role))
 
 

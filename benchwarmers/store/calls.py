@@ -1,6 +1,7 @@
 """Call records: one row per seat, merge or route turn, written through the one writer; read back by id."""
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import operator
@@ -206,7 +207,7 @@ class Calls:
         return [rec for page in self.pages(collection, model, panel, limit, collections) for rec in page]
 
     def pages(self, collection: str | None = None, model: str | None = None, panel: str | None = None,
-              limit: int = 50, collections: list | None = None, size: int = PAGE):
+              limit: int = 50, collections: builtins.list | None = None, size: int = PAGE):
         """The newest `limit` calls matching, in pages of `size` read one query at a time: a listing of large
         records holds one page in memory, never all of them, and holds no reader between pages."""
         self.db.sync()

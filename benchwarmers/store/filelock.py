@@ -9,7 +9,7 @@ from pathlib import Path
 try:
     import fcntl
 except ImportError:          # Windows
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]   # the module is None where it does not exist
     import msvcrt
 
 

@@ -8,9 +8,11 @@ from ...api.collection import CollectionListParts, collections_view
 from ...api.history import history_page
 from ...api.models import ModelListParts, models_view
 from ...api.parts import Records
+from ...server.messages import Request
 from ..contract import stays
 from ..markup import Html, card, html, join, link, options, table, trusted
 from ..render import when
+from ..web import Frame
 from ..widgets import chip
 
 
@@ -23,7 +25,7 @@ VERDICTS = [("", "any"), ("missing", "answers not judged yet"), ("given", "judge
 FILTERS = ("collection", "model", "status", "verdict")
 
 
-def data(req, bench: CallsPageParts) -> dict:
+def data(req: Request, bench: CallsPageParts) -> dict:
     q = {k: req.query[k] for k in (*FILTERS, "before", "after", "per_page") if req.query.get(k)}
     d = history_page(bench, {"per_page": "25", **q})
     d["collections"] = [c["name"] for c in collections_view(bench)["collections"]]
@@ -39,7 +41,7 @@ FILTER_FORM = """<form method="get" action="/calls" class="search filters" role=
 <button type="submit" class="secondary">Filter</button></form>"""
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     f = d["filters"]
     pick = lambda name, choices: options(choices, f.get(name) or "")   # noqa: E731
     form = html(FILTER_FORM, collection=pick("collection", [("", "any")] + [(c, c) for c in d["collections"]]),
