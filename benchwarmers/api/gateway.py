@@ -2,7 +2,7 @@
 plus each format's own routes (model lists, token counts, ...), all built from what the formats declare."""
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 from urllib.parse import quote
 
 from .. import formats
@@ -20,6 +20,9 @@ from ..server.guard import presented_key
 from ..server.messages import Request, Response
 from ..server.openapi import ANY_JSON, op
 from ..server.routes import GATEWAY, Route
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class ReachParts(Protocol):
@@ -209,13 +212,13 @@ def by_header(choices: list[tuple[str | None, Handler]]) -> Handler:
     return first_sent
 
 
-def routes() -> list[Route]:
+def routes() -> list[Route[Bench]]:
     """Every format's declared routes, in declaration order; a path two formats share is one route."""
     grouped: dict[tuple[str, str], list[tuple[FormatContract, FormatRoute]]] = {}
     for fmt in formats.FORMATS.values():
         for route in fmt.ROUTES:
             grouped.setdefault((route.method, route.pattern), []).append((fmt, route))
-    table = []
+    table: list[Route[Bench]] = []
     for (method, pattern), declared in grouped.items():
         declared.sort(key=lambda item: item[1].header is None)   # header-bound ones are tried first
         plain, declaration = declared[-1]

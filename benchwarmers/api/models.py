@@ -2,7 +2,7 @@
 probes, probe, retire, restore."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .. import hubs
 from ..catalog import Catalog
@@ -20,6 +20,9 @@ from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..store import Database
 from ..suite.service import SuiteService
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class ModelViewParts(Protocol):
@@ -165,7 +168,7 @@ def restore_model(req: Request, bench: ModelsParts) -> Response:
     return Response.json({"model": view(bench, model), "probe": probe.to_dict() if probe else None})
 
 
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/models", list_models, "bench", ADMIN, doc=op(
         "The roster, each model with its record; `find` matches any part of alias, served name or endpoint.",
         query={"find": STRING}, ok=obj(("models",), models={"type": "array", "items": MODEL}))),

@@ -51,7 +51,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     merged = ask.aim.mode == "merged"
 
     def lines():
-        yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.target.mode,
+        yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.aim.mode,
                     "seats": [{"seat": s.seat, "kind": s.kind, "model": s.model, "call": s.call} for s in run.seats]})
         try:
             for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats

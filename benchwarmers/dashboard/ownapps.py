@@ -5,18 +5,24 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..api.connect import ProvidersParts, providers_view
+from ..api.connect import providers_view
 from ..server.messages import Request
+from ..signin.flows import Flows
+from ..store import Config
 from .apicall import call
 from .markup import Html, html, trusted
-from .parts import Address
 from .signin import own_origin
 from .web import Done, Form, Frame
 from .widgets import chip, csrf, external
 
 
-class OwnAppsParts(ProvidersParts, Address, Protocol):
+class OwnAppsParts(Protocol):
     """The providers that need the user's own app, and the address a sign-in comes back to."""
+    config: Config
+    signins: Flows
+
+    @property
+    def url(self) -> str: ...
 
 
 FLOWS = {"oauth": "sign-in in your browser, back to this service's callback",

@@ -79,14 +79,14 @@ def static_file(req: Request, bench: Bench) -> Response:
     return resp
 
 
-def actions(posts: Sequence[Action]) -> list[Route]:
+def actions(posts: Sequence[Action]) -> list[Route[Bench]]:
     """A module's form posts (its ACTIONS), each behind the CSRF check."""
     return [Route("POST", path, web.action(fn, back), "html", ADMIN, dashboard_only=True)
             for path, fn, back in posts]
 
 
-def build() -> list[Route]:
-    routes = []
+def build() -> list[Route[Bench]]:
+    routes: list[Route[Bench]] = []
     for p in PAGES:
         as_json, as_html = views(p)
         routes += [Route("GET", json_path(p.path), as_json, "bench", ADMIN, dashboard_only=True),

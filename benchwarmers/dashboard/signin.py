@@ -13,7 +13,7 @@ still count as the provider's navigation, and the browser would leave the sessio
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote, urlsplit
 
 from ..api.connect import ConnectParts, can_sign_in, endpoint_name, failure, finish, known, record
@@ -29,6 +29,9 @@ from .parts import Address
 from .render import page
 from .web import Done, Form, Frame, FrameParts, frame
 from .widgets import external
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class SigninParts(ConnectParts, FrameParts, Address, Protocol):
@@ -152,5 +155,6 @@ def waiting_page(req: Request, bench: SigninParts, provider: Vendor, flow: flows
 
 
 ACTIONS = [("/connect/{provider}", start, RESULT_PAGE)]
-ROUTES = [Route("GET", "/connect/{provider}/callback/{state}", callback, "html", PUBLIC, dashboard_only=True),
-          Route("GET", "/connect/{provider}/wait/{state}", wait, "html", ADMIN, dashboard_only=True)]
+ROUTES: list[Route[Bench]] = [
+    Route("GET", "/connect/{provider}/callback/{state}", callback, "html", PUBLIC, dashboard_only=True),
+    Route("GET", "/connect/{provider}/wait/{state}", wait, "html", ADMIN, dashboard_only=True)]

@@ -58,9 +58,9 @@ class OllamaProvider(Provider):
         objects = [load_json(response.read())] if is_whole(response) else iter_ndjson(response.lines())
         for obj in objects:
             if obj.get("error"):
-                message = str(obj["error"])
-                raise self.stream_failure(self.classify(500, message, obj) if "not found" not in message
-                                          else FaultKind.NOT_FOUND, message)
+                said = str(obj["error"])
+                raise self.stream_failure(self.classify(500, said, obj) if "not found" not in said
+                                          else FaultKind.NOT_FOUND, said)
             meta.setdefault("model", obj.get("model"))
             message = obj.get("message") or {}
             if message.get("thinking"):

@@ -7,6 +7,7 @@ import json
 import operator
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from ..redaction import forget_known
@@ -161,8 +162,8 @@ class Calls:
         waiting for), its ledger line at or after that moment: its row and that line are brought up to date instead."""
         values = list(_ROW(rec))
         values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
-        new = {"model": rec.model, "collection": rec.collection, "kind": rec.kind, "status": rec.status,
-               "seconds": rec.seconds, "created": rec.created}
+        new: dict[str, Any] = {"model": rec.model, "collection": rec.collection, "kind": rec.kind,
+                               "status": rec.status, "seconds": rec.seconds, "created": rec.created}
         if amend is not None:
             def write(conn):
                 old = conn.execute(f"SELECT {standings.CALL_COLS}, answer, request FROM calls WHERE id = ?",

@@ -3,19 +3,34 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ...api.collection import CollectionParts, collections_view, overview_view
+from ...api.collection import collections_view, overview_view
+from ...catalog import Catalog
+from ...core.collection import Collections
+from ...core.rankings import Rankings
+from ...core.refereepick import Picker
+from ...roster.registry import Registry
 from ...server.gatewaykeys import enforcement
 from ...server.messages import Request
 from ...words import plural
 from ..contract import stays
 from ..markup import Html, flag, html, join, link, table, trusted
-from ..parts import Served
 from ..web import Frame
 from ..widgets import chip, record_cell
 
 
-class CollectionListPageParts(CollectionParts, Served, Protocol):
+class CollectionListPageParts(Protocol):
     """Every collection's overview, and where the service is."""
+    admin_token: str | None
+    catalog: Catalog
+    collections: Collections
+    rankings: Rankings
+    referees: Picker
+    registry: Registry
+
+    def settings(self) -> dict: ...
+
+    @property
+    def url(self) -> str: ...
 
 
 CHIP_FOR = {"promote": "done", "replace": "wrong", "retired": "retired", "gone": "failed"}

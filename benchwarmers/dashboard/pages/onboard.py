@@ -3,9 +3,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ...api.endpoints import CandidatesParts, candidates_view
-from ...api.onboard import OnboardParts
+from ...api.endpoints import candidates_view
+from ...catalog import Catalog
 from ...errors import BadRequest
+from ...roster.onboardqueue import OnboardQueue
+from ...roster.registry import Registry
 from ...server.messages import Request
 from ...words import plural
 from ..apicall import post
@@ -16,8 +18,11 @@ from ..web import Done, Form, Frame
 from ..widgets import chip, csrf
 
 
-class OnboardPageParts(CandidatesParts, OnboardParts, Protocol):
+class OnboardPageParts(Protocol):
     """What the endpoints serve that is not on the bench, and the onboarding queue."""
+    catalog: Catalog
+    onboard_queue: OnboardQueue
+    registry: Registry
 
 
 OPEN = ("queued", "probing", "suite")
