@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from ...api.collection import collections_view
 from ...api.keys import keys_view
@@ -76,8 +76,8 @@ class SettingsPageParts(Protocol):
 class Section:
     key: str
     title: str
-    read: Callable          # (req, bench) -> data, from the bench's parts
-    show: Callable          # (data, frame) -> Html
+    read: Callable[[Request, SettingsPageParts], Any]   # the section's data, from the bench's parts
+    show: Callable[[Any, Frame], Html]                  # that data, shown
 
 
 def read_server(req: Request, bench: StatusParts) -> dict:
