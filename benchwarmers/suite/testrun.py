@@ -162,7 +162,7 @@ def group() -> dict:
 
 def end_group(proc: subprocess.Popen) -> None:
     try:
-        if os.name == "nt":              # the whole tree: the tests' own child processes too
+        if sys.platform == "win32":      # the whole tree: the tests' own child processes too
             subprocess.run(["taskkill", "/F", "/T", "/PID", str(proc.pid)], capture_output=True, timeout=10)
         else:
             os.killpg(proc.pid, signal.SIGKILL)
