@@ -9,7 +9,8 @@ header choices too: both are typed), and that the real Bench meets every handler
 take the Bench).
 
 Left here, read from the source (ast), is what a type checker cannot say: no Protocol declares a part its functions
-leave unused; only the modules in WHOLE_BENCH take the whole Bench; and the MCP tools' in-process calls
+leave unused, nor only combines others (a handler needing more than a helper's Protocol extends it and names the
+rest); only the modules in WHOLE_BENCH take the whole Bench; and the MCP tools' in-process calls
 (api/mcpreach.py), which find their routes by path at run time, are given a Protocol covering every route they
 reach. A class given the bench (`__init__(..., bench: P)`, kept as `self.bench`) is read as one function: every
 `self.bench` in its methods is a use of P."""
@@ -226,6 +227,17 @@ def test_no_protocol_declares_a_part_its_functions_leave_unused():
     assert not unread, "hand-offs of `bench` this test cannot read:\n" + "\n".join(unread)
     unused = unused_parts(per_protocol)
     assert not unused, "declared but not used (drop them):\n" + "\n".join(unused)
+
+
+def test_no_protocol_only_combines_others():
+    """`class X(A, B, Protocol)` with nothing of its own says nothing A and B do not: extend one, name the rest."""
+    combining = []
+    for path in handler_modules().values():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and "Protocol" in map(ast.unparse, node.bases) and \
+                    len(node.bases) > 2 and all(isinstance(s, (ast.Pass, ast.Expr)) for s in node.body):
+                combining.append(f"{relative(path)}: {node.name}({', '.join(map(ast.unparse, node.bases))})")
+    assert not combining, "Protocols that only combine others:\n" + "\n".join(combining)
 
 
 def test_no_handler_takes_the_whole_bench():

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BadRequest, BenchError, Conflict, NotFound, key_env
 from ..redaction import redact
-from ..roster.limits.resting import Resting
-from ..roster.registry import Endpoint, Registry, check_endpoint_name
+from ..roster.registry import Endpoint, check_endpoint_name
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
@@ -17,9 +16,9 @@ from ..signin import ownapps, renewal, vendors
 from ..signin.appflow import Grant
 from ..signin.flows import Flows
 from ..signin.vendors import LOCAL, PASTE, Vendor
-from ..store import Config, Database
+from ..store import Config
 from ..words import plural
-from .endpoints import EndpointViewParts, register
+from .endpoints import EndpointViewParts, RegisterParts, register
 
 if TYPE_CHECKING:
     from ..bench import Bench
@@ -31,15 +30,9 @@ class ProvidersParts(Protocol):
     signins: Flows
 
 
-class ConnectParts(Protocol):
+class ConnectParts(RegisterParts, Protocol):
     """A sign-in's end: the provider, the endpoint's name, the endpoint added."""
-    config: Config
-    db: Database
-    registry: Registry
-    resting: Resting
     signins: Flows
-
-    def provider_at(self, base_url: str) -> str | None: ...
 
 
 log = logging.getLogger("benchwarmers.signin.flows")

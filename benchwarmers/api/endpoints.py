@@ -35,12 +35,8 @@ class EndpointViewParts(Protocol):
     resting: Resting
 
 
-class RegisterParts(Protocol):
+class RegisterParts(EndpointViewParts, Protocol):
     """Adding an endpoint (a hub's sources checked first), as the API and a finished sign-in do."""
-    config: Config
-    db: Database
-    registry: Registry
-    resting: Resting
 
     def provider_at(self, base_url: str) -> str | None: ...
 

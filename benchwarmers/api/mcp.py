@@ -9,27 +9,17 @@ import threading
 from typing import TYPE_CHECKING, Protocol
 
 from .. import strictjson
-from ..catalog import Catalog
-from ..core.collection import Collections
-from ..core.panel import Panel
-from ..core.pointverdicts import PointVerdicts
-from ..core.rankings import Rankings
-from ..core.refereepick import Picker
 from ..errors import BadRequest, MethodNotAllowed, NotFound, RateLimited
 from ..mcp.protocol import (INVALID_REQUEST, PARSE_ERROR, VERSIONS, Session, batch_refusal, error_reply, id_or_none,
                             is_request)
 from ..mcp.sessions import MAX_SESSIONS, Sessions
 from ..mcp.tools import Reach, Tools
-from ..roster.registry import Registry
 from ..server import guard
 from ..server.messages import Request, Response
 from ..server.openapi import ANY_JSON, obj, op
 from ..server.gatewaykeys import GatewayKeys
 from ..server.routes import GATEWAY, Route
-from ..store import Database
-from ..store.calls import Calls
-from ..store.verdicts import Verdicts
-from .mcpreach import InProcessReach
+from .mcpreach import InProcessReach, McpReachParts
 from .parts import EffectiveSettings
 
 if TYPE_CHECKING:
@@ -51,24 +41,14 @@ class PacingParts(Protocol):
     gateway_keys: GatewayKeys
 
 
-class McpParts(Protocol):
+class McpParts(McpReachParts, Protocol):
     """A POST: its session, its batch paced, its tool calls reaching the panel in process."""
     admin_token: str | None
-    calls: Calls
-    catalog: Catalog
-    collections: Collections
-    db: Database
     gateway_keys: GatewayKeys
     mcp_sessions: Sessions
-    panel: Panel
-    points: PointVerdicts
-    rankings: Rankings
-    referees: Picker
-    registry: Registry
-    role: str
-    verdicts: Verdicts
 
     def settings(self) -> dict: ...
+
 
 SESSION_HEADER, VERSION_HEADER = "mcp-session-id", "mcp-protocol-version"
 EVENT_STREAM = "text/event-stream"

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..api.connect import providers_view
+from ..api.connect import ProvidersParts, providers_view
 from ..server.messages import Request
-from ..signin.flows import Flows
-from ..store import Config
 from .apicall import call
 from .markup import Html, html, trusted
 from .signin import own_origin
@@ -16,10 +14,8 @@ from .web import Done, Form, Frame
 from .widgets import chip, csrf, external
 
 
-class OwnAppsParts(Protocol):
+class OwnAppsParts(ProvidersParts, Protocol):
     """The providers that need the user's own app, and the address a sign-in comes back to."""
-    config: Config
-    signins: Flows
 
     @property
     def url(self) -> str: ...

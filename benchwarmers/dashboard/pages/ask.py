@@ -7,17 +7,10 @@ import base64
 from typing import Any, Protocol
 
 from ...api.collection import collections_view
-from ...api.models import models_view
-from ...catalog import Catalog
+from ...api.models import ModelListParts, models_view
 from ...core.collection import Collections
-from ...core.rankings import Rankings
 from ...errors import BadRequest
-from ...roster.limits.quota import Quota
-from ...roster.limits.resting import Resting
-from ...roster.registry import Registry
 from ...server.messages import Request
-from ...store import Database
-from ...suite.service import SuiteService
 from ...words import plural
 from ..apicall import post
 from ..contract import stays
@@ -26,16 +19,9 @@ from ..web import Done, Form, Frame
 from ..widgets import csrf, verdict_form
 
 
-class AskPageParts(Protocol):
+class AskPageParts(ModelListParts, Protocol):
     """The collections and models to pick from."""
-    catalog: Catalog
     collections: Collections
-    db: Database
-    quota: Quota
-    rankings: Rankings
-    registry: Registry
-    resting: Resting
-    suite: SuiteService
 
 
 SCRIPTS = ("ask.js", "points.js")

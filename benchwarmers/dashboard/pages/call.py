@@ -6,10 +6,10 @@ from typing import Protocol
 from urllib.parse import quote
 
 from ...api.history import history_item
+from ...api.parts import Records
 from ...core.pointverdicts import PointVerdicts
 from ...errors import BadRequest
 from ...server.messages import Request
-from ...store import Database
 from ..apicall import post
 from ..contract import stays
 from ..markup import Html, card, html, link, table, trusted
@@ -20,9 +20,8 @@ from ..web import Done, Form, Frame, safe_local
 from ..widgets import chip, post_button, seat_column
 
 
-class CallPageParts(Protocol):
+class CallPageParts(Records, Protocol):
     """The ask, from the record, and a panel's points."""
-    db: Database
     points: PointVerdicts
 
 

@@ -6,16 +6,9 @@ from urllib.parse import urlencode
 
 from ...api.collection import collections_view
 from ...api.history import history_page
-from ...api.models import models_view
-from ...catalog import Catalog
+from ...api.models import ModelListParts, models_view
 from ...core.collection import Collections
-from ...core.rankings import Rankings
-from ...roster.limits.quota import Quota
-from ...roster.limits.resting import Resting
-from ...roster.registry import Registry
 from ...server.messages import Request
-from ...store import Database
-from ...suite.service import SuiteService
 from ..contract import stays
 from ..markup import Html, card, html, join, link, options, table, trusted
 from ..render import when
@@ -23,16 +16,9 @@ from ..web import Frame
 from ..widgets import chip
 
 
-class CallsPageParts(Protocol):
+class CallsPageParts(ModelListParts, Protocol):
     """The asks, newest first, with the collections and models to filter them by."""
-    catalog: Catalog
     collections: Collections
-    db: Database
-    quota: Quota
-    rankings: Rankings
-    registry: Registry
-    resting: Resting
-    suite: SuiteService
 
 
 STATUSES = [("", "any"), ("ok", "answered"), ("failed", "failed"), ("timeout", "timed out"), ("skipped", "skipped")]

@@ -6,22 +6,16 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ...api.collection import overview_view
-from ...api.models import models_view
-from ...catalog import Catalog
+from ...api.models import ModelListParts, models_view
 from ...catalog.roles import PURPOSES, unfit
 from ...core.collection import Collections
 from ...core.points import MODES as POINT_MODES
-from ...core.rankings import Rankings, served
+from ...core.rankings import served
 from ...core.refereepick import Picker
 from ...names import DESCRIPTION_MOST
 from ...numberchecks import typed_seconds
-from ...roster.limits.quota import Quota
-from ...roster.limits.resting import Resting
-from ...roster.registry import Registry
 from ...server.gatewaykeys import enforcement
 from ...server.messages import Request
-from ...store import Database
-from ...suite.service import SuiteService
 from ...words import plural
 from ..apicall import call, get, post
 from ..contract import stays
@@ -31,18 +25,11 @@ from ..widgets import chip, confirm, csrf, hidden, post_button, record_cell
 from .collectionlist import seat_count, suggestions, together_line, usage
 
 
-class CollectionPageParts(Protocol):
+class CollectionPageParts(ModelListParts, Protocol):
     """A collection's overview and record, the models it may seat, and where the service is."""
     admin_token: str | None
-    catalog: Catalog
     collections: Collections
-    db: Database
-    quota: Quota
-    rankings: Rankings
     referees: Picker
-    registry: Registry
-    resting: Resting
-    suite: SuiteService
 
     def settings(self) -> dict: ...
 

@@ -3,12 +3,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ...api.collection import collections_view, overview_view
-from ...catalog import Catalog
-from ...core.collection import Collections
-from ...core.rankings import Rankings
-from ...core.refereepick import Picker
-from ...roster.registry import Registry
+from ...api.collection import CollectionParts, collections_view, overview_view
 from ...server.gatewaykeys import enforcement
 from ...server.messages import Request
 from ...words import plural
@@ -18,14 +13,9 @@ from ..web import Frame
 from ..widgets import chip, record_cell
 
 
-class CollectionListPageParts(Protocol):
+class CollectionListPageParts(CollectionParts, Protocol):
     """Every collection's overview, and where the service is."""
     admin_token: str | None
-    catalog: Catalog
-    collections: Collections
-    rankings: Rankings
-    referees: Picker
-    registry: Registry
 
     def settings(self) -> dict: ...
 

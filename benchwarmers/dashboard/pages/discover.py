@@ -5,12 +5,10 @@ from __future__ import annotations
 from typing import Protocol
 from urllib.parse import urlencode
 
-from ...api.catalog import discover_view
+from ...api.catalog import DiscoverParts, discover_view
 from ...api.connect import providers_view
-from ...catalog import Catalog
 from ...errors import BadRequest
 from ...roster.onboardqueue import OnboardQueue
-from ...roster.registry import Registry
 from ...server.messages import Request
 from ...signin.flows import Flows
 from ...store import Config
@@ -23,15 +21,11 @@ from ..widgets import chip, csrf, hidden, muted
 from .onboard import latest_items, state_cell
 
 
-class DiscoverPageParts(Protocol):
+class DiscoverPageParts(DiscoverParts, Protocol):
     """Discover's list, the providers to connect, the onboarding queue's latest items."""
-    catalog: Catalog
     config: Config
     onboard_queue: OnboardQueue
-    registry: Registry
     signins: Flows
-
-    def provider_at(self, base_url: str) -> str | None: ...
 
 
 FLAGS = (("free", "Free"), ("tools", "Calls tools"), ("vision", "Reads images"),

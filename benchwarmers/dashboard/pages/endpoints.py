@@ -13,14 +13,11 @@ import json
 from typing import Protocol
 
 from ...api.connect import providers_view
-from ...api.endpoints import endpoints_view, local_servers_view
+from ...api.endpoints import EndpointViewParts, endpoints_view, local_servers_view
 from ...hubs import KINDS as HUB_KINDS
 from ...providers import PROVIDERS
-from ...roster.limits.resting import Resting
-from ...roster.registry import Registry
 from ...server.messages import Request
 from ...signin.flows import Flows
-from ...store import Config, Database
 from ...words import plural
 from ..apicall import call, post
 from ..contract import stays
@@ -30,12 +27,8 @@ from ..web import Done, Form, Frame
 from ..widgets import chip, confirm, csrf, external, hidden, muted, post_button
 
 
-class EndpointsPageParts(Protocol):
+class EndpointsPageParts(EndpointViewParts, Protocol):
     """The endpoints, the local servers found, the providers to connect."""
-    config: Config
-    db: Database
-    registry: Registry
-    resting: Resting
     signins: Flows
 
 

@@ -2,7 +2,6 @@
 answers waiting for a verdict, calls per day by status, the last asks, and where the service runs."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Protocol
 
 from ...api.collection import collections_view
@@ -10,16 +9,12 @@ from ...api.endpoints import endpoints_view
 from ...api.history import daily_view, history_page
 from ...api.limits import LimitsParts, limits_view
 from ...api.models import models_view
-from ...api.status import summary
-from ...catalog import Catalog
-from ...core.collection import Collections
+from ...api.status import StatusParts, summary
 from ...core.rankings import Rankings
 from ...errors import ConfigError
 from ...roster.limits.quota import Quota
 from ...roster.limits.resting import Resting
-from ...roster.registry import Registry
 from ...server.messages import Request
-from ...store import Config, Database
 from ...store.pending import pending
 from ...suite.service import SuiteService
 from .. import charts
@@ -31,29 +26,12 @@ from ..widgets import chip, confirm
 from . import quotas
 
 
-class HomePageParts(Protocol):
+class HomePageParts(StatusParts, Protocol):
     """A glance at everything: status, endpoints, models, collections, recent asks, limits near their end."""
-    admin_token: str | None
-    catalog: Catalog
-    collections: Collections
-    config: Config
-    db: Database
-    home: Path
-    host: str
-    port: int
     quota: Quota
     rankings: Rankings
-    registry: Registry
     resting: Resting
-    role: str
-    started: float
     suite: SuiteService
-    version: str
-
-    def settings(self) -> dict: ...
-
-    @property
-    def url(self) -> str: ...
 
 
 SERIES = ("ok", "failed", "timeout", "skipped")

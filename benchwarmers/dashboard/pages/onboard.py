@@ -3,11 +3,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ...api.endpoints import candidates_view
-from ...catalog import Catalog
+from ...api.endpoints import CandidatesParts, candidates_view
 from ...errors import BadRequest
 from ...roster.onboardqueue import OnboardQueue
-from ...roster.registry import Registry
 from ...server.messages import Request
 from ...words import plural
 from ..apicall import post
@@ -18,11 +16,9 @@ from ..web import Done, Form, Frame
 from ..widgets import chip, csrf
 
 
-class OnboardPageParts(Protocol):
+class OnboardPageParts(CandidatesParts, Protocol):
     """What the endpoints serve that is not on the bench, and the onboarding queue."""
-    catalog: Catalog
     onboard_queue: OnboardQueue
-    registry: Registry
 
 
 OPEN = ("queued", "probing", "suite")

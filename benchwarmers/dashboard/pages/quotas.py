@@ -5,16 +5,13 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from ...api.limits import limits_view
+from ...api.limits import LimitsParts, limits_view
 from ...api.usage import usage_view
 from ...core.collection import Collections
 from ...errors import BadRequest
-from ...roster.limits.quota import Quota
-from ...roster.limits.resting import Resting
-from ...roster.registry import Registry
 from ...scheduler import Clock
 from ...server.messages import Request
-from ...store import Config, Database
+from ...store import Database
 from ...words import plural
 from .. import charts
 from ..apicall import call, get, post
@@ -25,17 +22,11 @@ from ..web import Done, Form, Frame
 from ..widgets import chip, csrf, hidden, muted
 
 
-class QuotasPageParts(Protocol):
+class QuotasPageParts(LimitsParts, Protocol):
     """The rate limits, and the usage ledger."""
     clock: Clock
     collections: Collections
-    config: Config
     db: Database
-    quota: Quota
-    registry: Registry
-    resting: Resting
-
-    def settings(self) -> dict: ...
 
 
 CUTS = [("model", "model"), ("connection", "connection"), ("collection", "collection"), ("kind", "kind")]

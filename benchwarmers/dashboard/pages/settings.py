@@ -10,23 +10,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from ...api.collection import collections_view
-from ...api.keys import keys_view
+from ...api.keys import KeysParts, keys_view
 from ...api.settings import SettingsParts, settings_view
 from ...api.status import StatusParts, summary
 from ...api.store import StoreParts, store_view
-from ...catalog import Catalog
-from ...core.collection import Collections
 from ...errors import BadRequest
 from ...roster.registry import Registry
 from ...scheduler import Clock, Scheduler
 from ...server.gatewaykeys import GatewayKeys, enforcement
 from ...server.messages import Request
 from ...signin.flows import Flows
-from ...store import Config, Database
 from .. import appswitch, ownapps
 from ..apicall import call, get, post
 from ..contract import stays
@@ -37,39 +33,17 @@ from ..widgets import chip, confirm, csrf, post_button
 from . import scheduler
 
 
-class KeysSectionParts(Protocol):
+class KeysSectionParts(KeysParts, Protocol):
     """The gateway keys, and the collections a new one may name."""
-    admin_token: str | None
-    collections: Collections
-    gateway_keys: GatewayKeys
     registry: Registry
 
-    def settings(self) -> dict: ...
 
-
-class SettingsPageParts(Protocol):
+class SettingsPageParts(StatusParts, Protocol):
     """Every section's (SECTIONS)."""
-    admin_token: str | None
-    catalog: Catalog
     clock: Clock
-    collections: Collections
-    config: Config
-    db: Database
     gateway_keys: GatewayKeys
-    home: Path
-    host: str
-    port: int
-    registry: Registry
-    role: str
     scheduler: Scheduler
     signins: Flows
-    started: float
-    version: str
-
-    def settings(self) -> dict: ...
-
-    @property
-    def url(self) -> str: ...
 
 
 @dataclass

@@ -12,19 +12,12 @@ from pathlib import Path
 from typing import Protocol
 
 from ...api.collection import collections_view
-from ...api.models import models_view
+from ...api.models import ModelListParts, models_view
 from ...api.suite import overview_view, tasks_view
-from ...catalog import Catalog
 from ...core.collection import Collections
-from ...core.rankings import Rankings
 from ...errors import BadRequest
-from ...roster.limits.quota import Quota
-from ...roster.limits.resting import Resting
-from ...roster.registry import Registry
 from ...server.messages import Request
-from ...store import Database
 from ...suite import tasks as tasks_mod
-from ...suite.service import SuiteService
 from ...words import plural
 from ..apicall import call, post
 from ..contract import stays
@@ -36,17 +29,10 @@ from .modelcards import score
 from .realbugs import fetch_bugs, real_card, real_data
 
 
-class SuitePageParts(Protocol):
+class SuitePageParts(ModelListParts, Protocol):
     """The suite's tasks, runs and fetches, with the collections and models a run may ask."""
-    catalog: Catalog
     collections: Collections
-    db: Database
     home: Path
-    quota: Quota
-    rankings: Rankings
-    registry: Registry
-    resting: Resting
-    suite: SuiteService
 
 
 OPEN = ("queued", "running", "owed", "interrupted")
