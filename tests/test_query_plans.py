@@ -133,6 +133,16 @@ def drive(app, home) -> dict:
         ids["panel"], ids["call"] = d["bench"]["panel"], d["bench"]["seats"][0]["call"]
         ids["point"] = d["bench"]["points"][0]["id"]
         ids.setdefault("seats", []).append(ids["call"])
+    # follow-ups: the reply sent back (found by its hash), then `bench.continue` (the turns read by their ids)
+    said = d["choices"][0]["message"]["content"]
+    status, _, d = app("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": "question 2"}, {"role": "assistant", "content": said},
+        {"role": "user", "content": "and then?"}]})
+    assert status == 200 and d["bench"]["previous"] == ids["panel"], d
+    status, _, d = app("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": "and after?"}], "bench": {"continue": d["bench"]["panel"]}})
+    assert status == 200, d
+    ids["panel"] = d["bench"]["panel"]      # /bench/panels/{id} then shows a conversation of three turns
     status, _, d = app("POST", "/v1/chat/completions", {"model": "bench/core:merged", "messages": [
         {"role": "user", "content": "merge this"}]})
     assert status == 200, d
@@ -207,4 +217,5 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
     assert any(s.startswith("SELECT created, seconds FROM calls") for s in statements)        # a window refilled
     assert any(s.startswith("SELECT c.created, v.useful FROM calls c") for s in statements)
     assert any("FROM point_claims" in s for s in statements) and any("FROM points" in s for s in statements)
+    assert any("WHERE reply = ?" in s for s in statements) and any("WHERE conversation = ?" in s for s in statements)
     assert not found, "\n\n".join(f"{sql}\n  -> {'; '.join(w)}" for sql, w in found.items())

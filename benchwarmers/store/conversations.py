@@ -1,0 +1,112 @@
+"""The record of conversations: each panel's reply found again by the hash of its text, the panel before it, and a
+turn as the record keeps it (its seats' answers, what it was asked). Every read is by a key: a reply's hash, a
+panel's id, a conversation's root; never the history."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from .calls import as_read
+from .db import Database, Written
+
+# The columns and indexes read here: migration 25 (store/migrations.py).
+SEAT_KINDS = ("member", "explore", "with")
+LONGEST = 64   # turns of a conversation read back at most (a chain longer than that starts at its 64th-last turn)
+
+
+def reply_hash(text: str) -> str:
+    """The hash a reply is found by: its words, whatever whitespace a client trimmed, re-wrapped or added."""
+    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:32]
+
+
+@dataclass
+class Links:
+    """Where a new panel stands in its conversation (all None for a first turn), and whether it is only a chat UI's
+    background task (set aside at once: its answer waits for no verdict)."""
+    previous: str | None = None
+    conversation: str | None = None
+    turn_start: int | None = None
+    set_aside: float | None = None
+
+
+@dataclass
+class SeatSaid:
+    seat: int
+    model: str
+    kind: str
+    status: str
+    answer: str | None
+    useful: bool | None = None      # its current verdict's
+
+
+@dataclass
+class PanelTurn:
+    """One panel of a conversation as the record keeps it."""
+    panel: str
+    collection: str | None
+    caller: str | None
+    created: float
+    previous: str | None
+    conversation: str | None
+    reply: str | None
+    turn_start: int
+    request: dict
+    seats: list = field(default_factory=list)      # SeatSaid, in seat order
+
+
+PANEL_COLS = "id, collection, caller, created, previous, conversation, reply, turn_start, request"
+SEATS = ("SELECT c.seat, c.model, c.kind, c.status, c.answer, v.useful AS useful FROM calls c "
+         "LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1 WHERE c.panel = ? ORDER BY c.seat")
+
+
+class Conversations:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def keep_reply(self, panel: str, text: str) -> Written:
+        """The panel's reply as it went out, kept as its hash: a client sending it back is found by it."""
+        return self.db.execute("UPDATE panels SET reply = ? WHERE id = ?", (reply_hash(text), panel))
+
+    def by_reply(self, text: str) -> str | None:
+        """The newest panel whose reply was `text` (whitespace aside), or None: one look down panels_reply."""
+        row = self.db.one("SELECT id FROM panels WHERE reply = ? ORDER BY rowid DESC LIMIT 1", (reply_hash(text),))
+        return row["id"] if row else None
+
+    def turn(self, panel: str) -> PanelTurn | None:
+        """One panel with its seats' answers, by its id."""
+        row = self.db.one(f"SELECT {PANEL_COLS} FROM panels WHERE id = ?", (panel,))
+        if row is None:
+            self.db.sync()   # it may still be in the writer's queue (a follow-up asked at once)
+            row = self.db.one(f"SELECT {PANEL_COLS} FROM panels WHERE id = ?", (panel,))
+        if row is None:
+            return None
+        try:
+            request = json.loads(as_read(row["request"]) or "{}")
+        except ValueError:
+            request = {}
+        seats = [SeatSaid(r["seat"], r["model"], r["kind"], r["status"], as_read(r["answer"]),
+                          None if r["useful"] is None else bool(r["useful"]))
+                 for r in self.db.query(SEATS, (panel,)) if r["kind"] in SEAT_KINDS]
+        return PanelTurn(row["id"], row["collection"], row["caller"], row["created"], row["previous"],
+                    row["conversation"], row["reply"], row["turn_start"] or 0, request, seats)
+
+    def chain(self, panel: str, most: int = LONGEST) -> list[PanelTurn]:
+        """The panel and the turns before it, oldest first (at most `most`, and LONGEST), each read by its id."""
+        turns: list[PanelTurn] = []
+        ident: str | None = panel
+        while ident and len(turns) < min(most, LONGEST):
+            turn = self.turn(ident)
+            if turn is None:
+                break
+            turns.append(turn)
+            ident = turn.previous
+        return turns[::-1]
+
+    def turns(self, conversation: str) -> list[dict]:
+        """Every panel of a conversation, oldest first (down panels_conversation; its first turn is the root)."""
+        rows = self.db.query("SELECT id, previous, created, request FROM panels WHERE conversation = ? "
+                             "ORDER BY created LIMIT ?", (conversation, 10 * LONGEST))
+        return [{"panel": r["id"], "previous": r["previous"], "created": r["created"], "request": as_read(r["request"])}
+                for r in rows]
+
