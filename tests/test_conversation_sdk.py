@@ -98,3 +98,45 @@ def test_anthropic_two_turns_each_seat_its_own_thread(an, panel, stream):
     assert "## Seat 4" in reply.content[0].text
     assert threads(list(panel.fakes.values()), "a two") == own(["a one"])
     assert reply.model_extra["bench"]["previous"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_points_block_and_merged_reply_never_reach_a_seat(home, make_service, stream):
+    from tests.fakes import FakeOpenAI
+    from tests.fakes.referee import FakeReferee
+    from tests.helpers.data import configure
+    fake = FakeOpenAI().start()
+    try:
+        configure(home, {"fake": (fake, "openai")},
+                  {"a": ("fake", "m-a"), "b": ("fake", "m-b"),
+                   "judge": {"endpoint": "fake", "served": "m-judge", "ad_hoc": True, "facts": {}}},
+                  {"core": {"members": ["a", "b"], "explore": 0, "referee": "judge", "merge_model": "judge"}})
+        fake.script("m-a", ["The cache is stale.", "The cache is stale.", "a again"])
+        fake.script("m-b", ["The cache is fresh.", "The cache is fresh.", "b again"])
+        fake.script("m-judge", FakeReferee().reply())
+        client = openai.OpenAI(base_url=make_service().url + "/v1", api_key="x", max_retries=0, timeout=30)
+        first = [{"role": "user", "content": "is the cache fresh"}]
+        text, _ = chat_text_points(client, first, stream, "bench/core")
+        assert "Where they disagree" in text
+        chat_text_points(client, first + [{"role": "assistant", "content": text},
+                                          {"role": "user", "content": "why"}], stream, "bench/core")
+        assert threads([fake], "why") == {"m-a": ["The cache is stale."], "m-b": ["The cache is fresh."]}
+        fake.script("m-judge", "Merged: they differ on the cache.")
+        merged, _ = chat_text_points(client, [{"role": "user", "content": "merge q"}], stream, "bench/core:merged",
+                                     points="off")
+        chat_text_points(client, [{"role": "user", "content": "merge q"}, {"role": "assistant", "content": merged},
+                                  {"role": "user", "content": "merge why"}], stream, "bench/core:merged", "off")
+        assert threads([fake], "merge why") == {"m-a": ["a again"], "m-b": ["b again"]}
+    finally:
+        fake.stop()
+
+
+def chat_text_points(client, messages, stream: bool, model: str, points: str = "all") -> tuple[str, str]:
+    """(the reply's text, its panel id), with the points the request asks for."""
+    extra = {"bench": {"points": points}}
+    if not stream:
+        reply = client.chat.completions.create(model=model, messages=messages, extra_body=extra)
+        return reply.choices[0].message.content, reply.model_extra["bench"]["panel"]
+    chunks = list(client.chat.completions.create(model=model, messages=messages, stream=True, extra_body=extra))
+    return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices), \
+        chunks[-1].model_extra["bench"]["panel"]
