@@ -101,7 +101,8 @@ def test_explore_seat_stays_for_the_conversation_and_is_replaced_when_it_keeps_f
             return next(s["model"] for s in bench["seats"] if s["kind"] == "explore")
         first = ask(client, "t1", model="bench/talk")
         scout = explorer(first)
-        second = ask(client, "t2", {"continue": first["panel"]}, model="bench/talk")
+        only = ask(client, "t2", {"continue": first["panel"], "seat": 1}, model="bench/talk")   # m1 alone
+        second = ask(client, "t2", {"continue": only["panel"]}, model="bench/talk")
         assert explorer(second) == scout
         other = ask(client, "fresh", model="bench/talk")       # a new conversation: the rotation moved on
         assert explorer(other) != scout

@@ -30,15 +30,18 @@ def own_answer(turn: PanelTurn, model: str) -> str | None:
 
 
 def kept_explore(chain: list[PanelTurn]) -> list[str]:
-    """The explore seats of the turn before that keep their places: all but one that failed in each of its last two
-    turns (a seat that failed once is given another go; one that keeps failing is replaced)."""
-    last = chain[-1]
+    """The explore seats of the latest turn that had any (a turn asked of one member had none) keep their places:
+    all but one that failed in each of its last two turns (one that failed once is given another go; one that keeps
+    failing is replaced)."""
+    at = next((i for i in range(len(chain) - 1, -1, -1) if any(s.kind == EXPLORE for s in chain[i].seats)), None)
+    if at is None:
+        return []
     kept = []
-    for s in last.seats:
+    for s in chain[at].seats:
         if s.kind != EXPLORE:
             continue
         if s.status in FAILING:
-            before = next((x for t in reversed(chain[:-1]) for x in t.seats if x.model == s.model), None)
+            before = next((x for t in reversed(chain[:at]) for x in t.seats if x.model == s.model), None)
             if before is not None and before.status in FAILING:
                 continue
         kept.append(s.model)
@@ -90,12 +93,13 @@ class Threads:
     def follow(self, ask: Ask, caller: str | None) -> Thread | None:
         if ask.continues:
             return self.continued(ask, caller)
-        return self.matched(ask)
+        return self.matched(ask, caller)
 
-    def matched(self, ask: Ask) -> Thread | None:
+    def matched(self, ask: Ask, caller: str | None) -> Thread | None:
         """The thread of a history holding earlier replies of this gateway: its last assistant turn looked up by
         the hash of its text, the turns before it read down the panel's links (each assistant turn matched to its
-        panel by that hash too: an edited one is left as it is). None: no earlier reply of ours in it."""
+        panel by that hash too: an edited one is left as it is). None: no earlier reply of ours in it (or one that
+        another gateway key asked: its seats' answers are that key's)."""
         spots = [i for i, m in enumerate(ask.messages) if m.role == "assistant"]
         if not spots:
             return None
@@ -104,6 +108,8 @@ class Threads:
         if panel is None:
             return None
         chain = self.store.chain(panel, len(spots))
+        if not chain or (caller is not None and chain[-1].caller != caller):
+            return None
         swaps = [(i, turn) for i, turn in zip(reversed(spots), reversed(chain))
                  if turn.reply == reply_hash(ask.messages[i].text())]
         last = chain[-1]
