@@ -9,7 +9,8 @@ from dataclasses import dataclass, field, replace
 
 from ..canonical import EXPLORE, FAILED, MEMBER, OK, TIMEOUT, Ask, Message, Text
 from ..errors import BadRequest, NotFound
-from ..store.conversations import Conversations, Links, SeatSaid, PanelTurn, reply_hash
+from ..store.conversations import Conversations, Links, PanelTurn, SeatSaid, reply_hash
+from . import tasks
 from .seating import Plan, SeatPlan, Seating
 
 FAILING = (FAILED, TIMEOUT)
@@ -89,6 +90,16 @@ class Threads:
 
     def __init__(self, store: Conversations):
         self.store = store
+
+    def open(self, seating: Seating, ask: Ask, collection, direct, asker) -> tuple:
+        """(who sits, the follow-up's Thread or None, whether it is a chat UI's background task, the Ask as the
+        referee, the merge and seating read it: a follow-up's conversation with the picked answers in its turns)."""
+        if tasks.background(ask):   # a chat UI's title or tags: one member, no points
+            ask.points = "off"
+            return task_plan(seating, ask, collection, direct, asker), None, True, ask
+        thread = self.follow(ask, asker.caller)
+        seen = thread.ask_for(ask, "") if thread else ask
+        return self.plan(seating, thread, seen, collection, direct, asker), thread, False, seen
 
     def follow(self, ask: Ask, caller: str | None) -> Thread | None:
         if ask.continues:

@@ -22,10 +22,10 @@ from ..store.db import Written
 from ..store.conversations import Conversations
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
-from . import merging, tasks
+from . import merging
 from .calling import Dialer
 from .collection import Collections
-from .conversation import Threads, links_for, task_plan
+from .conversation import Threads, links_for
 from .lanes import Lanes
 from .panelrun import PanelRun
 from .panelwords import no_able_seat, none_answered, seat_block, unkept_note
@@ -92,12 +92,7 @@ class Panel:
 
     def _start(self, ask: Ask, asker: Asker, memo: dict) -> PanelRun:
         collection, direct = self.collections.target(ask)
-        task = tasks.background(ask)
-        thread = None if task else self.threads.follow(ask, asker.caller)
-        if task:   # a chat UI's title or tags: one member, no points
-            ask.points, plan = "off", task_plan(self.seating, ask, collection, direct, asker)
-        else:
-            plan = self.threads.plan(self.seating, thread, ask, collection, direct, asker)
+        plan, thread, task, seen = self.threads.open(self.seating, ask, collection, direct, asker)   # a follow-up?
         if not plan.seats:
             raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
@@ -107,7 +102,8 @@ class Panel:
         hard = time.monotonic() + settings["seat_timeout"]
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
             settings["explore_grace_seconds"]
-        run = PanelRun(record_id("p_"), ask, collection, plan, hard, hard, grace, request=self.dialer.summary(ask),
+        # the record keeps what the client sent; the referee and the merge read the conversation as `seen`
+        run = PanelRun(record_id("p_"), seen, collection, plan, hard, hard, grace, request=self.dialer.summary(ask),
                        endpoints=self.registry.endpoints(), memo=memo, asker=asker, thread=thread, task=task)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
@@ -337,8 +333,7 @@ class Panel:
         return Answer(text=said + unkept_note(run.unkept), usage=run.usage(), finish_reason=STOP)
 
     def _keep_reply(self, run: PanelRun, said: str) -> None:
-        """The reply as the client gets it, kept (as its hash) with the panel's records: sent back as a follow-up's
-        history, it is found again (core/conversation.py). A background task's is nobody's thread."""
+        """The reply as the client got it, kept as its hash: a follow-up sending it back is found by it."""
         if not run.task:
             run.records.append(self.threads.store.keep_reply(run.id, said))
 
