@@ -29,25 +29,23 @@ def _turns(rec) -> tuple[str | None, list[tuple[str, str]]]:
     return body.get("model"), [(m.get("role"), _text(m.get("content"))) for m in messages]
 
 
-def threads(fakes, prompt: str) -> dict[str, list[str]]:
-    """Served model -> the assistant texts it was sent, in the request whose last user message is `prompt`."""
+def sent(fakes, prompt: str, role: str) -> dict[str, list[str]]:
+    """Served model -> the texts of `role` it was sent, in the request whose last user message is `prompt`."""
     out = {}
     for fake in fakes:
         for rec in fake.requests:
             model, turns = _turns(rec)
             users = [t for r, t in turns if r == "user"]
             if model and users and users[-1] == prompt:
-                out[model] = [t for r, t in turns if r == "assistant"]
+                out[model] = [t for r, t in turns if r == role]
     return out
+
+
+def threads(fakes, prompt: str) -> dict[str, list[str]]:
+    """Served model -> the assistant texts (its thread's earlier answers) it was sent with `prompt`."""
+    return sent(fakes, prompt, "assistant")
 
 
 def users_sent(fakes, prompt: str) -> dict[str, list[str]]:
-    """Served model -> the user texts it was sent, in the request whose last user message is `prompt`."""
-    out = {}
-    for fake in fakes:
-        for rec in fake.requests:
-            model, turns = _turns(rec)
-            users = [t for r, t in turns if r == "user"]
-            if model and users and users[-1] == prompt:
-                out[model] = users
-    return out
+    """Served model -> the user texts it was sent with `prompt`."""
+    return sent(fakes, prompt, "user")
