@@ -131,14 +131,19 @@ def test_open_webui_title_task_is_answered_by_one_member_and_set_aside(oa, panel
         assert bench["panel"] not in resp.read().decode()
 
 
-def test_gemini_sdk_history_follow_up(panel):
+@pytest.mark.parametrize("stream", [False, True])
+def test_gemini_sdk_history_follow_up(panel, stream):
     genai = pytest.importorskip("google.genai")
     types = pytest.importorskip("google.genai.types")
     client = genai.Client(api_key="x", http_options=types.HttpOptions(base_url=panel.url, api_version="v1beta"))
-    first = client.models.generate_content(model="bench/core", contents="g one")
+    if stream:
+        text = "".join(c.text or "" for c in client.models.generate_content_stream(model="bench/core",
+                                                                                   contents="g one"))
+    else:
+        text = client.models.generate_content(model="bench/core", contents="g one").text
     client.models.generate_content(model="bench/core", contents=[
         types.Content(role="user", parts=[types.Part(text="g one")]),
-        types.Content(role="model", parts=[types.Part(text=first.text)]),
+        types.Content(role="model", parts=[types.Part(text=text)]),
         types.Content(role="user", parts=[types.Part(text="g two")])])
     assert threads(list(panel.fakes.values()), "g two") == own(["g one"])
 

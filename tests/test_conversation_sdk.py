@@ -67,11 +67,16 @@ def test_openai_trimmed_and_rewrapped_history_still_matches(oa, panel):
     assert threads(list(panel.fakes.values()), "q two") == own(["q one"])
 
 
-def test_openai_responses_follow_up(oa, panel):
-    first = oa.responses.create(model="bench/core", input="r one")
+@pytest.mark.parametrize("stream", [False, True])
+def test_openai_responses_follow_up(oa, panel, stream):
+    if stream:
+        events = list(oa.responses.create(model="bench/core", input="r one", stream=True))
+        text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    else:
+        text = oa.responses.create(model="bench/core", input="r one").output_text
     oa.responses.create(model="bench/core", input=[
         {"role": "user", "content": "r one"},
-        {"role": "assistant", "content": [{"type": "output_text", "text": first.output_text}]},
+        {"role": "assistant", "content": [{"type": "output_text", "text": text}]},
         {"role": "user", "content": "r two"}])
     assert threads(list(panel.fakes.values()), "r two") == own(["r one"])
 
