@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 
 from tests.fakes import FakeOpenAI, Reply
-from tests.helpers.compat import panel  # noqa: F401 (fixture)
+from tests.helpers.compat import ADMIN, keyed_panel, panel  # noqa: F401 (fixtures)
 from tests.helpers.data import configure
 from tests.helpers.threads import threads, users_sent
 
@@ -160,3 +160,20 @@ def test_ollama_sdk_history_follow_up(panel, stream):
     client.chat(model="bench/core", messages=user + [{"role": "assistant", "content": text},
                                                      {"role": "user", "content": "o two"}])
     assert threads(list(panel.fakes.values()), "o two") == own(["o one"])
+
+
+def test_another_keys_panel_is_neither_continued_nor_matched(keyed_panel):
+    panel, key = keyed_panel
+    req = urllib.request.Request(panel.url + "/bench/keys", json.dumps({"name": "other", "collections": ["core"]})
+                                 .encode(), {"Content-Type": "application/json", "Authorization": "Bearer " + ADMIN})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        other = json.loads(resp.read())["key"]
+    mine = openai.OpenAI(base_url=panel.url + "/v1", api_key=key, max_retries=0, timeout=30)
+    theirs = openai.OpenAI(base_url=panel.url + "/v1", api_key=other, max_retries=0, timeout=30)
+    first = ask(mine, "k one")
+    with pytest.raises(openai.NotFoundError):
+        ask(theirs, "k two", {"continue": first["panel"]})
+    theirs.chat.completions.create(model="bench/core", messages=[
+        {"role": "user", "content": "k one"}, {"role": "assistant", "content": first["text"]},
+        {"role": "user", "content": "k three"}])
+    assert threads(list(panel.fakes.values()), "k three") == {m: [first["text"]] for m in SERVED}
