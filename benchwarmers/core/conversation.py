@@ -121,8 +121,10 @@ class Threads:
         chain = self.store.chain(panel, len(spots))
         if not chain or (caller is not None and chain[-1].caller != caller):
             return None
-        swaps = [(i, turn) for i, turn in zip(reversed(spots), reversed(chain))
-                 if turn.reply == reply_hash(ask.messages[i].text())]
+        pairs = list(zip(reversed(spots), reversed(chain)))
+        known = self.store.replied([ask.messages[i].text() for i, _ in pairs[1:]]) if len(pairs) > 1 else set()
+        swaps = [pairs[0]] + [(i, turn) for i, turn in pairs[1:]
+                              if (reply_hash(ask.messages[i].text()), turn.panel) in known]
         last = chain[-1]
         links = Links(last.panel, last.conversation or last.panel, spots[-1] + 1)
         return Thread(links, ask.messages, ask.system, swaps, kept_explore(chain))

@@ -12,6 +12,7 @@ from .db import Database, Written
 
 # The columns and indexes read here: migration 25 (store/migrations.py).
 SEAT_KINDS = ("member", "explore", "with")
+REPLY_HEAD = "INSERT OR IGNORE INTO replies (reply, panel)"
 LONGEST = 64   # turns of a conversation read back at most (a chain longer than that starts at its 64th-last turn)
 
 
@@ -49,13 +50,12 @@ class PanelTurn:
     created: float
     previous: str | None
     conversation: str | None
-    reply: str | None
     turn_start: int
     request: dict
     seats: list = field(default_factory=list)      # SeatSaid, in seat order
 
 
-PANEL_COLS = "id, collection, caller, created, previous, conversation, reply, turn_start, request"
+PANEL_COLS = "id, collection, caller, created, previous, conversation, turn_start, request"
 SEATS = ("SELECT c.seat, c.model, c.kind, c.status, c.answer, v.useful AS useful FROM calls c "
          "LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1 WHERE c.panel = ? ORDER BY c.seat")
 
@@ -66,12 +66,22 @@ class Conversations:
 
     def keep_reply(self, panel: str, text: str) -> Written:
         """The panel's reply as it went out, kept as its hash: a client sending it back is found by it."""
-        return self.db.execute("UPDATE panels SET reply = ? WHERE id = ?", (reply_hash(text), panel))
+        return self.db.insert((REPLY_HEAD, (reply_hash(text), panel)))
 
     def by_reply(self, text: str) -> str | None:
-        """The newest panel whose reply was `text` (whitespace aside), or None: one look down panels_reply."""
-        row = self.db.one("SELECT id FROM panels WHERE reply = ? ORDER BY rowid DESC LIMIT 1", (reply_hash(text),))
-        return row["id"] if row else None
+        """The newest panel whose reply was `text` (whitespace aside), or None: one look down the replies' key (panel
+        ids sort as they were made)."""
+        row = self.db.one("SELECT panel FROM replies WHERE reply = ? ORDER BY panel DESC LIMIT 1", (reply_hash(text),))
+        return row["panel"] if row else None
+
+    def replied(self, texts: list[str]) -> set[tuple[str, str]]:
+        """(hash, panel) of every panel whose reply was one of `texts`: one look down the replies' key each."""
+        hashes = list(dict.fromkeys(map(reply_hash, texts)))
+        if not hashes:
+            return set()
+        rows = self.db.query(f"SELECT reply, panel FROM replies WHERE reply IN ({', '.join('?' * len(hashes))})",
+                             hashes)
+        return {(r["reply"], r["panel"]) for r in rows}
 
     def turn(self, panel: str) -> PanelTurn | None:
         """One panel with its seats' answers, by its id."""
@@ -89,7 +99,7 @@ class Conversations:
                           None if r["useful"] is None else bool(r["useful"]))
                  for r in self.db.query(SEATS, (panel,)) if r["kind"] in SEAT_KINDS]
         return PanelTurn(row["id"], row["collection"], row["caller"], row["created"], row["previous"],
-                    row["conversation"], row["reply"], row["turn_start"] or 0, request, seats)
+                         row["conversation"], row["turn_start"] or 0, request, seats)
 
     def chain(self, panel: str, most: int = LONGEST) -> list[PanelTurn]:
         """The panel and the turns before it, oldest first (at most `most`, and LONGEST), each read by its id."""
