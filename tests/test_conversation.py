@@ -54,6 +54,13 @@ def test_continue_rebuilds_each_seats_thread_from_the_record(oa, panel):
     assert second["previous"] == first["panel"] and third["previous"] == second["panel"]
 
 
+def test_continue_keeps_the_seats_asked_for_by_name(oa, panel):
+    first = ask(oa, "w one", {"with": ["mixer"]})
+    again = ask(oa, "w two", {"continue": first["panel"]})
+    assert [s["model"] for s in again["seats"]] == [s["model"] for s in first["seats"]]
+    assert ("mixer", "with") in [(s["model"], s["kind"]) for s in again["seats"]]
+
+
 def test_continue_with_one_seat_asks_only_its_member_in_its_own_thread(oa, panel):
     first = ask(oa, "s one")
     only = ask(oa, "s two", {"continue": first["panel"], "seat": 2})

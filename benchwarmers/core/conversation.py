@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from ..canonical import EXPLORE, FAILED, MEMBER, OK, TIMEOUT, Ask, Message, Text
+from ..canonical import EXPLORE, FAILED, MEMBER, OK, TIMEOUT, WITH, Ask, Message, Text
 from ..errors import BadRequest, NotFound
 from ..store.conversations import Conversations, Links, PanelTurn, SeatSaid, reply_hash
 from . import tasks
@@ -154,6 +154,9 @@ class Threads:
                                  "Its seats: " + ", ".join(f"{s.seat} ({s.model})" for s in last.seats) + ".")
         system = ask.system if ask.system is not None else last.request.get("system")
         links = Links(last.panel, last.conversation or last.panel, 0)
+        if not ask.with_models:   # the seats asked for by name stay too: the client sends nothing but its question
+            ask.with_models = next(([s.model for s in t.seats if s.kind == WITH] for t in reversed(chain)
+                                    if any(s.kind == WITH for s in t.seats)), [])
         return Thread(links, messages + list(ask.messages), system, swaps, kept_explore(chain), only)
 
     def plan(self, seating: Seating, thread: Thread | None, ask: Ask, collection, direct, asker) -> Plan:
