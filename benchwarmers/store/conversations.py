@@ -16,9 +16,11 @@ REPLY_HEAD = "INSERT OR IGNORE INTO replies (reply, panel)"
 LONGEST = 64   # turns of a conversation read back at most (a chain longer than that starts at its 64th-last turn)
 
 
-def reply_hash(text: str) -> str:
-    """The hash a reply is found by: its words, whatever whitespace a client trimmed, re-wrapped or added."""
-    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:32]
+def reply_hash(text: str) -> int:
+    """The hash a reply is found by: its words, whatever whitespace a client trimmed, re-wrapped or added; 64 bits as
+    an integer, so the key the replies are found by stays small."""
+    digest = hashlib.sha256(" ".join(text.split()).encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 @dataclass
@@ -74,7 +76,7 @@ class Conversations:
         row = self.db.one("SELECT panel FROM replies WHERE reply = ? ORDER BY panel DESC LIMIT 1", (reply_hash(text),))
         return row["panel"] if row else None
 
-    def replied(self, texts: list[str]) -> set[tuple[str, str]]:
+    def replied(self, texts: list[str]) -> set[tuple[int, str]]:
         """(hash, panel) of every panel whose reply was one of `texts`: one look down the replies' key each."""
         hashes = list(dict.fromkeys(map(reply_hash, texts)))
         if not hashes:

@@ -212,7 +212,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     # the turns), where a turn's own messages begin in what it was asked (`turn_start`: the messages before it are
     # earlier turns the client sent back).
     (25, "conversations: replies found by their hash, the turns linked", """
-        CREATE TABLE replies (reply TEXT NOT NULL, panel TEXT NOT NULL, PRIMARY KEY (reply, panel)) WITHOUT ROWID;
+        CREATE TABLE replies (reply INTEGER NOT NULL, panel TEXT NOT NULL, PRIMARY KEY (reply, panel)) WITHOUT ROWID;
         ALTER TABLE panels ADD COLUMN previous TEXT;
         ALTER TABLE panels ADD COLUMN conversation TEXT;
         ALTER TABLE panels ADD COLUMN turn_start INTEGER;
