@@ -133,12 +133,17 @@ def drive(app, home) -> dict:
         ids["panel"], ids["call"] = d["bench"]["panel"], d["bench"]["seats"][0]["call"]
         ids["point"] = d["bench"]["points"][0]["id"]
         ids.setdefault("seats", []).append(ids["call"])
-    # follow-ups: the reply sent back (found by its hash), then `bench.continue` (the turns read by their ids)
+    # follow-ups: the reply sent back (found by its hash), then `bench.continue` (the turns read by their ids); the
+    # replies this process remembers are forgotten first, so the record is read as another process would
     said = d["choices"][0]["message"]["content"]
+    app.bench.db.sync()
+    app.bench.panel.threads.store._recent.clear()
     status, _, d = app("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
         {"role": "user", "content": "question 2"}, {"role": "assistant", "content": said},
         {"role": "user", "content": "and then?"}]})
     assert status == 200 and d["bench"]["previous"] == ids["panel"], d
+    app.bench.db.sync()
+    app.bench.panel.threads.store._recent.clear()
     status, _, again = app("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
         {"role": "user", "content": "question 2"}, {"role": "assistant", "content": said},
         {"role": "user", "content": "and then?"},

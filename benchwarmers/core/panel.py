@@ -326,16 +326,15 @@ class Panel:
         else:
             text = "".join(seat_block(s) for s in run.seats).rstrip() + "\n"
         block = self.referee.told(run, self.referee.wait(run, streamed=False))   # its points, or where they will be
-        said = text.rstrip("\n") + block if block else text
-        self._keep_reply(run, said)
         self.settle(run)   # acknowledged only once its records are committed
-        said = text if run.unkept else said    # records not kept: no panel id to send anyone to
+        said = text.rstrip("\n") + block if block and not run.unkept else text   # not kept: no panel id to give
+        self._keep_reply(run, said)
         return Answer(text=said + unkept_note(run.unkept), usage=run.usage(), finish_reason=STOP)
 
     def _keep_reply(self, run: PanelRun, said: str) -> None:
         """The reply as the client got it, kept as its hash: a follow-up sending it back is found by it."""
-        if not run.task:
-            run.records.append(self.threads.store.keep_reply(run.id, said))
+        if not run.task and not run.unkept:
+            self.threads.store.keep_reply(run.id, said)
 
     def events(self, run: PanelRun, gone: Callable[[], bool] | None = None) -> Iterator:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
@@ -370,8 +369,8 @@ class Panel:
                 yield item
             else:
                 block = item
-        self._keep_reply(run, "".join(said) + (block.text if isinstance(block, TextDelta) else ""))
         self.settle(run)   # the final event (the call ids) only once the records are committed
+        self._keep_reply(run, "".join(said) + (block.text if isinstance(block, TextDelta) else ""))
         if run.unkept:
             yield TextDelta(unkept_note(run.unkept))
         elif block is not None:

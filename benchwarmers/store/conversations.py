@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from .calls import as_read
-from .db import Database, Written
+from .db import Database
 
 # The columns and indexes read here: migration 25 (store/migrations.py).
 SEAT_KINDS = ("member", "explore", "with")
 REPLY_HEAD = "INSERT OR IGNORE INTO replies (reply, panel)"
+RECENT = 4096   # replies each process remembers as it sends them (a follow-up may come before they are committed)
 LONGEST = 64   # turns of a conversation read back at most (a chain longer than that starts at its 64th-last turn)
 
 
@@ -65,15 +68,30 @@ SEATS = ("SELECT c.seat, c.model, c.kind, c.status, c.answer, v.useful AS useful
 class Conversations:
     def __init__(self, db: Database):
         self.db = db
+        self._recent: OrderedDict[int, str] = OrderedDict()   # hash -> panel of the latest replies, committed or not
+        self._lock = threading.Lock()
 
-    def keep_reply(self, panel: str, text: str) -> Written:
-        """The panel's reply as it went out, kept as its hash: a client sending it back is found by it."""
-        return self.db.insert((REPLY_HEAD, (reply_hash(text), panel)))
+    def keep_reply(self, panel: str, text: str) -> None:
+        """The panel's reply as it went out, kept as its hash: a client sending it back is found by it. Written with
+        the writer's next batch, not waited for (the reply names nothing it holds); until then, and for a while,
+        this process finds it in memory."""
+        digest = reply_hash(text)
+        with self._lock:
+            self._recent[digest] = panel
+            self._recent.move_to_end(digest)
+            if len(self._recent) > RECENT:
+                self._recent.popitem(last=False)
+        self.db.insert((REPLY_HEAD, (digest, panel)))
 
     def by_reply(self, text: str) -> str | None:
         """The newest panel whose reply was `text` (whitespace aside), or None: one look down the replies' key (panel
         ids sort as they were made)."""
-        row = self.db.one("SELECT panel FROM replies WHERE reply = ? ORDER BY panel DESC LIMIT 1", (reply_hash(text),))
+        digest = reply_hash(text)
+        with self._lock:
+            panel = self._recent.get(digest)
+        if panel is not None:
+            return panel
+        row = self.db.one("SELECT panel FROM replies WHERE reply = ? ORDER BY panel DESC LIMIT 1", (digest,))
         return row["panel"] if row else None
 
     def replied(self, texts: list[str]) -> set[tuple[int, str]]:
@@ -81,9 +99,11 @@ class Conversations:
         hashes = list(dict.fromkeys(map(reply_hash, texts)))
         if not hashes:
             return set()
+        with self._lock:
+            found = {(h, self._recent[h]) for h in hashes if h in self._recent}
         rows = self.db.query(f"SELECT reply, panel FROM replies WHERE reply IN ({', '.join('?' * len(hashes))})",
                              hashes)
-        return {(r["reply"], r["panel"]) for r in rows}
+        return found | {(r["reply"], r["panel"]) for r in rows}
 
     def turn(self, panel: str) -> PanelTurn | None:
         """One panel with its seats' answers, by its id."""
