@@ -127,6 +127,8 @@ class Ask:
     target: Target | None = None
     with_models: list = field(default_factory=list)   # extra seats asked for by name
     points: str | None = None        # `bench.points` of the body: off, contested or all (None: the collection's)
+    continues: str | None = None     # `bench.continue`: the panel this ask follows up (its seats' threads rebuilt)
+    only_seat: int | None = None     # `bench.seat` with it: only that seat's member is asked, in its own thread
     _tokens: int | None = field(default=None, init=False, repr=False, compare=False)
 
     def with_max_tokens(self, tokens: int | None) -> "Ask":

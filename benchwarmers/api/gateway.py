@@ -12,7 +12,7 @@ from ..core.collection import Collections
 from ..core.panel import Panel
 from ..core.route import Router, TurnReply
 from ..errors import BadRequest, CollectionNotFound, Forbidden, NotFound
-from ..formats.base import FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, points_wanted
+from ..formats.base import FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, continuation, points_wanted
 from ..formats.contract import FormatContract
 from ..providers.passthrough import native_body
 from ..roster.registry import Registry
@@ -111,8 +111,12 @@ def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInf
     parsed = fmt.parse(body, info)
     ask = parsed.ask
     ask.points = points_wanted(body)
+    ask.continues, ask.only_seat = continuation(body)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
+    if ask.continues and ask.target.mode == ROUTE:
+        raise BadRequest("`bench.continue` follows up a panel; route mode keeps its own conversation.",
+                         f"Ask bench/{ask.target.name} to continue a panel, or leave `bench.continue` out.")
     check_reach(req, ask.target)
     check_reach_within(req, ask, bench)
     asker = Asker(req.caller.name if req.caller else None, session_of(req))

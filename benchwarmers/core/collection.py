@@ -5,7 +5,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeGuard
 
 from ..catalog.roles import PURPOSES, check_purpose
-from ..errors import BadRequest, CollectionNotFound
+from ..errors import BadRequest, CollectionNotFound, ModelNotFound
 from ..names import DESCRIPTION_MOST, check_name, check_text
 from ..roster.registry import Registry, close_names, suggest, suggest_all
 from ..store import Config
@@ -71,6 +71,19 @@ class Collections:
     def all(self) -> dict[str, Collection]:
         raw = self.config.view(FILE).get("collections") or {}
         return {n: Collection.from_dict(n, d) for n, d in raw.items() if isinstance(d, dict)}
+
+    def target(self, ask) -> tuple:
+        """(the collection, the model) an ask names: bench/<name> a collection, a model's alias that model."""
+        name = ask.target.name
+        if ask.target.mode != "direct":
+            return self.get(name), None
+        model = self.registry.models().get(name)
+        if model is None:
+            cols = self.all()
+            hint = ("Ask a collection as bench/<name>: " + ", ".join(f"bench/{c}" for c in sorted(cols))
+                    if cols else "Onboard a model or make a collection first.")
+            raise ModelNotFound(f"No model or collection named {name!r}.", hint)
+        return None, model
 
     def get(self, name: str) -> Collection:
         found = self.all().get(name)

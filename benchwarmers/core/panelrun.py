@@ -51,6 +51,8 @@ class PanelRun:
                                                       # rate limit failed when sent (the provider's 429, or our own)
     unkept: str | None = None                         # why its records could not be kept (settled, a full disk):
                                                       # its reply then says so and names none of their ids
+    thread: object = None                             # a follow-up's Thread (core/conversation.py): each seat's own
+    task: bool = False                                # a chat UI's background task: one member, its answer bare
 
     @property
     def seat_request(self) -> tuple[None, str]:
@@ -66,6 +68,10 @@ class PanelRun:
         return PanelReply(self.collection.name if self.collection else self.ask.aim.name, self.id,
                           self.seats, merge_model=(self.merge_info or {}).get("model"))
 
+    def usage(self) -> Usage:
+        """Its tokens in all: the seats', the merge's and the referee's."""
+        return self.reply().usage + self.merge_usage + self.referee_usage
+
     def bench(self) -> dict:
         d = self.reply().to_dict()
         d["mode"] = self.ask.aim.mode
@@ -75,6 +81,8 @@ class PanelRun:
             d["merge"] = self.merge_info
         if self.points is not None:
             d.update(self.points)
+        if self.thread is not None:   # a follow-up: the panel it continued
+            d["previous"] = self.thread.links.previous
         return not_kept(d, self.unkept) if self.unkept else d
 
     def count_in(self, seat: Seat) -> bool:

@@ -124,7 +124,8 @@ class Seating:
         return None
 
     def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None,
-             asker: Asker = ANYONE) -> Plan:
+             asker: Asker = ANYONE, kept: tuple | list = ()) -> Plan:
+        """Who sits; `kept`: the explore seats of the conversation's turn before, given their places first."""
         models, endpoints = self.registry.models(), self.registry.endpoints()
         tokens = ask.prompt_tokens()
         plan = Plan()
@@ -151,7 +152,7 @@ class Seating:
             def fits(model: Model) -> str | None:
                 return check(model, EXPLORE) or self.catalog.unfit(model, collection.purpose) or \
                     self.catalog.app_only_reason(model) or too_slow(model)
-            self._explore(collection.explore, models, taken, plan, seat, fits)
+            self._explore(collection.explore, models, taken, plan, seat, fits, kept)
         with self._lock:
             for s in plan.seats:
                 if s.skip is None:
@@ -180,16 +181,19 @@ class Seating:
                     f"{slowest:,.0f} s (ask for it by name with bench.with)")
         return check
 
-    def _explore(self, count, models, taken, plan, seat, check) -> None:
-        """The active non-members that have waited longest since they were last asked; ties at random."""
+    def _explore(self, count, models, taken, plan, seat, check, kept=()) -> None:
+        """The active non-members that have waited longest since they were last asked; ties at random. `kept` (a
+        conversation's explore seats) come first: the rotation moves on per conversation, not per ask."""
         with self._lock:
             chosen: list[str] = []
-            for alias in self._queue(models):
+            looked: set[str] = set()
+            for alias in (*kept, *self._queue(models)):
                 if len(chosen) == count:
                     break
                 model = models.get(alias)
-                if model is None or alias in taken or not model.active or model.ad_hoc:
+                if model is None or alias in taken or alias in looked or not model.active or model.ad_hoc:
                     continue
+                looked.add(alias)
                 reason = check(model)
                 if reason:
                     plan.passed_over.append({"model": model.alias, "reason": reason})

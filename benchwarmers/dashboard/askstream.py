@@ -18,7 +18,7 @@ from ..api.parts import EffectiveSettings
 from ..canonical import KeepAlive, TextDelta
 from ..core.panel import Panel
 from ..errors import BenchError
-from ..formats.base import RequestInfo
+from ..formats.base import RequestInfo, continuation
 from ..server.messages import Request, Response
 from . import markdown, web
 from .pages.ask import chat_body
@@ -45,6 +45,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     web.check_csrf(req, form)
     body = chat_body(form)
     ask = formats.get("openai_chat").parse(body, RequestInfo(req.path, req.query, req.headers)).ask
+    ask.continues, ask.only_seat = continuation(body)   # a follow-up: each seat's thread rebuilt from the record
     panel = bench.panel
     run = panel.start(ask)              # refusals (empty collection, unknown name) answer before any line
     keepalive = bench.settings()["keepalive_seconds"]

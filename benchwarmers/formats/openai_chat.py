@@ -20,7 +20,8 @@ PREFIXES = ("/v1",)              # its routes' prefix: a path lacking it (or dou
 ROUTES = (FormatRoute("POST", "/v1/chat/completions", "ask", summary="OpenAI chat completions: ask a panel, a "
                       ":merged panel, route mode or one model.",
                       body=schema(("model", "messages"), model=STRING, messages=LIST, stream=BOOL, tools=LIST,
-                                  bench=schema(**{"with": {"type": ["array", "string"]}}))),
+                                  bench=schema(**{"with": {"type": ["array", "string"]}, "continue": STRING,
+                                                  "seat": {"type": "integer"}}))),
           FormatRoute("GET", "/v1/models", "models", summary="The model names this caller may ask (OpenAI's shape; "
                       "Anthropic's when the request sends anthropic-version)."),
           FormatRoute("GET", "/v1/models/{model:path}", "model", summary="One model name, if this caller may ask "

@@ -221,6 +221,8 @@ def ask_body(args: dict) -> dict:
         body["bench"] = {"with": extra}
     if args.get("points"):
         body.setdefault("bench", {})["points"] = args["points"]
+    if args.get("conversation"):
+        body.setdefault("bench", {})["continue"] = args["conversation"].strip()
     return body
 
 
@@ -233,6 +235,8 @@ def panel_data(bench: dict, model: str, content: str) -> dict:
                       "answer": s.get("answer") or "", "error": s.get("error")})
     data: dict[str, Any] = {"collection": str(bench.get("collection") or model.split("/", 1)[-1].split(":")[0]),
             "panel": str(bench.get("panel") or ""), "mode": str(bench.get("mode") or "panel"), "seats": seats}
+    if data["panel"] and not isinstance(bench.get("record"), dict):   # the panel to continue: ask with it again
+        data["conversation"] = data["panel"]
     if bench.get("merge"):
         data["merge"] = dict(bench["merge"], answer=content)
     if isinstance(bench.get("points_info"), dict):
@@ -248,7 +252,8 @@ def panel_text(data: dict) -> str:
     ok = sum(1 for s in seats if s["status"] == "ok")
     unkept = data.get("record")
     head = (f"Panel {data['panel']} on collection `{data['collection']}`: {plural(len(seats), 'seat')}, {ok} "
-            "answered. Call ids are what `verdict` takes.") if not unkept else (
+            "answered. Call ids are what `verdict` takes; to follow up, ask again with conversation "
+            f"{data['panel']}.") if not unkept else (
         f"Panel on collection `{data['collection']}`: {plural(len(seats), 'seat')}, {ok} answered. Not recorded: "
         f"{unkept.get('why')}, so no call id is given and nothing here can be judged.")
     lines = [head, "", "| seat | kind | model | status | call |", "|---|---|---|---|---|"]
