@@ -103,7 +103,8 @@ class Panel:
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
             settings["explore_grace_seconds"]
         # the record keeps what the client sent; the referee and the merge read the conversation as `seen`
-        run = PanelRun(record_id("p_"), seen, collection, plan, hard, hard, grace, request=self.dialer.summary(ask),
+        request = self.dialer.summary(ask)
+        run = PanelRun(record_id("p_"), seen, collection, plan, hard, hard, grace, request=request,
                        endpoints=self.registry.endpoints(), memo=memo, asker=asker, thread=thread, task=task)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
@@ -114,7 +115,7 @@ class Panel:
                 self._live.add(run)
         pending = self.referee.plan(run)     # who will referee it: its row says so until the points are in
         run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.aim.mode,
-                                                       len(run.seats), asker.caller, plan.passed_over, run.request[0],
+                                                       len(run.seats), asker.caller, plan.passed_over, request[0],
                                                        json.dumps(pending) if pending else None,
                                                        links_for(thread, task)))
         for sp, seat in zip(plan.seats, run.seats):

@@ -6,12 +6,16 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..askparts import ANYONE, Asker
 from ..canonical import EXPLORE, OK, Ask, PanelReply, Seat, Usage
 from .collection import Collection
 from .recorder import not_kept
 from .seating import Plan
+
+if TYPE_CHECKING:
+    from .conversation import Thread
 
 
 @dataclass(eq=False)   # by identity: a live run is kept in a set
@@ -51,7 +55,7 @@ class PanelRun:
                                                       # rate limit failed when sent (the provider's 429, or our own)
     unkept: str | None = None                         # why its records could not be kept (settled, a full disk):
                                                       # its reply then says so and names none of their ids
-    thread: object = None                             # a follow-up's Thread (core/conversation.py): each seat's own
+    thread: Thread | None = None                             # a follow-up's Thread (core/conversation.py): each seat's own
     task: bool = False                                # a chat UI's background task: one member, its answer bare
 
     @property
