@@ -14,7 +14,9 @@ from ..errors import (AllMembersFailed, BenchError, FaultKind, NoMemberAvailable
 from ..roster.limits.quota import RESTS
 from ..roster.registry import Model, Registry
 from ..store.db import Written
+from ..store.calls import prompt_hash
 from ..store.ids import record_id
+from . import agentsigns
 from .calling import Dialer
 from .choose import rank
 from .collection import Collections
@@ -45,6 +47,8 @@ class Turn:
     native: PassThrough = NO_PASSTHROUGH   # the client's own body, for a member of its API
     asker: Asker = ANYONE            # who asks, for the record
     failed_records: list = field(default_factory=list)   # the failed-over calls' writes: the reply names them too
+    prompt: str = ""                 # the prompt's hash: the same turn sent again has the same
+    moved_from: dict | None = None   # the pinned member this turn left, and why (agentsigns.move_off)
 
 
 @dataclass
@@ -105,11 +109,21 @@ class Router:
         collection = self.collections.get(ask.target.name)
         idle = self.settings()["pin_idle_minutes"] * 60
         pin = conversation_key(ask, collection.name, session, caller_secret)
-        pinned = self.pins.get(pin, idle)
+        state = self.pins.state(pin, idle)
+        prompt = prompt_hash(ask)
+        seen = agentsigns.before(ask, state, prompt)
+        if seen.more:
+            self.dialer.calls.add_signs(state.call, seen.more)
+            if seen.strikes > state.strikes:
+                self.pins.strike(pin, seen.why)
+        moved = agentsigns.move_off(state, seen.strikes, seen.why)
+        pinned = state.model if state and not moved else None
         self._turns += 1
         if self._turns % 500 == 0:   # now and then, forget conversations that went quiet
             self.pins.expire(idle)
         order, why = self.candidates(ask, collection, pinned)
+        if moved and len(order) > 1 and order[0].alias == moved["model"]:
+            order.append(order.pop(0))   # tried last: every other member first
         if not order and why and all(w.split(": ", 1)[-1].startswith(RESTS) for w in why):
             raise RateLimited(f"Every member of {collection.name!r} is resting on a rate limit: " + "; ".join(why)
                               + ".", "Wait for the reset, or add members.", retry_after=60)
@@ -117,8 +131,10 @@ class Router:
             raise NoMemberAvailable(f"No member of {collection.name!r} can take this turn: " + "; ".join(why or
                                     ["the collection has no members"]) + ".",
                                     "Add members with tools to the collection, or wait for a rate limit to reset.")
-        turn = Turn(ask, collection.name, pin, why=(["pinned: " + pinned] if pinned == order[0].alias else []) + why,
-                    stream=stream, native=native, asker=asker)
+        lead = ["pinned: " + pinned] if pinned == order[0].alias else \
+            [f"moved from {moved['model']}: {moved['why']}"] if moved else []
+        turn = Turn(ask, collection.name, pin, why=lead + why, stream=stream, native=native, asker=asker,
+                    prompt=prompt, moved_from=moved)
         failures = []
         for model in order:
             turn.model, turn.call, turn.started, turn.ttft = model, record_id(), time.monotonic(), None
@@ -173,7 +189,7 @@ class Router:
     def _relay(self, turn: Turn, head: list, rest: Iterator) -> Iterator:
         """Hand the member's events to the client's format; a failure after the first byte becomes the format's
         own stream error event, never a silently cut connection."""
-        collector, status, error, finished = Collector(), OK, None, False
+        collector, status, error, finished, recorded = Collector(), OK, None, False, False
         try:
             for source in (head, rest):
                 for ev in source:
@@ -186,7 +202,9 @@ class Router:
                         ev = Finish(ev.reason, ev.usage, not_kept(bench, unkept) if unkept else bench)
                     yield ev
         except UpstreamFailed as e:
-            status, error = FAILED, str(e)
+            status, error, recorded = FAILED, str(e), True
+            # committed before the client reads the error: its next turn must see this one failed (the pin)
+            self._settle(turn, self._record(turn, status, collector.result(), error))
             yield ErrorEvent(e)
         except GeneratorExit:
             if not finished:
@@ -196,7 +214,7 @@ class Router:
             close = getattr(rest, "close", None)
             if close:
                 close()   # releases the upstream connection when the client left early
-            if not finished:   # a whole answer was recorded at its Finish
+            if not finished and not recorded:   # a whole answer was recorded at its Finish
                 self._record(turn, status, collector.result(), error)
             if status == OK:
                 self._shadow(turn)
@@ -206,19 +224,32 @@ class Router:
         return self.dialer.settle(turn.failed_records + [written])
 
     def _bench(self, turn: Turn) -> dict:
-        return {"collection": turn.collection, "mode": ROUTE, "model": turn.model.alias, "call": turn.call,
-                "failover_from": turn.failover_from}
+        out = {"collection": turn.collection, "mode": ROUTE, "model": turn.model.alias, "call": turn.call,
+               "failover_from": turn.failover_from}
+        if turn.moved_from:
+            out["moved_from"] = turn.moved_from
+        return out
 
     def _record(self, turn: Turn, status: str, answer, error: str | None, kind: str = "route",
                 extra: dict | None = None, of: str | None = None) -> Written:
+        """The call's record, with what its tool calls showed; for the turn the pinned member answered (whole, or
+        cut mid-answer), the pin's run of failing turns first, so it is committed when the record is."""
         ask = turn.ask
+        seen = agentsigns.shown(ask, answer) if status == OK else agentsigns.TurnSigns()
+        if kind == "route" and (status == OK or (status == FAILED and turn.ttft is not None)):
+            failed = seen.failed or (f"it failed mid-answer: {error}" if status == FAILED else None)
+            self.pins.ended(turn.pin, turn.collection, turn.model.alias, (turn.call, turn.prompt), failed)
+        if extra is None:
+            extra = {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
+                     "failover_from": turn.failover_from, "dropped": list(turn.native.dropped),
+                     "tools_offered": [t.name for t in ask.tools],
+                     "tools_called": [c.name for c in (answer.tool_calls if answer else [])]}
+            if turn.moved_from:
+                extra["moved_from"] = turn.moved_from
         return self.dialer.record(Ended(
             turn.call, turn.model, ask, status, kind, ROUTE, time.monotonic() - turn.started, answer, error,
-            turn.ttft, turn.collection, turn=of, asker=turn.asker,
-            extra=extra or {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
-                            "failover_from": turn.failover_from, "dropped": list(turn.native.dropped),
-                            "tools_offered": [t.name for t in ask.tools],
-                            "tools_called": [c.name for c in (answer.tool_calls if answer else [])]}))
+            turn.ttft, turn.collection, turn=of, asker=turn.asker, extra={**extra, **seen.record()},
+            signs=seen.signs))
 
     # -- shadow seats --------------------------------------------------------------------------
     def _shadow(self, turn: Turn) -> None:
