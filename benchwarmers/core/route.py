@@ -25,6 +25,7 @@ from .pins import Pins, conversation_key
 from .rankings import Rankings
 from .recorder import Ended, not_kept
 from .seating import Seating
+from .shadowjudge import Contestant, ShadowJudge
 
 log = logging.getLogger("benchwarmers.route")
 CONTENT = (TextDelta, ToolCallDelta, ReasoningDelta)
@@ -69,9 +70,11 @@ class Router:
     endpoint within its share)."""
 
     def __init__(self, registry: Registry, collections: Collections, seating: Seating, dialer: Dialer,
-                 rankings: Rankings, pins: Pins, lanes: Lanes, settings: Callable[[], dict]):
+                 rankings: Rankings, pins: Pins, lanes: Lanes, settings: Callable[[], dict],
+                 judge: ShadowJudge | None = None):
         self.registry, self.collections, self.seating, self.dialer = registry, collections, seating, dialer
         self.rankings, self.pins, self.lanes, self.settings = rankings, pins, lanes, settings
+        self.judge = judge   # judges the shadow seats' answers beside the served one, where a collection asks
         self.pins.expire(self.settings()["pin_idle_minutes"] * 60)
         self._turns = 0
 
@@ -164,7 +167,7 @@ class Router:
         unkept = self._settle(turn, self._record(turn, OK, reply.answer, None))   # acknowledged once committed
         if unkept:
             reply.call, reply.bench = None, not_kept(reply.bench, unkept)
-        self._shadow(turn)
+        self._shadow(turn, reply.answer)
         return reply
 
     def _open(self, turn: Turn) -> tuple[list, Iterator]:
@@ -217,7 +220,7 @@ class Router:
             if not finished and not recorded:   # a whole answer was recorded at its Finish
                 self._record(turn, status, collector.result(), error)
             if status == OK:
-                self._shadow(turn)
+                self._shadow(turn, collector.result())
 
     def _settle(self, turn: Turn, written: Written) -> str | None:
         """The turn's records committed (its answer's and its failed-over calls'); None, or why they were not."""
@@ -252,17 +255,20 @@ class Router:
             signs=seen.signs))
 
     # -- shadow seats --------------------------------------------------------------------------
-    def _shadow(self, turn: Turn) -> None:
-        """N other members answer the same turn off the agent's path; recorded as shadow calls of the turn."""
+    def _shadow(self, turn: Turn, answer: Answer) -> None:
+        """N other members answer the same turn off the agent's path; recorded as shadow calls of the turn, and
+        judged with the served answer where the collection has a judge (shadowjudge.py)."""
         collection = self.collections.all().get(turn.collection)
         if not collection or not collection.shadow:
             return
         order, _ = self.candidates(turn.ask, collection, None)
         others = [m for m in order if m.alias != turn.model.alias][:collection.shadow]
+        gathering = self.judge.gather(collection, turn.call, turn.ask, Contestant(turn.call, turn.model, answer),
+                                      others) if self.judge is not None else None
         for model in others:
-            self.lanes.submit(model.endpoint, self._run_shadow, turn, model)
+            self.lanes.submit(model.endpoint, self._run_shadow, turn, model, gathering)
 
-    def _run_shadow(self, turn: Turn, model: Model) -> None:
+    def _run_shadow(self, turn: Turn, model: Model, gathering=None) -> None:
         shadow = Turn(turn.ask, turn.collection, turn.pin, model, call=record_id(), kind="shadow", native=turn.native,
                       asker=turn.asker)
         answer, status, error = None, OK, None
@@ -276,7 +282,11 @@ class Router:
         except Exception as e:   # a shadow must never disturb anything
             log.exception("shadow seat %s failed", model.alias)
             status, error = FAILED, f"internal error: {type(e).__name__}"
-        self._record(shadow, status, answer, error, kind="shadow", extra={"turn": turn.call}, of=turn.call)
+        try:
+            self._record(shadow, status, answer, error, kind="shadow", extra={"turn": turn.call}, of=turn.call)
+        finally:
+            if self.judge is not None:
+                self.judge.arrived(gathering, Contestant(shadow.call, model, answer) if status == OK else None)
 
     def _all_failed(self, collection: str, failures: list) -> BenchError:
         lines = "; ".join(f"{alias}: {err}" for alias, err in failures).rstrip(".")   # its own full stop below
