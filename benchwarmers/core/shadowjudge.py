@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..canonical import FAILED, OK, ROUTE, Answer, Ask, Collector, Message, Text
-from ..errors import BenchError
+from ..errors import BenchError, QuotaRefused
 from ..roster.registry import Model, Registry
 from ..store.ids import record_id
 from ..store.judgestore import JudgeStore, agreement_rows
@@ -111,8 +111,12 @@ class ShadowJudge:
             for ev in self.dialer.stream(g.judge, ask, KIND):
                 collector.add(ev)
             answer = collector.result()
+        except QuotaRefused as e:   # one of the user's limits: nothing was sent, nothing spent
+            self.skipped[name] = f"the judge {g.judge.alias} is held by a rate limit: {e.message}"
+            return None
         except BenchError as e:
             error = str(e)
+            self.dialer.failed(g.judge, e)
         except Exception as e:   # a judge must never disturb anything
             log.exception("judge %s failed", g.judge.alias)
             error = f"internal error: {type(e).__name__}"
