@@ -46,46 +46,49 @@ def _tally(s: Standing, t: Turn, judge: float | None, rng: random.Random) -> Non
         s.judge_counted = (n + 1, k + int(said))
 
 
-def no_verdict(scenario, horizon: int, seed: int, judge: float | None, seats: int = 2) -> float:
-    """Regret of rank() fed only tool-call evidence (and a judge's verdicts), over one run; `seats`: the served
-    member and a shadow seat (2), or the served member alone (1)."""
+def _play(scenario, horizon: int, seed: int, step) -> float:
+    """One run's regret: the world (seeded, the same for every policy) played by `step(present, turns)`, which
+    returns the member picked and learns what it may of the turn's answers."""
     world = random.Random(f"{scenario.name}/{horizon}/{seed}")
-    judging = random.Random(f"{scenario.name}/{horizon}/{seed}/judge")
     members = list(scenario.members)
     world.shuffle(members)
-    record: dict[str, Standing] = {}
     regret = 0.0
     for t in range(horizon):
         present = [m for m in members if m.arrives * horizon <= t]
         turns = {m.alias: outcome(world, m.at(t, horizon)) for m in members}
-        order = [r.alias for r in rank([m.alias for m in present], record)]
-        for alias in order[:seats]:   # the served member and one shadow seat
-            _tally(record.setdefault(alias, Standing(median_seconds=1.0)), turns[alias], judge, judging)
-        pick = next(m for m in present if m.alias == order[0])
+        pick = step(present, turns)
         regret += max(m.at(t, horizon) for m in present) - pick.at(t, horizon)
     return regret
 
 
+def no_verdict(scenario, horizon: int, seed: int, judge: float | None, seats: int = 2) -> float:
+    """Regret of rank() fed only tool-call evidence (and a judge's verdicts), over one run; `seats`: the served
+    member and a shadow seat (2), or the served member alone (1)."""
+    judging = random.Random(f"{scenario.name}/{horizon}/{seed}/judge")
+    record: dict[str, Standing] = {}
+
+    def step(present: list, turns: dict):
+        order = [r.alias for r in rank([m.alias for m in present], record)]
+        for alias in order[:seats]:   # the served member and one shadow seat
+            _tally(record.setdefault(alias, Standing(median_seconds=1.0)), turns[alias], judge, judging)
+        return next(m for m in present if m.alias == order[0])
+    return _play(scenario, horizon, seed, step)
+
+
 def thompson_all(scenario, horizon: int, seed: int) -> float:
     """Regret of Thompson sampling given the verdict on every answer it got."""
-    world = random.Random(f"{scenario.name}/{horizon}/{seed}")
     rng = random.Random(f"{scenario.name}/{horizon}/{seed}/thompson")
-    members = list(scenario.members)
-    world.shuffle(members)
     won: dict[str, list] = {}
-    regret = 0.0
-    for t in range(horizon):
-        present = [m for m in members if m.arrives * horizon <= t]
-        turns = {m.alias: outcome(world, m.at(t, horizon)) for m in members}
+
+    def step(present: list, turns: dict):
         if rng.random() < 0.1:
             pick = rng.choice(present)
         else:
             pick = max(present, key=lambda m: rng.betavariate(1 + won.get(m.alias, [0, 0])[0],
                                                               1 + won.get(m.alias, [0, 0])[1]))
-        w = won.setdefault(pick.alias, [0, 0])
-        w[0 if turns[pick.alias].useful else 1] += 1
-        regret += max(m.at(t, horizon) for m in present) - pick.at(t, horizon)
-    return regret
+        won.setdefault(pick.alias, [0, 0])[0 if turns[pick.alias].useful else 1] += 1
+        return pick
+    return _play(scenario, horizon, seed, step)
 
 
 def regret_table(scenarios, horizon: int, runs: int) -> list[str]:

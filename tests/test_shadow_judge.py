@@ -168,3 +168,20 @@ def test_judge_verdicts_count_once_agreement_holds(tmp_path, agree, counts):
             {"collection": "core", "judge": "j", "compared": agree, "agreed": agree}
     finally:
         db.close()
+
+
+def test_the_cli_and_the_page_set_and_show_the_judge(service, home, fakes):
+    from tests.test_cli_ask import bench_cli, err
+    setup(home, fakes["openai"])
+    proc = bench_cli(service.url, "collection", "save", "core", "--judge", "judge", "--judge-budget", "3",
+                     "--judge-rate", "0.25")
+    assert proc.returncode == 0, err(proc)
+    http = Http(service.url)
+    col = http("GET", "/bench/collections/core")[2]
+    assert (col["judge"], col["judge_budget"], col["judge_rate"]) == ("judge", 3.0, 0.25)
+    page = http("GET", "/collections/core")[2]
+    assert "judges 25% of the shadowed turns" in page and "$0.0000 of $3 spent this month" in page
+    assert "No answer judged by both" in page and 'name="judge_budget"' in page
+    proc = bench_cli(service.url, "collection", "save", "core", "--judge", "")
+    assert proc.returncode == 0, err(proc)
+    assert "judge" not in http("GET", "/bench/collections/core")[2]
