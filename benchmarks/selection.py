@@ -192,9 +192,10 @@ def main(argv: list[str] | None = None) -> int:
                         "chosen on, instead: " + ", ".join(s.name for s in HELD_OUT))
     parser.add_argument("--explore", type=float, help=f"try choose.EXPLORE at this value (now {choose.EXPLORE})")
     parser.add_argument("--prior", type=int, help=f"try choose.PRIOR at this value (now {choose.PRIOR})")
-    parser.add_argument("--no-verdicts", action="store_true", help="route choice with no user verdict (tool-call "
-                        "evidence, a judge of given accuracy) against Thompson with every verdict, and how many turns a "
-                        "member keeps once its tool calls fail (benchmarks/selection_signs.py)")
+    parser.add_argument("--no-verdicts", action="store_true",
+                        help="route choice with no user verdict (tool-call evidence, a judge of given accuracy) "
+                        "against Thompson with every verdict, and how many turns a member keeps once its tool calls "
+                        "fail (benchmarks/selection_signs.py)")
     parser.add_argument("--drop-z", type=float, help=f"try rankings.DROP_Z at this value (now {rankings.DROP_Z}); "
                         "1e9 turns the drop check off")
     args = parser.parse_args(argv)
@@ -218,10 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for horizon in horizons:
         runs = args.runs or (3 if args.quick else RUNS.get(horizon, 40))
-        if args.no_verdicts:
-            print("\n".join(selection_signs.regret_table(
-                list({s.name.split(" 1/")[0]: s for s in scenarios}.values()), horizon, args.runs or (3 if args.quick else
-                                                                                          RUNS.get(horizon, 40) // 4))))
+        if args.no_verdicts:   # one scenario of each kind: no verdicts, so their judging rates do not matter
+            kinds = list({s.name.split(" 1/")[0]: s for s in scenarios}.values())
+            runs = args.runs or (3 if args.quick else RUNS.get(horizon, 40) // 4)
+            print("\n".join(selection_signs.regret_table(kinds, horizon, runs)))
         else:
             print("\n".join(table(horizon, runs, scenarios)))
     if args.no_verdicts:

@@ -110,8 +110,9 @@ def kept_turns(fail: float, seed: int, strikes: int = STRIKES, conversations: in
                start: int = 100) -> tuple:
     """Three members whose tool calls were right; from conversation `start` the record's best starts failing a
     `fail` share of its tool calls. Each conversation has `length` turns, pinned to its member, which it leaves after
-    `strikes` failing turns in a row (agentsigns.STRIKES; a number past `length`: it never leaves). Returns (its turns after the failures start, of them those
-    after the first failing one in its conversation, the conversations it was still picked for)."""
+    `strikes` failing turns in a row (agentsigns.STRIKES; a number past `length`: it never leaves). Returns (its
+    turns after the failures start, of them those after the first failing one in its conversation, the conversations
+    it was still picked for)."""
     rng = random.Random(f"kept/{fail}/{seed}")
     record = {a: Standing(median_seconds=1.0) for a in ("x", "y", "z")}
     failing, turns_after, after_first, picked = None, 0, 0, 0

@@ -179,7 +179,8 @@ class Rankings:
     def judge_trusted(self, scopes: tuple | None) -> set:
         """The collections whose judge verdicts count as evidence: every judge that judged there agreed with the user
         often enough, on enough answers both judged (judge_agreement)."""
-        return {c for c, rows in judgestore.agreement_rows(self.db, scopes).items() if all(agreement_holds(n, k) for _, n, k in rows)}
+        rows = judgestore.agreement_rows(self.db, scopes)
+        return {c for c, judges in rows.items() if all(agreement_holds(n, k) for _, n, k in judges)}
 
     def _versions(self, scopes: tuple | None) -> dict[str, tuple]:
         where = "" if scopes is None else f" WHERE scope IN ({', '.join('?' * len(scopes))})"

@@ -50,6 +50,7 @@ class Turn:
     failed_records: list = field(default_factory=list)   # the failed-over calls' writes: the reply names them too
     prompt: str = ""                 # the prompt's hash: the same turn sent again has the same
     moved_from: dict | None = None   # the pinned member this turn left, and why (agentsigns.move_off)
+    client_left: bool = False        # the client hung up mid-answer: the client's choice, never the member's failure
 
 
 @dataclass
@@ -211,7 +212,7 @@ class Router:
             yield ErrorEvent(e)
         except GeneratorExit:
             if not finished:
-                status, error = FAILED, "the client went away mid-answer"
+                status, error, turn.client_left = FAILED, "the client went away mid-answer", True
             raise
         finally:
             close = getattr(rest, "close", None)
@@ -239,7 +240,8 @@ class Router:
         cut mid-answer), the pin's run of failing turns first, so it is committed when the record is."""
         ask = turn.ask
         seen = agentsigns.shown(ask, answer) if status == OK else agentsigns.TurnSigns()
-        if kind == "route" and (status == OK or (status == FAILED and turn.ttft is not None)):
+        cut = status == FAILED and turn.ttft is not None and not turn.client_left   # upstream, after its first byte
+        if kind == "route" and (status == OK or cut):
             failed = seen.failed or (f"it failed mid-answer: {error}" if status == FAILED else None)
             self.pins.ended(turn.pin, turn.collection, turn.model.alias, (turn.call, turn.prompt), failed)
         if extra is None:

@@ -23,7 +23,8 @@ SCHEMA = """
         agreed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (collection, judge))
 """
 _AGREE = ("INSERT INTO judge_agreement (collection, judge, compared, agreed) VALUES (?, ?, ?, ?) ON CONFLICT "
-          "(collection, judge) DO UPDATE SET compared = compared + excluded.compared, agreed = agreed + excluded.agreed")
+          "(collection, judge) DO UPDATE SET compared = compared + excluded.compared, "
+          "agreed = agreed + excluded.agreed")
 _STANDING = ("INSERT INTO standings (model, scope, judge_useful, judge_not_useful) VALUES (?, ?, ?, ?) ON CONFLICT "
              "(model, scope) DO UPDATE SET judge_useful = judge_useful + excluded.judge_useful, "
              "judge_not_useful = judge_not_useful + excluded.judge_not_useful")
