@@ -185,3 +185,16 @@ def test_the_cli_and_the_page_set_and_show_the_judge(service, home, fakes):
     proc = bench_cli(service.url, "collection", "save", "core", "--judge", "")
     assert proc.returncode == 0, err(proc)
     assert "judge" not in http("GET", "/bench/collections/core")[2]
+
+
+def test_a_turns_page_shows_the_judge_apart(service, home, fakes):
+    setup(home, fakes["openai"])
+    http = Http(service.url)
+    served = turn(http, 3)
+    wait_for(lambda: http("GET", f"/bench/calls/{served}")[2]["judge_verdict"])
+    shadow_of(http, served)
+    item = wait_for(lambda: (lambda i: i if len(i["judge"]["verdicts"]) == 2 else None)(
+        http("GET", f"/bench/history/{served}")[2]))
+    assert [s["kind"] for s in item["seats"]] == ["route", "shadow"] and item["judge"]["model"] == "judge"
+    page = http("GET", f"/calls/{served}")[2]
+    assert "Judged by judge, blind (apart from your verdicts)" in page and "not useful" in page
