@@ -72,6 +72,9 @@ class ShadowJudge:
         judge = self.registry.models().get(collection.judge or "")
         if judge is None or not shadows:
             return None
+        if not judge.active:
+            self.skipped[collection.name] = f"the judge {judge.alias} is retired: {judge.reason or 'no reason given'}"
+            return None
         if judge.alias in {served.model.alias, *(m.alias for m in shadows)}:
             self.skipped[collection.name] = f"the judge {judge.alias} answered the turn itself"
             return None
