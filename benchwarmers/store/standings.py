@@ -294,7 +294,8 @@ def rebuild(conn) -> None:
     for table in ("standings", "judged", "days"):
         conn.execute(f"DELETE FROM {table}")
     conn.execute(
-        f"INSERT INTO standings ({', '.join(('model', 'scope') + BASE_COUNTS)}) SELECT c.model, COALESCE(c.collection, ''), "
+        f"INSERT INTO standings ({', '.join(('model', 'scope') + BASE_COUNTS)}) "
+        "SELECT c.model, COALESCE(c.collection, ''), "
         "COUNT(*), SUM(c.status != 'skipped'), SUM(c.status = 'ok'), SUM(c.status IN ('failed', 'timeout')), "
         "COALESCE(SUM(v.useful = 1), 0), COALESCE(SUM(v.useful = 0), 0), "
         "COALESCE(SUM(json_array_length(COALESCE(v.real, '[]'))), 0), "
