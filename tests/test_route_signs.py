@@ -252,3 +252,17 @@ def test_the_benchmark_measures_turns_kept_after_failures_start():
     from benchmarks.selection_signs import kept_turns
     moved, stayed = kept_turns(1.0, 0), kept_turns(1.0, 0, strikes=10 ** 9)
     assert moved[1] < stayed[1] and moved[1] <= 3 * moved[2]   # at most one more turn after the first failing one
+
+
+@pytest.mark.parametrize("fmt", ["chat", "responses", "anthropic", "gemini", "ollama"])
+def test_streamed_turns_are_checked_too(service, home, fakes, fmt):
+    route_collection(home, {"openai": fakes["openai"]}, [("agent", "openai")])
+    fakes["openai"].script("agent-s", Reply(tool_calls=[{"name": "weather", "arguments": '{"city": "Os'}]))
+    http = Http(service.url)
+    path, b = body(fmt, "streamed")
+    if fmt == "gemini":
+        path = path.replace(":generateContent", ":streamGenerateContent?alt=sse")
+    status, headers, _ = http("POST", path, b if fmt == "gemini" else dict(b, stream=True))
+    assert status == 200
+    rec = http("GET", f"/bench/calls/{headers['x-bench-call']}")[2]
+    assert rec["signs"] == "tools,not_json" and rec["extra"]["tool_faults"][0]["kind"] == "not_json"
