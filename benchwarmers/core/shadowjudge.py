@@ -66,6 +66,8 @@ class ShadowJudge:
         self.registry, self.dialer, self.store, self.lanes = registry, dialer, store, lanes
         self.chance, self.clock = chance, clock
         self.skipped: dict = {}      # collection -> why its last turn went unjudged (shown on its page)
+        self._reserved: dict = {}    # collection -> USD the judge calls under way may spend: the cap holds them too
+        self._lock = threading.Lock()
 
     def gather(self, collection: Collection, turn: str, ask: Ask, served: Contestant, shadows: list[Model]):
         """A Gathering for this turn's answers, or None: no judge, the rate left it out, the judge is a contestant."""
@@ -104,10 +106,18 @@ class ShadowJudge:
             return None   # nothing to compare the served answer with
         order = random.sample(g.answers, len(g.answers))
         ask = judge_ask(g.ask, order, self.registry.models())
-        why = self.over_budget(col, g.judge, ask)
+        why, most = self.reserve(col, g.judge, ask)
         if why:
             self.skipped[name] = why
             return None
+        try:
+            return self._ask(g, order, ask)
+        finally:
+            with self._lock:
+                self._reserved[name] -= most
+
+    def _ask(self, g: Gathering, order: list, ask: Ask) -> dict | None:
+        name = g.collection.name
         call, started, answer, error = record_id(), time.monotonic(), None, None
         try:
             collector = Collector()
@@ -139,17 +149,21 @@ class ShadowJudge:
         return cost_of(price_in, price_out, usage.input_tokens if usage else 0,
                        usage.output_tokens if usage else 0) or 0.0
 
-    def over_budget(self, col: Collection, judge: Model, ask: Ask) -> str | None:
-        """Why the judge may not be asked now: its price is unknown, or the month's spending with this call (its
-        prompt and its longest answer, at the catalog's price) would pass the collection's cap."""
+    def reserve(self, col: Collection, judge: Model, ask: Ask) -> tuple[str | None, float]:
+        """(why the judge may not be asked now, or None; the USD set aside for this call). Not asked: its price is
+        unknown, or the month's spending with the calls under way and this one (its prompt and its longest answer,
+        at the catalog's price) would pass the collection's cap."""
         price_in, price_out, _ = self.dialer.price(judge)
         if price_in is None or price_out is None:
-            return f"the judge {judge.alias}'s price is unknown, so its budget cannot be kept"
+            return f"the judge {judge.alias}'s price is unknown, so its budget cannot be kept", 0.0
         spent, _ = self.store.spent(month_of(self.clock()), col.name)
         most = cost_of(price_in, price_out, ask.prompt_tokens(), MAX_TOKENS) or 0.0
-        if spent + most > (col.judge_budget or 0.0):
-            return f"this month's judge budget is spent (${spent:.4f} of ${col.judge_budget or 0.0:.2f})"
-        return None
+        with self._lock:
+            under_way = self._reserved.get(col.name, 0.0)
+            if spent + under_way + most > (col.judge_budget or 0.0):
+                return f"this month's judge budget is spent (${spent:.4f} of ${col.judge_budget or 0.0:.2f})", 0.0
+            self._reserved[col.name] = under_way + most
+        return None, most
 
     def status(self, col: Collection) -> dict:
         """The collection's judge as its page shows it: model, cap, rate, this month's spending, why it last stopped."""
