@@ -266,3 +266,11 @@ def test_streamed_turns_are_checked_too(service, home, fakes, fmt):
     assert status == 200
     rec = http("GET", f"/bench/calls/{headers['x-bench-call']}")[2]
     assert rec["signs"] == "tools,not_json" and rec["extra"]["tool_faults"][0]["kind"] == "not_json"
+
+
+def test_the_command_lines_record_names_tool_errors():
+    from benchwarmers.cli.models import record_text
+    rec = Standing(asks=5, answers=5, tool_turns=5, tool_failed=2).to_dict()
+    assert record_text(rec) == "none judged of 5 asks, tool calls failed in 2/5 turns"
+    rec = Standing(asks=5, useful=1, tool_turns=5, tool_failed=2).to_dict()
+    assert record_text(rec).endswith("useful of 1 judged, tool calls failed in 2/5 turns")
