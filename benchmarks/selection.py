@@ -5,6 +5,7 @@
     python benchmarks/selection.py --scenario degrade --conversations 3000 --runs 10
     python benchmarks/selection.py --held-out   # other scenarios, not used to choose the rule's constants
     python benchmarks/selection.py --explore 2 --drop-z 3    # the same rule at other constants
+    python benchmarks/selection.py --no-verdicts    # no user verdict: tool calls and a judge (selection_signs.py)
 
 Members have hidden accuracies (the chance an answer is useful). Each conversation the router picks one member from
 the record so far, as Rankings.models gives it (a Standing: its judged answers, asks, failures, median seconds, drop);
@@ -31,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchwarmers.core import choose, rankings  # noqa: E402  (after the path tweak above)
 from benchwarmers.core.choose import rank  # noqa: E402
 from benchwarmers.core.rankings import Standing, drop  # noqa: E402
+from benchmarks import selection_signs  # noqa: E402
 
 HORIZONS = (400, 3000)
 RUNS = {400: 160, 3000: 40}   # the short horizon is cheap and noisier: more runs
@@ -190,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
                         "chosen on, instead: " + ", ".join(s.name for s in HELD_OUT))
     parser.add_argument("--explore", type=float, help=f"try choose.EXPLORE at this value (now {choose.EXPLORE})")
     parser.add_argument("--prior", type=int, help=f"try choose.PRIOR at this value (now {choose.PRIOR})")
+    parser.add_argument("--no-verdicts", action="store_true",
+                        help="route choice with no user verdict (tool-call evidence, a judge of given accuracy) "
+                        "against Thompson with every verdict, and how many turns a member keeps once its tool calls "
+                        "fail (benchmarks/selection_signs.py)")
     parser.add_argument("--drop-z", type=float, help=f"try rankings.DROP_Z at this value (now {rankings.DROP_Z}); "
                         "1e9 turns the drop check off")
     args = parser.parse_args(argv)
@@ -213,7 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for horizon in horizons:
         runs = args.runs or (3 if args.quick else RUNS.get(horizon, 40))
-        print("\n".join(table(horizon, runs, scenarios)))
+        if args.no_verdicts:   # one scenario of each kind: no verdicts, so their judging rates do not matter
+            kinds = list({s.name.split(" 1/")[0]: s for s in scenarios}.values())
+            runs = args.runs or (3 if args.quick else RUNS.get(horizon, 40) // 4)
+            print("\n".join(selection_signs.regret_table(kinds, horizon, runs)))
+        else:
+            print("\n".join(table(horizon, runs, scenarios)))
+    if args.no_verdicts:
+        print("\n".join(selection_signs.kept_table(args.runs or (3 if args.quick else 40))))
     return 0
 
 

@@ -17,6 +17,7 @@ from .core.pointverdicts import PointVerdicts
 from .core.rankings import Rankings
 from .core.route import Router
 from .core.seating import Seating
+from .core.shadowjudge import ShadowJudge
 from .errors import ConfigError
 from .mcp.sessions import Sessions
 from .roster.health import Health
@@ -35,6 +36,7 @@ from .signin.flows import Flows
 from .signin.renewal import Renewer
 from .store import Config, Database
 from .store.calls import Calls
+from .store.judgestore import JudgeStore
 from .store.pointstore import PointStore
 from .store.verdicts import Verdicts
 from .suite.service import SuiteService
@@ -93,8 +95,10 @@ class Bench:
                            self.point_store, workers=self.settings()["panel_workers"])
         self.points = PointVerdicts(self.point_store, self.settings)   # a panel's points, judged once for every seat
         self.referees = self.panel.picker   # who referees and merges a panel (never its own seat when another can)
+        # route mode's shadow answers judged by a collection's judge model, apart from the user's verdicts
+        self.judges = ShadowJudge(self.registry, self.dialer, JudgeStore(self.db), self.panel.lanes)
         self.router = Router(self.registry, self.collections, self.seating, self.dialer, self.rankings,
-                             Pins(self.db), self.panel.lanes, self.settings)
+                             Pins(self.db), self.panel.lanes, self.settings, self.judges)
         # the suite: its runs ask models directly through the panel, in this process (no gateway key needed)
         self.suite = SuiteService(self.home, self.db, self.registry, self.catalog.held, self.settings, self.panel)
         # onboarding probes through the dialer; a full one runs the suite, a quick one owes it

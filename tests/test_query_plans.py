@@ -13,11 +13,12 @@ from benchwarmers.store import standings
 from tests.fakes import FakeOpenAI
 from tests.fakes.referee import FakeReferee
 from tests.helpers.data import configure, write
+from tests.helpers.panel import wait_for
 
 # The history and what is kept of it: none may be scanned. The kept standings (a row per model and collection)
 # and the few small tables of state (settings, keys, pins, limits, jobs) may be.
 HISTORY = {"calls", "usage", "verdicts", "panels", "replies", "days", "usage_totals", "usage_days", "probes", "perf",
-           "points", "point_verdicts", "point_claims"}
+           "points", "point_verdicts", "point_claims", "judge_verdicts"}
 TABLE_REF = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|LEFT\b|JOIN\b|ORDER\b|GROUP\b|LIMIT\b"
                        r"|INDEXED\b|USING\b)(\w+))?", re.I)
 # A search by one of these finds a bounded few rows (a panel's seats, a call's verdicts, a turn's shadows, the calls
@@ -44,7 +45,8 @@ EXTRA_PATHS = ["/calls?verdict=missing", "/calls?verdict=given", "/calls?model=a
                "/bench/calls?panel={panel}", "/bench/pending?session=s-1", "/bench/pending?calls={call}",
                "/bench/record?collection=core", "/bench/stats/daily?model=a", "/bench/stats/daily?collection=core",
                "/bench/usage?by=kind", "/bench/usage?by=collection", "/bench/usage?by=connection", "/calls/{route}",
-               "/bench/history/{route}", "/models/a.json", "/.json", "/calls.json?verdict=missing"]
+               "/bench/history/{route}", "/models/a.json", "/.json", "/calls.json?verdict=missing",
+               "/bench/collections/agent/overview", "/collections/agent", "/bench/calls/{route}"]
 
 
 @pytest.fixture
@@ -161,6 +163,8 @@ def drive(app, home) -> dict:
             {"role": "user", "content": f"agent turn {i}"}]}, headers={"x-claude-code-session-id": f"conv-{i}"})
         assert status == 200, d
         ids["route"] = headers["x-bench-call"]
+    # the agent collection's judge reads the turn and its shadow (off the path): its verdicts, spending, agreement
+    wait_for(lambda: app.bench.judges.store.of_call(ids["route"]))
     for call in (*ids["seats"], ids["route"]):
         assert app("POST", "/bench/verdict", {"call": call, "useful": True, "real": ["x"]})[0] == 200
     # a point judged, judged again the other way, withdrawn and judged once more: claims in and out of the standings
@@ -187,14 +191,17 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
     monkeypatch.setattr(standings, "JUDGED_WINDOW", 2)   # the history, and those queries are checked too
     configure(home, {"fake": (fake, "openai")},
               {**{m: ("fake", f"m-{m}") for m in ("a", "b", "c", "x", "y")},     # the judge is never an explore seat
-               "judge": {"endpoint": "fake", "served": "m-judge", "ad_hoc": True, "facts": {}}},
+               "judge": {"endpoint": "fake", "served": "m-judge", "ad_hoc": True, "facts": {}},
+               "arbiter": {"endpoint": "fake", "served": "m-arbiter", "ad_hoc": True,
+                           "facts": {"price_in": 1.0, "price_out": 1.0}}},
               {"core": {"members": ["a", "b", "c"], "explore": 1, "description": "reviewers", "referee": "judge",
                         "points": "contested"},
-               "agent": {"members": ["a", "b"], "explore": 0, "shadow": 1}})
+               "agent": {"members": ["a", "b"], "explore": 0, "shadow": 1, "judge": "arbiter", "judge_budget": 5}})
     write(home, "limits.json", {"connections": {"fake": {"rpm": 1000}}, "models": {}})
     fake.script("m-a", "The cache is stale.")           # seats that disagree, and a referee that says where
     fake.script("m-b", "The cache is fresh.")
     fake.script("m-judge", FakeReferee().reply())
+    fake.script("m-arbiter", '{"answers": [{"answer": 1, "useful": true}, {"answer": 2, "useful": false}]}')
     app = make_app()
     seen = traced(app.bench)
     ids = drive(app, home)
@@ -229,4 +236,5 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
     assert any("FROM point_claims" in s for s in statements) and any("FROM points" in s for s in statements)
     assert any("WHERE reply = ?" in s for s in statements) and any("WHERE reply IN" in s for s in statements)
     assert any("WHERE conversation = ?" in s for s in statements)
+    assert any("FROM judge_verdicts" in s for s in statements) and any("FROM judge_agreement" in s for s in statements)
     assert not found, "\n\n".join(f"{sql}\n  -> {'; '.join(w)}" for sql, w in found.items())

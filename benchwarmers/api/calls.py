@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Protocol
 
 from ..core.rankings import Rankings, served
+from ..core.shadowjudge import ShadowJudge
 from ..errors import BadRequest, NotFound
 from ..names import CLAIM_MOST, CLAIMS_MOST, NOTE_MOST, check_text
 from ..server.messages import Request, Response
@@ -32,6 +33,7 @@ class CallsParts(VerdictParts, Protocol):
     calls: Calls
     db: Database
     rankings: Rankings
+    judges: ShadowJudge
 
 
 CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -57,6 +59,7 @@ def get_call(req: Request, bench: CallsParts) -> Response:
         raise NotFound(f"No call {req.params['id']!r}.", "Call ids come in each seat's `call` field.")
     d = rec.to_dict()
     d["verdicts"] = bench.verdicts.history(rec.id)
+    d["judge_verdict"] = bench.judges.store.of_call(rec.id)   # a judge model's, apart from the user's
     return Response.json(d)
 
 

@@ -8,6 +8,7 @@ from ..core.collection import Collections
 from ..core.overview import overview
 from ..core.rankings import Rankings
 from ..core.refereepick import Picker
+from ..core.shadowjudge import ShadowJudge
 from ..roster.registry import Registry
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
@@ -27,17 +28,20 @@ class CollectionParts(CollectionListParts, Protocol):
     catalog: Catalog
     rankings: Rankings
     referees: Picker
+    judges: ShadowJudge
 
 
 NAMES = {"type": ["array", "string"], "items": STRING}
 COLLECTION = obj(("name", "members", "explore"), name=STRING, description=STRING, members={"type": "array"},
                  explore={"type": "integer"}, merge_model={"type": ["string", "null"]}, shadow={"type": "integer"},
                  purpose=STRING, referee={"type": ["string", "null"]}, points=STRING,
-                 points_wait={"type": "number"})
+                 points_wait={"type": "number"}, judge={"type": ["string", "null"]}, judge_budget={"type": "number"},
+                 judge_rate={"type": "number"})
 POINT_MODES = {"type": "string", "enum": ["off", "contested", "all"]}
 SAVE = obj(members=NAMES, add=NAMES, remove=NAMES, description=STRING, explore={"type": "integer"},
            merge_model={"type": ["string", "null"]}, shadow={"type": "integer"}, purpose=STRING,
-           referee={"type": ["string", "null"]}, points=POINT_MODES, points_wait={"type": ["number", "null"]})
+           referee={"type": ["string", "null"]}, points=POINT_MODES, points_wait={"type": ["number", "null"]},
+           judge={"type": ["string", "null"]}, judge_budget={"type": "number"}, judge_rate={"type": "number"})
 
 
 def view(col, models: dict) -> dict:
@@ -70,7 +74,7 @@ def overview_view(bench: CollectionParts, name: str) -> dict:
     col = bench.collections.get(name)
     return {**overview(col, bench.registry.models(), bench.rankings.models(name), bench.rankings.models(),
                        bench.registry.transport.limits.snapshot(), bench.catalog),
-            "referee_now": bench.referees.preview(col)}
+            "referee_now": bench.referees.preview(col), "judge": bench.judges.status(col) if col.judge else None}
 
 
 def collection_overview(req: Request, bench: CollectionParts) -> Response:

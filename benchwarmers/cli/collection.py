@@ -46,6 +46,13 @@ def register_save(s) -> None:
                    help="seconds a streamed reply waits for its points after the last seat ('' for the "
                         "points_wait_seconds setting)")
     s.add_argument("--shadow", type=int, help="route mode: members that also answer each turn, off the path")
+    s.add_argument("--judge", metavar="MODEL",
+                   help="route mode: a model (not a member) that judges the shadow answers beside the served one, "
+                        "blind, apart from your verdicts ('' for none)")
+    s.add_argument("--judge-budget", type=float, metavar="USD", help="the most the judge may spend a month, in USD "
+                                                                     "(priced from the catalog; needed with --judge)")
+    s.add_argument("--judge-rate", type=float, metavar="SHARE",
+                   help="the share of shadowed turns the judge reads, 0 to 1 (default 1)")
 
 
 def run_list(args, client) -> int:
@@ -85,6 +92,11 @@ def run_save(args, client) -> int:
         body["points"] = args.points
     if args.points_wait is not None:
         body["points_wait"] = typed_seconds(args.points_wait)
+    if args.judge is not None:
+        body["judge"] = args.judge or None
+    for field in ("judge_budget", "judge_rate"):
+        if getattr(args, field) is not None:
+            body[field] = getattr(args, field)
     col = client.request("PUT", f"/bench/collections/{q(args.name)}", body)
     if args.json:
         emit_json(col)

@@ -122,15 +122,16 @@ def record_text(r: dict | None) -> str:
     """The record in a few words, each rate with the count of judged answers or claims it rests on."""
     if not r:
         return "no calls yet"
+    tools = f"tool calls failed in {r['tool_errors']}/{r['tool_turns']} turns" if r.get("tool_turns") else ""
     if not r["judged"]:
-        return f"none judged of {r['asks']} asks"
+        return f"none judged of {r['asks']} asks" + (f", {tools}" if tools else "")
     parts = ["confidently wrong"] if r["judged_claims"] and r["confidently_wrong"] else []   # first: a cut keeps it
     parts.append(f"{r['useful_rate']:.0%} useful of {r['judged']} judged")
     if r.get("drop"):
         parts.append(f"lately {r['drop']['useful_rate']:.0%} of {r['drop']['judged']}")
     if r["judged_claims"]:
         parts.append(f"{r['false_claims']}/{r['judged_claims']} claims false")
-    return ", ".join(parts)
+    return ", ".join(parts + ([tools] if tools else []))
 
 
 def run_models(args, client) -> int:

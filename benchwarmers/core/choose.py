@@ -24,8 +24,10 @@ def rank(aliases: list[str], stats: dict[str, Standing]) -> list[Ranked]:
     """Order members best first, from the record (Rankings.models: each a Standing; a member it lacks has none).
 
     Only judged evidence counts (Standing.evidence): an answer nobody judged neither helps nor hurts a member. A
-    judged claim (real or false) counts as evidence.CLAIM_WEIGHT of a judged answer (useful or not). A member with
-    no judged answer or claim yet goes first, so newcomers get their turns. The others go by the upper bound of the
+    judged claim (real or false) counts as evidence.CLAIM_WEIGHT of a judged answer (useful or not); so does what agent
+    turns showed (evidence.with_signs: a turn whose tool calls failed as a not-useful answer, one whose calls were
+    right at TOOL_CLEAN_WEIGHT of a useful one, a judge model's verdicts once its agreement holds). A member with
+    no judged evidence yet goes first, so newcomers get their turns. The others go by the upper bound of the
     Wilson interval of their good share, counting PRIOR good and PRIOR bad answers extra (two bad verdicts do not
     bury a member), at z = sqrt(EXPLORE * ln N), N the judged evidence of all these members (as in UCB): a member
     judged little keeps the benefit of the doubt until its verdicts say otherwise, a poor member's turns shrink to a
@@ -46,10 +48,14 @@ def _rank_one(alias: str, s: Standing, z: float) -> Ranked:
     tail = f"failures {fail_rate:.0%}, median {speed:.1f} s"
     if not judged:
         return Ranked(alias, (1, 1.0, -fail_rate, -speed),
-                      f"{alias}: no judged answers yet, nor claims, so it goes first; {tail}")
+                      f"{alias}: no judged answers yet, nor claims or tool calls, so it goes first; {tail}")
     said = f"useful {s.useful}/{s.judged}"
     if s.judged_claims:
         said += f", claims held {s.real_claims}/{s.judged_claims}"
+    if s.tool_turns:
+        said += f", tool calls failed in {s.tool_failed}/{s.tool_turns} turns"
+    if s.judge_counted[0]:
+        said += f", judge found {s.judge_counted[1]}/{s.judge_counted[0]} useful"
     if fell:
         judged, useful = fell.evidence
         said += (f", but only {fell.useful}/{fell.judged} of its latest, a clear drop from {fell.before_useful}/"

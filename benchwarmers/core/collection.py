@@ -13,7 +13,8 @@ from .points import CONTESTED, MODES as POINT_MODES, OFF
 
 FILE = "collections.json"
 FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model", "purpose", "explore_grace",
-          "referee", "points", "points_wait"}
+          "referee", "points", "points_wait", "judge", "judge_budget", "judge_rate"}
+MOST_JUDGE_BUDGET = 100000.0   # USD a month: a bound on a typo, not a suggestion
 NEW_POINTS = CONTESTED       # a collection made now shows its contested points; one saved before points said nothing
 MOST_GRACE = 86400.0    # the explore_grace_seconds setting's own bound
 MOST_POINTS_WAIT = 600.0   # the points_wait_seconds setting's own bound
@@ -32,6 +33,9 @@ class Collection:
     referee: str | None = None       # the model that finds the panel's points (None: chosen as the merge model is)
     points: str = OFF                # which points a reply shows: off, contested or all
     points_wait: float | None = None   # seconds a stream waits for its points after the last seat (None: the setting)
+    judge: str | None = None         # route mode: the model that judges the shadow answers (None: none judges)
+    judge_budget: float | None = None   # USD a month the judge may spend (priced from the catalog)
+    judge_rate: float = 1.0          # the share of shadowed turns judged
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Collection":
@@ -47,7 +51,7 @@ class Collection:
                    float(grace) if grace_ok(grace) else None,   # a bad hand edit: the setting's grace
                    d.get("referee") if isinstance(d.get("referee"), str) else None,
                    str(d["points"]) if d.get("points") in POINT_MODES else OFF,
-                   float(wait) if wait_ok(wait) else None)
+                   float(wait) if wait_ok(wait) else None, *_judge_of(d))
 
     def to_dict(self) -> dict:
         d = {"description": self.description, "members": self.members, "explore": self.explore,
@@ -57,6 +61,8 @@ class Collection:
         d["referee"], d["points"] = self.referee, self.points
         if self.points_wait is not None:
             d["points_wait"] = self.points_wait
+        if self.judge is not None:
+            d["judge"], d["judge_budget"], d["judge_rate"] = self.judge, self.judge_budget, self.judge_rate
         return d
 
     def public(self) -> dict:
@@ -115,6 +121,7 @@ class Collections:
                 raise BadRequest(str(e).capitalize() + ".", "Leave it empty for no purpose.") from None
         _settle_numbers(col, spec)
         _settle_models(col, spec, models)
+        _settle_judge(col, spec, models)
         if "points" in spec:
             if spec["points"] not in POINT_MODES:
                 raise BadRequest(f"points must be one of {', '.join(POINT_MODES)}, not {spec['points']!r}.",
@@ -167,6 +174,38 @@ def _settle_models(col: Collection, spec: dict, models: dict) -> None:
             if chosen is not None and (not isinstance(chosen, str) or chosen not in models):
                 raise BadRequest(f"{title} {chosen!r} is not on the bench.", suggest(str(chosen), models, "model"))
             setattr(col, key, chosen or None)
+
+
+def _judge_of(d: dict) -> tuple:
+    """(judge, budget, rate) as saved; a bad hand edit: no judge."""
+    judge, budget, rate = d.get("judge"), d.get("judge_budget"), d.get("judge_rate", 1.0)
+    if not isinstance(judge, str) or not seconds_ok(budget, MOST_JUDGE_BUDGET) or not seconds_ok(rate, 1.0):
+        return None, None, 1.0
+    return judge, float(budget), float(rate)
+
+
+def _settle_judge(col: Collection, spec: dict, models: dict) -> None:
+    """`spec`'s judge (null: none), its monthly budget in USD and its rate, each checked: the judge is a model on the
+    bench and no member (it never judges a turn it answered), and a judge needs a budget."""
+    if "judge" in spec:
+        judge = spec["judge"]
+        if judge is not None and (not isinstance(judge, str) or judge not in models):
+            raise BadRequest(f"Judge {judge!r} is not on the bench.", suggest(str(judge), models, "model"))
+        col.judge = judge or None
+    for key, most, what in (("judge_budget", MOST_JUDGE_BUDGET, "USD a month"), ("judge_rate", 1.0, "a share")):
+        if spec.get(key) is not None:
+            if not seconds_ok(spec[key], most):
+                raise BadRequest(f"{key} must be {what} from 0 to {most:,g}, not {spec[key]!r}.")
+            setattr(col, key, float(spec[key]))
+    if col.judge is None:
+        col.judge_budget, col.judge_rate = None, 1.0
+        return
+    if col.judge in col.members:
+        raise BadRequest(f"The judge {col.judge!r} is a member of {col.name!r}: a judge is never a contestant.",
+                         "Choose a model that is not a member, or remove it from the members.")
+    if col.judge_budget is None:
+        raise BadRequest("A judge needs a monthly budget: judge_budget, in USD.",
+                         "bench collection save NAME --judge MODEL --judge-budget 2")
 
 
 def _seconds(value, key: str, setting: str, most: float) -> float | None:

@@ -15,11 +15,35 @@ from .points import Point
 # falling halfway cost clearly more than judging seats did); at 1 none is clearly worse than judging seats.
 CLAIM_WEIGHT = 1.0
 
+# What an agent's turns show without a verdict (core/toolcheck.py), as evidence in the same reading (issue 45; measured
+# by benchmarks/selection.py, BENCHMARKS.md). A turn whose tool calls failed (a tool not offered, arguments not JSON or
+# not fitting the tool's schema, or a tool result saying the call was malformed) failed whatever its text said: it
+# weighs as a not-useful judged answer. A turn whose tool calls were all right proves less (right arguments, maybe
+# the wrong answer): it weighs a quarter of a useful one, so a member whose calls keep working is not buried by a
+# rare fault, while a member's user verdicts still outweigh its tool record.
+TOOL_ERROR_WEIGHT = 1.0
+TOOL_CLEAN_WEIGHT = 0.25
+# A judge model's verdicts on shadow answers count only once its agreement with the user's verdicts on the same
+# answers is measured: at least JUDGE_MIN_COMPARED answers both judged, and the lower end of the agreement's Wilson
+# interval (95%) at least JUDGE_MIN_AGREEMENT. Then each weighs JUDGE_WEIGHT of a user's verdict.
+JUDGE_MIN_COMPARED = 20
+JUDGE_MIN_AGREEMENT = 0.7
+JUDGE_WEIGHT = 0.5
+
 
 def weighed(answers: int, useful: int, claims: int, real: int) -> tuple[float, float]:
     """(judged, good) as evidence: judged answers and judged claims, a claim at CLAIM_WEIGHT of an answer; good
     counts the useful answers and the real claims alike."""
     return answers + CLAIM_WEIGHT * claims, useful + CLAIM_WEIGHT * real
+
+
+def with_signs(judged: float, good: float, tool_turns: int, tool_failed: int, judge: tuple = (0, 0)) -> tuple:
+    """(judged, good) with what agent turns showed added: checked tool turns (a failed one at TOOL_ERROR_WEIGHT of a
+    not-useful answer, a clean one at TOOL_CLEAN_WEIGHT of a useful one) and a trusted judge's (verdicts, useful) at
+    JUDGE_WEIGHT."""
+    clean = tool_turns - tool_failed
+    return (judged + TOOL_ERROR_WEIGHT * tool_failed + TOOL_CLEAN_WEIGHT * clean + JUDGE_WEIGHT * judge[0],
+            good + TOOL_CLEAN_WEIGHT * clean + JUDGE_WEIGHT * judge[1])
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 
 from ..canonical import Ask
 from ..store import Database
@@ -24,25 +25,61 @@ def conversation_key(ask: Ask, collection: str, session: str | None, caller_secr
     return f"{collection}|hash|{digest[:32]}"
 
 
+@dataclass(frozen=True)
+class Pinned:
+    """A conversation's pin as its last turn left it: the member, that turn's call and prompt hash, and how many of
+    the member's turns in a row failed (its tool calls, or upstream mid-answer), with why the last did."""
+    model: str
+    call: str | None = None
+    prompt: str | None = None
+    strikes: int = 0
+    struck: str | None = None
+
+
 class Pins:
     def __init__(self, db: Database):
         self.db = db
 
     def get(self, key: str, idle_seconds: float) -> str | None:
-        row = self.db.one("SELECT model, last_used FROM pins WHERE key = ?", (key,))
+        found = self.state(key, idle_seconds)
+        return found.model if found else None
+
+    def state(self, key: str, idle_seconds: float) -> Pinned | None:
+        sql = "SELECT model, last_used, call, prompt, strikes, struck FROM pins WHERE key = ?"
+        row = self.db.one(sql, (key,))
         if row is None:
             self.db.sync()
-            row = self.db.one("SELECT model, last_used FROM pins WHERE key = ?", (key,))
+            row = self.db.one(sql, (key,))
         if row is None or time.time() - row["last_used"] > idle_seconds:
             return None
-        return row["model"]
+        return Pinned(row["model"], row["call"], row["prompt"], row["strikes"], row["struck"])
 
     def set(self, key: str, collection: str, model: str) -> None:
+        """The conversation's member for this turn (a new member starts with no failing turns)."""
         now = time.time()
         self.db.submit(lambda c: c.execute(
             "INSERT INTO pins (key, collection, model, created, last_used, turns) VALUES (?, ?, ?, ?, ?, 1) "
             "ON CONFLICT(key) DO UPDATE SET model = excluded.model, last_used = excluded.last_used, "
-            "turns = pins.turns + 1", (key, collection, model, now, now)))
+            "turns = pins.turns + 1, strikes = CASE WHEN pins.model = excluded.model THEN pins.strikes ELSE 0 END",
+            (key, collection, model, now, now)))
+
+    def ended(self, key: str, collection: str, model: str, turn: tuple, failed: str | None) -> None:
+        """The pinned member's turn is over: `turn` (its call, its prompt hash); `failed`: why it failed (its tool
+        calls, or upstream mid-answer), which adds a failing turn in a row, else None, which ends the run."""
+        now = time.time()
+        call, prompt = turn
+        self.db.submit(lambda c: c.execute(
+            "INSERT INTO pins (key, collection, model, created, last_used, turns, call, prompt, strikes, struck) "
+            "VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET call = excluded.call, "
+            "prompt = excluded.prompt, last_used = excluded.last_used, strikes = CASE WHEN excluded.strikes = 0 "
+            "THEN 0 WHEN pins.model = excluded.model THEN pins.strikes + 1 ELSE 1 END, struck = excluded.struck, "
+            "model = excluded.model",
+            (key, collection, model, now, now, call, prompt, int(failed is not None), failed)))
+
+    def strike(self, key: str, why: str) -> None:
+        """The client reported the pinned member's last turn failed (a malformed tool call): one more failing turn."""
+        self.db.submit(lambda c: c.execute("UPDATE pins SET strikes = strikes + 1, struck = ? WHERE key = ?",
+                                           (why, key)))
 
     def expire(self, idle_seconds: float) -> None:
         cutoff = time.time() - idle_seconds

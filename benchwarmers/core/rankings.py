@@ -9,10 +9,10 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from ..store import Database, standings
+from ..store import Database, judgestore, standings
 from ..store.standings import KINDS_SQL as KINDS
 from ..store.windows import CLAIM
-from .evidence import weighed
+from .evidence import JUDGE_MIN_AGREEMENT, JUDGE_MIN_COMPARED, weighed, with_signs
 
 # A drop is looked for over a member's latest judged answers and point claims, in doubling spans so one starts near
 # the fall.
@@ -23,7 +23,7 @@ DROP_BEFORE = 20      # judged evidence needed before the span, to compare with 
 WRONG_MIN_FALSE = 3   # fewer false claims than this is too little evidence to flag anyone
 # A Standing's counts, summed from the kept standings' columns of the same names (store/standings.py).
 COUNTED = ("asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims", "point_real",
-           "point_false")
+           "point_false") + standings.SIGN_COUNTS + standings.JUDGE_COUNTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +63,16 @@ class Standing:
     false_claims: int = 0
     point_real: int = 0         # of those, the ones judged points gave
     point_false: int = 0
+    tool_turns: int = 0         # answers whose tool calls were checked (core/toolcheck.py)
+    tool_failed: int = 0        # of them, those whose tool calls failed; then each kind of fault
+    tool_unoffered: int = 0
+    tool_not_json: int = 0
+    tool_schema: int = 0
+    tool_reported: int = 0
+    retried: int = 0            # answers the client sent the same turn again after (shown, not weighed)
+    judge_useful: int = 0       # a judge model's verdicts (apart from the user's)
+    judge_not_useful: int = 0
+    judge_counted: tuple = (0, 0)   # (verdicts, useful) of them that count: their judge's agreement is measured
     confidently_wrong: bool = False
     median_seconds: float | None = None
     drop: Drop | None = None
@@ -81,8 +91,10 @@ class Standing:
 
     @property
     def evidence(self) -> tuple[float, float]:
-        """(judged, good) as evidence: every judged answer, and every judged claim at CLAIM_WEIGHT of one."""
-        return weighed(self.judged, self.useful, self.judged_claims, self.real_claims)
+        """(judged, good) as evidence: every judged answer, every judged claim at CLAIM_WEIGHT of one, and what agent
+        turns showed (evidence.with_signs: checked tool calls, a trusted judge's verdicts)."""
+        judged, good = weighed(self.judged, self.useful, self.judged_claims, self.real_claims)
+        return with_signs(judged, good, self.tool_turns, self.tool_failed, self.judge_counted)
 
     def lower_bound(self) -> float:
         """The good share of its evidence, pessimistic where there is little: the lower bound of its Wilson interval,
@@ -110,7 +122,17 @@ class Standing:
                 "useful_rate": self.useful_rate, "useful_interval": self.useful_interval,
                 "judged_claims": self.judged_claims, "false_claim_rate": self.false_claim_rate,
                 "confidently_wrong": self.confidently_wrong, "median_seconds": self.median_seconds,
-                "drop": self.drop.to_dict() if self.drop else None}
+                "drop": self.drop.to_dict() if self.drop else None, **self.signs_dict()}
+
+    def signs_dict(self) -> dict:
+        """What agent turns showed, and a judge model's verdicts, as GET /bench/record serves them."""
+        return {"tool_turns": self.tool_turns, "tool_errors": self.tool_failed,
+                "tool_error_rate": rate(self.tool_failed, self.tool_turns),
+                "tool_error_kinds": {"unoffered": self.tool_unoffered, "not_json": self.tool_not_json,
+                                     "schema": self.tool_schema, "reported": self.tool_reported},
+                "retried": self.retried,
+                "judge": {"useful": self.judge_useful, "not_useful": self.judge_not_useful,
+                          "counted": self.judge_counted[0]}}
 
 
 class Rankings:
@@ -132,21 +154,33 @@ class Rankings:
         wrong_ratio = self.settings()["confidently_wrong_ratio"]
         sums: dict[str, list] = {}
         times: dict[str, list] = {}
+        trusted = self.judge_trusted(scopes)
+        counted: dict[str, tuple] = {}
         for r in standings.standing_rows(self.db, scopes):
             total = sums.setdefault(r["model"], [0] * len(COUNTED))
             for i, name in enumerate(COUNTED):
                 total[i] += r[name]
             times.setdefault(r["model"], []).append(standings.speeds(r["speeds"]))
+            if r["scope"] in trusted and r["judge_useful"] + r["judge_not_useful"]:
+                had = counted.get(r["model"], (0, 0))
+                counted[r["model"]] = (had[0] + r["judge_useful"] + r["judge_not_useful"], had[1] + r["judge_useful"])
         versions = self._versions(scopes)
         out = {}
         for model, total in sums.items():
             s = Standing(*total)
+            s.judge_counted = counted.get(model, (0, 0))
             s.confidently_wrong = confidently_wrong(s.real_claims, s.false_claims, wrong_ratio)
             latest = latest_of(times[model], standings.SPEED_WINDOW)
             s.median_seconds = round(statistics.median(x for _, x in latest), 3) if latest else None
             s.drop = self._drop(model, scopes, s, versions.get(model, ()))
             out[model] = s
         return out
+
+    def judge_trusted(self, scopes: tuple | None) -> set:
+        """The collections whose judge verdicts count as evidence: every judge that judged there agreed with the user
+        often enough, on enough answers both judged (judge_agreement)."""
+        rows = judgestore.agreement_rows(self.db, scopes)
+        return {c for c, judges in rows.items() if all(agreement_holds(n, k) for _, n, k in judges)}
 
     def _versions(self, scopes: tuple | None) -> dict[str, tuple]:
         where = "" if scopes is None else f" WHERE scope IN ({', '.join('?' * len(scopes))})"
@@ -183,6 +217,11 @@ class Rankings:
             return {"models": served(self.models()), "collections": {c: served(self.models(c)) for c in cols}}
         mine = tuple(sorted(c for c in cols if reach(c)))
         return {"models": served(self.models(mine)), "collections": {c: served(self.models(c)) for c in mine}}
+
+
+def agreement_holds(compared: int, agreed: int) -> bool:
+    """A judge's agreement is measured, and high enough for its verdicts to count (evidence.JUDGE_MIN_*)."""
+    return compared >= JUDGE_MIN_COMPARED and wilson(agreed, compared)[0] >= JUDGE_MIN_AGREEMENT
 
 
 def served(found: dict[str, Standing]) -> dict[str, dict]:

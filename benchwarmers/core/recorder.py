@@ -38,6 +38,7 @@ class Ended:
     sent: bool | None = None
     counted: int | None = None
     asker: Asker = ANYONE
+    signs: str | None = None     # what the turn showed of its tool calls (core/toolcheck.py)
 
     def but(self, **changes) -> "Ended":
         return replace(self, **changes)
@@ -77,7 +78,7 @@ def write(calls: Calls, ended: Ended, line: Line | None, tokens: int | None, sto
         seconds=round(ended.seconds, 4), input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0, tokens_estimated=bool(usage and usage.estimated),
         caller=asker.caller, session=asker.session, extra=extra, turn=ended.turn,
-        finish_reason=answer.finish_reason if answer is not None else None), line, amend)
+        finish_reason=answer.finish_reason if answer is not None else None, signs=ended.signs), line, amend)
 
 
 def seat_ended(run, model: Model, seat, answer: Answer | None, sent: bool | None = None, extra: dict | None = None,

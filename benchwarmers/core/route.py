@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from ..askparts import ANYONE, NO_PASSTHROUGH, Asker, PassThrough
 from ..canonical import (FAILED, OK, ROUTE, SKIPPED, Answer, Ask, Collector, ErrorEvent, Finish, ReasoningDelta,
@@ -14,7 +14,9 @@ from ..errors import (AllMembersFailed, BenchError, FaultKind, NoMemberAvailable
 from ..roster.limits.quota import RESTS
 from ..roster.registry import Model, Registry
 from ..store.db import Written
+from ..store.calls import prompt_hash
 from ..store.ids import record_id
+from . import agentsigns
 from .calling import Dialer
 from .choose import rank
 from .collection import Collections
@@ -23,6 +25,7 @@ from .pins import Pins, conversation_key
 from .rankings import Rankings
 from .recorder import Ended, not_kept
 from .seating import Seating
+from .shadowjudge import Contestant, ShadowJudge
 
 log = logging.getLogger("benchwarmers.route")
 CONTENT = (TextDelta, ToolCallDelta, ReasoningDelta)
@@ -45,6 +48,9 @@ class Turn:
     native: PassThrough = NO_PASSTHROUGH   # the client's own body, for a member of its API
     asker: Asker = ANYONE            # who asks, for the record
     failed_records: list = field(default_factory=list)   # the failed-over calls' writes: the reply names them too
+    prompt: str = ""                 # the prompt's hash: the same turn sent again has the same
+    moved_from: dict | None = None   # the pinned member this turn left, and why (agentsigns.move_off)
+    client_left: bool = False        # the client hung up mid-answer: the client's choice, never the member's failure
 
 
 @dataclass
@@ -65,9 +71,11 @@ class Router:
     endpoint within its share)."""
 
     def __init__(self, registry: Registry, collections: Collections, seating: Seating, dialer: Dialer,
-                 rankings: Rankings, pins: Pins, lanes: Lanes, settings: Callable[[], dict]):
+                 rankings: Rankings, pins: Pins, lanes: Lanes, settings: Callable[[], dict],
+                 judge: ShadowJudge | None = None):
         self.registry, self.collections, self.seating, self.dialer = registry, collections, seating, dialer
         self.rankings, self.pins, self.lanes, self.settings = rankings, pins, lanes, settings
+        self.judge = judge   # judges the shadow seats' answers beside the served one, where a collection asks
         self.pins.expire(self.settings()["pin_idle_minutes"] * 60)
         self._turns = 0
 
@@ -105,11 +113,21 @@ class Router:
         collection = self.collections.get(ask.aim.name)
         idle = self.settings()["pin_idle_minutes"] * 60
         pin = conversation_key(ask, collection.name, session, caller_secret)
-        pinned = self.pins.get(pin, idle)
+        state = self.pins.state(pin, idle)
+        prompt = prompt_hash(ask)
+        seen = agentsigns.before(ask, state, prompt)
+        if seen.more and state is not None and state.call:   # signs of the pin's last call, seen in this turn
+            self.dialer.calls.add_signs(state.call, seen.more)
+            if seen.strikes > state.strikes:
+                self.pins.strike(pin, seen.why or "")
+        moved = agentsigns.move_off(state, seen.strikes, seen.why)
+        pinned = state.model if state and not moved else None
         self._turns += 1
         if self._turns % 500 == 0:   # now and then, forget conversations that went quiet
             self.pins.expire(idle)
         order, why = self.candidates(ask, collection, pinned)
+        if moved and len(order) > 1 and order[0].alias == moved["model"]:
+            order.append(order.pop(0))   # tried last: every other member first
         if not order and why and all(w.split(": ", 1)[-1].startswith(RESTS) for w in why):
             raise RateLimited(f"Every member of {collection.name!r} is resting on a rate limit: " + "; ".join(why)
                               + ".", "Wait for the reset, or add members.", retry_after=60)
@@ -117,9 +135,10 @@ class Router:
             raise NoMemberAvailable(f"No member of {collection.name!r} can take this turn: " + "; ".join(why or
                                     ["the collection has no members"]) + ".",
                                     "Add members with tools to the collection, or wait for a rate limit to reset.")
-        turn = Turn(ask, collection.name, pin, order[0],
-                    why=(["pinned: " + pinned] if pinned == order[0].alias else []) + why,
-                    stream=stream, native=native, asker=asker)
+        lead = ["pinned: " + pinned] if pinned == order[0].alias else \
+            [f"moved from {moved['model']}: {moved['why']}"] if moved else []
+        turn = Turn(ask, collection.name, pin, order[0], why=lead + why, stream=stream, native=native, asker=asker,
+                    prompt=prompt, moved_from=moved)
         failures = []
         for model in order:
             turn.model, turn.call, turn.started, turn.ttft = model, record_id(), time.monotonic(), None
@@ -149,7 +168,7 @@ class Router:
         unkept = self._settle(turn, self._record(turn, OK, reply.answer, None))   # acknowledged once committed
         if unkept:
             reply.call, reply.bench = None, not_kept(reply.bench, unkept)
-        self._shadow(turn)
+        self._shadow(turn, reply.answer)
         return reply
 
     def _open(self, turn: Turn) -> tuple[list, Iterator]:
@@ -174,7 +193,7 @@ class Router:
     def _relay(self, turn: Turn, head: list, rest: Iterator) -> Iterator:
         """Hand the member's events to the client's format; a failure after the first byte becomes the format's
         own stream error event, never a silently cut connection."""
-        collector, status, error, finished = Collector(), OK, None, False
+        collector, status, error, finished, recorded = Collector(), OK, None, False, False
         try:
             for source in (head, rest):
                 for ev in source:
@@ -187,52 +206,71 @@ class Router:
                         ev = Finish(ev.reason, ev.usage, not_kept(bench, unkept) if unkept else bench)
                     yield ev
         except UpstreamFailed as e:
-            status, error = FAILED, str(e)
+            status, error, recorded = FAILED, str(e), True
+            # committed before the client reads the error: its next turn must see this one failed (the pin)
+            self._settle(turn, self._record(turn, status, collector.result(), error))
             yield ErrorEvent(e)
         except GeneratorExit:
             if not finished:
-                status, error = FAILED, "the client went away mid-answer"
+                status, error, turn.client_left = FAILED, "the client went away mid-answer", True
             raise
         finally:
             close = getattr(rest, "close", None)
             if close:
                 close()   # releases the upstream connection when the client left early
-            if not finished:   # a whole answer was recorded at its Finish
+            if not finished and not recorded:   # a whole answer was recorded at its Finish
                 self._record(turn, status, collector.result(), error)
             if status == OK:
-                self._shadow(turn)
+                self._shadow(turn, collector.result())
 
     def _settle(self, turn: Turn, written: Written) -> str | None:
         """The turn's records committed (its answer's and its failed-over calls'); None, or why they were not."""
         return self.dialer.settle(turn.failed_records + [written])
 
     def _bench(self, turn: Turn) -> dict:
-        return {"collection": turn.collection, "mode": ROUTE, "model": turn.model.alias, "call": turn.call,
-                "failover_from": turn.failover_from}
+        out: dict[str, Any] = {"collection": turn.collection, "mode": ROUTE, "model": turn.model.alias,
+                               "call": turn.call, "failover_from": turn.failover_from}
+        if turn.moved_from:
+            out["moved_from"] = turn.moved_from
+        return out
 
     def _record(self, turn: Turn, status: str, answer, error: str | None, kind: str = "route",
                 extra: dict | None = None, of: str | None = None) -> Written:
+        """The call's record, with what its tool calls showed; for the turn the pinned member answered (whole, or
+        cut mid-answer), the pin's run of failing turns first, so it is committed when the record is."""
         ask = turn.ask
+        seen = agentsigns.shown(ask, answer) if status == OK else agentsigns.TurnSigns()
+        cut = status == FAILED and turn.ttft is not None and not turn.client_left   # upstream, after its first byte
+        if kind == "route" and (status == OK or cut):
+            failed = seen.failed or (f"it failed mid-answer: {error}" if status == FAILED else None)
+            self.pins.ended(turn.pin, turn.collection, turn.model.alias, (turn.call, turn.prompt), failed)
+        if extra is None:
+            extra = {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
+                     "failover_from": turn.failover_from, "dropped": list(turn.native.dropped),
+                     "tools_offered": [t.name for t in ask.tools],
+                     "tools_called": [c.name for c in (answer.tool_calls if answer else [])]}
+            if turn.moved_from:
+                extra["moved_from"] = turn.moved_from
         return self.dialer.record(Ended(
             turn.call, turn.model, ask, status, kind, ROUTE, time.monotonic() - turn.started, answer, error,
-            turn.ttft, turn.collection, turn=of, asker=turn.asker,
-            extra=extra or {"pin": turn.pin.rsplit("|", 1)[-1][:12], "choice": turn.why[:8],
-                            "failover_from": turn.failover_from, "dropped": list(turn.native.dropped),
-                            "tools_offered": [t.name for t in ask.tools],
-                            "tools_called": [c.name for c in (answer.tool_calls if answer else [])]}))
+            turn.ttft, turn.collection, turn=of, asker=turn.asker, extra={**extra, **seen.record()},
+            signs=seen.signs))
 
     # -- shadow seats --------------------------------------------------------------------------
-    def _shadow(self, turn: Turn) -> None:
-        """N other members answer the same turn off the agent's path; recorded as shadow calls of the turn."""
+    def _shadow(self, turn: Turn, answer: Answer) -> None:
+        """N other members answer the same turn off the agent's path; recorded as shadow calls of the turn, and
+        judged with the served answer where the collection has a judge (shadowjudge.py)."""
         collection = self.collections.all().get(turn.collection)
         if not collection or not collection.shadow:
             return
         order, _ = self.candidates(turn.ask, collection, None)
         others = [m for m in order if m.alias != turn.model.alias][:collection.shadow]
+        gathering = self.judge.gather(collection, turn.call, turn.ask, Contestant(turn.call, turn.model, answer),
+                                      others) if self.judge is not None else None
         for model in others:
-            self.lanes.submit(model.endpoint, self._run_shadow, turn, model)
+            self.lanes.submit(model.endpoint, self._run_shadow, turn, model, gathering)
 
-    def _run_shadow(self, turn: Turn, model: Model) -> None:
+    def _run_shadow(self, turn: Turn, model: Model, gathering=None) -> None:
         shadow = Turn(turn.ask, turn.collection, turn.pin, model, call=record_id(), kind="shadow", native=turn.native,
                       asker=turn.asker)
         answer, status, error = None, OK, None
@@ -246,7 +284,11 @@ class Router:
         except Exception as e:   # a shadow must never disturb anything
             log.exception("shadow seat %s failed", model.alias)
             status, error = FAILED, f"internal error: {type(e).__name__}"
-        self._record(shadow, status, answer, error, kind="shadow", extra={"turn": turn.call}, of=turn.call)
+        try:
+            self._record(shadow, status, answer, error, kind="shadow", extra={"turn": turn.call}, of=turn.call)
+        finally:
+            if self.judge is not None:
+                self.judge.arrived(gathering, Contestant(shadow.call, model, answer) if status == OK and answer else None)
 
     def _all_failed(self, collection: str, failures: list) -> BenchError:
         lines = "; ".join(f"{alias}: {err}" for alias, err in failures).rstrip(".")   # its own full stop below

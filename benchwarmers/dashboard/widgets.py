@@ -55,6 +55,15 @@ def record_cell(rec: dict | None) -> Html:
                 judged=rec["judged"], flag=flagged)
 
 
+def tool_cell(rec: dict | None) -> Html:
+    """A model's route turns whose tool calls failed, of those checked, with the kinds of fault; a dash for none."""
+    if not rec or not rec.get("tool_turns"):
+        return muted("no tool calls")
+    kinds = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in (rec.get("tool_error_kinds") or {}).items() if n)
+    return html('$errors <span class="muted">of $turns$kinds</span>', errors=rec["tool_errors"],
+                turns=rec["tool_turns"], kinds=f" ({kinds})" if kinds else "")
+
+
 def external(href: str, text) -> Html:
     """A link to another site, opened apart and told nothing of this one."""
     return html('<a href="$href" target="_blank" rel="noopener noreferrer">$text</a>', href=href, text=text)

@@ -18,7 +18,7 @@ from .ledger import Line
 
 COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "mode", "seat", "status", "error",
            "request", "prompt_hash", "answer", "ttft", "seconds", "input_tokens", "output_tokens", "tokens_estimated",
-           "caller", "created", "extra", "session", "turn", "finish_reason")
+           "caller", "created", "extra", "session", "turn", "finish_reason", "signs")
 
 
 PANEL_HEAD = ("INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over, request, points, previous, "
@@ -136,6 +136,7 @@ class CallRecord:
     session: str | None = None
     turn: str | None = None          # a shadow seat's: the route turn (its call id) it answered beside
     finish_reason: str | None = None   # why the answer ended: stop, length (cut at its cap), tool_calls, ...
+    signs: str | None = None         # what an agent's turn showed: its tool calls checked and faulted (toolcheck.py)
 
     @classmethod
     def from_row(cls, row) -> "CallRecord":
@@ -164,7 +165,8 @@ class Calls:
         values = list(_ROW(rec))
         values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
         new: dict[str, Any] = {"model": rec.model, "collection": rec.collection, "kind": rec.kind,
-                               "status": rec.status, "seconds": rec.seconds, "created": rec.created}
+                               "status": rec.status, "seconds": rec.seconds, "created": rec.created,
+                               "signs": rec.signs}
         if amend is not None:
             def write(conn):
                 old = conn.execute(f"SELECT {standings.CALL_COLS}, answer, request FROM calls WHERE id = ?",
@@ -185,6 +187,21 @@ class Calls:
             return self.db.insert((CALL_HEAD, values), keep=(kept, text))
         row = line.values()
         return self.db.insert((CALL_HEAD, values), (ledger.HEAD, row), keep=(kept, ledger.keep(row), text))
+
+    def add_signs(self, call: str, more: list[str]) -> Written:
+        """Signs a later turn showed of an earlier call (the client sent its turn again, or reported its tool call
+        malformed): added to its row and to its model's standing, in one transaction."""
+        def write(conn):
+            old = standings.call_row(conn, call)
+            if old is None:
+                return
+            had = old["signs"].split(",") if old["signs"] else []
+            signs = ",".join(dict.fromkeys(had + list(more)))
+            if signs == old["signs"]:
+                return
+            conn.execute("UPDATE calls SET signs = ? WHERE id = ?", (signs, call))
+            standings.amended(conn, call, old, {**dict(old), "signs": signs})
+        return self.db.submit(write)
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
                   passed_over: list | None = None, request: str | None = None, points: str | None = None,

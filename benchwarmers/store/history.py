@@ -34,7 +34,7 @@ VERDICT_FILTERS = {
 }
 
 
-AFTER_SEATS = ("merge", "referee")   # a panel's calls that are not seats: its merge, its referee
+AFTER_SEATS = ("merge", "referee", "judge")   # calls that are not seats: a panel's merge and referee, a turn's judge
 
 
 def cursor_of(item) -> str:
@@ -216,7 +216,17 @@ class History:
         head["merge"] = self._seat(merge) if merge else None
         judge = next((r for r in rows if r["kind"] == "referee"), None)
         head["referee"] = self._seat(judge) if judge else None
+        if head["kind"] == "route":
+            head["judge"] = self._judged(item_id, next((r for r in rows if r["kind"] == "judge"), None))
         return head
+
+    def _judged(self, turn: str, call) -> dict | None:
+        """A route turn's judge model (its call) and its verdicts on the turn's answers, apart from the user's."""
+        said = {r["call"]: bool(r["useful"]) for r in self.db.query(
+            "SELECT call, useful FROM judge_verdicts WHERE turn = ?", (turn,))}
+        if call is None and not said:
+            return None
+        return {**(self._seat(call) if call is not None else {}), "verdicts": said}
 
     def set_aside(self, panel: str, aside: bool) -> bool:
         """Set a panel aside as only a test (now), or bring it back; False when there is no such panel."""

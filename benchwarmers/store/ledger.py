@@ -13,9 +13,9 @@ from .batches import Written, insert_sql
 from .db import Database
 
 # What a line's kind says: a panel's seats (member, explore, with), a merge, a referee (the panel's points), a route
-# turn and its shadows, a probe, a speed test, or a suite task. Kinds are the call records' own, except probe, speed
-# and suite.
-KINDS = ("member", "explore", "with", "merge", "referee", "route", "shadow", "probe", "speed", "suite")
+# turn, its shadows and their judge, a probe, a speed test, or a suite task. Kinds are the call records' own, except
+# probe, speed and suite.
+KINDS = ("member", "explore", "with", "merge", "referee", "route", "shadow", "judge", "probe", "speed", "suite")
 BY = {"model": "model", "connection": "endpoint", "collection": "collection", "kind": "kind"}
 MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 COLUMNS = ("month", "endpoint", "model", "call", "kind", "collection", "input_tokens", "output_tokens",

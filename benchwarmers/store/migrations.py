@@ -6,7 +6,7 @@ import sqlite3
 import time
 from typing import Callable
 
-from . import compaction, ledgerkept, pointstore, standings
+from . import compaction, judgestore, ledgerkept, pointstore, standings
 
 log = logging.getLogger("benchwarmers.store")
 
@@ -218,11 +218,31 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE panels ADD COLUMN turn_start INTEGER;
         CREATE INDEX panels_conversation ON panels (conversation, created) WHERE conversation IS NOT NULL
     """),
+    # What agent turns show without a verdict (issue 45): a call's signs (its tool calls checked, their faults, the
+    # turn sent again) and their counts in the standings; a pin's last call, prompt and failing turns in a row; a
+    # judge model's verdicts on route turns' shadow answers, kept apart from the user's, its spending per month and
+    # how often it agreed with the user.
+    (27, "what agent turns show; shadow answers judged", """
+        ALTER TABLE calls ADD COLUMN signs TEXT;
+        ALTER TABLE standings ADD COLUMN tool_turns INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE standings ADD COLUMN tool_failed INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE standings ADD COLUMN tool_unoffered INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE standings ADD COLUMN tool_not_json INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE standings ADD COLUMN tool_schema INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE standings ADD COLUMN tool_reported INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE standings ADD COLUMN retried INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE standings ADD COLUMN judge_useful INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE standings ADD COLUMN judge_not_useful INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE pins ADD COLUMN call TEXT;
+        ALTER TABLE pins ADD COLUMN prompt TEXT;
+        ALTER TABLE pins ADD COLUMN strikes INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE pins ADD COLUMN struck TEXT;
+    """ + judgestore.SCHEMA),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {18: standings.rebuild, 19: ledgerkept.rebuild,
                                                         21: compaction.rebuild, 23: pointstore.rebuild,
-                                                        24: pointstore.rebuild_windows}
+                                                        24: pointstore.rebuild_windows, 27: judgestore.rebuild}
 
 
 def rebuild_kept(conn: sqlite3.Connection) -> None:

@@ -13,7 +13,14 @@ from .windows import CLAIM, JUDGED, KINDS_SQL, NONE, SPEED, Window, appended, re
 KINDS = ("member", "explore", "with", "route", "shadow")
 SPEED_WINDOW = 32      # a standing's median seconds: over its latest answered calls (by created, then seconds)
 JUDGED_WINDOW = 640    # a standing's latest judged answers and point claims (by created): core.rankings's drop reads them
-COUNTS = ("calls", "asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims", "timed")
+BASE_COUNTS = ("calls", "asks", "answers", "failures", "useful", "not_useful", "real_claims", "false_claims", "timed")
+# What an agent's turns showed, counted as each call is recorded (its `signs`, core/toolcheck.py): answers whose tool
+# calls were checked, those that failed, each kind of fault, and answers the client sent again (migration 27).
+SIGNS = ("tools", "unoffered", "not_json", "schema", "reported", "retried")
+FAULTS = ("unoffered", "not_json", "schema", "reported")
+SIGN_COUNTS = ("tool_turns", "tool_failed", "tool_unoffered", "tool_not_json", "tool_schema", "tool_reported",
+               "retried")
+COUNTS = BASE_COUNTS + SIGN_COUNTS
 DAY_COUNTS = ("calls", "seconds_sum", "seconds_n", "judged", "useful")
 ZERO = (0,) * len(COUNTS)
 TIMED = 2 + COUNTS.index("timed")    # where a standing's row (model, scope, COUNTS..., speeds) holds it
@@ -62,12 +69,28 @@ def part(row, verdict: tuple | None) -> Part:
     timed = status == "ok" and seconds is not None
     useful, real, false = verdict if verdict else (None, 0, 0)
     counts = (1, int(status != "skipped"), int(status == "ok"), int(status in ("failed", "timeout")),
-              int(useful == 1), int(useful == 0), real, false, int(timed))
+              int(useful == 1), int(useful == 0), real, false, int(timed)) + sign_counts(_signs(row))
     return Part((row["model"], scope) if counted else None, counts,
                 (created, seconds) if timed and counted else None,
                 (created, int(useful)) if useful is not None and counted else None,
                 (day_of(created), row["model"], scope, int(counted), status),
                 (1, seconds if timed else 0.0, int(timed), int(useful is not None), int(useful == 1)))
+
+
+def _signs(row) -> str | None:
+    try:
+        return row["signs"]
+    except (KeyError, IndexError):   # a row read before migration 27's column
+        return None
+
+
+def sign_counts(signs: str | None) -> tuple:
+    """A call's `signs` (comma-separated, see SIGNS) as its SIGN_COUNTS."""
+    if not signs:
+        return (0,) * len(SIGN_COUNTS)
+    have = set(signs.split(","))
+    return (int("tools" in have), int(bool(have & set(FAULTS))), *(int(k in have) for k in FAULTS),
+            int("retried" in have))
 
 
 def verdict_of(useful, real_json: str | None, false_json: str | None) -> tuple:
@@ -193,7 +216,7 @@ def _rows_for(conn, table: str, cols: str, keys: list) -> list:
 
 # ---- the changes the store's write paths make ---------------------------------------------------
 
-CALL_COLS = "model, collection, kind, status, seconds, created"
+CALL_COLS = "model, collection, kind, status, seconds, created, signs"
 
 
 def current_verdict(conn, call: str) -> tuple | None:
@@ -271,7 +294,8 @@ def rebuild(conn) -> None:
     for table in ("standings", "judged", "days"):
         conn.execute(f"DELETE FROM {table}")
     conn.execute(
-        f"INSERT INTO standings ({', '.join(('model', 'scope') + COUNTS)}) SELECT c.model, COALESCE(c.collection, ''), "
+        f"INSERT INTO standings ({', '.join(('model', 'scope') + BASE_COUNTS)}) "
+        "SELECT c.model, COALESCE(c.collection, ''), "
         "COUNT(*), SUM(c.status != 'skipped'), SUM(c.status = 'ok'), SUM(c.status IN ('failed', 'timeout')), "
         "COALESCE(SUM(v.useful = 1), 0), COALESCE(SUM(v.useful = 0), 0), "
         "COALESCE(SUM(json_array_length(COALESCE(v.real, '[]'))), 0), "
@@ -292,6 +316,22 @@ def rebuild(conn) -> None:
         "COALESCE(SUM(CASE WHEN c.status = 'ok' AND c.seconds IS NOT NULL THEN c.seconds END), 0), "
         "SUM(c.status = 'ok' AND c.seconds IS NOT NULL), COUNT(v.id), COALESCE(SUM(v.useful = 1), 0) "
         f"{_JOINED} GROUP BY 1, 2, 3, 4, 5")
+
+
+def _has(text: str) -> str:
+    return f"COALESCE(SUM((',' || c.signs || ',') LIKE '%,{text},%'), 0)"
+
+
+def rebuild_signs(conn) -> None:
+    """The standings' SIGN_COUNTS made again from the calls' signs (migration 27, and `bench store rebuild`)."""
+    fault = " OR ".join(f"(',' || c.signs || ',') LIKE '%,{k},%'" for k in FAULTS)
+    sums = [_has("tools"), f"COALESCE(SUM({fault}), 0)", *(_has(k) for k in FAULTS), _has("retried")]
+    rows = conn.execute(f"SELECT c.model, COALESCE(c.collection, ''), {', '.join(sums)} FROM calls c "
+                        f"WHERE c.kind IN {KINDS_SQL} AND c.signs IS NOT NULL GROUP BY 1, 2").fetchall()
+    sets = ", ".join(f"{c} = ?" for c in SIGN_COUNTS)
+    conn.execute(f"UPDATE standings SET {sets}", (0,) * len(SIGN_COUNTS))
+    conn.executemany(f"UPDATE standings SET {sets} WHERE model = ? AND scope = ?",
+                     [(*r[2:], r[0], r[1]) for r in rows])
 
 
 def rebuild_judged_with_claims(conn) -> None:
@@ -329,7 +369,8 @@ def _latest(conn, value: str, where: str, size: int) -> dict:
 # ---- reading ------------------------------------------------------------------------------------
 
 POINT_COUNTS = ("point_real", "point_false")   # of real_claims and false_claims, those judged points gave
-_READ_COLS = _STANDING_COLS + ", " + ", ".join(POINT_COUNTS)
+JUDGE_COUNTS = ("judge_useful", "judge_not_useful")   # a judge model's verdicts (store/judgestore.py)
+_READ_COLS = _STANDING_COLS + ", " + ", ".join(POINT_COUNTS + JUDGE_COUNTS)
 
 
 def standing_rows(db, scopes: tuple | None) -> list:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import time
 
-from . import ledgerkept, standings
+from . import judgestore, ledgerkept, standings
 from .db import Database
 
 
@@ -31,6 +31,7 @@ class Verdicts:
             row = standings.call_row(conn, call)
             standings.judged(conn, call, row, old, (int(useful), len(real), len(false)))
             ledgerkept.judged(conn, call, row["kind"] if row else None, old[0] if old else None, int(useful))
+            judgestore.user_judged(conn, call, old[0] if old else None, int(useful))
             return cur.lastrowid
         vid = self.db.call(write)
         return {"id": vid, "call": call, "useful": useful, "note": note, "real": real, "false": false,

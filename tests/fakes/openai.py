@@ -81,7 +81,7 @@ class FakeOpenAI(FakeUpstream):
         message: dict = {"role": "assistant", "content": text if text or not calls else None, "refusal": None}
         if calls:
             message["tool_calls"] = [{"id": c["id"], "type": "function",
-                                      "function": {"name": c["name"], "arguments": json.dumps(c["args"])}}
+                                      "function": {"name": c["name"], "arguments": as_sent(c["args"])}}
                                      for c in calls]
         if reply.reasoning:
             message["reasoning_content"] = reply.reasoning
@@ -112,9 +112,15 @@ class FakeOpenAI(FakeUpstream):
         for i, c in enumerate(calls):
             yield chunk({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
                                          "function": {"name": c["name"], "arguments": ""}}]})
-            for frag in fragments(json.dumps(c["args"])):
+            for frag in fragments(as_sent(c["args"])):
                 yield chunk({"tool_calls": [{"index": i, "function": {"arguments": frag}}]})
         yield chunk({}, "tool_calls" if calls else FINISH.get(reply.finish, "stop"))
         if include_usage and not reply.no_usage:
             yield sse(dict(base, choices=[], usage=self.usage(n)))
         yield b"data: [DONE]\n\n"
+
+
+def as_sent(args) -> str:
+    """A call's arguments as OpenAI's API sends them: a JSON string; a script's text that is not JSON as it is (a
+    member that writes broken arguments)."""
+    return args if isinstance(args, str) else json.dumps(args)

@@ -20,7 +20,8 @@ from urllib.parse import parse_qs, urlsplit
 class Reply:
     """What a fake answers to one call. Every field has a harmless default: Reply() is the echo answer."""
     text: str | None = None            # None: the default echo, f"{model} says: {last user text}"
-    tool_calls: list = field(default_factory=list)   # [("name", {args})] or [{"name", "arguments", "id"?}]
+    tool_calls: list = field(default_factory=list)   # [("name", {args})] or [{"name", "arguments", "id"?}]; a
+    #                                    string that is not JSON is sent as it is where the protocol allows (OpenAI)
     reasoning: str | None = None       # thinking text, sent the protocol's way
     signature: str | None = None       # Anthropic thinking signature / Gemini thoughtSignature
     finish: str = "stop"               # canonical: stop, length, content_filter (tool_calls is automatic)
@@ -67,8 +68,12 @@ class Reply:
             if isinstance(c, (tuple, list)):
                 c = {"name": c[0], "arguments": c[1] if len(c) > 1 else {}}
             args = c.get("arguments", c.get("args", {}))
-            out.append({"id": c.get("id"), "name": c["name"],
-                        "args": json.loads(args) if isinstance(args, str) else args})
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except ValueError:
+                    pass   # arguments that are not JSON, sent as they are where the protocol can (OpenAI's)
+            out.append({"id": c.get("id"), "name": c["name"], "args": args})
         return out
 
 

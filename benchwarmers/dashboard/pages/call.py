@@ -25,6 +25,15 @@ class CallPageParts(Records, Protocol):
     points: PointVerdicts
 
 
+def judge_card(j: dict, seats: list) -> Html:
+    """A route turn's judge model and what it said of each answer, apart from your verdicts (they never mix)."""
+    rows = [[s["model"], s["kind"], "useful" if j["verdicts"][s["call"]] else "not useful"]
+            for s in seats if s["call"] in j["verdicts"]]
+    said = table(["Model", "Seat", "The judge says"], rows) if rows else \
+        html('<p class="seat-error">No verdict: $why</p>', why=j.get("error") or "its answer held none")
+    return card(f"Judged by {j.get('model') or 'the judge'}, blind (apart from your verdicts)", said, "judge")
+
+
 def data(req: Request, bench: CallPageParts) -> dict:
     """The ask (GET /bench/history/{id}) and, for a panel, its points (GET /bench/panels/{id}/points)."""
     d = history_item(bench, req.params["id"])
@@ -48,6 +57,8 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
         parts.append(card(f"Merged by {m['model']}", html('<div class="answer">$b</div>', b=body), "merged"))
     parts.append(points_card(frame, d.get("points"), d["seats"], back))
     parts.append(judging(frame, d, back))
+    if d.get("judge"):
+        parts.append(judge_card(d["judge"], d["seats"]))
     quotes = quotes_of(d.get("points"))
     proposals = {p["seat"]: p for p in (d.get("points") or {}).get("proposals") or []}
     parts.append(html('<section class="seats" aria-label="Answers">$columns</section>',

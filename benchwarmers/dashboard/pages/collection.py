@@ -12,6 +12,7 @@ from ...core.collection import Collections
 from ...core.points import MODES as POINT_MODES
 from ...core.rankings import served
 from ...core.refereepick import Picker
+from ...core.shadowjudge import ShadowJudge
 from ...names import DESCRIPTION_MOST
 from ...numberchecks import typed_seconds
 from ...server.gatewaykeys import enforcement
@@ -30,6 +31,7 @@ class CollectionPageParts(ModelListParts, Protocol):
     admin_token: str | None
     collections: Collections
     referees: Picker
+    judges: ShadowJudge
 
     def settings(self) -> dict: ...
 
@@ -70,6 +72,7 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
                                                                       "yet.</p>"),
                                 promote=promote_buttons(c, frame))),
         card("Referee", referee_now(c["referee_now"], c["name"]), anchor="referee"),
+        *([card("Judge", judge_card(c["judge"]), anchor="judge")] if c.get("judge") else []),
         card("Ask it", usage(c, d["url"], d["keys_enforced"], opened=True)),
         card("Score it", html("<p>The suite asks each active member its questions with known answers, one model at a "
                               "time; the Suite page follows the runs.</p>$button", button=post_button(
@@ -110,6 +113,16 @@ $referee</select></div>
 the setting)</span></label>
 <input id="c-wait" name="points_wait" type="number" min="0" max="600" step="any" value="$wait"></div>
 </div>
+<div class="row">
+<div><label for="c-judge">Judge <span class="muted">(route mode: judges the shadow answers, blind; never a
+member)</span></label>
+<select id="c-judge" name="judge">
+$judge</select></div>
+<div><label for="c-jbudget">Judge budget, USD a month</label>
+<input id="c-jbudget" name="judge_budget" type="number" min="0" step="any" value="$jbudget"></div>
+<div><label for="c-jrate">Judge rate <span class="muted">(share of shadowed turns)</span></label>
+<input id="c-jrate" name="judge_rate" type="number" min="0" max="1" step="any" value="$jrate"></div>
+</div>
 <output class="live-count" data-explorers="$explorers"
  aria-live="polite">$count</output>
 <div class="form-end"><button type="submit">Save collection</button></div></form>"""
@@ -146,6 +159,10 @@ def editor(d: dict, frame: Frame) -> Html:
                 points=options([(m, POINT_WORDS[m]) for m in POINT_MODES], frame.typed("points", c["points"])),
                 referee=options(referee_choices, frame.typed("referee", c.get("referee") or "")),
                 wait=frame.typed("points_wait", "" if wait is None else f"{wait:g}"),
+                judge=options([("", "none")] + [(m["alias"], m["alias"]) for m in d["models"]],
+                              frame.typed("judge", c.get("judge") or "")),
+                jbudget=frame.typed("judge_budget", "" if c.get("judge_budget") is None else f"{c['judge_budget']:g}"),
+                jrate=frame.typed("judge_rate", f"{c.get('judge_rate', 1.0):g}"),
                 explorers=sum(1 for m in d["models"] if explorer(m, purpose)),
                 count=seat_count(d["collection"]["seats"]) if d["collection"] else "")
 
@@ -169,6 +186,22 @@ def referee_now(r: dict, name: str) -> Html:
     lists = html('<p>Passed over:</p><ul class="plain-list">$items</ul>', items=notes + resting) \
         if notes or resting else ""
     return html("$who$lists", who=who, lists=lists)
+
+
+def judge_card(j: dict) -> Html:
+    """The judge of the shadow answers: this month's spending against its cap, why it stopped, and how often it agreed
+    with your verdicts (its verdicts count in route choice only once that holds)."""
+    spent = html("<p><strong>$m</strong> judges $rate of the shadowed turns: $usd of $cap spent this month in $n.</p>",
+                 m=j["model"], rate=f"{j['rate']:.0%}", usd=f"${j['month']['usd']:.4f}", cap=f"${j['budget']:g}",
+                 n=plural(j["month"]["calls"], "call"))
+    stopped = html('<p class="seat-error">Not judging: $why.</p>', why=j["stopped"]) if j["stopped"] else ""
+    rows = [[a["judge"], f"{a['agreed']} of {a['compared']}",
+             f"{a['rate']:.0%} ({a['interval'][0]:.0%}–{a['interval'][1]:.0%})" if a["compared"] else "",
+             "yes" if a["counts"] else f"not yet (needs {a['needs']['compared']} compared, lower bound "
+                                       f"{a['needs']['lower_bound']:.0%})"] for a in j["agreement"]]
+    agreed = table(["Judge", "Agreed with you", "Rate (95%)", "Counts in route choice"], rows) if rows else \
+        trusted('<p class="muted">No answer judged by both the judge and you yet: its verdicts do not count.</p>')
+    return html("$spent$stopped$agreed", spent=spent, stopped=stopped, agreed=agreed)
 
 
 def explorer(m: dict, purpose: str) -> bool:
@@ -200,6 +233,11 @@ def save(req: Request, bench: object, form: Form) -> Done:
     if "points" in form.fields:       # the editor's points, referee and wait (a form without them keeps them)
         body.update(points=form.get("points"), referee=form.get("referee") or None,
                     points_wait=typed_seconds(form.get("points_wait")))
+    if "judge" in form.fields:        # the editor's judge (a form without it keeps it)
+        body["judge"] = form.get("judge") or None
+        if body["judge"]:
+            body.update(judge_budget=typed_seconds(form.get("judge_budget")),
+                        judge_rate=typed_seconds(form.get("judge_rate")) if form.get("judge_rate").strip() else 1.0)
     saved = call(req, "PUT", f"/bench/collections/{name}", body)
     seats = get(req, f"/bench/collections/{name}/overview")["seats"]
     return Done(f"Saved collection {saved['name']}: one ask makes {plural(seats['calls'], 'call')}.",

@@ -9,7 +9,7 @@ from ..contract import stays
 from ..markup import Html, card, html, link, options, table, trusted
 from ..render import pct, secs
 from ..web import Frame
-from ..widgets import chip, probe_cell, record_cell, speed_cell, suite_cell
+from ..widgets import chip, probe_cell, record_cell, speed_cell, suite_cell, tool_cell
 
 STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("retired", "retired")]
 
@@ -42,11 +42,11 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
     rows = [[link(f"/models/{m['alias']}", m["alias"]), html('<span class="served">$s</span>', s=m["served"]),
              m["endpoint"], status_cell(m), probe_cell(m.get("last_probe")),
              m["record"]["asks"] if m["record"] else "0",
-             record_cell(m["record"]), m["record"]["false_claims"] if m["record"] else "0",
+             record_cell(m["record"]), m["record"]["false_claims"] if m["record"] else "0", tool_cell(m["record"]),
              secs(m["record"]["median_seconds"]) if m["record"] else "", suite_cell(m.get("suite")),
              speed_cell(m.get("perf"))] for m in d["models"]]
     roster = table(["Alias", "Served name", "Endpoint", "Status", "Last probe", "Asks", "Useful (your verdicts)",
-                    "False claims", "Median", "Suite scores", "Speed (weekly test)"], rows, cls="roster")
+                    "False claims", "Tool errors", "Median", "Suite scores", "Speed (weekly test)"], rows, cls="roster")
     return "Models", html("$head$roster$trust", head=head, roster=card("", roster),
                           trust=card("Who to trust", trust_chart(d["trust"])))
 
