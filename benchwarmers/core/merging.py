@@ -31,7 +31,7 @@ def stream(dialer: Dialer, run: PanelRun, model: Model | None, passed_over: list
     else:
         ask = merge_ask(run.ask, run.seats, panel_names(run.seats, dialer.registry.models()))
         try:
-            for ev in dialer.stream(model, ask, kind="merge", asker=run.asker):
+            for ev in dialer.stream(model, ask, kind="merge", asker=run.asker, call=call_id):
                 collector.add(ev)
                 if isinstance(ev, TextDelta):
                     yield ev

@@ -18,6 +18,7 @@ from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, Mo
                       ToolsNeedRouteMode, UpstreamFailed)
 from ..providers.dispatch import Call
 from ..providers.hangup import Hangup
+from ..roster.limits.budgets import OVER
 from ..roster.limits.quota import RESTS
 from ..roster.registry import Registry
 from ..store.db import Written
@@ -28,7 +29,7 @@ from .calling import Dialer
 from .collection import Collections
 from .lanes import Lanes
 from .panelrun import PanelRun
-from .panelwords import no_able_seat, rate_limited, seat_block, unkept_note
+from .panelwords import no_able_seat, over_budget, rate_limited, seat_block, unkept_note
 from .pump import pump
 from .rankings import Rankings
 from .recorder import seat_ended
@@ -96,7 +97,7 @@ class Panel:
             raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
-            raise no_able_seat(plan, self.dialer.free_at, self.dialer.now())
+            raise no_able_seat(plan, self.dialer.free_at, self.dialer.now(), self.dialer.month_end())
         settings = self.settings()
         hard = time.monotonic() + settings["seat_timeout"]
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
@@ -138,7 +139,8 @@ class Panel:
         """Send the seat's call the dispatcher's way; what may block runs on a worker, within the endpoint's share."""
         endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
         self.dialer.seat(sp.model, run.ask, endpoint, seat.kind, run.hangups[seat.call],
-                         partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker)
+                         partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker,
+                         record=seat.call)
 
     def _worker(self, run: PanelRun, sp: SeatPlan, seat: Seat, fn: Callable[[], None], starting: bool) -> None:
         self.lanes.submit(sp.model.endpoint, self._on_worker, run, sp, seat, fn, starting)
@@ -388,6 +390,8 @@ class Panel:
             return
         self.settle(run)   # the refusal too goes out once its records (and a 429's rest) are committed
         lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats).rstrip(".")
+        if all(s.status == SKIPPED and (s.error or "").startswith(OVER) for s in run.seats):
+            raise over_budget(lines, self.dialer.month_end(), self.dialer.now())
         if all(s.call in run.limited or (s.status == SKIPPED and (s.error or "").startswith(RESTS))
                for s in run.seats):   # a direct ask's 429 included: the client is told when to come back
             raise rate_limited(f"Every seat is resting on a rate limit or was refused by one: {lines}.",

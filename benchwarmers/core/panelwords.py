@@ -5,7 +5,8 @@ import re
 from typing import Callable
 
 from ..canonical import OK, Seat
-from ..errors import AllSeatsFailed, BenchError, NoAbleSeat, RateLimited
+from ..errors import AllSeatsFailed, BenchError, BudgetRefused, NoAbleSeat, RateLimited
+from ..roster.limits.budgets import OVER
 from ..roster.limits.quota import FAILING, RESTS
 from .seating import Plan
 
@@ -47,6 +48,11 @@ def too_long(plan: Plan) -> BenchError | None:
                       "Shorten the prompt to fit, or add a model with a larger window to the collection.")
 
 
+def over_budget(reasons: str, month_end: float | None, now: float) -> BudgetRefused:
+    """The 429 of an ask every seat of which a monthly budget kept: Retry-After at the month's turn."""
+    return BudgetRefused(f"Nothing was sent: {reasons}.", month_end or now + 86400, now)
+
+
 def rate_limited(what: str, resets: list, now: float) -> RateLimited:
     """The 429 of an ask every seat of which a rate limit kept or refused: Retry-After says when the first of them
     is free again (`resets`: each one's, None where no limit said; 60 s when none did)."""
@@ -55,13 +61,16 @@ def rate_limited(what: str, resets: list, now: float) -> RateLimited:
                        retry_after=max(1.0, min(known) - now) if known else 60)
 
 
-def no_able_seat(plan: Plan, free_at: Callable, now: float) -> BenchError:
-    """Why no seat of the plan can take the ask (`free_at(model)`: when a rate limit lets the model be called)."""
+def no_able_seat(plan: Plan, free_at: Callable, now: float, month_end: float | None = None) -> BenchError:
+    """Why no seat of the plan can take the ask (`free_at(model)`: when a rate limit lets the model be called;
+    `month_end`: when the budgets reset)."""
     longer = too_long(plan)
     if longer is not None:
         return longer
     reasons = "; ".join(f"{sp.model.alias}: {sp.skip}" for sp in plan.seats)
-    if all(sp.skip.startswith(RESTS) for sp in plan.seats):
+    if all(sp.skip.startswith(OVER) for sp in plan.seats):
+        return over_budget(reasons, month_end, now)
+    if all(sp.skip.startswith((*RESTS, OVER)) for sp in plan.seats):
         return rate_limited(f"Every seat is resting on a rate limit: {reasons}.",
                             [free_at(sp.model) for sp in plan.seats], now)
     if all(sp.skip.startswith((FAILING, *RESTS)) for sp in plan.seats):     # the endpoints are at fault, not the ask

@@ -105,7 +105,7 @@ class Refereeing:
             self._lock.notify()
         self.dialer.seat(j.model, j.ask, run.endpoints.get(j.model.endpoint), KIND, j.hangup,
                          partial(self._worker, j), partial(self._over, j), run.asker,
-                         timeouts=seat_timeouts(seconds, j.hangup))
+                         timeouts=seat_timeouts(seconds, j.hangup), record=j.call)
 
     def _worker(self, j: Judging, fn: Callable[[], None], starting: bool) -> None:
         self.lanes.submit(j.model.endpoint, fn)
