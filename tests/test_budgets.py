@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from tests.fakes import Reply
 from tests.helpers.clock import FakeClock
 from tests.helpers.data import write
 from tests.helpers.http import Http
@@ -26,17 +27,19 @@ def budgets(home, **scopes) -> None:
     write(home, "limits.json", {"limits": limits})
 
 
-def priced(api, *aliases) -> None:
-    for alias in aliases:
-        assert api("PUT", f"/bench/models/{alias}/facts", {"price_in": PRICE, "price_out": PRICE})[0] == 200
+def setup(home, fake, members=("a", "b"), settings: dict | None = None) -> None:
+    """Collection core of `members`, no explore seat; a and b priced at a cent a token (from the start: a model
+    that turns paid is held), the others unpriced."""
+    priced = {alias: {"endpoint": "fake", "served": f"m-{alias}", "facts": {"price_in": PRICE, "price_out": PRICE}}
+              for alias in ("a", "b")}
+    setup_bench(home, fake, {"core": {"members": list(members), "explore": 0}}, settings, **priced)
 
 
 def test_a_direct_ask_past_its_models_budget_is_refused_unsent(home, fake, make_service):
-    setup_bench(home, fake, {"core": {"members": ["a", "b"], "explore": 0}})
+    setup(home, fake, ["a", "b"])
     budgets(home, models={"a": 0.5})
     svc = make_service()
     api = Http(svc.url)
-    priced(api, "a")
     assert api("POST", "/v1/chat/completions", body("a", "hi", max_tokens=10))[0] == 200
     status, headers, d = api("POST", "/v1/chat/completions", body("a", "hi", max_tokens=100))
     assert status == 429, d
@@ -44,3 +47,181 @@ def test_a_direct_ask_past_its_models_budget_is_refused_unsent(home, fake, make_
     assert "over budget: model 'a' spent" in d["error"]["message"]
     assert headers["x-should-retry"] == "false" and int(headers["Retry-After"]) > 0
     assert len(requests_for(fake, "m-a")) == 1
+
+
+def spend_of(api, scope: str, name: str) -> float:
+    money = api("GET", "/bench/limits")[2]["money"]
+    return next(b for b in money["budgets"] if (b["scope"], b["name"]) == (scope, name))["spent"]
+
+
+@pytest.mark.parametrize("path, payload, message", [
+    ("/v1/chat/completions", {"model": "a", "messages": [{"role": "user", "content": "hi"}]},
+     lambda d: d["error"]["message"]),
+    ("/v1/responses", {"model": "a", "input": "hi"}, lambda d: d["error"]["message"]),
+    ("/v1/messages", {"model": "a", "max_tokens": 50, "messages": [{"role": "user", "content": "hi"}]},
+     lambda d: d["error"]["message"] if d.get("type") == "error" else None),
+    ("/v1beta/models/a:generateContent", {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+     lambda d: d["error"]["message"] if d["error"]["status"] == "RESOURCE_EXHAUSTED" else None),
+    ("/api/chat", {"model": "a", "stream": False, "messages": [{"role": "user", "content": "hi"}]},
+     lambda d: d["error"]),
+])
+def test_every_client_format_is_refused_in_its_own_shape_naming_the_budget(home, fake, make_service, path, payload,
+                                                                           message):
+    setup(home, fake, ["a", "b"])
+    budgets(home, models={"a": 0})                     # nothing may be spent on a
+    svc = make_service()
+    api = Http(svc.url)
+    status, headers, d = api("POST", path, payload)
+    assert status == 429, d
+    said = message(d)
+    assert said and "over budget: model 'a' spent $0.00 of its $0.00 a month" in said and "resets at" in said, d
+    assert "Nothing was sent" in said
+    assert headers["x-should-retry"] == "false" and int(headers["Retry-After"]) > 0
+    assert requests_for(fake, "m-a") == []
+
+
+def test_the_openai_sdk_is_told_once_and_does_not_retry(home, fake, make_service):
+    import openai
+    setup(home, fake, ["a"])
+    budgets(home, models={"a": 0})
+    svc = make_service()
+    sdk = openai.OpenAI(base_url=svc.url + "/v1", api_key="unused", max_retries=3)
+    with pytest.raises(openai.RateLimitError) as caught:
+        sdk.chat.completions.create(model="a", messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.code == "budget_exceeded" and "over budget" in caught.value.message
+    calls = Http(svc.url)("GET", "/bench/calls?model=a")[2]
+    assert requests_for(fake, "m-a") == [] and not calls.get("calls")
+
+
+def test_a_panel_seat_past_its_budget_is_skipped_and_the_rest_answer(home, fake, make_service):
+    setup(home, fake, ["a", "b"])
+    budgets(home, models={"a": 0})
+    svc = make_service()
+    api = Http(svc.url)
+    status, _, d = api("POST", "/v1/chat/completions", body("bench/core", "hi"))
+    assert status == 200, d
+    seats = {s["model"]: s for s in d["bench"]["seats"]}
+    assert seats["a"]["status"] == "skipped" and seats["a"]["error"].startswith("over budget: model 'a'")
+    assert seats["b"]["status"] == "ok" and "b says: hi" in d["choices"][0]["message"]["content"]
+    assert requests_for(fake, "m-a") == [] and len(requests_for(fake, "m-b")) == 1
+
+
+def test_a_route_turn_fails_over_to_a_member_within_budget(home, fake, make_service):
+    setup(home, fake, ["a", "b"])
+    budgets(home, models={"a": 0})
+    svc = make_service()
+    api = Http(svc.url)
+    for _ in range(2):
+        status, _, d = api("POST", "/v1/chat/completions", body("bench/core:route", "one turn", max_tokens=20))
+        assert status == 200 and d["bench"]["model"] == "b", d
+    assert requests_for(fake, "m-a") == []
+    budgets(home, models={"a": 0, "b": 0})
+    status, _, d = api("POST", "/v1/chat/completions", body("bench/core:route", "one more", max_tokens=20))
+    assert status == 429 and d["error"]["code"] == "budget_exceeded", d
+    assert len(requests_for(fake, "m-b")) == 2
+
+
+@pytest.mark.parametrize("scope, name, what", [
+    ("connections", "fake", "connection 'fake'"),
+    ("collections", "core", "collection 'core'"),
+    ("bench", None, "the whole bench"),
+])
+def test_a_budget_at_each_level_refuses_what_counts_against_it(home, fake, make_service, scope, name, what):
+    setup(home, fake, ["a", "b"])
+    budgets(home, **({"bench": 0} if scope == "bench" else {scope: {name: 0}}))
+    svc = make_service()
+    api = Http(svc.url)
+    status, _, d = api("POST", "/v1/chat/completions", body("bench/core", "hi"))
+    assert status == 429 and d["error"]["code"] == "budget_exceeded", d
+    assert f"over budget: {what} spent $0.00 of its $0.00 a month" in d["error"]["message"]
+    assert chat_requests(fake) == []
+
+
+def test_a_gateway_keys_budget_holds_its_asks_and_no_one_elses(home, fake, make_service):
+    setup(home, fake, ["a"], settings={"require_keys": True})
+    svc = make_service()
+    api = Http(svc.url)
+    made = [api("POST", "/bench/keys", {"name": n, "collections": ["core"], "usd_month": usd})
+            for n, usd in (("tight", 0.25), ("free", None))]
+    assert [m[0] for m in made] == [201, 201] and made[0][2]["usd_month"] == 0.25, made
+    tight, free = ({"Authorization": f"Bearer {m[2]['key']}"} for m in made)
+    fake.script("m-a", Reply(usage={"input": 1, "output": 20}))          # $0.21 a call
+    assert api("POST", "/v1/chat/completions", body("bench/core", "hi", max_tokens=20), tight)[0] == 200
+    status, _, d = api("POST", "/v1/chat/completions", body("bench/core", "hi", max_tokens=20), tight)
+    assert status == 429 and "over budget: gateway key 'tight' spent $0.21 of its $0.25" in d["error"]["message"]
+    assert api("POST", "/v1/chat/completions", body("bench/core", "hi", max_tokens=20), free)[0] == 200
+    keys = {k["name"]: k for k in api("GET", "/bench/keys")[2]["keys"]}
+    assert keys["tight"]["usd_month"] == 0.25 and keys["free"]["usd_month"] is None
+    assert spend_of(api, "key", "tight") == pytest.approx(0.21)
+
+
+def test_a_budget_lowered_below_what_is_spent_refuses_at_once(home, fake, make_service):
+    setup(home, fake, ["a"])
+    svc = make_service()
+    api = Http(svc.url)
+    assert api("PUT", "/bench/limits/a", {"usd_month": 5})[0] == 200
+    fake.script("m-a", Reply(usage={"input": 1, "output": 20}))
+    assert api("POST", "/v1/chat/completions", body("a", "hi", max_tokens=20))[0] == 200
+    assert spend_of(api, "model", "a") == pytest.approx(0.21)
+    status, _, d = api("PUT", "/bench/limits/a", {"usd_month": 0.1})
+    assert status == 200 and d["budget"]["state"] == "at" and d["budget"]["left"] == 0, d
+    status, _, d = api("POST", "/v1/chat/completions", body("a", "hi", max_tokens=1))
+    assert status == 429 and "spent $0.21 of its $0.10 a month" in d["error"]["message"]
+    assert len(requests_for(fake, "m-a")) == 1
+
+
+def test_the_month_turns_at_midnight_in_the_users_time_zone(home, fake, make_service):
+    setup(home, fake, ["a"])
+    budgets(home, models={"a": 0.25})
+    clock = FakeClock(start=datetime(2026, 11, 30, 23, 30))              # local time, UTC+01:00: 22:30 UTC
+    svc = make_service(clock=clock)
+    api = Http(svc.url)
+    fake.script("m-a", Reply(usage={"input": 1, "output": 20}))
+    assert api("POST", "/v1/chat/completions", body("a", "hi", max_tokens=20))[0] == 200
+    status, headers, d = api("POST", "/v1/chat/completions", body("a", "hi", max_tokens=20))
+    assert status == 429 and "resets at 2026-12-01 00:00 (UTC+01:00)" in d["error"]["message"], d
+    assert 1790 <= int(headers["Retry-After"]) <= 1800                    # half an hour to local midnight
+    money = api("GET", "/bench/limits")[2]["money"]
+    assert money["month"] == "2026-11" and money["budgets"][0]["state"] == "near"
+    clock.advance(minutes=29)                                             # 23:59 local: still November's
+    assert api("POST", "/v1/chat/completions", body("a", "hi", max_tokens=20))[0] == 429
+    clock.advance(minutes=2)                                              # 00:01 on Dec 1 local, 23:01 UTC Nov 30
+    assert api("POST", "/v1/chat/completions", body("a", "hi", max_tokens=20))[0] == 200
+    money = api("GET", "/bench/limits")[2]["money"]
+    assert money["month"] == "2026-12" and money["budgets"][0]["spent"] == pytest.approx(0.21)
+    assert len(requests_for(fake, "m-a")) == 2
+
+
+def race(urls: list, count: int, payload: dict) -> list:
+    """`count` asks at once, spread over the services at `urls`; their statuses."""
+    out: list = [None] * count
+
+    def ask(i: int) -> None:
+        out[i] = Http(urls[i % len(urls)])("POST", "/v1/chat/completions", payload, timeout=120)[0]
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    return out
+
+
+def test_asks_racing_for_the_last_cents_never_pass_the_budget_by_more_than_one_estimate(home, fake, make_service):
+    setup(home, fake, ["a"])
+    budgets(home, models={"a": 1.0})
+    one, other = make_service(), make_service()          # two processes' worth of services on one data folder
+    api = Http(one.url)
+    fake.script("m-a", Reply(usage={"input": 1, "output": 20}))          # $0.21 a call; its estimate is more
+    estimate = api("POST", "/bench/estimate", body("a", "hi", max_tokens=20))[2]["most"]
+    assert 0.21 <= estimate < 0.3
+    statuses = race([one.url, other.url], 24, body("a", "hi", max_tokens=20))
+    answered = statuses.count(200)
+    assert answered >= 1 and answered + statuses.count(429) == 24, statuses
+    assert len(requests_for(fake, "m-a")) == answered                     # every refusal sent nothing
+    spent = spend_of(api, "model", "a")
+    assert spent == pytest.approx(0.21 * answered)
+    assert spent <= 1.0 + estimate
+    ledger = api("GET", "/bench/usage?by=model")[2]["rows"]
+    assert next(r for r in ledger if r["name"] == "a")["cost"] == pytest.approx(spent)   # the kept sum: the ledger's
+    money = api("GET", "/bench/limits")[2]["money"]
+    assert money["budgets"][0]["held"] == 0                               # every hold let go

@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 
 from ..askparts import ANYONE, NO_PASSTHROUGH, Asker, PassThrough
 from ..baseurls import local_server
-from ..canonical import DIRECT, EXPLORE, MEMBER, OK, ROUTE, Answer, Ask, estimate_usage
+from ..canonical import EXPLORE, MEMBER, OK, ROUTE, Answer, Ask, estimate_usage
 from ..errors import BudgetRefused, QuotaRefused
 from ..providers import Provider, Timeouts
 from ..providers.hangup import Hangup
@@ -25,6 +25,7 @@ from ..store.calls import Calls
 from ..store.ids import new_id
 from ..store.db import Written
 from ..store.ledger import Ledger, Line, cost_of
+from .pricing import Pricing, charge
 from .recorder import Ended, request_summary, write
 
 SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
@@ -37,7 +38,6 @@ BACKGROUND = ("probe", "speed", "suite")   # work nobody waits on: it may wait l
 
 
 FEWEST_FIT = 256   # the fewest output tokens a speed-fitted cap asks for: fewer is rarely an answer
-UNCAPPED = 4096    # the output tokens a call's estimate counts when neither the ask nor the model's facts cap them
 
 
 def seat_timeouts(seconds: float, hangup: Hangup | None = None) -> Timeouts:
@@ -100,6 +100,7 @@ class Dialer:
         self.price = price or (lambda model: (model.facts.get("price_in"), model.facts.get("price_out"), None))
         self.paces = paces or (lambda alias: None)   # a model's measured (ttft, tokens per second), if any
         self.budgets = budgets             # the monthly budgets in dollars checked before each call (None: none)
+        self.pricing = Pricing(self.price, self.facts, self.tokens)   # what a call may cost, and did
         self.ledger = Ledger(calls.db)
         self.scheduled = False             # the scheduler's copy (see over) marks its calls so
         self.dispatch = Dispatch()         # how the bytes move: shared with over()'s copies
@@ -203,37 +204,27 @@ class Dialer:
 
     # ---- budgets in dollars, before anything is sent ---------------------------------------------------
     def estimate(self, model: Model, ask: Ask) -> float | None:
-        """The most this call can cost: its prompt tokens (as the ledger counts a call whose upstream tells none) and
-        its output cap, at the model's price (the catalog's, or the user's own); None when no price is known."""
-        price_in, price_out, _ = self.price(model)
-        cap = self.tokens(model, ask) or token_fact(self.facts(model), "max_output") or UNCAPPED
-        return cost_of(price_in, price_out, ask.prompt_tokens(), cap)
-
-    @staticmethod
-    def charge(model: Model, ask: Ask, asker: Asker, call: str = "") -> Charge:
-        """What a call counts against: its model, connection, collection (none for a model asked directly) and key."""
-        target = ask.target
-        collection = target.name if target is not None and target.mode != DIRECT else None
-        return Charge(call, model.alias, model.endpoint, collection, asker.caller)
+        """The most this call can cost (pricing.Pricing.estimate); None when no price is known."""
+        return self.pricing.estimate(model, ask)
 
     def over_budget(self, model: Model, ask: Ask, asker: Asker = ANYONE) -> BudgetRefusal | None:
         """The budget this call would pass now (nothing held: seating's look before it seats a model)."""
         if self.budgets is None:
             return None
-        return self.budgets.check(self.charge(model, ask, asker), self.estimate(model, ask))
+        return self.budgets.check(charge(model, ask, asker), self.estimate(model, ask))
 
     def reserve(self, model: Model, ask: Ask, asker: Asker, call: str) -> None:
         """Hold the call's estimate on every budget it counts against, or raise BudgetRefused (nothing is held)."""
         if self.budgets is None:
             return
-        refusal = self.budgets.reserve(self.charge(model, ask, asker, call), self.estimate(model, ask))
+        refusal = self.budgets.reserve(charge(model, ask, asker, call), self.estimate(model, ask))
         if refusal is not None:
             raise BudgetRefused(refusal.text(), refusal.at, self.now())
 
     def _let_go(self, model: Model, ask: Ask, asker: Asker, call: str | None) -> None:
         """A held call that will not go after all: nothing is booked, the hold is let go."""
         if call is not None and self.budgets is not None:
-            self.budgets.book(self.charge(model, ask, asker, call), 0.0)
+            self.budgets.book(charge(model, ask, asker, call), 0.0)
 
     def month_end(self) -> float | None:
         """When this month's budgets reset (the user's time zone); None without budgets."""
@@ -272,7 +263,7 @@ class Dialer:
                 self.recount(model, ask, answer)
                 self.ledger.add(line)
             if self.budgets is not None:
-                self.budgets.book(self.charge(model, ask, asker, hold), line.cost)
+                self.budgets.book(charge(model, ask, asker, hold), line.cost)
 
     def seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str, hangup: Hangup | None,
              worker: Worker, done: Done, asker: Asker = ANYONE, timeouts: Timeouts | None = None,
@@ -377,8 +368,8 @@ class Dialer:
             line = self.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.asker.origin)
         # a seat given up while still out (no answer, counted=0: see panel._give_up) keeps its hold till it returns
         if self.budgets is not None and not (answer is None and ended.counted == 0 and ended.went and amend is None):
-            charge = Charge(ended.call, model.alias, model.endpoint, ended.collection, ended.asker.caller)
-            self.budgets.book(charge, line.cost if line else 0.0)
+            self.budgets.book(Charge(ended.call, model.alias, model.endpoint, ended.collection, ended.asker.caller),
+                              line.cost if line else 0.0)
         tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
         return write(self.calls, ended, line, tokens, self.stored_chars(), amend)
 

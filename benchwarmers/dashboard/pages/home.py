@@ -56,9 +56,16 @@ def data(req, bench: HomePageParts) -> dict:
 
 
 def near_limits(bench: LimitsParts) -> list[dict]:
-    """The connections near or at a rate limit, in words (the Quotas page has the rest)."""
-    return [{"connection": c["name"], "state": c["state"], "text": quotas.warning_text(c)}
-            for c in listed(lambda: limits_view(bench)["connections"]) if c["state"] != "ok"]
+    """The connections near or at a rate limit, and the budgets 80% spent or more, in words (the Quotas page has the
+    rest)."""
+    view = listed(lambda: [limits_view(bench)])
+    if not view:
+        return []
+    out = [{"connection": c["name"], "state": c["state"], "text": quotas.warning_text(c)}
+           for c in view[0]["connections"] if c["state"] != "ok"]
+    money = view[0]["money"]
+    return out + [{"budget": b["what"], "state": b["state"], "text": quotas.budget_warning(b, money)}
+                  for b in money["budgets"] if b["state"] != "ok"]
 
 
 def listed(read) -> list:
