@@ -9,6 +9,7 @@ from datetime import datetime
 import pytest
 
 from tests.fakes import Reply
+from tests.helpers.catalog import map_endpoints
 from tests.helpers.clock import FakeClock
 from tests.helpers.data import write
 from tests.helpers.http import Http
@@ -27,12 +28,14 @@ def budgets(home, **scopes) -> None:
     write(home, "limits.json", {"limits": limits})
 
 
-def setup(home, fake, members=("a", "b"), settings: dict | None = None) -> None:
-    """Collection core of `members`, no explore seat; a and b priced at a cent a token (from the start: a model
-    that turns paid is held), the others unpriced."""
+def setup(home, fake, members=("a", "b"), settings: dict | None = None, **collection) -> None:
+    """Collection core of `members`, no explore seat unless `collection` says; a and b priced at a cent a token (from
+    the start: a model that turns paid is held), the others unpriced (the fake counts as a hosted provider: a local
+    server's models cost nothing)."""
     priced = {alias: {"endpoint": "fake", "served": f"m-{alias}", "facts": {"price_in": PRICE, "price_out": PRICE}}
               for alias in ("a", "b")}
-    setup_bench(home, fake, {"core": {"members": list(members), "explore": 0}}, settings, **priced)
+    setup_bench(home, fake, {"core": {"members": list(members), "explore": 0, **collection}}, settings, **priced)
+    map_endpoints(home, {"fake": "groq"})
 
 
 def test_a_direct_ask_past_its_models_budget_is_refused_unsent(home, fake, make_service):
@@ -225,3 +228,49 @@ def test_asks_racing_for_the_last_cents_never_pass_the_budget_by_more_than_one_e
     assert next(r for r in ledger if r["name"] == "a")["cost"] == pytest.approx(spent)   # the kept sum: the ledger's
     money = api("GET", "/bench/limits")[2]["money"]
     assert money["budgets"][0]["held"] == 0                               # every hold let go
+
+
+def test_the_estimate_names_each_seat_the_referee_and_the_merge_before_anything_is_sent(home, fake, make_service):
+    setup(home, fake, ["a", "c"], merge_model="b", referee="b", points="all")
+    svc = make_service()
+    api = Http(svc.url)
+    status, _, d = api("POST", "/bench/estimate", body("bench/core:merged", "what does this cost?", max_tokens=20))
+    assert status == 200, d
+    a, c = d["seats"]
+    assert (a["model"], a["max_tokens"], a["price_in"]) == ("a", 20, PRICE)
+    assert a["usd"] == pytest.approx((a["prompt_tokens"] + 20) * CENT)
+    assert c["model"] == "c" and c["usd"] is None and d["unpriced"] == ["c"]          # no price: not counted
+    ref, merge = d["referee"], d["merge"]
+    assert ref["model"] == "b" and merge["model"] == "b" and merge["max_tokens"] == 20
+    assert ref["prompt_tokens"] == merge["prompt_tokens"] > a["prompt_tokens"] + 40    # the ask and both answers
+    assert d["most"] == pytest.approx(a["usd"] + ref["usd"] + merge["usd"])
+    assert chat_requests(fake) == []
+    budgets(home, models={"a": 0})
+    a = api("POST", "/bench/estimate", body("bench/core", "again", max_tokens=20))[2]["seats"][0]
+    assert a["usd"] is None and a["skip"].startswith("over budget: model 'a'")
+
+
+def test_the_reply_carries_each_seats_cost(home, fake, make_service):
+    setup(home, fake, ["a", "c"])
+    svc = make_service()
+    fake.script("m-a", Reply(usage={"input": 3, "output": 7}))
+    d = Http(svc.url)("POST", "/v1/chat/completions", body("bench/core", "hi"))[2]
+    cost = {s["model"]: s["cost"] for s in d["bench"]["seats"]}
+    assert cost == {"a": pytest.approx(0.10), "c": None}
+
+
+def test_the_quotas_page_says_which_models_no_budget_limits(home, fake, make_service):
+    setup(home, fake, ["a", "c"])
+    budgets(home, models={"a": 1.0}, collections={"core": 2.0})
+    svc = make_service()
+    api = Http(svc.url)
+    fake.script("m-a", Reply(usage={"input": 40, "output": 40}))            # $0.80: 80% of a's budget
+    assert api("POST", "/v1/chat/completions", body("bench/core", "hi", max_tokens=50))[0] == 200
+    money = api("GET", "/bench/limits")[2]["money"]
+    states = {b["what"]: (b["state"], b["spent"]) for b in money["budgets"]}
+    assert states == {"model 'a'": ("near", pytest.approx(0.8)), "collection 'core'": ("ok", pytest.approx(0.8))}
+    assert "c" in money["unpriced"] and "a" not in money["unpriced"]
+    page = api("GET", "/quotas", headers={"Accept": "text/html"})[2]
+    assert "No price known, so no dollar budget limits them" in page and "Model &#x27;a&#x27; is near its budget" in page
+    home_page = api("GET", "/", headers={"Accept": "text/html"})[2]
+    assert "near its budget: $0.80 of $1.00 spent this month" in home_page

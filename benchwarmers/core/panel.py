@@ -200,6 +200,7 @@ class Panel:
                     if answer.finish_reason == LENGTH:   # its label says where it was cut
                         seat.max_tokens = self.dialer.tokens(sp.model, run.ask)
                 run.records.append(self._record(run, sp, seat, answer, sent))
+                seat.cost = self.dialer.pricing.cost(sp.model, answer)   # its usage as recorded
                 run.left -= 1
                 last = run.left == 0
                 grace = run.count_in(seat) and not last

@@ -203,7 +203,8 @@ class Refereeing:
             collection=run.collection_name, panel=run.id, request=run.seat_request, counted=j.ask.prompt_tokens(),
             sent=sent, asker=run.asker)))
         return {"call": j.call, "seconds": round(took, 3),
-                "usage": (answer.usage if answer is not None else Usage()).to_dict()}
+                "usage": (answer.usage if answer is not None else Usage()).to_dict(),
+                "cost": self.dialer.pricing.cost(j.model, answer)}
 
     def told(self, run, wait: float = 0.0) -> str:
         """What the reply says of its points, after waiting up to `wait` seconds for them: the block when they are in
