@@ -274,3 +274,25 @@ def test_the_quotas_page_says_which_models_no_budget_limits(home, fake, make_ser
     assert "No price known, so no dollar budget limits them" in page and "Model &#x27;a&#x27; is near its budget" in page
     home_page = api("GET", "/", headers={"Accept": "text/html"})[2]
     assert "near its budget: $0.80 of $1.00 spent this month" in home_page
+
+
+def test_the_cli_sets_budgets_and_prints_what_an_ask_would_cost(home, fake, make_service):
+    from tests.test_cli_ask import bench_cli, out
+    setup(home, fake, ["a", "c"])
+    svc = make_service()
+    for args in (["limits", "set", "a", "--usd-month", "5"], ["limits", "set", "core", "--collection", "--usd-month",
+                                                              "$2.50"], ["limits", "set", "--bench", "--usd-month", "9"]):
+        proc = bench_cli(svc.url, *args)
+        assert proc.returncode == 0, proc.stderr
+    assert "usd_month 2.5" in out(bench_cli(svc.url, "limits", "set", "core", "--collection", "--usd-month", "2.5"))
+    shown = out(bench_cli(svc.url, "limits"))
+    assert "model 'a'" in shown and "collection 'core'" in shown and "the whole bench" in shown
+    proc = bench_cli(svc.url, "ask", "core", "what would this cost?", "--max-tokens", "20", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    said = out(proc)
+    assert "At most $0." in said and "Nothing was sent" in said and "no price known" in said
+    assert chat_requests(fake) == []
+    assert bench_cli(svc.url, "limits", "set", "a", "--usd-month", "-1").returncode == 2
+    assert bench_cli(svc.url, "limits", "clear", "a", "usd_month").returncode == 0
+    money = Http(svc.url)("GET", "/bench/limits")[2]["money"]
+    assert {b["what"] for b in money["budgets"]} == {"collection 'core'", "the whole bench"}
