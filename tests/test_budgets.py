@@ -296,3 +296,17 @@ def test_the_cli_sets_budgets_and_prints_what_an_ask_would_cost(home, fake, make
     assert bench_cli(svc.url, "limits", "clear", "a", "usd_month").returncode == 0
     money = Http(svc.url)("GET", "/bench/limits")[2]["money"]
     assert {b["what"] for b in money["budgets"]} == {"collection 'core'", "the whole bench"}
+
+
+def test_mcp_says_a_budget_refused_the_ask(home, fake, make_service):
+    from tests.test_mcp_http import ACCEPT, open_session, rpc
+    setup(home, fake, ["a"])
+    budgets(home, collections={"core": 0})
+    http = Http(make_service().url)
+    sid = open_session(http)
+    status, _, d = http("POST", "/mcp", rpc(2, "tools/call", {"name": "ask", "arguments": {
+        "collection": "core", "prompt": "Is line 3 right?"}}), {**ACCEPT, "Mcp-Session-Id": sid})
+    assert status == 200 and d["result"]["isError"], d
+    said = d["result"]["content"][0]["text"]
+    assert "over budget: collection 'core' spent $0.00 of its $0.00 a month" in said and "resets at" in said
+    assert chat_requests(fake) == []
