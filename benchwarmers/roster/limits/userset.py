@@ -91,7 +91,7 @@ def changes(body: dict, scope: str | None = None) -> dict:
                                  f"{value!r}.", f"Clear a budget with null (bench limits clear NAME {USD}).")
             out[key] = value if value is None else float(value)
             continue
-        if scope in SCOPES and scope not in RATED:
+        if isinstance(scope, str) and scope in SCOPES and scope not in RATED:
             raise BadRequest(f"A {scope} takes a budget ({USD}), not the rate limit {key!r}.",
                              "Rate limits go on a connection or a model.")
         if key not in LIMITS:
