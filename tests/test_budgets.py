@@ -3,7 +3,6 @@ collection, a gateway key and the whole bench; refusals in every client format, 
 failing over, the month's turn in the user's time zone, and asks racing for the last cents."""
 from __future__ import annotations
 
-import threading
 from datetime import datetime
 
 import pytest
@@ -13,7 +12,7 @@ from tests.helpers.catalog import map_endpoints
 from tests.helpers.clock import FakeClock
 from tests.helpers.data import write
 from tests.helpers.http import Http
-from tests.helpers.panel import body, chat_requests, fake, requests_for, setup_bench, wait_for  # noqa: F401 (fixture)
+from tests.helpers.panel import at_once, body, chat_requests, fake, requests_for, setup_bench  # noqa: F401 (fixture)
 
 PRICE = 10_000.0        # dollars per million tokens, in and out: a cent a token
 CENT = 0.01
@@ -195,20 +194,6 @@ def test_the_month_turns_at_midnight_in_the_users_time_zone(home, fake, make_ser
     assert len(requests_for(fake, "m-a")) == 2
 
 
-def race(urls: list, count: int, payload: dict) -> list:
-    """`count` asks at once, spread over the services at `urls`; their statuses."""
-    out: list = [None] * count
-
-    def ask(i: int) -> None:
-        out[i] = Http(urls[i % len(urls)])("POST", "/v1/chat/completions", payload, timeout=120)[0]
-    threads = [threading.Thread(target=ask, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    return out
-
-
 def test_asks_racing_for_the_last_cents_never_pass_the_budget_by_more_than_one_estimate(home, fake, make_service):
     setup(home, fake, ["a"])
     budgets(home, models={"a": 1.0})
@@ -217,7 +202,9 @@ def test_asks_racing_for_the_last_cents_never_pass_the_budget_by_more_than_one_e
     fake.script("m-a", Reply(usage={"input": 1, "output": 20}))          # $0.21 a call; its estimate is more
     estimate = api("POST", "/bench/estimate", body("a", "hi", max_tokens=20))[2]["most"]
     assert 0.21 <= estimate < 0.3
-    statuses = race([one.url, other.url], 24, body("a", "hi", max_tokens=20))
+    urls = [one.url, other.url]
+    statuses = at_once(24, lambda i: Http(urls[i % 2])("POST", "/v1/chat/completions", body("a", "hi", max_tokens=20),
+                                                       timeout=120)[0])
     answered = statuses.count(200)
     assert answered >= 1 and answered + statuses.count(429) == 24, statuses
     assert len(requests_for(fake, "m-a")) == answered                     # every refusal sent nothing
