@@ -3,6 +3,7 @@ collection, a gateway key and the whole bench; refusals in every client format, 
 failing over, the month's turn in the user's time zone, and asks racing for the last cents."""
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 
 import pytest
@@ -297,3 +298,25 @@ def test_mcp_says_a_budget_refused_the_ask(home, fake, make_service):
     said = d["result"]["content"][0]["text"]
     assert "over budget: collection 'core' spent $0.00 of its $0.00 a month" in said and "resets at" in said
     assert chat_requests(fake) == []
+
+
+def test_a_seat_still_running_when_the_panel_answers_keeps_its_hold_until_its_answer_is_booked(home, fake,
+                                                                                               make_service):
+    from tests.helpers.panel import wait_for
+    setup(home, fake, ["a", "c", "x", "y", "z"], explore=1, explore_grace=0.5)   # the explore seat can only be b
+    budgets(home, models={"b": 5.0})
+    back = threading.Event()
+    fake.script("m-b", Reply(hold=back, usage={"input": 1, "output": 20}))   # out when the panel answers; $0.21
+    svc = make_service()
+    api = Http(svc.url)
+
+    def budget() -> dict:
+        return api("GET", "/bench/limits")[2]["money"]["budgets"][0]
+    try:
+        d = api("POST", "/v1/chat/completions", body("bench/core", "hi", max_tokens=20), timeout=60)[2]
+        assert {s["model"]: s["status"] for s in d["bench"]["seats"]}["b"] == "running", d
+        assert budget()["held"] > 0.2 and budget()["spent"] == 0          # its estimate, held while it runs
+    finally:
+        back.set()
+    wait_for(lambda: budget()["held"] == 0)
+    assert budget()["spent"] == pytest.approx(0.21)                      # its answer, booked once
