@@ -259,7 +259,8 @@ def test_the_quotas_page_says_which_models_no_budget_limits(home, fake, make_ser
     assert states == {"model 'a'": ("near", pytest.approx(0.8)), "collection 'core'": ("ok", pytest.approx(0.8))}
     assert "c" in money["unpriced"] and "a" not in money["unpriced"]
     page = api("GET", "/quotas", headers={"Accept": "text/html"})[2]
-    assert "No price known, so no dollar budget limits them" in page and "Model &#x27;a&#x27; is near its budget" in page
+    assert "No price known, so no dollar budget limits them" in page
+    assert "Model &#x27;a&#x27; is near its budget" in page
     home_page = api("GET", "/", headers={"Accept": "text/html"})[2]
     assert "near its budget: $0.80 of $1.00 spent this month" in home_page
 
@@ -268,8 +269,9 @@ def test_the_cli_sets_budgets_and_prints_what_an_ask_would_cost(home, fake, make
     from tests.test_cli_ask import bench_cli, out
     setup(home, fake, ["a", "c"])
     svc = make_service()
-    for args in (["limits", "set", "a", "--usd-month", "5"], ["limits", "set", "core", "--collection", "--usd-month",
-                                                              "$2.50"], ["limits", "set", "--bench", "--usd-month", "9"]):
+    for args in (["limits", "set", "a", "--usd-month", "5"],
+                 ["limits", "set", "core", "--collection", "--usd-month", "$2.50"],
+                 ["limits", "set", "--bench", "--usd-month", "9"]):
         proc = bench_cli(svc.url, *args)
         assert proc.returncode == 0, proc.stderr
     assert "usd_month 2.5" in out(bench_cli(svc.url, "limits", "set", "core", "--collection", "--usd-month", "2.5"))

@@ -130,7 +130,8 @@ def get_limits(req: Request, bench: LimitsParts) -> Response:
 
 
 def one(bench: LimitsParts, scope: str, name: str) -> dict:
-    """What NAME has now: its limits with their use (a connection or a model), and its budget with this month's spend."""
+    """What NAME has now: its limits with their use (a connection or a model), and its budget with this month's
+    spend."""
     stored = bench.quota.set_limits()[SCOPES[scope]].get(name) or {}
     budget = next((b for b in bench.budgets.view()["budgets"] if (b["scope"], b["name"]) == (scope, name)), None)
     if scope not in RATED:
@@ -190,8 +191,8 @@ CHANGES = {**{key: {"type": ["integer", "null"], "minimum": 1} for key in LIMITS
 ROUTES = [
     Route("GET", "/bench/limits", get_limits, "bench", ADMIN, doc=op(
         "Every connection's and model's rate limits: what is set, used and left, when each resets, and what the "
-        "provider's headers said; every monthly budget with this month's spend (money).", ok=obj(("connections", "models"), connections={"type": "array"},
-                                           models={"type": "array"}))),
+        "provider's headers said; every monthly budget with this month's spend (money).",
+        ok=obj(("connections", "models"), connections={"type": "array"}, models={"type": "array"}))),
     Route("POST", "/bench/limits", set_limits, "bench", ADMIN, doc=op(
         "Set (or, with null, clear) a connection's or a model's limits, or a monthly budget in dollars (usd_month) "
         "on either, a collection, a gateway key or the whole bench (scope bench).",

@@ -24,7 +24,8 @@ def register(sub, parent) -> None:
                             "unsent until the month's turn (midnight on the 1st, local time).",
                 example=("bench limits", "bench limits set openrouter --rpm 20 --rpd 50",
                          "bench limits set mini --model --tpm 100000", "bench limits set mini --usd-month 5",
-                         "bench limits set review --collection --usd-month 10", "bench limits set --bench --usd-month 25",
+                         "bench limits set review --collection --usd-month 10",
+                         "bench limits set --bench --usd-month 25",
                          "bench limits clear openrouter rpd", "bench limits clear openrouter"))
     v = verbs(p, refuse=False)
     s = command(v, parent, "set", "set a connection's or a model's limits, or a budget", run_set,

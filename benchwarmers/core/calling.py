@@ -209,15 +209,17 @@ class Dialer:
 
     def over_budget(self, model: Model, ask: Ask, asker: Asker = ANYONE) -> BudgetRefusal | None:
         """The budget this call would pass now (nothing held: seating's look before it seats a model)."""
-        if self.budgets is None:
+        bill = charge(model, ask, asker)
+        if self.budgets is None or not self.budgets.applying(bill):   # no estimate worked out when none applies
             return None
-        return self.budgets.check(charge(model, ask, asker), self.estimate(model, ask))
+        return self.budgets.check(bill, self.estimate(model, ask))
 
     def reserve(self, model: Model, ask: Ask, asker: Asker, call: str) -> None:
         """Hold the call's estimate on every budget it counts against, or raise BudgetRefused (nothing is held)."""
-        if self.budgets is None:
+        bill = charge(model, ask, asker, call)
+        if self.budgets is None or not self.budgets.applying(bill):
             return
-        refusal = self.budgets.reserve(charge(model, ask, asker, call), self.estimate(model, ask))
+        refusal = self.budgets.reserve(bill, self.estimate(model, ask))
         if refusal is not None:
             raise BudgetRefused(refusal.text(), refusal.at, self.now())
 

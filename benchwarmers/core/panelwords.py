@@ -50,7 +50,7 @@ def too_long(plan: Plan) -> BenchError | None:
 
 def over_budget(reasons: str, month_end: float | None, now: float) -> BudgetRefused:
     """The 429 of an ask every seat of which a monthly budget kept: Retry-After at the month's turn."""
-    return BudgetRefused(f"Nothing was sent: {reasons}.", month_end or now + 86400, now)
+    return BudgetRefused(f"No seat was asked: {reasons}.", month_end or now + 86400, now)
 
 
 def rate_limited(what: str, resets: list, now: float) -> RateLimited:

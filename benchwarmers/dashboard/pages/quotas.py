@@ -180,7 +180,8 @@ def waits(w: dict) -> Html:
 
 
 SET_FORM = """<form method="post" action="/quotas/set" class="stack narrow">$csrf\
-<label for="q-target">Whose: a connection, a model, a collection, a key or the bench</label><select id="q-target" name="target" required>$targets</select>\
+<label for="q-target">Whose: a connection, a model, a collection, a key or the bench</label>\
+<select id="q-target" name="target" required>$targets</select>\
 $inputs<p class="muted">Empty fields leave a limit as it is; Clear (above) removes one. A limit you set is never \
 loosened by what a provider's headers say. Kept in <code>$file</code>.</p>\
 <div class="form-end"><button type="submit">Set limits</button></div></form>"""

@@ -101,7 +101,7 @@ class Budgets:
     def check(self, charge: Charge, estimate: float | None) -> BudgetRefusal | None:
         """The budget one more call of this estimate would pass, without reserving anything (a seat's pre-check);
         None when none would, no budget applies, or the model has no known price (`estimate` None)."""
-        mine = self._applying(charge, estimate)
+        mine = self.applying(charge) if estimate is not None else {}
         if not mine:
             return None
         return self._over_read(self.month(), mine, estimate)
@@ -109,7 +109,7 @@ class Budgets:
     def reserve(self, charge: Charge, estimate: float | None) -> BudgetRefusal | None:
         """Hold `estimate` on every budget the call counts against when each has room for it (None), in one
         transaction with every process's holds; else the refusal, and nothing is held."""
-        mine = self._applying(charge, estimate)
+        mine = self.applying(charge) if estimate is not None else {}
         if not mine:
             return None
         month = self.month()
@@ -126,10 +126,11 @@ class Budgets:
                 self._holding.add(charge.call)
         return refusal
 
-    def _applying(self, charge: Charge, estimate: float | None) -> dict:
-        if estimate is None:
-            return {}
+    def applying(self, charge: Charge) -> dict:
+        """{(scope, name): dollars a month} of the budgets this call counts against (most calls: none, at once)."""
         budgets = self.set()
+        if not budgets:
+            return {}
         return {key: budgets[key] for key in charge.keys() if key in budgets}
 
     def _over(self, conn, month: tuple, mine: dict, estimate: float) -> BudgetRefusal | None:
