@@ -6,6 +6,7 @@ import argparse
 from ..servicelink import q
 from ..words import plural
 from . import verbless
+from .limits import dollars
 from .output import confirm, emit_json, note, say, table
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -24,7 +25,7 @@ def register(sub, parent) -> None:
     c.add_argument("name")
     c.add_argument("--collections", required=True, help="the collections it reaches: a,b (or '*')")
     c.add_argument("--rpm", type=int, help="requests a minute")
-    c.add_argument("--usd-month", type=float, metavar="USD",
+    c.add_argument("--usd-month", type=dollars, metavar="USD",
                    help="a monthly budget in dollars for what the key's asks may cost (bench limits shows its spend)")
     c.set_defaults(func=run_create)
     ls = ksub.add_parser("list", parents=[parent], help="list keys (never their secrets)", formatter_class=FMT,

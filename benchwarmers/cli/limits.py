@@ -10,8 +10,6 @@ from ..servicelink import q
 from .output import emit_json, note, say, table
 from .parsers import command, verbs
 
-SCOPES = ("connection", "model", "collection", "key", "bench")
-
 
 def register(sub, parent) -> None:
     p = command(sub, parent, "limits", "rate limits and monthly budgets: used, spent, left, resets", run_show,

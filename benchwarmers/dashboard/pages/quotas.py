@@ -9,6 +9,7 @@ from typing import Protocol
 from ...api.limits import LimitsParts, limits_view
 from ...api.usage import UsageParts, usage_view
 from ...errors import BadRequest
+from ...roster.limits.budgets import usd
 from ...words import plural
 from .. import charts
 from ..apicall import call, get, post
@@ -82,10 +83,6 @@ def budget_warnings(money: dict) -> Html:
     return html("$w", w=[html('<div class="flash flash-$kind" role="status">$text</div>', text=budget_warning(b, money),
                               kind="error" if b["state"] == "at" else "info")
                          for b in money["budgets"] if b["state"] != "ok"])
-
-
-def usd(value: float) -> str:
-    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
 
 
 def budgets_card(money: dict, frame) -> Html:
@@ -188,11 +185,11 @@ loosened by what a provider's headers say. Kept in <code>$file</code>.</p>\
 
 
 def set_form(lim: dict, frame) -> Html:
-    targets = [("bench:all", "the whole bench (a budget only)")]
-    targets += [(f"connection:{c['name']}", f"connection {c['name']}") for c in lim["connections"] if c["known"]]
+    targets = [(f"connection:{c['name']}", f"connection {c['name']}") for c in lim["connections"] if c["known"]]
     targets += [(f"model:{alias}", f"model {alias}") for alias in lim["model_names"]]
     targets += [(f"collection:{name}", f"collection {name} (a budget only)") for name in lim["money"]["collections"]]
     targets += [(f"key:{name}", f"gateway key {name} (a budget only)") for name in lim["money"]["keys"]]
+    targets += [("bench:all", "the whole bench (a budget only)")]
     inputs = [html('<label for="q-usd_month">usd_month <span class="muted">(dollars a month)</span></label><input '
                    'id="q-usd_month" name="usd_month" type="number" min="0" step="0.01" value="$typed">',
                    typed=frame.typed("usd_month"))]
