@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 
+import httpx
 import pytest
 
 from tests.fakes import Reply
@@ -88,12 +89,33 @@ def test_the_openai_sdk_is_told_once_and_does_not_retry(home, fake, make_service
     setup(home, fake, ["a"])
     budgets(home, models={"a": 0})
     svc = make_service()
-    sdk = openai.OpenAI(base_url=svc.url + "/v1", api_key="unused", max_retries=3)
+    sent: list = []
+    sdk = openai.OpenAI(base_url=svc.url + "/v1", api_key="unused", max_retries=3,
+                        http_client=httpx.Client(event_hooks={"request": [sent.append]}))
     with pytest.raises(openai.RateLimitError) as caught:
         sdk.chat.completions.create(model="a", messages=[{"role": "user", "content": "hi"}])
+    assert len(sent) == 1                                                  # x-should-retry: false, so no retries
     assert caught.value.code == "budget_exceeded" and "over budget" in caught.value.message
     calls = Http(svc.url)("GET", "/bench/calls?model=a")[2]
     assert requests_for(fake, "m-a") == [] and not calls.get("calls")
+
+
+def test_the_anthropic_sdk_is_told_once_and_a_stream_is_refused_before_it_starts(home, fake, make_service):
+    import anthropic
+    import httpx2
+    setup(home, fake, ["a"])
+    budgets(home, models={"a": 0})
+    svc = make_service()
+    sent: list = []
+    sdk = anthropic.Anthropic(base_url=svc.url, api_key="unused", max_retries=3,
+                              http_client=httpx2.Client(event_hooks={"request": [sent.append]}))
+    with pytest.raises(anthropic.RateLimitError) as caught:
+        sdk.messages.create(model="a", max_tokens=50, messages=[{"role": "user", "content": "hi"}])
+    assert len(sent) == 1
+    assert "over budget: model 'a'" in str(caught.value)
+    status, headers, d = Http(svc.url)("POST", "/v1/chat/completions", body("a", "hi", stream=True))
+    assert status == 429 and d["error"]["code"] == "budget_exceeded", d          # JSON, not a stream begun
+    assert requests_for(fake, "m-a") == []
 
 
 def test_a_panel_seat_past_its_budget_is_skipped_and_the_rest_answer(home, fake, make_service):
