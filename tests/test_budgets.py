@@ -3,6 +3,7 @@ collection, a gateway key and the whole bench; refusals in every client format, 
 failing over, the month's turn in the user's time zone, and asks racing for the last cents."""
 from __future__ import annotations
 
+import subprocess
 import threading
 from datetime import datetime
 
@@ -344,3 +345,31 @@ def test_a_seat_still_running_when_the_panel_answers_keeps_its_hold_until_its_an
         back.set()
     wait_for(lambda: budget()["held"] == 0)
     assert budget()["spent"] == pytest.approx(0.21)                      # its answer, booked once
+
+
+def test_two_processes_racing_for_one_budget_hold_no_more_than_it_allows(tmp_path):
+    from benchwarmers.roster.limits.budgets import Budgets
+    from benchwarmers.scheduler.clock import Clock
+    from benchwarmers.store import Config, Database
+    from tests.test_store import child
+    Config(tmp_path).write("limits.json", {"limits": {"bench": {"all": {"usd_month": 1.0}}}})
+    Database(tmp_path / "bench.db").close()                               # migrated before the race
+    code = """
+        from pathlib import Path
+        from benchwarmers.roster.limits.budgets import Budgets, Charge
+        from benchwarmers.scheduler.clock import Clock
+        from benchwarmers.store import Config, Database
+        folder = Path(sys.argv[1])
+        budgets = Budgets(Database(folder / "bench.db"), Config(folder), Clock())
+        held = sum(budgets.reserve(Charge(f"{sys.argv[2]}-{i}", "a", "fake"), 0.07) is None for i in range(30))
+        budgets.db.close()
+        print(held)
+    """
+    procs = [child(code, str(tmp_path), name, stdout=subprocess.PIPE, text=True) for name in ("one", "other")]
+    held = [int(p.communicate(timeout=120)[0]) for p in procs]
+    assert sum(held) == 14                                                # 14 × $0.07 = $0.98; a 15th would pass $1
+    budgets = Budgets(Database(tmp_path / "bench.db"), Config(tmp_path), Clock())
+    try:
+        assert budgets.view()["budgets"][0]["held"] == pytest.approx(0.98)
+    finally:
+        budgets.db.close()
