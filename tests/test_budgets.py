@@ -373,3 +373,20 @@ def test_two_processes_racing_for_one_budget_hold_no_more_than_it_allows(tmp_pat
         assert budgets.view()["budgets"][0]["held"] == pytest.approx(0.98)
     finally:
         budgets.db.close()
+
+
+def test_a_hold_left_by_a_process_that_died_is_let_go_after_hold_keep(tmp_path):
+    from benchwarmers.roster.limits.budgets import Budgets, Charge
+    from benchwarmers.scheduler.clock import Clock
+    from benchwarmers.store import Config, Database, spend
+    Config(tmp_path).write("limits.json", {"limits": {"bench": {"all": {"usd_month": 1.0}}}})
+    budgets = Budgets(Database(tmp_path / "bench.db"), Config(tmp_path), Clock())
+    try:
+        assert budgets.reserve(Charge("dead", "a", "fake"), 0.9) is None   # its process dies before booking it
+        assert budgets.reserve(Charge("next", "a", "fake"), 0.2) is not None
+        budgets.db.call(lambda c: c.execute("UPDATE spend_holds SET created = created - ? WHERE call = 'dead'",
+                                            (spend.HOLD_KEEP + 1,)))
+        assert budgets.reserve(Charge("next", "a", "fake"), 0.2) is None
+        assert budgets.view()["budgets"][0]["held"] == pytest.approx(0.2)
+    finally:
+        budgets.db.close()
