@@ -390,3 +390,15 @@ def test_a_hold_left_by_a_process_that_died_is_let_go_after_hold_keep(tmp_path):
         assert budgets.view()["budgets"][0]["held"] == pytest.approx(0.2)
     finally:
         budgets.db.close()
+
+
+def test_the_months_spend_is_made_again_from_the_ledger_by_a_rebuild(home, fake, make_service):
+    setup(home, fake, ["a"])
+    budgets(home, models={"a": 5.0})
+    svc = make_service()
+    api = Http(svc.url)
+    fake.script("m-a", Reply(usage={"input": 1, "output": 20}))
+    assert api("POST", "/v1/chat/completions", body("a", "hi", max_tokens=20))[0] == 200
+    svc.bench.db.call(lambda c: c.execute("UPDATE spend SET spent = 99"))   # kept sums gone wrong
+    assert api("POST", "/bench/store/rebuild", {})[0] == 200
+    assert spend_of(api, "model", "a") == pytest.approx(0.21)

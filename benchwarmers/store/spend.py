@@ -71,11 +71,13 @@ def month_rows(conn, month: str) -> list:
 
 
 def backfill(conn) -> None:
-    """The spend of the last BACKFILL_DAYS made again from the ledger (migration 28, `bench store rebuild`): each
-    priced line booked to its model, connection, collection, gateway key and the whole bench, in the month of the
-    system's local time (the user's zone, as the scheduler's clock reads it). The holds are left as they are."""
-    conn.execute("UPDATE spend SET spent = 0")
-    since = time.time() - BACKFILL_DAYS * 86400
+    """The spend of the months the last BACKFILL_DAYS touch made again from the ledger (migration 28, `bench store
+    rebuild`): each priced line booked to its model, connection, collection, gateway key and the whole bench, in the
+    month of the system's local time (the user's zone, as the scheduler's clock reads it). Older months and the
+    holds are left as they are."""
+    t = time.localtime(time.time() - BACKFILL_DAYS * 86400)
+    since = time.mktime((t.tm_year, t.tm_mon, 1, 0, 0, 0, 0, 0, -1))      # from the first of that month, whole
+    conn.execute("UPDATE spend SET spent = 0 WHERE month >= ?", (f"{t.tm_year:04d}-{t.tm_mon:02d}",))
     rows = conn.execute("SELECT u.created, u.endpoint, u.model, u.collection, u.cost, c.caller FROM usage u "
                         "LEFT JOIN calls c ON c.id = u.call WHERE u.created >= ? AND u.cost > 0", (since,))
     for created, endpoint, model, collection, cost, caller in rows:
