@@ -21,6 +21,7 @@ from .core.shadowjudge import ShadowJudge
 from .errors import ConfigError
 from .mcp.sessions import Sessions
 from .roster.health import Health
+from .roster.limits.budgets import Budgets
 from .roster.limits.quota import Quota
 from .roster.limits.resting import Resting
 from .roster.onboard import Onboarding
@@ -79,12 +80,14 @@ class Bench:
         self.resting = Resting(self.db, self.registry.transport.limits)
         # the user's rate limits, counted per connection and model from the usage ledger (the scheduler's clock)
         self.quota = Quota(self.db, self.config, self.resting, self.clock)
+        # the user's monthly budgets in dollars, held before each priced call and booked after (months in local time)
+        self.budgets = Budgets(self.db, self.config, self.clock)
         self.catalog = Catalog(self.home, self.config, self.registry)
         # the one way to call a member: seats, merges, route turns, probes (onboarding's too) and speed tests; each
         # is counted against the rate limits before it is sent, and goes into the usage ledger
         self.paces = Paces(self.db)     # each model's measured speed: output caps and seating read it per seat
         self.dialer = Dialer(self.registry, self.calls, self.resting, self.settings, self.catalog.facts,
-                             quota=self.quota, price=self.catalog.price, paces=self.paces.of)
+                             quota=self.quota, price=self.catalog.price, paces=self.paces.of, budgets=self.budgets)
         # the core
         self.collections = Collections(self.config, self.registry)
         self.rankings = Rankings(self.db, self.settings)

@@ -370,12 +370,14 @@ class Seat:
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None   # why its answer ended (stop, length, ...); None without an answer
     max_tokens: int | None = None      # the output tokens it was asked for, when a cap was sent
+    cost: float | None = None          # dollars its answer cost, once known (None: not yet, or no price known)
 
     def to_dict(self) -> dict:
         # a shallow dict: asdict's deep copy was a visible share of a panel's CPU
         return {"seat": self.seat, "kind": self.kind, "model": self.model, "status": self.status,
                 "seconds": round(self.seconds, 3), "call": self.call, "answer": self.answer, "error": self.error,
-                "usage": self.usage.to_dict(), "finish_reason": self.finish_reason}
+                "usage": self.usage.to_dict(), "finish_reason": self.finish_reason,
+                "cost": None if self.cost is None else round(self.cost, 6)}
 
     def outcome(self) -> str:
         """The seat's status in words for its label: "cut at 4,096 tokens" for an answer that hit its cap."""

@@ -220,6 +220,20 @@ class QuotaRefused(UpstreamFailed):
         self.status, self.code = 429, RateLimited.code
 
 
+class BudgetRefused(QuotaRefused):
+    """A call (or a whole ask) not sent: a monthly budget in dollars has no room for what it could cost. A 429 with
+    Retry-After at the month's turn, and `x-should-retry: false`, which the OpenAI and Anthropic SDKs read as "do not
+    retry" (their own retries would only be refused again, weeks before the turn). Its message names the budget,
+    what is spent and when it resets."""
+
+    def __init__(self, message: str, reset_at: float, now: float):
+        super().__init__(message, reset_at, now)
+        self.hint = ("Nothing was sent. Raise the budget (bench limits set NAME --usd-month USD), or wait for the "
+                     "month's turn.")
+        self.code = "budget_exceeded"
+        self.headers = {"x-should-retry": "false"}
+
+
 class AllSeatsFailed(BenchError):
     """A panel where no seat answered."""
     status, code = 502, "all_seats_failed"

@@ -55,7 +55,11 @@ def test_set_show_and_clear_through_the_api(limited, home):
     ({"rpm": 5}, 400, "Say whose limits"),
     ({"name": "nosuch", "rpm": 5}, 404, "No connection or model named 'nosuch'"),
     ({"name": "fake", "rpm": 5}, 400, "is both a connection and a model"),
-    ({"name": "a", "scope": "key", "rpm": 5}, 400, "Scope 'key'"),
+    ({"name": "a", "scope": "galaxy", "rpm": 5}, 400, "Scope 'galaxy'"),
+    ({"name": "a", "scope": "key", "rpm": 5}, 400, "A key takes a budget (usd_month), not the rate limit 'rpm'"),
+    ({"name": "a", "usd_month": -1}, 400, "must be a number of dollars from 0"),
+    ({"name": "a", "usd_month": "5"}, 400, "must be a number of dollars from 0"),
+    ({"name": "nosuch", "scope": "collection", "usd_month": 5}, 404, "No collection named 'nosuch'"),
     ({"name": "a", "scope": "connection", "rpm": 5}, 404, "No connection named 'a'"),
 ])
 def test_the_api_refuses_bad_limits_saying_what_to_fix(limited, payload, status, words):

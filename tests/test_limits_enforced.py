@@ -12,7 +12,8 @@ from tests.helpers.clock import FakeClock, HeldClock
 from tests.helpers.data import write
 from tests.helpers.http import Http
 from tests.helpers.jobs import run_job
-from tests.helpers.panel import body, chat_requests, fake, requests_for, setup_bench, wait_for  # noqa: F401 (fixture)
+from tests.helpers.panel import (at_once, body, chat_requests, fake, requests_for, setup_bench,  # noqa: F401
+                                 wait_for)
 
 REFUSED = "rate limited: resets at"
 
@@ -23,17 +24,8 @@ def limits(home, connections: dict | None = None, models: dict | None = None) ->
 
 def burst(url: str, count: int, model: str = "a") -> list:
     """`count` direct asks at once; their (status, body) in the order they were started."""
-    out: list = [None] * count
     api = Http(url)
-
-    def ask(i: int) -> None:
-        out[i] = api("POST", "/v1/chat/completions", body(model, f"ask {i}"), timeout=120)[::2]
-    threads = [threading.Thread(target=ask, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
-    return out
+    return at_once(count, lambda i: api("POST", "/v1/chat/completions", body(model, f"ask {i}"), timeout=120)[::2])
 
 
 def test_a_burst_of_20_against_5_a_minute_sends_exactly_5_and_refuses_the_rest(home, fake, make_service):

@@ -18,7 +18,8 @@ from tests.helpers.panel import wait_for
 # The history and what is kept of it: none may be scanned. The kept standings (a row per model and collection)
 # and the few small tables of state (settings, keys, pins, limits, jobs) may be.
 HISTORY = {"calls", "usage", "verdicts", "panels", "replies", "days", "usage_totals", "usage_days", "probes", "perf",
-           "points", "point_verdicts", "point_claims", "judge_verdicts"}
+           "points", "point_verdicts", "point_claims", "judge_verdicts",
+           "spend", "spend_holds"}
 TABLE_REF = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|LEFT\b|JOIN\b|ORDER\b|GROUP\b|LIMIT\b"
                        r"|INDEXED\b|USING\b)(\w+))?", re.I)
 # A search by one of these finds a bounded few rows (a panel's seats, a call's verdicts, a turn's shadows, the calls
@@ -197,7 +198,9 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
               {"core": {"members": ["a", "b", "c"], "explore": 1, "description": "reviewers", "referee": "judge",
                         "points": "contested"},
                "agent": {"members": ["a", "b"], "explore": 0, "shadow": 1, "judge": "arbiter", "judge_budget": 5}})
-    write(home, "limits.json", {"connections": {"fake": {"rpm": 1000}}, "models": {}})
+    write(home, "limits.json", {"limits": {"connections": {"fake": {"rpm": 1000}}, "models": {},
+                                           "collections": {"core": {"usd_month": 100}},   # calls held and booked
+                                           "bench": {"all": {"usd_month": 1000}}}})
     fake.script("m-a", "The cache is stale.")           # seats that disagree, and a referee that says where
     fake.script("m-b", "The cache is fresh.")
     fake.script("m-judge", FakeReferee().reply())
@@ -237,4 +240,5 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
     assert any("WHERE reply = ?" in s for s in statements) and any("WHERE reply IN" in s for s in statements)
     assert any("WHERE conversation = ?" in s for s in statements)
     assert any("FROM judge_verdicts" in s for s in statements) and any("FROM judge_agreement" in s for s in statements)
+    assert any("FROM spend_holds" in s for s in statements) and any("FROM spend WHERE" in s for s in statements)
     assert not found, "\n\n".join(f"{sql}\n  -> {'; '.join(w)}" for sql, w in found.items())

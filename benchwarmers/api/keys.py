@@ -5,11 +5,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..core.collection import Collections
 from ..errors import BadRequest
+from ..roster.limits import userset
 from ..roster.registry import suggest
 from ..server.gatewaykeys import GatewayKeys, enforcement
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+from ..store import Config
 from .parts import EffectiveSettings
 
 if TYPE_CHECKING:
@@ -21,11 +23,12 @@ class KeysParts(EffectiveSettings, Protocol):
     admin_token: str | None
     collections: Collections
     gateway_keys: GatewayKeys
+    config: Config
 
 
 KEY = obj(("name", "collections", "created"), name=STRING, collections={"type": "array", "items": STRING},
           rpm={"type": ["integer", "null"]}, created={"type": "number"}, revoked={"type": ["number", "null"]},
-          prefix=STRING)
+          prefix=STRING, usd_month={"type": ["number", "null"]})
 
 
 def create_key(req: Request, bench: KeysParts) -> Response:
@@ -34,9 +37,14 @@ def create_key(req: Request, bench: KeysParts) -> Response:
     if isinstance(collections, str):
         collections = [c.strip() for c in collections.split(",") if c.strip()]
     check_collections(collections, bench)
+    budget = userset.changes({userset.USD: body[userset.USD]}, userset.KEY) if body.get(userset.USD) is not None \
+        else {}   # checked before the key is made: a bad budget makes no key
     key, secret = bench.gateway_keys.create(body.get("name"), collections, body.get("rpm"))
+    if budget or key.name in userset.read(bench.config)["keys"]:   # a key made again starts with its own budget
+        userset.apply(bench.config, userset.KEY, key.name, {userset.USD: budget.get(userset.USD)})
     enforced = enforcement(bench.admin_token, bench.settings())
-    return Response.json({**key.to_dict(), "key": secret, "note": "Shown once: store it now. Only its hash is kept.",
+    return Response.json({**key.to_dict(), "usd_month": budget.get(userset.USD), "key": secret,
+                          "note": "Shown once: store it now. Only its hash is kept.",
                           "enforced": enforced["enforced"], "enforcement": enforced["note"]}, status=201)
 
 
@@ -52,8 +60,10 @@ def check_collections(collections, bench: KeysParts) -> None:
 
 
 def keys_view(bench: KeysParts) -> dict:
-    """Every gateway key, revoked ones too: its name, prefix, reach and limit (never the key)."""
-    return {"keys": [k.to_dict() for k in bench.gateway_keys.list()]}
+    """Every gateway key, revoked ones too: its name, prefix, reach, limit and monthly budget (never the key)."""
+    budgets = userset.read(bench.config)["keys"]
+    return {"keys": [{**k.to_dict(), "usd_month": (budgets.get(k.name) or {}).get(userset.USD)}
+                     for k in bench.gateway_keys.list()]}
 
 
 def list_keys(req: Request, bench: KeysParts) -> Response:

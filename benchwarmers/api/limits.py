@@ -1,15 +1,20 @@
 """/bench/limits: every connection's and model's rate limits (the user's, with what is used and when each resets,
-and what the provider's headers said); set and clear the user's."""
+and what the provider's headers said) and every monthly budget in dollars (spent, held, left, the month's turn);
+set and clear the user's."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from ..catalog import Catalog
+from ..core.collection import Collections
 from ..errors import ConfigError
 from ..roster.limits import userset
+from ..roster.limits.budgets import Budgets
 from ..roster.limits.quota import Quota
 from ..roster.limits.resting import Resting
-from ..roster.limits.userset import CONNECTION, LIMITS, MODEL, SCOPES
+from ..roster.limits.userset import BENCH, COLLECTION, CONNECTION, KEY, LIMITS, MODEL, RATED, SCOPES, USD
 from ..roster.registry import Registry
+from ..server.gatewaykeys import GatewayKeys
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
@@ -23,8 +28,12 @@ if TYPE_CHECKING:
 class LimitsParts(EffectiveSettings, Protocol):
     config: Config
     quota: Quota
+    budgets: Budgets
     registry: Registry
     resting: Resting
+    catalog: Catalog
+    collections: Collections
+    gateway_keys: GatewayKeys
 
 
 NEAR = 0.8          # a limit this much used is near: Home warns of it
@@ -104,7 +113,19 @@ def limits_view(bench: LimitsParts) -> dict:
     settings = bench.settings()
     return {"connections": connections, "models": shown, "limits": dict(LIMITS), "model_names": sorted(models),
             "waits": {k: settings[k] for k in ("limit_wait_seconds", "limit_wait_scheduled_seconds")},
-            "file": str(bench.config.path(userset.FILE)), "problem": problem}
+            "file": str(bench.config.path(userset.FILE)), "problem": problem, "money": money_view(bench)}
+
+
+def money_view(bench: LimitsParts) -> dict:
+    """The budgets with this month's spend; the models no dollar budget limits, their price unknown (only when some
+    budget is set); the collections and keys a budget may be put on."""
+    out = bench.budgets.view()
+    models = bench.registry.models()
+    out["unpriced"] = sorted(alias for alias, model in models.items() if None in bench.catalog.price(model)[:2]) \
+        if out["budgets"] else []
+    out["collections"] = sorted(bench.collections.all())
+    out["keys"] = sorted(k.name for k in bench.gateway_keys.list() if k.revoked is None)
+    return out
 
 
 def get_limits(req: Request, bench: LimitsParts) -> Response:
@@ -112,39 +133,77 @@ def get_limits(req: Request, bench: LimitsParts) -> Response:
 
 
 def one(bench: LimitsParts, scope: str, name: str) -> dict:
+    """What NAME has now: its limits with their use (a connection or a model), and its budget with this month's
+    spend."""
+    stored = bench.quota.set_limits()[SCOPES[scope]].get(name) or {}
+    budget = next((b for b in bench.budgets.view()["budgets"] if (b["scope"], b["name"]) == (scope, name)), None)
+    if scope not in RATED:
+        return {"scope": scope, "name": name, "known": True, "set": stored, "budget": budget}
     model = bench.registry.models().get(name) if scope == MODEL else None
     known = model is not None if scope == MODEL else name in bench.registry.endpoints()
-    return entry(bench, scope, name, bench.quota.set_limits()[SCOPES[scope]].get(name) or {}, known, model)
+    return {**entry(bench, scope, name, stored, known, model), "budget": budget}
+
+
+def target(bench: LimitsParts, name, scope) -> tuple[str, str]:
+    """(scope, name) a request means: a connection or a model (found by name), or a collection, a gateway key or
+    the whole bench (said by `scope`)."""
+    stored = bench.quota.set_limits()
+    if scope in (COLLECTION, KEY, BENCH):
+        known = set(bench.collections.all()) if scope == COLLECTION else \
+            {k.name for k in bench.gateway_keys.list() if k.revoked is None} if scope == KEY else set()
+        return userset.resolve_other(scope, name, known | set(stored[SCOPES[scope]]))
+    return userset.resolve(bench.registry, name, scope, stored)
+
+
+def change(bench: LimitsParts, body: dict, name) -> dict:
+    """Set (or, with null, clear) the limits and budget the body names, on NAME; what NAME has now."""
+    if not isinstance(body, dict):
+        body = {}
+    changes = userset.changes(body, body.get("scope"))   # a bad value is a 400 before an unknown name is a 404
+    scope, name = target(bench, name, body.get("scope"))
+    userset.apply(bench.config, scope, name, changes)
+    return one(bench, scope, name)
 
 
 def set_limits(req: Request, bench: LimitsParts) -> Response:
-    """{"name": NAME, "scope"?: connection|model, "rpm": 20, "tpd": null, ...}: null clears that limit."""
+    """{"name": NAME, "scope"?: connection|model|collection|key|bench, "rpm": 20, "tpd": null, "usd_month": 5, ...}:
+    null clears that limit."""
     body = req.json()
-    change = userset.changes(body)
-    scope, name = userset.resolve(bench.registry, body.get("name"), body.get("scope"), bench.quota.set_limits())
-    userset.apply(bench.config, scope, name, change)
-    return Response.json(one(bench, scope, name))
+    return Response.json(change(bench, body, body.get("name") if isinstance(body, dict) else None))
+
+
+def put_limits(req: Request, bench: LimitsParts) -> Response:
+    """PUT /bench/limits/NAME {"scope"?, "usd_month": 5, "rpm": 20, ...}: the same as POST, NAME in the path."""
+    return Response.json(change(bench, req.json(), req.params["name"]))
 
 
 def clear_limits(req: Request, bench: LimitsParts) -> Response:
-    """Every limit NAME has (?scope= when NAME is both a connection and a model)."""
-    scope, name = userset.resolve(bench.registry, req.params["name"], req.query.get("scope"),
-                                  bench.quota.set_limits())
-    userset.apply(bench.config, scope, name, {key: None for key in LIMITS})
+    """Every limit and the budget NAME has (?scope= when NAME is both a connection and a model, or is a collection, a
+    key or the bench)."""
+    scope, name = target(bench, req.params["name"], req.query.get("scope"))
+    keys = list(LIMITS) + [USD] if scope in RATED else [USD]
+    userset.apply(bench.config, scope, name, {key: None for key in keys})
     return Response.json(one(bench, scope, name))
 
 
-ENTRY = obj(("scope", "name", "set", "windows", "state"), scope=STRING, name=STRING, set={"type": "object"},
-            windows={"type": "object"}, state={"enum": list(STATES)})
+ENTRY = obj(("scope", "name", "set"), scope=STRING, name=STRING, set={"type": "object"},
+            windows={"type": "object"}, state={"enum": list(STATES)}, budget={"type": ["object", "null"]})
+SCOPE = {"enum": list(SCOPES)}
+CHANGES = {**{key: {"type": ["integer", "null"], "minimum": 1} for key in LIMITS},
+           USD: {"type": ["number", "null"], "minimum": 0}}
 ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/limits", get_limits, "bench", ADMIN, doc=op(
         "Every connection's and model's rate limits: what is set, used and left, when each resets, and what the "
-        "provider's headers said.", ok=obj(("connections", "models"), connections={"type": "array"},
-                                           models={"type": "array"}))),
+        "provider's headers said; every monthly budget with this month's spend (money).",
+        ok=obj(("connections", "models"), connections={"type": "array"}, models={"type": "array"}))),
     Route("POST", "/bench/limits", set_limits, "bench", ADMIN, doc=op(
-        "Set (or, with null, clear) a connection's or a model's limits.",
-        body=obj(("name",), name=STRING, scope={"enum": [CONNECTION, MODEL]},
-                 **{key: {"type": ["integer", "null"], "minimum": 1} for key in LIMITS}), ok=ENTRY)),
+        "Set (or, with null, clear) a connection's or a model's limits, or a monthly budget in dollars (usd_month) "
+        "on either, a collection, a gateway key or the whole bench (scope bench).",
+        body=obj(("name",), name=STRING, scope=SCOPE, **CHANGES), ok=ENTRY)),
+    Route("PUT", "/bench/limits/{name:path}", put_limits, "bench", ADMIN, doc=op(
+        "Set (or, with null, clear) NAME's limits or monthly budget: as POST /bench/limits, NAME in the path.",
+        body=obj((), scope=SCOPE, **CHANGES), ok=ENTRY)),
     Route("DELETE", "/bench/limits/{name:path}", clear_limits, "bench", ADMIN, doc=op(
-        "Clear every limit of a connection or a model.", query={"scope": {"enum": [CONNECTION, MODEL]}}, ok=ENTRY)),
+        "Clear every limit and the budget of a connection, a model, a collection, a key or the bench.",
+        query={"scope": SCOPE}, ok=ENTRY)),
 ]

@@ -11,7 +11,7 @@ from ..servicelink import CommandError
 from ..words import plural
 from . import terminal
 from .attach import BodyLimit, check_size, read_bounded, read_file, refused_mid_send
-from .output import emit_json, note, table
+from .output import emit_json, note, say, table
 from .progress import TICK, PanelView, planned_seats, ticking
 
 FMT = argparse.RawDescriptionHelpFormatter
@@ -25,7 +25,8 @@ def register(sub, parent) -> None:
                        epilog="examples:\n  bench ask core \"Where can this return a stale value?\" -f cache.py\n"
                               "  git diff | bench ask core \"Review this diff\" > review.md\n"
                               "  bench ask core \"Design a schema for ...\" --merged --with mercury\n"
-                              "  bench ask core \"And the error handling?\" --continue last")
+                              "  bench ask core \"And the error handling?\" --continue last\n"
+                              "  bench ask core \"Review this\" -f big.py --dry-run")
     p.add_argument("collection", help="the collection (or a model alias for a one-seat panel)")
     p.add_argument("prompt", nargs="?", default="", help="what to ask (piped stdin is the prompt, or added to it)")
     p.add_argument("-f", "--file", action="append", default=[], metavar="FILE", help="attach a file (repeatable)")
@@ -39,6 +40,8 @@ def register(sub, parent) -> None:
     p.add_argument("--max-tokens", type=positive, metavar="N",
                    help=f"output tokens per seat, 1 to {MAX_TOKENS:,} (default: the service's default_max_tokens "
                         "setting)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="send nothing: print what the ask would cost at most (each seat, the referee, the merge)")
     p.set_defaults(func=run_ask)
 
     v = sub.add_parser("verdict", parents=[parent], help="judge one seat's answer, or one point", formatter_class=FMT,
@@ -124,6 +127,8 @@ def run_ask(args, client) -> int:
     if args.max_tokens:
         body["max_tokens"] = args.max_tokens
     size = check_size(body, limit)
+    if args.dry_run:
+        return dry_run(client, args, body)
     try:
         reply = post_ask(client, args.collection, args.merged, body if args.json else {**body, "stream": True})
     except CommandError as e:
@@ -165,6 +170,29 @@ def continued_panel(client, given: str) -> str:
     if not panel:
         raise CommandError("--continue last: no panel in the record yet; ask one first.", 2)
     return panel
+def dry_run(client, args, body: dict) -> int:
+    """What the ask would cost at most, from POST /bench/estimate; nothing is sent to any model."""
+    name = args.collection
+    target = name if "/" in name else f"bench/{name}"
+    target += ":merged" if args.merged and target.startswith("bench/") and not target.endswith(":merged") else ""
+    try:
+        d = client.post("/bench/estimate", {"model": target, **body})
+    except CommandError:
+        if "/" in name:
+            raise
+        d = client.post("/bench/estimate", {"model": name, **body})   # a model alias: one seat
+    if args.json:
+        emit_json(d)
+        return 0
+    calls = [*d["seats"], *(x for x in (d.get("referee"), d.get("merge")) if x)]
+    table(["kind", "model", "prompt", "max out", "at most"],
+          [[x["kind"], x["model"], x["prompt_tokens"], x["max_tokens"],
+            x["skip"] or ("no price known" if x["usd"] is None else f"${x['usd']:,.4f}")] for x in calls])
+    say(f"At most ${d['most']:,.4f} for this ask" + (" (one member answers a route turn)" if d["mode"] == "route"
+                                                      else "") + ". Nothing was sent.")
+    if d.get("unpriced"):
+        note("No price known (not counted): " + ", ".join(d["unpriced"]))
+    return 0
 
 
 def stream_ask(reply, args) -> dict:

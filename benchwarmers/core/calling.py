@@ -10,19 +10,22 @@ from typing import Callable, Iterator
 from ..askparts import ANYONE, NO_PASSTHROUGH, Asker, PassThrough
 from ..baseurls import local_server
 from ..canonical import EXPLORE, MEMBER, OK, ROUTE, Answer, Ask, estimate_usage
-from ..errors import QuotaRefused
+from ..errors import BudgetRefused, QuotaRefused
 from ..providers import Provider, Timeouts
 from ..providers.hangup import Hangup
 from ..providers.dispatch import Call, Dispatch, Done, Worker
 from ..providers.llmcalls import LlmCalls
+from ..roster.limits.budgets import BudgetRefusal, Budgets, Charge
 from ..roster.limits.quota import PROVIDER, Quota, Refusal
 from ..roster.limits.resting import Resting
 from ..roster.registry import Endpoint, Model, Registry
 from ..roster.speed import UNMEASURED
 from ..settings import CLIENTS
 from ..store.calls import Calls
+from ..store.ids import new_id
 from ..store.db import Written
 from ..store.ledger import Ledger, Line, cost_of
+from .pricing import Pricing, charge
 from .recorder import Ended, request_summary, write
 
 SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
@@ -86,7 +89,8 @@ class Dialer:
 
     def __init__(self, registry: Registry, calls: Calls, resting: Resting, settings: Callable[[], dict],
                  facts: Callable[[Model], dict] | None = None, *, quota: Quota | None = None,
-                 price: Callable[[Model], tuple] | None = None, paces: Callable[[str], tuple | None] | None = None):
+                 price: Callable[[Model], tuple] | None = None, paces: Callable[[str], tuple | None] | None = None,
+                 budgets: Budgets | None = None):
         self.registry = registry
         self.calls = calls
         self.resting = resting
@@ -95,6 +99,8 @@ class Dialer:
         self.quota = quota                 # the rate limits checked before each call (None: none)
         self.price = price or (lambda model: (model.facts.get("price_in"), model.facts.get("price_out"), None))
         self.paces = paces or (lambda alias: None)   # a model's measured (ttft, tokens per second), if any
+        self.budgets = budgets             # the monthly budgets in dollars checked before each call (None: none)
+        self.pricing = Pricing(self.price, self.facts, self.tokens)   # what a call may cost, and did
         self.ledger = Ledger(calls.db)
         self.scheduled = False             # the scheduler's copy (see over) marks its calls so
         self.dispatch = Dispatch()         # how the bytes move: shared with over()'s copies
@@ -161,10 +167,24 @@ class Dialer:
         if refusal and refusal.at - now > self.patience(kind):
             raise QuotaRefused(refusal.text(), refusal.at, now)
 
-    def admit(self, model: Model, ask: Ask, kind: str, wait: bool = True, asker: Asker = ANYONE) -> bool:
-        """Count this call against its connection's and model's limits, waiting for them when the wait is within
-        its patience; otherwise raise QuotaRefused, and nothing is sent. `wait` False: False rather than a wait
-        (nothing is counted then)."""
+    def admit(self, model: Model, ask: Ask, kind: str, wait: bool = True, asker: Asker = ANYONE,
+              call: str | None = None) -> bool:
+        """Hold the call's estimate on its budgets (`call`: its id, which its record books against; BudgetRefused when
+        one has no room), then count it against its connection's and model's rate limits, waiting for them when the
+        wait is within its patience; otherwise raise QuotaRefused, and nothing is sent (its hold let go). `wait`
+        False: False rather than a wait (nothing is counted or held then)."""
+        if call is not None:
+            self.reserve(model, ask, asker, call)
+        try:
+            admitted = self._take(model, ask, kind, wait, asker)
+        except QuotaRefused:
+            self._let_go(model, ask, asker, call)
+            raise
+        if not admitted:
+            self._let_go(model, ask, asker, call)
+        return admitted
+
+    def _take(self, model: Model, ask: Ask, kind: str, wait: bool, asker: Asker) -> bool:
         if self.quota is None:
             return True
         clock = self.quota.clock
@@ -182,25 +202,56 @@ class Dialer:
                 return False
             clock.sleep(max(refusal.at - now, 0.001))
 
+    # ---- budgets in dollars, before anything is sent ---------------------------------------------------
+    def estimate(self, model: Model, ask: Ask) -> float | None:
+        """The most this call can cost (pricing.Pricing.estimate); None when no price is known."""
+        return self.pricing.estimate(model, ask)
+
+    def over_budget(self, model: Model, ask: Ask, asker: Asker = ANYONE) -> BudgetRefusal | None:
+        """The budget this call would pass now (nothing held: seating's look before it seats a model)."""
+        bill = charge(model, ask, asker)
+        if self.budgets is None or not self.budgets.applying(bill):   # no estimate worked out when none applies
+            return None
+        return self.budgets.check(bill, self.estimate(model, ask))
+
+    def reserve(self, model: Model, ask: Ask, asker: Asker, call: str) -> None:
+        """Hold the call's estimate on every budget it counts against, or raise BudgetRefused (nothing is held)."""
+        bill = charge(model, ask, asker, call)
+        if self.budgets is None or not self.budgets.applying(bill):
+            return
+        refusal = self.budgets.reserve(bill, self.estimate(model, ask))
+        if refusal is not None:
+            raise BudgetRefused(refusal.text(), refusal.at, self.now())
+
+    def _let_go(self, model: Model, ask: Ask, asker: Asker, call: str | None) -> None:
+        """A held call that will not go after all: nothing is booked, the hold is let go."""
+        if call is not None and self.budgets is not None:
+            self.budgets.book(charge(model, ask, asker, call), 0.0)
+
+    def month_end(self) -> float | None:
+        """When this month's budgets reset (the user's time zone); None without budgets."""
+        return self.budgets.month()[2] if self.budgets is not None else None
+
     # ---- calls ---------------------------------------------------------------------------------------
     def client(self, model: Model, endpoint: Endpoint | None = None) -> Provider | LlmCalls:
         """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
         return LlmCalls(model.endpoint) if self.via_llm() else self._provider(model, endpoint)
 
     def stream(self, model: Model, ask: Ask, kind: str = MEMBER, asker: Asker = ANYONE,
-               native: PassThrough = NO_PASSTHROUGH) -> Iterator:
+               native: PassThrough = NO_PASSTHROUGH, call: str | None = None) -> Iterator:
         """The member's events (the dispatcher picks the request's shape: `native`, the client's own body, goes to
-        a member of its API). The rate limits are checked (and the call counted) now: QuotaRefused means nothing
-        was sent."""
+        a member of its API). The budgets and rate limits are checked (and the call held and counted) now:
+        QuotaRefused (BudgetRefused) means nothing was sent. `call`: the id its record will have."""
         ask = self.budgeted(model, ask)
-        self.admit(model, ask, kind, asker=asker)
+        self.admit(model, ask, kind, asker=asker, call=call)
         return self.dispatch.stream(self.client(model), ask, model.served, self.timeouts(), native)
 
     def complete(self, model: Model, ask: Ask, *, timeouts: Timeouts | None = None, kind: str = MEMBER,
                  asker: Asker = ANYONE) -> Answer:
         """The member's whole answer, streamed (`timeouts`: a probe's or a speed test's own, else a seat's). A probe
-        or a speed test (`kind`) has no call record: its ledger line is written here."""
-        self.admit(model, ask, kind, asker=asker)
+        or a speed test (`kind`) has no call record: its ledger line is written here (and its cost booked)."""
+        hold = new_id("h_")
+        self.admit(model, ask, kind, asker=asker, call=hold)
         answer = None
         try:
             answer = self.client(model).complete(self.budgeted(model, ask), model.served,
@@ -209,18 +260,22 @@ class Dialer:
             self.resting.answered(model.endpoint, model.served)    # a probe that answers ends a rest on failures
             return answer
         finally:
+            line = self.line(model, ask, kind, answer)
             if kind in OWN_LINE:
                 self.recount(model, ask, answer)
-                self.ledger.add(self.line(model, ask, kind, answer))
+                self.ledger.add(line)
+            if self.budgets is not None:
+                self.budgets.book(charge(model, ask, asker, hold), line.cost)
 
     def seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str, hangup: Hangup | None,
-             worker: Worker, done: Done, asker: Asker = ANYONE, timeouts: Timeouts | None = None) -> None:
+             worker: Worker, done: Done, asker: Asker = ANYONE, timeouts: Timeouts | None = None,
+             record: str | None = None) -> None:
         """A panel seat's call (or its referee's: `timeouts` its own), asked for whole or streamed (streamed_seat) and
         sent the way the dispatcher chooses (`worker` runs what may block); `done(call, answer, error)` is told once it
-        is over. `hangup` lets the panel stop it."""
+        is over. `hangup` lets the panel stop it; `record`: the id its record will have (its budgets' hold's)."""
         client = self.client(model, endpoint)
         call = Call(client, self.budgeted(model, ask), model.served, timeouts or self.timeouts(hangup),
-                    partial(self.admit, model, ask, kind, asker=asker), reported=ask)
+                    partial(self.admit, model, ask, kind, asker=asker, call=record), reported=ask)
         call.streamed, call.local = self.streamed_seat(client)
         self.dispatch.submit(call, worker, done)
 
@@ -313,6 +368,10 @@ class Dialer:
         if ended.went:
             self.recount(model, ask, answer, ended.counted)
             line = self.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.asker.origin)
+        # a seat given up while still out (no answer, counted=0: see panel._give_up) keeps its hold till it returns
+        if self.budgets is not None and not (answer is None and ended.counted == 0 and ended.went and amend is None):
+            self.budgets.book(Charge(ended.call, model.alias, model.endpoint, ended.collection, ended.asker.caller),
+                              line.cost if line else 0.0)
         tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
         return write(self.calls, ended, line, tokens, self.stored_chars(), amend)
 

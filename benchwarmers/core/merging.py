@@ -31,7 +31,7 @@ def stream(dialer: Dialer, run: PanelRun, model: Model | None, passed_over: list
     else:
         ask = merge_ask(run.ask, run.seats, panel_names(run.seats, dialer.registry.models()))
         try:
-            for ev in dialer.stream(model, ask, kind="merge", asker=run.asker):
+            for ev in dialer.stream(model, ask, kind="merge", asker=run.asker, call=call_id):
                 collector.add(ev)
                 if isinstance(ev, TextDelta):
                     yield ev
@@ -49,6 +49,7 @@ def stream(dialer: Dialer, run: PanelRun, model: Model | None, passed_over: list
         note = f"_The merge failed ({error}); here is every seat's answer instead._\n\n"
         yield TextDelta(("\n\n" if written.text else "") + note + "".join(seat_block(s) for s in run.seats))
     info["usage"] = usage.to_dict()
+    info["cost"] = dialer.pricing.cost(model, written) if model is not None and sent else None
     run.merge_usage = usage
     if model is not None:
         merged = Seat(0, "merge", model.alias, call=call_id, status=info["status"] if sent else SKIPPED,

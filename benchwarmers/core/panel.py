@@ -97,7 +97,7 @@ class Panel:
             raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
         if all(sp.skip for sp in plan.seats):   # nobody can be asked: the ask, not an upstream, is at fault
-            raise no_able_seat(plan, self.dialer.free_at, self.dialer.now())
+            raise no_able_seat(plan, self.dialer.free_at, self.dialer.now(), self.dialer.month_end())
         settings = self.settings()
         hard = time.monotonic() + settings["seat_timeout"]
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
@@ -131,7 +131,8 @@ class Panel:
         endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
         ask = run.thread.ask_for(run.ask, sp.model.alias) if run.thread else run.ask   # its own thread
         self.dialer.seat(sp.model, ask, endpoint, seat.kind, run.hangups[seat.call],
-                         partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker)
+                         partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker,
+                         record=seat.call)
 
     def _worker(self, run: PanelRun, sp: SeatPlan, seat: Seat, fn: Callable[[], None], starting: bool) -> None:
         self.lanes.submit(sp.model.endpoint, self._on_worker, run, sp, seat, fn, starting)
@@ -191,6 +192,7 @@ class Panel:
                     if answer.finish_reason == LENGTH:   # its label says where it was cut
                         seat.max_tokens = self.dialer.tokens(sp.model, run.ask)
                 run.records.append(self._record(run, sp, seat, answer, sent))
+                seat.cost = self.dialer.pricing.cost(sp.model, answer)   # its usage as recorded
                 run.left -= 1
                 last = run.left == 0
                 grace = run.count_in(seat) and not last
@@ -392,4 +394,4 @@ class Panel:
     def _check_any(self, run: PanelRun) -> None:
         if not any(s.status == OK for s in run.seats):
             self.settle(run)   # the refusal too goes out once its records (and a 429's rest) are committed
-            raise none_answered(run, self.dialer.free_at, self.dialer.now())
+            raise none_answered(run, self.dialer.free_at, self.dialer.now(), self.dialer.month_end())

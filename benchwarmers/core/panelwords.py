@@ -5,7 +5,8 @@ import re
 from typing import Callable
 
 from ..canonical import OK, SKIPPED, Seat
-from ..errors import AllSeatsFailed, BenchError, NoAbleSeat, RateLimited
+from ..errors import AllSeatsFailed, BenchError, BudgetRefused, NoAbleSeat, RateLimited
+from ..roster.limits.budgets import OVER
 from ..roster.limits.quota import FAILING, RESTS
 from .seating import Plan
 
@@ -48,6 +49,11 @@ def too_long(plan: Plan) -> BenchError | None:
                       "Shorten the prompt to fit, or add a model with a larger window to the collection.")
 
 
+def over_budget(reasons: str, month_end: float | None, now: float) -> BudgetRefused:
+    """The 429 of an ask every seat of which a monthly budget kept: Retry-After at the month's turn."""
+    return BudgetRefused(f"No seat was asked: {reasons}.", month_end or now + 86400, now)
+
+
 def rate_limited(what: str, resets: list, now: float) -> RateLimited:
     """The 429 of an ask every seat of which a rate limit kept or refused: Retry-After says when the first of them
     is free again (`resets`: each one's, None where no limit said; 60 s when none did)."""
@@ -56,10 +62,12 @@ def rate_limited(what: str, resets: list, now: float) -> RateLimited:
                        retry_after=max(1.0, min(known) - now) if known else 60)
 
 
-def none_answered(run, free_at: Callable, now: float) -> BenchError:
-    """Why a panel has no answer: every seat rested on or was refused by a rate limit (a 429 saying when to come
-    back, a direct ask's too), or every seat failed."""
+def none_answered(run, free_at: Callable, now: float, month_end: float | None = None) -> BenchError:
+    """Why a panel has no answer: every seat a monthly budget kept (a 429 at the month's turn), every seat rested on
+    or was refused by a rate limit (a 429 saying when to come back, a direct ask's too), or every seat failed."""
     lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats).rstrip(".")
+    if all(s.status == SKIPPED and (s.error or "").startswith(OVER) for s in run.seats):
+        return over_budget(lines, month_end, now)
     if all(s.call in run.limited or (s.status == SKIPPED and (s.error or "").startswith(RESTS)) for s in run.seats):
         return rate_limited(f"Every seat is resting on a rate limit or was refused by one: {lines}.",
                             [run.limited.get(s.call) or free_at(sp.model) for sp, s in zip(run.plan.seats, run.seats)],
@@ -68,13 +76,16 @@ def none_answered(run, free_at: Callable, now: float) -> BenchError:
                           "the seats' call ids are in the record.")
 
 
-def no_able_seat(plan: Plan, free_at: Callable, now: float) -> BenchError:
-    """Why no seat of the plan can take the ask (`free_at(model)`: when a rate limit lets the model be called)."""
+def no_able_seat(plan: Plan, free_at: Callable, now: float, month_end: float | None = None) -> BenchError:
+    """Why no seat of the plan can take the ask (`free_at(model)`: when a rate limit lets the model be called;
+    `month_end`: when the budgets reset)."""
     longer = too_long(plan)
     if longer is not None:
         return longer
     reasons = "; ".join(f"{sp.model.alias}: {sp.skip}" for sp in plan.seats)
-    if all(sp.skip.startswith(RESTS) for sp in plan.seats):
+    if all(sp.skip.startswith(OVER) for sp in plan.seats):
+        return over_budget(reasons, month_end, now)
+    if all(sp.skip.startswith((*RESTS, OVER)) for sp in plan.seats):
         return rate_limited(f"Every seat is resting on a rate limit: {reasons}.",
                             [free_at(sp.model) for sp in plan.seats], now)
     if all(sp.skip.startswith((FAILING, *RESTS)) for sp in plan.seats):     # the endpoints are at fault, not the ask

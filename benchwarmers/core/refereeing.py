@@ -106,7 +106,7 @@ class Refereeing:
             self._lock.notify()
         self.dialer.seat(j.model, j.ask, run.endpoints.get(j.model.endpoint), KIND, j.hangup,
                          partial(self._worker, j), partial(self._over, j), run.asker,
-                         timeouts=seat_timeouts(seconds, j.hangup))
+                         timeouts=seat_timeouts(seconds, j.hangup), record=j.call)
 
     def _worker(self, j: Judging, fn: Callable[[], None], starting: bool) -> None:
         assert j.model is not None       # asked: it has its referee
@@ -209,7 +209,8 @@ class Refereeing:
             collection=run.collection_name, panel=run.id, request=run.seat_request, counted=j.ask.prompt_tokens(),
             sent=sent, asker=run.asker)))
         return {"call": j.call, "seconds": round(took, 3),
-                "usage": (answer.usage if answer is not None else Usage()).to_dict()}
+                "usage": (answer.usage if answer is not None else Usage()).to_dict(),
+                "cost": self.dialer.pricing.cost(j.model, answer)}
 
     def told(self, run, wait: float = 0.0) -> str:
         """What the reply says of its points, after waiting up to `wait` seconds for them: the block when they are in

@@ -11,6 +11,7 @@ from ..canonical import (FAILED, OK, ROUTE, SKIPPED, Answer, Ask, Collector, Err
                          TextDelta, ToolCallDelta)
 from ..errors import (AllMembersFailed, BenchError, FaultKind, NoMemberAvailable, QuotaRefused, RateLimited,
                       UpstreamFailed)
+from ..roster.limits.budgets import OVER
 from ..roster.limits.quota import RESTS
 from ..roster.registry import Model, Registry
 from ..store.db import Written
@@ -23,6 +24,7 @@ from .collection import Collections
 from .lanes import Lanes
 from .pins import Pins, conversation_key
 from .rankings import Rankings
+from .panelwords import over_budget
 from .recorder import Ended, not_kept
 from .seating import Seating
 from .shadowjudge import Contestant, ShadowJudge
@@ -128,6 +130,8 @@ class Router:
         order, why = self.candidates(ask, collection, pinned)
         if moved and len(order) > 1 and order[0].alias == moved["model"]:
             order.append(order.pop(0))   # tried last: every other member first
+        if not order and why and all(w.split(": ", 1)[-1].startswith(OVER) for w in why):
+            raise over_budget("; ".join(why), self.dialer.month_end(), self.dialer.now())
         if not order and why and all(w.split(": ", 1)[-1].startswith(RESTS) for w in why):
             raise RateLimited(f"Every member of {collection.name!r} is resting on a rate limit: " + "; ".join(why)
                               + ".", "Wait for the reset, or add members.", retry_after=60)
@@ -173,7 +177,7 @@ class Router:
 
     def _open(self, turn: Turn) -> tuple[list, Iterator]:
         """Pull events until the first content arrives: a failure before it can still fail over."""
-        it = self.dialer.stream(turn.model, turn.ask, turn.kind, turn.asker, turn.native)
+        it = self.dialer.stream(turn.model, turn.ask, turn.kind, turn.asker, turn.native, turn.call)
         head = []
         for ev in it:
             head.append(ev)
@@ -184,7 +188,7 @@ class Router:
 
     def _whole(self, turn: Turn):
         collector = Collector()
-        for ev in self.dialer.stream(turn.model, turn.ask, turn.kind, turn.asker, turn.native):
+        for ev in self.dialer.stream(turn.model, turn.ask, turn.kind, turn.asker, turn.native, turn.call):
             if turn.ttft is None and isinstance(ev, CONTENT):
                 turn.ttft = time.monotonic() - turn.started
             collector.add(ev)
@@ -292,6 +296,8 @@ class Router:
 
     def _all_failed(self, collection: str, failures: list) -> BenchError:
         lines = "; ".join(f"{alias}: {err}" for alias, err in failures).rstrip(".")   # its own full stop below
+        if failures and all(err.message.startswith(OVER) for _, err in failures):
+            return over_budget(lines, self.dialer.month_end(), self.dialer.now())
         if failures and all(err.kind is FaultKind.RATE_LIMITED for _, err in failures):
             waits = [err.retry_after for _, err in failures if err.retry_after]
             return RateLimited(f"Every member of {collection!r} is rate limited: {lines}.",

@@ -82,8 +82,12 @@ class Seating:
         return self.catalog.facts(model)
 
     def limited(self, model: Model, ask: Ask, kind: str, asker: Asker = ANYONE) -> str | None:
-        """Why a rate limit keeps the model from this ask: it rests on a provider's limit, or one of the user's
-        limits resets later than this kind of call may wait (an explore seat waits for none)."""
+        """Why a limit keeps the model from this ask: a monthly budget has no room for what it could cost, it rests on a
+        provider's limit, or one of the user's limits resets later than this kind of call may wait (an explore seat
+        waits for none)."""
+        over = self.dialer.over_budget(model, ask, asker) if self.dialer is not None else None
+        if over is not None:   # a budget waits for no one: it frees at the month's turn
+            return over.text()
         if self.dialer is None or self.dialer.quota is None:
             until = self.resting.until(model.endpoint, model.served)
             return "resting until " + utc(until) if until else None

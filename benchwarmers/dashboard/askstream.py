@@ -14,6 +14,7 @@ import json
 from typing import Protocol
 
 from .. import formats
+from ..api.estimate import EstimateParts, estimate_view
 from ..api.parts import EffectiveSettings
 from ..canonical import KeepAlive, TextDelta
 from ..core.panel import Panel
@@ -27,6 +28,18 @@ from .pages.ask import chat_body
 class AskStreamParts(EffectiveSettings, Protocol):
     """The panel itself, and the keep-alive setting."""
     panel: Panel
+
+
+class AskEstimateParts(EstimateParts, Protocol):
+    """The panel, for what an ask would cost."""
+
+
+def ask_estimate(req: Request, bench: AskEstimateParts) -> Response:
+    """POST /ask/estimate: the Ask form as it stands, what it would cost at most (POST /bench/estimate's answer);
+    nothing is sent. The page's script asks it as the form changes."""
+    form = web.read_form(req)
+    web.check_csrf(req, form)
+    return Response.json(estimate_view(bench, chat_body(form), req.headers))
 
 
 def line(obj: dict) -> bytes:

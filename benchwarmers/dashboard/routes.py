@@ -93,6 +93,7 @@ def build() -> list[Route[Bench]]:
                    Route("GET", p.path, as_html, "html", ADMIN, dashboard_only=True), *actions(p.module.ACTIONS)]
     return routes + actions(signin.ACTIONS) + signin.ROUTES + appsignin.ROUTES + [
         Route("POST", "/ask/stream", askstream.ask_stream, "bench", ADMIN, dashboard_only=True),
+        Route("POST", "/ask/estimate", askstream.ask_estimate, "bench", ADMIN, dashboard_only=True),
         Route("GET", "/login", login.show, "html", PUBLIC, dashboard_only=True),
         Route("POST", "/login", login.submit, "html", PUBLIC, dashboard_only=True),
         Route("POST", "/logout", login.logout, "html", PUBLIC, dashboard_only=True),

@@ -133,6 +133,7 @@ class App:
             headers["Allow"] = ", ".join(err.allow)
         if err.retry_after is not None or isinstance(err, RateLimited):
             headers["Retry-After"] = str(max(1, int(round(err.retry_after or 1))))
+        headers.update(getattr(err, "headers", None) or {})   # a budget's refusal: x-should-retry
         if shape == "html":
             page = (f"<!doctype html><title>{err.status}</title><h1>{err.status}</h1>"
                     f"<p>{html.escape(str(err))}</p><p><a href=\"/\">Home</a></p>")

@@ -6,7 +6,7 @@ import sqlite3
 import time
 from typing import Callable
 
-from . import compaction, judgestore, ledgerkept, pointstore, standings
+from . import compaction, judgestore, ledgerkept, pointstore, spend, standings
 
 log = logging.getLogger("benchwarmers.store")
 
@@ -238,11 +238,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE pins ADD COLUMN strikes INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE pins ADD COLUMN struck TEXT;
     """ + judgestore.SCHEMA),
+    # Dollars spent per month against the user's budgets (per model, connection, collection, gateway key and the
+    # whole bench, in the user's time zone), kept as calls are booked, and the holds a call reserves before it goes
+    # (store/spend.py); this month's and last month's made from the ledger once here.
+    (28, "month spend kept per budget; holds reserved before a call", spend.SCHEMA),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {18: standings.rebuild, 19: ledgerkept.rebuild,
                                                         21: compaction.rebuild, 23: pointstore.rebuild,
-                                                        24: pointstore.rebuild_windows, 27: judgestore.rebuild}
+                                                        24: pointstore.rebuild_windows, 27: judgestore.rebuild,
+                                                        28: spend.backfill}
 
 
 def rebuild_kept(conn: sqlite3.Connection) -> None:

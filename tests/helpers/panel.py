@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import threading
 import time
 import urllib.request
 from typing import Callable
@@ -106,6 +107,20 @@ def chat_requests(fake) -> list:
 
 def requests_for(fake, served: str) -> list:
     return [r for r in chat_requests(fake) if isinstance(r.body, dict) and r.body.get("model") == served]
+
+
+def at_once(count: int, ask) -> list:
+    """ask(i) for i in range(count), each on its own thread started together; what each returned, in order."""
+    out: list = [None] * count
+
+    def one(i: int) -> None:
+        out[i] = ask(i)
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    return out
 
 
 def wait_for(predicate, timeout: float = 30.0, every: float = 0.05):

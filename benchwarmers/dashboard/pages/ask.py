@@ -43,7 +43,7 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
 
 
 FORM = """<form method="post" action="/ask" enctype="multipart/form-data" class="stack" id="ask-form"
- data-stream="/ask/stream">$csrf
+ data-stream="/ask/stream" data-estimate="/ask/estimate">$csrf
 <label for="ask-collection">Ask</label>
 <select id="ask-collection" name="collection">$collections</select>
 <details class="hint"$open><summary>Also ask these models</summary>
@@ -58,6 +58,7 @@ FORM = """<form method="post" action="/ask" enctype="multipart/form-data" class=
 <textarea id="ask-system" name="system" rows="3">$system</textarea></details>
 <label class="choice"><input type="checkbox" name="merged" value="1"$merged>
  Also one merged answer: a model writes where the seats agree and differ (<code>:merged</code>)</label>
+<p class="estimate muted" data-estimate-out aria-live="polite" hidden></p>
 <div class="form-end"><button type="submit">Ask</button><span class="status-text" data-status role="status"></span>
 </div></form>"""
 

@@ -12,8 +12,10 @@ from ...api.models import models_view
 from ...api.status import StatusParts, summary
 from ...core.rankings import Rankings
 from ...errors import ConfigError
+from ...roster.limits.budgets import Budgets
 from ...roster.limits.quota import Quota
 from ...roster.limits.resting import Resting
+from ...server.gatewaykeys import GatewayKeys
 from ...server.messages import Request
 from ...store.pending import pending
 from ...suite.service import SuiteService
@@ -32,6 +34,8 @@ class HomePageParts(StatusParts, Protocol):
     rankings: Rankings
     resting: Resting
     suite: SuiteService
+    budgets: Budgets
+    gateway_keys: GatewayKeys
 
 
 SERIES = ("ok", "failed", "timeout", "skipped")
@@ -63,9 +67,16 @@ def data(req: Request, bench: HomePageParts) -> dict:
 
 
 def near_limits(bench: LimitsParts) -> list[dict]:
-    """The connections near or at a rate limit, in words (the Quotas page has the rest)."""
-    return [{"connection": c["name"], "state": c["state"], "text": quotas.warning_text(c)}
-            for c in listed(lambda: limits_view(bench)["connections"]) if c["state"] != "ok"]
+    """The connections near or at a rate limit, and the budgets 80% spent or more, in words (the Quotas page has the
+    rest)."""
+    view = listed(lambda: [limits_view(bench)])
+    if not view:
+        return []
+    out = [{"connection": c["name"], "state": c["state"], "text": quotas.warning_text(c)}
+           for c in view[0]["connections"] if c["state"] != "ok"]
+    money = view[0]["money"]
+    return out + [{"budget": b["what"], "state": b["state"], "text": quotas.budget_warning(b, money)}
+                  for b in money["budgets"] if b["state"] != "ok"]
 
 
 def listed(read) -> list:

@@ -1,5 +1,6 @@
-"""Quotas: what is left of each connection's and model's rate limits and when each resets (a bar per limit), your
-limits set and cleared, the month's usage and cost by the same cuts as `bench usage`, and calls and tokens per day."""
+"""Quotas: what is left of each connection's and model's rate limits and when each resets (a bar per limit), the
+monthly budgets in dollars with this month's spend (a bar each), your limits and budgets set and cleared, the month's
+usage and cost by the same cuts as `bench usage`, and calls and tokens per day."""
 from __future__ import annotations
 
 import time
@@ -9,6 +10,7 @@ from ...api.limits import LimitsParts, limits_view
 from ...api.usage import usage_view
 from ...core.collection import Collections
 from ...errors import BadRequest
+from ...roster.limits.budgets import usd
 from ...scheduler import Clock
 from ...server.messages import Request
 from ...store import Database
@@ -40,7 +42,7 @@ def data(req: Request, bench: QuotasPageParts) -> dict:
 
 def render(d: dict, frame: Frame) -> tuple[str, Html]:
     lim, use = d["limits"], d["usage"]
-    parts = [warnings(lim["connections"])]
+    parts = [warnings(lim["connections"]), budget_warnings(lim["money"])]
     if lim.get("problem"):
         parts.append(html('<div class="flash flash-error" role="alert">limits.json cannot be read, so none of its '
                           "limits apply: $p</div>", p=lim["problem"]))
@@ -48,7 +50,8 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
                                           w=waits(lim["waits"])), anchor="connections"))
     parts.append(card("Models", limits_table(lim["models"], frame, lim) if lim["models"] else trusted(
         '<p class="empty">No model has a limit of its own, or a call this month.</p>'), anchor="models"))
-    parts.append(card("Set a limit", set_form(lim, frame), anchor="set"))
+    parts.append(card(f"Budgets in {lim['money']['month']}", budgets_card(lim["money"], frame), anchor="budgets"))
+    parts.append(card("Set a limit or a budget", set_form(lim, frame), anchor="set"))
     parts.append(card(f"Usage in {use['month']}", html("$f$t$x", f=month_form(use), t=usage_table(use),
                                                        x=exploration(use)), anchor="usage"))
     parts.append(card("Calls and tokens per day", daily_charts(use["daily"]), anchor="daily"))
@@ -73,6 +76,46 @@ def warning_text(c: dict) -> str:
     _, key, w = max(full, key=lambda f: f[0])
     return (f"{c['name']} is {state}: {key} {w['used']} of {w['limit']} used, resets at "
             f"{when(w['resets_at'], True)}.")
+
+
+def budget_warning(b: dict, money: dict) -> str:
+    """'model 'a' is near its budget: $4.10 of $5.00 spent this month, resets at T' (Home says it too)."""
+    state = "at its budget" if b["state"] == "at" else "near its budget"
+    held = f" ({usd(b['held'])} held for calls under way)" if b["held"] else ""
+    return (f"{b['what'][0].upper()}{b['what'][1:]} is {state}: {usd(b['spent'])} of {usd(b['usd_month'])} spent "
+            f"this month{held}, resets at {money['reset_text']}.")
+
+
+def budget_warnings(money: dict) -> Html:
+    return html("$w", w=[html('<div class="flash flash-$kind" role="status">$text</div>', text=budget_warning(b, money),
+                              kind="error" if b["state"] == "at" else "info")
+                         for b in money["budgets"] if b["state"] != "ok"])
+
+
+def budgets_card(money: dict, frame) -> Html:
+    """Each budget's bar of what is spent (and held for calls under way), what is left, when it resets; the models
+    no dollar budget limits, their price unknown."""
+    rows = []
+    for b in money["budgets"]:
+        chip_state, words = STATE_CHIPS[b["state"]]
+        limit, used = b["usd_month"], b["spent"] + b["held"]
+        meter = html('<meter class="quota" min="0" max="$max" low="$low" high="$high" optimum="0" value="$v" '
+                     'title="$s of $m spent">$s of $m</meter>', max=f"{limit:g}", low=f"{limit * 0.8:g}",
+                     high=f"{limit:g}", v=f"{min(used, limit):g}", s=usd(b["spent"]), m=usd(limit))
+        held = html(' <span class="muted">+ $h held</span>', h=usd(b["held"])) if b["held"] else ""
+        rows.append([b["what"], chip(chip_state, words.replace("limit", "budget")),
+                     html("$bar $s of $m$held", bar=meter, s=usd(b["spent"]), m=usd(limit), held=held),
+                     usd(b["left"]), money["reset_text"], clear_button(frame, {"name": b["name"], "scope": b["scope"]},
+                                                                       "usd_month")])
+    body = table(["Budget", "State", "Spent", "Left", "Resets", ""], rows, "No budgets set: set one below "
+                 "(a model, a connection, a collection, a gateway key or the whole bench).", "budgets")
+    note = html('<p class="muted">A call is refused unsent when a budget it counts against has no room for the most '
+                "it can cost (its prompt and output cap at the model's price); its real cost is booked when it ends. "
+                "Months turn at midnight on the 1st, $zone.</p>", zone=money["zone"])
+    unpriced = html('<p class="unpriced"><strong>No price known, so no dollar budget limits them:</strong> $names. '
+                    'Set a price on the model\'s page.</p>', names=", ".join(money["unpriced"])) \
+        if money["unpriced"] else ""
+    return html("$body$note$unpriced", body=body, note=note, unpriced=unpriced)
 
 
 def bar(w: dict) -> Html:
@@ -141,7 +184,8 @@ def waits(w: dict) -> Html:
 
 
 SET_FORM = """<form method="post" action="/quotas/set" class="stack narrow">$csrf\
-<label for="q-target">Connection or model</label><select id="q-target" name="target" required>$targets</select>\
+<label for="q-target">Whose: a connection, a model, a collection, a key or the bench</label>\
+<select id="q-target" name="target" required>$targets</select>\
 $inputs<p class="muted">Empty fields leave a limit as it is; Clear (above) removes one. A limit you set is never \
 loosened by what a provider's headers say. Kept in <code>$file</code>.</p>\
 <div class="form-end"><button type="submit">Set limits</button></div></form>"""
@@ -150,9 +194,15 @@ loosened by what a provider's headers say. Kept in <code>$file</code>.</p>\
 def set_form(lim: dict, frame: Frame) -> Html:
     targets = [(f"connection:{c['name']}", f"connection {c['name']}") for c in lim["connections"] if c["known"]]
     targets += [(f"model:{alias}", f"model {alias}") for alias in lim["model_names"]]
-    inputs = [html('<label for="q-$k">$k <span class="muted">($words)</span></label><input id="q-$k" name="$k" '
-                   'type="number" min="1" step="1" value="$typed">', k=k, words=words, typed=frame.typed(k))
-              for k, words in lim["limits"].items()]
+    targets += [(f"collection:{name}", f"collection {name} (a budget only)") for name in lim["money"]["collections"]]
+    targets += [(f"key:{name}", f"gateway key {name} (a budget only)") for name in lim["money"]["keys"]]
+    targets += [("bench:all", "the whole bench (a budget only)")]
+    inputs = [html('<label for="q-usd_month">usd_month <span class="muted">(dollars a month)</span></label><input '
+                   'id="q-usd_month" name="usd_month" type="number" min="0" step="0.01" value="$typed">',
+                   typed=frame.typed("usd_month"))]
+    inputs += [html('<label for="q-$k">$k <span class="muted">($words)</span></label><input id="q-$k" name="$k" '
+                    'type="number" min="1" step="1" value="$typed">', k=k, words=words, typed=frame.typed(k))
+               for k, words in lim["limits"].items()]
     return html(SET_FORM, csrf=csrf(frame), targets=options(targets, frame.typed("target")), inputs=inputs,
                 file=lim["file"])
 
@@ -217,11 +267,23 @@ def set_limits(req: Request, bench: object, form: Form) -> Done:
         typed = form.get(key).strip()
         if typed:
             values[key] = int(typed) if typed.isdigit() else typed     # the API says what a limit must be
+    typed = form.get("usd_month").strip()
+    if typed:
+        values["usd_month"] = dollars(typed)
     if not values:
-        raise BadRequest("Fill in at least one limit.", "e.g. rpm 20 for 20 requests a minute.")
+        raise BadRequest("Fill in at least one limit or a budget.", "e.g. rpm 20 for 20 requests a minute, or "
+                         "usd_month 5 for five dollars a month.")
     d = post(req, "/bench/limits", {"name": name, "scope": scope or None, **values})
-    said = ", ".join(f"{k} {v}" for k, v in d["set"].items())
+    said = ", ".join(f"{k} {v:g}" if k == "usd_month" else f"{k} {v}" for k, v in d["set"].items())
     return Done(f"Limits of {d['scope']} {d['name']}: {said}.", "/quotas", {"entry": d})
+
+
+def dollars(typed: str):
+    """A budget as typed: a number when it reads as one, else as typed, for the API to refuse in its own words."""
+    try:
+        return float(typed)
+    except ValueError:
+        return typed
 
 
 def clear_limit(req: Request, bench: object, form: Form) -> Done:

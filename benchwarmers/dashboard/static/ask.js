@@ -249,8 +249,47 @@
     return p;
   }
 
+  // What the ask would cost at most, before it is sent: asked again (POST /ask/estimate) as the form changes.
+  function dollars(usd) {
+    return "$" + (usd >= 0.01 || usd === 0 ? usd.toFixed(2) : usd.toFixed(4));
+  }
+
+  function costLine(x) {
+    const what = x.kind === "referee" ? "referee " : x.kind === "merge" ? "merge " : "";
+    return what + x.model + " " + (x.skip ? "skipped (" + x.skip + ")" : x.usd === null ? "no price known"
+      : dollars(x.usd));
+  }
+
+  async function estimate(form) {
+    const out = form.querySelector("[data-estimate-out]");
+    if (!out || !form.querySelector("#ask-prompt").value.trim()) {
+      if (out) out.hidden = true;
+      return;
+    }
+    try {
+      const response = await fetch(form.dataset.estimate, {
+        method: "POST", body: new FormData(form), credentials: "same-origin",
+        headers: { "Accept": "application/json", "X-CSRF-Token": form.querySelector('[name="csrf"]').value },
+      });
+      const d = await response.json();
+      if (!response.ok) throw new Error(d.error ? d.error.message : "The service answered " + response.status);
+      const calls = d.seats.concat([d.referee, d.merge].filter((x) => x));
+      out.textContent = "At most " + dollars(d.most) + " for this ask: " + calls.map(costLine).join("; ") + ".";
+    } catch (err) {
+      out.textContent = "What this ask would cost is not known: " + err.message;
+    }
+    out.hidden = false;
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     const form = document.getElementById("ask-form");
     if (form && window.fetch && window.ReadableStream) form.addEventListener("submit", (e) => ask(form, e));
+    if (form && window.fetch && form.dataset.estimate) {
+      let pending = null;
+      const later = () => { clearTimeout(pending); pending = setTimeout(() => estimate(form), 400); };
+      form.addEventListener("input", later);
+      form.addEventListener("change", later);
+      later();
+    }
   });
 })();

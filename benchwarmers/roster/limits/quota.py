@@ -198,9 +198,9 @@ class Quota:
             return None
 
     def limits_of(self, endpoint: str, alias: str) -> list[tuple[str, str, dict]]:
-        limits = self.set_limits()
-        return [(CONNECTION, endpoint, limits["connections"].get(endpoint) or {}),
-                (MODEL, alias, limits["models"].get(alias) or {})]
+        limits = self.set_limits()   # a budget (usd_month) is Budgets' to enforce, not a rate limit
+        return [(CONNECTION, endpoint, userset.rates(limits["connections"].get(endpoint) or {})),
+                (MODEL, alias, userset.rates(limits["models"].get(alias) or {}))]
 
     # ---- checking and counting ---------------------------------------------------------------------
     def take(self, model, tokens: int) -> Refusal | None:
@@ -260,7 +260,8 @@ class Quota:
         """Count what the other processes counted since, before a look at a limited model's counts (or, without a
         model, at any counts while some limit is set)."""
         if not (limited(self.limits_of(model.endpoint, model.alias)) if model is not None else
-                any(self.set_limits().values())):
+                any(userset.rates(e) for scope in ("connections", "models")
+                    for e in self.set_limits()[scope].values())):
             return
         rows = self.db.query("SELECT id, endpoint, model, created, tokens, requests FROM admits WHERE id > ? AND "
                              "process != ? ORDER BY id", (self._seen, self.process))
