@@ -2,7 +2,7 @@
 plus each format's own routes (model lists, token counts, ...), all built from what the formats declare."""
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 from urllib.parse import quote
 
 from .. import formats
@@ -20,6 +20,9 @@ from ..server.guard import presented_key
 from ..server.messages import Request, Response
 from ..server.openapi import ANY_JSON, op
 from ..server.routes import GATEWAY, Route
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class ReachParts(Protocol):
@@ -65,8 +68,8 @@ def check_reach_within(req: Request, ask: Ask, bench: ReachParts) -> None:
         return
     collections = bench.collections.all()
     mine = sorted(c for c in key.collections if c in collections)
-    if ask.target.mode != DIRECT and ask.target.name not in collections:
-        raise CollectionNotFound(f"No collection named {ask.target.name!r}.",
+    if ask.aim.mode != DIRECT and ask.aim.name not in collections:
+        raise CollectionNotFound(f"No collection named {ask.aim.name!r}.",
                                  "Ask one of: " + (", ".join(f"bench/{c}" for c in mine) or "(none yet)") + ".")
     reach = {m for c in mine for m in collections[c].members}
     outside = [m for m in ask.with_models if m not in reach]
@@ -126,7 +129,7 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
     if not has_content(ask):
         return nothing_to_answer(fmt, req, bench, ask, options, info)
     reply = ReplyInfo.for_ask(ask, options, info)
-    if ask.target.mode == ROUTE:   # only a route turn may send the client's own body: cut it once, here
+    if ask.aim.mode == ROUTE:   # only a route turn may send the client's own body: cut it once, here
         turn = bench.router.take(ask, client_session(info.headers), presented_key(req), stream=options.stream,
                                  native=native.narrowed(native_body), asker=asker)
         return render_turn(fmt, turn, reply)
@@ -150,6 +153,7 @@ def render_turn(fmt: FormatContract, turn: TurnReply, reply: ReplyInfo) -> Respo
     if turn.events is not None:
         return Response.streaming(fmt.stream(turn.events, reply), fmt.stream_content_type(reply), headers)
     reply.extra = turn.bench
+    assert turn.answer is not None      # not streamed: the whole answer
     return Response.json(fmt.render(turn.answer, reply), headers=headers)
 
 
@@ -191,14 +195,15 @@ def handler_for(fmt: FormatContract, route: FormatRoute) -> Handler:
     if route.op == "ask":
         def handler(req: Request, bench: GatewayParts) -> Response:
             return serve_ask(fmt, req, bench, request_info(req, route))
-    else:
-        answer = fmt.OPS[route.op]
+        handler.__name__ = f"{fmt.NAME}_{route.op}"
+        return handler
+    answer = fmt.OPS[route.op]
 
-        def handler(req: Request, bench: ModelNamesParts) -> Response:
-            lookup = Lookup(request_info(req, route), req.params, req.json, lambda: model_names(req, bench))
-            return Response.json(answer(lookup))
-    handler.__name__ = f"{fmt.NAME}_{route.op}"
-    return handler
+    def op_handler(req: Request, bench: ModelNamesParts) -> Response:
+        lookup = Lookup(request_info(req, route), req.params, req.json, lambda: model_names(req, bench))
+        return Response.json(answer(lookup))
+    op_handler.__name__ = f"{fmt.NAME}_{route.op}"
+    return op_handler
 
 
 def by_header(choices: list[tuple[str | None, Handler]]) -> Handler:
@@ -211,13 +216,13 @@ def by_header(choices: list[tuple[str | None, Handler]]) -> Handler:
     return first_sent
 
 
-def routes() -> list[Route]:
+def routes() -> list[Route[Bench]]:
     """Every format's declared routes, in declaration order; a path two formats share is one route."""
     grouped: dict[tuple[str, str], list[tuple[FormatContract, FormatRoute]]] = {}
     for fmt in formats.FORMATS.values():
         for route in fmt.ROUTES:
             grouped.setdefault((route.method, route.pattern), []).append((fmt, route))
-    table = []
+    table: list[Route[Bench]] = []
     for (method, pattern), declared in grouped.items():
         declared.sort(key=lambda item: item[1].header is None)   # header-bound ones are tried first
         plain, declaration = declared[-1]

@@ -19,7 +19,7 @@ def panel_view(bench: Records, ident: str) -> dict:
     item = History(bench.db).item(ident)
     store = Conversations(bench.db)
     turn = store.turn(ident) if item is not None and item["kind"] == "panel" else None
-    if turn is None:
+    if item is None or turn is None:
         raise NotFound(f"No panel {ident!r}.", "GET /bench/history lists the panels; a reply's `bench.panel` names "
                        "its own.")
     root = turn.conversation or turn.panel

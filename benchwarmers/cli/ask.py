@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from ..servicelink import CommandError
@@ -115,7 +116,7 @@ def run_ask(args, client) -> int:
     limit = BodyLimit(client)
     messages = ([{"role": "system", "content": args.system}] if args.system else [])
     messages.append({"role": "user", "content": build_prompt(args, limit)})
-    body = {"messages": messages}
+    body: dict[str, Any] = {"messages": messages}
     if args.with_models:
         body["bench"] = {"with": args.with_models}
     if args.follow:
@@ -172,7 +173,7 @@ def stream_ask(reply, args) -> dict:
     view = PanelView(planned_seats(reply.headers.get("x-bench-seats")), args.merged, sys.stdout, sys.stderr,
                      ticks=sys.stderr.isatty(), in_order=not sys.stdout.isatty())
     chunks = ticking(reply, TICK, view.tick) if view.ticks else reply
-    bench = {}
+    bench: dict = {}
     try:
         for chunk in chunks:
             choice = (chunk.get("choices") or [{}])[0]

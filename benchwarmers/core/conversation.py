@@ -132,13 +132,13 @@ class Threads:
     def continued(self, ask: Ask, caller: str | None) -> Thread:
         """The thread of `bench.continue`: every turn of the panel's conversation rebuilt from the record (what each
         was asked, as kept), then what this ask adds."""
-        chain = self.store.chain(ask.continues)
+        chain = self.store.chain(ask.continues) if ask.continues else []
         last = chain[-1] if chain else None
         if last is None or (caller is not None and last.caller != caller):
             raise NotFound(f"No panel {ask.continues!r} to continue.",
                            "Send the id a panel's reply gave (`bench.panel`, the X-Bench-Panel header).")
-        if last.collection != ask.target.name:
-            raise BadRequest(f"The panel {ask.continues!r} asked {last.collection!r}, not {ask.target.name!r}.",
+        if last.collection != ask.aim.name:
+            raise BadRequest(f"The panel {ask.continues!r} asked {last.collection!r}, not {ask.aim.name!r}.",
                              f"Ask the same one to continue it: model bench/{last.collection} (or the model itself).")
         messages: list = []
         swaps = []

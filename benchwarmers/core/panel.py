@@ -70,7 +70,7 @@ class Panel:
         """Seat `ask` and send its seats; `asker` (who asks) goes to its records and its rate limits' patience."""
         if ask.tools:
             raise ToolsNeedRouteMode("A panel answers with text, so requests with tools are refused.",
-                                     f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).")
+                                     f"Use bench/{ask.aim.name}:route for an agent with tools (one member answers).")
         with self.registry.config.steady() as memo:
             return self._start(ask, asker, memo)
 
@@ -103,7 +103,8 @@ class Panel:
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
             settings["explore_grace_seconds"]
         # the record keeps what the client sent; the referee and the merge read the conversation as `seen`
-        run = PanelRun(record_id("p_"), seen, collection, plan, hard, hard, grace, request=self.dialer.summary(ask),
+        request = self.dialer.summary(ask)
+        run = PanelRun(record_id("p_"), seen, collection, plan, hard, hard, grace, request=request,
                        endpoints=self.registry.endpoints(), memo=memo, asker=asker, thread=thread, task=task)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
@@ -113,8 +114,8 @@ class Panel:
             with self._live_lock:
                 self._live.add(run)
         pending = self.referee.plan(run)     # who will referee it: its row says so until the points are in
-        run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.target.mode,
-                                                       len(run.seats), asker.caller, plan.passed_over, run.request[0],
+        run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.aim.mode,
+                                                       len(run.seats), asker.caller, plan.passed_over, request[0],
                                                        json.dumps(pending) if pending else None,
                                                        links_for(thread, task)))
         for sp, seat in zip(plan.seats, run.seats):
@@ -289,7 +290,7 @@ class Panel:
                     except queue.Empty:
                         if gone is not None and gone():
                             self.hang_up(run, CLIENT_LEFT, CANCELLED)
-                        if ping and time.monotonic() >= ping:
+                        if ping and keepalive and time.monotonic() >= ping:
                             ping = time.monotonic() + keepalive
                             yield KeepAlive()
                         continue
@@ -321,7 +322,7 @@ class Panel:
         self._check_any(run)
         if run.task:
             text = next(s.answer for s in run.seats if s.status == OK)
-        elif run.ask.target.mode == MERGED:
+        elif run.ask.aim.mode == MERGED:
             text = "".join(ev.text for ev in self.merge_events(run) if isinstance(ev, TextDelta))
         else:
             text = "".join(seat_block(s) for s in run.seats).rstrip() + "\n"
@@ -339,7 +340,7 @@ class Panel:
     def events(self, run: PanelRun, gone: Callable[[], bool] | None = None) -> Iterator:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
         keepalive = self.settings()["keepalive_seconds"]
-        merged = run.ask.target.mode == MERGED and not run.task
+        merged = run.ask.aim.mode == MERGED and not run.task
         said: list[str] = []      # the text as it went out, kept as the reply's hash
         try:
             for item in self.finished(run, keepalive, gone=gone):

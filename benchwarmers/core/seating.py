@@ -50,7 +50,7 @@ class Seating:
         self.dialer = dialer              # its rate limits, and how long each kind of call may wait for them
         self._last = dict(last_asked)     # model alias -> when it last got a seat
         self._order: dict = {}            # every model's alias, the longest-waiting first (see _queue)
-        self._ordered_for = None          # the registry's models dict that order was made for
+        self._ordered_for: dict | None = None   # the registry's models dict that order was made for
         self._clock = 0.0
         self._lock = threading.Lock()
 
@@ -166,7 +166,7 @@ class Seating:
         never measured pass; so does every model when no seated one was measured."""
         paces = self.dialer.paces if self.dialer is not None else None
         times = [t for t in (answer_seconds(paces(m.alias)) for m in seated) if t is not None] if paces else []
-        if not times:
+        if not times or paces is None:      # (no paces: no times)
             return lambda model: None
         slowest = max(times)
         grace = collection.explore_grace

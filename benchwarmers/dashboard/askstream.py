@@ -49,10 +49,10 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     panel = bench.panel
     run = panel.start(ask)              # refusals (empty collection, unknown name) answer before any line
     keepalive = bench.settings()["keepalive_seconds"]
-    merged = ask.target.mode == "merged"
+    merged = ask.aim.mode == "merged"
 
     def lines():
-        yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.target.mode,
+        yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.aim.mode,
                     "seats": [{"seat": s.seat, "kind": s.kind, "model": s.model, "call": s.call} for s in run.seats]})
         try:
             for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats

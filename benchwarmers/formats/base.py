@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
 from ..askparts import PassThrough, ReplyOptions
-from ..canonical import ROUTE, Ask, Image, Message, Text, ToolResult
+from ..canonical import ROUTE, Ask, Image, Message, Part, Text, ToolResult
 from ..errors import BadRequest, BenchError, NotFound, ToolsNeedRouteMode
 from ..redaction import redact
 
@@ -111,9 +111,9 @@ def parsed(ask: Ask, fmt: str, stream: bool, body: dict, ctx: RequestInfo, api: 
 
 # ---- JSON schemas for the OpenAPI document -----------------------------------------------------
 
-def schema(required: tuple = (), **properties) -> dict:
+def schema(required: tuple = (), /, **properties: dict) -> dict:
     """A JSON object schema with these properties (`required` of them); other properties are allowed."""
-    out = {"type": "object", "properties": properties}
+    out: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         out["required"] = list(required)
     return out
@@ -281,7 +281,7 @@ def sniff_media_type(b64: str) -> str:
     return "image/png"
 
 
-def image_from_url(url: str, where: str) -> Image:
+def image_from_url(url: Any, where: str) -> Image:
     """An `image_url`: a data: URL becomes inline base64, anything else stays a URL."""
     check(url, str, where)
     if url.startswith("data:"):
@@ -302,7 +302,7 @@ def image_from_base64(data: str, where: str, media_type: str | None = None) -> I
 
 def push(messages: list, role: str, parts: list) -> None:
     """Append parts, splitting tool results into their own `tool` message (the canonical convention)."""
-    results = [p for p in parts if isinstance(p, ToolResult)]
+    results: list[Part] = [p for p in parts if isinstance(p, ToolResult)]
     rest = [p for p in parts if not isinstance(p, ToolResult)]
     if results:
         messages.append(Message(role="tool", parts=results))

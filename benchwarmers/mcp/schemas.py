@@ -1,6 +1,8 @@
 """The MCP tools' definitions (names, descriptions, input and output schemas), shared by every transport."""
 from __future__ import annotations
 
+from typing import Any
+
 _STR = {"type": "string"}
 _STRS = {"type": "array", "items": _STR}
 _NULL_STR = {"type": ["string", "null"]}
@@ -20,7 +22,7 @@ POINT_SCHEMA = {
     "required": ["id", "claim", "assert", "deny"],
 }
 
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {
         "name": "list_collections",
         "title": "List Benchwarmers collections",

@@ -1,11 +1,13 @@
 """Call records: one row per seat, merge or route turn, written through the one writer; read back by id."""
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import operator
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from ..redaction import forget_known
@@ -161,8 +163,8 @@ class Calls:
         waiting for), its ledger line at or after that moment: its row and that line are brought up to date instead."""
         values = list(_ROW(rec))
         values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
-        new = {"model": rec.model, "collection": rec.collection, "kind": rec.kind, "status": rec.status,
-               "seconds": rec.seconds, "created": rec.created}
+        new: dict[str, Any] = {"model": rec.model, "collection": rec.collection, "kind": rec.kind,
+                               "status": rec.status, "seconds": rec.seconds, "created": rec.created}
         if amend is not None:
             def write(conn):
                 old = conn.execute(f"SELECT {standings.CALL_COLS}, answer, request FROM calls WHERE id = ?",
@@ -211,7 +213,7 @@ class Calls:
         return [rec for page in self.pages(collection, model, panel, limit, collections) for rec in page]
 
     def pages(self, collection: str | None = None, model: str | None = None, panel: str | None = None,
-              limit: int = 50, collections: list | None = None, size: int = PAGE):
+              limit: int = 50, collections: builtins.list | None = None, size: int = PAGE):
         """The newest `limit` calls matching, in pages of `size` read one query at a time: a listing of large
         records holds one page in memory, never all of them, and holds no reader between pages."""
         self.db.sync()
