@@ -5,6 +5,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
+from itertools import chain
 
 from ..askparts import ANYONE, Asker
 from ..canonical import EXPLORE, MEMBER, WITH, Ask
@@ -191,7 +192,7 @@ class Seating:
         with self._lock:
             chosen: list[str] = []
             looked: set[str] = set()
-            for alias in (*kept, *self._queue(models)):
+            for alias in chain(kept, self._queue(models)):   # lazily: a panel looks at the first few
                 if len(chosen) == count:
                     break
                 model = models.get(alias)
