@@ -9,6 +9,7 @@ from pathlib import Path
 
 from . import __version__, home as home_mod, keys
 from .catalog import Catalog
+from .core.bestpick import Best
 from .core.calling import Dialer
 from .core.collection import Collections
 from .core.panel import Panel
@@ -34,6 +35,7 @@ from .settings import effective
 from .signin.flows import Flows
 from .signin.renewal import Renewer
 from .store import Config, Database
+from .store.bestpicks import BestPicks
 from .store.calls import Calls
 from .store.pointstore import PointStore
 from .store.verdicts import Verdicts
@@ -92,6 +94,7 @@ class Bench:
         self.panel = Panel(self.registry, self.collections, self.seating, self.dialer, self.rankings, self.settings,
                            self.point_store, workers=self.settings()["panel_workers"])
         self.points = PointVerdicts(self.point_store, self.settings)   # a panel's points, judged once for every seat
+        self.best = Best(BestPicks(self.db))     # a panel's best answer: comparisons for the ratings
         self.referees = self.panel.picker   # who referees and merges a panel (never its own seat when another can)
         self.router = Router(self.registry, self.collections, self.seating, self.dialer, self.rankings,
                              Pins(self.db), self.panel.lanes, self.settings)

@@ -93,8 +93,10 @@ TOOLS = [
             "against the code: `useful` says whether the answer helped, `real` lists claims that checked out, "
             "`false` the ones that were wrong. For a point, `holds` says whether its claim is true once checked: "
             "every seat that asserted it or denied it gains a real or a false claim, and the reply proposes useful "
-            "or not useful per seat from its judged points (confirm one with call, useful and from_points). A later "
-            "verdict on the same call or point replaces the earlier one. Verdicts build the record that decides "
+            "or not useful per seat from its judged points (confirm one with call, useful and from_points). For a "
+            "panel, `best` picks its best answer by seat number (0: no answer was good) in one judgement: that seat "
+            "beat each other seat that answered, and on a blind panel the reply shows who sat where. A later "
+            "verdict on the same call, point or panel replaces the earlier one. Verdicts build the record that decides "
             "who gets seated."),
         "inputSchema": {
             "type": "object",
@@ -103,6 +105,9 @@ TOOLS = [
                 "useful": {"type": "boolean", "description": "did this answer help"},
                 "point": {"type": "string", "description": "a point's id from ask (instead of call and useful)"},
                 "holds": {"type": "boolean", "description": "with point: does the point's claim hold"},
+                "panel": {"type": "string", "description": "a panel's id from ask (with best)"},
+                "best": {"type": "integer", "minimum": 0,
+                         "description": "with panel: the seat of the best answer (0: no answer was good)"},
                 "note": {"type": "string", "description": "a short note"},
                 "real": {"type": "array", "items": _STR, "description": "claims that checked out"},
                 "false": {"type": "array", "items": _STR, "description": "claims that were wrong"},
@@ -116,7 +121,8 @@ TOOLS = [
             "properties": {"id": {"type": "integer"}, "call": _STR, "useful": {"type": "boolean"},
                            "note": _NULL_STR, "real": _STRS, "false": _STRS, "revisions": {"type": "integer"},
                            "point": _STR, "holds": {"type": ["boolean", "null"]}, "claims": {"type": "array"},
-                           "proposals": {"type": "array"}},
+                           "proposals": {"type": "array"}, "panel": _STR, "best": {"type": ["integer", "null"]},
+                           "comparisons": {"type": "array"}},
         },
         "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
                         "openWorldHint": False},

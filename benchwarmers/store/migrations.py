@@ -6,7 +6,7 @@ import sqlite3
 import time
 from typing import Callable
 
-from . import compaction, ledgerkept, pointstore, standings
+from . import bestpicks, compaction, ledgerkept, pointstore, standings
 
 log = logging.getLogger("benchwarmers.store")
 
@@ -206,11 +206,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     # A point claim's entry in a judged window is CLAIM + real, not 1 or 0 as an answer's, so the drop check can weigh
     # it as a claim: the windows of a record that has point claims are made again.
     (24, "the judged windows tell a point's claims from answers", ""),
+    # A panel's best answer and the comparisons it gives, counted per pair as written (store/bestpicks.py); blind
+    # panels (no model named until judged) and which judgements were given blind.
+    (26, "best picks, comparisons kept per pair, blind panels and judgements", bestpicks.SCHEMA),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {18: standings.rebuild, 19: ledgerkept.rebuild,
                                                         21: compaction.rebuild, 23: pointstore.rebuild,
-                                                        24: pointstore.rebuild_windows}
+                                                        24: pointstore.rebuild_windows, 26: bestpicks.rebuild}
 
 
 def rebuild_kept(conn: sqlite3.Connection) -> None:
