@@ -16,6 +16,7 @@ from .core.panel import Panel
 from .core.pins import Pins
 from .core.pointverdicts import PointVerdicts
 from .core.rankings import Rankings
+from .core.ratings import Ratings
 from .core.route import Router
 from .core.seating import Seating
 from .errors import ConfigError
@@ -95,6 +96,7 @@ class Bench:
                            self.point_store, workers=self.settings()["panel_workers"])
         self.points = PointVerdicts(self.point_store, self.settings)   # a panel's points, judged once for every seat
         self.best = Best(BestPicks(self.db))     # a panel's best answer: comparisons for the ratings
+        self.ratings = Ratings(self.best.store)  # Bradley-Terry from those comparisons, fitted when they change
         self.referees = self.panel.picker   # who referees and merges a panel (never its own seat when another can)
         self.router = Router(self.registry, self.collections, self.seating, self.dialer, self.rankings,
                              Pins(self.db), self.panel.lanes, self.settings)

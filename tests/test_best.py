@@ -88,3 +88,31 @@ def test_the_cli_and_the_mcp_tool_pick(served, capsys):
     assert counts(served) == {("c", "a"): 1, ("c", "b"): 1}
     bad = tools.call("verdict", {"panel": panel, "best": 1, "call": "x"}, "2025-06-18")
     assert bad["isError"]
+
+
+def test_ratings_order_members_of_known_quality_with_intervals(served):
+    """Picks that follow a known order (a over b over c, each beaten now and then) rate the members in that order,
+    each with an interval around its rating; the length-controlled view sits beside the plain one."""
+    import random
+    api, rng = Http(served.url), random.Random(7)
+    quality = {"a": 3, "b": 2, "c": 1}
+    for _ in range(24):
+        bench = ask(served.url)
+        seats = {s["model"]: s["seat"] for s in bench["seats"]}
+        chosen = max(seats, key=lambda m: quality[m] + rng.random() * 1.5)
+        assert api("POST", f"/bench/panels/{bench['panel']}/best", {"seat": seats[chosen]})[0] == 200
+    status, _, got = api("GET", "/bench/rankings?collection=core")
+    assert status == 200, got
+    models = got["models"]
+    assert [m["model"] for m in models] == ["a", "b", "c"]
+    for m in models:
+        lo, hi = m["interval"]
+        assert lo < m["rating"] < hi and m["comparisons"] > 0
+    assert models[0]["interval"][0] > models[2]["interval"][1]      # the best and the worst told apart
+    assert [m["model"] for m in got["length_controlled"]["models"]][0] == "a"
+    assert "length_effect" in got["length_controlled"]
+    assert api("GET", "/bench/rankings")[2]["models"][0]["model"] == "a"          # overall
+    assert api("GET", "/bench/rankings?blind=1")[2]["models"] == []              # none given blind
+    record = api("GET", "/bench/record?collection=core")[2]["models"]
+    assert record["a"]["wins"] > record["c"]["wins"] and record["c"]["losses"] > record["a"]["losses"]
+    assert api("GET", "/bench/rankings?blind=maybe")[0] == 400

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..store import Database, standings
+from ..store.bestpicks import BestPicks
 from ..store.standings import KINDS_SQL as KINDS
 from ..store.windows import CLAIM
 from .evidence import weighed
@@ -66,6 +67,8 @@ class Standing:
     confidently_wrong: bool = False
     median_seconds: float | None = None
     drop: Drop | None = None
+    wins: int = 0               # best picks' comparisons it won (its seat picked over another that answered)
+    losses: int = 0             # and lost
 
     @property
     def judged(self) -> int:
@@ -81,8 +84,9 @@ class Standing:
 
     @property
     def evidence(self) -> tuple[float, float]:
-        """(judged, good) as evidence: every judged answer, and every judged claim at CLAIM_WEIGHT of one."""
-        return weighed(self.judged, self.useful, self.judged_claims, self.real_claims)
+        """(judged, good) as evidence: every judged answer, every judged claim at CLAIM_WEIGHT of one and every best
+        pick's comparison at PICK_WEIGHT (a win good, a loss not)."""
+        return weighed(self.judged, self.useful, self.judged_claims, self.real_claims, self.wins, self.losses)
 
     def lower_bound(self) -> float:
         """The good share of its evidence, pessimistic where there is little: the lower bound of its Wilson interval,
@@ -110,7 +114,7 @@ class Standing:
                 "useful_rate": self.useful_rate, "useful_interval": self.useful_interval,
                 "judged_claims": self.judged_claims, "false_claim_rate": self.false_claim_rate,
                 "confidently_wrong": self.confidently_wrong, "median_seconds": self.median_seconds,
-                "drop": self.drop.to_dict() if self.drop else None}
+                "drop": self.drop.to_dict() if self.drop else None, "wins": self.wins, "losses": self.losses}
 
 
 class Rankings:
@@ -138,6 +142,7 @@ class Rankings:
                 total[i] += r[name]
             times.setdefault(r["model"], []).append(standings.speeds(r["speeds"]))
         versions = self._versions(scopes)
+        won, lost = self._picks(scopes)
         out = {}
         for model, total in sums.items():
             s = Standing(*total)
@@ -145,8 +150,18 @@ class Rankings:
             latest = latest_of(times[model], standings.SPEED_WINDOW)
             s.median_seconds = round(statistics.median(x for _, x in latest), 3) if latest else None
             s.drop = self._drop(model, scopes, s, versions.get(model, ()))
+            s.wins, s.losses = won.get(model, 0), lost.get(model, 0)
             out[model] = s
         return out
+
+    def _picks(self, scopes: tuple | None) -> tuple[dict, dict]:
+        """model -> best picks' comparisons won, and lost, in these scopes (the kept counts: a few rows a pair)."""
+        won: dict = {}
+        lost: dict = {}
+        for winner, loser, _, n in BestPicks(self.db).counts(scopes):
+            won[winner] = won.get(winner, 0) + n
+            lost[loser] = lost.get(loser, 0) + n
+        return won, lost
 
     def _versions(self, scopes: tuple | None) -> dict[str, tuple]:
         where = "" if scopes is None else f" WHERE scope IN ({', '.join('?' * len(scopes))})"
