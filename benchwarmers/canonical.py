@@ -127,6 +127,7 @@ class Ask:
     target: Target | None = None
     with_models: list = field(default_factory=list)   # extra seats asked for by name
     points: str | None = None        # `bench.points` of the body: off, contested or all (None: the collection's)
+    blind: bool | None = None        # `bench.blind` of the body: no model named until judged (None: the collection's)
     _tokens: int | None = field(default=None, init=False, repr=False, compare=False)
 
     def with_max_tokens(self, tokens: int | None) -> "Ask":

@@ -28,6 +28,11 @@ def register(sub, parent) -> None:
     p.add_argument("prompt", nargs="?", default="", help="what to ask (piped stdin is the prompt, or added to it)")
     p.add_argument("-f", "--file", action="append", default=[], metavar="FILE", help="attach a file (repeatable)")
     p.add_argument("--merged", action="store_true", help="one merged answer (the seats stay in --json)")
+    p.add_argument("--points", choices=("off", "contested", "all"),
+                   help="which of the panel's points the reply shows, waiting for the referee (default: the "
+                        "collection's own)")
+    p.add_argument("--blind", action="store_true",
+                   help="the seats as Seat 1..N in a random order, no model named, until you judge them")
     p.add_argument("--system", help="a system prompt for every seat")
     p.add_argument("--with", dest="with_models", type=names, action="extend", default=[], metavar="A,B",
                    help="extra models for this ask: a,b (repeatable)")
@@ -114,6 +119,10 @@ def run_ask(args, client) -> int:
     body = {"messages": messages}
     if args.with_models:
         body["bench"] = {"with": args.with_models}
+    if args.points:
+        body.setdefault("bench", {})["points"] = args.points
+    if args.blind:
+        body.setdefault("bench", {})["blind"] = True
     if args.max_tokens:
         body["max_tokens"] = args.max_tokens
     size = check_size(body, limit)
@@ -127,6 +136,8 @@ def run_ask(args, client) -> int:
     bench = stream_ask(reply, args)
     seats = bench.get("seats") or []
     note()
+    if bench.get("panel"):
+        note(f"panel {bench['panel']}" + (" (blind: no model named until you judge it)" if bench.get("blind") else ""))
     table(["seat", "kind", "model", "status", "seconds", "call"],
           [[s.get("seat"), s.get("kind"), s.get("model"), s.get("status"), s.get("seconds"), s.get("call")]
            for s in seats], out=sys.stderr)
@@ -138,7 +149,8 @@ def run_ask(args, client) -> int:
     show_points(bench)
     unkept = bench.get("record")   # its records could not be kept: no call id to judge
     note(f"Not recorded: {unkept.get('why')}; nothing here can be judged." if unkept else
-         "Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
+         "Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]; or pick the best: "
+         f"bench best {bench.get('panel')} SEAT")
     return 0 if any(s.get("status") == "ok" for s in seats) else 1
 
 

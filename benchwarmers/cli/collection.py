@@ -1,6 +1,8 @@
 """bench collections / collection save / collection delete."""
 from __future__ import annotations
 
+import argparse
+
 from ..numberchecks import typed_seconds
 from ..servicelink import q
 from ..words import plural
@@ -46,6 +48,9 @@ def register_save(s) -> None:
                    help="seconds a streamed reply waits for its points after the last seat ('' for the "
                         "points_wait_seconds setting)")
     s.add_argument("--shadow", type=int, help="route mode: members that also answer each turn, off the path")
+    s.add_argument("--blind", action=argparse.BooleanOptionalAction, default=None,
+                   help="its panels show the seats as Seat 1..N in a random order, no model named, until judged "
+                        "(--no-blind: name them again)")
 
 
 def run_list(args, client) -> int:
@@ -85,6 +90,8 @@ def run_save(args, client) -> int:
         body["points"] = args.points
     if args.points_wait is not None:
         body["points_wait"] = typed_seconds(args.points_wait)
+    if args.blind is not None:
+        body["blind"] = args.blind
     col = client.request("PUT", f"/bench/collections/{q(args.name)}", body)
     if args.json:
         emit_json(col)

@@ -19,7 +19,17 @@ class Best:
             answered = ", ".join(str(s["seat"]) for s in seats) or "none"
             raise BadRequest(f"Seat {seat} of panel {panel!r} has no answer to pick (seats that answered: "
                              f"{answered}).", "Pick a seat that answered, or null when every answer was bad.")
-        return {**self.store.pick(panel, seat), "proposals": self.proposals(panel)}
+        return {**self.store.pick(panel, seat), "proposals": self.proposals(panel),
+                "seats": self.seating(panel)["seats"]}
+
+    def seating(self, panel: str) -> dict:
+        """Who sat where ({blind, revealed, seats: [{seat, call, model}]}), for GET /bench/panels/{id}: a blind
+        panel not judged yet names each seat's model as "Seat N"; once judged (a best pick, a verdict or a point's
+        verdict), its models."""
+        state = self.store.state(panel) or {"blind": False, "revealed": None}
+        hidden = state["blind"] and state["revealed"] is None
+        seats = [dict(s, model=f"Seat {s['seat']}") if hidden else s for s in self.store.seated(panel)]
+        return {**state, "seats": seats}
 
     def withdraw(self, panel: str) -> dict:
         return {"panel": panel, "withdrawn": self.store.withdraw(panel), "proposals": []}

@@ -12,7 +12,7 @@ from .points import CONTESTED, MODES as POINT_MODES, OFF
 
 FILE = "collections.json"
 FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model", "purpose", "explore_grace",
-          "referee", "points", "points_wait"}
+          "referee", "points", "points_wait", "blind"}
 NEW_POINTS = CONTESTED       # a collection made now shows its contested points; one saved before points said nothing
 MOST_GRACE = 86400.0    # the explore_grace_seconds setting's own bound
 MOST_POINTS_WAIT = 600.0   # the points_wait_seconds setting's own bound
@@ -31,6 +31,7 @@ class Collection:
     referee: str | None = None       # the model that finds the panel's points (None: chosen as the merge model is)
     points: str = OFF                # which points a reply shows: off, contested or all
     points_wait: float | None = None   # seconds a stream waits for its points after the last seat (None: the setting)
+    blind: bool = False              # its panels name no model (Seat 1..N, in a random order) until judged
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Collection":
@@ -46,7 +47,7 @@ class Collection:
                    float(grace) if grace_ok(grace) else None,   # a bad hand edit: the setting's grace
                    d.get("referee") if isinstance(d.get("referee"), str) else None,
                    d.get("points") if d.get("points") in POINT_MODES else OFF,
-                   float(wait) if wait_ok(wait) else None)
+                   float(wait) if wait_ok(wait) else None, d.get("blind") is True)
 
     def to_dict(self) -> dict:
         d = {"description": self.description, "members": self.members, "explore": self.explore,
@@ -56,6 +57,8 @@ class Collection:
         d["referee"], d["points"] = self.referee, self.points
         if self.points_wait is not None:
             d["points_wait"] = self.points_wait
+        if self.blind:
+            d["blind"] = True
         return d
 
     def public(self) -> dict:
@@ -106,6 +109,10 @@ class Collections:
                 raise BadRequest(f"points must be one of {', '.join(POINT_MODES)}, not {spec['points']!r}.",
                                  "contested shows the points some seat contradicts; all shows every point.")
             col.points = spec["points"]
+        if "blind" in spec:
+            if not isinstance(spec["blind"], bool):
+                raise BadRequest("blind must be true (its panels name no model until judged) or false.")
+            col.blind = spec["blind"]
         if not col.members and not col.explore:
             raise BadRequest("A collection needs members or explore seats.", "Add --members a,b or --explore 1.")
         self.config.update(FILE, lambda d: d.setdefault("collections", {}).__setitem__(name, col.to_dict()))

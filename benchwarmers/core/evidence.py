@@ -18,7 +18,7 @@ CLAIM_WEIGHT = 1.0
 # beat another that answered) weighs against one judged answer, as a win (good) for the one and a loss for the
 # other, wherever the record is read as evidence (route choice, the referee's and merge model's pick, the
 # membership suggestions).
-PICK_WEIGHT = 0.5
+PICK_WEIGHT = 0.25
 
 
 def weighed(answers: int, useful: int, claims: int, real: int, wins: int = 0, losses: int = 0) -> tuple[float, float]:

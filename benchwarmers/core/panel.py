@@ -102,7 +102,7 @@ class Panel:
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
             settings["explore_grace_seconds"]
         run = PanelRun(record_id("p_"), ask, collection, plan, hard, hard, grace, request=self.dialer.summary(ask),
-                       endpoints=self.registry.endpoints(), memo=memo, asker=asker)
+                       endpoints=self.registry.endpoints(), memo=memo, asker=asker, hidden=plan.hidden)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
         run.members_left = sum(sp.kind != EXPLORE for sp in plan.seats)
@@ -113,7 +113,7 @@ class Panel:
         pending = self.referee.plan(run)     # who will referee it: its row says so until the points are in
         run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.target.mode,
                                                        len(run.seats), asker.caller, plan.passed_over, run.request[0],
-                                                       json.dumps(pending) if pending else None))
+                                                       json.dumps(pending) if pending else None, bool(plan.hidden)))
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 self._done(run, sp, seat, SKIPPED, sp.skip, 0.0, None)
@@ -330,7 +330,7 @@ class Panel:
         if run.ask.target.mode == MERGED:
             text = "".join(ev.text for ev in self.merge_events(run) if isinstance(ev, TextDelta))
         else:
-            text = "".join(seat_block(s) for s in run.seats).rstrip() + "\n"
+            text = "".join(seat_block(s, run.hidden) for s in run.seats).rstrip() + "\n"
         block = self.referee.told(run, self.referee.wait(run, streamed=False))   # its points, or where they will be
         self.settle(run)   # acknowledged only once its records are committed
         if block and not run.unkept:    # records not kept: no panel id to send anyone to
@@ -346,7 +346,7 @@ class Panel:
                 if isinstance(item, KeepAlive):
                     yield item
                 elif not merged:
-                    yield TextDelta(seat_block(item))   # one seat's block a delta: clients read them so
+                    yield TextDelta(seat_block(item, run.hidden))   # one seat's block a delta: clients read them so
         finally:
             self.referee.begin(run)   # the referee reads the seats while the merge is written
         try:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from ..askparts import ANYONE, Asker
 from ..canonical import EXPLORE, OK, Ask, PanelReply, Seat, Usage
+from .blind import Unnamed
 from .collection import Collection
 from .recorder import not_kept
 from .seating import Plan
@@ -51,6 +52,7 @@ class PanelRun:
                                                       # rate limit failed when sent (the provider's 429, or our own)
     unkept: str | None = None                         # why its records could not be kept (settled, a full disk):
                                                       # its reply then says so and names none of their ids
+    hidden: Unnamed | None = None                     # a blind panel: what its reply names no model with
 
     @property
     def seat_request(self) -> tuple[None, str]:
@@ -67,6 +69,8 @@ class PanelRun:
 
     def bench(self) -> dict:
         d = self.reply().to_dict()
+        if self.hidden:   # blind: Seat 1..N until judged (GET /bench/panels/{id} then says who sat where)
+            d["seats"], d["blind"] = [self.hidden.seat(s) for s in d["seats"]], True
         d["mode"] = self.ask.target.mode
         if self.plan.passed_over:
             d["passed_over"] = self.plan.passed_over

@@ -237,6 +237,12 @@ def points_wanted(body: dict) -> str | None:
     return value
 
 
+def blind_wanted(body: dict) -> bool | None:
+    """`"bench": {"blind": true}`: the panel names no model (Seat 1..N, in a random order) until it is judged. None:
+    the collection's own choice."""
+    return get(get(body, "bench", dict, default={}), "blind", bool, where="bench")
+
+
 def client_only_tool(kind: str, ask: Ask) -> None:
     """OpenAI `custom` tools (free-form input) run on the client like functions, but no other API can carry them:
     a panel refuses them as it refuses functions (answering without them would quietly change the question);

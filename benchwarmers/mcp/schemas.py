@@ -122,7 +122,7 @@ TOOLS = [
                            "note": _NULL_STR, "real": _STRS, "false": _STRS, "revisions": {"type": "integer"},
                            "point": _STR, "holds": {"type": ["boolean", "null"]}, "claims": {"type": "array"},
                            "proposals": {"type": "array"}, "panel": _STR, "best": {"type": ["integer", "null"]},
-                           "comparisons": {"type": "array"}},
+                           "comparisons": {"type": "array"}, "seats": {"type": "array"}},
         },
         "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
                         "openWorldHint": False},

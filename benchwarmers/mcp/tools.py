@@ -183,6 +183,10 @@ class Tools:
             won = made[0]["winner"] if made else "its model"
             lines = [f"Panel {args['panel']}: seat {reply['seat']} ({won}) picked as the best answer; it beat "
                      f"{', '.join(c['loser'] for c in made) or 'no other seat that answered'}."]
+        seated = [s for s in reply.get("seats") or [] if isinstance(s, dict)]
+        if seated:     # a blind panel's seats are named once it is judged
+            data["seats"] = seated
+            lines.append("Who sat where: " + ", ".join(f"seat {s.get('seat')} {s.get('model')}" for s in seated) + ".")
         lines += proposal_lines(data["proposals"])
         return "\n".join(lines), data
 

@@ -115,6 +115,16 @@ class BestPicks:
         row = self.db.one("SELECT seat, blind, created FROM best_picks WHERE panel = ? AND current = 1", (panel,))
         return {"seat": row["seat"], "blind": bool(row["blind"]), "created": row["created"]} if row else None
 
+    def state(self, panel: str) -> dict | None:
+        """{blind, revealed} of a panel (revealed: when its first judgement showed who sat where), None: no panel."""
+        row = self.db.one("SELECT blind, revealed FROM panels WHERE id = ?", (panel,))
+        return {"blind": bool(row["blind"]), "revealed": row["revealed"]} if row else None
+
+    def seated(self, panel: str) -> list[dict]:
+        """{seat, call, model} of every seat of the panel, answered or not."""
+        return [{"seat": r["seat"], "call": r["id"], "model": r["model"]} for r in self.db.query(
+            "SELECT id, seat, model FROM calls WHERE panel = ? AND seat > 0 ORDER BY seat", (panel,))]
+
     def seats(self, panel: str) -> list[dict]:
         """The seats a pick of the panel compares: {seat, call, model} of each that answered."""
         return [{"seat": r["seat"], "call": r["id"], "model": r["model"]} for r in self.db.query(ANSWERED, (panel,))]

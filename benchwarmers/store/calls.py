@@ -19,7 +19,8 @@ COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "
            "caller", "created", "extra", "session", "turn", "finish_reason")
 
 
-PANEL_HEAD = "INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over, request, points)"
+PANEL_HEAD = ("INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over, request, points, "
+              "blind)")
 # A call as read back: a panel seat's request is its panel's (kept once there); an older call has its own.
 CALL_SELECT = ("SELECT c.rowid AS _row, c.*, p.request AS panel_request FROM calls c "
                "LEFT JOIN panels p ON p.id = c.panel")
@@ -184,13 +185,16 @@ class Calls:
         return self.db.insert((CALL_HEAD, values), (ledger.HEAD, row), keep=(kept, ledger.keep(row), text))
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
-                  passed_over: list | None = None, request: str | None = None, points: str | None = None) -> Written:
+                  passed_over: list | None = None, request: str | None = None, points: str | None = None,
+                  blind: bool = False) -> Written:
         """The panel's row; `passed_over`: the explore candidates it could not seat, each {model, reason}; `request`:
         what it was asked, as stored (its seats' records leave theirs empty: see request_of); `points`: its points'
-        info while the referee reads (JSON; the points replace it: store/pointstore.py)."""
+        info while the referee reads (JSON; the points replace it: store/pointstore.py); `blind`: no model is named
+        to its asker until it is judged (store/bestpicks.py says when)."""
         passed = json.dumps(passed_over) if passed_over else None
         now = time.time()
-        return self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, now, passed, request, points)),
+        return self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, now, passed, request, points,
+                                            1 if blind else None)),
                               keep=((compaction.apply, compaction.part(now, request)),))
 
     def get(self, call_id: str) -> CallRecord | None:

@@ -14,7 +14,7 @@ from ..apicall import post
 from ..contract import stays
 from ..markup import Html, card, flag, html, options, trusted
 from ..web import Done
-from ..widgets import csrf, verdict_form
+from ..widgets import csrf, post_button, verdict_form
 
 
 class AskPageParts(CollectionListParts, ModelListParts, Protocol):
@@ -55,6 +55,8 @@ FORM = """<form method="post" action="/ask" enctype="multipart/form-data" class=
 <textarea id="ask-system" name="system" rows="3">$system</textarea></details>
 <label class="choice"><input type="checkbox" name="merged" value="1"$merged>
  Also one merged answer: a model writes where the seats agree and differ (<code>:merged</code>)</label>
+<label class="choice"><input type="checkbox" name="blind" value="1"$blind>
+ Blind: the seats as Seat 1..N in a random order, no model named until you judge them</label>
 <div class="form-end"><button type="submit">Ask</button><span class="status-text" data-status role="status"></span>
 </div></form>"""
 
@@ -69,7 +71,7 @@ def form(d: dict, frame) -> Html:
     return html(FORM, csrf=csrf(frame), collections=options(cols, chosen), open=flag("open", ticked),
                 boxes=boxes or trusted('<span class="muted">No models on the bench.</span>'),
                 prompt=frame.typed("prompt"), system=frame.typed("system"),
-                merged=flag("checked", frame.typed("merged")))
+                merged=flag("checked", frame.typed("merged")), blind=flag("checked", frame.typed("blind")))
 
 
 RESULTS = """<section id="answers" class="answers-area" aria-live="polite" hidden><div class="answers-head">\
@@ -77,12 +79,13 @@ RESULTS = """<section id="answers" class="answers-area" aria-live="polite" hidde
 <div class="card merged" hidden></div><div class="seats"></div></section>\
 <template id="seat-template"><article class="seat"><header class="seat-head"><h3></h3>\
 <p class="seat-meta"></p></header><div class="answer"><p class="muted">waiting…</p></div>\
-$verdict</article></template>"""
+<div class="best-pick" hidden>$best</div>$verdict</article></template>"""
 
 
 def results(frame) -> Html:
     """Where the streamed columns go, and the shape of one column for the script to fill."""
-    return html(RESULTS, verdict=verdict_form(frame, "CALL", None, "/ask"))
+    return html(RESULTS, verdict=verdict_form(frame, "CALL", None, "/ask"),
+                best=post_button(frame, "/calls/best", "Best answer", {"panel": "", "seat": ""}, back=""))
 
 
 # ---- the ask, as a chat request ----------------------------------------------------------------
@@ -113,6 +116,8 @@ def chat_body(form) -> dict:
     body = {"model": model, "messages": messages}
     if extra:
         body["bench"] = {"with": extra}
+    if form.flag("blind"):
+        body.setdefault("bench", {})["blind"] = True
     return body
 
 
