@@ -44,6 +44,9 @@ EXTRA_PATHS = ["/calls?verdict=missing", "/calls?verdict=given", "/calls?model=a
                "/bench/calls?panel={panel}", "/bench/pending?session=s-1", "/bench/pending?calls={call}",
                "/bench/record?collection=core", "/bench/stats/daily?model=a", "/bench/stats/daily?collection=core",
                "/bench/rankings?collection=core", "/bench/rankings?blind=1", "/models?blind=1",
+               "/bench/export/pairs", "/bench/export/pairs?collection=core&since=1", "/bench/export/verdicts",
+               "/bench/export/verdicts?collection=core&since=1", "/bench/export/claims?collection=core",
+               "/bench/export/points?collection=core&since=1", "/bench/export/claims",
                "/bench/usage?by=kind", "/bench/usage?by=collection", "/bench/usage?by=connection", "/calls/{route}",
                "/bench/history/{route}", "/models/a.json", "/.json", "/calls.json?verdict=missing"]
 
@@ -155,6 +158,8 @@ def drive(app, home) -> dict:
         assert app("POST", f"/bench/panels/{ids['panel']}/best", {"seat": seat})[0] == 200
     assert app("DELETE", f"/bench/panels/{ids['panel']}/best")[0] == 200
     assert app("POST", f"/bench/panels/{ids['panel']}/best", {"seat": None})[0] == 200
+    for which in ({"collection": "core", "before": 1}, {"before": 1}):   # nothing so old: only its plan is read
+        assert app("POST", "/bench/pending/set-aside", which)[2]["set_aside"] == 0
     assert app("POST", "/bench/verdict", {"call": ids["call"], "useful": True, "from_points": True})[0] == 200
     assert app("POST", "/bench/verdict", {"call": ids["call"], "useful": False})[0] == 200   # revised
     # a late answer that makes a row again (the panel had told its client the seat timed out): its old answer time
@@ -215,4 +220,6 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
     assert any(s.startswith("SELECT c.created, v.useful FROM calls c") for s in statements)
     assert any("FROM point_claims" in s for s in statements) and any("FROM points" in s for s in statements)
     assert any("FROM best_picks" in s for s in statements) and any("FROM comparisons" in s for s in statements)
+    assert any("UPDATE panels AS p SET set_aside" in s for s in statements)
+    assert any("FROM point_claims pc CROSS JOIN calls c" in s for s in statements)   # an export walked
     assert not found, "\n\n".join(f"{sql}\n  -> {'; '.join(w)}" for sql, w in found.items())

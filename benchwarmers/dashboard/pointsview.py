@@ -133,3 +133,15 @@ def judge(req, bench: object, form) -> Done:
         said = f"Point judged {VERDICT_WORDS[value[choice]]}."
     back = safe_local(form.get("back")) or f"/calls/{quote(done.get('panel') or '', safe='')}"
     return Done(said, back, {"point": done})
+
+
+def unjudged_points(points: list, total: int) -> Html:
+    """The newest points nobody judged (Home, Calls), each opening its ask where it is judged; one judgement counts
+    for every seat that took a side."""
+    items = [html('<li><a href="/calls/$panel#points">$claim</a> <span class="muted">(asserted by seat $yes, denied '
+                  "by seat $no)</span></li>", panel=quote(p["panel"], safe=""), claim=p["claim"],
+                  yes=", ".join(map(str, p["assert"])) or "none", no=", ".join(map(str, p["deny"])) or "none")
+             for p in points]
+    more = f"The newest {len(points)} of {total}. " if total > len(points) else ""
+    return html('<ul class="plain-list">$items</ul><p class="muted">$more One judgement of a point counts for every '
+                "seat that took a side: judge these first.</p>", items=items, more=more)

@@ -3,6 +3,7 @@ them the points of those panels that nobody judged (one judgement of a point cou
 from __future__ import annotations
 
 import re
+import time
 from typing import Callable
 
 from ..redaction import forget_known
@@ -95,3 +96,18 @@ def pending(db: Database, *, caller: str | None = None, since: float | None = No
                          "excerpt": excerpt(unnamed(answers.get(r["id"])) if r["panel"] in hidden else
                                             answers.get(r["id"]))} for r in rows],
             "total": total, "looked_through": seen, "total_capped": floor is not None}
+
+
+def set_aside_waiting(db: Database, before: float, collection: str | None = None) -> int:
+    """Set aside, as only tests, the panels asked before `before` (of `collection`) that still have an answer
+    waiting for a verdict: their answers and points stop waiting. How many panels; one statement, through the
+    writer, whatever the backlog's size."""
+    where = ["p.created <= ?", "p.set_aside IS NULL"]
+    params: list = [before]
+    if collection is not None:
+        where.append("p.collection = ?")
+        params.append(collection)
+    waiting = ("EXISTS (SELECT 1 FROM calls c WHERE c.panel = p.id AND c.status = 'ok' AND c.kind IN ('member', "
+               "'explore', 'with') AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.call = c.id AND v.current = 1))")
+    return db.execute(f"UPDATE panels AS p SET set_aside = ? WHERE {' AND '.join(where)} AND {waiting}",
+                      (time.time(), *params), wait=True)
