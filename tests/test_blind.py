@@ -150,3 +150,20 @@ def test_mcp_names_no_model_until_the_best_pick(served):
     picked = tools.call("verdict", {"panel": panel, "best": 1}, "2025-06-18")
     assert not picked["isError"] and "Who sat where: seat 1 " in picked["content"][0]["text"]
     assert any(name in picked["content"][0]["text"] for name in NAMES)
+
+
+def test_the_points_block_of_a_blind_panel_names_no_model(home, fake, make_service):
+    from tests.fakes.referee import FakeReferee
+    cols = {"blindcol": dict(COLS["blindcol"], referee="merger", points="contested")}
+    setup_bench(home, fake, cols, **EXTRA)
+    fake.script("srv-alpha", "I am srv-alpha. The cache is stale.")
+    fake.script("srv-bravo", "I am srv-bravo. The cache is fresh.")
+    fake.script("srv-charlie", "I am charlie-model. The lock is held.")
+    fake.script("m-merge", FakeReferee().reply())
+    svc = make_service()
+    status, _, data = Http(svc.url)("POST", "/v1/chat/completions", {"model": "bench/blindcol", "messages": USER,
+                                                                     "bench": {"points": "contested"}})
+    assert status == 200, data
+    text = data["choices"][0]["message"]["content"]
+    assert "## Where they disagree" in text and "The cache is stale." in text
+    assert not FORBIDDEN.search(text) and not FORBIDDEN.search(json.dumps(data["bench"])), text

@@ -78,6 +78,9 @@ class PanelRun:
             d["merge"] = self.merge_info
         if self.points is not None:
             d.update(self.points)
+            if self.hidden and d.get("points"):     # a seat's quoted words name no model either
+                d["points"] = [dict(p, quotes={n: self.hidden.text(q) for n, q in p["quotes"].items()})
+                               for p in d["points"]]
         return not_kept(d, self.unkept) if self.unkept else d
 
     def count_in(self, seat: Seat) -> bool:

@@ -85,7 +85,7 @@ RESULTS = """<section id="answers" class="answers-area" aria-live="polite" hidde
 def results(frame) -> Html:
     """Where the streamed columns go, and the shape of one column for the script to fill."""
     return html(RESULTS, verdict=verdict_form(frame, "CALL", None, "/ask"),
-                best=post_button(frame, "/calls/best", "Best answer", {"panel": "", "seat": ""}, back=""))
+                best=post_button(frame, "/calls/best", "Best answer", {"panel": "", "seat": ""}, back="/ask"))
 
 
 # ---- the ask, as a chat request ----------------------------------------------------------------
