@@ -23,8 +23,8 @@ ASK_PATH = "/v1/chat/completions"
 
 
 class McpReachParts(gateway.ReachParts, CollectionParts, CallsParts, BestParts, Protocol):
-    """The routes the tools reach (collections, verdicts, points, best picks, pending), matched for the service's role, and
-    the panel an ask starts once `gateway.admit` let it in."""
+    """The routes the tools reach (collections, verdicts, points, best picks, pending), matched for the service's
+    role, and the panel an ask starts once `gateway.admit` let it in."""
     panel: Panel
     role: str
 

@@ -28,7 +28,8 @@ def build_routes() -> list[Route]:
             "What is running and where: version, role, URL, data folder, counts, config problems, the store.",
             ok=obj(("service", "version", "counts", "config_problems", "store"), store=STORE))),
     ]
-    return routes + DASHBOARD + admin.ROUTES + best.ROUTES + ratings.ROUTES + backlog.ROUTES + gateway.routes() + mcp.ROUTES
+    return (routes + DASHBOARD + admin.ROUTES + best.ROUTES + ratings.ROUTES + backlog.ROUTES + gateway.routes()
+            + mcp.ROUTES)
 
 
 def build_table() -> RouteTable:

@@ -167,7 +167,8 @@ class History:
             bound, within = f"(h.created, h.id) {'>=' if newest_first else '<='} (?, ?)", tuple(floor)
         order = "DESC" if newest_first else "ASC"
         return [dict(r, kind=kind) for r in self.db.query(
-            f"SELECT h.id, h.collection, h.mode, h.created, {HIDDEN[kind]} AS hidden FROM {SOURCES[kind]} WHERE {where} AND {past} AND {bound} "
+            f"SELECT h.id, h.collection, h.mode, h.created, {HIDDEN[kind]} AS hidden FROM {SOURCES[kind]} "
+            f"WHERE {where} AND {past} AND {bound} "
             f"ORDER BY h.created {order}, h.id {order} LIMIT ?", (*params, *more, *within, limit))]
 
     def _seats(self, ids: list[str]) -> dict[str, list]:
