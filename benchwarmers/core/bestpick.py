@@ -2,10 +2,8 @@
 good), withdrawn in one; and the useful / not-useful a pick proposes for each seat's verdict form."""
 from __future__ import annotations
 
-from ..errors import BadRequest, NotFound
+from ..errors import BadRequest
 from ..store.bestpicks import BestPicks
-
-HINT = "Panel ids come in the reply's `bench.panel` field (and X-Bench-Panel, and `bench ask`'s first line)."
 
 
 class Best:
@@ -60,7 +58,3 @@ def check_seat(body) -> int | None:
     if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or not 1 <= seat <= 1000):
         raise BadRequest("`seat` must be a seat number (1, 2, ...) or null.")
     return seat
-
-
-def missing(panel: str) -> NotFound:
-    return NotFound(f"No panel {panel!r}.", HINT)

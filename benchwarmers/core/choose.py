@@ -50,6 +50,8 @@ def _rank_one(alias: str, s: Standing, z: float) -> Ranked:
     said = f"useful {s.useful}/{s.judged}"
     if s.judged_claims:
         said += f", claims held {s.real_claims}/{s.judged_claims}"
+    if s.wins or s.losses:
+        said += f", best picks won {s.wins}/{s.wins + s.losses}"
     if fell:
         judged, useful = fell.evidence
         said += (f", but only {fell.useful}/{fell.judged} of its latest, a clear drop from {fell.before_useful}/"
