@@ -113,6 +113,10 @@ def test_ratings_order_members_of_known_quality_with_intervals(served):
     assert "length_effect" in got["length_controlled"]
     assert api("GET", "/bench/rankings")[2]["models"][0]["model"] == "a"          # overall
     assert api("GET", "/bench/rankings?blind=1")[2]["models"] == []              # none given blind
+    from benchwarmers.core.choose import rank
+    stats = served.bench.rankings.models("core")           # route choice reads the picks as evidence
+    assert stats["a"].evidence[0] > 0 and stats["a"].judged == 0
+    assert rank(["c", "b", "a"], stats)[0].alias == "a" and "best picks won" in rank(["a"], stats)[0].why
     record = api("GET", "/bench/record?collection=core")[2]["models"]
     assert record["a"]["wins"] > record["c"]["wins"] and record["c"]["losses"] > record["a"]["losses"]
     assert api("GET", "/bench/rankings?blind=maybe")[0] == 400
