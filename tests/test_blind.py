@@ -150,6 +150,8 @@ def test_mcp_names_no_model_until_the_best_pick(served):
     picked = tools.call("verdict", {"panel": panel, "best": 1}, "2025-06-18")
     assert not picked["isError"] and "Who sat where: seat 1 " in picked["content"][0]["text"]
     assert any(name in picked["content"][0]["text"] for name in NAMES)
+    one = tools.call("ask", {"collection": "open", "prompt": "Who are you?", "blind": True}, "2025-06-18")
+    assert not one["isError"] and not FORBIDDEN.search(json.dumps(one))
 
 
 def test_the_points_block_of_a_blind_panel_names_no_model(home, fake, make_service):

@@ -68,6 +68,8 @@ TOOLS = [
                            "description": "which of the panel's points to show, and wait for them (default: the "
                                           "collection's own, listed by pending_verdicts once the referee has "
                                           "read the answers)"},
+                "blind": {"type": "boolean", "description": "seat the panel blind: Seat 1..N in a random order, "
+                                                            "no model named until you judge it"},
             },
             "required": ["collection", "prompt"],
             "additionalProperties": False,

@@ -249,6 +249,8 @@ def ask_body(args: dict) -> dict:
         body["bench"] = {"with": extra}
     if args.get("points"):
         body.setdefault("bench", {})["points"] = args["points"]
+    if args.get("blind"):
+        body.setdefault("bench", {})["blind"] = True
     return body
 
 
