@@ -10,7 +10,7 @@ import pytest
 
 from tests.fakes.referee import FakeReferee
 from tests.helpers.http import Http
-from tests.helpers.panel import body, fake, setup_bench, wait_for  # noqa: F401  (the fake fixture)
+from tests.helpers.panel import body, fake, setup_bench  # noqa: F401  (the fake fixture)
 
 ANSWERS = {"m-a": "The cache is stale. The lock is held.", "m-b": "The cache is fresh. The lock is held.",
            "m-c": "The lock is held."}

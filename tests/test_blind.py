@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from tests.helpers.data import write
 from tests.helpers.http import Http
 from tests.helpers.panel import fake, setup_bench  # noqa: F401  (the fake fixture)
 

@@ -17,6 +17,7 @@ from ..widgets import chip, probe_cell, record_cell, speed_cell, suite_cell
 class ModelsPageParts(ModelListParts, RatingsParts, Protocol):
     """The roster with its record, and the ratings from best picks."""
 
+
 STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("retired", "retired")]
 
 
