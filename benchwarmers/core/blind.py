@@ -118,7 +118,7 @@ def blinding(wanted: bool, plan) -> Unnamed | None:
     if not wanted:
         return None
     plan.seats = random.sample(plan.seats, len(plan.seats))
-    names = set()
+    names: set[str] = set()
     for number, sp in enumerate(plan.seats, 1):
         sp.number = number
         names.update((sp.model.alias, sp.model.served, sp.model.served.rsplit("/", 1)[-1]))
@@ -128,7 +128,7 @@ def blinding(wanted: bool, plan) -> Unnamed | None:
 def still_blind(item: dict) -> dict:
     """A blind panel's record (store.history's item) as its asker reads it before it is judged: each seat as
     "Seat N", no served name, the panel's model names out of every text (the merge's and the referee's too)."""
-    names = set()
+    names: set[str] = set()
     for seat in item["seats"]:
         names.update((seat["model"], seat.get("served") or "", (seat.get("served") or "").rsplit("/", 1)[-1]))
     hidden = Unnamed(names_pattern(names))

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TypeGuard
 
 from ..catalog.roles import PURPOSES, check_purpose
-from ..errors import BadRequest, CollectionNotFound
+from ..errors import BadRequest, CollectionNotFound, ModelNotFound
 from ..names import DESCRIPTION_MOST, check_name, check_text
 from ..roster.registry import Registry, close_names, suggest, suggest_all
 from ..store import Config
@@ -38,7 +39,7 @@ class Collection:
         members = list(dict.fromkeys(m for m in (d.get("members") or []) if isinstance(m, str)))   # a model once
         explore = d.get("explore", 1)
         shadow = d.get("shadow", 0)
-        purpose = d.get("purpose") if d.get("purpose") in PURPOSES else ""
+        purpose = str(d["purpose"]) if d.get("purpose") in PURPOSES else ""
         grace, wait = d.get("explore_grace"), d.get("points_wait")
         return cls(name, str(d.get("description") or ""), members,
                    explore if isinstance(explore, int) and explore >= 0 else 1,
@@ -46,7 +47,7 @@ class Collection:
                    shadow if isinstance(shadow, int) and shadow >= 0 else 0, purpose,
                    float(grace) if grace_ok(grace) else None,   # a bad hand edit: the setting's grace
                    d.get("referee") if isinstance(d.get("referee"), str) else None,
-                   d.get("points") if d.get("points") in POINT_MODES else OFF,
+                   str(d["points"]) if d.get("points") in POINT_MODES else OFF,
                    float(wait) if wait_ok(wait) else None, d.get("blind") is True)
 
     def to_dict(self) -> dict:
@@ -73,6 +74,19 @@ class Collections:
     def all(self) -> dict[str, Collection]:
         raw = self.config.view(FILE).get("collections") or {}
         return {n: Collection.from_dict(n, d) for n, d in raw.items() if isinstance(d, dict)}
+
+    def target(self, ask) -> tuple:
+        """(the collection, the model) an ask names: bench/<name> a collection, a model's alias that model."""
+        name = ask.target.name
+        if ask.target.mode != "direct":
+            return self.get(name), None
+        model = self.registry.models().get(name)
+        if model is None:
+            cols = self.all()
+            hint = ("Ask a collection as bench/<name>: " + ", ".join(f"bench/{c}" for c in sorted(cols))
+                    if cols else "Onboard a model or make a collection first.")
+            raise ModelNotFound(f"No model or collection named {name!r}.", hint)
+        return None, model
 
     def get(self, name: str) -> Collection:
         found = self.all().get(name)
@@ -170,15 +184,15 @@ def _seconds(value, key: str, setting: str, most: float) -> float | None:
     return None if value is None else float(value)
 
 
-def seconds_ok(value, most: float) -> bool:
+def seconds_ok(value, most: float) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= most
 
 
-def grace_ok(value) -> bool:
+def grace_ok(value) -> TypeGuard[int | float]:
     return seconds_ok(value, MOST_GRACE)
 
 
-def wait_ok(value) -> bool:
+def wait_ok(value) -> TypeGuard[int | float]:
     return seconds_ok(value, MOST_POINTS_WAIT)
 
 

@@ -13,22 +13,22 @@ from typing import Callable, Iterator
 
 from ..askparts import ANYONE, Asker
 from ..canonical import (CANCELLED, EXPLORE, FAILED, LENGTH, MERGED, OK, RUNNING, SKIPPED, STOP, TIMEOUT, Answer, Ask,
-                         ErrorEvent, Finish, KeepAlive, Seat, TextDelta, Usage)
-from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, QuotaRefused,
-                      ToolsNeedRouteMode, UpstreamFailed)
+                         ErrorEvent, Finish, KeepAlive, Seat, TextDelta)
+from ..errors import BenchError, EmptyCollection, FaultKind, QuotaRefused, ToolsNeedRouteMode, UpstreamFailed
 from ..providers.dispatch import Call
 from ..providers.hangup import Hangup
-from ..roster.limits.quota import RESTS
 from ..roster.registry import Registry
 from ..store.db import Written
+from ..store.conversations import Conversations
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
 from . import merging
 from .calling import Dialer
 from .collection import Collections
+from .conversation import Threads, links_for
 from .lanes import Lanes
 from .panelrun import PanelRun
-from .panelwords import no_able_seat, rate_limited, seat_block, unkept_note
+from .panelwords import no_able_seat, none_answered, seat_block, unkept_note
 from .pump import pump
 from .rankings import Rankings
 from .recorder import seat_ended
@@ -55,6 +55,7 @@ class Panel:
         self.picker = Picker(registry, rankings, settings, dialer.paces, lambda model, run: seating.why_not(
             model, run.ask, run.ask.prompt_tokens(), run.endpoints, REFEREE, run.asker))   # a judge as a seat is
         self.referee = Refereeing(registry, dialer, self.picker, settings, point_store, self.lanes)
+        self.threads = Threads(Conversations(dialer.calls.db))   # follow-ups: each seat's own thread
         self._live: set = set()            # runs with seats out, for stopping()
         self._live_lock = threading.Lock()
 
@@ -69,7 +70,7 @@ class Panel:
         """Seat `ask` and send its seats; `asker` (who asks) goes to its records and its rate limits' patience."""
         if ask.tools:
             raise ToolsNeedRouteMode("A panel answers with text, so requests with tools are refused.",
-                                     f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).")
+                                     f"Use bench/{ask.aim.name}:route for an agent with tools (one member answers).")
         with self.registry.config.steady() as memo:
             return self._start(ask, asker, memo)
 
@@ -90,8 +91,8 @@ class Panel:
             hangup.hang_up(reason, tag)
 
     def _start(self, ask: Ask, asker: Asker, memo: dict) -> PanelRun:
-        collection, direct = self._target(ask)
-        plan = self.seating.plan(ask, collection, direct, asker)
+        collection, direct = self.collections.target(ask)
+        plan, thread, task, seen = self.threads.open(self.seating, ask, collection, direct, asker)   # a follow-up?
         if not plan.seats:
             raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
@@ -101,8 +102,11 @@ class Panel:
         hard = time.monotonic() + settings["seat_timeout"]
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
             settings["explore_grace_seconds"]
-        run = PanelRun(record_id("p_"), ask, collection, plan, hard, hard, grace, request=self.dialer.summary(ask),
-                       endpoints=self.registry.endpoints(), memo=memo, asker=asker, hidden=plan.hidden)
+        # the record keeps what the client sent; the referee and the merge read the conversation as `seen`
+        request = self.dialer.summary(ask)
+        run = PanelRun(record_id("p_"), seen, collection, plan, hard, hard, grace, request=request,
+                       endpoints=self.registry.endpoints(), memo=memo, asker=asker, thread=thread, task=task,
+                       hidden=plan.hidden)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
         run.members_left = sum(sp.kind != EXPLORE for sp in plan.seats)
@@ -111,9 +115,10 @@ class Panel:
             with self._live_lock:
                 self._live.add(run)
         pending = self.referee.plan(run)     # who will referee it: its row says so until the points are in
-        run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.target.mode,
-                                                       len(run.seats), asker.caller, plan.passed_over, run.request[0],
-                                                       json.dumps(pending) if pending else None, bool(plan.hidden)))
+        run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.aim.mode,
+                                                       len(run.seats), asker.caller, plan.passed_over, request[0],
+                                                       json.dumps(pending) if pending else None,
+                                                       links_for(thread, task), bool(plan.hidden)))
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 self._done(run, sp, seat, SKIPPED, sp.skip, 0.0, None)
@@ -121,23 +126,12 @@ class Panel:
                 self._send(run, sp, seat)
         return run
 
-    def _target(self, ask: Ask):
-        name = ask.target.name
-        if ask.target.mode == "direct":
-            model = self.registry.models().get(name)
-            if model is None:
-                cols = self.collections.all()
-                hint = ("Ask a collection as bench/<name>: " + ", ".join(f"bench/{c}" for c in sorted(cols))
-                        if cols else "Onboard a model or make a collection first.")
-                raise ModelNotFound(f"No model or collection named {name!r}.", hint)
-            return None, model
-        return self.collections.get(name), None
-
     # -- one seat ------------------------------------------------------------------------------
     def _send(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
         """Send the seat's call the dispatcher's way; what may block runs on a worker, within the endpoint's share."""
         endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
-        self.dialer.seat(sp.model, run.ask, endpoint, seat.kind, run.hangups[seat.call],
+        ask = run.thread.ask_for(run.ask, sp.model.alias) if run.thread else run.ask   # its own thread
+        self.dialer.seat(sp.model, ask, endpoint, seat.kind, run.hangups[seat.call],
                          partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker)
 
     def _worker(self, run: PanelRun, sp: SeatPlan, seat: Seat, fn: Callable[[], None], starting: bool) -> None:
@@ -297,7 +291,7 @@ class Panel:
                     except queue.Empty:
                         if gone is not None and gone():
                             self.hang_up(run, CLIENT_LEFT, CANCELLED)
-                        if ping and time.monotonic() >= ping:
+                        if ping and keepalive and time.monotonic() >= ping:
                             ping = time.monotonic() + keepalive
                             yield KeepAlive()
                         continue
@@ -327,26 +321,35 @@ class Panel:
         finally:
             self.referee.begin(run)   # in the background: the answers go out without waiting for it
         self._check_any(run)
-        if run.ask.target.mode == MERGED:
+        if run.task:
+            text = next(s.answer for s in run.seats if s.status == OK)
+        elif run.ask.aim.mode == MERGED:
             text = "".join(ev.text for ev in self.merge_events(run) if isinstance(ev, TextDelta))
         else:
             text = "".join(seat_block(s, run.hidden) for s in run.seats).rstrip() + "\n"
         block = self.referee.told(run, self.referee.wait(run, streamed=False))   # its points, or where they will be
         self.settle(run)   # acknowledged only once its records are committed
-        if block and not run.unkept:    # records not kept: no panel id to send anyone to
-            text = text.rstrip("\n") + block
-        return Answer(text=text + unkept_note(run.unkept), usage=self._usage(run), finish_reason=STOP)
+        said = text.rstrip("\n") + block if block and not run.unkept else text   # not kept: no panel id to give
+        self._keep_reply(run, said)
+        return Answer(text=said + unkept_note(run.unkept), usage=run.usage(), finish_reason=STOP)
+
+    def _keep_reply(self, run: PanelRun, said: str) -> None:
+        """The reply as the client got it, kept as its hash: a follow-up sending it back is found by it."""
+        if not run.task and not run.unkept:
+            self.threads.store.keep_reply(run.id, said)
 
     def events(self, run: PanelRun, gone: Callable[[], bool] | None = None) -> Iterator:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
         keepalive = self.settings()["keepalive_seconds"]
-        merged = run.ask.target.mode == MERGED
+        merged = run.ask.aim.mode == MERGED and not run.task
+        said: list[str] = []      # the text as it went out, kept as the reply's hash
         try:
             for item in self.finished(run, keepalive, gone=gone):
                 if isinstance(item, KeepAlive):
                     yield item
-                elif not merged:
-                    yield TextDelta(seat_block(item, run.hidden))   # one seat's block a delta: clients read them so
+                elif not merged:   # one seat's block a delta: clients read them so (a task's answer bare)
+                    said.append(item.answer if run.task and item.status == OK else seat_block(item, run.hidden))
+                    yield TextDelta(said[-1])
         finally:
             self.referee.begin(run)   # the referee reads the seats while the merge is written
         try:
@@ -357,7 +360,10 @@ class Panel:
         if merged:
             model, notes = self.picker.merger(run)
             lane = self.lanes.executor(model.endpoint if model else "")
-            yield from pump(merging.stream(self.dialer, run, model, notes), lane, keepalive)
+            for event in pump(merging.stream(self.dialer, run, model, notes), lane, keepalive):
+                if isinstance(event, TextDelta):
+                    said.append(event.text)
+                yield event
         # the points last: the block when the referee answers within the wait, else where they will be
         block = None
         for item in self.referee.told_events(run, self.referee.wait(run, streamed=True), keepalive):
@@ -366,11 +372,12 @@ class Panel:
             else:
                 block = item
         self.settle(run)   # the final event (the call ids) only once the records are committed
+        self._keep_reply(run, "".join(said) + (block.text if isinstance(block, TextDelta) else ""))
         if run.unkept:
             yield TextDelta(unkept_note(run.unkept))
         elif block is not None:
             yield block
-        yield Finish(STOP, self._usage(run), run.bench())
+        yield Finish(STOP, run.usage(), run.bench())
 
     def merge_events(self, run: PanelRun) -> Iterator:
         """After finished() gave every seat: the merge model's answer as events (every seat's block if it fails)."""
@@ -384,17 +391,6 @@ class Panel:
         run.unkept = self.dialer.settle(list(run.records))
 
     def _check_any(self, run: PanelRun) -> None:
-        if any(s.status == OK for s in run.seats):
-            return
-        self.settle(run)   # the refusal too goes out once its records (and a 429's rest) are committed
-        lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats).rstrip(".")
-        if all(s.call in run.limited or (s.status == SKIPPED and (s.error or "").startswith(RESTS))
-               for s in run.seats):   # a direct ask's 429 included: the client is told when to come back
-            raise rate_limited(f"Every seat is resting on a rate limit or was refused by one: {lines}.",
-                               [run.limited.get(s.call) or self.dialer.free_at(sp.model)
-                                for sp, s in zip(run.plan.seats, run.seats)], self.dialer.now())
-        raise AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
-                             "the seats' call ids are in the record.")
-
-    def _usage(self, run: PanelRun) -> Usage:
-        return run.reply().usage + run.merge_usage + run.referee_usage
+        if not any(s.status == OK for s in run.seats):
+            self.settle(run)   # the refusal too goes out once its records (and a 429's rest) are committed
+            raise none_answered(run, self.dialer.free_at, self.dialer.now())

@@ -6,6 +6,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..askparts import ANYONE, Asker
 from ..canonical import EXPLORE, OK, Ask, PanelReply, Seat, Usage
@@ -13,6 +14,9 @@ from .blind import Unnamed
 from .collection import Collection
 from .recorder import not_kept
 from .seating import Plan
+
+if TYPE_CHECKING:
+    from .conversation import Thread
 
 
 @dataclass(eq=False)   # by identity: a live run is kept in a set
@@ -53,10 +57,13 @@ class PanelRun:
     unkept: str | None = None                         # why its records could not be kept (settled, a full disk):
                                                       # its reply then says so and names none of their ids
     hidden: Unnamed | None = None                     # a blind panel: what its reply names no model with
+    thread: Thread | None = None                             # a follow-up's Thread (core/conversation.py): each seat's own
+    task: bool = False                                # a chat UI's background task: one member, its answer bare
 
     @property
     def seat_request(self) -> tuple[None, str]:
         """What a seat's (or the merge's) record keeps of the ask: its hash; the summary is in the panel's row."""
+        assert self.request is not None    # a panel's run has it from the start
         return None, self.request[1]
 
     @property
@@ -64,14 +71,18 @@ class PanelRun:
         return self.collection.name if self.collection else None
 
     def reply(self) -> PanelReply:
-        return PanelReply(self.collection.name if self.collection else self.ask.target.name, self.id,
+        return PanelReply(self.collection.name if self.collection else self.ask.aim.name, self.id,
                           self.seats, merge_model=(self.merge_info or {}).get("model"))
+
+    def usage(self) -> Usage:
+        """Its tokens in all: the seats', the merge's and the referee's."""
+        return self.reply().usage + self.merge_usage + self.referee_usage
 
     def bench(self) -> dict:
         d = self.reply().to_dict()
         if self.hidden:   # blind: Seat 1..N until judged (GET /bench/panels/{id} then says who sat where)
             d["seats"], d["blind"] = [self.hidden.seat(s) for s in d["seats"]], True
-        d["mode"] = self.ask.target.mode
+        d["mode"] = self.ask.aim.mode
         if self.plan.passed_over:
             d["passed_over"] = self.plan.passed_over
         if self.merge_info:
@@ -81,6 +92,8 @@ class PanelRun:
             if self.hidden and d.get("points"):     # a seat's quoted words name no model either
                 d["points"] = [dict(p, quotes={n: self.hidden.text(q) for n, q in p["quotes"].items()})
                                for p in d["points"]]
+        if self.thread is not None:   # a follow-up: the panel it continued
+            d["previous"] = self.thread.links.previous
         return not_kept(d, self.unkept) if self.unkept else d
 
     def count_in(self, seat: Seat) -> bool:

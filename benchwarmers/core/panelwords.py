@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..canonical import OK, Seat
+from ..canonical import OK, SKIPPED, Seat
 from ..errors import AllSeatsFailed, BenchError, NoAbleSeat, RateLimited
 from ..roster.limits.quota import FAILING, RESTS
 from .blind import Unnamed
@@ -27,7 +27,7 @@ def seat_block(seat: Seat, hidden: Unnamed | None = None) -> str:
     else:
         body = f"> {seat.error or seat.status}"
     if hidden:
-        body = hidden.text(body)
+        body = hidden.text(body) or body
     return f"{seat_heading(seat, hidden)}\n\n{body}\n\n"
 
 
@@ -42,8 +42,9 @@ def unkept_note(why: str | None) -> str:
 def too_long(plan: Plan) -> BenchError | None:
     """The 4xx for a prompt longer than every seat's context window (explore candidates' included), naming the
     largest; None when some seat was skipped for another reason."""
-    found = [WINDOW.search(sp.skip) for sp in plan.seats]
-    if not found or not all(found):
+    searched = [WINDOW.search(sp.skip) for sp in plan.seats]
+    found = [m for m in searched if m]
+    if not found or len(found) < len(searched):
         return None
     windows = [int(m[2]) for m in found] + [int(m[2]) for m in (WINDOW.search(p["reason"]) for p in plan.passed_over)
                                             if m]
@@ -58,6 +59,18 @@ def rate_limited(what: str, resets: list, now: float) -> RateLimited:
     known = [r for r in resets if r]
     return RateLimited(what, "Try again after the reset, or add members on other endpoints.",
                        retry_after=max(1.0, min(known) - now) if known else 60)
+
+
+def none_answered(run, free_at: Callable, now: float) -> BenchError:
+    """Why a panel has no answer: every seat rested on or was refused by a rate limit (a 429 saying when to come
+    back, a direct ask's too), or every seat failed."""
+    lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats).rstrip(".")
+    if all(s.call in run.limited or (s.status == SKIPPED and (s.error or "").startswith(RESTS)) for s in run.seats):
+        return rate_limited(f"Every seat is resting on a rate limit or was refused by one: {lines}.",
+                            [run.limited.get(s.call) or free_at(sp.model) for sp, s in zip(run.plan.seats, run.seats)],
+                            now)
+    return AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
+                          "the seats' call ids are in the record.")
 
 
 def no_able_seat(plan: Plan, free_at: Callable, now: float) -> BenchError:

@@ -18,7 +18,7 @@ from ..api.parts import EffectiveSettings
 from ..canonical import KeepAlive, TextDelta
 from ..core.panel import Panel
 from ..errors import BenchError
-from ..formats.base import RequestInfo, blind_wanted
+from ..formats.base import RequestInfo, blind_wanted, continuation
 from ..server.messages import Request, Response
 from . import markdown, web
 from .pages.ask import chat_body
@@ -49,13 +49,14 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     body = chat_body(form)
     ask = formats.get("openai_chat").parse(body, RequestInfo(req.path, req.query, req.headers)).ask
     ask.blind = blind_wanted(body)
+    ask.continues, ask.only_seat = continuation(body)   # a follow-up: each seat's thread rebuilt from the record
     panel = bench.panel
     run = panel.start(ask)              # refusals (empty collection, unknown name) answer before any line
     keepalive = bench.settings()["keepalive_seconds"]
-    merged = ask.target.mode == "merged"
+    merged = ask.aim.mode == "merged"
 
     def lines():
-        yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.target.mode,
+        yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.aim.mode,
                     "blind": bool(run.hidden), "seats": [{"seat": s.seat, "kind": s.kind, "call": s.call,
                                                           "model": f"Seat {s.seat}" if run.hidden else s.model}
                                                          for s in run.seats]})

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Iterator
+from typing import TYPE_CHECKING, ClassVar, Iterator
 from urllib.parse import urlsplit
 
 from ..askparts import PassThrough
@@ -31,6 +31,12 @@ class Provider:
     supports: dict = {}
     default_base = ""
     base = ""          # this endpoint's own, set by __init__
+    # each subclass sets these (ProviderContract says what they are); declared here for the type checker only
+    title: ClassVar[str]
+    passthrough_fields: ClassVar[frozenset]
+    if TYPE_CHECKING:
+        @staticmethod
+        def client_tool(tool: object) -> bool: ...
 
     def __init__(self, base_url: str | None, key: str | None, *, name: str = "",
                  transport: Transport | None = None):
@@ -121,6 +127,7 @@ class Provider:
                 sent: Sent | None = None, native: PassThrough | None = None) -> Iterator:
         try:
             if sent is not None:                         # written already (send_whole): its response is read here
+                assert sent.asked is not None            # send_whole keeps what it wrote
                 (url, body), headers = sent.asked, None
             else:
                 url, body, headers = self.request(ask, model, how, native)
@@ -140,7 +147,8 @@ class Provider:
         """The answer, read to its end. `whole`: asked for in one piece rather than streamed (one JSON body to
         read, not an event stream), so there is no time to the first token (`ttft` None). `sent`: the request
         send_whole() wrote; its answer is read here."""
-        meta, whole = {}, whole or sent is not None
+        meta: dict = {}
+        whole = whole or sent is not None
         return collect(self._stream(ask, model, timeouts, meta, WHOLE if whole else STREAMED, sent), meta, model,
                        timed=not whole)
 
@@ -159,6 +167,7 @@ class Provider:
         return sent
 
     def list_models(self, *, timeouts: Timeouts | None = None) -> list[dict]:
+        url: str | None
         models, url, pages = [], self.models_url(), 0
         try:
             while url and pages < 20:

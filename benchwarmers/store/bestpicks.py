@@ -131,7 +131,8 @@ class BestPicks:
 
     def counts(self, scopes: tuple | None, blind_only: bool = False) -> list:
         """The comparison counts (winner, loser, band, n) of these scopes (None: every one), summed over them."""
-        where, params = [], []
+        where: list[str] = []
+        params: list = []
         if scopes is not None:
             where.append(f"scope IN ({', '.join('?' * len(scopes))})")
             params.extend(scopes)

@@ -36,7 +36,8 @@ WALKS = {
 def rows(db: Database, kind: str, since: float | None = None, collection: str | None = None) -> Iterator[dict]:
     """Every row of `kind` written since `since` (of `collection`), oldest first, as its line's dict."""
     sql, created, col = WALKS[kind]
-    where, params = "", []
+    where = ""
+    params: list[object] = []
     if since is not None:
         where += f" AND {created} >= ?"
         params.append(since)

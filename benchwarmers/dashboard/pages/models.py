@@ -5,23 +5,27 @@ from __future__ import annotations
 from typing import Protocol
 
 from ...api.models import ModelListParts, models_view
-from ...api.ratings import RatingsParts, rankings_view
+from ...api.ratings import rankings_view
+from ...core.ratings import Ratings
+from ...server.messages import Request
 from .. import charts
 from ..contract import stays
 from ..markup import Html, card, html, link, options, table, trusted
 from ..ratingsview import by_model, rating_cell, ratings_tables
 from ..render import pct, secs
+from ..web import Frame
 from ..widgets import chip, probe_cell, record_cell, speed_cell, suite_cell
 
 
-class ModelsPageParts(ModelListParts, RatingsParts, Protocol):
+class ModelsPageParts(ModelListParts, Protocol):
     """The roster with its record, and the ratings from best picks."""
+    ratings: Ratings
 
 
 STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("retired", "retired")]
 
 
-def data(req, bench: ModelsPageParts) -> dict:
+def data(req: Request, bench: ModelsPageParts) -> dict:
     find = (req.query.get("find") or "").strip()
     status = req.query.get("status") or ""
     rows = [m for m in models_view(bench, find)["models"] if not status or m["status"] == status]
@@ -41,7 +45,7 @@ placeholder="alias, served name or endpoint">\
 <button type="submit" class="secondary">Filter</button></form>"""
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     head = html(SEARCH, find=d["find"] or "", status=options(STATUSES, d["status"] or ""))
     if not d["models"]:
         empty = ("No model matches." if d["find"] or d["status"] else
