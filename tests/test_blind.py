@@ -64,6 +64,8 @@ def test_a_blind_collection_names_no_model_in_any_format(served, path, body):
     assert "I am srv-alpha" not in text
     revealed = Http(served.url)("GET", f"/bench/panels/{panel}/best")[2]
     assert revealed["best"] is None
+    whole = Http(served.url)("GET", f"/bench/panels/{panel}")
+    assert whole[0] == 200 and not FORBIDDEN.search(json.dumps(whole[2])), whole
 
 
 def seats_of(url: str, panel: str) -> dict:
@@ -95,6 +97,8 @@ def test_the_seats_come_in_a_random_order_and_a_pick_reveals_them(served):
     assert got["comparisons"][0]["winner"] == truth[2]
     page = api("GET", f"/calls/{panel}")[2]
     assert all(name in page for name in NAMES) and "Blind: judged" in page
+    shown = api("GET", f"/bench/panels/{panel}")[2]             # the panel's GET says who sat where now
+    assert {s["seat"]: s["model"] for s in shown["seats"]} == truth and shown["revealed"]
     assert api("GET", f"/bench/history/{panel}")[2]["seats"][0]["model"] in NAMES
     assert api("GET", "/bench/rankings?blind=1")[2]["models"][0]["model"] == truth[2]
 

@@ -143,8 +143,6 @@ def run_ask(args, client) -> int:
     bench = stream_ask(reply, args)
     seats = bench.get("seats") or []
     note()
-    if bench.get("panel"):
-        note(f"panel {bench['panel']}" + (" (blind: no model named until you judge it)" if bench.get("blind") else ""))
     table(["seat", "kind", "model", "status", "seconds", "call"],
           [[s.get("seat"), s.get("kind"), s.get("model"), s.get("status"), s.get("seconds"), s.get("call")]
            for s in seats], out=sys.stderr)
@@ -153,6 +151,7 @@ def run_ask(args, client) -> int:
         note(f"merged by {m.get('model')} (call {m.get('call')}, {m.get('status')})")
     if bench.get("panel"):
         note(f"panel {bench['panel']}" + (f" (continues {bench['previous']})" if bench.get("previous") else "") +
+             (" (blind: no model named until you judge it)" if bench.get("blind") else "") +
              f"; follow up: bench ask {args.collection} \"...\" --continue {bench['panel']}")
     for passed in bench.get("passed_over") or []:
         note(f"passed over for an explore seat: {passed.get('model')} ({passed.get('reason')})")
