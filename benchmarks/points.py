@@ -108,6 +108,14 @@ class Tally:
         s.not_useful += not useful
         self._saw(alias, s, int(useful), True)
 
+    def picked(self, winner: str, losers: list) -> None:
+        """A best pick: `winner` beat each of `losers` (benchmarks/selection.py --picks)."""
+        s = self.stats.setdefault(winner, blank())
+        s.wins += len(losers)
+        for alias in losers:
+            other = self.stats.setdefault(alias, blank())
+            other.losses += 1
+
     def claim(self, alias: str, real: bool) -> None:
         s = self.stats.setdefault(alias, blank())
         if real:
@@ -127,7 +135,14 @@ class Tally:
 
 def act(arm: str, tally: Tally, aliases: list, stances: list, useful: list, seat: int, unsure: bool,
         opts: Options) -> None:
-    """One user action on a panel: a seat verdict, or a verdict on its first contested point."""
+    """One user action on a panel: a seat verdict, a verdict on its first contested point, or its best pick (a useful
+    answer, which of several drawn by the seat a seat verdict would go to; none when no answer was useful)."""
+    if arm == "best":
+        good = [n for n, u in enumerate(useful) if u]
+        if good:
+            chosen = good[seat % len(good)]
+            tally.picked(aliases[chosen], [a for n, a in enumerate(aliases) if n != chosen])
+        return
     if arm == "points":
         found, truth = panel_points(stances)
         shown = select(found, CONTESTED, opts.purpose)

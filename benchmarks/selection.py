@@ -6,6 +6,8 @@
     python benchmarks/selection.py --held-out   # other scenarios, not used to choose the rule's constants
     python benchmarks/selection.py --explore 2 --drop-z 3    # the same rule at other constants
     python benchmarks/selection.py --no-verdicts    # no user verdict: tool calls and a judge (selection_signs.py)
+    python benchmarks/selection.py --picks      # best picks against seat and point verdicts, action for action
+    python benchmarks/selection.py --picks --pick-weight 1 --runs 40    # at another evidence.PICK_WEIGHT
 
 Members have hidden accuracies (the chance an answer is useful). Each conversation the router picks one member from
 the record so far, as Rankings.models gives it (a Standing: its judged answers, asks, failures, median seconds, drop);
@@ -14,7 +16,13 @@ core.choose.rank's first and the drop is core.rankings.drop, the service's own c
 by the next run. Thompson sampling (Beta(1 + useful, 1 + not useful), a uniform pick 10% of the time) plays the same
 draws: each run fixes, per conversation, whether it is judged and how every member would fare, and the order the
 members are listed in. Regret is the accuracy of the best member then present minus that of the one picked, summed
-over the conversations. Seeded: the same command prints the same tables. Asserts nothing itself: tests/test_choose.py
+over the conversations. With --picks, each conversation is a panel of every member present and the user's action (in
+one conversation in `judge`) is, in three arms on the same draws, a verdict on one seat, a verdict on the panel's
+first contested point (benchmarks/points.py's panels and points), or the panel's best pick: a useful answer (which
+of several: the one the seat verdict's draw names), winning over each other seat, none when no answer was useful;
+each comparison weighs core.evidence.PICK_WEIGHT of a judged answer in route choice's record. The table gives the
+conversations after the best member last changed until route choice settles on it (benchmarks/points.py's
+`settled`), and the user actions spent in them. Seeded: the same command prints the same tables. Asserts nothing itself: tests/test_choose.py
 reruns two scenarios through paired() and fails when ours is worse than Thompson on the mean.
 """
 from __future__ import annotations
@@ -29,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchwarmers.core import choose, rankings  # noqa: E402  (after the path tweak above)
+from benchwarmers.core import choose, evidence, rankings  # noqa: E402  (after the path tweak above)
 from benchwarmers.core.choose import rank  # noqa: E402
 from benchwarmers.core.rankings import Standing, drop  # noqa: E402
 from benchmarks import selection_signs  # noqa: E402
@@ -175,6 +183,30 @@ def table(horizon: int, runs: int, scenarios: list) -> list[str]:
     return lines + [""]
 
 
+PICK_ARMS = ("seats", "points", "best")
+
+
+def picks_table(horizon: int, runs: int, scenarios: list) -> list[str]:
+    """Best picks against seat and point verdicts: conversations and user actions until route choice settles."""
+    import benchmarks.points as pts     # it imports this module: read once both are loaded
+    opts = pts.Options()
+    lines = [f"### best picks, {horizon:,} conversations, {runs} runs each, PICK_WEIGHT {evidence.PICK_WEIGHT}", "",
+             "| scenario | settled, conversations after the change: seats / points / best | user actions to settle: "
+             "seats / points / best | regret: seats / points / best |", "|---|---:|---:|---:|"]
+    for scenario in scenarios:
+        done = {arm: [pts.simulate(scenario, arm, horizon, i, opts) for i in range(runs)] for arm in PICK_ARMS}
+        start = pts.change(scenario, horizon)
+        settle = {arm: pts.settled(done[arm], horizon, start) for arm in PICK_ARMS}
+        acts = {arm: statistics.mean(pts.acted(r, start, start + settle[arm]) for r in done[arm])
+                if settle[arm] is not None else None for arm in PICK_ARMS}
+        when = " / ".join(f"{settle[a]:,}" if settle[a] is not None else "not by the end" for a in PICK_ARMS)
+        spent = " / ".join(f"{acts[a]:.0f}" if acts[a] is not None else "-" for a in PICK_ARMS)
+        regret = " / ".join(f"{statistics.mean(r.regret for r in done[a]):.1f}" for a in PICK_ARMS)
+        lines.append(f"| {scenario.name} | {when} | {spent} | {regret} |")
+        print(lines[-1], file=sys.stderr, flush=True)
+    return lines + [""]
+
+
 def run_options(parser: argparse.ArgumentParser, kinds) -> None:
     """The options every simulation here takes: a smoke run, the horizons, the runs, the scenarios."""
     parser.add_argument("--quick", action="store_true", help="smoke run: 3 runs per scenario and horizon")
@@ -198,9 +230,13 @@ def main(argv: list[str] | None = None) -> int:
                         "fail (benchmarks/selection_signs.py)")
     parser.add_argument("--drop-z", type=float, help=f"try rankings.DROP_Z at this value (now {rankings.DROP_Z}); "
                         "1e9 turns the drop check off")
+    parser.add_argument("--picks", action="store_true", help="instead: best picks against seat and point verdicts, "
+                        "action for action (panels of every member)")
+    parser.add_argument("--pick-weight", type=float, help=f"try evidence.PICK_WEIGHT at this value (now "
+                        f"{evidence.PICK_WEIGHT})")
     args = parser.parse_args(argv)
     for module, name, value in ((choose, "EXPLORE", args.explore), (choose, "PRIOR", args.prior),
-                                (rankings, "DROP_Z", args.drop_z)):
+                                (rankings, "DROP_Z", args.drop_z), (evidence, "PICK_WEIGHT", args.pick_weight)):
         if value is not None:
             if value < 0:
                 parser.error(f"--{name.lower().replace('_', '-')} cannot be negative")
@@ -224,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             runs = args.runs or (3 if args.quick else RUNS.get(horizon, 40) // 4)
             print("\n".join(selection_signs.regret_table(kinds, horizon, runs)))
         else:
-            print("\n".join(table(horizon, runs, scenarios)))
+            print("\n".join((picks_table if args.picks else table)(horizon, runs, scenarios)))
     if args.no_verdicts:
         print("\n".join(selection_signs.kept_table(args.runs or (3 if args.quick else 40))))
     return 0

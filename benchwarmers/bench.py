@@ -9,12 +9,14 @@ from pathlib import Path
 
 from . import __version__, home as home_mod, keys
 from .catalog import Catalog
+from .core.bestpick import Best
 from .core.calling import Dialer
 from .core.collection import Collections
 from .core.panel import Panel
 from .core.pins import Pins
 from .core.pointverdicts import PointVerdicts
 from .core.rankings import Rankings
+from .core.ratings import Ratings
 from .core.route import Router
 from .core.seating import Seating
 from .core.shadowjudge import ShadowJudge
@@ -36,6 +38,7 @@ from .settings import effective
 from .signin.flows import Flows
 from .signin.renewal import Renewer
 from .store import Config, Database
+from .store.bestpicks import BestPicks
 from .store.calls import Calls
 from .store.judgestore import JudgeStore
 from .store.pointstore import PointStore
@@ -97,6 +100,8 @@ class Bench:
         self.panel = Panel(self.registry, self.collections, self.seating, self.dialer, self.rankings, self.settings,
                            self.point_store, workers=self.settings()["panel_workers"])
         self.points = PointVerdicts(self.point_store, self.settings)   # a panel's points, judged once for every seat
+        self.best = Best(BestPicks(self.db))     # a panel's best answer: comparisons for the ratings
+        self.ratings = Ratings(self.best.store)  # Bradley-Terry from those comparisons, fitted when they change
         self.referees = self.panel.picker   # who referees and merges a panel (never its own seat when another can)
         # route mode's shadow answers judged by a collection's judge model, apart from the user's verdicts
         self.judges = ShadowJudge(self.registry, self.dialer, JudgeStore(self.db), self.panel.lanes)

@@ -127,6 +127,7 @@ class Ask:
     target: Target | None = None
     with_models: list = field(default_factory=list)   # extra seats asked for by name
     points: str | None = None        # `bench.points` of the body: off, contested or all (None: the collection's)
+    blind: bool | None = None        # `bench.blind` of the body: no model named until judged (None: the collection's)
     continues: str | None = None     # `bench.continue`: the panel this ask follows up (its seats' threads rebuilt)
     only_seat: int | None = None     # `bench.seat` with it: only that seat's member is asked, in its own thread
     _tokens: int | None = field(default=None, init=False, repr=False, compare=False)

@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import time
+from typing import Iterator
 from urllib.parse import quote
 
 DEFAULT_URL = "http://127.0.0.1:8122"
@@ -107,6 +108,15 @@ class ServiceLink:
                 raise CommandError(f"The service at {self.url} stopped answering mid-reply "
                                    f"({type(e).__name__}).", 1) from None
         return Stream(resp.headers, payloads())
+
+    def download(self, path: str) -> Iterator[bytes]:
+        """GET `path` and its body's lines as they come (an export of any size: never read whole)."""
+        resp = self._open("GET", path, None, False, None)
+        with resp:
+            try:
+                yield from resp
+            except (OSError, socket.timeout) as e:
+                raise self._unreachable(e, None) from None
 
     def get(self, path: str, **kw) -> dict:
         return self.request("GET", path, **kw)

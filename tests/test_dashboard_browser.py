@@ -176,11 +176,11 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
         # verdicts on two seats, saved without leaving the page
         alpha.locator('input[value="yes"]').check()
         alpha.locator('textarea[name="real"]').fill("the stale cache")
-        alpha.locator("button[type=submit]").click()
+        alpha.locator("form.verdict button[type=submit]").click()
         expect(alpha.locator("[data-status]")).to_have_text("Verdict saved: useful.")
         beta.locator('input[value="no"]').check()
         beta.locator('textarea[name="false"]').fill("a race that is not there")
-        beta.locator("button[type=submit]").click()
+        beta.locator("form.verdict button[type=submit]").click()
         expect(beta.locator("[data-status]")).to_have_text("Verdict saved: not useful.")
         assert page.url == url + "/ask"
         shoot(page, "ask-answers")
@@ -195,7 +195,7 @@ def test_a_new_users_first_hour(tab, home, make_service, isolated):
         expect(alpha.locator('textarea[name="real"]')).to_have_value("the stale cache")
         shoot(page, "panel")
         alpha.locator('input[value="no"]').check()
-        alpha.locator("button[type=submit]").click()
+        alpha.locator("form.verdict button[type=submit]").click()
         expect(alpha.locator("[data-status]")).to_have_text("Verdict saved: not useful (revised).")
         call = alpha.get_attribute("data-call")
         history = svc.bench.db.query("SELECT useful FROM verdicts WHERE call = ? ORDER BY id", (call,))

@@ -90,9 +90,9 @@ def test_sdk_client_lists_tools_and_asks_the_panel(panel, http, tmp_path):
     assert set(tools) == {"list_collections", "ask", "verdict", "pending_verdicts"}
     assert tools["ask"].input_schema["required"] == ["collection", "prompt"]
     assert set(tools["ask"].input_schema["properties"]) == {"collection", "prompt", "merged", "with", "system",
-                                                           "points", "conversation"}
+                                                           "points", "conversation", "blind"}
     assert set(tools["verdict"].input_schema["properties"]) == {"call", "useful", "note", "real", "false", "point",
-                                                               "holds", "from_points"}
+                                                               "holds", "from_points", "panel", "best"}
     assert all(t.output_schema and t.output_schema["type"] == "object" for t in tools.values())
     rules = tools["ask"].description.lower()
     for rule in ("collection rather than a favourite model", "verify", "every seat", "verdict"):

@@ -19,7 +19,7 @@ from tests.helpers.panel import wait_for
 # and the few small tables of state (settings, keys, pins, limits, jobs) may be.
 HISTORY = {"calls", "usage", "verdicts", "panels", "replies", "days", "usage_totals", "usage_days", "probes", "perf",
            "points", "point_verdicts", "point_claims", "judge_verdicts",
-           "spend", "spend_holds"}
+           "spend", "spend_holds", "best_picks"}
 TABLE_REF = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|LEFT\b|JOIN\b|ORDER\b|GROUP\b|LIMIT\b"
                        r"|INDEXED\b|USING\b)(\w+))?", re.I)
 # A search by one of these finds a bounded few rows (a panel's seats, a call's verdicts, a turn's shadows, the calls
@@ -45,6 +45,10 @@ EXTRA_PATHS = ["/calls?verdict=missing", "/calls?verdict=given", "/calls?model=a
                "/bench/history?collection=core&verdict=missing", "/bench/calls?model=a", "/bench/calls?collection=core",
                "/bench/calls?panel={panel}", "/bench/pending?session=s-1", "/bench/pending?calls={call}",
                "/bench/record?collection=core", "/bench/stats/daily?model=a", "/bench/stats/daily?collection=core",
+               "/bench/rankings?collection=core", "/bench/rankings?blind=1", "/models?blind=1",
+               "/bench/export/pairs", "/bench/export/pairs?collection=core&since=1", "/bench/export/verdicts",
+               "/bench/export/verdicts?collection=core&since=1", "/bench/export/claims?collection=core",
+               "/bench/export/points?collection=core&since=1", "/bench/export/claims",
                "/bench/usage?by=kind", "/bench/usage?by=collection", "/bench/usage?by=connection", "/calls/{route}",
                "/bench/history/{route}", "/models/a.json", "/.json", "/calls.json?verdict=missing",
                "/bench/collections/agent/overview", "/collections/agent", "/bench/calls/{route}"]
@@ -174,6 +178,13 @@ def drive(app, home) -> dict:
         assert app("POST", f"/bench/points/{point}/verdict", verdict)[0] == 200
     assert app("DELETE", f"/bench/points/{point}/verdict")[0] == 200
     assert app("POST", f"/bench/points/{point}/verdict", {"true": True})[0] == 200
+    # a best pick, picked again, withdrawn and picked once more: comparisons in and out of the kept counts
+    for seat in (1, 2):
+        assert app("POST", f"/bench/panels/{ids['panel']}/best", {"seat": seat})[0] == 200
+    assert app("DELETE", f"/bench/panels/{ids['panel']}/best")[0] == 200
+    assert app("POST", f"/bench/panels/{ids['panel']}/best", {"seat": None})[0] == 200
+    for which in ({"collection": "core", "before": 1}, {"before": 1}):   # nothing so old: only its plan is read
+        assert app("POST", "/bench/pending/set-aside", which)[2]["set_aside"] == 0
     assert app("POST", "/bench/verdict", {"call": ids["call"], "useful": True, "from_points": True})[0] == 200
     assert app("POST", "/bench/verdict", {"call": ids["call"], "useful": False})[0] == 200   # revised
     # a late answer that makes a row again (the panel had told its client the seat timed out): its old answer time
@@ -217,7 +228,8 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
         app("GET", path)
     key = app("POST", "/bench/keys", {"name": "narrow", "collections": ["core", "agent"]})[2]["key"]
     write(home, "settings.json", {"require_keys": True})   # a key of two collections reads only theirs
-    for path in ("/bench/calls", "/bench/pending", "/bench/record", "/v1/models", "/bench/collections"):
+    for path in ("/bench/calls", "/bench/pending", "/bench/record", "/v1/models", "/bench/collections",
+                 "/bench/rankings"):
         assert app("GET", path, headers={"Authorization": f"Bearer {key}"})[0] == 200, path
     app.bench.db.sync()
     found = {}
@@ -237,6 +249,9 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
     assert any(s.startswith("SELECT created, seconds FROM calls") for s in statements)        # a window refilled
     assert any(s.startswith("SELECT c.created, v.useful FROM calls c") for s in statements)
     assert any("FROM point_claims" in s for s in statements) and any("FROM points" in s for s in statements)
+    assert any("FROM best_picks" in s for s in statements) and any("FROM comparisons" in s for s in statements)
+    assert any("UPDATE panels AS p SET set_aside" in s for s in statements)
+    assert any("FROM point_claims pc CROSS JOIN calls c" in s for s in statements)   # an export walked
     assert any("WHERE reply = ?" in s for s in statements) and any("WHERE reply IN" in s for s in statements)
     assert any("WHERE conversation = ?" in s for s in statements)
     assert any("FROM judge_verdicts" in s for s in statements) and any("FROM judge_agreement" in s for s in statements)

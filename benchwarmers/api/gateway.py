@@ -12,7 +12,8 @@ from ..core.collection import Collections
 from ..core.panel import Panel
 from ..core.route import Router, TurnReply
 from ..errors import BadRequest, CollectionNotFound, Forbidden, NotFound
-from ..formats.base import FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, continuation, points_wanted
+from ..formats.base import (FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, blind_wanted, continuation,
+                            points_wanted)
 from ..formats.contract import FormatContract
 from ..providers.passthrough import native_body
 from ..roster.registry import Registry
@@ -111,6 +112,7 @@ def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInf
     parsed = fmt.parse(body, info)
     ask = parsed.ask
     ask.points = points_wanted(body)
+    ask.blind = blind_wanted(body)
     ask.continues, ask.only_seat = continuation(body)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
@@ -135,7 +137,8 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
         return render_turn(fmt, turn, reply)
     run = bench.panel.start(ask, asker)
     # the seats in seat order, so a client can show who it is still waiting for while the stream runs
-    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(quote(s.model, safe="") for s in run.seats)}
+    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(
+        f"seat-{s.seat}" if run.hidden else quote(s.model, safe="") for s in run.seats)}   # blind: no model named
     if options.stream:
         return Response.streaming(fmt.stream(bench.panel.events(run, req.gone), reply),
                                   fmt.stream_content_type(reply), headers)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core import stats
+from ..core.blind import still_blind
 from ..errors import BadRequest, NotFound
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
@@ -54,7 +55,7 @@ def history_item(bench: Records, ident: str) -> dict:
     item = History(bench.db).item(ident)
     if item is None:
         raise NotFound(f"No panel or route turn {ident!r}.", "GET /bench/history lists them.")
-    return item
+    return still_blind(item) if item["blind"] and not item["revealed"] else item   # until a judgement shows them
 
 
 def get_history(req: Request, bench: Records) -> Response:

@@ -17,15 +17,15 @@ from ..server.routes import GATEWAY
 from . import gateway
 from .calls import CallsParts
 from .collection import CollectionParts
-from .points import PointsParts
+from .best import BestParts
 
 ASK_PATH = "/v1/chat/completions"
 ASK_FORMAT = FORMATS["openai_chat"]     # the format of ASK_PATH
 
 
-class McpReachParts(gateway.ReachParts, CollectionParts, CallsParts, PointsParts, Protocol):
-    """The routes the tools reach (collections, verdicts, points, pending), matched for the service's role, and
-    the panel an ask starts once `gateway.admit` let it in."""
+class McpReachParts(gateway.ReachParts, CollectionParts, CallsParts, BestParts, Protocol):
+    """The routes the tools reach (collections, verdicts, points, best picks, pending), matched for the service's
+    role, and the panel an ask starts once `gateway.admit` let it in."""
     panel: Panel
     role: str
 
@@ -65,6 +65,9 @@ class InProcessReach(Reach):
 
     def point_verdict(self, point: str, body: dict) -> dict:
         return self.route("POST", f"/bench/points/{quote(point, safe='')}/verdict", body)
+
+    def best(self, panel: str, body: dict) -> dict:
+        return self.route("POST", f"/bench/panels/{quote(panel, safe='')}/best", body)
 
     def pending(self, limit: int) -> dict:
         # a key names the caller; without one, the MCP session does

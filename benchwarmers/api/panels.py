@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..core.blind import still_blind
 from ..errors import NotFound
 from ..server.messages import Request, Response
 from ..server.openapi import obj, op
@@ -30,7 +31,8 @@ def panel_view(bench: Records, ident: str) -> dict:
                "prompt": prompt_of(t["request"])} for t in store.turns(root)]
     item["previous"] = turn.previous
     item["conversation"] = {"id": root, "turns": turns}
-    return item
+    # a blind panel names no model until it is judged; from then on its seats say who sat where
+    return still_blind(item) if item["blind"] and not item["revealed"] else item
 
 
 def get_panel(req: Request, bench: Records) -> Response:

@@ -28,7 +28,7 @@ JUDGED = obj(("point", "true", "claims", "proposals"), point=STRING, claims={"ty
 BODY = obj(("true",), False, note={"type": ["string", "null"]}, **{"true": {"type": ["boolean", "null"]}})
 
 
-def _reach(req: Request, bench: PointsParts, panel: str, what: str) -> None:
+def panel_reach(req: Request, bench: PointsParts, panel: str, what: str) -> None:
     """A key sees the points of its collections' panels (a panel of no collection only with '*'); any other is
     answered as missing, as a call outside its reach is."""
     found = bench.points.store.panel_of(panel)
@@ -43,7 +43,7 @@ def _reach(req: Request, bench: PointsParts, panel: str, what: str) -> None:
 
 def get_panel_points(req: Request, bench: PointsParts) -> Response:
     panel = req.params["id"]
-    _reach(req, bench, panel, f"panel {panel!r}")
+    panel_reach(req, bench, panel, f"panel {panel!r}")
     return Response.json(bench.points.of_panel(panel))
 
 
@@ -52,7 +52,7 @@ def _point_panel(req: Request, bench: PointsParts) -> str:
     found = bench.points.store.get(point)
     if found is None:
         raise NotFound(f"No point {point!r}.", "Point ids come in each point's `id` field (bench.points).")
-    _reach(req, bench, found["panel"], f"point {point!r}")
+    panel_reach(req, bench, found["panel"], f"point {point!r}")
     return point
 
 

@@ -31,6 +31,11 @@ def register(sub, parent) -> None:
     p.add_argument("prompt", nargs="?", default="", help="what to ask (piped stdin is the prompt, or added to it)")
     p.add_argument("-f", "--file", action="append", default=[], metavar="FILE", help="attach a file (repeatable)")
     p.add_argument("--merged", action="store_true", help="one merged answer (the seats stay in --json)")
+    p.add_argument("--points", choices=("off", "contested", "all"),
+                   help="which of the panel's points the reply shows, waiting for the referee (default: the "
+                        "collection's own)")
+    p.add_argument("--blind", action="store_true",
+                   help="the seats as Seat 1..N in a random order, no model named, until you judge them")
     p.add_argument("--system", help="a system prompt for every seat")
     p.add_argument("--with", dest="with_models", type=names, action="extend", default=[], metavar="A,B",
                    help="extra models for this ask: a,b (repeatable)")
@@ -122,6 +127,10 @@ def run_ask(args, client) -> int:
     body: dict[str, Any] = {"messages": messages}
     if args.with_models:
         body["bench"] = {"with": args.with_models}
+    if args.points:
+        body.setdefault("bench", {})["points"] = args.points
+    if args.blind:
+        body.setdefault("bench", {})["blind"] = True
     if args.follow:
         body.setdefault("bench", {})["continue"] = continued_panel(client, args.follow)
     if args.max_tokens:
@@ -147,13 +156,15 @@ def run_ask(args, client) -> int:
         note(f"merged by {m.get('model')} (call {m.get('call')}, {m.get('status')})")
     if bench.get("panel"):
         note(f"panel {bench['panel']}" + (f" (continues {bench['previous']})" if bench.get("previous") else "") +
+             (" (blind: no model named until you judge it)" if bench.get("blind") else "") +
              f"; follow up: bench ask {args.collection} \"...\" --continue {bench['panel']}")
     for passed in bench.get("passed_over") or []:
         note(f"passed over for an explore seat: {passed.get('model')} ({passed.get('reason')})")
     show_points(bench)
     unkept = bench.get("record")   # its records could not be kept: no call id to judge
     note(f"Not recorded: {unkept.get('why')}; nothing here can be judged." if unkept else
-         "Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
+         "Judge a seat: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]; or pick the best: "
+         f"bench best {bench.get('panel')} SEAT")
     return 0 if any(s.get("status") == "ok" for s in seats) else 1
 
 

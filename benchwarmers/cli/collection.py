@@ -1,6 +1,8 @@
 """bench collections / collection save / collection delete."""
 from __future__ import annotations
 
+import argparse
+
 from ..numberchecks import typed_seconds
 from ..servicelink import q
 from ..words import plural
@@ -53,6 +55,9 @@ def register_save(s) -> None:
                                                                      "(priced from the catalog; needed with --judge)")
     s.add_argument("--judge-rate", type=float, metavar="SHARE",
                    help="the share of shadowed turns the judge reads, 0 to 1 (default 1)")
+    s.add_argument("--blind", action=argparse.BooleanOptionalAction, default=None,
+                   help="its panels show the seats as Seat 1..N in a random order, no model named, until judged "
+                        "(--no-blind: name them again)")
 
 
 def run_list(args, client) -> int:
@@ -97,6 +102,8 @@ def run_save(args, client) -> int:
     for field in ("judge_budget", "judge_rate"):
         if getattr(args, field) is not None:
             body[field] = getattr(args, field)
+    if args.blind is not None:
+        body["blind"] = args.blind
     col = client.request("PUT", f"/bench/collections/{q(args.name)}", body)
     if args.json:
         emit_json(col)

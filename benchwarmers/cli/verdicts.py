@@ -6,6 +6,7 @@ import argparse
 import sys
 from urllib.parse import urlencode
 
+from ..servicelink import CommandError
 from ..words import plural
 from . import terminal
 from .output import json_asked, note, table, when
@@ -25,6 +26,16 @@ def register(sub, parent) -> None:
             after="\n\nthen judge one: bench verdict CALL --useful|--not-useful"
             ).add_argument("--limit", type=limit, default=20,
                            help="at most this many points and this many answers (1 to 200, default 20)")
+    aside = command(under, parent, "set-aside", "set the backlog aside as only tests", run_set_aside,
+                    description="Sets aside, as only tests, the asks whose answers still wait for a verdict: every "
+                                "one (--all), those asked before --older-than, or one --collection's (with "
+                                "--older-than, that collection's older ones). Their answers and points stop waiting; "
+                                "an ask's own page brings one back.",
+                    example=("bench verdicts set-aside --all", "bench verdicts set-aside --older-than 7d",
+                             "bench verdicts set-aside --collection core --older-than 2w"))
+    aside.add_argument("--all", action="store_true", help="every answer waiting for a verdict")
+    aside.add_argument("--older-than", type=span, metavar="SPAN", help="asked longer ago than this (30m, 12h, 7d, 2w)")
+    aside.add_argument("--collection", metavar="NAME", help="only this collection's")
     command(under, parent, "stop-hook", "Claude Code's Stop hook: name this turn's unjudged answers", run_stop_hook,
             needs_client=False,
             description="Reads a Claude Code Stop hook's input on stdin. When the turn asked a panel (the MCP `ask` "
@@ -67,6 +78,27 @@ def run_pending(args, client) -> int:
     reach = f" in the latest {data['looked_through']:,} calls" if data.get("total_capped") else ""
     note(f"Waiting for a verdict: {plural(data.get('total', len(items)), 'answer')}{reach}{more}. "
          "Judge one: bench verdict CALL --useful|--not-useful [--real TEXT] [--false TEXT]")
+    return 0
+
+
+def span(text: str) -> float:
+    """The moment SPAN ago (7d, 12h, ...)."""
+    from .export import SPAN, moment
+    if not SPAN.match(text.strip().lower()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a span such as 30m, 12h, 7d or 2w")
+    return moment(text)
+
+
+def run_set_aside(args, client) -> int:
+    if args.all == bool(args.older_than is not None or args.collection):
+        raise CommandError("Say which: --all, or --older-than SPAN and/or --collection NAME.", 2)
+    body = {"all": True} if args.all else {k: v for k, v in (("before", args.older_than),
+                                                             ("collection", args.collection)) if v is not None}
+    data = client.post("/bench/pending/set-aside", body)
+    if json_asked(args, data):
+        return 0
+    note(f"Set aside {plural(data.get('set_aside', 0), 'ask')} as only tests: their answers no longer wait for a "
+         "verdict.")
     return 0
 
 

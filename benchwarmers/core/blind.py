@@ -93,3 +93,46 @@ def panel_names(seats: list[Seat], models: dict) -> re.Pattern | None:
             names.add(model.served)
             names.add(model.served.rsplit("/", 1)[-1])
     return names_pattern(names)
+
+
+class Unnamed:
+    """What a blind panel's asker reads until it is judged: each seat as "Seat N" (in a random order: core.panel
+    numbers them after a shuffle), its text and error with the panel's model names as "a model"."""
+
+    def __init__(self, names: re.Pattern | None):
+        self.names = names
+
+    def text(self, text: str | None) -> str | None:
+        return unnamed(text, self.names) if text else text
+
+    def seat(self, d: dict) -> dict:
+        """A seat's dict (Seat.to_dict) with no model named."""
+        return {**d, "model": f"Seat {d['seat']}", "answer": self.text(d.get("answer")),
+                "error": self.text(d.get("error"))}
+
+
+def blinding(wanted: bool, plan) -> Unnamed | None:
+    """For a blind panel (`wanted`), its seating plan in a fresh random order, numbered 1..N in it (its seat numbers
+    then say nothing of who sits where: a collection's members are otherwise seated in its order), and what hides
+    its models' names (alias and served name); None: not blind."""
+    if not wanted:
+        return None
+    plan.seats = random.sample(plan.seats, len(plan.seats))
+    names: set[str] = set()
+    for number, sp in enumerate(plan.seats, 1):
+        sp.number = number
+        names.update((sp.model.alias, sp.model.served, sp.model.served.rsplit("/", 1)[-1]))
+    return Unnamed(names_pattern(names))
+
+
+def still_blind(item: dict) -> dict:
+    """A blind panel's record (store.history's item) as its asker reads it before it is judged: each seat as
+    "Seat N", no served name, the panel's model names out of every text (the merge's and the referee's too)."""
+    names: set[str] = set()
+    for seat in item["seats"]:
+        names.update((seat["model"], seat.get("served") or "", (seat.get("served") or "").rsplit("/", 1)[-1]))
+    hidden = Unnamed(names_pattern(names))
+    seats = [{**hidden.seat(s), "served": None} for s in item["seats"]]
+    after = {k: {**item[k], "answer": hidden.text(item[k]["answer"]), "error": hidden.text(item[k]["error"])}
+             for k in ("merge", "referee") if item.get(k)}
+    return {**item, **after, "seats": seats}

@@ -56,6 +56,8 @@ def _rank_one(alias: str, s: Standing, z: float) -> Ranked:
         said += f", tool calls failed in {s.tool_failed}/{s.tool_turns} turns"
     if s.judge_counted[0]:
         said += f", judge found {s.judge_counted[1]}/{s.judge_counted[0]} useful"
+    if s.wins or s.losses:
+        said += f", best picks won {s.wins}/{s.wins + s.losses}"
     if fell:
         judged, useful = fell.evidence
         said += (f", but only {fell.useful}/{fell.judged} of its latest, a clear drop from {fell.before_useful}/"

@@ -13,7 +13,7 @@ from .points import CONTESTED, MODES as POINT_MODES, OFF
 
 FILE = "collections.json"
 FIELDS = {"members", "add", "remove", "description", "explore", "shadow", "merge_model", "purpose", "explore_grace",
-          "referee", "points", "points_wait", "judge", "judge_budget", "judge_rate"}
+          "referee", "points", "points_wait", "judge", "judge_budget", "judge_rate", "blind"}
 MOST_JUDGE_BUDGET = 100000.0   # USD a month: a bound on a typo, not a suggestion
 NEW_POINTS = CONTESTED       # a collection made now shows its contested points; one saved before points said nothing
 MOST_GRACE = 86400.0    # the explore_grace_seconds setting's own bound
@@ -36,6 +36,7 @@ class Collection:
     judge: str | None = None         # route mode: the model that judges the shadow answers (None: none judges)
     judge_budget: float | None = None   # USD a month the judge may spend (priced from the catalog)
     judge_rate: float = 1.0          # the share of shadowed turns judged
+    blind: bool = False              # its panels name no model (Seat 1..N, in a random order) until judged
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Collection":
@@ -51,7 +52,8 @@ class Collection:
                    float(grace) if grace_ok(grace) else None,   # a bad hand edit: the setting's grace
                    d.get("referee") if isinstance(d.get("referee"), str) else None,
                    str(d["points"]) if d.get("points") in POINT_MODES else OFF,
-                   float(wait) if wait_ok(wait) else None, *_judge_of(d))
+                   float(wait) if wait_ok(wait) else None, *_judge_of(d),
+                   d.get("blind") is True)
 
     def to_dict(self) -> dict:
         d = {"description": self.description, "members": self.members, "explore": self.explore,
@@ -63,6 +65,8 @@ class Collection:
             d["points_wait"] = self.points_wait
         if self.judge is not None:
             d["judge"], d["judge_budget"], d["judge_rate"] = self.judge, self.judge_budget, self.judge_rate
+        if self.blind:
+            d["blind"] = True
         return d
 
     def public(self) -> dict:
@@ -127,6 +131,10 @@ class Collections:
                 raise BadRequest(f"points must be one of {', '.join(POINT_MODES)}, not {spec['points']!r}.",
                                  "contested shows the points some seat contradicts; all shows every point.")
             col.points = spec["points"]
+        if "blind" in spec:
+            if not isinstance(spec["blind"], bool):
+                raise BadRequest("blind must be true (its panels name no model until judged) or false.")
+            col.blind = spec["blind"]
         if not col.members and not col.explore:
             raise BadRequest("A collection needs members or explore seats.", "Add --members a,b or --explore 1.")
         self.config.update(FILE, lambda d: d.setdefault("collections", {}).__setitem__(name, col.to_dict()))
@@ -176,7 +184,7 @@ def _settle_models(col: Collection, spec: dict, models: dict) -> None:
             setattr(col, key, chosen or None)
 
 
-def _judge_of(d: dict) -> tuple:
+def _judge_of(d: dict) -> tuple[str | None, float | None, float]:
     """(judge, budget, rate) as saved; a bad hand edit: no judge."""
     judge, budget, rate = d.get("judge"), d.get("judge_budget"), d.get("judge_rate", 1.0)
     if not isinstance(judge, str) or not seconds_ok(budget, MOST_JUDGE_BUDGET) or not seconds_ok(rate, 1.0):

@@ -14,6 +14,11 @@ from .points import Point
 # all: a lighter one leaves the drop test less evidence, so a member's fall is seen later (at 0.5 and 0.75 a member
 # falling halfway cost clearly more than judging seats did); at 1 none is clearly worse than judging seats.
 CLAIM_WEIGHT = 1.0
+# Measured by benchmarks/selection.py --picks (BENCHMARKS.md): what one comparison of a best pick (the chosen seat
+# beat another that answered) weighs against one judged answer, as a win (good) for the one and a loss for the
+# other, wherever the record is read as evidence (route choice, the referee's and merge model's pick, the
+# membership suggestions).
+PICK_WEIGHT = 0.25
 
 # What an agent's turns show without a verdict (core/toolcheck.py), as evidence in the same reading (issue 45; measured
 # by benchmarks/selection.py, BENCHMARKS.md). A turn whose tool calls failed (a tool not offered, arguments not JSON or
@@ -31,10 +36,11 @@ JUDGE_MIN_AGREEMENT = 0.7
 JUDGE_WEIGHT = 0.5
 
 
-def weighed(answers: int, useful: int, claims: int, real: int) -> tuple[float, float]:
-    """(judged, good) as evidence: judged answers and judged claims, a claim at CLAIM_WEIGHT of an answer; good
-    counts the useful answers and the real claims alike."""
-    return answers + CLAIM_WEIGHT * claims, useful + CLAIM_WEIGHT * real
+def weighed(answers: int, useful: int, claims: int, real: int, wins: int = 0, losses: int = 0) -> tuple[float, float]:
+    """(judged, good) as evidence: judged answers, judged claims and best picks' comparisons, a claim at CLAIM_WEIGHT
+    of an answer and a comparison at PICK_WEIGHT; good counts the useful answers, the real claims and the wins."""
+    return (answers + CLAIM_WEIGHT * claims + PICK_WEIGHT * (wins + losses),
+            useful + CLAIM_WEIGHT * real + PICK_WEIGHT * wins)
 
 
 def with_signs(judged: float, good: float, tool_turns: int, tool_failed: int, judge: tuple = (0, 0)) -> tuple:

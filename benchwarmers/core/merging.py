@@ -47,7 +47,8 @@ def stream(dialer: Dialer, run: PanelRun, model: Model | None, passed_over: list
     if error:
         info["status"], info["error"] = FAILED, error
         note = f"_The merge failed ({error}); here is every seat's answer instead._\n\n"
-        yield TextDelta(("\n\n" if written.text else "") + note + "".join(seat_block(s) for s in run.seats))
+        blocks = "".join(seat_block(s, run.hidden) for s in run.seats)
+        yield TextDelta(("\n\n" if written.text else "") + note + blocks)
     info["usage"] = usage.to_dict()
     info["cost"] = dialer.pricing.cost(model, written) if model is not None and sent else None
     run.merge_usage = usage

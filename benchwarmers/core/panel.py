@@ -105,7 +105,8 @@ class Panel:
         # the record keeps what the client sent; the referee and the merge read the conversation as `seen`
         request = self.dialer.summary(ask)
         run = PanelRun(record_id("p_"), seen, collection, plan, hard, hard, grace, request=request,
-                       endpoints=self.registry.endpoints(), memo=memo, asker=asker, thread=thread, task=task)
+                       endpoints=self.registry.endpoints(), memo=memo, asker=asker, thread=thread, task=task,
+                       hidden=plan.hidden)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.left = len(run.seats)
         run.members_left = sum(sp.kind != EXPLORE for sp in plan.seats)
@@ -117,7 +118,7 @@ class Panel:
         run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.aim.mode,
                                                        len(run.seats), asker.caller, plan.passed_over, request[0],
                                                        json.dumps(pending) if pending else None,
-                                                       links_for(thread, task)))
+                                                       links_for(thread, task), bool(plan.hidden)))
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 self._done(run, sp, seat, SKIPPED, sp.skip, 0.0, None)
@@ -327,7 +328,7 @@ class Panel:
         elif run.ask.aim.mode == MERGED:
             text = "".join(ev.text for ev in self.merge_events(run) if isinstance(ev, TextDelta))
         else:
-            text = "".join(seat_block(s) for s in run.seats).rstrip() + "\n"
+            text = "".join(seat_block(s, run.hidden) for s in run.seats).rstrip() + "\n"
         block = self.referee.told(run, self.referee.wait(run, streamed=False))   # its points, or where they will be
         self.settle(run)   # acknowledged only once its records are committed
         said = text.rstrip("\n") + block if block and not run.unkept else text   # not kept: no panel id to give
@@ -349,7 +350,7 @@ class Panel:
                 if isinstance(item, KeepAlive):
                     yield item
                 elif not merged:   # one seat's block a delta: clients read them so (a task's answer bare)
-                    said.append(item.answer if run.task and item.status == OK else seat_block(item))
+                    said.append(item.answer if run.task and item.status == OK else seat_block(item, run.hidden))
                     yield TextDelta(said[-1])
         finally:
             self.referee.begin(run)   # the referee reads the seats while the merge is written

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..askparts import ANYONE, Asker
 from ..canonical import EXPLORE, OK, Ask, PanelReply, Seat, Usage
+from .blind import Unnamed
 from .collection import Collection
 from .recorder import not_kept
 from .seating import Plan
@@ -55,6 +56,7 @@ class PanelRun:
                                                       # rate limit failed when sent (the provider's 429, or our own)
     unkept: str | None = None                         # why its records could not be kept (settled, a full disk):
                                                       # its reply then says so and names none of their ids
+    hidden: Unnamed | None = None                     # a blind panel: what its reply names no model with
     thread: Thread | None = None                             # a follow-up's Thread (core/conversation.py): each seat's own
     task: bool = False                                # a chat UI's background task: one member, its answer bare
 
@@ -78,6 +80,8 @@ class PanelRun:
 
     def bench(self) -> dict:
         d = self.reply().to_dict()
+        if self.hidden:   # blind: Seat 1..N until judged (GET /bench/panels/{id} then says who sat where)
+            d["seats"], d["blind"] = [self.hidden.seat(s) for s in d["seats"]], True
         d["mode"] = self.ask.aim.mode
         if self.plan.passed_over:
             d["passed_over"] = self.plan.passed_over
@@ -85,6 +89,9 @@ class PanelRun:
             d["merge"] = self.merge_info
         if self.points is not None:
             d.update(self.points)
+            if self.hidden and d.get("points"):     # a seat's quoted words name no model either
+                d["points"] = [dict(p, quotes={n: self.hidden.text(q) for n, q in p["quotes"].items()})
+                               for p in d["points"]]
         if self.thread is not None:   # a follow-up: the panel it continued
             d["previous"] = self.thread.links.previous
         return not_kept(d, self.unkept) if self.unkept else d

@@ -8,23 +8,28 @@ from ..canonical import OK, SKIPPED, Seat
 from ..errors import AllSeatsFailed, BenchError, BudgetRefused, NoAbleSeat, RateLimited
 from ..roster.limits.budgets import OVER
 from ..roster.limits.quota import FAILING, RESTS
+from .blind import Unnamed
 from .seating import Plan
 
 WINDOW = re.compile(r"about (\d+) prompt tokens, window (\d+)")   # seating's why_not for a prompt too long
 
 
-def seat_heading(seat: Seat) -> str:
+def seat_heading(seat: Seat, hidden: Unnamed | None = None) -> str:
+    """'## Seat 2 · m-b · member'; a blind panel's (`hidden`) names no model: '## Seat 2 · member'."""
     said = seat.outcome()
     status = "" if said == OK else f" · {said}"
-    return f"## Seat {seat.seat} · {seat.model} · {seat.kind}{status}"
+    who = "" if hidden else f" · {seat.model}"
+    return f"## Seat {seat.seat}{who} · {seat.kind}{status}"
 
 
-def seat_block(seat: Seat) -> str:
+def seat_block(seat: Seat, hidden: Unnamed | None = None) -> str:
     if seat.status == OK:
         body = seat.answer.strip() or "_(empty answer)_"
     else:
         body = f"> {seat.error or seat.status}"
-    return f"{seat_heading(seat)}\n\n{body}\n\n"
+    if hidden:
+        body = hidden.text(body) or body
+    return f"{seat_heading(seat, hidden)}\n\n{body}\n\n"
 
 
 def unkept_note(why: str | None) -> str:

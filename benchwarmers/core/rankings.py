@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..store import Database, judgestore, standings
+from ..store.bestpicks import BestPicks
 from ..store.standings import KINDS_SQL as KINDS
 from ..store.windows import CLAIM
 from .evidence import JUDGE_MIN_AGREEMENT, JUDGE_MIN_COMPARED, weighed, with_signs
@@ -76,6 +77,8 @@ class Standing:
     confidently_wrong: bool = False
     median_seconds: float | None = None
     drop: Drop | None = None
+    wins: int = 0               # best picks' comparisons it won (its seat picked over another that answered)
+    losses: int = 0             # and lost
 
     @property
     def judged(self) -> int:
@@ -91,9 +94,10 @@ class Standing:
 
     @property
     def evidence(self) -> tuple[float, float]:
-        """(judged, good) as evidence: every judged answer, every judged claim at CLAIM_WEIGHT of one, and what agent
-        turns showed (evidence.with_signs: checked tool calls, a trusted judge's verdicts)."""
-        judged, good = weighed(self.judged, self.useful, self.judged_claims, self.real_claims)
+        """(judged, good) as evidence: every judged answer, every judged claim at CLAIM_WEIGHT of one, every best
+        pick's comparison at PICK_WEIGHT (a win good, a loss not), and what agent turns showed (evidence.with_signs:
+        checked tool calls, a trusted judge's verdicts)."""
+        judged, good = weighed(self.judged, self.useful, self.judged_claims, self.real_claims, self.wins, self.losses)
         return with_signs(judged, good, self.tool_turns, self.tool_failed, self.judge_counted)
 
     def lower_bound(self) -> float:
@@ -122,7 +126,8 @@ class Standing:
                 "useful_rate": self.useful_rate, "useful_interval": self.useful_interval,
                 "judged_claims": self.judged_claims, "false_claim_rate": self.false_claim_rate,
                 "confidently_wrong": self.confidently_wrong, "median_seconds": self.median_seconds,
-                "drop": self.drop.to_dict() if self.drop else None, **self.signs_dict()}
+                "drop": self.drop.to_dict() if self.drop else None, "wins": self.wins,
+                "losses": self.losses, **self.signs_dict()}
 
     def signs_dict(self) -> dict:
         """What agent turns showed, and a judge model's verdicts, as GET /bench/record serves them."""
@@ -165,6 +170,7 @@ class Rankings:
                 had = counted.get(r["model"], (0, 0))
                 counted[r["model"]] = (had[0] + r["judge_useful"] + r["judge_not_useful"], had[1] + r["judge_useful"])
         versions = self._versions(scopes)
+        won, lost = self._picks(scopes)
         out = {}
         for model, total in sums.items():
             s = Standing(*total)
@@ -173,6 +179,7 @@ class Rankings:
             latest = latest_of(times[model], standings.SPEED_WINDOW)
             s.median_seconds = round(statistics.median(x for _, x in latest), 3) if latest else None
             s.drop = self._drop(model, scopes, s, versions.get(model, ()))
+            s.wins, s.losses = won.get(model, 0), lost.get(model, 0)
             out[model] = s
         return out
 
@@ -181,6 +188,15 @@ class Rankings:
         often enough, on enough answers both judged (judge_agreement)."""
         rows = judgestore.agreement_rows(self.db, scopes)
         return {c for c, judges in rows.items() if all(agreement_holds(n, k) for _, n, k in judges)}
+
+    def _picks(self, scopes: tuple | None) -> tuple[dict, dict]:
+        """model -> best picks' comparisons won, and lost, in these scopes (the kept counts: a few rows a pair)."""
+        won: dict = {}
+        lost: dict = {}
+        for winner, loser, _, n in BestPicks(self.db).counts(scopes):
+            won[winner] = won.get(winner, 0) + n
+            lost[loser] = lost.get(loser, 0) + n
+        return won, lost
 
     def _versions(self, scopes: tuple | None) -> dict[str, tuple]:
         where = "" if scopes is None else f" WHERE scope IN ({', '.join('?' * len(scopes))})"

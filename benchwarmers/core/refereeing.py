@@ -225,6 +225,8 @@ class Refereeing:
             run.points, run.referee_usage = j.bench, j.usage
             run.records.extend(j.records)
             purpose = run.collection.purpose if run.collection else ""
+            if run.hidden:   # blind: the seats by number alone, and no model named in their quotes
+                return "\n\n" + run.hidden.text(points.render(j.found, j.mode, purpose)) + j.notes_line()
             return "\n\n" + points.render(j.found, j.mode, purpose, {s.seat: s.model for s in run.seats}) + \
                 j.notes_line()
         run.points = {"points_info": j.pending()}

@@ -13,6 +13,7 @@ from ..catalog import Catalog
 from ..roster.limits.quota import FAILING, PROVIDER, utc
 from ..roster.limits.resting import Resting
 from ..roster.registry import Model, Registry
+from .blind import Unnamed, blinding
 from .collection import Collection
 
 
@@ -40,6 +41,7 @@ class SeatPlan:
 class Plan:
     seats: list = field(default_factory=list)
     passed_over: list = field(default_factory=list)    # explore candidates not seated, with the reason
+    hidden: Unnamed | None = None      # blind: seats in a random order, no model named to the asker (core/blind.py)
 
 
 class Seating:
@@ -162,6 +164,7 @@ class Seating:
             for s in plan.seats:
                 if s.skip is None:
                     self._seated(s.model.alias)
+        plan.hidden = blinding(ask.blind if ask.blind is not None else bool(collection and collection.blind), plan)
         return plan
 
     def _too_slow(self, collection: Collection, seated: list):

@@ -19,7 +19,7 @@ from ..api.parts import EffectiveSettings
 from ..canonical import KeepAlive, TextDelta
 from ..core.panel import Panel
 from ..errors import BenchError
-from ..formats.base import RequestInfo, continuation
+from ..formats.base import RequestInfo, blind_wanted, continuation
 from ..server.messages import Request, Response
 from . import markdown, web
 from .pages.ask import chat_body
@@ -46,11 +46,14 @@ def line(obj: dict) -> bytes:
     return json.dumps(obj, ensure_ascii=False).encode() + b"\n"
 
 
-def seat_line(seat) -> dict:
-    return {"seat": {"seat": seat.seat, "kind": seat.kind, "model": seat.model, "status": seat.status,
-                     "outcome": seat.outcome(), "finish_reason": seat.finish_reason,
-                     "seconds": round(seat.seconds, 2), "call": seat.call, "error": seat.error,
-                     "nodes": markdown.parse(seat.answer) if seat.answer else []}}
+def seat_line(seat, hidden=None) -> dict:
+    """A finished seat's line; a blind panel's (`hidden`) names no model until it is judged."""
+    answer = hidden.text(seat.answer) if hidden else seat.answer
+    return {"seat": {"seat": seat.seat, "kind": seat.kind, "model": f"Seat {seat.seat}" if hidden else seat.model,
+                     "status": seat.status, "outcome": seat.outcome(), "finish_reason": seat.finish_reason,
+                     "seconds": round(seat.seconds, 2), "call": seat.call,
+                     "error": hidden.text(seat.error) if hidden else seat.error,
+                     "nodes": markdown.parse(answer) if answer else []}}
 
 
 def ask_stream(req: Request, bench: AskStreamParts) -> Response:
@@ -58,6 +61,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     web.check_csrf(req, form)
     body = chat_body(form)
     ask = formats.get("openai_chat").parse(body, RequestInfo(req.path, req.query, req.headers)).ask
+    ask.blind = blind_wanted(body)
     ask.continues, ask.only_seat = continuation(body)   # a follow-up: each seat's thread rebuilt from the record
     panel = bench.panel
     run = panel.start(ask)              # refusals (empty collection, unknown name) answer before any line
@@ -66,10 +70,12 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
 
     def lines():
         yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.aim.mode,
-                    "seats": [{"seat": s.seat, "kind": s.kind, "model": s.model, "call": s.call} for s in run.seats]})
+                    "blind": bool(run.hidden), "seats": [{"seat": s.seat, "kind": s.kind, "call": s.call,
+                                                          "model": f"Seat {s.seat}" if run.hidden else s.model}
+                                                         for s in run.seats]})
         try:
             for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats
-                yield b"\n" if isinstance(item, KeepAlive) else line(seat_line(item))
+                yield b"\n" if isinstance(item, KeepAlive) else line(seat_line(item, run.hidden))
         finally:
             panel.referee.begin(run)    # the referee reads the answers in the background
         answered = sum(s.status == "ok" for s in run.seats)

@@ -101,18 +101,20 @@ def quotes_of(pts: dict | None) -> dict[int, list[str]]:
     return out
 
 
-def proposal_form(frame: Frame, prop: dict | None, back: str) -> Html:
-    """"Its judged points propose: useful" and one button that gives that verdict (from_points)."""
+def proposal_form(frame: Frame, prop: dict | None, back: str, source: str = "points") -> Html:
+    """"Its judged points propose: useful" (or "The best pick proposes", `source` "best") and one button that gives
+    that verdict (from_points, for the points')."""
     if not prop or not prop.get("call"):
         return Html("")
     word = "useful" if prop["useful"] else "not useful"
+    said = "Its judged points propose" if source == "points" else "The best pick proposes"
     return html('<form method="post" action="/calls/verdict" class="proposal" data-proposal>$csrf$call$back$useful'
-                '$frompoints<p>Its judged points propose: <strong>$word</strong> <span class="muted">($why)</span></p>'
+                '$frompoints<p>$said: <strong>$word</strong> <span class="muted">($why)</span></p>'
                 '<button type="submit" class="secondary">Confirm: $word</button>'
                 '<span class="status-text" data-status role="status"></span></form>', csrf=csrf(frame),
                 call=hidden("call", prop["call"]), back=hidden("back", back),
-                useful=hidden("useful", "yes" if prop["useful"] else "no"),
-                frompoints=hidden("from_points", "1"), word=word, why=prop["why"])
+                useful=hidden("useful", "yes" if prop["useful"] else "no"), said=said,
+                frompoints=hidden("from_points", "1") if source == "points" else "", word=word, why=prop["why"])
 
 
 def judge(req: Request, bench: object, form: Form) -> Done:
@@ -133,3 +135,15 @@ def judge(req: Request, bench: object, form: Form) -> Done:
         said = f"Point judged {VERDICT_WORDS[value[choice]]}."
     back = safe_local(form.get("back")) or f"/calls/{quote(done.get('panel') or '', safe='')}"
     return Done(said, back, {"point": done})
+
+
+def unjudged_points(points: list, total: int) -> Html:
+    """The newest points nobody judged (Home, Calls), each opening its ask where it is judged; one judgement counts
+    for every seat that took a side."""
+    items = [html('<li><a href="/calls/$panel#points">$claim</a> <span class="muted">(asserted by seat $yes, denied '
+                  "by seat $no)</span></li>", panel=quote(p["panel"], safe=""), claim=p["claim"],
+                  yes=", ".join(map(str, p["assert"])) or "none", no=", ".join(map(str, p["deny"])) or "none")
+             for p in points]
+    more = f"The newest {len(points)} of {total}. " if total > len(points) else ""
+    return html('<ul class="plain-list">$items</ul><p class="muted">$more One judgement of a point counts for every '
+                "seat that took a side: judge these first.</p>", items=items, more=more)

@@ -140,9 +140,10 @@ def verdict_form(frame: Frame, call: str, verdict: dict | None = None, back: str
                 button="Change verdict" if verdict else "Save verdict")
 
 
-def seat_column(frame: Frame, seat: dict, back: str, quotes: tuple | list = (), proposal: Html = Html("")) -> Html:
+def seat_column(frame: Frame, seat: dict, back: str, quotes: tuple | list = (), proposal: Html = Html(""),
+                best: Html = Html("")) -> Html:
     """One seat's answer: model, seat kind, status and seconds, the answer (Markdown made safe, its words the points
-    quote marked), its verdict form and what its judged points propose."""
+    quote marked), its "best" button, its verdict form and what its judged points (or the best pick) propose."""
     head = html('<header class="seat-head"><h3>$model</h3><p class="seat-meta">seat $seat · $kind · $chip · '
                 "$secs$late</p></header>", model=seat["model"], seat=seat.get("seat") or "", kind=seat["kind"],
                 chip=outcome_chip(seat), secs=secs(seat.get("seconds")), late=late_note(seat))
@@ -152,8 +153,8 @@ def seat_column(frame: Frame, seat: dict, back: str, quotes: tuple | list = (), 
     else:
         body = html('<p class="seat-error">$error</p>', error=seat.get("error") or seat["status"])
     form = verdict_form(frame, seat["call"], seat.get("verdict"), back) if seat["status"] == "ok" else ""
-    return html('<article class="seat" data-call="$call">$head$body$proposal$form</article>', call=seat["call"],
-                head=head, body=body, proposal=proposal, form=form)
+    return html('<article class="seat" data-call="$call">$head$body$best$proposal$form</article>', call=seat["call"],
+                head=head, body=body, best=best, proposal=proposal, form=form)
 
 
 def outcome_chip(seat: dict) -> Html:

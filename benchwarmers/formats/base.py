@@ -238,6 +238,10 @@ def points_wanted(body: dict) -> str | None:
     return value
 
 
+def blind_wanted(body: dict) -> bool | None:
+    """`"bench": {"blind": true}`: the panel names no model (Seat 1..N, in a random order) until it is judged. None:
+    the collection's own choice."""
+    return get(get(body, "bench", dict, default={}), "blind", bool, where="bench")
 PANEL_ID = re.compile(r"^p_[A-Za-z0-9_-]{8,40}$")
 
 

@@ -54,6 +54,10 @@ class HttpReach(Reach):
         return self._run(lambda c: c.post(f"/bench/points/{quote(point, safe='')}/verdict", body, gateway=True,
                                           timeout=min(SHORT_TIMEOUT, c.timeout)))
 
+    def best(self, panel: str, body: dict) -> dict:
+        return self._run(lambda c: c.post(f"/bench/panels/{quote(panel, safe='')}/best", body, gateway=True,
+                                          timeout=min(SHORT_TIMEOUT, c.timeout)))
+
     def pending(self, limit: int) -> dict:
         def get(c: ServiceLink) -> dict:
             query = {"limit": limit} if c.key else {"limit": limit, "session": self.session}

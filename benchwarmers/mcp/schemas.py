@@ -71,6 +71,8 @@ TOOLS: list[dict[str, Any]] = [
                            "description": "which of the panel's points to show, and wait for them (default: the "
                                           "collection's own, listed by pending_verdicts once the referee has "
                                           "read the answers)"},
+                "blind": {"type": "boolean", "description": "seat the panel blind: Seat 1..N in a random order, "
+                                                            "no model named until you judge it"},
                 "conversation": {"type": "string",
                                  "description": "follow up: the `conversation` an earlier ask returned; each seat "
                                                 "sees its own earlier answers, so send only the new question"},
@@ -99,8 +101,10 @@ TOOLS: list[dict[str, Any]] = [
             "against the code: `useful` says whether the answer helped, `real` lists claims that checked out, "
             "`false` the ones that were wrong. For a point, `holds` says whether its claim is true once checked: "
             "every seat that asserted it or denied it gains a real or a false claim, and the reply proposes useful "
-            "or not useful per seat from its judged points (confirm one with call, useful and from_points). A later "
-            "verdict on the same call or point replaces the earlier one. Verdicts build the record that decides "
+            "or not useful per seat from its judged points (confirm one with call, useful and from_points). For a "
+            "panel, `best` picks its best answer by seat number (0: no answer was good) in one judgement: that seat "
+            "beat each other seat that answered, and on a blind panel the reply shows who sat where. A later "
+            "verdict on the same call, point or panel replaces the earlier one. Verdicts build the record that decides "
             "who gets seated."),
         "inputSchema": {
             "type": "object",
@@ -109,6 +113,9 @@ TOOLS: list[dict[str, Any]] = [
                 "useful": {"type": "boolean", "description": "did this answer help"},
                 "point": {"type": "string", "description": "a point's id from ask (instead of call and useful)"},
                 "holds": {"type": "boolean", "description": "with point: does the point's claim hold"},
+                "panel": {"type": "string", "description": "a panel's id from ask (with best)"},
+                "best": {"type": "integer", "minimum": 0,
+                         "description": "with panel: the seat of the best answer (0: no answer was good)"},
                 "note": {"type": "string", "description": "a short note"},
                 "real": {"type": "array", "items": _STR, "description": "claims that checked out"},
                 "false": {"type": "array", "items": _STR, "description": "claims that were wrong"},
@@ -122,7 +129,8 @@ TOOLS: list[dict[str, Any]] = [
             "properties": {"id": {"type": "integer"}, "call": _STR, "useful": {"type": "boolean"},
                            "note": _NULL_STR, "real": _STRS, "false": _STRS, "revisions": {"type": "integer"},
                            "point": _STR, "holds": {"type": ["boolean", "null"]}, "claims": {"type": "array"},
-                           "proposals": {"type": "array"}},
+                           "proposals": {"type": "array"}, "panel": _STR, "best": {"type": ["integer", "null"]},
+                           "comparisons": {"type": "array"}, "seats": {"type": "array"}},
         },
         "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
                         "openWorldHint": False},

@@ -51,6 +51,10 @@ class Reach:
         """POST /bench/points/{point}/verdict."""
         raise NotImplementedError
 
+    def best(self, panel: str, body: dict) -> dict:
+        """POST /bench/panels/{panel}/best."""
+        raise NotImplementedError
+
     def pending(self, limit: int) -> dict:
         """GET /bench/pending: this caller's answers without a verdict (its key's, else its session's)."""
         raise NotImplementedError
@@ -128,10 +132,13 @@ class Tools:
         return panel_text(data), data
 
     def tool_verdict(self, args: dict, progress: Progress | None):
+        if "panel" in args or "best" in args:
+            return self.best_pick(args)
         if "point" in args:
             return self.point_verdict(args)
         if "call" not in args or "useful" not in args or "holds" in args:
-            raise ToolError("Give `call` and `useful` for a seat's answer, or `point` and `holds` for a point.")
+            raise ToolError("Give `call` and `useful` for a seat's answer, `point` and `holds` for a point, or "
+                            "`panel` and `best` for a panel's best answer.")
         body = {"call": args["call"], "useful": args["useful"], "real": args.get("real") or [],
                 "false": args.get("false") or []}
         if args.get("note"):
@@ -159,6 +166,28 @@ class Tools:
         sides = ", ".join(f"seat {c.get('seat')} {'real' if c.get('real') else 'false'}" for c in claims) or "none"
         lines = [f"Point {args['point']} judged {'true' if args['holds'] else 'false'}: "
                  f"{plural(len(claims), 'claim')} for the seats that took a side ({sides})."]
+        lines += proposal_lines(data["proposals"])
+        return "\n".join(lines), data
+
+    def best_pick(self, args: dict):
+        """A panel's best answer in one judgement: the chosen seat beat each other seat that answered."""
+        if set(args) != {"panel", "best"} or args["best"] < 0:
+            raise ToolError("A best pick takes `panel` and `best` (the best answer's seat number; 0: no answer was "
+                            "good), nothing else.")
+        reply = self.reach.best(args["panel"], {"seat": args["best"] or None})
+        made = reply.get("comparisons") or []
+        data = {"panel": args["panel"], "best": reply.get("seat"), "comparisons": made,
+                "proposals": reply.get("proposals") or []}
+        if reply.get("seat") is None:
+            lines = [f"Panel {args['panel']}: no answer was good (no comparison made)."]
+        else:
+            won = made[0]["winner"] if made else "its model"
+            lines = [f"Panel {args['panel']}: seat {reply['seat']} ({won}) picked as the best answer; it beat "
+                     f"{', '.join(c['loser'] for c in made) or 'no other seat that answered'}."]
+        seated = [s for s in reply.get("seats") or [] if isinstance(s, dict)]
+        if seated:     # a blind panel's seats are named once it is judged
+            data["seats"] = seated
+            lines.append("Who sat where: " + ", ".join(f"seat {s.get('seat')} {s.get('model')}" for s in seated) + ".")
         lines += proposal_lines(data["proposals"])
         return "\n".join(lines), data
 
@@ -221,6 +250,8 @@ def ask_body(args: dict) -> dict:
         body["bench"] = {"with": extra}
     if args.get("points"):
         body.setdefault("bench", {})["points"] = args["points"]
+    if args.get("blind"):
+        body.setdefault("bench", {})["blind"] = True
     if args.get("conversation"):
         body.setdefault("bench", {})["continue"] = args["conversation"].strip()
     return body

@@ -1,7 +1,7 @@
 """The route table: every path the service answers, in one list."""
 from __future__ import annotations
 
-from ..api import admin, gateway, mcp, status
+from ..api import admin, backlog, best, gateway, mcp, ratings, status
 from ..bench import Bench
 from ..dashboard.routes import ROUTES as DASHBOARD
 from ..server import openapi
@@ -29,7 +29,8 @@ def build_routes() -> list[Route[Bench]]:
             "What is running and where: version, role, URL, data folder, counts, config problems, the store.",
             ok=obj(("service", "version", "counts", "config_problems", "store"), store=STORE))),
     ]
-    return routes + DASHBOARD + admin.ROUTES + gateway.routes() + mcp.ROUTES
+    return (routes + DASHBOARD + admin.ROUTES + best.ROUTES + ratings.ROUTES + backlog.ROUTES + gateway.routes()
+            + mcp.ROUTES)
 
 
 def build_table() -> RouteTable:

@@ -22,7 +22,7 @@ COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "
 
 
 PANEL_HEAD = ("INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over, request, points, previous, "
-              "conversation, turn_start, set_aside)")
+              "conversation, turn_start, set_aside, blind)")
 # A call as read back: a panel seat's request is its panel's (kept once there); an older call has its own.
 CALL_SELECT = ("SELECT c.rowid AS _row, c.*, p.request AS panel_request FROM calls c "
                "LEFT JOIN panels p ON p.id = c.panel")
@@ -205,16 +205,17 @@ class Calls:
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
                   passed_over: list | None = None, request: str | None = None, points: str | None = None,
-                  links=None) -> Written:
+                  links=None, blind: bool = False) -> Written:
         """The panel's row; `passed_over`: the explore candidates it could not seat, each {model, reason}; `request`:
         what it was asked, as stored (its seats' records leave theirs empty: see request_of); `points`: its points'
         info while the referee reads (JSON; the points replace it: store/pointstore.py); `links`: where it stands in its
-        conversation (store/conversations.py's Links; None: a first turn)."""
+        conversation (store/conversations.py's Links; None: a first turn); `blind`: no model is named to its asker
+        until it is judged (store/bestpicks.py says when)."""
         passed = json.dumps(passed_over) if passed_over else None
         now = time.time()
         linked = (links.previous, links.conversation, links.turn_start, links.set_aside) if links else (None,) * 4
         return self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, now, passed, request, points,
-                                            *linked)),
+                                            *linked, 1 if blind else None)),
                               keep=((compaction.apply, compaction.part(now, request)),))
 
     def get(self, call_id: str) -> CallRecord | None:

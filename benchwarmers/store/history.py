@@ -16,6 +16,8 @@ CURSOR = re.compile(r"^(\d{1,12}(?:\.\d{1,9})?)~([A-Za-z0-9_-]{1,64})$")
 # The two kinds of item, newest first by (created, id) on their own index: panels, and route turns (their call).
 SOURCES = {"panel": "panels h", "route": "calls h"}
 BASE = {"panel": "1", "route": "h.kind = 'route'"}
+# A blind panel not judged yet: its list entry names no model (Seat N) until a judgement shows who sat where.
+HIDDEN = {"panel": "h.blind = 1 AND h.revealed IS NULL", "route": "0"}
 JUDGED = "EXISTS (SELECT 1 FROM verdicts v WHERE v.call = {call} AND v.current = 1)"
 # Each filter for each kind: a panel's by its seats (calls_panel), a route turn's by its own call.
 FILTERS = {
@@ -165,7 +167,8 @@ class History:
             bound, within = f"(h.created, h.id) {'>=' if newest_first else '<='} (?, ?)", tuple(floor)
         order = "DESC" if newest_first else "ASC"
         return [dict(r, kind=kind) for r in self.db.query(
-            f"SELECT h.id, h.collection, h.mode, h.created FROM {SOURCES[kind]} WHERE {where} AND {past} AND {bound} "
+            f"SELECT h.id, h.collection, h.mode, h.created, {HIDDEN[kind]} AS hidden FROM {SOURCES[kind]} "
+            f"WHERE {where} AND {past} AND {bound} "
             f"ORDER BY h.created {order}, h.id {order} LIMIT ?", (*params, *more, *within, limit))]
 
     def _seats(self, ids: list[str]) -> dict[str, list]:
@@ -183,6 +186,8 @@ class History:
         seats = [dict({k: r[k] for k in ("seat", "kind", "model", "status", "seconds")}, call=r["id"],
                       useful=bool(r["v_useful"]) if r["v_id"] is not None else None)
                  for r in rows if r["kind"] not in AFTER_SEATS]
+        if item.get("hidden"):
+            seats = [dict(s, model=f"Seat {s['seat']}") for s in seats]
         return {"id": item["id"], "kind": item["kind"], "collection": item["collection"], "mode": item["mode"],
                 "created": item["created"], "prompt": prompt_of(request_of(rows[0])) if rows else "",
                 "seats": seats, "answered": sum(s["status"] == "ok" for s in seats),
@@ -196,7 +201,7 @@ class History:
             rows = self.db.query(SEATS_SQL.format(where="c.panel = ?"), (item_id,))
             head = {"id": panel["id"], "kind": "panel", "collection": panel["collection"], "mode": panel["mode"],
                     "created": panel["created"], "passed_over": json.loads(panel["passed_over"] or "[]"),
-                    "set_aside": panel["set_aside"]}
+                    "set_aside": panel["set_aside"], "blind": bool(panel["blind"]), "revealed": panel["revealed"]}
         else:
             rows = self.db.query(SEATS_SQL.format(where="(c.id = ? AND c.kind = 'route') OR c.turn = ?"),
                                  (item_id, item_id))
@@ -204,7 +209,8 @@ class History:
             if turn is None:
                 return None
             head = {"id": item_id, "kind": "route", "collection": turn["collection"], "mode": turn["mode"],
-                    "created": turn["created"], "passed_over": [], "set_aside": None}
+                    "created": turn["created"], "passed_over": [], "set_aside": None, "blind": False,
+                    "revealed": None}
         request = next(filter(None, map(request_of, rows)), None)
         head["request"] = json.loads(request) if request else None
         head["prompt"] = prompt_of(request)
@@ -237,7 +243,8 @@ class History:
     @staticmethod
     def _seat(r) -> dict:
         extra = json.loads(r["extra"]) if r["extra"] else {}
-        return {"call": r["id"], "seat": r["seat"], "kind": r["kind"], "model": r["model"], "status": r["status"],
+        return {"call": r["id"], "seat": r["seat"], "kind": r["kind"], "model": r["model"], "served": r["served"],
+                "status": r["status"],
                 "seconds": r["seconds"], "answer": as_read(r["answer"]), "error": as_read(r["error"]),
                 "ttft": r["ttft"],
                 "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"],

@@ -6,7 +6,7 @@ import sqlite3
 import time
 from typing import Callable
 
-from . import compaction, judgestore, ledgerkept, pointstore, spend, standings
+from . import bestpicks, compaction, judgestore, ledgerkept, pointstore, spend, standings
 
 log = logging.getLogger("benchwarmers.store")
 
@@ -218,6 +218,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE panels ADD COLUMN turn_start INTEGER;
         CREATE INDEX panels_conversation ON panels (conversation, created) WHERE conversation IS NOT NULL
     """),
+    # A panel's best answer and the comparisons it gives, counted per pair as written (store/bestpicks.py); blind
+    # panels (no model named until judged) and which judgements were given blind.
+    (26, "best picks, comparisons kept per pair, blind panels and judgements", bestpicks.SCHEMA),
     # What agent turns show without a verdict (issue 45): a call's signs (its tool calls checked, their faults, the
     # turn sent again) and their counts in the standings; a pin's last call, prompt and failing turns in a row; a
     # judge model's verdicts on route turns' shadow answers, kept apart from the user's, its spending per month and
@@ -246,8 +249,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {18: standings.rebuild, 19: ledgerkept.rebuild,
                                                         21: compaction.rebuild, 23: pointstore.rebuild,
-                                                        24: pointstore.rebuild_windows, 27: judgestore.rebuild,
-                                                        28: spend.backfill}
+                                                        24: pointstore.rebuild_windows, 26: bestpicks.rebuild,
+                                                        27: judgestore.rebuild, 28: spend.backfill}
 
 
 def rebuild_kept(conn: sqlite3.Connection) -> None:

@@ -2,6 +2,10 @@
 them the points of those panels that nobody judged (one judgement of a point counts for every seat that took a side)."""
 from __future__ import annotations
 
+import re
+import time
+from typing import Callable
+
 from ..redaction import forget_known
 from .db import Database
 from .pointstore import PointStore
@@ -19,6 +23,19 @@ WAITING = ("c.status = 'ok' AND c.panel IS NOT NULL AND c.kind IN ('member', 'ex
 def excerpt(text: str | None, limit: int = EXCERPT) -> str:
     flat = " ".join(forget_known(text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def blind_among(db: Database, panels: list) -> tuple[set, Callable]:
+    """(the blind panels among `panels` not judged yet, whose seats name no model; a text with their seats' model
+    names as "a model"): a few rows of the panels listed, never more."""
+    marks = ", ".join("?" * len(panels))
+    hidden = {r["id"] for r in db.query(f"SELECT id FROM panels WHERE id IN ({marks}) AND blind = 1 AND "
+                                        "revealed IS NULL", panels)} if panels else set()
+    names = {n for r in db.query(f"SELECT model, served FROM calls WHERE panel IN ({', '.join('?' * len(hidden))})",
+                                 list(hidden)) for n in (r["model"], r["served"]) if n and len(n) >= 3} \
+        if hidden else set()
+    found = re.compile("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)), re.I) if names else None
+    return hidden, lambda text: found.sub("a model", text or "") if found else text
 
 
 def _floor(db: Database, where: list, params: list, lanes: list) -> tuple | None:
@@ -68,12 +85,30 @@ def pending(db: Database, *, caller: str | None = None, since: float | None = No
     answers = {r["id"]: r["answer"] for r in db.query(   # read for the answers shown only
         f"SELECT id, answer FROM calls WHERE id IN ({', '.join('?' * len(rows))})", [r["id"] for r in rows])} \
         if rows else {}
+    hidden, unnamed = blind_among(db, list({r["panel"] for r in rows}))
     seen = floor[1] if floor else db.first(f"SELECT COUNT(*) AS n FROM calls c WHERE {within}", bound)["n"]
     points, points_total = PointStore(db).unjudged(   # the panels of the seats looked through, whether judged or not
         f"SELECT c.panel FROM calls c WHERE {within} AND c.panel IS NOT NULL AND c.kind IN ('member', 'explore', "
         "'with') AND NOT EXISTS (SELECT 1 FROM panels p WHERE p.id = c.panel AND p.set_aside IS NOT NULL)", bound, limit)
     return {"points": points, "points_total": points_total,
             "pending": [{"call": r["id"], "panel": r["panel"], "collection": r["collection"], "seat": r["seat"],
-                         "kind": r["kind"], "model": r["model"], "created": r["created"],
-                         "excerpt": excerpt(answers.get(r["id"]))} for r in rows],
+                         "kind": r["kind"], "model": f"Seat {r['seat']}" if r["panel"] in hidden else r["model"],
+                         "created": r["created"],
+                         "excerpt": excerpt(unnamed(answers.get(r["id"])) if r["panel"] in hidden else
+                                            answers.get(r["id"]))} for r in rows],
             "total": total, "looked_through": seen, "total_capped": floor is not None}
+
+
+def set_aside_waiting(db: Database, before: float, collection: str | None = None) -> int:
+    """Set aside, as only tests, the panels asked before `before` (of `collection`) that still have an answer
+    waiting for a verdict: their answers and points stop waiting. How many panels; one statement, through the
+    writer, whatever the backlog's size."""
+    where = ["p.created <= ?", "p.set_aside IS NULL"]
+    params: list = [before]
+    if collection is not None:
+        where.append("p.collection = ?")
+        params.append(collection)
+    waiting = ("EXISTS (SELECT 1 FROM calls c WHERE c.panel = p.id AND c.status = 'ok' AND c.kind IN ('member', "
+               "'explore', 'with') AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.call = c.id AND v.current = 1))")
+    return db.execute(f"UPDATE panels AS p SET set_aside = ? WHERE {' AND '.join(where)} AND {waiting}",
+                      (time.time(), *params), wait=True)

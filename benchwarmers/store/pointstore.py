@@ -7,6 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 from . import standings, windows
+from .bestpicks import judged_blind
 
 if TYPE_CHECKING:   # db.py reads this module's SCHEMA through its migrations
     from .db import Database, Written
@@ -75,9 +76,11 @@ class PointStore:
 
         def write(conn):
             conn.execute("UPDATE point_verdicts SET current = 0 WHERE point = ? AND current = 1", (point,))
-            vid = conn.execute("INSERT INTO point_verdicts (point, verdict, note, created, current) "
-                               "VALUES (?, ?, ?, ?, 1)", (point, None if verdict is None else int(verdict), note,
-                                                         created)).lastrowid
+            panel = conn.execute("SELECT panel FROM points WHERE id = ?", (point,)).fetchone()
+            blind = judged_blind(conn, panel[0]) if panel else 0    # given before names were shown
+            vid = conn.execute("INSERT INTO point_verdicts (point, verdict, note, created, current, blind) "
+                               "VALUES (?, ?, ?, ?, 1, ?)", (point, None if verdict is None else int(verdict), note,
+                                                            created, blind or None)).lastrowid
             return vid, self._replace_claims(conn, point, claims, created)
         vid, written = self.db.call(write)
         return {"id": vid, "point": point, "true": verdict, "note": note, "created": created, "claims": written}

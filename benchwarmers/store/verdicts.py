@@ -5,6 +5,7 @@ import json
 import time
 
 from . import judgestore, ledgerkept, standings
+from .bestpicks import judged_blind
 from .db import Database
 
 
@@ -25,9 +26,12 @@ class Verdicts:
         def write(conn):   # the verdict and what the record keeps of it, in one transaction
             old = standings.current_verdict(conn, call)
             conn.execute("UPDATE verdicts SET current = 0 WHERE call = ? AND current = 1", (call,))
-            cur = conn.execute("INSERT INTO verdicts (call, useful, note, real, false, created, current, from_points) "
-                               "VALUES (?, ?, ?, ?, ?, ?, 1, ?)", (call, int(useful), note, json.dumps(real),
-                                                                  json.dumps(false), created, int(from_points) or None))
+            panel = conn.execute("SELECT panel FROM calls WHERE id = ?", (call,)).fetchone()
+            blind = judged_blind(conn, panel[0]) if panel and panel[0] else 0   # given before names were shown
+            cur = conn.execute("INSERT INTO verdicts (call, useful, note, real, false, created, current, from_points, "
+                               "blind) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)",
+                               (call, int(useful), note, json.dumps(real), json.dumps(false), created,
+                                int(from_points) or None, blind or None))
             row = standings.call_row(conn, call)
             standings.judged(conn, call, row, old, (int(useful), len(real), len(false)))
             ledgerkept.judged(conn, call, row["kind"] if row else None, old[0] if old else None, int(useful))

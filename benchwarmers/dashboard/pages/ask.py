@@ -16,7 +16,7 @@ from ..apicall import post
 from ..contract import stays
 from ..markup import Html, card, flag, html, options, trusted
 from ..web import Done, Form, Frame
-from ..widgets import csrf, verdict_form
+from ..widgets import csrf, post_button, verdict_form
 
 
 class AskPageParts(ModelListParts, Protocol):
@@ -58,6 +58,8 @@ FORM = """<form method="post" action="/ask" enctype="multipart/form-data" class=
 <textarea id="ask-system" name="system" rows="3">$system</textarea></details>
 <label class="choice"><input type="checkbox" name="merged" value="1"$merged>
  Also one merged answer: a model writes where the seats agree and differ (<code>:merged</code>)</label>
+<label class="choice"><input type="checkbox" name="blind" value="1"$blind>
+ Blind: the seats as Seat 1..N in a random order, no model named until you judge them</label>
 <p class="estimate muted" data-estimate-out aria-live="polite" hidden></p>
 <div class="form-end"><button type="submit">Ask</button><span class="status-text" data-status role="status"></span>
 </div></form>"""
@@ -73,7 +75,7 @@ def form(d: dict, frame: Frame) -> Html:
     return html(FORM, csrf=csrf(frame), collections=options(cols, chosen), open=flag("open", ticked),
                 boxes=boxes or trusted('<span class="muted">No models on the bench.</span>'),
                 prompt=frame.typed("prompt"), system=frame.typed("system"),
-                merged=flag("checked", frame.typed("merged")))
+                merged=flag("checked", frame.typed("merged")), blind=flag("checked", frame.typed("blind")))
 
 
 RESULTS = """<section id="answers" class="answers-area" aria-live="polite" hidden><div class="answers-head">\
@@ -81,12 +83,13 @@ RESULTS = """<section id="answers" class="answers-area" aria-live="polite" hidde
 <div class="card merged" hidden></div><div class="seats"></div></section>\
 <template id="seat-template"><article class="seat"><header class="seat-head"><h3></h3>\
 <p class="seat-meta"></p></header><div class="answer"><p class="muted">waiting…</p></div>\
-$verdict</article></template>"""
+<div class="best-pick" hidden>$best</div>$verdict</article></template>"""
 
 
 def results(frame: Frame) -> Html:
     """Where the streamed columns go, and the shape of one column for the script to fill."""
-    return html(RESULTS, verdict=verdict_form(frame, "CALL", None, "/ask"))
+    return html(RESULTS, verdict=verdict_form(frame, "CALL", None, "/ask"),
+                best=post_button(frame, "/calls/best", "Best answer", {"panel": "", "seat": ""}, back="/ask"))
 
 
 # ---- the ask, as a chat request ----------------------------------------------------------------
@@ -117,6 +120,8 @@ def chat_body(form: Form) -> dict:
     body: dict[str, Any] = {"model": model, "messages": messages}
     if extra:
         body["bench"] = {"with": extra}
+    if form.flag("blind"):
+        body.setdefault("bench", {})["blind"] = True
     return body
 
 

@@ -7,10 +7,12 @@ from urllib.parse import quote
 
 from ...api.history import history_item
 from ...api.parts import Records
+from ...core.bestpick import Best
 from ...core.pointverdicts import PointVerdicts
 from ...errors import BadRequest
 from ...server.messages import Request
 from ..apicall import post
+from ..bestview import best_button, pick, pick_bar
 from ..contract import stays
 from ..markup import Html, card, html, link, table, trusted
 from ..pointsview import judge, points_card, proposal_form, quotes_of
@@ -21,8 +23,9 @@ from ..widgets import chip, post_button, seat_column
 
 
 class CallPageParts(Records, Protocol):
-    """The ask, from the record, and a panel's points."""
+    """The ask, from the record, and a panel's points and best pick."""
     points: PointVerdicts
+    best: Best
 
 
 def judge_card(j: dict, seats: list) -> Html:
@@ -35,10 +38,12 @@ def judge_card(j: dict, seats: list) -> Html:
 
 
 def data(req: Request, bench: CallPageParts) -> dict:
-    """The ask (GET /bench/history/{id}) and, for a panel, its points (GET /bench/panels/{id}/points)."""
+    """The ask (GET /bench/history/{id}) and, for a panel, its points (GET /bench/panels/{id}/points) and its best
+    pick (GET /bench/panels/{id}/best)."""
     d = history_item(bench, req.params["id"])
     if d["kind"] == "panel":
         d["points"] = bench.points.of_panel(d["id"])
+        d["best"] = bench.best.of_panel(d["id"])
     return d
 
 
@@ -50,6 +55,11 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
                   chip=chip(d["kind"], kind.lower()), collection=d["collection"], mode=mode,
                   when=when(d["created"], seconds=True)),
              card("Asked", asked(d["request"]))]
+    if d.get("blind"):
+        parts.insert(1, html('<p class="blind-note muted">$said</p>', said=(
+            "Blind: judged, so who sat where is shown." if d.get("revealed") else
+            "Blind: the seats are Seat 1..N, no model named, until you judge them (best answer, a verdict or a "
+            "point's verdict).")))
     if d.get("merge"):
         m = d["merge"]
         body = (answer_html(m["answer"] or "") if m["status"] == "ok" else
@@ -61,16 +71,28 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
         parts.append(judge_card(d["judge"], d["seats"]))
     quotes = quotes_of(d.get("points"))
     proposals = {p["seat"]: p for p in (d.get("points") or {}).get("proposals") or []}
+    best = d.get("best") or {}
+    picked = {p["seat"]: p for p in best.get("proposals") or []}
     parts.append(html('<section class="seats" aria-label="Answers">$columns</section>',
                       columns=[seat_column(frame, s, back, quotes.get(s.get("seat"), ()),
-                                           proposal_form(frame, proposals.get(s.get("seat")), back)
-                                           if s["status"] == "ok" else Html(""))
+                                           proposed(frame, proposals, picked, s, back),
+                                           best_button(frame, d["id"], s, best.get("best"), back)
+                                           if d["kind"] == "panel" else Html(""))
                                for s in d["seats"]]))
     if d.get("passed_over"):
         rows = [[link(f"/models/{p['model']}", p["model"]), html('<span class="reason">$r</span>', r=p["reason"])]
                 for p in d["passed_over"]]
         parts.append(card("Passed over for an explore seat", table(["Model", "Why"], rows), anchor="passed-over"))
     return f"{kind}: {d['prompt'][:60] or d['id']}", html("$parts", parts=parts)
+
+
+def proposed(frame: Frame, points: dict, picked: dict, seat: dict, back: str) -> Html:
+    """What the seat's judged points propose, else what the best pick does; confirmed in one click."""
+    if seat["status"] != "ok":
+        return Html("")
+    if seat.get("seat") in points:
+        return proposal_form(frame, points[seat["seat"]], back)
+    return proposal_form(frame, picked.get(seat.get("seat")), back, source="best")
 
 
 def judging(frame: Frame, d: dict, back: str) -> Html:
@@ -87,10 +109,12 @@ def judging(frame: Frame, d: dict, back: str) -> Html:
         else:
             aside = post_button(frame, "/calls/aside", "Set aside: only a test", {"id": d["id"], "aside": "1"},
                                 back=back)
-    if not save and not aside:
+    best = pick_bar(frame, d["id"], (d.get("best") or {}).get("best"), back) if d["kind"] == "panel" and answered \
+        else ""
+    if not save and not aside and not best:
         return Html("")
-    return html('<div class="save-all" data-save-all-box>$save$aside<span class="status-text" data-status></span>'
-                "</div>", save=save, aside=aside)
+    return html('<div class="save-all" data-save-all-box>$save$best$aside<span class="status-text" data-status>'
+                "</span></div>", save=save, best=best, aside=aside)
 
 
 def set_aside(req: Request, bench: object, form: Form) -> Done:
@@ -132,7 +156,7 @@ def verdict(req: Request, bench: object, form: Form) -> Done:
 
 
 ACTIONS = [("/calls/verdict", verdict, "/calls"), ("/calls/aside", set_aside, "/calls"),
-           ("/calls/point", judge, "/calls")]
+           ("/calls/point", judge, "/calls"), ("/calls/best", pick, "/calls")]
 
 
 SCRIPTS = ("points.js",)

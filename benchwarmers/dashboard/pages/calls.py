@@ -7,16 +7,19 @@ from urllib.parse import urlencode
 from ...api.collection import collections_view
 from ...api.history import history_page
 from ...api.models import ModelListParts, models_view
+from ...api.parts import Records
 from ...core.collection import Collections
 from ...server.messages import Request
+from ...store.pending import pending
 from ..contract import stays
 from ..markup import Html, card, html, join, link, options, table, trusted
+from ..pointsview import unjudged_points
 from ..render import when
 from ..web import Frame
 from ..widgets import chip
 
 
-class CallsPageParts(ModelListParts, Protocol):
+class CallsPageParts(Records, ModelListParts, Protocol):
     """The asks, newest first, with the collections and models to filter them by."""
     collections: Collections
 
@@ -31,6 +34,8 @@ def data(req: Request, bench: CallsPageParts) -> dict:
     d = history_page(bench, {"per_page": "25", **q})
     d["collections"] = [c["name"] for c in collections_view(bench)["collections"]]
     d["models"] = [m["alias"] for m in models_view(bench)["models"]]
+    waiting = pending(bench.db, limit=10)       # the newest points nobody judged: one judgement counts for many
+    d["points"], d["points_total"] = waiting["points"], waiting["points_total"]
     return d
 
 
@@ -56,7 +61,9 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
              chip(i["kind"], "panel" if i["kind"] == "panel" else "route turn"),
              i["collection"], html('<span class="prompt">$p</span>', p=i["prompt"]), seats(i["seats"]),
              f'{i["judged"]} of {i["answered"]}'] for i in d["items"]]
-    return "Calls", html("$form$card", form=form, card=card("", join(
+    points = card("Points nobody judged", unjudged_points(d["points"], d["points_total"]), "points-waiting") \
+        if d.get("points") else ""
+    return "Calls", html("$form$points$card", form=form, points=points, card=card("", join(
         [table(["When", "Kind", "Collection", "Prompt", "Seats", "Judged"], rows), pager(d)])))
 
 

@@ -4,17 +4,19 @@ from __future__ import annotations
 from typing import Protocol
 
 from ...api.collection import CollectionParts, collections_view, overview_view
+from ...api.ratings import RatingsParts, rankings_view
 from ...server.gatewaykeys import enforcement
 from ...server.messages import Request
 from ...words import plural
 from ..contract import stays
 from ..markup import Html, flag, html, join, link, table, trusted
+from ..ratingsview import by_model, rating_cell
 from ..web import Frame
 from ..widgets import chip, record_cell
 
 
-class CollectionListPageParts(CollectionParts, Protocol):
-    """Every collection's overview, and where the service is."""
+class CollectionListPageParts(CollectionParts, RatingsParts, Protocol):
+    """Every collection's overview with its members' ratings, and where the service is."""
     admin_token: str | None
 
     def settings(self) -> dict: ...
@@ -28,7 +30,8 @@ CHIP_FOR = {"promote": "done", "replace": "wrong", "retired": "retired", "gone":
 
 def data(req: Request, bench: CollectionListPageParts) -> dict:
     names = [c["name"] for c in collections_view(bench)["collections"]]
-    return {"collections": [overview_view(bench, n) for n in names],
+    return {"collections": [dict(overview_view(bench, n), ratings=by_model(rankings_view(bench, (n,), False)))
+                            for n in names],
             "url": bench.url, "keys_enforced": enforcement(bench.admin_token, bench.settings())["enforced"]}
 
 
@@ -75,9 +78,11 @@ def together_line(t: dict) -> Html:
 
 
 def members_table(c: dict) -> Html:
+    rated = c.get("ratings") or {}
     rows = [[link(f"/models/{m['alias']}", m["alias"]) if m["on_bench"] else m["alias"],
-             chip(m["status"]), record_cell(m["record"]), record_cell(m["overall"])] for m in c["members_detail"]]
-    return table(["Member", "Status", "Useful here", "Useful everywhere"], rows,
+             chip(m["status"]), record_cell(m["record"]), rating_cell(rated.get(m["alias"])),
+             record_cell(m["overall"])] for m in c["members_detail"]]
+    return table(["Member", "Status", "Useful here", "Rating here (best picks)", "Useful everywhere"], rows,
                  f"No members: {c['explore']} explore seats answer each ask.")
 
 

@@ -18,10 +18,12 @@ from ...roster.limits.resting import Resting
 from ...server.gatewaykeys import GatewayKeys
 from ...server.messages import Request
 from ...store.pending import pending
+from ...words import plural
 from ...suite.service import SuiteService
 from .. import charts
 from ..apicall import post
 from ..markup import Html, card, facts, html, link, table, trusted
+from ..pointsview import unjudged_points
 from ..render import when
 from ..web import Done, Form, Frame
 from ..widgets import chip, confirm
@@ -48,7 +50,7 @@ def data(req: Request, bench: HomePageParts) -> dict:
     collections = listed(lambda: collections_view(bench)["collections"])
     recent = history_page(bench, {"per_page": "5"})
     judged = sum(m.judged for m in bench.rankings.models().values())   # the record's, kept
-    waiting = pending(bench.db, limit=1)
+    waiting = pending(bench.db, limit=5)
     steps = [
         {"done": bool(endpoints), "text": "Add an endpoint", "href": "/endpoints"},
         {"done": bool(models), "text": "Onboard models", "href": "/onboard"},
@@ -61,7 +63,9 @@ def data(req: Request, bench: HomePageParts) -> dict:
                                          "collections": len(collections), "asks": recent["total"],
                                          "asks_capped": recent["total_capped"], "answers_judged": judged,
                                          "answers_unjudged": waiting["total"],
-                                         "answers_unjudged_capped": waiting.get("total_capped", False)},
+                                         "answers_unjudged_capped": waiting.get("total_capped", False),
+                                         "points_unjudged": waiting["points_total"]},
+            "points": waiting["points"],
             "next_steps": steps, "daily": daily_view(bench, {"days": "14"})["days"],
             "recent": recent["items"], "limits": near_limits(bench)}
 
@@ -106,6 +110,9 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
                           "gets seated. $link.</div>", n=waiting,
                           wait="answer waits" if waiting == "1" else "answers wait",
                           link=link("/calls?verdict=missing", "Judge them on Calls")))
+        notes.append(backlog_box(frame))
+    if d["points"]:
+        notes.append(card("Points nobody judged", unjudged_points(d["points"], c["points_unjudged"]), "points-waiting"))
     tiles = [("/endpoints", c["endpoints"], "endpoints"), ("/models", c["active_models"], "active models"),
              ("/collections", c["collections"], "collections"), ("/calls", number(c["asks"], c["asks_capped"]), "asks"),
              ("/calls?verdict=given", number(c["answers_judged"]), "answers judged")]
@@ -156,7 +163,20 @@ def accept_price(req: Request, bench: object, form: Form) -> Done:
     return Done(f"Accepted the new price of {alias}: it is {m['status_text']} again.", "/", {"model": m})
 
 
-ACTIONS = [("/held/{alias}/confirm", accept_price, "/")]
+def backlog_box(frame) -> Html:
+    """Set the whole backlog aside as only tests, behind a second step (POST /bench/pending/set-aside)."""
+    return html('<div class="backlog">$confirm</div>', confirm=confirm(
+        frame, "/pending/set-aside", "Set every waiting answer aside",
+        "Set aside every ask whose answers wait for a verdict, as only tests? Their answers stop waiting; each "
+        "ask's own page can bring it back.", fields={"all": "1"}))
+
+
+def set_aside_all(req, bench: object, form) -> Done:
+    done = post(req, "/bench/pending/set-aside", {"all": True})
+    return Done(f"Set aside {plural(done['set_aside'], 'ask')}: their answers no longer wait for a verdict.", "/")
+
+
+ACTIONS = [("/held/{alias}/confirm", accept_price, "/"), ("/pending/set-aside", set_aside_all, "/")]
 
 
 def steps_list(steps: list[dict]) -> Html:

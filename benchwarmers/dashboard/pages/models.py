@@ -2,23 +2,35 @@
 filter and search, and who to trust, as a chart."""
 from __future__ import annotations
 
+from typing import Protocol
+
 from ...api.models import ModelListParts, models_view
+from ...api.ratings import rankings_view
+from ...core.ratings import Ratings
 from ...server.messages import Request
 from .. import charts
 from ..contract import stays
 from ..markup import Html, card, html, link, options, table, trusted
+from ..ratingsview import by_model, rating_cell, ratings_tables
 from ..render import pct, secs
 from ..web import Frame
 from ..widgets import chip, probe_cell, record_cell, speed_cell, suite_cell, tool_cell
 
+
+class ModelsPageParts(ModelListParts, Protocol):
+    """The roster with its record, and the ratings from best picks."""
+    ratings: Ratings
+
+
 STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("retired", "retired")]
 
 
-def data(req: Request, bench: ModelListParts) -> dict:
+def data(req: Request, bench: ModelsPageParts) -> dict:
     find = (req.query.get("find") or "").strip()
     status = req.query.get("status") or ""
     rows = [m for m in models_view(bench, find)["models"] if not status or m["status"] == status]
-    return {"models": rows, "find": find or None, "status": status or None,
+    ratings = rankings_view(bench, None, req.query.get("blind") == "1")
+    return {"models": rows, "find": find or None, "status": status or None, "ratings": ratings,
             "trust": [{"model": m["alias"], "judged": m["record"]["judged"], "useful_rate": m["record"]["useful_rate"],
                        "useful_interval": m["record"]["useful_interval"],
                        "confidently_wrong": m["record"]["confidently_wrong"]}
@@ -39,16 +51,21 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
         empty = ("No model matches." if d["find"] or d["status"] else
                  trusted('No models on the bench yet. <a href="/onboard">Onboard models</a> from your endpoints.'))
         return "Models", html('$head<p class="empty">$empty</p>', head=head, empty=empty)
+    rated = by_model(d["ratings"])
     rows = [[link(f"/models/{m['alias']}", m["alias"]), html('<span class="served">$s</span>', s=m["served"]),
              m["endpoint"], status_cell(m), probe_cell(m.get("last_probe")),
              m["record"]["asks"] if m["record"] else "0",
-             record_cell(m["record"]), m["record"]["false_claims"] if m["record"] else "0", tool_cell(m["record"]),
+             record_cell(m["record"]), rating_cell(rated.get(m["alias"])),
+             m["record"]["false_claims"] if m["record"] else "0", tool_cell(m["record"]),
              secs(m["record"]["median_seconds"]) if m["record"] else "", suite_cell(m.get("suite")),
              speed_cell(m.get("perf"))] for m in d["models"]]
     roster = table(["Alias", "Served name", "Endpoint", "Status", "Last probe", "Asks", "Useful (your verdicts)",
-                    "False claims", "Tool errors", "Median", "Suite scores", "Speed (weekly test)"], rows, cls="roster")
-    return "Models", html("$head$roster$trust", head=head, roster=card("", roster),
-                          trust=card("Who to trust", trust_chart(d["trust"])))
+                    "Rating (best picks)", "False claims", "Tool errors", "Median", "Suite scores", "Speed (weekly test)"], rows,
+                   cls="roster")
+    return "Models", html("$head$roster$trust$ratings", head=head, roster=card("", roster),
+                          trust=card("Who to trust", trust_chart(d["trust"])),
+                          ratings=card("Ratings from best picks", ratings_tables(d["ratings"], "/models"),
+                                       anchor="ratings"))
 
 
 def status_cell(m: dict) -> Html:

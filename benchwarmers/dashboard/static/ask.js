@@ -16,12 +16,16 @@
     }
   }
 
-  function column(template, seat) {
+  function column(template, seat, panel) {
     const el = template.content.firstElementChild.cloneNode(true);
     el.dataset.call = seat.call;
     el.classList.add("is-waiting");
     el.querySelector("h3").textContent = seat.model;
     meta(el, seat, null);
+    const best = el.querySelector(".best-pick form");   // a plain post: the ask's page then shows who sat where
+    best.querySelector('input[name="panel"]').value = panel;
+    best.querySelector('input[name="seat"]').value = seat.seat;
+    best.querySelector('input[name="back"]').value = "/calls/" + encodeURIComponent(panel);
     const form = el.querySelector("form.verdict");
     form.querySelector('input[name="call"]').value = seat.call;
     form.querySelector('input[name="back"]').value = "/ask";
@@ -58,6 +62,7 @@
       answer.dataset.fold = "1";
       BW.fold(el);
       el.querySelector("form.verdict").hidden = false;
+      el.querySelector(".best-pick").hidden = false;
     } else if (seat.status === "running") {
       const p = document.createElement("p");
       p.className = "muted";
@@ -171,7 +176,7 @@
           panel = msg.panel;
           link.href = "/calls/" + encodeURIComponent(msg.panel);
           for (const seat of msg.seats) {
-            columns[seat.call] = column(template, seat);
+            columns[seat.call] = column(template, seat, msg.panel);
             seats.appendChild(columns[seat.call]);
           }
           BW.fetchForms(seats);
