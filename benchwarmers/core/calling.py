@@ -12,6 +12,7 @@ from ..baseurls import local_server
 from ..canonical import EXPLORE, MEMBER, OK, ROUTE, Answer, Ask, estimate_usage
 from ..errors import QuotaRefused
 from ..providers import Provider, Timeouts
+from ..providers.base import Heard
 from ..providers.hangup import Hangup
 from ..providers.dispatch import Call, Dispatch, Done, Worker
 from ..providers.llmcalls import LlmCalls
@@ -214,14 +215,15 @@ class Dialer:
                 self.ledger.add(self.line(model, ask, kind, answer))
 
     def seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str, hangup: Hangup | None,
-             worker: Worker, done: Done, asker: Asker = ANYONE, timeouts: Timeouts | None = None) -> None:
+             worker: Worker, done: Done, asker: Asker = ANYONE, timeouts: Timeouts | None = None,
+             heard: Heard | None = None) -> None:
         """A panel seat's call (or its referee's: `timeouts` its own), asked for whole or streamed (streamed_seat) and
         sent the way the dispatcher chooses (`worker` runs what may block); `done(call, answer, error)` is told once it
-        is over. `hangup` lets the panel stop it."""
+        is over. `hangup` lets the panel stop it. `heard`: told its text as it comes, so it is asked streamed."""
         client = self.client(model, endpoint)
         call = Call(client, self.budgeted(model, ask), model.served, timeouts or self.timeouts(hangup),
-                    partial(self.admit, model, ask, kind, asker=asker), reported=ask)
-        call.streamed, call.local = self.streamed_seat(client)
+                    partial(self.admit, model, ask, kind, asker=asker), reported=ask, heard=heard)
+        call.streamed, call.local = (True, None) if heard is not None else self.streamed_seat(client)
         self.dispatch.submit(call, worker, done)
 
     def streamed_seat(self, client) -> tuple[bool | None, Callable[[], bool] | None]:

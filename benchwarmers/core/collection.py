@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..catalog.roles import PURPOSES, check_purpose
-from ..errors import BadRequest, CollectionNotFound
+from ..errors import BadRequest, CollectionNotFound, ModelNotFound
 from ..names import DESCRIPTION_MOST, check_name, check_text
 from ..roster.registry import Registry, close_names, suggest, suggest_all
 from ..store import Config
@@ -70,6 +70,18 @@ class Collections:
     def all(self) -> dict[str, Collection]:
         raw = self.config.view(FILE).get("collections") or {}
         return {n: Collection.from_dict(n, d) for n, d in raw.items() if isinstance(d, dict)}
+
+    def target(self, target) -> tuple[Collection | None, object]:
+        """(the collection asked, or None; the model asked directly, or None) for an Ask's `target`."""
+        if target.mode != "direct":
+            return self.get(target.name), None
+        model = self.registry.models().get(target.name)
+        if model is None:
+            cols = self.all()
+            hint = ("Ask a collection as bench/<name>: " + ", ".join(f"bench/{c}" for c in sorted(cols))
+                    if cols else "Onboard a model or make a collection first.")
+            raise ModelNotFound(f"No model or collection named {target.name!r}.", hint)
+        return None, model
 
     def get(self, name: str) -> Collection:
         found = self.all().get(name)

@@ -14,11 +14,9 @@ from typing import Callable, Iterator
 from ..askparts import ANYONE, Asker
 from ..canonical import (CANCELLED, EXPLORE, FAILED, LENGTH, MERGED, OK, RUNNING, SKIPPED, STOP, TIMEOUT, Answer, Ask,
                          ErrorEvent, Finish, KeepAlive, Seat, TextDelta, Usage)
-from ..errors import (AllSeatsFailed, BenchError, EmptyCollection, FaultKind, ModelNotFound, QuotaRefused,
-                      ToolsNeedRouteMode, UpstreamFailed)
+from ..errors import BenchError, EmptyCollection, FaultKind, QuotaRefused, ToolsNeedRouteMode, UpstreamFailed
 from ..providers.dispatch import Call
 from ..providers.hangup import Hangup
-from ..roster.limits.quota import RESTS
 from ..roster.registry import Registry
 from ..store.db import Written
 from ..store.ids import record_id
@@ -27,8 +25,9 @@ from . import merging
 from .calling import Dialer
 from .collection import Collections
 from .lanes import Lanes
+from .live import EVERY, Heard, Lead, LiveText
 from .panelrun import PanelRun
-from .panelwords import no_able_seat, rate_limited, seat_block, unkept_note
+from .panelwords import no_able_seat, no_answer, seat_block, unkept_note
 from .pump import pump
 from .rankings import Rankings
 from .recorder import seat_ended
@@ -41,6 +40,7 @@ ANSWERED_LATE = "answered after the panel stopped waiting"
 CLIENT_LEFT = "the client went away before this seat answered"
 STOPPING = "the service is stopping"
 GONE_EVERY = 1.0    # seconds between looks at whether a waiting client is still there
+WAKE = object()     # in a live run's queue of finished seats: new text to read (run.live)
 
 
 class Panel:
@@ -65,13 +65,15 @@ class Panel:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     # -- starting ------------------------------------------------------------------------------
-    def start(self, ask: Ask, asker: Asker = ANYONE) -> PanelRun:
-        """Seat `ask` and send its seats; `asker` (who asks) goes to its records and its rate limits' patience."""
+    def start(self, ask: Ask, asker: Asker = ANYONE, live: bool = False) -> PanelRun:
+        """Seat `ask` and send its seats; `asker` (who asks) goes to its records and its rate limits' patience.
+        `live`: the seats are read as they write (a streamed reply, the Ask page's columns): each asked streamed,
+        and finished() gives their text as it comes (Heard); a merged panel's seats stay as they are."""
         if ask.tools:
             raise ToolsNeedRouteMode("A panel answers with text, so requests with tools are refused.",
                                      f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).")
         with self.registry.config.steady() as memo:
-            return self._start(ask, asker, memo)
+            return self._start(ask, asker, memo, live and ask.target.mode != MERGED)
 
     def stopping(self) -> None:
         """The service is stopping: every seat still out is hung up, so its panel answers now with what it has."""
@@ -89,8 +91,8 @@ class Panel:
         for hangup in hangups:
             hangup.hang_up(reason, tag)
 
-    def _start(self, ask: Ask, asker: Asker, memo: dict) -> PanelRun:
-        collection, direct = self._target(ask)
+    def _start(self, ask: Ask, asker: Asker, memo: dict, live: bool) -> PanelRun:
+        collection, direct = self.collections.target(ask.target)
         plan = self.seating.plan(ask, collection, direct, asker)
         if not plan.seats:
             raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
@@ -104,6 +106,7 @@ class Panel:
         run = PanelRun(record_id("p_"), ask, collection, plan, hard, hard, grace, request=self.dialer.summary(ask),
                        endpoints=self.registry.endpoints(), memo=memo, asker=asker)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
+        run.live = LiveText(partial(run.done.put, WAKE)) if live else None
         run.left = len(run.seats)
         run.members_left = sum(sp.kind != EXPLORE for sp in plan.seats)
         run.hangups = {seat.call: Hangup() for sp, seat in zip(plan.seats, run.seats) if not sp.skip}
@@ -121,24 +124,13 @@ class Panel:
                 self._send(run, sp, seat)
         return run
 
-    def _target(self, ask: Ask):
-        name = ask.target.name
-        if ask.target.mode == "direct":
-            model = self.registry.models().get(name)
-            if model is None:
-                cols = self.collections.all()
-                hint = ("Ask a collection as bench/<name>: " + ", ".join(f"bench/{c}" for c in sorted(cols))
-                        if cols else "Onboard a model or make a collection first.")
-                raise ModelNotFound(f"No model or collection named {name!r}.", hint)
-            return None, model
-        return self.collections.get(name), None
-
     # -- one seat ------------------------------------------------------------------------------
     def _send(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
         """Send the seat's call the dispatcher's way; what may block runs on a worker, within the endpoint's share."""
         endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
         self.dialer.seat(sp.model, run.ask, endpoint, seat.kind, run.hangups[seat.call],
-                         partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker)
+                         partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker,
+                         heard=partial(run.live.heard, seat.call) if run.live else None)
 
     def _worker(self, run: PanelRun, sp: SeatPlan, seat: Seat, fn: Callable[[], None], starting: bool) -> None:
         self.lanes.submit(sp.model.endpoint, self._on_worker, run, sp, seat, fn, starting)
@@ -252,7 +244,7 @@ class Panel:
                     seat = run.done.get_nowait()
                 except queue.Empty:
                     break
-                if pending.pop(seat.call, None) is not None:
+                if seat is not WAKE and pending.pop(seat.call, None) is not None:
                     seats.append(seat)
             run.gave_up = self.dialer.now()
             for sp, seat in zip(run.plan.seats, run.seats):
@@ -276,7 +268,8 @@ class Panel:
         (recorded then, so settle() waits for their records too).
         `gather`: nobody hears of a seat before the last (a whole answer): wait for the last seat (or the grace, or
         the deadline) first, one wake-up rather than one a seat. `gone`: says when the client has gone away; its
-        seats still out are hung up then, as when this generator is closed before the end (a stream's client left)."""
+        seats still out are hung up then, as when this generator is closed before the end (a stream's client left).
+        A live run (start's `live`) gives its seats' new text too, as Heard, a read every live.EVERY seconds at most."""
         pending = {s.call: s for s in run.seats}
         try:
             if gather:
@@ -301,7 +294,10 @@ class Panel:
                             ping = time.monotonic() + keepalive
                             yield KeepAlive()
                         continue
-                if pending.pop(seat.call, None) is not None:
+                if seat is WAKE:
+                    yield from (h for h in run.live.take() if h.call in pending)
+                    time.sleep(EVERY)   # the next pieces gather meanwhile: one read for many tokens
+                elif pending.pop(seat.call, None) is not None:
                     yield seat
         finally:
             if pending and run.gave_up is None:   # closed early: nobody hears of these seats
@@ -341,12 +337,15 @@ class Panel:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
         keepalive = self.settings()["keepalive_seconds"]
         merged = run.ask.target.mode == MERGED
+        lead, seats = Lead(), {s.call: s for s in run.seats}   # a live run's first seat to write goes out as it writes
         try:
             for item in self.finished(run, keepalive, gone=gone):
                 if isinstance(item, KeepAlive):
                     yield item
+                elif isinstance(item, Heard):
+                    yield from map(TextDelta, lead.heard(item, seats.get(item.call)))
                 elif not merged:
-                    yield TextDelta(seat_block(item))   # one seat's block a delta: clients read them so
+                    yield from map(TextDelta, lead.finished(item))   # one seat's block a delta: clients read them so
         finally:
             self.referee.begin(run)   # the referee reads the seats while the merge is written
         try:
@@ -387,14 +386,7 @@ class Panel:
         if any(s.status == OK for s in run.seats):
             return
         self.settle(run)   # the refusal too goes out once its records (and a 429's rest) are committed
-        lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats).rstrip(".")
-        if all(s.call in run.limited or (s.status == SKIPPED and (s.error or "").startswith(RESTS))
-               for s in run.seats):   # a direct ask's 429 included: the client is told when to come back
-            raise rate_limited(f"Every seat is resting on a rate limit or was refused by one: {lines}.",
-                               [run.limited.get(s.call) or self.dialer.free_at(sp.model)
-                                for sp, s in zip(run.plan.seats, run.seats)], self.dialer.now())
-        raise AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
-                             "the seats' call ids are in the record.")
+        raise no_answer(run, self.dialer.free_at, self.dialer.now())
 
     def _usage(self, run: PanelRun) -> Usage:
         return run.reply().usage + run.merge_usage + run.referee_usage

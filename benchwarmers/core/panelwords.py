@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..canonical import OK, Seat
+from ..canonical import OK, SKIPPED, Seat
 from ..errors import AllSeatsFailed, BenchError, NoAbleSeat, RateLimited
 from ..roster.limits.quota import FAILING, RESTS
 from .seating import Plan
@@ -24,6 +24,18 @@ def seat_block(seat: Seat) -> str:
     else:
         body = f"> {seat.error or seat.status}"
     return f"{seat_heading(seat)}\n\n{body}\n\n"
+
+
+def no_answer(run, free_at: Callable, now: float) -> BenchError:
+    """Why a panel whose seats all ended without an answer fails: a 429 when rate limits kept or refused every
+    seat (a direct ask's included: the client is told when to come back), else every seat failed."""
+    lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats).rstrip(".")
+    if all(s.call in run.limited or (s.status == SKIPPED and (s.error or "").startswith(RESTS)) for s in run.seats):
+        return rate_limited(f"Every seat is resting on a rate limit or was refused by one: {lines}.",
+                            [run.limited.get(s.call) or free_at(sp.model) for sp, s in zip(run.plan.seats, run.seats)],
+                            now)
+    return AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; the seats' call ids "
+                          "are in the record.")
 
 
 def unkept_note(why: str | None) -> str:

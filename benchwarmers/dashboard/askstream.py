@@ -6,7 +6,9 @@ per finished seat (its answer as Markdown nodes, see markdown.py; a seat still r
 so, and the page then reads its late answer from the ask's page), {"merge": {"delta"}} and {"merged": ...} for
 :merged, {"points": points_info} when the panel shows points (pending: the referee reads the answers after them;
 the page follows the ask's page until they are in), and {"done": ...} or {"error": ...} last; empty lines keep the
-connection alive while seats think.
+connection alive while seats think. While a seat writes, {"live": {"call", "text", "pieces"}} lines carry the text it
+wrote since the last one (plain text, a read every few tens of milliseconds; its Markdown comes once, in its
+{"seat"} line) and how many pieces (about tokens) it has written.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Protocol
 from .. import formats
 from ..api.parts import EffectiveSettings
 from ..canonical import KeepAlive, TextDelta
+from ..core.live import Heard
 from ..core.panel import Panel
 from ..errors import BenchError
 from ..formats.base import RequestInfo
@@ -37,6 +40,7 @@ def seat_line(seat) -> dict:
     return {"seat": {"seat": seat.seat, "kind": seat.kind, "model": seat.model, "status": seat.status,
                      "outcome": seat.outcome(), "finish_reason": seat.finish_reason,
                      "seconds": round(seat.seconds, 2), "call": seat.call, "error": seat.error,
+                     "tokens": seat.usage.output_tokens if seat.answer else 0,
                      "nodes": markdown.parse(seat.answer) if seat.answer else []}}
 
 
@@ -46,7 +50,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     body = chat_body(form)
     ask = formats.get("openai_chat").parse(body, RequestInfo(req.path, req.query, req.headers)).ask
     panel = bench.panel
-    run = panel.start(ask)              # refusals (empty collection, unknown name) answer before any line
+    run = panel.start(ask, live=True)   # refusals (empty collection, unknown name) answer before any line
     keepalive = bench.settings()["keepalive_seconds"]
     merged = ask.target.mode == "merged"
 
@@ -55,7 +59,12 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
                     "seats": [{"seat": s.seat, "kind": s.kind, "model": s.model, "call": s.call} for s in run.seats]})
         try:
             for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats
-                yield b"\n" if isinstance(item, KeepAlive) else line(seat_line(item))
+                if isinstance(item, KeepAlive):
+                    yield b"\n"
+                elif isinstance(item, Heard):    # plain text as it comes; Markdown once, when the seat is done
+                    yield line({"live": {"call": item.call, "text": item.text, "pieces": item.pieces}})
+                else:
+                    yield line(seat_line(item))
         finally:
             panel.referee.begin(run)    # the referee reads the answers in the background
         answered = sum(s.status == "ok" for s in run.seats)

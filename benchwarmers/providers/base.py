@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Iterator
+from typing import Callable, Iterator
 from urllib.parse import urlsplit
 
 from ..askparts import PassThrough
@@ -16,8 +16,9 @@ from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .response import UpstreamResponse
 from .transport import Sent, Timeouts, Transport, default_transport
 
-__all__ = ["Provider", "Timeouts", "collect", "scrubbed", "NATIVE", "STREAMED", "WHOLE"]
+__all__ = ["Provider", "Timeouts", "collect", "scrubbed", "Heard", "NATIVE", "STREAMED", "WHOLE"]
 
+Heard = Callable[[str], None]   # told each piece of an answer's text as it is read (a live column)
 STREAMED, NATIVE, WHOLE = "streamed", "native", "whole"   # the request's shape: see Provider.request
 _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown|invalid|unsupported) model|"
                         r"no endpoints found", re.I)
@@ -136,13 +137,13 @@ class Provider:
             raise self.clean(UpstreamFailed(FaultKind.CONNECTION, f"{type(exc).__name__}: {exc}")) from None
 
     def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None, whole: bool = False,
-                 sent: Sent | None = None) -> Answer:
+                 sent: Sent | None = None, heard: Heard | None = None) -> Answer:
         """The answer, read to its end. `whole`: asked for in one piece rather than streamed (one JSON body to
         read, not an event stream), so there is no time to the first token (`ttft` None). `sent`: the request
-        send_whole() wrote; its answer is read here."""
+        send_whole() wrote; its answer is read here. `heard`: told each piece of text as it comes (a live column)."""
         meta, whole = {}, whole or sent is not None
         return collect(self._stream(ask, model, timeouts, meta, WHOLE if whole else STREAMED, sent), meta, model,
-                       timed=not whole)
+                       timed=not whole, heard=heard)
 
     def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Sent | None:
         """Write the request for a whole answer on a kept-alive connection and return without waiting for it
@@ -324,15 +325,17 @@ def scrubbed(events: Iterator, key: str | None) -> Iterator:
     yield from held()
 
 
-def collect(events: Iterator, meta: dict, model: str, timed: bool = True) -> Answer:
+def collect(events: Iterator, meta: dict, model: str, timed: bool = True, heard: Heard | None = None) -> Answer:
     """A stream read to its end, timed: the one way a whole answer is made (`meta["model"]`, when the stream set it,
     is the served name the upstream reported). `timed` False: the events came from one whole body, so the time to
-    the first of them says nothing of the first token and `ttft` stays None."""
+    the first of them says nothing of the first token and `ttft` stays None. `heard`: told each TextDelta's text."""
     start = time.monotonic()
     collector, first = Collector(), None
     for event in events:
         if first is None and timed and isinstance(event, (TextDelta, ToolCallDelta, ReasoningDelta)):
             first = time.monotonic() - start
+        if heard is not None and isinstance(event, TextDelta) and event.text:
+            heard(event.text)
         collector.add(event)
     answer = collector.result()
     answer.ttft, answer.seconds = first, time.monotonic() - start

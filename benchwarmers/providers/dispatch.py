@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 
 from ..askparts import NO_PASSTHROUGH, PassThrough
 from ..canonical import Answer, Ask, estimate_usage
-from .base import Provider
+from .base import Heard, Provider
 from .llmcalls import LlmCalls
 from .transport import Sent, Timeouts
 from .waiter import Waiter, read_at_once
@@ -26,7 +26,8 @@ class Call:
     """One member call to dispatch: `client` is a Provider or the llm client; `admit(wait)` counts it against the
     rate limits (False: not without a wait; QuotaRefused: not at all); `started` is when it was last set going.
     `streamed`: asked for a stream (collected into the whole answer) rather than whole, so that hanging it up stops
-    the upstream's work; None: `local()`, which may wait for DNS, decides on the worker that asks it."""
+    the upstream's work; None: `local()`, which may wait for DNS, decides on the worker that asks it. `heard`: told
+    the answer's text as it is read (a live column; the call is then asked streamed, on a worker)."""
     client: Provider | LlmCalls
     ask: Ask
     served: str
@@ -36,6 +37,7 @@ class Call:
     started: float = 0.0
     streamed: bool | None = False
     local: Callable[[], bool] | None = None
+    heard: Heard | None = None
 
 
 class Dispatch:
@@ -94,8 +96,10 @@ class Dispatch:
             if not admitted:
                 call.admit(True)
             if isinstance(call.client, Provider):
-                return call.client.complete(call.ask, call.served, timeouts=call.timeouts, whole=not call.streamed)
-            return call.client.complete(call.ask, call.served, timeouts=call.timeouts)   # llm always streams
+                return call.client.complete(call.ask, call.served, timeouts=call.timeouts, whole=not call.streamed,
+                                            heard=call.heard)
+            return call.client.complete(call.ask, call.served, timeouts=call.timeouts, heard=call.heard)   # llm
+            # streams every call anyway
         self._finish(call, done, ask)
 
     @staticmethod

@@ -1,5 +1,5 @@
-// The Ask page: send the form to /ask/stream and fill one column per seat as each seat finishes; each waiting
-// column counts its seconds. A seat still running when the panel answered (past the explore grace) is read again
+// The Ask page: send the form to /ask/stream and fill one column per seat as its model writes (plain text, token by
+// token, with its timer and count), then with its answer built from Markdown once the seat is done. A seat still running when the panel answered (past the explore grace) is read again
 // from the ask's page until its late answer is in. Answers arrive as Markdown nodes and are built as elements
 // (BW.build); nothing goes through innerHTML. When the panel shows points, points.js puts them above the columns,
 // once the referee (which reads the answers after the reply) is done.
@@ -39,16 +39,36 @@
     const p = el.querySelector(".seat-meta");
     const elapsed = document.createElement("span");
     elapsed.className = "elapsed";
+    const tokens = document.createElement("span");
+    tokens.className = "tokens";
+    const count = done ? done.tokens : el.dataset.pieces;
+    if (count) tokens.textContent = " · " + count + (count === 1 ? " token" : " tokens");
     const cut = done && done.status === "ok" && done.finish_reason === "length";
     p.replaceChildren("seat " + seat.seat + " · " + seat.kind + " · ",
       done ? BW.chip(cut ? "cut" : done.status, cut ? done.outcome : (WORDS[done.status] || done.status))
-        : BW.chip("probing", "thinking"), " · ",
-      done && done.status !== "running" ? done.seconds.toFixed(done.seconds < 1 ? 2 : 1) + " s" : elapsed);
+        : BW.chip("probing", el.dataset.pieces ? "writing" : "thinking"), " · ",
+      done && done.status !== "running" ? done.seconds.toFixed(done.seconds < 1 ? 2 : 1) + " s" : elapsed, tokens);
     tick();
   }
 
+  // A piece of a seat's answer as its model writes it: appended as plain text (Markdown comes with the seat's end).
+  function heard(el, seat, live) {
+    let text = el.querySelector(".live-text");
+    if (!text) {
+      text = document.createElement("div");
+      text.className = "live-text";
+      el.querySelector(".answer").replaceChildren(text);
+      el.classList.add("is-writing");
+    }
+    text.append(live.text);
+    const first = !el.dataset.pieces;
+    el.dataset.pieces = live.pieces;
+    if (first) meta(el, seat, null);
+    else el.querySelector(".tokens").textContent = " · " + live.pieces + (live.pieces === 1 ? " token" : " tokens");
+  }
+
   function fill(el, seat) {
-    el.classList.remove("is-waiting");
+    el.classList.remove("is-waiting", "is-writing");
     el.classList.toggle("is-running", seat.status === "running");
     meta(el, seat, seat);
     const answer = el.querySelector(".answer");
@@ -150,7 +170,7 @@
     link.hidden = true;
     BW.say(form, "Asking…");
     button.disabled = true;
-    const columns = {};
+    const columns = {}, seatsOf = {};
     let mergedText = "", panel = null, withPoints = false;
     started = performance.now();
     const timer = setInterval(tick, 1000);
@@ -171,11 +191,15 @@
           panel = msg.panel;
           link.href = "/calls/" + encodeURIComponent(msg.panel);
           for (const seat of msg.seats) {
+            seatsOf[seat.call] = seat;
             columns[seat.call] = column(template, seat);
             seats.appendChild(columns[seat.call]);
           }
           BW.fetchForms(seats);
           BW.say(form, "Waiting for " + msg.seats.length + " seats…");
+        } else if (msg.live) {
+          const el = columns[msg.live.call];
+          if (el && el.classList.contains("is-waiting")) heard(el, seatsOf[msg.live.call], msg.live);
         } else if (msg.seat) {
           const el = columns[msg.seat.call];
           if (el) fill(el, msg.seat);

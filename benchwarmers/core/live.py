@@ -1,0 +1,96 @@
+"""Seats shown as they write: what each seat of a live panel wrote since it was last read (the Ask page's columns),
+and a streamed reply's text with its first seat to write streamed as it writes (`Lead`)."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from ..canonical import Seat
+from .panelwords import seat_block, seat_heading
+
+EVERY = 0.05   # seconds a live panel's reader lets text gather between reads: one line a column per read, not a token
+
+
+@dataclass
+class Heard:
+    """A seat's text written since the last read, and how many pieces (tokens, near enough) it has written so far."""
+    call: str
+    text: str
+    pieces: int
+
+
+class LiveText:
+    """Each live seat's new text, gathered under a lock by the threads reading the seats' streams; `wake` is called
+    once when text comes to an empty store (the panel's reader then takes it all at once), not once a token."""
+
+    def __init__(self, wake: Callable[[], None]):
+        self._new: dict[str, list[str]] = {}
+        self._pieces: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._wake = wake
+
+    def heard(self, call: str, text: str) -> None:
+        with self._lock:
+            first = not self._new
+            self._new.setdefault(call, []).append(text)
+            self._pieces[call] = self._pieces.get(call, 0) + 1
+        if first:
+            self._wake()
+
+    def forget(self, call: str) -> None:
+        """A seat begins again (retried): its count starts from nothing."""
+        with self._lock:
+            self._new.pop(call, None)
+            self._pieces.pop(call, None)
+
+    def take(self) -> list[Heard]:
+        with self._lock:
+            new, self._new = self._new, {}
+            return [Heard(call, "".join(parts), self._pieces[call]) for call, parts in new.items()]
+
+
+class Lead:
+    """A streamed reply's text as it goes: the first seat to write is streamed under its heading as it writes, and
+    every other seat's block follows whole once that seat is done (in the order they finished), so the text read
+    at the end is what a whole reply's blocks say. The lead's text is sent without its leading and trailing blank
+    space, as its block has it; if its end differs from what was sent (cut at its cap, failed half-way), a line
+    saying how it ended closes it."""
+
+    def __init__(self):
+        self.call: str | None = None
+        self.head = self.sent = self.space = ""
+        self.over = False
+        self.held: list[Seat] = []
+
+    def heard(self, item: Heard, seat: Seat | None) -> Iterator[str]:
+        if self.over or seat is None or (self.call is not None and item.call != self.call):
+            return
+        if self.call is None:
+            self.call, self.head = item.call, seat_heading(seat) + "\n\n"
+            yield self.head
+        text = self.space + item.text
+        if not self.sent:
+            text = text.lstrip()
+        body = text.rstrip()
+        self.space = text[len(body):]
+        if body:
+            self.sent += body
+            yield body
+
+    def finished(self, seat: Seat) -> Iterator[str]:
+        if self.call is None or self.over:
+            yield seat_block(seat)
+            return
+        if seat.call != self.call:
+            self.held.append(seat)
+            return
+        self.over = True
+        block, sent = seat_block(seat), self.head + self.sent
+        if block.startswith(sent):
+            yield block[len(sent):]
+        else:
+            yield f"\n\n> {seat.error or seat.outcome()}\n\n"
+        for other in self.held:
+            yield seat_block(other)
+        self.held = []

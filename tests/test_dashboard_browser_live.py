@@ -1,0 +1,65 @@
+"""The Ask page's live columns in a real browser: a seat whose model writes slowly (a fake streaming a word every
+tenth of a second) fills its column as it writes, with its timer and token count, while a fast seat is done; its
+Markdown answer replaces the plain text when it ends."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.fakes import FakeOpenAI, Reply
+from tests.helpers.data import configure, write
+from tests.test_dashboard_browser import arrive, browser, pytestmark, shoot, tab  # noqa: F401 (fixtures, skip marks)
+
+try:
+    from playwright.sync_api import expect
+except ImportError:          # the module is skipped then (pytestmark)
+    expect = None
+
+SLOW = "The **race** is in the cache: " + " ".join(f"word{n}" for n in range(1, 41)) + "."
+
+
+@pytest.fixture
+def live_bench(home, make_service):
+    """core = w (writes a word every 0.1 s, remote: whole unless shown live) and f (fast)."""
+    fake = FakeOpenAI().start()
+    fake.script("m-w", Reply(text=SLOW, chunk_delay=0.1))
+    fake.script("m-f", Reply(text="Fast and **done**."))
+    configure(home, {"remote": (fake, "openai")}, {"w": ("remote", "m-w"), "f": ("remote", "m-f")},
+              {"core": {"members": ["w", "f"], "explore": 0}})
+    write(home, "settings.json", {"stream_seats": "none"})     # as for a remote provider: whole unless shown live
+    svc = make_service()
+    yield svc, fake
+    fake.stop()
+
+
+def column(page, model: str):
+    return page.locator('.seat[data-call]', has=page.locator("h3", has_text=re.compile(f"^{model}$")))
+
+
+def test_a_seat_fills_its_column_as_its_model_writes(tab, live_bench):
+    svc, fake = live_bench
+    page = tab
+    page.goto(svc.url + "/ask")
+    arrive(page, svc.url + "/ask")
+    page.fill("#ask-prompt", "Where is the race?")
+    page.click('#ask-form button[type="submit"]')
+    w, f = column(page, "w"), column(page, "f")
+    expect(w).to_have_class(re.compile("is-writing"))
+    expect(w.locator(".live-text")).to_contain_text("word3")
+    expect(w.locator(".live-text")).not_to_contain_text("word40")          # still writing: part of it shown
+    expect(w.locator(".seat-meta")).to_contain_text("writing")
+    expect(w.locator(".seat-meta .tokens")).to_have_text(re.compile(r"^ · \d+ tokens$"))
+    expect(w.locator(".elapsed")).to_have_text(re.compile(r"^\d+ s$"))     # its timer runs while it writes
+    expect(f.locator(".answer strong")).to_have_text("done")              # the fast seat is done meanwhile
+    first = int(re.search(r"\d+", w.locator(".seat-meta .tokens").inner_text())[0])
+    shoot(page, "ask-live-writing", dark=False)
+    expect(w.locator(".answer strong")).to_have_text("race", timeout=20000)   # its Markdown, once it is done
+    expect(w.locator(".live-text")).to_have_count(0)
+    expect(w).not_to_have_class(re.compile("is-writing"))
+    expect(w.locator(".seat-meta")).to_contain_text("answered")
+    last = int(re.search(r"\d+", w.locator(".seat-meta .tokens").inner_text())[0])
+    assert last > first
+    expect(page.locator("#ask-form [data-status]")).to_contain_text("2 of 2 seats answered")
+    asked = [r.body for r in list(fake.requests) if "/chat/completions" in r.path]
+    assert all(b.get("stream") for b in asked)          # shown live: every seat asked streamed, remote or not
