@@ -45,7 +45,8 @@ SETTINGS = {s.name: s for s in (
     Setting("stream_seats", "local", str, "Which panel seats ask their member for a streamed answer, so that a seat "
             "given up (timed out, its client gone, the service stopping) stops the model's work: local (a server at "
             "a loopback or private address: Ollama, llama.cpp, LM Studio, vLLM), all, or none (every seat asks for "
-            "its whole answer in one piece, the cheaper way).", lambda v: v in STREAM_SEATS),
+            "its whole answer in one piece, the cheaper way). A streamed reply's seats and the Ask page's are asked "
+            "streamed whatever this says, to be read as they write.", lambda v: v in STREAM_SEATS),
     Setting("max_body_mb", 20.0, float, "Largest request body accepted, in MB (413 beyond).", _positive,
             most=4096),
     Setting("bodies_in_flight_mb", 32.0, float, "Request bodies the service holds at once, in MB, across every "

@@ -63,3 +63,53 @@ def test_a_seat_fills_its_column_as_its_model_writes(tab, live_bench):
     expect(page.locator("#ask-form [data-status]")).to_contain_text("2 of 2 seats answered")
     asked = [r.body for r in list(fake.requests) if "/chat/completions" in r.path]
     assert all(b.get("stream") for b in asked)          # shown live: every seat asked streamed, remote or not
+
+
+@pytest.fixture
+def clip_tab(browser, live_bench):
+    """A tab that may read what it copied (the clipboard permissions granted for the service's origin)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900},
+                                  permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    page.set_default_timeout(20000)
+    yield page
+    context.close()
+
+
+def test_stop_retry_and_copy_a_column(clip_tab, live_bench):
+    svc, fake = live_bench
+    page = clip_tab
+    page.goto(svc.url + "/ask")
+    arrive(page, svc.url + "/ask")
+    page.fill("#ask-prompt", "Where is the race?")
+    page.click('#ask-form button[type="submit"]')
+    w, f = column(page, "w"), column(page, "f")
+    expect(w.locator(".live-text")).to_contain_text("word3")
+    expect(f.locator("[data-stop]")).to_be_hidden()                 # done: nothing to stop, something to retry
+    expect(f.locator("[data-retry]")).to_be_visible()
+    stopped_call = w.get_attribute("data-call")
+    w.locator("[data-stop]").click()
+    expect(w.locator(".seat-meta")).to_contain_text("stopped")
+    expect(w.locator(".answer")).to_contain_text("word3")          # what it wrote before it stopped stays
+    expect(w.locator(".answer")).to_contain_text("Stopped: stopped by the user")
+    expect(page.locator("#ask-form [data-status]")).to_contain_text("1 of 2 seats answered")
+    # copy: the answer's Markdown as the model wrote it
+    f.locator("[data-copy]").click()
+    expect(f.locator("[data-copy]")).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == "Fast and **done**."
+    # retry the stopped seat: a fresh column in its place, written live again, to the end this time
+    w.locator("[data-retry]").click()
+    expect(w.locator(".live-text")).to_contain_text("word3")
+    expect(w.locator(".answer strong")).to_have_text("race", timeout=20000)
+    expect(w.locator("[data-seat-status]")).to_contain_text("Asked again")
+    new_call = w.get_attribute("data-call")
+    assert new_call != stopped_call
+    shoot(page, "ask-live-retried", dark=False)
+    # the record: the retry holds the seat, the stopped call is kept beside it
+    panel = page.locator(".panel-link").get_attribute("href")
+    page.goto(svc.url + panel)
+    expect(page.locator(".seats")).to_contain_text("word40")
+    d = page.evaluate(f"fetch('{panel}.json', {{headers: {{Accept: 'application/json'}}}}).then(r => r.json())")
+    seats = {s["model"]: s for s in d["seats"]}
+    assert seats["w"]["call"] == new_call and seats["w"]["retry_of"] == stopped_call and seats["w"]["status"] == "ok"
+    assert [(s["call"], s["status"]) for s in d["replaced"]] == [(stopped_call, "stopped")]

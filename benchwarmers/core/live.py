@@ -9,7 +9,8 @@ from typing import Callable, Iterator
 from ..canonical import Seat
 from .panelwords import seat_block, seat_heading
 
-EVERY = 0.05   # seconds a live panel's reader lets text gather between reads: one line a column per read, not a token
+WAKE = object()   # in a live run's queue of finished seats: new text to read (run.live)
+EVERY = 0.05   # seconds a live panel's reader lets text gather between reads: one line a column a read, not a token
 
 
 @dataclass
@@ -48,6 +49,33 @@ class LiveText:
         with self._lock:
             new, self._new = self._new, {}
             return [Heard(call, "".join(parts), self._pieces[call]) for call, parts in new.items()]
+
+
+class Reads:
+    """When a live run's reader takes its seats' new text: at once when it comes after a quiet spell, else once
+    EVERY seconds have passed since the last read (the text gathers meanwhile: one read, one line a column, for many
+    tokens), without holding up a seat that finishes meanwhile. For a run that is not live, never."""
+
+    def __init__(self, live: LiveText | None):
+        self.live, self.last, self.next = live, float("-inf"), None
+
+    def within(self, now: float, wait: float) -> float:
+        """How long the reader may wait for its queue: `wait`, or less when a read is due sooner."""
+        return wait if self.next is None else min(wait, max(self.next - now, 0.0))
+
+    def woken(self, now: float, pending: dict) -> list[Heard]:
+        """New text came to an empty store: read it now, or once the interval is up (`due`)."""
+        if now - self.last >= EVERY:
+            return self._read(now, pending)
+        self.next = self.last + EVERY
+        return []
+
+    def due(self, now: float, pending: dict) -> list[Heard]:
+        return self._read(now, pending) if self.next is not None and now >= self.next else []
+
+    def _read(self, now: float, pending: dict) -> list[Heard]:
+        self.last, self.next = now, None
+        return [h for h in self.live.take() if h.call in pending]   # a seat done already: its answer has it all
 
 
 class Lead:

@@ -22,10 +22,11 @@ from ..store.db import Written
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
 from . import merging
+from .again import Recent
 from .calling import Dialer
 from .collection import Collections
 from .lanes import Lanes
-from .live import EVERY, Heard, Lead, LiveText
+from .live import WAKE, Heard, Lead, LiveText, Reads
 from .panelrun import PanelRun
 from .panelwords import no_able_seat, no_answer, seat_block, unkept_note
 from .pump import pump
@@ -40,7 +41,6 @@ ANSWERED_LATE = "answered after the panel stopped waiting"
 CLIENT_LEFT = "the client went away before this seat answered"
 STOPPING = "the service is stopping"
 GONE_EVERY = 1.0    # seconds between looks at whether a waiting client is still there
-WAKE = object()     # in a live run's queue of finished seats: new text to read (run.live)
 
 
 class Panel:
@@ -56,6 +56,7 @@ class Panel:
             model, run.ask, run.ask.prompt_tokens(), run.endpoints, REFEREE, run.asker))   # a judge as a seat is
         self.referee = Refereeing(registry, dialer, self.picker, settings, point_store, self.lanes)
         self._live: set = set()            # runs with seats out, for stopping()
+        self.recent = Recent()             # the newest asks, for their seats to be stopped or retried (core/again.py)
         self._live_lock = threading.Lock()
 
     def close(self) -> None:
@@ -67,8 +68,7 @@ class Panel:
     # -- starting ------------------------------------------------------------------------------
     def start(self, ask: Ask, asker: Asker = ANYONE, live: bool = False) -> PanelRun:
         """Seat `ask` and send its seats; `asker` (who asks) goes to its records and its rate limits' patience.
-        `live`: the seats are read as they write (a streamed reply, the Ask page's columns): each asked streamed,
-        and finished() gives their text as it comes (Heard); a merged panel's seats stay as they are."""
+        `live`: its seats (a merged panel's not) are asked streamed and read as they write (the Ask page, a stream)."""
         if ask.tools:
             raise ToolsNeedRouteMode("A panel answers with text, so requests with tools are refused.",
                                      f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).")
@@ -110,6 +110,7 @@ class Panel:
         run.left = len(run.seats)
         run.members_left = sum(sp.kind != EXPLORE for sp in plan.seats)
         run.hangups = {seat.call: Hangup() for sp, seat in zip(plan.seats, run.seats) if not sp.skip}
+        self.recent.add(run)
         if run.hangups:
             with self._live_lock:
                 self._live.add(run)
@@ -125,6 +126,12 @@ class Panel:
         return run
 
     # -- one seat ------------------------------------------------------------------------------
+    def again(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
+        """Send the one seat of a retried seat's run (core/again.py's retry made it)."""
+        with self._live_lock:
+            self._live.add(run)
+        self._send(run, sp, seat)
+
     def _send(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
         """Send the seat's call the dispatcher's way; what may block runs on a worker, within the endpoint's share."""
         endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
@@ -269,8 +276,9 @@ class Panel:
         `gather`: nobody hears of a seat before the last (a whole answer): wait for the last seat (or the grace, or
         the deadline) first, one wake-up rather than one a seat. `gone`: says when the client has gone away; its
         seats still out are hung up then, as when this generator is closed before the end (a stream's client left).
-        A live run (start's `live`) gives its seats' new text too, as Heard, a read every live.EVERY seconds at most."""
+        A live run (start's `live`) gives its seats' new text too, as Heard (live.Reads says when it is read)."""
         pending = {s.call: s for s in run.seats}
+        reads = Reads(run.live)   # a live run's new text: read at once, then at most once every live.EVERY seconds
         try:
             if gather:
                 self._gather(run, gone)
@@ -286,8 +294,9 @@ class Panel:
                         return
                     step = min(wait, ping - now) if ping else wait
                     try:
-                        seat = run.done.get(timeout=max(min(step, GONE_EVERY) if gone else step, 0.0))
+                        seat = run.done.get(timeout=max(reads.within(now, min(step, GONE_EVERY) if gone else step), 0))
                     except queue.Empty:
+                        yield from reads.due(time.monotonic(), pending)
                         if gone is not None and gone():
                             self.hang_up(run, CLIENT_LEFT, CANCELLED)
                         if ping and time.monotonic() >= ping:
@@ -295,8 +304,7 @@ class Panel:
                             yield KeepAlive()
                         continue
                 if seat is WAKE:
-                    yield from (h for h in run.live.take() if h.call in pending)
-                    time.sleep(EVERY)   # the next pieces gather meanwhile: one read for many tokens
+                    yield from reads.woken(time.monotonic(), pending)
                 elif pending.pop(seat.call, None) is not None:
                     yield seat
         finally:

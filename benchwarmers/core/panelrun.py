@@ -49,6 +49,8 @@ class PanelRun:
     asker: Asker = ANYONE                             # who asked: for its records, never sent upstream
     limited: dict = field(default_factory=dict)       # call id -> when its limit resets (or None), of the seats a
                                                       # rate limit failed when sent (the provider's 429, or our own)
+    retried: str | None = None                        # a retried seat's run: the call it replaces (core/again.py)
+    again: dict = field(default_factory=dict)         # seat number -> the run of its latest retry
     live: object = None                               # its seats' text as they write (live.LiveText), when asked live
     unkept: str | None = None                         # why its records could not be kept (settled, a full disk):
                                                       # its reply then says so and names none of their ids

@@ -1,4 +1,5 @@
-"""The Ask page's stream: POST /ask/stream runs a panel and sends one JSON line per seat as it finishes.
+"""The Ask page's stream: POST /ask/stream runs a panel and sends one JSON line per seat as it finishes; a column's
+Stop and Retry (POST /ask/stop, /ask/retry: core/again.py) stop its seat or ask it again, read as it writes.
 
 The one place the dashboard uses the panel (bench.panel: start, finished, merge_events) rather than the admin API: a
 page cannot stream a column per seat through a whole-answer API. Lines: {"panel": ...} first, then {"seat": ...}
@@ -16,11 +17,13 @@ import json
 from typing import Protocol
 
 from .. import formats
+from ..api.panelseats import PanelSeatParts, held_run, sent_again
 from ..api.parts import EffectiveSettings
-from ..canonical import KeepAlive, TextDelta
+from ..canonical import STOPPED, KeepAlive, TextDelta
+from ..core import again
 from ..core.live import Heard
 from ..core.panel import Panel
-from ..errors import BenchError
+from ..errors import BadRequest, BenchError
 from ..formats.base import RequestInfo
 from ..server.messages import Request, Response
 from . import markdown, web
@@ -40,8 +43,17 @@ def seat_line(seat) -> dict:
     return {"seat": {"seat": seat.seat, "kind": seat.kind, "model": seat.model, "status": seat.status,
                      "outcome": seat.outcome(), "finish_reason": seat.finish_reason,
                      "seconds": round(seat.seconds, 2), "call": seat.call, "error": seat.error,
-                     "tokens": seat.usage.output_tokens if seat.answer else 0,
+                     "tokens": seat.usage.output_tokens if seat.answer else 0, "answer": seat.answer,
                      "nodes": markdown.parse(seat.answer) if seat.answer else []}}
+
+
+def item_line(item) -> bytes:
+    """One item of panel.finished as the page reads it: a keep-alive, a seat's new text, a seat done."""
+    if isinstance(item, KeepAlive):
+        return b"\n"
+    if isinstance(item, Heard):          # plain text as it comes; Markdown once, when the seat is done
+        return line({"live": {"call": item.call, "text": item.text, "pieces": item.pieces}})
+    return line(seat_line(item))
 
 
 def ask_stream(req: Request, bench: AskStreamParts) -> Response:
@@ -59,12 +71,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
                     "seats": [{"seat": s.seat, "kind": s.kind, "model": s.model, "call": s.call} for s in run.seats]})
         try:
             for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats
-                if isinstance(item, KeepAlive):
-                    yield b"\n"
-                elif isinstance(item, Heard):    # plain text as it comes; Markdown once, when the seat is done
-                    yield line({"live": {"call": item.call, "text": item.text, "pieces": item.pieces}})
-                else:
-                    yield line(seat_line(item))
+                yield item_line(item)
         finally:
             panel.referee.begin(run)    # the referee reads the answers in the background
         answered = sum(s.status == "ok" for s in run.seats)
@@ -95,3 +102,41 @@ def merge_lines(panel, run):
     info = run.merge_info or {}
     yield line({"merged": {"model": info.get("model"), "status": info.get("status"), "call": info.get("call"),
                            "error": info.get("error"), "nodes": markdown.parse("".join(text))}})
+
+
+# ---- one column's controls: stop, retry (core/again.py) -------------------------------------------
+
+def seat_form(req: Request, bench: PanelSeatParts) -> tuple:
+    """(the panel's run, the seat's number) a column's control names, behind the CSRF check."""
+    form = web.read_form(req)
+    web.check_csrf(req, form)
+    number = form.get("seat").strip()
+    if not number.isdigit():
+        raise BadRequest("Name the seat by its number (seat=2).")
+    return held_run(req, bench, form.get("panel").strip()), int(number)
+
+
+def ask_stop(req: Request, bench: PanelSeatParts) -> Response:
+    """POST /ask/stop: the column's seat hung up; its line in the ask's stream then says it stopped."""
+    run, number = seat_form(req, bench)
+    seat = again.stop(run, number)
+    return Response.json({"panel": run.id, "seat": number, "call": seat.call, "status": STOPPED})
+
+
+def ask_retry(req: Request, bench: PanelSeatParts) -> Response:
+    """POST /ask/retry: the column's seat asked again, read as it writes: {"retry"} (the new call, and the one it
+    replaces), then the lines of the ask's stream for that one seat, and {"done"}."""
+    run, number = seat_form(req, bench)
+    seats = sent_again(bench, run, number, live=True)
+    panel, keepalive = bench.panel, bench.settings()["keepalive_seconds"]
+
+    def lines():
+        s = seats.seats[0]
+        yield line({"retry": {"panel": run.id, "retry_of": seats.retried,
+                              "seat": {"seat": s.seat, "kind": s.kind, "model": s.model, "call": s.call}}})
+        for item in panel.finished(seats, keepalive, gone=req.gone):
+            yield item_line(item)
+        panel.settle(seats)
+        yield line({"done": {"answered": int(s.status == "ok"), "seats": 1,
+                             **({"record": {"kept": False, "why": seats.unkept}} if seats.unkept else {})}})
+    return Response.streaming(lines(), "application/x-ndjson", {"x-bench-panel": run.id})

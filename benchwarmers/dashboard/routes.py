@@ -92,6 +92,8 @@ def build() -> list[Route]:
                    Route("GET", p.path, as_html, "html", ADMIN, dashboard_only=True), *actions(p.module)]
     return routes + actions(signin) + signin.ROUTES + appsignin.ROUTES + [
         Route("POST", "/ask/stream", askstream.ask_stream, "bench", ADMIN, dashboard_only=True),
+        Route("POST", "/ask/stop", askstream.ask_stop, "bench", ADMIN, dashboard_only=True),
+        Route("POST", "/ask/retry", askstream.ask_retry, "bench", ADMIN, dashboard_only=True),
         Route("GET", "/login", login.show, "html", PUBLIC, dashboard_only=True),
         Route("POST", "/login", login.submit, "html", PUBLIC, dashboard_only=True),
         Route("POST", "/logout", login.logout, "html", PUBLIC, dashboard_only=True),

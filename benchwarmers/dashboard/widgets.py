@@ -8,7 +8,7 @@ from .render import pct, secs, token, when
 from .rendered import answer_html
 
 CHIP_WORDS = {"ok": "answered", "skipped": "skipped", "timeout": "timed out", "failed": "failed",
-              "running": "still running", "cancelled": "cancelled"}
+              "running": "still running", "cancelled": "cancelled", "stopped": "stopped"}
 
 
 def chip(state: str, text: str | None = None, title: str | None = None) -> Html:

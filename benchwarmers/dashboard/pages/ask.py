@@ -76,7 +76,11 @@ RESULTS = """<section id="answers" class="answers-area" aria-live="polite" hidde
 <h2>Answers</h2><a class="panel-link" hidden>Open this ask on its own page</a></div>\
 <div class="card merged" hidden></div><div class="seats"></div></section>\
 <template id="seat-template"><article class="seat"><header class="seat-head"><h3></h3>\
-<p class="seat-meta"></p></header><div class="answer"><p class="muted">waiting…</p></div>\
+<p class="seat-meta"></p><div class="seat-tools"><button type="button" class="small ghost" data-stop>Stop</button>\
+<button type="button" class="small ghost" data-retry hidden>Retry</button>\
+<button type="button" class="small ghost" data-copy="" hidden>Copy</button>\
+<span class="status-text" data-seat-status role="status"></span></div></header>\
+<div class="answer"><p class="muted">waiting…</p></div><pre class="seat-source" hidden></pre>\
 $verdict</article></template>"""
 
 
