@@ -7,7 +7,10 @@ import threading
 
 import pytest
 
+from benchwarmers.canonical import Ask, Message, Text
 from benchwarmers.core import again
+from benchwarmers.core.panelrun import PanelRun
+from benchwarmers.core.seating import Plan
 from benchwarmers.errors import Conflict
 from tests.fakes import Reply
 from tests.helpers.dashboard import Session
@@ -118,11 +121,16 @@ def test_an_unknown_panel_is_a_404_and_one_no_longer_held_a_409(duo):
         assert status == 404 and "No panel 'p_nothing'" in err["error"]["message"]
     with pytest.raises(Conflict, match="no longer held"):
         again.held(again.Recent(), "p_known", known=True)
+    runs = [PanelRun(f"p_{n}", Ask(messages=[Message("user", [Text("x" * 100)])]), None, Plan(), 0.0)
+            for n in range(4)]
     recent = again.Recent(most=2)
-    runs = [type("Run", (), {"id": f"p_{n}"})() for n in range(3)]
+    for run in runs[:3]:
+        recent.add(run)
+    assert recent.get("p_0") is None and recent.get("p_1") is runs[1] and recent.get("p_2") is runs[2]
+    recent = again.Recent(most_bytes=250)     # held by size too: the newest always
     for run in runs:
         recent.add(run)
-    assert recent.get("p_0") is None and recent.get("p_2") is runs[2]
+    assert [recent.get(r.id) is r for r in runs] == [False, False, True, True] and recent.size == 200
 
 
 def test_the_ask_pages_stop_and_retry(duo, fake):

@@ -20,25 +20,36 @@ from .seating import Plan
 
 STOPPED_WHY = "stopped by the user before it answered"
 HELD = 64                            # the newest asks the service holds for their seats to be stopped or retried
+HELD_MB = 64                         # and at most this many MB of their text and images (the newest always)
 
 
 class Recent:
-    """The newest HELD panels by id, in memory (a panel's ask is not kept whole in the record: its images are not)."""
+    """The newest HELD panels by id (and HELD_MB of their asks at most), in memory: a panel's ask is not kept whole in
+    the record (its images are not, nor a prompt past record_max_kb)."""
 
-    def __init__(self, most: int = HELD):
-        self.most = most
-        self._runs: OrderedDict[str, PanelRun] = OrderedDict()
+    def __init__(self, most: int = HELD, most_bytes: int = HELD_MB << 20):
+        self.most, self.most_bytes, self.size = most, most_bytes, 0
+        self._runs: OrderedDict[str, tuple[PanelRun, int]] = OrderedDict()
         self._lock = threading.Lock()
 
     def add(self, run: PanelRun) -> None:
+        size = ask_size(run.ask)
         with self._lock:
-            self._runs[run.id] = run
-            while len(self._runs) > self.most:
-                self._runs.popitem(last=False)
+            self._runs[run.id] = (run, size)
+            self.size += size
+            while len(self._runs) > 1 and (len(self._runs) > self.most or self.size > self.most_bytes):
+                self.size -= self._runs.popitem(last=False)[1][1]
 
     def get(self, panel: str) -> PanelRun | None:
         with self._lock:
-            return self._runs.get(panel)
+            held = self._runs.get(panel)
+        return held[0] if held else None
+
+
+def ask_size(ask) -> int:
+    """About what an ask holds in memory: its texts' and inline images' characters."""
+    return len(ask.system or "") + sum(len(getattr(part, "text", None) or "") + len(getattr(part, "data", None) or "")
+                                       for message in ask.messages for part in message.parts)
 
 
 def held(recent: Recent, panel: str, known: bool) -> PanelRun:
@@ -48,8 +59,9 @@ def held(recent: Recent, panel: str, known: bool) -> PanelRun:
     if run is not None:
         return run
     if known:
-        raise Conflict(f"Panel {panel!r} is no longer held by the service (it holds its newest {HELD} asks, and none "
-                       "from before it started), so its seats cannot be stopped or asked again.",
+        raise Conflict(f"Panel {panel!r} is no longer held by the service (it holds its newest {HELD} asks, up to "
+                       f"{HELD_MB} MB of them, and none from before it started), so its seats cannot be stopped or "
+                       "asked again.",
                        "Ask again: the Ask page, or POST /v1/chat/completions.")
     raise NotFound(f"No panel {panel!r}.", "GET /bench/history lists the asks; a panel's id starts with p_.")
 
