@@ -46,9 +46,9 @@ def test_the_first_seat_to_write_streams_as_it_writes_and_the_others_follow(two,
         conn.close()
     text = "".join(pieces)
     assert [(m, s) for _, m, _, s in headings(text)] == [("w", ""), ("f", "")]   # f held until w was done
-    w_pieces = [p for p in pieces[1:] if "word" in p]
+    w_pieces = [p for p in pieces if "word" in p]
     assert len(w_pieces) >= 4                     # w's text came in many pieces, not one block
-    assert pieces[0].startswith("## Seat 1 · w") and pieces[0].endswith("\n\n")
+    assert pieces[0].startswith("## Seat 1 · w · member\n\nword1")   # its heading, and its text as it comes
     whole = Http(two.url)("POST", "/v1/chat/completions", body("bench/duo"))[2]["choices"][0]["message"]["content"]
     block = lambda t, model: t[t.index(f"· {model} ·"):].split("## Seat")[0].rstrip()
     assert block(text, "w") == block(whole, "w")  # trimmed as its whole block is: the same text at the end

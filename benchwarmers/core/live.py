@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
 from ..canonical import Seat
 from .panelwords import seat_block, seat_heading
@@ -91,34 +91,31 @@ class Lead:
         self.over = False
         self.held: list[Seat] = []
 
-    def heard(self, item: Heard, seat: Seat | None) -> Iterator[str]:
+    def heard(self, item: Heard, seat: Seat | None) -> str:
+        """What to send of a seat's new text ("" for nothing): the lead's, under its heading the first time."""
         if self.over or seat is None or (self.call is not None and item.call != self.call):
-            return
+            return ""
+        head = ""
         if self.call is None:
             self.call, self.head = item.call, seat_heading(seat) + "\n\n"
-            yield self.head
+            head = self.head
         text = self.space + item.text
         if not self.sent:
             text = text.lstrip()
         body = text.rstrip()
         self.space = text[len(body):]
-        if body:
-            self.sent += body
-            yield body
+        self.sent += body
+        return head + body
 
-    def finished(self, seat: Seat) -> Iterator[str]:
+    def finished(self, seat: Seat) -> str:
+        """What to send now a seat is done ("" for nothing yet): its block, or the lead's end and the blocks held."""
         if self.call is None or self.over:
-            yield seat_block(seat)
-            return
+            return seat_block(seat)
         if seat.call != self.call:
             self.held.append(seat)
-            return
+            return ""
         self.over = True
         block, sent = seat_block(seat), self.head + self.sent
-        if block.startswith(sent):
-            yield block[len(sent):]
-        else:
-            yield f"\n\n> {seat.error or seat.outcome()}\n\n"
-        for other in self.held:
-            yield seat_block(other)
-        self.held = []
+        end = block[len(sent):] if block.startswith(sent) else f"\n\n> {seat.error or seat.outcome()}\n\n"
+        held, self.held = self.held, []
+        return end + "".join(map(seat_block, held))

@@ -350,10 +350,10 @@ class Panel:
             for item in self.finished(run, keepalive, gone=gone):
                 if isinstance(item, KeepAlive):
                     yield item
-                elif isinstance(item, Heard):
-                    yield from map(TextDelta, lead.heard(item, seats.get(item.call)))
-                elif not merged:
-                    yield from map(TextDelta, lead.finished(item))   # one seat's block a delta: clients read them so
+                elif isinstance(item, Heard) or not merged:   # the lead seat's text as it comes, a seat's block
+                    text = lead.heard(item, seats.get(item.call)) if isinstance(item, Heard) else lead.finished(item)
+                    if text:                                  # a delta (clients read them so)
+                        yield TextDelta(text)
         finally:
             self.referee.begin(run)   # the referee reads the seats while the merge is written
         try:

@@ -140,23 +140,26 @@ class Provider:
                  sent: Sent | None = None, heard: Heard | None = None) -> Answer:
         """The answer, read to its end. `whole`: asked for in one piece rather than streamed (one JSON body to
         read, not an event stream), so there is no time to the first token (`ttft` None). `sent`: the request
-        send_whole() wrote; its answer is read here. `heard`: told each piece of text as it comes (a live column)."""
-        meta, whole = {}, whole or sent is not None
-        return collect(self._stream(ask, model, timeouts, meta, WHOLE if whole else STREAMED, sent), meta, model,
-                       timed=not whole, heard=heard)
+        send_whole() wrote; its answer is read here (timed from its writing, when it asked for a stream). `heard`: told
+        each piece of text as it comes (a live column)."""
+        meta, streamed = {}, not whole and (sent is None or sent.streamed)
+        return collect(self._stream(ask, model, timeouts, meta, STREAMED if streamed else WHOLE, sent), meta, model,
+                       timed=streamed, heard=heard, since=sent.at if sent is not None and streamed else None)
 
-    def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Sent | None:
-        """Write the request for a whole answer on a kept-alive connection and return without waiting for it
-        (complete(sent=...) reads the answer); None when no such connection is free, and nothing was sent."""
+    def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None,
+                   streamed: bool = False) -> Sent | None:
+        """Write the request for a whole answer (`streamed`: for a stream) on a kept-alive connection and return
+        without waiting for it (complete(sent=...) reads the answer); None when no such connection is free, and
+        nothing was sent."""
         try:
-            url, body = self.whole_request(ask, model)
+            url, body = self.chat_request(ask, model) if streamed else self.whole_request(ask, model)
             headers, data = self.encode(body, None)
             sent = self.transport.send("POST", url, headers=headers, body=data, timeouts=timeouts,
                                        name=self.limit_name, model=model, pooled=True)
         except UpstreamFailed as exc:
             raise self.clean(exc) from None
         if sent is not None:
-            sent.asked = (url, body)
+            sent.asked, sent.streamed, sent.at = (url, body), streamed, time.monotonic()
         return sent
 
     def list_models(self, *, timeouts: Timeouts | None = None) -> list[dict]:
@@ -325,11 +328,13 @@ def scrubbed(events: Iterator, key: str | None) -> Iterator:
     yield from held()
 
 
-def collect(events: Iterator, meta: dict, model: str, timed: bool = True, heard: Heard | None = None) -> Answer:
+def collect(events: Iterator, meta: dict, model: str, timed: bool = True, heard: Heard | None = None,
+            since: float | None = None) -> Answer:
     """A stream read to its end, timed: the one way a whole answer is made (`meta["model"]`, when the stream set it,
     is the served name the upstream reported). `timed` False: the events came from one whole body, so the time to
-    the first of them says nothing of the first token and `ttft` stays None. `heard`: told each TextDelta's text."""
-    start = time.monotonic()
+    the first of them says nothing of the first token and `ttft` stays None. `heard`: told each TextDelta's text.
+    `since`: when its request was written (time.monotonic()), when that was before this began reading."""
+    start = time.monotonic() if since is None else since
     collector, first = Collector(), None
     for event in events:
         if first is None and timed and isinstance(event, (TextDelta, ToolCallDelta, ReasoningDelta)):

@@ -59,16 +59,17 @@ class Dispatch:
         return client.stream(ask, served, timeouts=timeouts)
 
     def submit(self, call: Call, worker: Worker, done: Done) -> None:
-        """Send `call` for a whole answer: written now on a kept-alive connection and heard by the waiter (no thread
-        waits while the model thinks), or, where that cannot be (through llm, a limit to wait for, no connection
-        free, a streamed call: a thread reads it as it comes, and a hang-up wakes that thread), asked by a `worker`
-        that waits. `done` is called once, on whichever thread finished it."""
+        """Send `call`: written now on a kept-alive connection and heard by the waiter (no thread waits while the model
+        thinks; a streamed call is passed on to a worker that reads it as it comes as soon as its answer starts, or
+        read at once when it is all in), or, where that cannot be (through llm, a limit to wait for, no connection
+        free, a local server not known yet), asked by a `worker` that waits; a hang-up wakes whichever thread waits.
+        `done` is called once, on whichever thread finished it."""
         call.started = time.monotonic()
         try:
-            if not isinstance(call.client, Provider) or call.streamed is not False or not call.admit(False):
+            if not isinstance(call.client, Provider) or call.streamed is None or not call.admit(False):
                 worker(partial(self._ask, call, done, False), True)
                 return
-            sent = call.client.send_whole(call.ask, call.served, timeouts=call.timeouts)
+            sent = call.client.send_whole(call.ask, call.served, timeouts=call.timeouts, streamed=call.streamed)
         except Exception as exc:   # a limit refused it, or its request could not be written: the call is over
             done(call, None, exc)
             return
@@ -85,7 +86,8 @@ class Dispatch:
             worker(partial(self._read, call, done, sent), False)
 
     def _read(self, call: Call, done: Done, sent: Sent) -> None:
-        self._finish(call, done, lambda: call.client.complete(call.ask, call.served, timeouts=sent.t, sent=sent))
+        self._finish(call, done, lambda: call.client.complete(call.ask, call.served, timeouts=sent.t, sent=sent,
+                                                              heard=call.heard))
 
     def _ask(self, call: Call, done: Done, admitted: bool) -> None:
         call.started = time.monotonic()
