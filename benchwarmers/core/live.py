@@ -23,15 +23,19 @@ class Heard:
 
 class LiveText:
     """Each live seat's new text, gathered under a lock by the threads reading the seats' streams; `wake` is called
-    once when text comes to an empty store (the panel's reader then takes it all at once), not once a token."""
+    once when text comes to an empty store (the panel's reader then takes it all at once), not once a token.
+    `only`: the one seat still listened to (a streamed reply's lead; "" for none), when not every seat is."""
 
     def __init__(self, wake: Callable[[], None]):
         self._new: dict[str, list[str]] = {}
         self._pieces: dict[str, int] = {}
         self._lock = threading.Lock()
         self._wake = wake
+        self.only: str | None = None
 
     def heard(self, call: str, text: str) -> None:
+        if self.only is not None and call != self.only:   # nobody reads it: no lock, no wake-up
+            return
         with self._lock:
             first = not self._new
             self._new.setdefault(call, []).append(text)
@@ -83,9 +87,11 @@ class Lead:
     every other seat's block follows whole once that seat is done (in the order they finished), so the text read
     at the end is what a whole reply's blocks say. The lead's text is sent without its leading and trailing blank
     space, as its block has it; if its end differs from what was sent (cut at its cap, failed half-way), a line
-    saying how it ended closes it."""
+    saying how it ended closes it. Once the lead is known only its text is listened to (`live`), and none once it
+    is done."""
 
-    def __init__(self):
+    def __init__(self, live: LiveText | None = None):
+        self.live = live
         self.call: str | None = None
         self.head = self.sent = self.space = ""
         self.over = False
@@ -99,6 +105,8 @@ class Lead:
         if self.call is None:
             self.call, self.head = item.call, seat_heading(seat) + "\n\n"
             head = self.head
+            if self.live is not None:
+                self.live.only = self.call
         text = self.space + item.text
         if not self.sent:
             text = text.lstrip()
@@ -115,6 +123,8 @@ class Lead:
             self.held.append(seat)
             return ""
         self.over = True
+        if self.live is not None:
+            self.live.only = ""
         block, sent = seat_block(seat), self.head + self.sent
         end = block[len(sent):] if block.startswith(sent) else f"\n\n> {seat.error or seat.outcome()}\n\n"
         held, self.held = self.held, []

@@ -75,11 +75,13 @@
     else el.querySelector(".tokens").textContent = " · " + live.pieces + (live.pieces === 1 ? " token" : " tokens");
   }
 
-  // Which of a column's controls show: Stop while its seat is out, Retry once it is done, Copy when it has text.
+  // Which of a column's controls show: Stop while its seat is out, Retry once it is done, Copy when it has text,
+  // Continue with this seat only once it has answered.
   function tools(el, state) {
     el.querySelector("[data-stop]").hidden = state === "done";
     el.querySelector("[data-retry]").hidden = state !== "done";
     el.querySelector("[data-copy]").hidden = !el.querySelector(".seat-source").textContent;
+    el.querySelector("[data-only]").hidden = state !== "done" || !el.querySelector(".seat-source").textContent;
   }
 
   function fill(el, seat) {
@@ -177,8 +179,11 @@
     }
   }
 
+  // One turn: the ask form's (a new conversation) or the follow-up box's (askturns.js: the turn on show moves up).
   async function ask(form, event) {
     event.preventDefault();
+    BW.turns.start(form, now);
+    now.prompt = form.elements.prompt.value;
     const area = document.getElementById("answers");
     const seats = area.querySelector(".seats");
     const merged = area.querySelector(".merged");
@@ -196,7 +201,7 @@
     BW.say(form, "Asking…");
     button.disabled = true;
     const columns = {}, seatsOf = {};
-    Object.assign(now, { panel: null, columns, seatsOf });
+    Object.assign(now, { panel: null, target: null, columns, seatsOf });
     let mergedText = "", panel = null, withPoints = false;
     const timer = setInterval(tick, 1000);
     try {
@@ -214,6 +219,7 @@
       for await (const msg of lines(response)) {
         if (msg.panel) {
           panel = now.panel = msg.panel;
+          now.target = { collection: msg.collection, mode: msg.mode };
           link.href = "/calls/" + encodeURIComponent(msg.panel);
           for (const seat of msg.seats) {
             seatsOf[seat.call] = seat;
@@ -247,6 +253,7 @@
           BW.say(form, msg.done.answered + " of " + msg.done.seats + " seats answered. Judge them below.");
           link.hidden = false;
           if (msg.done.seats > 1) saveAllBox(area, seats);
+          BW.turns.offer(now);
           if (withPoints && panel) {
             await BW.points.lift(panel, false);
             if (BW.points.pending()) BW.points.follow(panel);   // they appear when the referee is done
@@ -365,6 +372,8 @@
     const form = document.getElementById("ask-form");
     if (!form || !window.fetch || !window.ReadableStream) return;
     form.addEventListener("submit", (e) => ask(form, e));
+    const more = document.getElementById("follow-form");
+    more.addEventListener("submit", (e) => ask(more, e));
     document.getElementById("answers").addEventListener("click", (event) => {
       const button = event.target.closest("button[data-stop], button[data-retry]");
       if (!button) return;
