@@ -86,8 +86,8 @@ RESULTS = """<section id="turns" aria-label="Earlier turns"></section>\
 $verdict</article></template>"""
 
 
-FOLLOW = """<form method="post" action="/ask" class="stack card follow" id="follow-form" data-stream="/ask/stream"
- hidden>$csrf<input type="hidden" name="continue"><input type="hidden" name="seat">
+FOLLOW = """<template id="follow-template"><form method="post" action="/ask" class="stack card follow"
+ id="follow-form" data-stream="/ask/stream">$csrf<input type="hidden" name="continue"><input type="hidden" name="seat">
 <input type="hidden" name="collection"><input type="hidden" name="with" disabled>
 <input type="hidden" name="merged" value="1" disabled>
 <label for="follow-prompt">Follow up: each seat goes on with its own thread</label>
@@ -95,12 +95,12 @@ FOLLOW = """<form method="post" action="/ask" class="stack card follow" id="foll
  <button type="button" class="small ghost" data-every>Ask every seat</button></p>
 <textarea id="follow-prompt" name="prompt" rows="3" required></textarea>
 <div class="form-end"><button type="submit">Ask the same seats</button><span class="status-text" data-status
- role="status"></span></div></form>"""
+ role="status"></span></div></form></template>"""
 
 
 def results(frame) -> Html:
-    """Where the streamed columns go (earlier turns of the conversation above them, the follow-up box below), and the
-    shape of one column for the script to fill."""
+    """Where the streamed columns go (earlier turns of the conversation above them), and the shapes of one column
+    and of the follow-up box (under the answers once they are in) for the script to fill."""
     return html(RESULTS + FOLLOW, verdict=verdict_form(frame, "CALL", None, "/ask"), csrf=csrf(frame))
 
 

@@ -372,8 +372,9 @@
     const form = document.getElementById("ask-form");
     if (!form || !window.fetch || !window.ReadableStream) return;
     form.addEventListener("submit", (e) => ask(form, e));
-    const more = document.getElementById("follow-form");
-    more.addEventListener("submit", (e) => ask(more, e));
+    document.addEventListener("submit", (e) => {   // the follow-up box, made once the first answers are in
+      if (e.target.id === "follow-form") ask(e.target, e);
+    });
     document.getElementById("answers").addEventListener("click", (event) => {
       const button = event.target.closest("button[data-stop], button[data-retry]");
       if (!button) return;

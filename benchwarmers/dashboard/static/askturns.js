@@ -5,13 +5,23 @@
 // conversation. ask.js runs each turn (BW.turns.start before it, BW.turns.offer once it is done).
 "use strict";
 (function () {
-  const follow = () => document.getElementById("follow-form");
+  // The follow-up box, made from its template under the answers the first time it is offered.
+  function follow() {
+    let form = document.getElementById("follow-form");
+    if (!form) {
+      form = document.getElementById("follow-template").content.firstElementChild.cloneNode(true);
+      form.hidden = true;
+      document.getElementById("answers").after(form);
+      form.querySelector("[data-every]").addEventListener("click", every);
+    }
+    return form;
+  }
 
   // Before a turn: a follow-up shelves the turn on show; an ask from the form above clears the conversation.
   function start(form, now) {
-    const turns = document.getElementById("turns");
-    follow().hidden = true;
-    if (form !== follow()) {
+    const turns = document.getElementById("turns"), box = document.getElementById("follow-form");
+    if (box) box.hidden = true;
+    if (form !== box) {
       turns.replaceChildren();
       return;
     }
@@ -81,9 +91,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => {
-    const form = follow();
-    if (!form || !window.fetch || !window.ReadableStream) return;
-    form.querySelector("[data-every]").addEventListener("click", every);
+    if (!document.getElementById("follow-template") || !window.fetch || !window.ReadableStream) return;
     document.getElementById("answers").addEventListener("click", (event) => {
       const button = event.target.closest("button[data-only]");
       if (button) only(button.closest(".seat"));
