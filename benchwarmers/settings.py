@@ -55,9 +55,9 @@ SETTINGS = {s.name: s for s in (
             "taken, up to max_body_mb.", _positive, most=65536),
     Setting("panel_workers", 256, int, "Threads for seats that wait in a thread of their own (the size of a pool, "
             "made at start-up: a change needs a restart). A seat on a kept-alive connection waits without one, up to "
-            "400 at once across all panels; a streamed seat (see stream_seats), or one that must open its connection, "
-            "goes through llm or waits for a limit, takes a worker, as route mode's shadows do.", _positive, restart=True,
-            most=4096),
+            "400 at once across all panels (a streamed one takes a worker once its answer starts, to read it as it "
+            "comes); one that must open its connection, goes through llm or waits for a limit takes a worker, as "
+            "route mode's shadows do.", _positive, restart=True, most=4096),
     Setting("endpoint_share", 0.5, float, "Share of panel_workers one endpoint's seats may hold at once, above 0 and "
             "at most 1; its further seats wait for its own, so an upstream that hangs cannot stall the others.",
             _share),

@@ -5,5 +5,6 @@ from . import (calls, catalog, collection, connect, endpoints, history, keys, li
                points, scheduler, settings, store, suite, suitefetch, usage)
 
 ROUTES: list = [*collection.ROUTES, *calls.ROUTES, *points.ROUTES, *panelseats.ROUTES, *keys.ROUTES,
-                *endpoints.ROUTES, *connect.ROUTES, *models.ROUTES, *onboard.ROUTES, *history.ROUTES, *settings.ROUTES, *catalog.ROUTES, *suite.ROUTES,
-                *suitefetch.ROUTES, *scheduler.ROUTES, *limits.ROUTES, *usage.ROUTES, *store.ROUTES]
+                *endpoints.ROUTES, *connect.ROUTES, *models.ROUTES, *onboard.ROUTES, *history.ROUTES, *settings.ROUTES,
+                *catalog.ROUTES, *suite.ROUTES, *suitefetch.ROUTES, *scheduler.ROUTES, *limits.ROUTES, *usage.ROUTES,
+                *store.ROUTES]

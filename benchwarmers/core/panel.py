@@ -345,7 +345,7 @@ class Panel:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
         keepalive = self.settings()["keepalive_seconds"]
         merged = run.ask.target.mode == MERGED
-        lead, seats = Lead(run.live), {s.call: s for s in run.seats}   # a live run's first seat to write goes out as it writes
+        lead, seats = Lead(run.live), {s.call: s for s in run.seats}   # a live run's first seat to write: as it writes
         try:
             for item in self.finished(run, keepalive, gone=gone):
                 if isinstance(item, KeepAlive):
