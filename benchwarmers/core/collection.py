@@ -71,16 +71,17 @@ class Collections:
         raw = self.config.view(FILE).get("collections") or {}
         return {n: Collection.from_dict(n, d) for n, d in raw.items() if isinstance(d, dict)}
 
-    def target(self, target) -> tuple[Collection | None, object]:
-        """(the collection asked, or None; the model asked directly, or None) for an Ask's `target`."""
-        if target.mode != "direct":
-            return self.get(target.name), None
-        model = self.registry.models().get(target.name)
+    def target(self, ask) -> tuple:
+        """(the collection, the model) an ask names: bench/<name> a collection, a model's alias that model."""
+        name = ask.target.name
+        if ask.target.mode != "direct":
+            return self.get(name), None
+        model = self.registry.models().get(name)
         if model is None:
             cols = self.all()
             hint = ("Ask a collection as bench/<name>: " + ", ".join(f"bench/{c}" for c in sorted(cols))
                     if cols else "Onboard a model or make a collection first.")
-            raise ModelNotFound(f"No model or collection named {target.name!r}.", hint)
+            raise ModelNotFound(f"No model or collection named {name!r}.", hint)
         return None, model
 
     def get(self, name: str) -> Collection:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
-from ..canonical import Seat
+from ..canonical import KeepAlive, Seat, TextDelta
 from .panelwords import seat_block, seat_heading
 
 WAKE = object()   # in a live run's queue of finished seats: new text to read (run.live)
@@ -80,6 +80,20 @@ class Reads:
     def _read(self, now: float, pending: dict) -> list[Heard]:
         self.last, self.next = now, None
         return [h for h in self.live.take() if h.call in pending]   # a seat done already: its answer has it all
+
+
+def deltas(items: Iterator, run, merged: bool) -> Iterator:
+    """The seats' part of a streamed reply, from Panel.finished's items: keep-alives as they are, each seat's block
+    as a TextDelta as it finishes (none for a merged reply: the merge follows), and a live run's lead seat's text as
+    it writes (`Lead`)."""
+    lead, seats = Lead(run.live), {s.call: s for s in run.seats}
+    for item in items:
+        if isinstance(item, KeepAlive):
+            yield item
+        elif isinstance(item, Heard) or not merged:
+            text = lead.heard(item, seats.get(item.call)) if isinstance(item, Heard) else lead.finished(item)
+            if text:
+                yield TextDelta(text)
 
 
 class Lead:

@@ -26,9 +26,9 @@ from .again import Recent
 from .calling import Dialer
 from .collection import Collections
 from .lanes import Lanes
-from .live import WAKE, Heard, Lead, LiveText, Reads
+from .live import WAKE, LiveText, Reads, deltas
 from .panelrun import PanelRun
-from .panelwords import no_able_seat, no_answer, seat_block, unkept_note
+from .panelwords import no_able_seat, none_answered, seat_block, unkept_note
 from .pump import pump
 from .rankings import Rankings
 from .recorder import seat_ended
@@ -80,19 +80,11 @@ class Panel:
         with self._live_lock:
             runs = list(self._live)
         for run in runs:
-            self.hang_up(run, STOPPING, CANCELLED)
+            run.hang_up(STOPPING, CANCELLED)
         self.referee.stopping()
 
-    def hang_up(self, run: PanelRun, reason: str, tag: str) -> None:
-        """Stop every seat of `run` still out: its upstream connection is shut down (a one-slot local server stops
-        generating for nobody), and the seat comes back as `tag` (cancelled, or timeout when given up)."""
-        with run.lock:
-            hangups = list(run.hangups.values())
-        for hangup in hangups:
-            hangup.hang_up(reason, tag)
-
     def _start(self, ask: Ask, asker: Asker, memo: dict, live: bool) -> PanelRun:
-        collection, direct = self.collections.target(ask.target)
+        collection, direct = self.collections.target(ask)
         plan = self.seating.plan(ask, collection, direct, asker)
         if not plan.seats:
             raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
@@ -261,11 +253,11 @@ class Panel:
                     # counted=0: nothing to correct in the limits' counts yet; its worker does when it returns
                     run.records.append(self._record(run, sp, seat, None, sent=True, counted=0))
         if running:   # nobody waits for them now, but their answers do: given up at seat_timeout all the same
-            run.timer = threading.Timer(run.hard - now, self.hang_up, (run, closed, TIMEOUT))
+            run.timer = threading.Timer(run.hard - now, run.hang_up, (closed, TIMEOUT))
             run.timer.daemon = True
             run.timer.start()
         else:
-            self.hang_up(run, closed, TIMEOUT)
+            run.hang_up(closed, TIMEOUT)
         return seats + list(pending.values())
 
     # -- gathering -----------------------------------------------------------------------------
@@ -298,7 +290,7 @@ class Panel:
                     except queue.Empty:
                         yield from reads.due(time.monotonic(), pending)
                         if gone is not None and gone():
-                            self.hang_up(run, CLIENT_LEFT, CANCELLED)
+                            run.hang_up(CLIENT_LEFT, CANCELLED)
                         if ping and time.monotonic() >= ping:
                             ping = time.monotonic() + keepalive
                             yield KeepAlive()
@@ -309,7 +301,7 @@ class Panel:
                     yield seat
         finally:
             if pending and run.gave_up is None:   # closed early: nobody hears of these seats
-                self.hang_up(run, CLIENT_LEFT, CANCELLED)
+                run.hang_up(CLIENT_LEFT, CANCELLED)
 
     def _gather(self, run: PanelRun, gone: Callable[[], bool] | None) -> None:
         """Wait until every seat is in, the explore grace began or the deadline came; hang up if the client went."""
@@ -318,7 +310,7 @@ class Panel:
             if wait <= 0 or run.ready.wait(min(wait, GONE_EVERY) if gone else wait):
                 return
             if gone is not None and gone():
-                self.hang_up(run, CLIENT_LEFT, CANCELLED)
+                run.hang_up(CLIENT_LEFT, CANCELLED)
 
     def whole(self, run: PanelRun, on_seat: Callable[[Seat], None] | None = None,
               gone: Callable[[], bool] | None = None) -> Answer:
@@ -345,15 +337,8 @@ class Panel:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
         keepalive = self.settings()["keepalive_seconds"]
         merged = run.ask.target.mode == MERGED
-        lead, seats = Lead(run.live), {s.call: s for s in run.seats}   # a live run's first seat to write: as it writes
-        try:
-            for item in self.finished(run, keepalive, gone=gone):
-                if isinstance(item, KeepAlive):
-                    yield item
-                elif isinstance(item, Heard) or not merged:   # the lead seat's text as it comes, a seat's block
-                    text = lead.heard(item, seats.get(item.call)) if isinstance(item, Heard) else lead.finished(item)
-                    if text:                                  # a delta (clients read them so)
-                        yield TextDelta(text)
+        try:   # each seat's block a delta (clients read them so); a live run's first seat to write as it writes
+            yield from deltas(self.finished(run, keepalive, gone=gone), run, merged)
         finally:
             self.referee.begin(run)   # the referee reads the seats while the merge is written
         try:
@@ -391,10 +376,9 @@ class Panel:
         run.unkept = self.dialer.settle(list(run.records))
 
     def _check_any(self, run: PanelRun) -> None:
-        if any(s.status == OK for s in run.seats):
-            return
-        self.settle(run)   # the refusal too goes out once its records (and a 429's rest) are committed
-        raise no_answer(run, self.dialer.free_at, self.dialer.now())
+        if not any(s.status == OK for s in run.seats):
+            self.settle(run)   # the refusal too goes out once its records (and a 429's rest) are committed
+            raise none_answered(run, self.dialer.free_at, self.dialer.now())
 
     def _usage(self, run: PanelRun) -> Usage:
         return run.reply().usage + run.merge_usage + run.referee_usage

@@ -79,6 +79,14 @@ class PanelRun:
             d.update(self.points)
         return not_kept(d, self.unkept) if self.unkept else d
 
+    def hang_up(self, reason: str, tag: str) -> None:
+        """Stop every seat still out: its upstream connection is shut down (a one-slot local server stops generating
+        for nobody), and the seat comes back as `tag` (cancelled, or timeout when given up)."""
+        with self.lock:
+            hangups = list(self.hangups.values())
+        for hangup in hangups:
+            hangup.hang_up(reason, tag)
+
     def count_in(self, seat: Seat) -> bool:
         """(Lock held.) Counts a seat in; True when the explore grace begins with it: every seat but explore ones is
         in and one seat has answered, so the panel waits `grace` more seconds at most for the explore seats."""

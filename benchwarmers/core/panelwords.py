@@ -26,18 +26,6 @@ def seat_block(seat: Seat) -> str:
     return f"{seat_heading(seat)}\n\n{body}\n\n"
 
 
-def no_answer(run, free_at: Callable, now: float) -> BenchError:
-    """Why a panel whose seats all ended without an answer fails: a 429 when rate limits kept or refused every
-    seat (a direct ask's included: the client is told when to come back), else every seat failed."""
-    lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats).rstrip(".")
-    if all(s.call in run.limited or (s.status == SKIPPED and (s.error or "").startswith(RESTS)) for s in run.seats):
-        return rate_limited(f"Every seat is resting on a rate limit or was refused by one: {lines}.",
-                            [run.limited.get(s.call) or free_at(sp.model) for sp, s in zip(run.plan.seats, run.seats)],
-                            now)
-    return AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; the seats' call ids "
-                          "are in the record.")
-
-
 def unkept_note(why: str | None) -> str:
     """The last words of a panel's text whose records could not be kept (none: ""), since its ids are left out."""
     if not why:
@@ -65,6 +53,18 @@ def rate_limited(what: str, resets: list, now: float) -> RateLimited:
     known = [r for r in resets if r]
     return RateLimited(what, "Try again after the reset, or add members on other endpoints.",
                        retry_after=max(1.0, min(known) - now) if known else 60)
+
+
+def none_answered(run, free_at: Callable, now: float) -> BenchError:
+    """Why a panel has no answer: every seat rested on or was refused by a rate limit (a 429 saying when to come
+    back, a direct ask's too), or every seat failed."""
+    lines = "; ".join(f"seat {s.seat} {s.model}: {s.status}: {s.error}" for s in run.seats).rstrip(".")
+    if all(s.call in run.limited or (s.status == SKIPPED and (s.error or "").startswith(RESTS)) for s in run.seats):
+        return rate_limited(f"Every seat is resting on a rate limit or was refused by one: {lines}.",
+                            [run.limited.get(s.call) or free_at(sp.model) for sp, s in zip(run.plan.seats, run.seats)],
+                            now)
+    return AllSeatsFailed(f"Every seat failed: {lines}.", "Check the endpoints with bench models; "
+                          "the seats' call ids are in the record.")
 
 
 def no_able_seat(plan: Plan, free_at: Callable, now: float) -> BenchError:
