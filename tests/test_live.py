@@ -15,12 +15,14 @@ def test_the_lead_streams_its_block_and_the_others_follow_it():
     a, b = seat(1, "a"), seat(2, "b", "b's answer")
     lead = Lead()
     said = [lead.heard(Heard("c1", "\n  The race", 1), a), lead.heard(Heard("c2", "ignored", 1), b),
-            lead.heard(Heard("c1", " is here.\n\n", 2), a), lead.finished(b)]
-    assert said == ["## Seat 1 · a · member\n\nThe race", "", " is here.", ""]   # blank ends held back; b held
+            lead.heard(Heard("c1", " is here.\n\n", 2), a), *lead.finished(b)]
+    assert said == ["## Seat 1 · a · member\n\nThe race", "", " is here."]   # blank ends held back; b held
     a.answer = "\n  The race is here.\n\n"
-    said.append(lead.finished(a))
-    assert "".join(said) == seat_block(a) + seat_block(b)     # what a whole reply's blocks say
-    assert lead.heard(Heard("c1", "late", 3), a) == "" and lead.finished(seat(3, "c", "x")) == seat_block(seat(3, "c", "x"))
+    ended = lead.finished(a)
+    assert ended == ["\n\n", seat_block(b)]                 # its end, then the held block, a delta of its own
+    assert "".join(said + ended) == seat_block(a) + seat_block(b)     # what a whole reply's blocks say
+    c = seat(3, "c", "x")
+    assert lead.heard(Heard("c1", "late", 3), a) == "" and lead.finished(c) == [seat_block(c)]   # after it: as before
 
 
 def test_a_lead_that_fails_half_way_says_how_it_ended():
@@ -28,7 +30,7 @@ def test_a_lead_that_fails_half_way_says_how_it_ended():
     lead = Lead()
     text = lead.heard(Heard("c1", "half an ans", 1), a)
     a.status, a.error = FAILED, "the connection dropped"
-    assert text + lead.finished(a) == "## Seat 1 · a · member\n\nhalf an ans\n\n> the connection dropped\n\n"
+    assert text + "".join(lead.finished(a)) == "## Seat 1 · a · member\n\nhalf an ans\n\n> the connection dropped\n\n"
 
 
 def test_once_the_lead_is_known_only_it_is_listened_to():

@@ -91,18 +91,18 @@ def deltas(items: Iterator, run, merged: bool) -> Iterator:
         if isinstance(item, KeepAlive):
             yield item
         elif isinstance(item, Heard) or not merged:
-            text = lead.heard(item, seats.get(item.call)) if isinstance(item, Heard) else lead.finished(item)
-            if text:
-                yield TextDelta(text)
+            texts = [lead.heard(item, seats.get(item.call))] if isinstance(item, Heard) else lead.finished(item)
+            yield from (TextDelta(text) for text in texts if text)
 
 
 class Lead:
     """A streamed reply's text as it goes: the first seat to write is streamed under its heading as it writes, and
     every other seat's block follows whole once that seat is done (in the order they finished), so the text read
-    at the end is what a whole reply's blocks say. The lead's text is sent without its leading and trailing blank
-    space, as its block has it; if its end differs from what was sent (cut at its cap, failed half-way), a line
-    saying how it ended closes it. Once the lead is known only its text is listened to (`live`), and none once it
-    is done."""
+    at the end is what a whole reply's blocks say; each seat's block still begins a delta of its own (a client may
+    tell the seats apart so: `bench ask` does), the lead's first delta with its heading. The lead's text is sent
+    without its leading and trailing blank space, as its block has it; if its end differs from what was sent (cut
+    at its cap, failed half-way), a line saying how it ended closes it. Once the lead is known only its text is
+    listened to (`live`), and none once it is done."""
 
     def __init__(self, live: LiveText | None = None):
         self.live = live
@@ -129,17 +129,18 @@ class Lead:
         self.sent += body
         return head + body
 
-    def finished(self, seat: Seat) -> str:
-        """What to send now a seat is done ("" for nothing yet): its block, or the lead's end and the blocks held."""
+    def finished(self, seat: Seat) -> list[str]:
+        """What to send now a seat is done (nothing yet, while the lead writes): its block, or the lead's end and the
+        blocks held, a delta each."""
         if self.call is None or self.over:
-            return seat_block(seat)
+            return [seat_block(seat)]
         if seat.call != self.call:
             self.held.append(seat)
-            return ""
+            return []
         self.over = True
         if self.live is not None:
             self.live.only = ""
         block, sent = seat_block(seat), self.head + self.sent
         end = block[len(sent):] if block.startswith(sent) else f"\n\n> {seat.error or seat.outcome()}\n\n"
         held, self.held = self.held, []
-        return end + "".join(map(seat_block, held))
+        return [end, *map(seat_block, held)]
