@@ -99,10 +99,11 @@ def test_a_seat_streamed_as_it_writes_is_put_back_in_seat_order_on_a_pipe():
     each, then the points: on a pipe each seat's whole block, in seat order, then the points."""
     out, errs = io.StringIO(), io.StringIO()
     view = PanelView(["a", "b"], False, out, errs, ticks=False, in_order=True)
-    for piece in ["## Seat 2 · b · member\n\nThe race", " is in the", " cache.", "\n\n", "## Seat 1 · a · member\n\nNo.\n\n",
-                  "\n\n## Where they disagree\n\nNo seat contradicts another.\n"]:
+    for piece in ["## Seat 2 · b · member\n\nThe race", " is in the", " cache.", "\n\n",
+                  "## Seat 1 · a · member\n\nNo.\n\n", "\n\n## Where they disagree\n\nNo seat contradicts another.\n"]:
         view.text(piece)
     view.finish()
-    assert out.getvalue() == ("## Seat 1 · a · member\n\nNo.\n\n## Seat 2 · b · member\n\nThe race is in the cache.\n\n"
+    assert out.getvalue() == ("## Seat 1 · a · member\n\nNo.\n\n"
+                              "## Seat 2 · b · member\n\nThe race is in the cache.\n\n"
                               "\n\n## Where they disagree\n\nNo seat contradicts another.\n")
     assert [row[:2] for row in view.so_far()] == [[1, "a"], [2, "b"]]
