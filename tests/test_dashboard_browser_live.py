@@ -33,17 +33,23 @@ def live_bench(home, make_service):
     fake.stop()
 
 
-def column(page, model: str):
-    return page.locator('.seat[data-call]', has=page.locator("h3", has_text=re.compile(f"^{model}$")))
+def column(page, model: str, where: str = ""):
+    """The column of `model`'s seat (`where`: within this selector, e.g. the answers on show)."""
+    return page.locator(f'{where} .seat[data-call]'.strip(), has=page.locator("h3", has_text=re.compile(f"^{model}$")))
+
+
+def ask_on_page(page, url: str, prompt: str) -> None:
+    """On the Ask page, with its script running: ask the first collection `prompt`."""
+    page.goto(url + "/ask")
+    arrive(page, url + "/ask")
+    page.fill("#ask-prompt", prompt)
+    page.click('#ask-form button[type="submit"]')
 
 
 def test_a_seat_fills_its_column_as_its_model_writes(tab, live_bench):
     svc, fake = live_bench
     page = tab
-    page.goto(svc.url + "/ask")
-    arrive(page, svc.url + "/ask")
-    page.fill("#ask-prompt", "Where is the race?")
-    page.click('#ask-form button[type="submit"]')
+    ask_on_page(page, svc.url, "Where is the race?")
     w, f = column(page, "w"), column(page, "f")
     expect(w).to_have_class(re.compile("is-writing"))
     expect(w.locator(".live-text")).to_contain_text("word3")
@@ -79,10 +85,7 @@ def clip_tab(browser, live_bench):
 def test_stop_retry_and_copy_a_column(clip_tab, live_bench):
     svc, fake = live_bench
     page = clip_tab
-    page.goto(svc.url + "/ask")
-    arrive(page, svc.url + "/ask")
-    page.fill("#ask-prompt", "Where is the race?")
-    page.click('#ask-form button[type="submit"]')
+    ask_on_page(page, svc.url, "Where is the race?")
     w, f = column(page, "w"), column(page, "f")
     expect(w.locator(".live-text")).to_contain_text("word3")
     expect(f.locator("[data-stop]")).to_be_hidden()                 # done: nothing to stop, something to retry

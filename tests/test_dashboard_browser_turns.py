@@ -9,7 +9,8 @@ import pytest
 
 from tests.fakes import FakeOpenAI
 from tests.helpers.data import configure, write
-from tests.test_dashboard_browser import arrive, browser, pytestmark, shoot, tab  # noqa: F401 (fixtures, skip marks)
+from tests.test_dashboard_browser import browser, pytestmark, shoot, tab  # noqa: F401 (fixtures, skip marks)
+from tests.test_dashboard_browser_live import ask_on_page, column as live_column
 
 try:
     from playwright.sync_api import expect
@@ -40,16 +41,13 @@ def sent(fake, model: str) -> list:
 
 
 def column(page, model: str):
-    return page.locator('#answers .seat[data-call]', has=page.locator("h3", has_text=re.compile(f"^{model}$")))
+    return live_column(page, model, "#answers")
 
 
 def test_follow_up_each_seat_its_own_thread_then_one_seat_only(tab, two):
     svc, fake = two
     page = tab
-    page.goto(svc.url + "/ask")
-    arrive(page, svc.url + "/ask")
-    page.fill("#ask-prompt", "Where is the race?")
-    page.click('#ask-form button[type="submit"]')
+    ask_on_page(page, svc.url, "Where is the race?")
     expect(page.locator("#ask-form [data-status]")).to_contain_text("2 of 2 seats answered")
     follow = page.locator("#follow-form")
     expect(follow).to_be_visible()
@@ -89,9 +87,6 @@ def test_follow_up_each_seat_its_own_thread_then_one_seat_only(tab, two):
     expect(turns.nth(2)).to_have_class(re.compile("current"))
     shoot(page, "call-conversation", dark=False)
     # a new ask from the form above starts a new conversation
-    page.goto(svc.url + "/ask")
-    arrive(page, svc.url + "/ask")
-    page.fill("#ask-prompt", "Something else")
-    page.click('#ask-form button[type="submit"]')
+    ask_on_page(page, svc.url, "Something else")
     expect(page.locator("#ask-form [data-status]")).to_contain_text("2 of 2 seats answered")
     assert sent(fake, "m-a")[-1] == [("user", "Something else")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import contextmanager
 
 import pytest
 
@@ -26,6 +27,17 @@ def chats(fake) -> list:
     return [r for r in list(fake.requests) if "/chat/completions" in r.path]
 
 
+@contextmanager
+def streaming(svc, fake):
+    """duo asked streamed, both seats sent (h held): (the admin API, the open response, the panel's id)."""
+    conn, resp = open_stream(svc.url, body("bench/duo"))
+    try:
+        wait_for(lambda: len(chats(fake)) == 2)
+        yield Http(svc.url), resp, resp.getheader("x-bench-panel")
+    finally:
+        conn.close()
+
+
 @pytest.fixture
 def duo(home, fake, make_service):
     """duo = h (held until the test lets it go) and f (answers at once)."""
@@ -41,16 +53,10 @@ def duo(home, fake, make_service):
 
 def test_a_seat_stopped_while_out_is_hung_up_and_recorded_as_stopped_then_retried(duo, fake):
     svc, gate = duo
-    api = Http(svc.url)
-    conn, resp = open_stream(svc.url, body("bench/duo"))
-    panel = resp.getheader("x-bench-panel")
-    try:
-        wait_for(lambda: len(chats(fake)) == 2)
+    with streaming(svc, fake) as (api, resp, panel):
         status, _, d = api("POST", f"/bench/panels/{panel}/stop", {"seat": 1})
         assert status == 200 and d["panel"] == panel and d["seat"] == 1 and d["status"] == "stopped"
         text = resp.read().decode()
-    finally:
-        conn.close()
     assert "stopped by the user" in text and "f is sure." in text
     item = api("GET", f"/bench/history/{panel}")[2]
     h = item["seats"][0]
@@ -80,17 +86,11 @@ def test_a_seat_stopped_while_out_is_hung_up_and_recorded_as_stopped_then_retrie
 
 def test_a_seat_cannot_be_retried_while_it_is_out(duo, fake):
     svc, gate = duo
-    api = Http(svc.url)
-    conn, resp = open_stream(svc.url, body("bench/duo"))
-    panel = resp.getheader("x-bench-panel")
-    try:
-        wait_for(lambda: len(chats(fake)) == 2)
+    with streaming(svc, fake) as (api, resp, panel):
         status, _, err = api("POST", f"/bench/panels/{panel}/retry", {"seat": 1})
         assert status == 409 and "still running" in err["error"]["message"] and "Stop it first" in json.dumps(err)
         gate.set()
         resp.read()
-    finally:
-        conn.close()
 
 
 @pytest.mark.parametrize("payload, code, words", [
