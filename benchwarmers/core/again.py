@@ -2,7 +2,8 @@
 /retry). The service holds its newest asks (`Recent`) for this: a stopped seat's call is hung up upstream and
 recorded as stopped; a retried seat is one more call of the same model with the same ask, in a run of its own
 under the same panel and seat number, its record naming the call it replaces (`retry_of`), and from then on it is
-that seat's answer (the panel's page shows it in the seat's place). The panel's points are not read again."""
+that seat's answer (the panel's page shows it in the seat's place). The panel's points and merge are not made
+again."""
 from __future__ import annotations
 
 import threading

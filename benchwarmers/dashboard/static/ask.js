@@ -49,8 +49,8 @@
     elapsed.className = "elapsed";
     const tokens = document.createElement("span");
     tokens.className = "tokens";
-    const count = done ? done.tokens : el.dataset.pieces;
-    if (count) tokens.textContent = " · " + count + (count === 1 ? " token" : " tokens");
+    const count = Number(done ? done.tokens : el.dataset.pieces);
+    if (count) tokens.textContent = counted(count);
     const cut = done && done.status === "ok" && done.finish_reason === "length";
     p.replaceChildren("seat " + seat.seat + " · " + seat.kind + " · ",
       done ? BW.chip(cut ? "cut" : done.status, cut ? done.outcome : (WORDS[done.status] || done.status))
@@ -72,7 +72,11 @@
     const first = !el.dataset.pieces;
     el.dataset.pieces = live.pieces;
     if (first) meta(el, seat, null);
-    else el.querySelector(".tokens").textContent = " · " + live.pieces + (live.pieces === 1 ? " token" : " tokens");
+    else el.querySelector(".tokens").textContent = counted(live.pieces);
+  }
+
+  function counted(n) {
+    return " · " + n + (n === 1 ? " token" : " tokens");
   }
 
   // Which of a column's controls show: Stop while its seat is out, Retry once it is done, Copy when it has text,
@@ -162,6 +166,20 @@
     }
   }
 
+  // POST for a stream of JSON lines: the response once it is open, or an Error saying why the service refused.
+  async function opened(url, body) {
+    const response = await fetch(url, {
+      method: "POST", body, credentials: "same-origin",
+      headers: { "Accept": "application/x-ndjson", "X-CSRF-Token": BW.csrf() },
+    });
+    if (!response.ok) {
+      let message = "The service answered " + response.status + ".";
+      try { message = (await response.json()).error.message; } catch (e) { /* keep the status */ }
+      throw new Error(message);
+    }
+    return response;
+  }
+
   async function* lines(response) {
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
@@ -205,15 +223,7 @@
     let mergedText = "", panel = null, withPoints = false;
     const timer = setInterval(tick, 1000);
     try {
-      const response = await fetch(form.dataset.stream, {
-        method: "POST", body: new FormData(form), credentials: "same-origin",
-        headers: { "Accept": "application/x-ndjson", "X-CSRF-Token": form.querySelector('[name="csrf"]').value },
-      });
-      if (!response.ok) {
-        let message = "The service answered " + response.status + ".";
-        try { message = (await response.json()).error.message; } catch (e) { /* keep the status */ }
-        throw new Error(message);
-      }
+      const response = await opened(form.dataset.stream, new FormData(form));
       area.hidden = false;
       area.scrollIntoView({ block: "start", behavior: "smooth" });   // the answers in view, not the form
       for await (const msg of lines(response)) {
@@ -305,15 +315,7 @@
     note(el, "Asking again…");
     const timer = setInterval(tick, 1000);
     try {
-      const response = await fetch("/ask/retry", {
-        method: "POST", body: seatForm(el), credentials: "same-origin",
-        headers: { "Accept": "application/x-ndjson", "X-CSRF-Token": BW.csrf() },
-      });
-      if (!response.ok) {
-        let message = "The service answered " + response.status + ".";
-        try { message = (await response.json()).error.message; } catch (e) { /* keep the status */ }
-        throw new Error(message);
-      }
+      const response = await opened("/ask/retry", seatForm(el));
       for await (const msg of lines(response)) {
         if (msg.retry) {
           const seat = msg.retry.seat, fresh = column(document.getElementById("seat-template"), seat);
