@@ -127,6 +127,8 @@ class Ask:
     target: Target | None = None
     with_models: list = field(default_factory=list)   # extra seats asked for by name
     points: str | None = None        # `bench.points` of the body: off, contested or all (None: the collection's)
+    continues: str | None = None     # `bench.continue`: the panel this ask follows up (its seats' threads rebuilt)
+    only_seat: int | None = None     # `bench.seat` with it: only that seat's member is asked, in its own thread
     _tokens: int | None = field(default=None, init=False, repr=False, compare=False)
 
     def with_max_tokens(self, tokens: int | None) -> "Ask":
@@ -136,6 +138,14 @@ class Ask:
         other.__dict__.update(self.__dict__)
         other.max_tokens = tokens
         return other
+
+    @property
+    def aim(self) -> Target:
+        """Its target, for an ask that came through a format (each format's parse names one; an ask made inside the
+        service, to one model, has none)."""
+        if self.target is None:
+            raise ValueError("this ask names no target: it did not come through a format")
+        return self.target
 
     def has_images(self) -> bool:
         return any(m.has(Image) for m in self.messages)
@@ -196,8 +206,8 @@ class Usage:
     estimated: bool = False
 
     def __add__(self, other: "Usage") -> "Usage":
-        return Usage(*(a + b for a, b in zip(astuple_usage(self), astuple_usage(other))),
-                     estimated=self.estimated or other.estimated)
+        i, o, r, w = (a + b for a, b in zip(astuple_usage(self), astuple_usage(other)))
+        return Usage(i, o, r, w, estimated=self.estimated or other.estimated)
 
     @property
     def total(self) -> int:
@@ -211,7 +221,7 @@ class Usage:
         return d
 
 
-def astuple_usage(u: Usage) -> tuple:
+def astuple_usage(u: Usage) -> tuple[int, int, int, int]:
     return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
 
 
@@ -334,8 +344,8 @@ class Collector:
 
 def merge_usage(old: Usage, new: Usage) -> Usage:
     """Streams report usage in pieces (input at the start, output at the end): keep the largest of each."""
-    return Usage(*(max(a, b) for a, b in zip(astuple_usage(old), astuple_usage(new))),
-                 estimated=old.estimated or new.estimated)
+    i, o, r, w = (max(a, b) for a, b in zip(astuple_usage(old), astuple_usage(new)))
+    return Usage(i, o, r, w, estimated=old.estimated or new.estimated)
 
 
 # ---- the panel -------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ class BenchError(Exception):
         return f"{sentence(self.message)} {sentence(self.hint)}"
 
     def to_dict(self) -> dict:
-        d = {"code": self.code, "message": str(self)}
+        d: dict[str, str | float] = {"code": self.code, "message": str(self)}
         if self.retry_after is not None:
             d["retry_after"] = round(self.retry_after, 3)
         return d

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -29,7 +30,8 @@ def examples_dir() -> Path:
     return candidates[0]
 
 
-def os_data_dir(platform: str | None = None, environ: dict | None = None, home: Path | None = None) -> Path:
+def os_data_dir(platform: str | None = None, environ: Mapping[str, str] | None = None,
+                home: Path | None = None) -> Path:
     """The per-user data folder of this OS (Linux XDG, macOS Application Support, Windows LOCALAPPDATA)."""
     platform = platform or sys.platform
     env = os.environ if environ is None else environ
@@ -47,7 +49,7 @@ def pointer_file(checkout: Path | None = None) -> Path:
     return (checkout or CHECKOUT_DIR) / POINTER
 
 
-def resolve(environ: dict | None = None, checkout: Path | None = None, platform: str | None = None,
+def resolve(environ: Mapping[str, str] | None = None, checkout: Path | None = None, platform: str | None = None,
             home: Path | None = None) -> Path:
     """BENCHWARMERS_HOME, then the checkout's .benchwarmers-home pointer, then the OS per-user folder."""
     env = os.environ if environ is None else environ

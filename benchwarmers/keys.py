@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Mapping
 import threading
 from pathlib import Path
 
@@ -23,7 +24,8 @@ BESIDE = (ADMIN, REFRESH, APP_SECRET)
 _warned: set[tuple] = set()    # broken keys.json states already logged, so a bad file is said once, not per call
 
 
-def llm_user_dir(platform: str | None = None, environ: dict | None = None, home: Path | None = None) -> Path:
+def llm_user_dir(platform: str | None = None, environ: Mapping[str, str] | None = None,
+                 home: Path | None = None) -> Path:
     """Exactly where the llm CLI keeps its files: LLM_USER_PATH, else click.get_app_dir('io.datasette.llm')."""
     env = os.environ if environ is None else environ
     if env.get("LLM_USER_PATH"):
@@ -37,7 +39,7 @@ def llm_user_dir(platform: str | None = None, environ: dict | None = None, home:
     return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / LLM_APP
 
 
-def keys_file(environ: dict | None = None) -> Path:
+def keys_file(environ: Mapping[str, str] | None = None) -> Path:
     return llm_user_dir(environ=environ) / "keys.json"
 
 
@@ -82,7 +84,7 @@ def _parsed(path: Path) -> dict:
         raise ConfigError(f"{path}: cannot be read ({e.strerror or e}).", "Check the file's permissions.") from None
 
 
-def get(endpoint: str, environ: dict | None = None) -> tuple[str | None, str | None]:
+def get(endpoint: str, environ: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
     """(key, where) for an endpoint: where is 'environment', 'keys.json' or None."""
     env = os.environ if environ is None else environ
     value = env.get(key_env(endpoint))
@@ -96,7 +98,7 @@ def get(endpoint: str, environ: dict | None = None) -> tuple[str | None, str | N
     return None, None
 
 
-def learn(environ: dict | None = None) -> None:
+def learn(environ: Mapping[str, str] | None = None) -> None:
     """Make every key this service could send known to redaction now, before any is used: a key pasted into the
     first prompt after a start is then kept out of the record like any other. That is every BENCHWARMERS_KEY_*
     variable and every entry of keys.json (whichever endpoint is added later may read it)."""
@@ -107,7 +109,7 @@ def learn(environ: dict | None = None) -> None:
     _read_keys(keys_file(env))        # each read of a changed keys.json makes all its keys known
 
 
-def store(endpoint: str, key: str, environ: dict | None = None) -> Path:
+def store(endpoint: str, key: str, environ: Mapping[str, str] | None = None) -> Path:
     """Write the key into llm's keys.json (atomic, mode 0600), keeping every other entry.
     A keys.json that does not parse is never written over (it holds the user's other keys): ConfigError names
     the file and line instead."""
@@ -121,7 +123,7 @@ def store(endpoint: str, key: str, environ: dict | None = None) -> Path:
     return path
 
 
-def delete(endpoint: str, environ: dict | None = None) -> bool:
+def delete(endpoint: str, environ: Mapping[str, str] | None = None) -> bool:
     """Remove one entry; like store(), refuses (ConfigError) to rewrite a file that does not parse."""
     path = keys_file(environ)
     with _lock:

@@ -3,6 +3,7 @@ the length free text a user writes (descriptions, reasons, notes, claims) may ha
 from __future__ import annotations
 
 import re
+from typing import Literal, overload
 
 from .errors import BadRequest
 
@@ -32,6 +33,10 @@ def check_name(value, what: str) -> str:
 DESCRIPTION_MOST, REASON_MOST, NOTE_MOST, CLAIM_MOST, CLAIMS_MOST = 1000, 500, 4000, 1000, 100
 
 
+@overload
+def check_text(value, what: str, most: int, optional: Literal[False]) -> str: ...
+@overload
+def check_text(value, what: str, most: int, optional: bool = True) -> str | None: ...
 def check_text(value, what: str, most: int, optional: bool = True) -> str | None:
     """`value` when it is text of at most `most` characters (None too, when optional); else a 400 naming the limit."""
     if value is None and optional:

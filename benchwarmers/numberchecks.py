@@ -4,9 +4,10 @@ each of these once got through a check like `value > 0` and broke whatever used 
 from __future__ import annotations
 
 import math
+from typing import TypeGuard
 
 
-def finite(value) -> bool:
+def finite(value) -> TypeGuard[int | float]:
     """An int or a finite float, not a bool."""
     if isinstance(value, bool):
         return False

@@ -18,7 +18,7 @@ _SHAPES = re.compile(r"sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,}|(?i:bearer)
 MAX_KEY = 512                  # characters in a provider key, pasted or got by a sign-in
 
 
-def key_problem(value: str) -> str | None:
+def key_problem(value: str | None) -> str | None:
     """What keeps `value` from being a provider key to send in a header, or None: a key is visible ASCII (no space,
     control character or NUL, which would corrupt or split the header it goes in), at most MAX_KEY characters."""
     if not value:

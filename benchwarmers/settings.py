@@ -149,7 +149,7 @@ def _number(s: Setting, given):
         number = None
     if not finite(number) or (s.type is int and not whole(number)):
         raise BadRequest(f"Setting {s.name!r} must be {kind}, not {given!r}.", s.help)
-    if s.most is not None and number > s.most:
+    if s.most is not None and number is not None and number > s.most:
         raise BadRequest(f"Setting {s.name!r} can be at most {s.most:,}, not {given!r}.", s.help)
     return s.type(number)
 

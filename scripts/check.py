@@ -1,4 +1,5 @@
-"""python scripts/check.py [--quick] [pytest args]: set up .venv if needed, run the self-checks, then pytest."""
+"""python scripts/check.py [--quick] [pytest args]: set up .venv if needed, run the self-checks and the type
+checker, then pytest."""
 from __future__ import annotations
 
 import importlib.util
@@ -18,7 +19,8 @@ NODE_CLIENTS = ROOT / "tests" / "clients" / "package.json"   # the Node clients 
 IN_VENV_FLAG = "BENCHWARMERS_CHECK_IN_VENV"
 # pip names of the test extra -> the module each provides (the rest import under their own name).
 IMPORT_NAMES = {"google-genai": "google.genai", "pyyaml": "yaml", "pytest-xdist": "xdist"}
-SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".pytest_cache"}
+SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__", ".pytest_cache",
+             ".mypy_cache"}
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".js", ".txt", ".cfg", ".ini", ".yaml", ".yml", ".sh", ".in", ""}
 MODULE_WARN_LINES = 450
 # Built in pieces so this file does not match its own check.
@@ -29,7 +31,8 @@ HELP = """usage: python scripts/check.py [--quick] [PYTEST ARGS ...]
 
 Check this checkout: make .venv with the test tools (the `test` extra of pyproject.toml) when it is missing
 or incomplete, run the self-checks (the runtime imports with `python -S`, no references outside the project,
-no runtime dependencies), install Debian's chromium for the browser tests where it can (as root, with
+no runtime dependencies), check the package's types with mypy (its settings: [tool.mypy] in pyproject.toml;
+`python -m mypy` runs it alone), install Debian's chromium for the browser tests where it can (as root, with
 apt-get; BENCHWARMERS_NO_APT=1 skips that) and the Node clients of CLIENTS.md into .venv/node-clients where
 npm is found (BENCHWARMERS_NO_NPM=1 skips that), then run pytest and print one summary line.
 
@@ -40,7 +43,8 @@ options:
                (pytest-xdist: 4, or one per core up to 8); -n 0 runs them all in one process. Python caches
                compiled modules for the run (__pycache__), even where PYTHONDONTWRITEBYTECODE is set
 
-exit status: pytest's (0 when everything passed), 1 when a self-check failed, 2 on Python older than 3.11."""
+exit status: pytest's (0 when everything passed), 1 when a self-check or the type check failed, 2 on Python older
+than 3.11."""
 
 
 def say(text: str = "") -> None:
@@ -166,6 +170,17 @@ def warn_module_sizes() -> None:
             say(f"check: warning: {path.relative_to(ROOT)} has {lines} lines (aim for under ~400)")
 
 
+def check_types() -> list[str]:
+    """mypy over the package, with pyproject.toml's [tool.mypy] (its cache in .mypy_cache keeps a re-run quick)."""
+    out = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
+    lines = out.stdout.strip().splitlines()
+    say(f"check: types (mypy): {lines[-1] if lines else out.stderr.strip()[-300:]}")
+    if out.returncode == 0:
+        return []
+    return [line for line in lines[:-1] if ": error:" in line or ": note:" in line] or \
+        [f"mypy failed (exit {out.returncode}): {out.stderr.strip()[-500:]}"]
+
+
 def ensure_chromium() -> None:
     """Best effort: the dashboard tests drive Debian's chromium; install it when we may (root, apt-get)."""
     if (not sys.platform.startswith("linux") or os.environ.get("BENCHWARMERS_NO_APT") == "1"
@@ -280,13 +295,14 @@ def main(argv: list[str]) -> int:
     started = time.monotonic()
     problems = check_stdlib_imports() + check_no_shared_refs() + check_no_runtime_deps()
     warn_module_sizes()
+    problems += check_types()
     if problems:
         say("check: self-checks FAILED:")
         for p in problems:
             say(f"  {p}")
         say("check: 0 passed, 1 failed")
         return 1
-    say("check: self-checks passed (stdlib-only imports, no outside references, no runtime dependencies)")
+    say("check: self-checks passed (stdlib-only imports, no outside references, no runtime dependencies, types)")
     ensure_chromium()
     ensure_node_clients()
     args = ["-q", *parallel(extra), *(["-m", "not slow"] if quick else []), *extra]

@@ -90,7 +90,7 @@ def test_sdk_client_lists_tools_and_asks_the_panel(panel, http, tmp_path):
     assert set(tools) == {"list_collections", "ask", "verdict", "pending_verdicts"}
     assert tools["ask"].input_schema["required"] == ["collection", "prompt"]
     assert set(tools["ask"].input_schema["properties"]) == {"collection", "prompt", "merged", "with", "system",
-                                                           "points"}
+                                                           "points", "conversation"}
     assert set(tools["verdict"].input_schema["properties"]) == {"call", "useful", "note", "real", "false", "point",
                                                                "holds", "from_points"}
     assert all(t.output_schema and t.output_schema["type"] == "object" for t in tools.values())

@@ -1,9 +1,19 @@
 """Handlers declare the parts of the Bench they use: each `bench` parameter of the API's and the dashboard's
-handlers is a Protocol (or `object`, for a handler that uses no part), read here from the source (ast). Every
-`bench.<name>` a function uses is declared on its Protocol, a Protocol names nothing its functions leave unused,
-a function hands `bench` only to functions whose Protocol it covers, and every declared name is on the real Bench
-with the declared type. A class given the bench (`__init__(..., bench: P)`, kept as `self.bench`) is read as one
-function: every `self.bench` in its methods is a use of P."""
+handlers is a Protocol (or `object`, for a handler that uses no part).
+
+The type checker proves most of that (scripts/check.py runs mypy over the package; CONTRIBUTING.md says how): that
+a handler uses only the parts its Protocol declares (`bench.<name>`, and `self.bench` in a class given it), hands
+`bench` only to functions whose Protocol its own covers (through the settings page's SECTIONS and the gateway's
+header choices too: both are typed), and that the real Bench meets every handler's Protocol with the declared types
+(the service's route table is a list of Route[Bench]; each page module meets PageContract, whose `data` and ACTIONS
+take the Bench).
+
+Left here, read from the source (ast), is what a type checker cannot say: no Protocol declares a part its functions
+leave unused, nor only combines others (a handler needing more than a helper's Protocol extends it and names the
+rest); only the modules in WHOLE_BENCH take the whole Bench; and the MCP tools' in-process calls
+(api/mcpreach.py), which find their routes by path at run time, are given a Protocol covering every route they
+reach. A class given the bench (`__init__(..., bench: P)`, kept as `self.bench`) is read as one function: every
+`self.bench` in its methods is a use of P."""
 from __future__ import annotations
 
 import ast
@@ -140,7 +150,7 @@ def own_names(fn: ast.FunctionDef, match=is_name):
     return found
 
 
-def receiving(callee, call: ast.Call, name: ast.Name):
+def receiving(callee, call: ast.Call, name: ast.AST):
     """The annotation (resolved) of the callee's parameter that `bench` is passed to."""
     params = list(inspect.signature(callee).parameters.values())
     if name in call.args:
@@ -152,54 +162,35 @@ def receiving(callee, call: ast.Call, name: ast.Name):
     return resolve(param.annotation, getattr(found, "__globals__", None) or vars(sys.modules[found.__module__]))
 
 
-def is_test(name: ast.Name, parent: ast.AST) -> bool:
-    if isinstance(parent, (ast.If, ast.IfExp, ast.While)):
-        return parent.test is name
-    if isinstance(parent, ast.Compare):
-        return all(isinstance(c, ast.Constant) and c.value is None for c in [parent.left, *parent.comparators]
-                   if c is not name)
-    return isinstance(parent, ast.BoolOp) or isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
+def callees(fn: ast.FunctionDef, call: ast.Call, namespace: dict) -> list:
+    """What a call handing `bench` on may reach: the function it names, or every callable of its table."""
+    table = THROUGH_TABLE.get((namespace.get("__name__"), fn.name))
+    return table(namespace) if table else [eval(ast.unparse(call.func), dict(namespace))]
 
 
 def uses(fn: ast.FunctionDef, namespace: dict, match=is_name) -> tuple[set[str], list[str]]:
-    """The parts the function uses (its own `bench.<name>`, and the Protocols of what it hands `bench` to), and
-    what is wrong: `bench` rebound, kept or handed on in a way not read here, or to a function wanting more.
-    A class's __init__ may keep it as `self.bench` (the class's methods are read for it)."""
-    used, problems = set(), []
+    """The parts the function uses: its own `bench.<name>`, and all that the Protocols of what it hands `bench` to
+    declare; and the hand-offs this test cannot read (the type checker has checked them; here they would count
+    as unused parts)."""
+    used, unread = set(), []
     for name, parent in own_names(fn, match):
-        if match is is_name and fn.name == "__init__" and isinstance(parent, ast.Assign) and parent.value is name \
-                and len(parent.targets) == 1 and is_kept(parent.targets[0]):
-            continue
-        if isinstance(name.ctx, ast.Store):
-            problems.append(f"{fn.name} rebinds `bench`")
-        elif isinstance(parent, ast.Attribute):
+        if isinstance(parent, ast.Attribute):
             used.add(parent.attr)
-        elif is_test(name, parent):
-            continue   # `if bench`, `bench is None`: an optional bench, no part read
         elif isinstance(parent, (ast.Call, ast.keyword)):
             call = parent if isinstance(parent, ast.Call) else next(
                 c for c in ast.walk(fn) if isinstance(c, ast.Call) and parent in c.keywords)
-            where = ast.unparse(call.func)
             try:
-                table = THROUGH_TABLE.get((namespace.get("__name__"), fn.name))
-                hints = [receiving(c, call, name) for c in (table(namespace) if table else
-                                                              [eval(where, dict(namespace))])]
-            except Exception as e:   # a callee the test cannot read is not taken on trust
-                problems.append(f"{fn.name} hands `bench` to {where}, not read here ({type(e).__name__}: {e})")
+                hints = [receiving(c, call, name) for c in callees(fn, call, namespace)]
+            except Exception as e:   # a callee the test cannot read is named, not passed over
+                unread.append(f"{fn.name} hands `bench` to {ast.unparse(call.func)} ({type(e).__name__}: {e})")
                 continue
-            for hint in hints:
-                if hint is NOTHING or is_protocol(hint):
-                    used |= declared(hint)
-                else:
-                    problems.append(f"{fn.name} hands `bench` to {where}, which takes {hint!r}, not a Protocol")
-        else:
-            problems.append(f"{fn.name} uses `bench` as {ast.unparse(parent)!r}: only bench.<part> or a call")
-    return used, problems
+            used |= set().union(*(declared(h) for h in hints if h is NOTHING or is_protocol(h)))
+    return used, unread
 
 
 def check_module(source: str, namespace: dict, where: str, per_protocol: dict) -> list[str]:
-    """The problems of one module's functions; each Protocol's uses gathered into per_protocol."""
-    problems, tree = [], ast.parse(source)
+    """Each Protocol's uses in one module, gathered into per_protocol; the hand-offs not read."""
+    unread, tree = [], ast.parse(source)
     methods = {init: [f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                       and f is not init] for cls, init in keeping_classes(tree)}
     for fn in functions(tree):
@@ -211,34 +202,42 @@ def check_module(source: str, namespace: dict, where: str, per_protocol: dict) -
         for method in methods.get(fn, []):
             more, wrong = uses(method, namespace, is_kept)
             used, found = used | more, found + wrong
-        problems += [f"{where}: {p}" for p in found]
-        undeclared = used - declared(hint)
-        if undeclared:
-            problems.append(f"{where}: {fn.name} uses {sorted(undeclared)}, not declared on {hint.__name__}")
+        unread += [f"{where}: {p}" for p in found]
         per_protocol.setdefault(hint, set()).update(used)
-    return problems
+    return unread
 
 
 def all_protocols() -> tuple[dict, list[str]]:
-    per_protocol, problems = {}, []
+    per_protocol, unread = {}, []
     for module, path in handler_modules().items():
         namespace = vars(importlib.import_module(module))
-        problems += check_module(path.read_text(encoding="utf-8"), namespace, relative(path), per_protocol)
+        unread += check_module(path.read_text(encoding="utf-8"), namespace, relative(path), per_protocol)
     per_protocol.pop(NOTHING, None)
-    return per_protocol, problems
+    return per_protocol, unread
 
 
-def test_every_handler_uses_only_the_parts_it_declares():
-    per_protocol, problems = all_protocols()
-    assert len(per_protocol) >= 20, "the handlers' Protocols were not found"
-    assert not problems, "\n".join(problems)
+def unused_parts(per_protocol: dict) -> list[str]:
+    return [f"{p.__module__}.{p.__name__}: {sorted(declared(p) - used)}"
+            for p, used in per_protocol.items() if declared(p) - used]
 
 
 def test_no_protocol_declares_a_part_its_functions_leave_unused():
-    per_protocol, _ = all_protocols()
-    unused = [f"{p.__module__}.{p.__name__}: {sorted(declared(p) - used)}"
-              for p, used in per_protocol.items() if declared(p) - used]
+    per_protocol, unread = all_protocols()
+    assert len(per_protocol) >= 20, "the handlers' Protocols were not found"
+    assert not unread, "hand-offs of `bench` this test cannot read:\n" + "\n".join(unread)
+    unused = unused_parts(per_protocol)
     assert not unused, "declared but not used (drop them):\n" + "\n".join(unused)
+
+
+def test_no_protocol_only_combines_others():
+    """`class X(A, B, Protocol)` with nothing of its own says nothing A and B do not: extend one, name the rest."""
+    combining = []
+    for path in handler_modules().values():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and "Protocol" in map(ast.unparse, node.bases) and \
+                    len(node.bases) > 2 and all(isinstance(s, (ast.Pass, ast.Expr)) for s in node.body):
+                combining.append(f"{relative(path)}: {node.name}({', '.join(map(ast.unparse, node.bases))})")
+    assert not combining, "Protocols that only combine others:\n" + "\n".join(combining)
 
 
 def test_no_handler_takes_the_whole_bench():
@@ -256,47 +255,41 @@ def test_no_handler_takes_the_whole_bench():
     assert all((PACKAGE / name).exists() for name in WHOLE_BENCH), "WHOLE_BENCH names a module that is gone"
 
 
-def test_every_declared_part_is_on_the_real_bench_with_its_type(app):
-    bench = app.bench
-    per_protocol, _ = all_protocols()
-    wrong = []
-    for proto in per_protocol:
-        hints = typing.get_type_hints(proto)
-        for name in sorted(declared(proto)):
-            place = f"{proto.__name__}.{name}"
-            if not hasattr(bench, name):
-                wrong.append(f"{place}: the Bench has no {name}")
-                continue
-            spec, real = inspect.getattr_static(proto, name, None), getattr(bench, name)
-            if isinstance(spec, property):
-                hint = typing.get_type_hints(spec.fget)["return"]
-                if not isinstance(real, hint):
-                    wrong.append(f"{place}: {real!r} is not {hint}")
-            elif callable(spec):
-                wanted = list(inspect.signature(spec).parameters)[1:]
-                if not callable(real) or list(inspect.signature(real).parameters) != wanted:
-                    wrong.append(f"{place}: the Bench's {name} is not a method taking {wanted}")
-            elif not isinstance(real, hints[name]):
-                wrong.append(f"{place}: {type(real).__name__} is not {hints[name]}")
-    assert not wrong, "\n".join(wrong)
+def test_the_mcp_tools_reach_only_routes_their_protocol_covers():
+    """api/mcpreach.py calls gateway routes by path, found in the route table at run time: the type checker
+    cannot follow that, so the Protocol its `bench` has must declare what every route it reaches uses."""
+    from benchwarmers.api import mcpreach
+    ns = vars(mcpreach)
+    reached = reached_routes(ns)
+    assert len(reached) >= 4, "the routes the MCP tools call were not found"
+    have = declared(mcpreach.McpReachParts)
+    missing = {f"{h.__name__}: {sorted(declared(hint) - have)}" for h in reached
+               if is_protocol(hint := resolve(inspect.signature(h).parameters["bench"].annotation,
+                                               h.__globals__)) and declared(hint) - have}
+    assert not missing, "McpReachParts lacks what these routes use:\n" + "\n".join(sorted(missing))
 
 
-def test_an_undeclared_part_is_caught():
-    """The checks above fail on a handler reaching past its Protocol, directly or through a helper."""
+def test_an_unused_part_is_caught():
+    """The check above fails on a Protocol declaring more than its functions use, directly or through a helper,
+    and names a hand-off it cannot read."""
     from benchwarmers.api import history, models
-    namespace = {**vars(history), "models_view": models.models_view}
-    for source, wanted in (
-            ("def h(req, bench: Records):\n    return bench.registry.models()", "uses ['registry']"),
-            ("def h(req, bench: Records):\n    return models_view(bench)", "not declared on Records"),
-            ("def h(req, bench: Records):\n    keep = bench\n    return keep.db", "only bench.<part> or a call"),
-            ("def h(req, bench: object):\n    return bench.db", "not declared on object"),
-            ("def h(req, bench: Records):\n    return len(bench)", "which takes"),
-            ("def h(req, bench: Records):\n    bench = {}\n    return bench", "rebinds"),
-            ("class C:\n    def __init__(self, bench: Records):\n        self.bench = bench\n"
-             "    def m(self):\n        return self.bench.registry", "uses ['registry']"),
-            ("class C:\n    def __init__(self, bench: Records):\n        self.kept = bench", "only bench.<part>")):
-        problems = check_module(source, namespace, "x.py", {})
-        assert any(wanted in p for p in problems), (source, problems)
-    assert check_module("def h(req, bench: Records):\n    return history_page(bench, {})", namespace, "x.py", {}) \
-        == []
-    assert "Records" in namespace and "Bench" not in vars(history)
+    from benchwarmers.store import Database
+
+    class Wider(typing.Protocol):
+        db: Database
+        registry: object
+
+    namespace = {**vars(history), "models_view": models.models_view, "Wider": Wider}
+    per_protocol: dict = {}
+    assert check_module("def h(req, bench: Wider):\n    return bench.db", namespace, "x.py", per_protocol) == []
+    assert unused_parts(per_protocol) == [f"{Wider.__module__}.Wider: ['registry']"]
+    per_protocol = {}
+    check_module("def h(req, bench: Wider):\n    return history_page(bench, {}), bench.registry", namespace, "x.py",
+                 per_protocol)
+    assert unused_parts(per_protocol) == []          # history_page's Records declares db
+    assert "not_a_function" in check_module("def h(req, bench: Wider):\n    return not_a_function(bench)",
+                                            namespace, "x.py", {})[0]
+    per_protocol = {}
+    check_module("class C:\n    def __init__(self, bench: Wider):\n        self.bench = bench\n"
+                 "    def m(self):\n        return self.bench.registry, self.bench.db", namespace, "x.py", per_protocol)
+    assert unused_parts(per_protocol) == []          # a kept bench's uses count

@@ -16,8 +16,8 @@ from tests.helpers.data import configure, write
 
 # The history and what is kept of it: none may be scanned. The kept standings (a row per model and collection)
 # and the few small tables of state (settings, keys, pins, limits, jobs) may be.
-HISTORY = {"calls", "usage", "verdicts", "panels", "days", "usage_totals", "usage_days", "probes", "perf", "points",
-           "point_verdicts", "point_claims"}
+HISTORY = {"calls", "usage", "verdicts", "panels", "replies", "days", "usage_totals", "usage_days", "probes", "perf",
+           "points", "point_verdicts", "point_claims"}
 TABLE_REF = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|LEFT\b|JOIN\b|ORDER\b|GROUP\b|LIMIT\b"
                        r"|INDEXED\b|USING\b)(\w+))?", re.I)
 # A search by one of these finds a bounded few rows (a panel's seats, a call's verdicts, a turn's shadows, the calls
@@ -133,6 +133,26 @@ def drive(app, home) -> dict:
         ids["panel"], ids["call"] = d["bench"]["panel"], d["bench"]["seats"][0]["call"]
         ids["point"] = d["bench"]["points"][0]["id"]
         ids.setdefault("seats", []).append(ids["call"])
+    # follow-ups: the reply sent back (found by its hash), then `bench.continue` (the turns read by their ids); the
+    # replies this process remembers are forgotten first, so the record is read as another process would
+    said = d["choices"][0]["message"]["content"]
+    app.bench.db.sync()
+    app.bench.panel.threads.store._recent.clear()
+    status, _, d = app("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": "question 2"}, {"role": "assistant", "content": said},
+        {"role": "user", "content": "and then?"}]})
+    assert status == 200 and d["bench"]["previous"] == ids["panel"], d
+    app.bench.db.sync()
+    app.bench.panel.threads.store._recent.clear()
+    status, _, again = app("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": "question 2"}, {"role": "assistant", "content": said},
+        {"role": "user", "content": "and then?"},
+        {"role": "assistant", "content": d["choices"][0]["message"]["content"]}, {"role": "user", "content": "so?"}]})
+    assert status == 200 and again["bench"]["previous"] == d["bench"]["panel"], again
+    status, _, d = app("POST", "/v1/chat/completions", {"model": "bench/core", "messages": [
+        {"role": "user", "content": "and after?"}], "bench": {"continue": d["bench"]["panel"]}})
+    assert status == 200, d
+    ids["panel"] = d["bench"]["panel"]      # /bench/panels/{id} then shows a conversation of three turns
     status, _, d = app("POST", "/v1/chat/completions", {"model": "bench/core:merged", "messages": [
         {"role": "user", "content": "merge this"}]})
     assert status == 200, d
@@ -207,4 +227,6 @@ def test_no_page_api_read_or_hot_path_scans_the_history(home, fake, make_app, mo
     assert any(s.startswith("SELECT created, seconds FROM calls") for s in statements)        # a window refilled
     assert any(s.startswith("SELECT c.created, v.useful FROM calls c") for s in statements)
     assert any("FROM point_claims" in s for s in statements) and any("FROM points" in s for s in statements)
+    assert any("WHERE reply = ?" in s for s in statements) and any("WHERE reply IN" in s for s in statements)
+    assert any("WHERE conversation = ?" in s for s in statements)
     assert not found, "\n\n".join(f"{sql}\n  -> {'; '.join(w)}" for sql, w in found.items())

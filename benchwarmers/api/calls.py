@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..core.rankings import Rankings, served
 from ..errors import BadRequest, NotFound
@@ -18,6 +18,9 @@ from ..store.pending import pending
 from ..store.verdicts import Verdicts
 from .gateway import check_session
 from .onboard import whole_number
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class VerdictParts(Protocol):
@@ -155,7 +158,7 @@ def get_record(req: Request, bench: CallsParts) -> Response:
     return Response.json(bench.rankings.summary(req.caller.allows if limited else None))
 
 
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/calls", list_calls, "bench", GATEWAY, doc=op(
         "Recorded calls, newest first (a gateway key sees those of its collections).",
         query={"collection": STRING, "model": STRING, "panel": STRING, "limit": {"type": "integer"}},

@@ -2,7 +2,7 @@
 own app (with the user's switch), and a model's own facts, roles and price hold."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .. import hubs
 from ..catalog import Catalog, overrides
@@ -17,6 +17,9 @@ from ..store import Config
 from .endpoints import TRUE
 from .models import ModelViewParts, view
 from .parts import ProviderLookup
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class DiscoverParts(ProviderLookup, Protocol):
@@ -115,7 +118,7 @@ def confirm(req: Request, bench: CatalogParts) -> Response:
 
 ONE_MODEL = obj(("model",), model={"type": "object"})
 NUMBER = {"type": ["number", "null"]}
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/catalog", status, "bench", ADMIN, doc=op(
         "The catalog copies in use: each source, when it was fetched and how many models it lists.",
         ok=obj(("sources",), sources={"type": "array"}))),

@@ -1,7 +1,7 @@
 """/bench/collections: list (gateway keys see theirs), save and delete collections."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..catalog import Catalog
 from ..core.collection import Collections
@@ -12,6 +12,9 @@ from ..roster.registry import Registry
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, GATEWAY, Route
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class CollectionListParts(Protocol):
@@ -87,7 +90,7 @@ def delete_collection(req: Request, bench: CollectionParts) -> Response:
     return Response.json({"deleted": req.params["name"]})
 
 
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/collections", list_collections, "bench", GATEWAY, doc=op(
         "The collections (a gateway key sees those it reaches).",
         ok=obj(("collections",), collections={"type": "array", "items": COLLECTION}))),

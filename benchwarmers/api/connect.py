@@ -4,7 +4,7 @@ sign-in routes (dashboard/signin.py) share: the provider, the endpoint name, add
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BadRequest, BenchError, Conflict, NotFound, key_env
 from ..redaction import redact
@@ -18,7 +18,10 @@ from ..signin.flows import Flows
 from ..signin.vendors import LOCAL, PASTE, Vendor
 from ..store import Config
 from ..words import plural
-from .endpoints import RegisterParts, register
+from .endpoints import EndpointViewParts, RegisterParts, register
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class ProvidersParts(Protocol):
@@ -27,8 +30,9 @@ class ProvidersParts(Protocol):
     signins: Flows
 
 
-class ConnectParts(ProvidersParts, RegisterParts, Protocol):
+class ConnectParts(RegisterParts, Protocol):
     """A sign-in's end: the provider, the endpoint's name, the endpoint added."""
+    signins: Flows
 
 
 log = logging.getLogger("benchwarmers.signin.flows")
@@ -42,11 +46,11 @@ def providers_view(bench: ProvidersParts, result: str | None = None) -> dict:
     return d
 
 
-def list_providers(req: Request, bench: ConnectParts) -> Response:
+def list_providers(req: Request, bench: ProvidersParts) -> Response:
     return Response.json(providers_view(bench, req.query.get("result")))
 
 
-def put_app(req: Request, bench: ConnectParts) -> Response:
+def put_app(req: Request, bench: ProvidersParts) -> Response:
     """Keep the client id (and, for renewing, the client secret) of the user's app for a provider; a null or
     empty client_id forgets it. The provider's entry then signs in with it."""
     body = req.json()
@@ -83,7 +87,7 @@ def can_sign_in(provider: Vendor) -> None:
                          f"{provider.id} --base {provider.base_url} --api {provider.api} --no-key).")
 
 
-def endpoint_name(bench: ConnectParts, provider: Vendor, given: str | None) -> tuple[str, bool]:
+def endpoint_name(bench: EndpointViewParts, provider: Vendor, given: str | None) -> tuple[str, bool]:
     """(the endpoint name, whether an endpoint of that name for this same provider gets its key replaced);
     a name taken by an endpoint elsewhere is a conflict."""
     name = check_endpoint_name((given or "").strip() or provider.id)
@@ -128,11 +132,12 @@ def record(bench: ProvidersParts, result: dict) -> str:
     return bench.signins.finish(result)
 
 
-ROUTES = [Route("GET", "/bench/connect", list_providers, "bench", ADMIN, dashboard_only=True, doc=op(
-    "The providers one can sign in to or paste a key for, and a finished sign-in's result (`result`).",
-    query={"result": STRING}, ok=obj(("providers",), providers={"type": "array"}))),
-          Route("PUT", "/bench/connect/{provider}/app", put_app, "bench", ADMIN, dashboard_only=True, doc=op(
-              "Set (or with a null client_id, forget) the client id of your own app for a provider that signs in "
-              "only with one (Hugging Face, GitHub); a client secret goes to keys.json.",
-              body=obj((), client_id={"type": ["string", "null"]}, client_secret={"type": ["string", "null"]}),
-              ok=obj(("app", "provider"), app={"type": "object"}, provider={"type": "object"})))]
+ROUTES: list[Route[Bench]] = [
+    Route("GET", "/bench/connect", list_providers, "bench", ADMIN, dashboard_only=True, doc=op(
+        "The providers one can sign in to or paste a key for, and a finished sign-in's result (`result`).",
+        query={"result": STRING}, ok=obj(("providers",), providers={"type": "array"}))),
+    Route("PUT", "/bench/connect/{provider}/app", put_app, "bench", ADMIN, dashboard_only=True, doc=op(
+        "Set (or with a null client_id, forget) the client id of your own app for a provider that signs in "
+        "only with one (Hugging Face, GitHub); a client secret goes to keys.json.",
+        body=obj((), client_id={"type": ["string", "null"]}, client_secret={"type": ["string", "null"]}),
+        ok=obj(("app", "provider"), app={"type": "object"}, provider={"type": "object"})))]

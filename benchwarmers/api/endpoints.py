@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from .. import hubs, keys
@@ -23,6 +23,9 @@ from ..signin import renewal
 from ..store import Config, Database
 from .parts import ProviderLookup
 
+if TYPE_CHECKING:
+    from ..bench import Bench
+
 
 class EndpointViewParts(Protocol):
     """An endpoint as the API shows it: its config, its health record, what rests on its limits."""
@@ -32,18 +35,16 @@ class EndpointViewParts(Protocol):
     resting: Resting
 
 
-class RegisterParts(EndpointViewParts, ProviderLookup, Protocol):
+class RegisterParts(EndpointViewParts, Protocol):
     """Adding an endpoint (a hub's sources checked first), as the API and a finished sign-in do."""
+
+    def provider_at(self, base_url: str) -> str | None: ...
 
 
 class CandidatesParts(Protocol):
     """What the endpoints serve, beside the catalog's facts."""
     catalog: Catalog
     registry: Registry
-
-
-class EndpointsParts(RegisterParts, CandidatesParts, Protocol):
-    """Endpoints: added, listed, tested, removed; what they serve."""
 
 
 TRUE = ("1", "true", "yes", "on")
@@ -76,7 +77,7 @@ def endpoints_view(bench: EndpointViewParts) -> dict:
     return {"endpoints": [endpoint_view(bench, e, flags) for _, e in sorted(reg.endpoints().items())]}
 
 
-def list_endpoints(req: Request, bench: EndpointsParts) -> Response:
+def list_endpoints(req: Request, bench: EndpointViewParts) -> Response:
     return Response.json(endpoints_view(bench))
 
 
@@ -155,7 +156,7 @@ def keep_stored_key(old: Endpoint | None, new: Endpoint, key: str | None, new_ke
                          "prompts for it), or confirm that this URL may have it with keep_key: true (--keep-key).")
 
 
-def add_endpoint(req: Request, bench: EndpointsParts) -> Response:
+def add_endpoint(req: Request, bench: RegisterParts) -> Response:
     body = req.json()
     endpoint = endpoint_from(body)
     reg = bench.registry
@@ -190,7 +191,7 @@ def register(bench: RegisterParts, endpoint: Endpoint, key: str | None, new_key:
     healthrecord.clear(bench.db, endpoint.name)   # its key was just accepted: a "key refused" flag is old news
     if new_key or admin[1]:
         try:
-            if new_key:
+            if new_key and key is not None:    # (checked above: a new key is there)
                 keys.store(endpoint.name, key)
             if admin[1]:
                 keys.store(hubs.admin_name(endpoint.name), admin[0])
@@ -219,7 +220,7 @@ def check_hub(bench: ProviderLookup, endpoint: Endpoint, admin_key: str | None, 
                              upstream_status=e.upstream_status) from None
 
 
-def hub_sources(req: Request, bench: EndpointsParts) -> Response:
+def hub_sources(req: Request, bench: RegisterParts) -> Response:
     """A hub endpoint's sources, read from its admin API now: the upstreams a new model can come from."""
     endpoint = bench.registry.endpoint(req.params["name"])
     if not endpoint.hub:
@@ -240,7 +241,7 @@ def check_endpoint(endpoint: Endpoint, key: str | None, doing: str = "was not ad
         raise health.explain(e, endpoint, f"Endpoint {endpoint.name!r} {doing}: listing its models failed") from None
 
 
-def test_endpoint(req: Request, bench: EndpointsParts) -> Response:
+def test_endpoint(req: Request, bench: EndpointViewParts) -> Response:
     """List an endpoint's models with its key now; the count and time are kept beside it."""
     reg = bench.registry
     endpoint = reg.endpoint(req.params["name"])
@@ -288,11 +289,11 @@ def local_servers_view(bench: EndpointViewParts) -> dict:
     return {"servers": [found]}
 
 
-def local_servers(req: Request, bench: EndpointsParts) -> Response:
+def local_servers(req: Request, bench: EndpointViewParts) -> Response:
     return Response.json(local_servers_view(bench))
 
 
-def remove_endpoint(req: Request, bench: EndpointsParts) -> Response:
+def remove_endpoint(req: Request, bench: EndpointViewParts) -> Response:
     """Its models are retired (restorable once it is back); its key stays in keys.json, shared with llm."""
     reg = bench.registry
     endpoint = reg.endpoint(req.params["name"])
@@ -339,13 +340,13 @@ def candidates_view(bench: CandidatesParts, only_new: bool = False) -> dict:
     return {"candidates": rows, "errors": errors, "new_only": only_new}
 
 
-def candidates(req: Request, bench: EndpointsParts) -> Response:
+def candidates(req: Request, bench: CandidatesParts) -> Response:
     return Response.json(candidates_view(bench, req.query.get("new", "").lower() in TRUE))
 
 
 ENDPOINT = obj(("name", "base_url", "api", "key_source"), name=STRING, base_url=STRING, api=STRING,
                key_source=STRING)
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/endpoints", list_endpoints, "bench", ADMIN, doc=op(
         "Every endpoint, with where its key comes from (never the key).",
         ok=obj(("endpoints",), endpoints={"type": "array", "items": ENDPOINT}))),

@@ -2,7 +2,7 @@
 plus each format's own routes (model lists, token counts, ...), all built from what the formats declare."""
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 from urllib.parse import quote
 
 from .. import formats
@@ -12,7 +12,7 @@ from ..core.collection import Collections
 from ..core.panel import Panel
 from ..core.route import Router, TurnReply
 from ..errors import BadRequest, CollectionNotFound, Forbidden, NotFound
-from ..formats.base import FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, points_wanted
+from ..formats.base import FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, continuation, points_wanted
 from ..formats.contract import FormatContract
 from ..providers.passthrough import native_body
 from ..roster.registry import Registry
@@ -20,6 +20,9 @@ from ..server.guard import presented_key
 from ..server.messages import Request, Response
 from ..server.openapi import ANY_JSON, op
 from ..server.routes import GATEWAY, Route
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class ReachParts(Protocol):
@@ -65,8 +68,8 @@ def check_reach_within(req: Request, ask: Ask, bench: ReachParts) -> None:
         return
     collections = bench.collections.all()
     mine = sorted(c for c in key.collections if c in collections)
-    if ask.target.mode != DIRECT and ask.target.name not in collections:
-        raise CollectionNotFound(f"No collection named {ask.target.name!r}.",
+    if ask.aim.mode != DIRECT and ask.aim.name not in collections:
+        raise CollectionNotFound(f"No collection named {ask.aim.name!r}.",
                                  "Ask one of: " + (", ".join(f"bench/{c}" for c in mine) or "(none yet)") + ".")
     reach = {m for c in mine for m in collections[c].members}
     outside = [m for m in ask.with_models if m not in reach]
@@ -108,8 +111,12 @@ def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInf
     parsed = fmt.parse(body, info)
     ask = parsed.ask
     ask.points = points_wanted(body)
+    ask.continues, ask.only_seat = continuation(body)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
+    if ask.continues and ask.target.mode == ROUTE:
+        raise BadRequest("`bench.continue` follows up a panel; route mode keeps its own conversation.",
+                         f"Ask bench/{ask.target.name} to continue a panel, or leave `bench.continue` out.")
     check_reach(req, ask.target)
     check_reach_within(req, ask, bench)
     asker = Asker(req.caller.name if req.caller else None, session_of(req))
@@ -122,7 +129,7 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
     if not has_content(ask):
         return nothing_to_answer(fmt, req, bench, ask, options, info)
     reply = ReplyInfo.for_ask(ask, options, info)
-    if ask.target.mode == ROUTE:   # only a route turn may send the client's own body: cut it once, here
+    if ask.aim.mode == ROUTE:   # only a route turn may send the client's own body: cut it once, here
         turn = bench.router.take(ask, client_session(info.headers), presented_key(req), stream=options.stream,
                                  native=native.narrowed(native_body), asker=asker)
         return render_turn(fmt, turn, reply)
@@ -146,6 +153,7 @@ def render_turn(fmt: FormatContract, turn: TurnReply, reply: ReplyInfo) -> Respo
     if turn.events is not None:
         return Response.streaming(fmt.stream(turn.events, reply), fmt.stream_content_type(reply), headers)
     reply.extra = turn.bench
+    assert turn.answer is not None      # not streamed: the whole answer
     return Response.json(fmt.render(turn.answer, reply), headers=headers)
 
 
@@ -187,14 +195,15 @@ def handler_for(fmt: FormatContract, route: FormatRoute) -> Handler:
     if route.op == "ask":
         def handler(req: Request, bench: GatewayParts) -> Response:
             return serve_ask(fmt, req, bench, request_info(req, route))
-    else:
-        answer = fmt.OPS[route.op]
+        handler.__name__ = f"{fmt.NAME}_{route.op}"
+        return handler
+    answer = fmt.OPS[route.op]
 
-        def handler(req: Request, bench: ModelNamesParts) -> Response:
-            lookup = Lookup(request_info(req, route), req.params, req.json, lambda: model_names(req, bench))
-            return Response.json(answer(lookup))
-    handler.__name__ = f"{fmt.NAME}_{route.op}"
-    return handler
+    def op_handler(req: Request, bench: ModelNamesParts) -> Response:
+        lookup = Lookup(request_info(req, route), req.params, req.json, lambda: model_names(req, bench))
+        return Response.json(answer(lookup))
+    op_handler.__name__ = f"{fmt.NAME}_{route.op}"
+    return op_handler
 
 
 def by_header(choices: list[tuple[str | None, Handler]]) -> Handler:
@@ -207,13 +216,13 @@ def by_header(choices: list[tuple[str | None, Handler]]) -> Handler:
     return first_sent
 
 
-def routes() -> list[Route]:
+def routes() -> list[Route[Bench]]:
     """Every format's declared routes, in declaration order; a path two formats share is one route."""
     grouped: dict[tuple[str, str], list[tuple[FormatContract, FormatRoute]]] = {}
     for fmt in formats.FORMATS.values():
         for route in fmt.ROUTES:
             grouped.setdefault((route.method, route.pattern), []).append((fmt, route))
-    table = []
+    table: list[Route[Bench]] = []
     for (method, pattern), declared in grouped.items():
         declared.sort(key=lambda item: item[1].header is None)   # header-bound ones are tried first
         plain, declaration = declared[-1]

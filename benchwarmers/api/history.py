@@ -1,6 +1,8 @@
 """/bench/history and /bench/stats: asks newest first (panels and route turns), one ask whole, calls per day."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..core import stats
 from ..errors import BadRequest, NotFound
 from ..server.messages import Request, Response
@@ -9,6 +11,9 @@ from ..server.routes import ADMIN, Route
 from ..store.history import VERDICT_FILTERS, History, read_cursor
 from .onboard import whole_number
 from .parts import Records
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 def cursor(q: dict, name: str) -> tuple | None:
@@ -79,7 +84,7 @@ def daily(req: Request, bench: Records) -> Response:
     return Response.json(daily_view(bench, req.query))
 
 
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/history", list_history, "bench", ADMIN, doc=op(
         "Asks, newest first: panels and route turns, a page at a time (cursors: before, after).",
         query={"collection": STRING, "model": STRING, "status": STRING, "verdict": STRING,

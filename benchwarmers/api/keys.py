@@ -1,7 +1,7 @@
 """/bench/keys: create (the secret is shown once), list and revoke gateway keys."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..core.collection import Collections
 from ..errors import BadRequest
@@ -11,6 +11,9 @@ from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from .parts import EffectiveSettings
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class KeysParts(EffectiveSettings, Protocol):
@@ -61,7 +64,7 @@ def revoke_key(req: Request, bench: KeysParts) -> Response:
     return Response.json(bench.gateway_keys.revoke(req.params["name"]).to_dict())
 
 
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("POST", "/bench/keys", create_key, "bench", ADMIN, doc=op(
         "Make a gateway key; its secret is in `key`, shown this once.", status=201,
         body=obj(("name", "collections"), name=STRING, collections={"type": ["array", "string"], "items": STRING},

@@ -2,7 +2,7 @@
 and what the provider's headers said); set and clear the user's."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import ConfigError
 from ..roster.limits import userset
@@ -15,6 +15,9 @@ from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..store import Config
 from .parts import EffectiveSettings
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class LimitsParts(EffectiveSettings, Protocol):
@@ -133,7 +136,7 @@ def clear_limits(req: Request, bench: LimitsParts) -> Response:
 
 ENTRY = obj(("scope", "name", "set", "windows", "state"), scope=STRING, name=STRING, set={"type": "object"},
             windows={"type": "object"}, state={"enum": list(STATES)})
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/limits", get_limits, "bench", ADMIN, doc=op(
         "Every connection's and model's rate limits: what is set, used and left, when each resets, and what the "
         "provider's headers said.", ok=obj(("connections", "models"), connections={"type": "array"},

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .. import strictjson
 from ..errors import BadRequest, MethodNotAllowed, NotFound, RateLimited
@@ -21,6 +21,9 @@ from ..server.gatewaykeys import GatewayKeys
 from ..server.routes import GATEWAY, Route
 from .mcpreach import InProcessReach, McpReachParts
 from .parts import EffectiveSettings
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class OwnerParts(Protocol):
@@ -38,8 +41,14 @@ class PacingParts(Protocol):
     gateway_keys: GatewayKeys
 
 
-class McpParts(SessionParts, PacingParts, McpReachParts, Protocol):
+class McpParts(McpReachParts, Protocol):
     """A POST: its session, its batch paced, its tool calls reaching the panel in process."""
+    admin_token: str | None
+    gateway_keys: GatewayKeys
+    mcp_sessions: Sessions
+
+    def settings(self) -> dict: ...
+
 
 SESSION_HEADER, VERSION_HEADER = "mcp-session-id", "mcp-protocol-version"
 EVENT_STREAM = "text/event-stream"
@@ -107,7 +116,8 @@ def answers(req: Request, bench: PacingParts, session: Session, messages: list, 
             try:
                 bench.gateway_keys.pace(req.caller)
             except RateLimited as err:
-                yield error_reply(id_or_none(msg), RATE_LIMITED, str(err), {"retry_after": round(err.retry_after, 1)})
+                wait = {"retry_after": round(err.retry_after, 1)} if err.retry_after is not None else {}
+                yield error_reply(id_or_none(msg), RATE_LIMITED, str(err), wait)
                 continue
         first = first and not is_request(msg)
         yield session.answer(msg, tools=tools)
@@ -182,7 +192,7 @@ def get_mcp(req: Request, bench: object) -> Response:
                            ["DELETE", "POST"])
 
 
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("POST", "/mcp", post_mcp, "jsonrpc", GATEWAY, doc=op(
         "MCP over HTTP (Streamable HTTP): JSON-RPC messages in (initialize first, then Mcp-Session-Id), JSON or "
         "an event stream out (202 when it held only notifications).", body=ANY_JSON, ok=ANY_JSON,

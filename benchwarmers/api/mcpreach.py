@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from ..core.panel import Panel
 from ..errors import BenchError
-from ..formats import openai_chat
+from ..formats import FORMATS
 from ..formats.base import RequestInfo
 from ..mcp.tools import OnSeat, Reach, ToolError
 from ..server.messages import Request
@@ -20,6 +20,7 @@ from .collection import CollectionParts
 from .points import PointsParts
 
 ASK_PATH = "/v1/chat/completions"
+ASK_FORMAT = FORMATS["openai_chat"]     # the format of ASK_PATH
 
 
 class McpReachParts(gateway.ReachParts, CollectionParts, CallsParts, PointsParts, Protocol):
@@ -74,11 +75,12 @@ class InProcessReach(Reach):
         """As POST /v1/chat/completions answers (the panel's `bench` data and its text), hearing each seat."""
         sub = self.sub_request("POST", ASK_PATH, body)
         try:
-            (ask, _, _), asker = gateway.admit(openai_chat, sub, self.bench, RequestInfo(ASK_PATH, {}, sub.headers))
+            (ask, _, _), asker = gateway.admit(ASK_FORMAT, sub, self.bench, RequestInfo(ASK_PATH, {}, sub.headers))
             run = self.bench.panel.start(ask, asker)
             done = []
 
             def heard(seat) -> None:
+                assert on_seat is not None      # heard only with someone to tell
                 done.append(seat)
                 on_seat({"seat": seat.seat, "kind": seat.kind, "model": seat.model, "status": seat.status,
                          "call": seat.call}, len(done), len(run.seats))

@@ -2,7 +2,7 @@
 probes, probe, retire, restore."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .. import hubs
 from ..catalog import Catalog
@@ -20,6 +20,9 @@ from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..store import Database
 from ..suite.service import SuiteService
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class ModelViewParts(Protocol):
@@ -98,7 +101,9 @@ def add_model(req: Request, bench: ModelsParts) -> Response:
     [item] = q.enqueue(request)
     [item] = q.wait([item["id"]], WAIT)
     if item["state"] == "failed":
-        raise q.error_of(item["id"])
+        error = q.error_of(item["id"])
+        assert error is not None     # a failed item keeps its fault
+        raise error
     if item["state"] != "done":
         return Response.json({"item": item, "note": "Still onboarding; follow it with GET /bench/onboard/"
                                                     f"{item['id']}."}, 202)
@@ -150,7 +155,7 @@ def retire_model(req: Request, bench: ModelsParts) -> Response:
     if from_hub and (endpoint is None or not endpoint.hub):
         raise BadRequest(f"{found.alias!r} does not come from a hub.", "Leave from_hub out.")
     hub = None
-    if from_hub:     # only when asked, and first: a hub that refuses leaves the model on the bench as it was
+    if from_hub and endpoint is not None:   # only when asked, and first: a hub that refuses leaves the model as it was
         health.retire_reason(reason)
         hub = {"endpoint": endpoint.name, "removed": hubs.adapter(endpoint).remove(found.served)}
     model = health.retire(bench.registry, req.params["alias"], reason or "")
@@ -163,7 +168,7 @@ def restore_model(req: Request, bench: ModelsParts) -> Response:
     return Response.json({"model": view(bench, model), "probe": probe.to_dict() if probe else None})
 
 
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/models", list_models, "bench", ADMIN, doc=op(
         "The roster, each model with its record; `find` matches any part of alias, served name or endpoint.",
         query={"find": STRING}, ok=obj(("models",), models={"type": "array", "items": MODEL}))),

@@ -1,13 +1,16 @@
 """/bench/onboard: put models on the onboarding queue, list the queue, follow one item with its log."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BadRequest
 from ..roster.onboardqueue import OnboardQueue
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class OnboardParts(Protocol):
@@ -48,7 +51,7 @@ def get_onboard(req: Request, bench: OnboardParts) -> Response:
     return Response.json(bench.onboard_queue.item(whole_number(req.params["id"], "The item id", 1, 2 ** 62)))
 
 
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("POST", "/bench/onboard", post_onboard, "bench", ADMIN, doc=op(
         "Put models on the onboarding queue; they onboard one at a time, in order (202 at once).", status=202,
         body=obj(("models",), models={"type": "array", "items": {"type": ["string", "object"]}}, mode=STRING,

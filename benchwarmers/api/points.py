@@ -1,7 +1,7 @@
 """/bench/panels/{id}/points and /bench/points/{id}/verdict: a panel's points, and judging one (or withdrawing it)."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..core.pointverdicts import PointVerdicts
 from ..errors import BadRequest, NotFound
@@ -9,6 +9,9 @@ from ..names import NOTE_MOST, check_text
 from ..server.messages import Request, Response
 from ..server.openapi import STRING, obj, op
 from ..server.routes import GATEWAY, Route
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class PointsParts(Protocol):
@@ -71,7 +74,7 @@ def delete_point_verdict(req: Request, bench: PointsParts) -> Response:
     return Response.json(bench.points.withdraw(_point_panel(req, bench)))
 
 
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/panels/{id}/points", get_panel_points, "bench", GATEWAY, doc=op(
         "A panel's points (where its seats disagree), each with its verdict, and the useful / not-useful its judged "
         "points propose per seat.", ok=PANEL_POINTS)),

@@ -1,7 +1,7 @@
 """/bench/scheduler and /bench/jobs: the scheduler's switches and times, job runs, and running a job now."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BadRequest, NotFound
 from ..numberchecks import row_id
@@ -12,6 +12,9 @@ from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..store import Config, Database
 from .parts import EffectiveSettings, Records
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class SchedulerParts(EffectiveSettings, Protocol):
@@ -97,7 +100,7 @@ def run_job(req: Request, bench: SchedulerParts) -> Response:
 
 SCHEDULER = obj(("enabled", "jobs"), enabled={"type": "boolean"}, jobs={"type": "array"})
 RUN = obj(("run",), run={"type": "object"})
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/scheduler", get_scheduler, "bench", ADMIN, doc=op(
         "The scheduler: on or off, each job's switch, time, next and last run.", ok=SCHEDULER)),
     Route("POST", "/bench/scheduler", set_scheduler, "bench", ADMIN, doc=op(

@@ -1,7 +1,7 @@
 """/bench/settings: every setting with its value, default and help; change the ones settings.json holds."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..core.calling import LLM, client_in_use
 from ..errors import BadRequest, ConfigError
@@ -12,6 +12,9 @@ from ..server.routes import ADMIN, Route
 from ..settings import SETTINGS, coerce
 from ..store import Config
 from .parts import EffectiveSettings
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class SettingsParts(EffectiveSettings, Protocol):
@@ -63,7 +66,7 @@ def post_settings(req: Request, bench: SettingsParts) -> Response:
 
 
 SETTINGS_VIEW = obj(("settings", "file"), settings={"type": "array"}, file={"type": "string"})
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/settings", get_settings, "bench", ADMIN, doc=op(
         "Every setting with its value, default, type and help, and which client makes member calls.",
         ok=SETTINGS_VIEW)),

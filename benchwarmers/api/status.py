@@ -49,7 +49,7 @@ def head_root(req: Request, bench: object) -> Response:
 
 def summary(bench: StatusParts) -> dict:
     problems = bench.config.check_all()
-    counts = {}
+    counts: dict[str, int | None] = {}
     for key, read in (("endpoints", bench.registry.endpoints), ("models", bench.registry.models),
                       ("collections", bench.collections.all)):
         try:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BadRequest
 from ..scheduler import Clock
@@ -12,6 +12,9 @@ from ..server.routes import ADMIN, Route
 from ..store import Database, compaction
 from ..store.migrations import rebuild_kept
 from .parts import EffectiveSettings
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class StoreParts(EffectiveSettings, Protocol):
@@ -58,7 +61,7 @@ def post_rebuild(req: Request, bench: StoreParts) -> Response:
                           "store": compaction.size(bench.db, bench.settings()["record_keep_days"], bench.clock.now())})
 
 
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/store", get_store, "bench", ADMIN, doc=op(
         "The record's size (database, free pages, WAL), its text, what record_keep_days would prune, and the free "
         "disk a compaction needs.", ok=dict(STORE, properties={**STORE["properties"], "room": ROOM}))),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..catalog import Catalog
 from ..core.collection import Collections
@@ -18,6 +18,9 @@ from ..server.routes import ADMIN, Route
 from ..store import Database
 from ..suite import mine, seed, tasks as tasks_mod
 from ..suite.service import SuiteService
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class SuiteViewParts(Protocol):
@@ -203,7 +206,7 @@ TASK = obj(("task",), task={"type": "object"})
 RUN = obj(("run",), run={"type": "object"})
 RUNS = obj(("runs",), runs={"type": "array"})
 JOB = obj(("job",), job={"type": "object"})
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("GET", "/bench/suite", overview, "bench", ADMIN, doc=op(
         "The suite: task counts by kind and status, problems, the last runs and the scores.",
         ok=obj(("tasks", "runs", "scores"), tasks={"type": "object"}, runs={"type": "array"}))),

@@ -2,7 +2,7 @@
 the data folder's suite/tasks (`bench suite fetch`; the Suite page's offer)."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BadRequest, NotFound
 from ..numberchecks import row_id
@@ -11,6 +11,9 @@ from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..suite import fetch
 from ..suite.service import SuiteService
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class FetchParts(Protocol):
@@ -53,7 +56,7 @@ def fetch_job(req: Request, bench: FetchParts) -> Response:
 
 
 PLAN = {"type": "object"}
-ROUTES = [
+ROUTES: list[Route[Bench]] = [
     Route("POST", "/bench/suite/fetch", start_fetch, "bench", ADMIN, doc=op(
         "Fetch the real-bug tasks of the picks (the shipped ones, or those sent) into the data folder's suite "
         "tasks, as a job (202 at once; 409 while another fetch runs). Each fix's two file versions are "

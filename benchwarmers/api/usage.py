@@ -2,7 +2,7 @@
 cost and found, and calls and tokens per day."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..core.collection import Collections
 from ..errors import BadRequest
@@ -13,6 +13,9 @@ from ..server.openapi import STRING, obj, op
 from ..server.routes import ADMIN, Route
 from ..store import Database
 from ..store.ledger import BY, Ledger, check_by, check_month
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class UsageParts(Protocol):
@@ -56,7 +59,7 @@ def get_usage(req: Request, bench: UsageParts) -> Response:
     return Response.json(usage_view(bench, q.get("month"), q.get("by"), days_of(q.get("days"))))
 
 
-ROUTES = [Route("GET", "/bench/usage", get_usage, "bench", ADMIN, doc=op(
+ROUTES: list[Route[Bench]] = [Route("GET", "/bench/usage", get_usage, "bench", ADMIN, doc=op(
     "A month of the usage ledger totalled by one cut, what exploration cost and found, and calls per day.",
     query={"month": {"type": "string", "pattern": r"^\d{4}-(0[1-9]|1[0-2])$"}, "by": {"enum": list(BY)},
            "days": {"type": "integer", "minimum": 1, "maximum": MOST_DAYS}},

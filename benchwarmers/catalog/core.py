@@ -19,7 +19,7 @@ class Catalog:
         self.copies = store.Copies(self.home)
         self._lock = threading.RLock()
         self._refreshing = threading.Lock()
-        self._key = None
+        self._key: tuple | None = None
         self._ix: Indexed | None = None
         self._ix_version = -1
         self._cache: dict = {}
@@ -43,13 +43,14 @@ class Catalog:
         self.registry.models()
         copies = self.copies.get()
         key = (self.copies.version, self.config.version)
-        if key == self._key:                          # nothing changed: no lock (every seat comes through here)
+        if key == self._key and self._ix is not None:   # nothing changed: no lock (every seat comes through here)
             return self._ix, data
         with self._lock:
             if key != self._key:
                 if self._ix_version != self.copies.version:
                     self._ix, self._ix_version = Indexed(copies), self.copies.version
                 self._cache, self._key, self._watched = {}, key, False
+            assert self._ix is not None      # made once the key is
             return self._ix, data
 
     def provider_of(self, endpoint) -> str | None:
@@ -168,6 +169,7 @@ class Catalog:
                               "lists them.")
             lifted = watch.confirm(state, alias, model.served)
             watch.save(self.home, state)
+        assert lifted is not None     # it was held: there is a hold to lift
         return lifted
 
     # ---- copies -----------------------------------------------------------------------------------

@@ -135,7 +135,8 @@ def discover(catalog, free=False, tools=False, vision=False, min_context=0, find
         for pid in (catalog.registry.sources(endpoint) or ()) if endpoint.hub else ():
             via_hub.setdefault(pid, []).append(endpoint.name)
     on_bench = {(m.endpoint, m.served): m.alias for m in catalog.registry.models().values()}
-    items, app_only = [], {}
+    items: list[dict] = []
+    app_only: dict = {}
     for row in rows(ix).values():
         if not worth(row, since):
             continue

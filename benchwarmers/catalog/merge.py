@@ -56,7 +56,7 @@ class Indexed:
     def hint(self, pid: str | None, served: str) -> tuple[dict | None, bool]:
         platform = next((name for name, known in BY_FREELLMAPI.items() if known == pid), None)
         index = self.hint_index.get(platform) if platform else None
-        if index is None:
+        if index is None or platform is None:
             return None, False
         mid, exact = index.find(served)
         return (self.hints[platform][mid], exact) if mid else (None, False)

@@ -73,9 +73,9 @@ def save_use_free(config: Config, provider: str, value) -> bool:
         raise BadRequest("use_free must be true or false.", 'e.g. {"use_free": true}')
 
     def change(data: dict) -> None:
-        providers = data.get("providers") if isinstance(data.get("providers"), dict) else {}
+        providers = got if isinstance(got := data.get("providers"), dict) else {}
         data["providers"] = providers
-        entry = providers.get(provider) if isinstance(providers.get(provider), dict) else {}
+        entry = got if isinstance(got := providers.get(provider), dict) else {}
         providers[provider] = entry
         entry.pop("use_free", None) if not value else entry.__setitem__("use_free", True)
         if not entry:
@@ -88,7 +88,7 @@ def check_facts(changes) -> dict:
     """{fact: value or None (back to the catalog)}, each checked; raises BadRequest saying what is allowed."""
     if not isinstance(changes, dict) or not changes:
         raise BadRequest("Say which facts to set.", "Facts: " + ", ".join(SETTABLE) + " (null clears one).")
-    out = {}
+    out: dict[str, bool | int | float | None] = {}
     for key, value in changes.items():
         if key not in SETTABLE:
             raise BadRequest(f"Unknown fact {key!r}.", "Facts: " + ", ".join(SETTABLE) + ".")

@@ -31,6 +31,12 @@ def _million(value, scale: float) -> float | None:
     return round(number * scale, 6) if number is not None else None
 
 
+def _object(raw: dict, key: str) -> dict:
+    """raw[key] when it is an object, else an empty one."""
+    value = raw.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _flag(value) -> bool | None:
     return value if isinstance(value, bool) else None
 
@@ -50,9 +56,9 @@ def _modalities(entry: dict, inputs, outputs) -> None:
 # ---- models.dev api.json: {provider_id: {id, name, api?, models: {model_id: {...}}}} ------------------
 
 def modelsdev_model(raw: dict) -> dict:
-    limit = raw.get("limit") if isinstance(raw.get("limit"), dict) else {}
-    cost = raw.get("cost") if isinstance(raw.get("cost"), dict) else {}
-    mods = raw.get("modalities") if isinstance(raw.get("modalities"), dict) else {}
+    limit = _object(raw, "limit")
+    cost = _object(raw, "cost")
+    mods = _object(raw, "modalities")
     entry = {"name": raw.get("name") if isinstance(raw.get("name"), str) else None,
              "context_window": _int(limit.get("context")), "max_output": _int(limit.get("output")),
              "tools": _flag(raw.get("tool_call")), "reasoning": _flag(raw.get("reasoning")),
@@ -82,9 +88,9 @@ def modelsdev(data) -> dict:
 # ---- OpenRouter /api/v1/models: {"data": [{id, context_length, pricing, architecture, ...}]} -------------
 
 def openrouter_model(raw: dict) -> dict:
-    arch = raw.get("architecture") if isinstance(raw.get("architecture"), dict) else {}
-    pricing = raw.get("pricing") if isinstance(raw.get("pricing"), dict) else {}
-    top = raw.get("top_provider") if isinstance(raw.get("top_provider"), dict) else {}
+    arch = _object(raw, "architecture")
+    pricing = _object(raw, "pricing")
+    top = _object(raw, "top_provider")
     params = raw.get("supported_parameters")
     created = _int(raw.get("created"))
     entry = {"name": raw.get("name") if isinstance(raw.get("name"), str) else None,

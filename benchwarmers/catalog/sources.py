@@ -104,7 +104,7 @@ def accept(source: CatalogSource, body: bytes, last: store.Copy | None):
 def refresh(home: Path, copies: dict) -> dict:
     """Fetch every source; returns {source: {ok, models | error, kept}} and records it in catalog/status.json."""
     status = store.read_status(home)
-    results = {}
+    results: dict[str, dict] = {}
     for source in FETCHED:
         last = copies.get(source.name)
         now = time.time()

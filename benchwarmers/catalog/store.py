@@ -82,12 +82,12 @@ class Copies:
         self.home = Path(home)
         self.version = 0
         self._lock = threading.Lock()
-        self._seen = None
+        self._seen: tuple | None = None
         self._looked = 0.0
         self._copies: dict[str, Copy] = {}
 
     def _signature(self) -> tuple:
-        sig = []
+        sig: list[tuple[int, int] | None] = []
         for source in SOURCES:
             for path in (copy_path(self.home, source), SHIPPED / f"{source}.json"):
                 try:

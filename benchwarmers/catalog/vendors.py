@@ -116,9 +116,9 @@ def describe(pid: str, catalog_providers: dict) -> dict:
     known = KNOWN.get(pid)
     entry = catalog_providers.get(pid) or {}
     base = known.base if known else (entry.get("api") if suggestable(entry.get("api")) else None)
-    out = {"provider": pid, "name": (known.name if known else entry.get("name")) or pid, "base_url": base,
-           "api": known.api if known else "openai"}
+    api = known.api if known else "openai"
+    out = {"provider": pid, "name": (known.name if known else entry.get("name")) or pid, "base_url": base, "api": api}
     if base:
-        out["argv"] = add_argv(pid, base, out["api"])
-        out["command"] = shlex.join(out["argv"])     # for a POSIX shell; `bench` prints it for its own
+        argv = out["argv"] = add_argv(pid, base, api)
+        out["command"] = shlex.join(argv)     # for a POSIX shell; `bench` prints it for its own
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from ..servicelink import CommandError
@@ -23,7 +24,8 @@ def register(sub, parent) -> None:
                                    "an explore seat and why.",
                        epilog="examples:\n  bench ask core \"Where can this return a stale value?\" -f cache.py\n"
                               "  git diff | bench ask core \"Review this diff\" > review.md\n"
-                              "  bench ask core \"Design a schema for ...\" --merged --with mercury")
+                              "  bench ask core \"Design a schema for ...\" --merged --with mercury\n"
+                              "  bench ask core \"And the error handling?\" --continue last")
     p.add_argument("collection", help="the collection (or a model alias for a one-seat panel)")
     p.add_argument("prompt", nargs="?", default="", help="what to ask (piped stdin is the prompt, or added to it)")
     p.add_argument("-f", "--file", action="append", default=[], metavar="FILE", help="attach a file (repeatable)")
@@ -31,6 +33,9 @@ def register(sub, parent) -> None:
     p.add_argument("--system", help="a system prompt for every seat")
     p.add_argument("--with", dest="with_models", type=names, action="extend", default=[], metavar="A,B",
                    help="extra models for this ask: a,b (repeatable)")
+    p.add_argument("--continue", dest="follow", metavar="PANEL",
+                   help="follow up a panel (its id, from the seat table; or last: the newest panel): each seat "
+                        "continues its own thread")
     p.add_argument("--max-tokens", type=positive, metavar="N",
                    help=f"output tokens per seat, 1 to {MAX_TOKENS:,} (default: the service's default_max_tokens "
                         "setting)")
@@ -111,9 +116,11 @@ def run_ask(args, client) -> int:
     limit = BodyLimit(client)
     messages = ([{"role": "system", "content": args.system}] if args.system else [])
     messages.append({"role": "user", "content": build_prompt(args, limit)})
-    body = {"messages": messages}
+    body: dict[str, Any] = {"messages": messages}
     if args.with_models:
         body["bench"] = {"with": args.with_models}
+    if args.follow:
+        body.setdefault("bench", {})["continue"] = continued_panel(client, args.follow)
     if args.max_tokens:
         body["max_tokens"] = args.max_tokens
     size = check_size(body, limit)
@@ -133,6 +140,9 @@ def run_ask(args, client) -> int:
     if bench.get("merge"):
         m = bench["merge"]
         note(f"merged by {m.get('model')} (call {m.get('call')}, {m.get('status')})")
+    if bench.get("panel"):
+        note(f"panel {bench['panel']}" + (f" (continues {bench['previous']})" if bench.get("previous") else "") +
+             f"; follow up: bench ask {args.collection} \"...\" --continue {bench['panel']}")
     for passed in bench.get("passed_over") or []:
         note(f"passed over for an explore seat: {passed.get('model')} ({passed.get('reason')})")
     show_points(bench)
@@ -142,13 +152,28 @@ def run_ask(args, client) -> int:
     return 0 if any(s.get("status") == "ok" for s in seats) else 1
 
 
+def continued_panel(client, given: str) -> str:
+    """The panel --continue names: its id, or `last`, the newest panel in the record (the admin API's history)."""
+    if given != "last":
+        return given
+    try:
+        items = client.get("/bench/history?per_page=20").get("items") or []
+    except CommandError as e:
+        raise CommandError(f"--continue last reads the history, which needs the admin API: {e}. "
+                           "Give the panel's id instead (the seat table names it).", 2) from None
+    panel = next((i.get("id") for i in items if i.get("kind") == "panel"), None)
+    if not panel:
+        raise CommandError("--continue last: no panel in the record yet; ask one first.", 2)
+    return panel
+
+
 def stream_ask(reply, args) -> dict:
     """Show the streamed panel so each seat's answer shows as soon as it finishes (in seat order when stdout is a
     file or a pipe), with a line on a terminal's stderr naming the seats still awaited; the `bench` data at the end."""
     view = PanelView(planned_seats(reply.headers.get("x-bench-seats")), args.merged, sys.stdout, sys.stderr,
                      ticks=sys.stderr.isatty(), in_order=not sys.stdout.isatty())
     chunks = ticking(reply, TICK, view.tick) if view.ticks else reply
-    bench = {}
+    bench: dict = {}
     try:
         for chunk in chunks:
             choice = (chunk.get("choices") or [{}])[0]

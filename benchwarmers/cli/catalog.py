@@ -137,11 +137,11 @@ def no_route(m: dict) -> str:
 
 def next_steps(models: list) -> None:
     """The next command to type, quoted for this system's shell (a catalog's model id or URL may hold anything)."""
-    onboard = [pasteable(r.get("onboard_argv"), r.get("onboard")) for m in models for r in m["routes"]
-               if not r["on_bench"]]
-    add = [pasteable(m["no_route"].get("argv"), m["no_route"].get("command")) for m in models
-           if m["no_route"] and not m.get("unlisted")]
-    onboard, add = [x for x in onboard if x], list(dict.fromkeys(x for x in add if x))
+    routed = [pasteable(r.get("onboard_argv"), r.get("onboard")) for m in models for r in m["routes"]
+              if not r["on_bench"]]
+    unrouted = [pasteable(m["no_route"].get("argv"), m["no_route"].get("command")) for m in models
+                if m["no_route"] and not m.get("unlisted")]
+    onboard, add = [x for x in routed if x], list(dict.fromkeys(x for x in unrouted if x))
     if onboard:
         note("To queue one for onboarding: " + onboard[0] + (f"  ({len(onboard)} routed models are not on the "
                                                                "bench yet)" if len(onboard) > 1 else ""))

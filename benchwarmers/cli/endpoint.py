@@ -145,7 +145,7 @@ def key_text(e: dict) -> str:
         return "no key (local)"
     if source == "missing":
         return f"missing: set {e.get('key_env')}"
-    return source
+    return str(source)
 
 
 def run_test(args, client) -> int:

@@ -8,6 +8,7 @@ import sys
 import threading
 import webbrowser
 from pathlib import Path
+from typing import Any
 
 from .. import home, keys
 from ..errors import BadRequest, ConfigError
@@ -54,10 +55,11 @@ def register(sub, parent) -> None:
     for name, port, helptext, example in (
             ("serve", 8122, "start the dashboard and gateway (port 8122)", "--port 8122 --open"),
             ("gateway", 8123, "start the gateway routes alone, no dashboard (port 8123)", "--port 8123")):
+        opens: dict[str, Any] = {} if name == "serve" else {"open": False}
         p = command(sub, local(), name, helptext, run_serve, example=f"benchwarmers {name} {example}",
                     description=helptext[0].upper() + helptext[1:] + ". Runs in the foreground until Ctrl-C.",
                     role="dashboard" if name == "serve" else "gateway", default_port=port, needs_client=False,
-                    **({} if name == "serve" else {"open": False}))
+                    **opens)
         serve_options(p, port, dashboard=name == "serve")
     p = command(sub, local(), "init", "seed a data folder (never overwrites a file)", run_init, needs_client=False,
                 description="Seed a data folder from examples/ and point this checkout at it. With --endpoint and "
@@ -194,7 +196,8 @@ def run_init(args, client=None) -> int:
                                     allow_link_local=args.allow_link_local)
         except BadRequest as e:
             raise CommandError(str(e), 2) from None
-    if args.key or args.key_stdin:      # the key before anything is written: never an endpoint saved without it
+    # the key before anything is written: never an endpoint saved without it (a key needs --endpoint: checked above)
+    if endpoint is not None and (args.key or args.key_stdin):
         key = read_secret(args.key_stdin, f"Key for {endpoint.name} (input hidden): ")
         if not key:
             raise CommandError("No key given; nothing was saved. Type it at the prompt, or pipe it in: "

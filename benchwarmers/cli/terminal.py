@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 
 _redraw: dict[int, bool] = {}      # fileno -> the stream is a terminal that takes cursor escapes
 
 
-def prepare(environ: dict | None = None) -> None:
+def prepare(environ: Mapping[str, str] | None = None) -> None:
     """Once, at the console-script entry: output never fails on a character the code page lacks (Windows writes a
     pipe or a file in its ANSI code page, where most of Unicode is missing). A pipe or a file gets UTF-8, a terminal
     keeps its own encoding; a character that still cannot be written becomes '?'. PYTHONIOENCODING, when set, is
@@ -43,6 +44,8 @@ def can_redraw(stream) -> bool:
 
 
 def _windows_vt(fileno: int) -> bool:
+    if sys.platform != "win32":   # called on Windows alone; this says so to the type checker too
+        return False
     import ctypes
     import msvcrt
     enable_vt = 0x0004            # ENABLE_VIRTUAL_TERMINAL_PROCESSING

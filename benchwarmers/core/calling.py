@@ -49,7 +49,7 @@ def fitted(default: int, pace: tuple | None, seconds: float) -> int:
     model asked for 4,096 tokens would hold its seat for minutes. Too fast to matter: `default`; speed unknown (never
     measured, or its last measure failed): at most UNMEASURED."""
     tps = pace[1] if pace else None
-    if not tps:
+    if not pace or not tps:
         return min(default, UNMEASURED)
     room = max(seconds - (pace[0] or 0.0), 1.0)
     return max(min(default, int(tps * room)), min(default, FEWEST_FIT))
@@ -226,7 +226,7 @@ class Dialer:
         call.streamed, call.local = (True, None) if heard is not None else self.streamed_seat(client)
         self.dispatch.submit(call, worker, done)
 
-    def streamed_seat(self, client) -> tuple[bool | None, Callable[[], bool] | None]:
+    def streamed_seat(self, client) -> tuple[bool | None, Callable[[], bool | None] | None]:
         """(whether a seat asks `client` streamed, or None when that waits for a DNS answer; what a worker then asks
         to decide). Whole is cheaper, but a server asked for a whole answer may go on writing it for nobody once the
         seat is given up (llama.cpp's does: it notices a client gone only while it streams), which keeps a one-slot

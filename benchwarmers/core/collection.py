@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TypeGuard
 
 from ..catalog.roles import PURPOSES, check_purpose
 from ..errors import BadRequest, CollectionNotFound, ModelNotFound
@@ -37,7 +38,7 @@ class Collection:
         members = list(dict.fromkeys(m for m in (d.get("members") or []) if isinstance(m, str)))   # a model once
         explore = d.get("explore", 1)
         shadow = d.get("shadow", 0)
-        purpose = d.get("purpose") if d.get("purpose") in PURPOSES else ""
+        purpose = str(d["purpose"]) if d.get("purpose") in PURPOSES else ""
         grace, wait = d.get("explore_grace"), d.get("points_wait")
         return cls(name, str(d.get("description") or ""), members,
                    explore if isinstance(explore, int) and explore >= 0 else 1,
@@ -45,7 +46,7 @@ class Collection:
                    shadow if isinstance(shadow, int) and shadow >= 0 else 0, purpose,
                    float(grace) if grace_ok(grace) else None,   # a bad hand edit: the setting's grace
                    d.get("referee") if isinstance(d.get("referee"), str) else None,
-                   d.get("points") if d.get("points") in POINT_MODES else OFF,
+                   str(d["points"]) if d.get("points") in POINT_MODES else OFF,
                    float(wait) if wait_ok(wait) else None)
 
     def to_dict(self) -> dict:
@@ -176,15 +177,15 @@ def _seconds(value, key: str, setting: str, most: float) -> float | None:
     return None if value is None else float(value)
 
 
-def seconds_ok(value, most: float) -> bool:
+def seconds_ok(value, most: float) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= most
 
 
-def grace_ok(value) -> bool:
+def grace_ok(value) -> TypeGuard[int | float]:
     return seconds_ok(value, MOST_GRACE)
 
 
-def wait_ok(value) -> bool:
+def wait_ok(value) -> TypeGuard[int | float]:
     return seconds_ok(value, MOST_POINTS_WAIT)
 
 

@@ -3,11 +3,15 @@ reply says of it meanwhile (pending, and where the points will be)."""
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
-from ..canonical import Usage
+from ..canonical import Answer, Ask, Usage
 from ..providers.hangup import Hangup
 from ..roster.registry import Model
 from ..store.ids import record_id
+
+if TYPE_CHECKING:
+    from .points import Points
 
 
 def where(panel: str) -> dict:
@@ -28,11 +32,12 @@ class Judging:
         self.started = 0.0
         self.deadline: tuple = (float("inf"), "")   # (when it is given up, why), once asked
         self.shown: list = []              # the seats in the order the referee read them (its seat N: shown[N-1])
-        self.ask = None
-        self.call_over: tuple | None = None   # (status, error, sent, answer, seconds) once the call is over
+        self.ask: Ask | None = None          # the referee's, once asked
+        self.call_over: tuple[str, str | None, bool, Answer | None, float] | None = None
+        #                                     # (status, error, sent, answer, seconds) once the call is over
         self.usage = Usage()
         self.bench: dict | None = None     # `points` and `points_info` once over
-        self.found = None                  # the Points it gave (a reply renders its block from them)
+        self.found: Points | None = None   # the Points it gave (a reply renders its block from them)
         self.records: list = []            # its writes (the call, the points), committed before a reply names them
 
     def info(self) -> dict:

@@ -44,7 +44,7 @@ def together(members: list[Model], limits: dict, catalog: Catalog) -> dict:
     """The smallest context window, what every member can do (the catalog's facts, every source merged), and
     the tightest rate limit known."""
     known = {m.alias: catalog.facts(m) for m in members}
-    windows = [window(known[m.alias]) for m in members if window(known[m.alias])]
+    windows = [w for m in members if (w := window(known[m.alias]))]
     tightest = None
     for m in members:
         facts = limits.get(m.endpoint) or {}

@@ -13,18 +13,20 @@ from typing import Callable, Iterator
 
 from ..askparts import ANYONE, Asker
 from ..canonical import (CANCELLED, EXPLORE, FAILED, LENGTH, MERGED, OK, RUNNING, SKIPPED, STOP, TIMEOUT, Answer, Ask,
-                         ErrorEvent, Finish, KeepAlive, Seat, TextDelta, Usage)
+                         ErrorEvent, Finish, KeepAlive, Seat, TextDelta)
 from ..errors import BenchError, EmptyCollection, FaultKind, QuotaRefused, ToolsNeedRouteMode, UpstreamFailed
 from ..providers.dispatch import Call
 from ..providers.hangup import Hangup
 from ..roster.registry import Registry
 from ..store.db import Written
+from ..store.conversations import Conversations
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
 from . import merging
 from .again import Recent
 from .calling import Dialer
 from .collection import Collections
+from .conversation import Threads, links_for
 from .lanes import Lanes
 from .live import WAKE, LiveText, Reads, deltas
 from .panelrun import PanelRun
@@ -55,6 +57,7 @@ class Panel:
         self.picker = Picker(registry, rankings, settings, dialer.paces, lambda model, run: seating.why_not(
             model, run.ask, run.ask.prompt_tokens(), run.endpoints, REFEREE, run.asker))   # a judge as a seat is
         self.referee = Refereeing(registry, dialer, self.picker, settings, point_store, self.lanes)
+        self.threads = Threads(Conversations(dialer.calls.db))   # follow-ups: each seat's own thread
         self._live: set = set()            # runs with seats out, for stopping()
         self.recent = Recent()             # the newest asks, for their seats to be stopped or retried (core/again.py)
         self._live_lock = threading.Lock()
@@ -71,9 +74,9 @@ class Panel:
         `live`: its seats (a merged panel's not) are asked streamed and read as they write (the Ask page, a stream)."""
         if ask.tools:
             raise ToolsNeedRouteMode("A panel answers with text, so requests with tools are refused.",
-                                     f"Use bench/{ask.target.name}:route for an agent with tools (one member answers).")
+                                     f"Use bench/{ask.aim.name}:route for an agent with tools (one member answers).")
         with self.registry.config.steady() as memo:
-            return self._start(ask, asker, memo, live and ask.target.mode != MERGED)
+            return self._start(ask, asker, memo, live and ask.aim.mode != MERGED)
 
     def stopping(self) -> None:
         """The service is stopping: every seat still out is hung up, so its panel answers now with what it has."""
@@ -85,7 +88,7 @@ class Panel:
 
     def _start(self, ask: Ask, asker: Asker, memo: dict, live: bool) -> PanelRun:
         collection, direct = self.collections.target(ask)
-        plan = self.seating.plan(ask, collection, direct, asker)
+        plan, thread, task, seen = self.threads.open(self.seating, ask, collection, direct, asker)   # a follow-up?
         if not plan.seats:
             raise EmptyCollection(f"The collection {collection.name!r} has no one to seat.",
                                   "Add members: bench collection save NAME --add MODEL, or onboard models to explore.")
@@ -95,8 +98,10 @@ class Panel:
         hard = time.monotonic() + settings["seat_timeout"]
         grace = collection.explore_grace if collection and collection.explore_grace is not None else \
             settings["explore_grace_seconds"]
-        run = PanelRun(record_id("p_"), ask, collection, plan, hard, hard, grace, request=self.dialer.summary(ask),
-                       endpoints=self.registry.endpoints(), memo=memo, asker=asker)
+        # the record keeps what the client sent; the referee and the merge read the conversation as `seen`
+        request = self.dialer.summary(ask)
+        run = PanelRun(record_id("p_"), seen, collection, plan, hard, hard, grace, request=request,
+                       endpoints=self.registry.endpoints(), memo=memo, asker=asker, thread=thread, task=task)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.live = LiveText(partial(run.done.put, WAKE)) if live else None
         run.left = len(run.seats)
@@ -107,9 +112,10 @@ class Panel:
             with self._live_lock:
                 self._live.add(run)
         pending = self.referee.plan(run)     # who will referee it: its row says so until the points are in
-        run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.target.mode,
-                                                       len(run.seats), asker.caller, plan.passed_over, run.request[0],
-                                                       json.dumps(pending) if pending else None))
+        run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.aim.mode,
+                                                       len(run.seats), asker.caller, plan.passed_over, request[0],
+                                                       json.dumps(pending) if pending else None,
+                                                       links_for(thread, task)))
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:
                 self._done(run, sp, seat, SKIPPED, sp.skip, 0.0, None)
@@ -127,7 +133,8 @@ class Panel:
     def _send(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
         """Send the seat's call the dispatcher's way; what may block runs on a worker, within the endpoint's share."""
         endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
-        self.dialer.seat(sp.model, run.ask, endpoint, seat.kind, run.hangups[seat.call],
+        ask = run.thread.ask_for(run.ask, sp.model.alias) if run.thread else run.ask   # its own thread
+        self.dialer.seat(sp.model, ask, endpoint, seat.kind, run.hangups[seat.call],
                          partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker,
                          heard=partial(run.live.heard, seat.call) if run.live else None)
 
@@ -291,7 +298,7 @@ class Panel:
                         yield from reads.due(time.monotonic(), pending)
                         if gone is not None and gone():
                             run.hang_up(CLIENT_LEFT, CANCELLED)
-                        if ping and time.monotonic() >= ping:
+                        if ping and keepalive and time.monotonic() >= ping:
                             ping = time.monotonic() + keepalive
                             yield KeepAlive()
                         continue
@@ -323,22 +330,30 @@ class Panel:
         finally:
             self.referee.begin(run)   # in the background: the answers go out without waiting for it
         self._check_any(run)
-        if run.ask.target.mode == MERGED:
+        if run.task:
+            text = next(s.answer for s in run.seats if s.status == OK)
+        elif run.ask.aim.mode == MERGED:
             text = "".join(ev.text for ev in self.merge_events(run) if isinstance(ev, TextDelta))
         else:
             text = "".join(seat_block(s) for s in run.seats).rstrip() + "\n"
         block = self.referee.told(run, self.referee.wait(run, streamed=False))   # its points, or where they will be
         self.settle(run)   # acknowledged only once its records are committed
-        if block and not run.unkept:    # records not kept: no panel id to send anyone to
-            text = text.rstrip("\n") + block
-        return Answer(text=text + unkept_note(run.unkept), usage=self._usage(run), finish_reason=STOP)
+        said = text.rstrip("\n") + block if block and not run.unkept else text   # not kept: no panel id to give
+        self._keep_reply(run, said)
+        return Answer(text=said + unkept_note(run.unkept), usage=run.usage(), finish_reason=STOP)
+
+    def _keep_reply(self, run: PanelRun, said: str) -> None:
+        """The reply as the client got it, kept as its hash: a follow-up sending it back is found by it."""
+        if not run.task and not run.unkept:
+            self.threads.store.keep_reply(run.id, said)
 
     def events(self, run: PanelRun, gone: Callable[[], bool] | None = None) -> Iterator:
         """The panel as a stream of Events: each seat's block as it finishes, or the merged text as it is written."""
         keepalive = self.settings()["keepalive_seconds"]
-        merged = run.ask.target.mode == MERGED
+        merged = run.ask.aim.mode == MERGED and not run.task
+        said: list[str] = []      # the text as it went out, kept as the reply's hash
         try:   # each seat's block a delta (clients read them so); a live run's first seat to write as it writes
-            yield from deltas(self.finished(run, keepalive, gone=gone), run, merged)
+            yield from deltas(self.finished(run, keepalive, gone=gone), run, merged, said)
         finally:
             self.referee.begin(run)   # the referee reads the seats while the merge is written
         try:
@@ -349,7 +364,10 @@ class Panel:
         if merged:
             model, notes = self.picker.merger(run)
             lane = self.lanes.executor(model.endpoint if model else "")
-            yield from pump(merging.stream(self.dialer, run, model, notes), lane, keepalive)
+            for event in pump(merging.stream(self.dialer, run, model, notes), lane, keepalive):
+                if isinstance(event, TextDelta):
+                    said.append(event.text)
+                yield event
         # the points last: the block when the referee answers within the wait, else where they will be
         block = None
         for item in self.referee.told_events(run, self.referee.wait(run, streamed=True), keepalive):
@@ -358,11 +376,12 @@ class Panel:
             else:
                 block = item
         self.settle(run)   # the final event (the call ids) only once the records are committed
+        self._keep_reply(run, "".join(said) + (block.text if isinstance(block, TextDelta) else ""))
         if run.unkept:
             yield TextDelta(unkept_note(run.unkept))
         elif block is not None:
             yield block
-        yield Finish(STOP, self._usage(run), run.bench())
+        yield Finish(STOP, run.usage(), run.bench())
 
     def merge_events(self, run: PanelRun) -> Iterator:
         """After finished() gave every seat: the merge model's answer as events (every seat's block if it fails)."""
@@ -379,6 +398,3 @@ class Panel:
         if not any(s.status == OK for s in run.seats):
             self.settle(run)   # the refusal too goes out once its records (and a 429's rest) are committed
             raise none_answered(run, self.dialer.free_at, self.dialer.now())
-
-    def _usage(self, run: PanelRun) -> Usage:
-        return run.reply().usage + run.merge_usage + run.referee_usage

@@ -6,12 +6,16 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..askparts import ANYONE, Asker
 from ..canonical import EXPLORE, OK, Ask, PanelReply, Seat, Usage
 from .collection import Collection
 from .recorder import not_kept
 from .seating import Plan
+
+if TYPE_CHECKING:
+    from .conversation import Thread
 
 
 @dataclass(eq=False)   # by identity: a live run is kept in a set
@@ -54,10 +58,13 @@ class PanelRun:
     live: object = None                               # its seats' text as they write (live.LiveText), when asked live
     unkept: str | None = None                         # why its records could not be kept (settled, a full disk):
                                                       # its reply then says so and names none of their ids
+    thread: Thread | None = None                             # a follow-up's Thread (core/conversation.py): each seat's own
+    task: bool = False                                # a chat UI's background task: one member, its answer bare
 
     @property
     def seat_request(self) -> tuple[None, str]:
         """What a seat's (or the merge's) record keeps of the ask: its hash; the summary is in the panel's row."""
+        assert self.request is not None    # a panel's run has it from the start
         return None, self.request[1]
 
     @property
@@ -65,18 +72,24 @@ class PanelRun:
         return self.collection.name if self.collection else None
 
     def reply(self) -> PanelReply:
-        return PanelReply(self.collection.name if self.collection else self.ask.target.name, self.id,
+        return PanelReply(self.collection.name if self.collection else self.ask.aim.name, self.id,
                           self.seats, merge_model=(self.merge_info or {}).get("model"))
+
+    def usage(self) -> Usage:
+        """Its tokens in all: the seats', the merge's and the referee's."""
+        return self.reply().usage + self.merge_usage + self.referee_usage
 
     def bench(self) -> dict:
         d = self.reply().to_dict()
-        d["mode"] = self.ask.target.mode
+        d["mode"] = self.ask.aim.mode
         if self.plan.passed_over:
             d["passed_over"] = self.plan.passed_over
         if self.merge_info:
             d["merge"] = self.merge_info
         if self.points is not None:
             d.update(self.points)
+        if self.thread is not None:   # a follow-up: the panel it continued
+            d["previous"] = self.thread.links.previous
         return not_kept(d, self.unkept) if self.unkept else d
 
     def hang_up(self, reason: str, tag: str) -> None:

@@ -7,11 +7,12 @@ from concurrent.futures import Executor
 from typing import Iterable, Iterator
 
 from ..canonical import KeepAlive
+from .lanes import LaneExecutor
 
 _END = object()
 
 
-def pump(events: Iterable, executor: Executor, keepalive: float) -> Iterator:
+def pump(events: Iterable, executor: Executor | LaneExecutor, keepalive: float) -> Iterator:
     """Yield what `events` yields; KeepAlive() after every `keepalive` seconds of silence.
     Closing this generator (client gone) tells the worker to stop pulling at its next event."""
     q: queue.Queue = queue.Queue()

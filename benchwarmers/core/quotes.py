@@ -29,12 +29,13 @@ class Clauses:
 
     def __init__(self, answer: str):
         self.starts: set[int] = {0}
+        self.ends: set[int]
         if "\n" not in answer:           # one line: its ends and its marks are all there is
             self.text = fold(answer)
             self.ends = {len(self.text)}
             return
         lines = [fold(line) for line in answer.split("\n")]
-        self.ends: set[int] = set()
+        self.ends = set()
         parts, at = [], 0
         for i, line in enumerate(lines):
             if not line:

@@ -251,7 +251,7 @@ def _seat_number(entry) -> int | None:
 
 def _quotes(value, labels: set, n: int, view: Shown, notes: list) -> dict:
     """label -> its quote, for the seats of `labels` whose quote is a whole sentence or clause of their answer."""
-    given = {}
+    given: dict[int, str] = {}
     for key, quote in (value.items() if isinstance(value, dict) else ()):
         number = QUOTE_KEY.fullmatch(key)
         if number:

@@ -90,6 +90,7 @@ class Refereeing:
             self._end(j, Points.failed("fewer than two seats answered, so there is nothing to compare"))
             return
         if j.model is None:
+            assert j.why is not None      # no referee: `why` says why
             self._end(j, Points.failed(j.why))
             return
         j.shown = blind.shuffled(shown)
@@ -108,6 +109,7 @@ class Refereeing:
                          timeouts=seat_timeouts(seconds, j.hangup))
 
     def _worker(self, j: Judging, fn: Callable[[], None], starting: bool) -> None:
+        assert j.model is not None       # asked: it has its referee
         self.lanes.submit(j.model.endpoint, fn)
 
     def _over(self, j: Judging, call: Call, answer: Answer | None, fault: BaseException | None) -> None:
@@ -118,6 +120,7 @@ class Refereeing:
     def _ended(self, j: Judging, answer: Answer | None, fault: BaseException | None) -> None:
         status, error, sent = OK, None, True
         model, hangup = j.model, j.hangup
+        assert model is not None and j.ask is not None    # a call was made: its referee and its ask
         if isinstance(fault, QuotaRefused):
             status, error, sent = SKIPPED, fault.message, False
         elif isinstance(fault, UpstreamFailed):
@@ -147,6 +150,7 @@ class Refereeing:
             self._read(j)
 
     def _read(self, j: Judging) -> None:
+        assert j.call_over is not None   # read once the call is over
         status, error, _, answer, _ = j.call_over
         if error:
             found = Points.failed(self._unavailable(j, status, error))
@@ -158,6 +162,7 @@ class Refereeing:
 
     def _unavailable(self, j: Judging, status: str, reason: str) -> str:
         """Why there are no points, naming the referee and what to do about it."""
+        assert j.model is not None
         alias, collection = j.model.alias, j.run.collection_name
         if status in (CANCELLED, SKIPPED):
             return reason.rstrip(".")
@@ -179,7 +184,7 @@ class Refereeing:
         if j.call_over is not None:
             info.update(self._record(j))
             status = j.call_over[0]
-            if status not in (SKIPPED, CANCELLED):
+            if status not in (SKIPPED, CANCELLED) and j.model is not None:   # a call made had its referee
                 self.picker.faults.note(j.model.alias, found.unavailable)
         purpose = run.collection.purpose if run.collection else ""
         bench = found.bench(j.mode, purpose)
@@ -194,6 +199,7 @@ class Refereeing:
 
     def _record(self, j: Judging) -> dict:
         """The referee's call recorded with the panel (seat none, kind referee); what the points' info says of it."""
+        assert j.call_over is not None and j.model is not None and j.ask is not None
         status, error, sent, answer, took = j.call_over
         run = j.run
         if answer is not None:

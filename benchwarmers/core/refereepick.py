@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Set
 from dataclasses import dataclass
 from typing import Callable
 
 from ..roster.limits.quota import utc
 from ..roster.registry import Model, Registry
 from .collection import Collection
+from .panelrun import PanelRun
 from .rankings import Rankings, Standing
 from .referee import MAX_TOKENS
 
@@ -85,7 +87,7 @@ class Picker:
     now (retired, held, resting on a limit, its endpoint gone), or None."""
 
     def __init__(self, registry: Registry, rankings: Rankings, settings: Callable[[], dict],
-                 paces: Callable[[str], tuple | None], able: Callable[[Model, object], str | None]):
+                 paces: Callable[[str], tuple | None], able: Callable[[Model, PanelRun], str | None]):
         self.registry, self.rankings, self.settings, self.paces, self.able = registry, rankings, settings, paces, able
         self.faults = Faults()
         self._ranked: tuple = (None, 0.0, [])     # (the models dict, when, aliases best-recorded first)
@@ -119,7 +121,7 @@ class Picker:
                 "model": model.alias if model else None, "passed_over": notes, "why": why,
                 "resting": [r.to_dict(col.name) for r in self.faults.all()]}
 
-    def _referee(self, col: Collection | None, seats: set, able: Callable[[Model], str | None]) -> tuple:
+    def _referee(self, col: Collection | None, seats: Set[str], able: Callable[[Model], str | None]) -> tuple:
         settings, models = self.settings(), self.registry.models()
         name = col.name if col else None
         notes: list[dict] = []
@@ -138,7 +140,7 @@ class Picker:
                     return model, notes, None
         return None, notes, self._none(name, seats)
 
-    def _named(self, model: Model | None, name: str, seats: set, collection: str | None,
+    def _named(self, model: Model | None, name: str, seats: Set[str], collection: str | None,
                able: Callable[[Model], str | None], notes: list, resting: bool) -> Model | None:
         if model is None or not model.active:
             notes.append({"model": name, "reason": "not on the bench" if model is None else "retired"})
@@ -165,7 +167,7 @@ class Picker:
             return None
         return (pace[0] or 0.0) + MAX_TOKENS / pace[1]
 
-    def _none(self, collection: str | None, seats: set) -> str:
+    def _none(self, collection: str | None, seats: Set[str]) -> str:
         outside = [m for a, m in self.registry.models().items() if a not in seats and m.active and not m.ad_hoc]
         if not outside:
             why = "every active model on the bench is a seat of this panel, and a referee never judges its own answer"

@@ -34,7 +34,7 @@ class Turn:
     ask: Ask
     collection: str
     pin: str
-    model: Model | None = None
+    model: Model                     # the member asked now (the next one on a failover)
     call: str = ""
     started: float = field(default_factory=time.monotonic)
     ttft: float | None = None
@@ -102,7 +102,7 @@ class Router:
         to the next. `session`: the client's own conversation id, if it sent one; `caller_secret` keeps callers'
         pins apart; `stream`: the client streams; `native`: the client's body for a member of its own API (what it
         could not carry is recorded); `asker`: who asks."""
-        collection = self.collections.get(ask.target.name)
+        collection = self.collections.get(ask.aim.name)
         idle = self.settings()["pin_idle_minutes"] * 60
         pin = conversation_key(ask, collection.name, session, caller_secret)
         pinned = self.pins.get(pin, idle)
@@ -117,7 +117,8 @@ class Router:
             raise NoMemberAvailable(f"No member of {collection.name!r} can take this turn: " + "; ".join(why or
                                     ["the collection has no members"]) + ".",
                                     "Add members with tools to the collection, or wait for a rate limit to reset.")
-        turn = Turn(ask, collection.name, pin, why=(["pinned: " + pinned] if pinned == order[0].alias else []) + why,
+        turn = Turn(ask, collection.name, pin, order[0],
+                    why=(["pinned: " + pinned] if pinned == order[0].alias else []) + why,
                     stream=stream, native=native, asker=asker)
         failures = []
         for model in order:

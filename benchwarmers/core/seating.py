@@ -49,7 +49,7 @@ class Seating:
         self.dialer = dialer              # its rate limits, and how long each kind of call may wait for them
         self._last = dict(last_asked)     # model alias -> when it last got a seat
         self._order: dict = {}            # every model's alias, the longest-waiting first (see _queue)
-        self._ordered_for = None          # the registry's models dict that order was made for
+        self._ordered_for: dict | None = None   # the registry's models dict that order was made for
         self._clock = 0.0
         self._lock = threading.Lock()
 
@@ -124,7 +124,8 @@ class Seating:
         return None
 
     def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None,
-             asker: Asker = ANYONE) -> Plan:
+             asker: Asker = ANYONE, kept: tuple | list = ()) -> Plan:
+        """Who sits; `kept`: the explore seats of the conversation's turn before, given their places first."""
         models, endpoints = self.registry.models(), self.registry.endpoints()
         tokens = ask.prompt_tokens()
         plan = Plan()
@@ -151,7 +152,7 @@ class Seating:
             def fits(model: Model) -> str | None:
                 return check(model, EXPLORE) or self.catalog.unfit(model, collection.purpose) or \
                     self.catalog.app_only_reason(model) or too_slow(model)
-            self._explore(collection.explore, models, taken, plan, seat, fits)
+            self._explore(collection.explore, models, taken, plan, seat, fits, kept)
         with self._lock:
             for s in plan.seats:
                 if s.skip is None:
@@ -164,7 +165,7 @@ class Seating:
         never measured pass; so does every model when no seated one was measured."""
         paces = self.dialer.paces if self.dialer is not None else None
         times = [t for t in (answer_seconds(paces(m.alias)) for m in seated) if t is not None] if paces else []
-        if not times:
+        if not times or paces is None:      # (no paces: no times)
             return lambda model: None
         slowest = max(times)
         grace = collection.explore_grace
@@ -180,16 +181,19 @@ class Seating:
                     f"{slowest:,.0f} s (ask for it by name with bench.with)")
         return check
 
-    def _explore(self, count, models, taken, plan, seat, check) -> None:
-        """The active non-members that have waited longest since they were last asked; ties at random."""
+    def _explore(self, count, models, taken, plan, seat, check, kept=()) -> None:
+        """The active non-members that have waited longest since they were last asked; ties at random. `kept` (a
+        conversation's explore seats) come first: the rotation moves on per conversation, not per ask."""
         with self._lock:
             chosen: list[str] = []
-            for alias in self._queue(models):
+            looked: set[str] = set()
+            for alias in (*kept, *self._queue(models)):
                 if len(chosen) == count:
                     break
                 model = models.get(alias)
-                if model is None or alias in taken or not model.active or model.ad_hoc:
+                if model is None or alias in taken or alias in looked or not model.active or model.ad_hoc:
                     continue
+                looked.add(alias)
                 reason = check(model)
                 if reason:
                     plan.passed_over.append({"model": model.alias, "reason": reason})

@@ -3,6 +3,7 @@ from the calls per day the store keeps (store/standings.py)."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from ..store import Database
 from .rankings import wilson
@@ -28,8 +29,9 @@ def daily(db: Database, days: int, model: str | None = None, collection: str | N
     rows = db.query("SELECT day, status, SUM(calls) AS calls, SUM(seconds_sum) AS seconds_sum, "
                     "SUM(seconds_n) AS seconds_n, SUM(judged) AS judged, SUM(useful) AS useful FROM days "
                     f"WHERE {' AND '.join(where)} GROUP BY day, status", tuple(params))
-    buckets = {d: {"by_status": dict.fromkeys(STATUSES, 0), "seconds": 0.0, "timed": 0, "judged": 0, "useful": 0}
-               for d in labels}
+    buckets: dict[str, dict[str, Any]] = {
+        d: {"by_status": dict.fromkeys(STATUSES, 0), "seconds": 0.0, "timed": 0, "judged": 0, "useful": 0}
+        for d in labels}
     for r in rows:
         b = buckets.get(r["day"])
         if b is None or not r["calls"]:

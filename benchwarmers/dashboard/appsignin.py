@@ -3,6 +3,8 @@ registered with their app, so `state` rides in the query, not the path); public 
 dashboard/signin.py's callback: the single-use state and the binding cookie stand in for the login."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..api.connect import failure, finish, known, record
 from ..errors import BenchError, SigninRefused
 from ..redaction import redact
@@ -11,6 +13,9 @@ from ..server.routes import PUBLIC, Route
 from ..signin import appflow, ownapps
 from ..signin.vendors import OAUTH
 from .signin import SigninParts, claim, landing
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 def callback(req: Request, bench: SigninParts) -> Response:
@@ -33,4 +38,5 @@ def callback(req: Request, bench: SigninParts) -> Response:
     return landing(bench, flow, finish(bench, provider, flow.endpoint, grant.token, flow.replace, grant))
 
 
-ROUTES = [Route("GET", "/connect/{provider}/callback", callback, "html", PUBLIC, dashboard_only=True)]
+ROUTES: list[Route[Bench]] = [
+    Route("GET", "/connect/{provider}/callback", callback, "html", PUBLIC, dashboard_only=True)]

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..catalog import Catalog
+from ..server.messages import Request
 from .apicall import call
 from .markup import Html, flag, html
-from .web import Done
+from .web import Done, Form, Frame
 from .widgets import csrf, external
 
 
@@ -20,11 +21,11 @@ class AppOnlyParts(Protocol):
     catalog: Catalog
 
 
-def read(req, bench: AppOnlyParts) -> list[dict]:
+def read(req: Request, bench: AppOnlyParts) -> list[dict]:
     return bench.catalog.app_only()
 
 
-def show(providers: list[dict], frame) -> Html:
+def show(providers: list[dict], frame: Frame) -> Html:
     rows = [html('<li><label class="choice"><input type="checkbox" name="use_free" value="$p"$on> Use $name’s free '
                  'models anyway</label><span class="reason">$why $docs</span></li>', p=p["provider"],
                  on=flag("checked", p["use_free"]), name=p["name"], why=p["why"], docs=external(p["doc"], "Their docs"))
@@ -37,7 +38,7 @@ def show(providers: list[dict], frame) -> Html:
                 rows=rows)
 
 
-def save(req, bench: AppOnlyParts, form) -> Done:
+def save(req: Request, bench: AppOnlyParts, form: Form) -> Done:
     """Only the switches that changed are sent."""
     wanted = set(form.getlist("use_free"))
     changed = []

@@ -24,7 +24,7 @@ from ..core import again
 from ..core.live import Heard
 from ..core.panel import Panel
 from ..errors import BadRequest, BenchError
-from ..formats.base import RequestInfo
+from ..formats.base import RequestInfo, continuation
 from ..server.messages import Request, Response
 from . import markdown, web
 from .pages.ask import chat_body
@@ -61,13 +61,14 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     web.check_csrf(req, form)
     body = chat_body(form)
     ask = formats.get("openai_chat").parse(body, RequestInfo(req.path, req.query, req.headers)).ask
+    ask.continues, ask.only_seat = continuation(body)   # a follow-up: each seat's thread rebuilt from the record
     panel = bench.panel
     run = panel.start(ask, live=True)   # refusals (empty collection, unknown name) answer before any line
     keepalive = bench.settings()["keepalive_seconds"]
-    merged = ask.target.mode == "merged"
+    merged = ask.aim.mode == "merged"
 
     def lines():
-        yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.target.mode,
+        yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.aim.mode,
                     "seats": [{"seat": s.seat, "kind": s.kind, "model": s.model, "call": s.call} for s in run.seats]})
         try:
             for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats

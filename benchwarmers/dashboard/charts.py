@@ -57,7 +57,7 @@ def count_top(value: int) -> int:
     return int(max(1, nice_max(value / 4)) * 4)
 
 
-def stacked_bars(title: str, days: list[str], series: list[tuple[str, list[int]]]) -> str:
+def stacked_bars(title: str, days: list[str], series: list[tuple[str, list[int]]]) -> Html:
     """One bar per day, stacked by series (name, counts); empty days stay empty."""
     totals = [sum(counts[i] for _, counts in series) for i in range(len(days))]
     top = count_top(max(totals or [0]))
@@ -65,7 +65,7 @@ def stacked_bars(title: str, days: list[str], series: list[tuple[str, list[int]]
     scale = (H - TOP - BOTTOM) / top
     bars = []
     for i in range(len(days)):
-        y = H - BOTTOM
+        y: float = H - BOTTOM
         for name, counts in series:
             height = counts[i] * scale
             if height:
@@ -81,7 +81,7 @@ def stacked_bars(title: str, days: list[str], series: list[tuple[str, list[int]]
 
 
 def line(title: str, labels: list[str], values: list, band: list | None = None, top: float | None = None,
-         fmt=lambda v: f"{v:g}") -> str:
+         fmt=lambda v: f"{v:g}") -> Html:
     """A line through the known values (None leaves a gap), with an optional band [(low, high)] behind it."""
     known = [v for v in values if v is not None]
     top = top or nice_max(max(known or [0]))
@@ -112,7 +112,7 @@ def line(title: str, labels: list[str], values: list, band: list | None = None, 
                  + x_labels([short_day(d) for d in labels], max(1, len(labels) // 5)))
 
 
-def scatter(title: str, points: list[dict]) -> str:
+def scatter(title: str, points: list[dict]) -> Html:
     """Who to trust: x = answers judged (log scale), y = useful rate with its interval; flagged points marked."""
     most = max([p["judged"] for p in points] or [1])
     right = math.log10(nice_max(max(most, 10)))

@@ -19,9 +19,18 @@ Action = tuple[str, Callable[[Request, Bench, Form], Done], str]
 
 @runtime_checkable
 class PageContract(Protocol):
-    """A page, as its module declares it (module-level names; a module meets a Protocol by its names)."""
-    SCRIPTS: tuple[str, ...]      # static files it loads besides app.js (e.g. "ask.js"); () for none
-    ACTIONS: Sequence[Action]     # the forms it posts; () for none
+    """A page, as its module declares it (module-level names; a module meets a Protocol by its names). Its two
+    names are read-only here, so the type checker takes a module's own list or tuple of them as they are."""
+
+    @property
+    def SCRIPTS(self) -> tuple[str, ...]:
+        """Static files it loads besides app.js (e.g. "ask.js"); () for none."""
+
+    @property
+    def ACTIONS(self) -> Sequence[Action]:
+        """The forms it posts; () for none."""
+
+    __name__: str                 # its module's name (the page's routes are named for it)
 
     def data(self, req: Request, bench: Bench) -> dict:
         """The page's one dict, from the bench's parts (also served as the page's JSON); a page's own `data`

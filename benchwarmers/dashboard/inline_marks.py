@@ -120,7 +120,9 @@ def _mark(s: _Search, at: int, plain: int, depth: int):
 
 
 def _code(s: _Search, at: int):
-    run = TICKS.match(s.text, at, s.end).end() - at
+    ticks = TICKS.match(s.text, at, s.end)
+    assert ticks is not None   # called at a backtick
+    run = ticks.end() - at
     close = s.closer(at, run)
     if close < 0:
         return None, at + run, at              # no closer: the whole run is text

@@ -6,23 +6,26 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..api.connect import ProvidersParts, providers_view
+from ..server.messages import Request
 from .apicall import call
 from .markup import Html, html, trusted
-from .parts import Address
 from .signin import own_origin
-from .web import Done
+from .web import Done, Form, Frame
 from .widgets import chip, csrf, external
 
 
-class OwnAppsParts(ProvidersParts, Address, Protocol):
+class OwnAppsParts(ProvidersParts, Protocol):
     """The providers that need the user's own app, and the address a sign-in comes back to."""
+
+    @property
+    def url(self) -> str: ...
 
 
 FLOWS = {"oauth": "sign-in in your browser, back to this service's callback",
          "device": "a code you approve on the provider's site (works from another machine too)"}
 
 
-def read(req, bench: OwnAppsParts) -> dict:
+def read(req: Request, bench: OwnAppsParts) -> dict:
     providers = [p for p in providers_view(bench)["providers"] if p.get("app")]
     return {"providers": providers, "origin": own_origin(req, bench)}
 
@@ -39,11 +42,11 @@ shown)</span></label><input id="app-secret-$pid" name="client_secret" type="pass
 <div class="form-end"><button type="submit">Use this app</button> $forget</div></form>"""
 
 
-def show(d: dict, frame) -> Html:
+def show(d: dict, frame: Frame) -> Html:
     return html("$intro$forms", intro=INTRO, forms=[app_form(p, d["origin"], frame) for p in d["providers"]])
 
 
-def app_form(p: dict, origin: str, frame) -> Html:
+def app_form(p: dict, origin: str, frame: Frame) -> Html:
     app, pid = p["app"], p["id"]
     callback = ""
     if app["flow"] == "oauth":
@@ -58,9 +61,10 @@ def app_form(p: dict, origin: str, frame) -> Html:
                 callback=callback, client_id=frame.typed("client_id", app["client_id"] or ""), forget=forget)
 
 
-def save(req, bench: object, form) -> Done:
+def save(req: Request, bench: object, form: Form) -> Done:
     pid = req.params["provider"]
-    body = {"client_id": None} if form.flag("forget") else {"client_id": form.get("client_id").strip() or None}
+    body: dict[str, str | None] = {"client_id": None} if form.flag("forget") else \
+        {"client_id": form.get("client_id").strip() or None}
     if form.get("client_secret").strip() and not form.flag("forget"):
         body["client_secret"] = form.get("client_secret").strip()
     d = call(req, "PUT", f"/bench/connect/{pid}/app", body)

@@ -6,10 +6,11 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from ..errors import BadRequest
+from ..server.messages import Request
 from ..words import plural
 from .apicall import call, post
 from .markup import Html, card, html, join, trusted
-from .web import Done, safe_local
+from .web import Done, Form, Frame, safe_local
 from .widgets import csrf, hidden
 
 CHOICES = (("true", "True", True), ("false", "False", False), ("cant", "Can't tell", None))
@@ -20,11 +21,12 @@ def names(seats: list[dict]) -> dict[int, str]:
     return {s["seat"]: s["model"] for s in seats if s.get("seat")}
 
 
-def points_card(frame, pts: dict | None, seats: list[dict], back: str) -> Html:
+def points_card(frame: Frame, pts: dict | None, seats: list[dict], back: str) -> Html:
     """Nothing when no referee was asked; that it is reading (points.js reads the page again until they are in);
     why, when its points are unavailable; else every point, most contested first (the API's order), each with its
     control. The named referees passed over, with why, under it."""
-    info = (pts or {}).get("info")
+    pts = pts or {}
+    info = pts.get("info")
     if not info:
         return Html("")
     if info.get("pending"):
@@ -56,7 +58,7 @@ def passed_over(info: dict) -> Html:
                 "none", notes=join([html("$m ($r)", m=n.get("model"), r=n.get("reason")) for n in notes], "; "))
 
 
-def point_item(frame, p: dict, seat_names: dict, back: str) -> Html:
+def point_item(frame: Frame, p: dict, seat_names: dict, back: str) -> Html:
     sides = [side("asserts", p["assert"], p, seat_names), side("denies", p["deny"], p, seat_names),
              side("silent", p["silent"], p, seat_names)]
     return html('<li class="point" data-point="$id"><p class="claim">$claim</p><ul class="sides">$sides</ul>'
@@ -72,7 +74,7 @@ def side(label: str, seats: list, p: dict, seat_names: dict) -> Html:
                 who=join(who, "; "))
 
 
-def point_form(frame, p: dict, back: str) -> Html:
+def point_form(frame: Frame, p: dict, back: str) -> Html:
     """One form, a button per verdict (the clicked one's value is sent), and withdraw once judged."""
     v = p.get("verdict")
     now = VERDICT_WORDS[v["true"]] if v else None
@@ -99,7 +101,7 @@ def quotes_of(pts: dict | None) -> dict[int, list[str]]:
     return out
 
 
-def proposal_form(frame, prop: dict | None, back: str) -> Html:
+def proposal_form(frame: Frame, prop: dict | None, back: str) -> Html:
     """"Its judged points propose: useful" and one button that gives that verdict (from_points)."""
     if not prop or not prop.get("call"):
         return Html("")
@@ -113,7 +115,7 @@ def proposal_form(frame, prop: dict | None, back: str) -> Html:
                 frompoints=hidden("from_points", "1"), word=word, why=prop["why"])
 
 
-def judge(req, bench: object, form) -> Done:
+def judge(req: Request, bench: object, form: Form) -> Done:
     """A point judged true, false or can't tell (POST /bench/points/{id}/verdict), or withdrawn (DELETE)."""
     point = form.get("point").strip()
     choice = form.get("verdict")

@@ -86,6 +86,7 @@ class FoldedText:
         self.markup = markup
         self.folded_at, self.markup_at, self.inline_tags = [0], [0], []
         spaced = CONTROL.sub(" ", WHITE.sub(" ", markup))      # one character for one: positions are kept
+        parts: list[str]
         parts, last, shift = [], 0, 0                           # shift: markup position minus folded position
         for m in PIECE.finditer(spaced):
             start, end = m.span()

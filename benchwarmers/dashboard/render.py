@@ -8,6 +8,7 @@ from pathlib import Path
 from ..server.messages import HTML_SECURITY, Response
 from ..signin import vendors
 from .markup import Html, attrs, html
+from .web import Frame
 
 STATIC = Path(__file__).parent / "static"
 STATIC_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,99}")
@@ -56,7 +57,7 @@ def secs(value) -> str:
     return f"{value:.2f} s" if value < 1 else f"{value:.1f} s" if value < 100 else f"{value:.0f} s"
 
 
-def page(title: str, body: Html, frame, *, nav_items: list, nav: str, version: str, json_link: str,
+def page(title: str, body: Html, frame: Frame, *, nav_items: list, nav: str, version: str, json_link: str,
          scripts: tuple = (), status: int = 200) -> Response:
     """The whole page; `nav_items` are (href, label) for the top bar, `nav` the one to mark as current."""
     items = [html('<a href="$href"$here>$label</a>', href=href, label=label,

@@ -1,6 +1,7 @@
 """The dashboard's routes: each page at its path and as JSON at path + ".json", its form actions, login, static."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -9,7 +10,7 @@ from ..errors import NotFound
 from ..server.messages import Request, Response
 from ..server.routes import ADMIN, PUBLIC, Route
 from . import appsignin, askstream, signin, web
-from .contract import PageContract
+from .contract import Action, PageContract
 from .pages import (ask, call, calls, collection, collectionlist, discover, endpoints, home, jobrun, login, model,
                     models, onboard, quotas, settings, suite, suiterun)
 from .render import page, static
@@ -78,19 +79,19 @@ def static_file(req: Request, bench: Bench) -> Response:
     return resp
 
 
-def actions(module: PageContract) -> list[Route]:
-    """A module's form posts (ACTIONS), each behind the CSRF check."""
+def actions(posts: Sequence[Action]) -> list[Route[Bench]]:
+    """A module's form posts (its ACTIONS), each behind the CSRF check."""
     return [Route("POST", path, web.action(fn, back), "html", ADMIN, dashboard_only=True)
-            for path, fn, back in module.ACTIONS]
+            for path, fn, back in posts]
 
 
-def build() -> list[Route]:
-    routes = []
+def build() -> list[Route[Bench]]:
+    routes: list[Route[Bench]] = []
     for p in PAGES:
         as_json, as_html = views(p)
         routes += [Route("GET", json_path(p.path), as_json, "bench", ADMIN, dashboard_only=True),
-                   Route("GET", p.path, as_html, "html", ADMIN, dashboard_only=True), *actions(p.module)]
-    return routes + actions(signin) + signin.ROUTES + appsignin.ROUTES + [
+                   Route("GET", p.path, as_html, "html", ADMIN, dashboard_only=True), *actions(p.module.ACTIONS)]
+    return routes + actions(signin.ACTIONS) + signin.ROUTES + appsignin.ROUTES + [
         Route("POST", "/ask/stream", askstream.ask_stream, "bench", ADMIN, dashboard_only=True),
         Route("POST", "/ask/stop", askstream.ask_stop, "bench", ADMIN, dashboard_only=True),
         Route("POST", "/ask/retry", askstream.ask_retry, "bench", ADMIN, dashboard_only=True),

@@ -13,7 +13,7 @@ still count as the provider's navigation, and the browser would leave the sessio
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote, urlsplit
 
 from ..api.connect import ConnectParts, can_sign_in, endpoint_name, failure, finish, known, record
@@ -27,8 +27,11 @@ from ..words import plural
 from .markup import html
 from .parts import Address
 from .render import page
-from .web import Done, Frame, FrameParts, frame
+from .web import Done, Form, Frame, FrameParts, frame
 from .widgets import external
+
+if TYPE_CHECKING:
+    from ..bench import Bench
 
 
 class SigninParts(ConnectParts, FrameParts, Address, Protocol):
@@ -40,11 +43,12 @@ COOKIE = "bw_signin"      # binds a flow to the browser that started it; sent on
 RESULT_PAGE = "/endpoints"
 
 
-def start(req: Request, bench: SigninParts, form) -> Done:
+def start(req: Request, bench: SigninParts, form: Form) -> Done:
     """POST /connect/{provider} (a dashboard form, CSRF checked; optional field `name`): off to the provider's
     sign-in page, or to this service's wait page for a device sign-in."""
     provider = known(req.params["provider"], bench)
     can_sign_in(provider)
+    assert provider.flow is not None     # a sign-in entry (can_sign_in): its flow is named
     name, replace = endpoint_name(bench, provider, form.get("name"))
     flow, origin = flows.Flow(provider.id, provider.flow, name, replace), own_origin(req, bench)
     if provider.flow == DEVICE:
@@ -151,5 +155,6 @@ def waiting_page(req: Request, bench: SigninParts, provider: Vendor, flow: flows
 
 
 ACTIONS = [("/connect/{provider}", start, RESULT_PAGE)]
-ROUTES = [Route("GET", "/connect/{provider}/callback/{state}", callback, "html", PUBLIC, dashboard_only=True),
-          Route("GET", "/connect/{provider}/wait/{state}", wait, "html", ADMIN, dashboard_only=True)]
+ROUTES: list[Route[Bench]] = [
+    Route("GET", "/connect/{provider}/callback/{state}", callback, "html", PUBLIC, dashboard_only=True),
+    Route("GET", "/connect/{provider}/wait/{state}", wait, "html", ADMIN, dashboard_only=True)]

@@ -13,8 +13,9 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from email import policy
+from email.utils import collapse_rfc2231_value
 from email.parser import BytesParser
-from typing import Protocol
+from typing import Protocol, TypeGuard
 from urllib.parse import parse_qs, quote
 
 from .. import formats
@@ -78,8 +79,8 @@ class Frame:
         return list(self.echo.get(name) or [])
 
 
-def valid_token(value: str | None) -> bool:
-    return bool(value) and 20 <= len(value) <= 64 and value.replace("-", "").replace("_", "").isalnum()
+def valid_token(value: str | None) -> TypeGuard[str]:
+    return value is not None and 20 <= len(value) <= 64 and value.replace("-", "").replace("_", "").isalnum()
 
 
 def over_https(req: Request) -> bool:
@@ -191,9 +192,11 @@ def read_multipart(ctype: str, body: bytes) -> Form:
         raise BadRequest("The form could not be read (multipart without parts).", "Send the form again.")
     form = Form()
     for part in message.iter_parts():
-        name = part.get_param("name", header="content-disposition") or ""
+        param = part.get_param("name", header="content-disposition") or ""
+        name = collapse_rfc2231_value(param) if isinstance(param, tuple) else param   # (an RFC 2231 name: decoded)
         filename = part.get_filename()
         data = part.get_payload(decode=True) or b""
+        data = data if isinstance(data, bytes) else b""          # (a part's own parts are no field)
         if filename is not None:
             if filename or data:
                 form.files.append(Upload(name, filename, part.get_content_type(), data))

@@ -6,6 +6,7 @@ from ..names import NOTE_MOST
 from .markup import Html, attrs, flag, html, join, trusted
 from .render import pct, secs, token, when
 from .rendered import answer_html
+from .web import Frame
 
 CHIP_WORDS = {"ok": "answered", "skipped": "skipped", "timeout": "timed out", "failed": "failed",
               "running": "still running", "cancelled": "cancelled", "stopped": "stopped"}
@@ -21,11 +22,11 @@ def hidden(name: str, value) -> Html:
     return html('<input type="hidden" name="$name" value="$value">', name=name, value=value)
 
 
-def csrf(frame) -> Html:
+def csrf(frame: Frame) -> Html:
     return hidden("csrf", frame.csrf)
 
 
-def post_button(frame, action: str, label: str, fields: dict | None = None, cls: str = "secondary",
+def post_button(frame: Frame, action: str, label: str, fields: dict | None = None, cls: str = "secondary",
                 back: str | None = None) -> Html:
     extra = [hidden(k, v) for k, v in (fields or {}).items()] + ([hidden("back", back)] if back else [])
     return html('<form method="post" action="$action" class="inline">$csrf$extra'
@@ -33,7 +34,8 @@ def post_button(frame, action: str, label: str, fields: dict | None = None, cls:
                 action=action, csrf=csrf(frame), extra=extra, cls=cls, label=label)
 
 
-def confirm(frame, action: str, label: str, question: str, inner: Html | str = "", fields: dict | None = None) -> Html:
+def confirm(frame: Frame, action: str, label: str, question: str, inner: Html | str = "",
+            fields: dict | None = None) -> Html:
     """A destructive action behind a second step that works without script: open, read, confirm."""
     return html('<details class="confirm"><summary class="button danger-outline">$label…</summary>'
                 '<form method="post" action="$action" class="confirm-body">$csrf$extra'
@@ -99,7 +101,7 @@ def probe_cell(probe: dict | None) -> Html:
                 at=when(probe.get("created")))
 
 
-def lines(values: list) -> str:
+def lines(values: list | None) -> str:
     return "\n".join(values or [])
 
 
@@ -115,7 +117,7 @@ VERDICT = """<form method="post" action="/calls/verdict" class="verdict" data-fe
 <span class="status-text" data-status role="status"></span></div></form>"""
 
 
-def verdict_form(frame, call: str, verdict: dict | None = None, back: str = "/calls") -> Html:
+def verdict_form(frame: Frame, call: str, verdict: dict | None = None, back: str = "/calls") -> Html:
     """Useful or not, the claims that were real and false, a note; saved in place by script, or posted."""
     v = verdict or {}
     useful = v.get("useful")
@@ -129,7 +131,7 @@ def verdict_form(frame, call: str, verdict: dict | None = None, back: str = "/ca
                 button="Change verdict" if verdict else "Save verdict")
 
 
-def seat_column(frame, seat: dict, back: str, quotes: tuple | list = (), proposal: Html = Html("")) -> Html:
+def seat_column(frame: Frame, seat: dict, back: str, quotes: tuple | list = (), proposal: Html = Html("")) -> Html:
     """One seat's answer: model, seat kind, status and seconds, the answer (Markdown made safe, its words the points
     quote marked), its verdict form and what its judged points propose."""
     head = html('<header class="seat-head"><h3>$model</h3><p class="seat-meta">seat $seat · $kind · $chip · '

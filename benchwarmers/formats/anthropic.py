@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, Image, KeepAlive, Message, Reasoning, ReasoningDelta,
                          Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent,
@@ -193,8 +193,8 @@ class _Blocks:
 
 
 def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
-    message = {"id": "msg_" + ctx.id, "type": "message", "role": "assistant", "model": ctx.model, "content": [],
-               "stop_reason": None, "stop_sequence": None, "usage": usage_dict(Usage())}
+    message: dict[str, Any] = {"id": "msg_" + ctx.id, "type": "message", "role": "assistant", "model": ctx.model,
+                               "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage_dict(Usage())}
     yield _event({"type": "message_start", "message": message})
     blocks_, usage, finish = _Blocks(), Usage(), Finish()
     for event in events:

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
 from ..askparts import PassThrough, ReplyOptions
-from ..canonical import ROUTE, Ask, Image, Message, Text, ToolResult
+from ..canonical import ROUTE, Ask, Image, Message, Part, Text, ToolResult
 from ..errors import BadRequest, BenchError, NotFound, ToolsNeedRouteMode
 from ..redaction import redact
 
@@ -110,9 +111,9 @@ def parsed(ask: Ask, fmt: str, stream: bool, body: dict, ctx: RequestInfo, api: 
 
 # ---- JSON schemas for the OpenAPI document -----------------------------------------------------
 
-def schema(required: tuple = (), **properties) -> dict:
+def schema(required: tuple = (), /, **properties: dict) -> dict:
     """A JSON object schema with these properties (`required` of them); other properties are allowed."""
-    out = {"type": "object", "properties": properties}
+    out: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         out["required"] = list(required)
     return out
@@ -237,6 +238,27 @@ def points_wanted(body: dict) -> str | None:
     return value
 
 
+PANEL_ID = re.compile(r"^p_[A-Za-z0-9_-]{8,40}$")
+
+
+def continuation(body: dict) -> tuple[str | None, int | None]:
+    """The panel a follow-up continues and the one seat it asks, when the request says: `"bench": {"continue":
+    "<panel id>", "seat": N}` (each seat's thread is rebuilt from the record, so the client need not send it)."""
+    bench = get(body, "bench", dict, default={})
+    panel = get(bench, "continue", str, where="bench")
+    seat = get(bench, "seat", int, where="bench")
+    if panel is not None and not PANEL_ID.match(panel):
+        raise BadRequest(f"`bench.continue` must be a panel's id (p_...), not {panel[:80]!r}.",
+                         "Send the id a panel's reply gave: its `bench.panel`, or its X-Bench-Panel header.")
+    if seat is not None and panel is None:
+        raise BadRequest("`bench.seat` needs `bench.continue`: the panel whose seat goes on.",
+                         "Send both: {\"bench\": {\"continue\": \"p_...\", \"seat\": 2}}.")
+    if seat is not None and seat < 1:
+        raise BadRequest(f"`bench.seat` must be a seat's number (1 or more), not {seat}.",
+                         "The seat numbers are the reply's `bench.seats[].seat`.")
+    return panel, seat
+
+
 def client_only_tool(kind: str, ask: Ask) -> None:
     """OpenAI `custom` tools (free-form input) run on the client like functions, but no other API can carry them:
     a panel refuses them as it refuses functions (answering without them would quietly change the question);
@@ -259,7 +281,7 @@ def sniff_media_type(b64: str) -> str:
     return "image/png"
 
 
-def image_from_url(url: str, where: str) -> Image:
+def image_from_url(url: Any, where: str) -> Image:
     """An `image_url`: a data: URL becomes inline base64, anything else stays a URL."""
     check(url, str, where)
     if url.startswith("data:"):
@@ -280,7 +302,7 @@ def image_from_base64(data: str, where: str, media_type: str | None = None) -> I
 
 def push(messages: list, role: str, parts: list) -> None:
     """Append parts, splitting tool results into their own `tool` message (the canonical convention)."""
-    results = [p for p in parts if isinstance(p, ToolResult)]
+    results: list[Part] = [p for p in parts if isinstance(p, ToolResult)]
     rest = [p for p in parts if not isinstance(p, ToolResult)]
     if results:
         messages.append(Message(role="tool", parts=results))

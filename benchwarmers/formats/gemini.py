@@ -55,7 +55,8 @@ def parse(body: dict, ctx: RequestInfo) -> Parsed:
     if not isinstance(model, str) or not model:
         raise BadRequest("No model in the URL.", "POST to /v1beta/models/bench/<collection>:generateContent.")
     ask = Ask(target=Target.parse(model.removeprefix("models/")), with_models=with_models(body))
-    ids, dropped = CallIds(), []
+    dropped: list[str] = []
+    ids = CallIds()
     for i, c in enumerate(get(body, "contents", list, required=True)):
         where = f"contents[{i}]"
         role = check(c, dict, where).get("role") or "user"

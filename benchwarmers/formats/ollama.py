@@ -37,7 +37,7 @@ VERSION = "0.12.0"
 def _is_generate(path: str | None, body: dict | None) -> bool:
     if path:
         return path.rstrip("/").endswith("/api/generate")
-    return bool(body) and "prompt" in body and "messages" not in body
+    return body is not None and bool(body) and "prompt" in body and "messages" not in body
 
 
 # ---- parse -----------------------------------------------------------------------------------
@@ -46,6 +46,7 @@ def parse(body: dict, ctx: RequestInfo) -> Parsed:
     body = require_object(body)
     model = get(body, "model", str, required=True)
     ask = Ask(target=Target.parse(model), with_models=with_models(body))
+    api: str | None
     stream, api = bool(get(body, "stream", bool, default=True)), NATIVE_API
     if _is_generate(ctx.path, body):
         api = None

@@ -17,10 +17,12 @@ PATHS = r"/v1/"                  # paths of its API: a 404 under them answers in
 NATIVE_API = "openai"            # the upstream API a member must speak to get the client's body as it came
 CONVERSATION = "messages"        # the field that carries the conversation
 PREFIXES = ("/v1",)              # its routes' prefix: a path lacking it (or doubled) is a base URL set wrong
+_BENCH_FIELDS: dict[str, dict] = {"with": {"type": ["array", "string"]}, "continue": STRING,
+                                    "seat": {"type": "integer"}}
 ROUTES = (FormatRoute("POST", "/v1/chat/completions", "ask", summary="OpenAI chat completions: ask a panel, a "
                       ":merged panel, route mode or one model.",
                       body=schema(("model", "messages"), model=STRING, messages=LIST, stream=BOOL, tools=LIST,
-                                  bench=schema(**{"with": {"type": ["array", "string"]}}))),
+                                  bench=schema(**_BENCH_FIELDS))),
           FormatRoute("GET", "/v1/models", "models", summary="The model names this caller may ask (OpenAI's shape; "
                       "Anthropic's when the request sends anthropic-version)."),
           FormatRoute("GET", "/v1/models/{model:path}", "model", summary="One model name, if this caller may ask "

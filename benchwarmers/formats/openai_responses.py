@@ -209,7 +209,8 @@ class _Writer:
     """Turns Events into Responses SSE events, numbering them and keeping the output items."""
 
     def __init__(self, ctx: ReplyInfo) -> None:
-        self.ctx, self.seq, self.output, self.usage = ctx, 0, [], Usage()
+        self.ctx, self.seq, self.usage = ctx, 0, Usage()
+        self.output: list[dict] = []
         self.text: dict | None = None            # the open message or reasoning item
         self.calls: dict[int, dict] = {}         # tool index -> open function_call item state
 
@@ -237,6 +238,7 @@ class _Writer:
         if not self.text:
             yield from self._open_text(kind)
         st = self.text
+        assert st is not None      # _open_text opened it
         if text:
             st["chunks"].append(text)
             name = "response.output_text.delta" if kind == "message" else "response.reasoning_summary_text.delta"

@@ -43,7 +43,7 @@ class CLIProxy(Hub):
         if not all(isinstance(r.get("base-url"), (str, type(None))) for r in rows):
             raise self.bad("an OpenAI-compatibility list, each base-url a text")
         for r in rows:     # the entries' own keys: never said
-            held = r.get("api-key-entries") if isinstance(r.get("api-key-entries"), list) else []
+            held = got if isinstance(got := r.get("api-key-entries"), list) else []
             self.secrets([e.get("api-key") for e in held if isinstance(e, dict)])
         return rows
 

@@ -42,7 +42,7 @@ class LiteLLM(Hub):
     @staticmethod
     def prefix_of(row: dict) -> str | None:
         model = str(row["litellm_params"].get("model") or "")
-        info = row.get("model_info") if isinstance(row.get("model_info"), dict) else {}
+        info = got if isinstance(got := row.get("model_info"), dict) else {}
         found = model.split("/", 1)[0] if "/" in model else info.get("litellm_provider")
         return found if isinstance(found, str) and found else None      # a hub's odd answer names no provider
 

@@ -54,9 +54,9 @@ class OpenWebUI(Hub):
         """The model joins the connection's model list when the connection keeps one (else the connection lists
         it already); then a model record makes it visible to the hub's users. Returns its id on the hub."""
         cfg = self.config()
-        configs = cfg.get("OPENAI_API_CONFIGS") if isinstance(cfg.get("OPENAI_API_CONFIGS"), dict) else {}
-        conn = configs.get(source.id) if isinstance(configs.get(source.id), dict) else {}
-        ids = conn.get("model_ids") if isinstance(conn.get("model_ids"), list) else []
+        configs = got if isinstance(got := cfg.get("OPENAI_API_CONFIGS"), dict) else {}
+        conn = got if isinstance(got := configs.get(source.id), dict) else {}
+        ids = got if isinstance(got := conn.get("model_ids"), list) else []
         if ids and model not in ids:
             configs[source.id] = {**conn, "model_ids": [*ids, model]}
             self.save(cfg, configs, f"adding {model} to connection {source.id}")
@@ -72,10 +72,10 @@ class OpenWebUI(Hub):
     def remove(self, served: str) -> bool:
         """The model record goes, and the model leaves any connection's model list that names it."""
         cfg, changed = self.config(), False
-        configs = cfg.get("OPENAI_API_CONFIGS") if isinstance(cfg.get("OPENAI_API_CONFIGS"), dict) else {}
+        configs = got if isinstance(got := cfg.get("OPENAI_API_CONFIGS"), dict) else {}
         for idx, conn in configs.items():
             prefix = f"{conn.get('prefix_id')}." if isinstance(conn, dict) and conn.get("prefix_id") else ""
-            ids = conn.get("model_ids") if isinstance(conn, dict) and isinstance(conn.get("model_ids"), list) else []
+            ids = got if isinstance(conn, dict) and isinstance(got := conn.get("model_ids"), list) else []
             bare = served[len(prefix):] if prefix and served.startswith(prefix) else served
             if bare in ids:
                 configs[idx] = {**conn, "model_ids": [i for i in ids if i != bare]}

@@ -43,7 +43,7 @@ class HttpReach(Reach):
     def ask(self, body: dict, on_seat: OnSeat | None) -> tuple[dict, str]:
         # over HTTP the whole reply comes at once: no seat-by-seat progress (the service's /mcp gives it)
         reply = self._run(lambda c: c.post("/v1/chat/completions", body, gateway=True))
-        bench = reply.get("bench") if isinstance(reply.get("bench"), dict) else {}
+        bench = got if isinstance(got := reply.get("bench"), dict) else {}
         content = ((reply.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
         return bench, content
 

@@ -1,6 +1,8 @@
 """The MCP tools' definitions (names, descriptions, input and output schemas), shared by every transport."""
 from __future__ import annotations
 
+from typing import Any
+
 _STR = {"type": "string"}
 _STRS = {"type": "array", "items": _STR}
 _NULL_STR = {"type": ["string", "null"]}
@@ -20,7 +22,7 @@ POINT_SCHEMA = {
     "required": ["id", "claim", "assert", "deny"],
 }
 
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {
         "name": "list_collections",
         "title": "List Benchwarmers collections",
@@ -53,7 +55,8 @@ TOOLS = [
             "and deny it and their words), check each contested point against the code and judge it with `verdict` "
             "(point, holds): one judgement counts for every seat that took a side. The referee reads the answers "
             "after they come back: its points are listed by `pending_verdicts` once they are in, or come with the "
-            "answers when you give `points`. Then send a `verdict` for every seat you judged."),
+            "answers when you give `points`. Then send a `verdict` for every seat you judged. To follow up, ask again "
+            "with the `conversation` it returned: each seat continues its own thread."),
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -68,13 +71,16 @@ TOOLS = [
                            "description": "which of the panel's points to show, and wait for them (default: the "
                                           "collection's own, listed by pending_verdicts once the referee has "
                                           "read the answers)"},
+                "conversation": {"type": "string",
+                                 "description": "follow up: the `conversation` an earlier ask returned; each seat "
+                                                "sees its own earlier answers, so send only the new question"},
             },
             "required": ["collection", "prompt"],
             "additionalProperties": False,
         },
         "outputSchema": {
             "type": "object",
-            "properties": {"collection": _STR, "panel": _STR, "mode": _STR,
+            "properties": {"collection": _STR, "panel": _STR, "conversation": _STR, "mode": _STR,
                            "seats": {"type": "array", "items": SEAT_SCHEMA},
                            "merge": {"type": "object"}, "points": {"type": "array", "items": POINT_SCHEMA},
                            "points_info": {"type": "object"},

@@ -92,8 +92,9 @@ def pending(client: ServiceLink, calls: list[str]) -> tuple[list[dict], list[dic
     """(the unjudged points of these calls' panels, the answers among these calls without a verdict)."""
     data = client.get("/bench/pending?" + urlencode({"calls": ",".join(calls), "limit": MAX_CALLS}), gateway=True)
     data = data if isinstance(data, dict) else {}
-    return tuple([p for p in data.get(name) if isinstance(p, dict)] if isinstance(data.get(name), list) else []
-                 for name in ("points", "pending"))
+    points, answers = ([p for p in got if isinstance(p, dict)] if isinstance(got := data.get(name), list) else []
+                       for name in ("points", "pending"))
+    return points, answers
 
 
 def reason(waiting: list[dict], points: list[dict] | None = None) -> str:

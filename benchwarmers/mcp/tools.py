@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Callable
+from typing import Any, Callable
 
 from .. import redaction
 from ..words import plural
@@ -15,7 +15,7 @@ STRUCTURED_FROM = "2025-06-18"      # outputSchema, structuredContent and tool t
 ANNOTATIONS_FROM = "2025-03-26"
 
 _BY_NAME = {t["name"]: t for t in TOOLS}
-_TYPES = {"string": str, "boolean": bool, "array": list, "integer": int}
+_TYPES: dict[str, Any] = {"string": str, "boolean": bool, "array": list, "integer": int}
 
 Progress = Callable[[float, "float | None", str], None]     # (done, total, message) -> a progress notification
 OnSeat = Callable[[dict, int, int], None]                  # (seat, finished so far, seats) as each seat finishes
@@ -90,7 +90,7 @@ class Tools:
         except ToolError as e:
             return error_result(self.redact(str(e)))
         failed = isinstance(data, dict) and data.pop("_failed", False)
-        result = {"content": [{"type": "text", "text": self.redact(text)}], "isError": bool(failed)}
+        result: dict[str, Any] = {"content": [{"type": "text", "text": self.redact(text)}], "isError": bool(failed)}
         if failed:
             return result
         if version >= STRUCTURED_FROM:
@@ -120,6 +120,7 @@ class Tools:
         body = ask_body(args)
 
         def on_seat(seat: dict, done: int, total: int) -> None:
+            assert progress is not None      # passed on only with a progress to tell
             progress(done, total, f"seat {seat.get('seat')} · {seat.get('model')} · {seat.get('status')}")
         bench, content = self.reach.ask(body, on_seat if progress else None)
         data = panel_data(bench if isinstance(bench, dict) else {}, body["model"], content or "")
@@ -211,7 +212,7 @@ def ask_body(args: dict) -> dict:
         model += ":merged"
     messages = [{"role": "system", "content": args["system"]}] if args.get("system") else []
     messages.append({"role": "user", "content": args["prompt"]})
-    body = {"model": model, "messages": messages}
+    body: dict[str, Any] = {"model": model, "messages": messages}
     extra = args.get("with") or []
     if isinstance(extra, str):
         extra = extra.split(",")
@@ -220,18 +221,22 @@ def ask_body(args: dict) -> dict:
         body["bench"] = {"with": extra}
     if args.get("points"):
         body.setdefault("bench", {})["points"] = args["points"]
+    if args.get("conversation"):
+        body.setdefault("bench", {})["continue"] = args["conversation"].strip()
     return body
 
 
 def panel_data(bench: dict, model: str, content: str) -> dict:
-    seats = []
+    seats: list[dict] = []
     for s in bench.get("seats") or []:
         seats.append({"seat": int(s.get("seat") or len(seats) + 1), "kind": str(s.get("kind") or "member"),
                       "model": str(s.get("model") or "?"), "status": str(s.get("status") or "?"),
                       "seconds": float(s.get("seconds") or 0), "call": s.get("call"),
                       "answer": s.get("answer") or "", "error": s.get("error")})
-    data = {"collection": str(bench.get("collection") or model.split("/", 1)[-1].split(":")[0]),
+    data: dict[str, Any] = {"collection": str(bench.get("collection") or model.split("/", 1)[-1].split(":")[0]),
             "panel": str(bench.get("panel") or ""), "mode": str(bench.get("mode") or "panel"), "seats": seats}
+    if data["panel"] and not isinstance(bench.get("record"), dict):   # the panel to continue: ask with it again
+        data["conversation"] = data["panel"]
     if bench.get("merge"):
         data["merge"] = dict(bench["merge"], answer=content)
     if isinstance(bench.get("points_info"), dict):
@@ -247,7 +252,8 @@ def panel_text(data: dict) -> str:
     ok = sum(1 for s in seats if s["status"] == "ok")
     unkept = data.get("record")
     head = (f"Panel {data['panel']} on collection `{data['collection']}`: {plural(len(seats), 'seat')}, {ok} "
-            "answered. Call ids are what `verdict` takes.") if not unkept else (
+            "answered. Call ids are what `verdict` takes; to follow up, ask again with conversation "
+            f"{data['panel']}.") if not unkept else (
         f"Panel on collection `{data['collection']}`: {plural(len(seats), 'seat')}, {ok} answered. Not recorded: "
         f"{unkept.get('why')}, so no call id is given and nothing here can be judged.")
     lines = [head, "", "| seat | kind | model | status | call |", "|---|---|---|---|---|"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 from ..askparts import PassThrough
 from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning, ReasoningDelta,
@@ -15,7 +16,7 @@ VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 FINISH = {"end_turn": STOP, "stop_sequence": STOP, "pause_turn": STOP, "max_tokens": LENGTH,
           "model_context_window_exceeded": LENGTH, "tool_use": TOOL_CALLS, "refusal": CONTENT_FILTER}
-ERROR_KINDS = {"authentication_error": FaultKind.AUTH, "permission_error": FaultKind.AUTH,
+ERROR_KINDS: dict[str | None, FaultKind] = {"authentication_error": FaultKind.AUTH, "permission_error": FaultKind.AUTH,
                "not_found_error": FaultKind.NOT_FOUND, "rate_limit_error": FaultKind.RATE_LIMITED,
                "overloaded_error": FaultKind.SERVER, "api_error": FaultKind.SERVER,
                "invalid_request_error": FaultKind.BAD_REQUEST, "request_too_large": FaultKind.BAD_REQUEST,
@@ -243,7 +244,7 @@ def block(part) -> dict | None:
     if isinstance(part, ToolCall):
         return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.args()}
     if isinstance(part, ToolResult):
-        result = {"type": "tool_result", "tool_use_id": part.id, "content": part.content}
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.id, "content": part.content}
         if part.is_error:
             result["is_error"] = True
         return result

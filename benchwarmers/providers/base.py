@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
 from urllib.parse import urlsplit
 
 from ..askparts import PassThrough
@@ -32,6 +32,12 @@ class Provider:
     supports: dict = {}
     default_base = ""
     base = ""          # this endpoint's own, set by __init__
+    # each subclass sets these (ProviderContract says what they are); declared here for the type checker only
+    title: ClassVar[str]
+    passthrough_fields: ClassVar[frozenset]
+    if TYPE_CHECKING:
+        @staticmethod
+        def client_tool(tool: object) -> bool: ...
 
     def __init__(self, base_url: str | None, key: str | None, *, name: str = "",
                  transport: Transport | None = None):
@@ -122,6 +128,7 @@ class Provider:
                 sent: Sent | None = None, native: PassThrough | None = None) -> Iterator:
         try:
             if sent is not None:                         # written already (send_whole): its response is read here
+                assert sent.asked is not None            # send_whole keeps what it wrote
                 (url, body), headers = sent.asked, None
             else:
                 url, body, headers = self.request(ask, model, how, native)
@@ -142,7 +149,8 @@ class Provider:
         read, not an event stream), so there is no time to the first token (`ttft` None). `sent`: the request
         send_whole() wrote; its answer is read here (timed from its writing, when it asked for a stream). `heard`: told
         each piece of text as it comes (a live column)."""
-        meta, streamed = {}, not whole and (sent is None or sent.streamed)
+        meta: dict = {}
+        streamed = not whole and (sent is None or sent.streamed)
         return collect(self._stream(ask, model, timeouts, meta, STREAMED if streamed else WHOLE, sent), meta, model,
                        timed=streamed, heard=heard, since=sent.at if sent is not None and streamed else None)
 
@@ -163,6 +171,7 @@ class Provider:
         return sent
 
     def list_models(self, *, timeouts: Timeouts | None = None) -> list[dict]:
+        url: str | None
         models, url, pages = [], self.models_url(), 0
         try:
             while url and pages < 20:

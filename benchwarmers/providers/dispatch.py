@@ -36,7 +36,7 @@ class Call:
     reported: Ask | None = None      # the ask its usage is estimated against (the client's, not the budgeted one)
     started: float = 0.0
     streamed: bool | None = False
-    local: Callable[[], bool] | None = None
+    local: Callable[[], bool | None] | None = None
     heard: Heard | None = None
 
 
@@ -86,14 +86,17 @@ class Dispatch:
             worker(partial(self._read, call, done, sent), False)
 
     def _read(self, call: Call, done: Done, sent: Sent) -> None:
-        self._finish(call, done, lambda: call.client.complete(call.ask, call.served, timeouts=sent.t, sent=sent,
-                                                              heard=call.heard))
+        client = call.client
+        assert isinstance(client, Provider)   # only a Provider's request is written ahead (_send)
+        self._finish(call, done, lambda: client.complete(call.ask, call.served, timeouts=sent.t, sent=sent,
+                                                         heard=call.heard))
 
     def _ask(self, call: Call, done: Done, admitted: bool) -> None:
         call.started = time.monotonic()
 
         def ask() -> Answer:
             if call.streamed is None:
+                assert call.local is not None      # None: local() decides
                 call.streamed = call.local()
             if not admitted:
                 call.admit(True)

@@ -17,6 +17,7 @@ def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 def iter_sse(lines) -> Iterator[tuple[str, str]]:
     """(event name, data) per server-sent event; a last event not closed by a blank line is not complete."""
+    data: list[str]
     event, data = "", []
     for raw in lines:
         line = raw.decode("utf-8").rstrip("\r\n")

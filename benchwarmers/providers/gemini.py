@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 from urllib.parse import quote
 
 from ..canonical import (CONTENT_FILTER, ERROR, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Reasoning,
@@ -178,7 +179,7 @@ def part(p, names: dict) -> dict | None:
         inline = inline_image(p)
         return {"inlineData": {"mimeType": inline[0], "data": inline[1]}} if inline else {"text": image_note(p)}
     if isinstance(p, ToolCall):
-        call = {"functionCall": {"name": p.name, "args": p.args()}}
+        call: dict[str, Any] = {"functionCall": {"name": p.name, "args": p.args()}}
         if getattr(p, "signature", None):
             call["thoughtSignature"] = p.signature
         return call
@@ -192,6 +193,7 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 
 def contents(ask: Ask) -> list[dict]:
     """Turns as user/model contents; tool results are user parts; system messages go to systemInstruction."""
+    out: list[dict]
     names, out = call_names(ask.messages), []
     for m in ask.messages:
         if m.role == "system":

@@ -129,7 +129,8 @@ class LlmCalls:
 def pump(response, timeouts: Timeouts) -> Iterator:
     """llm's blocking stream, read in a thread of its own so the seat's timeouts hold (the first event within
     first_byte, then each within idle); a stream given up on stops at its next event."""
-    events, stop = queue.Queue(), threading.Event()
+    events: queue.Queue = queue.Queue()
+    stop = threading.Event()
     threading.Thread(target=_read, args=(response, events, stop), name="bench-llm", daemon=True).start()
     convert, wait, calls = llmparts.Events(), timeouts.connect + timeouts.first_byte, False
     try:

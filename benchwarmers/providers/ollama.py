@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ..canonical import (LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Message, ReasoningDelta, Text, TextDelta,
                          ToolCallDelta, ToolResult, Usage)
@@ -57,9 +58,9 @@ class OllamaProvider(Provider):
         objects = [load_json(response.read())] if is_whole(response) else iter_ndjson(response.lines())
         for obj in objects:
             if obj.get("error"):
-                message = str(obj["error"])
-                raise self.stream_failure(self.classify(500, message, obj) if "not found" not in message
-                                          else FaultKind.NOT_FOUND, message)
+                said = str(obj["error"])
+                raise self.stream_failure(self.classify(500, said, obj) if "not found" not in said
+                                          else FaultKind.NOT_FOUND, said)
             meta.setdefault("model", obj.get("model"))
             message = obj.get("message") or {}
             if message.get("thinking"):
@@ -123,7 +124,7 @@ def _message(m: Message, content: list, calls: list) -> dict | None:
             images.append(inline[1]) if inline else texts.append(image_note(p))
     if not (texts or images or calls):
         return None
-    msg = {"role": "assistant" if m.role == "assistant" else "user", "content": "\n".join(texts)}
+    msg: dict[str, Any] = {"role": "assistant" if m.role == "assistant" else "user", "content": "\n".join(texts)}
     if images and m.role != "assistant":
         msg["images"] = images
     if calls and m.role == "assistant":

@@ -179,7 +179,7 @@ def tool_choice(choice):
 def user_content(parts: list):
     if all(isinstance(p, Text) for p in parts):        # separate blocks stay separate paragraphs
         return "\n".join(p.text for p in parts)
-    out = []
+    out: list[dict] = []
     for p in parts:
         if isinstance(p, Text):
             out.append({"type": "text", "text": p.text})

@@ -125,8 +125,9 @@ def parse_rate_limit_headers(headers: Mapping[str, str], now: float) -> dict:
     if "x-ratelimit-reset" in h:
         put("requests_reset_at", parse_epoch(h["x-ratelimit-reset"], now))
 
-    if "retry-after-ms" in h and _number(h["retry-after-ms"]) is not None:
-        facts["retry_after"] = max(_number(h["retry-after-ms"]) / 1000.0, 0.0)
+    retry_ms = _number(h["retry-after-ms"]) if "retry-after-ms" in h else None
+    if retry_ms is not None:
+        facts["retry_after"] = max(retry_ms / 1000.0, 0.0)
     elif "retry-after" in h:
         put("retry_after", parse_retry_after(h["retry-after"], now))
     return facts
@@ -150,9 +151,9 @@ def reset_time(facts: dict, now: float) -> float | None:
     """When the exhausted limit resets: retry-after first, then the reset of whatever has nothing left."""
     if facts.get("retry_after") is not None:
         return now + facts["retry_after"]
-    exhausted = [facts.get(f"{unit}_reset_at") for unit in ("requests", "tokens", "input_tokens", "output_tokens")
-                 if facts.get(f"{unit}_remaining") == 0]
-    exhausted = [t for t in exhausted if t is not None]
+    resets = [facts.get(f"{unit}_reset_at") for unit in ("requests", "tokens", "input_tokens", "output_tokens")
+              if facts.get(f"{unit}_remaining") == 0]
+    exhausted = [t for t in resets if t is not None]
     if exhausted:
         return max(exhausted)
     known = [v for k, v in facts.items() if k.endswith("_reset_at") and v is not None]

@@ -31,6 +31,7 @@ class UpstreamResponse:
 
     def __init__(self, sent: "Sent", status: int, reason: str, headers: dict, body: Body, keep: bool):
         self.status, self.reason, self.headers, self.host = status, reason, headers, sent.host
+        assert sent.conn is not None     # a response comes on the connection its request went out on
         self._transport, self._key, self._conn, self._body, self._keep = sent.transport, sent.key, sent.conn, body, keep
         self._idle = sent.t.idle
         self._hangup = sent.t.hangup     # let go of once the body is read or closed, before the pool may reuse it

@@ -46,7 +46,8 @@ class Sent:
         self.reused = False
         self.expired = False     # its first-byte timeout passed while it was waited for without a thread
         self.since = 0.0         # when a waiter last heard from it (time.monotonic())
-        self.asked = None        # (url, JSON body) of the request, for a provider that sends it again changed
+        # (url, JSON body) of the request, for a provider that sends it again changed
+        self.asked: tuple[str, dict] | None = None
         self.streamed = False    # it asked for a stream: a waiter passes it on as soon as it starts (read as it comes)
         self.at = 0.0            # when it was written (time.monotonic()): a streamed answer's time to first token
 
@@ -80,8 +81,9 @@ class Transport:
                 timeouts: Timeouts | None = None, name: str = "", model: str | None = None) -> UpstreamResponse:
         """Send one request; returns once the response headers are in. Raises UpstreamFailed. `name` and `model`
         (the served name asked, if any) are where the response's rate-limit facts are kept."""
-        return self.receive(self.send(method, url, headers=headers, body=body, timeouts=timeouts, name=name,
-                                      model=model))
+        sent = self.send(method, url, headers=headers, body=body, timeouts=timeouts, name=name, model=model)
+        assert sent is not None      # None only for a `pooled` send
+        return self.receive(sent)
 
     def send(self, method: str, url: str, *, headers: dict | None = None, body: bytes | None = None,
              timeouts: Timeouts | None = None, name: str = "", model: str | None = None,
@@ -134,6 +136,7 @@ class Transport:
     def _write(self, sent: Sent, pooled: bool = False, fresh: bool = False) -> Sent | None:
         """The request on a connection: a pooled one (retried once on a fresh one when it had died), or a fresh one
         (`fresh`); with `pooled`, None rather than a fresh connection."""
+        conn: Conn | None
         for attempt in (0, 1):
             if fresh or attempt:
                 if pooled:
@@ -164,6 +167,7 @@ class Transport:
     def _receive(self, sent: Sent) -> UpstreamResponse:
         for attempt in (0, 1):
             conn = sent.conn
+            assert conn is not None      # written: _write set it
             try:
                 if sent.expired and not conn.buffered:
                     raise TimeoutError

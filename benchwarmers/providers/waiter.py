@@ -23,6 +23,7 @@ def read_at_once(sent: Sent) -> bool:
     """Whether the answer to `sent` can be read with no wait on the network and no request sent again: all of a 2xx
     is in, or nothing came within the timeout (reading it then raises the timeout at once). Anything else (an error
     a provider may adapt to and send again, a stale connection to replace, an answer still coming) may block."""
+    assert sent.conn is not None     # sent: it has its connection
     status = sent.conn.whole()
     return sent.expired or (status is not None and 200 <= status < 300)
 
@@ -56,6 +57,7 @@ class Waiter:
         with self._lock:
             if self._closed or len(self._watched) >= MOST:
                 return False
+            assert sent.conn is not None
             try:
                 self._selector.register(sent.conn.sock, selectors.EVENT_READ, (sent, heard))
             except (ValueError, KeyError, OSError):   # a socket it cannot wait on: a worker reads it instead
@@ -86,7 +88,7 @@ class Waiter:
             self._wake_out.close()
             return
         self._nudge()
-        if self._thread is not threading.current_thread():
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5)
 
     def _nudge(self) -> None:
@@ -135,6 +137,7 @@ class Waiter:
 
     def _readable(self, sent: Sent, heard: Callable) -> None:
         conn = sent.conn
+        assert conn is not None
         if conn.drain():
             sent.since = time.monotonic()
         # a stream is passed on as soon as it starts: its reader then hears each piece as it comes
@@ -171,6 +174,7 @@ class Waiter:
 
     def _pass_on(self, sent: Sent, heard: Callable) -> None:
         with self._lock:
+            assert sent.conn is not None
             try:
                 self._selector.unregister(sent.conn.sock)
             except (KeyError, ValueError, OSError):   # a socket closed meanwhile

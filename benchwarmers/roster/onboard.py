@@ -213,11 +213,12 @@ class Onboarding:
 
     def probe(self, found: Endpoint, entry: dict, alias: str, ad_hoc: bool) -> tuple[Model, health.Probe]:
         """Step 3: the one-word probe to a model not yet registered; raises when it does not answer."""
-        served = entry.get("id")
+        served = entry["id"]             # (located by it)
         model = Model(alias, found.name, served, ad_hoc=bool(ad_hoc), facts=facts_from(entry), added=time.time())
         result = health.run_probe(self.registry, model, kind="onboard", dialer=self.dialer)
         if not result.ok:
             kind = result.error_kind
+            assert kind is not None      # a failed probe says how
             raise UpstreamFailed(kind, f"{served!r} on {found.name!r} did not pass its probe: {result.error}. "
                                  "Nothing was registered.", health.advice(kind, found))
         return model, result

@@ -5,6 +5,7 @@ import difflib
 import re
 import threading
 from dataclasses import asdict, dataclass, field
+from typing import Protocol
 
 from .. import keys
 from ..baseurls import base_problem, link_local
@@ -16,6 +17,14 @@ from ..store import Config
 APIS = tuple(PROVIDERS)   # the upstream protocols an endpoint may speak
 ACTIVE, RETIRED = "active", "retired"
 PROVIDER_MEMO = "provider"   # where a Config.steady() memo keeps an endpoint's provider (not a file name)
+
+
+class Renews(Protocol):
+    """What renews signed-in endpoints' tokens (signin.renewal.Renewer, given by the Bench)."""
+
+    def fresh(self, endpoint: str) -> None: ...
+
+    def refused(self, endpoint: str) -> str | None: ...
 
 
 @dataclass
@@ -73,13 +82,13 @@ class Registry:
         self.config = config
         self.transport = transport or Transport()   # this service's pooled connections and rate-limit facts
         self._lock = threading.Lock()
-        self._seen = None
+        self._seen: int | None = None
         self._endpoints: dict[str, Endpoint] = {}
         self._models: dict[str, Model] = {}
-        self._providers: dict[tuple, object] = {}
+        self._providers: dict[tuple, Provider] = {}
         self._listed: dict[str, tuple[str, frozenset]] = {}   # name -> (base URL, served names), this run only
         self._sources: dict[str, tuple[str, tuple]] = {}      # hub name -> (base URL, catalog providers), this run
-        self.tokens = None     # the Bench's tokens.Renewer: renews a signed-in endpoint's token before it expires
+        self.tokens: Renews | None = None   # the Bench's Renewer of signed-in endpoints' tokens
 
     def _refresh(self) -> None:
         ends = self.config.view("endpoints.json")

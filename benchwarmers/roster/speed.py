@@ -135,14 +135,14 @@ LATEST = 8   # a model's newest figures looked at for the latest of each prompt 
 
 def latest(db, aliases) -> dict[str, dict]:
     """alias -> its speed summary, from the latest figure of each prompt, for each of `aliases` (perf_model)."""
-    out = {}
+    out: dict[str, dict] = {}
     for alias in aliases:
         figs: dict = {}
         for row in db.query("SELECT * FROM perf WHERE model = ? ORDER BY created DESC, id DESC LIMIT ?",
                             (alias, LATEST)):
             figs.setdefault(row["prompt"], _figure(row))
         if figs:
-            out[alias] = summary(figs)
+            out[alias] = summary(figs) or {}   # (None only for no figures)
     return out
 
 

@@ -133,7 +133,7 @@ def _job_change(jobs: dict, name: str, change) -> dict:
         raise BadRequest(f"The {name} job is not available: {job.why_not}.")
     if not isinstance(change, dict) or set(change) - {"on", "at"}:
         raise BadRequest(f"jobs.{name} takes on (true or false) and at (a time).")
-    out = {}
+    out: dict[str, bool | str] = {}
     if "on" in change:
         if not isinstance(change["on"], bool):
             raise BadRequest(f"jobs.{name}.on must be true or false.")

@@ -20,7 +20,8 @@ def run(job) -> str:
 
 def _endpoint(job, name: str, models: list) -> None:
     for i, model in enumerate(models):
-        figures = []
+        figures: list = []
+        rests = False
         for prompt in ("short", "long"):
             try:
                 fig = speed.measure(model, prompt, job, job.id)
@@ -28,18 +29,18 @@ def _endpoint(job, name: str, models: list) -> None:
                 job.skip(models[i:] if e.whole else [model], str(e))
                 if e.whole:
                     return
-                figures = None        # this model alone rests: the others of the endpoint go on
+                rests = True          # this model alone rests: the others of the endpoint go on
                 break
             except QuotaRefused as e:   # it would wait longer than a scheduled call may: until the next run
                 job.add("skipped", {"model": model.alias, "why": e.message})
-                figures = None
+                rests = True
                 break
             speed.record(job.db, fig)
             healthrecord.note(job.db, job.resting, name, fig, "speed figure", served=model.served)
             figures.append(fig)
             if not fig.ok:
                 break
-        if figures is None:
+        if rests:
             continue
         failed = next((f for f in figures if not f.ok), None)
         if failed is None:

@@ -164,7 +164,9 @@ class Scheduler:
         if run is None:
             raise Conflict(f"The {name} job is already running (run {busy}).",
                            f"`bench jobs show {busy}` follows it; run it again once it is done.")
-        return runs.get(self.db, run)
+        started = runs.get(self.db, run)
+        assert started is not None     # just started
+        return started
 
     def settle(self, timeout: float = 60.0) -> list[int]:
         """One tick now, then wait until every run this service started has finished (tests, shutdown)."""

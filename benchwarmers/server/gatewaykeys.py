@@ -69,8 +69,8 @@ class GatewayKeys:
         self._windows: dict[str, deque] = {}
         self._lock = threading.Lock()
 
-    def create(self, name: str, collections: list, rpm: int | None) -> tuple[GatewayKey, str]:
-        check_name(name, "Key name")
+    def create(self, name: str | None, collections: list | None, rpm: int | None) -> tuple[GatewayKey, str]:
+        name = check_name(name, "Key name")
         if not isinstance(collections, list) or not collections or \
                 not all(isinstance(c, str) and c for c in collections):
             raise BadRequest("A key needs the collections it may reach (or '*').",

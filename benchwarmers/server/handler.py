@@ -77,6 +77,11 @@ class Handler(BaseHTTPRequestHandler):
     # Headers and body go out in separate writes; with Nagle on, the body waits for the client's delayed ACK
     # (~40 ms on Linux) whenever the connection is otherwise quiet.
     disable_nagle_algorithm = True
+    # what the base class leaves vague or types otherwise (declarations for the type checker; nothing set here)
+    server: Server
+    rfile: io.BufferedReader               # Deadlined, buffered (setup)
+    headers: dict  # type: ignore[assignment]   # read_headers' dict of lower-case names, not email's Message
+    _headers_buffer: list[bytes]           # http.server's own buffer of the head being written
 
     def version_string(self) -> str:
         return self.server_version
@@ -109,7 +114,8 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self.clock.start(HEAD_SECONDS)
-        self.command, self.requestline = None, ""     # an answer before the request line is read reads these
+        # an answer before the request line is read reads these (command None: as http.server's own first line)
+        self.command, self.requestline = None, ""  # type: ignore[assignment]
         try:
             self.raw_requestline = self.rfile.readline(MAX_REQUEST_LINE + 1)
             if len(self.raw_requestline) > MAX_REQUEST_LINE:
@@ -129,7 +135,7 @@ class Handler(BaseHTTPRequestHandler):
         """http.server's checks of the request line, and its answers to a bad one, but no HTTP/0.9 (a request line
         without a version: http.server answers it without a status line); the headers read by read_headers
         (email.parser, which http.server uses, costs ten times as much a request)."""
-        self.command, self.request_version = None, self.default_request_version
+        self.command, self.request_version = None, self.default_request_version  # type: ignore[assignment]
         self.close_connection = True
         self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
         words = self.requestline.split()
@@ -284,7 +290,8 @@ class Handler(BaseHTTPRequestHandler):
     def _read_chunked(self, limit: int) -> bytes:
         """Chunk sizes are hex digits only (a few of them), and every byte read, framing included, counts against
         the limit: a size like -1 once read until the client hung up, past every check."""
-        parts, total = [], 0
+        parts: list[bytes] = []
+        total = 0
         while True:
             line = self.rfile.readline(MAX_CHUNK_LINE + 1)
             total += len(line)

@@ -4,6 +4,7 @@ operation shares (parameters from the path, who may call, the error shapes)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .. import __version__, formats
 from .routes import ADMIN, GATEWAY, PUBLIC, Route, RouteTable
@@ -18,7 +19,7 @@ JSONRPC_ERROR = {"type": "object", "required": ["jsonrpc", "error"],
                  "properties": {"jsonrpc": {"const": "2.0"}, "id": {"type": ["string", "integer", "null"]},
                                 "error": {"type": "object", "required": ["code", "message"],
                                           "properties": {"code": {"type": "integer"}, "message": STRING}}}}
-SECURITY = {
+SECURITY: dict[str, list[dict[str, list]]] = {
     ADMIN: [{"bearer": []}],
     GATEWAY: [{"bearer": []}, {"x-api-key": []}, {"x-goog-api-key": []}, {"api-key": []}, {"key": []}],
     PUBLIC: [],
@@ -36,9 +37,10 @@ INFO = ("Every route of the gateway (each client API's own paths) and of the adm
         "it and gateway routes a gateway key (or it). GATEWAY.md is the prose contract.")
 
 
-def obj(required: tuple = (), extra: bool = True, **properties) -> dict:
-    """A JSON object schema: these properties (`required` of them), and others allowed unless extra=False."""
-    schema = {"type": "object", "properties": properties}
+def obj(required: tuple = (), extra: bool = True, /, **properties: dict) -> dict:
+    """A JSON object schema: these properties (`required` of them), and others allowed unless `extra` is False
+    (both positional only: a property may be named anything, "required" too)."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = list(required)
     if not extra:
@@ -52,7 +54,7 @@ def op(summary: str, *, body: dict | None = None, body_required: bool = True, qu
     """An operation: what it does, its JSON body, its query parameters ({name: schema}) and its answer.
     `content`: the media types a success may come in (a stream's among them); `also`: other statuses it may
     answer with, {status: schema of its JSON body, or None for no body}."""
-    operation = {"summary": summary, "responses": {str(status): {
+    operation: dict[str, Any] = {"summary": summary, "responses": {str(status): {
         "description": "Success.", "content": {kind: {"schema": ok or OBJECT} if kind == "application/json" else {}
                                                for kind in content}}}}
     for code, schema in (also or {}).items():
@@ -83,6 +85,7 @@ def path_of(pattern: str) -> tuple[str, list[str]]:
 
 def operation(route: Route) -> dict:
     """The route's own operation, completed: path parameters, who may call, and the errors in its API's shape."""
+    assert route.doc is not None      # documented: the dashboard's pages, which bring none, are left out
     out = {**route.doc, "responses": dict(route.doc["responses"])}
     _, names = path_of(route.pattern)
     if names:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import time
 
-from .bodies import BodiesFull
+from .bodies import BodiesFull, Share
 
 MAX_CHUNK_LINE = 1024      # a chunk-size line, extensions included
 MAX_TRAILERS = 32
@@ -93,7 +93,8 @@ class Deadlined(socket.SocketIO):
     deadline: float | None = None
     per_byte = 0.0            # seconds the deadline moves on for each byte received (the body's rate)
     received = 0
-    share = None              # while a body is read: its Share of the bodies held at once (bodies.py), or None
+    _sock: socket.socket      # SocketIO's own socket (typeshed leaves it out)
+    share: Share | None = None   # while a body is read: its Share of the bodies held at once (bodies.py), or None
 
     def __init__(self, sock: socket.socket, wait: float):
         super().__init__(sock, "rb")

@@ -3,24 +3,28 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Generic, TypeVar
 
 from .. import formats
 from ..errors import MethodNotAllowed, NotFound, WrongBaseURL
+from .messages import Request, Response
 
 PUBLIC, GATEWAY, ADMIN = "public", "gateway", "admin"
 BENCH_SHAPE = "openai"   # the admin API's errors (shape "bench") take the OpenAI shape
+# what a route's handler is given: the Bench, or a Protocol naming the parts of it the handler uses. A table of
+# Route[Bench] (the service's) takes a handler of any such Protocol the Bench meets, and the type checker proves it.
+Parts = TypeVar("Parts", contravariant=True)
 
 
 @dataclass
-class Route:
+class Route(Generic[Parts]):
     """A route, classified: `auth` says who may call it (PUBLIC, GATEWAY or ADMIN; the security suite fails on a
     route left unclassified, and the app treats one as ADMIN), `dashboard_only` that the gateway-alone process does
     not serve it, and `doc` is its OpenAPI operation (server.openapi.op), which every route but the dashboard's
     pages brings."""
     method: str
     pattern: str
-    handler: Callable
+    handler: Callable[[Request, Parts], Response]
     shape: str = "bench"             # error shape: a format's SHAPE (openai, anthropic, ...), bench, html or
     #                                  jsonrpc (MCP's transport: a JSON-RPC error with no id)
     auth: str | None = None

@@ -45,7 +45,8 @@ class Guesses:
     def __init__(self, failures: int = FAILURES, window: float = WINDOW):
         self.window = window
         # one table per level: (allowance, entries remembered at most, source -> the times of its failures)
-        self._levels = [(failures, MAX_ADDRESSES, {})] + [(times * failures, most, {}) for _, times, most in WIDER]
+        self._levels: list[tuple[int, int, dict[str, deque[float]]]] = [(failures, MAX_ADDRESSES, {})]
+        self._levels += [(times * failures, most, {}) for _, times, most in WIDER]
         self._lock = threading.Lock()
 
     def check(self, address: str) -> None:

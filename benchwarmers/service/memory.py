@@ -3,6 +3,7 @@ and what is freed handed back to the system now and then."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 
@@ -13,6 +14,8 @@ TRIM_SECONDS = 5.0    # how often freed memory goes back (malloc_trim walks the 
 
 def _glibc():
     """The C library through ctypes when it is glibc (musl, macOS and Windows have neither call); else None."""
+    if sys.platform == "win32":   # no os.confstr there (the check below would say None all the same)
+        return None
     try:
         if not os.confstr("CS_GNU_LIBC_VERSION"):   # "glibc 2.36" on glibc; ValueError or None elsewhere
             return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from ..errors import FaultKind, SigninRefused, UpstreamFailed
@@ -41,6 +42,7 @@ def authorize_url(provider: Vendor, flow: flows.Flow) -> str:
               "state": flow.state, "code_challenge": flows.challenge(flow.verifier), "code_challenge_method": "S256"}
     if provider.scope:
         params["scope"] = provider.scope
+    assert provider.authorize_url is not None    # an own app's entry names it
     return provider.authorize_url + "?" + urlencode(params)
 
 
@@ -48,6 +50,7 @@ def exchange(provider: Vendor, code: str, flow: flows.Flow, secret: str | None) 
     """The grant for a code: the provider checks the verifier against the challenge and the redirect URL."""
     body = {"grant_type": "authorization_code", "code": code, "redirect_uri": flow.redirect,
             "client_id": provider.client_id, "code_verifier": flow.verifier}
+    assert provider.token_url is not None        # an own app's entry names it
     status, data = post_form(provider.token_url, body, secret)
     if status >= 400 or not isinstance(data, dict) or data.get("error"):
         raise UpstreamFailed(FaultKind.AUTH, f"{provider.name} refused the sign-in code (HTTP {status}: "
@@ -82,7 +85,7 @@ def device_poll(provider: Vendor, flow: flows.Flow) -> Grant | None:
         return grant_from(provider, data)
     if err == "authorization_pending":
         return None
-    if err == "slow_down":
+    if err == "slow_down" and isinstance(data, dict):
         told = data.get("interval")
         told = told if isinstance(told, (int, float)) and not isinstance(told, bool) else 0
         flow.device["interval"] = int(min(max(flow.device["interval"] + 5, told), 60))
@@ -110,6 +113,7 @@ def refresh(provider: Vendor, refresh_token: str, secret: str | None) -> Grant:
     signing in again helps; a connection fault, a 5xx or a 408 or 429 (busy, not a no) is an UpstreamFailed, worth
     trying again later."""
     body = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": provider.client_id}
+    assert provider.token_url is not None        # an own app's entry names it
     status, data = post_form(provider.token_url, body, secret)
     if status in BUSY:
         raise UpstreamFailed(FaultKind.RATE_LIMITED, f"{provider.name} is busy and did not renew the sign-in (HTTP "
@@ -134,7 +138,7 @@ def grant_from(provider: Vendor, data: dict) -> Grant:
                              "that cannot be used", "Try again, or paste a token instead.")
     if refresh_token:
         remember(refresh_token)
-    lifetime = data.get("expires_in")
+    lifetime: Any = data.get("expires_in")
     if isinstance(lifetime, str) and lifetime.isdigit():
         lifetime = int(lifetime)
     usable = isinstance(lifetime, (int, float)) and not isinstance(lifetime, bool) and 0 < lifetime < MAX_LIFETIME

@@ -8,6 +8,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TypeGuard
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from ..errors import FaultKind, UpstreamFailed
@@ -54,7 +55,7 @@ class Flow:
         return time.time() >= self.expires
 
     def bound_to(self, cookie: str | None) -> bool:
-        return bool(cookie) and secrets.compare_digest(cookie.encode(), self.binding.encode())
+        return cookie is not None and cookie != "" and secrets.compare_digest(cookie.encode(), self.binding.encode())
 
 
 class Flows:
@@ -134,6 +135,7 @@ def exchange_code(provider: Vendor, code: str, verifier: str) -> str:
 # ---- device: the user approves a code at the provider while this service polls ----------------------------
 
 def device_start(provider: Vendor, flow: Flow) -> None:
+    assert provider.device_url is not None     # a device sign-in's entry names it
     status, data = post_json(provider.device_url + "/code", dict(provider.device_params))
     if status >= 400 or not isinstance(data, dict) or not data.get("device_code") or not data.get("user_code"):
         raise UpstreamFailed(FaultKind.BAD_RESPONSE, f"{provider.name} did not start a device sign-in "
@@ -147,6 +149,7 @@ def device_start(provider: Vendor, flow: Flow) -> None:
 def device_poll(provider: Vendor, flow: Flow) -> str | None:
     """The key once the user approved; None while it waits; UpstreamFailed when denied or gone."""
     flow.polled = time.time()
+    assert provider.device_url is not None
     status, data = post_json(provider.device_url + "/token", {"device_code": flow.device["device_code"]})
     if status < 400 and isinstance(data, dict) and (data.get("access_token") or data.get("key")):
         return key_from(provider, data, "access_token", "key")
@@ -162,6 +165,7 @@ def device_poll(provider: Vendor, flow: Flow) -> str | None:
 
 def verify_url(provider: Vendor, data: dict) -> str:
     """Where the user approves: the provider's URL (relative ones are on its site), only ever http(s)."""
+    assert provider.device_url is not None
     site = provider.device_url.split("/api/", 1)[0] + "/"
     found = urljoin(site, str(data.get("verification_uri_complete") or data.get("verification_uri") or "device"))
     return found if urlsplit(found).scheme in ("http", "https") else site + "device"
@@ -192,7 +196,7 @@ def post(url: str, data: bytes, content_type: str) -> tuple[int, object]:
         return response.status, text
 
 
-def usable_key(value) -> bool:
+def usable_key(value) -> TypeGuard[str]:
     """Whether a sign-in's key (or token) can go into a header as it is: the rule for every provider key
     (redaction.key_problem: visible ASCII, at most 512 characters)."""
     return isinstance(value, str) and key_problem(value) is None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import TypeGuard
 
 from .. import keys
 from ..errors import BenchError, SigninRefused
@@ -96,9 +97,10 @@ class Renewer:
             if self._due(found):
                 self._renew(endpoint, found)
 
-    def _due(self, found: dict | None) -> bool:
+    def _due(self, found: dict | None) -> TypeGuard[dict]:
         expires = found.get("expires") if found else None
-        return isinstance(expires, (int, float)) and not found.get("refused") and expires - self.clock() <= MARGIN
+        return found is not None and isinstance(expires, (int, float)) and not found.get("refused") and \
+            expires - self.clock() <= MARGIN
 
     def _renew(self, endpoint: str, found: dict) -> None:
         provider = vendors.get(str(found.get("provider")), ownapps.client_ids(self.config))

@@ -187,4 +187,4 @@ def auth_origins() -> list[str]:
 def entries(apps: dict | None = None) -> list[dict]:
     """Every provider, in table order, as the Endpoints page and GET /bench/connect show them (`apps`: provider id
     -> the user's client id)."""
-    return [get(p.id, apps).entry() for p in VENDORS]
+    return [with_app(p, (apps or {}).get(p.id)).entry() for p in VENDORS]

@@ -19,7 +19,9 @@ class Written:
     __slots__ = ("_db", "_n", "_value", "_error")
 
     def __init__(self, db: "Database", n: int):
-        self._db, self._n, self._value, self._error = db, n, None, None
+        self._db, self._n = db, n
+        self._value: Any = None
+        self._error: BaseException | None = None
 
     def done(self) -> bool:
         return self._db._settled >= self._n
@@ -82,7 +84,9 @@ def _insert_rows(conn: sqlite3.Connection, rows: list) -> None:
 def together(conn: sqlite3.Connection, work: list) -> list | None:
     """Each item in turn, runs of rows together (with what is kept from them, before the next item runs); None,
     rolled back, when one failed."""
-    results, rows, keep = [], [], []
+    results: list[tuple[Written, Any, BaseException | None]] = []
+    rows: list = []
+    keep: list = []
     try:
         for fn, written in work:
             if type(fn) is Rows:
@@ -108,7 +112,7 @@ def together(conn: sqlite3.Connection, work: list) -> list | None:
 
 def one_by_one(conn: sqlite3.Connection, work: list) -> list:
     """Each item in its own savepoint, so one that fails costs only itself."""
-    results = []
+    results: list[tuple[Written, Any, BaseException | None]] = []
     for fn, written in work:
         conn.execute("SAVEPOINT item")
         try:

@@ -1,11 +1,13 @@
 """Call records: one row per seat, merge or route turn, written through the one writer; read back by id."""
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import operator
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from ..redaction import forget_known
@@ -19,7 +21,8 @@ COLUMNS = ("id", "panel", "collection", "model", "endpoint", "served", "kind", "
            "caller", "created", "extra", "session", "turn", "finish_reason")
 
 
-PANEL_HEAD = "INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over, request, points)"
+PANEL_HEAD = ("INSERT INTO panels (id, collection, mode, seats, caller, created, passed_over, request, points, previous, "
+              "conversation, turn_start, set_aside)")
 # A call as read back: a panel seat's request is its panel's (kept once there); an older call has its own.
 CALL_SELECT = ("SELECT c.rowid AS _row, c.*, p.request AS panel_request FROM calls c "
                "LEFT JOIN panels p ON p.id = c.panel")
@@ -160,8 +163,8 @@ class Calls:
         waiting for), its ledger line at or after that moment: its row and that line are brought up to date instead."""
         values = list(_ROW(rec))
         values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
-        new = {"model": rec.model, "collection": rec.collection, "kind": rec.kind, "status": rec.status,
-               "seconds": rec.seconds, "created": rec.created}
+        new: dict[str, Any] = {"model": rec.model, "collection": rec.collection, "kind": rec.kind,
+                               "status": rec.status, "seconds": rec.seconds, "created": rec.created}
         if amend is not None:
             def write(conn):
                 old = conn.execute(f"SELECT {standings.CALL_COLS}, answer, request FROM calls WHERE id = ?",
@@ -184,13 +187,17 @@ class Calls:
         return self.db.insert((CALL_HEAD, values), (ledger.HEAD, row), keep=(kept, ledger.keep(row), text))
 
     def add_panel(self, panel_id: str, collection: str, mode: str, seats: int, caller: str | None,
-                  passed_over: list | None = None, request: str | None = None, points: str | None = None) -> Written:
+                  passed_over: list | None = None, request: str | None = None, points: str | None = None,
+                  links=None) -> Written:
         """The panel's row; `passed_over`: the explore candidates it could not seat, each {model, reason}; `request`:
         what it was asked, as stored (its seats' records leave theirs empty: see request_of); `points`: its points'
-        info while the referee reads (JSON; the points replace it: store/pointstore.py)."""
+        info while the referee reads (JSON; the points replace it: store/pointstore.py); `links`: where it stands in its
+        conversation (store/conversations.py's Links; None: a first turn)."""
         passed = json.dumps(passed_over) if passed_over else None
         now = time.time()
-        return self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, now, passed, request, points)),
+        linked = (links.previous, links.conversation, links.turn_start, links.set_aside) if links else (None,) * 4
+        return self.db.insert((PANEL_HEAD, (panel_id, collection, mode, seats, caller, now, passed, request, points,
+                                            *linked)),
                               keep=((compaction.apply, compaction.part(now, request)),))
 
     def get(self, call_id: str) -> CallRecord | None:
@@ -206,7 +213,7 @@ class Calls:
         return [rec for page in self.pages(collection, model, panel, limit, collections) for rec in page]
 
     def pages(self, collection: str | None = None, model: str | None = None, panel: str | None = None,
-              limit: int = 50, collections: list | None = None, size: int = PAGE):
+              limit: int = 50, collections: builtins.list | None = None, size: int = PAGE):
         """The newest `limit` calls matching, in pages of `size` read one query at a time: a listing of large
         records holds one page in memory, never all of them, and holds no reader between pages."""
         self.db.sync()

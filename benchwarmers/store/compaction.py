@@ -61,7 +61,8 @@ def prune_step(conn, table: str, cutoff: float) -> int:
     length = " + ".join(f"COALESCE(length({c}), 0)" for c in TEXT[table])
     rows = conn.execute(f"SELECT rowid, created, {length} FROM {table} WHERE (created, rowid) > (?, ?) "
                         f"AND created < ? ORDER BY created, rowid LIMIT ?", (*since, cutoff, CHUNK)).fetchall()
-    taken, total = [], 0
+    taken: list = []
+    total = 0
     for row in rows:
         if taken and total + row[2] > CHUNK_CHARS:
             break
@@ -134,6 +135,7 @@ def compact(db, keep_days: int, full: bool = False, now: float | None = None) ->
     r = room(db, full)
     if not r["enough"]:
         raise refuse(r, full)
+    notes: list[str]
     pruned, notes = {"calls": 0, "panels": 0}, []
     if keep_days:
         cutoff = (now or time.time()) - keep_days * 86400

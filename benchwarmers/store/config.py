@@ -18,7 +18,7 @@ from .filelock import FileLock
 # limits.json holds the rate limits the user sets (roster/limits/userset.py); apps.json the client ids of the user's own
 # sign-in apps (signin/ownapps.py); signins.json when each signed-in endpoint's token expires (signin/renewal.py;
 # no token in it).
-DEFAULTS = {
+DEFAULTS: dict[str, dict] = {
     "endpoints.json": {"endpoints": {}},
     "models.json": {"models": {}},
     "collections.json": {"collections": {}},

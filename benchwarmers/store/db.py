@@ -9,6 +9,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable
 
 from ..errors import StoreFailing
@@ -227,7 +228,7 @@ class Database:
         """Every write queued now, in batches of up to BATCH, each committed and settled (the write lock held)."""
         conn = self._writer_conn
         while True:
-            work = []
+            work: list[tuple[Callable, Written]] = []
             while len(work) < BATCH:
                 try:
                     work.append(self._queue.get_nowait())
@@ -254,6 +255,7 @@ class Database:
             results = self._transaction(conn, work, isolate=False)
             if results is None:
                 results = self._transaction(conn, work, isolate=True)
+                assert results is not None   # isolated, a failed item fails alone
         except sqlite3.Error as e:
             rollback(conn)
             self._fail(e, [w for _, w in work])
@@ -301,16 +303,20 @@ class Database:
             return {"ok": True} if not self.failing else {"ok": False, **self.failing}
 
     # -- reads -------------------------------------------------------------------------------
-    def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
+    def query(self, sql: str, params: Sequence | Mapping[str, Any] = ()) -> list[sqlite3.Row]:
         conn = self._readers.get(timeout=60)
         try:
             return conn.execute(sql, params).fetchall()
         finally:
             self._readers.put(conn)
 
-    def one(self, sql: str, params: tuple | dict = ()) -> sqlite3.Row | None:
+    def one(self, sql: str, params: Sequence | Mapping[str, Any] = ()) -> sqlite3.Row | None:
         rows = self.query(sql, params)
         return rows[0] if rows else None
+
+    def first(self, sql: str, params: Sequence | Mapping[str, Any] = ()) -> sqlite3.Row:
+        """The row of a query that always gives one (an aggregate: COUNT, SUM)."""
+        return self.query(sql, params)[0]
 
     def changed(self, seen: dict) -> bool:
         """Whether another connection, another process's included, committed since the last call given `seen` (the

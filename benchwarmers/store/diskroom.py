@@ -63,8 +63,9 @@ def needed(folder: Path, batch: int, copy: int = 0) -> dict:
             need += copy
         else:
             temp_need, temp_free = copy + MARGIN, free_bytes(temp)
-    out = {"needed_bytes": need, "free_bytes": free, "temp_needed_bytes": temp_need, "temp_free_bytes": temp_free,
-           "enough": free >= need and (temp_free is None or temp_free >= temp_need)}
+    out: dict[str, int | bool | str | None] = {
+        "needed_bytes": need, "free_bytes": free, "temp_needed_bytes": temp_need, "temp_free_bytes": temp_free,
+        "enough": free >= need and (temp_free is None or temp_free >= temp_need)}
     if temp_need:
         out["temp_folder"] = str(temp)
     return out

@@ -108,7 +108,7 @@ class History:
         looked at, when that is not all of them)."""
         clauses = {kind: self._where(kind, filters) for kind in SOURCES}
         if not any(params or where != BASE[kind] for kind, (where, params) in clauses.items()):
-            n = sum(self.db.one(f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM {SOURCES[kind]} WHERE {BASE[kind]} "
+            n = sum(self.db.first(f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM {SOURCES[kind]} WHERE {BASE[kind]} "
                                 "LIMIT ?)", (COUNT_CAP + 1,))["n"] for kind in SOURCES)
             return {"total": min(n, COUNT_CAP), "total_capped": n > COUNT_CAP, "counted_in": None}
         total, looked, cut = 0, 0, False
@@ -116,9 +116,9 @@ class History:
             floor = self._floor(None, True, COUNT_SCAN, kinds=(kind,))
             cut = cut or floor is not None
             bound = floor or (0.0, "")
-            total += self.db.one(f"SELECT COUNT(*) AS n FROM {SOURCES[kind]} WHERE {where} AND "
+            total += self.db.first(f"SELECT COUNT(*) AS n FROM {SOURCES[kind]} WHERE {where} AND "
                                  "(h.created, h.id) >= (?, ?)", (*params, *bound))["n"]
-            looked += COUNT_SCAN if floor else self.db.one(
+            looked += COUNT_SCAN if floor else self.db.first(
                 f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM {SOURCES[kind]} WHERE {BASE[kind]} LIMIT ?)",
                 (COUNT_SCAN,))["n"]
         return {"total": total, "total_capped": False, "counted_in": looked if cut else None}

@@ -158,7 +158,8 @@ class Ledger:
 
     def months(self) -> list[str]:
         """The months the ledger has lines for, newest first."""
-        out, below = [], "~"   # one look down the totals' key a month, newest first, rather than a walk of it all
+        out: list[str] = []
+        below = "~"   # one look down the totals' key a month, newest first, rather than a walk of it all
         while True:
             row = self.db.one("SELECT MAX(month) AS month FROM usage_totals WHERE month < ?", (below,))
             if row is None or row["month"] is None:
@@ -186,7 +187,7 @@ class Ledger:
         """What the month's explore seats cost and found: their answers judged useful (the latest verdicts), and
         the explorers that are now members of a collection they explored (`members`: each collection's now)."""
         self.db.sync()
-        row = self.db.one(f"SELECT {SUMS} FROM usage_totals WHERE month = ? AND kind = 'explore'", (month,))
+        row = self.db.first(f"SELECT {SUMS} FROM usage_totals WHERE month = ? AND kind = 'explore'", (month,))
         explored = self.db.query("SELECT DISTINCT collection, model FROM usage_totals WHERE month = ? AND "
                                  "kind = 'explore' AND collection != '' AND calls > 0 ORDER BY collection, model",
                                  (month,))

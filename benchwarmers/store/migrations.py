@@ -206,6 +206,18 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     # A point claim's entry in a judged window is CLAIM + real, not 1 or 0 as an answer's, so the drop check can weigh
     # it as a claim: the windows of a record that has point claims are made again.
     (24, "the judged windows tell a point's claims from answers", ""),
+    # Conversations (store/conversations.py): a panel's reply found again by the hash of its text when a client sends
+    # it back (`replies`, narrow: keeping a hash never rewrites a panel's row with its prompt), the panel each
+    # follow-up continued (`previous`) and its conversation's first panel (`conversation`: panels_conversation lists
+    # the turns), where a turn's own messages begin in what it was asked (`turn_start`: the messages before it are
+    # earlier turns the client sent back).
+    (25, "conversations: replies found by their hash, the turns linked", """
+        CREATE TABLE replies (reply INTEGER NOT NULL, panel TEXT NOT NULL, PRIMARY KEY (reply, panel)) WITHOUT ROWID;
+        ALTER TABLE panels ADD COLUMN previous TEXT;
+        ALTER TABLE panels ADD COLUMN conversation TEXT;
+        ALTER TABLE panels ADD COLUMN turn_start INTEGER;
+        CREATE INDEX panels_conversation ON panels (conversation, created) WHERE conversation IS NOT NULL
+    """),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {18: standings.rebuild, 19: ledgerkept.rebuild,

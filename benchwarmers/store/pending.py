@@ -44,7 +44,8 @@ def pending(db: Database, *, caller: str | None = None, since: float | None = No
     any), by `session`, and among `calls`, each condition only when given. `total_capped`: there are older calls than
     those looked through (older answers may wait too): a read costs the same at any size of the record."""
     db.sync()
-    where, params = [], []
+    where: list[str] = []
+    params: list = []
     if since is not None:
         where.append("c.created >= ?")
         params.append(since)
@@ -61,13 +62,13 @@ def pending(db: Database, *, caller: str | None = None, since: float | None = No
         where.append(f"c.collection IN ({', '.join('?' * len(lanes))})" if lanes else "0")
         params.extend(lanes)
     within, bound = " AND ".join(where + ["c.created > ?"]), (*params, floor[0] if floor else 0.0)
-    total = db.one(f"SELECT COUNT(*) AS n FROM calls c WHERE {within} AND {WAITING}", bound)["n"]
+    total = db.first(f"SELECT COUNT(*) AS n FROM calls c WHERE {within} AND {WAITING}", bound)["n"]
     rows = db.query(f"SELECT c.id, c.panel, c.collection, c.seat, c.kind, c.model, c.created FROM calls c "
                     f"WHERE {within} AND {WAITING} ORDER BY c.created DESC, c.seat LIMIT ?", (*bound, limit))
     answers = {r["id"]: r["answer"] for r in db.query(   # read for the answers shown only
         f"SELECT id, answer FROM calls WHERE id IN ({', '.join('?' * len(rows))})", [r["id"] for r in rows])} \
         if rows else {}
-    seen = floor[1] if floor else db.one(f"SELECT COUNT(*) AS n FROM calls c WHERE {within}", bound)["n"]
+    seen = floor[1] if floor else db.first(f"SELECT COUNT(*) AS n FROM calls c WHERE {within}", bound)["n"]
     points, points_total = PointStore(db).unjudged(   # the panels of the seats looked through, whether judged or not
         f"SELECT c.panel FROM calls c WHERE {within} AND c.panel IS NOT NULL AND c.kind IN ('member', 'explore', "
         "'with') AND NOT EXISTS (SELECT 1 FROM panels p WHERE p.id = c.panel AND p.set_aside IS NOT NULL)", bound, limit)

@@ -171,7 +171,7 @@ class PointStore:
         calls looked through), so this costs the same at any size of the record."""
         where = (f"pt.panel IN ({panels_sql}) AND pt.shown = 1 "
                  "AND NOT EXISTS (SELECT 1 FROM point_verdicts v WHERE v.point = pt.id AND v.current = 1)")
-        total = self.db.one(f"SELECT COUNT(*) AS n FROM points pt WHERE {where}", params)["n"]
+        total = self.db.first(f"SELECT COUNT(*) AS n FROM points pt WHERE {where}", params)["n"]
         rows = self.db.query(f"SELECT {POINT_COLS} FROM points pt WHERE {where} ORDER BY pt.created DESC, pt.panel, "
                              "pt.n LIMIT ?", (*params, limit)) if total else []
         return [point_dict(r) for r in rows], total

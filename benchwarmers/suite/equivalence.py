@@ -79,7 +79,7 @@ def off_by_one(func, node, m) -> tuple[bool, str]:
         sides = (left, right)
         if isinstance(body, ast.Return) and any(same(value, s) for s in sides):
             return False, "at the boundary the branch returns a value equal to the one compared (a clamp)"
-        if isinstance(body, ast.Assign) and len(body.targets) == 1 and \
+        if isinstance(body, ast.Assign) and value is not None and len(body.targets) == 1 and \
                 {ast.unparse(body.targets[0]), ast.unparse(value)} == {ast.unparse(s) for s in sides}:
             return False, "at the boundary the branch assigns a value the variable already holds"
     if isinstance(parent, ast.IfExp) and parent.test is node and \

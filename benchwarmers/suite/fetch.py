@@ -13,7 +13,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..store.config import replace
 from ..words import plural
@@ -124,7 +124,7 @@ def plan(picks: list[dict], root: Path) -> dict:
 
 
 def size(pick: dict) -> int | None:
-    sizes = [pick.get("bytes_before"), pick.get("bytes_after")]
+    sizes: list = [pick.get("bytes_before"), pick.get("bytes_after")]
     return sum(sizes) if all(isinstance(n, int) and not isinstance(n, bool) for n in sizes) else None
 
 
@@ -230,8 +230,8 @@ def fetch(picks: list[dict], root: Path, get: Reader, progress: Callable[[dict],
     that does not answer stops the fetch (`unreachable`)."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    report = {"total": len(picks), "done": 0, "written": [], "present": [], "skipped": [], "unreachable": None,
-              "stopped": False, "folder": str(root)}
+    report: dict[str, Any] = {"total": len(picks), "done": 0, "written": [], "present": [], "skipped": [],
+                              "unreachable": None, "stopped": False, "folder": str(root)}
     for pick in picks:
         if stopping is not None and stopping.is_set():
             report["stopped"] = True

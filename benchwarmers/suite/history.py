@@ -178,7 +178,7 @@ def shape(tree) -> str:
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
                 isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
+            setattr(node, "body", body[1:] or [ast.Pass()])   # a node with a body of statements, whichever it is
         for name in ("annotation", "returns"):
             if getattr(node, name, None) is not None:
                 setattr(node, name, None)

@@ -25,7 +25,7 @@ def frozen_code(request: str | None) -> dict:
     except ValueError:
         data = {}
     text = "\n\n".join(m.get("content") or "" for m in data.get("messages") or [] if m.get("role") == "user")
-    files = {}
+    files: dict[str, str] = {}
     for name, body in FILE_TAG.findall(text):
         base = re.sub(r"[^\w.-]", "_", name.replace("\\", "/").rsplit("/", 1)[-1])[-100:]
         if not base.strip("."):             # ".", ".." or nothing: never a file name (it would name a folder)

@@ -37,7 +37,7 @@ class Mutation:
         return mutant, [max(1, self.first - 1), min(max(len(mutant), 1), self.first)]
 
 
-def char_col(line: str, byte_col: int) -> int:
+def char_col(line: str, byte_col: int | None) -> int:
     """ast gives UTF-8 byte offsets; text needs character offsets."""
     return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
@@ -46,7 +46,7 @@ def one_line(node) -> bool:
     return getattr(node, "lineno", None) is not None and node.lineno == node.end_lineno
 
 
-def splice(lines: list, lineno: int, start: int, end: int, text: str) -> str:
+def splice(lines: list, lineno: int, start: int, end: int | None, text: str) -> str:
     """Line `lineno` with byte columns start..end replaced by `text`."""
     line = lines[lineno - 1]
     a, b = char_col(line, start), char_col(line, end)
@@ -135,7 +135,7 @@ def dropped_guard(lines: list, func) -> list:
         if (isinstance(node, ast.If) and not node.orelse and len(node.body) == 1
                 and isinstance(node.body[0], (ast.Return, ast.Raise, ast.Continue, ast.Break))
                 and whole_lines(lines, node)):
-            out.append(Mutation("dropped_guard", node.lineno, node.end_lineno, [],
+            out.append(Mutation("dropped_guard", node.lineno, node.end_lineno or node.lineno, [],
                                 f"the guard `if {ast.unparse(node.test)}:` was removed", node))
     return out
 
@@ -196,7 +196,7 @@ def missing_await_close(lines: list, func) -> list:
         elif (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
               and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in CLOSERS
               and whole_lines(lines, node)):
-            out.append(Mutation("missing_await_close", node.lineno, node.end_lineno, [],
+            out.append(Mutation("missing_await_close", node.lineno, node.end_lineno or node.lineno, [],
                                 f"the call `{ast.unparse(node.value)}` was removed", node))
     return out
 

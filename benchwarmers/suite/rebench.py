@@ -114,7 +114,7 @@ def touched(fp: FilePatch) -> list[list[int]]:
 
 
 def ranges(nums: list) -> list[list[int]]:
-    out = []
+    out: list[list[int]] = []
     for n in nums:
         if out and n <= out[-1][1] + 1:
             out[-1][1] = max(out[-1][1], n)

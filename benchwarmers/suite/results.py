@@ -35,12 +35,18 @@ class Results:
         rid = self.db.call(lambda c: c.execute(
             "INSERT INTO suite_runs (model, tasks, status, reason, created) VALUES (?, ?, ?, ?, ?)",
             (model, tasks, status, reason, time.time())).lastrowid)
-        return self.run(rid)
+        return self.known(rid)
 
     def run(self, rid: int) -> dict | None:
         self.db.sync()
         row = self.db.one("SELECT * FROM suite_runs WHERE id = ?", (rid,))
         return run_view(row) if row else None
+
+    def known(self, rid: int) -> dict:
+        """A run this process has in hand (just made, or read and updated): its row, there by then."""
+        run = self.run(rid)
+        assert run is not None, f"suite run {rid} is gone"
+        return run
 
     def runs(self, model: str | None = None, status: str | None = None, limit: int = 50) -> list[dict]:
         self.db.sync()

@@ -34,7 +34,7 @@ class Runner:
         return [(t, v) for t in select(self.load_tasks(), run["tasks"]) for v in t.variants]
 
     def run(self, rid: int, progress: Callable | None = None, max_items: int | None = None,
-            pace: Pace | None = None) -> dict:
+            pace: Pace | None = None) -> dict | None:
         """`pace`: held around each call (a scheduled round's); a call it holds back leaves the rest owed."""
         run = self.store.run(rid)
         if run is None or run["status"] in (res.DONE, res.CANCELLED):
@@ -69,7 +69,7 @@ class Runner:
                 return self.finish(rid, res.FAILED_RUN, f"{failures} calls in a row failed; the last: {item['error']}")
         return self.finish(rid, res.DONE, None)
 
-    def why_stop(self, rid: int, max_items: int | None, asked: int) -> tuple | None:
+    def why_stop(self, rid: int, max_items: int | None, asked: int) -> tuple[str, str | None] | None:
         if rid in self.cancelled:
             return res.CANCELLED, "cancelled"
         if self.stopping.is_set():
@@ -85,7 +85,7 @@ class Runner:
             self.store.update(rid, status=status, error=error, lease_until=None,
                               finished=time.time() if status in (res.DONE, res.CANCELLED, res.FAILED_RUN) else None)
         self.cancelled.discard(rid)
-        return self.store.run(rid)
+        return self.store.known(rid)
 
     def failed(self, rid: int) -> int:
         return sum(1 for r in self.store.items(rid) if r["outcome"] == FAILED)

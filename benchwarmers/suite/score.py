@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from ..core.rankings import wilson
 from .parse import ParsedAnswer
@@ -58,7 +59,7 @@ def tally(rows: list[dict]) -> dict:
 
 
 def summarise(rows: list[dict]) -> dict:
-    count = defaultdict(int)
+    count: defaultdict[str, int] = defaultdict(int)
     for r in rows:
         count[r["outcome"]] += 1
         count["parse_" + (r.get("parse") or "none")] += 1
@@ -67,7 +68,7 @@ def summarise(rows: list[dict]) -> dict:
                                                        if r["variant"] == "control" and r["outcome"] == UNANSWERED)
     claims = sum(1 for r in rows if r["variant"] == "claim" and r["outcome"] != FAILED)
     review_right = count[HIT] + count[CLEAN]
-    out = {"review": None, "claims": None,
+    out: dict[str, Any] = {"review": None, "claims": None,
            "failed": count[FAILED], "calibration": calibration(rows), "parse": {
                k: count["parse_" + k] for k in ("json", "prose", "unreadable", "empty") if count["parse_" + k]}}
     if bugs or controls:

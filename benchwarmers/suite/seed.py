@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import BadRequest, NotFound
 from ..store.config import Config
@@ -75,7 +76,8 @@ def functions(tree) -> list:
     def visit(node, in_function: bool):
         for child in ast.iter_child_nodes(node):
             is_func = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
-            if is_func and not in_function and MIN_LINES <= child.end_lineno - child.lineno + 1 <= MAX_LINES:
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and not in_function and \
+                    MIN_LINES <= (child.end_lineno or child.lineno) - child.lineno + 1 <= MAX_LINES:
                 found.append(child)
             visit(child, in_function or is_func)
     visit(tree, False)
@@ -101,7 +103,8 @@ def candidates(folder: Path, rng: random.Random, watch: Watch) -> tuple[list, di
     listing = repofiles.python_files(folder)
     files = list(listing.files)
     rng.shuffle(files)                            # the caps then take a fair share of the repo, the same per seed
-    stats = {"files": len(files), "test_files": listing.tests, "refused": listing.refused[:50], "capped": []}
+    stats: dict[str, Any] = {"files": len(files), "test_files": listing.tests, "refused": listing.refused[:50],
+                             "capped": []}
     out, read = [], 0
     for rel, path in files:
         watch()
@@ -110,7 +113,7 @@ def candidates(folder: Path, rng: random.Random, watch: Watch) -> tuple[list, di
             tree = ast.parse(source) if source is not None else None
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
-        if tree is None:
+        if tree is None or source is None:
             continue
         funcs = functions(tree)
         if len(funcs) > MAX_FUNCTIONS_PER_FILE:

@@ -58,7 +58,7 @@ class SuiteService:
                 run = self.store.create(model, tasks, res.QUEUED, reason)
             elif run["status"] != res.RUNNING:
                 self.store.update(run["id"], status=res.QUEUED, error=None)
-                run = self.store.run(run["id"])
+                run = self.store.known(run["id"])
             runs.append(run)
         self.ensure_worker()
         self.wake.set()
@@ -81,10 +81,10 @@ class SuiteService:
             self.runner.cancelled.add(rid)       # stops after the call in flight
         else:
             self.store.update(rid, status=res.CANCELLED, error="cancelled", lease_until=None)
-        return self.store.run(rid)
+        return self.store.known(rid)
 
     # -- playing -------------------------------------------------------------------------------------
-    def play(self, rid: int, progress=None, max_items: int | None = None, pace: Pace | None = None) -> dict:
+    def play(self, rid: int, progress=None, max_items: int | None = None, pace: Pace | None = None) -> dict | None:
         with self.one_at_a_time:
             self.current = rid
             try:
@@ -96,6 +96,7 @@ class SuiteService:
         """Run the suite for one model now, in the caller's thread; returns the finished run with its scores."""
         run = self.reuse(alias, tasks) or self.store.create(alias, tasks, res.QUEUED, reason)
         done = self.play(run["id"], progress)
+        assert done is not None     # its run was just found or made
         done["scores"] = self.store.scores(alias).get(alias)
         return done
 
@@ -121,6 +122,7 @@ class SuiteService:
                 break
             before = run["done"]
             after = self.play(run["id"], progress, budget, pace)
+            assert after is not None    # an open run, just read
             played.append(after)
             if after.get("held"):
                 held_back.add(model.endpoint)

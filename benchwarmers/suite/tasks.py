@@ -98,7 +98,9 @@ def load(folder: Path, origin: str = "data") -> Task:
         raise TaskError(f"{where}: not valid JSON ({e}).", "Fix the file by hand.") from None
     if not isinstance(meta, dict):
         raise TaskError(f"{where}: must hold a JSON object.")
-    task = Task(id=meta.get("id") or folder.name, kind=meta.get("kind"), question=meta.get("question") or "",
+    # kind may be missing or wrong in a hand-made file: check() below says so
+    task = Task(id=meta.get("id") or folder.name, kind=meta.get("kind"),  # type: ignore[arg-type]
+                question=meta.get("question") or "",
                 files=read_tree(folder / "code"), answer=meta.get("answer") or {},
                 control=read_tree(folder / "control"), source=meta.get("source") or {},
                 status=meta.get("status") or "ready", origin=origin, folder=folder)
@@ -236,6 +238,7 @@ def write(task: Task, root: Path) -> Path:
 def set_status(task: Task, status: str) -> None:
     """Rewrite task.json with a new status (temp file + replace)."""
     task.status = status
+    assert task.folder is not None     # a task read from its folder
     path = task.folder / TASK_FILE
     tmp = path.with_name(f".{TASK_FILE}.{os.getpid()}.tmp")
     try:

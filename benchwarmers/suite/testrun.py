@@ -109,6 +109,7 @@ class TestRun:
 
     def kills(self, rel: str, mutant: str) -> tuple[bool, str]:
         """(True, which test failed) when the tests fail on the mutant (or run past the limit), else (False, ...)."""
+        assert self.copy is not None     # prepare() made it
         target = self.copy / rel
         original = target.read_bytes()
         try:
@@ -125,6 +126,7 @@ class TestRun:
     def run(self) -> tuple[int | None, str]:
         """(exit code or None past the limit, output); Stopped when the job is stopped or past its deadline."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWARMERS_")}   # our secrets stay ours
+        assert self.copy is not None
         paths = [str(self.copy)] + ([str(self.copy / "src")] if (self.copy / "src").is_dir() else [])
         env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -153,14 +155,14 @@ class TestRun:
 
 def group() -> dict:
     """Start the tests in their own process group, so a stop ends every process they started."""
-    if os.name == "nt":
+    if sys.platform == "win32":
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
     return {"start_new_session": True}
 
 
 def end_group(proc: subprocess.Popen) -> None:
     try:
-        if os.name == "nt":              # the whole tree: the tests' own child processes too
+        if sys.platform == "win32":      # the whole tree: the tests' own child processes too
             subprocess.run(["taskkill", "/F", "/T", "/PID", str(proc.pid)], capture_output=True, timeout=10)
         else:
             os.killpg(proc.pid, signal.SIGKILL)

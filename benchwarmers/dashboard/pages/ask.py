@@ -4,35 +4,38 @@ posts and the answers open on the ask's own page."""
 from __future__ import annotations
 
 import base64
-from typing import Protocol
+from typing import Any, Protocol
 
-from ...api.collection import CollectionListParts, collections_view
+from ...api.collection import collections_view
 from ...api.models import ModelListParts, models_view
+from ...core.collection import Collections
 from ...errors import BadRequest
+from ...server.messages import Request
 from ...words import plural
 from ..apicall import post
 from ..contract import stays
 from ..markup import Html, card, flag, html, options, trusted
-from ..web import Done
+from ..web import Done, Form, Frame
 from ..widgets import csrf, verdict_form
 
 
-class AskPageParts(CollectionListParts, ModelListParts, Protocol):
+class AskPageParts(ModelListParts, Protocol):
     """The collections and models to pick from."""
+    collections: Collections
 
 
 SCRIPTS = ("ask.js", "askturns.js", "points.js")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
-def data(req, bench: AskPageParts) -> dict:
+def data(req: Request, bench: AskPageParts) -> dict:
     return {"collections": [{k: c[k] for k in ("name", "description", "members", "explore")}
                             for c in collections_view(bench)["collections"]],
             "models": [m["alias"] for m in models_view(bench)["models"] if m["status"] != "retired"],
             "chosen": req.query.get("collection") or None}
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     if not d["collections"] and not d["models"]:
         return "Ask", trusted('<p class="empty">Nothing to ask yet: <a href="/onboard">onboard models</a>, then '
                               '<a href="/collections/_new">make a collection</a>.</p>')
@@ -59,7 +62,7 @@ FORM = """<form method="post" action="/ask" enctype="multipart/form-data" class=
 </div></form>"""
 
 
-def form(d: dict, frame) -> Html:
+def form(d: dict, frame: Frame) -> Html:
     chosen = frame.typed("collection", d["chosen"] or (d["collections"][0]["name"] if d["collections"] else ""))
     cols = [(c["name"], f'{c["name"]} — {c["description"]}' if c["description"] else c["name"])
             for c in d["collections"]] + [("", "no collection: only the models ticked below")]
@@ -98,7 +101,7 @@ FOLLOW = """<template id="follow-template"><form method="post" action="/ask" cla
  role="status"></span></div></form></template>"""
 
 
-def results(frame) -> Html:
+def results(frame: Frame) -> Html:
     """Where the streamed columns go (earlier turns of the conversation above them), and the shapes of one column
     and of the follow-up box (under the answers once they are in) for the script to fill."""
     return html(RESULTS + FOLLOW, verdict=verdict_form(frame, "CALL", None, "/ask"), csrf=csrf(frame))
@@ -106,7 +109,7 @@ def results(frame) -> Html:
 
 # ---- the ask, as a chat request ----------------------------------------------------------------
 
-def chat_body(form) -> dict:
+def chat_body(form: Form) -> dict:
     """The form as an OpenAI chat request: the target, the prompt with text files, images, system, extra seats."""
     prompt = form.get("prompt").strip()
     extra = form.getlist("with")
@@ -122,14 +125,14 @@ def chat_body(form) -> dict:
             prompt += f'\n\n<file name="{f.filename}">\n{f.data.decode("utf-8", "replace").rstrip()}\n</file>'
     if not prompt.strip():
         raise BadRequest("Nothing to ask: write a prompt or attach a file.")
-    content = [{"type": "text", "text": prompt}, *images] if images else prompt
-    messages = ([{"role": "system", "content": form.get("system")}] if form.get("system").strip() else [])
+    content: str | list[dict] = [{"type": "text", "text": prompt}, *images] if images else prompt
+    messages: list[dict] = ([{"role": "system", "content": form.get("system")}] if form.get("system").strip() else [])
     messages.append({"role": "user", "content": content})
     if collection:
         model = f"bench/{collection}" + (":merged" if form.flag("merged") else "")
     else:
         model, extra = extra[0], extra[1:]
-    body = {"model": model, "messages": messages}
+    body: dict[str, Any] = {"model": model, "messages": messages}
     if extra:
         body["bench"] = {"with": extra}
     return followed(form, body)
@@ -146,7 +149,7 @@ def followed(form, body: dict) -> dict:
     return body
 
 
-def ask(req, bench: object, form) -> Done:
+def ask(req: Request, bench: object, form: Form) -> Done:
     """Without script: ask through the gateway, then open the ask's own page with every seat and verdict form."""
     reply = post(req, "/v1/chat/completions", chat_body(form))
     meta = reply.get("bench") or {}

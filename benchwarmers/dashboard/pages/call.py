@@ -7,23 +7,25 @@ from urllib.parse import quote
 
 from ...api.history import history_item
 from ...api.parts import Records
-from ...api.points import PointsParts
+from ...core.pointverdicts import PointVerdicts
 from ...errors import BadRequest
+from ...server.messages import Request
 from ..apicall import post
 from ..contract import stays
 from ..markup import Html, card, html, link, table, trusted
 from ..pointsview import judge, points_card, proposal_form, quotes_of
 from ..render import when
 from ..rendered import answer_html
-from ..web import Done, safe_local
+from ..web import Done, Form, Frame, safe_local
 from ..widgets import chip, post_button, seat_column
 
 
-class CallPageParts(Records, PointsParts, Protocol):
+class CallPageParts(Records, Protocol):
     """The ask, from the record, and a panel's points."""
+    points: PointVerdicts
 
 
-def data(req, bench: CallPageParts) -> dict:
+def data(req: Request, bench: CallPageParts) -> dict:
     """The ask (GET /bench/history/{id}) and, for a panel, its points (GET /bench/panels/{id}/points)."""
     d = history_item(bench, req.params["id"])
     if d["kind"] == "panel":
@@ -31,7 +33,7 @@ def data(req, bench: CallPageParts) -> dict:
     return d
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     back = f"/calls/{d['id']}"
     kind = "Panel" if d["kind"] == "panel" else "Route turn"
     mode = f' · {d["mode"]}' if d["mode"] not in ("panel", "route") else ""
@@ -51,7 +53,7 @@ def render(d: dict, frame) -> tuple[str, Html]:
     parts.append(html('<section class="seats" aria-label="Answers">$columns</section>',
                       columns=[seat_column(frame, s, back, quotes.get(s.get("seat"), ()),
                                            proposal_form(frame, proposals.get(s.get("seat")), back)
-                                           if s["status"] == "ok" else "")
+                                           if s["status"] == "ok" else Html(""))
                                for s in d["seats"]]))
     if d.get("passed_over"):
         rows = [[link(f"/models/{p['model']}", p["model"]), html('<span class="reason">$r</span>', r=p["reason"])]
@@ -60,7 +62,7 @@ def render(d: dict, frame) -> tuple[str, Html]:
     return f"{kind}: {d['prompt'][:60] or d['id']}", html("$parts", parts=parts)
 
 
-def judging(frame, d: dict, back: str) -> Html:
+def judging(frame: Frame, d: dict, back: str) -> Html:
     """Above the columns: "Save all verdicts" (with script), and setting a panel aside as only a test so its
     answers stop counting as waiting for a verdict (or bringing it back)."""
     answered = sum(s["status"] == "ok" for s in d["seats"])
@@ -80,7 +82,7 @@ def judging(frame, d: dict, back: str) -> Html:
                 "</div>", save=save, aside=aside)
 
 
-def set_aside(req, bench: object, form) -> Done:
+def set_aside(req: Request, bench: object, form: Form) -> Done:
     """Set the panel aside as only a test, or bring it back: POST /bench/history/{id}/aside."""
     panel = form.get("id").strip()
     if not panel:
@@ -101,7 +103,7 @@ def asked(request: dict | None) -> Html:
     return html("$system$turns", system=system, turns=turns)
 
 
-def verdict(req, bench: object, form) -> Done:
+def verdict(req: Request, bench: object, form: Form) -> Done:
     """Useful or not, claims real and false (one a line), a note: through POST /bench/verdict."""
     if form.get("useful") not in ("yes", "no"):
         raise BadRequest("Choose Useful or Not useful first.")

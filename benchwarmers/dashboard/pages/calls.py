@@ -4,18 +4,21 @@ from __future__ import annotations
 from typing import Protocol
 from urllib.parse import urlencode
 
-from ...api.collection import CollectionListParts, collections_view
+from ...api.collection import collections_view
 from ...api.history import history_page
 from ...api.models import ModelListParts, models_view
-from ...api.parts import Records
+from ...core.collection import Collections
+from ...server.messages import Request
 from ..contract import stays
 from ..markup import Html, card, html, join, link, options, table, trusted
 from ..render import when
+from ..web import Frame
 from ..widgets import chip
 
 
-class CallsPageParts(Records, CollectionListParts, ModelListParts, Protocol):
+class CallsPageParts(ModelListParts, Protocol):
     """The asks, newest first, with the collections and models to filter them by."""
+    collections: Collections
 
 
 STATUSES = [("", "any"), ("ok", "answered"), ("failed", "failed"), ("timeout", "timed out"), ("skipped", "skipped")]
@@ -23,7 +26,7 @@ VERDICTS = [("", "any"), ("missing", "answers not judged yet"), ("given", "judge
 FILTERS = ("collection", "model", "status", "verdict")
 
 
-def data(req, bench: CallsPageParts) -> dict:
+def data(req: Request, bench: CallsPageParts) -> dict:
     q = {k: req.query[k] for k in (*FILTERS, "before", "after", "per_page") if req.query.get(k)}
     d = history_page(bench, {"per_page": "25", **q})
     d["collections"] = [c["name"] for c in collections_view(bench)["collections"]]
@@ -39,7 +42,7 @@ FILTER_FORM = """<form method="get" action="/calls" class="search filters" role=
 <button type="submit" class="secondary">Filter</button></form>"""
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     f = d["filters"]
     pick = lambda name, choices: options(choices, f.get(name) or "")   # noqa: E731
     form = html(FILTER_FORM, collection=pick("collection", [("", "any")] + [(c, c) for c in d["collections"]]),

@@ -3,34 +3,44 @@ and referee; the count of calls one ask makes (the referee's included); who refe
 over with the fix; what the members share, suggestions and how to ask it; delete."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
-from ...api.collection import CollectionParts, overview_view
+from ...api.collection import overview_view
 from ...api.models import ModelListParts, models_view
 from ...catalog.roles import PURPOSES, unfit
+from ...core.collection import Collections
 from ...core.points import MODES as POINT_MODES
 from ...core.rankings import served
+from ...core.refereepick import Picker
 from ...names import DESCRIPTION_MOST
 from ...numberchecks import typed_seconds
 from ...server.gatewaykeys import enforcement
+from ...server.messages import Request
 from ...words import plural
 from ..apicall import call, get, post
 from ..contract import stays
 from ..markup import Html, attrs, card, flag, html, options, table, trusted
-from ..parts import Served
-from ..web import Done
+from ..web import Done, Form, Frame
 from ..widgets import chip, confirm, csrf, hidden, post_button, record_cell
 from .collectionlist import seat_count, suggestions, together_line, usage
 
 
-class CollectionPageParts(CollectionParts, ModelListParts, Served, Protocol):
+class CollectionPageParts(ModelListParts, Protocol):
     """A collection's overview and record, the models it may seat, and where the service is."""
+    admin_token: str | None
+    collections: Collections
+    referees: Picker
+
+    def settings(self) -> dict: ...
+
+    @property
+    def url(self) -> str: ...
 
 
 NEW = "_new"      # no collection name starts with "_"
 
 
-def data(req, bench: CollectionPageParts) -> dict:
+def data(req: Request, bench: CollectionPageParts) -> dict:
     name = req.params["name"]
     d = {"new": name == NEW, "models": [dict({k: m[k] for k in ("alias", "status", "ad_hoc", "endpoint")},
                                               roles=m["catalog"]["roles"]) for m in models_view(bench)["models"]],
@@ -49,7 +59,7 @@ HOW_SEATS_WORK = trusted(
     "turn off the agent's path, to be judged.</p>")
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     c = d["collection"]
     if not d["models"]:
         return "New collection", trusted('<p class="empty">A collection seats models from the bench, and the bench is '
@@ -108,7 +118,7 @@ NAME_FIELD = """<label for="c-name">Name <span class="muted">(letters, digits, .
 pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,63}" value="$name">"""
 
 
-def editor(d: dict, frame) -> Html:
+def editor(d: dict, frame: Frame) -> Html:
     c = d["collection"] or {"name": "", "description": "", "members": [], "explore": 1, "shadow": 0,
                             "merge_model": None, "purpose": "", "points": "contested", "referee": None}
     members = set(frame.typed_all("members") or c["members"])
@@ -166,7 +176,7 @@ def explorer(m: dict, purpose: str) -> bool:
     return m["status"] == "active" and not m["ad_hoc"] and not unfit(m["roles"], purpose)
 
 
-def promote_buttons(c: dict, frame) -> Html:
+def promote_buttons(c: dict, frame: Frame) -> Html:
     out = [html('<form method="post" action="/collections/$name/add" class="inline">$csrf$model<button type="submit" '
                 'class="secondary">Make $alias a member</button></form>', name=c["name"], csrf=csrf(frame),
                 model=hidden("model", s["model"]), alias=s["model"])
@@ -176,14 +186,14 @@ def promote_buttons(c: dict, frame) -> Html:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def whole(form, name: str) -> int | str:
+def whole(form: Form, name: str) -> int | str:
     value = form.get(name).strip()
     return int(value) if value.isdigit() else value     # the API says what is wrong with anything else
 
 
-def save(req, bench: object, form) -> Done:
+def save(req: Request, bench: object, form: Form) -> Done:
     name = form.get("name").strip()
-    body = {"members": form.getlist("members"), "description": form.get("description").strip(),
+    body: dict[str, Any] = {"members": form.getlist("members"), "description": form.get("description").strip(),
             "purpose": form.get("purpose"),
             "explore": whole(form, "explore"), "shadow": whole(form, "shadow"),
             "merge_model": form.get("merge_model") or None}
@@ -196,13 +206,13 @@ def save(req, bench: object, form) -> Done:
                 f"/collections/{name}", {"collection": saved})
 
 
-def delete(req, bench: object, form) -> Done:
+def delete(req: Request, bench: object, form: Form) -> Done:
     name = req.params["name"]
     call(req, "DELETE", f"/bench/collections/{name}")
     return Done(f"Deleted collection {name}.", "/collections")
 
 
-def add_member(req, bench: object, form) -> Done:
+def add_member(req: Request, bench: object, form: Form) -> Done:
     name = req.params["name"]
     post(req, f"/bench/collections/{name}", {"add": [form.get("model")]})
     return Done(f"{form.get('model')} is now a member of {name}.", f"/collections/{name}")

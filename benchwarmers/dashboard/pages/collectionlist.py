@@ -5,21 +5,28 @@ from typing import Protocol
 
 from ...api.collection import CollectionParts, collections_view, overview_view
 from ...server.gatewaykeys import enforcement
+from ...server.messages import Request
 from ...words import plural
 from ..contract import stays
 from ..markup import Html, flag, html, join, link, table, trusted
-from ..parts import Served
+from ..web import Frame
 from ..widgets import chip, record_cell
 
 
-class CollectionListPageParts(CollectionParts, Served, Protocol):
+class CollectionListPageParts(CollectionParts, Protocol):
     """Every collection's overview, and where the service is."""
+    admin_token: str | None
+
+    def settings(self) -> dict: ...
+
+    @property
+    def url(self) -> str: ...
 
 
 CHIP_FOR = {"promote": "done", "replace": "wrong", "retired": "retired", "gone": "failed"}
 
 
-def data(req, bench: CollectionListPageParts) -> dict:
+def data(req: Request, bench: CollectionListPageParts) -> dict:
     names = [c["name"] for c in collections_view(bench)["collections"]]
     return {"collections": [overview_view(bench, n) for n in names],
             "url": bench.url, "keys_enforced": enforcement(bench.admin_token, bench.settings())["enforced"]}
@@ -28,7 +35,7 @@ def data(req, bench: CollectionListPageParts) -> dict:
 NEW = trusted('<div class="page-actions"><a class="button" href="/collections/_new">New collection</a></div>')
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     if not d["collections"]:
         return "Collections", html('$new<p class="empty">No collections yet. A collection is a panel for one kind '
                                    'of work (code review, design, …): <a href="/collections/_new">make the first '

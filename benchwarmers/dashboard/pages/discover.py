@@ -6,20 +6,26 @@ from typing import Protocol
 from urllib.parse import urlencode
 
 from ...api.catalog import DiscoverParts, discover_view
-from ...api.connect import ProvidersParts, providers_view
-from ...api.onboard import OnboardParts
+from ...api.connect import providers_view
 from ...errors import BadRequest
+from ...roster.onboardqueue import OnboardQueue
+from ...server.messages import Request
+from ...signin.flows import Flows
+from ...store import Config
 from ...words import plural
 from ..apicall import post
 from ..contract import stays
 from ..markup import Html, attrs, card, flag, html, join, link, table, trusted
-from ..web import Done, safe_local
+from ..web import Done, Form, Frame, safe_local
 from ..widgets import chip, csrf, hidden, muted
 from .onboard import latest_items, state_cell
 
 
-class DiscoverPageParts(DiscoverParts, ProvidersParts, OnboardParts, Protocol):
+class DiscoverPageParts(DiscoverParts, Protocol):
     """Discover's list, the providers to connect, the onboarding queue's latest items."""
+    config: Config
+    onboard_queue: OnboardQueue
+    signins: Flows
 
 
 FLAGS = (("free", "Free"), ("tools", "Calls tools"), ("vision", "Reads images"),
@@ -28,9 +34,9 @@ TRUE = ("1", "on", "yes", "true")
 CAN = ("tools", "vision", "reasoning")
 
 
-def data(req, bench: DiscoverPageParts) -> dict:
+def data(req: Request, bench: DiscoverPageParts) -> dict:
     q = req.query
-    filters = {name: (q.get(name) or "").lower() in TRUE for name, _ in FLAGS}
+    filters: dict[str, bool | str | int | None] = {name: (q.get(name) or "").lower() in TRUE for name, _ in FLAGS}
     filters["find"] = (q.get("find") or "").strip()[:200]
     raw = (q.get("min_context") or "").strip()
     usable = raw.isascii() and raw.isdigit() and len(raw) <= 9   # int() refuses thousands of digits
@@ -72,7 +78,7 @@ endpoints serve come first: “Onboard” queues one (Quick: probed now, it owes
 beside it; $onboard shows the whole queue.</p>"""
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     r = d["rules"]
     lead = html(LEAD, cheap_in=f'{r["cheap_in"]:g}', cheap_out=f'{r["cheap_out"]:g}', context=r["min_context"] // 1000,
                 since=d["since"], onboard=link("/onboard", "the Onboard page"))
@@ -102,7 +108,7 @@ def filter_form(f: dict) -> Html:
     return html(FILTERS, boxes=boxes, context=f["min_context"] or "", find=f["find"], clear=link("/discover", "Clear"))
 
 
-def models_table(d: dict, frame) -> Html:
+def models_table(d: dict, frame: Frame) -> Html:
     if not d["models"]:
         return trusted('<p class="empty">Nothing matches: fewer filters, or a newer catalog (bench catalog refresh).'
                        "</p>")
@@ -123,7 +129,7 @@ def models_table(d: dict, frame) -> Html:
                                                           rows))
 
 
-def routes_cell(m: dict, frame, back: str) -> Html:
+def routes_cell(m: dict, frame: Frame, back: str) -> Html:
     if not m["routes"] and m.get("unlisted"):
         return html('<span class="muted">no route: your endpoint $names does not list it</span>',
                     names=", ".join(m["unlisted"]))
@@ -137,7 +143,7 @@ ONBOARD = """<form method="post" action="/discover/onboard" class="inline" data-
 <span class="status-text" data-status role="status"></span></form>"""
 
 
-def route_line(m: dict, r: dict, frame, back: str) -> Html:
+def route_line(m: dict, r: dict, frame: Frame, back: str) -> Html:
     key, item = f'{r["endpoint"]}|{r["served"]}', r["item"]
     pick = key + (f'|{r["via"]}' if r.get("via") else "")    # through a hub: the source it is added from
     where = html('<span class="route-name">$e</span> <span class="served">$s</span>', e=r["endpoint"], s=r["served"])
@@ -155,7 +161,7 @@ def route_line(m: dict, r: dict, frame, back: str) -> Html:
     return html('<div class="route">$where $button$progress</div>', where=where, button=button, progress=progress)
 
 
-def no_route(add: dict, frame) -> Html:
+def no_route(add: dict, frame: Frame) -> Html:
     text = trusted('<span class="muted">no route yet:</span> ')
     if add["how"] == "sign-in":
         return html('$text<form method="post" action="$start" class="inline">$csrf<button type="submit" '
@@ -166,7 +172,7 @@ def no_route(add: dict, frame) -> Html:
     return html("${text}add $name", text=text, name=add["name"])
 
 
-def queue_one(req, bench: object, form) -> Done:
+def queue_one(req: Request, bench: object, form: Form) -> Done:
     picks = [(p.split("|", 2) + [None])[:3] for p in form.getlist("pick") if "|" in p]
     if not picks:
         raise BadRequest("No model picked.", "Press a model's Onboard button.")

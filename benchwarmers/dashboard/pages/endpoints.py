@@ -12,21 +12,24 @@ from __future__ import annotations
 import json
 from typing import Protocol
 
-from ...api.connect import ProvidersParts, providers_view
+from ...api.connect import providers_view
 from ...api.endpoints import EndpointViewParts, endpoints_view, local_servers_view
 from ...hubs import KINDS as HUB_KINDS
 from ...providers import PROVIDERS
+from ...server.messages import Request
+from ...signin.flows import Flows
 from ...words import plural
 from ..apicall import call, post
 from ..contract import stays
 from ..markup import Html, card, flag, html, options, table, trusted
 from ..render import when
-from ..web import Done
+from ..web import Done, Form, Frame
 from ..widgets import chip, confirm, csrf, external, hidden, muted, post_button
 
 
-class EndpointsPageParts(EndpointViewParts, ProvidersParts, Protocol):
+class EndpointsPageParts(EndpointViewParts, Protocol):
     """The endpoints, the local servers found, the providers to connect."""
+    signins: Flows
 
 
 APIS = [(api, cls.title) for api, cls in PROVIDERS.items()]     # the protocols an endpoint may speak, as named
@@ -36,7 +39,7 @@ KEY_SOURCES = {"environment": "environment variable", "keys.json": "keys.json", 
                "missing": "missing"}
 
 
-def data(req, bench: EndpointsPageParts) -> dict:
+def data(req: Request, bench: EndpointsPageParts) -> dict:
     connect = providers_view(bench, req.query.get("signin"))
     return {"endpoints": endpoints_view(bench)["endpoints"],
             "local_servers": local_servers_view(bench)["servers"],
@@ -46,7 +49,7 @@ def data(req, bench: EndpointsPageParts) -> dict:
             "models": len(bench.registry.models())}
 
 
-def signin_result(req, connect: dict) -> dict | None:
+def signin_result(req: Request, connect: dict) -> dict | None:
     """How the sign-in the callback sent the browser here for went; a result kept no longer says so."""
     if "signin" not in req.query:
         return None
@@ -72,7 +75,7 @@ START = trusted('<p class="lead">Start here: an endpoint is a base URL and a pro
 NEXT = trusted('<p class="lead callout">Next: <a href="/onboard">onboard models</a> from your endpoints.</p>')
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     parts = [result_flash(d["signin"])]
     if not d["endpoints"]:
         parts.append(START)
@@ -84,7 +87,7 @@ def render(d: dict, frame) -> tuple[str, Html]:
     return "Endpoints", html("$parts", parts=parts)
 
 
-def endpoint_table(endpoints: list[dict], frame) -> Html:
+def endpoint_table(endpoints: list[dict], frame: Frame) -> Html:
     rows = []
     for x in endpoints:
         source = x["key_source"]
@@ -113,7 +116,7 @@ def result_flash(result: dict | None) -> Html:
                 m=result["message"])
 
 
-def signin_card(d: dict, frame) -> Html:
+def signin_card(d: dict, frame: Frame) -> Html:
     """Every provider entry: a sign-in button, the local server's one-click add, or where to make a key."""
     return card("Sign in with a provider", html(
         '<p class="muted">Where a provider lets this service sign in, it gets the key for you: your browser goes to '
@@ -126,14 +129,14 @@ def reason(text) -> Html:
     return html('<span class="reason">$t</span>', t=text)
 
 
-def provider_row(p: dict, d: dict, frame) -> Html:
+def provider_row(p: dict, d: dict, frame: Frame) -> Html:
     head = html('<div class="provider-head"><strong>$name</strong> $chip</div>', name=p["name"],
                 chip=chip(*KINDS[p["kind"]]))
     why = reason(html("$why $docs", why=p["why"], docs=external(p["doc"], "Their docs")))
     if p["kind"] == "sign-in":
         act = html('<form method="post" action="$start" class="inline">$csrf<button type="submit" class="small">'
                    "Sign in with $name</button></form>", start=p["start"], csrf=csrf(frame), name=p["name"])
-        why = reason(p["note"]) if p["note"] else ""
+        why = reason(p["note"]) if p["note"] else Html("")
     elif p["kind"] == "local":
         act, s = local_action(d, frame), d["local_servers"][0]
         if not s["answering"] and not s["endpoint"]:
@@ -148,7 +151,7 @@ def provider_row(p: dict, d: dict, frame) -> Html:
                 why=why)
 
 
-def local_action(d: dict, frame) -> Html:
+def local_action(d: dict, frame: Frame) -> Html:
     """The local Ollama in one click while it answers (added like any endpoint: its models listed first)."""
     s = d["local_servers"][0]
     if s["endpoint"]:
@@ -200,7 +203,7 @@ PASTE = """$why
 environment and leave it empty here); it never enters the data folder, a page or a log.</p></details>"""
 
 
-def paste_card(d: dict, frame) -> Html:
+def paste_card(d: dict, frame: Frame) -> Html:
     bases = {a["api"]: a["default_base"] for a in d["apis"]}
     pre = d["prefill"]
     hints = [html("<li><strong>$label</strong>: e.g. <code>$eg</code></li>", label=a["label"], eg=eg)
@@ -225,7 +228,7 @@ ADD_CARDS = [signin_card, paste_card]
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def add(req, bench: object, form) -> Done:
+def add(req: Request, bench: object, form: Form) -> Done:
     body = {"name": form.get("name").strip(), "base_url": form.get("base_url").strip(), "api": form.get("api"),
             "no_key": form.flag("no_key"), "allow_link_local": form.flag("allow_link_local")}
     if form.get("key").strip():
@@ -241,13 +244,13 @@ def add(req, bench: object, form) -> Done:
                 "/endpoints", {"endpoint": added})
 
 
-def test(req, bench: object, form) -> Done:
+def test(req: Request, bench: object, form: Form) -> Done:
     d = post(req, f"/bench/endpoints/{req.params['name']}/test")["endpoint"]
     return Done(f"Endpoint {d['name']} answers: it serves {plural(d['served_count'], 'model')}.", "/endpoints",
                 {"endpoint": d})
 
 
-def remove(req, bench: object, form) -> Done:
+def remove(req: Request, bench: object, form: Form) -> Done:
     d = call(req, "DELETE", f"/bench/endpoints/{req.params['name']}")
     retired = f" Retired: {', '.join(d['retired'])}." if d["retired"] else ""
     return Done(f"Removed endpoint {d['removed']}.{retired}" + (f" {d['note']}" if d.get("note") else ""),

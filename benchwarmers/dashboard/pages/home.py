@@ -4,33 +4,40 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ...api.collection import CollectionListParts, collections_view
-from ...api.endpoints import EndpointViewParts, endpoints_view
+from ...api.collection import collections_view
+from ...api.endpoints import endpoints_view
 from ...api.history import daily_view, history_page
 from ...api.limits import LimitsParts, limits_view
-from ...api.models import ModelListParts, models_view
-from ...api.parts import Records
+from ...api.models import models_view
 from ...api.status import StatusParts, summary
+from ...core.rankings import Rankings
 from ...errors import ConfigError
+from ...roster.limits.quota import Quota
+from ...roster.limits.resting import Resting
+from ...server.messages import Request
 from ...store.pending import pending
+from ...suite.service import SuiteService
 from .. import charts
 from ..apicall import post
 from ..markup import Html, card, facts, html, link, table, trusted
 from ..render import when
-from ..web import Done
+from ..web import Done, Form, Frame
 from ..widgets import chip, confirm
 from . import quotas
 
 
-class HomePageParts(StatusParts, EndpointViewParts, ModelListParts, CollectionListParts, LimitsParts, Records,
-                    Protocol):
+class HomePageParts(StatusParts, Protocol):
     """A glance at everything: status, endpoints, models, collections, recent asks, limits near their end."""
+    quota: Quota
+    rankings: Rankings
+    resting: Resting
+    suite: SuiteService
 
 
 SERIES = ("ok", "failed", "timeout", "skipped")
 
 
-def data(req, bench: HomePageParts) -> dict:
+def data(req: Request, bench: HomePageParts) -> dict:
     status = summary(bench)
     endpoints = listed(lambda: endpoints_view(bench)["endpoints"])
     models = listed(lambda: models_view(bench)["models"])
@@ -76,7 +83,7 @@ def redirect(d: dict) -> str | None:
     return "/endpoints" if not d["counts"]["endpoints"] and not d["status"]["config_problems"] else None
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     s, c = d["status"], d["counts"]
     notes = [html('<div class="flash flash-error" role="alert">Config problem: $p</div>', p=p)
              for p in s["config_problems"]]
@@ -118,7 +125,7 @@ def number(n: int, capped: bool = False) -> str:
     return f"{n:,}{'+' if capped else ''}"
 
 
-def held_card(held: list[dict], frame) -> Html:
+def held_card(held: list[dict], frame: Frame) -> Html:
     """Free models that turned paid: not seated or probed until the new price is accepted."""
     if not held:
         return Html("")
@@ -132,7 +139,7 @@ def held_card(held: list[dict], frame) -> Html:
         "held", anchor="held")
 
 
-def accept_price(req, bench: object, form) -> Done:
+def accept_price(req: Request, bench: object, form: Form) -> Done:
     alias = req.params["alias"]
     m = post(req, f"/bench/models/{alias}/confirm")["model"]
     return Done(f"Accepted the new price of {alias}: it is {m['status_text']} again.", "/", {"model": m})

@@ -5,9 +5,11 @@ import json
 
 from ...api.parts import Records
 from ...api.scheduler import run_view
+from ...server.messages import Request
 from ..contract import stays
 from ..markup import Html, card, facts, html, link, table, trusted
 from ..render import when
+from ..web import Frame
 from ..widgets import chip, muted
 from .scheduler import took
 
@@ -22,11 +24,11 @@ COLUMNS = {"model": "Model", "ttft": "First token (s)", "tokens_per_second": "To
            "done": "Done", "total": "Items", "failed": "Failed"}
 
 
-def data(req, bench: Records) -> dict:
+def data(req: Request, bench: Records) -> dict:
     return run_view(bench, req.params["id"])
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     r = d["run"]
     about = facts([("Job", r["name"]), ("Status", chip(r["status"])),
                    ("Trigger", r["trigger"] or ""), ("Window", when(r["due"]) or "none: run when asked"),
@@ -44,7 +46,7 @@ def detail(job: str, d: dict) -> Html:
     if not keys:
         return card("Detail", trusted('<p class="empty">Nothing to list: the outcome above says it all.</p>'))
     titles = {**TITLES, "ok": OK_TITLES.get(job, "Done")}
-    return html("$cards", cards=[card(titles.get(k, k), entries(d[k])) for k in keys])
+    return html("$cards", cards=[card(titles.get(k) or k, entries(d[k])) for k in keys])
 
 
 def entries(values) -> Html:

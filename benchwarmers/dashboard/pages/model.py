@@ -10,13 +10,14 @@ from ...api.history import daily_view
 from ...api.models import ModelListParts, model_view
 from ...api.parts import Records
 from ...names import REASON_MOST
+from ...server.messages import Request
 from ...store.calls import Calls
 from .. import charts
 from ..apicall import call, post
 from ..contract import stays
 from ..markup import Html, card, facts, html, link, table, trusted
 from ..render import pct, secs, when
-from ..web import Done
+from ..web import Done, Form, Frame
 from ..widgets import chip, confirm, muted, post_button, record_cell, speed_cell
 from . import modelcards, modelfacts
 from .models import status_cell
@@ -27,7 +28,7 @@ class ModelPageParts(ModelListParts, VerdictParts, Records, Protocol):
     calls: Calls
 
 
-def data(req, bench: ModelPageParts) -> dict:
+def data(req: Request, bench: ModelPageParts) -> dict:
     alias = req.params["alias"]
     model = model_view(bench, alias)["model"]
     record = bench.rankings.summary()
@@ -37,7 +38,7 @@ def data(req, bench: ModelPageParts) -> dict:
             "calls": [c for page in with_verdicts(bench, bench.calls.pages(model=alias, limit=20)) for c in page]}
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     m = d["model"]
     known = [("Status", status_cell(m)), ("Served name", html("<code>$s</code>", s=m["served"])),
              ("Endpoint", m["endpoint"]), ("Added", when(m.get("added")) or muted("not recorded")),
@@ -62,7 +63,7 @@ def render(d: dict, frame) -> tuple[str, Html]:
     return m["alias"], html("$parts", parts=parts)
 
 
-def actions(m: dict, frame) -> Html:
+def actions(m: dict, frame: Frame) -> Html:
     base = f"/models/{m['alias']}"
     buttons = [post_button(frame, base + "/probe", "Probe now")]
     if m["status"] == "active":             # a held, resting or retired model gets no run
@@ -135,7 +136,7 @@ def probes_table(probes: list[dict]) -> Html:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def probe(req, bench: object, form) -> Done:
+def probe(req: Request, bench: object, form: Form) -> Done:
     alias = req.params["alias"]
     d = post(req, f"/bench/models/{alias}/probe")
     last = d.get("confirm") or d["probe"]
@@ -144,7 +145,7 @@ def probe(req, bench: object, form) -> Done:
     return Done(text, f"/models/{alias}", d)
 
 
-def measure_speed(req, bench: object, form) -> Done:
+def measure_speed(req: Request, bench: object, form: Form) -> Done:
     """The perf job for this model alone, in the background: POST /bench/jobs/perf/run?model=."""
     alias = req.params["alias"]
     run = call(req, "POST", "/bench/jobs/perf/run", {}, {"model": alias})["run"]
@@ -153,19 +154,19 @@ def measure_speed(req, bench: object, form) -> Done:
                 f"/models/{quote(alias, safe='')}#speed", {"run": run})
 
 
-def retire(req, bench: object, form) -> Done:
+def retire(req: Request, bench: object, form: Form) -> Done:
     alias = req.params["alias"]
     m = post(req, f"/bench/models/{alias}/retire", {"reason": form.get("reason")})["model"]
     return Done(f"Retired {alias}: {m['reason']}.", f"/models/{alias}", {"model": m})
 
 
-def restore(req, bench: object, form) -> Done:
+def restore(req: Request, bench: object, form: Form) -> Done:
     alias = req.params["alias"]
     m = post(req, f"/bench/models/{alias}/restore")["model"]
     return Done(f"Restored {alias}: it is {m['status_text']} again.", f"/models/{alias}", {"model": m})
 
 
-def confirm_price(req, bench: object, form) -> Done:
+def confirm_price(req: Request, bench: object, form: Form) -> Done:
     alias = req.params["alias"]
     m = post(req, f"/bench/models/{alias}/confirm")["model"]
     return Done(f"Accepted the new price of {alias}: it is {m['status_text']} again.", f"/models/{alias}", {"model": m})

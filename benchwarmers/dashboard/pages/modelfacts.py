@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ...catalog.overrides import FLAGS, NUMBERS
 from ...catalog.roles import ROLES
+from ...server.messages import Request
 from ..apicall import call, get
 from ..markup import Html, flag, html, options, trusted
-from ..web import Done
+from ..web import Done, Form, Frame
 from ..widgets import csrf, hidden
 from .modelcards import FACT_WORDS, fact_value
 
@@ -24,7 +25,7 @@ def word(key: str) -> str:
     return FACT_WORDS.get(key, key).split(" (")[0]
 
 
-def number_field(key: str, own: dict, facts: dict, frame) -> Html:
+def number_field(key: str, own: dict, facts: dict, frame: Frame) -> Html:
     said = facts.get(key)
     hint = f"catalog: {fact_value(key, said['value'])}" if said and key not in own else "empty: the catalog's"
     step = trusted('step="1" min="1"' if NUMBERS[key] is int else 'step="any" min="0"')
@@ -37,7 +38,7 @@ def shown(value) -> str:
     return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def flag_field(key: str, own: dict, frame) -> Html:
+def flag_field(key: str, own: dict, frame: Frame) -> Html:
     current = ("yes" if own[key] else "no") if key in own else ""
     return html('<div><label for="own-$key">$word</label><select id="own-$key" name="$key">$o</select></div>', key=key,
                 word=word(key), o=options(ANSWERS, frame.typed(key, current)))
@@ -54,7 +55,7 @@ INTRO = trusted('<p class="muted">What you set here beats every catalog, for sea
 AUTO = trusted('<button type="submit" name="auto" value="1" class="secondary">Use the roles its facts give</button>')
 
 
-def form(m: dict, frame) -> Html:
+def form(m: dict, frame: Frame) -> Html:
     """Two forms: the facts (an empty field or "as the catalog says" gives the fact back to the catalogs), and
     the roles (ticked as they are now)."""
     c, base = m["catalog"], f"/models/{m['alias']}"
@@ -89,7 +90,7 @@ def wanted(key: str, typed: str):
     return typed
 
 
-def save_facts(req, bench: object, form) -> Done:
+def save_facts(req: Request, bench: object, form: Form) -> Done:
     """Only the facts that changed are sent; a field the form did not send is left as it is."""
     alias = req.params["alias"]
     own = yours(get(req, f"/bench/models/{alias}")["model"]["catalog"])
@@ -104,7 +105,7 @@ def save_facts(req, bench: object, form) -> Done:
                 {"changed": changes})
 
 
-def save_roles(req, bench: object, form) -> Done:
+def save_roles(req: Request, bench: object, form: Form) -> Done:
     alias = req.params["alias"]
     roles = None if form.get("auto") else form.getlist("roles")
     c = call(req, "PUT", f"/bench/models/{alias}/roles", {"roles": roles})["model"]["catalog"]

@@ -3,16 +3,18 @@ filter and search, and who to trust, as a chart."""
 from __future__ import annotations
 
 from ...api.models import ModelListParts, models_view
+from ...server.messages import Request
 from .. import charts
 from ..contract import stays
 from ..markup import Html, card, html, link, options, table, trusted
 from ..render import pct, secs
+from ..web import Frame
 from ..widgets import chip, probe_cell, record_cell, speed_cell, suite_cell
 
 STATUSES = [("", "any status"), ("active", "active"), ("resting", "resting"), ("retired", "retired")]
 
 
-def data(req, bench: ModelListParts) -> dict:
+def data(req: Request, bench: ModelListParts) -> dict:
     find = (req.query.get("find") or "").strip()
     status = req.query.get("status") or ""
     rows = [m for m in models_view(bench, find)["models"] if not status or m["status"] == status]
@@ -31,7 +33,7 @@ placeholder="alias, served name or endpoint">\
 <button type="submit" class="secondary">Filter</button></form>"""
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     head = html(SEARCH, find=d["find"] or "", status=options(STATUSES, d["status"] or ""))
     if not d["models"]:
         empty = ("No model matches." if d["find"] or d["status"] else

@@ -4,19 +4,21 @@ from __future__ import annotations
 from typing import Protocol
 
 from ...api.endpoints import CandidatesParts, candidates_view
-from ...api.onboard import OnboardParts
 from ...errors import BadRequest
+from ...roster.onboardqueue import OnboardQueue
+from ...server.messages import Request
 from ...words import plural
 from ..apicall import post
 from ..contract import stays
 from ..markup import Html, attrs, card, flag, html, join, link, table, trusted
 from ..render import when
-from ..web import Done
+from ..web import Done, Form, Frame
 from ..widgets import chip, csrf
 
 
-class OnboardPageParts(CandidatesParts, OnboardParts, Protocol):
+class OnboardPageParts(CandidatesParts, Protocol):
     """What the endpoints serve that is not on the bench, and the onboarding queue."""
+    onboard_queue: OnboardQueue
 
 
 OPEN = ("queued", "probing", "suite")
@@ -27,7 +29,7 @@ MODES = [("quick", "Quick", "probe and time now; the suite is owed, and the sche
          ("adhoc", "Quick + ad hoc", "probe now; the bench never calls it unprompted (pay-per-use or trial keys)")]
 
 
-def data(req, bench: OnboardPageParts) -> dict:
+def data(req: Request, bench: OnboardPageParts) -> dict:
     find = (req.query.get("find") or "").strip().lower()
     found = candidates_view(bench)
     items = bench.onboard_queue.items(200, None)
@@ -75,7 +77,7 @@ INTRO = trusted('<p class="lead">Tick the models to put on the bench. Each one i
                 "progress shows beside each (a reload shows the same).</p>")
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     if not d["endpoints"]:
         return "Onboard models", trusted('<p class="empty">No endpoints yet. <a href="/endpoints">Add an endpoint</a> '
                                          "first; its models then show here.</p>")
@@ -107,7 +109,7 @@ PICKER = """<form method="post" action="/onboard" id="onboard-form" data-onboard
 <span class="status-text" data-status role="status"></span></div></form>"""
 
 
-def picker(d: dict, frame) -> Html:
+def picker(d: dict, frame: Frame) -> Html:
     if not d["candidates"]:
         what = "nothing matches" if d["find"] else "everything your endpoints serve is on the bench"
         return html('<p class="empty">Nothing to onboard: $what.</p>', what=what)
@@ -161,7 +163,7 @@ def recent(items: list[dict]) -> Html:
     return table(["#", "Model", "Endpoint", "Mode", "State", "Queued"], rows, "Nothing has been onboarded yet.")
 
 
-def queue_models(req, bench: object, form) -> Done:
+def queue_models(req: Request, bench: object, form: Form) -> Done:
     picks = form.getlist("pick")
     if not picks:
         raise BadRequest("No model ticked.", "Tick the models to onboard, then press the button.")

@@ -6,32 +6,39 @@ import time
 from typing import Protocol
 
 from ...api.limits import LimitsParts, limits_view
-from ...api.usage import UsageParts, usage_view
+from ...api.usage import usage_view
+from ...core.collection import Collections
 from ...errors import BadRequest
+from ...scheduler import Clock
+from ...server.messages import Request
+from ...store import Database
 from ...words import plural
 from .. import charts
 from ..apicall import call, get, post
 from ..contract import stays
 from ..markup import Html, card, html, link, options, table, trusted
 from ..render import when
-from ..web import Done
+from ..web import Done, Form, Frame
 from ..widgets import chip, csrf, hidden, muted
 
 
-class QuotasPageParts(LimitsParts, UsageParts, Protocol):
+class QuotasPageParts(LimitsParts, Protocol):
     """The rate limits, and the usage ledger."""
+    clock: Clock
+    collections: Collections
+    db: Database
 
 
 CUTS = [("model", "model"), ("connection", "connection"), ("collection", "collection"), ("kind", "kind")]
 STATE_CHIPS = {"ok": ("active", "ok"), "near": ("resting", "near a limit"), "at": ("failed", "at a limit")}
 
 
-def data(req, bench: QuotasPageParts) -> dict:
+def data(req: Request, bench: QuotasPageParts) -> dict:
     q = req.query
     return {"limits": limits_view(bench), "usage": usage_view(bench, q.get("month") or None, q.get("by") or None, 30)}
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     lim, use = d["limits"], d["usage"]
     parts = [warnings(lim["connections"])]
     if lim.get("problem"):
@@ -77,7 +84,7 @@ def bar(w: dict) -> Html:
                 used=used, all=w["used"])
 
 
-def limits_table(entries: list[dict], frame, lim: dict) -> Html:
+def limits_table(entries: list[dict], frame: Frame, lim: dict) -> Html:
     rows = []
     for x in entries:
         name = html("$n$gone", n=x["name"], gone="" if x["known"] else [" ", muted("(gone)")])
@@ -118,7 +125,7 @@ def provider_rows(x: dict, name: Html, state: Html) -> list[list]:
     return rows
 
 
-def clear_button(frame, x: dict, key: str) -> Html:
+def clear_button(frame: Frame, x: dict, key: str) -> Html:
     return html('<form method="post" action="/quotas/clear" class="inline">$csrf$name$scope$limit<button type="submit" '
                 'class="secondary small" aria-label="Clear $key of $n">Clear</button></form>', csrf=csrf(frame),
                 name=hidden("name", x["name"]), scope=hidden("scope", x["scope"]), limit=hidden("limit", key), key=key,
@@ -140,7 +147,7 @@ loosened by what a provider's headers say. Kept in <code>$file</code>.</p>\
 <div class="form-end"><button type="submit">Set limits</button></div></form>"""
 
 
-def set_form(lim: dict, frame) -> Html:
+def set_form(lim: dict, frame: Frame) -> Html:
     targets = [(f"connection:{c['name']}", f"connection {c['name']}") for c in lim["connections"] if c["known"]]
     targets += [(f"model:{alias}", f"model {alias}") for alias in lim["model_names"]]
     inputs = [html('<label for="q-$k">$k <span class="muted">($words)</span></label><input id="q-$k" name="$k" '
@@ -203,7 +210,7 @@ def daily_charts(days: list[dict]) -> Html:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def set_limits(req, bench: object, form) -> Done:
+def set_limits(req: Request, bench: object, form: Form) -> Done:
     scope, _, name = form.get("target").partition(":")
     values = {}
     for key in get(req, "/bench/limits")["limits"]:
@@ -217,7 +224,7 @@ def set_limits(req, bench: object, form) -> Done:
     return Done(f"Limits of {d['scope']} {d['name']}: {said}.", "/quotas", {"entry": d})
 
 
-def clear_limit(req, bench: object, form) -> Done:
+def clear_limit(req: Request, bench: object, form: Form) -> Done:
     name, scope, key = form.get("name"), form.get("scope"), form.get("limit")
     if key:
         d = post(req, "/bench/limits", {"name": name, "scope": scope, key: None})

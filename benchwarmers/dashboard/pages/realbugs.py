@@ -6,11 +6,12 @@ follows a running fetch by polling the page's JSON and reloads when it ends."""
 from __future__ import annotations
 
 from ...api.suitefetch import FetchParts, fetch_view
+from ...server.messages import Request
 from ...suite import fetch
 from ...words import plural
 from ..apicall import post
 from ..markup import Html, card, html, table, trusted
-from ..web import Done
+from ..web import Done, Form, Frame
 from ..widgets import chip, external, muted, post_button
 
 SHOWN = 100
@@ -25,7 +26,7 @@ def real_data(bench: FetchParts, tasks: list[dict]) -> dict:
             "tasks": [t for t in tasks if t["source"] == "rebench"][:SHOWN]}
 
 
-def real_card(d: dict, frame) -> Html:
+def real_card(d: dict, frame: Frame) -> Html:
     job = d["job"]
     running = job is not None and job["status"] == "running"
     parts = [listing(d["tasks"]), last_job(job) if job else ""]
@@ -47,7 +48,7 @@ def listing(tasks: list[dict]) -> Html:
                 t=table(["Task", "Project", "Fix", "File", "Licence"], rows))
 
 
-def offer(plan: dict, source: str, frame) -> Html:
+def offer(plan: dict, source: str, frame: Frame) -> Html:
     label = (f"Fetch {plural(plan['missing'], 'real bug')} from {plan['missing_repositories']} public "
              f"{'repository' if plan['missing_repositories'] == 1 else 'repositories'}")
     kib = f"{plan['bytes'] / 1024:,.0f} KiB" if plan["bytes"] else "a few hundred KiB"
@@ -81,7 +82,7 @@ def last_job(job: dict) -> Html:
                 s=table(["Skipped fix", "Why"], skipped) if skipped else "")
 
 
-def fetch_bugs(req, bench: object, form) -> Done:
+def fetch_bugs(req: Request, bench: object, form: Form) -> Done:
     job = post(req, "/bench/suite/fetch")["job"]
     return Done(f"Fetching {plural(job['missing'], 'real bug')} from {job['source']}: the progress shows under Real "
                 "bugs.", "/suite#real", {"job": job})

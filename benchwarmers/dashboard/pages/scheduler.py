@@ -9,10 +9,11 @@ from __future__ import annotations
 from ...api.scheduler import SchedulerParts, describe as scheduler_view
 from ...errors import BadRequest
 from ...scheduler import runs
+from ...server.messages import Request
 from ..apicall import get, post
 from ..markup import Html, flag, html, link, options, table
 from ..render import secs, when
-from ..web import Done
+from ..web import Done, Form, Frame
 from ..widgets import chip, csrf, hidden, muted
 
 DAYS = [("mon", "Monday"), ("tue", "Tuesday"), ("wed", "Wednesday"), ("thu", "Thursday"), ("fri", "Friday"),
@@ -21,19 +22,19 @@ BACK = "/settings#scheduler"
 RUNS_SHOWN = 10
 
 
-def read(req, bench: SchedulerParts) -> dict:
+def read(req: Request, bench: SchedulerParts) -> dict:
     d = scheduler_view(bench)
     d.pop("now")                  # the service's clock: the page shows each job's next run instead
     return {**d, "runs": runs.recent(bench.db, RUNS_SHOWN, None)}
 
 
-def show(d: dict, frame) -> Html:
+def show(d: dict, frame: Frame) -> Html:
     problems = [html('<div class="flash flash-error" role="alert">$p</div>', p=p) for p in d["problems"]]
     return html("$problems$switch$jobs<h3>Last runs</h3>$runs", problems=problems, switch=switch(d, frame),
                 jobs=jobs_form(d, frame), runs=runs_table(d["runs"]))
 
 
-def switch(d: dict, frame) -> Html:
+def switch(d: dict, frame: Frame) -> Html:
     if d["enabled"]:
         state = html("$chip Jobs run at their times, in the service's local time ($tz); a window missed while the "
                      "service was down runs once when it is back.", chip=chip("active", "on"), tz=d["timezone"])
@@ -47,7 +48,7 @@ def switch(d: dict, frame) -> Html:
                 enabled=hidden("enabled", want), state=state, cls=cls, label=label)
 
 
-def jobs_form(d: dict, frame) -> Html:
+def jobs_form(d: dict, frame: Frame) -> Html:
     jobs = [j for j in d["jobs"] if j["available"]]
     rows = [[html('<strong>$name</strong> <span class="muted">$period</span><br><span class="reason">$what</span>',
                   name=j["name"], period=j["period"], what=j["what"]),
@@ -67,7 +68,7 @@ def jobs_form(d: dict, frame) -> Html:
                 runs=runs)
 
 
-def time_fields(job: dict, frame) -> Html:
+def time_fields(job: dict, frame: Frame) -> Html:
     name = job["name"]
     day, _, clock = job["at"].rpartition(" ")
     field = html('<input id="at-$name" name="at-$name" type="time" required value="$clock" aria-label="$name: time of '
@@ -98,7 +99,7 @@ def runs_table(runs: list[dict]) -> Html:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def set_enabled(req, bench: object, form) -> Done:
+def set_enabled(req: Request, bench: object, form: Form) -> Done:
     want = form.get("enabled")
     if want not in ("on", "off"):
         raise BadRequest("Say on or off.")
@@ -108,7 +109,7 @@ def set_enabled(req, bench: object, form) -> Done:
     return Done(text, BACK)
 
 
-def save_jobs(req, bench: object, form) -> Done:
+def save_jobs(req: Request, bench: object, form: Form) -> Done:
     """Only what changed is sent: a time sent again would start its windows afresh."""
     current = {j["name"]: j for j in get(req, "/bench/scheduler")["jobs"] if j["available"]}
     switched_on = set(form.getlist("on"))
@@ -117,7 +118,7 @@ def save_jobs(req, bench: object, form) -> Done:
         job = current.get(name)
         if job is None:
             continue
-        change = {}
+        change: dict[str, bool | str] = {}
         if (name in switched_on) != job["on"]:
             change["on"] = name in switched_on
         at = form.get("at-" + name).strip()[:5]          # a browser may send seconds: HH:MM:SS
@@ -140,7 +141,7 @@ def describe(name: str, change: dict) -> str:
     return f"{name} {' '.join(words)}"
 
 
-def run_now(req, bench: object, form) -> Done:
+def run_now(req: Request, bench: object, form: Form) -> Done:
     run = post(req, f"/bench/jobs/{req.params['name']}/run")["run"]
     return Done(f"Started {run['name']} (run {run['id']}): the last runs below show how it went.", BACK,
                 {"run": run})

@@ -10,50 +10,57 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
-from ...api.collection import CollectionListParts, collections_view
+from ...api.collection import collections_view
 from ...api.keys import KeysParts, keys_view
-from ...api.scheduler import SchedulerParts
 from ...api.settings import SettingsParts, settings_view
 from ...api.status import StatusParts, summary
 from ...api.store import StoreParts, store_view
 from ...errors import BadRequest
-from ...server.gatewaykeys import enforcement
+from ...roster.registry import Registry
+from ...scheduler import Clock, Scheduler
+from ...server.gatewaykeys import GatewayKeys, enforcement
+from ...server.messages import Request
+from ...signin.flows import Flows
 from .. import appswitch, ownapps
 from ..apicall import call, get, post
 from ..contract import stays
 from ..markup import Html, attrs, card, facts, html, join, options, table, trusted
 from ..render import when
-from ..web import Done
+from ..web import Done, Form, Frame
 from ..widgets import chip, confirm, csrf, post_button
 from . import scheduler
 
 
-class KeysSectionParts(KeysParts, CollectionListParts, Protocol):
+class KeysSectionParts(KeysParts, Protocol):
     """The gateway keys, and the collections a new one may name."""
+    registry: Registry
 
 
-class SettingsPageParts(StatusParts, KeysSectionParts, SchedulerParts, SettingsParts, StoreParts,
-                        appswitch.AppOnlyParts, ownapps.OwnAppsParts, Protocol):
+class SettingsPageParts(StatusParts, Protocol):
     """Every section's (SECTIONS)."""
+    clock: Clock
+    gateway_keys: GatewayKeys
+    scheduler: Scheduler
+    signins: Flows
 
 
 @dataclass
 class Section:
     key: str
     title: str
-    read: Callable          # (req, bench) -> data, from the bench's parts
-    show: Callable          # (data, frame) -> Html
+    read: Callable[[Request, SettingsPageParts], Any]   # the section's data, from the bench's parts
+    show: Callable[[Any, Frame], Html]                  # that data, shown
 
 
-def read_server(req, bench: StatusParts) -> dict:
+def read_server(req: Request, bench: StatusParts) -> dict:
     s = summary(bench)
     return {k: s[k] for k in ("url", "bind", "data_folder", "admin_token_set", "gateway_keys", "role", "version",
                               "uptime_seconds")}
 
 
-def show_server(s: dict, frame) -> Html:
+def show_server(s: dict, frame: Frame) -> Html:
     code = lambda text: html("<code>$t</code>", t=text)   # noqa: E731
     return facts([("Dashboard", code(s["url"])), ("Gateway base URL", code(s["url"] + "/v1")),
                   ("Listening on", s["bind"]), ("Data folder", code(s["data_folder"])),
@@ -65,7 +72,7 @@ def show_server(s: dict, frame) -> Html:
                   ("Running", f'{s["role"]}, version {s["version"]}')])
 
 
-def not_enforced(frame) -> Html:
+def not_enforced(frame: Frame) -> Html:
     """A loopback-only service without keys is a sound start, not a fault: a note, and one click to require them."""
     return html('<div class="flash flash-info" role="note">Gateway keys are not enforced: the service listens on this '
                 "machine only, so any program here may call it, and a revoked or narrower key still works. $button "
@@ -75,7 +82,7 @@ def not_enforced(frame) -> Html:
                                    back="/settings#gateway_keys"))
 
 
-def read_keys(req, bench: KeysSectionParts) -> dict:
+def read_keys(req: Request, bench: KeysSectionParts) -> dict:
     return {"keys": keys_view(bench)["keys"], "enforcement": enforcement(bench.admin_token, bench.settings()),
             "collections": [c["name"] for c in collections_view(bench)["collections"]]}
 
@@ -92,7 +99,7 @@ EVERY = trusted('<label class="choice"><input type="checkbox" name="collections"
                 "models asked directly</label>")
 
 
-def show_keys(d: dict, frame) -> Html:
+def show_keys(d: dict, frame: Frame) -> Html:
     shown = []
     if frame.secret:
         shown.append(html('<div class="secret" role="status"><p><strong>Your new key</strong>, shown once: copy it '
@@ -116,11 +123,11 @@ def show_keys(d: dict, frame) -> Html:
                 make=make)
 
 
-def read_client(req, bench: SettingsParts) -> dict:
+def read_client(req: Request, bench: SettingsParts) -> dict:
     return settings_view(bench)["client"]
 
 
-def show_client(c: dict, frame) -> Html:
+def show_client(c: dict, frame: Frame) -> Html:
     problem = html('<div class="flash flash-error" role="alert">$p</div>', p=c["problem"]) if c["problem"] else ""
     made_by = ("the llm package" + (f' (llm {c["llm_version"]})' if c["llm_version"] else "")
                if c["in_use"] == "llm" else "the built-in client")
@@ -132,11 +139,11 @@ def show_client(c: dict, frame) -> Html:
                 gaps=[html("<li>$l</li>", l=line) for line in c["llm_not_covered"]])
 
 
-def read_values(req, bench: SettingsParts) -> dict:
+def read_values(req: Request, bench: SettingsParts) -> dict:
     return settings_view(bench)
 
 
-def show_values(d: dict, frame) -> Html:
+def show_values(d: dict, frame: Frame) -> Html:
     problem = html('<div class="flash flash-error" role="alert">settings.json cannot be read, so the defaults serve: '
                    "$p</div>", p=d["problem"]) if d.get("problem") else ""
     rows = [[html('<label for="s-$n"><code>$n</code></label>', n=s["name"]), field(s, frame),
@@ -154,7 +161,7 @@ def as_text(s: dict) -> str:
     return "" if s["value"] is None else json.dumps(s["value"]) if s["type"] == "bool" else str(s["value"])
 
 
-def field(s: dict, frame) -> Html:
+def field(s: dict, frame: Frame) -> Html:
     name, typed = s["name"], frame.typed(s["name"], as_text(s))
     if s["type"] == "bool":
         return html('<select id="s-$n" name="$n">$o</select>', n=name, o=options([(v, v) for v in ("true", "false")],
@@ -164,7 +171,7 @@ def field(s: dict, frame) -> Html:
                 step=attrs(step="any" if s["type"] == "float" else None))
 
 
-def read_store(req, bench: StoreParts) -> dict:
+def read_store(req: Request, bench: StoreParts) -> dict:
     return store_view(bench)
 
 
@@ -172,7 +179,7 @@ def mb(n: int) -> str:
     return f"{n / 2 ** 20:,.1f} MB"
 
 
-def show_store(d: dict, frame) -> Html:
+def show_store(d: dict, frame: Frame) -> Html:
     keep = (f"prompt and answer text kept {d['keep_days']} days: compacting now prunes "
             f"{d['would_prune_chars']:,} characters of it" if d["keep_days"] else
             trusted("prompt and answer text kept for ever (<code>record_keep_days</code> 0)"))
@@ -193,7 +200,7 @@ def room_words(r: dict) -> str:
     return f"{mb(r['free_bytes'])}; a compaction needs {mb(r['needed_bytes'])}{short}"
 
 
-def compact_now(req, bench: object, form) -> Done:
+def compact_now(req: Request, bench: object, form: Form) -> Done:
     done = post(req, "/bench/store/compact", {})
     notes = "".join(f" Note: {n}." for n in done["notes"])
     return Done(f"Compacted: the text of {done['pruned_calls']:,} calls pruned, {mb(done['freed_bytes'])} given back."
@@ -210,17 +217,17 @@ SECTIONS = [Section("server", "Server and access", read_server, show_server),
             Section("apps", "Use your own app", ownapps.read, ownapps.show)]
 
 
-def data(req, bench: SettingsPageParts) -> dict:
+def data(req: Request, bench: SettingsPageParts) -> dict:
     return {s.key: s.read(req, bench) for s in SECTIONS}
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     return "Settings", join(card(s.title, s.show(d[s.key], frame), anchor=s.key) for s in SECTIONS)
 
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def make_key(req, bench: object, form) -> Done:
+def make_key(req: Request, bench: object, form: Form) -> Done:
     rpm = form.get("rpm").strip()
     if rpm and not rpm.isdigit():
         raise BadRequest("Requests a minute must be a whole number (or empty for no limit).")
@@ -231,14 +238,14 @@ def make_key(req, bench: object, form) -> Done:
                 "/settings#gateway_keys", {"key": made}, secret=made["key"])
 
 
-def revoke_key(req, bench: object, form) -> Done:
+def revoke_key(req: Request, bench: object, form: Form) -> Done:
     call(req, "DELETE", f"/bench/keys/{req.params['name']}")
     refused = "are refused" if get(req, "/bench/status")["gateway_keys"]["enforced"] else \
         "are refused once keys are enforced"
     return Done(f"Revoked the key {req.params['name']}: apps using it {refused}.", "/settings#gateway_keys")
 
 
-def save_values(req, bench: object, form) -> Done:
+def save_values(req: Request, bench: object, form: Form) -> Done:
     """Only the values that changed are sent; an empty one takes the setting back to its default."""
     current = {s["name"]: s for s in get(req, "/bench/settings")["settings"]}
     changes = {}

@@ -8,26 +8,31 @@ runs and a running fetch by polling this page's JSON (a reload shows the same).
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
-from ...api.collection import CollectionListParts, collections_view
+from ...api.collection import collections_view
 from ...api.models import ModelListParts, models_view
-from ...api.suite import SuiteViewParts, overview_view, tasks_view
+from ...api.suite import overview_view, tasks_view
+from ...core.collection import Collections
 from ...errors import BadRequest
+from ...server.messages import Request
 from ...suite import tasks as tasks_mod
 from ...words import plural
 from ..apicall import call, post
 from ..contract import stays
 from ..markup import Html, attrs, card, flag, html, link, table, trusted
 from ..render import when
-from ..web import Done, safe_local
+from ..web import Done, Form, Frame, safe_local
 from ..widgets import chip, confirm, csrf, muted, post_button
 from .modelcards import score
-from .realbugs import FetchParts, fetch_bugs, real_card, real_data
+from .realbugs import fetch_bugs, real_card, real_data
 
 
-class SuitePageParts(SuiteViewParts, CollectionListParts, ModelListParts, FetchParts, Protocol):
+class SuitePageParts(ModelListParts, Protocol):
     """The suite's tasks, runs and fetches, with the collections and models a run may ask."""
+    collections: Collections
+    home: Path
 
 
 OPEN = ("queued", "running", "owed", "interrupted")
@@ -36,7 +41,7 @@ SCRIPTS = ("suite.js",)
 DRAFTS_SHOWN = 50
 
 
-def data(req, bench: SuitePageParts) -> dict:
+def data(req: Request, bench: SuitePageParts) -> dict:
     overview = overview_view(bench)
     runs = bench.suite.store.runs(None, None, 50)
     listed = tasks_view(bench)["tasks"]
@@ -56,7 +61,7 @@ INTRO = trusted('<p class="lead">The suite asks a model questions with known ans
                 "sits beside your own verdicts on the model's page, never mixed with them.</p>")
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     problems = [html('<div class="flash flash-error" role="alert">$p</div>', p=p) for p in d["problems"]]
     moving = any(r["status"] in ACTIVE for r in d["open"])
     follow = trusted('<p class="muted" data-follow="/suite.json">Queued and running runs follow along as they go; '
@@ -77,7 +82,7 @@ tasks)</span></label><input id="suite-tasks" name="tasks" placeholder="e.g. clai
 <div><button type="submit">Start the run</button></div></form>"""
 
 
-def start_form(d: dict, frame) -> Html:
+def start_form(d: dict, frame: Frame) -> Html:
     if not d["models"]:
         return trusted('<p class="empty">No active model yet: <a href="/onboard">onboard one</a> first.</p>')
     chosen = f"model:{d['chosen']}" if d["chosen"] else ""
@@ -99,7 +104,7 @@ def progress(r: dict) -> Html:
                 '</span>', total=r["total"], done=r["done"], failed=failed)
 
 
-def open_runs(runs: list[dict], frame) -> Html:
+def open_runs(runs: list[dict], frame: Frame) -> Html:
     rows = []
     for r in runs:
         buttons = [post_button(frame, f"/suite/runs/{r['id']}/cancel", "Cancel", cls="ghost small")]
@@ -150,7 +155,7 @@ DRAFTS = trusted("<p>The real and false claims you record in verdicts become dra
                  "were about. Accept a draft to add it to the suite; reject it to drop it for good.</p>")
 
 
-def drafts(tasks: list[dict], frame) -> Html:
+def drafts(tasks: list[dict], frame: Frame) -> Html:
     rows = []
     for t in tasks:
         a = t["answer"]
@@ -171,7 +176,7 @@ def drafts(tasks: list[dict], frame) -> Html:
 
 # ---- actions -----------------------------------------------------------------------------------
 
-def start(req, bench: object, form) -> Done:
+def start(req: Request, bench: object, form: Form) -> Done:
     """target is model:ALIAS or collection:NAME (the model page's button sends model=ALIAS)."""
     kind, _, name = (form.get("target") or ("model:" + form.get("model"))).partition(":")
     if kind not in ("model", "collection") or not name:
@@ -186,25 +191,25 @@ def start(req, bench: object, form) -> Done:
     return Done(f"Started the suite for {names}: {where}.", back or "/suite#open", {"runs": runs})
 
 
-def cancel(req, bench: object, form) -> Done:
+def cancel(req: Request, bench: object, form: Form) -> Done:
     run = post(req, f"/bench/suite/runs/{req.params['id']}/cancel")["run"]
     return Done(f"Cancelling run {run['id']} ({run['model']}): it stops after the call in flight.", "/suite#open",
                 {"run": run})
 
 
-def mine(req, bench: object, form) -> Done:
+def mine(req: Request, bench: object, form: Form) -> Done:
     d = post(req, "/bench/suite/mine")
     skipped = f"; {plural(d['without_code'], 'claim')} had no code to freeze" if d["without_code"] else ""
     return Done(f"Drafted {plural(len(d['drafted']), 'claim task')} from your "
                 f"verdicts{skipped}.", "/suite#drafts", d)
 
 
-def accept(req, bench: object, form) -> Done:
+def accept(req: Request, bench: object, form: Form) -> Done:
     task = post(req, f"/bench/suite/tasks/{req.params['id']}/accept")["task"]
     return Done(f"Accepted {task['id']}: it joins the suite's next runs.", "/suite#drafts", {"task": task})
 
 
-def reject(req, bench: object, form) -> Done:
+def reject(req: Request, bench: object, form: Form) -> Done:
     call(req, "DELETE", f"/bench/suite/tasks/{req.params['id']}")
     return Done(f"Rejected {req.params['id']}: its folder is removed.", "/suite#drafts")
 

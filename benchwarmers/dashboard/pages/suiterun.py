@@ -2,22 +2,24 @@
 from __future__ import annotations
 
 from ...api.suite import SuiteViewParts, run_view
+from ...server.messages import Request
 from ..contract import stays
 from ..markup import Html, card, facts, html, link, table
 from ..render import secs, when
+from ..web import Frame
 from ..widgets import chip, muted, post_button
 from .suite import ACTIVE, OPEN, progress, took
 
 SCRIPTS = ("suite.js",)
 
 
-def data(req, bench: SuiteViewParts) -> dict:
+def data(req: Request, bench: SuiteViewParts) -> dict:
     d = run_view(bench, req.params["id"])
     d["open"] = [d["run"]] if d["run"]["status"] in OPEN else []      # what suite.js follows
     return d
 
 
-def render(d: dict, frame) -> tuple[str, Html]:
+def render(d: dict, frame: Frame) -> tuple[str, Html]:
     r = d["run"]
     cancel = post_button(frame, f"/suite/runs/{r['id']}/cancel", "Cancel", cls="ghost") if d["open"] else ""
     follow = html('<p class="muted" data-follow="/suite/runs/$id.json">This run follows along as it goes; without '

@@ -37,7 +37,7 @@ def read(config: Config) -> dict:
     data = data if isinstance(data, dict) else {}
     out = {}
     for key in SCOPES.values():
-        entries = data.get(key) if isinstance(data.get(key), dict) else {}
+        entries = got if isinstance(got := data.get(key), dict) else {}
         usable = {name: well_formed(entry) for name, entry in entries.items()}
         out[key] = {name: limits for name, limits in usable.items() if limits}
     return out
@@ -97,7 +97,7 @@ def apply(config: Config, scope: str, name: str, change: dict) -> dict:
         if not isinstance(data.get("limits"), dict):
             data["limits"] = {}
         entries = data["limits"].setdefault(SCOPES[scope], {})
-        entry = entries.get(name) if isinstance(entries.get(name), dict) else {}
+        entry = got if isinstance(got := entries.get(name), dict) else {}
         for key, value in change.items():
             if value is None:
                 entry.pop(key, None)
