@@ -17,7 +17,7 @@ from ..providers.hangup import Hangup
 from ..store.ids import record_id
 from .live import WAKE, LiveText
 from .panelrun import PanelRun
-from .seating import Plan
+from .seating import Plan, SeatPlan
 
 STOPPED_WHY = "stopped by the user before it answered"
 HELD = 64                            # the newest asks the service holds for their seats to be stopped or retried
@@ -67,7 +67,7 @@ def held(recent: Recent, panel: str, known: bool) -> PanelRun:
     raise NotFound(f"No panel {panel!r}.", "GET /bench/history lists the asks; a panel's id starts with p_.")
 
 
-def current(run: PanelRun, number) -> tuple[PanelRun, object, Seat]:
+def current(run: PanelRun, number) -> tuple[PanelRun, SeatPlan, Seat]:
     """(the run that holds seat `number` now: the panel's, or its latest retry's; its SeatPlan; its Seat)."""
     numbers = [s.seat for s in run.seats]
     if isinstance(number, bool) or not isinstance(number, int) or number not in numbers:
@@ -89,7 +89,7 @@ def stop(run: PanelRun, number) -> Seat:
     return seat
 
 
-def retry(run: PanelRun, number, seconds: float, endpoints: dict, live: bool) -> tuple[PanelRun, object, Seat]:
+def retry(run: PanelRun, number, seconds: float, endpoints: dict, live: bool) -> tuple[PanelRun, SeatPlan, Seat]:
     """A run of its own for seat `number`, ready to send (Panel.again sends it): a new call of the seat's model with
     the panel's ask, its deadline `seconds` from now; `live`: read as it writes. 409 while the seat is out."""
     holder, sp, seat = current(run, number)
@@ -99,7 +99,7 @@ def retry(run: PanelRun, number, seconds: float, endpoints: dict, live: bool) ->
         raise Conflict(f"Seat {number} of panel {run.id!r} is still running.", "Stop it first, then retry it.")
     hard = time.monotonic() + seconds
     again = PanelRun(run.id, run.ask, run.collection, Plan([sp]), hard, hard, 0.0, request=run.request,
-                     endpoints=endpoints, asker=run.asker, retried=seat.call)
+                     endpoints=endpoints, asker=run.asker, retried=seat.call, thread=run.thread, task=run.task)
     new = Seat(seat.seat, seat.kind, seat.model, call=record_id())
     again.seats, again.left, again.members_left = [new], 1, int(seat.kind != EXPLORE)
     again.hangups = {new.call: Hangup()}

@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from ..canonical import KeepAlive, Seat, TextDelta
+from ..canonical import OK, KeepAlive, Seat, TextDelta
 from .panelwords import seat_block, seat_heading
 
 WAKE = object()   # in a live run's queue of finished seats: new text to read (run.live)
@@ -61,7 +61,8 @@ class Reads:
     tokens), without holding up a seat that finishes meanwhile. For a run that is not live, never."""
 
     def __init__(self, live: LiveText | None):
-        self.live, self.last, self.next = live, float("-inf"), None
+        self.live, self.last = live, float("-inf")
+        self.next: float | None = None      # when the text that came too soon is read
 
     def within(self, now: float, wait: float) -> float:
         """How long the reader may wait for its queue: `wait`, or less when a read is due sooner."""
@@ -79,20 +80,27 @@ class Reads:
 
     def _read(self, now: float, pending: dict) -> list[Heard]:
         self.last, self.next = now, None
+        if self.live is None:      # never woken: a run that is not live has nothing to read
+            return []
         return [h for h in self.live.take() if h.call in pending]   # a seat done already: its answer has it all
 
 
-def deltas(items: Iterator, run, merged: bool) -> Iterator:
+def deltas(items: Iterator, run, merged: bool, said: list) -> Iterator:
     """The seats' part of a streamed reply, from Panel.finished's items: keep-alives as they are, each seat's block
-    as a TextDelta as it finishes (none for a merged reply: the merge follows), and a live run's lead seat's text as
-    it writes (`Lead`)."""
+    as a TextDelta as it finishes (none for a merged reply: the merge follows; a background task's answer bare), and
+    a live run's lead seat's text as it writes (`Lead`). What goes out is added to `said` too (the reply's text)."""
     lead, seats = Lead(run.live), {s.call: s for s in run.seats}
     for item in items:
         if isinstance(item, KeepAlive):
             yield item
         elif isinstance(item, Heard) or not merged:
-            texts = [lead.heard(item, seats.get(item.call))] if isinstance(item, Heard) else lead.finished(item)
-            yield from (TextDelta(text) for text in texts if text)
+            if isinstance(item, Heard):
+                texts = [lead.heard(item, seats.get(item.call))]
+            else:
+                texts = [item.answer] if run.task and item.status == OK else lead.finished(item)
+            for text in filter(None, texts):
+                said.append(text)
+                yield TextDelta(text)
 
 
 class Lead:

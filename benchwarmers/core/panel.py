@@ -103,7 +103,7 @@ class Panel:
         run = PanelRun(record_id("p_"), seen, collection, plan, hard, hard, grace, request=request,
                        endpoints=self.registry.endpoints(), memo=memo, asker=asker, thread=thread, task=task)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
-        run.live = LiveText(partial(run.done.put, WAKE)) if live else None
+        run.live = LiveText(partial(run.done.put, WAKE)) if live and not task else None
         run.left = len(run.seats)
         run.members_left = sum(sp.kind != EXPLORE for sp in plan.seats)
         run.hangups = {seat.call: Hangup() for sp, seat in zip(plan.seats, run.seats) if not sp.skip}
@@ -136,7 +136,7 @@ class Panel:
         ask = run.thread.ask_for(run.ask, sp.model.alias) if run.thread else run.ask   # its own thread
         self.dialer.seat(sp.model, ask, endpoint, seat.kind, run.hangups[seat.call],
                          partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker,
-                         heard=partial(run.live.heard, seat.call) if run.live else None)
+                         heard=partial(run.live.heard, seat.call) if run.live and seat.call else None)
 
     def _worker(self, run: PanelRun, sp: SeatPlan, seat: Seat, fn: Callable[[], None], starting: bool) -> None:
         self.lanes.submit(sp.model.endpoint, self._on_worker, run, sp, seat, fn, starting)

@@ -16,6 +16,7 @@ from .seating import Plan
 
 if TYPE_CHECKING:
     from .conversation import Thread
+    from .live import LiveText
 
 
 @dataclass(eq=False)   # by identity: a live run is kept in a set
@@ -55,7 +56,7 @@ class PanelRun:
                                                       # rate limit failed when sent (the provider's 429, or our own)
     retried: str | None = None                        # a retried seat's run: the call it replaces (core/again.py)
     again: dict = field(default_factory=dict)         # seat number -> the run of its latest retry
-    live: object = None                               # its seats' text as they write (live.LiveText), when asked live
+    live: LiveText | None = None                      # its seats' text as they write, when asked live
     unkept: str | None = None                         # why its records could not be kept (settled, a full disk):
                                                       # its reply then says so and names none of their ids
     thread: Thread | None = None                             # a follow-up's Thread (core/conversation.py): each seat's own
