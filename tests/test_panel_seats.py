@@ -163,3 +163,20 @@ def test_the_ask_pages_stop_and_retry(duo, fake):
     assert status == 400 and "Name the seat by its number" in json.loads(text)["error"]["message"]
     status, _, text = s.request("POST", "/ask/stop", f"panel={stopped['panel']}&seat=1".encode(), FORM)
     assert status == 403
+
+
+def test_a_follow_up_goes_on_from_a_retried_seats_answer(duo, fake):
+    svc, gate = duo
+    gate.set()
+    api = Http(svc.url)
+    fake.script("m-f", Reply(text="f's first try."))
+    _, headers, _ = api("POST", "/v1/chat/completions", body("bench/duo"))
+    panel = headers["x-bench-panel"]
+    fake.script("m-f", Reply(text="f's second try."))
+    status, _, d = api("POST", f"/bench/panels/{panel}/retry", {"seat": 2})
+    assert status == 200 and d["seat"]["answer"] == "f's second try."
+    status, _, d = api("POST", "/v1/chat/completions", {"model": "bench/duo", "bench": {"continue": panel},
+                                                         "messages": [{"role": "user", "content": "and then?"}]})
+    assert status == 200 and d["bench"]["previous"] == panel
+    followed = [c.body["messages"] for c in chats(fake) if c.body["model"] == "m-f"][-1]
+    assert [m["content"] for m in followed if m["role"] == "assistant"] == ["f's second try."]
