@@ -354,8 +354,8 @@ def merge_usage(old: Usage, new: Usage) -> Usage:
 MEMBER, EXPLORE, WITH = "member", "explore", "with"
 OK, FAILED, TIMEOUT, SKIPPED = "ok", "failed", "timeout", "skipped"
 # still out when the panel answered after its explore grace (its record gets the answer when it comes); stopped
-# because nobody waits for it any more (the client went away, the service stopped)
-RUNNING, CANCELLED = "running", "cancelled"
+# because nobody waits for it any more (the client went away, the service stopped); stopped by whoever asked
+RUNNING, CANCELLED, STOPPED = "running", "cancelled", "stopped"
 
 
 @dataclass
@@ -363,7 +363,7 @@ class Seat:
     seat: int
     kind: str                        # member, explore or with
     model: str                       # alias
-    status: str = OK                 # ok, failed, timeout, skipped, running, cancelled
+    status: str = OK                 # ok, failed, timeout, skipped, running, cancelled, stopped
     seconds: float = 0.0
     call: str | None = None
     answer: str = ""

@@ -45,7 +45,8 @@ SETTINGS = {s.name: s for s in (
     Setting("stream_seats", "local", str, "Which panel seats ask their member for a streamed answer, so that a seat "
             "given up (timed out, its client gone, the service stopping) stops the model's work: local (a server at "
             "a loopback or private address: Ollama, llama.cpp, LM Studio, vLLM), all, or none (every seat asks for "
-            "its whole answer in one piece, the cheaper way).", lambda v: v in STREAM_SEATS),
+            "its whole answer in one piece, the cheaper way). A streamed reply's seats and the Ask page's are asked "
+            "streamed whatever this says, to be read as they write.", lambda v: v in STREAM_SEATS),
     Setting("max_body_mb", 20.0, float, "Largest request body accepted, in MB (413 beyond).", _positive,
             most=4096),
     Setting("bodies_in_flight_mb", 32.0, float, "Request bodies the service holds at once, in MB, across every "
@@ -54,9 +55,9 @@ SETTINGS = {s.name: s for s in (
             "taken, up to max_body_mb.", _positive, most=65536),
     Setting("panel_workers", 256, int, "Threads for seats that wait in a thread of their own (the size of a pool, "
             "made at start-up: a change needs a restart). A seat on a kept-alive connection waits without one, up to "
-            "400 at once across all panels; a streamed seat (see stream_seats), or one that must open its connection, "
-            "goes through llm or waits for a limit, takes a worker, as route mode's shadows do.", _positive, restart=True,
-            most=4096),
+            "400 at once across all panels (a streamed one takes a worker once its answer starts, to read it as it "
+            "comes); one that must open its connection, goes through llm or waits for a limit takes a worker, as "
+            "route mode's shadows do.", _positive, restart=True, most=4096),
     Setting("endpoint_share", 0.5, float, "Share of panel_workers one endpoint's seats may hold at once, above 0 and "
             "at most 1; its further seats wait for its own, so an upstream that hangs cannot stall the others.",
             _share),

@@ -2,6 +2,7 @@
 and --max-tokens."""
 from __future__ import annotations
 
+import io
 import os
 import re
 import select
@@ -12,6 +13,7 @@ import time
 
 import pytest
 
+from benchwarmers.cli.progress import PanelView
 from tests.fakes import Reply
 from tests.helpers.panel import bench, fake, headings, requests_for  # noqa: F401
 from tests.test_cli_ask import ROOT, bench_cli, err, out
@@ -90,3 +92,18 @@ def test_a_terminal_sees_which_seats_are_still_awaited(bench, fake):
     assert WAITING_FOR_B.search(then), text   # the fast seats were done while b was still out
     assert [h[0] for h in headings(stdout)] == [1, 2, 3, 4]
     assert "bench verdict" in text
+
+
+def test_a_seat_streamed_as_it_writes_is_put_back_in_seat_order_on_a_pipe():
+    """The first seat to write comes in pieces (heading and text, more text, its end); the held blocks follow, a piece
+    each, then the points: on a pipe each seat's whole block, in seat order, then the points."""
+    out, errs = io.StringIO(), io.StringIO()
+    view = PanelView(["a", "b"], False, out, errs, ticks=False, in_order=True)
+    for piece in ["## Seat 2 · b · member\n\nThe race", " is in the", " cache.", "\n\n",
+                  "## Seat 1 · a · member\n\nNo.\n\n", "\n\n## Where they disagree\n\nNo seat contradicts another.\n"]:
+        view.text(piece)
+    view.finish()
+    assert out.getvalue() == ("## Seat 1 · a · member\n\nNo.\n\n"
+                              "## Seat 2 · b · member\n\nThe race is in the cache.\n\n"
+                              "\n\n## Where they disagree\n\nNo seat contradicts another.\n")
+    assert [row[:2] for row in view.so_far()] == [[1, "a"], [2, "b"]]

@@ -135,7 +135,7 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
         turn = bench.router.take(ask, client_session(info.headers), presented_key(req), stream=options.stream,
                                  native=native.narrowed(native_body), asker=asker)
         return render_turn(fmt, turn, reply)
-    run = bench.panel.start(ask, asker)
+    run = bench.panel.start(ask, asker, live=options.stream)   # streamed: its first seat to write goes out live
     # the seats in seat order, so a client can show who it is still waiting for while the stream runs
     headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(
         f"seat-{s.seat}" if run.hidden else quote(s.model, safe="") for s in run.seats)}   # blind: no model named

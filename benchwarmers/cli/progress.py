@@ -12,6 +12,8 @@ from urllib.parse import unquote
 from .output import for_terminal
 
 HEADING = re.compile(r"^## Seat (\d+) · ([^\n]*)")
+# What follows the seats: the points block, the line saying where they will be, a referee's note, the not-kept note
+AFTER = re.compile(r"\n*(## Where they disagree\n|_Points: |_Referee |> \*\*Not recorded:\*\*)")
 TICK = 1.0      # seconds between updates of the waiting line
 
 
@@ -31,20 +33,28 @@ class PanelView:
         self.ticks, self.in_order = ticks, in_order
         self.started = time.monotonic()
         self.blocks: dict[int, str] = {}              # held back to print in seat order
+        self.open: int | None = None                  # the seat whose text may go on (one streamed as it writes)
         self.after = ""                               # held back too: what follows the seats (their points)
         self.ended = ""
         self._shown = 0                               # width of the waiting line on screen
 
     def text(self, text: str) -> None:
-        """One piece of the reply's text: a whole seat's block, or a piece of the merged answer."""
+        """One piece of the reply's text: a seat's block (each begins a piece of its own; the first seat to write
+        goes on in the pieces after it), what follows the seats, or a piece of the merged answer."""
         match = None if self.merged else HEADING.match(text)
         if match:
-            self.pending.pop(int(match.group(1)), None)
-            self.heard[int(match.group(1))] = match.group(2)
+            self.open = int(match.group(1))
+            self.pending.pop(self.open, None)
+            self.heard[self.open] = match.group(2)
             if self.in_order:
-                self.blocks[int(match.group(1))] = text
+                self.blocks[self.open] = text
+                return
+        elif not self.merged and self.open is not None and not AFTER.match(text):   # a seat's text going on
+            if self.in_order:
+                self.blocks[self.open] += text
                 return
         elif self.in_order and not self.merged:       # after the seats (where they disagree): after them in order
+            self.open = None
             self.after += text
             return
         elif self.merged:

@@ -13,7 +13,7 @@ from ..canonical import EXPLORE, MEMBER, OK, ROUTE, Answer, Ask, estimate_usage
 from ..errors import BudgetRefused, QuotaRefused
 from ..providers import Provider, Timeouts
 from ..providers.hangup import Hangup
-from ..providers.dispatch import Call, Dispatch, Done, Worker
+from ..providers.dispatch import NO_TAP, Call, Dispatch, Done, SeatTap, Worker
 from ..providers.llmcalls import LlmCalls
 from ..roster.limits.budgets import BudgetRefusal, Budgets, Charge
 from ..roster.limits.quota import PROVIDER, Quota, Refusal
@@ -269,14 +269,15 @@ class Dialer:
 
     def seat(self, model: Model, ask: Ask, endpoint: Endpoint | None, kind: str, hangup: Hangup | None,
              worker: Worker, done: Done, asker: Asker = ANYONE, timeouts: Timeouts | None = None,
-             record: str | None = None) -> None:
+             tap: SeatTap = NO_TAP) -> None:
         """A panel seat's call (or its referee's: `timeouts` its own), asked for whole or streamed (streamed_seat) and
         sent the way the dispatcher chooses (`worker` runs what may block); `done(call, answer, error)` is told once it
-        is over. `hangup` lets the panel stop it; `record`: the id its record will have (its budgets' hold's)."""
+        is over. `hangup` lets the panel stop it; `tap`: its record's id (its budgets' hold's), and who hears its text
+        as it comes (so it is asked streamed)."""
         client = self.client(model, endpoint)
         call = Call(client, self.budgeted(model, ask), model.served, timeouts or self.timeouts(hangup),
-                    partial(self.admit, model, ask, kind, asker=asker, call=record), reported=ask)
-        call.streamed, call.local = self.streamed_seat(client)
+                    partial(self.admit, model, ask, kind, asker=asker, call=tap.record), reported=ask, heard=tap.heard)
+        call.streamed, call.local = (True, None) if tap.heard is not None else self.streamed_seat(client)
         self.dispatch.submit(call, worker, done)
 
     def streamed_seat(self, client) -> tuple[bool | None, Callable[[], bool | None] | None]:

@@ -15,7 +15,7 @@ from ..askparts import ANYONE, Asker
 from ..canonical import (CANCELLED, EXPLORE, FAILED, LENGTH, MERGED, OK, RUNNING, SKIPPED, STOP, TIMEOUT, Answer, Ask,
                          ErrorEvent, Finish, KeepAlive, Seat, TextDelta)
 from ..errors import BenchError, EmptyCollection, FaultKind, QuotaRefused, ToolsNeedRouteMode, UpstreamFailed
-from ..providers.dispatch import Call
+from ..providers.dispatch import Call, SeatTap
 from ..providers.hangup import Hangup
 from ..roster.registry import Registry
 from ..store.db import Written
@@ -23,12 +23,14 @@ from ..store.conversations import Conversations
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
 from . import merging
+from .again import Recent
 from .calling import Dialer
 from .collection import Collections
 from .conversation import Threads, links_for
 from .lanes import Lanes
+from .live import WAKE, LiveText, Reads, deltas
 from .panelrun import PanelRun
-from .panelwords import no_able_seat, none_answered, seat_block, unkept_note
+from .panelwords import ANSWERED_LATE, CLIENT_LEFT, STOPPING, no_able_seat, none_answered, seat_block, unkept_note
 from .pump import pump
 from .rankings import Rankings
 from .recorder import seat_ended
@@ -37,9 +39,6 @@ from .refereepick import Picker
 from .seating import SeatPlan, Seating
 
 log = logging.getLogger("benchwarmers.panel")
-ANSWERED_LATE = "answered after the panel stopped waiting"
-CLIENT_LEFT = "the client went away before this seat answered"
-STOPPING = "the service is stopping"
 GONE_EVERY = 1.0    # seconds between looks at whether a waiting client is still there
 
 
@@ -57,6 +56,7 @@ class Panel:
         self.referee = Refereeing(registry, dialer, self.picker, settings, point_store, self.lanes)
         self.threads = Threads(Conversations(dialer.calls.db))   # follow-ups: each seat's own thread
         self._live: set = set()            # runs with seats out, for stopping()
+        self.recent = Recent()             # the newest asks, for their seats to be stopped or retried (core/again.py)
         self._live_lock = threading.Lock()
 
     def close(self) -> None:
@@ -66,31 +66,24 @@ class Panel:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     # -- starting ------------------------------------------------------------------------------
-    def start(self, ask: Ask, asker: Asker = ANYONE) -> PanelRun:
-        """Seat `ask` and send its seats; `asker` (who asks) goes to its records and its rate limits' patience."""
+    def start(self, ask: Ask, asker: Asker = ANYONE, live: bool = False) -> PanelRun:
+        """Seat `ask` and send its seats; `asker` (who asks) goes to its records and its rate limits' patience.
+        `live`: its seats (a merged panel's not) are asked streamed and read as they write (the Ask page, a stream)."""
         if ask.tools:
             raise ToolsNeedRouteMode("A panel answers with text, so requests with tools are refused.",
                                      f"Use bench/{ask.aim.name}:route for an agent with tools (one member answers).")
         with self.registry.config.steady() as memo:
-            return self._start(ask, asker, memo)
+            return self._start(ask, asker, memo, live and ask.aim.mode != MERGED)
 
     def stopping(self) -> None:
         """The service is stopping: every seat still out is hung up, so its panel answers now with what it has."""
         with self._live_lock:
             runs = list(self._live)
         for run in runs:
-            self.hang_up(run, STOPPING, CANCELLED)
+            run.hang_up(STOPPING, CANCELLED)
         self.referee.stopping()
 
-    def hang_up(self, run: PanelRun, reason: str, tag: str) -> None:
-        """Stop every seat of `run` still out: its upstream connection is shut down (a one-slot local server stops
-        generating for nobody), and the seat comes back as `tag` (cancelled, or timeout when given up)."""
-        with run.lock:
-            hangups = list(run.hangups.values())
-        for hangup in hangups:
-            hangup.hang_up(reason, tag)
-
-    def _start(self, ask: Ask, asker: Asker, memo: dict) -> PanelRun:
+    def _start(self, ask: Ask, asker: Asker, memo: dict, live: bool) -> PanelRun:
         collection, direct = self.collections.target(ask)
         plan, thread, task, seen = self.threads.open(self.seating, ask, collection, direct, asker)   # a follow-up?
         if not plan.seats:
@@ -108,9 +101,11 @@ class Panel:
                        endpoints=self.registry.endpoints(), memo=memo, asker=asker, thread=thread, task=task,
                        hidden=plan.hidden)
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
+        run.live = LiveText(partial(run.done.put, WAKE)) if live and not task else None
         run.left = len(run.seats)
         run.members_left = sum(sp.kind != EXPLORE for sp in plan.seats)
         run.hangups = {seat.call: Hangup() for sp, seat in zip(plan.seats, run.seats) if not sp.skip}
+        self.recent.add(run)
         if run.hangups:
             with self._live_lock:
                 self._live.add(run)
@@ -127,13 +122,19 @@ class Panel:
         return run
 
     # -- one seat ------------------------------------------------------------------------------
+    def again(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
+        """Send the one seat of a retried seat's run (core/again.py's retry made it)."""
+        with self._live_lock:
+            self._live.add(run)
+        self._send(run, sp, seat)
+
     def _send(self, run: PanelRun, sp: SeatPlan, seat: Seat) -> None:
         """Send the seat's call the dispatcher's way; what may block runs on a worker, within the endpoint's share."""
         endpoint = run.endpoints.get(sp.model.endpoint)   # looked up once per panel, not once per seat
         ask = run.thread.ask_for(run.ask, sp.model.alias) if run.thread else run.ask   # its own thread
         self.dialer.seat(sp.model, ask, endpoint, seat.kind, run.hangups[seat.call],
                          partial(self._worker, run, sp, seat), partial(self._over, run, sp, seat), run.asker,
-                         record=seat.call)
+                         tap=SeatTap(seat.call, partial(run.live.heard, seat.call) if run.live and seat.call else None))
 
     def _worker(self, run: PanelRun, sp: SeatPlan, seat: Seat, fn: Callable[[], None], starting: bool) -> None:
         self.lanes.submit(sp.model.endpoint, self._on_worker, run, sp, seat, fn, starting)
@@ -248,7 +249,7 @@ class Panel:
                     seat = run.done.get_nowait()
                 except queue.Empty:
                     break
-                if pending.pop(seat.call, None) is not None:
+                if seat is not WAKE and pending.pop(seat.call, None) is not None:
                     seats.append(seat)
             run.gave_up = self.dialer.now()
             for sp, seat in zip(run.plan.seats, run.seats):
@@ -258,11 +259,11 @@ class Panel:
                     # counted=0: nothing to correct in the limits' counts yet; its worker does when it returns
                     run.records.append(self._record(run, sp, seat, None, sent=True, counted=0))
         if running:   # nobody waits for them now, but their answers do: given up at seat_timeout all the same
-            run.timer = threading.Timer(run.hard - now, self.hang_up, (run, closed, TIMEOUT))
+            run.timer = threading.Timer(run.hard - now, run.hang_up, (closed, TIMEOUT))
             run.timer.daemon = True
             run.timer.start()
         else:
-            self.hang_up(run, closed, TIMEOUT)
+            run.hang_up(closed, TIMEOUT)
         return seats + list(pending.values())
 
     # -- gathering -----------------------------------------------------------------------------
@@ -272,8 +273,10 @@ class Panel:
         (recorded then, so settle() waits for their records too).
         `gather`: nobody hears of a seat before the last (a whole answer): wait for the last seat (or the grace, or
         the deadline) first, one wake-up rather than one a seat. `gone`: says when the client has gone away; its
-        seats still out are hung up then, as when this generator is closed before the end (a stream's client left)."""
+        seats still out are hung up then, as when this generator is closed before the end (a stream's client left).
+        A live run (start's `live`) gives its seats' new text too, as Heard (live.Reads says when it is read)."""
         pending = {s.call: s for s in run.seats}
+        reads = Reads(run.live)   # a live run's new text: read at once, then at most once every live.EVERY seconds
         try:
             if gather:
                 self._gather(run, gone)
@@ -289,19 +292,22 @@ class Panel:
                         return
                     step = min(wait, ping - now) if ping else wait
                     try:
-                        seat = run.done.get(timeout=max(min(step, GONE_EVERY) if gone else step, 0.0))
+                        seat = run.done.get(timeout=max(reads.within(now, min(step, GONE_EVERY) if gone else step), 0))
                     except queue.Empty:
+                        yield from reads.due(time.monotonic(), pending)
                         if gone is not None and gone():
-                            self.hang_up(run, CLIENT_LEFT, CANCELLED)
+                            run.hang_up(CLIENT_LEFT, CANCELLED)
                         if ping and keepalive and time.monotonic() >= ping:
                             ping = time.monotonic() + keepalive
                             yield KeepAlive()
                         continue
-                if pending.pop(seat.call, None) is not None:
+                if seat is WAKE:
+                    yield from reads.woken(time.monotonic(), pending)
+                elif pending.pop(seat.call, None) is not None:
                     yield seat
         finally:
             if pending and run.gave_up is None:   # closed early: nobody hears of these seats
-                self.hang_up(run, CLIENT_LEFT, CANCELLED)
+                run.hang_up(CLIENT_LEFT, CANCELLED)
 
     def _gather(self, run: PanelRun, gone: Callable[[], bool] | None) -> None:
         """Wait until every seat is in, the explore grace began or the deadline came; hang up if the client went."""
@@ -310,7 +316,7 @@ class Panel:
             if wait <= 0 or run.ready.wait(min(wait, GONE_EVERY) if gone else wait):
                 return
             if gone is not None and gone():
-                self.hang_up(run, CLIENT_LEFT, CANCELLED)
+                run.hang_up(CLIENT_LEFT, CANCELLED)
 
     def whole(self, run: PanelRun, on_seat: Callable[[Seat], None] | None = None,
               gone: Callable[[], bool] | None = None) -> Answer:
@@ -345,13 +351,8 @@ class Panel:
         keepalive = self.settings()["keepalive_seconds"]
         merged = run.ask.aim.mode == MERGED and not run.task
         said: list[str] = []      # the text as it went out, kept as the reply's hash
-        try:
-            for item in self.finished(run, keepalive, gone=gone):
-                if isinstance(item, KeepAlive):
-                    yield item
-                elif not merged:   # one seat's block a delta: clients read them so (a task's answer bare)
-                    said.append(item.answer if run.task and item.status == OK else seat_block(item, run.hidden))
-                    yield TextDelta(said[-1])
+        try:   # each seat's block a delta (clients read them so); a live run's first seat to write as it writes
+            yield from deltas(self.finished(run, keepalive, gone=gone), run, merged, said)
         finally:
             self.referee.begin(run)   # the referee reads the seats while the merge is written
         try:

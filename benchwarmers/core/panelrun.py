@@ -17,6 +17,7 @@ from .seating import Plan
 
 if TYPE_CHECKING:
     from .conversation import Thread
+    from .live import LiveText
 
 
 @dataclass(eq=False)   # by identity: a live run is kept in a set
@@ -54,6 +55,9 @@ class PanelRun:
     asker: Asker = ANYONE                             # who asked: for its records, never sent upstream
     limited: dict = field(default_factory=dict)       # call id -> when its limit resets (or None), of the seats a
                                                       # rate limit failed when sent (the provider's 429, or our own)
+    retried: str | None = None                        # a retried seat's run: the call it replaces (core/again.py)
+    again: dict = field(default_factory=dict)         # seat number -> the run of its latest retry
+    live: LiveText | None = None                      # its seats' text as they write, when asked live
     unkept: str | None = None                         # why its records could not be kept (settled, a full disk):
                                                       # its reply then says so and names none of their ids
     hidden: Unnamed | None = None                     # a blind panel: what its reply names no model with
@@ -95,6 +99,14 @@ class PanelRun:
         if self.thread is not None:   # a follow-up: the panel it continued
             d["previous"] = self.thread.links.previous
         return not_kept(d, self.unkept) if self.unkept else d
+
+    def hang_up(self, reason: str, tag: str) -> None:
+        """Stop every seat still out: its upstream connection is shut down (a one-slot local server stops generating
+        for nobody), and the seat comes back as `tag` (cancelled, or timeout when given up)."""
+        with self.lock:
+            hangups = list(self.hangups.values())
+        for hangup in hangups:
+            hangup.hang_up(reason, tag)
 
     def count_in(self, seat: Seat) -> bool:
         """(Lock held.) Counts a seat in; True when the explore grace begins with it: every seat but explore ones is

@@ -12,6 +12,9 @@ from .blind import Unnamed
 from .seating import Plan
 
 WINDOW = re.compile(r"about (\d+) prompt tokens, window (\d+)")   # seating's why_not for a prompt too long
+ANSWERED_LATE = "answered after the panel stopped waiting"      # a seat's error, as its record keeps it
+CLIENT_LEFT = "the client went away before this seat answered"
+STOPPING = "the service is stopping"
 
 
 def seat_heading(seat: Seat, hidden: Unnamed | None = None) -> str:

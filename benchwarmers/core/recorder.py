@@ -84,7 +84,9 @@ def write(calls: Calls, ended: Ended, line: Line | None, tokens: int | None, sto
 def seat_ended(run, model: Model, seat, answer: Answer | None, sent: bool | None = None, extra: dict | None = None,
                counted: int | None = None, mode: str | None = None) -> Ended:
     """A panel seat (or its merge) as its reply told it: the run gives the ask, who asked, the panel and the
-    collection, the Seat its status, error and time."""
+    collection, the Seat its status, error and time; a retried seat's record names the call it replaces."""
+    if run.retried:
+        extra = {**(extra or {}), "retry_of": run.retried}
     return Ended(seat.call, model, run.ask, seat.status, seat.kind, mode or run.ask.target.mode, seat.seconds, answer,
                  seat.error, collection=run.collection_name, panel=run.id, seat=seat.seat, request=run.seat_request,
                  extra=extra, sent=sent, counted=counted, asker=run.asker)

@@ -16,6 +16,7 @@ from ..roster.registry import Registry
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
 from . import blind, points, referee
+from ..providers.dispatch import SeatTap
 from .calling import Dialer, seat_timeouts
 from .judging import Judging
 from .lanes import Lanes
@@ -106,7 +107,7 @@ class Refereeing:
             self._lock.notify()
         self.dialer.seat(j.model, j.ask, run.endpoints.get(j.model.endpoint), KIND, j.hangup,
                          partial(self._worker, j), partial(self._over, j), run.asker,
-                         timeouts=seat_timeouts(seconds, j.hangup), record=j.call)
+                         timeouts=seat_timeouts(seconds, j.hangup), tap=SeatTap(j.call))
 
     def _worker(self, j: Judging, fn: Callable[[], None], starting: bool) -> None:
         assert j.model is not None       # asked: it has its referee

@@ -1,4 +1,5 @@
-"""The Ask page's stream: POST /ask/stream runs a panel and sends one JSON line per seat as it finishes.
+"""The Ask page's stream: POST /ask/stream runs a panel and sends one JSON line per seat as it finishes; a column's
+Stop and Retry (POST /ask/stop, /ask/retry: core/again.py) stop its seat or ask it again, read as it writes.
 
 The one place the dashboard uses the panel (bench.panel: start, finished, merge_events) rather than the admin API: a
 page cannot stream a column per seat through a whole-answer API. Lines: {"panel": ...} first, then {"seat": ...}
@@ -6,7 +7,9 @@ per finished seat (its answer as Markdown nodes, see markdown.py; a seat still r
 so, and the page then reads its late answer from the ask's page), {"merge": {"delta"}} and {"merged": ...} for
 :merged, {"points": points_info} when the panel shows points (pending: the referee reads the answers after them;
 the page follows the ask's page until they are in), and {"done": ...} or {"error": ...} last; empty lines keep the
-connection alive while seats think.
+connection alive while seats think. While a seat writes, {"live": {"call", "text", "pieces"}} lines carry the text it
+wrote since the last one (plain text, a read every few tens of milliseconds; its Markdown comes once, in its
+{"seat"} line) and how many pieces (about tokens) it has written.
 """
 from __future__ import annotations
 
@@ -15,10 +18,13 @@ from typing import Protocol
 
 from .. import formats
 from ..api.estimate import EstimateParts, estimate_view
+from ..api.panelseats import PanelSeatParts, held_run, sent_again
 from ..api.parts import EffectiveSettings
-from ..canonical import KeepAlive, TextDelta
+from ..canonical import STOPPED, KeepAlive, TextDelta
+from ..core import again
+from ..core.live import Heard
 from ..core.panel import Panel
-from ..errors import BenchError
+from ..errors import BadRequest, BenchError
 from ..formats.base import RequestInfo, blind_wanted, continuation
 from ..server.messages import Request, Response
 from . import markdown, web
@@ -53,7 +59,19 @@ def seat_line(seat, hidden=None) -> dict:
                      "status": seat.status, "outcome": seat.outcome(), "finish_reason": seat.finish_reason,
                      "seconds": round(seat.seconds, 2), "call": seat.call,
                      "error": hidden.text(seat.error) if hidden else seat.error,
+                     "tokens": seat.usage.output_tokens if seat.answer else 0, "answer": answer,
                      "nodes": markdown.parse(answer) if answer else []}}
+
+
+def item_line(item, hidden=None) -> bytes:
+    """One item of panel.finished as the page reads it: a keep-alive, a seat's new text, a seat done (a blind
+    panel's, `hidden`, with the names it knows masked)."""
+    if isinstance(item, KeepAlive):
+        return b"\n"
+    if isinstance(item, Heard):          # plain text as it comes; Markdown once, when the seat is done
+        text = hidden.text(item.text) or item.text if hidden else item.text
+        return line({"live": {"call": item.call, "text": text, "pieces": item.pieces}})
+    return line(seat_line(item, hidden))
 
 
 def ask_stream(req: Request, bench: AskStreamParts) -> Response:
@@ -64,7 +82,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     ask.blind = blind_wanted(body)
     ask.continues, ask.only_seat = continuation(body)   # a follow-up: each seat's thread rebuilt from the record
     panel = bench.panel
-    run = panel.start(ask)              # refusals (empty collection, unknown name) answer before any line
+    run = panel.start(ask, live=True)   # refusals (empty collection, unknown name) answer before any line
     keepalive = bench.settings()["keepalive_seconds"]
     merged = ask.aim.mode == "merged"
 
@@ -75,7 +93,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
                                                          for s in run.seats]})
         try:
             for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats
-                yield b"\n" if isinstance(item, KeepAlive) else line(seat_line(item, run.hidden))
+                yield item_line(item, run.hidden)
         finally:
             panel.referee.begin(run)    # the referee reads the answers in the background
         answered = sum(s.status == "ok" for s in run.seats)
@@ -106,3 +124,42 @@ def merge_lines(panel, run):
     info = run.merge_info or {}
     yield line({"merged": {"model": info.get("model"), "status": info.get("status"), "call": info.get("call"),
                            "error": info.get("error"), "nodes": markdown.parse("".join(text))}})
+
+
+# ---- one column's controls: stop, retry (core/again.py) -------------------------------------------
+
+def seat_form(req: Request, bench: PanelSeatParts) -> tuple:
+    """(the panel's run, the seat's number) a column's control names, behind the CSRF check."""
+    form = web.read_form(req)
+    web.check_csrf(req, form)
+    number = form.get("seat").strip()
+    if not number.isdigit():
+        raise BadRequest("Name the seat by its number (seat=2).")
+    return held_run(req, bench, form.get("panel").strip()), int(number)
+
+
+def ask_stop(req: Request, bench: PanelSeatParts) -> Response:
+    """POST /ask/stop: the column's seat hung up; its line in the ask's stream then says it stopped."""
+    run, number = seat_form(req, bench)
+    seat = again.stop(run, number)
+    return Response.json({"panel": run.id, "seat": number, "call": seat.call, "status": STOPPED})
+
+
+def ask_retry(req: Request, bench: PanelSeatParts) -> Response:
+    """POST /ask/retry: the column's seat asked again, read as it writes: {"retry"} (the new call, and the one it
+    replaces), then the lines of the ask's stream for that one seat, and {"done"}."""
+    run, number = seat_form(req, bench)
+    seats = sent_again(bench, run, number, live=True)
+    panel, keepalive = bench.panel, bench.settings()["keepalive_seconds"]
+
+    def lines():
+        s = seats.seats[0]
+        yield line({"retry": {"panel": run.id, "retry_of": seats.retried,
+                              "seat": {"seat": s.seat, "kind": s.kind, "call": s.call,
+                                       "model": f"Seat {s.seat}" if run.hidden else s.model}}})
+        for item in panel.finished(seats, keepalive, gone=req.gone):
+            yield item_line(item, run.hidden)
+        panel.settle(seats)
+        yield line({"done": {"answered": int(s.status == "ok"), "seats": 1,
+                             **({"record": {"kept": False, "why": seats.unkept}} if seats.unkept else {})}})
+    return Response.streaming(lines(), "application/x-ndjson", {"x-bench-panel": run.id})

@@ -94,6 +94,8 @@ def build() -> list[Route[Bench]]:
     return routes + actions(signin.ACTIONS) + signin.ROUTES + appsignin.ROUTES + [
         Route("POST", "/ask/stream", askstream.ask_stream, "bench", ADMIN, dashboard_only=True),
         Route("POST", "/ask/estimate", askstream.ask_estimate, "bench", ADMIN, dashboard_only=True),
+        Route("POST", "/ask/stop", askstream.ask_stop, "bench", ADMIN, dashboard_only=True),
+        Route("POST", "/ask/retry", askstream.ask_retry, "bench", ADMIN, dashboard_only=True),
         Route("GET", "/login", login.show, "html", PUBLIC, dashboard_only=True),
         Route("POST", "/login", login.submit, "html", PUBLIC, dashboard_only=True),
         Route("POST", "/logout", login.logout, "html", PUBLIC, dashboard_only=True),

@@ -9,7 +9,7 @@ from .rendered import answer_html
 from .web import Frame
 
 CHIP_WORDS = {"ok": "answered", "skipped": "skipped", "timeout": "timed out", "failed": "failed",
-              "running": "still running", "cancelled": "cancelled"}
+              "running": "still running", "cancelled": "cancelled", "stopped": "stopped"}
 
 
 def chip(state: str, text: str | None = None, title: str | None = None) -> Html:

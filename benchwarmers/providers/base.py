@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import TYPE_CHECKING, ClassVar, Iterator
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
 from urllib.parse import urlsplit
 
 from ..askparts import PassThrough
@@ -16,8 +16,9 @@ from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .response import UpstreamResponse
 from .transport import Sent, Timeouts, Transport, default_transport
 
-__all__ = ["Provider", "Timeouts", "collect", "scrubbed", "NATIVE", "STREAMED", "WHOLE"]
+__all__ = ["Provider", "Timeouts", "collect", "scrubbed", "Heard", "NATIVE", "STREAMED", "WHOLE"]
 
+Heard = Callable[[str], None]   # told each piece of an answer's text as it is read (a live column)
 STREAMED, NATIVE, WHOLE = "streamed", "native", "whole"   # the request's shape: see Provider.request
 _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown|invalid|unsupported) model|"
                         r"no endpoints found", re.I)
@@ -143,27 +144,30 @@ class Provider:
             raise self.clean(UpstreamFailed(FaultKind.CONNECTION, f"{type(exc).__name__}: {exc}")) from None
 
     def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None, whole: bool = False,
-                 sent: Sent | None = None) -> Answer:
+                 sent: Sent | None = None, heard: Heard | None = None) -> Answer:
         """The answer, read to its end. `whole`: asked for in one piece rather than streamed (one JSON body to
         read, not an event stream), so there is no time to the first token (`ttft` None). `sent`: the request
-        send_whole() wrote; its answer is read here."""
+        send_whole() wrote; its answer is read here (timed from its writing, when it asked for a stream). `heard`: told
+        each piece of text as it comes (a live column)."""
         meta: dict = {}
-        whole = whole or sent is not None
-        return collect(self._stream(ask, model, timeouts, meta, WHOLE if whole else STREAMED, sent), meta, model,
-                       timed=not whole)
+        streamed = not whole and (sent is None or sent.streamed)
+        return collect(self._stream(ask, model, timeouts, meta, STREAMED if streamed else WHOLE, sent), meta, model,
+                       timed=streamed, heard=heard, since=sent.at if sent is not None and streamed else None)
 
-    def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Sent | None:
-        """Write the request for a whole answer on a kept-alive connection and return without waiting for it
-        (complete(sent=...) reads the answer); None when no such connection is free, and nothing was sent."""
+    def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None,
+                   streamed: bool = False) -> Sent | None:
+        """Write the request for a whole answer (`streamed`: for a stream) on a kept-alive connection and return
+        without waiting for it (complete(sent=...) reads the answer); None when no such connection is free, and
+        nothing was sent."""
         try:
-            url, body = self.whole_request(ask, model)
+            url, body = self.chat_request(ask, model) if streamed else self.whole_request(ask, model)
             headers, data = self.encode(body, None)
             sent = self.transport.send("POST", url, headers=headers, body=data, timeouts=timeouts,
                                        name=self.limit_name, model=model, pooled=True)
         except UpstreamFailed as exc:
             raise self.clean(exc) from None
         if sent is not None:
-            sent.asked = (url, body)
+            sent.asked, sent.streamed, sent.at = (url, body), streamed, time.monotonic()
         return sent
 
     def list_models(self, *, timeouts: Timeouts | None = None) -> list[dict]:
@@ -333,15 +337,19 @@ def scrubbed(events: Iterator, key: str | None) -> Iterator:
     yield from held()
 
 
-def collect(events: Iterator, meta: dict, model: str, timed: bool = True) -> Answer:
+def collect(events: Iterator, meta: dict, model: str, timed: bool = True, heard: Heard | None = None,
+            since: float | None = None) -> Answer:
     """A stream read to its end, timed: the one way a whole answer is made (`meta["model"]`, when the stream set it,
     is the served name the upstream reported). `timed` False: the events came from one whole body, so the time to
-    the first of them says nothing of the first token and `ttft` stays None."""
-    start = time.monotonic()
+    the first of them says nothing of the first token and `ttft` stays None. `heard`: told each TextDelta's text.
+    `since`: when its request was written (time.monotonic()), when that was before this began reading."""
+    start = time.monotonic() if since is None else since
     collector, first = Collector(), None
     for event in events:
         if first is None and timed and isinstance(event, (TextDelta, ToolCallDelta, ReasoningDelta)):
             first = time.monotonic() - start
+        if heard is not None and isinstance(event, TextDelta) and event.text:
+            heard(event.text)
         collector.add(event)
     answer = collector.result()
     answer.ttft, answer.seconds = first, time.monotonic() - start

@@ -56,11 +56,13 @@ class ProviderContract(Protocol):
         """A member's events, from our own request or the client's own body (`native`)."""
 
     def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None, whole: bool = False,
-                 sent: Sent | None = None) -> Answer:
-        """A member's whole answer (`sent`: the one send_whole wrote)."""
+                 sent: Sent | None = None, heard: Callable[[str], None] | None = None) -> Answer:
+        """A member's whole answer (`sent`: the one send_whole wrote; `heard`: told its text as it comes)."""
 
-    def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None) -> Sent | None:
-        """Write a whole answer's request on a kept-alive connection, not waiting; None: none was free."""
+    def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None,
+                   streamed: bool = False) -> Sent | None:
+        """Write a whole answer's request (`streamed`: a stream's) on a kept-alive connection, not waiting; None: none
+        was free."""
 
     def list_models(self, *, timeouts: Timeouts | None = None) -> list[dict]:
         """The endpoint's models, every page read."""

@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 
 from ..askparts import NO_PASSTHROUGH, PassThrough
 from ..canonical import Answer, Ask, estimate_usage
-from .base import Provider
+from .base import Heard, Provider
 from .llmcalls import LlmCalls
 from .transport import Sent, Timeouts
 from .waiter import Waiter, read_at_once
@@ -21,12 +21,23 @@ Done = Callable[["Call", "Answer | None", "BaseException | None"], None]
 Worker = Callable[[Callable[[], None], bool], None]
 
 
+@dataclass(frozen=True)
+class SeatTap:
+    """What a panel knows of a seat's call before it goes: the id its record will have, and who hears it write."""
+    record: str | None = None
+    heard: Heard | None = None
+
+
+NO_TAP = SeatTap()
+
+
 @dataclass
 class Call:
     """One member call to dispatch: `client` is a Provider or the llm client; `admit(wait)` counts it against the
     rate limits (False: not without a wait; QuotaRefused: not at all); `started` is when it was last set going.
     `streamed`: asked for a stream (collected into the whole answer) rather than whole, so that hanging it up stops
-    the upstream's work; None: `local()`, which may wait for DNS, decides on the worker that asks it."""
+    the upstream's work; None: `local()`, which may wait for DNS, decides on the worker that asks it. `heard`: told
+    the answer's text as it is read (a live column; the call is then asked streamed, on a worker)."""
     client: Provider | LlmCalls
     ask: Ask
     served: str
@@ -36,6 +47,7 @@ class Call:
     started: float = 0.0
     streamed: bool | None = False
     local: Callable[[], bool | None] | None = None
+    heard: Heard | None = None
 
 
 class Dispatch:
@@ -57,16 +69,17 @@ class Dispatch:
         return client.stream(ask, served, timeouts=timeouts)
 
     def submit(self, call: Call, worker: Worker, done: Done) -> None:
-        """Send `call` for a whole answer: written now on a kept-alive connection and heard by the waiter (no thread
-        waits while the model thinks), or, where that cannot be (through llm, a limit to wait for, no connection
-        free, a streamed call: a thread reads it as it comes, and a hang-up wakes that thread), asked by a `worker`
-        that waits. `done` is called once, on whichever thread finished it."""
+        """Send `call`: written now on a kept-alive connection and heard by the waiter (no thread waits while the model
+        thinks; a streamed call is passed on to a worker that reads it as it comes as soon as its answer starts, or
+        read at once when it is all in), or, where that cannot be (through llm, a limit to wait for, no connection
+        free, a local server not known yet), asked by a `worker` that waits; a hang-up wakes whichever thread waits.
+        `done` is called once, on whichever thread finished it."""
         call.started = time.monotonic()
         try:
-            if not isinstance(call.client, Provider) or call.streamed is not False or not call.admit(False):
+            if not isinstance(call.client, Provider) or call.streamed is None or not call.admit(False):
                 worker(partial(self._ask, call, done, False), True)
                 return
-            sent = call.client.send_whole(call.ask, call.served, timeouts=call.timeouts)
+            sent = call.client.send_whole(call.ask, call.served, timeouts=call.timeouts, streamed=call.streamed)
         except Exception as exc:   # a limit refused it, or its request could not be written: the call is over
             done(call, None, exc)
             return
@@ -85,7 +98,8 @@ class Dispatch:
     def _read(self, call: Call, done: Done, sent: Sent) -> None:
         client = call.client
         assert isinstance(client, Provider)   # only a Provider's request is written ahead (_send)
-        self._finish(call, done, lambda: client.complete(call.ask, call.served, timeouts=sent.t, sent=sent))
+        self._finish(call, done, lambda: client.complete(call.ask, call.served, timeouts=sent.t, sent=sent,
+                                                         heard=call.heard))
 
     def _ask(self, call: Call, done: Done, admitted: bool) -> None:
         call.started = time.monotonic()
@@ -97,8 +111,10 @@ class Dispatch:
             if not admitted:
                 call.admit(True)
             if isinstance(call.client, Provider):
-                return call.client.complete(call.ask, call.served, timeouts=call.timeouts, whole=not call.streamed)
-            return call.client.complete(call.ask, call.served, timeouts=call.timeouts)   # llm always streams
+                return call.client.complete(call.ask, call.served, timeouts=call.timeouts, whole=not call.streamed,
+                                            heard=call.heard)
+            return call.client.complete(call.ask, call.served, timeouts=call.timeouts, heard=call.heard)   # llm
+            # streams every call anyway
         self._finish(call, done, ask)
 
     @staticmethod

@@ -7,7 +7,7 @@ import queue
 import re
 import threading
 import time
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..canonical import STOP, TOOL_CALLS, Answer, Ask, Finish, ToolCallDelta, Usage
 from ..errors import FaultKind, UpstreamFailed
@@ -89,8 +89,9 @@ class LlmCalls:
     def __init__(self, endpoint: str = ""):
         self.endpoint = endpoint
 
-    def complete(self, ask: Ask, served: str, *, timeouts: Timeouts | None = None) -> Answer:
-        return collect(self.stream(ask, served, timeouts=timeouts), {}, served)
+    def complete(self, ask: Ask, served: str, *, timeouts: Timeouts | None = None,
+                 heard: Callable[[str], None] | None = None) -> Answer:
+        return collect(self.stream(ask, served, timeouts=timeouts), {}, served, heard=heard)
 
     def stream(self, ask: Ask, served: str, *, timeouts: Timeouts | None = None) -> Iterator:
         llm = None

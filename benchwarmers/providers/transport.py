@@ -36,7 +36,7 @@ class Timeouts:
 class Sent:
     """A request written and its response not yet read (Transport.send, then Transport.receive)."""
     __slots__ = ("transport", "key", "method", "data", "host", "t", "name", "model", "conn", "reused", "expired",
-                 "since", "asked")
+                 "since", "asked", "streamed", "at")
 
     def __init__(self, transport: "Transport", key: tuple, method: str, data: bytes | tuple, host: str, t: Timeouts,
                  name: str, model: str | None):
@@ -48,6 +48,8 @@ class Sent:
         self.since = 0.0         # when a waiter last heard from it (time.monotonic())
         # (url, JSON body) of the request, for a provider that sends it again changed
         self.asked: tuple[str, dict] | None = None
+        self.streamed = False    # it asked for a stream: a waiter passes it on as soon as it starts (read as it comes)
+        self.at = 0.0            # when it was written (time.monotonic()): a streamed answer's time to first token
 
     def close(self) -> None:
         """Give up on the response: the connection is closed and the request no longer in flight."""

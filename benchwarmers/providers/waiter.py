@@ -140,7 +140,8 @@ class Waiter:
         assert conn is not None
         if conn.drain():
             sent.since = time.monotonic()
-        if conn.ended or conn.whole() is not None or conn.buffered > MAX_BUFFERED:
+        # a stream is passed on as soon as it starts: its reader then hears each piece as it comes
+        if conn.ended or conn.whole() is not None or conn.buffered > MAX_BUFFERED or (sent.streamed and conn.buffered):
             self._pass_on(sent, heard)
 
     def _timeout(self) -> float | None:

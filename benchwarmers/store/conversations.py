@@ -62,7 +62,7 @@ class PanelTurn:
 
 PANEL_COLS = "id, collection, caller, created, previous, conversation, turn_start, request"
 SEATS = ("SELECT c.seat, c.model, c.kind, c.status, c.answer, v.useful AS useful FROM calls c "
-         "LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1 WHERE c.panel = ? ORDER BY c.seat")
+         "LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1 WHERE c.panel = ? ORDER BY c.seat, c.created")
 
 
 class Conversations:
@@ -117,9 +117,9 @@ class Conversations:
             request = json.loads(as_read(row["request"]) or "{}")
         except ValueError:
             request = {}
-        seats = [SeatSaid(r["seat"], r["model"], r["kind"], r["status"], as_read(r["answer"]),
-                          None if r["useful"] is None else bool(r["useful"]))
-                 for r in self.db.query(SEATS, (panel,)) if r["kind"] in SEAT_KINDS]
+        latest = {r["seat"]: r for r in self.db.query(SEATS, (panel,)) if r["kind"] in SEAT_KINDS}   # a retried
+        seats = [SeatSaid(r["seat"], r["model"], r["kind"], r["status"], as_read(r["answer"]),   # seat's last call
+                          None if r["useful"] is None else bool(r["useful"])) for r in latest.values()]
         return PanelTurn(row["id"], row["collection"], row["caller"], row["created"], row["previous"],
                          row["conversation"], row["turn_start"] or 0, request, seats)
 

@@ -214,7 +214,10 @@ class History:
         request = next(filter(None, map(request_of, rows)), None)
         head["request"] = json.loads(request) if request else None
         head["prompt"] = prompt_of(request)
-        head["seats"] = [self._seat(r) for r in rows if r["kind"] not in AFTER_SEATS]
+        seats = [self._seat(r) for r in rows if r["kind"] not in AFTER_SEATS]
+        replaced = {s["retry_of"] for s in seats if s["retry_of"]}   # a retried seat's answer takes its place
+        head["seats"] = [s for s in seats if s["call"] not in replaced]
+        head["replaced"] = [s for s in seats if s["call"] in replaced]
         asked = ((head["request"] or {}).get("params") or {}).get("max_tokens")
         for seat in head["seats"]:       # the client's own cap, when the seat's record keeps none of its own
             seat["max_tokens"] = seat["max_tokens"] or asked
@@ -250,4 +253,4 @@ class History:
                 "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"],
                 "tokens_estimated": bool(r["tokens_estimated"]), "created": r["created"],
                 "finish_reason": r["finish_reason"], "max_tokens": extra.get("max_tokens"),
-                "late": bool(extra.get("late")), "verdict": verdict_of(r)}
+                "late": bool(extra.get("late")), "retry_of": extra.get("retry_of"), "verdict": verdict_of(r)}

@@ -24,7 +24,7 @@ class AskPageParts(ModelListParts, Protocol):
     collections: Collections
 
 
-SCRIPTS = ("ask.js", "points.js")
+SCRIPTS = ("ask.js", "askturns.js", "points.js")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
@@ -78,17 +78,36 @@ def form(d: dict, frame: Frame) -> Html:
                 merged=flag("checked", frame.typed("merged")), blind=flag("checked", frame.typed("blind")))
 
 
-RESULTS = """<section id="answers" class="answers-area" aria-live="polite" hidden><div class="answers-head">\
+RESULTS = """<section id="turns" aria-label="Earlier turns"></section>\
+<section id="answers" class="answers-area" aria-live="polite" hidden><div class="answers-head">\
 <h2>Answers</h2><a class="panel-link" hidden>Open this ask on its own page</a></div>\
 <div class="card merged" hidden></div><div class="seats"></div></section>\
 <template id="seat-template"><article class="seat"><header class="seat-head"><h3></h3>\
-<p class="seat-meta"></p></header><div class="answer"><p class="muted">waiting…</p></div>\
+<p class="seat-meta"></p><div class="seat-tools"><button type="button" class="small ghost" data-stop>Stop</button>\
+<button type="button" class="small ghost" data-retry hidden>Retry</button>\
+<button type="button" class="small ghost" data-copy="" hidden>Copy</button>\
+<button type="button" class="small ghost" data-only hidden>Continue with this seat only</button>\
+<span class="status-text" data-seat-status role="status"></span></div></header>\
+<div class="answer"><p class="muted">waiting…</p></div><pre class="seat-source" hidden></pre>\
 <div class="best-pick" hidden>$best</div>$verdict</article></template>"""
 
 
+FOLLOW = """<template id="follow-template"><form method="post" action="/ask" class="stack card follow"
+ id="follow-form" data-stream="/ask/stream">$csrf<input type="hidden" name="continue"><input type="hidden" name="seat">
+<input type="hidden" name="collection"><input type="hidden" name="with" disabled>
+<input type="hidden" name="merged" value="1" disabled>
+<label for="follow-prompt">Follow up: each seat goes on with its own thread</label>
+<p class="muted" data-only-note hidden><span></span>
+ <button type="button" class="small ghost" data-every>Ask every seat</button></p>
+<textarea id="follow-prompt" name="prompt" rows="3" required></textarea>
+<div class="form-end"><button type="submit">Ask the same seats</button><span class="status-text" data-status
+ role="status"></span></div></form></template>"""
+
+
 def results(frame: Frame) -> Html:
-    """Where the streamed columns go, and the shape of one column for the script to fill."""
-    return html(RESULTS, verdict=verdict_form(frame, "CALL", None, "/ask"),
+    """Where the streamed columns go (earlier turns of the conversation above them), and the shapes of one column
+    and of the follow-up box (under the answers once they are in) for the script to fill."""
+    return html(RESULTS + FOLLOW, verdict=verdict_form(frame, "CALL", None, "/ask"), csrf=csrf(frame),
                 best=post_button(frame, "/calls/best", "Best answer", {"panel": "", "seat": ""}, back="/ask"))
 
 
@@ -122,6 +141,17 @@ def chat_body(form: Form) -> dict:
         body["bench"] = {"with": extra}
     if form.flag("blind"):
         body.setdefault("bench", {})["blind"] = True
+    return followed(form, body)
+
+
+def followed(form, body: dict) -> dict:
+    """A follow-up (the page's follow-up box): the panel it continues, and the one seat it asks when only one is."""
+    panel, seat = form.get("continue").strip(), form.get("seat").strip()
+    if not panel:
+        return body
+    if seat and not seat.isdigit():
+        raise BadRequest("Name the seat to continue with by its number (seat=2), or leave it out for every seat.")
+    body.setdefault("bench", {}).update({"continue": panel, **({"seat": int(seat)} if seat else {})})
     return body
 
 

@@ -6,6 +6,7 @@ from typing import Protocol
 from urllib.parse import quote
 
 from ...api.history import history_item
+from ...api.panels import conversation_of
 from ...api.parts import Records
 from ...core.bestpick import Best
 from ...core.pointverdicts import PointVerdicts
@@ -14,7 +15,7 @@ from ...server.messages import Request
 from ..apicall import post
 from ..bestview import best_button, pick, pick_bar
 from ..contract import stays
-from ..markup import Html, card, html, link, table, trusted
+from ..markup import Html, attrs, card, html, link, table, trusted
 from ..pointsview import judge, points_card, proposal_form, quotes_of
 from ..render import when
 from ..rendered import answer_html
@@ -38,12 +39,13 @@ def judge_card(j: dict, seats: list) -> Html:
 
 
 def data(req: Request, bench: CallPageParts) -> dict:
-    """The ask (GET /bench/history/{id}) and, for a panel, its points (GET /bench/panels/{id}/points) and its best
-    pick (GET /bench/panels/{id}/best)."""
+    """The ask (GET /bench/history/{id}) and, for a panel, its points (GET /bench/panels/{id}/points), its best
+    pick (GET /bench/panels/{id}/best) and its conversation's turns (as GET /bench/panels/{id} gives them)."""
     d = history_item(bench, req.params["id"])
     if d["kind"] == "panel":
         d["points"] = bench.points.of_panel(d["id"])
         d["best"] = bench.best.of_panel(d["id"])
+        d.update(conversation_of(bench, d["id"]) or {})
     return d
 
 
@@ -54,7 +56,7 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
     parts = [html('<p class="meta">$chip <strong>$collection</strong>$mode · $when</p>',
                   chip=chip(d["kind"], kind.lower()), collection=d["collection"], mode=mode,
                   when=when(d["created"], seconds=True)),
-             card("Asked", asked(d["request"]))]
+             conversation(d), card("Asked", asked(d["request"]))]
     if d.get("blind"):
         parts.insert(1, html('<p class="blind-note muted">$said</p>', said=(
             "Blind: judged, so who sat where is shown." if d.get("revealed") else
@@ -127,6 +129,21 @@ def set_aside(req: Request, bench: object, form: Form) -> Done:
     said = ("Set aside: its answers no longer wait for a verdict." if aside else
             "Brought back: its answers wait for a verdict again.")
     return Done(said, safe_local(form.get("back")) or f"/calls/{quote(panel, safe='')}")
+
+
+def conversation(d: dict) -> Html:
+    """A follow-up's place in its conversation: every turn, oldest first, this one marked (nothing for one turn)."""
+    turns = (d.get("conversation") or {}).get("turns") or []
+    if len(turns) < 2:
+        return Html("")
+    items = [html('<li$cls>$link <span class="muted">$when</span></li>',
+                  cls=attrs(class_="current" if t["panel"] == d["id"] else None),
+                  link=link(f"/calls/{quote(t['panel'], safe='')}", t["prompt"][:120] or t["panel"]),
+                  when=when(t["created"], seconds=True)) for t in turns]
+    at = next((f"turn {i} of {len(turns)}" for i, t in enumerate(turns, 1) if t["panel"] == d["id"]),
+              f"{len(turns)} turns")
+    return card(f"Conversation: {at}", html('<ol id="conversation" class="turns">$items</ol>', items=items),
+                "conversation")
 
 
 def asked(request: dict | None) -> Html:

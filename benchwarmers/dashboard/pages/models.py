@@ -60,8 +60,8 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
              secs(m["record"]["median_seconds"]) if m["record"] else "", suite_cell(m.get("suite")),
              speed_cell(m.get("perf"))] for m in d["models"]]
     roster = table(["Alias", "Served name", "Endpoint", "Status", "Last probe", "Asks", "Useful (your verdicts)",
-                    "Rating (best picks)", "False claims", "Tool errors", "Median", "Suite scores", "Speed (weekly test)"], rows,
-                   cls="roster")
+                    "Rating (best picks)", "False claims", "Tool errors", "Median", "Suite scores",
+                    "Speed (weekly test)"], rows, cls="roster")
     return "Models", html("$head$roster$trust$ratings", head=head, roster=card("", roster),
                           trust=card("Who to trust", trust_chart(d["trust"])),
                           ratings=card("Ratings from best picks", ratings_tables(d["ratings"], "/models"),

@@ -273,7 +273,7 @@
     }
   }
 
-  window.BW = { send, build, chip, fetchForms, say, fold, saveAll };
+  window.BW = { send, build, chip, fetchForms, say, fold, saveAll, csrf };
   document.addEventListener("DOMContentLoaded", () => {
     fetchForms(document);
     fold(document);
