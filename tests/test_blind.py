@@ -172,3 +172,33 @@ def test_the_points_block_of_a_blind_panel_names_no_model(home, fake, make_servi
     text = data["choices"][0]["message"]["content"]
     assert "## Where they disagree" in text and "The cache is stale." in text
     assert not FORBIDDEN.search(text) and not FORBIDDEN.search(json.dumps(data["bench"])), text
+
+
+def test_a_follow_up_of_a_blind_panel_stays_blind_with_each_model_in_its_seat(served):
+    """An open collection asked blind once: its follow-ups (by the history sent back and by `bench.continue`) are
+    blind too, each model keeps its seat number, and a wrong seat number's refusal names no model."""
+    api = Http(served.url)
+
+    def sat(panel: str) -> dict:   # who sat where, from the record itself
+        served.bench.db.sync()
+        return {r["seat"]: r["model"] for r in served.bench.db.query(
+            "SELECT seat, model FROM calls WHERE panel = ? AND seat IS NOT NULL", (panel,))}
+    first = api("POST", "/v1/chat/completions", {"model": "bench/open", "messages": USER,
+                                                 "bench": {"blind": True}})[2]
+    panel = first["bench"]["panel"]
+    status, _, wrong = api("POST", "/v1/chat/completions", {"model": "bench/open", "messages": USER,
+                                                            "bench": {"continue": panel, "seat": 9}})
+    assert status == 400 and not FORBIDDEN.search(json.dumps(wrong))
+    more = [{"role": "user", "content": "And then?"}]
+    history = USER + [{"role": "assistant", "content": first["choices"][0]["message"]["content"]}] + more
+    by_history = api("POST", "/v1/chat/completions", {"model": "bench/open", "messages": history})[2]
+    by_id = api("POST", "/v1/chat/completions", {"model": "bench/open", "messages": more,
+                                                 "bench": {"continue": panel}})[2]
+    for turn in (by_history, by_id):
+        assert turn["bench"]["blind"] is True and turn["bench"]["previous"] == panel
+        assert not FORBIDDEN.search(turn["choices"][0]["message"]["content"])
+        assert sat(turn["bench"]["panel"]) == sat(panel)      # Seat N is the same model all through
+    one = api("POST", "/v1/chat/completions", {"model": "bench/open", "messages": more,
+                                               "bench": {"continue": panel, "seat": 2}})[2]
+    assert one["bench"]["blind"] is True and not FORBIDDEN.search(one["choices"][0]["message"]["content"])
+    assert sat(one["bench"]["panel"]) == {2: sat(panel)[2]}

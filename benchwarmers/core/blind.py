@@ -118,11 +118,31 @@ def blinding(wanted: bool, plan) -> Unnamed | None:
     if not wanted:
         return None
     plan.seats = random.sample(plan.seats, len(plan.seats))
-    names: set[str] = set()
     for number, sp in enumerate(plan.seats, 1):
         sp.number = number
+    return hider(plan)
+
+
+def hider(plan) -> Unnamed:
+    """What hides the names (alias and served name) of a plan's models."""
+    names: set[str] = set()
+    for sp in plan.seats:
         names.update((sp.model.alias, sp.model.served, sp.model.served.rsplit("/", 1)[-1]))
     return Unnamed(names_pattern(names))
+
+
+def keep_numbers(plan, before: dict) -> None:
+    """A blind conversation's next turn: each model that sat before keeps its seat number (`before`: alias ->
+    number), so "Seat 2" is the same model all through; new seats take the numbers left, in their random order."""
+    for sp in plan.seats:
+        old = before.get(sp.model.alias)
+        sp.number = old if old is not None and old <= len(plan.seats) else 0
+    taken = {sp.number for sp in plan.seats if sp.number}
+    free = [n for n in range(1, len(plan.seats) + 1) if n not in taken]
+    for sp in plan.seats:
+        if not sp.number:
+            sp.number = free.pop(0)
+    plan.seats.sort(key=lambda sp: sp.number)
 
 
 def still_blind(item: dict) -> dict:

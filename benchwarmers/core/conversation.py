@@ -11,6 +11,7 @@ from ..canonical import EXPLORE, FAILED, MEMBER, OK, TIMEOUT, WITH, Ask, Message
 from ..errors import BadRequest, NotFound
 from ..store.conversations import Conversations, Links, PanelTurn, SeatSaid, reply_hash
 from . import tasks
+from .blind import hider, keep_numbers
 from .seating import Plan, SeatPlan, Seating
 
 FAILING = (FAILED, TIMEOUT)
@@ -59,6 +60,8 @@ class Thread:
     swaps: list = field(default_factory=list)
     keep: list = field(default_factory=list)
     only: SeatSaid | None = None
+    blind: bool = False             # the turn before was blind: so is this one, each model in its seat number
+    numbers: dict = field(default_factory=dict)   # alias -> its seat number in the turn before
 
     def ask_for(self, ask: Ask, model: str) -> Ask:
         """The seat's own Ask: its thread in place of the replies every seat saw (its token estimate made anew)."""
@@ -127,7 +130,7 @@ class Threads:
                               if (reply_hash(ask.messages[i].text()), turn.panel) in known]
         last = chain[-1]
         links = Links(last.panel, last.conversation or last.panel, spots[-1] + 1)
-        return Thread(links, ask.messages, ask.system, swaps, kept_explore(chain))
+        return Thread(links, ask.messages, ask.system, swaps, kept_explore(chain), None, *blind_of(last))
 
     def continued(self, ask: Ask, caller: str | None) -> Thread:
         """The thread of `bench.continue`: every turn of the panel's conversation rebuilt from the record (what each
@@ -150,28 +153,37 @@ class Threads:
         if ask.only_seat is not None:
             only = next((s for s in last.seats if s.seat == ask.only_seat), None)
             if only is None:
-                raise BadRequest(f"The panel {last.panel!r} has no seat {ask.only_seat}.",
-                                 "Its seats: " + ", ".join(f"{s.seat} ({s.model})" for s in last.seats) + ".")
+                hide = last.blind and not last.revealed   # a blind panel not yet judged names no model
+                raise BadRequest(f"The panel {last.panel!r} has no seat {ask.only_seat}.", "Its seats: " + ", ".join(
+                    str(s.seat) if hide else f"{s.seat} ({s.model})" for s in last.seats) + ".")
         system = ask.system if ask.system is not None else last.request.get("system")
         links = Links(last.panel, last.conversation or last.panel, 0)
         if not ask.with_models:   # the seats asked for by name stay too: the client sends nothing but its question
             ask.with_models = next(([s.model for s in t.seats if s.kind == WITH] for t in reversed(chain)
                                     if any(s.kind == WITH for s in t.seats)), [])
-        return Thread(links, messages + list(ask.messages), system, swaps, kept_explore(chain), only)
+        return Thread(links, messages + list(ask.messages), system, swaps, kept_explore(chain), only,
+                      *blind_of(last))
 
     def plan(self, seating: Seating, thread: Thread | None, ask: Ask, collection, direct, asker) -> Plan:
         """Who sits: the one seat asked; else the collection's seats with the explore seats of the turn before."""
         if thread is None:
             return seating.plan(ask, collection, direct, asker)
+        if thread.blind and ask.blind is None:
+            ask.blind = True
         if thread.only is None:
-            return seating.plan(ask, collection, direct, asker, kept=thread.keep)
+            plan = seating.plan(ask, collection, direct, asker, kept=thread.keep)
+            if plan.hidden is not None and thread.blind:
+                keep_numbers(plan, thread.numbers)
+            return plan
         seat = thread.only
         model = seating.registry.models().get(seat.model)
         if model is None:
             raise NotFound(f"The model of seat {seat.seat}, {seat.model!r}, is no longer on the bench.",
                            "Continue with the whole panel, or with another seat.")
         why = seating.why_not(model, ask, ask.prompt_tokens(), None, seat.kind, asker, named=True)
-        return Plan([SeatPlan(seat.seat, seat.kind, model, why)])
+        plan = Plan([SeatPlan(seat.seat, seat.kind, model, why)])
+        plan.hidden = hider(plan) if ask.blind else None
+        return plan
 
 
 def task_plan(seating: Seating, ask: Ask, collection, direct, asker) -> Plan:
@@ -189,3 +201,8 @@ def links_for(thread: Thread | None, task: bool) -> Links | None:
         return None
     links = thread.links if thread else Links()
     return replace(links, set_aside=time.time()) if task else links
+
+
+def blind_of(turn: PanelTurn) -> tuple[bool, dict]:
+    """(whether a follow-up of `turn` is blind, each model's seat number in it)."""
+    return turn.blind, ({s.model: s.seat for s in turn.seats} if turn.blind else {})

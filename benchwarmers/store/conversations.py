@@ -58,9 +58,11 @@ class PanelTurn:
     turn_start: int
     request: dict
     seats: list = field(default_factory=list)      # SeatSaid, in seat order
+    blind: bool = False                            # its seats were shown as Seat 1..N with no model named
+    revealed: bool = False                         # and a judgement has since shown who sat where
 
 
-PANEL_COLS = "id, collection, caller, created, previous, conversation, turn_start, request"
+PANEL_COLS = "id, collection, caller, created, previous, conversation, turn_start, request, blind, revealed"
 SEATS = ("SELECT c.seat, c.model, c.kind, c.status, c.answer, v.useful AS useful FROM calls c "
          "LEFT JOIN verdicts v ON v.call = c.id AND v.current = 1 WHERE c.panel = ? ORDER BY c.seat, c.created")
 
@@ -121,7 +123,8 @@ class Conversations:
         seats = [SeatSaid(r["seat"], r["model"], r["kind"], r["status"], as_read(r["answer"]),   # seat's last call
                           None if r["useful"] is None else bool(r["useful"])) for r in latest.values()]
         return PanelTurn(row["id"], row["collection"], row["caller"], row["created"], row["previous"],
-                         row["conversation"], row["turn_start"] or 0, request, seats)
+                         row["conversation"], row["turn_start"] or 0, request, seats, bool(row["blind"]),
+                         row["revealed"] is not None)
 
     def chain(self, panel: str, most: int = LONGEST) -> list[PanelTurn]:
         """The panel and the turns before it, oldest first (at most `most`, and LONGEST), each read by its id."""
