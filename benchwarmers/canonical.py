@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from .errors import BenchError
+from .tokencount import ascii_chars, estimate, estimate_tokens
 
 
 # ---- message parts -------------------------------------------------------------------------
@@ -177,20 +178,6 @@ class Ask:
             joins = len(chunks) - 1       # the newlines between them: ASCII
             self._tokens = estimate(sum(map(len, chunks)) + joins, sum(map(ascii_chars, chunks)) + joins)
         return self._tokens
-
-
-def estimate_tokens(text: str) -> int:
-    """An honest upper-ish estimate without a tokenizer: ~4 characters a token, denser for non-ASCII."""
-    return estimate(len(text), ascii_chars(text))
-
-
-def estimate(chars: int, ascii_count: int) -> int:
-    return (ascii_count + 3) // 4 + (chars - ascii_count) if chars else 0
-
-
-def ascii_chars(text: str) -> int:
-    """The ASCII characters of a text, counted in C (this runs on every ask), without a copy when all are."""
-    return len(text) if text.isascii() else len(text.encode("ascii", "ignore"))
 
 
 # ---- what comes back -------------------------------------------------------------------------

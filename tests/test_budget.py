@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from benchwarmers.canonical import Ask, Message, Text, estimate_tokens
+from benchwarmers.canonical import Ask, Message, Text
+from benchwarmers.tokencount import estimate_tokens
 from tests.fakes import FakeAnthropic, Reply
 from tests.helpers.data import configure, write
 from tests.helpers.panel import body, fake, requests_for  # noqa: F401

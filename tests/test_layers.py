@@ -10,7 +10,7 @@ PACKAGE = Path(benchwarmers.__file__).parent
 # The layers, bottom first: a part (a top-level module or package of benchwarmers) imports only parts of the
 # layers below its own. A new part is placed here before anything may import it.
 LAYERS = [
-    {"errors", "redaction", "words", "numberchecks", "strictjson"},  # leaves: anyone may use them
+    {"errors", "redaction", "words", "numberchecks", "strictjson", "tokencount"},  # leaves: anyone may use them
     {"canonical", "askparts"},                          # the value types: what is asked, and what comes with it
     {"formats", "providers", "store"},                  # client wire formats, upstream protocols, the data folder
     {"names", "baseurls", "settings", "home", "keys"},  # the rules for names and URLs, settings, where data is, keys

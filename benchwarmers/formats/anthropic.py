@@ -6,8 +6,9 @@ from typing import Any, Iterable, Iterator
 
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, Image, KeepAlive, Message, Reasoning, ReasoningDelta,
                          Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent,
-                         estimate_tokens, merge_usage)
+                         merge_usage)
 from ..errors import BadRequest
+from ..tokencount import estimate_tokens
 from .base import (BOOL, LIST, STRING, FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, check, error_message,
                    error_type, get, image_from_base64, new_id, number, parsed, positive_int, push, require_object,
                    schema, sse, status_of, string_list, typed_parts, with_models)

@@ -6,8 +6,9 @@ from typing import Iterable, Iterator
 
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, Image, KeepAlive, Reasoning, ReasoningDelta,
                          Target, Text, TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent,
-                         estimate_tokens, merge_usage)
+                         merge_usage)
 from ..errors import BadRequest, NotFound
+from ..tokencount import estimate_tokens
 from .base import (LIST, STRING, CallIds, FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, check, error_message,
                    get, image_from_base64, parsed, push, require_object, schema, sse, status_of, string_list,
                    with_models)

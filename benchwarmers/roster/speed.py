@@ -6,7 +6,8 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 
-from ..canonical import Ask, Message, Text, estimate_tokens
+from ..canonical import Ask, Message, Text
+from ..tokencount import estimate_tokens
 from ..errors import BenchError, FaultKind, QuotaRefused, UpstreamFailed
 from ..providers import Timeouts
 from . import healthrecord
