@@ -112,3 +112,38 @@ def test_a_seat_retried_names_no_model_until_the_panel_is_judged(served):
     assert status == 200 and retried["seat"]["model"] in NAMES
     status, _, text = s.request("POST", "/ask/retry", f"panel={panel}&seat=2&csrf={s.csrf}".encode(), FORM)
     assert status == 200 and FORBIDDEN.search(text), text
+
+
+def seat_calls(svc, panel: str) -> dict:
+    """model -> its seat's call id on `panel`, from the record itself."""
+    svc.bench.db.sync()
+    return {r["model"]: r["id"] for r in svc.bench.db.query(
+        "SELECT id, model FROM calls WHERE panel = ? AND seat > 0", (panel,))}
+
+
+def test_the_useful_rate_from_blind_verdicts_alone(served):
+    api = Http(served.url)
+    first, second = (seat_calls(served, asked(api)) for _ in range(2))
+    assert api("POST", "/bench/verdict", {"call": first["alpha-model"], "useful": True})[0] == 200      # blind
+    assert api("POST", "/bench/verdict", {"call": first["bravo-model"], "useful": False})[0] == 200     # shown
+    assert api("POST", "/bench/verdict", {"call": second["bravo-model"], "useful": False})[0] == 200    # blind
+    assert api("POST", "/bench/verdict", {"call": second["alpha-model"], "useful": True})[0] == 200     # shown
+    record = api("GET", "/bench/record?blind=1")[2]
+    alpha, bravo = record["models"]["alpha-model"], record["models"]["bravo-model"]
+    assert alpha["judged"] == 2 and alpha["blind"]["judged"] == 1 and alpha["blind"]["useful_rate"] == 1.0
+    assert bravo["judged"] == 2 and bravo["blind"] == {"judged": 1, "useful": 0, "useful_rate": 0.0,
+                                                       "useful_interval": bravo["blind"]["useful_interval"]}
+    assert record["models"]["charlie-model"]["blind"] is None
+    assert record["collections"]["blindcol"]["alpha-model"]["blind"]["judged"] == 1
+    assert api("GET", "/bench/record?collection=blindcol&blind=1")[2]["models"]["bravo-model"]["blind"]["judged"] == 1
+    assert "blind" not in api("GET", "/bench/record")[2]["models"]["alpha-model"]
+    assert api("GET", "/bench/record?blind=yes")[0] == 400
+    page = api("GET", "/models?blind=1")[2]
+    assert "Useful (blind verdicts)" in page and "no blind verdict yet" in page
+    assert "Useful (blind verdicts)" not in api("GET", "/models")[2]
+    # the blind verdict revised once the models are shown: the current verdict is no longer a blind one
+    assert api("POST", "/bench/verdict", {"call": first["alpha-model"], "useful": False})[0] == 200
+    assert api("GET", "/bench/record?blind=1")[2]["models"]["alpha-model"]["blind"] is None
+    kept = api("GET", "/bench/record?blind=1")[2]
+    assert api("POST", "/bench/store/rebuild", {})[0] == 200       # the kept counts made again say the same
+    assert api("GET", "/bench/record?blind=1")[2] == kept

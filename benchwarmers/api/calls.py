@@ -6,7 +6,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Protocol
 
-from ..core.rankings import Rankings, served
+from ..core.rankings import Rankings
 from ..core.shadowjudge import ShadowJudge
 from ..errors import BadRequest, NotFound
 from ..names import CLAIM_MOST, CLAIMS_MOST, NOTE_MOST, check_text
@@ -19,6 +19,7 @@ from ..store.pending import blind_among, pending
 from ..store.verdicts import Verdicts
 from .gateway import check_session
 from .onboard import whole_number
+from .ratings import flag
 
 if TYPE_CHECKING:
     from ..bench import Bench
@@ -175,13 +176,14 @@ def get_pending(req: Request, bench: CallsParts) -> Response:
 
 def get_record(req: Request, bench: CallsParts) -> Response:
     collection = req.query.get("collection")
+    blind = flag(req, "blind")     # each model's useful rate from blind verdicts alone, beside its own
     if collection:
         if req.caller:
             req.caller.check_collection(collection)
-        return Response.json({"collection": collection, "models": served(bench.rankings.models(collection))})
+        return Response.json({"collection": collection, "models": bench.rankings.figures((collection,), blind)})
     limited = req.caller and "*" not in req.caller.collections
     # a limited key sees the record of its own collections only, the overall figures included
-    return Response.json(bench.rankings.summary(req.caller.allows if limited else None))
+    return Response.json(bench.rankings.summary(req.caller.allows if limited else None, blind))
 
 
 ROUTES: list[Route[Bench]] = [
@@ -199,6 +201,7 @@ ROUTES: list[Route[Bench]] = [
         query={"session": STRING, "calls": STRING, "limit": {"type": "integer"}},
         ok=obj(("limit", "asked_by"), limit={"type": "integer"}, asked_by={"type": "object"}))),
     Route("GET", "/bench/record", get_record, "bench", GATEWAY, doc=op(
-        "The record per model, overall and per collection (or of one collection).", query={"collection": STRING},
+        "The record per model, overall and per collection (or of one collection); blind=1: each model's useful rate "
+        "from blind verdicts alone beside it (`blind`).", query={"collection": STRING, "blind": STRING},
         ok=obj(("models",), models={"type": "object"}))),
 ]
