@@ -58,3 +58,22 @@ def test_a_blind_panel_judged_by_best_reveals_its_seats(tab, served):
     assert tab.locator(".best-picked").count() == 0
     assert sorted(tab.locator(".seats .seat h3").all_inner_texts()) == sorted(NAMES)   # once shown, shown
     assert watch.clean(), (watch.dialogs, watch.foreign, watch.violations)
+
+
+def test_a_verdict_saved_in_place_on_the_ask_page_names_the_blind_seats(tab, served):
+    watch = Watch(tab, served.url)
+    tab.goto(served.url + "/ask")
+    tab.select_option("#ask-collection", "open")
+    tab.fill("#ask-prompt", "Who are you?")
+    tab.check('input[name="blind"]')
+    tab.click('#ask-form button[type="submit"]')
+    expect(tab.locator("#ask-form [data-status]")).to_contain_text("3 of 3 seats answered")
+    assert tab.locator("#answers .seat h3").all_inner_texts() == ["Seat 1", "Seat 2", "Seat 3"]
+    first = tab.locator("#answers .seat").nth(0)
+    first.locator("form.verdict label", has_text="Not useful").click()
+    first.locator("form.verdict button[type=submit]").click()
+    expect(first.locator("form.verdict [data-status]")).to_contain_text("saved")
+    expect(tab.locator("#answers .seat h3").nth(0)).not_to_have_text("Seat 1")   # the verdict showed who sat where
+    assert sorted(tab.locator("#answers .seat h3").all_inner_texts()) == sorted(NAMES)
+    assert tab.url.endswith("/ask")                                               # in place: the page stayed
+    assert watch.clean(), (watch.dialogs, watch.foreign, watch.violations)
