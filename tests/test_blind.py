@@ -68,11 +68,16 @@ def test_a_blind_collection_names_no_model_in_any_format(served, path, body):
     assert whole[0] == 200 and not FORBIDDEN.search(json.dumps(whole[2])), whole
 
 
-def seats_of(svc, panel: str) -> dict:
-    """Who sat where, read from the record itself (the API names no model of a blind panel until it is judged)."""
+def seat_rows(svc, panel: str) -> list:
+    """A panel's seats' calls (id, seat, model), read from the record itself (the API names no model of a blind panel
+    until it is judged)."""
     svc.bench.db.sync()
-    return {r["seat"]: r["model"] for r in svc.bench.db.query(
-        "SELECT seat, model FROM calls WHERE panel = ? AND seat > 0", (panel,))}
+    return svc.bench.db.query("SELECT id, seat, model FROM calls WHERE panel = ? AND seat > 0", (panel,))
+
+
+def seats_of(svc, panel: str) -> dict:
+    """Who sat where: seat -> model."""
+    return {r["seat"]: r["model"] for r in seat_rows(svc, panel)}
 
 
 def test_the_seats_come_in_a_random_order_and_a_pick_reveals_them(served):

@@ -10,7 +10,7 @@ from tests.fakes.referee import FakeReferee
 from tests.helpers.dashboard import Session
 from tests.helpers.http import Http
 from tests.helpers.panel import MEMBERS, OTHERS, fake, setup_bench  # noqa: F401  (the fake fixture)
-from tests.test_blind import COLS, EXTRA, FORBIDDEN, NAMES, USER, served  # noqa: F401  (the served fixture)
+from tests.test_blind import COLS, EXTRA, FORBIDDEN, NAMES, USER, seat_rows, served  # noqa: F401  (the served fixture)
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -116,9 +116,7 @@ def test_a_seat_retried_names_no_model_until_the_panel_is_judged(served):
 
 def seat_calls(svc, panel: str) -> dict:
     """model -> its seat's call id on `panel`, from the record itself."""
-    svc.bench.db.sync()
-    return {r["model"]: r["id"] for r in svc.bench.db.query(
-        "SELECT id, model FROM calls WHERE panel = ? AND seat > 0", (panel,))}
+    return {r["model"]: r["id"] for r in seat_rows(svc, panel)}
 
 
 def test_the_useful_rate_from_blind_verdicts_alone(served):

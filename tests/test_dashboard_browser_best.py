@@ -28,14 +28,20 @@ def served(home, fake, make_service):
     return make_service()
 
 
-def test_a_blind_panel_judged_by_best_reveals_its_seats(tab, served):
-    watch = Watch(tab, served.url)
-    tab.goto(served.url + "/ask")
+def asked_blind(tab, url: str) -> Watch:
+    """The Ask page asks `open` blind; its three answers are in."""
+    watch = Watch(tab, url)
+    tab.goto(url + "/ask")
     tab.select_option("#ask-collection", "open")
     tab.fill("#ask-prompt", "Who are you?")
     tab.check('input[name="blind"]')
     tab.click('#ask-form button[type="submit"]')
     expect(tab.locator("#ask-form [data-status]")).to_contain_text("3 of 3 seats answered")
+    return watch
+
+
+def test_a_blind_panel_judged_by_best_reveals_its_seats(tab, served):
+    watch = asked_blind(tab, served.url)
     headings = tab.locator("#answers .seat h3").all_inner_texts()
     assert headings == ["Seat 1", "Seat 2", "Seat 3"]
     answers = tab.locator("#answers").inner_text()
@@ -61,13 +67,7 @@ def test_a_blind_panel_judged_by_best_reveals_its_seats(tab, served):
 
 
 def test_a_verdict_saved_in_place_on_the_ask_page_names_the_blind_seats(tab, served):
-    watch = Watch(tab, served.url)
-    tab.goto(served.url + "/ask")
-    tab.select_option("#ask-collection", "open")
-    tab.fill("#ask-prompt", "Who are you?")
-    tab.check('input[name="blind"]')
-    tab.click('#ask-form button[type="submit"]')
-    expect(tab.locator("#ask-form [data-status]")).to_contain_text("3 of 3 seats answered")
+    watch = asked_blind(tab, served.url)
     assert tab.locator("#answers .seat h3").all_inner_texts() == ["Seat 1", "Seat 2", "Seat 3"]
     first = tab.locator("#answers .seat").nth(0)
     first.locator("form.verdict label", has_text="Not useful").click()

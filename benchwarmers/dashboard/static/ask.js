@@ -125,18 +125,23 @@
     }
   }
 
+  // The ask's page as data (its .json twin), or null when it could not be read.
+  async function askPage(panel) {
+    try {
+      const response = await fetch("/calls/" + encodeURIComponent(panel) + ".json",
+        { headers: { "Accept": "application/json" }, credentials: "same-origin" });
+      return await response.json();
+    } catch (err) { return null; }
+  }
+
   // Seats still running when the panel answered: read the ask's page until each one's record says how it ended.
   async function follow(panel, columns) {
     for (let round = 0; round < 600; round += 1) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       const waiting = Object.values(columns).filter((el) => el.classList.contains("is-running"));
       if (!waiting.length) return;
-      let data;
-      try {
-        const response = await fetch("/calls/" + encodeURIComponent(panel) + ".json",
-          { headers: { "Accept": "application/json" }, credentials: "same-origin" });
-        data = await response.json();
-      } catch (err) { continue; }
+      const data = await askPage(panel);
+      if (!data) continue;
       for (const seat of data.seats || []) {
         const el = columns[seat.call];
         if (!el || !el.classList.contains("is-running") || seat.status === "running") continue;
@@ -350,13 +355,8 @@
   async function named() {
     const panel = now.panel;
     if (!now.blind || !panel) return;
-    let data;
-    try {
-      const response = await fetch("/calls/" + encodeURIComponent(panel) + ".json",
-        { headers: { "Accept": "application/json" }, credentials: "same-origin" });
-      data = await response.json();
-    } catch (err) { return; }
-    if (!data.revealed || panel !== now.panel) return;
+    const data = await askPage(panel);
+    if (!data || !data.revealed || panel !== now.panel) return;
     now.blind = false;
     const models = {};
     for (const seat of data.seats || []) models[seat.seat] = seat.model;
