@@ -34,14 +34,18 @@ def test_the_calls_of_a_blind_panel_name_no_model_until_it_is_judged(served):
     assert not FORBIDDEN.search(json.dumps(api("GET", "/bench/calls")[2]))
     one = api("GET", f"/bench/calls/{seats[0]['id']}")
     assert one[0] == 200 and one[2]["model"] == f"Seat {seats[0]['seat']}" and not FORBIDDEN.search(json.dumps(one[2]))
-    for name in NAMES:   # a listing of one model's calls would name it: the blind panel's seats are left out
+    for name in NAMES:   # a listing of one model's calls or asks would name it: the blind panel is left out
         assert panel not in json.dumps(api("GET", f"/bench/calls?model={name}")[2])
         assert panel not in api("GET", f"/models/{name}")[2]
+        assert panel not in json.dumps(api("GET", f"/bench/history?model={name}")[2])
+        assert panel not in api("GET", f"/calls?model={name}")[2]
+    assert panel in json.dumps(api("GET", "/bench/history?collection=blindcol")[2])
     assert api("POST", f"/bench/panels/{panel}/best", {"seat": 2})[0] == 200
     shown = api("GET", f"/bench/calls?panel={panel}")[2]["calls"]
     assert {c["model"] for c in shown if c["seat"]} == set(NAMES) and all(c["served"] for c in shown if c["seat"])
     assert api("GET", f"/bench/calls/{seats[0]['id']}")[2]["model"] in NAMES
     assert all(panel in json.dumps(api("GET", f"/bench/calls?model={name}")[2]) for name in NAMES)
+    assert all(panel in json.dumps(api("GET", f"/bench/history?model={name}")[2]) for name in NAMES)
 
 
 def test_the_models_passed_over_for_an_explore_seat_are_not_named_until_judged(home, fake, make_service):
