@@ -28,14 +28,20 @@ def served(home, fake, make_service):
     return make_service()
 
 
-def test_a_blind_panel_judged_by_best_reveals_its_seats(tab, served):
-    watch = Watch(tab, served.url)
-    tab.goto(served.url + "/ask")
+def asked_blind(tab, url: str) -> Watch:
+    """The Ask page asks `open` blind; its three answers are in."""
+    watch = Watch(tab, url)
+    tab.goto(url + "/ask")
     tab.select_option("#ask-collection", "open")
     tab.fill("#ask-prompt", "Who are you?")
     tab.check('input[name="blind"]')
     tab.click('#ask-form button[type="submit"]')
     expect(tab.locator("#ask-form [data-status]")).to_contain_text("3 of 3 seats answered")
+    return watch
+
+
+def test_a_blind_panel_judged_by_best_reveals_its_seats(tab, served):
+    watch = asked_blind(tab, served.url)
     headings = tab.locator("#answers .seat h3").all_inner_texts()
     assert headings == ["Seat 1", "Seat 2", "Seat 3"]
     answers = tab.locator("#answers").inner_text()
@@ -57,4 +63,17 @@ def test_a_blind_panel_judged_by_best_reveals_its_seats(tab, served):
     expect(tab.locator(".flash")).to_contain_text("Best pick withdrawn")
     assert tab.locator(".best-picked").count() == 0
     assert sorted(tab.locator(".seats .seat h3").all_inner_texts()) == sorted(NAMES)   # once shown, shown
+    assert watch.clean(), (watch.dialogs, watch.foreign, watch.violations)
+
+
+def test_a_verdict_saved_in_place_on_the_ask_page_names_the_blind_seats(tab, served):
+    watch = asked_blind(tab, served.url)
+    assert tab.locator("#answers .seat h3").all_inner_texts() == ["Seat 1", "Seat 2", "Seat 3"]
+    first = tab.locator("#answers .seat").nth(0)
+    first.locator("form.verdict label", has_text="Not useful").click()
+    first.locator("form.verdict button[type=submit]").click()
+    expect(first.locator("form.verdict [data-status]")).to_contain_text("saved")
+    expect(tab.locator("#answers .seat h3").nth(0)).not_to_have_text("Seat 1")   # the verdict showed who sat where
+    assert sorted(tab.locator("#answers .seat h3").all_inner_texts()) == sorted(NAMES)
+    assert tab.url.endswith("/ask")                                               # in place: the page stayed
     assert watch.clean(), (watch.dialogs, watch.foreign, watch.violations)

@@ -44,7 +44,7 @@ EXTRA_PATHS = ["/calls?verdict=missing", "/calls?verdict=given", "/calls?model=a
                "/calls?collection=core", "/bench/history?model=a&verdict=given", "/bench/history?status=ok",
                "/bench/history?collection=core&verdict=missing", "/bench/calls?model=a", "/bench/calls?collection=core",
                "/bench/calls?panel={panel}", "/bench/pending?session=s-1", "/bench/pending?calls={call}",
-               "/bench/record?collection=core", "/bench/stats/daily?model=a", "/bench/stats/daily?collection=core",
+               "/bench/record?collection=core", "/bench/record?blind=1", "/bench/stats/daily?model=a", "/bench/stats/daily?collection=core",
                "/bench/rankings?collection=core", "/bench/rankings?blind=1", "/models?blind=1",
                "/bench/export/pairs", "/bench/export/pairs?collection=core&since=1", "/bench/export/verdicts",
                "/bench/export/verdicts?collection=core&since=1", "/bench/export/claims?collection=core",

@@ -6,7 +6,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Protocol
 
-from ..core.rankings import Rankings, served
+from ..core.rankings import Rankings
 from ..core.shadowjudge import ShadowJudge
 from ..errors import BadRequest, NotFound
 from ..names import CLAIM_MOST, CLAIMS_MOST, NOTE_MOST, check_text
@@ -15,10 +15,11 @@ from ..server.openapi import STRING, obj, op
 from ..server.routes import GATEWAY, Route
 from ..store import Database
 from ..store.calls import Calls
-from ..store.pending import pending
+from ..store.pending import blind_among, pending
 from ..store.verdicts import Verdicts
 from .gateway import check_session
 from .onboard import whole_number
+from .ratings import flag
 
 if TYPE_CHECKING:
     from ..bench import Bench
@@ -36,6 +37,7 @@ class CallsParts(VerdictParts, Protocol):
     judges: ShadowJudge
 
 
+SEAT_KINDS = ("member", "explore", "with")   # a panel's seats: what a blind panel names no model of
 CALL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 MAX_CALLS = 200
 
@@ -57,7 +59,7 @@ def get_call(req: Request, bench: CallsParts) -> Response:
     rec = bench.calls.get(req.params["id"])
     if rec is None or not _visible(req, rec):
         raise NotFound(f"No call {req.params['id']!r}.", "Call ids come in each seat's `call` field.")
-    d = rec.to_dict()
+    [d] = unseen(bench.db, [rec.to_dict()])
     d["verdicts"] = bench.verdicts.history(rec.id)
     d["judge_verdict"] = bench.judges.store.of_call(rec.id)   # a judge model's, apart from the user's
     return Response.json(d)
@@ -73,14 +75,36 @@ def list_calls(req: Request, bench: CallsParts) -> Response:
     pages = bench.calls.pages(collection=req.query.get("collection"), model=req.query.get("model"),
                               panel=req.query.get("panel"), limit=limit,
                               collections=req.caller.collections if req.caller else None)
-    return Response.streaming(json_list("calls", with_verdicts(bench, pages)), "application/json")
+    return Response.streaming(json_list("calls", with_verdicts(bench, pages, by_model=bool(req.query.get("model")))),
+                              "application/json")
 
 
-def with_verdicts(bench: VerdictParts, pages):
-    """Each page of calls as dicts, each with its current verdict (read a page at a time too)."""
+def with_verdicts(bench: VerdictParts, pages, by_model: bool = False):
+    """Each page of calls as dicts, each with its current verdict (read a page at a time too); a blind panel's seats
+    not judged yet as unseen() gives them (`by_model`: a listing of one model's calls, left out)."""
     for page in pages:
         current = bench.verdicts.current([c.id for c in page])
-        yield [dict(c.to_dict(), verdict=current.get(c.id)) for c in page]
+        yield unseen(bench.verdicts.db, [dict(c.to_dict(), verdict=current.get(c.id)) for c in page], by_model)
+
+
+def unseen(db: Database, calls: list[dict], by_model: bool = False) -> list[dict]:
+    """`calls` as their asker reads them: a seat of a blind panel not judged yet names no model ("Seat N", no served
+    name or endpoint, the panel's model names out of its text), as GET /bench/panels/{id} shows it; `by_model`: such
+    seats left out (a listing of one model's calls would name it). Two reads of the panels listed, never more."""
+    hidden, unnamed = blind_among(db, list({c["panel"] for c in calls if c.get("panel")}))
+    if not hidden:
+        return calls
+    out = []
+    for c in calls:
+        if c.get("panel") not in hidden:
+            out.append(c)
+            continue
+        seat = c.get("kind") in SEAT_KINDS
+        if seat and by_model:
+            continue
+        masked = {**c, "answer": c["answer"] and unnamed(c["answer"]), "error": c["error"] and unnamed(c["error"])}
+        out.append({**masked, "model": f"Seat {c['seat']}", "served": None, "endpoint": None} if seat else masked)
+    return out
 
 
 def json_list(name: str, pages):
@@ -152,13 +176,14 @@ def get_pending(req: Request, bench: CallsParts) -> Response:
 
 def get_record(req: Request, bench: CallsParts) -> Response:
     collection = req.query.get("collection")
+    blind = flag(req, "blind")     # each model's useful rate from blind verdicts alone, beside its own
     if collection:
         if req.caller:
             req.caller.check_collection(collection)
-        return Response.json({"collection": collection, "models": served(bench.rankings.models(collection))})
+        return Response.json({"collection": collection, "models": bench.rankings.figures((collection,), blind)})
     limited = req.caller and "*" not in req.caller.collections
     # a limited key sees the record of its own collections only, the overall figures included
-    return Response.json(bench.rankings.summary(req.caller.allows if limited else None))
+    return Response.json(bench.rankings.summary(req.caller.allows if limited else None, blind))
 
 
 ROUTES: list[Route[Bench]] = [
@@ -176,6 +201,7 @@ ROUTES: list[Route[Bench]] = [
         query={"session": STRING, "calls": STRING, "limit": {"type": "integer"}},
         ok=obj(("limit", "asked_by"), limit={"type": "integer"}, asked_by={"type": "object"}))),
     Route("GET", "/bench/record", get_record, "bench", GATEWAY, doc=op(
-        "The record per model, overall and per collection (or of one collection).", query={"collection": STRING},
+        "The record per model, overall and per collection (or of one collection); blind=1: each model's useful rate "
+        "from blind verdicts alone beside it (`blind`).", query={"collection": STRING, "blind": STRING},
         ok=obj(("models",), models={"type": "object"}))),
 ]

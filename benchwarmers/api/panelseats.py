@@ -6,6 +6,7 @@ from typing import Protocol
 
 from ..canonical import STOPPED
 from ..core import again
+from ..core.blind import Unnamed
 from ..core.panel import Panel
 from ..core.panelrun import PanelRun
 from ..errors import BadRequest, NotFound
@@ -56,7 +57,16 @@ def retry_seat(req: Request, bench: PanelSeatParts) -> Response:
     for seat in bench.panel.finished(seats, gone=req.gone):
         pass
     bench.panel.settle(seats)
-    return Response.json({"panel": run.id, "retry_of": retried, "seat": seat.to_dict() if seat else None})
+    hidden = unseen_by(bench, run)
+    shown = seat.to_dict() if seat else None
+    return Response.json({"panel": run.id, "retry_of": retried,
+                          "seat": hidden.seat(shown) if hidden and shown else shown})
+
+
+def unseen_by(bench: PanelSeatParts, run: PanelRun) -> Unnamed | None:
+    """What hides the models' names of a blind panel not judged yet (None: not blind, or judged: it names them)."""
+    found = bench.points.store.panel_of(run.id)
+    return run.hidden if run.hidden and (found is None or found["hidden"]) else None
 
 
 def sent_again(bench: PanelSeatParts, run: PanelRun, number, live: bool) -> PanelRun:

@@ -110,6 +110,11 @@ class Unnamed:
         return {**d, "model": f"Seat {d['seat']}", "answer": self.text(d.get("answer")),
                 "error": self.text(d.get("error"))}
 
+    def passed(self, notes: list) -> list:
+        """The models passed over (for an explore seat, as referee or as merge model: {model, reason}) with none
+        named: which were left out says which sat (a referee is passed over for being one of the seats)."""
+        return [{**n, "model": "a model", "reason": self.text(n.get("reason"))} for n in notes]
+
 
 def blinding(wanted: bool, plan) -> Unnamed | None:
     """For a blind panel (`wanted`), its seating plan in a fresh random order, numbered 1..N in it (its seat numbers
@@ -155,4 +160,4 @@ def still_blind(item: dict) -> dict:
     seats = [{**hidden.seat(s), "served": None} for s in item["seats"]]
     after = {k: {**item[k], "answer": hidden.text(item[k]["answer"]), "error": hidden.text(item[k]["error"])}
              for k in ("merge", "referee") if item.get(k)}
-    return {**item, **after, "seats": seats}
+    return {**item, **after, "seats": seats, "passed_over": hidden.passed(item.get("passed_over") or [])}

@@ -88,7 +88,7 @@ class PanelRun:
             d["seats"], d["blind"] = [self.hidden.seat(s) for s in d["seats"]], True
         d["mode"] = self.ask.aim.mode
         if self.plan.passed_over:
-            d["passed_over"] = self.plan.passed_over
+            d["passed_over"] = self.hidden.passed(self.plan.passed_over) if self.hidden else self.plan.passed_over
         if self.merge_info:
             d["merge"] = self.merge_info
         if self.points is not None:
@@ -96,6 +96,10 @@ class PanelRun:
             if self.hidden and d.get("points"):     # a seat's quoted words name no model either
                 d["points"] = [dict(p, quotes={n: self.hidden.text(q) for n, q in p["quotes"].items()})
                                for p in d["points"]]
+        if self.hidden:   # who was passed over (for explore, as referee or merge model) names no model either
+            for key in ("merge", "points_info"):
+                if d.get(key) and d[key].get("passed_over"):
+                    d[key] = {**d[key], "passed_over": self.hidden.passed(d[key]["passed_over"])}
         if self.thread is not None:   # a follow-up: the panel it continued
             d["previous"] = self.thread.links.previous
         return not_kept(d, self.unkept) if self.unkept else d

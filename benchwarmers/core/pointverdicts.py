@@ -8,6 +8,7 @@ from typing import Callable
 from ..errors import NotFound
 from ..store.pointstore import PointStore
 from . import evidence
+from .blind import Unnamed, names_pattern
 from .points import Point
 
 HINT = "Point ids come in each point's `id` field (bench.points, bench points PANEL, GET /bench/panels/{id}/points)."
@@ -58,8 +59,12 @@ class PointVerdicts:
         if info and info.get("pending") and \
                 time.time() - found["created"] > self.settings()["referee_timeout"] + LATE_PAST:
             info = {k: v for k, v in info.items() if k != "pending"} | {"unavailable": NEVER_CAME}
-        return {"panel": panel, "info": info, "points": found["points"],
-                "proposals": self._proposed(panel, found["points"])}
+        d = {"panel": panel, "info": info, "points": found["points"],
+             "proposals": self._proposed(panel, found["points"])}
+        place = self.store.panel_of(panel)
+        if place is not None and place["hidden"]:   # blind, not judged yet: no model named (nor passed over)
+            return unseen_points(d, Unnamed(names_pattern(self.store.seat_names(panel))))
+        return d
 
     def proposals(self, panel: str) -> list[dict]:
         found = self.store.for_panel(panel)
@@ -74,3 +79,14 @@ class PointVerdicts:
             return []
         seats = self.store.seats(panel)
         return [dict(found[s].to_dict(), **seats.get(s, {"call": None, "model": None})) for s in sorted(found)]
+
+
+def unseen_points(d: dict, hidden: Unnamed) -> dict:
+    """A blind panel's points (of_panel) as its asker reads them before it is judged: the claims and quotes with no
+    model named, the referees passed over (a seat of the panel among them) as "a model"."""
+    info = d["info"]
+    if info and info.get("passed_over"):
+        info = {**info, "passed_over": hidden.passed(info["passed_over"])}
+    points = [dict(p, claim=hidden.text(p["claim"]), quotes={n: hidden.text(q) for n, q in p["quotes"].items()})
+              for p in d["points"]]
+    return {**d, "info": info, "points": points}

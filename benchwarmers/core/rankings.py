@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from ..store import Database, judgestore, standings
+from ..store import Database, blindkept, judgestore, standings
 from ..store.bestpicks import BestPicks
 from ..store.standings import KINDS_SQL as KINDS
 from ..store.windows import CLAIM
@@ -224,15 +224,37 @@ class Rankings:
             self._drops[key] = (versions, found)
         return found
 
-    def summary(self, reach=None) -> dict:
+    def summary(self, reach=None, blind: bool = False) -> dict:
         """Overall and per collection, as GET /bench/record serves it. `reach(collection) -> bool`: only those
-        collections, and the overall figures over them alone (a limited gateway key sees nothing else)."""
+        collections, and the overall figures over them alone (a limited gateway key sees nothing else). `blind`:
+        each model's figures from blind verdicts alone beside its own (`blind`, see blind_useful)."""
         cols = [r["scope"] for r in self.db.query(
             "SELECT DISTINCT scope FROM standings WHERE scope != ? ORDER BY scope", (standings.NONE,))]
-        if reach is None:
-            return {"models": served(self.models()), "collections": {c: served(self.models(c)) for c in cols}}
-        mine = tuple(sorted(c for c in cols if reach(c)))
-        return {"models": served(self.models(mine)), "collections": {c: served(self.models(c)) for c in mine}}
+        mine = None if reach is None else tuple(sorted(c for c in cols if reach(c)))
+        return {"models": self.figures(mine, blind),
+                "collections": {c: self.figures((c,), blind) for c in (cols if mine is None else mine)}}
+
+    def figures(self, scopes: tuple | None, blind: bool = False) -> dict[str, dict]:
+        """models() of these scopes as the API serves it; `blind`: with each model's `blind` figures (None: no blind
+        verdict yet)."""
+        found = served(self.models(scopes))
+        if blind:
+            alone = blind_useful(self.db, scopes)
+            for model, d in found.items():
+                d["blind"] = alone.get(model)
+        return found
+
+
+def blind_useful(db: Database, scopes: tuple | None) -> dict[str, dict]:
+    """model -> its useful rate from blind verdicts alone (the current verdicts given before its panel's models were
+    shown): {judged, useful, useful_rate, useful_interval}, read from the kept counts (store/blindkept.py)."""
+    out = {}
+    for model, (useful, not_useful) in blindkept.counts(db, scopes).items():
+        judged = useful + not_useful
+        if judged > 0:
+            out[model] = {"judged": judged, "useful": useful, "useful_rate": rate(useful, judged),
+                          "useful_interval": [round(x, 3) for x in wilson(useful, judged)]}
+    return out
 
 
 def agreement_holds(compared: int, agreed: int) -> bool:

@@ -227,11 +227,12 @@ class Refereeing:
             run.records.extend(j.records)
             purpose = run.collection.purpose if run.collection else ""
             if run.hidden:   # blind: the seats by number alone, and no model named in their quotes
-                return "\n\n" + run.hidden.text(points.render(j.found, j.mode, purpose)) + j.notes_line()
+                return "\n\n" + run.hidden.text(points.render(j.found, j.mode, purpose) + j.notes_line())
             return "\n\n" + points.render(j.found, j.mode, purpose, {s.seat: s.model for s in run.seats}) + \
                 j.notes_line()
         run.points = {"points_info": j.pending()}
-        return "\n\n" + j.pending_line() + j.notes_line()
+        notes = run.hidden.text(j.notes_line()) if run.hidden else j.notes_line()   # a seat passed over, unnamed
+        return "\n\n" + j.pending_line() + notes
 
     def told_events(self, run, wait: float, keepalive: float) -> Iterator:
         """told() for a stream: KeepAlive while it waits, then the text as one event."""

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from .. import formats
 from ..api.estimate import EstimateParts, estimate_view
-from ..api.panelseats import PanelSeatParts, held_run, sent_again
+from ..api.panelseats import PanelSeatParts, held_run, sent_again, unseen_by
 from ..api.parts import EffectiveSettings
 from ..canonical import STOPPED, KeepAlive, TextDelta
 from ..core import again
@@ -152,13 +152,15 @@ def ask_retry(req: Request, bench: PanelSeatParts) -> Response:
     seats = sent_again(bench, run, number, live=True)
     panel, keepalive = bench.panel, bench.settings()["keepalive_seconds"]
 
+    hidden = unseen_by(bench, run)   # a blind panel's names, until it is judged
+
     def lines():
         s = seats.seats[0]
         yield line({"retry": {"panel": run.id, "retry_of": seats.retried,
                               "seat": {"seat": s.seat, "kind": s.kind, "call": s.call,
-                                       "model": f"Seat {s.seat}" if run.hidden else s.model}}})
+                                       "model": f"Seat {s.seat}" if hidden else s.model}}})
         for item in panel.finished(seats, keepalive, gone=req.gone):
-            yield item_line(item, run.hidden)
+            yield item_line(item, hidden)
         panel.settle(seats)
         yield line({"done": {"answered": int(s.status == "ok"), "seats": 1,
                              **({"record": {"kept": False, "why": seats.unkept}} if seats.unkept else {})}})

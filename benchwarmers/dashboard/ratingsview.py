@@ -44,6 +44,7 @@ def rows(models: list) -> list:
 
 def switch(view: dict, here: str) -> Html:
     if view["blind"]:
-        return html('<p class="muted">From blind judgements alone (given before the models were shown). $all</p>',
+        return html('<p class="muted">From blind judgements alone (given before the models were shown): these '
+                    'ratings, and on the Models page the useful rates beside your verdicts\u2019. $all</p>',
                     all=link(here, "Every judgement"))
     return html('<p class="muted">$blind</p>', blind=link(here + "?blind=1", "From blind judgements alone"))

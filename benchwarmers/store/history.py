@@ -19,10 +19,12 @@ BASE = {"panel": "1", "route": "h.kind = 'route'"}
 # A blind panel not judged yet: its list entry names no model (Seat N) until a judgement shows who sat where.
 HIDDEN = {"panel": "h.blind = 1 AND h.revealed IS NULL", "route": "0"}
 JUDGED = "EXISTS (SELECT 1 FROM verdicts v WHERE v.call = {call} AND v.current = 1)"
-# Each filter for each kind: a panel's by its seats (calls_panel), a route turn's by its own call.
+# Each filter for each kind: a panel's by its seats (calls_panel), a route turn's by its own call. A blind panel not
+# judged yet is never found by a model: being listed would say that model sat on it.
 FILTERS = {
     "collection": {"panel": "h.collection = ?", "route": "h.collection = ?"},
-    "model": {"panel": "EXISTS (SELECT 1 FROM calls s WHERE s.panel = h.id AND s.model = ?)", "route": "h.model = ?"},
+    "model": {"panel": "(COALESCE(h.blind, 0) = 0 OR h.revealed IS NOT NULL) AND EXISTS (SELECT 1 FROM calls s "
+                       "WHERE s.panel = h.id AND s.model = ?)", "route": "h.model = ?"},
     "status": {"panel": "EXISTS (SELECT 1 FROM calls s WHERE s.panel = h.id AND s.status = ?)",
                "route": "h.status = ?"},
 }

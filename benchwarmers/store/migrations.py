@@ -6,7 +6,7 @@ import sqlite3
 import time
 from typing import Callable
 
-from . import bestpicks, compaction, judgestore, ledgerkept, pointstore, spend, standings
+from . import bestpicks, blindkept, compaction, judgestore, ledgerkept, pointstore, spend, standings
 
 log = logging.getLogger("benchwarmers.store")
 
@@ -245,12 +245,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     # whole bench, in the user's time zone), kept as calls are booked, and the holds a call reserves before it goes
     # (store/spend.py); this month's and last month's made from the ledger once here.
     (28, "month spend kept per budget; holds reserved before a call", spend.SCHEMA),
+    # The useful rate from blind judgements alone (store/blindkept.py): the current verdicts given while their panel
+    # was blind, counted per model and collection as they are written (migration 26 marks them; no index reaches them).
+    (29, "verdicts given blind, counted per model and collection", blindkept.SCHEMA),
 ]
 # Python run after a migration's statements, in its transaction: what SQL alone does not say.
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {18: standings.rebuild, 19: ledgerkept.rebuild,
                                                         21: compaction.rebuild, 23: pointstore.rebuild,
                                                         24: pointstore.rebuild_windows, 26: bestpicks.rebuild,
-                                                        27: judgestore.rebuild, 28: spend.backfill}
+                                                        27: judgestore.rebuild, 28: spend.backfill,
+                                                        29: blindkept.rebuild}
 
 
 def rebuild_kept(conn: sqlite3.Connection) -> None:

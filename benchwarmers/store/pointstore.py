@@ -139,9 +139,16 @@ class PointStore:
         return point_dict(row, self.verdicts([point]).get(point)) if row else None
 
     def panel_of(self, panel: str) -> dict | None:
-        """The panel's collection and mode, for who may see its points (None: no such panel)."""
-        row = self.db.one("SELECT collection, mode FROM panels WHERE id = ?", (panel,))
-        return {"collection": row["collection"], "mode": row["mode"]} if row else None
+        """The panel's collection and mode, for who may see its points, and `hidden`: blind and not judged yet, so
+        nothing it shows names a model (None: no such panel)."""
+        row = self.db.one("SELECT collection, mode, blind, revealed FROM panels WHERE id = ?", (panel,))
+        return {"collection": row["collection"], "mode": row["mode"],
+                "hidden": bool(row["blind"]) and row["revealed"] is None} if row else None
+
+    def seat_names(self, panel: str) -> set[str]:
+        """The names a panel's seats' models go by (alias and served name): what a blind panel hides."""
+        return {n for r in self.db.query("SELECT model, served FROM calls WHERE panel = ? AND seat > 0", (panel,))
+                for n in (r["model"], r["served"], (r["served"] or "").rsplit("/", 1)[-1]) if n}
 
     def seats(self, panel: str) -> dict[int, dict]:
         """seat number -> {call, model} of a panel's seats."""

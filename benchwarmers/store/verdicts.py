@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import time
 
-from . import judgestore, ledgerkept, standings
+from . import blindkept, judgestore, ledgerkept, standings
 from .bestpicks import judged_blind
 from .db import Database
 
@@ -25,6 +25,7 @@ class Verdicts:
 
         def write(conn):   # the verdict and what the record keeps of it, in one transaction
             old = standings.current_verdict(conn, call)
+            was = conn.execute("SELECT useful, blind FROM verdicts WHERE call = ? AND current = 1", (call,)).fetchone()
             conn.execute("UPDATE verdicts SET current = 0 WHERE call = ? AND current = 1", (call,))
             panel = conn.execute("SELECT panel FROM calls WHERE id = ?", (call,)).fetchone()
             blind = judged_blind(conn, panel[0]) if panel and panel[0] else 0   # given before names were shown
@@ -34,6 +35,7 @@ class Verdicts:
                                 int(from_points) or None, blind or None))
             row = standings.call_row(conn, call)
             standings.judged(conn, call, row, old, (int(useful), len(real), len(false)))
+            blindkept.judged(conn, row, tuple(was) if was else None, (int(useful), blind))
             ledgerkept.judged(conn, call, row["kind"] if row else None, old[0] if old else None, int(useful))
             judgestore.user_judged(conn, call, old[0] if old else None, int(useful))
             return cur.lastrowid

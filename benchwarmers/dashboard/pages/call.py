@@ -82,8 +82,9 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
                                            if d["kind"] == "panel" else Html(""))
                                for s in d["seats"]]))
     if d.get("passed_over"):
-        rows = [[link(f"/models/{p['model']}", p["model"]), html('<span class="reason">$r</span>', r=p["reason"])]
-                for p in d["passed_over"]]
+        unseen = d.get("blind") and not d.get("revealed")     # "a model" until judged: no page to link
+        rows = [[p["model"] if unseen else link(f"/models/{p['model']}", p["model"]),
+                 html('<span class="reason">$r</span>', r=p["reason"])] for p in d["passed_over"]]
         parts.append(card("Passed over for an explore seat", table(["Model", "Why"], rows), anchor="passed-over"))
     return f"{kind}: {d['prompt'][:60] or d['id']}", html("$parts", parts=parts)
 

@@ -35,7 +35,8 @@ def data(req: Request, bench: ModelPageParts) -> dict:
     per_collection = {name: models[alias] for name, models in record["collections"].items() if alias in models}
     return {"model": model, "record": record["models"].get(alias), "record_by_collection": per_collection,
             "daily": daily_view(bench, {"days": "30", "model": alias})["days"],
-            "calls": [c for page in with_verdicts(bench, bench.calls.pages(model=alias, limit=20)) for c in page]}
+            "calls": [c for page in with_verdicts(bench, bench.calls.pages(model=alias, limit=20), by_model=True)
+                      for c in page]}
 
 
 def render(d: dict, frame: Frame) -> tuple[str, Html]:

@@ -6,6 +6,7 @@ from typing import Protocol
 
 from ...api.models import ModelListParts, models_view
 from ...api.ratings import rankings_view
+from ...core.rankings import blind_useful
 from ...core.ratings import Ratings
 from ...server.messages import Request
 from .. import charts
@@ -14,7 +15,7 @@ from ..markup import Html, card, html, link, options, table, trusted
 from ..ratingsview import by_model, rating_cell, ratings_tables
 from ..render import pct, secs
 from ..web import Frame
-from ..widgets import chip, probe_cell, record_cell, speed_cell, suite_cell, tool_cell
+from ..widgets import chip, muted, probe_cell, record_cell, speed_cell, suite_cell, tool_cell
 
 
 class ModelsPageParts(ModelListParts, Protocol):
@@ -29,8 +30,10 @@ def data(req: Request, bench: ModelsPageParts) -> dict:
     find = (req.query.get("find") or "").strip()
     status = req.query.get("status") or ""
     rows = [m for m in models_view(bench, find)["models"] if not status or m["status"] == status]
-    ratings = rankings_view(bench, None, req.query.get("blind") == "1")
+    blind = req.query.get("blind") == "1"
+    ratings = rankings_view(bench, None, blind)
     return {"models": rows, "find": find or None, "status": status or None, "ratings": ratings,
+            "blind": blind_useful(bench.db, None) if blind else None,   # useful rates from blind verdicts alone
             "trust": [{"model": m["alias"], "judged": m["record"]["judged"], "useful_rate": m["record"]["useful_rate"],
                        "useful_interval": m["record"]["useful_interval"],
                        "confidently_wrong": m["record"]["confidently_wrong"]}
@@ -55,17 +58,26 @@ def render(d: dict, frame: Frame) -> tuple[str, Html]:
     rows = [[link(f"/models/{m['alias']}", m["alias"]), html('<span class="served">$s</span>', s=m["served"]),
              m["endpoint"], status_cell(m), probe_cell(m.get("last_probe")),
              m["record"]["asks"] if m["record"] else "0",
-             record_cell(m["record"]), rating_cell(rated.get(m["alias"])),
+             record_cell(m["record"]), *blind_cells(d, m["alias"]), rating_cell(rated.get(m["alias"])),
              m["record"]["false_claims"] if m["record"] else "0", tool_cell(m["record"]),
              secs(m["record"]["median_seconds"]) if m["record"] else "", suite_cell(m.get("suite")),
              speed_cell(m.get("perf"))] for m in d["models"]]
+    blind = ["Useful (blind verdicts)"] if d.get("blind") is not None else []
     roster = table(["Alias", "Served name", "Endpoint", "Status", "Last probe", "Asks", "Useful (your verdicts)",
-                    "Rating (best picks)", "False claims", "Tool errors", "Median", "Suite scores",
-                    "Speed (weekly test)"], rows, cls="roster")
+                    *blind, "Rating (best picks)" + (", blind" if blind else ""), "False claims", "Tool errors",
+                    "Median", "Suite scores", "Speed (weekly test)"], rows, cls="roster")
     return "Models", html("$head$roster$trust$ratings", head=head, roster=card("", roster),
                           trust=card("Who to trust", trust_chart(d["trust"])),
                           ratings=card("Ratings from best picks", ratings_tables(d["ratings"], "/models"),
                                        anchor="ratings"))
+
+
+def blind_cells(d: dict, alias: str) -> list:
+    """With ?blind=1, the model's useful rate from the verdicts given before its panel's models were shown."""
+    if d.get("blind") is None:
+        return []
+    found = d["blind"].get(alias)
+    return [record_cell(found) if found else muted("no blind verdict yet")]
 
 
 def status_cell(m: dict) -> Html:

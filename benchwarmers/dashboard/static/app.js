@@ -16,6 +16,8 @@
       const message = (data.error && data.error.message) || ("The service answered " + response.status + ".");
       throw new Error(message);
     }
+    // a judgement saved in place: a page that shows a blind panel may now name its models (ask.js)
+    document.dispatchEvent(new CustomEvent("bw:sent", { detail: { url } }));
     return data;
   }
 

@@ -10,7 +10,7 @@
   const WORDS = { ok: "answered", failed: "failed", timeout: "timed out", skipped: "skipped",
     running: "still running", cancelled: "cancelled", stopped: "stopped" };
   // The ask on show: its panel, its columns and seats by call id (a retry's call replaces its seat's).
-  const now = { panel: null, columns: {}, seatsOf: {} };
+  const now = { panel: null, columns: {}, seatsOf: {}, blind: false };
 
   function tick() {
     for (const el of document.querySelectorAll("#answers .seat.is-waiting, #answers .seat.is-running")) {
@@ -125,18 +125,23 @@
     }
   }
 
+  // The ask's page as data (its .json twin), or null when it could not be read.
+  async function askPage(panel) {
+    try {
+      const response = await fetch("/calls/" + encodeURIComponent(panel) + ".json",
+        { headers: { "Accept": "application/json" }, credentials: "same-origin" });
+      return await response.json();
+    } catch (err) { return null; }
+  }
+
   // Seats still running when the panel answered: read the ask's page until each one's record says how it ended.
   async function follow(panel, columns) {
     for (let round = 0; round < 600; round += 1) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       const waiting = Object.values(columns).filter((el) => el.classList.contains("is-running"));
       if (!waiting.length) return;
-      let data;
-      try {
-        const response = await fetch("/calls/" + encodeURIComponent(panel) + ".json",
-          { headers: { "Accept": "application/json" }, credentials: "same-origin" });
-        data = await response.json();
-      } catch (err) { continue; }
+      const data = await askPage(panel);
+      if (!data) continue;
       for (const seat of data.seats || []) {
         const el = columns[seat.call];
         if (!el || !el.classList.contains("is-running") || seat.status === "running") continue;
@@ -224,7 +229,7 @@
     BW.say(form, "Asking…");
     button.disabled = true;
     const columns = {}, seatsOf = {};
-    Object.assign(now, { panel: null, target: null, columns, seatsOf });
+    Object.assign(now, { panel: null, target: null, columns, seatsOf, blind: false });
     let mergedText = "", panel = null, withPoints = false;
     const timer = setInterval(tick, 1000);
     try {
@@ -234,6 +239,7 @@
       for await (const msg of lines(response)) {
         if (msg.panel) {
           panel = now.panel = msg.panel;
+          now.blind = !!msg.blind;
           now.target = { collection: msg.collection, mode: msg.mode };
           link.href = "/calls/" + encodeURIComponent(msg.panel);
           for (const seat of msg.seats) {
@@ -344,6 +350,21 @@
     }
   }
 
+  // A blind panel's columns say "Seat N" until it is judged: once a verdict or a point's verdict is saved in place,
+  // the ask's page (its .json twin) is read, and when it says who sat where the headings name the models.
+  async function named() {
+    const panel = now.panel;
+    if (!now.blind || !panel) return;
+    const data = await askPage(panel);
+    if (!data || !data.revealed || panel !== now.panel) return;
+    now.blind = false;
+    const models = {};
+    for (const seat of data.seats || []) models[seat.seat] = seat.model;
+    for (const el of Object.values(now.columns)) {
+      if (models[el.dataset.seat]) el.querySelector("h3").textContent = models[el.dataset.seat];
+    }
+  }
+
   // One "Save all verdicts" above the columns once they are in (the call page has the same).
   function saveAllBox(area, seats) {
     const old = area.querySelector("[data-save-all-box]");
@@ -418,6 +439,7 @@
     }
     if (!form || !window.fetch || !window.ReadableStream) return;
     form.addEventListener("submit", (e) => ask(form, e));
+    document.addEventListener("bw:sent", named);
     document.addEventListener("submit", (e) => {   // the follow-up box, made once the first answers are in
       if (e.target.id === "follow-form") ask(e.target, e);
     });
