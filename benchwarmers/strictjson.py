@@ -11,6 +11,7 @@ import re
 # string no codec can encode (hashing it, storing it or sending it fails), so only bodies holding such an escape
 # are looked through.
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+SURROGATE_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")   # the same in a str: looked through without encoding it
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -33,16 +34,19 @@ def loads(raw: bytes | str):
     """json.loads, strict as above; ValueError (NotJson, JSONDecodeError), UnicodeDecodeError or RecursionError
     for what cannot be read."""
     data = json.loads(raw, parse_constant=_constant, parse_float=_float)
-    probe = raw if isinstance(raw, (bytes, bytearray)) else raw.encode("utf-8", "surrogatepass")
-    return mend(data) if SURROGATE_ESCAPE.search(probe) else data
+    return mend(data) if _escaped(raw) else data
 
 
 def lenient(raw: bytes | str):
     """json.loads with lone surrogates mended, nothing refused: for what upstreams answer, where a NaN is theirs to
     send and a lone surrogate would otherwise fail the seat's record and the panel's reply."""
     data = json.loads(raw)
-    probe = raw if isinstance(raw, (bytes, bytearray)) else raw.encode("utf-8", "surrogatepass")
-    return mend(data) if SURROGATE_ESCAPE.search(probe) else data
+    return mend(data) if _escaped(raw) else data
+
+
+def _escaped(raw: bytes | str) -> bool:
+    """Whether `raw` holds a surrogate's escape (a literal lone surrogate in a str is no escape, and stays)."""
+    return bool(SURROGATE_ESCAPE_TEXT.search(raw) if isinstance(raw, str) else SURROGATE_ESCAPE.search(raw))
 
 
 def mend(value):

@@ -105,6 +105,7 @@ def test_stop_retry_and_copy_a_column(clip_tab, live_bench):
     expect(w.locator(".live-text")).to_contain_text("word3")
     expect(w.locator(".answer strong")).to_have_text("race", timeout=20000)
     expect(w.locator("[data-seat-status]")).to_contain_text("Asked again")
+    expect(w.locator("[data-seat-status]")).to_contain_text("points (and a merged answer) are not made again")
     new_call = w.get_attribute("data-call")
     assert new_call != stopped_call
     shoot(page, "ask-live-retried", dark=False)

@@ -7,7 +7,7 @@ from benchwarmers.canonical import (Answer, ErrorEvent, Finish, Image, KeepAlive
                                     ToolCallDelta, ToolResult, Usage, UsageEvent)
 from benchwarmers.errors import BadRequest, UpstreamFailed
 from benchwarmers.formats import openai_chat, openai_completions
-from benchwarmers.formats.base import ReplyInfo, RequestInfo
+from benchwarmers.formats.base import ReplyInfo, RequestInfo, sse
 
 REQ = RequestInfo(path="/v1/chat/completions")
 
@@ -153,6 +153,15 @@ def test_stream_opens_before_the_first_event():
     (_, data), = frames(first)
     assert data["choices"][0]["delta"] == {"role": "assistant", "content": ""}
     assert data["object"] == "chat.completion.chunk" and data["model"] == "m" and data["created"]
+
+
+@pytest.mark.parametrize("model", ["m", "bench/café \"quoted\" {}", "x\u0000y"])
+def test_a_streams_delta_frames_are_the_bytes_of_its_chunks(model):
+    ctx = ReplyInfo.new(model)
+    frame = openai_chat.delta_frames(ctx)
+    for delta in ({"role": "assistant", "content": ""}, {"content": "é\n{}\"\u2028"}, {"reasoning_content": "r"},
+                  {"tool_calls": [{"index": 0, "function": {"arguments": "{\"a\":1}"}}]}):
+        assert frame(delta) == sse(openai_chat._chunk(ctx, delta))
 
 
 def test_stream_text_with_usage_and_extra():

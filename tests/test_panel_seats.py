@@ -180,3 +180,19 @@ def test_a_follow_up_goes_on_from_a_retried_seats_answer(duo, fake):
     assert status == 200 and d["bench"]["previous"] == panel
     followed = [c.body["messages"] for c in chats(fake) if c.body["model"] == "m-f"][-1]
     assert [m["content"] for m in followed if m["role"] == "assistant"] == ["f's second try."]
+
+
+def test_a_retried_seats_replaced_call_leaves_the_verdict_backlog(duo, fake):
+    svc, gate = duo
+    gate.set()
+    api = Http(svc.url)
+    _, headers, _ = api("POST", "/v1/chat/completions", body("bench/duo"))
+    panel = headers["x-bench-panel"]
+    first = {s["seat"]: s["call"] for s in api("GET", f"/bench/history/{panel}")[2]["seats"]}
+    waiting = {p["call"] for p in api("GET", "/bench/pending")[2]["pending"]}
+    assert waiting == set(first.values())
+    status, _, d = api("POST", f"/bench/panels/{panel}/retry", {"seat": 2})
+    assert status == 200 and d["retry_of"] == first[2]
+    found = api("GET", "/bench/pending")[2]
+    assert {p["call"] for p in found["pending"]} == {first[1], d["seat"]["call"]} and found["total"] == 2
+    assert {p["call"] for p in api("GET", f"/bench/pending?calls={first[2]}")[2]["pending"]} == set()

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from benchwarmers.errors import UpstreamFailed
+from benchwarmers.providers.framing import iter_sse
 from benchwarmers.providers.transport import Timeouts, Transport
 from tests.fakes.raw import RawServer, json_response
 
@@ -61,11 +62,23 @@ def test_trailers_interim_responses_and_bare_newlines():
 def test_a_stream_sent_in_pieces_is_read_across_them():
     pieces = [b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
               b"7\r\ndata: 1\r\n", b"8\r\n\ndata: 2\r", b"\n2\r\n\n\n\r\n0\r\n\r\n"]
-    with RawServer([pieces]) as raw:
+    with RawServer([pieces, pieces]) as raw:
         t = Transport()
         with t.request("POST", raw.url + "/s", body=b"{}", timeouts=QUICK) as response:
             assert list(response.lines()) == [b"data: 1\n", b"data: 2\n", b"\n"]
         assert t.idle_connections() == 1                     # read to its end: the connection is reused
+        with t.request("POST", raw.url + "/s", body=b"{}", timeouts=QUICK) as response:
+            pieces = list(response.pieces())                  # runs of whole lines, a line never cut between two
+        assert b"".join(pieces) == b"data: 1\ndata: 2\n\n" and all(p.endswith(b"\n") for p in pieces)
+
+
+def test_server_sent_events_are_read_from_runs_of_lines_as_from_single_lines():
+    stream = (b": a comment\r\nevent: delta\r\ndata: {\"a\": 1}\r\n\r\ndata:tight\ndata\ndata:  two spaces\n\n"
+              b"id: 7\nretry: 10\ndata: caf\xc3\xa9\n\ndata: never closed\n")
+    want = [("delta", '{"a": 1}'), ("message", "tight\n\n two spaces"), ("message", "caf\u00e9")]
+    lines = [line + b"\n" for line in stream.split(b"\n")[:-1]]
+    assert list(iter_sse(lines)) == want
+    assert list(iter_sse([stream])) == want
 
 
 @pytest.mark.parametrize("answer, pooled", [

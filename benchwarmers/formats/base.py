@@ -128,9 +128,13 @@ def new_id(prefix: str, length: int = 24) -> str:
     return prefix + uuid.uuid4().hex[:length]
 
 
+# json.dumps given options makes an encoder a call: this one is made once (it keeps no state between calls)
+COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def sse(data: Any, event: str | None = None) -> bytes:
     """One Server-Sent Events frame; `data` is JSON-encoded unless it is already a string."""
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = data if isinstance(data, str) else COMPACT.encode(data)
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {text}\n\n".encode("utf-8")
 
@@ -139,7 +143,7 @@ SSE_KEEPALIVE = b": keep-alive\n\n"
 
 
 def ndjson(record: dict) -> bytes:
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    return (COMPACT.encode(record) + "\n").encode("utf-8")
 
 
 # ---- body validation -------------------------------------------------------------------------

@@ -1,14 +1,15 @@
 """OpenAI chat completions (POST /v1/chat/completions): request -> Ask, Answer or Events -> reply."""
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..canonical import (Answer, Ask, ErrorEvent, Finish, KeepAlive, Message, ReasoningDelta, Target, Text,
                          TextDelta, Tool, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent, merge_usage)
 from ..errors import BadRequest, BenchError
-from .base import (BOOL, LIST, SSE_KEEPALIVE, STRING, FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, check,
-                   client_only_tool, error_message, error_type, get, image_from_url, json_args, new_id, number, parsed,
-                   positive_int, push, require_object, schema, sse, status_of, string_list, text_of, with_models)
+from .base import (BOOL, COMPACT, LIST, SSE_KEEPALIVE, STRING, FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo,
+                   check, client_only_tool, error_message, error_type, get, image_from_url, json_args, new_id, number,
+                   parsed, positive_int, push, require_object, schema, sse, status_of, string_list, text_of,
+                   with_models)
 
 NAME = "openai_chat"
 CONTENT_TYPE_STREAM = "text/event-stream"
@@ -188,19 +189,32 @@ def _chunk(ctx: ReplyInfo, delta: dict, finish: str | None = None) -> dict:
             "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
 
 
+_OPEN = ',"logprobs":null,"finish_reason":null}]}'   # what follows an open chunk's delta, its last field
+
+
+def delta_frames(ctx: ReplyInfo) -> Callable[[dict], bytes]:
+    """sse(_chunk(ctx, delta)) for each delta of one reply, the same bytes: the chunk's other fields are encoded once
+    a reply, not once a delta (a streamed panel sends a frame for each piece its lead seat writes)."""
+    whole = COMPACT.encode(_chunk(ctx, {}))
+    head = "data: " + whole[:-len("{}" + _OPEN)]
+    tail = _OPEN + "\n\n"
+    return lambda delta: (head + COMPACT.encode(delta) + tail).encode("utf-8")
+
+
 def stream(events: Iterable, ctx: ReplyInfo) -> Iterator[bytes]:
-    yield sse(_chunk(ctx, {"role": "assistant", "content": ""}))
+    frame = delta_frames(ctx)
+    yield frame({"role": "assistant", "content": ""})
     usage = Usage()
     seen: set[int] = set()
     for event in events:
         if isinstance(event, TextDelta):
             if event.text:
-                yield sse(_chunk(ctx, {"content": event.text}))
+                yield frame({"content": event.text})
         elif isinstance(event, ReasoningDelta):
             if event.text:
-                yield sse(_chunk(ctx, {"reasoning_content": event.text}))
+                yield frame({"reasoning_content": event.text})
         elif isinstance(event, ToolCallDelta):
-            yield sse(_chunk(ctx, {"tool_calls": [_call_delta(event, seen)]}))
+            yield frame({"tool_calls": [_call_delta(event, seen)]})
         elif isinstance(event, Finish):
             yield b"".join(_finish(event, usage, ctx))   # the last frames in one write (one send, not three)
             return

@@ -113,7 +113,7 @@ class AnthropicProvider(Provider):
             return
         tools: dict[int, int] = {}                     # content block index -> tool call number
         stop, done = None, False
-        for name, data in iter_sse(response.lines()):
+        for name, data in iter_sse(response.pieces()):
             event = load_json(data, "stream event")
             kind = event.get("type") or name
             if kind == "message_start":

@@ -15,25 +15,31 @@ def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def iter_sse(lines) -> Iterator[tuple[str, str]]:
-    """(event name, data) per server-sent event; a last event not closed by a blank line is not complete."""
-    data: list[str]
+def iter_sse(pieces) -> Iterator[tuple[str, str]]:
+    """(event name, data) per server-sent event, from runs of whole lines (UpstreamResponse.pieces; a line alone is a
+    run too); a last event not closed by a blank line is not complete. Each run is split and read as bytes, a data
+    line taken without decoding it: only an event's data is decoded, once."""
+    data: list[bytes]
     event, data = "", []
-    for raw in lines:
-        line = raw.decode("utf-8").rstrip("\r\n")
-        if not line:
-            if data:
-                yield event or "message", "\n".join(data)
-            event, data = "", []
-        elif line.startswith(":"):
-            continue
-        else:
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "data":
-                data.append(value)
-            elif field == "event":
-                event = value
+    for piece in pieces:
+        lines = piece.split(b"\n")
+        if not lines[-1]:          # after the run's last line ending: no line
+            lines.pop()
+        for raw in lines:
+            line = raw.rstrip(b"\r")
+            if not line:
+                if data:
+                    yield event or "message", b"\n".join(data).decode("utf-8")
+                event, data = "", []
+            elif line.startswith(b"data: "):
+                data.append(line[6:])
+            elif not line.startswith(b":"):
+                field, _, value = line.partition(b":")
+                value = value[1:] if value.startswith(b" ") else value
+                if field == b"data":
+                    data.append(value)
+                elif field == b"event":
+                    event = value.decode("utf-8")
 
 
 def iter_ndjson(lines) -> Iterator[dict]:

@@ -137,7 +137,7 @@ def chunks(response):
         body = load_json(response.read())
         yield from (c if isinstance(c, dict) else {} for c in (body if isinstance(body, list) else [body]))
         return
-    for _event, data in iter_sse(response.lines()):
+    for _event, data in iter_sse(response.pieces()):
         chunk = load_json(data, "stream chunk")
         if isinstance(chunk, list):
             chunk = chunk[0] if chunk else {}

@@ -89,7 +89,7 @@ class OpenAIProvider(Provider):
             yield from whole(self, load_json(response.read()), meta)
             return
         finish, done, calls = None, False, False
-        for _event, data in iter_sse(response.lines()):
+        for _event, data in iter_sse(response.pieces()):
             if data.strip() == "[DONE]":
                 done = True
                 response.finish()

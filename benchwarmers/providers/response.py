@@ -49,8 +49,19 @@ class UpstreamResponse:
         return data
 
     def lines(self):
-        """Yields raw lines (with their line ending) as they arrive; never holds the whole body.
-        Takes whatever has arrived and splits it here: one call per piece, not per line."""
+        """Yields raw lines (with their line ending) as they arrive; never holds the whole body."""
+        for piece in self.pieces():
+            start = 0
+            while (end := piece.find(b"\n", start)) >= 0:
+                yield piece[start:end + 1]
+                start = end + 1
+            if start < len(piece):
+                yield piece[start:]
+
+    def pieces(self):
+        """Yields what has arrived as runs of whole lines, each with its line ending (the body's last line maybe
+        without); never holds the whole body, nor a line of MAX_LINE or more. One call per piece, not per line: a
+        stream reader splits the run itself (iter_sse)."""
         buf = b""
         try:
             while True:
@@ -64,15 +75,13 @@ class UpstreamResponse:
                     self._release()
                     return
                 buf += chunk
-                start = 0
-                while (end := buf.find(b"\n", start)) >= 0:
-                    if end - start >= MAX_LINE:
-                        raise self._too_long()
-                    yield buf[start:end + 1]
-                    start = end + 1
-                buf = buf[start:]
-                if len(buf) >= MAX_LINE:
+                end = buf.rfind(b"\n") + 1
+                # only the run's first line can be long: the ones after it came whole in this chunk
+                if (buf.find(b"\n") if end else len(buf)) >= MAX_LINE:
                     raise self._too_long()
+                if end:
+                    whole, buf = buf[:end], buf[end:]
+                    yield whole
         finally:
             self.close()
 

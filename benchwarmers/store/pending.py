@@ -1,5 +1,6 @@
-"""Answers waiting for a verdict: panel seats that answered and that nobody has judged yet, newest first; and before
-them the points of those panels that nobody judged (one judgement of a point counts for every seat that took a side)."""
+"""Answers waiting for a verdict: panel seats that answered, that nobody has judged yet and that no retry replaced,
+newest first; and before them the points of those panels that nobody judged (one judgement of a point counts for
+every seat that took a side)."""
 from __future__ import annotations
 
 import re
@@ -17,7 +18,10 @@ REACH = 2_000      # the latest calls (of the caller, session or calls asked abo
 WAITING = ("c.status = 'ok' AND c.panel IS NOT NULL AND c.kind IN ('member', 'explore', 'with') "
            "AND NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.call = c.id AND v.current = 1) "
            "AND NOT EXISTS (SELECT 1 FROM usage u WHERE u.call = c.id AND u.kind = 'suite') "   # the suite scores its own
-           "AND NOT EXISTS (SELECT 1 FROM panels p WHERE p.id = c.panel AND p.set_aside IS NOT NULL)")   # only a test
+           "AND NOT EXISTS (SELECT 1 FROM panels p WHERE p.id = c.panel AND p.set_aside IS NOT NULL) "   # only a test
+           # asked again (a retry's record names it): the retry's answer holds the seat now, a few rows by the panel
+           "AND NOT EXISTS (SELECT 1 FROM calls r WHERE r.panel = c.panel AND r.seat = c.seat AND r.id <> c.id "
+           "AND json_extract(r.extra, '$.retry_of') = c.id)")
 
 
 def excerpt(text: str | None, limit: int = EXCERPT) -> str:

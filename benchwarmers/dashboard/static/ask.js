@@ -339,8 +339,10 @@
         } else if (msg.live || msg.seat) {
           seatLine(msg);
         } else if (msg.done) {
+          // the referee read the answer this one replaced: say so where the new answer shows
           note(el, msg.done.record ? "Not recorded: " + msg.done.record.why : "Asked again: this answer takes the " +
-            "seat's place.");
+            "seat's place. The panel's points (and a merged answer) are not made again: they still read the answer " +
+            "it replaced.");
         }
       }
     } catch (err) {
