@@ -12,8 +12,8 @@ from ..core.collection import Collections
 from ..core.panel import Panel
 from ..core.route import Router, TurnReply
 from ..errors import BadRequest, CollectionNotFound, Forbidden, NotFound
-from ..formats.base import (FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, blind_wanted, continuation,
-                            points_wanted)
+from ..formats.base import FormatRoute, Lookup, Parsed, ReplyInfo, RequestInfo, points_wanted
+from ..formats.benchfields import panel_options
 from ..formats.contract import FormatContract
 from ..providers.passthrough import native_body
 from ..roster.registry import Registry
@@ -112,8 +112,7 @@ def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInf
     parsed = fmt.parse(body, info)
     ask = parsed.ask
     ask.points = points_wanted(body)
-    ask.blind = blind_wanted(body)
-    ask.continues, ask.only_seat = continuation(body)
+    panel_options(body, ask)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     if ask.continues and ask.target.mode == ROUTE:

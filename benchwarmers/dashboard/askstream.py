@@ -25,7 +25,8 @@ from ..core import again
 from ..core.live import Heard
 from ..core.panel import Panel
 from ..errors import BadRequest, BenchError
-from ..formats.base import RequestInfo, blind_wanted, continuation
+from ..formats.base import RequestInfo
+from ..formats.benchfields import panel_options
 from ..server.messages import Request, Response
 from . import markdown, web
 from .pages.ask import chat_body
@@ -79,8 +80,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
     web.check_csrf(req, form)
     body = chat_body(form)
     ask = formats.get("openai_chat").parse(body, RequestInfo(req.path, req.query, req.headers)).ask
-    ask.blind = blind_wanted(body)
-    ask.continues, ask.only_seat = continuation(body)   # a follow-up: each seat's thread rebuilt from the record
+    panel_options(body, ask)   # blind, and a follow-up: each seat's thread rebuilt from the record
     panel = bench.panel
     run = panel.start(ask, live=True)   # refusals (empty collection, unknown name) answer before any line
     keepalive = bench.settings()["keepalive_seconds"]

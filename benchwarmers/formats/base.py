@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -240,31 +239,6 @@ def points_wanted(body: dict) -> str | None:
         raise BadRequest(f"`bench.points` must be one of {', '.join(POINT_MODES)} (or true / false), not {value!r}.",
                          "contested shows the points some seat contradicts; all shows every point; off none.")
     return value
-
-
-def blind_wanted(body: dict) -> bool | None:
-    """`"bench": {"blind": true}`: the panel names no model (Seat 1..N, in a random order) until it is judged. None:
-    the collection's own choice."""
-    return get(get(body, "bench", dict, default={}), "blind", bool, where="bench")
-PANEL_ID = re.compile(r"^p_[A-Za-z0-9_-]{8,40}$")
-
-
-def continuation(body: dict) -> tuple[str | None, int | None]:
-    """The panel a follow-up continues and the one seat it asks, when the request says: `"bench": {"continue":
-    "<panel id>", "seat": N}` (each seat's thread is rebuilt from the record, so the client need not send it)."""
-    bench = get(body, "bench", dict, default={})
-    panel = get(bench, "continue", str, where="bench")
-    seat = get(bench, "seat", int, where="bench")
-    if panel is not None and not PANEL_ID.match(panel):
-        raise BadRequest(f"`bench.continue` must be a panel's id (p_...), not {panel[:80]!r}.",
-                         "Send the id a panel's reply gave: its `bench.panel`, or its X-Bench-Panel header.")
-    if seat is not None and panel is None:
-        raise BadRequest("`bench.seat` needs `bench.continue`: the panel whose seat goes on.",
-                         "Send both: {\"bench\": {\"continue\": \"p_...\", \"seat\": 2}}.")
-    if seat is not None and seat < 1:
-        raise BadRequest(f"`bench.seat` must be a seat's number (1 or more), not {seat}.",
-                         "The seat numbers are the reply's `bench.seats[].seat`.")
-    return panel, seat
 
 
 def client_only_tool(kind: str, ask: Ask) -> None:
