@@ -166,9 +166,11 @@ class Budgets:
             held = charge.call in self._holding
             self._holding.discard(charge.call)
             before = self._booked.get(charge.call)
+            if not cost and not held and before is None:
+                return                      # nothing to book, nothing held: no write (an unpriced call's)
             month, keys, was = before if before else (self.month()[0], charge.keys(), 0.0)
             if cost == was and not held:
-                return                      # nothing to book, nothing held: no write (an unpriced call's)
+                return
             self._booked.pop(charge.call, None)
             self._booked[charge.call] = (month, keys, cost)
             while len(self._booked) > BOOKED_KEPT:

@@ -75,8 +75,8 @@ def budgets(limits: dict) -> dict:
 
 
 def rates(entry: dict) -> dict:
-    """An entry's rate limits alone (its budget left out)."""
-    return {k: v for k, v in entry.items() if k != USD}
+    """An entry's rate limits alone (its budget left out; most entries have none: no copy then)."""
+    return {k: v for k, v in entry.items() if k != USD} if USD in entry else entry
 
 
 def changes(body: dict, scope: str | None = None) -> dict:
