@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from benchwarmers.server import handler
+from benchwarmers.server import handler, requestbody
 
 WAIT = 10.0   # how long a test waits for an answer it expects; generous, never a speed claim
 
@@ -212,7 +212,7 @@ def test_an_unknown_upper_case_method_still_goes_to_the_routes(service):
 def quick(monkeypatch):
     """Deadlines of about a second, so a slow client is cut off within the test's patience."""
     monkeypatch.setattr(handler, "HEAD_SECONDS", 1.0)
-    monkeypatch.setattr(handler, "BODY_SECONDS", 1.0)
+    monkeypatch.setattr(requestbody, "BODY_SECONDS", 1.0)
 
 
 def trickle(url: str, start: bytes, drip: bytes, every: float = 0.3) -> tuple[bytes, bool]:

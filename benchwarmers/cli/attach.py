@@ -27,7 +27,7 @@ class BodyLimit:
 
     @property
     def bytes(self) -> int:
-        return int(self.mb * MB)     # as the service counts it (server/handler.py)
+        return int(self.mb * MB)     # as the service counts it (server/requestbody.py)
 
     def allows(self, size: int) -> bool:
         if size > self.bytes and not self.asked:

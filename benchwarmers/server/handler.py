@@ -15,31 +15,25 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .. import __version__
-from ..errors import BadRequest, BenchError, PayloadTooLarge
+from ..errors import BadRequest, PayloadTooLarge
 from ..redaction import redact
-from ..words import plural
-from .bodies import Bodies, BodiesFull, Crowded, Share
+from . import requestbody
+from .bodies import Bodies, Crowded
 from .messages import Request, Response
+from .requestbody import BodyTooSlow, has_body, read_body, seconds
 from .routes import shape_for_path
-from .reading import (IDLE_SECONDS, MAX_CHUNK_LINE, MAX_REQUEST_LINE, MAX_TRAILERS, BadFraming, Deadlined,
-                      HeadersTooLarge, TooSlow, chunk_size, read_headers, version_number)
+from .reading import (IDLE_SECONDS, MAX_REQUEST_LINE, BadFraming, Deadlined, HeadersTooLarge, TooSlow, read_headers,
+                      version_number)
 
 log = logging.getLogger("benchwarmers.http")
 CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, socket.timeout, OSError)
-# A request's line and headers must all arrive within HEAD_SECONDS of its first byte, and its body within
-# BODY_SECONDS plus a second for each BODY_BYTES_PER_SECOND received: a socket timeout bounds one read only, so a
-# client trickling a byte now and then once held a thread for ever. Module constants: tests make them small.
+# A request's line and headers must all arrive within HEAD_SECONDS of its first byte (its body: requestbody.py): a
+# socket timeout bounds one read only, so a client trickling a byte now and then once held a thread for ever. A
+# module constant: tests make it small.
 HEAD_SECONDS = 60.0
-BODY_SECONDS = 60.0
-BODY_BYTES_PER_SECOND = 16 * 1024
 QUIET_SECONDS = 0.2        # after an error answer, a pause this long means the client has sent what it had
 ERROR_CODES = {408: "request_timeout", 414: "uri_too_long", 431: "headers_too_large",
                505: "http_version_not_supported"}   # send_error's codes; any other status is a bad_request
-
-
-class BodyTooSlow(BenchError):
-    """A 408 in the route's own error shape: the body did not arrive in time."""
-    status, code = 408, "request_timeout"
 
 
 class Server(ThreadingHTTPServer):
@@ -90,7 +84,7 @@ class Handler(BaseHTTPRequestHandler):
         # The longest one read or write waits (a client that stops reading an answer is dropped after it): no
         # longer than a deadline (see Deadlined); an idle connection waits IDLE_SECONDS in waits of this. Read here,
         # not at import, so tests may patch the constants.
-        self.timeout = min(IDLE_SECONDS, HEAD_SECONDS, BODY_SECONDS)
+        self.timeout = min(IDLE_SECONDS, HEAD_SECONDS, requestbody.BODY_SECONDS)
         super().setup()
         try:   # small SSE frames must leave at once, not wait on Nagle and a delayed ACK
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -204,7 +198,7 @@ class Handler(BaseHTTPRequestHandler):
                       self.client_address[0], gone=partial(client_gone, self.connection))
         admitted = app.admit(req)          # Host, Origin, route and auth first: a refused request's body is never read
         if isinstance(admitted, Response):
-            if self._has_body(headers):
+            if has_body(headers):
                 self.close_connection = True   # its body stays unread, so the connection cannot go on
                 self._send(admitted, close=True)
                 return self._discard_rest()
@@ -218,100 +212,18 @@ class Handler(BaseHTTPRequestHandler):
         settings = app.bench.settings()
         share = self.server.bodies.share(settings["bodies_in_flight_mb"])
         try:
-            req.body = self._read_body(self.headers, settings["max_body_mb"], share)
+            req.body = read_body(self.rfile, self.clock, self.headers, settings["max_body_mb"], share)
             self._send(app.serve(req, route))
         except (BadRequest, PayloadTooLarge, BodyTooSlow, Crowded) as err:
             share.release()                # what was read of it is dropped
             self.close_connection = True   # the unread body makes the connection unusable
             self._send(app.error_response(route.shape, err), close=True)
             if isinstance(err, Crowded):   # read and dropped, all of it: the client, still sending, gets its 503
-                self._discard_rest(int(settings["max_body_mb"] * 1024 * 1024), BODY_SECONDS)
+                self._discard_rest(int(settings["max_body_mb"] * 1024 * 1024), requestbody.BODY_SECONDS)
             else:
                 self._discard_rest()
         finally:
             share.release()
-
-    @staticmethod
-    def _has_body(headers: dict) -> bool:
-        return "transfer-encoding" in headers or (headers.get("content-length") or "0").strip() not in ("", "0")
-
-    def _read_body(self, headers: dict, max_mb: float, share: Share) -> bytes:
-        """The body, read within its deadline: BODY_SECONDS, and a second more for each BODY_BYTES_PER_SECOND
-        received (a large body on a slow line gets its time, a trickle does not); BodyTooSlow past it. Its bytes
-        count in `share` as they arrive: Crowded when they would pass the bodies the service holds at once."""
-        limit = int(max_mb * 1024 * 1024)
-        length = self._body_length(headers, limit)
-        if length == 0:
-            return b""
-        if length is not None and not share.fits(length):
-            raise share.refusal()
-        self.clock.start(BODY_SECONDS, 1 / BODY_BYTES_PER_SECOND)
-        began, at = time.monotonic(), self.rfile.tell()
-        self.clock.share = share
-        try:
-            return self._read_chunked(limit) if length is None else self._read_exactly(length)
-        except BodiesFull:
-            raise share.refusal() from None
-        except TooSlow:
-            got = self.rfile.tell() - at     # what arrived: the read that timed out kept none of it
-            what = f"{got} bytes of its chunks" if length is None else f"{min(got, length)} of {length} bytes"
-            raise BodyTooSlow(f"The request body did not arrive in time: {what} after "
-                              f"{seconds(time.monotonic() - began)}.",
-                              f"Send the whole body at once: the service waits {seconds(BODY_SECONDS)} for a body, "
-                              f"and a second more for each {BODY_BYTES_PER_SECOND // 1024} KB received.") from None
-        finally:
-            self.clock.share = None
-
-    @staticmethod
-    def _body_length(headers: dict, limit: int) -> int | None:
-        """The body's size by Content-Length, or None for a chunked one; 400 for framing we do not read, 413 for a
-        size past the limit."""
-        if "transfer-encoding" in headers:
-            if headers["transfer-encoding"].strip().lower() != "chunked" or "content-length" in headers:
-                raise BadRequest("Only Transfer-Encoding: chunked is understood, and never with Content-Length.",
-                                 "Send Content-Length, or chunked alone.")
-            return None
-        raw = (headers.get("content-length") or "0").strip()
-        if not (raw.isascii() and raw.isdigit()) or len(raw) > 15:   # int() would take "+5", "1_0" and " 5"
-            raise BadRequest("Content-Length is not a number.", "Send the body's size in bytes, digits only.")
-        length = int(raw)
-        if length > limit:
-            raise PayloadTooLarge(f"The request body is {length} bytes; the limit is {limit} bytes.",
-                                  "Send a smaller request, or raise max_body_mb in settings.")
-        return length
-
-    def _read_exactly(self, length: int) -> bytes:
-        data = self.rfile.read(length) if length else b""
-        if len(data) < length:
-            raise BadRequest(f"The request body ended after {len(data)} of {length} bytes.",
-                             "Send the whole body Content-Length announces.")
-        return data
-
-    def _read_chunked(self, limit: int) -> bytes:
-        """Chunk sizes are hex digits only (a few of them), and every byte read, framing included, counts against
-        the limit: a size like -1 once read until the client hung up, past every check."""
-        parts: list[bytes] = []
-        total = 0
-        while True:
-            line = self.rfile.readline(MAX_CHUNK_LINE + 1)
-            total += len(line)
-            size = chunk_size(line)
-            if size is None:
-                raise BadRequest("Malformed chunked request body.", "Each chunk starts with its size in hex digits.")
-            if total + size > limit:
-                raise PayloadTooLarge(f"The request body passes the limit of {limit} bytes.",
-                                      "Send a smaller request, or raise max_body_mb in settings.")
-            if size == 0:
-                for _ in range(MAX_TRAILERS):      # trailers, bounded too
-                    trailer = self.rfile.readline(MAX_CHUNK_LINE + 1)
-                    total += len(trailer)
-                    if not trailer.strip() or total > limit:
-                        break
-                return b"".join(parts)
-            parts.append(self._read_exactly(size))
-            total += size
-            if self.rfile.readline(3) not in (b"\r\n", b"\n"):
-                raise BadRequest("Malformed chunked request body.", "Each chunk ends with CR LF.")
 
     def _discard_rest(self, cap: int = 4 * 1024 * 1024, within: float = 1.0) -> None:
         """Read (bounded: `cap` bytes, `within` seconds, or until a pause) what the client is still sending: closing
@@ -403,11 +315,6 @@ def client_gone(sock) -> bool:
         return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
     except (OSError, ValueError):   # reset, or closed under us
         return True
-
-
-def seconds(value: float) -> str:
-    """A duration for a message: "1 second", "60 seconds", "2.5 seconds"."""
-    return plural(int(value), "second") if value == int(value) else f"{value:.1f} seconds"
 
 
 def _unsafe(text) -> bool:
