@@ -9,26 +9,26 @@ from ..errors import BadRequest
 from .base import get
 
 
-def panel_options(body: dict, ask: Ask) -> Ask:
-    """`ask` with what the body's `bench` field says of blindness and continuation (a 400 for a value out of shape)."""
-    ask.blind = blind_wanted(body)
-    ask.continues, ask.only_seat = continuation(body)
-    return ask
+def panel_options(body: dict, ask: Ask) -> None:
+    """Set on `ask` what the body's `bench` field says of blindness and continuation (a 400 for a value out of
+    shape). The field is read once for both: every gateway request comes through here."""
+    bench = get(body, "bench", dict, default={})
+    ask.blind = blind_wanted(bench)
+    ask.continues, ask.only_seat = continuation(bench)
 
 
-def blind_wanted(body: dict) -> bool | None:
+def blind_wanted(bench: dict) -> bool | None:
     """`"bench": {"blind": true}`: the panel names no model (Seat 1..N, in a random order) until it is judged. None:
     the collection's own choice."""
-    return get(get(body, "bench", dict, default={}), "blind", bool, where="bench")
+    return get(bench, "blind", bool, where="bench")
 
 
 PANEL_ID = re.compile(r"^p_[A-Za-z0-9_-]{8,40}$")
 
 
-def continuation(body: dict) -> tuple[str | None, int | None]:
-    """The panel a follow-up continues and the one seat it asks, when the request says: `"bench": {"continue":
+def continuation(bench: dict) -> tuple[str | None, int | None]:
+    """The panel a follow-up continues and the one seat it asks, when the request's `bench` field says: `{"continue":
     "<panel id>", "seat": N}` (each seat's thread is rebuilt from the record, so the client need not send it)."""
-    bench = get(body, "bench", dict, default={})
     panel = get(bench, "continue", str, where="bench")
     seat = get(bench, "seat", int, where="bench")
     if panel is not None and not PANEL_ID.match(panel):
