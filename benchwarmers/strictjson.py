@@ -11,7 +11,8 @@ import re
 # string no codec can encode (hashing it, storing it or sending it fails), so only bodies holding such an escape
 # are looked through.
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-SURROGATE_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")   # the same in a str: looked through without encoding it
+# the same pattern for a str, looked through without encoding it
+SURROGATE_ESCAPE_TEXT = re.compile(SURROGATE_ESCAPE.pattern.decode())
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 
