@@ -37,7 +37,7 @@ VERSION = "0.12.0"
 def _is_generate(path: str | None, body: dict | None) -> bool:
     if path:
         return path.rstrip("/").endswith("/api/generate")
-    return body is not None and bool(body) and "prompt" in body and "messages" not in body
+    return body is not None and "prompt" in body and "messages" not in body
 
 
 # ---- parse -----------------------------------------------------------------------------------
