@@ -113,8 +113,8 @@ class Dispatch:
             if isinstance(call.client, Provider):
                 return call.client.complete(call.ask, call.served, timeouts=call.timeouts, whole=not call.streamed,
                                             heard=call.heard)
-            return call.client.complete(call.ask, call.served, timeouts=call.timeouts, heard=call.heard)   # llm
-            # streams every call anyway
+            # llm: it streams every call anyway
+            return call.client.complete(call.ask, call.served, timeouts=call.timeouts, heard=call.heard)
         self._finish(call, done, ask)
 
     @staticmethod
