@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ...api.collection import CollectionParts, collections_view, overview_view
-from ...api.ratings import RatingsParts, rankings_view
+from ...api.ratings import RatingsParts
 from ...server.gatewaykeys import enforcement
 from ...server.messages import Request
 from ...words import plural
@@ -30,7 +30,7 @@ CHIP_FOR = {"promote": "done", "replace": "wrong", "retired": "retired", "gone":
 
 def data(req: Request, bench: CollectionListPageParts) -> dict:
     names = [c["name"] for c in collections_view(bench)["collections"]]
-    return {"collections": [dict(overview_view(bench, n), ratings=by_model(rankings_view(bench, (n,), False)))
+    return {"collections": [dict(overview_view(bench, n), ratings=by_model(bench.ratings.of((n,)).to_dict()))
                             for n in names],
             "url": bench.url, "keys_enforced": enforcement(bench.admin_token, bench.settings())["enforced"]}
 
