@@ -37,11 +37,7 @@ class AskStreamParts(EffectiveSettings, Protocol):
     panel: Panel
 
 
-class AskEstimateParts(EstimateParts, Protocol):
-    """The panel, for what an ask would cost."""
-
-
-def ask_estimate(req: Request, bench: AskEstimateParts) -> Response:
+def ask_estimate(req: Request, bench: EstimateParts) -> Response:
     """POST /ask/estimate: the Ask form as it stands, what it would cost at most (POST /bench/estimate's answer);
     nothing is sent. The page's script asks it as the form changes."""
     form = web.read_form(req)
