@@ -18,10 +18,9 @@ from typing import Protocol
 
 from .. import formats
 from ..api.estimate import EstimateParts, estimate_view
-from ..api.panelseats import PanelSeatParts, held_run, sent_again, unseen_by
+from ..api.panelseats import PanelSeatParts, held_run, sent_again, stopped, unseen_by
 from ..api.parts import EffectiveSettings
-from ..canonical import STOPPED, KeepAlive, TextDelta
-from ..core import again
+from ..canonical import KeepAlive, TextDelta
 from ..core.live import Heard
 from ..core.panel import Panel
 from ..errors import BadRequest, BenchError
@@ -136,9 +135,7 @@ def seat_form(req: Request, bench: PanelSeatParts) -> tuple:
 
 def ask_stop(req: Request, bench: PanelSeatParts) -> Response:
     """POST /ask/stop: the column's seat hung up; its line in the ask's stream then says it stopped."""
-    run, number = seat_form(req, bench)
-    seat = again.stop(run, number)
-    return Response.json({"panel": run.id, "seat": number, "call": seat.call, "status": STOPPED})
+    return stopped(*seat_form(req, bench))
 
 
 def ask_retry(req: Request, bench: PanelSeatParts) -> Response:
