@@ -48,6 +48,12 @@ def line(obj: dict) -> bytes:
     return json.dumps(obj, ensure_ascii=False).encode() + b"\n"
 
 
+def seat_head(seat, hidden=None) -> dict:
+    """A seat as its column starts (the ask's first line, a retry's): a blind panel's (`hidden`) names no model."""
+    return {"seat": seat.seat, "kind": seat.kind, "call": seat.call,
+            "model": f"Seat {seat.seat}" if hidden else seat.model}
+
+
 def seat_line(seat, hidden=None) -> dict:
     """A finished seat's line; a blind panel's (`hidden`) names no model until it is judged."""
     answer = hidden.text(seat.answer) if hidden else seat.answer
@@ -83,9 +89,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
 
     def lines():
         yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.aim.mode,
-                    "blind": bool(run.hidden), "seats": [{"seat": s.seat, "kind": s.kind, "call": s.call,
-                                                          "model": f"Seat {s.seat}" if run.hidden else s.model}
-                                                         for s in run.seats]})
+                    "blind": bool(run.hidden), "seats": [seat_head(s, run.hidden) for s in run.seats]})
         try:
             for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats
                 yield item_line(item, run.hidden)
@@ -149,9 +153,7 @@ def ask_retry(req: Request, bench: PanelSeatParts) -> Response:
 
     def lines():
         s = seats.seats[0]
-        yield line({"retry": {"panel": run.id, "retry_of": seats.retried,
-                              "seat": {"seat": s.seat, "kind": s.kind, "call": s.call,
-                                       "model": f"Seat {s.seat}" if hidden else s.model}}})
+        yield line({"retry": {"panel": run.id, "retry_of": seats.retried, "seat": seat_head(s, hidden)}})
         for item in panel.finished(seats, keepalive, gone=req.gone):
             yield item_line(item, hidden)
         panel.settle(seats)
