@@ -8,23 +8,17 @@ import time
 
 import pytest
 
-from tests.fakes.referee import FakeReferee
 from tests.helpers.http import Http
 from tests.helpers.panel import body, fake, setup_bench  # noqa: F401  (the fake fixture)
+from tests.test_points_wired import ANSWERS, COLS as WIRED, script
 
-ANSWERS = {"m-a": "The cache is stale. The lock is held.", "m-b": "The cache is fresh. The lock is held.",
-           "m-c": "The lock is held."}
-COLS = {"core": {"members": ["a", "b", "c"], "explore": 0, "merge_model": "merger", "referee": "merger",
-                 "points": "contested"},
-        "other": {"members": ["a", "b"], "explore": 0, "merge_model": "merger"}}
+COLS = {**WIRED, "other": {"members": ["a", "b"], "explore": 0, "merge_model": "merger"}}
 
 
 @pytest.fixture
 def served(home, fake, make_service):
     setup_bench(home, fake, COLS)
-    for srv, text in ANSWERS.items():
-        fake.script(srv, text)
-    fake.script("m-merge", FakeReferee().reply())
+    script(fake)
     return make_service()
 
 
@@ -108,7 +102,8 @@ def test_every_export_round_trips(served, capsys):
     exported_points = lines(served.url, "/bench/export/points")      # shown and not shown, each with its verdict
     [exported] = [p for p in exported_points if p["id"] == point["id"]]
     assert exported["verdict"]["true"] is True and exported["shown"] is True
-    assert all(p["verdict"] is None for p in exported_points if p is not exported)
+    others = [p for p in exported_points if p is not exported]
+    assert others and all(p["verdict"] is None for p in others)     # the unshown point is there, unjudged
     assert exported["assert"] == point["assert"] and exported["quotes"] == point["quotes"]
     assert lines(served.url, f"/bench/export/pairs?since={time.time() + 60}") == []
     assert api("GET", "/bench/export/nope")[0] == 404 and api("GET", "/bench/export/pairs?since=soon")[0] == 400

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.dashboard import Session
 from tests.helpers.http import Http
 from tests.helpers.panel import body, fake, setup_bench  # noqa: F401  (the fake fixture)
 
@@ -112,6 +113,8 @@ def test_ratings_order_members_of_known_quality_with_intervals(served):
     assert [m["model"] for m in got["length_controlled"]["models"]][0] == "a"
     assert "length_effect" in got["length_controlled"]
     assert api("GET", "/bench/rankings")[2]["models"][0]["model"] == "a"          # overall
+    page = Session(served.url).request("GET", "/collections")[2]     # each member's plain rating beside its record
+    assert f"{models[0]['rating']:,.0f} <span class=\"muted\">(" in page
     assert api("GET", "/bench/rankings?blind=1")[2]["models"] == []              # none given blind
     from benchwarmers.core.choose import rank
     stats = served.bench.rankings.models("core")           # route choice reads the picks as evidence

@@ -43,7 +43,11 @@ def held_run(req: Request, bench: PanelSeatParts, panel: str) -> PanelRun:
 
 def stop_seat(req: Request, bench: PanelSeatParts) -> Response:
     number = seat_number(req.json())
-    run = held_run(req, bench, req.params["id"])
+    return stopped(held_run(req, bench, req.params["id"]), number)
+
+
+def stopped(run: PanelRun, number: int) -> Response:
+    """Seat `number` of `run` hung up, answered as this route and the Ask page's Stop both answer it."""
     seat = again.stop(run, number)
     return Response.json({"panel": run.id, "seat": number, "call": seat.call, "status": STOPPED})
 

@@ -41,8 +41,7 @@ def flag(req: Request, name: str) -> bool:
 
 def rankings_view(bench: RatingsParts, scopes: tuple | None, blind: bool) -> dict:
     """The plain and the length-controlled ratings of these scopes, as the API and the pages show them."""
-    plain = bench.ratings.of(scopes, blind)
-    styled = bench.ratings.of(scopes, blind, length=True)
+    plain, styled = bench.ratings.both(scopes, blind)
     return {"models": plain.to_dict()["models"], "length_controlled": styled.to_dict(), "blind": blind}
 
 

@@ -139,8 +139,15 @@ class Ratings:
         self._lock = threading.Lock()
 
     def of(self, scopes: tuple | None, blind_only: bool = False, length: bool = False) -> Fit:
+        return self._fitted(self.store.counts(scopes, blind_only), (scopes, blind_only, length))
+
+    def both(self, scopes: tuple | None, blind_only: bool = False) -> tuple[Fit, Fit]:
+        """The plain fit and the length-controlled one, from one read of the counts."""
         counts = self.store.counts(scopes, blind_only)
-        key = (scopes, blind_only, length)
+        return self._fitted(counts, (scopes, blind_only, False)), self._fitted(counts, (scopes, blind_only, True))
+
+    def _fitted(self, counts: list, key: tuple) -> Fit:
+        length = key[2]
         mark = tuple(sorted(counts))
         with self._lock:
             hit = self._fits.get(key)

@@ -18,10 +18,9 @@ from typing import Protocol
 
 from .. import formats
 from ..api.estimate import EstimateParts, estimate_view
-from ..api.panelseats import PanelSeatParts, held_run, sent_again, unseen_by
+from ..api.panelseats import PanelSeatParts, held_run, sent_again, stopped, unseen_by
 from ..api.parts import EffectiveSettings
-from ..canonical import STOPPED, KeepAlive, TextDelta
-from ..core import again
+from ..canonical import KeepAlive, TextDelta
 from ..core.live import Heard
 from ..core.panel import Panel
 from ..errors import BadRequest, BenchError
@@ -37,11 +36,7 @@ class AskStreamParts(EffectiveSettings, Protocol):
     panel: Panel
 
 
-class AskEstimateParts(EstimateParts, Protocol):
-    """The panel, for what an ask would cost."""
-
-
-def ask_estimate(req: Request, bench: AskEstimateParts) -> Response:
+def ask_estimate(req: Request, bench: EstimateParts) -> Response:
     """POST /ask/estimate: the Ask form as it stands, what it would cost at most (POST /bench/estimate's answer);
     nothing is sent. The page's script asks it as the form changes."""
     form = web.read_form(req)
@@ -51,6 +46,12 @@ def ask_estimate(req: Request, bench: AskEstimateParts) -> Response:
 
 def line(obj: dict) -> bytes:
     return json.dumps(obj, ensure_ascii=False).encode() + b"\n"
+
+
+def seat_head(seat, hidden=None) -> dict:
+    """A seat as its column starts (the ask's first line, a retry's): a blind panel's (`hidden`) names no model."""
+    return {"seat": seat.seat, "kind": seat.kind, "call": seat.call,
+            "model": f"Seat {seat.seat}" if hidden else seat.model}
 
 
 def seat_line(seat, hidden=None) -> dict:
@@ -88,9 +89,7 @@ def ask_stream(req: Request, bench: AskStreamParts) -> Response:
 
     def lines():
         yield line({"panel": run.id, "collection": run.reply().collection, "mode": ask.aim.mode,
-                    "blind": bool(run.hidden), "seats": [{"seat": s.seat, "kind": s.kind, "call": s.call,
-                                                          "model": f"Seat {s.seat}" if run.hidden else s.model}
-                                                         for s in run.seats]})
+                    "blind": bool(run.hidden), "seats": [seat_head(s, run.hidden) for s in run.seats]})
         try:
             for item in panel.finished(run, keepalive, gone=req.gone):   # a closed tab hangs up its seats
                 yield item_line(item, run.hidden)
@@ -140,9 +139,7 @@ def seat_form(req: Request, bench: PanelSeatParts) -> tuple:
 
 def ask_stop(req: Request, bench: PanelSeatParts) -> Response:
     """POST /ask/stop: the column's seat hung up; its line in the ask's stream then says it stopped."""
-    run, number = seat_form(req, bench)
-    seat = again.stop(run, number)
-    return Response.json({"panel": run.id, "seat": number, "call": seat.call, "status": STOPPED})
+    return stopped(*seat_form(req, bench))
 
 
 def ask_retry(req: Request, bench: PanelSeatParts) -> Response:
@@ -156,9 +153,7 @@ def ask_retry(req: Request, bench: PanelSeatParts) -> Response:
 
     def lines():
         s = seats.seats[0]
-        yield line({"retry": {"panel": run.id, "retry_of": seats.retried,
-                              "seat": {"seat": s.seat, "kind": s.kind, "call": s.call,
-                                       "model": f"Seat {s.seat}" if hidden else s.model}}})
+        yield line({"retry": {"panel": run.id, "retry_of": seats.retried, "seat": seat_head(s, hidden)}})
         for item in panel.finished(seats, keepalive, gone=req.gone):
             yield item_line(item, hidden)
         panel.settle(seats)

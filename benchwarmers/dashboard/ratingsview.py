@@ -7,7 +7,7 @@ from .widgets import muted
 
 
 def by_model(view: dict) -> dict:
-    """model -> its plain rating's entry, from api.ratings.rankings_view."""
+    """model -> its plain rating's entry, from api.ratings.rankings_view (or a Fit's to_dict)."""
     return {r["model"]: r for r in view["models"]}
 
 

@@ -4,25 +4,21 @@ from __future__ import annotations
 from typing import Protocol
 
 from ...api.collection import CollectionParts, collections_view, overview_view
-from ...api.ratings import RatingsParts, rankings_view
+from ...core.ratings import Ratings
 from ...server.gatewaykeys import enforcement
 from ...server.messages import Request
 from ...words import plural
 from ..contract import stays
 from ..markup import Html, flag, html, join, link, table, trusted
+from ..parts import Served
 from ..ratingsview import by_model, rating_cell
 from ..web import Frame
 from ..widgets import chip, record_cell
 
 
-class CollectionListPageParts(CollectionParts, RatingsParts, Protocol):
+class CollectionListPageParts(CollectionParts, Served, Protocol):
     """Every collection's overview with its members' ratings, and where the service is."""
-    admin_token: str | None
-
-    def settings(self) -> dict: ...
-
-    @property
-    def url(self) -> str: ...
+    ratings: Ratings
 
 
 CHIP_FOR = {"promote": "done", "replace": "wrong", "retired": "retired", "gone": "failed"}
@@ -30,7 +26,7 @@ CHIP_FOR = {"promote": "done", "replace": "wrong", "retired": "retired", "gone":
 
 def data(req: Request, bench: CollectionListPageParts) -> dict:
     names = [c["name"] for c in collections_view(bench)["collections"]]
-    return {"collections": [dict(overview_view(bench, n), ratings=by_model(rankings_view(bench, (n,), False)))
+    return {"collections": [dict(overview_view(bench, n), ratings=by_model(bench.ratings.of((n,)).to_dict()))
                             for n in names],
             "url": bench.url, "keys_enforced": enforcement(bench.admin_token, bench.settings())["enforced"]}
 
