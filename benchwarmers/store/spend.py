@@ -65,11 +65,6 @@ def expire(conn, now: float | None = None) -> int:
     return len(stale)
 
 
-def month_rows(conn, month: str) -> list:
-    """Every budget key's sums in `month` (a small table: one row per model, connection, collection and key)."""
-    return conn.execute("SELECT scope, name, spent, held FROM spend WHERE month = ?", (month,)).fetchall()
-
-
 def backfill(conn) -> None:
     """The spend of the months the last BACKFILL_DAYS touch made again from the ledger (migration 28, `bench store
     rebuild`): each priced line booked to its model, connection, collection, gateway key and the whole bench, in the
