@@ -5,7 +5,6 @@ named, in a fresh random order), and says of each whether it is useful. Its verd
 in route choice only once their agreement with the user's verdicts holds (rankings.agreement_holds)."""
 from __future__ import annotations
 
-import json
 import logging
 import random
 import threading
@@ -26,7 +25,7 @@ from .evidence import JUDGE_MIN_AGREEMENT, JUDGE_MIN_COMPARED, JUDGE_WEIGHT
 from .lanes import Lanes
 from .rankings import agreement_holds, wilson
 from .recorder import Ended
-from .referee import question_of
+from .referee import json_objects, question_of
 
 log = logging.getLogger("benchwarmers.judge")
 KIND = "judge"
@@ -205,10 +204,9 @@ def shown_answer(answer: Answer) -> str:
 
 def read_verdicts(text: str, order: list[Contestant]) -> list[tuple[Contestant, bool]]:
     """(contestant, useful) for each answer the judge's JSON names by its number; [] when it holds none."""
-    found = _object(text)
-    entries = found.get("answers") if isinstance(found, dict) else None
+    entries = next((o["answers"] for o in json_objects(text) if isinstance(o.get("answers"), list)), None)
     out, seen = [], set()
-    for e in entries if isinstance(entries, list) else []:
+    for e in entries or []:
         if not isinstance(e, dict) or not isinstance(e.get("useful"), bool):
             continue
         n = e.get("answer")
@@ -217,15 +215,3 @@ def read_verdicts(text: str, order: list[Contestant]) -> list[tuple[Contestant, 
             out.append((order[n - 1], e["useful"]))
     return out
 
-
-def _object(text: str):
-    decoder, start = json.JSONDecoder(), text.find("{")
-    while 0 <= start < 20000:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    return None
