@@ -1,6 +1,7 @@
 """One redaction for keys in errors, logs and outputs: every key seen, the secrets given, and key shapes. The keys
 the user configured (`remember`) are taken out of everything, the record included; the keys a third party listed
-(a hub's admin answer, `note_listed`) only out of messages, errors and logs, and only those shaped like a key."""
+(a hub's admin answer, `note_listed`) only out of messages, errors and logs, and only those shaped like a key. And
+the models' names a blind panel's readers must not see (its judges; its asker, until it is judged), as "a model"."""
 from __future__ import annotations
 
 import functools
