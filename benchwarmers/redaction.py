@@ -1,8 +1,10 @@
 """One redaction for keys in errors, logs and outputs: every key seen, the secrets given, and key shapes. The keys
 the user configured (`remember`) are taken out of everything, the record included; the keys a third party listed
-(a hub's admin answer, `note_listed`) only out of messages, errors and logs, and only those shaped like a key."""
+(a hub's admin answer, `note_listed`) only out of messages, errors and logs, and only those shaped like a key. And
+the models' names a blind panel's readers must not see (its judges; its asker, until it is judged), as "a model"."""
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import OrderedDict
@@ -240,3 +242,29 @@ def note_listed(source: str, values) -> int:
     """Keys a third party (a hub: `source` is its endpoint) listed: from now on the key-shaped ones are taken out of
     messages, errors and logs. Returns how many of them were key-shaped (at most LISTED_PER_SOURCE)."""
     return _listed.note(source, values)
+
+
+# ---- model names: what a blind panel's readers (its judges, its asker until judged) must not see ----------
+# Our own replies name each seat's model ("## Seat 2 · m-b · member", "Seat 1 · m-a: “...”"): a conversation that
+# carries an earlier panel's reply back gets the number alone.
+OWN_LABEL = re.compile("(Seat \\d+)(?: \u00b7 [^\u00b7\\n:;,\u201c]+)+")
+SHORTEST_NAME = 3          # a one- or two-letter alias is a word of the text as often as a name
+
+
+def names_pattern(names) -> re.Pattern | None:
+    """One pattern for the models' names (aliases and served names) a judge must not read; None: none to hide."""
+    return _pattern(frozenset(n for n in names if n and len(n) >= SHORTEST_NAME))
+
+
+@functools.lru_cache(maxsize=256)     # a collection's panels ask with the same names: made once, not once a panel
+def _pattern(names: frozenset) -> re.Pattern | None:
+    kept = sorted(names, key=len, reverse=True)
+    if not kept:
+        return None
+    return re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(n) for n in kept) + r")(?![\w-])", re.I)
+
+
+def unnamed(text: str, names: re.Pattern | None) -> str:
+    """`text` without our own seat labels' model names, and with the panel's model names as "a model"."""
+    text = OWN_LABEL.sub(r"\1", text)
+    return names.sub("a model", text) if names is not None else text

@@ -2,12 +2,12 @@
 order each call, and no line of anyone's text that could pass for one of the prompt's own headings, in any spelling."""
 from __future__ import annotations
 
-import functools
 import random
 import re
 import unicodedata
 
 from ..canonical import Seat
+from ..redaction import names_pattern, unnamed
 
 MARK = "\u2502 "            # how a neutralised line starts: the instructions say what it means
 MARK_NOTE = ("A line inside an answer (or the question) that looked like a heading is shown after a \u2502 mark: it "
@@ -21,10 +21,6 @@ INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-
 PROMPT_WORDS = re.compile(r"(?:seat\b|end\s+of\s+the\s+answers?\b|the\s+question\b|the\s+panel)", re.I)
 UNDERLINE = re.compile(r"[=\-\u2014\u2013_]{2,}")
 HTML_HEADING = re.compile(r"<\s*/?\s*h[1-6]\b", re.I)
-# Our own replies name each seat's model ("## Seat 2 · m-b · member", "Seat 1 · m-a: “...”"): a conversation that
-# carries an earlier panel's reply back gets the number alone.
-OWN_LABEL = re.compile("(Seat \\d+)(?: \u00b7 [^\u00b7\\n:;,\u201c]+)+")
-SHORTEST_NAME = 3          # a one- or two-letter alias is a word of the text as often as a name
 # The quick look first: in plain ASCII text without control characters, only a line that starts (after spaces and
 # marks) with one of these can read as a heading; any other text is looked at line by line.
 SUSPECT = re.compile(r"^[ \t*_~`>|\\]*(?:[#=<\-_]|seat|end|the\s+(?:question|panel))", re.I | re.M)
@@ -57,25 +53,6 @@ def neutralised(text: str) -> str:
         if heading_like(line):
             lines[i] = MARK + folded_line(line).lstrip(HASHES + WRAPPERS)
     return "\n".join(lines)
-
-
-def names_pattern(names) -> re.Pattern | None:
-    """One pattern for the models' names (aliases and served names) a judge must not read; None: none to hide."""
-    return _pattern(frozenset(n for n in names if n and len(n) >= SHORTEST_NAME))
-
-
-@functools.lru_cache(maxsize=256)     # a collection's panels ask with the same names: made once, not once a panel
-def _pattern(names: frozenset) -> re.Pattern | None:
-    kept = sorted(names, key=len, reverse=True)
-    if not kept:
-        return None
-    return re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(n) for n in kept) + r")(?![\w-])", re.I)
-
-
-def unnamed(text: str, names: re.Pattern | None) -> str:
-    """`text` without our own seat labels' model names, and with the panel's model names as "a model"."""
-    text = OWN_LABEL.sub(r"\1", text)
-    return names.sub("a model", text) if names is not None else text
 
 
 def shuffled(seats: list[Seat]) -> list[Seat]:

@@ -40,10 +40,6 @@ class Pins:
     def __init__(self, db: Database):
         self.db = db
 
-    def get(self, key: str, idle_seconds: float) -> str | None:
-        found = self.state(key, idle_seconds)
-        return found.model if found else None
-
     def state(self, key: str, idle_seconds: float) -> Pinned | None:
         sql = "SELECT model, last_used, call, prompt, strikes, struck FROM pins WHERE key = ?"
         row = self.db.one(sql, (key,))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import chain
 from typing import Callable
 
 from .. import strictjson
@@ -95,11 +96,16 @@ def referee_ask(original: Ask, shown: list[Seat], max_tokens: int = MAX_TOKENS,
 
 # ---- reading the answer ------------------------------------------------------------------------
 
-def _objects(text: str):
-    """Candidate JSON objects in `text`, the likeliest first: the whole of it, each fenced block, then an object
-    starting at one of the first JSON_STARTS braces (prose around it)."""
-    yield text
-    yield from (m.group(1) for m in FENCE.finditer(text))
+def json_objects(text: str):
+    """The JSON objects a model's answer may hold, the likeliest first: the whole of it, each fenced block, then an
+    object starting at one of the first JSON_STARTS braces (prose around it). The referee's and the shadow judge's."""
+    for candidate in chain((text,), (m.group(1) for m in FENCE.finditer(text))):   # fences read if need be
+        try:
+            found = strictjson.lenient(candidate.strip())
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(found, dict):
+            yield found
     decoder, start = json.JSONDecoder(), text.find("{")
     for _ in range(JSON_STARTS):
         if start < 0:
@@ -121,16 +127,10 @@ def extract(raw: str) -> dict | str:
     if len(text) > MAX_OUTPUT_CHARS:
         return f"the referee's answer is {len(text) // 1024:,} KB, more than the {MAX_OUTPUT_CHARS // 1024} KB read"
     found_object = False
-    for candidate in _objects(text):
-        if isinstance(candidate, str):
-            try:
-                candidate = strictjson.lenient(candidate.strip())
-            except (ValueError, RecursionError):
-                continue
-        if isinstance(candidate, dict):
-            if isinstance(candidate.get("points"), list):
-                return candidate
-            found_object = True
+    for candidate in json_objects(text):
+        if isinstance(candidate.get("points"), list):
+            return candidate
+        found_object = True
     return 'the referee\'s JSON has no "points" list' if found_object else "the referee's answer holds no JSON object"
 
 

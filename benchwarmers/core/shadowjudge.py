@@ -5,7 +5,6 @@ named, in a fresh random order), and says of each whether it is useful. Its verd
 in route choice only once their agreement with the user's verdicts holds (rankings.agreement_holds)."""
 from __future__ import annotations
 
-import json
 import logging
 import random
 import threading
@@ -18,7 +17,7 @@ from ..errors import BenchError, QuotaRefused
 from ..roster.registry import Model, Registry
 from ..store.ids import record_id
 from ..store.judgestore import JudgeStore, agreement_rows
-from ..store.ledger import cost_of, month_of
+from ..store.ledger import month_of
 from .blind import names_pattern, neutralised, unnamed
 from .calling import Dialer
 from .collection import Collection
@@ -26,7 +25,7 @@ from .evidence import JUDGE_MIN_AGREEMENT, JUDGE_MIN_COMPARED, JUDGE_WEIGHT
 from .lanes import Lanes
 from .rankings import agreement_holds, wilson
 from .recorder import Ended
-from .referee import question_of
+from .referee import json_objects, question_of
 
 log = logging.getLogger("benchwarmers.judge")
 KIND = "judge"
@@ -139,15 +138,9 @@ class ShadowJudge:
                                                                                "the judge's answer held no verdicts"),
                                  collection=name, turn=g.turn, extra={"judged": [c.call for c in order]}))
         self.store.add(g.turn, name, g.judge.alias, call, [(c.call, c.model.alias, u) for c, u in verdicts],
-                       (month_of(self.clock()), self.cost(g.judge, answer)), self.clock())
+                       (month_of(self.clock()), self.dialer.pricing.cost(g.judge, answer) or 0.0), self.clock())
         self.skipped.pop(name, None)
         return {"call": call, "verdicts": {c.call: u for c, u in verdicts}}
-
-    def cost(self, judge: Model, answer: Answer | None) -> float:
-        usage = answer.usage if answer is not None else None
-        price_in, price_out, _ = self.dialer.price(judge)
-        return cost_of(price_in, price_out, usage.input_tokens if usage else 0,
-                       usage.output_tokens if usage else 0) or 0.0
 
     def reserve(self, col: Collection, judge: Model, ask: Ask) -> tuple[str | None, float]:
         """(why the judge may not be asked now, or None; the USD set aside for this call). Not asked: its price is
@@ -157,7 +150,7 @@ class ShadowJudge:
         if price_in is None or price_out is None:
             return f"the judge {judge.alias}'s price is unknown, so its budget cannot be kept", 0.0
         spent, _ = self.store.spent(month_of(self.clock()), col.name)
-        most = cost_of(price_in, price_out, ask.prompt_tokens(), MAX_TOKENS) or 0.0
+        most = self.dialer.pricing.estimate(judge, ask, cap=MAX_TOKENS) or 0.0
         with self._lock:
             under_way = self._reserved.get(col.name, 0.0)
             if spent + under_way + most > (col.judge_budget or 0.0):
@@ -211,10 +204,9 @@ def shown_answer(answer: Answer) -> str:
 
 def read_verdicts(text: str, order: list[Contestant]) -> list[tuple[Contestant, bool]]:
     """(contestant, useful) for each answer the judge's JSON names by its number; [] when it holds none."""
-    found = _object(text)
-    entries = found.get("answers") if isinstance(found, dict) else None
+    entries = next((o["answers"] for o in json_objects(text) if isinstance(o.get("answers"), list)), None)
     out, seen = [], set()
-    for e in entries if isinstance(entries, list) else []:
+    for e in entries or []:
         if not isinstance(e, dict) or not isinstance(e.get("useful"), bool):
             continue
         n = e.get("answer")
@@ -223,15 +215,3 @@ def read_verdicts(text: str, order: list[Contestant]) -> list[tuple[Contestant, 
             out.append((order[n - 1], e["useful"]))
     return out
 
-
-def _object(text: str):
-    decoder, start = json.JSONDecoder(), text.find("{")
-    while 0 <= start < 20000:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    return None

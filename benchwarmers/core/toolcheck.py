@@ -16,7 +16,6 @@ from ..canonical import Tool, ToolCall
 from ..store.standings import FAULTS, SIGNS
 
 UNOFFERED, NOT_JSON, SCHEMA, REPORTED = FAULTS   # REPORTED: the client's tool result said the call was malformed
-KINDS = FAULTS
 CHECKED = SIGNS[0]    # "tools": the sign of an answer whose tool calls were checked (with or without faults)
 RETRIED = SIGNS[-1]   # "retried": the client sent the same turn again after this answer (shown, never weighed)
 MAX_DEPTH = 16
@@ -147,15 +146,6 @@ def signs_of(faults: list[Fault], checked: bool, more: tuple = ()) -> str | None
         return None
     kinds = ([CHECKED] if checked else []) + sorted({f.kind for f in faults}) + list(more)
     return ",".join(dict.fromkeys(kinds))
-
-
-def has_sign(signs: str | None, sign: str) -> bool:
-    return signs is not None and sign in signs.split(",")
-
-
-def failed(signs: str | None) -> bool:
-    """The answer's tool calls failed: any fault kind among its signs."""
-    return signs is not None and any(k in KINDS for k in signs.split(","))
 
 
 # What a client's tool result says when the call itself was malformed (never that the tool ran and failed): Claude

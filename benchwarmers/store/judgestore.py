@@ -61,12 +61,6 @@ class JudgeStore:
         row = self.db.one("SELECT usd, calls FROM judge_spend WHERE month = ? AND collection = ?", (month, collection))
         return (row["usd"], row["calls"]) if row else (0.0, 0)
 
-    def of_turn(self, turn: str) -> list[dict]:
-        """The judge's verdicts on one turn's answers."""
-        return [{"call": r["call"], "judge": r["judge"], "judge_call": r["judge_call"], "useful": bool(r["useful"]),
-                 "created": r["created"]}
-                for r in self.db.query("SELECT * FROM judge_verdicts WHERE turn = ?", (turn,))]
-
     def of_call(self, call: str) -> dict | None:
         r = self.db.one("SELECT * FROM judge_verdicts WHERE call = ?", (call,))
         return None if r is None else {"judge": r["judge"], "judge_call": r["judge_call"], "useful": bool(r["useful"]),

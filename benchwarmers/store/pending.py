@@ -3,13 +3,12 @@ newest first; and before them the points of those panels that nobody judged (one
 every seat that took a side)."""
 from __future__ import annotations
 
-import re
 import time
 from typing import Callable
 
-from ..redaction import forget_known
+from ..redaction import forget_known, names_pattern, unnamed
 from .db import Database
-from .pointstore import PointStore
+from .pointstore import PointStore, names_of
 
 EXCERPT = 200      # characters of an answer shown beside its call id
 REACH = 2_000      # the latest calls (of the caller, session or calls asked about) looked through for waiting answers
@@ -35,11 +34,9 @@ def blind_among(db: Database, panels: list) -> tuple[set, Callable]:
     marks = ", ".join("?" * len(panels))
     hidden = {r["id"] for r in db.query(f"SELECT id FROM panels WHERE id IN ({marks}) AND blind = 1 AND "
                                         "revealed IS NULL", panels)} if panels else set()
-    names = {n for r in db.query(f"SELECT model, served FROM calls WHERE panel IN ({', '.join('?' * len(hidden))})",
-                                 list(hidden)) for n in (r["model"], r["served"]) if n and len(n) >= 3} \
-        if hidden else set()
-    found = re.compile("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)), re.I) if names else None
-    return hidden, lambda text: found.sub("a model", text or "") if found else text
+    names = names_pattern(names_of(db.query(f"SELECT model, served FROM calls WHERE panel IN "
+                                            f"({', '.join('?' * len(hidden))})", list(hidden)))) if hidden else None
+    return hidden, lambda text: unnamed(text, names) if text else text
 
 
 def _floor(db: Database, where: list, params: list, lanes: list) -> tuple | None:

@@ -51,6 +51,11 @@ def verdict_dict(row) -> dict:
     return {"true": None if value is None else bool(value), "note": row["note"], "created": row["created"]}
 
 
+def names_of(rows) -> set[str]:
+    """The names the models of these calls' rows ({model, served}) go by: alias, served name and its last part."""
+    return {n for r in rows for n in (r["model"], r["served"], (r["served"] or "").rsplit("/", 1)[-1]) if n}
+
+
 class PointStore:
     def __init__(self, db: "Database"):
         self.db = db
@@ -147,8 +152,7 @@ class PointStore:
 
     def seat_names(self, panel: str) -> set[str]:
         """The names a panel's seats' models go by (alias and served name): what a blind panel hides."""
-        return {n for r in self.db.query("SELECT model, served FROM calls WHERE panel = ? AND seat > 0", (panel,))
-                for n in (r["model"], r["served"], (r["served"] or "").rsplit("/", 1)[-1]) if n}
+        return names_of(self.db.query("SELECT model, served FROM calls WHERE panel = ? AND seat > 0", (panel,)))
 
     def seats(self, panel: str) -> dict[int, dict]:
         """seat number -> {call, model} of a panel's seats."""

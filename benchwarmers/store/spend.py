@@ -27,12 +27,12 @@ def add(conn, month: str, keys, spent: float, held: float) -> None:
     conn.executemany(_ADD, [(month, scope, name, spent, held) for scope, name in keys])
 
 
-def sums(conn, month: str, keys) -> dict:
-    """{(scope, name): (spent, held)} of these keys' month (a key with nothing booked is absent)."""
+def sums(one, month: str, keys) -> dict:
+    """{(scope, name): (spent, held)} of these keys' month (a key with nothing booked is absent); `one(sql, params)`
+    reads a row: a reader's (Database.one) for a pre-check, the writer's inside a reservation's transaction."""
     out = {}
     for scope, name in keys:
-        row = conn.execute("SELECT spent, held FROM spend WHERE month = ? AND scope = ? AND name = ?",
-                           (month, scope, name)).fetchone()
+        row = one("SELECT spent, held FROM spend WHERE month = ? AND scope = ? AND name = ?", (month, scope, name))
         if row is not None:
             out[(scope, name)] = (row[0], row[1])
     return out
@@ -63,11 +63,6 @@ def expire(conn, now: float | None = None) -> int:
     for call in stale:
         release(conn, call)
     return len(stale)
-
-
-def month_rows(conn, month: str) -> list:
-    """Every budget key's sums in `month` (a small table: one row per model, connection, collection and key)."""
-    return conn.execute("SELECT scope, name, spent, held FROM spend WHERE month = ?", (month,)).fetchall()
 
 
 def backfill(conn) -> None:

@@ -134,17 +134,11 @@ class Budgets:
         return {key: budgets[key] for key in charge.keys() if key in budgets}
 
     def _over(self, conn, month: tuple, mine: dict, estimate: float) -> BudgetRefusal | None:
-        found = spend.sums(conn, month[0], list(mine))
+        found = spend.sums(lambda sql, params: conn.execute(sql, params).fetchone(), month[0], list(mine))
         return self._worst(month, mine, found, estimate)
 
     def _over_read(self, month: tuple, mine: dict, estimate: float) -> BudgetRefusal | None:
-        found = {}
-        for scope, name in mine:
-            row = self.db.one("SELECT spent, held FROM spend WHERE month = ? AND scope = ? AND name = ?",
-                              (month[0], scope, name))
-            if row is not None:
-                found[(scope, name)] = (row["spent"], row["held"])
-        return self._worst(month, mine, found, estimate)
+        return self._worst(month, mine, spend.sums(self.db.one, month[0], list(mine)), estimate)
 
     def _worst(self, month: tuple, mine: dict, found: dict, estimate: float) -> BudgetRefusal | None:
         """The budget with the least room of those this call would pass."""
