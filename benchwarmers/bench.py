@@ -80,7 +80,7 @@ class Bench:
         self.registry = Registry(self.config)
         keys.learn()     # every key it may send is known to redaction before the first prompt is recorded
         self.registry.tokens = Renewer(self.config, self.db, self.home)   # signed-in tokens renewed before expiry
-        self.resting = Resting(self.db, self.registry.transport.limits)
+        self.resting = Resting(self.db, self.registry.transport.limits, self.config.memo)
         # the user's rate limits, counted per connection and model from the usage ledger (the scheduler's clock)
         self.quota = Quota(self.db, self.config, self.resting, self.clock)
         # the user's monthly budgets in dollars, held before each priced call and booked after (months in local time)

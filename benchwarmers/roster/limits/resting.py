@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from typing import Callable
 
 from ...errors import FaultKind, StoreFailing, UpstreamFailed
 from ...providers import RateLimitBook
@@ -19,6 +20,7 @@ USED_UP = (("requests_remaining", "requests_reset_at"), ("tokens_remaining", "to
 FAILING = (FaultKind.CONNECTION, FaultKind.SERVER, FaultKind.TIMEOUT)
 REST_AFTER = 3
 FAILED_REST = 300.0
+LOOKED = "resting looked"   # the key a request's memo keeps once the table was looked at for that request
 
 
 class Resting:
@@ -28,9 +30,13 @@ class Resting:
     transport's RateLimitBook (a quota used up rests its model, or its connection). The limits the user sets are
     counted apart (Quota), so what a provider says never loosens them."""
 
-    def __init__(self, db: Database, limits: RateLimitBook | None = None):
+    def __init__(self, db: Database, limits: RateLimitBook | None = None,
+                 memo: Callable[[], dict | None] | None = None):
         self.db = db
         self.limits = limits
+        # the memo of the request this thread serves (Config.memo): another process's commit is looked for once a
+        # request, not at each of its seats' dozen questions (each look starts an SQLite read, locks and all)
+        self._memo = memo
         self._until: dict[tuple[str, str], float] = {}
         self._failed: dict[tuple[str, str], int] = {}             # a model's calls failed in a row, in this process
         self._failing: dict[tuple[str, str], tuple[float, str]] = {}   # a rest on failures: (until, why)
@@ -40,7 +46,7 @@ class Resting:
 
     def refresh(self) -> None:
         """Read the table now (the roster's status does; seating, whenever anything was committed since: another
-        process on this data folder rests a model for this one from its next call)."""
+        process on this data folder rests a model for this one from its next request)."""
         now = time.time()
         rows = self.db.query("SELECT endpoint, model, facts, resting_until FROM ratelimits WHERE resting_until > ?",
                              (now,))
@@ -56,8 +62,7 @@ class Resting:
     def until(self, endpoint: str, served: str | None = None) -> float | None:
         """When this model (or, without `served`, the connection as a whole) may be called again: the later of the
         connection's rest and the model's, from 429s or from quotas the headers say are used up."""
-        if self.db.changed(self._seen):   # looked at before the table is read: no commit falls between
-            self.refresh()
+        self._look()
         now = time.time()
         t = max(self._until.get((endpoint, WHOLE)) or 0.0,
                 (self._until.get((endpoint, served)) or 0.0) if served else 0.0)
@@ -116,10 +121,21 @@ class Resting:
 
     def failing(self, endpoint: str, served: str) -> tuple[float, str] | None:
         """(until when, why) this model rests because its calls keep failing, or None."""
-        if self.db.changed(self._seen):
-            self.refresh()
+        self._look()
         found = self._failing.get((endpoint, served))
         return found if found and found[0] > time.time() else None
+
+    def _look(self) -> None:
+        """Read the table again when anything was committed since the last look (another process may have rested a
+        model for this one): at every question outside a request, once a request inside one. This process's own
+        rests are in memory already."""
+        memo = self._memo() if self._memo else None
+        if memo is not None:
+            if LOOKED in memo:
+                return
+            memo[LOOKED] = True
+        if self.db.changed(self._seen):   # looked at before the table is read: no commit falls between
+            self.refresh()
 
     def _write(self, slot: tuple[str, str], until: float, facts: dict) -> None:
         self.db.submit(lambda c: c.execute(
