@@ -23,7 +23,10 @@ class Judging:
     """`model` None: no model could referee (`why` says so). `notes`: the named referees passed over, with why."""
 
     def __init__(self, run, mode: str, model: Model | None, notes: list[dict], why: str | None):
+        # `run` until the refereeing is over, then None: a run and its judging refer to each other, and a cycle is
+        # freed only by the cyclic GC's oldest generation (a panel's objects piling up for it, then a long pass)
         self.run, self.mode, self.model, self.notes, self.why = run, mode, model, notes, why
+        self.panel: str = run.id
         self.call = record_id()            # named to a client only once its record is committed
         self.hangup = Hangup()
         self.done = threading.Event()
@@ -42,7 +45,7 @@ class Judging:
 
     def info(self) -> dict:
         """What the points' info says of who referees, and where the points are read."""
-        d = {"mode": self.mode, "referee": self.model.alias if self.model else None, **where(self.run.id)}
+        d = {"mode": self.mode, "referee": self.model.alias if self.model else None, **where(self.panel)}
         if self.notes:
             d["passed_over"] = list(self.notes)
         return d
@@ -52,7 +55,7 @@ class Judging:
 
     def pending_line(self) -> str:
         """The one line a reply ends with when its points are not in yet."""
-        pid = self.run.id
+        pid = self.panel
         return (f"_Points: the referee {self.model.alias if self.model else '-'} is still reading the answers; they "
                 f"will be at /bench/panels/{pid}/points (`bench points {pid}`) and on the ask's page /calls/{pid}._\n")
 

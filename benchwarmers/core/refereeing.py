@@ -104,7 +104,8 @@ class Refereeing:
             if self._sweeper is None:
                 self._sweeper = threading.Thread(target=self._sweep, name="referees", daemon=True)
                 self._sweeper.start()
-            self._lock.notify()
+            if len(self._live) == 1:   # the sweeper waits for a first one; else it looks on its own, every second
+                self._lock.notify()
         self.dialer.seat(j.model, j.ask, run.endpoints.get(j.model.endpoint), KIND, j.hangup,
                          partial(self._worker, j), partial(self._over, j), run.asker,
                          timeouts=seat_timeouts(seconds, j.hangup), tap=SeatTap(j.call))
@@ -115,7 +116,8 @@ class Refereeing:
 
     def _over(self, j: Judging, call: Call, answer: Answer | None, fault: BaseException | None) -> None:
         """The referee's call is over: its status from what ended it, then its answer read (a long one on a worker)."""
-        with self.registry.config.steady(j.run.memo):
+        run = j.run     # None once the refereeing is over (the service stopped first: close())
+        with self.registry.config.steady(run.memo if run is not None else None):
             self._ended(j, answer, fault)
 
     def _ended(self, j: Judging, answer: Answer | None, fault: BaseException | None) -> None:
@@ -140,6 +142,8 @@ class Refereeing:
         elif fault is not None:    # a bug of ours costs the points, never the panel's answers
             log.error("the referee %s failed", model.alias, exc_info=fault)
             status, error = FAILED, f"internal error: {type(fault).__name__}"
+        if j.over:         # recorded as cancelled when the service stopped (close()): nothing more to read
+            return
         j.call_over = (status, error, sent, answer, time.monotonic() - j.started)
         if answer is not None and len(answer.text) > READ_HERE:
             self.lanes.submit("", self._read_steady, j)
@@ -147,7 +151,10 @@ class Refereeing:
             self._read(j)
 
     def _read_steady(self, j: Judging) -> None:
-        with self.registry.config.steady(j.run.memo):
+        run = j.run
+        if run is None:    # over meanwhile (the service stopped)
+            return
+        with self.registry.config.steady(run.memo):
             self._read(j)
 
     def _read(self, j: Judging) -> None:
@@ -196,6 +203,7 @@ class Refereeing:
         j.bench, j.found = bench, found
         with self._lock:
             self._live.discard(j)
+        j.run = None       # the cycle between the run and its judging broken: see Judging
         j.done.set()
 
     def _record(self, j: Judging) -> dict:
