@@ -5,6 +5,7 @@ cut body, garbage, a stale pooled connection, errors adapted to and sent again, 
 the bytes themselves (Content-Length, chunked, in pieces)."""
 from __future__ import annotations
 
+import gc
 import queue
 import socket
 import threading
@@ -15,6 +16,7 @@ import pytest
 from benchwarmers.errors import UpstreamFailed
 from benchwarmers.providers import Timeouts, Transport, make_provider
 from benchwarmers.providers import waiter as waiter_module
+from benchwarmers.providers.transport import Sent
 from benchwarmers.providers.waiter import Waiter, read_at_once
 from benchwarmers.providers.wire import Conn
 from tests.fakes import FakeOpenAI, FakeProxy, Reply
@@ -262,3 +264,37 @@ def test_a_failing_wait_hands_everything_to_the_workers_and_the_waiter_goes_on(w
         assert got is sent and not read_at_once(sent)           # passed on early: a worker reads it, blocking
         assert p.complete(ASK, "m", sent=sent).text.startswith("m says")
         assert waited(p, waiter)[1].text.startswith("m says")   # and the waiter still waits for the next
+
+
+def test_answered_requests_are_not_kept_by_the_waiter_while_an_earlier_one_is_still_waited_for():
+    # each watched request's timeout sits in the waiter's heap, dropped only from its front: behind one request
+    # still waited for (a model thinking for minutes), every answered one stayed there, its Sent and connection
+    # state with it, for the whole timeout's span; a busy gateway held thousands
+    long = Timeouts(connect=5, first_byte=600, idle=600)
+    gate = threading.Event()
+    with FakeOpenAI() as fake:
+        p = make_provider("openai", fake.url, None, transport=Transport())
+        w = Waiter()
+        try:
+            warm(p)
+            fake.script("slow", Reply(hold=gate))
+            slow = p.send_whole(ASK, "slow", timeouts=long)
+            heard = queue.Queue()
+            assert w.watch(slow, heard.put)          # the heap's front from now on: due in ten minutes
+            warm(p)                                  # a second kept-alive connection for the quick ones
+            for _ in range(300):
+                assert waited(p, w, "quick", timeouts=long)[0] == "waiter"
+            assert w.passed_on == 300 and heard.empty()
+            gc.collect()
+            # Sent has __slots__ (no weakref to it): the ones of this transport still alive are counted instead
+            alive = [o for o in gc.get_objects() if isinstance(o, Sent) and o.transport is p.transport]
+            assert any(o is slow for o in alive)
+            assert len(alive) <= 70, f"{len(alive)} requests still alive after 300 were answered"
+            with w._lock:
+                assert len(w._expiries) <= 64 + 2 * len(w._watched)
+            gate.set()
+            assert heard.get(timeout=10) is slow     # the one still waited for is waited for all the same
+            assert p.complete(ASK, "slow", sent=slow, timeouts=long).text.startswith("slow says")
+        finally:
+            gate.set()
+            w.close()
