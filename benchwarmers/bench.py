@@ -146,10 +146,8 @@ class Bench:
         (panel_workers, the size of a thread pool, from the next start). Within a Config.steady() block (a request
         and its panel's seats, which ask it dozens of times) the answer is kept in the block's memo."""
         memo = self.config.memo()
-        if memo is not None:
-            hit = memo.get(SETTINGS_MEMO)
-            if hit is not None:
-                return hit
+        if memo is not None and SETTINGS_MEMO in memo:
+            return memo[SETTINGS_MEMO]
         values = self._effective()
         if memo is not None:
             memo[SETTINGS_MEMO] = values

@@ -31,12 +31,12 @@ class Catalog:
         """The indexed copies and the overrides, rebuilding the caches when a copy or any config file changed;
         looked at once in a Config.steady() block (one request, and its panel's seats)."""
         memo = self.config.memo()
-        if memo is not None:
-            hit = memo.get(self)
-            if hit is None:
-                hit = memo[self] = self._state()
-            return hit
-        return self._state()
+        if memo is None:
+            return self._state()
+        if self in memo:
+            return memo[self]
+        hit = memo[self] = self._state()
+        return hit
 
     def _state(self) -> tuple[Indexed, dict]:
         data = overrides.read(self.config)            # these reads notice hand edits (and bump the version)

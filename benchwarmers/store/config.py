@@ -6,7 +6,6 @@ import json
 import os
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -46,7 +45,7 @@ class Config:
         self._mem = threading.Lock()
         self._paths: dict[str, str] = {}
         self._defaults: dict[str, dict] = {}
-        self._local = threading.local()  # .seen: the memo of the steady() block this thread is in, else None
+        self._local = _Local()           # .seen: the memo of the steady() block this thread is in, else None
         self._writes = 0                 # this process's writes: a memo taken before one is stale
         self.version = 0             # bumped on every write seen, so callers can cache derived data
 
@@ -55,55 +54,40 @@ class Config:
 
     def read(self, name: str) -> dict:
         """A deep copy of the file's data (callers may change it freely)."""
-        return copy.deepcopy(self._load(name))
+        return copy.deepcopy(self.view(name))
 
     def view(self, name: str) -> dict:
         """The cached data itself: read-only use on the hot path."""
-        return self._load(name)
+        seen = self.memo()
+        if seen is None:
+            return self._check(name)
+        if name in seen:   # `in`, not .get(): a read asked dozens of times a request
+            return seen[name]
+        data = seen[name] = self._check(name)
+        return data
 
-    @contextmanager
-    def steady(self, memo: dict | None = None):
+    def steady(self, memo: dict | None = None) -> "_Steady":
         """Within this block, each file is checked for a hand edit once, at its first read, and then read from
         memory: a hand edit counts from the next block (the next request). A write through this Config is seen at
         once. `memo` (what another thread's block yielded) shares that block's reads, e.g. a panel's with its
         seats. Blocks nest: an inner one is the outer one."""
-        local = self._local
-        outer = getattr(local, "seen", None)
-        if outer is not None:
-            yield outer
-            return
-        local.seen = memo if memo is not None else {}
-        try:
-            yield local.seen
-        finally:
-            local.seen = None
+        return _Steady(self._local, memo)
 
     def look_again(self) -> None:
         """Within a steady() block, check each file for a change again at its next read: what another process wrote
         while this block waited (the other service's onboarding worker registering a model) is then seen."""
-        seen = getattr(self._local, "seen", None)
+        seen = self._local.seen
         if seen is not None:
             seen.clear()
 
     def memo(self) -> dict | None:
         """The memo of the steady() block this thread is in (None outside one), emptied when this Config wrote
         since. What is derived from the config may be kept there too, under a key of its own (not a file name)."""
-        seen = getattr(self._local, "seen", None)
-        if seen is not None and seen.get(_WRITES) != self._writes:
+        seen = self._local.seen
+        if seen is not None and (_WRITES not in seen or seen[_WRITES] != self._writes):
             seen.clear()
             seen[_WRITES] = self._writes
         return seen
-
-    def _load(self, name: str) -> dict:
-        seen = self.memo()
-        if seen is not None:
-            hit = seen.get(name)
-            if hit is not None:
-                return hit
-        data = self._check(name)
-        if seen is not None:
-            seen[name] = data
-        return data
 
     def _check(self, name: str) -> dict:
         path = self._paths.get(name)
@@ -153,10 +137,35 @@ class Config:
         problems = []
         for name in DEFAULTS:
             try:
-                self._load(name)
+                self.view(name)
             except ConfigError as e:
                 problems.append(e.message)
         return problems
+
+
+class _Local(threading.local):
+    seen: dict | None = None   # every thread starts outside a steady() block
+
+
+class _Steady:
+    """Config.steady()'s block: a class rather than a @contextmanager, as it is entered several times a panel."""
+    __slots__ = ("_local", "_memo", "_outer")
+
+    def __init__(self, local: _Local, memo: dict | None):
+        self._local, self._memo, self._outer = local, memo, False
+
+    def __enter__(self) -> dict:
+        local = self._local
+        outer = local.seen
+        if outer is not None:   # nested: the outer block's memo, left in place when this one ends
+            self._outer = True
+            return outer
+        seen = local.seen = self._memo if self._memo is not None else {}
+        return seen
+
+    def __exit__(self, *exc) -> None:
+        if not self._outer:
+            self._local.seen = None
 
 
 def parse(path: Path) -> dict:
