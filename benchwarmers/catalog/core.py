@@ -73,17 +73,21 @@ class Catalog:
         """The merged values alone: what seating and route mode check (cached: read-only)."""
         return self._cached(model)[2]
 
-    def _cached(self, model) -> tuple[str | None, dict, dict]:
-        """(provider id, sourced facts, their values) for a model on the bench, kept until anything changes."""
+    def _cached(self, model) -> tuple[str | None, dict, dict, tuple]:
+        """(provider id, sourced facts, their values, its price()) for a model on the bench, kept until anything
+        changes: every seat reads them several times."""
         _, data = self.state()
         key = (model.alias, model.endpoint, model.served)
-        hit = self._cache.get(key)
-        if hit is None:
-            own = overrides.facts_of(overrides.for_model(data, model.alias))
-            pid, sourced = self.lookup(self.registry.endpoints().get(model.endpoint), model.served, model.facts, own)
-            hit = (pid, sourced, {k: v["value"] for k, v in sourced.items()})
-            with self._lock:
-                self._cache[key] = hit
+        cache = self._cache
+        if key in cache:
+            return cache[key]
+        own = overrides.facts_of(overrides.for_model(data, model.alias))
+        pid, sourced = self.lookup(self.registry.endpoints().get(model.endpoint), model.served, model.facts, own)
+        pin, pout = sourced.get("price_in"), sourced.get("price_out")
+        price = ((pin or {}).get("value"), (pout or {}).get("value"), (pout or pin or {}).get("source"))
+        hit = (pid, sourced, {k: v["value"] for k, v in sourced.items()}, price)
+        with self._lock:
+            self._cache[key] = hit
         return hit
 
     def roles(self, model) -> tuple[list[str], str]:
@@ -104,10 +108,7 @@ class Catalog:
 
     def price(self, model) -> tuple[float | None, float | None, str | None]:
         """(USD per million input tokens, per million output tokens, where that came from)."""
-        facts = self.sourced(model)[1]
-        pin, pout = facts.get("price_in"), facts.get("price_out")
-        source = (pout or pin or {}).get("source")
-        return (pin or {}).get("value"), (pout or {}).get("value"), source
+        return self._cached(model)[3]
 
     def describe(self, model) -> dict:
         """What the roster shows: provider, each fact with its source, roles, and a hold."""
