@@ -360,6 +360,10 @@ class Dialer:
         """A call ended, and this is the one way its record is made: an answer ends its model's count of failures;
         a sent call's tokens correct the limits' counts and are priced in its ledger line; then recorder.write
         queues the row and the line (`amend`: see there)."""
+        return self.recorded(ended, amend)[0]
+
+    def recorded(self, ended: Ended, amend: float | None = None) -> tuple[Written, float | None]:
+        """record(), and what its answer cost (None without one): its ledger line's, not priced once more."""
         model, ask, answer = ended.model, ended.ask, ended.answer
         if ended.status == OK:
             self.resting.answered(model.endpoint, model.served)
@@ -374,7 +378,8 @@ class Dialer:
             self.budgets.book(Charge(ended.call, model.alias, model.endpoint, ended.collection, ended.asker.caller),
                               line.cost if line else 0.0)
         tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
-        return write(self.calls, ended, line, tokens, self.stored_chars(), amend)
+        cost = None if answer is None else line.cost if line else self.pricing.cost(model, answer)   # Pricing.cost's
+        return write(self.calls, ended, line, tokens, self.stored_chars(), amend), cost
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> str | None:

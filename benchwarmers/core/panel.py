@@ -193,8 +193,8 @@ class Panel:
                     seat.finish_reason = answer.finish_reason
                     if answer.finish_reason == LENGTH:   # its label says where it was cut
                         seat.max_tokens = self.dialer.tokens(sp.model, run.ask)
-                run.records.append(self._record(run, sp, seat, answer, sent))
-                seat.cost = self.dialer.pricing.cost(sp.model, answer)   # its usage as recorded
+                written, seat.cost = self.dialer.recorded(seat_ended(run, sp.model, seat, answer, sent))
+                run.records.append(written)   # its cost: its usage as recorded
                 run.left -= 1
                 last = run.left == 0
                 grace = run.count_in(seat) and not last
