@@ -53,14 +53,18 @@ class Rows:
     def __call__(self, conn: sqlite3.Connection) -> None:   # alone: a batch retried item by item
         for head, values in self.rows:
             conn.execute(insert_sql(head, len(values)), values)
-        _keep(conn, self.keep)
+        _keep(conn, (self,))
 
 
-def _keep(conn: sqlite3.Connection, pairs) -> None:
-    """Each keeper once, with its items in the order they came."""
+def _keep(conn: sqlite3.Connection, runs) -> None:
+    """Each keeper of these Rows once, with its items in the order they came."""
     by_fn: dict = {}
-    for fn, item in pairs:
-        by_fn.setdefault(fn, []).append(item)
+    for run in runs:
+        for fn, item in run.keep:
+            if fn in by_fn:   # `in`, not setdefault(): no list made and thrown away for every item
+                by_fn[fn].append(item)
+            else:
+                by_fn[fn] = [item]
     for fn, items in by_fn.items():
         fn(conn, items)
 
@@ -71,12 +75,16 @@ def insert_sql(head: str, width: int) -> str:
     return f"{head} VALUES ({', '.join('?' * width)})"
 
 
-def _insert_rows(conn: sqlite3.Connection, rows: list) -> None:
-    """(head, values) rows, an executemany per table (in the order each table first comes): one statement a table,
-    stepped in C, rather than an execute a row."""
+def _insert_rows(conn: sqlite3.Connection, runs: list) -> None:
+    """The (head, values) rows of these Rows, an executemany per table (in the order each table first comes): one
+    statement a table, stepped in C, rather than an execute a row."""
     tables: dict[str, list] = {}
-    for head, values in rows:
-        tables.setdefault(head, []).append(values)
+    for run in runs:
+        for head, values in run.rows:
+            if head in tables:
+                tables[head].append(values)
+            else:
+                tables[head] = [values]
     for head, values in tables.items():
         conn.executemany(insert_sql(head, len(values[0])), values)
 
@@ -85,23 +93,21 @@ def together(conn: sqlite3.Connection, work: list) -> list | None:
     """Each item in turn, runs of rows together (with what is kept from them, before the next item runs); None,
     rolled back, when one failed."""
     results: list[tuple[Written, Any, BaseException | None]] = []
-    rows: list = []
-    keep: list = []
+    runs: list = []   # the Rows items since the last other item, written together
     try:
         for fn, written in work:
             if type(fn) is Rows:
-                rows.extend(fn.rows)
-                keep.extend(fn.keep)
+                runs.append(fn)
                 results.append((written, None, None))
                 continue
-            if rows:
-                _insert_rows(conn, rows)
-                _keep(conn, keep)
-                rows, keep = [], []
+            if runs:
+                _insert_rows(conn, runs)
+                _keep(conn, runs)
+                runs = []
             results.append((written, fn(conn), None))
-        if rows:
-            _insert_rows(conn, rows)
-            _keep(conn, keep)
+        if runs:
+            _insert_rows(conn, runs)
+            _keep(conn, runs)
     except BaseException:
         if not conn.in_transaction:      # the whole transaction is gone, not just this item
             raise

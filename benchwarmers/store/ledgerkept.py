@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from .standings import fold, signed
+from .standings import fold
 
 KEY = ("month", "endpoint", "model", "collection", "kind")
 SUMS = ("calls", "input_tokens", "output_tokens", "cached_tokens", "cost", "priced", "unpriced", "estimated",
@@ -71,9 +71,12 @@ def apply(conn, changes: list) -> None:
     """Each (old part or None, new part or None), inside the writer's transaction."""
     totals: dict = {}
     days: dict = {}
-    for (key, sums, day, day_sums), sign in signed(changes):
-        fold(totals, key, sums, sign)
-        fold(days, day, day_sums, sign)
+    for old, new in changes:   # each old part taken away (-1), each new one added (1)
+        for p, sign in ((old, -1), (new, 1)):
+            if p is not None:
+                key, sums, day, day_sums = p
+                fold(totals, key, sums, sign)
+                fold(days, day, day_sums, sign)
     if totals:
         conn.executemany(_UPSERT, [(*k, *v) for k, v in totals.items() if any(v)])
     if days:

@@ -108,15 +108,25 @@ def apply(conn, changes: list, exclude: str | None = None) -> None:
     speed_ops: dict = {}
     judged_ops: dict = {}
     days: dict = {}
-    for p, sign in signed(changes):
-        fold(days, p.day, p.day_counts, sign)
-        if p.key is None:
-            continue
-        fold(deltas, p.key, p.counts, sign)
-        if p.speed is not None:
-            speed_ops.setdefault(p.key, []).append((sign, p.speed))
-        if p.judged is not None:
-            judged_ops.setdefault(p.key, []).append((sign, p.judged))
+    for old, new in changes:   # each old part taken away (-1), each new one added (1)
+        for p, sign in ((old, -1), (new, 1)):
+            if p is None:
+                continue
+            fold(days, p.day, p.day_counts, sign)
+            key = p.key
+            if key is None:
+                continue
+            fold(deltas, key, p.counts, sign)
+            if p.speed is not None:
+                if key in speed_ops:
+                    speed_ops[key].append((sign, p.speed))
+                else:
+                    speed_ops[key] = [(sign, p.speed)]
+            if p.judged is not None:
+                if key in judged_ops:
+                    judged_ops[key].append((sign, p.judged))
+                else:
+                    judged_ops[key] = [(sign, p.judged)]
     for ops in (speed_ops, judged_ops):    # an entry taken and given back (a verdict leaves the answer's time) is none
         for key in list(ops):
             ops[key] = net(ops[key])
@@ -138,22 +148,12 @@ def net(ops: list) -> list:
         [(1, e) for e, n in count.items() if n > 0 for _ in range(n)]
 
 
-def signed(changes: list):
-    """(part, -1) for each old part and (part, 1) for each new one of (old, new) changes."""
-    for old, new in changes:
-        if old is not None:
-            yield old, -1
-        if new is not None:
-            yield new, 1
-
-
 def fold(sums: dict, key, values: tuple, sign: int) -> None:
     """Add `values` (sign 1) to, or take them (-1) from, `sums[key]`: sums made in C, as this runs for every row."""
-    had = sums.get(key)
-    if had is None:
-        sums[key] = list(values) if sign > 0 else [-v for v in values]
+    if key in sums:
+        sums[key] = list(map(operator.add if sign > 0 else operator.sub, sums[key], values))
     else:
-        sums[key] = list(map(operator.add if sign > 0 else operator.sub, had, values))
+        sums[key] = list(values) if sign > 0 else [-v for v in values]
 
 
 def apply_new(conn, parts: list) -> None:
