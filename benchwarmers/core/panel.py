@@ -18,7 +18,6 @@ from ..errors import BenchError, EmptyCollection, FaultKind, QuotaRefused, Tools
 from ..providers.dispatch import Call, SeatTap
 from ..providers.hangup import Hangup
 from ..roster.registry import Registry
-from ..store.db import Written
 from ..store.conversations import Conversations
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
@@ -151,11 +150,13 @@ class Panel:
               fault: BaseException | None) -> None:
         """The seat's call is over (`answer`, or the `fault` that ended it): its status from what went wrong."""
         status, error, sent = OK, None, None
-        hangup = run.hangups.get(seat.call)
-        if isinstance(fault, QuotaRefused):       # nothing was sent: the seat says when the limit resets
+        if fault is None:   # answered: most seats, so no isinstance() of each kind of fault
+            pass
+        elif isinstance(fault, QuotaRefused):       # nothing was sent: the seat says when the limit resets
             status, error = SKIPPED, fault.message
             run.limited[seat.call] = fault.reset_at
         elif isinstance(fault, UpstreamFailed):
+            hangup = run.hangups.get(seat.call)
             if hangup is not None and hangup.reason is not None:   # we stopped it: the upstream is not at fault
                 status, error, sent = hangup.tag, hangup.reason, hangup.sent
                 if hangup.refused and not hangup.sent:
@@ -168,7 +169,7 @@ class Panel:
                     run.limited[seat.call] = fault.reset_at or (wait and self.dialer.now() + wait)
         elif isinstance(fault, BenchError):
             status, error = FAILED, str(fault)
-        elif fault is not None:   # a bug of ours must cost one seat, never the panel
+        else:   # a bug of ours must cost one seat, never the panel
             log.error("seat %s (%s) failed", seat.seat, seat.model, exc_info=fault)
             status, error = FAILED, f"internal error: {type(fault).__name__}"
         now = time.monotonic()
@@ -217,15 +218,10 @@ class Panel:
         sent = status != SKIPPED if sent is None else sent
         if seat.status == RUNNING:
             told = replace(seat, status=status, error=error, seconds=seconds)
-            self._record(run, sp, told, answer, sent, extra={"late": True}, amend=run.gave_up)
+            self.dialer.record(seat_ended(run, sp.model, told, answer, sent, {"late": True}), run.gave_up)
             return
         told = replace(seat, status=TIMEOUT, error=error or ANSWERED_LATE, seconds=seconds)
-        self._record(run, sp, told, answer, sent, amend=run.gave_up)
-
-    def _record(self, run: PanelRun, sp: SeatPlan, seat: Seat, answer: Answer | None, sent: bool | None = None,
-                extra: dict | None = None, counted: int | None = None, amend: float | None = None) -> Written:
-        """The seat's record, made from the seat as told and its answer (`amend`: made already, brought up to date)."""
-        return self.dialer.record(seat_ended(run, sp.model, seat, answer, sent, extra, counted), amend)
+        self.dialer.record(seat_ended(run, sp.model, told, answer, sent), run.gave_up)
 
     def _give_up(self, run: PanelRun, pending: dict) -> list:
         """The deadline: the seats in by now, then every other one recorded (sent: it may well be out), so its call
@@ -257,7 +253,7 @@ class Panel:
                     seat.status, seat.error = status, error
                     seat.seconds = timeout if status == TIMEOUT else now - (run.hard - timeout)
                     # counted=0: nothing to correct in the limits' counts yet; its worker does when it returns
-                    run.records.append(self._record(run, sp, seat, None, sent=True, counted=0))
+                    run.records.append(self.dialer.record(seat_ended(run, sp.model, seat, None, True, counted=0)))
         if running:   # nobody waits for them now, but their answers do: given up at seat_timeout all the same
             run.timer = threading.Timer(run.hard - now, run.hang_up, (closed, TIMEOUT))
             run.timer.daemon = True
