@@ -58,10 +58,13 @@ class Config:
 
     def view(self, name: str) -> dict:
         """The cached data itself: read-only use on the hot path."""
-        seen = self.memo()
+        seen = self._local.seen   # memo(), written out: this is asked dozens of times a panel
         if seen is None:
             return self._check(name)
-        if name in seen:   # `in`, not .get(): a read asked dozens of times a request
+        if _WRITES not in seen or seen[_WRITES] != self._writes:
+            seen.clear()
+            seen[_WRITES] = self._writes
+        elif name in seen:
             return seen[name]
         data = seen[name] = self._check(name)
         return data

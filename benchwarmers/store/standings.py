@@ -23,6 +23,7 @@ SIGN_COUNTS = ("tool_turns", "tool_failed", "tool_unoffered", "tool_not_json", "
 COUNTS = BASE_COUNTS + SIGN_COUNTS
 DAY_COUNTS = ("calls", "seconds_sum", "seconds_n", "judged", "useful")
 ZERO = (0,) * len(COUNTS)
+NO_SIGNS = (0,) * len(SIGN_COUNTS)   # the SIGN_COUNTS of a call that showed none (most)
 TIMED = 2 + COUNTS.index("timed")    # where a standing's row (model, scope, COUNTS..., speeds) holds it
 _STANDING_COLS = ", ".join(("model", "scope") + COUNTS + ("speeds",))
 _UPSERT_STANDING = (f"INSERT INTO standings ({_STANDING_COLS}) VALUES ({', '.join('?' * (len(COUNTS) + 3))}) "
@@ -68,8 +69,9 @@ def part(row, verdict: tuple | None) -> Part:
     status, seconds, created = row["status"], row["seconds"], row["created"]
     timed = status == "ok" and seconds is not None
     useful, real, false = verdict if verdict else (None, 0, 0)
+    signs = _signs(row)
     counts = (1, int(status != "skipped"), int(status == "ok"), int(status in ("failed", "timeout")),
-              int(useful == 1), int(useful == 0), real, false, int(timed)) + sign_counts(_signs(row))
+              int(useful == 1), int(useful == 0), real, false, int(timed)) + (sign_counts(signs) if signs else NO_SIGNS)
     return Part((row["model"], scope) if counted else None, counts,
                 (created, seconds) if timed and counted else None,
                 (created, int(useful)) if useful is not None and counted else None,
@@ -87,7 +89,7 @@ def _signs(row) -> str | None:
 def sign_counts(signs: str | None) -> tuple:
     """A call's `signs` (comma-separated, see SIGNS) as its SIGN_COUNTS."""
     if not signs:
-        return (0,) * len(SIGN_COUNTS)
+        return NO_SIGNS
     have = set(signs.split(","))
     return (int("tools" in have), int(bool(have & set(FAULTS))), *(int(k in have) for k in FAULTS),
             int("retried" in have))
