@@ -209,17 +209,17 @@ class Dialer:
 
     def over_budget(self, model: Model, ask: Ask, asker: Asker = ANYONE) -> BudgetRefusal | None:
         """The budget this call would pass now (nothing held: seating's look before it seats a model)."""
-        bill = charge(model, ask, asker)
-        if self.budgets is None or not self.budgets.applying(bill):   # no estimate worked out when none applies
+        budgets = self.budgets   # none set (most benches): no charge made; none applies: no estimate worked out
+        if budgets is None or not budgets.set() or not budgets.applying(bill := charge(model, ask, asker)):
             return None
-        return self.budgets.check(bill, self.estimate(model, ask))
+        return budgets.check(bill, self.estimate(model, ask))
 
     def reserve(self, model: Model, ask: Ask, asker: Asker, call: str) -> None:
         """Hold the call's estimate on every budget it counts against, or raise BudgetRefused (nothing is held)."""
-        bill = charge(model, ask, asker, call)
-        if self.budgets is None or not self.budgets.applying(bill):
+        budgets = self.budgets
+        if budgets is None or not budgets.set() or not budgets.applying(bill := charge(model, ask, asker, call)):
             return
-        refusal = self.budgets.reserve(bill, self.estimate(model, ask))
+        refusal = budgets.reserve(bill, self.estimate(model, ask))
         if refusal is not None:
             raise BudgetRefused(refusal.text(), refusal.at, self.now())
 

@@ -17,6 +17,7 @@ from . import userset
 OVER = "over budget"      # how a seat (or a member passed over) kept by a budget says so
 NEAR = 0.8                # a budget this much spent is near: Home and the Quotas page warn of it
 BOOKED_KEPT = 4096        # calls whose booking is remembered, so an amended record books only the difference
+MEMO = ("budgets",)       # where a request's memo (Config.memo) keeps set()'s answer (not a file name)
 WHAT = {"model": "model", "connection": "connection", "collection": "collection", "key": "gateway key",
         "bench": "the whole bench"}
 
@@ -76,7 +77,10 @@ class Budgets:
 
     # ---- what is set ------------------------------------------------------------------------------
     def set(self) -> dict:
-        """{(scope, name): dollars a month}, read again when limits.json changed."""
+        """{(scope, name): dollars a month}, read again when limits.json changed (looked at once a request)."""
+        memo = self.config.memo()
+        if memo is not None and (hit := memo.get(MEMO)) is not None:
+            return hit
         try:
             raw = self.config.view(userset.FILE)
         except Exception:   # a broken file sets no budget; bench status and the Quotas page say why
@@ -85,6 +89,8 @@ class Budgets:
         if raw is not seen:
             found = userset.budgets(userset.read(self.config)) if raw is not None else {}
             self._limits = (raw, found)
+        if memo is not None:
+            memo[MEMO] = found
         return found
 
     def month(self, now: float | None = None) -> tuple[str, float, float]:
