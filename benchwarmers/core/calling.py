@@ -64,15 +64,17 @@ def budget(facts: dict, ask: Ask, default: int | None) -> int | None:
     want = ask.max_tokens if ask.max_tokens is not None else default
     if want is None:
         return None
-    window, limit = token_fact(facts, "context_window"), token_fact(facts, "max_output")
+    window, limit = token_facts(facts)
     if window:
         want = min(want, max(window - ask.prompt_tokens(), 1))   # a prompt that cannot fit is skipped before this
     return min(want, limit) if limit else want
 
 
-def token_fact(facts: dict, name: str) -> int | None:
-    value = facts.get(name)
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+def token_facts(facts: dict) -> tuple[int | None, int | None]:
+    """(context window, output limit), each as a whole number when the facts give one above 0, else None."""
+    window, limit = facts.get("context_window"), facts.get("max_output")
+    return (int(window) if isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 else None,
+            int(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0 else None)
 
 
 def client_in_use(settings: dict, environ=None) -> tuple[str, str]:
@@ -188,7 +190,7 @@ class Dialer:
         if self.quota is None:
             return True
         clock = self.quota.clock
-        deadline = clock.now() + self.patience(kind, asker)
+        start, deadline = clock.now(), None   # its patience is looked up at the first refusal (most calls have none)
         tokens = ask.prompt_tokens()
         while True:
             rest = self.quota.rested(model)
@@ -196,6 +198,7 @@ class Dialer:
             if refusal is None:
                 return True
             now = clock.now()
+            deadline = start + self.patience(kind, asker) if deadline is None else deadline
             if refusal.at > deadline:
                 raise QuotaRefused(refusal.text(), refusal.at, now)
             if not wait:
