@@ -58,14 +58,14 @@ class MinuteWindow:
         self.amount = array("q")
         self.start, self.total = 0, 0            # entries before `start` are gone; total: of the amounts
         self.opened = float("-inf")              # when the newest entry's first part happened
-        self.first = INF                         # no later than the oldest entry (INF: none): roll() looks here
+        self.first = INF                # INF: empty; else no later than the oldest entry (what roll() looks at)
 
     def __len__(self) -> int:
         """Entries (not calls: see total)."""
         return len(self.when) - self.start
 
     def append(self, when: float, amount: int = 1) -> None:
-        if len(self.when) > self.start and 0 <= when - self.opened < MERGE and when >= self.when[-1]:
+        if self.first < INF and 0 <= when - self.opened < MERGE and when >= self.when[-1]:
             self.when[-1] = when
             self.amount[-1] += amount
         else:
@@ -132,8 +132,10 @@ class Counts:
         self.times.append(now)
         self.day_requests += 1
         self.month_requests += 1
-        if tokens:
-            self.add(now, tokens)
+        if tokens:      # add()'s, inline: every counted call comes here
+            self.tokens.append(now, tokens)
+            day_tokens = self.day_tokens + tokens
+            self.day_tokens = day_tokens if day_tokens > 0 else 0
 
     def add(self, now: float, tokens: int) -> None:
         if tokens:
@@ -281,16 +283,12 @@ class Quota:
                 if r["tokens"] and int(r["created"] // DAY) == day:
                     counts.add(r["created"] if r["created"] > now - MINUTE else now - MINUTE, r["tokens"])
 
-    def _sync(self, model=None) -> None:
-        """Count what the other processes counted since, before a look at a limited model's counts (or, without a
-        model, at any counts while some limit is set)."""
-        if not (self._set_for(model.endpoint, model.alias)[1] if model is not None else
-                any(userset.rates(e) for scope in ("connections", "models")
-                    for e in self.set_limits()[scope].values())):
+    def _sync(self, limited: bool | None = None) -> None:
+        """Count what the other processes counted since, before a look at a limited model's counts (`limited`: its
+        _set_for()'s; None: at any counts while some limit is set)."""
+        if not (limited if limited is not None else any(userset.rates(e) for scope in ("connections", "models")
+                                                          for e in self.set_limits()[scope].values())):
             return
-        self._read_others()
-
-    def _read_others(self) -> None:
         rows = self.db.query("SELECT id, endpoint, model, created, tokens, requests FROM admits WHERE id > ? AND "
                              "process != ? ORDER BY id", (self._seen, self.process))
         if rows:
@@ -304,7 +302,7 @@ class Quota:
         limits, shared = self._set_for(model.endpoint, model.alias)
         mine = None     # no limit set on it: nothing of the user's to check
         if shared:
-            self._read_others()
+            self._sync(True)
             now = self.clock.now()
             with self._lock:
                 mine = self._check(limits, now, tokens)
@@ -347,8 +345,9 @@ class Quota:
         return max(found, key=lambda r: r.at) if found else None
 
     def _at(self, key: tuple, now: float) -> Counts:
-        counts = self._counts.get(key)
-        if counts is None:
+        try:
+            counts = self._counts[key]
+        except KeyError:
             counts = self._counts[key] = Counts()
         counts.roll(now)
         return counts
