@@ -199,7 +199,10 @@ class Quota:
         memo = self.config.memo()
         if memo is not None and (hit := memo.get(LIMITS_MEMO)) is not None:
             return hit
-        raw = self._raw()
+        try:
+            raw = self.config.view(userset.FILE)
+        except Exception:   # a broken file sets no limit (read() says so too); bench status names its line
+            raw = None
         seen, limits = self._limits
         if raw is not seen:
             limits = userset.read(self.config)
@@ -208,18 +211,12 @@ class Quota:
             memo[LIMITS_MEMO] = limits
         return limits
 
-    def _raw(self):
-        try:
-            return self.config.view(userset.FILE)
-        except Exception:   # a broken file sets no limit (read() says so too); bench status names its line
-            return None
-
-    def limits_of(self, endpoint: str, alias: str) -> tuple[tuple[str, str, dict], ...]:
-        return self._set_for(endpoint, alias)[0]
-
     def _set_for(self, endpoint: str, alias: str) -> tuple[tuple, bool]:
-        """(limits_of(), whether any is set), worked out once for each set of limits read (a panel asks at each
-        check, count and correction of each seat)."""
+        """(((scope, name, {limit: n}) of the connection and the model), whether any is set): worked out once for
+        each set of limits read (a panel asks at each check, count and correction of each seat), kept in the memo."""
+        memo, key = self.config.memo(), (LIMITS_MEMO, endpoint, alias)
+        if memo is not None and (hit := memo.get(key)) is not None:
+            return hit
         limits = self.set_limits()
         made_for, found = self._of
         if made_for is not limits:
@@ -229,6 +226,8 @@ class Quota:
             of = ((CONNECTION, endpoint, userset.rates(limits["connections"].get(endpoint) or {})),
                   (MODEL, alias, userset.rates(limits["models"].get(alias) or {})))
             hit = found[(endpoint, alias)] = (of, limited(of))
+        if memo is not None:
+            memo[key] = hit
         return hit
 
     # ---- checking and counting ---------------------------------------------------------------------
@@ -336,7 +335,7 @@ class Quota:
             self.db.insert((ADMIT, (model.endpoint, model.alias, now, tokens, 0, self.process)))
 
     def _check(self, limits_of: tuple, now: float, tokens: int) -> Refusal | None:
-        """The latest-freeing of the limits (limits_of()'s) one more call of `tokens` would break; lock held."""
+        """The latest-freeing of the limits (_set_for()'s) one more call of `tokens` would break; lock held."""
         found = []
         for scope, name, limits in limits_of:
             if limits:
@@ -394,5 +393,5 @@ class Quota:
 
 
 def limited(limits) -> bool:
-    """Whether any of a call's limits (limits_of()'s) is set."""
+    """Whether any of a call's limits (_set_for()'s) is set."""
     return any(values for _, _, values in limits)
