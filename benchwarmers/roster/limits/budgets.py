@@ -162,6 +162,8 @@ class Budgets:
         budget it counts against, and its hold let go, together. A call booked before (a seat amended after the panel
         stopped waiting) books the difference, in the month it was first booked."""
         cost = cost or 0.0
+        if not cost and charge.call not in self._holding and charge.call not in self._booked:
+            return    # as below, without the lock: only this call's own reserve and bookings (before) put it there
         with self._lock:
             held = charge.call in self._holding
             self._holding.discard(charge.call)
