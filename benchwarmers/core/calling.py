@@ -191,9 +191,9 @@ class Dialer:
             return True
         clock = self.quota.clock
         start, deadline = clock.now(), None   # its patience is looked up at the first refusal (most calls have none)
-        tokens = ask.prompt_tokens()
+        tokens, resting = ask.prompt_tokens(), self.quota.resting
         while True:
-            rest = self.quota.rested(model)
+            rest = resting.until(model.endpoint, model.served)   # quota.rested(), one step less
             refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else self.quota.take(model, tokens)
             if refusal is None:
                 return True

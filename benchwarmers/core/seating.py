@@ -117,7 +117,7 @@ class Seating:
         limited = self.limited(model, ask, kind, asker, tokens)
         if limited:
             return limited
-        facts = self.facts(model)
+        facts = self.catalog.facts(model)   # (self.facts(), without the step)
         if ask.has_images() and facts.get("vision") is False:
             return "no vision: this ask has an image"
         window = facts.get("context_window")

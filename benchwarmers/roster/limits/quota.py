@@ -305,7 +305,7 @@ class Quota:
             now = self.clock.now()
             with self._lock:
                 mine = self._check(limits, now, tokens)
-        rest = self.rested(model) if provider else None
+        rest = self.resting.until(model.endpoint, model.served) if provider else None   # rested(), one step less
         if rest and (mine is None or rest > mine.at):
             return Refusal(rest, PROVIDER, model.endpoint, "rest")
         return mine
