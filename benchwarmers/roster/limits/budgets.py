@@ -163,18 +163,18 @@ class Budgets:
         stopped waiting) books the difference, in the month it was first booked."""
         cost = cost or 0.0
         if not cost and charge.call not in self._holding and charge.call not in self._booked:
-            return    # as below, without the lock: only this call's own reserve and bookings (before) put it there
+            return    # as below, without the lock (sound: a call leaves _holding only once it is in _booked)
         with self._lock:
             held = charge.call in self._holding
-            self._holding.discard(charge.call)
             before = self._booked.get(charge.call)
             if not cost and not held and before is None:
                 return                      # nothing to book, nothing held: no write (an unpriced call's)
             month, keys, was = before if before else (self.month()[0], charge.keys(), 0.0)
             if cost == was and not held:
                 return
-            self._booked.pop(charge.call, None)
             self._booked[charge.call] = (month, keys, cost)
+            self._booked.move_to_end(charge.call)   # the newest (never out of it in between: see above)
+            self._holding.discard(charge.call)
             while len(self._booked) > BOOKED_KEPT:
                 self._booked.popitem(last=False)
 
