@@ -64,15 +64,17 @@ def budget(facts: dict, ask: Ask, default: int | None) -> int | None:
     want = ask.max_tokens if ask.max_tokens is not None else default
     if want is None:
         return None
-    window, limit = token_fact(facts, "context_window"), token_fact(facts, "max_output")
+    window, limit = token_facts(facts)
     if window:
         want = min(want, max(window - ask.prompt_tokens(), 1))   # a prompt that cannot fit is skipped before this
     return min(want, limit) if limit else want
 
 
-def token_fact(facts: dict, name: str) -> int | None:
-    value = facts.get(name)
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+def token_facts(facts: dict) -> tuple[int | None, int | None]:
+    """(context window, output limit), each as a whole number when the facts give one above 0, else None."""
+    window, limit = facts.get("context_window"), facts.get("max_output")
+    return (int(window) if isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 else None,
+            int(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0 else None)
 
 
 def client_in_use(settings: dict, environ=None) -> tuple[str, str]:
@@ -188,14 +190,15 @@ class Dialer:
         if self.quota is None:
             return True
         clock = self.quota.clock
-        deadline = clock.now() + self.patience(kind, asker)
-        tokens = ask.prompt_tokens()
+        start, deadline = clock.now(), None   # its patience is looked up at the first refusal (most calls have none)
+        tokens, resting = ask.prompt_tokens(), self.quota.resting
         while True:
-            rest = self.quota.rested(model)
+            rest = resting.until(model.endpoint, model.served)   # quota.rested(), one step less
             refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else self.quota.take(model, tokens)
             if refusal is None:
                 return True
             now = clock.now()
+            deadline = start + self.patience(kind, asker) if deadline is None else deadline
             if refusal.at > deadline:
                 raise QuotaRefused(refusal.text(), refusal.at, now)
             if not wait:
@@ -209,17 +212,17 @@ class Dialer:
 
     def over_budget(self, model: Model, ask: Ask, asker: Asker = ANYONE) -> BudgetRefusal | None:
         """The budget this call would pass now (nothing held: seating's look before it seats a model)."""
-        bill = charge(model, ask, asker)
-        if self.budgets is None or not self.budgets.applying(bill):   # no estimate worked out when none applies
+        budgets = self.budgets   # none set (most benches): no charge made; none applies: no estimate worked out
+        if budgets is None or not budgets.set() or not budgets.applying(bill := charge(model, ask, asker)):
             return None
-        return self.budgets.check(bill, self.estimate(model, ask))
+        return budgets.check(bill, self.estimate(model, ask))
 
     def reserve(self, model: Model, ask: Ask, asker: Asker, call: str) -> None:
         """Hold the call's estimate on every budget it counts against, or raise BudgetRefused (nothing is held)."""
-        bill = charge(model, ask, asker, call)
-        if self.budgets is None or not self.budgets.applying(bill):
+        budgets = self.budgets
+        if budgets is None or not budgets.set() or not budgets.applying(bill := charge(model, ask, asker, call)):
             return
-        refusal = self.budgets.reserve(bill, self.estimate(model, ask))
+        refusal = budgets.reserve(bill, self.estimate(model, ask))
         if refusal is not None:
             raise BudgetRefused(refusal.text(), refusal.at, self.now())
 

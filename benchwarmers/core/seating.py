@@ -84,10 +84,11 @@ class Seating:
         """What seating and route mode check: the catalog's facts, every source merged."""
         return self.catalog.facts(model)
 
-    def limited(self, model: Model, ask: Ask, kind: str, asker: Asker = ANYONE) -> str | None:
+    def limited(self, model: Model, ask: Ask, kind: str, asker: Asker = ANYONE,
+                tokens: int | None = None) -> str | None:
         """Why a limit keeps the model from this ask: a monthly budget has no room for what it could cost, it rests on a
         provider's limit, or one of the user's limits resets later than this kind of call may wait (an explore seat
-        waits for none)."""
+        waits for none). `tokens`: the ask's prompt tokens, when counted already."""
         over = self.dialer.over_budget(model, ask, asker) if self.dialer is not None else None
         if over is not None:   # a budget waits for no one: it frees at the month's turn
             return over.text()
@@ -95,7 +96,7 @@ class Seating:
             until = self.resting.until(model.endpoint, model.served)
             return "resting until " + utc(until) if until else None
         quota = self.dialer.quota
-        refusal = quota.blocked(model, ask.prompt_tokens())
+        refusal = quota.blocked(model, ask.prompt_tokens() if tokens is None else tokens)
         if refusal is None or refusal.at - quota.clock.now() <= self.dialer.patience(kind, asker):
             return None
         return "resting until " + utc(refusal.at) if refusal.scope == PROVIDER else refusal.text()
@@ -113,10 +114,10 @@ class Seating:
         failing = None if named else self.resting.failing(model.endpoint, model.served)
         if failing:                    # not "resting until": a panel of such seats failed, it is not rate-limited
             return f"{FAILING} {utc(failing[0])}: {failing[1]}"
-        limited = self.limited(model, ask, kind, asker)
+        limited = self.limited(model, ask, kind, asker, tokens)
         if limited:
             return limited
-        facts = self.facts(model)
+        facts = self.catalog.facts(model)   # (self.facts(), without the step)
         if ask.has_images() and facts.get("vision") is False:
             return "no vision: this ask has an image"
         window = facts.get("context_window")

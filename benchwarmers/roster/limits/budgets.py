@@ -17,6 +17,7 @@ from . import userset
 OVER = "over budget"      # how a seat (or a member passed over) kept by a budget says so
 NEAR = 0.8                # a budget this much spent is near: Home and the Quotas page warn of it
 BOOKED_KEPT = 4096        # calls whose booking is remembered, so an amended record books only the difference
+MEMO = ("budgets",)       # where a request's memo (Config.memo) keeps set()'s answer (not a file name)
 WHAT = {"model": "model", "connection": "connection", "collection": "collection", "key": "gateway key",
         "bench": "the whole bench"}
 
@@ -76,7 +77,10 @@ class Budgets:
 
     # ---- what is set ------------------------------------------------------------------------------
     def set(self) -> dict:
-        """{(scope, name): dollars a month}, read again when limits.json changed."""
+        """{(scope, name): dollars a month}, read again when limits.json changed (looked at once a request)."""
+        memo = self.config.memo()
+        if memo is not None and (hit := memo.get(MEMO)) is not None:
+            return hit
         try:
             raw = self.config.view(userset.FILE)
         except Exception:   # a broken file sets no budget; bench status and the Quotas page say why
@@ -85,6 +89,8 @@ class Budgets:
         if raw is not seen:
             found = userset.budgets(userset.read(self.config)) if raw is not None else {}
             self._limits = (raw, found)
+        if memo is not None:
+            memo[MEMO] = found
         return found
 
     def month(self, now: float | None = None) -> tuple[str, float, float]:
@@ -156,17 +162,19 @@ class Budgets:
         budget it counts against, and its hold let go, together. A call booked before (a seat amended after the panel
         stopped waiting) books the difference, in the month it was first booked."""
         cost = cost or 0.0
+        if not cost and charge.call not in self._holding and charge.call not in self._booked:
+            return    # as below, without the lock (sound: a call leaves _holding only once it is in _booked)
         with self._lock:
             held = charge.call in self._holding
-            self._holding.discard(charge.call)
             before = self._booked.get(charge.call)
             if not cost and not held and before is None:
                 return                      # nothing to book, nothing held: no write (an unpriced call's)
             month, keys, was = before if before else (self.month()[0], charge.keys(), 0.0)
             if cost == was and not held:
                 return
-            self._booked.pop(charge.call, None)
             self._booked[charge.call] = (month, keys, cost)
+            self._booked.move_to_end(charge.call)   # the newest (never out of it in between: see above)
+            self._holding.discard(charge.call)
             while len(self._booked) > BOOKED_KEPT:
                 self._booked.popitem(last=False)
 

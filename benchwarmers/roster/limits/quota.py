@@ -19,6 +19,7 @@ ADMIT = "INSERT INTO admits (endpoint, model, created, tokens, requests, process
 PROVIDER = "provider"       # the scope of a rest the provider's own limit imposed (Resting)
 RESTS = ("resting until", "rate limited")   # how a seat (or a member passed over) kept by a rate limit says so
 FAILING = "failing, resting until"          # how one kept by its own failures says so (resting.REST_AFTER)
+LIMITS_MEMO = ("quota limits",)   # where a request's memo (Config.memo) keeps set_limits()' answer (not a file name)
 
 
 def utc(epoch: float) -> str:
@@ -41,6 +42,7 @@ class Refusal:
         return f"rate limited: resets at {utc(self.at)} ({what})"
 
 
+INF = float("inf")
 MERGE = 0.005   # seconds: what happens this close to the window's newest entry joins it
 
 
@@ -49,37 +51,39 @@ class MinuteWindow:
     What happens within MERGE of the start of the newest entry joins it, and an entry leaves the minute with its
     newest part (so a limit frees up at most MERGE late, never early): at a thousand calls a second a minute holds
     twelve thousand entries, not sixty thousand, and no more however fast the calls come."""
-    __slots__ = ("when", "amount", "start", "total", "opened")
+    __slots__ = ("when", "amount", "start", "total", "opened", "first")
 
     def __init__(self) -> None:
         self.when = array("d")
         self.amount = array("q")
         self.start, self.total = 0, 0            # entries before `start` are gone; total: of the amounts
         self.opened = float("-inf")              # when the newest entry's first part happened
+        self.first = INF                # INF: empty; else no later than the oldest entry (what roll() looks at)
 
     def __len__(self) -> int:
         """Entries (not calls: see total)."""
         return len(self.when) - self.start
 
     def append(self, when: float, amount: int = 1) -> None:
-        if len(self.when) > self.start and 0 <= when - self.opened < MERGE and when >= self.when[-1]:
+        if self.first < INF and 0 <= when - self.opened < MERGE and when >= self.when[-1]:
             self.when[-1] = when
             self.amount[-1] += amount
         else:
             self.when.append(when)
             self.amount.append(amount)
             self.opened = when
+            if when < self.first:
+                self.first = when
         self.total += amount
 
     def drop_until(self, cut: float) -> None:
         """Forget what happened at or before `cut`."""
         when, i = self.when, self.start
-        if i >= len(when) or when[i] > cut:      # nothing to forget (most calls)
-            return
         while i < len(when) and when[i] <= cut:
             self.total -= self.amount[i]
             i += 1
         self.start = i
+        self.first = when[i] if i < len(when) else INF
         if i > 1024 and 8 * i > len(when):       # the forgotten head is an eighth of it: let it go
             del self.when[:i]
             del self.amount[:i]
@@ -114,23 +118,30 @@ class Counts:
 
     def roll(self, now: float) -> None:
         cut = now - MINUTE
-        self.times.drop_until(cut)
-        self.tokens.drop_until(cut)
-        if int(now // DAY) != self.day:
-            self.day, self.day_requests, self.day_tokens = int(now // DAY), 0, 0
-        if month_of(now) != self.month:
-            self.month, self.month_requests = month_of(now), 0
+        if self.times.first <= cut:
+            self.times.drop_until(cut)
+        if self.tokens.first <= cut:
+            self.tokens.drop_until(cut)
+        day = int(now // DAY)
+        if day != self.day or not self.month:    # the UTC month turns only with the UTC day (month: once set)
+            self.day, self.day_requests, self.day_tokens = day, 0, 0
+            if month_of(now) != self.month:
+                self.month, self.month_requests = month_of(now), 0
 
     def count(self, now: float, tokens: int) -> None:
         self.times.append(now)
         self.day_requests += 1
         self.month_requests += 1
-        self.add(now, tokens)
+        if tokens:      # add()'s, inline: every counted call comes here
+            self.tokens.append(now, tokens)
+            day_tokens = self.day_tokens + tokens
+            self.day_tokens = day_tokens if day_tokens > 0 else 0
 
     def add(self, now: float, tokens: int) -> None:
         if tokens:
             self.tokens.append(now, tokens)
-            self.day_tokens = max(0, self.day_tokens + tokens)
+            day_tokens = self.day_tokens + tokens
+            self.day_tokens = day_tokens if day_tokens > 0 else 0
 
     def minute_tokens(self) -> int:
         return max(0, self.tokens.total)
@@ -174,6 +185,7 @@ class Quota:
         self._lock = threading.Lock()
         self._counts: dict[tuple[str, str], Counts] = {}
         self._limits: tuple = (None, {"connections": {}, "models": {}})
+        self._of: tuple = (None, {})       # (the set_limits() it was made of, {(endpoint, alias): _set_for()'s})
         # Another process on this data folder (bench serve and bench gateway) counts its calls too: a call to a
         # connection or model with a limit is checked and counted in a database transaction, its row in `admits`,
         # and the other process's rows are counted here before each check (`_seen`: the last one counted).
@@ -183,42 +195,56 @@ class Quota:
 
     # ---- what is set -------------------------------------------------------------------------------
     def set_limits(self) -> dict:
-        """The user's limits, read again when limits.json changed."""
-        raw = self._raw()
+        """The user's limits, read again when limits.json changed (looked at once a request, in its memo)."""
+        memo = self.config.memo()
+        if memo is not None and (hit := memo.get(LIMITS_MEMO)) is not None:
+            return hit
+        try:
+            raw = self.config.view(userset.FILE)
+        except Exception:   # a broken file sets no limit (read() says so too); bench status names its line
+            raw = None
         seen, limits = self._limits
         if raw is not seen:
             limits = userset.read(self.config)
             self._limits = (raw, limits)
+        if memo is not None:
+            memo[LIMITS_MEMO] = limits
         return limits
 
-    def _raw(self):
-        try:
-            return self.config.view(userset.FILE)
-        except Exception:   # a broken file sets no limit (read() says so too); bench status names its line
-            return None
-
-    def limits_of(self, endpoint: str, alias: str) -> list[tuple[str, str, dict]]:
-        limits = self.set_limits()   # a budget (usd_month) is Budgets' to enforce, not a rate limit
-        return [(CONNECTION, endpoint, userset.rates(limits["connections"].get(endpoint) or {})),
-                (MODEL, alias, userset.rates(limits["models"].get(alias) or {}))]
+    def _set_for(self, endpoint: str, alias: str) -> tuple[tuple, bool]:
+        """(((scope, name, {limit: n}) of the connection and the model), whether any is set): worked out once for
+        each set of limits read (a panel asks at each check, count and correction of each seat), kept in the memo."""
+        memo, key = self.config.memo(), (LIMITS_MEMO, endpoint, alias)
+        if memo is not None and (hit := memo.get(key)) is not None:
+            return hit
+        limits = self.set_limits()
+        made_for, found = self._of
+        if made_for is not limits:
+            self._of = (limits, found := {})
+        hit = found.get((endpoint, alias))
+        if hit is None:   # a budget (usd_month) is Budgets' to enforce, not a rate limit
+            of = ((CONNECTION, endpoint, userset.rates(limits["connections"].get(endpoint) or {})),
+                  (MODEL, alias, userset.rates(limits["models"].get(alias) or {})))
+            hit = found[(endpoint, alias)] = (of, limited(of))
+        if memo is not None:
+            memo[key] = hit
+        return hit
 
     # ---- checking and counting ---------------------------------------------------------------------
     def take(self, model, tokens: int) -> Refusal | None:
         """Count one call of about `tokens` prompt tokens to `model` if every limit lets it go now (None), else say
         when it could; nothing is counted then. Under a limit, in one database transaction with every process's
         counted calls (so two processes on one data folder never overrun it together)."""
-        limits = self.limits_of(model.endpoint, model.alias)   # read outside the lock
-        if limited(limits):
+        limits, shared = self._set_for(model.endpoint, model.alias)   # read outside the lock
+        if shared:
             return self.db.call(lambda conn: self._take_shared(conn, model, tokens, limits))
         now = self.clock.now()
-        with self._lock:
-            refusal = self._check(limits, now, tokens)
-            if refusal is None:
-                for key in self._keys(model):
-                    self._at(key, now).count(now, tokens)
-            return refusal
+        with self._lock:   # no limit set on it: nothing to check, only to count
+            self._at((CONNECTION, model.endpoint), now).count(now, tokens)
+            self._at((MODEL, model.alias), now).count(now, tokens)
+        return None
 
-    def _take_shared(self, conn, model, tokens: int, limits: list) -> Refusal | None:
+    def _take_shared(self, conn, model, tokens: int, limits: tuple) -> Refusal | None:
         """take() under a limit, inside the writer's transaction (it holds the database's write lock, which every
         process takes for this): the other processes' calls counted, then the check, then this call's row."""
         rows = conn.execute("SELECT id, endpoint, model, created, tokens, requests FROM admits WHERE id > ? AND "
@@ -230,8 +256,8 @@ class Quota:
             if refusal is None:
                 cur = conn.execute(f"{ADMIT} VALUES (?, ?, ?, ?, 1, ?)",
                                    (model.endpoint, model.alias, now, tokens, self.process))
-                for key in self._keys(model):
-                    self._at(key, now).count(now, tokens)
+                self._at((CONNECTION, model.endpoint), now).count(now, tokens)
+                self._at((MODEL, model.alias), now).count(now, tokens)
                 self._seen = max(self._seen, cur.lastrowid)
             self._shared += 1
             prune = self._shared % 500 == 0
@@ -256,12 +282,11 @@ class Quota:
                 if r["tokens"] and int(r["created"] // DAY) == day:
                     counts.add(r["created"] if r["created"] > now - MINUTE else now - MINUTE, r["tokens"])
 
-    def _sync(self, model=None) -> None:
-        """Count what the other processes counted since, before a look at a limited model's counts (or, without a
-        model, at any counts while some limit is set)."""
-        if not (limited(self.limits_of(model.endpoint, model.alias)) if model is not None else
-                any(userset.rates(e) for scope in ("connections", "models")
-                    for e in self.set_limits()[scope].values())):
+    def _sync(self, limited: bool | None = None) -> None:
+        """Count what the other processes counted since, before a look at a limited model's counts (`limited`: its
+        _set_for()'s; None: at any counts while some limit is set)."""
+        if not (limited if limited is not None else any(userset.rates(e) for scope in ("connections", "models")
+                                                          for e in self.set_limits()[scope].values())):
             return
         rows = self.db.query("SELECT id, endpoint, model, created, tokens, requests FROM admits WHERE id > ? AND "
                              "process != ? ORDER BY id", (self._seen, self.process))
@@ -273,11 +298,14 @@ class Quota:
     def blocked(self, model, tokens: int = 0, provider: bool = True) -> Refusal | None:
         """take() without counting: what a call to `model` would meet now, the provider's rests included (unless
         `provider` is False: the user's limits alone)."""
-        self._sync(model)
-        now, limits = self.clock.now(), self.limits_of(model.endpoint, model.alias)
-        with self._lock:
-            mine = self._check(limits, now, tokens)
-        rest = self.rested(model) if provider else None
+        limits, shared = self._set_for(model.endpoint, model.alias)
+        mine = None     # no limit set on it: nothing of the user's to check
+        if shared:
+            self._sync(True)
+            now = self.clock.now()
+            with self._lock:
+                mine = self._check(limits, now, tokens)
+        rest = self.resting.until(model.endpoint, model.served) if provider else None   # rested(), one step less
         if rest and (mine is None or rest > mine.at):
             return Refusal(rest, PROVIDER, model.endpoint, "rest")
         return mine
@@ -301,13 +329,13 @@ class Quota:
             return
         now = self.clock.now()
         with self._lock:
-            for key in self._keys(model):
-                self._at(key, now).add(now, tokens)
-        if limited(self.limits_of(model.endpoint, model.alias)):   # for the other processes' token limits
+            self._at((CONNECTION, model.endpoint), now).add(now, tokens)
+            self._at((MODEL, model.alias), now).add(now, tokens)
+        if self._set_for(model.endpoint, model.alias)[1]:   # for the other processes' token limits
             self.db.insert((ADMIT, (model.endpoint, model.alias, now, tokens, 0, self.process)))
 
-    def _check(self, limits_of: list, now: float, tokens: int) -> Refusal | None:
-        """The latest-freeing of the limits (limits_of()'s) one more call of `tokens` would break; lock held."""
+    def _check(self, limits_of: tuple, now: float, tokens: int) -> Refusal | None:
+        """The latest-freeing of the limits (_set_for()'s) one more call of `tokens` would break; lock held."""
         found = []
         for scope, name, limits in limits_of:
             if limits:
@@ -315,13 +343,10 @@ class Quota:
                           for at, which in self._at((scope, name), now).blocked_until(limits, now, tokens)]
         return max(found, key=lambda r: r.at) if found else None
 
-    @staticmethod
-    def _keys(model) -> tuple:
-        return (CONNECTION, model.endpoint), (MODEL, model.alias)
-
     def _at(self, key: tuple, now: float) -> Counts:
-        counts = self._counts.get(key)
-        if counts is None:
+        try:
+            counts = self._counts[key]
+        except KeyError:
             counts = self._counts[key] = Counts()
         counts.roll(now)
         return counts
@@ -367,6 +392,6 @@ class Quota:
         return [k for k in ((CONNECTION, row["endpoint"]), (MODEL, row["model"])) if k[1]]
 
 
-def limited(limits: list) -> bool:
-    """Whether any of a call's limits (limits_of()'s) is set."""
+def limited(limits) -> bool:
+    """Whether any of a call's limits (_set_for()'s) is set."""
     return any(values for _, _, values in limits)

@@ -63,14 +63,14 @@ class Resting:
         """When this model (or, without `served`, the connection as a whole) may be called again: the later of the
         connection's rest and the model's, from 429s or from quotas the headers say are used up."""
         self._look()
-        now = time.time()
-        t = max(self._until.get((endpoint, WHOLE)) or 0.0,
-                (self._until.get((endpoint, served)) or 0.0) if served else 0.0)
+        now, rests = time.time(), self._until
+        t = max(rests.get((endpoint, WHOLE)) or 0.0, (rests.get((endpoint, served)) or 0.0) if served else 0.0) \
+            if rests else 0.0    # (most of the time nothing rests, and no facts are known: nothing to look at)
         if self.limits:
             whole = self.limits.peek(endpoint)
-            for facts in ((whole,) if whole.get("scope") == KEY else ()) + \
+            for facts in ((whole,) if whole and whole.get("scope") == KEY else ()) + \
                          ((self.limits.peek(endpoint, served),) if served else ()):
-                for used_up, reset in USED_UP:
+                for used_up, reset in USED_UP if facts else ():
                     if facts.get(used_up) == 0 and (facts.get(reset) or 0) > now:
                         t = max(t, facts[reset])
         return t if t > now else None
@@ -122,7 +122,7 @@ class Resting:
     def failing(self, endpoint: str, served: str) -> tuple[float, str] | None:
         """(until when, why) this model rests because its calls keep failing, or None."""
         self._look()
-        found = self._failing.get((endpoint, served))
+        found = self._failing.get((endpoint, served)) if self._failing else None
         return found if found and found[0] > time.time() else None
 
     def _look(self) -> None:
