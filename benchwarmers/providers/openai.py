@@ -223,6 +223,8 @@ def tool_choice(choice):
 
 
 def user_content(parts: list):
+    if len(parts) == 1 and type(parts[0]) is Text and type(parts[0].text) is str:   # the usual turn: no generators
+        return parts[0].text
     if all(isinstance(p, Text) for p in parts):        # separate blocks stay separate paragraphs
         return "\n".join(p.text for p in parts)
     out: list[dict] = []

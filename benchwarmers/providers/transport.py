@@ -91,14 +91,9 @@ class Transport:
         """Write one request; its response is read by receive(). `pooled`: only on a kept-alive connection from the
         pool, never waiting to open one: None when there is none (or it had died), and nothing was sent."""
         t = timeouts or Timeouts()
-        parts = urlsplit(url)
-        scheme, host = parts.scheme.lower(), parts.hostname or ""
-        if scheme not in ("http", "https") or not host:
-            raise UpstreamFailed(FaultKind.CONNECTION, f"cannot call {url!r}: not an http(s) URL",
-                                 "Check the endpoint's base URL.")
-        port = parts.port or (443 if scheme == "https" else 80)
+        scheme, host, port, target, netloc = _place(url)
         proxy = proxy_for(scheme, host)
-        data = self._bytes(method, scheme, host, parts, proxy, headers, body)
+        data = self._bytes(method, scheme, host, target, netloc, proxy, headers, body)
         sent = Sent(self, (scheme, host, port, proxy), method, data, host, t, name or host, model)
         self._enter(sent.name)
         try:
@@ -119,9 +114,7 @@ class Transport:
             self._leave(sent.name)
             raise
 
-    def _bytes(self, method, scheme, host, parts, proxy, headers, body) -> bytes | tuple:
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        netloc = parts.netloc.rsplit("@", 1)[-1]
+    def _bytes(self, method, scheme, host, target, netloc, proxy, headers, body) -> bytes | tuple:
         send = {"User-Agent": self.user_agent, **(headers or {})}
         if proxy and scheme == "http":
             target = f"http://{netloc}{target}"
@@ -284,6 +277,27 @@ class Transport:
         with self._lock:
             self.connections_opened += 1
         return Conn(sock)
+
+
+_PLACES: dict[str, tuple[str, str, int, str, str]] = {}   # an endpoint's URLs are few: each is split once
+_MOST_PLACES = 1024
+
+
+def _place(url: str) -> tuple[str, str, int, str, str]:
+    """(scheme, host, port, request target, host header) of an http(s) URL; UpstreamFailed for any other."""
+    place = _PLACES.get(url)
+    if place is None:
+        parts = urlsplit(url)
+        scheme, host = parts.scheme.lower(), parts.hostname or ""
+        if scheme not in ("http", "https") or not host:
+            raise UpstreamFailed(FaultKind.CONNECTION, f"cannot call {url!r}: not an http(s) URL",
+                                 "Check the endpoint's base URL.")
+        place = (scheme, host, parts.port or (443 if scheme == "https" else 80),
+                 (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), parts.netloc.rsplit("@", 1)[-1])
+        if len(_PLACES) >= _MOST_PLACES:     # many one-off URLs (tests, probes): start again rather than grow
+            _PLACES.clear()
+        _PLACES[url] = place
+    return place
 
 
 def _still_open(sock) -> bool:
