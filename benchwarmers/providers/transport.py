@@ -74,7 +74,11 @@ class Transport:
         self._lock = threading.Lock()
         self._ssl: ssl.SSLContext | None = None
         self._inflight: dict[str, int] = {}          # requests sent and not yet read to the end, per name
-        self._quiet = threading.Condition(threading.Lock())   # a plain lock: taken twice per request
+        # a plain lock, taken twice per request as itself (the Condition's own __enter__ is a Python call); the
+        # Condition is notified only when someone waits on it (wait_quiet)
+        self._quiet_lock = threading.Lock()
+        self._quiet = threading.Condition(self._quiet_lock)
+        self._quiet_waiting = 0
 
     # ---- the public calls ---------------------------------------------------------------------
     def request(self, method: str, url: str, *, headers: dict | None = None, body: bytes | None = None,
@@ -205,17 +209,18 @@ class Transport:
 
     # ---- what is in flight ---------------------------------------------------------------------
     def _enter(self, name: str) -> None:
-        with self._quiet:
+        with self._quiet_lock:
             self._inflight[name] = self._inflight.get(name, 0) + 1
 
     def _leave(self, name: str) -> None:
-        with self._quiet:
+        with self._quiet_lock:
             left = self._inflight.get(name, 0) - 1
             if left > 0:
                 self._inflight[name] = left
             else:
                 self._inflight.pop(name, None)
-                self._quiet.notify_all()
+                if self._quiet_waiting:
+                    self._quiet.notify_all()
 
     def in_flight(self, name: str) -> int:
         """Requests to the connection `name` (an endpoint) still being answered."""
@@ -225,7 +230,11 @@ class Transport:
     def wait_quiet(self, name: str, timeout: float) -> bool:
         """Wait until nothing is in flight to `name`; False when `timeout` seconds pass first."""
         with self._quiet:
-            return self._quiet.wait_for(lambda: not self._inflight.get(name), timeout)
+            self._quiet_waiting += 1
+            try:
+                return self._quiet.wait_for(lambda: not self._inflight.get(name), timeout)
+            finally:
+                self._quiet_waiting -= 1
 
     # ---- pool ---------------------------------------------------------------------------------
     def _take(self, key: tuple) -> tuple[Conn | None, bool]:

@@ -72,7 +72,9 @@ class Conn:
     def nonblocking(self) -> None:
         """For a waiter: receives that never wait (drain)."""
         self._want = 0.0
-        self._set(0.0)
+        if self._mode != 0.0:        # _set's test, here: a waiter asks at each answer, and it nearly always is
+            self.sock.settimeout(0.0)
+            self._mode = 0.0
 
     def send(self, data: bytes | tuple[bytes, bytes], seconds: float) -> None:
         """Write a request: at once when the socket has room for all of it (a plain socket nearly always has), else
