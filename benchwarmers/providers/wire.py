@@ -178,8 +178,7 @@ class Conn:
             raise WireError(f"not an HTTP status line: {lines[0][:80]!r}")
         headers: dict = {}
         name = ""
-        for line in lines[1:]:
-            line = line.rstrip("\r")
+        for line in lines[1:]:      # a line's "\r" goes with the strip() of its parts (whitespace), not by itself
             if line[:1] in (" ", "\t") and name:        # an obsolete folded line continues the last header
                 headers[name] += " " + line.strip()
                 continue
