@@ -194,8 +194,9 @@ class Usage:
     estimated: bool = False
 
     def __add__(self, other: "Usage") -> "Usage":
-        i, o, r, w = (a + b for a, b in zip(astuple_usage(self), astuple_usage(other)))
-        return Usage(i, o, r, w, estimated=self.estimated or other.estimated)
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+                     self.cache_read_tokens + other.cache_read_tokens,
+                     self.cache_write_tokens + other.cache_write_tokens, estimated=self.estimated or other.estimated)
 
     @property
     def total(self) -> int:
@@ -217,8 +218,11 @@ def estimate_usage(answer: "Answer", ask: Ask) -> None:
     """Fill in the counts an upstream did not report (a stream without usage), from the prompt and the answer
     as they were, and mark the usage as estimated; counts it did report are kept."""
     u = answer.usage
-    written = answer.text + "".join(c.name + c.arguments for c in answer.tool_calls) + \
-        "".join(r.text for r in answer.reasoning)
+    written = answer.text          # the joins only when there is something to join (most answers: text alone)
+    if answer.tool_calls:
+        written += "".join(c.name + c.arguments for c in answer.tool_calls)
+    if answer.reasoning:
+        written += "".join(r.text for r in answer.reasoning)
     guess_in = ask.prompt_tokens() if not u.input_tokens else 0
     guess_out = estimate_tokens(written) if not u.output_tokens else 0
     if guess_in or guess_out:
@@ -332,8 +336,9 @@ class Collector:
 
 def merge_usage(old: Usage, new: Usage) -> Usage:
     """Streams report usage in pieces (input at the start, output at the end): keep the largest of each."""
-    i, o, r, w = (max(a, b) for a, b in zip(astuple_usage(old), astuple_usage(new)))
-    return Usage(i, o, r, w, estimated=old.estimated or new.estimated)
+    return Usage(max(old.input_tokens, new.input_tokens), max(old.output_tokens, new.output_tokens),
+                 max(old.cache_read_tokens, new.cache_read_tokens),
+                 max(old.cache_write_tokens, new.cache_write_tokens), estimated=old.estimated or new.estimated)
 
 
 # ---- the panel -------------------------------------------------------------------------------

@@ -65,6 +65,22 @@ def forget_known(text: str) -> str:
     return text
 
 
+def answer_secrets(*secrets: str | None) -> list[str]:
+    """The keys taken out of what a model wrote (Scrubber): every known key and `secrets`, longest first; [] when
+    there is none, which is told before a Scrubber is made for nothing."""
+    if not _known and not any(secrets):
+        return []
+    return sorted({s for s in [*_known, *secrets] if s and len(s) >= MIN_SECRET}, key=len, reverse=True)
+
+
+def scrub_whole(text: str, secrets: list[str]) -> str:
+    """What a fresh Scrubber of `secrets` lets out of `text`, fed whole and flushed: every key in it replaced."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
 class Scrubber:
     """Known keys taken out of a text that arrives in pieces (a streamed answer), also when a key is split between
     two pieces. A tail that could be the start of a key (HOLD characters or more) waits for the next piece, or for
@@ -76,8 +92,7 @@ class Scrubber:
     HOLD = 4
 
     def __init__(self, *secrets: str | None):
-        found = {s for s in [*_known, *secrets] if s and len(s) >= MIN_SECRET}
-        self.secrets = sorted(found, key=len, reverse=True)
+        self.secrets = answer_secrets(*secrets)
         self.held = ""
         self.sent = ""       # the end of what already went out, where a key may have begun
 

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from ..askparts import PassThrough
 from ..canonical import Answer, Ask, Collector, ReasoningDelta, TextDelta, ToolCallDelta
 from ..errors import FaultKind, UpstreamFailed, advice
-from ..redaction import Scrubber, names_a_key, redact
+from ..redaction import Scrubber, answer_secrets, names_a_key, redact
 from .framing import MESSAGE_LIMIT, clip, load_json
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .response import UpstreamResponse
@@ -22,6 +22,9 @@ Heard = Callable[[str], None]   # told each piece of an answer's text as it is r
 STREAMED, NATIVE, WHOLE = "streamed", "native", "whole"   # the request's shape: see Provider.request
 _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown|invalid|unsupported) model|"
                         r"no endpoints found", re.I)
+# What asking or reading an answer may raise that becomes an UpstreamFailed naming the endpoint (Provider._fault).
+_UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, IndexError, UnicodeError)
+_MAPPED = (UpstreamFailed, *_UNREADABLE, OSError)
 _BAD_KEY = re.compile(r"(invalid|incorrect) api[ _-]?key|api[ _-]?key\b.{0,40}\b(invalid|not valid|incorrect|"
                       r"expired)|API_KEY_INVALID|unauthori[sz]ed|invalid x-api-key", re.I | re.S)
 
@@ -135,13 +138,17 @@ class Provider:
             response = self.send("POST", url, body, timeouts, headers, model, sent)
             with response:
                 yield from scrubbed(self.events(response, meta), self.key)
-        except UpstreamFailed as exc:
-            raise self.clean(exc) from None
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError, UnicodeError) as exc:
-            raise self.clean(UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable {self.api} stream "
-                                            f"({type(exc).__name__}: {clip(str(exc), 200)})")) from None
-        except OSError as exc:
-            raise self.clean(UpstreamFailed(FaultKind.CONNECTION, f"{type(exc).__name__}: {exc}")) from None
+        except _MAPPED as exc:
+            raise self._fault(exc) from None
+
+    def _fault(self, exc: Exception) -> UpstreamFailed:
+        """The error a fault while asking or reading an answer becomes (one of _MAPPED)."""
+        if isinstance(exc, UpstreamFailed):
+            return self.clean(exc)
+        if isinstance(exc, _UNREADABLE):
+            return self.clean(UpstreamFailed(FaultKind.BAD_RESPONSE, f"unreadable {self.api} stream "
+                                             f"({type(exc).__name__}: {clip(str(exc), 200)})"))
+        return self.clean(UpstreamFailed(FaultKind.CONNECTION, f"{type(exc).__name__}: {exc}"))   # OSError
 
     def complete(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None, whole: bool = False,
                  sent: Sent | None = None, heard: Heard | None = None) -> Answer:
@@ -149,10 +156,51 @@ class Provider:
         read, not an event stream), so there is no time to the first token (`ttft` None). `sent`: the request
         send_whole() wrote; its answer is read here (timed from its writing, when it asked for a stream). `heard`: told
         each piece of text as it comes (a live column)."""
-        meta: dict = {}
         streamed = not whole and (sent is None or sent.streamed)
+        if not streamed and heard is None:
+            return self._whole(ask, model, timeouts, sent)
+        meta: dict = {}
         return collect(self._stream(ask, model, timeouts, meta, STREAMED if streamed else WHOLE, sent), meta, model,
                        timed=streamed, heard=heard, since=sent.at if sent is not None and streamed else None)
+
+    def _whole(self, ask: Ask, model: str, timeouts: Timeouts | None, sent: Sent | None) -> Answer:
+        """complete() of an answer asked for whole: built straight from its body where the adapter can (answer_of),
+        without an event and a scrubbing generator and a Collector for one JSON body; else folded from its events as
+        collect() folds them. The same Answer either way, `ttft` None."""
+        start, meta = time.monotonic(), {}    # type: float, dict
+        try:
+            if sent is not None:                         # written already (send_whole): its response is read here
+                assert sent.asked is not None
+                (url, body), headers = sent.asked, None
+            else:
+                url, body, headers = self.request(ask, model, WHOLE)
+            response = self.send("POST", url, body, timeouts, headers, model, sent)
+            try:
+                got = self.answer_of(response, meta)
+            except BaseException:
+                response.close()
+                raise
+        except _MAPPED as exc:
+            raise self._fault(exc) from None
+        if not isinstance(got, Answer):                  # events, read as _stream reads them
+            return collect(self._read(response, got), meta, model, timed=False, since=start)
+        response.close()
+        got.seconds, got.model = time.monotonic() - start, meta.get("model") or model
+        return got
+
+    def _read(self, response: UpstreamResponse, events: Iterator) -> Iterator:
+        """The events of a response that answer_of did not build an Answer from, as _stream yields them."""
+        try:
+            with response:
+                yield from scrubbed(events, self.key)
+        except _MAPPED as exc:
+            raise self._fault(exc) from None
+
+    def answer_of(self, response: UpstreamResponse, meta: dict) -> Answer | Iterator:
+        """A 2xx response to a request for a whole answer: its Answer (keys scrubbed, all but `seconds` and `model`,
+        which complete() sets from `meta` as collect() does) where the adapter builds it straight from the body; by
+        default, and for a body it does not build from, its events (not yet begun), which complete() folds."""
+        return self.events(response, meta)
 
     def send_whole(self, ask: Ask, model: str, *, timeouts: Timeouts | None = None,
                    streamed: bool = False) -> Sent | None:
@@ -302,11 +350,13 @@ class Provider:
 def scrubbed(events: Iterator, key: str | None) -> Iterator:
     """The events with every known key taken out of the text, thinking and tool-call arguments a model wrote (an
     upstream that echoes a key must not hand it to clients or the record); pieces held back while they might be
-    the start of a key go out before the next other event."""
+    the start of a key go out before the next other event. With no key to take out, the events themselves (no
+    generator for each event to pass through)."""
+    return _scrubbed(events, key) if answer_secrets(key) else events
+
+
+def _scrubbed(events: Iterator, key: str | None) -> Iterator:
     text, reasoning = Scrubber(key), Scrubber(key)
-    if not text.secrets:
-        yield from events
-        return
     calls: dict[int, Scrubber] = {}
 
     def held() -> Iterator:

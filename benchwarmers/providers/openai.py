@@ -1,9 +1,11 @@
 """OpenAI-compatible chat completions (OpenAI, OpenRouter, Groq, vLLM, LiteLLM, Ollama's /v1, ...)."""
 from __future__ import annotations
 
-from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Ask, Finish, Image, Message, ReasoningDelta,
-                         Text, TextDelta, ToolCallDelta, ToolResult, Usage, UsageEvent)
+from ..canonical import (CONTENT_FILTER, LENGTH, STOP, TOOL_CALLS, Answer, Ask, Finish, Image, Message, Reasoning,
+                         ReasoningDelta, Text, TextDelta, ToolCall, ToolCallDelta, ToolResult, Usage, UsageEvent,
+                         merge_usage)
 from ..errors import FaultKind, UpstreamFailed
+from ..redaction import answer_secrets, scrub_whole
 from .base import Provider
 from .framing import is_whole, iter_sse, load_json
 from .passthrough import function_tool
@@ -119,6 +121,15 @@ class OpenAIProvider(Provider):
             raise self.dropped("[DONE] or a finish_reason")
         yield Finish(reason=finish_reason(finish, calls))
 
+    def answer_of(self, response, meta):
+        """A chat.completion body's Answer built straight from it (answer()); a stream, or a body of another shape,
+        read as events."""
+        if not is_whole(response):
+            return self.events(response, meta)
+        body = load_json(response.read())
+        built = answer(self, body, meta)
+        return whole(self, body, meta) if built is None else built
+
     def chunk_error(self, error) -> UpstreamFailed:
         error = error if isinstance(error, dict) else {"message": str(error)}
         code = error.get("code")
@@ -158,6 +169,41 @@ def whole(provider: OpenAIProvider, body: dict, meta: dict):
     yield Finish(reason=finish_reason(choice.get("finish_reason"), bool(calls)))
 
 
+def answer(provider: OpenAIProvider, body, meta: dict) -> Answer | None:
+    """What whole()'s events, scrubbed, fold to (Collector), from a plain chat.completion body; None for a body of
+    another shape (not a dict, an error, content or arguments that are not text, ...), which whole() reads (or
+    fails on) as it always did."""
+    if type(body) is not dict or body.get("error"):
+        return None
+    choices = body.get("choices") or [{}]
+    choice = choices[0] if type(choices) is list else None
+    message = choice.get("message") or {} if type(choice) is dict else None
+    if type(message) is not dict:
+        return None
+    assert choice is not None      # a dict: its message is one
+    content = message.get("content") or ""
+    calls = message.get("tool_calls") or []
+    if type(content) is not str or type(calls) is not list:
+        return None
+    secrets = answer_secrets(provider.key)
+    out = Answer(text=scrub_whole(content, secrets) if secrets else content)
+    for tc in calls:
+        fn = tc.get("function") or {} if type(tc) is dict else None
+        if type(fn) is not dict or type(arguments := fn.get("arguments") or "") is not str:
+            return None
+        if secrets:
+            arguments = scrub_whole(arguments, secrets)
+        out.tool_calls.append(ToolCall(id=tc.get("id") or "", name=fn.get("name") or "", arguments=arguments or "{}"))
+    meta.setdefault("model", body.get("model"))
+    thought = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(thought, str) and thought:
+        out.reasoning.append(Reasoning(scrub_whole(thought, secrets) if secrets else thought))
+    if body.get("usage"):
+        out.usage = merge_usage(out.usage, usage(body["usage"]))
+    out.finish_reason = finish_reason(choice.get("finish_reason"), bool(calls))
+    return out
+
+
 def finish_reason(raw: str | None, had_calls: bool) -> str:
     reason = FINISH.get(raw or "stop", STOP)
     return TOOL_CALLS if had_calls and reason == STOP else reason
@@ -177,6 +223,8 @@ def tool_choice(choice):
 
 
 def user_content(parts: list):
+    if len(parts) == 1 and type(parts[0]) is Text and type(parts[0].text) is str:   # the usual turn: no generators
+        return parts[0].text
     if all(isinstance(p, Text) for p in parts):        # separate blocks stay separate paragraphs
         return "\n".join(p.text for p in parts)
     out: list[dict] = []

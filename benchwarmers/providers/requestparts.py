@@ -42,9 +42,16 @@ def call_names(messages: list[Message]) -> dict[str, str]:
 
 def split_parts(message: Message) -> tuple[list, list, list]:
     """(content parts: text and images, tool calls, tool results) of one message."""
-    content = [p for p in message.parts if isinstance(p, (Text, Image))]
-    calls = [p for p in message.parts if isinstance(p, ToolCall)]
-    results = [p for p in message.parts if isinstance(p, ToolResult)]
+    content: list = []
+    calls: list = []
+    results: list = []
+    for p in message.parts:            # one pass, not three (each message of each seat's request); the kinds are apart
+        if isinstance(p, (Text, Image)):
+            content.append(p)
+        elif isinstance(p, ToolCall):
+            calls.append(p)
+        elif isinstance(p, ToolResult):
+            results.append(p)
     return content, calls, results
 
 

@@ -74,7 +74,11 @@ class Transport:
         self._lock = threading.Lock()
         self._ssl: ssl.SSLContext | None = None
         self._inflight: dict[str, int] = {}          # requests sent and not yet read to the end, per name
-        self._quiet = threading.Condition(threading.Lock())   # a plain lock: taken twice per request
+        # a plain lock, taken twice per request as itself (the Condition's own __enter__ is a Python call); the
+        # Condition is notified only when someone waits on it (wait_quiet)
+        self._quiet_lock = threading.Lock()
+        self._quiet = threading.Condition(self._quiet_lock)
+        self._quiet_waiting = 0
 
     # ---- the public calls ---------------------------------------------------------------------
     def request(self, method: str, url: str, *, headers: dict | None = None, body: bytes | None = None,
@@ -91,14 +95,9 @@ class Transport:
         """Write one request; its response is read by receive(). `pooled`: only on a kept-alive connection from the
         pool, never waiting to open one: None when there is none (or it had died), and nothing was sent."""
         t = timeouts or Timeouts()
-        parts = urlsplit(url)
-        scheme, host = parts.scheme.lower(), parts.hostname or ""
-        if scheme not in ("http", "https") or not host:
-            raise UpstreamFailed(FaultKind.CONNECTION, f"cannot call {url!r}: not an http(s) URL",
-                                 "Check the endpoint's base URL.")
-        port = parts.port or (443 if scheme == "https" else 80)
+        scheme, host, port, target, netloc = _place(url)
         proxy = proxy_for(scheme, host)
-        data = self._bytes(method, scheme, host, parts, proxy, headers, body)
+        data = self._bytes(method, scheme, host, target, netloc, proxy, headers, body)
         sent = Sent(self, (scheme, host, port, proxy), method, data, host, t, name or host, model)
         self._enter(sent.name)
         try:
@@ -119,9 +118,7 @@ class Transport:
             self._leave(sent.name)
             raise
 
-    def _bytes(self, method, scheme, host, parts, proxy, headers, body) -> bytes | tuple:
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        netloc = parts.netloc.rsplit("@", 1)[-1]
+    def _bytes(self, method, scheme, host, target, netloc, proxy, headers, body) -> bytes | tuple:
         send = {"User-Agent": self.user_agent, **(headers or {})}
         if proxy and scheme == "http":
             target = f"http://{netloc}{target}"
@@ -212,17 +209,18 @@ class Transport:
 
     # ---- what is in flight ---------------------------------------------------------------------
     def _enter(self, name: str) -> None:
-        with self._quiet:
+        with self._quiet_lock:
             self._inflight[name] = self._inflight.get(name, 0) + 1
 
     def _leave(self, name: str) -> None:
-        with self._quiet:
+        with self._quiet_lock:
             left = self._inflight.get(name, 0) - 1
             if left > 0:
                 self._inflight[name] = left
             else:
                 self._inflight.pop(name, None)
-                self._quiet.notify_all()
+                if self._quiet_waiting:
+                    self._quiet.notify_all()
 
     def in_flight(self, name: str) -> int:
         """Requests to the connection `name` (an endpoint) still being answered."""
@@ -232,7 +230,11 @@ class Transport:
     def wait_quiet(self, name: str, timeout: float) -> bool:
         """Wait until nothing is in flight to `name`; False when `timeout` seconds pass first."""
         with self._quiet:
-            return self._quiet.wait_for(lambda: not self._inflight.get(name), timeout)
+            self._quiet_waiting += 1
+            try:
+                return self._quiet.wait_for(lambda: not self._inflight.get(name), timeout)
+            finally:
+                self._quiet_waiting -= 1
 
     # ---- pool ---------------------------------------------------------------------------------
     def _take(self, key: tuple) -> tuple[Conn | None, bool]:
@@ -284,6 +286,27 @@ class Transport:
         with self._lock:
             self.connections_opened += 1
         return Conn(sock)
+
+
+_PLACES: dict[str, tuple[str, str, int, str, str]] = {}   # an endpoint's URLs are few: each is split once
+_MOST_PLACES = 1024
+
+
+def _place(url: str) -> tuple[str, str, int, str, str]:
+    """(scheme, host, port, request target, host header) of an http(s) URL; UpstreamFailed for any other."""
+    place = _PLACES.get(url)
+    if place is None:
+        parts = urlsplit(url)
+        scheme, host = parts.scheme.lower(), parts.hostname or ""
+        if scheme not in ("http", "https") or not host:
+            raise UpstreamFailed(FaultKind.CONNECTION, f"cannot call {url!r}: not an http(s) URL",
+                                 "Check the endpoint's base URL.")
+        place = (scheme, host, parts.port or (443 if scheme == "https" else 80),
+                 (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), parts.netloc.rsplit("@", 1)[-1])
+        if len(_PLACES) >= _MOST_PLACES:     # many one-off URLs (tests, probes): start again rather than grow
+            _PLACES.clear()
+        _PLACES[url] = place
+    return place
 
 
 def _still_open(sock) -> bool:

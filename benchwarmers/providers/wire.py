@@ -27,15 +27,15 @@ def request_bytes(method: str, target: str, host: str, headers: dict,
     """The request head and body, ready for one sendall; a body over JOINED bytes stays apart, (head, body), written
     after its head (a panel's seats each send a large ask: joined, each would hold a second copy of it). Header
     values must not hold line breaks."""
-    lines = [f"{method} {target} HTTP/1.1", f"Host: {host}", "Accept-Encoding: identity"]
+    text = f"{method} {target} HTTP/1.1\r\nHost: {host}\r\nAccept-Encoding: identity\r\n"   # added to, not joined
     for name, value in headers.items():
         value = str(value)
         if "\r" in value or "\n" in value or "\r" in name or "\n" in name or ":" in name:
             raise ValueError(f"the header {name!r} holds a line break or a colon in its name")
-        lines.append(f"{name}: {value}")
+        text += f"{name}: {value}\r\n"
     if body is not None or method in ("POST", "PUT", "PATCH"):
-        lines.append(f"Content-Length: {len(body or b'')}")
-    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        text += f"Content-Length: {len(body or b'')}\r\n"
+    head = (text + "\r\n").encode("latin-1")
     if not body:
         return head
     return head + body if len(body) <= JOINED else (head, body)
@@ -72,7 +72,9 @@ class Conn:
     def nonblocking(self) -> None:
         """For a waiter: receives that never wait (drain)."""
         self._want = 0.0
-        self._set(0.0)
+        if self._mode != 0.0:        # _set's test, here: a waiter asks at each answer, and it nearly always is
+            self.sock.settimeout(0.0)
+            self._mode = 0.0
 
     def send(self, data: bytes | tuple[bytes, bytes], seconds: float) -> None:
         """Write a request: at once when the socket has room for all of it (a plain socket nearly always has), else
@@ -176,8 +178,7 @@ class Conn:
             raise WireError(f"not an HTTP status line: {lines[0][:80]!r}")
         headers: dict = {}
         name = ""
-        for line in lines[1:]:
-            line = line.rstrip("\r")
+        for line in lines[1:]:      # a line's "\r" goes with the strip() of its parts (whitespace), not by itself
             if line[:1] in (" ", "\t") and name:        # an obsolete folded line continues the last header
                 headers[name] += " " + line.strip()
                 continue
