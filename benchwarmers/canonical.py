@@ -219,10 +219,8 @@ def estimate_usage(answer: "Answer", ask: Ask) -> None:
     as they were, and mark the usage as estimated; counts it did report are kept."""
     u = answer.usage
     written = answer.text          # the joins only when there is something to join (most answers: text alone)
-    if answer.tool_calls:
-        written += "".join(c.name + c.arguments for c in answer.tool_calls)
-    if answer.reasoning:
-        written += "".join(r.text for r in answer.reasoning)
+    if answer.tool_calls or answer.reasoning:
+        written += "".join(c.name + c.arguments for c in answer.tool_calls) + "".join(r.text for r in answer.reasoning)
     guess_in = ask.prompt_tokens() if not u.input_tokens else 0
     guess_out = estimate_tokens(written) if not u.output_tokens else 0
     if guess_in or guess_out:

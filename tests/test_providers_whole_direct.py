@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchwarmers import redaction
-from benchwarmers.providers.base import collect, scrubbed
+from benchwarmers.providers.collecting import collect, scrubbed
 from benchwarmers.providers.openai import OpenAIProvider, answer, whole
 
 KEY = "sk-direct-0123456789"

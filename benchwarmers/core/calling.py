@@ -360,9 +360,8 @@ class Dialer:
         return self.quota.clock.now() if self.quota else time.time()
 
     def record(self, ended: Ended, amend: float | None = None) -> Written:
-        """A call ended, and this is the one way its record is made: an answer ends its model's count of failures;
-        a sent call's tokens correct the limits' counts and are priced in its ledger line; then recorder.write
-        queues the row and the line (`amend`: see there)."""
+        """A call ended, and this is the one way its record is made: an answer ends its model's count of failures; a
+        sent call's tokens correct the limits' counts and are priced in its ledger line; recorder.write queues both."""
         return self.recorded(ended, amend)[0]
 
     def recorded(self, ended: Ended, amend: float | None = None) -> tuple[Written, float | None]:

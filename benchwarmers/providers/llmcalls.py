@@ -13,7 +13,8 @@ from ..canonical import STOP, TOOL_CALLS, Answer, Ask, Finish, ToolCallDelta, Us
 from ..errors import FaultKind, UpstreamFailed
 from ..redaction import redact
 from . import llmparts
-from .base import Provider, collect, scrubbed
+from .base import Provider
+from .collecting import collect, scrubbed
 from .framing import clip
 from .ratelimits import limit_scope, parse_rate_limit_headers, reset_time
 from .transport import Timeouts
