@@ -25,6 +25,7 @@ HTML_HEADING = re.compile(r"<\s*/?\s*h[1-6]\b", re.I)
 # marks) with one of these can read as a heading; any other text is looked at line by line.
 SUSPECT = re.compile(r"^[ \t*_~`>|\\]*(?:[#=<\-_]|seat|end|the\s+(?:question|panel))", re.I | re.M)
 ASCII_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+SUSPECT_OR_CONTROL = re.compile(SUSPECT.pattern + "|" + ASCII_CONTROL.pattern, re.I | re.M)    # one pass, not two
 
 
 def folded_line(line: str) -> str:
@@ -46,7 +47,7 @@ def heading_like(line: str) -> bool:
 
 def neutralised(text: str) -> str:
     """`text` with every heading-like line made plain: after MARK, without the signs that made it a heading."""
-    if text.isascii() and not SUSPECT.search(text) and not ASCII_CONTROL.search(text):
+    if text.isascii() and not SUSPECT_OR_CONTROL.search(text):
         return text
     lines = text.split("\n")
     for i, line in enumerate(lines):
@@ -61,15 +62,28 @@ def shuffled(seats: list[Seat]) -> list[Seat]:
 
 
 def panel_names(seats: list[Seat], models: dict) -> re.Pattern | None:
-    """The names of a panel's seats' models, as they may appear in its conversation: alias and served name."""
+    """The names of a panel's seats' models, as they may appear in its conversation: alias and served name. A
+    collection's panels seat the same models: the pattern is worked out once for them, while `models` (the
+    registry's dict, replaced whenever models.json is read again) is the one it was worked out from."""
+    key = tuple([seat.model for seat in seats])
+    hit = _NAMES.get(key)
+    if hit is not None and hit[0] is models:
+        return hit[1]
     names = set()
-    for seat in seats:
-        names.add(seat.model)
-        model = models.get(seat.model)
+    for alias in key:
+        names.add(alias)
+        model = models.get(alias)
         if model is not None:
             names.add(model.served)
             names.add(model.served.rsplit("/", 1)[-1])
-    return names_pattern(names)
+    found = names_pattern(names)
+    if len(_NAMES) > 256:       # the seatings seen lately: a handful
+        _NAMES.clear()
+    _NAMES[key] = (models, found)
+    return found
+
+
+_NAMES: dict[tuple, tuple] = {}     # seats' aliases -> (the models dict read, their names' pattern)
 
 
 class Unnamed:
