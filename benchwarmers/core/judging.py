@@ -19,6 +19,40 @@ def where(panel: str) -> dict:
     return {"url": f"/bench/panels/{panel}/points", "command": f"bench points {panel}", "page": f"/calls/{panel}"}
 
 
+class Done:
+    """threading.Event's set, is_set and wait, for one setter: a lock held until it is set, rather than an Event's
+    Condition, its lock and their calls on every panel."""
+    __slots__ = ("_flag", "_held")
+
+    def __init__(self) -> None:
+        self._flag = False
+        self._held = threading.Lock()
+        self._held.acquire()
+
+    def set(self) -> None:
+        """Once (the judging's one end): every waiter wakes."""
+        if not self._flag:
+            self._flag = True
+            self._held.release()
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """As Event.wait: True once set, else False after `timeout` seconds (None: until it is)."""
+        if self._flag:
+            return True
+        if timeout is None:
+            got = self._held.acquire()
+        elif timeout > 0:
+            got = self._held.acquire(True, timeout)
+        else:
+            got = self._held.acquire(False)
+        if got:      # set: let the next waiter through too
+            self._held.release()
+        return self._flag
+
+
 class Judging:
     """`model` None: no model could referee (`why` says so). `notes`: the named referees passed over, with why."""
 
@@ -27,10 +61,11 @@ class Judging:
         # freed only by the cyclic GC's oldest generation (a panel's objects piling up for it, then a long pass)
         self.run, self.mode, self.model, self.notes, self.why = run, mode, model, notes, why
         self.panel: str = run.id
+        self._where = where(self.panel)
         self.call = record_id()            # named to a client only once its record is committed
         self.hangup = Hangup()
-        self.done = threading.Event()
-        self.lock = threading.Lock()
+        self.done = Done()
+        self.once = threading.Lock()       # the one end of it takes it (and keeps it)
         self.over = False
         self.started = 0.0
         self.deadline: tuple = (float("inf"), "")   # (when it is given up, why), once asked
@@ -45,7 +80,7 @@ class Judging:
 
     def info(self) -> dict:
         """What the points' info says of who referees, and where the points are read."""
-        d = {"mode": self.mode, "referee": self.model.alias if self.model else None, **where(self.panel)}
+        d = {"mode": self.mode, "referee": self.model.alias if self.model else None, **self._where}
         if self.notes:
             d["passed_over"] = list(self.notes)
         return d

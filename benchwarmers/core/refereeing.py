@@ -60,7 +60,8 @@ class Refereeing:
         self.registry, self.dialer, self.picker, self.settings = registry, dialer, picker, settings
         self.store, self.lanes = store, lanes
         self._live: set[Judging] = set()
-        self._lock = threading.Condition()
+        self._mutex = threading.Lock()     # _live's own: a panel's add and discard take it bare (no Condition calls)
+        self._lock = threading.Condition(self._mutex)    # ...and the sweeper waits on it for a first referee
         self._sweeper: threading.Thread | None = None
         self._closed = False
 
@@ -99,7 +100,7 @@ class Refereeing:
                                     blind.panel_names(run.seats, self.registry.models()))
         seconds = self.settings()["referee_timeout"]
         j.deadline = (j.started + seconds, f"the referee {j.model.alias} gave no answer within {seconds:g} s")
-        with self._lock:
+        with self._mutex:
             self._live.add(j)
             if self._sweeper is None:
                 self._sweeper = threading.Thread(target=self._sweep, name="referees", daemon=True)
@@ -183,10 +184,9 @@ class Refereeing:
     def _end(self, j: Judging, found: Points) -> None:
         """The refereeing is over (once): the call's record, the points kept with the panel, the block a reply
         shows, the referee's failures counted."""
-        with j.lock:
-            if j.over:
-                return
-            j.over = True
+        if not j.once.acquire(False):    # taken by the first end, never let go
+            return
+        j.over = True
         run = j.run
         info = j.info()
         if j.call_over is not None:
@@ -201,7 +201,7 @@ class Refereeing:
         j.records.append(self.store.save(run.id, bench["points_info"],
                                          [dict(p.to_dict(), shown=p.id in shown) for p in found.points]))
         j.bench, j.found = bench, found
-        with self._lock:
+        with self._mutex:
             self._live.discard(j)
         j.run = None       # the cycle between the run and its judging broken: see Judging
         j.done.set()
