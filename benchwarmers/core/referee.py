@@ -79,17 +79,18 @@ def prompt(question: str, shown: list[Seat]) -> str:
 def question_of(original: Ask, names: re.Pattern | None = None) -> str:
     """What the panel was asked, as text: the system prompt and the conversation, the latest last; with no model's
     name in it (`names`: the panel's models' names, and our own seat labels in an earlier reply)."""
-    turns = [f"[{m.role}] {m.text()}" for m in original.messages if m.text()]
+    turns = [f"[{m.role}] {text}" for m in original.messages if (text := m.text())]
     text = "\n\n".join(([f"[system] {original.system}"] if original.system else []) + turns)
     text = text[-MAX_QUESTION_CHARS:] if len(text) > MAX_QUESTION_CHARS else text
     return unnamed(text, names)
 
 
 def referee_ask(original: Ask, shown: list[Seat], max_tokens: int = MAX_TOKENS,
-                names: re.Pattern | None = None) -> Ask:
+                names: re.Pattern | None = None, checked: bool = False) -> Ask:
     """The call to the referee: the answers of `shown` in that order (see prompt), a whole answer (nobody reads it
-    as it comes), at temperature 0, at most `max_tokens`."""
-    shown = answered(shown)
+    as it comes), at temperature 0, at most `max_tokens`. `checked`: `shown` holds only seats answered() keeps."""
+    if not checked:
+        shown = answered(shown)
     return Ask(messages=[Message("user", [Text(prompt(question_of(original, names), shown))])],
                system=INSTRUCTIONS, max_tokens=max_tokens, temperature=0.0, target=original.target)
 
@@ -138,8 +139,9 @@ class Shown:
     """The answers as the referee was shown them: each heading's number (its label) -> the seat, and that seat's
     answer as clauses (worked out once, when a quote is first checked against it)."""
 
-    def __init__(self, seats: list[Seat]):
-        self.seats = dict(enumerate(answered(seats), 1))
+    def __init__(self, seats: list[Seat], checked: bool = False):
+        self.seats = dict(enumerate(seats if checked else answered(seats), 1))
+        self.reals = {label: seat.seat for label, seat in self.seats.items()}    # real(), without a call each
         self._clauses: dict[int, Clauses] = {}
 
     def real(self, label: int) -> int:
@@ -156,15 +158,15 @@ class Shown:
         return ", ".join(str(n) for n in self.seats) or "none"
 
 
-def read(raw: str, shown: list[Seat], ids: Callable[[int], str] | None = None) -> Points:
+def read(raw: str, shown: list[Seat], ids: Callable[[int], str] | None = None, checked: bool = False) -> Points:
     """The referee's answer as Points, every part checked against the panel: seats it names must be ones it was shown
     (`shown`, in the prompt's order: its seat N is the N-th that answered there), each quote must be a whole sentence
     or clause of that seat's answer (after fold()), a point needs a seat left. The points name the reply's own seat
-    numbers. `ids(n)` names the n-th point kept (default "p1", "p2", ...)."""
+    numbers. `ids(n)` names the n-th point kept (default "p1", "p2", ...). `checked`: as referee_ask's."""
     data = extract(raw if isinstance(raw, str) else "")
     if isinstance(data, str):
         return Points.failed(data)
-    view = Shown(shown)
+    view = Shown(shown, checked)
     items, notes, kept, claims = data["points"], [], [], set()
     if len(items) > MAX_POINTS:
         notes.append(f"{plural(len(items) - MAX_POINTS, 'point')} past the first {MAX_POINTS} not read")
@@ -193,10 +195,10 @@ def _point(item, n: int, view: Shown, notes: list) -> Point | None:
         notes.append(f"point {n} is not an object")
         return None
     claim = item.get("claim")
-    if not isinstance(claim, str) or not fold(claim):
+    claim = fold(claim) if isinstance(claim, str) else ""
+    if not claim:
         notes.append(f"point {n} has no claim text")
         return None
-    claim = fold(claim)
     if len(claim) > MAX_CLAIM_CHARS:
         notes.append(f"point {n}'s claim is longer than {MAX_CLAIM_CHARS} characters")
         return None
@@ -204,16 +206,18 @@ def _point(item, n: int, view: Shown, notes: list) -> Point | None:
     if sides[0] is None or sides[1] is None:
         return None
     both = sides[0] & sides[1]
-    for label in sorted(both):
-        notes.append(f"point {n}: seat {view.real(label)} both asserts and denies it")
+    real = view.reals
+    if both:
+        for label in sorted(both):
+            notes.append(f"point {n}: seat {real[label]} both asserts and denies it")
     quotes = _quotes(item.get("quotes"), (sides[0] | sides[1]) - both, n, view, notes)
-    asserts = sorted(view.real(s) for s in sides[0] - both if s in quotes)
-    denies = sorted(view.real(s) for s in sides[1] - both if s in quotes)
+    asserts = sorted([real[s] for s in sides[0] - both if s in quotes])
+    denies = sorted([real[s] for s in sides[1] - both if s in quotes])
     if not asserts and not denies:
         notes.append(f"point {n} has no seat left")
         return None
-    silent = sorted(s.seat for s in view.seats.values() if s.seat not in asserts and s.seat not in denies)
-    said = {view.real(label): quote for label, quote in quotes.items()}
+    silent = sorted([s for s in real.values() if s not in asserts and s not in denies])
+    said = {real[label]: quote for label, quote in quotes.items()}
     return Point("", claim, tuple(asserts), tuple(denies), tuple(silent), {s: said[s] for s in asserts + denies})
 
 
@@ -260,16 +264,16 @@ def _quotes(value, labels: set, n: int, view: Shown, notes: list) -> dict:
     for label in sorted(labels):
         quote = given.get(label)
         quote = fold(quote).strip(EDGES) if isinstance(quote, str) else ""
-        seat = view.real(label)
+        seat = view.reals[label]
         if not quote:
             notes.append(f"point {n}: no quote for seat {seat}")
         elif len(quote) > MAX_QUOTE_CHARS:
             notes.append(f"point {n}: seat {seat}'s quote is longer than {MAX_QUOTE_CHARS} characters")
         elif len(quote) < MIN_QUOTE_CHARS:
             notes.append(f"point {n}: seat {seat}'s quote is too short to show anything")
-        elif quote not in view.clauses(label):
+        elif quote not in (clauses := view.clauses(label)).text:
             notes.append(f"point {n}: seat {seat}'s quote is not in its answer")
-        elif not view.clauses(label).whole(quote):
+        elif not clauses.whole(quote):
             notes.append(f"point {n}: seat {seat}'s quote is a fragment, not a whole sentence or clause of its answer")
         else:
             out[label] = quote

@@ -97,7 +97,7 @@ class Refereeing:
             return
         j.shown = blind.shuffled(shown)
         j.ask = referee.referee_ask(run.ask, j.shown, referee.MAX_TOKENS,
-                                    blind.panel_names(run.seats, self.registry.models()))
+                                    blind.panel_names(run.seats, self.registry.models()), checked=True)
         seconds = self.settings()["referee_timeout"]
         j.deadline = (j.started + seconds, f"the referee {j.model.alias} gave no answer within {seconds:g} s")
         with self._mutex:
@@ -164,7 +164,8 @@ class Refereeing:
         if error:
             found = Points.failed(self._unavailable(j, status, error))
         else:
-            found = referee.read((answer or Answer("")).text, j.shown, ids=lambda k: record_id("pt_"))
+            found = referee.read((answer or Answer("")).text, j.shown, ids=lambda k: record_id("pt_"),
+                                 checked=True)
             if found.unavailable:
                 found.unavailable = self._unavailable(j, status, found.unavailable)
         self._end(j, found)
