@@ -198,9 +198,10 @@ class Refereeing:
         purpose = run.collection.purpose if run.collection else ""
         bench = found.bench(j.mode, purpose)
         bench["points_info"].update(info)
-        shown = {p.id for p in found.shown(j.mode, purpose)}
+        shown = {d["id"]: d for d in bench["points"]}    # as the reply gives them: not worked out again to keep
         j.records.append(self.store.save(run.id, bench["points_info"],
-                                         [dict(p.to_dict(), shown=p.id in shown) for p in found.points]))
+                                         [dict(shown.get(p.id) or p.to_dict(), shown=p.id in shown)
+                                          for p in found.points]))
         j.bench, j.found = bench, found
         with self._mutex:
             self._live.discard(j)
