@@ -15,6 +15,7 @@ APOSTROPHES = "'\u2019"                          # inside a word ("isn't") they 
 BLOCK = re.compile(r"(?:[-*+\u2022]\s+|\d{1,3}[.)]\s+|>\s*|#{1,6}\s+|\|\s*)+")
 DASH = re.compile(r" [-\u2014\u2013]{1,3} ")              # a spaced dash between clauses
 DASH_BEFORE = re.compile(r" [-\u2014\u2013]{1,3} \Z")
+PAD = "   "    # around the text: a character looked at past its ends (never more than 3: see _char) reads as a space
 
 
 def fold(text: str) -> str:
@@ -33,6 +34,7 @@ class Clauses:
         if "\n" not in answer:           # one line: its ends and its marks are all there is
             self.text = fold(answer)
             self.ends = {len(self.text)}
+            self._around = PAD + self.text + PAD
             return
         lines = [fold(line) for line in answer.split("\n")]
         self.ends = set()
@@ -51,6 +53,7 @@ class Clauses:
             at += len(line) + 1
         self.text = " ".join(parts)
         self.ends.add(len(self.text))
+        self._around = PAD + self.text + PAD
 
     def __contains__(self, quote: str) -> bool:
         return quote in self.text
@@ -67,7 +70,9 @@ class Clauses:
         return False
 
     def _char(self, i: int) -> str:
-        return self.text[i] if 0 <= i < len(self.text) else " "
+        """The character at `i`, a space past the text's ends: `i` is at most 3 outside it (a quote's start or end,
+        and the marks either side of them), so the padded text holds it."""
+        return self._around[i + 3]
 
     def _word_inside(self, i: int) -> bool:
         """An apostrophe between two letters ("isn't"): no quotation mark."""
@@ -76,7 +81,7 @@ class Clauses:
     def _stop(self, i: int) -> bool:
         """The character at `i` ends a clause: a mark followed by a space, the end or another mark (not the dot of
         3.14, the comma of 1,000 or a URL's colon), or a closing bracket or quotation mark."""
-        ch, nxt = self._char(i), self._char(i + 1)
+        ch, nxt = self._around[i + 3], self._around[i + 4]     # _char(i), _char(i + 1)
         if ch in PUNCT:
             return nxt == " " or nxt in PUNCT or nxt in CLOSERS
         return ch in CLOSERS and not self._word_inside(i)
