@@ -98,7 +98,7 @@ class Picker:
     def referee(self, run) -> tuple[Model | None, list[dict], str | None]:
         """(the referee, the named models passed over with why, why there is none); the same seats of the same
         collection get the same answer for PICK_SECONDS (a referee resting on a limit since is refused its call)."""
-        seats = frozenset(sp.model.alias for sp in run.plan.seats)
+        seats = frozenset([sp.model.alias for sp in run.plan.seats])
         settings = self.settings()
         key = (run.collection_name, run.collection.referee if run.collection else None, seats, self.faults.version,
                settings["referee_model"], settings["referee_timeout"], id(self.registry.models()))
