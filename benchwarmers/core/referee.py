@@ -244,6 +244,8 @@ def _seats(value, n: int, key: str, view: Shown, notes: list) -> set | None:
 
 
 def _seat_number(entry) -> int | None:
+    if entry.__class__ is int:     # as JSON gives a number: no isinstance calls for it (a bool's class is bool)
+        return entry if 0 < entry <= MAX_SEAT else None
     if isinstance(entry, bool):
         return None
     if isinstance(entry, int):
@@ -257,9 +259,15 @@ def _quotes(value, labels: set, n: int, view: Shown, notes: list) -> dict:
     """label -> its quote, for the seats of `labels` whose quote is a whole sentence or clause of their answer."""
     given: dict[int, str] = {}
     for key, quote in (value.items() if isinstance(value, dict) else ()):
-        number = QUOTE_KEY.fullmatch(key)
-        if number:
-            given.setdefault(int(number.group(1)), quote)
+        if key.isdecimal() and len(key) <= 3:     # "2", as the prompt asks: what QUOTE_KEY reads it as, without it
+            label = int(key)
+        else:
+            number = QUOTE_KEY.fullmatch(key)
+            if not number:
+                continue
+            label = int(number.group(1))
+        if label not in given:
+            given[label] = quote
     out = {}
     for label in sorted(labels):
         quote = given.get(label)
@@ -267,9 +275,9 @@ def _quotes(value, labels: set, n: int, view: Shown, notes: list) -> dict:
         seat = view.reals[label]
         if not quote:
             notes.append(f"point {n}: no quote for seat {seat}")
-        elif len(quote) > MAX_QUOTE_CHARS:
+        elif (size := len(quote)) > MAX_QUOTE_CHARS:
             notes.append(f"point {n}: seat {seat}'s quote is longer than {MAX_QUOTE_CHARS} characters")
-        elif len(quote) < MIN_QUOTE_CHARS:
+        elif size < MIN_QUOTE_CHARS:
             notes.append(f"point {n}: seat {seat}'s quote is too short to show anything")
         elif quote not in (clauses := view.clauses(label)).text:
             notes.append(f"point {n}: seat {seat}'s quote is not in its answer")

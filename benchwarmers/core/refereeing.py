@@ -125,7 +125,9 @@ class Refereeing:
         status, error, sent = OK, None, True
         model, hangup = j.model, j.hangup
         assert model is not None and j.ask is not None    # a call was made: its referee and its ask
-        if isinstance(fault, QuotaRefused):
+        if fault is None:    # answered: none of the looks below
+            pass
+        elif isinstance(fault, QuotaRefused):
             status, error, sent = SKIPPED, fault.message, False
         elif isinstance(fault, UpstreamFailed):
             if hangup.reason is not None:      # given up at referee_timeout, or the service is stopping
@@ -140,7 +142,7 @@ class Refereeing:
                 self.dialer.failed(model, fault)
         elif isinstance(fault, BenchError):
             status, error = FAILED, str(fault)
-        elif fault is not None:    # a bug of ours costs the points, never the panel's answers
+        else:    # a bug of ours costs the points, never the panel's answers
             log.error("the referee %s failed", model.alias, exc_info=fault)
             status, error = FAILED, f"internal error: {type(fault).__name__}"
         if j.over:         # recorded as cancelled when the service stopped (close()): nothing more to read
