@@ -262,13 +262,14 @@ class Refereeing:
         the collection's points_wait (else the points_wait_seconds setting); any other whole reply, not at all."""
         if run.judging is None:
             return 0.0
-        settings = self.settings()
         if asked(run):
-            return settings["referee_timeout"] + WAIT_PAST
+            return self.settings()["referee_timeout"] + WAIT_PAST
         if not streamed:
             return 0.0
         col = run.collection
-        return col.points_wait if col is not None and col.points_wait is not None else settings["points_wait_seconds"]
+        if col is not None and col.points_wait is not None:
+            return col.points_wait
+        return self.settings()["points_wait_seconds"]      # read only when it is the answer
 
     def _sweep(self) -> None:
         """Hang up every referee past its deadline, looking every SWEEP_EVERY seconds while any is out: one thread
