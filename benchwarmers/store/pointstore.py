@@ -56,17 +56,6 @@ def names_of(rows) -> set[str]:
     return {n for r in rows for n in (r["model"], r["served"], (r["served"] or "").rsplit("/", 1)[-1]) if n}
 
 
-_INT = frozenset([int])
-
-
-def _seats(numbers) -> str:
-    """json.dumps of a list of seat numbers, as it writes one, without its encoder's calls three times a point (any
-    other value is json.dumps' own)."""
-    if type(numbers) is list and {*map(type, numbers)} <= _INT:
-        return "[" + ", ".join(map(str, numbers)) + "]"
-    return json.dumps(numbers)
-
-
 class PointStore:
     def __init__(self, db: "Database"):
         self.db = db
@@ -76,8 +65,9 @@ class PointStore:
         """Queue a panel's points (each the `bench.points` shape plus `shown`) and what the referee call gave
         (`info`: mode, referee, call, counts, why unavailable) in the panel's row; committed with its call records."""
         now = time.time()
-        rows = [(p["id"], panel, n, p["claim"], _seats(p["assert"]), _seats(p["deny"]), _seats(p["silent"]),
-                 json.dumps(p["quotes"]), int(p.get("shown", True)), now) for n, p in enumerate(points, 1)]
+        rows = [(p["id"], panel, n, p["claim"], json.dumps(p["assert"]), json.dumps(p["deny"]),
+                 json.dumps(p["silent"]), json.dumps(p["quotes"]), int(p.get("shown", True)), now)
+                for n, p in enumerate(points, 1)]
 
         def write(conn):
             conn.execute("UPDATE panels SET points = ? WHERE id = ?", (json.dumps(info), panel))
