@@ -76,7 +76,8 @@ class Catalog:
     def _cached(self, model) -> tuple[str | None, dict, dict, tuple]:
         """(provider id, sourced facts, their values, its price()) for a model on the bench, kept until anything
         changes: every seat reads them several times."""
-        _, data = self.state()
+        memo = self.config.memo()   # state(), one step less when the request looked at it already
+        _, data = memo[self] if memo is not None and self in memo else self.state()
         key = (model.alias, model.endpoint, model.served)
         cache = self._cache
         if key in cache:
@@ -141,7 +142,9 @@ class Catalog:
 
     # ---- holds ------------------------------------------------------------------------------------
     def _watch_state(self) -> dict:
-        self.state()
+        memo = self.config.memo()   # state(), one step less when the request looked at it already
+        if memo is None or self not in memo:
+            self.state()
         if self._watched and self._watch is not None:   # up to date since the last change: no lock
             return self._watch
         with self._lock:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import os
 import time
 from functools import partial
 from typing import Callable, Iterator
@@ -19,71 +18,21 @@ from ..roster.limits.budgets import BudgetRefusal, Budgets, Charge
 from ..roster.limits.quota import PROVIDER, Quota, Refusal
 from ..roster.limits.resting import Resting
 from ..roster.registry import Endpoint, Model, Registry
-from ..roster.speed import UNMEASURED
-from ..settings import CLIENTS
 from ..store.calls import Calls
 from ..store.ids import new_id
 from ..store.db import Written
 from ..store.ledger import Ledger, Line, cost_of
+from .callsizes import LLM, budget, client_in_use, fitted, seat_timeouts
 from .pricing import Pricing, charge
 from .recorder import Ended, request_summary, write
 
 SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
 
-BUILTIN, LLM = CLIENTS
-CLIENT_ENV = "BENCH_CLIENT"
 CLIENT_MEMO = ("client",)   # where a Config.steady() memo keeps via_llm()'s answer (not a file name)
+TOKENS_MEMO = "output tokens"   # the first part of the memo's key for a tokens() answer
+NO_PACE = object()   # a tokens() answer that read no pace (route mode, or the client's own max_tokens)
 OWN_LINE = ("probe", "speed")      # calls with no call record: complete() writes their ledger line itself
 BACKGROUND = ("probe", "speed", "suite")   # work nobody waits on: it may wait longer for a rate limit
-
-
-FEWEST_FIT = 256   # the fewest output tokens a speed-fitted cap asks for: fewer is rarely an answer
-
-
-def seat_timeouts(seconds: float, hangup: Hangup | None = None) -> Timeouts:
-    """The one place a seat's timeouts come from: `seat_timeout` for the first byte and between chunks,
-    at most 10 s to connect; `hangup` lets the panel stop the call."""
-    return Timeouts(connect=min(10.0, seconds), first_byte=seconds, idle=seconds, hangup=hangup)
-
-
-def fitted(default: int, pace: tuple | None, seconds: float) -> int:
-    """`default` cut to what a model of measured `pace` (ttft, tokens per second) writes in `seconds`: a slow local
-    model asked for 4,096 tokens would hold its seat for minutes. Too fast to matter: `default`; speed unknown (never
-    measured, or its last measure failed): at most UNMEASURED."""
-    tps = pace[1] if pace else None
-    if not pace or not tps:
-        return min(default, UNMEASURED)
-    room = max(seconds - (pace[0] or 0.0), 1.0)
-    return max(min(default, int(tps * room)), min(default, FEWEST_FIT))
-
-
-def budget(facts: dict, ask: Ask, default: int | None) -> int | None:
-    """The output tokens to ask a member for: what the client asked (else `default`, when given), cut to what the
-    model's context window leaves after the prompt and to its known output limit (`facts`: the model's, merged by
-    the catalog). None leaves it to the upstream."""
-    want = ask.max_tokens if ask.max_tokens is not None else default
-    if want is None:
-        return None
-    window, limit = token_facts(facts)
-    if window:
-        want = min(want, max(window - ask.prompt_tokens(), 1))   # a prompt that cannot fit is skipped before this
-    return min(want, limit) if limit else want
-
-
-def token_facts(facts: dict) -> tuple[int | None, int | None]:
-    """(context window, output limit), each as a whole number when the facts give one above 0, else None."""
-    window, limit = facts.get("context_window"), facts.get("max_output")
-    return (int(window) if isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 else None,
-            int(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0 else None)
-
-
-def client_in_use(settings: dict, environ=None) -> tuple[str, str]:
-    """(the client that makes member calls, what chose it): BENCH_CLIENT in the environment wins over the `client`
-    setting. `bench serve` refuses a BENCH_CLIENT it does not know, so the fallback here is for embedders."""
-    chosen = (os.environ if environ is None else environ).get(CLIENT_ENV, "").strip().lower()
-    if not chosen:
-        return settings["client"], "the client setting"
-    return (chosen, CLIENT_ENV) if chosen in CLIENTS else (BUILTIN, f"{CLIENT_ENV}={chosen!r} is not a client")
 
 
 class Dialer:
@@ -117,23 +66,36 @@ class Dialer:
     def timeouts(self, hangup: Hangup | None = None) -> Timeouts:
         return seat_timeouts(self.settings()["seat_timeout"], hangup)
 
-    def tokens(self, model: Model, ask: Ask) -> int | None:
+    def tokens(self, model: Model, ask: Ask, settings: dict | None = None) -> int | None:
         """This member's output budget for the ask: the client's own max_tokens, else the `default_max_tokens`
         setting, which applies to panels, not to route mode (an agent that sends no limit sizes its own turns: a
         file written by a tool call may be long); the default is cut to what the model writes in `panel_seconds`
-        when its speed was measured, else to UNMEASURED. Either way cut to the model's window and output limit."""
+        when its speed was measured, else to UNMEASURED. Either way cut to the model's window and output limit.
+        `settings`: the caller's self.settings(). Worked out once a (model, ask) in a request (its memo), then
+        again only when what it came from changed: the model's facts, or its pace (a speed measured meanwhile)."""
+        memo = self.registry.config.memo()
+        key = (TOKENS_MEMO, id(model), id(ask))
+        hit = memo.get(key) if memo is not None else None
+        facts = self.facts(model)
+        if hit is not None and hit[0] is model and hit[1] is ask and hit[2] == (ask.max_tokens, ask.target) and \
+                hit[3] is facts and (hit[4] is NO_PACE or hit[4] == self.paces(model.alias)):
+            return hit[5]   # the settings are the request's too: Bench.settings keeps them in this same memo
+        pace = NO_PACE
         if ask.target and ask.target.mode == ROUTE:
             default = None
         else:
-            settings = self.settings()
+            settings = self.settings() if settings is None else settings
             default = settings["default_max_tokens"] or None
             if default and ask.max_tokens is None:
-                default = fitted(default, self.paces(model.alias), settings["panel_seconds"])
-        return budget(self.facts(model), ask, default)
+                default = fitted(default, pace := self.paces(model.alias), settings["panel_seconds"])
+        tokens = budget(facts, ask, default)
+        if memo is not None:   # holds the model and the ask: their ids are not reused while it is kept
+            memo[key] = (model, ask, (ask.max_tokens, ask.target), facts, pace, tokens)
+        return tokens
 
-    def budgeted(self, model: Model, ask: Ask) -> Ask:
+    def budgeted(self, model: Model, ask: Ask, settings: dict | None = None) -> Ask:
         """The ask with this member's output budget (a shallow copy when it differs: the parts are shared)."""
-        tokens = self.tokens(model, ask)
+        tokens = self.tokens(model, ask, settings)
         if tokens == ask.max_tokens:
             return ask
         return ask.with_max_tokens(tokens)
@@ -277,18 +239,20 @@ class Dialer:
         sent the way the dispatcher chooses (`worker` runs what may block); `done(call, answer, error)` is told once it
         is over. `hangup` lets the panel stop it; `tap`: its record's id (its budgets' hold's), and who hears its text
         as it comes (so it is asked streamed)."""
-        client = self.client(model, endpoint)
-        call = Call(client, self.budgeted(model, ask), model.served, timeouts or self.timeouts(hangup),
+        client, settings = self.client(model, endpoint), self.settings()   # one look at the settings a seat
+        call = Call(client, self.budgeted(model, ask, settings), model.served,
+                    timeouts or seat_timeouts(settings["seat_timeout"], hangup),
                     partial(self.admit, model, ask, kind, asker=asker, call=tap.record), reported=ask, heard=tap.heard)
-        call.streamed, call.local = (True, None) if tap.heard is not None else self.streamed_seat(client)
+        call.streamed, call.local = (True, None) if tap.heard is not None else self.streamed_seat(client, settings)
         self.dispatch.submit(call, worker, done)
 
-    def streamed_seat(self, client) -> tuple[bool | None, Callable[[], bool | None] | None]:
+    def streamed_seat(self, client, settings: dict | None = None) -> tuple[bool | None,
+                                                                          Callable[[], bool | None] | None]:
         """(whether a seat asks `client` streamed, or None when that waits for a DNS answer; what a worker then asks
         to decide). Whole is cheaper, but a server asked for a whole answer may go on writing it for nobody once the
         seat is given up (llama.cpp's does: it notices a client gone only while it streams), which keeps a one-slot
         local server from the next ask; so by `stream_seats`, seats on a local server are asked streamed."""
-        how = self.settings()["stream_seats"]
+        how = (self.settings() if settings is None else settings)["stream_seats"]
         if how == "none" or not isinstance(client, Provider):   # llm streams every call anyway
             return False, None
         if how == "all":
@@ -353,7 +317,7 @@ class Dialer:
         return Line(model.endpoint, model.alias, origin or kind, tokens_in, tokens_out,
                     usage.cache_read_tokens if usage else 0, cost_of(price_in, price_out, tokens_in, tokens_out),
                     collection, call, bool(usage and usage.estimated), self.scheduled,
-                    self.now())
+                    self.quota.clock.now() if self.quota else time.time())   # now(), one step less
 
     def now(self) -> float:
         """The ledger's time: its lines are stamped with the limits' clock (the scheduler's; tests hold it)."""
@@ -381,7 +345,7 @@ class Dialer:
                               line.cost if line else 0.0)
         tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
         cost = None if answer is None else line.cost if line else self.pricing.cost(model, answer)   # Pricing.cost's
-        return write(self.calls, ended, line, tokens, self.stored_chars(), amend), cost
+        return write(self.calls, ended, line, tokens, int(self.settings()["record_max_kb"] * 1024), amend), cost
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> str | None:
