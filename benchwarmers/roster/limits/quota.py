@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import threading
 import time
-from array import array
 from dataclasses import dataclass
 
 from ...store import Config, Database
 from ...store.ids import new_id
-from ...store.ledger import Ledger, month_end, month_of
+from ...store.ledger import Ledger, month_of
 from . import userset
+from .counts import DAY, MERGE, MINUTE, Counts, MinuteWindow  # noqa: F401 (MERGE, MinuteWindow: read here too)
 from .userset import CONNECTION, LIMITS, MODEL
 
-MINUTE, DAY = 60.0, 86400.0
 SHARED_KEEP = 2 * DAY      # seconds the admits table keeps a counted call for the other processes to read
 ADMIT = "INSERT INTO admits (endpoint, model, created, tokens, requests, process)"
 PROVIDER = "provider"       # the scope of a rest the provider's own limit imposed (Resting)
@@ -40,139 +39,6 @@ class Refusal:
         what = (f"the provider's limit on {self.name!r}" if self.limit == "rest" else
                 f"{self.limit} {self.value} of {self.scope} {self.name!r}")
         return f"rate limited: resets at {utc(self.at)} ({what})"
-
-
-INF = float("inf")
-MERGE = 0.005   # seconds: what happens this close to the window's newest entry joins it
-
-
-class MinuteWindow:
-    """What happened in the last minute, oldest first: when, and how much, in flat arrays with a running total.
-    What happens within MERGE of the start of the newest entry joins it, and an entry leaves the minute with its
-    newest part (so a limit frees up at most MERGE late, never early): at a thousand calls a second a minute holds
-    twelve thousand entries, not sixty thousand, and no more however fast the calls come."""
-    __slots__ = ("when", "amount", "start", "total", "opened", "first")
-
-    def __init__(self) -> None:
-        self.when = array("d")
-        self.amount = array("q")
-        self.start, self.total = 0, 0            # entries before `start` are gone; total: of the amounts
-        self.opened = float("-inf")              # when the newest entry's first part happened
-        self.first = INF                # INF: empty; else no later than the oldest entry (what roll() looks at)
-
-    def __len__(self) -> int:
-        """Entries (not calls: see total)."""
-        return len(self.when) - self.start
-
-    def append(self, when: float, amount: int = 1) -> None:
-        if self.first < INF and 0 <= when - self.opened < MERGE and when >= self.when[-1]:
-            self.when[-1] = when
-            self.amount[-1] += amount
-        else:
-            self.when.append(when)
-            self.amount.append(amount)
-            self.opened = when
-            if when < self.first:
-                self.first = when
-        self.total += amount
-
-    def drop_until(self, cut: float) -> None:
-        """Forget what happened at or before `cut`."""
-        when, i = self.when, self.start
-        while i < len(when) and when[i] <= cut:
-            self.total -= self.amount[i]
-            i += 1
-        self.start = i
-        self.first = when[i] if i < len(when) else INF
-        if i > 1024 and 8 * i > len(when):       # the forgotten head is an eighth of it: let it go
-            del self.when[:i]
-            del self.amount[:i]
-            self.start = 0
-
-    def time(self, index: int) -> float:
-        """When the entry `index` (from the oldest; negative: from the newest) happened."""
-        return self.when[self.start + index if index >= 0 else index]
-
-    def pairs(self):
-        return zip(self.when[self.start:], self.amount[self.start:])
-
-    def frees(self, limit: int, more: int) -> float:
-        """When enough of the window has left it for `more` to fit under `limit` (or for anything, once empty)."""
-        left = self.total
-        for when, n in self.pairs():
-            left -= n
-            if left <= 0 or left + more <= limit:
-                return when + MINUTE
-        return self.time(-1) + MINUTE
-
-
-class Counts:
-    """One connection's (or model's) requests and tokens: the last minute's one by one, today's and this month's
-    as totals (UTC calendar)."""
-
-    def __init__(self) -> None:
-        self.times = MinuteWindow()                   # the requests of the last minute (total: how many)
-        self.tokens = MinuteWindow()                  # the tokens of the last minute
-        self.day, self.day_requests, self.day_tokens = 0, 0, 0
-        self.month, self.month_requests = "", 0
-
-    def roll(self, now: float) -> None:
-        cut = now - MINUTE
-        if self.times.first <= cut:
-            self.times.drop_until(cut)
-        if self.tokens.first <= cut:
-            self.tokens.drop_until(cut)
-        day = int(now // DAY)
-        if day != self.day or not self.month:    # the UTC month turns only with the UTC day (month: once set)
-            self.day, self.day_requests, self.day_tokens = day, 0, 0
-            if month_of(now) != self.month:
-                self.month, self.month_requests = month_of(now), 0
-
-    def count(self, now: float, tokens: int) -> None:
-        self.times.append(now)
-        self.day_requests += 1
-        self.month_requests += 1
-        if tokens:      # add()'s, inline: every counted call comes here
-            self.tokens.append(now, tokens)
-            day_tokens = self.day_tokens + tokens
-            self.day_tokens = day_tokens if day_tokens > 0 else 0
-
-    def add(self, now: float, tokens: int) -> None:
-        if tokens:
-            self.tokens.append(now, tokens)
-            day_tokens = self.day_tokens + tokens
-            self.day_tokens = day_tokens if day_tokens > 0 else 0
-
-    def minute_tokens(self) -> int:
-        return max(0, self.tokens.total)
-
-    def used(self) -> dict:
-        return {"rpm": self.times.total, "rpd": self.day_requests, "rpmonth": self.month_requests,
-                "tpm": self.minute_tokens(), "tpd": self.day_tokens}
-
-    def resets(self, now: float) -> dict:
-        """When each window next lets more through: the minute's when its oldest call leaves it."""
-        day_end = (self.day + 1) * DAY
-        return {"rpm": self.times.time(0) + MINUTE if self.times else None, "rpd": day_end, "rpmonth": month_end(now),
-                "tpm": self.tokens.time(0) + MINUTE if self.tokens else None, "tpd": day_end}
-
-    def blocked_until(self, limits: dict, now: float, tokens: int) -> list[tuple[float, str]]:
-        """(when it frees, limit) for each of `limits` that one more call of `tokens` would break."""
-        out = []
-        rpm = limits.get("rpm")
-        if rpm and self.times.total >= rpm:
-            out.append((self.times.frees(rpm, 1), "rpm"))
-        tpm, used = limits.get("tpm"), self.minute_tokens()
-        if tpm and used and used + tokens > tpm:
-            out.append((self.tokens.frees(tpm, tokens), "tpm"))
-        day_end = (self.day + 1) * DAY
-        if limits.get("rpd") and self.day_requests >= limits["rpd"]:
-            out.append((day_end, "rpd"))
-        if limits.get("tpd") and self.day_tokens and self.day_tokens + tokens > limits["tpd"]:
-            out.append((day_end, "tpd"))
-        if limits.get("rpmonth") and self.month_requests >= limits["rpmonth"]:
-            out.append((month_end(now), "rpmonth"))
-        return out
 
 
 class Quota:
@@ -348,7 +214,10 @@ class Quota:
             counts = self._counts[key]
         except KeyError:
             counts = self._counts[key] = Counts()
-        counts.roll(now)
+        cut = now - MINUTE    # roll()'s own tests, here: most calls find nothing to roll, and make no call for it
+        if counts.times.first <= cut or counts.tokens.first <= cut or int(now // DAY) != counts.day or \
+                not counts.month:
+            counts.roll(now)
         return counts
 
     # ---- what the Quotas page and `bench limits` show -------------------------------------------
