@@ -33,8 +33,10 @@ class Catalog:
         memo = self.config.memo()
         if memo is None:
             return self._state()
-        if self in memo:
+        try:
             return memo[self]
+        except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
+            pass
         hit = memo[self] = self._state()
         return hit
 
@@ -77,7 +79,10 @@ class Catalog:
         """(provider id, sourced facts, their values, its price()) for a model on the bench, kept until anything
         changes: every seat reads them several times."""
         memo = self.config.memo()   # state(), one step less when the request looked at it already
-        _, data = memo[self] if memo is not None and self in memo else self.state()
+        try:
+            _, data = memo[self] if memo is not None else self.state()
+        except KeyError:    # (not `in`, then []: another thread may empty the memo in between)
+            _, data = self.state()
         key = (model.alias, model.endpoint, model.served)
         cache = self._cache
         if key in cache:

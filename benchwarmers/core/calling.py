@@ -75,7 +75,10 @@ class Dialer:
         again only when what it came from changed: the model's facts, or its pace (a speed measured meanwhile)."""
         memo = self.registry.config.memo()
         key = (TOKENS_MEMO, id(model), id(ask))
-        hit = memo.get(key) if memo is not None else None
+        try:
+            hit = memo[key] if memo is not None else None
+        except KeyError:
+            hit = None
         facts = self.facts(model)
         if hit is not None and hit[0] is model and hit[1] is ask and hit[2] == (ask.max_tokens, ask.target) and \
                 hit[3] is facts and (hit[4] is NO_PACE or hit[4] == self.paces(model.alias)):
@@ -103,11 +106,14 @@ class Dialer:
     def via_llm(self) -> bool:
         """Whether llm makes the member calls; worked out once a request (Config.steady), not once a seat."""
         memo = self.registry.config.memo()
-        hit = memo.get(CLIENT_MEMO) if memo is not None else None
-        if hit is None:
-            hit = client_in_use(self.settings())[0] == LLM
-            if memo is not None:
-                memo[CLIENT_MEMO] = hit
+        if memo is not None:
+            try:
+                return memo[CLIENT_MEMO]
+            except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
+                pass
+        hit = client_in_use(self.settings())[0] == LLM
+        if memo is not None:
+            memo[CLIENT_MEMO] = hit
         return hit
 
     # ---- rate limits, before anything is sent --------------------------------------------------------

@@ -63,8 +63,11 @@ class Quota:
     def set_limits(self) -> dict:
         """The user's limits, read again when limits.json changed (looked at once a request, in its memo)."""
         memo = self.config.memo()
-        if memo is not None and (hit := memo.get(LIMITS_MEMO)) is not None:
-            return hit
+        if memo is not None:
+            try:
+                return memo[LIMITS_MEMO]
+            except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
+                pass
         try:
             raw = self.config.view(userset.FILE)
         except Exception:   # a broken file sets no limit (read() says so too); bench status names its line
@@ -81,9 +84,14 @@ class Quota:
         """(((scope, name, {limit: n}) of the connection and the model), whether any is set): worked out once for
         each set of limits read (a panel asks at each check, count and correction of each seat), kept in the memo."""
         memo, key = self.config.memo(), (LIMITS_MEMO, endpoint, alias)
-        if memo is not None and (hit := memo.get(key)) is not None:
-            return hit
-        limits = self.set_limits()
+        limits = None
+        if memo is not None:
+            try:
+                return memo[key]
+            except KeyError:   # as in set_limits(), whose memo is read here: one step less
+                limits = memo.get(LIMITS_MEMO)
+        if limits is None:
+            limits = self.set_limits()
         made_for, found = self._of
         if made_for is not limits:
             self._of = (limits, found := {})
