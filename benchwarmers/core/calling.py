@@ -162,7 +162,8 @@ class Dialer:
         tokens, resting = ask.prompt_tokens(), self.quota.resting
         while True:
             rest = resting.until(model.endpoint, model.served)   # quota.rested(), one step less
-            refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else self.quota.take(model, tokens)
+            refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else \
+                self.quota.take(model, tokens, start if deadline is None else None)   # a first try: now is start
             if refusal is None:
                 return True
             now = clock.now()
@@ -304,26 +305,27 @@ class Dialer:
         if not isinstance(error, QuotaRefused):
             self.resting.observe(model.endpoint, model.served, error)
 
-    def recount(self, model: Model, ask: Ask, answer: Answer | None, counted: int | None = None) -> None:
+    def recount(self, model: Model, ask: Ask, answer: Answer | None, counted: int | None = None,
+                now: float | None = None) -> None:
         """A sent call is over: the limits' counts of its tokens corrected to what it used (`counted`: the prompt
-        tokens counted when it went, else the ask's; `answer` None: it used none)."""
+        tokens counted when it went, else the ask's; `answer` None: it used none; `now`: the limits' clock's)."""
         if self.quota is None:
             return
         usage = answer.usage if answer else None
         used = usage.input_tokens + usage.output_tokens if usage else 0
-        self.quota.spent(model, used - (ask.prompt_tokens() if counted is None else counted))
+        self.quota.spent(model, used - (ask.prompt_tokens() if counted is None else counted), now)
 
     def line(self, model: Model, ask: Ask, kind: str, answer: Answer | None, collection: str | None = None,
-             call: str | None = None, origin: str | None = None) -> Line:
+             call: str | None = None, origin: str | None = None, now: float | None = None) -> Line:
         """The ledger line of a call that was sent, priced at what is known now (`origin`: the asker's, the line's
-        kind when it names one)."""
+        kind when it names one; `now`: the ledger's time, else read here)."""
         usage = answer.usage if answer else None
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
         price_in, price_out, _ = self.price(model)
         return Line(model.endpoint, model.alias, origin or kind, tokens_in, tokens_out,
                     usage.cache_read_tokens if usage else 0, cost_of(price_in, price_out, tokens_in, tokens_out),
                     collection, call, bool(usage and usage.estimated), self.scheduled,
-                    self.quota.clock.now() if self.quota else time.time())   # now(), one step less
+                    now if now is not None else self.quota.clock.now() if self.quota else time.time())   # now()
 
     def now(self) -> float:
         """The ledger's time: its lines are stamped with the limits' clock (the scheduler's; tests hold it)."""
@@ -343,8 +345,9 @@ class Dialer:
             estimate_usage(answer, ask)   # before the counts and the line read its usage
         line = None
         if ended.went:
-            self.recount(model, ask, answer, ended.counted)
-            line = self.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.asker.origin)
+            now = self.quota.clock.now() if self.quota else time.time()   # now(): one look for the counts and line
+            self.recount(model, ask, answer, ended.counted, now)
+            line = self.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.asker.origin, now)
         # a seat given up while still out (no answer, counted=0: see panel._give_up) keeps its hold till it returns
         if self.budgets is not None and not (answer is None and ended.counted == 0 and ended.went and amend is None):
             self.budgets.book(Charge(ended.call, model.alias, model.endpoint, ended.collection, ended.asker.caller),

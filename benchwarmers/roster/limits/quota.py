@@ -105,14 +105,16 @@ class Quota:
         return hit
 
     # ---- checking and counting ---------------------------------------------------------------------
-    def take(self, model, tokens: int) -> Refusal | None:
+    def take(self, model, tokens: int, now: float | None = None) -> Refusal | None:
         """Count one call of about `tokens` prompt tokens to `model` if every limit lets it go now (None), else say
         when it could; nothing is counted then. Under a limit, in one database transaction with every process's
-        counted calls (so two processes on one data folder never overrun it together)."""
+        counted calls (so two processes on one data folder never overrun it together). `now`: the clock's, read
+        just before by the caller (a call under a limit reads it inside its transaction)."""
         limits, shared = self._set_for(model.endpoint, model.alias)   # read outside the lock
         if shared:
             return self.db.call(lambda conn: self._take_shared(conn, model, tokens, limits))
-        now = self.clock.now()
+        if now is None:
+            now = self.clock.now()
         with self._lock:   # no limit set on it: nothing to check, only to count
             self._at((CONNECTION, model.endpoint), now).count(now, tokens)
             self._at((MODEL, model.alias), now).count(now, tokens)
@@ -197,11 +199,13 @@ class Quota:
         """When a provider's limit (a 429, or headers that said none are left) lets this model be called again."""
         return self.resting.until(model.endpoint, model.served)
 
-    def spent(self, model, tokens: int) -> None:
-        """A counted call's tokens, once known (`tokens`: what it used beyond what was counted when it went)."""
+    def spent(self, model, tokens: int, now: float | None = None) -> None:
+        """A counted call's tokens, once known (`tokens`: what it used beyond what was counted when it went; `now`:
+        the clock's, read just before by the caller)."""
         if not tokens:
             return
-        now = self.clock.now()
+        if now is None:
+            now = self.clock.now()
         with self._lock:
             self._at((CONNECTION, model.endpoint), now).add(now, tokens)
             self._at((MODEL, model.alias), now).add(now, tokens)
