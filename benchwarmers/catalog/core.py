@@ -73,6 +73,11 @@ class Catalog:
 
     def facts(self, model) -> dict:
         """The merged values alone: what seating and route mode check (cached: read-only)."""
+        memo = self.config.memo()   # _cached()'s hit, one step less (every seat asks): the request's state() seen
+        if memo is not None and self in memo:
+            key, cache = (model.alias, model.endpoint, model.served), self._cache
+            if key in cache:    # (a cache is replaced, never emptied: no other thread can take the key away)
+                return cache[key][2]
         return self._cached(model)[2]
 
     def _cached(self, model) -> tuple[str | None, dict, dict, tuple]:
@@ -114,6 +119,11 @@ class Catalog:
 
     def price(self, model) -> tuple[float | None, float | None, str | None]:
         """(USD per million input tokens, per million output tokens, where that came from)."""
+        memo = self.config.memo()   # as facts()
+        if memo is not None and self in memo:
+            key, cache = (model.alias, model.endpoint, model.served), self._cache
+            if key in cache:
+                return cache[key][3]
         return self._cached(model)[3]
 
     def describe(self, model) -> dict:
