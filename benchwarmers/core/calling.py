@@ -71,10 +71,11 @@ class Dialer:
         setting, which applies to panels, not to route mode (an agent that sends no limit sizes its own turns: a
         file written by a tool call may be long); the default is cut to what the model writes in `panel_seconds`
         when its speed was measured, else to UNMEASURED. Either way cut to the model's window and output limit.
-        `settings`: the caller's self.settings(). Worked out once a (model, ask) in a request (its memo), then
-        again only when what it came from changed: the model's facts, or its pace (a speed measured meanwhile)."""
+        `settings`: the caller's self.settings(). Kept in the request's memo for the model's latest ask (a seat's
+        record asks what its send did), worked out again only when what it came from changed: the model's facts, or
+        its pace (a speed measured meanwhile: the record then says what today's value is, as it always did)."""
         memo = self.registry.config.memo()
-        key = (TOKENS_MEMO, id(model), id(ask))
+        key = (TOKENS_MEMO, model.alias)   # one answer kept a model (a model and an ask are not hashable)
         try:
             hit = memo[key] if memo is not None else None
         except KeyError:
@@ -92,7 +93,7 @@ class Dialer:
             if default and ask.max_tokens is None:
                 default = fitted(default, pace := self.paces(model.alias), settings["panel_seconds"])
         tokens = budget(facts, ask, default)
-        if memo is not None:   # holds the model and the ask: their ids are not reused while it is kept
+        if memo is not None:
             memo[key] = (model, ask, (ask.max_tokens, ask.target), facts, pace, tokens)
         return tokens
 
@@ -207,7 +208,9 @@ class Dialer:
     # ---- calls ---------------------------------------------------------------------------------------
     def client(self, model: Model, endpoint: Endpoint | None = None) -> Provider | LlmCalls:
         """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
-        return LlmCalls(model.endpoint) if self.via_llm() else self._provider(model, endpoint)
+        if self.via_llm():
+            return LlmCalls(model.endpoint)
+        return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
 
     def stream(self, model: Model, ask: Ask, kind: str = MEMBER, asker: Asker = ANYONE,
                native: PassThrough = NO_PASSTHROUGH, call: str | None = None) -> Iterator:
@@ -265,9 +268,6 @@ class Dialer:
         if how == "all":
             return True, None
         return local_server(client.base, look_up=False), partial(local_server, client.base)
-
-    def _provider(self, model: Model, endpoint: Endpoint | None) -> Provider:
-        return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
 
     def list_models(self, endpoint: Endpoint, timeouts: Timeouts | None = None) -> list[dict]:
         """What an endpoint serves now (health checks read it before retiring a model): the endpoint's own list,
