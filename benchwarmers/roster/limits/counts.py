@@ -82,8 +82,8 @@ class Counts:
         self.month, self.month_requests = "", 0
 
     def roll(self, now: float) -> None:
-        """Forget what left the minute, and start a new day's (and month's) totals (Quota._at makes these tests
-        before it calls this: change both together)."""
+        """Forget what left the minute, and start a new day's (and month's) totals (Quota._at and Quota._pair make
+        these tests before they call this: change them together)."""
         cut = now - MINUTE
         if self.times.first <= cut:
             self.times.drop_until(cut)

@@ -50,6 +50,7 @@ class Quota:
         self.clock = clock                 # now() and sleep(): the scheduler's Clock (tests give one they control)
         self._lock = threading.Lock()
         self._counts: dict[tuple[str, str], Counts] = {}
+        self._pairs: dict[tuple[str, str], tuple[Counts, Counts]] = {}   # (endpoint, alias): _pair()'s
         self._limits: tuple = (None, {"connections": {}, "models": {}})
         self._of: tuple = (None, {})       # (the set_limits() it was made of, {(endpoint, alias): _set_for()'s})
         # Another process on this data folder (bench serve and bench gateway) counts its calls too: a call to a
@@ -116,8 +117,8 @@ class Quota:
         if now is None:
             now = self.clock.now()
         with self._lock:   # no limit set on it: nothing to check, only to count
-            self._at((CONNECTION, model.endpoint), now).count(now, tokens)
-            self._at((MODEL, model.alias), now).count(now, tokens)
+            for counts in self._pair(model, now):
+                counts.count(now, tokens)
         return None
 
     def _take_shared(self, conn, model, tokens: int, limits: tuple) -> Refusal | None:
@@ -207,8 +208,8 @@ class Quota:
         if now is None:
             now = self.clock.now()
         with self._lock:
-            self._at((CONNECTION, model.endpoint), now).add(now, tokens)
-            self._at((MODEL, model.alias), now).add(now, tokens)
+            for counts in self._pair(model, now):
+                counts.add(now, tokens)
         if self._set_for(model.endpoint, model.alias)[1]:   # for the other processes' token limits
             self.db.insert((ADMIT, (model.endpoint, model.alias, now, tokens, 0, self.process)))
 
@@ -220,6 +221,21 @@ class Quota:
                 found += [Refusal(at, scope, name, which, limits[which])
                           for at, which in self._at((scope, name), now).blocked_until(limits, now, tokens)]
         return max(found, key=lambda r: r.at) if found else None
+
+    def _pair(self, model, now: float) -> tuple[Counts, Counts]:
+        """_at() of the model's connection and of the model, in one call: take() and spent() count on both at every
+        call (the pair is kept, as the Counts are until restore()); lock held."""
+        try:
+            pair = self._pairs[(model.endpoint, model.alias)]
+        except KeyError:
+            pair = self._pairs[(model.endpoint, model.alias)] = (self._at((CONNECTION, model.endpoint), now),
+                                                                 self._at((MODEL, model.alias), now))
+            return pair
+        cut, day = now - MINUTE, int(now // DAY)
+        for counts in pair:   # as _at()
+            if counts.times.first <= cut or counts.tokens.first <= cut or day != counts.day or not counts.month:
+                counts.roll(now)
+        return pair
 
     def _at(self, key: tuple, now: float) -> Counts:
         try:
@@ -253,6 +269,7 @@ class Quota:
         with self._lock:
             self._seen = (last["id"] if last else None) or 0
             self._counts.clear()
+            self._pairs.clear()
             for row in found["month"]:
                 for key in self._row_keys(row):
                     self._at(key, now).month_requests += row["requests"]
