@@ -146,8 +146,11 @@ class Bench:
         (panel_workers, the size of a thread pool, from the next start). Within a Config.steady() block (a request
         and its panel's seats, which ask it dozens of times) the answer is kept in the block's memo."""
         memo = self.config.memo()
-        if memo is not None and SETTINGS_MEMO in memo:
-            return memo[SETTINGS_MEMO]
+        if memo is not None:
+            try:
+                return memo[SETTINGS_MEMO]
+            except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
+                pass
         values = self._effective()
         if memo is not None:
             memo[SETTINGS_MEMO] = values

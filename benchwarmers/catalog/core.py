@@ -33,8 +33,10 @@ class Catalog:
         memo = self.config.memo()
         if memo is None:
             return self._state()
-        if self in memo:
+        try:
             return memo[self]
+        except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
+            pass
         hit = memo[self] = self._state()
         return hit
 
@@ -71,12 +73,21 @@ class Catalog:
 
     def facts(self, model) -> dict:
         """The merged values alone: what seating and route mode check (cached: read-only)."""
+        memo = self.config.memo()   # _cached()'s hit, one step less (every seat asks): the request's state() seen
+        if memo is not None and self in memo:
+            key, cache = (model.alias, model.endpoint, model.served), self._cache
+            if key in cache:    # (a cache is replaced, never emptied: no other thread can take the key away)
+                return cache[key][2]
         return self._cached(model)[2]
 
     def _cached(self, model) -> tuple[str | None, dict, dict, tuple]:
         """(provider id, sourced facts, their values, its price()) for a model on the bench, kept until anything
         changes: every seat reads them several times."""
-        _, data = self.state()
+        memo = self.config.memo()   # state(), one step less when the request looked at it already
+        try:
+            _, data = memo[self] if memo is not None else self.state()
+        except KeyError:    # (not `in`, then []: another thread may empty the memo in between)
+            _, data = self.state()
         key = (model.alias, model.endpoint, model.served)
         cache = self._cache
         if key in cache:
@@ -108,6 +119,11 @@ class Catalog:
 
     def price(self, model) -> tuple[float | None, float | None, str | None]:
         """(USD per million input tokens, per million output tokens, where that came from)."""
+        memo = self.config.memo()   # as facts()
+        if memo is not None and self in memo:
+            key, cache = (model.alias, model.endpoint, model.served), self._cache
+            if key in cache:
+                return cache[key][3]
         return self._cached(model)[3]
 
     def describe(self, model) -> dict:
@@ -141,7 +157,9 @@ class Catalog:
 
     # ---- holds ------------------------------------------------------------------------------------
     def _watch_state(self) -> dict:
-        self.state()
+        memo = self.config.memo()   # state(), one step less when the request looked at it already
+        if memo is None or self not in memo:
+            self.state()
         if self._watched and self._watch is not None:   # up to date since the last change: no lock
             return self._watch
         with self._lock:

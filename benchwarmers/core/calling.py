@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import os
 import time
 from functools import partial
 from typing import Callable, Iterator
@@ -19,71 +18,21 @@ from ..roster.limits.budgets import BudgetRefusal, Budgets, Charge
 from ..roster.limits.quota import PROVIDER, Quota, Refusal
 from ..roster.limits.resting import Resting
 from ..roster.registry import Endpoint, Model, Registry
-from ..roster.speed import UNMEASURED
-from ..settings import CLIENTS
 from ..store.calls import Calls
 from ..store.ids import new_id
 from ..store.db import Written
 from ..store.ledger import Ledger, Line, cost_of
+from .callsizes import LLM, budget, client_in_use, fitted, seat_timeouts
 from .pricing import Pricing, charge
 from .recorder import Ended, request_summary, write
 
 SETTLE_SECONDS = 10.0   # the longest a reply waits for its records' commit (a commit normally takes milliseconds)
 
-BUILTIN, LLM = CLIENTS
-CLIENT_ENV = "BENCH_CLIENT"
 CLIENT_MEMO = ("client",)   # where a Config.steady() memo keeps via_llm()'s answer (not a file name)
+TOKENS_MEMO = "output tokens"   # the first part of the memo's key for a tokens() answer
+NO_PACE = object()   # a tokens() answer that read no pace (route mode, or the client's own max_tokens)
 OWN_LINE = ("probe", "speed")      # calls with no call record: complete() writes their ledger line itself
 BACKGROUND = ("probe", "speed", "suite")   # work nobody waits on: it may wait longer for a rate limit
-
-
-FEWEST_FIT = 256   # the fewest output tokens a speed-fitted cap asks for: fewer is rarely an answer
-
-
-def seat_timeouts(seconds: float, hangup: Hangup | None = None) -> Timeouts:
-    """The one place a seat's timeouts come from: `seat_timeout` for the first byte and between chunks,
-    at most 10 s to connect; `hangup` lets the panel stop the call."""
-    return Timeouts(connect=min(10.0, seconds), first_byte=seconds, idle=seconds, hangup=hangup)
-
-
-def fitted(default: int, pace: tuple | None, seconds: float) -> int:
-    """`default` cut to what a model of measured `pace` (ttft, tokens per second) writes in `seconds`: a slow local
-    model asked for 4,096 tokens would hold its seat for minutes. Too fast to matter: `default`; speed unknown (never
-    measured, or its last measure failed): at most UNMEASURED."""
-    tps = pace[1] if pace else None
-    if not pace or not tps:
-        return min(default, UNMEASURED)
-    room = max(seconds - (pace[0] or 0.0), 1.0)
-    return max(min(default, int(tps * room)), min(default, FEWEST_FIT))
-
-
-def budget(facts: dict, ask: Ask, default: int | None) -> int | None:
-    """The output tokens to ask a member for: what the client asked (else `default`, when given), cut to what the
-    model's context window leaves after the prompt and to its known output limit (`facts`: the model's, merged by
-    the catalog). None leaves it to the upstream."""
-    want = ask.max_tokens if ask.max_tokens is not None else default
-    if want is None:
-        return None
-    window, limit = token_facts(facts)
-    if window:
-        want = min(want, max(window - ask.prompt_tokens(), 1))   # a prompt that cannot fit is skipped before this
-    return min(want, limit) if limit else want
-
-
-def token_facts(facts: dict) -> tuple[int | None, int | None]:
-    """(context window, output limit), each as a whole number when the facts give one above 0, else None."""
-    window, limit = facts.get("context_window"), facts.get("max_output")
-    return (int(window) if isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 else None,
-            int(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0 else None)
-
-
-def client_in_use(settings: dict, environ=None) -> tuple[str, str]:
-    """(the client that makes member calls, what chose it): BENCH_CLIENT in the environment wins over the `client`
-    setting. `bench serve` refuses a BENCH_CLIENT it does not know, so the fallback here is for embedders."""
-    chosen = (os.environ if environ is None else environ).get(CLIENT_ENV, "").strip().lower()
-    if not chosen:
-        return settings["client"], "the client setting"
-    return (chosen, CLIENT_ENV) if chosen in CLIENTS else (BUILTIN, f"{CLIENT_ENV}={chosen!r} is not a client")
 
 
 class Dialer:
@@ -117,23 +66,40 @@ class Dialer:
     def timeouts(self, hangup: Hangup | None = None) -> Timeouts:
         return seat_timeouts(self.settings()["seat_timeout"], hangup)
 
-    def tokens(self, model: Model, ask: Ask) -> int | None:
+    def tokens(self, model: Model, ask: Ask, settings: dict | None = None) -> int | None:
         """This member's output budget for the ask: the client's own max_tokens, else the `default_max_tokens`
         setting, which applies to panels, not to route mode (an agent that sends no limit sizes its own turns: a
         file written by a tool call may be long); the default is cut to what the model writes in `panel_seconds`
-        when its speed was measured, else to UNMEASURED. Either way cut to the model's window and output limit."""
+        when its speed was measured, else to UNMEASURED. Either way cut to the model's window and output limit.
+        `settings`: the caller's self.settings(). Kept in the request's memo for the model's latest ask (a seat's
+        record asks what its send did), worked out again only when what it came from changed: the model's facts, or
+        its pace (a speed measured meanwhile: the record then says what today's value is, as it always did)."""
+        memo = self.registry.config.memo()
+        key = (TOKENS_MEMO, model.alias)   # one answer kept a model (a model and an ask are not hashable)
+        try:
+            hit = memo[key] if memo is not None else None
+        except KeyError:
+            hit = None
+        facts = self.facts(model)
+        if hit is not None and hit[0] is model and hit[1] is ask and hit[2] == (ask.max_tokens, ask.target) and \
+                hit[3] is facts and (hit[4] is NO_PACE or hit[4] == self.paces(model.alias)):
+            return hit[5]   # the settings are the request's too: Bench.settings keeps them in this same memo
+        pace = NO_PACE
         if ask.target and ask.target.mode == ROUTE:
             default = None
         else:
-            settings = self.settings()
+            settings = self.settings() if settings is None else settings
             default = settings["default_max_tokens"] or None
             if default and ask.max_tokens is None:
-                default = fitted(default, self.paces(model.alias), settings["panel_seconds"])
-        return budget(self.facts(model), ask, default)
+                default = fitted(default, pace := self.paces(model.alias), settings["panel_seconds"])
+        tokens = budget(facts, ask, default)
+        if memo is not None:
+            memo[key] = (model, ask, (ask.max_tokens, ask.target), facts, pace, tokens)
+        return tokens
 
-    def budgeted(self, model: Model, ask: Ask) -> Ask:
+    def budgeted(self, model: Model, ask: Ask, settings: dict | None = None) -> Ask:
         """The ask with this member's output budget (a shallow copy when it differs: the parts are shared)."""
-        tokens = self.tokens(model, ask)
+        tokens = self.tokens(model, ask, settings)
         if tokens == ask.max_tokens:
             return ask
         return ask.with_max_tokens(tokens)
@@ -141,11 +107,14 @@ class Dialer:
     def via_llm(self) -> bool:
         """Whether llm makes the member calls; worked out once a request (Config.steady), not once a seat."""
         memo = self.registry.config.memo()
-        hit = memo.get(CLIENT_MEMO) if memo is not None else None
-        if hit is None:
-            hit = client_in_use(self.settings())[0] == LLM
-            if memo is not None:
-                memo[CLIENT_MEMO] = hit
+        if memo is not None:
+            try:
+                return memo[CLIENT_MEMO]
+            except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
+                pass
+        hit = client_in_use(self.settings())[0] == LLM
+        if memo is not None:
+            memo[CLIENT_MEMO] = hit
         return hit
 
     # ---- rate limits, before anything is sent --------------------------------------------------------
@@ -194,7 +163,8 @@ class Dialer:
         tokens, resting = ask.prompt_tokens(), self.quota.resting
         while True:
             rest = resting.until(model.endpoint, model.served)   # quota.rested(), one step less
-            refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else self.quota.take(model, tokens)
+            refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else \
+                self.quota.take(model, tokens, start if deadline is None else None)   # a first try: now is start
             if refusal is None:
                 return True
             now = clock.now()
@@ -238,7 +208,9 @@ class Dialer:
     # ---- calls ---------------------------------------------------------------------------------------
     def client(self, model: Model, endpoint: Endpoint | None = None) -> Provider | LlmCalls:
         """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
-        return LlmCalls(model.endpoint) if self.via_llm() else self._provider(model, endpoint)
+        if self.via_llm():
+            return LlmCalls(model.endpoint)
+        return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
 
     def stream(self, model: Model, ask: Ask, kind: str = MEMBER, asker: Asker = ANYONE,
                native: PassThrough = NO_PASSTHROUGH, call: str | None = None) -> Iterator:
@@ -277,26 +249,25 @@ class Dialer:
         sent the way the dispatcher chooses (`worker` runs what may block); `done(call, answer, error)` is told once it
         is over. `hangup` lets the panel stop it; `tap`: its record's id (its budgets' hold's), and who hears its text
         as it comes (so it is asked streamed)."""
-        client = self.client(model, endpoint)
-        call = Call(client, self.budgeted(model, ask), model.served, timeouts or self.timeouts(hangup),
+        client, settings = self.client(model, endpoint), self.settings()   # one look at the settings a seat
+        call = Call(client, self.budgeted(model, ask, settings), model.served,
+                    timeouts or seat_timeouts(settings["seat_timeout"], hangup),
                     partial(self.admit, model, ask, kind, asker=asker, call=tap.record), reported=ask, heard=tap.heard)
-        call.streamed, call.local = (True, None) if tap.heard is not None else self.streamed_seat(client)
+        call.streamed, call.local = (True, None) if tap.heard is not None else self.streamed_seat(client, settings)
         self.dispatch.submit(call, worker, done)
 
-    def streamed_seat(self, client) -> tuple[bool | None, Callable[[], bool | None] | None]:
+    def streamed_seat(self, client, settings: dict | None = None) -> tuple[bool | None,
+                                                                          Callable[[], bool | None] | None]:
         """(whether a seat asks `client` streamed, or None when that waits for a DNS answer; what a worker then asks
         to decide). Whole is cheaper, but a server asked for a whole answer may go on writing it for nobody once the
         seat is given up (llama.cpp's does: it notices a client gone only while it streams), which keeps a one-slot
         local server from the next ask; so by `stream_seats`, seats on a local server are asked streamed."""
-        how = self.settings()["stream_seats"]
+        how = (self.settings() if settings is None else settings)["stream_seats"]
         if how == "none" or not isinstance(client, Provider):   # llm streams every call anyway
             return False, None
         if how == "all":
             return True, None
         return local_server(client.base, look_up=False), partial(local_server, client.base)
-
-    def _provider(self, model: Model, endpoint: Endpoint | None) -> Provider:
-        return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
 
     def list_models(self, endpoint: Endpoint, timeouts: Timeouts | None = None) -> list[dict]:
         """What an endpoint serves now (health checks read it before retiring a model): the endpoint's own list,
@@ -334,26 +305,27 @@ class Dialer:
         if not isinstance(error, QuotaRefused):
             self.resting.observe(model.endpoint, model.served, error)
 
-    def recount(self, model: Model, ask: Ask, answer: Answer | None, counted: int | None = None) -> None:
+    def recount(self, model: Model, ask: Ask, answer: Answer | None, counted: int | None = None,
+                now: float | None = None) -> None:
         """A sent call is over: the limits' counts of its tokens corrected to what it used (`counted`: the prompt
-        tokens counted when it went, else the ask's; `answer` None: it used none)."""
+        tokens counted when it went, else the ask's; `answer` None: it used none; `now`: the limits' clock's)."""
         if self.quota is None:
             return
         usage = answer.usage if answer else None
         used = usage.input_tokens + usage.output_tokens if usage else 0
-        self.quota.spent(model, used - (ask.prompt_tokens() if counted is None else counted))
+        self.quota.spent(model, used - (ask.prompt_tokens() if counted is None else counted), now)
 
     def line(self, model: Model, ask: Ask, kind: str, answer: Answer | None, collection: str | None = None,
-             call: str | None = None, origin: str | None = None) -> Line:
+             call: str | None = None, origin: str | None = None, now: float | None = None) -> Line:
         """The ledger line of a call that was sent, priced at what is known now (`origin`: the asker's, the line's
-        kind when it names one)."""
+        kind when it names one; `now`: the ledger's time, else read here)."""
         usage = answer.usage if answer else None
         tokens_in, tokens_out = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
         price_in, price_out, _ = self.price(model)
         return Line(model.endpoint, model.alias, origin or kind, tokens_in, tokens_out,
                     usage.cache_read_tokens if usage else 0, cost_of(price_in, price_out, tokens_in, tokens_out),
                     collection, call, bool(usage and usage.estimated), self.scheduled,
-                    self.now())
+                    now if now is not None else self.quota.clock.now() if self.quota else time.time())   # now()
 
     def now(self) -> float:
         """The ledger's time: its lines are stamped with the limits' clock (the scheduler's; tests hold it)."""
@@ -373,15 +345,16 @@ class Dialer:
             estimate_usage(answer, ask)   # before the counts and the line read its usage
         line = None
         if ended.went:
-            self.recount(model, ask, answer, ended.counted)
-            line = self.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.asker.origin)
+            now = self.quota.clock.now() if self.quota else time.time()   # now(): one look for the counts and line
+            self.recount(model, ask, answer, ended.counted, now)
+            line = self.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.asker.origin, now)
         # a seat given up while still out (no answer, counted=0: see panel._give_up) keeps its hold till it returns
         if self.budgets is not None and not (answer is None and ended.counted == 0 and ended.went and amend is None):
             self.budgets.book(Charge(ended.call, model.alias, model.endpoint, ended.collection, ended.asker.caller),
                               line.cost if line else 0.0)
         tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
         cost = None if answer is None else line.cost if line else self.pricing.cost(model, answer)   # Pricing.cost's
-        return write(self.calls, ended, line, tokens, self.stored_chars(), amend), cost
+        return write(self.calls, ended, line, tokens, int(self.settings()["record_max_kb"] * 1024), amend), cost
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> str | None:

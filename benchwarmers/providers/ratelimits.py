@@ -185,7 +185,7 @@ class RateLimitBook:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._facts: dict = {}
+        self.entries: dict = {}   # read-only outside: Resting looks whether anything is known without a call
 
     def record(self, name: str, facts: dict, model: str | None = None, scope: str = KEY) -> None:
         """Keep `facts` as the connection's latest; a model-scoped limit is also kept under (name, model)."""
@@ -193,7 +193,7 @@ class RateLimitBook:
             return
         with self._lock:
             for key in (name, (name, model)) if model and scope == MODEL else (name,):
-                entry = self._facts.setdefault(key, {})
+                entry = self.entries.setdefault(key, {})
                 entry.pop("retry_after", None)          # a retry-after only means something on its own response
                 entry.update(facts)
                 entry["scope"] = scope
@@ -201,17 +201,17 @@ class RateLimitBook:
 
     def get(self, name: str, model: str | None = None) -> dict:
         with self._lock:
-            return dict(self._facts.get((name, model) if model else name, {}))
+            return dict(self.entries.get((name, model) if model else name, {}))
 
     def peek(self, name: str, model: str | None = None) -> dict:
         """get() without the copy or the lock, for a quick read-only look on the hot path (each entry is only
         ever updated in place, so a read sees the facts before or after an update)."""
-        return self._facts.get((name, model) if model else name) or _NONE
+        return self.entries.get((name, model) if model else name) or _NONE
 
     def snapshot(self) -> dict:
         with self._lock:
-            return {name: dict(facts) for name, facts in self._facts.items() if isinstance(name, str)}
+            return {name: dict(facts) for name, facts in self.entries.items() if isinstance(name, str)}
 
     def clear(self) -> None:
         with self._lock:
-            self._facts.clear()
+            self.entries.clear()

@@ -79,8 +79,11 @@ class Budgets:
     def set(self) -> dict:
         """{(scope, name): dollars a month}, read again when limits.json changed (looked at once a request)."""
         memo = self.config.memo()
-        if memo is not None and (hit := memo.get(MEMO)) is not None:
-            return hit
+        if memo is not None:
+            try:
+                return memo[MEMO]
+            except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
+                pass
         try:
             raw = self.config.view(userset.FILE)
         except Exception:   # a broken file sets no budget; bench status and the Quotas page say why

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import threading
 import time
-from array import array
 from dataclasses import dataclass
 
 from ...store import Config, Database
 from ...store.ids import new_id
-from ...store.ledger import Ledger, month_end, month_of
+from ...store.ledger import Ledger, month_of
 from . import userset
+from .counts import DAY, MERGE, MINUTE, Counts, MinuteWindow  # noqa: F401 (MERGE, MinuteWindow: read here too)
 from .userset import CONNECTION, LIMITS, MODEL
 
-MINUTE, DAY = 60.0, 86400.0
 SHARED_KEEP = 2 * DAY      # seconds the admits table keeps a counted call for the other processes to read
 ADMIT = "INSERT INTO admits (endpoint, model, created, tokens, requests, process)"
 PROVIDER = "provider"       # the scope of a rest the provider's own limit imposed (Resting)
@@ -42,139 +41,6 @@ class Refusal:
         return f"rate limited: resets at {utc(self.at)} ({what})"
 
 
-INF = float("inf")
-MERGE = 0.005   # seconds: what happens this close to the window's newest entry joins it
-
-
-class MinuteWindow:
-    """What happened in the last minute, oldest first: when, and how much, in flat arrays with a running total.
-    What happens within MERGE of the start of the newest entry joins it, and an entry leaves the minute with its
-    newest part (so a limit frees up at most MERGE late, never early): at a thousand calls a second a minute holds
-    twelve thousand entries, not sixty thousand, and no more however fast the calls come."""
-    __slots__ = ("when", "amount", "start", "total", "opened", "first")
-
-    def __init__(self) -> None:
-        self.when = array("d")
-        self.amount = array("q")
-        self.start, self.total = 0, 0            # entries before `start` are gone; total: of the amounts
-        self.opened = float("-inf")              # when the newest entry's first part happened
-        self.first = INF                # INF: empty; else no later than the oldest entry (what roll() looks at)
-
-    def __len__(self) -> int:
-        """Entries (not calls: see total)."""
-        return len(self.when) - self.start
-
-    def append(self, when: float, amount: int = 1) -> None:
-        if self.first < INF and 0 <= when - self.opened < MERGE and when >= self.when[-1]:
-            self.when[-1] = when
-            self.amount[-1] += amount
-        else:
-            self.when.append(when)
-            self.amount.append(amount)
-            self.opened = when
-            if when < self.first:
-                self.first = when
-        self.total += amount
-
-    def drop_until(self, cut: float) -> None:
-        """Forget what happened at or before `cut`."""
-        when, i = self.when, self.start
-        while i < len(when) and when[i] <= cut:
-            self.total -= self.amount[i]
-            i += 1
-        self.start = i
-        self.first = when[i] if i < len(when) else INF
-        if i > 1024 and 8 * i > len(when):       # the forgotten head is an eighth of it: let it go
-            del self.when[:i]
-            del self.amount[:i]
-            self.start = 0
-
-    def time(self, index: int) -> float:
-        """When the entry `index` (from the oldest; negative: from the newest) happened."""
-        return self.when[self.start + index if index >= 0 else index]
-
-    def pairs(self):
-        return zip(self.when[self.start:], self.amount[self.start:])
-
-    def frees(self, limit: int, more: int) -> float:
-        """When enough of the window has left it for `more` to fit under `limit` (or for anything, once empty)."""
-        left = self.total
-        for when, n in self.pairs():
-            left -= n
-            if left <= 0 or left + more <= limit:
-                return when + MINUTE
-        return self.time(-1) + MINUTE
-
-
-class Counts:
-    """One connection's (or model's) requests and tokens: the last minute's one by one, today's and this month's
-    as totals (UTC calendar)."""
-
-    def __init__(self) -> None:
-        self.times = MinuteWindow()                   # the requests of the last minute (total: how many)
-        self.tokens = MinuteWindow()                  # the tokens of the last minute
-        self.day, self.day_requests, self.day_tokens = 0, 0, 0
-        self.month, self.month_requests = "", 0
-
-    def roll(self, now: float) -> None:
-        cut = now - MINUTE
-        if self.times.first <= cut:
-            self.times.drop_until(cut)
-        if self.tokens.first <= cut:
-            self.tokens.drop_until(cut)
-        day = int(now // DAY)
-        if day != self.day or not self.month:    # the UTC month turns only with the UTC day (month: once set)
-            self.day, self.day_requests, self.day_tokens = day, 0, 0
-            if month_of(now) != self.month:
-                self.month, self.month_requests = month_of(now), 0
-
-    def count(self, now: float, tokens: int) -> None:
-        self.times.append(now)
-        self.day_requests += 1
-        self.month_requests += 1
-        if tokens:      # add()'s, inline: every counted call comes here
-            self.tokens.append(now, tokens)
-            day_tokens = self.day_tokens + tokens
-            self.day_tokens = day_tokens if day_tokens > 0 else 0
-
-    def add(self, now: float, tokens: int) -> None:
-        if tokens:
-            self.tokens.append(now, tokens)
-            day_tokens = self.day_tokens + tokens
-            self.day_tokens = day_tokens if day_tokens > 0 else 0
-
-    def minute_tokens(self) -> int:
-        return max(0, self.tokens.total)
-
-    def used(self) -> dict:
-        return {"rpm": self.times.total, "rpd": self.day_requests, "rpmonth": self.month_requests,
-                "tpm": self.minute_tokens(), "tpd": self.day_tokens}
-
-    def resets(self, now: float) -> dict:
-        """When each window next lets more through: the minute's when its oldest call leaves it."""
-        day_end = (self.day + 1) * DAY
-        return {"rpm": self.times.time(0) + MINUTE if self.times else None, "rpd": day_end, "rpmonth": month_end(now),
-                "tpm": self.tokens.time(0) + MINUTE if self.tokens else None, "tpd": day_end}
-
-    def blocked_until(self, limits: dict, now: float, tokens: int) -> list[tuple[float, str]]:
-        """(when it frees, limit) for each of `limits` that one more call of `tokens` would break."""
-        out = []
-        rpm = limits.get("rpm")
-        if rpm and self.times.total >= rpm:
-            out.append((self.times.frees(rpm, 1), "rpm"))
-        tpm, used = limits.get("tpm"), self.minute_tokens()
-        if tpm and used and used + tokens > tpm:
-            out.append((self.tokens.frees(tpm, tokens), "tpm"))
-        day_end = (self.day + 1) * DAY
-        if limits.get("rpd") and self.day_requests >= limits["rpd"]:
-            out.append((day_end, "rpd"))
-        if limits.get("tpd") and self.day_tokens and self.day_tokens + tokens > limits["tpd"]:
-            out.append((day_end, "tpd"))
-        if limits.get("rpmonth") and self.month_requests >= limits["rpmonth"]:
-            out.append((month_end(now), "rpmonth"))
-        return out
-
-
 class Quota:
     """The counts of every connection and model, checked and counted under one lock, so concurrent calls never
     overrun a limit together. Counts start from the ledger (a restart keeps them) and follow `clock`."""
@@ -184,6 +50,7 @@ class Quota:
         self.clock = clock                 # now() and sleep(): the scheduler's Clock (tests give one they control)
         self._lock = threading.Lock()
         self._counts: dict[tuple[str, str], Counts] = {}
+        self._pairs: dict[tuple[str, str], tuple[Counts, Counts]] = {}   # (endpoint, alias): _pair()'s
         self._limits: tuple = (None, {"connections": {}, "models": {}})
         self._of: tuple = (None, {})       # (the set_limits() it was made of, {(endpoint, alias): _set_for()'s})
         # Another process on this data folder (bench serve and bench gateway) counts its calls too: a call to a
@@ -197,8 +64,11 @@ class Quota:
     def set_limits(self) -> dict:
         """The user's limits, read again when limits.json changed (looked at once a request, in its memo)."""
         memo = self.config.memo()
-        if memo is not None and (hit := memo.get(LIMITS_MEMO)) is not None:
-            return hit
+        if memo is not None:
+            try:
+                return memo[LIMITS_MEMO]
+            except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
+                pass
         try:
             raw = self.config.view(userset.FILE)
         except Exception:   # a broken file sets no limit (read() says so too); bench status names its line
@@ -215,9 +85,14 @@ class Quota:
         """(((scope, name, {limit: n}) of the connection and the model), whether any is set): worked out once for
         each set of limits read (a panel asks at each check, count and correction of each seat), kept in the memo."""
         memo, key = self.config.memo(), (LIMITS_MEMO, endpoint, alias)
-        if memo is not None and (hit := memo.get(key)) is not None:
-            return hit
-        limits = self.set_limits()
+        limits = None
+        if memo is not None:
+            try:
+                return memo[key]
+            except KeyError:   # as in set_limits(), whose memo is read here: one step less
+                limits = memo.get(LIMITS_MEMO)
+        if limits is None:
+            limits = self.set_limits()
         made_for, found = self._of
         if made_for is not limits:
             self._of = (limits, found := {})
@@ -231,17 +106,19 @@ class Quota:
         return hit
 
     # ---- checking and counting ---------------------------------------------------------------------
-    def take(self, model, tokens: int) -> Refusal | None:
+    def take(self, model, tokens: int, now: float | None = None) -> Refusal | None:
         """Count one call of about `tokens` prompt tokens to `model` if every limit lets it go now (None), else say
         when it could; nothing is counted then. Under a limit, in one database transaction with every process's
-        counted calls (so two processes on one data folder never overrun it together)."""
+        counted calls (so two processes on one data folder never overrun it together). `now`: the clock's, read
+        just before by the caller (a call under a limit reads it inside its transaction)."""
         limits, shared = self._set_for(model.endpoint, model.alias)   # read outside the lock
         if shared:
             return self.db.call(lambda conn: self._take_shared(conn, model, tokens, limits))
-        now = self.clock.now()
+        if now is None:
+            now = self.clock.now()
         with self._lock:   # no limit set on it: nothing to check, only to count
-            self._at((CONNECTION, model.endpoint), now).count(now, tokens)
-            self._at((MODEL, model.alias), now).count(now, tokens)
+            for counts in self._pair(model, now):
+                counts.count(now, tokens)
         return None
 
     def _take_shared(self, conn, model, tokens: int, limits: tuple) -> Refusal | None:
@@ -323,14 +200,16 @@ class Quota:
         """When a provider's limit (a 429, or headers that said none are left) lets this model be called again."""
         return self.resting.until(model.endpoint, model.served)
 
-    def spent(self, model, tokens: int) -> None:
-        """A counted call's tokens, once known (`tokens`: what it used beyond what was counted when it went)."""
+    def spent(self, model, tokens: int, now: float | None = None) -> None:
+        """A counted call's tokens, once known (`tokens`: what it used beyond what was counted when it went; `now`:
+        the clock's, read just before by the caller)."""
         if not tokens:
             return
-        now = self.clock.now()
+        if now is None:
+            now = self.clock.now()
         with self._lock:
-            self._at((CONNECTION, model.endpoint), now).add(now, tokens)
-            self._at((MODEL, model.alias), now).add(now, tokens)
+            for counts in self._pair(model, now):
+                counts.add(now, tokens)
         if self._set_for(model.endpoint, model.alias)[1]:   # for the other processes' token limits
             self.db.insert((ADMIT, (model.endpoint, model.alias, now, tokens, 0, self.process)))
 
@@ -343,12 +222,30 @@ class Quota:
                           for at, which in self._at((scope, name), now).blocked_until(limits, now, tokens)]
         return max(found, key=lambda r: r.at) if found else None
 
+    def _pair(self, model, now: float) -> tuple[Counts, Counts]:
+        """_at() of the model's connection and of the model, in one call: take() and spent() count on both at every
+        call (the pair is kept, as the Counts are until restore()); lock held."""
+        try:
+            pair = self._pairs[(model.endpoint, model.alias)]
+        except KeyError:
+            pair = self._pairs[(model.endpoint, model.alias)] = (self._at((CONNECTION, model.endpoint), now),
+                                                                 self._at((MODEL, model.alias), now))
+            return pair
+        cut, day = now - MINUTE, int(now // DAY)
+        for counts in pair:   # as _at()
+            if counts.times.first <= cut or counts.tokens.first <= cut or day != counts.day or not counts.month:
+                counts.roll(now)
+        return pair
+
     def _at(self, key: tuple, now: float) -> Counts:
         try:
             counts = self._counts[key]
         except KeyError:
             counts = self._counts[key] = Counts()
-        counts.roll(now)
+        cut = now - MINUTE    # roll()'s own tests, here: most calls find nothing to roll, and make no call for it
+        if counts.times.first <= cut or counts.tokens.first <= cut or int(now // DAY) != counts.day or \
+                not counts.month:
+            counts.roll(now)
         return counts
 
     # ---- what the Quotas page and `bench limits` show -------------------------------------------
@@ -372,6 +269,7 @@ class Quota:
         with self._lock:
             self._seen = (last["id"] if last else None) or 0
             self._counts.clear()
+            self._pairs.clear()
             for row in found["month"]:
                 for key in self._row_keys(row):
                     self._at(key, now).month_requests += row["requests"]

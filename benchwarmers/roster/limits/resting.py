@@ -62,14 +62,16 @@ class Resting:
     def until(self, endpoint: str, served: str | None = None) -> float | None:
         """When this model (or, without `served`, the connection as a whole) may be called again: the later of the
         connection's rest and the model's, from 429s or from quotas the headers say are used up."""
-        self._look()
+        memo = self._memo() if self._memo else None
+        if memo is None or LOOKED not in memo:   # here, so a request's later questions make no call
+            self._look(memo)
         now, rests = time.time(), self._until
         t = max(rests.get((endpoint, WHOLE)) or 0.0, (rests.get((endpoint, served)) or 0.0) if served else 0.0) \
             if rests else 0.0    # (most of the time nothing rests, and no facts are known: nothing to look at)
-        if self.limits:
-            whole = self.limits.peek(endpoint)
-            for facts in ((whole,) if whole and whole.get("scope") == KEY else ()) + \
-                         ((self.limits.peek(endpoint, served),) if served else ()):
+        book = self.limits   # nothing known of the connection: nothing of its models either (the book keeps both)
+        if book is not None and book.entries and (whole := book.peek(endpoint)):
+            for facts in ((whole,) if whole.get("scope") == KEY else ()) + \
+                         ((book.peek(endpoint, served),) if served else ()):
                 for used_up, reset in USED_UP if facts else ():
                     if facts.get(used_up) == 0 and (facts.get(reset) or 0) > now:
                         t = max(t, facts[reset])
@@ -121,18 +123,17 @@ class Resting:
 
     def failing(self, endpoint: str, served: str) -> tuple[float, str] | None:
         """(until when, why) this model rests because its calls keep failing, or None."""
-        self._look()
+        memo = self._memo() if self._memo else None
+        if memo is None or LOOKED not in memo:   # as in until()
+            self._look(memo)
         found = self._failing.get((endpoint, served)) if self._failing else None
         return found if found and found[0] > time.time() else None
 
-    def _look(self) -> None:
+    def _look(self, memo: dict | None) -> None:
         """Read the table again when anything was committed since the last look (another process may have rested a
-        model for this one): at every question outside a request, once a request inside one. This process's own
-        rests are in memory already."""
-        memo = self._memo() if self._memo else None
+        model for this one): at every question outside a request, once a request inside one (`memo`: the request's,
+        not marked LOOKED yet). This process's own rests are in memory already."""
         if memo is not None:
-            if LOOKED in memo:
-                return
             memo[LOOKED] = True
         if self.db.changed(self._seen):   # looked at before the table is read: no commit falls between
             self.refresh()
