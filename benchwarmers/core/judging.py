@@ -19,7 +19,7 @@ def where(panel: str) -> dict:
     return {"url": f"/bench/panels/{panel}/points", "command": f"bench points {panel}", "page": f"/calls/{panel}"}
 
 
-class Done:
+class PointsDone:
     """threading.Event's set, is_set and wait, for one setter: a lock held until it is set, rather than an Event's
     Condition, its lock and their calls on every panel."""
     __slots__ = ("_flag", "_held")
@@ -64,7 +64,7 @@ class Judging:
         self._where = where(self.panel)
         self.call = record_id()            # named to a client only once its record is committed
         self.hangup = Hangup()
-        self.done = Done()
+        self.done = PointsDone()
         self.once = threading.Lock()       # the one end of it takes it (and keeps it)
         self.over = False
         self.started = 0.0
