@@ -10,6 +10,12 @@ RECV = 65536
 JOINED = 1 << 20              # a body up to this size goes out with its head in one send; a larger one is not copied
 
 
+# the usual status lines as _parse_head reads them (code, reason, HTTP/1.1 or later): one look instead of a parse
+_STATUS_LINES = {f"HTTP/1.1 {code} {reason}{end}": (code, reason, True)
+                 for code, reason in ((200, "OK"), (201, "Created"), (204, "No Content"), (429, "Too Many Requests"))
+                 for end in ("\r", "")}
+
+
 class WireError(Exception):
     """The bytes are not an HTTP/1.1 response we can read."""
 
@@ -172,10 +178,13 @@ class Conn:
     def _parse_head(self, end: int, skip: int) -> tuple:
         """(status, reason, headers, modern, where the body starts) of the head before `end`."""
         lines = self._buf[self._pos:end].decode("latin-1").split("\n")
-        version, _, rest = lines[0].rstrip("\r").partition(" ")
-        code, _, reason = rest.strip().partition(" ")
-        if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
-            raise WireError(f"not an HTTP status line: {lines[0][:80]!r}")
+        known = _STATUS_LINES.get(lines[0])       # nearly every answer: its status line's parse known already
+        if known is None:
+            version, _, rest = lines[0].rstrip("\r").partition(" ")
+            code, _, reason = rest.strip().partition(" ")
+            if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
+                raise WireError(f"not an HTTP status line: {lines[0][:80]!r}")
+            known = int(code), reason.strip(), version != "HTTP/1.0"
         headers: dict = {}
         name = ""
         for line in lines[1:]:      # a line's "\r" goes with the strip() of its parts (whitespace), not by itself
@@ -186,7 +195,8 @@ class Conn:
             name = name.strip().lower()
             if sep and name:
                 headers[name] = value.strip()
-        return int(code), reason.strip(), headers, version != "HTTP/1.0", end + skip
+        status, reason, modern = known
+        return status, reason, headers, modern, end + skip
 
     # ---- waiting without a thread (providers/waiter.py) -----------------------------------------
     def drain(self) -> int:
