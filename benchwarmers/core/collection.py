@@ -96,7 +96,8 @@ class Collections:
         return None, model
 
     def get(self, name: str) -> Collection:
-        found = self.all().get(name)
+        saved = (self.config.view(FILE).get("collections") or {}).get(name)   # all()'s, for this one name alone
+        found = Collection.from_dict(name, saved) if isinstance(saved, dict) else None
         if found is None:
             known = self.all()
             close = close_names(name, known)
