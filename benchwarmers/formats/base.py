@@ -220,6 +220,8 @@ def string_list(value: Any, where: str) -> list[str]:
 def with_models(body: dict) -> list[str]:
     """Extra seats asked for by name: a top-level `"bench": {"with": [aliases]}`."""
     bench = get(body, "bench", dict, default={})
+    if not bench:   # nearly every request: nothing to look at
+        return []
     names = get(bench, "with", (list, str), default=[], where="bench")
     if isinstance(names, str):   # "a,b" as the CLI writes it
         return [n.strip() for n in names.split(",") if n.strip()]
@@ -232,7 +234,10 @@ POINT_MODES = ("off", "contested", "all")
 def points_wanted(body: dict) -> str | None:
     """Which of the panel's points the reply shows, when the request says: `"bench": {"points": "off" | "contested" |
     "all"}` (true: all, false: off). None: the collection's own choice."""
-    value = get(get(body, "bench", dict, default={}), "points", (str, bool), where="bench")
+    bench = get(body, "bench", dict)
+    if bench is None:   # nearly every request: nothing to look at
+        return None
+    value = get(bench, "points", (str, bool), where="bench")
     if isinstance(value, bool):
         return "all" if value else "off"
     if value is not None and value not in POINT_MODES:
