@@ -118,7 +118,7 @@ class Seating:
         if limited:
             return limited
         facts = self.catalog.facts(model)   # (self.facts(), without the step)
-        if ask.has_images() and facts.get("vision") is False:
+        if facts.get("vision") is False and ask.has_images():   # the ask's images looked at for such a model alone
             return "no vision: this ask has an image"
         window = facts.get("context_window")
         window = int(window) if isinstance(window, (int, float)) and window > 0 else None
@@ -144,7 +144,8 @@ class Seating:
 
         def seat(model: Model, kind: str, named: bool = False) -> None:
             taken.add(model.alias)
-            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model, check(model, kind, named)))
+            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model,   # check(), written out: once a seat
+                                       self.why_not(model, ask, tokens, endpoints, kind, asker, named)))
 
         if direct is not None:
             seat(direct, MEMBER, named=True)
