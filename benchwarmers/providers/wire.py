@@ -49,7 +49,7 @@ def request_bytes(method: str, target: str, host: str, headers: dict,
 
 class Conn:
     """One socket with a read buffer: what came in beyond the part asked for waits here for the next read."""
-    __slots__ = ("sock", "_buf", "_pos", "_peeked", "ended", "_mode", "_want")
+    __slots__ = ("sock", "_buf", "_pos", "_peeked", "ended", "_mode", "_want", "_known")
 
     def __init__(self, sock):
         self.sock = sock
@@ -58,6 +58,7 @@ class Conn:
         self._peeked = None      # a head parsed by whole() and not yet taken: (status, reason, headers, modern, end)
         self.ended = False       # drain() met the end of the stream (or a fault)
         self._mode = self._want = sock.gettimeout()   # the socket's timeout, and the one its next wait should have
+        self._known: tuple | None = None   # whole()'s last answer: (the buffer, where it was read from, ended, status)
 
     def close(self) -> None:
         try:
@@ -149,7 +150,7 @@ class Conn:
     def _one_head(self) -> tuple[int, str, dict, bool]:
         if self._peeked is not None:            # whole() read it already
             *head, self._pos = self._peeked
-            self._peeked = None
+            self._peeked = self._known = None   # read now: whole() is not asked of it again (nor holds its bytes)
             return tuple(head)
         while True:
             found = self._head_end()
@@ -202,7 +203,10 @@ class Conn:
     def drain(self) -> int:
         """On a non-blocking socket: take in whatever has arrived, without waiting; sets `ended` at the end of the
         stream or on a fault (what to make of either is left to the blocking read that follows). Bytes taken."""
-        self.nonblocking()
+        self._want = 0.0              # nonblocking(), written out: the waiter set it already, nearly always
+        if self._mode != 0.0:
+            self.sock.settimeout(0.0)
+            self._mode = 0.0
         pending = getattr(self.sock, "pending", None)     # TLS: what was decrypted and not yet taken
         parts = []
         while True:
@@ -227,25 +231,32 @@ class Conn:
     def whole(self) -> int | None:
         """The status of the next response once it is all in the buffer (its head, and its body by its framing),
         or an interim (1xx) one; None while some of it is still to come. Never receives."""
+        known = self._known
+        if known is not None and known[0] is self._buf and known[1] == self._pos and known[2] == self.ended:
+            return known[3]   # asked again of the same bytes: the waiter, then read_at_once
         try:
             if self._peeked is None:
                 found = self._head_end()
                 if not found:
                     return None
                 self._peeked = self._parse_head(*found)
-            status, _reason, headers, _modern, start = self._peeked
+            code, _reason, headers, _modern, start = self._peeked
         except WireError:
             return 0          # not a response we can read: the blocking read says so
-        if status < 200 or status in (204, 304):
-            return status
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            return status if self._chunks_in(start) else None
-        if "content-length" in headers:
+        status: int | None = code
+        if code < 200 or code in (204, 304):
+            pass
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
+            status = code if self._chunks_in(start) else None
+        elif "content-length" in headers:
             try:
-                return status if len(self._buf) - start >= int(headers["content-length"]) else None
+                status = code if len(self._buf) - start >= int(headers["content-length"]) else None
             except ValueError:
-                return status
-        return status if self.ended else None
+                pass
+        elif not self.ended:
+            status = None
+        self._known = (self._buf, self._pos, self.ended, status)
+        return status
 
     def _chunks_in(self, pos: int) -> bool:
         """Whether a chunked body from `pos` is all in the buffer, its trailers and their blank line too."""
