@@ -137,8 +137,8 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
         return render_turn(fmt, turn, reply)
     run = bench.panel.start(ask, asker, live=options.stream)   # streamed: its first seat to write goes out live
     # the seats in seat order, so a client can show who it is still waiting for while the stream runs
-    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(
-        f"seat-{s.seat}" if run.hidden else quoted(s.model) for s in run.seats)}   # blind: no model named
+    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join([
+        f"seat-{s.seat}" if run.hidden else quoted(s.model) for s in run.seats])}   # blind: no model named
     if options.stream:
         return Response.streaming(fmt.stream(bench.panel.events(run, req.gone), reply),
                                   fmt.stream_content_type(reply), headers)

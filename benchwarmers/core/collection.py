@@ -40,7 +40,7 @@ class Collection:
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Collection":
-        members = list(dict.fromkeys(m for m in (d.get("members") or []) if isinstance(m, str)))   # a model once
+        members = list(dict.fromkeys([m for m in (d.get("members") or []) if isinstance(m, str)]))   # a model once
         explore = d.get("explore", 1)
         shadow = d.get("shadow", 0)
         purpose = str(d["purpose"]) if d.get("purpose") in PURPOSES else ""
