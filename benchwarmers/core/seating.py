@@ -68,17 +68,13 @@ class Seating:
         return self._order
 
     def _seated(self, alias: str) -> None:
-        """The model got a seat now (lock held): it goes to the back of the explore order."""
-        self._last[alias] = self._stamp()
+        """The model got a seat now (lock held): it goes to the back of the explore order. Its stamp is a strictly
+        increasing time: seats picked in one plan keep their order for the next, where equal stamps would leave it
+        to chance and let a model be asked twice before another once."""
+        self._last[alias] = self._clock = max(time.time(), self._clock + 1e-6)
         if alias in self._order:
             del self._order[alias]
             self._order[alias] = None
-
-    def _stamp(self) -> float:
-        """A strictly increasing time (lock held): seats picked in one plan keep their order for the next,
-        where equal stamps would leave it to chance and let a model be asked twice before another once."""
-        self._clock = max(time.time(), self._clock + 1e-6)
-        return self._clock
 
     def facts(self, model: Model) -> dict:
         """What seating and route mode check: the catalog's facts, every source merged."""
