@@ -49,7 +49,7 @@ def request_bytes(method: str, target: str, host: str, headers: dict,
 
 class Conn:
     """One socket with a read buffer: what came in beyond the part asked for waits here for the next read."""
-    __slots__ = ("sock", "_buf", "_pos", "_peeked", "ended", "_mode", "_want", "_known")
+    __slots__ = ("sock", "_buf", "_pos", "_peeked", "ended", "_mode", "_want", "_known", "_pending")
 
     def __init__(self, sock):
         self.sock = sock
@@ -58,6 +58,7 @@ class Conn:
         self._peeked = None      # a head parsed by whole() and not yet taken: (status, reason, headers, modern, end)
         self.ended = False       # drain() met the end of the stream (or a fault)
         self._mode = self._want = sock.gettimeout()   # the socket's timeout, and the one its next wait should have
+        self._pending = getattr(sock, "pending", None)   # TLS: what was decrypted and not yet taken (drain)
         self._known: tuple | None = None   # whole()'s last answer: (the buffer, where it was read from, ended, status)
 
     def close(self) -> None:
@@ -207,8 +208,8 @@ class Conn:
         if self._mode != 0.0:
             self.sock.settimeout(0.0)
             self._mode = 0.0
-        pending = getattr(self.sock, "pending", None)     # TLS: what was decrypted and not yet taken
-        parts = []
+        pending = self._pending
+        parts, got = [], 0
         while True:
             try:
                 data = self.sock.recv(RECV)
@@ -221,12 +222,14 @@ class Conn:
                 self.ended = True
                 break
             parts.append(data)
-            if len(data) < RECV and not (pending and pending()):
+            size = len(data)
+            got += size
+            if size < RECV and not (pending and pending()):
                 break             # the socket had no more: if more comes, the waiter hears of it again
         if parts:
             rest = self._buf[self._pos:]
             self._buf, self._pos = rest + b"".join(parts) if rest else b"".join(parts), 0
-        return sum(map(len, parts))
+        return got
 
     def whole(self) -> int | None:
         """The status of the next response once it is all in the buffer (its head, and its body by its framing),
