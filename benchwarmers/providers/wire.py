@@ -49,7 +49,7 @@ def request_bytes(method: str, target: str, host: str, headers: dict,
 
 class Conn:
     """One socket with a read buffer: what came in beyond the part asked for waits here for the next read."""
-    __slots__ = ("sock", "_buf", "_pos", "_peeked", "ended", "_mode", "_want", "_known", "_pending")
+    __slots__ = ("sock", "_buf", "_pos", "_peeked", "ended", "_mode", "_want", "_known", "_pending", "_tls")
 
     def __init__(self, sock):
         self.sock = sock
@@ -59,6 +59,7 @@ class Conn:
         self.ended = False       # drain() met the end of the stream (or a fault)
         self._mode = self._want = sock.gettimeout()   # the socket's timeout, and the one its next wait should have
         self._pending = getattr(sock, "pending", None)   # TLS: what was decrypted and not yet taken (drain)
+        self._tls = isinstance(sock, ssl.SSLSocket)         # (send)
         self._known: tuple | None = None   # whole()'s last answer: (the buffer, where it was read from, ended, status)
 
     def close(self) -> None:
@@ -93,7 +94,7 @@ class Conn:
                 self.send(piece, seconds)
             return
         done = 0
-        if not isinstance(self.sock, ssl.SSLSocket):
+        if not self._tls:
             self._set(0.0)
             try:
                 done = self.sock.send(data)
