@@ -185,7 +185,7 @@ class Handler(BaseHTTPRequestHandler):
     def _serve_one(self) -> None:
         app = self.server.app
         split = urlsplit(self.path)
-        path = unquote(split.path) or "/"
+        path = (unquote(split.path) if "%" in split.path else split.path) or "/"   # unquote's own shortcut, no call
         headers = self.headers                 # lower-case names already (read_headers)
         if split.scheme or split.netloc:       # absolute-form: a proxy in front routes by the host named in it
             if split.scheme not in ("http", "https") or split.netloc.lower() != headers.get("host", "").strip().lower():
@@ -194,7 +194,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 self._send(app.error_response(shape_for_path(path), err), close=True)
                 return self._discard_rest()
-        req = Request(self.command, path, dict(parse_qsl(split.query, keep_blank_values=True)), headers, b"",
+        query = dict(parse_qsl(split.query, keep_blank_values=True)) if split.query else {}   # (nearly every ask: none)
+        req = Request(self.command, path, query, headers, b"",
                       self.client_address[0], gone=partial(client_gone, self.connection))
         admitted = app.admit(req)          # Host, Origin, route and auth first: a refused request's body is never read
         if isinstance(admitted, Response):
