@@ -2,6 +2,7 @@
 plus each format's own routes (model lists, token counts, ...), all built from what the formats declare."""
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Callable, Protocol
 from urllib.parse import quote
 
@@ -136,8 +137,8 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
         return render_turn(fmt, turn, reply)
     run = bench.panel.start(ask, asker, live=options.stream)   # streamed: its first seat to write goes out live
     # the seats in seat order, so a client can show who it is still waiting for while the stream runs
-    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join(
-        f"seat-{s.seat}" if run.hidden else quote(s.model, safe="") for s in run.seats)}   # blind: no model named
+    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join([
+        f"seat-{s.seat}" if run.hidden else quoted(s.model) for s in run.seats])}   # blind: no model named
     if options.stream:
         return Response.streaming(fmt.stream(bench.panel.events(run, req.gone), reply),
                                   fmt.stream_content_type(reply), headers)
@@ -146,6 +147,14 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
     if run.unkept:   # the panel's id names nothing the record holds
         headers = {"x-bench-record": "not kept", "x-bench-seats": headers["x-bench-seats"]}
     return Response.json(fmt.render(answer, reply), headers=headers)
+
+
+PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")    # what quote() leaves as it is (its always-safe characters)
+
+
+def quoted(alias: str) -> str:
+    """quote(alias, safe=""), at the cost of one look for an alias that needs no quoting (nearly every one)."""
+    return alias if PLAIN.fullmatch(alias) else quote(alias, safe="")
 
 
 def render_turn(fmt: FormatContract, turn: TurnReply, reply: ReplyInfo) -> Response:

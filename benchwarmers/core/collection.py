@@ -40,7 +40,7 @@ class Collection:
 
     @classmethod
     def from_dict(cls, name: str, d: dict) -> "Collection":
-        members = list(dict.fromkeys(m for m in (d.get("members") or []) if isinstance(m, str)))   # a model once
+        members = list(dict.fromkeys([m for m in (d.get("members") or []) if isinstance(m, str)]))   # a model once
         explore = d.get("explore", 1)
         shadow = d.get("shadow", 0)
         purpose = str(d["purpose"]) if d.get("purpose") in PURPOSES else ""
@@ -96,7 +96,8 @@ class Collections:
         return None, model
 
     def get(self, name: str) -> Collection:
-        found = self.all().get(name)
+        saved = (self.config.view(FILE).get("collections") or {}).get(name)   # all()'s, for this one name alone
+        found = Collection.from_dict(name, saved) if isinstance(saved, dict) else None
         if found is None:
             known = self.all()
             close = close_names(name, known)

@@ -102,7 +102,7 @@ class Panel:
         run.seats = [Seat(sp.number, sp.kind, sp.model.alias, call=record_id()) for sp in plan.seats]
         run.live = LiveText(partial(run.done.put, WAKE)) if live and not task else None
         run.left = len(run.seats)
-        run.members_left = sum(sp.kind != EXPLORE for sp in plan.seats)
+        run.members_left = sum([sp.kind != EXPLORE for sp in plan.seats])   # (a list: a generator is a call a seat)
         run.hangups = {seat.call: Hangup() for sp, seat in zip(plan.seats, run.seats) if not sp.skip}
         self.recent.add(run)
         if run.hangups:
@@ -330,7 +330,7 @@ class Panel:
         elif run.ask.aim.mode == MERGED:
             text = "".join(ev.text for ev in self.merge_events(run) if isinstance(ev, TextDelta))
         else:
-            text = "".join(seat_block(s, run.hidden) for s in run.seats).rstrip() + "\n"
+            text = "".join([seat_block(s, run.hidden) for s in run.seats]).rstrip() + "\n"
         block = self.referee.told(run, self.referee.wait(run, streamed=False))   # its points, or where they will be
         self.settle(run)   # acknowledged only once its records are committed
         said = text.rstrip("\n") + block if block and not run.unkept else text   # not kept: no panel id to give

@@ -70,9 +70,10 @@ class PanelRun:
         assert self.request is not None    # a panel's run has it from the start
         return None, self.request[1]
 
-    @property
-    def collection_name(self) -> str | None:
-        return self.collection.name if self.collection else None
+    collection_name: str | None = field(init=False, default=None)   # its collection's name (records name it a seat)
+
+    def __post_init__(self) -> None:
+        self.collection_name = self.collection.name if self.collection else None   # (the collection stays as made)
 
     def reply(self) -> PanelReply:
         return PanelReply(self.collection.name if self.collection else self.ask.aim.name, self.id,

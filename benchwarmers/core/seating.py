@@ -68,17 +68,13 @@ class Seating:
         return self._order
 
     def _seated(self, alias: str) -> None:
-        """The model got a seat now (lock held): it goes to the back of the explore order."""
-        self._last[alias] = self._stamp()
+        """The model got a seat now (lock held): it goes to the back of the explore order. Its stamp is a strictly
+        increasing time: seats picked in one plan keep their order for the next, where equal stamps would leave it
+        to chance and let a model be asked twice before another once."""
+        self._last[alias] = self._clock = max(time.time(), self._clock + 1e-6)
         if alias in self._order:
             del self._order[alias]
             self._order[alias] = None
-
-    def _stamp(self) -> float:
-        """A strictly increasing time (lock held): seats picked in one plan keep their order for the next,
-        where equal stamps would leave it to chance and let a model be asked twice before another once."""
-        self._clock = max(time.time(), self._clock + 1e-6)
-        return self._clock
 
     def facts(self, model: Model) -> dict:
         """What seating and route mode check: the catalog's facts, every source merged."""
@@ -118,7 +114,7 @@ class Seating:
         if limited:
             return limited
         facts = self.catalog.facts(model)   # (self.facts(), without the step)
-        if ask.has_images() and facts.get("vision") is False:
+        if facts.get("vision") is False and ask.has_images():   # the ask's images looked at for such a model alone
             return "no vision: this ask has an image"
         window = facts.get("context_window")
         window = int(window) if isinstance(window, (int, float)) and window > 0 else None
@@ -144,7 +140,8 @@ class Seating:
 
         def seat(model: Model, kind: str, named: bool = False) -> None:
             taken.add(model.alias)
-            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model, check(model, kind, named)))
+            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model,   # check(), written out: once a seat
+                                       self.why_not(model, ask, tokens, endpoints, kind, asker, named)))
 
         if direct is not None:
             seat(direct, MEMBER, named=True)

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
@@ -68,7 +68,7 @@ class ReplyInfo:
     @classmethod
     def new(cls, model: str, extra: dict | None = None, *, native: dict | None = None,
             request: RequestInfo | None = None) -> "ReplyInfo":
-        return cls(model=model, id=uuid.uuid4().hex, created=int(time.time()), extra=extra,
+        return cls(model=model, id=uuid4_hex(), created=int(time.time()), extra=extra,
                    native=native, request=request)
 
     @classmethod
@@ -124,7 +124,13 @@ STRING, BOOL, LIST = {"type": "string"}, {"type": "boolean"}, {"type": "array"}
 # ---- ids and framing -------------------------------------------------------------------------
 
 def new_id(prefix: str, length: int = 24) -> str:
-    return prefix + uuid.uuid4().hex[:length]
+    return prefix + uuid4_hex()[:length]
+
+
+def uuid4_hex() -> str:
+    """uuid.uuid4().hex: 16 random bytes with the version (4) and variant bits set, without making a UUID."""
+    value = (int.from_bytes(os.urandom(16)) & ~(0xc000 << 48)) | (0x8000 << 48)   # the variant: RFC 4122
+    return "%032x" % ((value & ~(0xf000 << 64)) | (4 << 76))                          # the version: 4
 
 
 # json.dumps given options makes an encoder a call: this one is made once (it keeps no state between calls)
@@ -220,6 +226,8 @@ def string_list(value: Any, where: str) -> list[str]:
 def with_models(body: dict) -> list[str]:
     """Extra seats asked for by name: a top-level `"bench": {"with": [aliases]}`."""
     bench = get(body, "bench", dict, default={})
+    if not bench:   # nearly every request: nothing to look at
+        return []
     names = get(bench, "with", (list, str), default=[], where="bench")
     if isinstance(names, str):   # "a,b" as the CLI writes it
         return [n.strip() for n in names.split(",") if n.strip()]
@@ -232,7 +240,10 @@ POINT_MODES = ("off", "contested", "all")
 def points_wanted(body: dict) -> str | None:
     """Which of the panel's points the reply shows, when the request says: `"bench": {"points": "off" | "contested" |
     "all"}` (true: all, false: off). None: the collection's own choice."""
-    value = get(get(body, "bench", dict, default={}), "points", (str, bool), where="bench")
+    bench = get(body, "bench", dict)
+    if bench is None:   # nearly every request: nothing to look at
+        return None
+    value = get(bench, "points", (str, bool), where="bench")
     if isinstance(value, bool):
         return "all" if value else "off"
     if value is not None and value not in POINT_MODES:

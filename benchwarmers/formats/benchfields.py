@@ -12,7 +12,10 @@ from .base import get
 def panel_options(body: dict, ask: Ask) -> None:
     """Set on `ask` what the body's `bench` field says of blindness and continuation (a 400 for a value out of
     shape). The field is read once for both: every gateway request comes through here."""
-    bench = get(body, "bench", dict, default={})
+    bench = get(body, "bench", dict)
+    if bench is None:   # nearly every request: neither asked for
+        ask.blind, ask.continues, ask.only_seat = None, None, None
+        return
     ask.blind = blind_wanted(bench)
     ask.continues, ask.only_seat = continuation(bench)
 

@@ -21,11 +21,16 @@ Done = Callable[["Call", "Answer | None", "BaseException | None"], None]
 Worker = Callable[[Callable[[], None], bool], None]
 
 
-@dataclass(frozen=True)
 class SeatTap:
-    """What a panel knows of a seat's call before it goes: the id its record will have, and who hears it write."""
-    record: str | None = None
-    heard: Heard | None = None
+    """What a panel knows of a seat's call before it goes: the id its record will have, and who hears it write.
+    Read-only by use; a plain class, as one is made each seat (a frozen dataclass sets each field with a call)."""
+    __slots__ = ("record", "heard")
+
+    def __init__(self, record: str | None = None, heard: Heard | None = None):
+        self.record, self.heard = record, heard
+
+    def __repr__(self) -> str:
+        return f"SeatTap(record={self.record!r}, heard={self.heard!r})"
 
 
 NO_TAP = SeatTap()

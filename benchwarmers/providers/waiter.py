@@ -6,6 +6,7 @@ import heapq
 import itertools
 import logging
 import math
+import select
 import selectors
 import socket
 import threading
@@ -28,6 +29,75 @@ def read_at_once(sent: Sent) -> bool:
     return sent.expired or (status is not None and 200 <= status < 300)
 
 
+class _Epoll:
+    """What the waiter asks of a selector, on epoll itself: selectors' register and unregister each go through four
+    layers of Python, twice a request. The same refusals: a socket registered twice (or a new one on the number of
+    one closed while registered) is a KeyError, one closed is an OSError; unregistering one closed meanwhile
+    forgets it all the same."""
+    live = True                   # epoll sees a socket registered while another thread waits in it
+
+    def __init__(self):
+        self._epoll = select.epoll()
+        self._data: dict = {}     # fd -> what select() gives for it
+        self._fds: dict = {}      # socket -> its fd when it was registered (a closed socket's fileno() is -1)
+
+    def register(self, sock, data) -> None:
+        fd = sock.fileno()
+        if fd in self._data:
+            raise KeyError(f"{sock!r} (fd {fd}) is already registered")
+        self._epoll.register(fd, select.EPOLLIN)
+        self._data[fd], self._fds[sock] = data, fd
+
+    def unregister(self, sock) -> None:
+        fd = self._fds.pop(sock)
+        del self._data[fd]
+        try:
+            self._epoll.unregister(fd)
+        except OSError:           # closed meanwhile: the kernel forgot it already
+            pass
+
+    def select(self, timeout: float | None) -> list:
+        """What was registered for each socket that is ready (or ended, or failed), within `timeout` seconds."""
+        if timeout is None:
+            timeout = -1
+        elif timeout <= 0:
+            timeout = 0
+        else:   # rounded up to the millisecond, as epoll counts: rounded down, it would wake just before it is due
+            timeout = math.ceil(timeout * 1e3) * 1e-3
+        try:
+            ready = self._epoll.poll(timeout, max(len(self._data), 1))
+        except InterruptedError:
+            return []
+        data = self._data
+        return [data[fd] for fd, _event in ready if fd in data]
+
+    def close(self) -> None:
+        self._epoll.close()
+        self._data.clear()
+        self._fds.clear()
+
+
+class _Selector:
+    """The same on selectors' DefaultSelector, where there is no epoll."""
+
+    def __init__(self):
+        self._selector = selectors.DefaultSelector()
+        # kqueue sees a socket registered while another thread waits in it; select() and poll() do not
+        self.live = type(self._selector).__name__ in ("KqueueSelector", "DevpollSelector")
+
+    def register(self, sock, data) -> None:
+        self._selector.register(sock, selectors.EVENT_READ, data)
+
+    def unregister(self, sock) -> None:
+        self._selector.unregister(sock)
+
+    def select(self, timeout: float | None) -> list:
+        return [key.data for key, _events in self._selector.select(timeout)]
+
+    def close(self) -> None:
+        self._selector.close()
+
+
 class Waiter:
     """watch(sent, heard): heard(sent) is called on the waiter's thread once the response can be read with no wait
     for the network (all of it is in, or the connection ended), or once it has waited its timeout: nothing came
@@ -35,13 +105,12 @@ class Waiter:
     not within the idle timeout. heard() decides whether to read it there or hand it to a thread that may block."""
 
     def __init__(self):
-        self._selector = selectors.DefaultSelector()
-        # epoll and kqueue see a socket registered while another thread waits in them; select() and poll() do not
-        self._live = type(self._selector).__name__ in ("EpollSelector", "KqueueSelector", "DevpollSelector")
+        self._selector = _Epoll() if hasattr(select, "epoll") else _Selector()
+        self._live = self._selector.live
         self._wake_in, self._wake_out = socket.socketpair()
         for sock in (self._wake_in, self._wake_out):
             sock.setblocking(False)
-        self._selector.register(self._wake_in, selectors.EVENT_READ, None)
+        self._selector.register(self._wake_in, None)
         self._lock = threading.Lock()  # the watched requests, their timeouts and the selector's registrations
         self._watched: dict[int, tuple] = {}    # id(sent) -> (sent, heard)
         self._expiries: list = []     # (when, n, sent): a heap, stale entries skipped
@@ -59,7 +128,7 @@ class Waiter:
                 return False
             assert sent.conn is not None
             try:
-                self._selector.register(sent.conn.sock, selectors.EVENT_READ, (sent, heard))
+                self._selector.register(sent.conn.sock, (sent, heard))
             except (ValueError, KeyError, OSError):   # a socket it cannot wait on: a worker reads it instead
                 return False
             sent.conn.nonblocking()
@@ -127,11 +196,11 @@ class Waiter:
         ready = self._selector.select(timeout)
         with self._lock:
             self._asleep = False
-        for key, _events in ready:
-            if key.data is None:
+        for data in ready:
+            if data is None:
                 self._drain_wake()
-            elif id(key.data[0]) in self._watched:
-                self._readable(*key.data)
+            elif id(data[0]) in self._watched:
+                self._readable(*data)
         self._expire()
         return True
 

@@ -10,6 +10,12 @@ RECV = 65536
 JOINED = 1 << 20              # a body up to this size goes out with its head in one send; a larger one is not copied
 
 
+# the usual status lines as _parse_head reads them (code, reason, HTTP/1.1 or later): one look instead of a parse
+_STATUS_LINES = {f"HTTP/1.1 {code} {reason}{end}": (code, reason, True)
+                 for code, reason in ((200, "OK"), (201, "Created"), (204, "No Content"), (429, "Too Many Requests"))
+                 for end in ("\r", "")}
+
+
 class WireError(Exception):
     """The bytes are not an HTTP/1.1 response we can read."""
 
@@ -43,7 +49,7 @@ def request_bytes(method: str, target: str, host: str, headers: dict,
 
 class Conn:
     """One socket with a read buffer: what came in beyond the part asked for waits here for the next read."""
-    __slots__ = ("sock", "_buf", "_pos", "_peeked", "ended", "_mode", "_want")
+    __slots__ = ("sock", "_buf", "_pos", "_peeked", "ended", "_mode", "_want", "_known", "_pending", "_tls")
 
     def __init__(self, sock):
         self.sock = sock
@@ -52,6 +58,9 @@ class Conn:
         self._peeked = None      # a head parsed by whole() and not yet taken: (status, reason, headers, modern, end)
         self.ended = False       # drain() met the end of the stream (or a fault)
         self._mode = self._want = sock.gettimeout()   # the socket's timeout, and the one its next wait should have
+        self._pending = getattr(sock, "pending", None)   # TLS: what was decrypted and not yet taken (drain)
+        self._tls = isinstance(sock, ssl.SSLSocket)         # (send)
+        self._known: tuple | None = None   # whole()'s last answer: (the buffer, where it was read from, ended, status)
 
     def close(self) -> None:
         try:
@@ -85,7 +94,7 @@ class Conn:
                 self.send(piece, seconds)
             return
         done = 0
-        if not isinstance(self.sock, ssl.SSLSocket):
+        if not self._tls:
             self._set(0.0)
             try:
                 done = self.sock.send(data)
@@ -143,7 +152,7 @@ class Conn:
     def _one_head(self) -> tuple[int, str, dict, bool]:
         if self._peeked is not None:            # whole() read it already
             *head, self._pos = self._peeked
-            self._peeked = None
+            self._peeked = self._known = None   # read now: whole() is not asked of it again (nor holds its bytes)
             return tuple(head)
         while True:
             found = self._head_end()
@@ -172,10 +181,13 @@ class Conn:
     def _parse_head(self, end: int, skip: int) -> tuple:
         """(status, reason, headers, modern, where the body starts) of the head before `end`."""
         lines = self._buf[self._pos:end].decode("latin-1").split("\n")
-        version, _, rest = lines[0].rstrip("\r").partition(" ")
-        code, _, reason = rest.strip().partition(" ")
-        if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
-            raise WireError(f"not an HTTP status line: {lines[0][:80]!r}")
+        known = _STATUS_LINES.get(lines[0])       # nearly every answer: its status line's parse known already
+        if known is None:
+            version, _, rest = lines[0].rstrip("\r").partition(" ")
+            code, _, reason = rest.strip().partition(" ")
+            if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
+                raise WireError(f"not an HTTP status line: {lines[0][:80]!r}")
+            known = int(code), reason.strip(), version != "HTTP/1.0"
         headers: dict = {}
         name = ""
         for line in lines[1:]:      # a line's "\r" goes with the strip() of its parts (whitespace), not by itself
@@ -186,15 +198,19 @@ class Conn:
             name = name.strip().lower()
             if sep and name:
                 headers[name] = value.strip()
-        return int(code), reason.strip(), headers, version != "HTTP/1.0", end + skip
+        status, reason, modern = known
+        return status, reason, headers, modern, end + skip
 
     # ---- waiting without a thread (providers/waiter.py) -----------------------------------------
     def drain(self) -> int:
         """On a non-blocking socket: take in whatever has arrived, without waiting; sets `ended` at the end of the
         stream or on a fault (what to make of either is left to the blocking read that follows). Bytes taken."""
-        self.nonblocking()
-        pending = getattr(self.sock, "pending", None)     # TLS: what was decrypted and not yet taken
-        parts = []
+        self._want = 0.0              # nonblocking(), written out: the waiter set it already, nearly always
+        if self._mode != 0.0:
+            self.sock.settimeout(0.0)
+            self._mode = 0.0
+        pending = self._pending
+        parts, got = [], 0
         while True:
             try:
                 data = self.sock.recv(RECV)
@@ -207,35 +223,44 @@ class Conn:
                 self.ended = True
                 break
             parts.append(data)
-            if len(data) < RECV and not (pending and pending()):
+            size = len(data)
+            got += size
+            if size < RECV and not (pending and pending()):
                 break             # the socket had no more: if more comes, the waiter hears of it again
         if parts:
             rest = self._buf[self._pos:]
             self._buf, self._pos = rest + b"".join(parts) if rest else b"".join(parts), 0
-        return sum(map(len, parts))
+        return got
 
     def whole(self) -> int | None:
         """The status of the next response once it is all in the buffer (its head, and its body by its framing),
         or an interim (1xx) one; None while some of it is still to come. Never receives."""
+        known = self._known
+        if known is not None and known[0] is self._buf and known[1] == self._pos and known[2] == self.ended:
+            return known[3]   # asked again of the same bytes: the waiter, then read_at_once
         try:
             if self._peeked is None:
                 found = self._head_end()
                 if not found:
                     return None
                 self._peeked = self._parse_head(*found)
-            status, _reason, headers, _modern, start = self._peeked
+            code, _reason, headers, _modern, start = self._peeked
         except WireError:
             return 0          # not a response we can read: the blocking read says so
-        if status < 200 or status in (204, 304):
-            return status
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            return status if self._chunks_in(start) else None
-        if "content-length" in headers:
+        status: int | None = code
+        if code < 200 or code in (204, 304):
+            pass
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
+            status = code if self._chunks_in(start) else None
+        elif "content-length" in headers:
             try:
-                return status if len(self._buf) - start >= int(headers["content-length"]) else None
+                status = code if len(self._buf) - start >= int(headers["content-length"]) else None
             except ValueError:
-                return status
-        return status if self.ended else None
+                pass
+        elif not self.ended:
+            status = None
+        self._known = (self._buf, self._pos, self.ended, status)
+        return status
 
     def _chunks_in(self, pos: int) -> bool:
         """Whether a chunked body from `pos` is all in the buffer, its trailers and their blank line too."""

@@ -1,6 +1,7 @@
 """Who may ask what: Host checks (DNS rebinding), Origin checks (CSRF), the admin token and gateway keys."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -16,6 +17,7 @@ CSRF_COOKIE, CSRF_HEADER = "bw_csrf", "x-csrf-token"      # the dashboard's CSRF
 _HOST_CHARS = re.compile(r"[a-z0-9.\-_]+|\[[0-9a-f:.]+\]")
 
 
+@functools.lru_cache(maxsize=256)   # asked of every request's Host; ipaddress parses an address in a dozen calls
 def is_loopback(host: str) -> bool:
     host = host.strip("[]")
     if host == "localhost":

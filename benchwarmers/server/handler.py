@@ -185,7 +185,7 @@ class Handler(BaseHTTPRequestHandler):
     def _serve_one(self) -> None:
         app = self.server.app
         split = urlsplit(self.path)
-        path = unquote(split.path) or "/"
+        path = (unquote(split.path) if "%" in split.path else split.path) or "/"   # unquote's own shortcut, no call
         headers = self.headers                 # lower-case names already (read_headers)
         if split.scheme or split.netloc:       # absolute-form: a proxy in front routes by the host named in it
             if split.scheme not in ("http", "https") or split.netloc.lower() != headers.get("host", "").strip().lower():
@@ -194,7 +194,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 self._send(app.error_response(shape_for_path(path), err), close=True)
                 return self._discard_rest()
-        req = Request(self.command, path, dict(parse_qsl(split.query, keep_blank_values=True)), headers, b"",
+        query = dict(parse_qsl(split.query, keep_blank_values=True)) if split.query else {}   # (nearly every ask: none)
+        req = Request(self.command, path, query, headers, b"",
                       self.client_address[0], gone=partial(client_gone, self.connection))
         admitted = app.admit(req)          # Host, Origin, route and auth first: a refused request's body is never read
         if isinstance(admitted, Response):
@@ -243,29 +244,60 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, resp: Response, close: bool = False) -> None:
         self.clock.stop()                  # the request is read: no deadline while the answer is written
-        lines = [(n, one) for n, v in resp.headers.items() for one in (v if isinstance(v, list) else [v])]
-        if any(_unsafe(n) or _unsafe(v) for n, v in lines):
+        head, unsafe = _head_lines(resp.headers)
+        if unsafe:
             log.error("refused to send a header with a line break in it on %s", self.command)
             resp = Response(500, b'{"error": {"code": "internal_error", "message": "The service built a bad '
                             b'header; the log has details."}}', {"Content-Type": "application/json"})
-            lines = list(resp.headers.items())
+            head, _ = _head_lines(resp.headers)
         try:
-            self.send_response(resp.status)
-            for name, value in lines:             # a list is one header line each (two Set-Cookie at a login)
-                self.send_header(name, value)
-            if close:
-                self.send_header("Connection", "close")
+            self._head(resp.status, head + ("Connection: close\r\n" if close else "") +
+                       ("Transfer-Encoding: chunked\r\n" if resp.stream is not None else
+                        f"Content-Length: {len(resp.body)}\r\n"))
             if resp.stream is None:
-                self.send_header("Content-Length", str(len(resp.body)))
                 # headers and body in one write (end_headers' blank line, then the body): one send, one packet
                 self._headers_buffer.append(b"\r\n" + (resp.body if self.command != "HEAD" else b""))
                 self.flush_headers()
                 return
-            self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             self._write_stream(resp.stream)
         except CLIENT_GONE:
             self.close_connection = True
+
+    def _head(self, code: int, lines: str) -> None:
+        """http.server's send_response(code), then send_header() for each of `lines` ("Name: value\r\n" each, safe),
+        as one piece of the head: the same bytes, the same log line and Connection's say, without its calls a line."""
+        self.log_request(code)
+        message = self.responses[code][0] if code in self.responses else ""
+        head = "%s %d %s\r\nServer: %s\r\nDate: %s\r\n%s" % (self.protocol_version, code, message,
+                                                               self.version_string(), self.date_time_string(), lines)
+        if "\nconnection: " in head.lower():   # a header line of that name (a value holds no line break)
+            for line in lines.split("\r\n"):
+                name, _, value = line.partition(": ")
+                if name.lower() == "connection":
+                    if value.lower() == "close":
+                        self.close_connection = True
+                    elif value.lower() == "keep-alive":
+                        self.close_connection = False
+        try:
+            self._headers_buffer.append(head.encode("latin-1", "strict"))
+        except AttributeError:
+            self._headers_buffer = [head.encode("latin-1", "strict")]
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """http.server's, the same text, made once a second: every answer carries it."""
+        global _DATE
+        if timestamp is not None:
+            return super().date_time_string(timestamp)
+        now = time.time()
+        second = int(now)
+        safe = now - second < 0.999999      # its microseconds cannot round up into the next second
+        if safe and _DATE[0] == second:
+            return _DATE[1]
+        text = super().date_time_string(now)
+        if safe:
+            _DATE = (second, text)
+        return text
 
     def _write_stream(self, chunks) -> None:
         try:
@@ -303,8 +335,9 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
     def log_message(self, fmt, *args):
-        # the request line may carry a gateway key as ?key=: redact() takes it out
-        log.debug("%s %s", self.address_string(), redact(fmt % args))
+        # the request line may carry a gateway key as ?key=: redact() takes it out (made only when it is logged)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s %s", self.address_string(), redact(fmt % args))
 
 
 def client_gone(sock) -> bool:
@@ -315,6 +348,22 @@ def client_gone(sock) -> bool:
         return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
     except (OSError, ValueError):   # reset, or closed under us
         return True
+
+
+_DATE = (-1, "")     # (second, its Date header): Handler.date_time_string's
+
+
+def _head_lines(headers: dict) -> tuple[str, bool]:
+    """The response's header lines as http.server's send_header() writes them ("Name: value\r\n"; a list is a line
+    each: two Set-Cookie at a login), and whether one could end the header early (CR LF injection, a split
+    response): _unsafe's test, made on each line before its line break."""
+    text, unsafe = "", False
+    for name, value in headers.items():
+        for one in (value if isinstance(value, list) else (value,)):
+            line = "%s: %s" % (name, one)
+            unsafe = unsafe or "\r" in line or "\n" in line or "\0" in line
+            text += line + "\r\n"
+    return text, unsafe
 
 
 def _unsafe(text) -> bool:
