@@ -118,7 +118,7 @@ class Seating:
             return "no vision: this ask has an image"
         window = facts.get("context_window")
         window = int(window) if isinstance(window, (int, float)) and window > 0 else None
-        if window and tokens >= window:   # the output budget is cut to fit (calling.budget); the prompt cannot be
+        if window and tokens >= window:   # the output budget is cut to fit (callsizes.budget); the prompt cannot be
             return f"context window too small for the prompt: about {tokens} prompt tokens, window {window}"
         if model.endpoint not in (self.registry.endpoints() if endpoints is None else endpoints):
             return f"its endpoint {model.endpoint!r} is gone"
