@@ -145,16 +145,7 @@ class Bench:
         """Effective settings, read again whenever settings.json changed: a hand edit counts from the next request
         (panel_workers, the size of a thread pool, from the next start). Within a Config.steady() block (a request
         and its panel's seats, which ask it dozens of times) the answer is kept in the block's memo."""
-        memo = self.config.memo()
-        if memo is not None:
-            try:
-                return memo[SETTINGS_MEMO]
-            except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
-                pass
-        values = self._effective()
-        if memo is not None:
-            memo[SETTINGS_MEMO] = values
-        return values
+        return self.config.kept(SETTINGS_MEMO, self._effective)
 
     def _effective(self) -> dict:
         try:

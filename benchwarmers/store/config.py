@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 from ..errors import ConfigError
 from .filelock import FileLock
@@ -28,6 +28,7 @@ DEFAULTS: dict[str, dict] = {
     "apps.json": {"apps": {}},
     "signins.json": {"endpoints": {}},
 }
+T = TypeVar("T")
 _WRITES = object()   # the key a steady() memo keeps the write count it was taken at under
 
 
@@ -91,6 +92,19 @@ class Config:
             seen.clear()
             seen[_WRITES] = self._writes
         return seen
+
+    def kept(self, key: object, make: Callable[[], T]) -> T:
+        """make()'s answer, kept in the memo of the steady() block this thread is in under `key` (a key of its own,
+        not a file name): made once a block (a request asks dozens of times), at every call outside one."""
+        memo = self.memo()
+        if memo is None:
+            return make()
+        try:
+            return memo[key]
+        except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
+            pass
+        value = memo[key] = make()
+        return value
 
     def _check(self, name: str) -> dict:
         path = self._paths.get(name)

@@ -78,12 +78,9 @@ class Budgets:
     # ---- what is set ------------------------------------------------------------------------------
     def set(self) -> dict:
         """{(scope, name): dollars a month}, read again when limits.json changed (looked at once a request)."""
-        memo = self.config.memo()
-        if memo is not None:
-            try:
-                return memo[MEMO]
-            except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
-                pass
+        return self.config.kept(MEMO, self._read)
+
+    def _read(self) -> dict:
         try:
             raw = self.config.view(userset.FILE)
         except Exception:   # a broken file sets no budget; bench status and the Quotas page say why
@@ -92,8 +89,6 @@ class Budgets:
         if raw is not seen:
             found = userset.budgets(userset.read(self.config)) if raw is not None else {}
             self._limits = (raw, found)
-        if memo is not None:
-            memo[MEMO] = found
         return found
 
     def month(self, now: float | None = None) -> tuple[str, float, float]:

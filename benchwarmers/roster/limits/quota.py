@@ -63,12 +63,9 @@ class Quota:
     # ---- what is set -------------------------------------------------------------------------------
     def set_limits(self) -> dict:
         """The user's limits, read again when limits.json changed (looked at once a request, in its memo)."""
-        memo = self.config.memo()
-        if memo is not None:
-            try:
-                return memo[LIMITS_MEMO]
-            except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
-                pass
+        return self.config.kept(LIMITS_MEMO, self._read_limits)
+
+    def _read_limits(self) -> dict:
         try:
             raw = self.config.view(userset.FILE)
         except Exception:   # a broken file sets no limit (read() says so too); bench status names its line
@@ -77,8 +74,6 @@ class Quota:
         if raw is not seen:
             limits = userset.read(self.config)
             self._limits = (raw, limits)
-        if memo is not None:
-            memo[LIMITS_MEMO] = limits
         return limits
 
     def _set_for(self, endpoint: str, alias: str) -> tuple[tuple, bool]:
