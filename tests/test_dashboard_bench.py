@@ -59,16 +59,17 @@ def test_the_scheduler_section_switches_saves_only_changes_and_runs_now(s, home)
     assert s.form("/settings/scheduler", {"enabled": "on"})[1]["location"] == "/settings#scheduler"
     assert "The scheduler is on" in note(s, "/settings") and s.json("/settings.json")["scheduler"]["enabled"]
     before = {j["name"]: j for j in d["jobs"]}
+    # the times are past 05:59, so never a job's random default (02:00 to 05:59): each is a change
     fields = [("shown", n) for n in before] + [("on", "perf"), ("on", "suite"),       # probe off, catalog still off
-                                              ("at-probe", before["probe"]["at"]), ("at-suite", "05:45:00"),
-                                              ("day-perf", "sun"), ("at-perf", "05:12"),
+                                              ("at-probe", before["probe"]["at"]), ("at-suite", "06:45:00"),
+                                              ("day-perf", "sun"), ("at-perf", "06:12"),
                                               ("at-catalog", before["catalog"]["at"]),
                                               ("on", "compact"), ("at-compact", before["compact"]["at"])]
     s.form("/settings/scheduler/jobs", fields)
-    assert note(s, "/settings") == "Saved: perf at sun 05:12, probe off, suite at 05:45."
+    assert note(s, "/settings") == "Saved: perf at sun 06:12, probe off, suite at 06:45."
     saved = json.loads((home / "config" / "settings.json").read_text())["scheduler"]
     assert saved["enabled"] is True and saved["jobs"]["probe"]["on"] is False
-    assert saved["jobs"]["perf"]["at"] == "sun 05:12" and saved["jobs"]["suite"]["at"] == "05:45"
+    assert saved["jobs"]["perf"]["at"] == "sun 06:12" and saved["jobs"]["suite"]["at"] == "06:45"
     s.form("/settings/scheduler/jobs", fields)
     assert note(s, "/settings") == "Nothing changed."
     s.form("/settings/scheduler/jobs", [("shown", "probe"), ("at-probe", "25:00")])
