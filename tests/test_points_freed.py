@@ -40,3 +40,16 @@ def test_a_panels_run_and_its_refereeing_are_freed_without_the_cyclic_collector(
         assert [j.bench["points_info"]["url"] for j in judgings] == [f"/bench/panels/{p}/points" for p in panels]
     finally:
         gc.enable()
+
+
+def test_a_refereeing_let_go_of_its_run_still_says_why_there_are_no_points(home, fake, make_service):
+    # A referee's answer that comes back after its refereeing was ended (the service stopping records it as
+    # cancelled first) is read with the run let go: why there are no points must not need the run.
+    setup_bench(home, fake, COLS)
+    script(fake)
+    svc = make_service()
+    data = ask(svc.url, bench=WAITS)
+    j = svc.bench.panel.recent.get(data["bench"]["panel"]).judging
+    assert j.run is None
+    why = svc.bench.panel.referee._unavailable(j, "failed", "the referee's answer holds no JSON object")
+    assert "(the referee was merger)" in why and "bench collection save core --referee MODEL" in why, why

@@ -61,6 +61,7 @@ class Judging:
         # freed only by the cyclic GC's oldest generation (a panel's objects piling up for it, then a long pass)
         self.run, self.mode, self.model, self.notes, self.why = run, mode, model, notes, why
         self.panel: str = run.id
+        self.collection_name: str | None = run.collection_name   # read after the run is let go (_unavailable)
         self._where = where(self.panel)
         self.call = record_id()            # named to a client only once its record is committed
         self.hangup = Hangup()

@@ -175,7 +175,7 @@ class Refereeing:
     def _unavailable(self, j: Judging, status: str, reason: str) -> str:
         """Why there are no points, naming the referee and what to do about it."""
         assert j.model is not None
-        alias, collection = j.model.alias, j.run.collection_name
+        alias, collection = j.model.alias, j.collection_name
         if status in (CANCELLED, SKIPPED):
             return reason.rstrip(".")
         if status == TIMEOUT:
