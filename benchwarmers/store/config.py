@@ -59,14 +59,13 @@ class Config:
 
     def view(self, name: str) -> dict:
         """The cached data itself: read-only use on the hot path."""
-        seen = self._local.seen   # memo(), written out: this is asked dozens of times a panel
+        seen = self.memo()
         if seen is None:
             return self._check(name)
-        if _WRITES not in seen or seen[_WRITES] != self._writes:
-            seen.clear()
-            seen[_WRITES] = self._writes
-        elif name in seen:
+        try:
             return seen[name]
+        except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
+            pass
         data = seen[name] = self._check(name)
         return data
 
@@ -88,7 +87,7 @@ class Config:
         """The memo of the steady() block this thread is in (None outside one), emptied when this Config wrote
         since. What is derived from the config may be kept there too, under a key of its own (not a file name)."""
         seen = self._local.seen
-        if seen is not None and (_WRITES not in seen or seen[_WRITES] != self._writes):
+        if seen is not None and seen.get(_WRITES) != self._writes:   # (one look: another thread may empty it)
             seen.clear()
             seen[_WRITES] = self._writes
         return seen
