@@ -30,15 +30,7 @@ class Catalog:
     def state(self) -> tuple[Indexed, dict]:
         """The indexed copies and the overrides, rebuilding the caches when a copy or any config file changed;
         looked at once in a Config.steady() block (one request, and its panel's seats)."""
-        memo = self.config.memo()
-        if memo is None:
-            return self._state()
-        try:
-            return memo[self]
-        except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
-            pass
-        hit = memo[self] = self._state()
-        return hit
+        return self.config.kept(self, self._state)
 
     def _state(self) -> tuple[Indexed, dict]:
         data = overrides.read(self.config)            # these reads notice hand edits (and bump the version)
@@ -83,11 +75,7 @@ class Catalog:
     def _cached(self, model) -> tuple[str | None, dict, dict, tuple]:
         """(provider id, sourced facts, their values, its price()) for a model on the bench, kept until anything
         changes: every seat reads them several times."""
-        memo = self.config.memo()   # state(), one step less when the request looked at it already
-        try:
-            _, data = memo[self] if memo is not None else self.state()
-        except KeyError:    # (not `in`, then []: another thread may empty the memo in between)
-            _, data = self.state()
+        _, data = self.state()
         key = (model.alias, model.endpoint, model.served)
         cache = self._cache
         if key in cache:
@@ -97,8 +85,8 @@ class Catalog:
         pin, pout = sourced.get("price_in"), sourced.get("price_out")
         price = ((pin or {}).get("value"), (pout or {}).get("value"), (pout or pin or {}).get("source"))
         hit = (pid, sourced, {k: v["value"] for k, v in sourced.items()}, price)
-        with self._lock:
-            self._cache[key] = hit
+        with self._lock:   # into the cache it was looked for in: one rebuilt meanwhile must not keep it
+            cache[key] = hit
         return hit
 
     def roles(self, model) -> tuple[list[str], str]:
@@ -157,9 +145,7 @@ class Catalog:
 
     # ---- holds ------------------------------------------------------------------------------------
     def _watch_state(self) -> dict:
-        memo = self.config.memo()   # state(), one step less when the request looked at it already
-        if memo is None or self not in memo:
-            self.state()
+        self.state()   # (kept in the request's memo: one look a request)
         if self._watched and self._watch is not None:   # up to date since the last change: no lock
             return self._watch
         with self._lock:

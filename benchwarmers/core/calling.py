@@ -106,16 +106,10 @@ class Dialer:
 
     def via_llm(self) -> bool:
         """Whether llm makes the member calls; worked out once a request (Config.steady), not once a seat."""
-        memo = self.registry.config.memo()
-        if memo is not None:
-            try:
-                return memo[CLIENT_MEMO]
-            except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
-                pass
-        hit = client_in_use(self.settings())[0] == LLM
-        if memo is not None:
-            memo[CLIENT_MEMO] = hit
-        return hit
+        return self.registry.config.kept(CLIENT_MEMO, self._via_llm)
+
+    def _via_llm(self) -> bool:
+        return client_in_use(self.settings())[0] == LLM
 
     # ---- rate limits, before anything is sent --------------------------------------------------------
     def patience(self, kind: str, asker: Asker = ANYONE) -> float:
@@ -325,7 +319,7 @@ class Dialer:
         return Line(model.endpoint, model.alias, origin or kind, tokens_in, tokens_out,
                     usage.cache_read_tokens if usage else 0, cost_of(price_in, price_out, tokens_in, tokens_out),
                     collection, call, bool(usage and usage.estimated), self.scheduled,
-                    now if now is not None else self.quota.clock.now() if self.quota else time.time())   # now()
+                    now if now is not None else self.now())
 
     def now(self) -> float:
         """The ledger's time: its lines are stamped with the limits' clock (the scheduler's; tests hold it)."""
@@ -345,7 +339,7 @@ class Dialer:
             estimate_usage(answer, ask)   # before the counts and the line read its usage
         line = None
         if ended.went:
-            now = self.quota.clock.now() if self.quota else time.time()   # now(): one look for the counts and line
+            now = self.now()   # one look for the counts and the line
             self.recount(model, ask, answer, ended.counted, now)
             line = self.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.asker.origin, now)
         # a seat given up while still out (no answer, counted=0: see panel._give_up) keeps its hold till it returns
@@ -354,7 +348,7 @@ class Dialer:
                               line.cost if line else 0.0)
         tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
         cost = None if answer is None else line.cost if line else self.pricing.cost(model, answer)   # Pricing.cost's
-        return write(self.calls, ended, line, tokens, int(self.settings()["record_max_kb"] * 1024), amend), cost
+        return write(self.calls, ended, line, tokens, self.stored_chars(), amend), cost
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> str | None:

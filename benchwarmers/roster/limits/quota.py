@@ -79,15 +79,10 @@ class Quota:
     def _set_for(self, endpoint: str, alias: str) -> tuple[tuple, bool]:
         """(((scope, name, {limit: n}) of the connection and the model), whether any is set): worked out once for
         each set of limits read (a panel asks at each check, count and correction of each seat), kept in the memo."""
-        memo, key = self.config.memo(), (LIMITS_MEMO, endpoint, alias)
-        limits = None
-        if memo is not None:
-            try:
-                return memo[key]
-            except KeyError:   # as in set_limits(), whose memo is read here: one step less
-                limits = memo.get(LIMITS_MEMO)
-        if limits is None:
-            limits = self.set_limits()
+        return self.config.kept((LIMITS_MEMO, endpoint, alias), lambda: self._work_out(endpoint, alias))
+
+    def _work_out(self, endpoint: str, alias: str) -> tuple[tuple, bool]:
+        limits = self.set_limits()
         made_for, found = self._of
         if made_for is not limits:
             self._of = (limits, found := {})
@@ -96,8 +91,6 @@ class Quota:
             of = ((CONNECTION, endpoint, userset.rates(limits["connections"].get(endpoint) or {})),
                   (MODEL, alias, userset.rates(limits["models"].get(alias) or {})))
             hit = found[(endpoint, alias)] = (of, limited(of))
-        if memo is not None:
-            memo[key] = hit
         return hit
 
     # ---- checking and counting ---------------------------------------------------------------------
@@ -154,11 +147,11 @@ class Quota:
                 if r["tokens"] and int(r["created"] // DAY) == day:
                     counts.add(r["created"] if r["created"] > now - MINUTE else now - MINUTE, r["tokens"])
 
-    def _sync(self, limited: bool | None = None) -> None:
-        """Count what the other processes counted since, before a look at a limited model's counts (`limited`: its
-        _set_for()'s; None: at any counts while some limit is set)."""
-        if not (limited if limited is not None else any(userset.rates(e) for scope in ("connections", "models")
-                                                          for e in self.set_limits()[scope].values())):
+    def _sync(self, limits_set: bool | None = None) -> None:
+        """Count what the other processes counted since, before a look at a limited model's counts (`limits_set`:
+        its _set_for()'s; None: at any counts while some limit is set)."""
+        if not (limits_set if limits_set is not None else any(userset.rates(e) for scope in ("connections", "models")
+                                                             for e in self.set_limits()[scope].values())):
             return
         rows = self.db.query("SELECT id, endpoint, model, created, tokens, requests FROM admits WHERE id > ? AND "
                              "process != ? ORDER BY id", (self._seen, self.process))
