@@ -64,10 +64,7 @@ class _Epoll:
             timeout = 0
         else:   # rounded up to the millisecond, as epoll counts: rounded down, it would wake just before it is due
             timeout = math.ceil(timeout * 1e3) * 1e-3
-        try:
-            ready = self._epoll.poll(timeout, max(len(self._data), 1))
-        except InterruptedError:
-            return []
+        ready = self._epoll.poll(timeout, max(len(self._data), 1))   # a signal: retried by Python (PEP 475)
         data = self._data
         return [data[fd] for fd, _event in ready if fd in data]
 

@@ -356,7 +356,7 @@ _DATE = (-1, "")     # (second, its Date header): Handler.date_time_string's
 def _head_lines(headers: dict) -> tuple[str, bool]:
     """The response's header lines as http.server's send_header() writes them ("Name: value\r\n"; a list is a line
     each: two Set-Cookie at a login), and whether one could end the header early (CR LF injection, a split
-    response): _unsafe's test, made on each line before its line break."""
+    response), tested on each line before its line break."""
     text, unsafe = "", False
     for name, value in headers.items():
         for one in (value if isinstance(value, list) else (value,)):
@@ -365,8 +365,3 @@ def _head_lines(headers: dict) -> tuple[str, bool]:
             text += line + "\r\n"
     return text, unsafe
 
-
-def _unsafe(text) -> bool:
-    """A header name or value that could end the header early (CR LF injection, a split response)."""
-    text = str(text)
-    return "\r" in text or "\n" in text or "\0" in text   # three scans in C, no generator: every header of every reply
