@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-import os
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
@@ -68,7 +68,7 @@ class ReplyInfo:
     @classmethod
     def new(cls, model: str, extra: dict | None = None, *, native: dict | None = None,
             request: RequestInfo | None = None) -> "ReplyInfo":
-        return cls(model=model, id=uuid4_hex(), created=int(time.time()), extra=extra,
+        return cls(model=model, id=secrets.token_hex(16), created=int(time.time()), extra=extra,
                    native=native, request=request)
 
     @classmethod
@@ -124,13 +124,7 @@ STRING, BOOL, LIST = {"type": "string"}, {"type": "boolean"}, {"type": "array"}
 # ---- ids and framing -------------------------------------------------------------------------
 
 def new_id(prefix: str, length: int = 24) -> str:
-    return prefix + uuid4_hex()[:length]
-
-
-def uuid4_hex() -> str:
-    """uuid.uuid4().hex: 16 random bytes with the version (4) and variant bits set, without making a UUID."""
-    value = (int.from_bytes(os.urandom(16)) & ~(0xc000 << 48)) | (0x8000 << 48)   # the variant: RFC 4122
-    return "%032x" % ((value & ~(0xf000 << 64)) | (4 << 76))                          # the version: 4
+    return prefix + secrets.token_hex(16)[:length]
 
 
 # json.dumps given options makes an encoder a call: this one is made once (it keeps no state between calls)

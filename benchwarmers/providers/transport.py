@@ -7,6 +7,7 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from ..errors import FaultKind, UpstreamFailed
@@ -288,25 +289,16 @@ class Transport:
         return Conn(sock)
 
 
-_PLACES: dict[str, tuple[str, str, int, str, str]] = {}   # an endpoint's URLs are few: each is split once
-_MOST_PLACES = 1024
-
-
+@lru_cache(maxsize=1024)   # an endpoint's URLs are few: each is split once (a refusal is not kept)
 def _place(url: str) -> tuple[str, str, int, str, str]:
     """(scheme, host, port, request target, host header) of an http(s) URL; UpstreamFailed for any other."""
-    place = _PLACES.get(url)
-    if place is None:
-        parts = urlsplit(url)
-        scheme, host = parts.scheme.lower(), parts.hostname or ""
-        if scheme not in ("http", "https") or not host:
-            raise UpstreamFailed(FaultKind.CONNECTION, f"cannot call {url!r}: not an http(s) URL",
-                                 "Check the endpoint's base URL.")
-        place = (scheme, host, parts.port or (443 if scheme == "https" else 80),
-                 (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), parts.netloc.rsplit("@", 1)[-1])
-        if len(_PLACES) >= _MOST_PLACES:     # many one-off URLs (tests, probes): start again rather than grow
-            _PLACES.clear()
-        _PLACES[url] = place
-    return place
+    parts = urlsplit(url)
+    scheme, host = parts.scheme.lower(), parts.hostname or ""
+    if scheme not in ("http", "https") or not host:
+        raise UpstreamFailed(FaultKind.CONNECTION, f"cannot call {url!r}: not an http(s) URL",
+                             "Check the endpoint's base URL.")
+    return (scheme, host, parts.port or (443 if scheme == "https" else 80),
+            (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), parts.netloc.rsplit("@", 1)[-1])
 
 
 def _still_open(sock) -> bool:

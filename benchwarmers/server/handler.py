@@ -1,6 +1,7 @@
 """A thin http.server handler: HTTP/1.1, bounded bodies, chunked streams, no HTML errors, no stderr noise."""
 from __future__ import annotations
 
+import email.utils
 import io
 import json
 import logging
@@ -9,7 +10,7 @@ import select
 import socket
 import socketserver
 import time
-from functools import partial
+from functools import lru_cache, partial
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -286,18 +287,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def date_time_string(self, timestamp: float | None = None) -> str:
         """http.server's, the same text, made once a second: every answer carries it."""
-        global _DATE
-        if timestamp is not None:
-            return super().date_time_string(timestamp)
-        now = time.time()
-        second = int(now)
-        safe = now - second < 0.999999      # its microseconds cannot round up into the next second
-        if safe and _DATE[0] == second:
-            return _DATE[1]
-        text = super().date_time_string(now)
-        if safe:
-            _DATE = (second, text)
-        return text
+        return super().date_time_string(timestamp) if timestamp is not None else _date(int(time.time()))
 
     def _write_stream(self, chunks) -> None:
         try:
@@ -350,7 +340,10 @@ def client_gone(sock) -> bool:
         return True
 
 
-_DATE = (-1, "")     # (second, its Date header): Handler.date_time_string's
+@lru_cache(maxsize=1)
+def _date(second: int) -> str:
+    """The Date header of this second (Handler.date_time_string's, made once a second)."""
+    return email.utils.formatdate(second, usegmt=True)
 
 
 def _head_lines(headers: dict) -> tuple[str, bool]:
