@@ -266,6 +266,12 @@ OWN_LABEL = re.compile("(Seat \\d+)(?: \u00b7 [^\u00b7\\n:;,\u201c]+)+")
 SHORTEST_NAME = 3          # a one- or two-letter alias is a word of the text as often as a name
 
 
+def model_names(models) -> set[str]:
+    """The names each of `models` ((alias, served name) pairs) goes by in a text: its alias, its served name and
+    that name's last part (a served name may carry its vendor, org/model)."""
+    return {n for alias, served in models for n in (alias, served, (served or "").rsplit("/", 1)[-1]) if n}
+
+
 def names_pattern(names) -> re.Pattern | None:
     """One pattern for the models' names (aliases and served names) a judge must not read; None: none to hide."""
     return _pattern(frozenset(n for n in names if n and len(n) >= SHORTEST_NAME))

@@ -55,7 +55,7 @@ def history_item(bench: Records, ident: str) -> dict:
     item = History(bench.db).item(ident)
     if item is None:
         raise NotFound(f"No panel or route turn {ident!r}.", "GET /bench/history lists them.")
-    return still_blind(item) if item["blind"] and not item["revealed"] else item   # until a judgement shows them
+    return still_blind(item)   # until a judgement shows them
 
 
 def get_history(req: Request, bench: Records) -> Response:

@@ -24,7 +24,7 @@ def panel_view(bench: Records, ident: str) -> dict:
                        "its own.")
     item = {**item, **talk}
     # a blind panel names no model until it is judged; from then on its seats say who sat where
-    return still_blind(item) if item["blind"] and not item["revealed"] else item
+    return still_blind(item)
 
 
 def conversation_of(bench: Records, ident: str) -> dict | None:

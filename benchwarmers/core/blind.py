@@ -7,7 +7,7 @@ import re
 import unicodedata
 
 from ..canonical import Seat
-from ..redaction import names_pattern, unnamed
+from ..redaction import model_names, names_pattern, unnamed
 
 MARK = "\u2502 "            # how a neutralised line starts: the instructions say what it means
 MARK_NOTE = ("A line inside an answer (or the question) that looked like a heading is shown after a \u2502 mark: it "
@@ -69,14 +69,7 @@ def panel_names(seats: list[Seat], models: dict) -> re.Pattern | None:
     hit = _NAMES.get(key)
     if hit is not None and hit[0] is models:
         return hit[1]
-    names = set()
-    for alias in key:
-        names.add(alias)
-        model = models.get(alias)
-        if model is not None:
-            names.add(model.served)
-            names.add(model.served.rsplit("/", 1)[-1])
-    found = names_pattern(names)
+    found = names_pattern(model_names((alias, models[alias].served if alias in models else None) for alias in key))
     if len(_NAMES) > 256:       # the seatings seen lately: a handful
         _NAMES.clear()
     _NAMES[key] = (models, found)
@@ -121,10 +114,7 @@ def blinding(wanted: bool, plan) -> Unnamed | None:
 
 def hider(plan) -> Unnamed:
     """What hides the names (alias and served name) of a plan's models."""
-    names: set[str] = set()
-    for sp in plan.seats:
-        names.update((sp.model.alias, sp.model.served, sp.model.served.rsplit("/", 1)[-1]))
-    return Unnamed(names_pattern(names))
+    return Unnamed(names_pattern(model_names((sp.model.alias, sp.model.served) for sp in plan.seats)))
 
 
 def keep_numbers(plan, before: dict) -> None:
@@ -142,12 +132,11 @@ def keep_numbers(plan, before: dict) -> None:
 
 
 def still_blind(item: dict) -> dict:
-    """A blind panel's record (store.history's item) as its asker reads it before it is judged: each seat as
+    """A panel's record (store.history's item) as its asker reads it: a blind one not yet judged with each seat as
     "Seat N", no served name, the panel's model names out of every text (the merge's and the referee's too)."""
-    names: set[str] = set()
-    for seat in item["seats"]:
-        names.update((seat["model"], seat.get("served") or "", (seat.get("served") or "").rsplit("/", 1)[-1]))
-    hidden = Unnamed(names_pattern(names))
+    if not item["blind"] or item["revealed"]:
+        return item
+    hidden = Unnamed(names_pattern(model_names((seat["model"], seat.get("served")) for seat in item["seats"])))
     seats = [{**hidden.seat(s), "served": None} for s in item["seats"]]
     after = {k: {**item[k], "answer": hidden.text(item[k]["answer"]), "error": hidden.text(item[k]["error"])}
              for k in ("merge", "referee") if item.get(k)}

@@ -18,6 +18,7 @@ from ..roster.registry import Model, Registry
 from ..store.ids import record_id
 from ..store.judgestore import JudgeStore, agreement_rows
 from ..store.ledger import month_of
+from ..redaction import model_names
 from .blind import names_pattern, neutralised, unnamed
 from .calling import Dialer
 from .collection import Collection
@@ -180,10 +181,7 @@ def agreement(judge: str, compared: int, agreed: int) -> dict:
 
 def judge_ask(original: Ask, order: list[Contestant], models: dict) -> Ask:
     """The judge's call: the conversation and each answer under `## Answer N` in `order`, no model named."""
-    names = set()
-    for c in order:
-        names |= {c.model.alias, c.model.served, c.model.served.rsplit("/", 1)[-1]}
-    pattern = names_pattern(names)
+    pattern = names_pattern(model_names((c.model.alias, c.model.served) for c in order))
     blocks = [f"## Answer {n}\n\n{neutralised(unnamed(shown_answer(c.answer), pattern))}"
               for n, c in enumerate(order, 1)]
     text = ("The conversation so far (the latest last):\n\n" + neutralised(question_of(original, pattern)) +

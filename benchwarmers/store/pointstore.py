@@ -6,6 +6,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
+from ..redaction import model_names
 from . import standings, windows
 from .bestpicks import judged_blind
 
@@ -53,7 +54,7 @@ def verdict_dict(row) -> dict:
 
 def names_of(rows) -> set[str]:
     """The names the models of these calls' rows ({model, served}) go by: alias, served name and its last part."""
-    return {n for r in rows for n in (r["model"], r["served"], (r["served"] or "").rsplit("/", 1)[-1]) if n}
+    return model_names((r["model"], r["served"]) for r in rows)
 
 
 class PointStore:
