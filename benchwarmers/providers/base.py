@@ -130,16 +130,20 @@ class Provider:
     def _stream(self, ask: Ask, model: str, timeouts: Timeouts | None, meta: dict, how: str,
                 sent: Sent | None = None, native: PassThrough | None = None) -> Iterator:
         try:
-            if sent is not None:                         # written already (send_whole): its response is read here
-                assert sent.asked is not None            # send_whole keeps what it wrote
-                (url, body), headers = sent.asked, None
-            else:
-                url, body, headers = self.request(ask, model, how, native)
-            response = self.send("POST", url, body, timeouts, headers, model, sent)
-            with response:
-                yield from scrubbed(self.events(response, meta), self.key)
+            response = self._post(ask, model, timeouts, how, sent, native)
         except _MAPPED as exc:
             raise self._fault(exc) from None
+        yield from self._read(response, self.events(response, meta))
+
+    def _post(self, ask: Ask, model: str, timeouts: Timeouts | None, how: str, sent: Sent | None,
+              native: PassThrough | None = None) -> UpstreamResponse:
+        """The response to the request `how` asks for, or to the one send_whole() wrote already (`sent`)."""
+        if sent is not None:
+            assert sent.asked is not None            # send_whole keeps what it wrote
+            (url, body), headers = sent.asked, None
+        else:
+            url, body, headers = self.request(ask, model, how, native)
+        return self.send("POST", url, body, timeouts, headers, model, sent)
 
     def _fault(self, exc: Exception) -> UpstreamFailed:
         """The error a fault while asking or reading an answer becomes (one of _MAPPED)."""
@@ -169,12 +173,7 @@ class Provider:
         collect() folds them. The same Answer either way, `ttft` None."""
         start, meta = time.monotonic(), {}    # type: float, dict
         try:
-            if sent is not None:                         # written already (send_whole): its response is read here
-                assert sent.asked is not None
-                (url, body), headers = sent.asked, None
-            else:
-                url, body, headers = self.request(ask, model, WHOLE)
-            response = self.send("POST", url, body, timeouts, headers, model, sent)
+            response = self._post(ask, model, timeouts, WHOLE, sent)
             try:
                 got = self.answer_of(response, meta)
             except BaseException:
@@ -189,7 +188,8 @@ class Provider:
         return got
 
     def _read(self, response: UpstreamResponse, events: Iterator) -> Iterator:
-        """The events of a response that answer_of did not build an Answer from, as _stream yields them."""
+        """A response's events read to their end, every known key taken out (_stream's, and those of a response
+        answer_of did not build an Answer from)."""
         try:
             with response:
                 yield from scrubbed(events, self.key)
