@@ -59,13 +59,16 @@ class Config:
 
     def view(self, name: str) -> dict:
         """The cached data itself: read-only use on the hot path."""
-        seen = self.memo()
+        seen = self._local.seen   # memo()'s look, written out (a request reads a dozen times): a hit is one call
         if seen is None:
             return self._check(name)
         try:
-            return seen[name]
+            if seen[_WRITES] == self._writes:
+                return seen[name]
         except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
             pass
+        seen = self.memo()   # emptied if this Config wrote since
+        assert seen is not None   # (this thread's block: still the same one)
         data = seen[name] = self._check(name)
         return data
 
@@ -87,21 +90,29 @@ class Config:
         """The memo of the steady() block this thread is in (None outside one), emptied when this Config wrote
         since. What is derived from the config may be kept there too, under a key of its own (not a file name)."""
         seen = self._local.seen
-        if seen is not None and seen.get(_WRITES) != self._writes:   # (one look: another thread may empty it)
-            seen.clear()
-            seen[_WRITES] = self._writes
+        if seen is not None:
+            try:   # (one look: another thread may empty it; [] rather than .get(), a call less at each look)
+                fresh = seen[_WRITES] == self._writes
+            except KeyError:
+                fresh = False
+            if not fresh:
+                seen.clear()
+                seen[_WRITES] = self._writes
         return seen
 
     def kept(self, key: object, make: Callable[[], T]) -> T:
         """make()'s answer, kept in the memo of the steady() block this thread is in under `key` (a key of its own,
         not a file name): made once a block (a request asks dozens of times), at every call outside one."""
-        memo = self.memo()
+        memo = self._local.seen   # memo()'s look, written out as in view()
         if memo is None:
             return make()
         try:
-            return memo[key]
+            if memo[_WRITES] == self._writes:
+                return memo[key]
         except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
             pass
+        memo = self.memo()   # emptied if this Config wrote since
+        assert memo is not None   # (this thread's block: still the same one)
         value = memo[key] = make()
         return value
 
