@@ -44,6 +44,16 @@ class Plan:
     hidden: Unnamed | None = None      # blind: seats in a random order, no model named to the asker (core/blind.py)
 
 
+class Looks:
+    """What every seat's check reads alike, looked up once a plan rather than at each of its seats: the registry's
+    endpoints, the catalog's holds, whether any budget is set, and each endpoint's sign-in state (as first asked)."""
+    __slots__ = ("endpoints", "watched", "budgets", "again")
+
+    def __init__(self, endpoints: dict, watched: dict, budgets: bool):
+        self.endpoints, self.watched, self.budgets = endpoints, watched, budgets
+        self.again: dict[str, str | None] = {}   # endpoint -> registry.signin_again()'s answer, filled as asked
+
+
 class Seating:
     def __init__(self, registry: Registry, last_asked: dict, resting: Resting, catalog: Catalog, dialer=None):
         self.registry = registry
@@ -81,11 +91,12 @@ class Seating:
         return self.catalog.facts(model)
 
     def limited(self, model: Model, ask: Ask, kind: str, asker: Asker = ANYONE,
-                tokens: int | None = None) -> str | None:
+                tokens: int | None = None, budgets: bool = True) -> str | None:
         """Why a limit keeps the model from this ask: a monthly budget has no room for what it could cost, it rests on a
         provider's limit, or one of the user's limits resets later than this kind of call may wait (an explore seat
-        waits for none). `tokens`: the ask's prompt tokens, when counted already."""
-        over = self.dialer.over_budget(model, ask, asker) if self.dialer is not None else None
+        waits for none). `tokens`: the ask's prompt tokens, when counted already; `budgets` False: no budget is set
+        (Looks.budgets), so none is looked at."""
+        over = self.dialer.over_budget(model, ask, asker) if budgets and self.dialer is not None else None
         if over is not None:   # a budget waits for no one: it frees at the month's turn
             return over.text()
         if self.dialer is None or self.dialer.quota is None:
@@ -97,20 +108,31 @@ class Seating:
             return None
         return "resting until " + utc(refusal.at) if refusal.scope == PROVIDER else refusal.text()
 
+    def looks(self, endpoints: dict | None = None) -> Looks:
+        """A plan's Looks (`endpoints`: the registry's, when fetched already)."""
+        budgets = self.dialer.budgets if self.dialer is not None else None
+        return Looks(self.registry.endpoints() if endpoints is None else endpoints, self.catalog.watched(),
+                     budgets is not None and bool(budgets.set()))
+
     def why_not(self, model: Model, ask: Ask, tokens: int, endpoints: dict | None = None,
                 kind: str = MEMBER, asker: Asker = ANYONE, named: bool = False) -> str | None:
         """The reason a model cannot take this ask, or None (`endpoints`: the registry's, fetched once per plan;
         `kind`: the seat's, and `asker`, who asks: they say how long it may wait for a rate limit; `named`: the ask
         names the model itself, which tries it even while it rests on its failures)."""
+        return self._why_not(model, ask, tokens, self.looks(endpoints), kind, asker, named)
+
+    def _why_not(self, model: Model, ask: Ask, tokens: int, looks: Looks, kind: str, asker: Asker,
+                 named: bool) -> str | None:
+        """why_not() with the plan's Looks."""
         if not model.active:
             return f"retired: {model.reason or 'no reason given'}"
-        held = self.catalog.held(model.alias)
+        held = (looks.watched.get(model.alias) or {}).get("held")   # (catalog.held(), from the plan's look)
         if held:
             return f"held: {held['reason']}; `bench model confirm {model.alias}` accepts it"
         failing = None if named else self.resting.failing(model.endpoint, model.served)
         if failing:                    # not "resting until": a panel of such seats failed, it is not rate-limited
             return f"{FAILING} {utc(failing[0])}: {failing[1]}"
-        limited = self.limited(model, ask, kind, asker, tokens)
+        limited = self.limited(model, ask, kind, asker, tokens, looks.budgets)
         if limited:
             return limited
         facts = self.catalog.facts(model)   # (self.facts(), without the step)
@@ -120,9 +142,12 @@ class Seating:
         window = int(window) if isinstance(window, (int, float)) and window > 0 else None
         if window and tokens >= window:   # the output budget is cut to fit (callsizes.budget); the prompt cannot be
             return f"context window too small for the prompt: about {tokens} prompt tokens, window {window}"
-        if model.endpoint not in (self.registry.endpoints() if endpoints is None else endpoints):
+        if model.endpoint not in looks.endpoints:
             return f"its endpoint {model.endpoint!r} is gone"
-        again = self.registry.signin_again(model.endpoint)
+        try:   # one look an endpoint a plan: a panel's seats mostly share a few
+            again = looks.again[model.endpoint]
+        except KeyError:
+            again = looks.again[model.endpoint] = self.registry.signin_again(model.endpoint)
         if again:
             return f"its endpoint {model.endpoint!r} needs you to {again}"
         return None
@@ -130,18 +155,18 @@ class Seating:
     def plan(self, ask: Ask, collection: Collection | None, direct: Model | None = None,
              asker: Asker = ANYONE, kept: tuple | list = ()) -> Plan:
         """Who sits; `kept`: the explore seats of the conversation's turn before, given their places first."""
-        models, endpoints = self.registry.models(), self.registry.endpoints()
+        models, looks = self.registry.models(), self.looks()
         tokens = ask.prompt_tokens()
         plan = Plan()
         taken: set[str] = set()
 
         def check(model: Model, kind: str = MEMBER, named: bool = False) -> str | None:
-            return self.why_not(model, ask, tokens, endpoints, kind, asker, named)
+            return self._why_not(model, ask, tokens, looks, kind, asker, named)
 
         def seat(model: Model, kind: str, named: bool = False) -> None:
             taken.add(model.alias)
             plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model,   # check(), written out: once a seat
-                                       self.why_not(model, ask, tokens, endpoints, kind, asker, named)))
+                                       self._why_not(model, ask, tokens, looks, kind, asker, named)))
 
         if direct is not None:
             seat(direct, MEMBER, named=True)
