@@ -65,17 +65,19 @@ class Resting:
         memo = self._memo() if self._memo else None
         if memo is None or LOOKED not in memo:   # here, so a request's later questions make no call
             self._look(memo)
-        now, rests = time.time(), self._until
+        rests = self._until
         t = max(rests.get((endpoint, WHOLE)) or 0.0, (rests.get((endpoint, served)) or 0.0) if served else 0.0) \
             if rests else 0.0    # (most of the time nothing rests, and no facts are known: nothing to look at)
         book = self.limits   # nothing known of the connection: nothing of its models either (the book keeps both)
         if book is not None and book.entries and (whole := book.peek(endpoint)):
+            now = time.time()
             for facts in ((whole,) if whole.get("scope") == KEY else ()) + \
                          ((book.peek(endpoint, served),) if served else ()):
                 for used_up, reset in USED_UP if facts else ():
                     if facts.get(used_up) == 0 and (facts.get(reset) or 0) > now:
                         t = max(t, facts[reset])
-        return t if t > now else None
+            return t if t > now else None
+        return t if t and t > time.time() else None   # (no rest: no need of the time)
 
     def mark(self, endpoint: str, until: float, facts: dict | None = None, served: str = WHOLE) -> None:
         """Rest the model `served` of this endpoint (WHOLE: every model of it) until `until`."""
