@@ -81,7 +81,8 @@ class Seating:
         """The model got a seat now (lock held): it goes to the back of the explore order. Its stamp is a strictly
         increasing time: seats picked in one plan keep their order for the next, where equal stamps would leave it
         to chance and let a model be asked twice before another once."""
-        self._last[alias] = self._clock = max(time.time(), self._clock + 1e-6)
+        now, least = time.time(), self._clock + 1e-6
+        self._last[alias] = self._clock = least if least > now else now   # (max(), written out: a call less a seat)
         if alias in self._order:
             del self._order[alias]
             self._order[alias] = None
