@@ -47,9 +47,11 @@ def budget(facts: dict, ask: Ask, default: int | None) -> int | None:
 
 def token_facts(facts: dict) -> tuple[int | None, int | None]:
     """(context window, output limit), each as a whole number when the facts give one above 0, else None."""
-    window, limit = facts.get("context_window"), facts.get("max_output")
-    return (int(window) if isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 else None,
-            int(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0 else None)
+    window, limit = facts.get("context_window"), facts.get("max_output")   # (None, most often: no type to look at)
+    return (int(window) if window is not None and isinstance(window, (int, float)) and not isinstance(window, bool)
+            and window > 0 else None,
+            int(limit) if limit is not None and isinstance(limit, (int, float)) and not isinstance(limit, bool)
+            and limit > 0 else None)
 
 
 def client_in_use(settings: dict, environ=None) -> tuple[str, str]:

@@ -140,7 +140,7 @@ class Seating:
         if facts.get("vision") is False and ask.has_images():   # the ask's images looked at for such a model alone
             return "no vision: this ask has an image"
         window = facts.get("context_window")
-        window = int(window) if isinstance(window, (int, float)) and window > 0 else None
+        window = int(window) if window is not None and isinstance(window, (int, float)) and window > 0 else None
         if window and tokens >= window:   # the output budget is cut to fit (callsizes.budget); the prompt cannot be
             return f"context window too small for the prompt: about {tokens} prompt tokens, window {window}"
         if model.endpoint not in looks.endpoints:
