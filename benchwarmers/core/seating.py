@@ -20,6 +20,7 @@ from .collection import Collection
 TYPICAL_TOKENS = 500   # an answer's length, for comparing speeds as seconds an answer takes
 SLOWER = 4.0           # an explore candidate this many times slower than the slowest seated model (and slower
 #                        than it by more than the explore grace) is passed over
+LOOKS_MEMO = ("seating looks",)   # where a request's memo (Config.memo) keeps its Looks (not a file name)
 
 
 def answer_seconds(pace: tuple | None) -> float | None:
@@ -45,7 +46,7 @@ class Plan:
 
 
 class Looks:
-    """What every seat's check reads alike, looked up once a plan rather than at each of its seats: the registry's
+    """What every seat's check reads alike, looked up once a request rather than at each of its seats: the registry's
     endpoints, the catalog's holds, whether any budget is set, and each endpoint's sign-in state (as first asked)."""
     __slots__ = ("endpoints", "watched", "budgets", "again")
 
@@ -110,10 +111,16 @@ class Seating:
         return "resting until " + utc(refusal.at) if refusal.scope == PROVIDER else refusal.text()
 
     def looks(self, endpoints: dict | None = None) -> Looks:
-        """A plan's Looks (`endpoints`: the registry's, when fetched already)."""
+        """The request's Looks, kept in its Config.steady() memo (its plan, its referee's pick, route mode's members
+        share them; made afresh outside one); `endpoints`: the registry's, fetched by the caller."""
+        looks = self.registry.config.kept(LOOKS_MEMO, self._looks)
+        if endpoints is not None and endpoints is not looks.endpoints:   # (rare: the registry read again between)
+            looks = Looks(endpoints, looks.watched, looks.budgets)
+        return looks
+
+    def _looks(self) -> Looks:
         budgets = self.dialer.budgets if self.dialer is not None else None
-        return Looks(self.registry.endpoints() if endpoints is None else endpoints, self.catalog.watched(),
-                     budgets is not None and bool(budgets.set()))
+        return Looks(self.registry.endpoints(), self.catalog.watched(), budgets is not None and bool(budgets.set()))
 
     def why_not(self, model: Model, ask: Ask, tokens: int, endpoints: dict | None = None,
                 kind: str = MEMBER, asker: Asker = ANYONE, named: bool = False) -> str | None:
@@ -124,10 +131,10 @@ class Seating:
 
     def _why_not(self, model: Model, ask: Ask, tokens: int, looks: Looks, kind: str, asker: Asker,
                  named: bool) -> str | None:
-        """why_not() with the plan's Looks."""
+        """why_not() with the request's Looks."""
         if not model.active:
             return f"retired: {model.reason or 'no reason given'}"
-        held = (looks.watched.get(model.alias) or {}).get("held")   # (catalog.held(), from the plan's look)
+        held = (looks.watched.get(model.alias) or {}).get("held")   # (catalog.held(), from the request's look)
         if held:
             return f"held: {held['reason']}; `bench model confirm {model.alias}` accepts it"
         failing = None if named else self.resting.failing(model.endpoint, model.served)
