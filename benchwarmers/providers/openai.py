@@ -237,8 +237,21 @@ def user_content(parts: list):
 
 
 def messages(ask: Ask) -> list[dict]:
-    """Canonical messages in chat-completions form; system messages stay where they are (a valid role)."""
-    return chat_messages(ask, _tool_message, _message)
+    """Canonical messages in chat-completions form; system messages stay where they are (a valid role). The usual
+    turn, one Text, is built here as chat_messages builds it (each seat builds its own body: no split, no helper
+    calls a message); a conversation with any other turn goes through chat_messages whole."""
+    out = [{"role": "system", "content": ask.system}] if ask.system else []
+    for m in ask.messages:
+        parts = m.parts
+        if len(parts) != 1 or type(part := parts[0]) is not Text or type(text := part.text) is not str:
+            return chat_messages(ask, _tool_message, _message)
+        role = m.role
+        if role == "system" or role == "assistant":     # an empty one is left out
+            if text:
+                out.append({"role": role, "content": text})
+        else:
+            out.append({"role": "user", "content": text})
+    return out
 
 
 def _tool_message(r: ToolResult) -> dict:
