@@ -25,6 +25,8 @@ _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown
 # What asking or reading an answer may raise that becomes an UpstreamFailed naming the endpoint (Provider._fault).
 _UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, IndexError, UnicodeError)
 _MAPPED = (UpstreamFailed, *_UNREADABLE, OSError)
+# json.dumps(body, ensure_ascii=False, separators=(",", ":")), without an encoder made for each request
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _BAD_KEY = re.compile(r"(invalid|incorrect) api[ _-]?key|api[ _-]?key\b.{0,40}\b(invalid|not valid|incorrect|"
                       r"expired)|API_KEY_INVALID|unauthori[sz]ed|invalid x-api-key", re.I | re.S)
 
@@ -71,8 +73,9 @@ class Provider:
     def whole_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         """(url, JSON body) asking for the answer in one piece: the streamed call with streaming off."""
         url, body = self.chat_request(ask, model)
-        body = {k: v for k, v in body.items() if k != "stream_options"}
-        body["stream"] = False
+        body = {**body, "stream": False}       # a copy, "stream" where it was (else last), without a comprehension
+        if "stream_options" in body:
+            del body["stream_options"]
         return url, body
 
     def events(self, response: UpstreamResponse, meta: dict) -> Iterator:
@@ -257,7 +260,7 @@ class Provider:
         if body is None:
             return headers, None
         headers["Content-Type"] = "application/json"
-        return headers, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return headers, _encode(body).encode("utf-8")
 
     def failure(self, response: UpstreamResponse, model: str | None = None) -> UpstreamFailed:
         """An UpstreamFailed for a non-2xx response, keeping the upstream's own message."""
