@@ -78,13 +78,6 @@ class Conn:
             self.sock.settimeout(seconds)
             self._mode = seconds
 
-    def nonblocking(self) -> None:
-        """For a waiter: receives that never wait (drain)."""
-        self._want = 0.0
-        if self._mode != 0.0:        # _set's test, here: a waiter asks at each answer, and it nearly always is
-            self.sock.settimeout(0.0)
-            self._mode = 0.0
-
     def send(self, data: bytes | tuple[bytes, bytes], seconds: float) -> None:
         """Write a request: at once when the socket has room for all of it (a plain socket nearly always has), else
         waiting up to `seconds` for room. (A socket with a timeout polls before every send and receive.) A large
@@ -205,7 +198,7 @@ class Conn:
     def drain(self) -> int:
         """On a non-blocking socket: take in whatever has arrived, without waiting; sets `ended` at the end of the
         stream or on a fault (what to make of either is left to the blocking read that follows). Bytes taken."""
-        self._want = 0.0              # nonblocking(), written out: the waiter set it already, nearly always
+        self._want = 0.0              # receives that never wait: _set(0.0), written out (a waiter's every answer)
         if self._mode != 0.0:
             self.sock.settimeout(0.0)
             self._mode = 0.0
