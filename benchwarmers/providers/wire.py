@@ -134,29 +134,28 @@ class Conn:
                 self._pos = len(self._buf)
                 return data
 
-    def head(self) -> tuple[int, str, dict, bool]:
+    def head(self, wait: float | None, then: float | None) -> tuple[int, str, dict, bool]:
         """(status, reason, headers with lower-case names, HTTP/1.1 or later) of the next final response;
-        1xx interim responses are passed over."""
+        1xx interim responses are passed over. Its receives wait up to `wait` seconds each, the body's after it up
+        to `then` (timeout(), set here: each is a call, and every response sets both)."""
+        self._want = wait
         while True:
-            status, reason, headers, modern = self._one_head()
+            if self._peeked is not None:            # whole() read it already
+                status, reason, headers, modern, self._pos = self._peeked
+                self._peeked = self._known = None   # read now: whole() is not asked of it again (nor holds its bytes)
+            else:
+                while True:
+                    found = self._head_end()
+                    if found:
+                        break
+                    if not self._fill():
+                        if self._pos >= len(self._buf):
+                            raise NoResponse("the server closed the connection without answering")
+                        raise WireError("the response ended inside its headers")
+                status, reason, headers, modern, self._pos = self._parse_head(*found)
             if status >= 200 or status == 101:
+                self._want = then
                 return status, reason, headers, modern
-
-    def _one_head(self) -> tuple[int, str, dict, bool]:
-        if self._peeked is not None:            # whole() read it already
-            *head, self._pos = self._peeked
-            self._peeked = self._known = None   # read now: whole() is not asked of it again (nor holds its bytes)
-            return tuple(head)
-        while True:
-            found = self._head_end()
-            if found:
-                break
-            if not self._fill():
-                if self._pos >= len(self._buf):
-                    raise NoResponse("the server closed the connection without answering")
-                raise WireError("the response ended inside its headers")
-        *head, self._pos = self._parse_head(*found)
-        return tuple(head)
 
     def _head_end(self) -> tuple[int, int] | None:
         """(where the head ends, the length of its blank line) when the buffer holds a whole head, else None."""
