@@ -242,16 +242,29 @@ class Provider:
     def send(self, method: str, url: str, body: dict | None, timeouts: Timeouts | None,
              extra_headers: dict | None = None, model: str | None = None, sent: Sent | None = None) -> UpstreamResponse:
         """The response to this request, once its headers are in; UpstreamFailed for anything but a 2xx. `sent`:
-        the request was written already (send_whole), only its response is read."""
-        if sent is not None:
-            response = self.transport.receive(sent)
-        else:
-            headers, data = self.encode(body, extra_headers)
-            response = self.transport.request(method, url, headers=headers, body=data, timeouts=timeouts,
-                                              name=self.limit_name, model=model)
-        if 200 <= response.status < 300:
-            return response
-        raise self.failure(response, model)
+        the request was written already (send_whole), only its response is read. A refusal adapt() finds a change
+        of the body for (a server that cannot take a parameter we chose) sends it again changed."""
+        while True:                                    # ends: each adaptation removes what it complains of
+            try:
+                if sent is not None:
+                    response = self.transport.receive(sent)
+                else:
+                    headers, data = self.encode(body, extra_headers)
+                    response = self.transport.request(method, url, headers=headers, body=data, timeouts=timeouts,
+                                                      name=self.limit_name, model=model)
+                if 200 <= response.status < 300:
+                    return response
+                raise self.failure(response, model)
+            except UpstreamFailed as exc:
+                sent = None
+                body = self.adapt(body, exc)
+                if body is None:
+                    raise
+
+    def adapt(self, body: dict | None, exc: UpstreamFailed) -> dict | None:
+        """The body to send again after `exc`, without what it says this server cannot take; None (here, always):
+        nothing is to be done."""
+        return None
 
     def encode(self, body: dict | None, extra_headers: dict | None) -> tuple[dict, bytes | None]:
         """The request's headers and body bytes."""

@@ -57,19 +57,9 @@ class OpenAIProvider(Provider):
                                                     "max_tokens" not in body)
         body["max_completion_tokens" if newer else "max_tokens"] = max_tokens
 
-    def send(self, method, url, body, timeouts, extra_headers=None, model=None, sent=None):
-        """Servers that refuse a parameter we chose get the request again without it, and we remember."""
-        while True:                                    # ends: each adaptation removes what it complains of
-            try:
-                return super().send(method, url, body, timeouts, extra_headers, model, sent)
-            except UpstreamFailed as exc:
-                sent = None
-                body = self.adapt(body, exc)
-                if body is None:
-                    raise
-
     def adapt(self, body: dict | None, exc: UpstreamFailed) -> dict | None:
-        """The body without what a 400 says this server cannot take; None when nothing is to be done."""
+        """Servers that refuse a parameter we chose get the request again without it (Provider.send), and we
+        remember: the body without what a 400 says this server cannot take; None when nothing is to be done."""
         text = exc.message.lower()
         if not body or exc.kind is not FaultKind.BAD_REQUEST:
             return None
