@@ -357,6 +357,13 @@ class Body:
 
     def all(self, limit: int | None = None) -> bytes:
         """The rest of the body (its first `limit` bytes when given)."""
+        conn, left = self.conn, self.left
+        if not (self.done or self.chunked or self.until_close) and (limit is None or limit >= left) \
+                and conn._pos + left <= len(conn._buf):   # all of it in the buffer (a waiter's answer): one slice
+            data = conn._buf[conn._pos:conn._pos + left]
+            conn._pos += left
+            self.left, self.done = 0, True
+            return data
         parts, total = [], 0
         while not self.done and (limit is None or total < limit):
             data = self.some(RECV if limit is None else min(RECV, limit - total))
