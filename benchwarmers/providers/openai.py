@@ -189,7 +189,10 @@ def answer(provider: OpenAIProvider, body, meta: dict) -> Answer | None:
     if isinstance(thought, str) and thought:
         out.reasoning.append(Reasoning(scrub_whole(thought, secrets) if secrets else thought))
     if body.get("usage"):
-        out.usage = merge_usage(out.usage, usage(body["usage"]))
+        got = usage(body["usage"])
+        # merged into nothing (as the Collector merges a UsageEvent): the counts themselves, unless one is negative
+        out.usage = got if (got.input_tokens >= 0 and got.output_tokens >= 0 and got.cache_read_tokens >= 0
+                            and got.cache_write_tokens >= 0) else merge_usage(out.usage, got)
     out.finish_reason = finish_reason(choice.get("finish_reason"), bool(calls))
     return out
 
