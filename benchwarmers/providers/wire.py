@@ -16,6 +16,12 @@ _STATUS_LINES = {f"HTTP/1.1 {code} {reason}{end}": (code, reason, True)
                  for end in ("\r", "")}
 
 
+# a header's name as it came -> as _parse_head keeps it (stripped, lower-case): an upstream's names recur, answer after
+# answer, so each is stripped and lowered once; a few hundred at most (what an upstream sends is not ours to bound)
+_NAMES: dict[str, str] = {}
+MAX_NAMES = 512
+
+
 class WireError(Exception):
     """The bytes are not an HTTP/1.1 response we can read."""
 
@@ -186,8 +192,13 @@ class Conn:
             if line[:1] in (" ", "\t") and name:        # an obsolete folded line continues the last header
                 headers[name] += " " + line.strip()
                 continue
-            name, sep, value = line.partition(":")
-            name = name.strip().lower()
+            raw, sep, value = line.partition(":")
+            if raw in _NAMES:
+                name = _NAMES[raw]
+            else:
+                name = raw.strip().lower()
+                if sep and name and len(_NAMES) < MAX_NAMES:
+                    _NAMES[raw] = name
             if sep and name:
                 headers[name] = value.strip()
         status, reason, modern = known
