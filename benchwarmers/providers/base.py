@@ -25,6 +25,8 @@ _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown
 # What asking or reading an answer may raise that becomes an UpstreamFailed naming the endpoint (Provider._fault).
 _UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, IndexError, UnicodeError)
 _MAPPED = (UpstreamFailed, *_UNREADABLE, OSError)
+# json.dumps(body, ensure_ascii=False, separators=(",", ":")), without an encoder made for each request
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _BAD_KEY = re.compile(r"(invalid|incorrect) api[ _-]?key|api[ _-]?key\b.{0,40}\b(invalid|not valid|incorrect|"
                       r"expired)|API_KEY_INVALID|unauthori[sz]ed|invalid x-api-key", re.I | re.S)
 
@@ -71,8 +73,9 @@ class Provider:
     def whole_request(self, ask: Ask, model: str) -> tuple[str, dict]:
         """(url, JSON body) asking for the answer in one piece: the streamed call with streaming off."""
         url, body = self.chat_request(ask, model)
-        body = {k: v for k, v in body.items() if k != "stream_options"}
-        body["stream"] = False
+        body = {**body, "stream": False}       # a copy, "stream" where it was (else last), without a comprehension
+        if "stream_options" in body:
+            del body["stream_options"]
         return url, body
 
     def events(self, response: UpstreamResponse, meta: dict) -> Iterator:
@@ -239,16 +242,29 @@ class Provider:
     def send(self, method: str, url: str, body: dict | None, timeouts: Timeouts | None,
              extra_headers: dict | None = None, model: str | None = None, sent: Sent | None = None) -> UpstreamResponse:
         """The response to this request, once its headers are in; UpstreamFailed for anything but a 2xx. `sent`:
-        the request was written already (send_whole), only its response is read."""
-        if sent is not None:
-            response = self.transport.receive(sent)
-        else:
-            headers, data = self.encode(body, extra_headers)
-            response = self.transport.request(method, url, headers=headers, body=data, timeouts=timeouts,
-                                              name=self.limit_name, model=model)
-        if 200 <= response.status < 300:
-            return response
-        raise self.failure(response, model)
+        the request was written already (send_whole), only its response is read. A refusal adapt() finds a change
+        of the body for (a server that cannot take a parameter we chose) sends it again changed."""
+        while True:                                    # ends: each adaptation removes what it complains of
+            try:
+                if sent is not None:
+                    response = self.transport.receive(sent)
+                else:
+                    headers, data = self.encode(body, extra_headers)
+                    response = self.transport.request(method, url, headers=headers, body=data, timeouts=timeouts,
+                                                      name=self.limit_name, model=model)
+                if 200 <= response.status < 300:
+                    return response
+                raise self.failure(response, model)
+            except UpstreamFailed as exc:
+                sent = None
+                body = self.adapt(body, exc)
+                if body is None:
+                    raise
+
+    def adapt(self, body: dict | None, exc: UpstreamFailed) -> dict | None:
+        """The body to send again after `exc`, without what it says this server cannot take; None (here, always):
+        nothing is to be done."""
+        return None
 
     def encode(self, body: dict | None, extra_headers: dict | None) -> tuple[dict, bytes | None]:
         """The request's headers and body bytes."""
@@ -257,7 +273,7 @@ class Provider:
         if body is None:
             return headers, None
         headers["Content-Type"] = "application/json"
-        return headers, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return headers, _encode(body).encode("utf-8")
 
     def failure(self, response: UpstreamResponse, model: str | None = None) -> UpstreamFailed:
         """An UpstreamFailed for a non-2xx response, keeping the upstream's own message."""

@@ -81,7 +81,8 @@ def tunnel(sock, host: str, port: int, auth: str | None) -> None:
     sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
     conn = Conn(sock)
     try:
-        status, reason, _headers, _modern = conn.head()
+        wait = sock.gettimeout()        # the connect's timeout, as the socket has it
+        status, reason, _headers, _modern = conn.head(wait, wait)
     except WireError as exc:
         raise OSError(f"Tunnel connection failed: {exc}") from None
     if not 200 <= status < 300 or conn.buffered:

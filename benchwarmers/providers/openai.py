@@ -57,19 +57,9 @@ class OpenAIProvider(Provider):
                                                     "max_tokens" not in body)
         body["max_completion_tokens" if newer else "max_tokens"] = max_tokens
 
-    def send(self, method, url, body, timeouts, extra_headers=None, model=None, sent=None):
-        """Servers that refuse a parameter we chose get the request again without it, and we remember."""
-        while True:                                    # ends: each adaptation removes what it complains of
-            try:
-                return super().send(method, url, body, timeouts, extra_headers, model, sent)
-            except UpstreamFailed as exc:
-                sent = None
-                body = self.adapt(body, exc)
-                if body is None:
-                    raise
-
     def adapt(self, body: dict | None, exc: UpstreamFailed) -> dict | None:
-        """The body without what a 400 says this server cannot take; None when nothing is to be done."""
+        """Servers that refuse a parameter we chose get the request again without it (Provider.send), and we
+        remember: the body without what a 400 says this server cannot take; None when nothing is to be done."""
         text = exc.message.lower()
         if not body or exc.kind is not FaultKind.BAD_REQUEST:
             return None
@@ -199,7 +189,10 @@ def answer(provider: OpenAIProvider, body, meta: dict) -> Answer | None:
     if isinstance(thought, str) and thought:
         out.reasoning.append(Reasoning(scrub_whole(thought, secrets) if secrets else thought))
     if body.get("usage"):
-        out.usage = merge_usage(out.usage, usage(body["usage"]))
+        got = usage(body["usage"])
+        # merged into nothing (as the Collector merges a UsageEvent): the counts themselves, unless one is negative
+        out.usage = got if (got.input_tokens >= 0 and got.output_tokens >= 0 and got.cache_read_tokens >= 0
+                            and got.cache_write_tokens >= 0) else merge_usage(out.usage, got)
     out.finish_reason = finish_reason(choice.get("finish_reason"), bool(calls))
     return out
 
@@ -237,8 +230,21 @@ def user_content(parts: list):
 
 
 def messages(ask: Ask) -> list[dict]:
-    """Canonical messages in chat-completions form; system messages stay where they are (a valid role)."""
-    return chat_messages(ask, _tool_message, _message)
+    """Canonical messages in chat-completions form; system messages stay where they are (a valid role). The usual
+    turn, one Text, is built here as chat_messages builds it (each seat builds its own body: no split, no helper
+    calls a message); a conversation with any other turn goes through chat_messages whole."""
+    out = [{"role": "system", "content": ask.system}] if ask.system else []
+    for m in ask.messages:
+        parts = m.parts
+        if len(parts) != 1 or type(part := parts[0]) is not Text or type(text := part.text) is not str:
+            return chat_messages(ask, _tool_message, _message)
+        role = m.role
+        if role == "system" or role == "assistant":     # an empty one is left out
+            if text:
+                out.append({"role": role, "content": text})
+        else:
+            out.append({"role": "user", "content": text})
+    return out
 
 
 def _tool_message(r: ToolResult) -> dict:

@@ -169,8 +169,7 @@ class Transport:
             try:
                 if sent.expired and not conn.buffered:
                     raise TimeoutError
-                conn.timeout(sent.t.first_byte)
-                status, reason, found, modern = conn.head()
+                status, reason, found, modern = conn.head(sent.t.first_byte, sent.t.idle)
                 reply = Body(conn, sent.method, status, found)
             except _STALE as exc:
                 conn.close()
@@ -181,13 +180,16 @@ class Transport:
             except BaseException as exc:
                 conn.close()
                 raise self._fault(sent, exc) from None
-            conn.timeout(sent.t.idle)
             said = found.get("connection", "").lower()     # HTTP/1.0 keeps a connection only when it says so
             keep = not reply.until_close and ("close" not in said if modern else "keep-alive" in said)
             response = UpstreamResponse(sent, status, reason, found, reply, keep)
-            facts = parse_rate_limit_headers(found, time.time())
-            if facts:
-                self.limits.record(sent.name, facts, sent.model, limit_scope(response.headers))
+            # the names are lower-case already: one that parse_rate_limit_headers reads (ratelimits.SIGNALS) holds
+            # one of these; most responses have none, and are not looked through name by name
+            names = " ".join(found)
+            if "ratelimit" in names or "retry-after" in names:
+                facts = parse_rate_limit_headers(found, time.time())
+                if facts:
+                    self.limits.record(sent.name, facts, sent.model, limit_scope(response.headers))
             return response
         raise AssertionError("unreachable")
 

@@ -3,7 +3,6 @@ where a thread blocked in recv for each would cost a hand-off per seat while its
 from __future__ import annotations
 
 import heapq
-import itertools
 import logging
 import math
 import select
@@ -109,9 +108,10 @@ class Waiter:
             sock.setblocking(False)
         self._selector.register(self._wake_in, None)
         self._lock = threading.Lock()  # the watched requests, their timeouts and the selector's registrations
-        self._watched: dict[int, tuple] = {}    # id(sent) -> (sent, heard)
+        # sent -> (sent, heard): a Sent hashes as itself (no id() call a look-up)
+        self._watched: dict[Sent, tuple] = {}
         self._expiries: list = []     # (when, n, sent): a heap, stale entries skipped
-        self._order = itertools.count()
+        self._order = 0               # the n of the next entry (with the lock held), so no two entries compare sents
         self._asleep = False          # the thread waits in select() ...
         self._wake_at = math.inf      # ... until this time at the latest
         self._closed = False
@@ -128,11 +128,12 @@ class Waiter:
                 self._selector.register(sent.conn.sock, (sent, heard))
             except (ValueError, KeyError, OSError):   # a socket it cannot wait on: a worker reads it instead
                 return False
-            sent.conn.nonblocking()
+            # non-blocking from its first drain(), which sets it: nothing reads it before
             sent.since = time.monotonic()
             due = sent.since + sent.t.first_byte
-            self._watched[id(sent)] = (sent, heard)
-            heapq.heappush(self._expiries, (due, next(self._order), sent))
+            self._watched[sent] = (sent, heard)
+            self._order += 1
+            heapq.heappush(self._expiries, (due, self._order, sent))
             # a waiting select() must start again to see it (select, poll) or to wake by its timeout (an earlier one)
             wake = self._asleep and (not self._live or due < self._wake_at)
             if wake:
@@ -196,7 +197,7 @@ class Waiter:
         for data in ready:
             if data is None:
                 self._drain_wake()
-            elif id(data[0]) in self._watched:
+            elif data[0] in self._watched:
                 self._readable(*data)
         self._expire()
         return True
@@ -211,7 +212,7 @@ class Waiter:
             self._pass_on(sent, heard)
 
     def _timeout(self) -> float | None:
-        while self._expiries and id(self._expiries[0][2]) not in self._watched:
+        while self._expiries and self._expiries[0][2] not in self._watched:
             heapq.heappop(self._expiries)
         return max(0.0, self._expiries[0][0] - time.monotonic()) if self._expiries else None
 
@@ -220,12 +221,13 @@ class Waiter:
         with self._lock:
             while self._expiries and self._expiries[0][0] <= now:
                 _when, _n, sent = heapq.heappop(self._expiries)
-                watched = self._watched.get(id(sent))
-                if watched is None or watched[0] is not sent:
+                watched = self._watched.get(sent)
+                if watched is None:
                     continue
                 due = sent.since + (sent.t.idle if sent.conn.buffered else sent.t.first_byte)
                 if due > now:        # it heard something since: its idle timeout counts from then
-                    heapq.heappush(self._expiries, (due, next(self._order), sent))
+                    self._order += 1
+                    heapq.heappush(self._expiries, (due, self._order, sent))
                     continue
                 sent.expired = not sent.conn.buffered
                 due_now.append(watched)
@@ -237,7 +239,7 @@ class Waiter:
         so a heap that only dropped them as they came due would hold every answered request of the last timeout's
         span, tens of thousands under load. Rebuilt once as many have gone as are watched: O(1) a request."""
         watched = self._watched
-        self._expiries = [e for e in self._expiries if watched.get(id(e[2]), (None,))[0] is e[2]]
+        self._expiries = [e for e in self._expiries if e[2] in watched]
         heapq.heapify(self._expiries)
 
     def _give_all(self) -> None:
@@ -253,7 +255,7 @@ class Waiter:
                 self._selector.unregister(sent.conn.sock)
             except (KeyError, ValueError, OSError):   # a socket closed meanwhile
                 pass
-            del self._watched[id(sent)]
+            del self._watched[sent]
             self.passed_on += 1
             if len(self._expiries) > 2 * len(self._watched) + 64:
                 self._prune()

@@ -16,6 +16,12 @@ _STATUS_LINES = {f"HTTP/1.1 {code} {reason}{end}": (code, reason, True)
                  for end in ("\r", "")}
 
 
+# a header's name as it came -> as _parse_head keeps it (stripped, lower-case): an upstream's names recur, answer after
+# answer, so each is stripped and lowered once; a few hundred at most (what an upstream sends is not ours to bound)
+_NAMES: dict[str, str] = {}
+MAX_NAMES = 512
+
+
 class WireError(Exception):
     """The bytes are not an HTTP/1.1 response we can read."""
 
@@ -78,13 +84,6 @@ class Conn:
             self.sock.settimeout(seconds)
             self._mode = seconds
 
-    def nonblocking(self) -> None:
-        """For a waiter: receives that never wait (drain)."""
-        self._want = 0.0
-        if self._mode != 0.0:        # _set's test, here: a waiter asks at each answer, and it nearly always is
-            self.sock.settimeout(0.0)
-            self._mode = 0.0
-
     def send(self, data: bytes | tuple[bytes, bytes], seconds: float) -> None:
         """Write a request: at once when the socket has room for all of it (a plain socket nearly always has), else
         waiting up to `seconds` for room. (A socket with a timeout polls before every send and receive.) A large
@@ -141,29 +140,28 @@ class Conn:
                 self._pos = len(self._buf)
                 return data
 
-    def head(self) -> tuple[int, str, dict, bool]:
+    def head(self, wait: float | None, then: float | None) -> tuple[int, str, dict, bool]:
         """(status, reason, headers with lower-case names, HTTP/1.1 or later) of the next final response;
-        1xx interim responses are passed over."""
+        1xx interim responses are passed over. Its receives wait up to `wait` seconds each, the body's after it up
+        to `then` (timeout(), set here: each is a call, and every response sets both)."""
+        self._want = wait
         while True:
-            status, reason, headers, modern = self._one_head()
+            if self._peeked is not None:            # whole() read it already
+                status, reason, headers, modern, self._pos = self._peeked
+                self._peeked = self._known = None   # read now: whole() is not asked of it again (nor holds its bytes)
+            else:
+                while True:
+                    found = self._head_end()
+                    if found:
+                        break
+                    if not self._fill():
+                        if self._pos >= len(self._buf):
+                            raise NoResponse("the server closed the connection without answering")
+                        raise WireError("the response ended inside its headers")
+                status, reason, headers, modern, self._pos = self._parse_head(*found)
             if status >= 200 or status == 101:
+                self._want = then
                 return status, reason, headers, modern
-
-    def _one_head(self) -> tuple[int, str, dict, bool]:
-        if self._peeked is not None:            # whole() read it already
-            *head, self._pos = self._peeked
-            self._peeked = self._known = None   # read now: whole() is not asked of it again (nor holds its bytes)
-            return tuple(head)
-        while True:
-            found = self._head_end()
-            if found:
-                break
-            if not self._fill():
-                if self._pos >= len(self._buf):
-                    raise NoResponse("the server closed the connection without answering")
-                raise WireError("the response ended inside its headers")
-        *head, self._pos = self._parse_head(*found)
-        return tuple(head)
 
     def _head_end(self) -> tuple[int, int] | None:
         """(where the head ends, the length of its blank line) when the buffer holds a whole head, else None."""
@@ -194,8 +192,13 @@ class Conn:
             if line[:1] in (" ", "\t") and name:        # an obsolete folded line continues the last header
                 headers[name] += " " + line.strip()
                 continue
-            name, sep, value = line.partition(":")
-            name = name.strip().lower()
+            raw, sep, value = line.partition(":")
+            if raw in _NAMES:
+                name = _NAMES[raw]
+            else:
+                name = raw.strip().lower()
+                if sep and name and len(_NAMES) < MAX_NAMES:
+                    _NAMES[raw] = name
             if sep and name:
                 headers[name] = value.strip()
         status, reason, modern = known
@@ -205,7 +208,7 @@ class Conn:
     def drain(self) -> int:
         """On a non-blocking socket: take in whatever has arrived, without waiting; sets `ended` at the end of the
         stream or on a fault (what to make of either is left to the blocking read that follows). Bytes taken."""
-        self._want = 0.0              # nonblocking(), written out: the waiter set it already, nearly always
+        self._want = 0.0              # receives that never wait: _set(0.0), written out (a waiter's every answer)
         if self._mode != 0.0:
             self.sock.settimeout(0.0)
             self._mode = 0.0
@@ -365,6 +368,13 @@ class Body:
 
     def all(self, limit: int | None = None) -> bytes:
         """The rest of the body (its first `limit` bytes when given)."""
+        conn, left = self.conn, self.left
+        if not (self.done or self.chunked or self.until_close) and (limit is None or limit >= left) \
+                and conn._pos + left <= len(conn._buf):   # all of it in the buffer (a waiter's answer): one slice
+            data = conn._buf[conn._pos:conn._pos + left]
+            conn._pos += left
+            self.left, self.done = 0, True
+            return data
         parts, total = [], 0
         while not self.done and (limit is None or total < limit):
             data = self.some(RECV if limit is None else min(RECV, limit - total))
