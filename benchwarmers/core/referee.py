@@ -10,7 +10,7 @@ from typing import Callable, NamedTuple
 from .. import strictjson
 from ..canonical import OK, Ask, Message, Seat, Text
 from ..words import plural
-from .blind import MARK_NOTE, neutralised, unnamed
+from .blind import MARK_NOTE, neutralised, plain, unnamed
 from .points import Point, Points, ranked
 from .quotes import Clauses, fold
 
@@ -71,8 +71,12 @@ def _shown(text: str, limit: int) -> str:
 def prompt(question: str, shown: list[Seat]) -> str:
     """The referee's user message: the question, then each answer in `shown`'s order under `## Seat N` (N its place
     in that order, from 1), then the end line."""
-    blocks = [f"## Seat {n}\n\n{_shown(s.answer, MAX_ANSWER_CHARS)}" for n, s in enumerate(shown, 1)]
-    return ("The question (with the conversation before it):\n\n" + _shown(question, MAX_QUESTION_CHARS) +
+    question, answers = question.strip(), [s.answer.strip() for s in shown]
+    if len(question) > MAX_QUESTION_CHARS or max(map(len, answers), default=0) > MAX_ANSWER_CHARS or \
+            not plain("\n".join([question, *answers])):   # else each is as _shown() gives it: one look at them all
+        question, answers = _shown(question, MAX_QUESTION_CHARS), [_shown(a, MAX_ANSWER_CHARS) for a in answers]
+    blocks = [f"## Seat {n}\n\n{answer}" for n, answer in enumerate(answers, 1)]
+    return ("The question (with the conversation before it):\n\n" + question +
             "\n\nThe panel's answers, each under its seat's heading:\n\n" + "\n\n".join(blocks) + f"\n\n{END}\n\n"
             "Now list the points as the one JSON object described.")
 
