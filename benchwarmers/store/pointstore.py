@@ -47,6 +47,17 @@ def point_dict(row, verdict: dict | None = None) -> dict:
             "quotes": json.loads(row["quotes"]), "shown": bool(row["shown"]), "verdict": verdict}
 
 
+_INTS = {int}
+
+
+def _seats_json(seats) -> str:
+    """json.dumps(seats): for a list of plain ints (a point's seats, always) their repr is that JSON, with one call
+    rather than the encoder's eight."""
+    if seats.__class__ is list and {*map(type, seats)} <= _INTS:
+        return repr(seats)
+    return json.dumps(seats)
+
+
 def verdict_dict(row) -> dict:
     value = row["verdict"]
     return {"true": None if value is None else bool(value), "note": row["note"], "created": row["created"]}
@@ -66,8 +77,8 @@ class PointStore:
         """Queue a panel's points (each the `bench.points` shape plus `shown`) and what the referee call gave
         (`info`: mode, referee, call, counts, why unavailable) in the panel's row; committed with its call records."""
         now = time.time()
-        rows = [(p["id"], panel, n, p["claim"], json.dumps(p["assert"]), json.dumps(p["deny"]),
-                 json.dumps(p["silent"]), json.dumps(p["quotes"]), int(p.get("shown", True)), now)
+        rows = [(p["id"], panel, n, p["claim"], _seats_json(p["assert"]), _seats_json(p["deny"]),
+                 _seats_json(p["silent"]), json.dumps(p["quotes"]), int(p.get("shown", True)), now)
                 for n, p in enumerate(points, 1)]
 
         def write(conn):
