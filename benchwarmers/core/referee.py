@@ -147,6 +147,7 @@ class Shown:
     def __init__(self, seats: list[Seat], checked: bool = False):
         self.seats = dict(enumerate(seats if checked else answered(seats), 1))
         self.reals = {label: seat.seat for label, seat in self.seats.items()}    # real(), without a call each
+        self.room = 2 * len(self.seats) + 4    # the most entries read of a side: more cannot all be seats that answered
         self._clauses: dict[int, Clauses] = {}
 
     def real(self, label: int) -> int:
@@ -243,7 +244,7 @@ def _seats(value, n: int, key: str, view: Shown, notes: list) -> set | None:
     if not isinstance(value, list):
         notes.append(f"point {n}'s {key!r} is not a list of seat numbers")
         return None
-    out, room = set(), 2 * len(view.seats) + 4      # more entries than that cannot all be seats that answered
+    out, room = set(), view.room
     if len(value) > room:
         notes.append(f"point {n}'s {key!r} lists {len(value)} seats; the first {room} were read")
     for entry in value[:room]:
@@ -286,8 +287,8 @@ def _quotes(value, labels: set, n: int, view: Shown, notes: list) -> dict:
             given[label] = quote
     out = {}
     for label in sorted(labels):
-        quote = given.get(label)
-        quote = fold(quote).strip(EDGES) if isinstance(quote, str) else ""
+        quote = given[label] if label in given else None     # (no calls for what JSON gives: a str)
+        quote = fold(quote).strip(EDGES) if quote.__class__ is str or isinstance(quote, str) else ""
         seat = view.reals[label]
         if not quote:
             notes.append(f"point {n}: no quote for seat {seat}")
