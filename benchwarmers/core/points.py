@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from ..words import plural
 
@@ -68,7 +69,18 @@ class Points:
         return {"points": [p.to_dict() for p in shown], "points_info": info}
 
 
-def contest(point: Point) -> tuple:
+class Sided(Protocol):
+    """What ranking reads of a point: who asserts it and who denies it (a Point, or one not yet named)."""
+    @property
+    def asserts(self) -> tuple[int, ...]: ...
+    @property
+    def denies(self) -> tuple[int, ...]: ...
+
+
+S = TypeVar("S", bound=Sided)
+
+
+def contest(point: Sided) -> tuple:
     """How contested a point is, as a sort key (smaller first): points some seat contradicts first, the most evenly
     split of them first (two against two before three against one), then more seats involved; then points that only
     deniers are left on; then a claim one seat alone makes; then claims several seats share, the fewer the sooner
@@ -81,7 +93,7 @@ def contest(point: Point) -> tuple:
     return 2, a, 0
 
 
-def ranked(points: list[Point]) -> list[Point]:
+def ranked(points: list[S]) -> list[S]:
     """Most contested first; the referee's order among equals (a stable sort)."""
     return sorted(points, key=contest)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import re
 from itertools import chain
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from .. import strictjson
 from ..canonical import OK, Ask, Message, Seat, Text
 from ..words import plural
-from .blind import MARK_NOTE, neutralised, unnamed
+from .blind import MARK_NOTE, neutralised, plain, unnamed
 from .points import Point, Points, ranked
 from .quotes import Clauses, fold
 
@@ -33,6 +33,7 @@ TOKENS_A_POINT = 80
 MAX_TOKENS = MAX_POINTS * TOKENS_A_POINT + 80
 FENCE = re.compile(r"```[A-Za-z]*[ \t]*\r?\n(.*?)```", re.S)
 QUOTE_KEY = re.compile(r"\s*(?:seat\s*)?(\d{1,3})\s*", re.I)     # "2", also "seat 2" as some models write it
+LABELS = {str(n): n for n in range(MAX_SEAT + 1)}   # a quote's key as the prompt asks for it -> its seat label
 EDGES = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb`\u2026. "
 
 INSTRUCTIONS = (
@@ -70,8 +71,12 @@ def _shown(text: str, limit: int) -> str:
 def prompt(question: str, shown: list[Seat]) -> str:
     """The referee's user message: the question, then each answer in `shown`'s order under `## Seat N` (N its place
     in that order, from 1), then the end line."""
-    blocks = [f"## Seat {n}\n\n{_shown(s.answer, MAX_ANSWER_CHARS)}" for n, s in enumerate(shown, 1)]
-    return ("The question (with the conversation before it):\n\n" + _shown(question, MAX_QUESTION_CHARS) +
+    question, answers = question.strip(), [s.answer.strip() for s in shown]
+    if len(question) > MAX_QUESTION_CHARS or max(map(len, answers), default=0) > MAX_ANSWER_CHARS or \
+            not plain("\n".join([question, *answers])):   # else each is as _shown() gives it: one look at them all
+        question, answers = _shown(question, MAX_QUESTION_CHARS), [_shown(a, MAX_ANSWER_CHARS) for a in answers]
+    blocks = [f"## Seat {n}\n\n{answer}" for n, answer in enumerate(answers, 1)]
+    return ("The question (with the conversation before it):\n\n" + question +
             "\n\nThe panel's answers, each under its seat's heading:\n\n" + "\n\n".join(blocks) + f"\n\n{END}\n\n"
             "Now list the points as the one JSON object described.")
 
@@ -142,6 +147,7 @@ class Shown:
     def __init__(self, seats: list[Seat], checked: bool = False):
         self.seats = dict(enumerate(seats if checked else answered(seats), 1))
         self.reals = {label: seat.seat for label, seat in self.seats.items()}    # real(), without a call each
+        self.room = 2 * len(self.seats) + 4    # the most entries read of a side: more cannot all be seats that answered
         self._clauses: dict[int, Clauses] = {}
 
     def real(self, label: int) -> int:
@@ -149,9 +155,9 @@ class Shown:
         return self.seats[label].seat
 
     def clauses(self, label: int) -> Clauses:
-        found = self._clauses.get(label)
-        if found is None:
-            found = self._clauses[label] = Clauses(self.seats[label].answer)
+        if label in self._clauses:
+            return self._clauses[label]
+        found = self._clauses[label] = Clauses(self.seats[label].answer)
         return found
 
     def listed(self) -> str:
@@ -171,25 +177,34 @@ def read(raw: str, shown: list[Seat], ids: Callable[[int], str] | None = None, c
     if len(items) > MAX_POINTS:
         notes.append(f"{plural(len(items) - MAX_POINTS, 'point')} past the first {MAX_POINTS} not read")
     for n, item in enumerate(items[:MAX_POINTS], 1):
-        point = _point(item, n, view, notes)
-        if point is None:
+        found = _point(item, n, view, notes)
+        if found is None:
             continue
-        key = point.claim.casefold()
+        key = found.claim.casefold()
         if key in claims:
             notes.append(f"point {n} repeats an earlier claim")
             continue
         claims.add(key)
-        kept.append(point)
+        kept.append(found)
     name = ids or (lambda k: f"p{k}")
-    kept = [Point(name(k), p.claim, p.asserts, p.denies, p.silent, p.quotes) for k, p in enumerate(ranked(kept), 1)]
-    result = Points(kept, dropped=notes[:REASONS_KEPT], dropped_count=len(notes))
+    points = [Point(name(k), *p) for k, p in enumerate(ranked(kept), 1)]   # each made once, named in its rank
+    result = Points(points, dropped=notes[:REASONS_KEPT], dropped_count=len(notes))
     if items and not kept:
         result.unavailable = (f"none of the referee's {plural(len(items), 'point')} stood"
                               + (f" ({notes[0]})" if notes else ""))
     return result
 
 
-def _point(item, n: int, view: Shown, notes: list) -> Point | None:
+class Found(NamedTuple):
+    """A point that stood, before it is ranked and named (Point's fields but its id: a Point is made once)."""
+    claim: str
+    asserts: tuple[int, ...]
+    denies: tuple[int, ...]
+    silent: tuple[int, ...]
+    quotes: dict
+
+
+def _point(item, n: int, view: Shown, notes: list) -> Found | None:
     """One of the referee's points checked, or None (with the reason in `notes`); in the reply's seat numbers."""
     if not isinstance(item, dict):
         notes.append(f"point {n} is not an object")
@@ -218,7 +233,7 @@ def _point(item, n: int, view: Shown, notes: list) -> Point | None:
         return None
     silent = sorted([s for s in real.values() if s not in asserts and s not in denies])
     said = {real[label]: quote for label, quote in quotes.items()}
-    return Point("", claim, tuple(asserts), tuple(denies), tuple(silent), {s: said[s] for s in asserts + denies})
+    return Found(claim, tuple(asserts), tuple(denies), tuple(silent), {s: said[s] for s in asserts + denies})
 
 
 def _seats(value, n: int, key: str, view: Shown, notes: list) -> set | None:
@@ -229,11 +244,11 @@ def _seats(value, n: int, key: str, view: Shown, notes: list) -> set | None:
     if not isinstance(value, list):
         notes.append(f"point {n}'s {key!r} is not a list of seat numbers")
         return None
-    out, room = set(), 2 * len(view.seats) + 4      # more entries than that cannot all be seats that answered
+    out, room = set(), view.room
     if len(value) > room:
         notes.append(f"point {n}'s {key!r} lists {len(value)} seats; the first {room} were read")
     for entry in value[:room]:
-        label = _seat_number(entry)
+        label = entry if entry.__class__ is int and 0 < entry <= MAX_SEAT else _seat_number(entry)   # as JSON gives it
         if label is None:
             notes.append(f"point {n}'s {key!r} holds {json.dumps(entry)[:20]}, not a seat number")
         elif label not in view.seats:
@@ -259,7 +274,9 @@ def _quotes(value, labels: set, n: int, view: Shown, notes: list) -> dict:
     """label -> its quote, for the seats of `labels` whose quote is a whole sentence or clause of their answer."""
     given: dict[int, str] = {}
     for key, quote in (value.items() if isinstance(value, dict) else ()):
-        if key.isdecimal() and len(key) <= 3:     # "2", as the prompt asks: what QUOTE_KEY reads it as, without it
+        if key in LABELS:     # "2", as the prompt asks: what QUOTE_KEY reads it as, without it
+            label = LABELS[key]
+        elif key.isdecimal() and len(key) <= 3:   # "02", or digits of another script
             label = int(key)
         else:
             number = QUOTE_KEY.fullmatch(key)
@@ -270,8 +287,8 @@ def _quotes(value, labels: set, n: int, view: Shown, notes: list) -> dict:
             given[label] = quote
     out = {}
     for label in sorted(labels):
-        quote = given.get(label)
-        quote = fold(quote).strip(EDGES) if isinstance(quote, str) else ""
+        quote = given[label] if label in given else None     # (no calls for what JSON gives: a str)
+        quote = fold(quote).strip(EDGES) if quote.__class__ is str or isinstance(quote, str) else ""
         seat = view.reals[label]
         if not quote:
             notes.append(f"point {n}: no quote for seat {seat}")

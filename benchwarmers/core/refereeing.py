@@ -217,13 +217,13 @@ class Refereeing:
         run = j.run
         if answer is not None:
             j.usage = answer.usage
-        j.records.append(self.dialer.record(Ended(
+        written, cost = self.dialer.recorded(Ended(   # its cost as its ledger line priced it, not priced again
             j.call, j.model, run.ask, status if sent else SKIPPED, KIND, run.ask.target.mode, took, answer, error,
             collection=run.collection_name, panel=run.id, request=run.seat_request, counted=j.ask.prompt_tokens(),
-            sent=sent, asker=run.asker)))
+            sent=sent, asker=run.asker))
+        j.records.append(written)
         return {"call": j.call, "seconds": round(took, 3),
-                "usage": (answer.usage if answer is not None else Usage()).to_dict(),
-                "cost": self.dialer.pricing.cost(j.model, answer)}
+                "usage": (answer.usage if answer is not None else Usage()).to_dict(), "cost": cost}
 
     def told(self, run, wait: float = 0.0) -> str:
         """What the reply says of its points, after waiting up to `wait` seconds for them: the block when they are in
