@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import logging
 import sqlite3
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -38,6 +39,19 @@ class Written:
         if error is not None:
             raise error
         return self._value
+
+
+def first_error(writes, deadline: float) -> BaseException | None:
+    """Wait until each of `writes` is settled: the first error that kept one from being written, or None once all
+    are; TimeoutError when one is not settled by `deadline` (time.monotonic()). Writes settle in order, so one wait
+    usually does it: one settled already costs no call (this runs for every reply)."""
+    for written in writes:
+        db = written._db
+        if db._settled < written._n:
+            db.wait(written, max(0.0, deadline - time.monotonic()))
+        if written._error is not None:
+            return written._error
+    return None
 
 
 class Rows:

@@ -88,7 +88,7 @@ class Database:
         self._checkpoints = connect(self.path)
         self._checkpointing = threading.Lock()   # the checkpoints' connection, between the writer thread and alone()
         self._commits = 0                      # commits since the last checkpoint
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: list = []                # writes queued, in number order (taken under _submitting)
         self._numbers = itertools.count(1)    # each write's number, in the order the writer will take them
         self._submitting = threading.Lock()   # a number and its place in the queue are taken together
         self._settled = 0                     # every write up to this number is committed (or failed)
@@ -121,7 +121,7 @@ class Database:
                 written._error = RuntimeError("database is closed")
                 return written
             written = Written(self, next(self._numbers))
-            self._queue.put((fn, written))
+            self._queue.append((fn, written))
         if not self._wake.is_set():
             self._wake.set()
         return written
@@ -131,7 +131,7 @@ class Database:
         the work it would otherwise wait for), else wait for whoever is. TimeoutError after `timeout` seconds (a
         batch under way is finished first)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while not written.done():
+        while self._settled < written._n:   # written.done(), without a call a turn
             if self._writing.acquire(blocking=False):
                 try:
                     self._commit_queued()
@@ -174,7 +174,7 @@ class Database:
             self._wake.clear()
             with self._writing:
                 self._commit_queued()
-            if self._closed and self._queue.empty():   # nothing is queued once closed
+            if self._closed and not self._queue:   # nothing is queued once closed
                 return
             if self._commits and time.monotonic() - checked >= CHECKPOINT:
                 checked = time.monotonic()
@@ -228,14 +228,14 @@ class Database:
         """Every write queued now, in batches of up to BATCH, each committed and settled (the write lock held)."""
         conn = self._writer_conn
         while True:
-            work: list[tuple[Callable, Written]] = []
-            while len(work) < BATCH:
-                try:
-                    work.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            if not work:
-                return
+            with self._submitting:   # what is queued, taken at once rather than a get() a write
+                work = self._queue
+                if not work:
+                    return
+                if len(work) <= BATCH:
+                    self._queue = []
+                else:
+                    work, self._queue = work[:BATCH], work[BATCH:]
             try:
                 self._run_batch(conn, work)
             except BaseException as e:   # the store must outlive any batch: nothing would be recorded again
