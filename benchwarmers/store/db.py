@@ -95,6 +95,7 @@ class Database:
         self._settling = threading.Condition(threading.Lock())
         self._writing = threading.Lock()      # held while a batch is taken from the queue and committed
         self._wake = threading.Event()        # set when something is queued: the writer thread looks LAG later
+        self._woken = False                   # _wake set and not cleared yet: a write queued meanwhile need not set it
         self._closing = threading.Event()     # cuts the writer thread's LAG short
         self._readers: queue.Queue = queue.Queue()
         for _ in range(readers):
@@ -122,7 +123,8 @@ class Database:
                 return written
             written = Written(self, next(self._numbers))
             self._queue.append((fn, written))
-        if not self._wake.is_set():
+            wake, self._woken = not self._woken, True
+        if wake:
             self._wake.set()
         return written
 
@@ -172,6 +174,8 @@ class Database:
             self._wake.wait()
             self._closing.wait(LAG)
             self._wake.clear()
+            with self._submitting:   # after the clear: a write queued from now on sets it again (see submit)
+                self._woken = False
             with self._writing:
                 self._commit_queued()
             if self._closed and not self._queue:   # nothing is queued once closed
