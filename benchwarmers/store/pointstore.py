@@ -39,6 +39,14 @@ SEAT_CALLS = ("SELECT id, seat, model, collection, kind, created FROM calls WHER
               "AND seat > 0")
 
 
+POINTS_HEAD = f"INSERT INTO points ({POINT_COLS})"
+
+
+def _set_info(conn, items: list) -> None:
+    """What each panel's referee call gave ((info, panel) items), in the panels' rows: a Database.insert keeper."""
+    conn.executemany("UPDATE panels SET points = ? WHERE id = ?", items)
+
+
 def point_dict(row, verdict: dict | None = None) -> dict:
     """A stored point as the API gives it: the `bench.points` shape, with its panel, whether the reply showed it, and
     its current verdict (None: not judged)."""
@@ -70,10 +78,9 @@ class PointStore:
                  json.dumps(p["silent"]), json.dumps(p["quotes"]), int(p.get("shown", True)), now)
                 for n, p in enumerate(points, 1)]
 
-        def write(conn):
-            conn.execute("UPDATE panels SET points = ? WHERE id = ?", (json.dumps(info), panel))
-            conn.executemany(f"INSERT INTO points ({POINT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        return self.db.submit(write)
+        # rows, not a function of its own: it goes in with the batch's other rows rather than splitting them in two
+        # runs (each run writes its kept sums again); the panel's row is in by then, in this batch or an earlier one
+        return self.db.insert(*[(POINTS_HEAD, row) for row in rows], keep=((_set_info, (json.dumps(info), panel)),))
 
     def judge(self, point: str, verdict: bool | None, note: str | None, claims: list[dict]) -> dict:
         """A point's verdict (True, False, or None for "can't tell"), the claims it gives (each seat, real, stance,
