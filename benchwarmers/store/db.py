@@ -97,7 +97,7 @@ class Database:
         self._wake = threading.Event()        # set when something is queued: the writer thread looks LAG later
         self._woken = False                   # _wake set and not cleared yet: a write queued meanwhile need not set it
         self._closing = threading.Event()     # cuts the writer thread's LAG short
-        self._readers: queue.Queue = queue.Queue()
+        self._readers: queue.SimpleQueue = queue.SimpleQueue()   # (in C: a get and a put are a call each)
         for _ in range(readers):
             self._readers.put(connect(self.path))
         self._closed = False
@@ -377,7 +377,12 @@ class Database:
         self._closing.set()
         self._wake.set()
         self._thread.join(timeout=30)
-        for conn in [self._writer_conn] + list(self._readers.queue):
+        idle = []   # the readers not in use now, left in the pool
+        while not self._readers.empty():
+            idle.append(self._readers.get_nowait())
+        for conn in idle:
+            self._readers.put(conn)
+        for conn in [self._writer_conn] + idle:
             try:
                 conn.execute("PRAGMA optimize").fetchall()
             except sqlite3.Error:
