@@ -12,7 +12,7 @@ from typing import Any
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from ..redaction import forget_known
 from . import compaction, ledger, standings
-from .batches import Written, insert_sql
+from .batches import Written, dumps, insert_sql
 from .db import Database
 from .ledger import Line
 
@@ -31,17 +31,6 @@ PAGE = 50   # calls read per query when listing
 EXTRA, ANSWER, REQUEST = COLUMNS.index("extra"), COLUMNS.index("answer"), COLUMNS.index("request")
 _ROW = operator.attrgetter(*COLUMNS)   # a record's values in COLUMNS' order
 CALL_HEAD = f"INSERT INTO calls ({', '.join(COLUMNS)})"
-# json.dumps(extra), less its layers (dumps, encode, iterencode, a C encoder made per call): a record's `extra` (plain
-# values, never circular) encoded by one C encoder made once, as dumps' defaults would; json.dumps where there is none.
-_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
-_ENCODER = _MAKE_ENCODER and _MAKE_ENCODER(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None,
-                                           ": ", ", ", False, False, True)
-
-
-def extra_json(extra: dict) -> str:
-    return "".join(_ENCODER(extra, 0)) if _ENCODER else json.dumps(extra)
-
-
 # The record of a call the panel stopped waiting for, made again by its worker: the same row updated in place (so
 # verdicts given on it meanwhile stay), created when the panel made it; a row the store lost then is made now.
 AMEND_CALL = insert_sql(CALL_HEAD, len(COLUMNS)) + " ON CONFLICT (id) DO UPDATE SET " + ", ".join(
@@ -174,7 +163,7 @@ class Calls:
         in its next batch (the Written says when). `amend`: the call was recorded already (a panel seat it stopped
         waiting for), its ledger line at or after that moment: its row and that line are brought up to date instead."""
         values = list(_ROW(rec))
-        values[EXTRA] = extra_json(rec.extra) if rec.extra else None
+        values[EXTRA] = dumps(rec.extra) if rec.extra else None
         new: dict[str, Any] = {"model": rec.model, "collection": rec.collection, "kind": rec.kind,
                                "status": rec.status, "seconds": rec.seconds, "created": rec.created,
                                "signs": rec.signs}

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..redaction import model_names
 from . import standings, windows
+from .batches import dumps
 from .bestpicks import judged_blind
 
 if TYPE_CHECKING:   # db.py reads this module's SCHEMA through its migrations
@@ -74,13 +75,12 @@ class PointStore:
         """Queue a panel's points (each the `bench.points` shape plus `shown`) and what the referee call gave
         (`info`: mode, referee, call, counts, why unavailable) in the panel's row; committed with its call records."""
         now = time.time()
-        rows = [(p["id"], panel, n, p["claim"], json.dumps(p["assert"]), json.dumps(p["deny"]),
-                 json.dumps(p["silent"]), json.dumps(p["quotes"]), int(p.get("shown", True)), now)
-                for n, p in enumerate(points, 1)]
+        rows = [(p["id"], panel, n, p["claim"], dumps(p["assert"]), dumps(p["deny"]), dumps(p["silent"]),
+                 dumps(p["quotes"]), int(p.get("shown", True)), now) for n, p in enumerate(points, 1)]
 
         # rows, not a function of its own: it goes in with the batch's other rows rather than splitting them in two
         # runs (each run writes its kept sums again); the panel's row is in by then, in this batch or an earlier one
-        return self.db.insert(*[(POINTS_HEAD, row) for row in rows], keep=((_set_info, (json.dumps(info), panel)),))
+        return self.db.insert(*[(POINTS_HEAD, row) for row in rows], keep=((_set_info, (dumps(info), panel)),))
 
     def judge(self, point: str, verdict: bool | None, note: str | None, claims: list[dict]) -> dict:
         """A point's verdict (True, False, or None for "can't tell"), the claims it gives (each seat, real, stance,
