@@ -20,6 +20,7 @@ from ..roster.limits.resting import Resting
 from ..roster.registry import Endpoint, Model, Registry
 from ..store.calls import Calls
 from ..store.ids import new_id
+from ..store.batches import first_error
 from ..store.db import Written
 from ..store.ledger import Ledger, Line, cost_of
 from .callsizes import LLM, budget, client_in_use, fitted, seat_timeouts
@@ -356,12 +357,10 @@ class Dialer:
         crash of the service from then on. None when every one is kept; else why not, for the reply to say so and
         name none of its ids: a store that cannot write fails the writes at once (its health says why), and the
         answer still goes out without its record."""
-        deadline = time.monotonic() + timeout
-        for record in records:   # they commit in batches, in order: one wait usually does it
-            try:   # a record committed already is not waited for: no clock read
-                error = record.exception(None if record.done() else max(0.0, deadline - time.monotonic()))
-            except TimeoutError:
-                return f"the record store did not write it within {timeout:g} s (it may still)"
-            if error is not None:
-                return f"the record store cannot write ({str(error).rstrip('.') or type(error).__name__})"
+        try:
+            error = first_error(records, time.monotonic() + timeout)
+        except TimeoutError:
+            return f"the record store did not write it within {timeout:g} s (it may still)"
+        if error is not None:
+            return f"the record store cannot write ({str(error).rstrip('.') or type(error).__name__})"
         return None

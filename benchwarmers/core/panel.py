@@ -1,7 +1,6 @@
 """The panel: seats an ask, fans it out on a bounded pool, gathers answers in completion order, merges on request."""
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
@@ -18,6 +17,7 @@ from ..errors import BenchError, EmptyCollection, FaultKind, QuotaRefused, Tools
 from ..providers.dispatch import Call, SeatTap
 from ..providers.hangup import Hangup
 from ..roster.registry import Registry
+from ..store.batches import dumps
 from ..store.conversations import Conversations
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
@@ -111,7 +111,7 @@ class Panel:
         pending = self.referee.plan(run)     # who will referee it: its row says so until the points are in
         run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.aim.mode,
                                                        len(run.seats), asker.caller, plan.passed_over, request[0],
-                                                       json.dumps(pending) if pending else None,
+                                                       dumps(pending) if pending else None,
                                                        links_for(thread, task), bool(plan.hidden)))
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import sqlite3
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -40,6 +42,19 @@ class Written:
         return self._value
 
 
+def first_error(writes, deadline: float) -> BaseException | None:
+    """Wait until each of `writes` is settled: the first error that kept one from being written, or None once all
+    are; TimeoutError when one is not settled by `deadline` (time.monotonic()). Writes settle in order, so one wait
+    usually does it: one settled already costs no call (this runs for every reply)."""
+    for written in writes:
+        db = written._db
+        if db._settled < written._n:
+            db.wait(written, max(0.0, deadline - time.monotonic()))
+        if written._error is not None:
+            return written._error
+    return None
+
+
 class Rows:
     """A write of rows, each (head, values) with a head like "INSERT INTO t (a, b)", all in the same transaction.
     The rows of one table in a batch go in together, one executemany a table instead of an execute a row. `keep`:
@@ -67,6 +82,17 @@ def _keep(conn: sqlite3.Connection, runs) -> None:
                 by_fn[fn] = [item]
     for fn, items in by_fn.items():
         fn(conn, items)
+
+
+# json.dumps(value) with its defaults, less its layers (dumps, encode, iterencode, and a C encoder made a call): one C
+# encoder made once. For what the records keep (plain values, never circular); json.dumps where there is none.
+_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_ENCODER = _MAKE_ENCODER and _MAKE_ENCODER(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None,
+                                           ": ", ", ", False, False, True)
+
+
+def dumps(value) -> str:
+    return "".join(_ENCODER(value, 0)) if _ENCODER else json.dumps(value)
 
 
 @functools.lru_cache(maxsize=64)

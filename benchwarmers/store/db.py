@@ -88,15 +88,16 @@ class Database:
         self._checkpoints = connect(self.path)
         self._checkpointing = threading.Lock()   # the checkpoints' connection, between the writer thread and alone()
         self._commits = 0                      # commits since the last checkpoint
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: list = []                # writes queued, in number order (taken under _submitting)
         self._numbers = itertools.count(1)    # each write's number, in the order the writer will take them
         self._submitting = threading.Lock()   # a number and its place in the queue are taken together
         self._settled = 0                     # every write up to this number is committed (or failed)
         self._settling = threading.Condition(threading.Lock())
         self._writing = threading.Lock()      # held while a batch is taken from the queue and committed
         self._wake = threading.Event()        # set when something is queued: the writer thread looks LAG later
+        self._woken = False                   # _wake set and not cleared yet: a write queued meanwhile need not set it
         self._closing = threading.Event()     # cuts the writer thread's LAG short
-        self._readers: queue.Queue = queue.Queue()
+        self._readers: queue.SimpleQueue = queue.SimpleQueue()   # (in C: a get and a put are a call each)
         for _ in range(readers):
             self._readers.put(connect(self.path))
         self._closed = False
@@ -121,8 +122,9 @@ class Database:
                 written._error = RuntimeError("database is closed")
                 return written
             written = Written(self, next(self._numbers))
-            self._queue.put((fn, written))
-        if not self._wake.is_set():
+            self._queue.append((fn, written))
+            wake, self._woken = not self._woken, True
+        if wake:
             self._wake.set()
         return written
 
@@ -131,7 +133,7 @@ class Database:
         the work it would otherwise wait for), else wait for whoever is. TimeoutError after `timeout` seconds (a
         batch under way is finished first)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while not written.done():
+        while self._settled < written._n:   # written.done(), without a call a turn
             if self._writing.acquire(blocking=False):
                 try:
                     self._commit_queued()
@@ -172,9 +174,11 @@ class Database:
             self._wake.wait()
             self._closing.wait(LAG)
             self._wake.clear()
+            with self._submitting:   # after the clear: a write queued from now on sets it again (see submit)
+                self._woken = False
             with self._writing:
                 self._commit_queued()
-            if self._closed and self._queue.empty():   # nothing is queued once closed
+            if self._closed and not self._queue:   # nothing is queued once closed
                 return
             if self._commits and time.monotonic() - checked >= CHECKPOINT:
                 checked = time.monotonic()
@@ -228,14 +232,14 @@ class Database:
         """Every write queued now, in batches of up to BATCH, each committed and settled (the write lock held)."""
         conn = self._writer_conn
         while True:
-            work: list[tuple[Callable, Written]] = []
-            while len(work) < BATCH:
-                try:
-                    work.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            if not work:
-                return
+            with self._submitting:   # what is queued, taken at once rather than a get() a write
+                work = self._queue
+                if not work:
+                    return
+                if len(work) <= BATCH:
+                    self._queue = []
+                else:
+                    work, self._queue = work[:BATCH], work[BATCH:]
             try:
                 self._run_batch(conn, work)
             except BaseException as e:   # the store must outlive any batch: nothing would be recorded again
@@ -373,7 +377,12 @@ class Database:
         self._closing.set()
         self._wake.set()
         self._thread.join(timeout=30)
-        for conn in [self._writer_conn] + list(self._readers.queue):
+        idle = []   # the readers not in use now, left in the pool
+        while not self._readers.empty():
+            idle.append(self._readers.get_nowait())
+        for conn in idle:
+            self._readers.put(conn)
+        for conn in [self._writer_conn] + idle:
             try:
                 conn.execute("PRAGMA optimize").fetchall()
             except sqlite3.Error:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..redaction import model_names
 from . import standings, windows
+from .batches import dumps
 from .bestpicks import judged_blind
 
 if TYPE_CHECKING:   # db.py reads this module's SCHEMA through its migrations
@@ -39,6 +40,14 @@ SEAT_CALLS = ("SELECT id, seat, model, collection, kind, created FROM calls WHER
               "AND seat > 0")
 
 
+POINTS_HEAD = f"INSERT INTO points ({POINT_COLS})"
+
+
+def _set_info(conn, items: list) -> None:
+    """What each panel's referee call gave ((info, panel) items), in the panels' rows: a Database.insert keeper."""
+    conn.executemany("UPDATE panels SET points = ? WHERE id = ?", items)
+
+
 def point_dict(row, verdict: dict | None = None) -> dict:
     """A stored point as the API gives it: the `bench.points` shape, with its panel, whether the reply showed it, and
     its current verdict (None: not judged)."""
@@ -47,13 +56,7 @@ def point_dict(row, verdict: dict | None = None) -> dict:
             "quotes": json.loads(row["quotes"]), "shown": bool(row["shown"]), "verdict": verdict}
 
 
-POINTS_HEAD = f"INSERT INTO points ({POINT_COLS})"
 _INTS = {int}
-
-
-def _set_info(conn, items: list) -> None:
-    """The panels' points info, each item (its JSON, the panel), once their points' rows are in (Rows' keep)."""
-    conn.executemany("UPDATE panels SET points = ? WHERE id = ?", items)
 
 
 def _seats_json(seats) -> str:
@@ -61,7 +64,7 @@ def _seats_json(seats) -> str:
     rather than the encoder's eight."""
     if seats.__class__ is list and {*map(type, seats)} <= _INTS:
         return repr(seats)
-    return json.dumps(seats)
+    return dumps(seats)
 
 
 def verdict_dict(row) -> dict:
@@ -86,9 +89,9 @@ class PointStore:
         alike (a function between them would cut them in two runs of statements)."""
         now = time.time()
         rows = [(POINTS_HEAD, (p["id"], panel, n, p["claim"], _seats_json(p["assert"]), _seats_json(p["deny"]),
-                               _seats_json(p["silent"]), json.dumps(p["quotes"]), int(p.get("shown", True)), now))
+                               _seats_json(p["silent"]), dumps(p["quotes"]), int(p.get("shown", True)), now))
                 for n, p in enumerate(points, 1)]
-        return self.db.insert(*rows, keep=((_set_info, (json.dumps(info), panel)),))
+        return self.db.insert(*rows, keep=((_set_info, (dumps(info), panel)),))
 
     def judge(self, point: str, verdict: bool | None, note: str | None, claims: list[dict]) -> dict:
         """A point's verdict (True, False, or None for "can't tell"), the claims it gives (each seat, real, stance,

@@ -105,20 +105,24 @@ def verdict_of(useful, real_json: str | None, false_json: str | None) -> tuple:
 def apply(conn, changes: list, exclude: str | None = None) -> None:
     """Bring the kept record up to date with `changes`, each (old part or None, new part or None), inside the
     writer's transaction. `exclude`: the call whose row changed (a window refilled from the history skips it: its new
-    part is added here)."""
+    part is added here). It runs for every batch: its sums are folded in place, made in C."""
     deltas: dict = {}
     speed_ops: dict = {}
     judged_ops: dict = {}
     days: dict = {}
+    taken = False   # whether an old part came: only then can an entry net out (a window sorts what it is given)
     for old, new in changes:   # each old part taken away (-1), each new one added (1)
         for p, sign in ((old, -1), (new, 1)):
             if p is None:
                 continue
-            fold(days, p.day, p.day_counts, sign)
-            key = p.key
+            taken = taken or sign < 0
+            op, day, key = operator.add if sign > 0 else operator.sub, p.day, p.key
+            days[day] = list(map(op, days[day], p.day_counts)) if day in days else \
+                list(p.day_counts) if sign > 0 else [-v for v in p.day_counts]
             if key is None:
                 continue
-            fold(deltas, key, p.counts, sign)
+            deltas[key] = list(map(op, deltas[key], p.counts)) if key in deltas else \
+                list(p.counts) if sign > 0 else [-v for v in p.counts]
             if p.speed is not None:
                 if key in speed_ops:
                     speed_ops[key].append((sign, p.speed))
@@ -129,7 +133,8 @@ def apply(conn, changes: list, exclude: str | None = None) -> None:
                     judged_ops[key].append((sign, p.judged))
                 else:
                     judged_ops[key] = [(sign, p.judged)]
-    for ops in (speed_ops, judged_ops):    # an entry taken and given back (a verdict leaves the answer's time) is none
+    # an entry taken and given back (a verdict leaves the answer's time) is none
+    for ops in (speed_ops, judged_ops) if taken else ():
         for key in list(ops):
             ops[key] = net(ops[key])
             if not ops[key]:
@@ -148,14 +153,6 @@ def net(ops: list) -> list:
         count[entry] = count.get(entry, 0) + sign
     return [(-1, e) for e, n in count.items() if n < 0 for _ in range(-n)] + \
         [(1, e) for e, n in count.items() if n > 0 for _ in range(n)]
-
-
-def fold(sums: dict, key, values: tuple, sign: int) -> None:
-    """Add `values` (sign 1) to, or take them (-1) from, `sums[key]`: sums made in C, as this runs for every row."""
-    if key in sums:
-        sums[key] = list(map(operator.add if sign > 0 else operator.sub, sums[key], values))
-    else:
-        sums[key] = list(values) if sign > 0 else [-v for v in values]
 
 
 def apply_new(conn, parts: list) -> None:

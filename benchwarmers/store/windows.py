@@ -15,13 +15,13 @@ NONE = ""                         # the scope of calls of no collection (a model
 def appended(shape: struct.Struct, packed: bytes | None, size: int, ops: list) -> bytes | None:
     """The window with `ops` done, when they only add entries newer than all it holds (nearly every write: answers
     come in order), without unpacking it; None otherwise (Window does the rest)."""
-    if any(sign < 0 for sign, _ in ops):
+    if min(ops)[0] < 0:   # (lists, not generators: this runs for every standing a batch changes)
         return None
-    entries = sorted(entry for _, entry in ops)
+    entries = sorted([entry for _, entry in ops])
     packed = packed or b""
     if packed and shape.unpack_from(packed, len(packed) - shape.size) > entries[0]:
         return None
-    out = packed + b"".join(shape.pack(*e) for e in entries)
+    out = packed + b"".join([shape.pack(*e) for e in entries])
     return out[-size * shape.size:]
 
 
