@@ -110,6 +110,18 @@ def test_the_referee_is_asked_for_two_thousand_tokens_not_four_thousand(served, 
     assert (sent.get("max_tokens") or sent.get("max_completion_tokens")) == 2000
 
 
+def test_the_referees_record_has_its_own_cap_and_its_tokens_estimated_from_its_own_prompt(home, fake, make_service):
+    setup_bench(home, fake, COLS)
+    script(fake, FakeReferee().reply(no_usage=True))     # an upstream that tells no usage: the counts are estimated
+    url = make_service().url
+    data = ask(url, bench=WAITS)
+    status, _, record = Http(url)("GET", f"/bench/calls/{data['bench']['points_info']['call']}")
+    assert status == 200 and record["kind"] == "referee" and record["tokens_estimated"]
+    assert record["extra"]["max_tokens"] == 2000
+    question = max(s["usage"]["input_tokens"] for s in data["bench"]["seats"])
+    assert record["input_tokens"] > 3 * question      # its prompt holds every seat's answer, not the question alone
+
+
 def test_a_referee_that_never_gives_json_is_passed_over_after_three_and_named(home, fake, make_service):
     setup_bench(home, fake, COLS)
     script(fake, FakeReferee("prose"))

@@ -217,10 +217,12 @@ class Refereeing:
         run = j.run
         if answer is not None:
             j.usage = answer.usage
+        # Its own ask (the prompt its tokens are estimated from when the upstream tells none, the cap it was sent
+        # with), under the panel's request (its record is kept with the panel's summary: the cap goes in its extra)
         written, cost = self.dialer.recorded(Ended(   # its cost as its ledger line priced it, not priced again
-            j.call, j.model, run.ask, status if sent else SKIPPED, KIND, run.ask.target.mode, took, answer, error,
-            collection=run.collection_name, panel=run.id, request=run.seat_request, counted=j.ask.prompt_tokens(),
-            sent=sent, asker=run.asker))
+            j.call, j.model, j.ask, status if sent else SKIPPED, KIND, run.ask.target.mode, took, answer, error,
+            collection=run.collection_name, panel=run.id, request=run.seat_request,
+            extra={"max_tokens": j.ask.max_tokens}, sent=sent, asker=run.asker))
         j.records.append(written)
         return {"call": j.call, "seconds": round(took, 3),
                 "usage": (answer.usage if answer is not None else Usage()).to_dict(), "cost": cost}
