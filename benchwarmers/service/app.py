@@ -25,7 +25,10 @@ class App:
         self.bench = bench
         self.table = table or build_table()
         self._inflight = 0
-        self._idle = threading.Condition()
+        # the count under a plain lock (a Condition's with and notify_all are Python calls, twice a request); the
+        # Condition on the same lock is notified only when the count comes to 0, all wait_idle waits for
+        self._count = threading.Lock()
+        self._idle = threading.Condition(self._count)
 
     # -- the entry points ----------------------------------------------------------------------
     def handle(self, req: Request) -> Response:
@@ -58,7 +61,7 @@ class App:
 
     def serve(self, req: Request, route: Route) -> Response:
         """Run an admitted request's handler; no traceback ever reaches the client."""
-        with self._idle:
+        with self._count:
             self._inflight += 1
         try:
             resp = route.handler(req, self.bench)
@@ -73,9 +76,10 @@ class App:
                 "The service hit an internal error; the log has details.",
                 "Try again; if it repeats, report it with the log."))
         finally:
-            with self._idle:
+            with self._count:
                 self._inflight -= 1
-                self._idle.notify_all()
+                if not self._inflight:
+                    self._idle.notify_all()
 
     def authorize(self, req: Request, route: Route) -> None:
         """Who is calling. With an admin token set, admin routes need it; gateway routes need a gateway key (or the
