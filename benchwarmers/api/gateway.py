@@ -112,8 +112,11 @@ def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInf
     req.body = b""                     # read: a large ask's bytes are not held while its seats run
     parsed = fmt.parse(body, info)
     ask = parsed.ask
-    ask.points = points_wanted(body)
-    panel_options(body, ask)
+    if body.get("bench") is None:   # nearly every request: what the two would say of no `bench` field, no call each
+        ask.points, ask.blind, ask.continues, ask.only_seat = None, None, None, None
+    else:
+        ask.points = points_wanted(body)
+        panel_options(body, ask)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     if ask.continues and ask.target.mode == ROUTE:
@@ -137,8 +140,7 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
         return render_turn(fmt, turn, reply)
     run = bench.panel.start(ask, asker, live=options.stream)   # streamed: its first seat to write goes out live
     # the seats in seat order, so a client can show who it is still waiting for while the stream runs
-    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join([
-        f"seat-{s.seat}" if run.hidden else quoted(s.model) for s in run.seats])}   # blind: no model named
+    headers = {"x-bench-panel": run.id, "x-bench-seats": seats_header(run)}
     if options.stream:
         return Response.streaming(fmt.stream(bench.panel.events(run, req.gone), reply),
                                   fmt.stream_content_type(reply), headers)
@@ -155,6 +157,17 @@ PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")    # what quote() leaves as it is (its a
 def quoted(alias: str) -> str:
     """quote(alias, safe=""), at the cost of one look for an alias that needs no quoting (nearly every one)."""
     return alias if PLAIN.fullmatch(alias) else quote(alias, safe="")
+
+
+def seats_header(run) -> str:
+    """X-Bench-Seats: each seat's model, quoted (a blind panel's: seat-N, no model named). Every alias needs no
+    quoting when their concatenation needs none (nearly every panel): one look for them all, not one a seat."""
+    if run.hidden:
+        return ", ".join([f"seat-{s.seat}" for s in run.seats])
+    models = [s.model for s in run.seats]
+    if PLAIN.fullmatch("".join(models)):
+        return ", ".join(models)
+    return ", ".join([quoted(m) for m in models])
 
 
 def render_turn(fmt: FormatContract, turn: TurnReply, reply: ReplyInfo) -> Response:
