@@ -41,7 +41,7 @@ class App:
         """Everything decided from the request line and headers (Host, Origin, the route, who is calling): the
         route, or the refusal to send. The HTTP handler calls this before it reads a byte of the body."""
         req.app = self
-        shape = shape_for_path(req.path)
+        shape = None   # the route's, once matched; else the path's (shape_for_path), worked out only for a refusal
         try:
             guard.check_host(req, self.bench.host, self.bench.public_hosts, self.bench.port)
             guard.check_origin(req)
@@ -50,6 +50,7 @@ class App:
             self.authorize(req, route)
             return route
         except Unauthorized as err:
+            shape = shape_for_path(req.path) if shape is None else shape
             if shape == "html" and req.method == "GET":   # a browser goes to the login page instead, and comes
                 here = req.path + ("?" + urlencode(req.query) if req.query else "")   # back with its query
                 return Response.redirect("/login?next=" + quote(here, safe="/"))
@@ -57,7 +58,7 @@ class App:
         except WrongBaseURL as err:   # a path of no API: answered in the shape of the API the client meant
             return self.error_response(err.shape, err)
         except BenchError as err:
-            return self.error_response(shape, err)
+            return self.error_response(shape_for_path(req.path) if shape is None else shape, err)
 
     def serve(self, req: Request, route: Route) -> Response:
         """Run an admitted request's handler; no traceback ever reaches the client."""
