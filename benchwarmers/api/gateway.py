@@ -122,9 +122,11 @@ def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInf
     if ask.continues and ask.target.mode == ROUTE:
         raise BadRequest("`bench.continue` follows up a panel; route mode keeps its own conversation.",
                          f"Ask bench/{ask.target.name} to continue a panel, or leave `bench.continue` out.")
-    check_reach(req, ask.target)
-    check_reach_within(req, ask, bench)
-    asker = Asker(req.caller.name if req.caller else None, session_of(req))
+    if req.caller is not None:   # no key, no reach to check (the two would return at once)
+        check_reach(req, ask.target)
+        check_reach_within(req, ask, bench)
+    asker = Asker(req.caller.name if req.caller else None,
+                  session_of(req) if SESSION_HEADER in req.headers else None)
     return parsed, asker
 
 
@@ -182,7 +184,11 @@ def render_turn(fmt: FormatContract, turn: TurnReply, reply: ReplyInfo) -> Respo
 
 
 def has_content(ask: Ask) -> bool:
-    return any(not isinstance(p, Text) or p.text for m in ask.messages for p in m.parts)
+    for m in ask.messages:   # (loops, not any() of a generator: no call a part)
+        for p in m.parts:
+            if not isinstance(p, Text) or p.text:
+                return True
+    return False
 
 
 def nothing_to_answer(fmt: FormatContract, req: Request, bench: ModelNamesParts, ask: Ask, options: ReplyOptions,
