@@ -112,16 +112,21 @@ def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInf
     req.body = b""                     # read: a large ask's bytes are not held while its seats run
     parsed = fmt.parse(body, info)
     ask = parsed.ask
-    ask.points = points_wanted(body)
-    panel_options(body, ask)
+    if body.get("bench") is None:   # nearly every request: what the two would say of no `bench` field, no call each
+        ask.points, ask.blind, ask.continues, ask.only_seat = None, None, None, None
+    else:
+        ask.points = points_wanted(body)
+        panel_options(body, ask)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     if ask.continues and ask.target.mode == ROUTE:
         raise BadRequest("`bench.continue` follows up a panel; route mode keeps its own conversation.",
                          f"Ask bench/{ask.target.name} to continue a panel, or leave `bench.continue` out.")
-    check_reach(req, ask.target)
-    check_reach_within(req, ask, bench)
-    asker = Asker(req.caller.name if req.caller else None, session_of(req))
+    if req.caller is not None:   # no key, no reach to check (the two would return at once)
+        check_reach(req, ask.target)
+        check_reach_within(req, ask, bench)
+    asker = Asker(req.caller.name if req.caller else None,
+                  session_of(req) if SESSION_HEADER in req.headers else None)
     return parsed, asker
 
 
@@ -137,8 +142,7 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
         return render_turn(fmt, turn, reply)
     run = bench.panel.start(ask, asker, live=options.stream)   # streamed: its first seat to write goes out live
     # the seats in seat order, so a client can show who it is still waiting for while the stream runs
-    headers = {"x-bench-panel": run.id, "x-bench-seats": ", ".join([
-        f"seat-{s.seat}" if run.hidden else quoted(s.model) for s in run.seats])}   # blind: no model named
+    headers = {"x-bench-panel": run.id, "x-bench-seats": seats_header(run)}
     if options.stream:
         return Response.streaming(fmt.stream(bench.panel.events(run, req.gone), reply),
                                   fmt.stream_content_type(reply), headers)
@@ -157,6 +161,17 @@ def quoted(alias: str) -> str:
     return alias if PLAIN.fullmatch(alias) else quote(alias, safe="")
 
 
+def seats_header(run) -> str:
+    """X-Bench-Seats: each seat's model, quoted (a blind panel's: seat-N, no model named). Every alias needs no
+    quoting when their concatenation needs none (nearly every panel): one look for them all, not one a seat."""
+    if run.hidden:
+        return ", ".join([f"seat-{s.seat}" for s in run.seats])
+    models = [s.model for s in run.seats]
+    if PLAIN.fullmatch("".join(models)):
+        return ", ".join(models)
+    return ", ".join([quoted(m) for m in models])
+
+
 def render_turn(fmt: FormatContract, turn: TurnReply, reply: ReplyInfo) -> Response:
     """A route-mode turn in the caller's format: its member's stream, or its whole answer with the `bench` data."""
     headers = {"x-bench-call": turn.call, "x-bench-model": turn.model} if turn.call else \
@@ -169,7 +184,11 @@ def render_turn(fmt: FormatContract, turn: TurnReply, reply: ReplyInfo) -> Respo
 
 
 def has_content(ask: Ask) -> bool:
-    return any(not isinstance(p, Text) or p.text for m in ask.messages for p in m.parts)
+    for m in ask.messages:   # (loops, not any() of a generator: no call a part)
+        for p in m.parts:
+            if not isinstance(p, Text) or p.text:
+                return True
+    return False
 
 
 def nothing_to_answer(fmt: FormatContract, req: Request, bench: ModelNamesParts, ask: Ask, options: ReplyOptions,

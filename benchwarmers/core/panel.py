@@ -109,7 +109,8 @@ class Panel:
             with self._live_lock:
                 self._live.add(run)
         pending = self.referee.plan(run)     # who will referee it: its row says so until the points are in
-        run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.aim.mode,
+        aim = ask.aim   # (run.reply().collection's name, without the PanelReply made for it)
+        run.records.append(self.dialer.calls.add_panel(run.id, collection.name if collection else aim.name, aim.mode,
                                                        len(run.seats), asker.caller, plan.passed_over, request[0],
                                                        dumps(pending) if pending else None,
                                                        links_for(thread, task), bool(plan.hidden)))

@@ -46,14 +46,17 @@ def parse(body: dict, ctx: RequestInfo) -> Parsed:
     for i, m in enumerate(raw):
         _message(check(m, dict, f"messages[{i}]"), f"messages[{i}]", ask, system, dropped)
     ask.system = "\n\n".join(system) if system else None
-    ask.tools = tools(body, ask, dropped)
-    ask.tool_choice = tool_choice(body.get("tool_choice", body.get("function_call")))
-    ask.max_tokens = positive_int(body, "max_completion_tokens", "max_tokens")
-    ask.temperature = number(body, "temperature")
-    ask.top_p = number(body, "top_p")
-    ask.stop = string_list(body.get("stop"), "stop")
+    # each optional field read only when the body has it (what each read gives for an absent field, without its calls)
+    ask.tools = tools(body, ask, dropped) if "tools" in body or "functions" in body else []
+    ask.tool_choice = tool_choice(body.get("tool_choice", body.get("function_call"))) \
+        if "tool_choice" in body or "function_call" in body else None
+    ask.max_tokens = positive_int(body, "max_completion_tokens", "max_tokens") \
+        if "max_completion_tokens" in body or "max_tokens" in body else None
+    ask.temperature = number(body, "temperature") if "temperature" in body else None
+    ask.top_p = number(body, "top_p") if "top_p" in body else None
+    ask.stop = string_list(body.get("stop"), "stop") if "stop" in body else []
     stream = bool(get(body, "stream", bool, default=False))
-    if get(body, "n", int, default=1) != 1:
+    if "n" in body and get(body, "n", int, default=1) != 1:
         dropped.append("n (only one choice is returned)")
     return parsed(ask, NAME, stream, body, ctx, NATIVE_API, dropped)
 

@@ -55,6 +55,11 @@ def check_host(req: Request, bound: str, public_hosts: tuple, port: int = 0) -> 
     raw = req.headers.get("host")
     if not raw or not raw.strip():
         raise MissingHost("The request has no Host header.", "Send Host: the name and port you connect to.")
+    _check_host(raw, bound, public_hosts, port)
+
+
+@functools.lru_cache(maxsize=256)   # every request sends the same few: a Host that passed once passes (a refusal,
+def _check_host(raw: str, bound: str, public_hosts: tuple, port: int) -> None:   # raised, is never kept)
     name, given = split_host(raw)
     sent = raw.strip().lower()
     if "*" in public_hosts or sent in public_hosts or is_loopback(name):
@@ -73,6 +78,9 @@ def check_origin(req: Request, every_method: bool = False) -> None:
     `every_method`: reading requests too (MCP's transport validates the Origin of every request)."""
     if req.method in SAFE_METHODS and not every_method:
         return
+    headers = req.headers
+    if "origin" not in headers and "referer" not in headers and "sec-fetch-site" not in headers:
+        return   # a client that is no browser (nearly every ask): nothing below to look at
     if req.headers.get("sec-fetch-site", "").lower() == "cross-site":
         raise CrossOrigin("Cross-site requests are refused.", "Call the service from its own pages or a client.")
     own = req.headers.get("host", "").lower()

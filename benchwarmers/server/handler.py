@@ -137,7 +137,7 @@ class Handler(BaseHTTPRequestHandler):
         if not words:
             return False
         if len(words) == 3:
-            number = version_number(words[-1])
+            number = (1, 1) if words[-1] == "HTTP/1.1" else version_number(words[-1])   # (nearly every request)
             if number is None:
                 self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request version ({words[-1][:20]!r}): send HTTP/1.1.")
                 return False
@@ -252,11 +252,23 @@ class Handler(BaseHTTPRequestHandler):
                             b'header; the log has details."}}', {"Content-Type": "application/json"})
             head, _ = _head_lines(resp.headers)
         try:
-            self._head(resp.status, head + ("Connection: close\r\n" if close else "") +
-                       ("Transfer-Encoding: chunked\r\n" if resp.stream is not None else
-                        f"Content-Length: {len(resp.body)}\r\n"))
+            head_bytes = self._head(resp.status, head + ("Connection: close\r\n" if close else "") +
+                                    ("Transfer-Encoding: chunked\r\n" if resp.stream is not None else
+                                     f"Content-Length: {len(resp.body)}\r\n"))
+            try:
+                held = self._headers_buffer    # http.server's head buffer: nothing in it between answers
+            except AttributeError:
+                held = None
+            if resp.stream is None and not held:
+                # headers and body in one write (end_headers' blank line, then the body): one send, one packet;
+                # written at once rather than through the buffer and flush_headers (the same bytes)
+                self.wfile.write(head_bytes + b"\r\n" + (resp.body if self.command != "HEAD" else b""))
+                return
+            if held is None:
+                self._headers_buffer = [head_bytes]
+            else:
+                held.append(head_bytes)
             if resp.stream is None:
-                # headers and body in one write (end_headers' blank line, then the body): one send, one packet
                 self._headers_buffer.append(b"\r\n" + (resp.body if self.command != "HEAD" else b""))
                 self.flush_headers()
                 return
@@ -265,10 +277,12 @@ class Handler(BaseHTTPRequestHandler):
         except CLIENT_GONE:
             self.close_connection = True
 
-    def _head(self, code: int, lines: str) -> None:
+    def _head(self, code: int, lines: str) -> bytes:
         """http.server's send_response(code), then send_header() for each of `lines` ("Name: value\r\n" each, safe),
-        as one piece of the head: the same bytes, the same log line and Connection's say, without its calls a line."""
-        self.log_request(code)
+        as one piece of the head: the same bytes, the same log line and Connection's say, without its calls a line.
+        The head's bytes are returned for the caller to write (or buffer)."""
+        if log.isEnabledFor(logging.DEBUG):   # log_request's only say is log_message's debug line
+            self.log_request(code)
         message = self.responses[code][0] if code in self.responses else ""
         head = "%s %d %s\r\nServer: %s\r\nDate: %s\r\n%s" % (self.protocol_version, code, message,
                                                                self.version_string(), self.date_time_string(), lines)
@@ -280,10 +294,7 @@ class Handler(BaseHTTPRequestHandler):
                         self.close_connection = True
                     elif value.lower() == "keep-alive":
                         self.close_connection = False
-        try:
-            self._headers_buffer.append(head.encode("latin-1", "strict"))
-        except AttributeError:
-            self._headers_buffer = [head.encode("latin-1", "strict")]
+        return head.encode("latin-1", "strict")
 
     def date_time_string(self, timestamp: float | None = None) -> str:
         """http.server's, the same text, made once a second: every answer carries it."""

@@ -39,6 +39,10 @@ class BadFraming(Exception):
     """Headers that two servers could read two ways (request smuggling): the message is the 400's."""
 
 
+FOLDED = ("A header line starts with a space or a tab (a folded header, which HTTP/1.1 no longer allows). Send "
+          "each header on one line.")
+
+
 class TooSlow(TimeoutError):
     """The request's head or body did not arrive by its deadline."""
 
@@ -47,6 +51,9 @@ def read_headers(rfile) -> dict:
     """The request's header block as {lower-case name: value}, read line by line rather than by email.parser; a
     folded line is refused (BadFraming), as RFC 9112 5.2 allows. A repeated header keeps its last value, as the app
     has always read them, except those that frame the request: see repeated()."""
+    whole = _whole_block(rfile)
+    if whole is not None:
+        return whole
     headers: dict[str, str] = {}
     for _ in range(MAX_HEADERS + 1):
         line = rfile.readline(MAX_HEADER_LINE + 1)
@@ -57,8 +64,7 @@ def read_headers(rfile) -> dict:
             return headers
         text = line.decode("iso-8859-1").rstrip("\r\n")
         if text[:1] in (" ", "\t"):     # obs-fold: a proxy in front may read it as a header of its own, or drop it
-            raise BadFraming("A header line starts with a space or a tab (a folded header, which HTTP/1.1 no longer "
-                             "allows). Send each header on one line.")
+            raise BadFraming(FOLDED)
         key, sep, value = text.partition(":")
         if sep:
             name = key.lower()
@@ -67,6 +73,41 @@ def read_headers(rfile) -> dict:
                 value = repeated(headers, name, value)
             headers[name] = value
     raise HeadersTooLarge(f"Too many headers: the limit is {MAX_HEADERS} header lines. Send fewer headers.")
+
+
+def _whole_block(rfile) -> dict | None:
+    """read_headers' dict, when the whole header block is in rfile's buffer already (nearly every request: it came
+    in one piece) and read line by line it would be these very lines: each ends CR LF and holds no other CR or LF,
+    and they are no more than the limit. Then one read takes the block off the buffer, not a readline, a decode and
+    an rstrip a line. None, nothing read, otherwise: read_headers reads it line by line, with its limits and errors."""
+    held = rfile.peek(1)
+    if held[:2] == b"\r\n":   # no headers: its end is no CR LF CR LF (and the body may hold one)
+        return None
+    end = held.find(b"\r\n\r\n")
+    if end < 0 or end > MAX_HEADER_LINE:
+        return None
+    lines = held[:end].decode("iso-8859-1").split("\r\n")
+    if len(lines) > MAX_HEADERS:
+        return None
+    headers: dict[str, str] = {}
+    for i, text in enumerate(lines):
+        if "\r" in text or "\n" in text:   # read line by line, these would be other lines
+            return None
+        try:
+            if text[:1] in (" ", "\t"):
+                raise BadFraming(FOLDED)
+            key, sep, value = text.partition(":")
+            if sep:
+                name = key.lower()
+                value = value.lstrip(" \t")
+                if name in headers or name[-1:] in (" ", "\t"):
+                    value = repeated(headers, name, value)
+                headers[name] = value
+        except BadFraming:   # read up to the end of this line, as line by line
+            rfile.read(len("\r\n".join(lines[:i + 1])) + 2)
+            raise
+    rfile.read(end + 4)
+    return headers
 
 
 def repeated(headers: dict, name: str, value: str) -> str:

@@ -25,7 +25,10 @@ class App:
         self.bench = bench
         self.table = table or build_table()
         self._inflight = 0
-        self._idle = threading.Condition()
+        # the count under a plain lock (a Condition's with and notify_all are Python calls, twice a request); the
+        # Condition on the same lock is notified only when the count comes to 0, all wait_idle waits for
+        self._count = threading.Lock()
+        self._idle = threading.Condition(self._count)
 
     # -- the entry points ----------------------------------------------------------------------
     def handle(self, req: Request) -> Response:
@@ -38,7 +41,7 @@ class App:
         """Everything decided from the request line and headers (Host, Origin, the route, who is calling): the
         route, or the refusal to send. The HTTP handler calls this before it reads a byte of the body."""
         req.app = self
-        shape = shape_for_path(req.path)
+        shape = None   # the route's, once matched; else the path's (shape_for_path), worked out only for a refusal
         try:
             guard.check_host(req, self.bench.host, self.bench.public_hosts, self.bench.port)
             guard.check_origin(req)
@@ -47,6 +50,7 @@ class App:
             self.authorize(req, route)
             return route
         except Unauthorized as err:
+            shape = shape_for_path(req.path) if shape is None else shape
             if shape == "html" and req.method == "GET":   # a browser goes to the login page instead, and comes
                 here = req.path + ("?" + urlencode(req.query) if req.query else "")   # back with its query
                 return Response.redirect("/login?next=" + quote(here, safe="/"))
@@ -54,11 +58,11 @@ class App:
         except WrongBaseURL as err:   # a path of no API: answered in the shape of the API the client meant
             return self.error_response(err.shape, err)
         except BenchError as err:
-            return self.error_response(shape, err)
+            return self.error_response(shape_for_path(req.path) if shape is None else shape, err)
 
     def serve(self, req: Request, route: Route) -> Response:
         """Run an admitted request's handler; no traceback ever reaches the client."""
-        with self._idle:
+        with self._count:
             self._inflight += 1
         try:
             resp = route.handler(req, self.bench)
@@ -73,9 +77,10 @@ class App:
                 "The service hit an internal error; the log has details.",
                 "Try again; if it repeats, report it with the log."))
         finally:
-            with self._idle:
+            with self._count:
                 self._inflight -= 1
-                self._idle.notify_all()
+                if not self._inflight:
+                    self._idle.notify_all()
 
     def authorize(self, req: Request, route: Route) -> None:
         """Who is calling. With an admin token set, admin routes need it; gateway routes need a gateway key (or the

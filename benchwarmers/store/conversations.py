@@ -78,11 +78,13 @@ class Conversations:
         the writer's next batch, not waited for (the reply names nothing it holds); until then, and for a while,
         this process finds it in memory."""
         digest = reply_hash(text)
+        recent = self._recent
         with self._lock:
-            self._recent[digest] = panel
-            self._recent.move_to_end(digest)
-            if len(self._recent) > RECENT:
-                self._recent.popitem(last=False)
+            if digest in recent:   # (a new reply, nearly every one, goes in last already)
+                recent.move_to_end(digest)
+            recent[digest] = panel
+            if len(recent) > RECENT:
+                recent.popitem(last=False)
         self.db.insert((REPLY_HEAD, (digest, panel)))
 
     def by_reply(self, text: str) -> str | None:
