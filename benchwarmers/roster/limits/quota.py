@@ -10,7 +10,7 @@ from ...store import Config, Database
 from ...store.ids import new_id
 from ...store.ledger import Ledger, month_of
 from . import userset
-from .counts import DAY, MERGE, MINUTE, Counts, MinuteWindow  # noqa: F401 (MERGE, MinuteWindow: read here too)
+from .counts import DAY, MERGE, MINUTE, Counts, MinuteWindow, count_on  # noqa: F401 (MERGE, MinuteWindow: read here too)
 from .userset import CONNECTION, LIMITS, MODEL
 
 SHARED_KEEP = 2 * DAY      # seconds the admits table keeps a counted call for the other processes to read
@@ -105,8 +105,11 @@ class Quota:
         if now is None:
             now = self.clock.now()
         with self._lock:   # no limit set on it: nothing to check, only to count
-            for counts in self._pair(model, now):
-                counts.count(now, tokens)
+            try:
+                pair = self._pairs[(model.endpoint, model.alias)]
+            except KeyError:
+                pair = self._pair(model, now)
+            count_on(pair, now, tokens, 1)
         return None
 
     def _take_shared(self, conn, model, tokens: int, limits: tuple) -> Refusal | None:
@@ -196,8 +199,11 @@ class Quota:
         if now is None:
             now = self.clock.now()
         with self._lock:
-            for counts in self._pair(model, now):
-                counts.add(now, tokens)
+            try:
+                pair = self._pairs[(model.endpoint, model.alias)]
+            except KeyError:
+                pair = self._pair(model, now)
+            count_on(pair, now, tokens, 0)
         if self._set_for(model.endpoint, model.alias)[1]:   # for the other processes' token limits
             self.db.insert((ADMIT, (model.endpoint, model.alias, now, tokens, 0, self.process)))
 
@@ -211,18 +217,10 @@ class Quota:
         return max(found, key=lambda r: r.at) if found else None
 
     def _pair(self, model, now: float) -> tuple[Counts, Counts]:
-        """_at() of the model's connection and of the model, in one call: take() and spent() count on both at every
-        call (the pair is kept, as the Counts are until restore()); lock held."""
-        try:
-            pair = self._pairs[(model.endpoint, model.alias)]
-        except KeyError:
-            pair = self._pairs[(model.endpoint, model.alias)] = (self._at((CONNECTION, model.endpoint), now),
-                                                                 self._at((MODEL, model.alias), now))
-            return pair
-        cut, day = now - MINUTE, int(now // DAY)
-        for counts in pair:   # as _at()
-            if counts.times.first <= cut or counts.tokens.first <= cut or day != counts.day or not counts.month:
-                counts.roll(now)
+        """_at() of the model's connection and of the model, kept as a pair (until restore()) for take() and spent(),
+        which look in `_pairs` first and count on both at every call (count_on() rolls them); lock held."""
+        pair = self._pairs[(model.endpoint, model.alias)] = (self._at((CONNECTION, model.endpoint), now),
+                                                             self._at((MODEL, model.alias), now))
         return pair
 
     def _at(self, key: tuple, now: float) -> Counts:
