@@ -52,7 +52,7 @@ class Quota:
         self._counts: dict[tuple[str, str], Counts] = {}
         self._pairs: dict[tuple[str, str], tuple[Counts, Counts]] = {}   # (endpoint, alias): _pair()'s
         self._limits: tuple = (None, {"connections": {}, "models": {}})
-        self._of: tuple = (None, {})       # (the set_limits() it was made of, {(endpoint, alias): _set_for()'s})
+        self._of: tuple = (None, {})       # (the set_limits() it was made of, {(endpoint, alias): _work_out()'s})
         # Another process on this data folder (bench serve and bench gateway) counts its calls too: a call to a
         # connection or model with a limit is checked and counted in a database transaction, its row in `admits`,
         # and the other process's rows are counted here before each check (`_seen`: the last one counted).
@@ -76,12 +76,10 @@ class Quota:
             self._limits = (raw, limits)
         return limits
 
-    def _set_for(self, endpoint: str, alias: str) -> tuple[tuple, bool]:
-        """(((scope, name, {limit: n}) of the connection and the model), whether any is set): worked out once for
-        each set of limits read (a panel asks at each check, count and correction of each seat), kept in the memo."""
-        return self.config.kept((LIMITS_MEMO, endpoint, alias), lambda: self._work_out(endpoint, alias))
-
     def _work_out(self, endpoint: str, alias: str) -> tuple[tuple, bool]:
+        """(((scope, name, {limit: n}) of the connection and the model), whether any is set): worked out once for
+        each set of limits read; take(), spent() and blocked() (a panel asks at each check, count and correction of
+        each seat) keep it in the request's memo, under (LIMITS_MEMO, endpoint, alias), one call a look."""
         limits = self.set_limits()
         made_for, found = self._of
         if made_for is not limits:
@@ -99,14 +97,16 @@ class Quota:
         when it could; nothing is counted then. Under a limit, in one database transaction with every process's
         counted calls (so two processes on one data folder never overrun it together). `now`: the clock's, read
         just before by the caller (a call under a limit reads it inside its transaction)."""
-        limits, shared = self._set_for(model.endpoint, model.alias)   # read outside the lock
+        endpoint, alias = model.endpoint, model.alias   # _work_out()'s, kept in the memo
+        limits, shared = self.config.kept((LIMITS_MEMO, endpoint, alias),
+                                          lambda: self._work_out(endpoint, alias))   # read outside the lock
         if shared:
             return self.db.call(lambda conn: self._take_shared(conn, model, tokens, limits))
         if now is None:
             now = self.clock.now()
         with self._lock:   # no limit set on it: nothing to check, only to count
             try:
-                pair = self._pairs[(model.endpoint, model.alias)]
+                pair = self._pairs[(endpoint, alias)]
             except KeyError:
                 pair = self._pair(model, now)
             count_on(pair, now, tokens, 1)
@@ -152,7 +152,7 @@ class Quota:
 
     def _sync(self, limits_set: bool | None = None) -> None:
         """Count what the other processes counted since, before a look at a limited model's counts (`limits_set`:
-        its _set_for()'s; None: at any counts while some limit is set)."""
+        its _work_out()'s; None: at any counts while some limit is set)."""
         if not (limits_set if limits_set is not None else any(userset.rates(e) for scope in ("connections", "models")
                                                              for e in self.set_limits()[scope].values())):
             return
@@ -166,7 +166,8 @@ class Quota:
     def blocked(self, model, tokens: int = 0, provider: bool = True) -> Refusal | None:
         """take() without counting: what a call to `model` would meet now, the provider's rests included (unless
         `provider` is False: the user's limits alone)."""
-        limits, shared = self._set_for(model.endpoint, model.alias)
+        endpoint, alias = model.endpoint, model.alias
+        limits, shared = self.config.kept((LIMITS_MEMO, endpoint, alias), lambda: self._work_out(endpoint, alias))
         mine = None     # no limit set on it: nothing of the user's to check
         if shared:
             self._sync(True)
@@ -198,17 +199,19 @@ class Quota:
             return
         if now is None:
             now = self.clock.now()
+        endpoint, alias = model.endpoint, model.alias
         with self._lock:
             try:
-                pair = self._pairs[(model.endpoint, model.alias)]
+                pair = self._pairs[(endpoint, alias)]
             except KeyError:
                 pair = self._pair(model, now)
             count_on(pair, now, tokens, 0)
-        if self._set_for(model.endpoint, model.alias)[1]:   # for the other processes' token limits
-            self.db.insert((ADMIT, (model.endpoint, model.alias, now, tokens, 0, self.process)))
+        # for the other processes' token limits (_work_out()'s)
+        if self.config.kept((LIMITS_MEMO, endpoint, alias), lambda: self._work_out(endpoint, alias))[1]:
+            self.db.insert((ADMIT, (endpoint, alias, now, tokens, 0, self.process)))
 
     def _check(self, limits_of: tuple, now: float, tokens: int) -> Refusal | None:
-        """The latest-freeing of the limits (_set_for()'s) one more call of `tokens` would break; lock held."""
+        """The latest-freeing of the limits (_work_out()'s) one more call of `tokens` would break; lock held."""
         found = []
         for scope, name, limits in limits_of:
             if limits:
@@ -277,5 +280,5 @@ class Quota:
 
 
 def limited(limits) -> bool:
-    """Whether any of a call's limits (_set_for()'s) is set."""
+    """Whether any of a call's limits (_work_out()'s) is set."""
     return any(values for _, _, values in limits)
