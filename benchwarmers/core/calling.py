@@ -203,7 +203,7 @@ class Dialer:
     # ---- calls ---------------------------------------------------------------------------------------
     def client(self, model: Model, endpoint: Endpoint | None = None) -> Provider | LlmCalls:
         """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
-        if self.via_llm():
+        if self.registry.config.kept(CLIENT_MEMO, self._via_llm):   # via_llm(), written out: each seat asks
             return LlmCalls(model.endpoint)
         return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
 
@@ -245,7 +245,8 @@ class Dialer:
         is over. `hangup` lets the panel stop it; `tap`: its record's id (its budgets' hold's), and who hears its text
         as it comes (so it is asked streamed)."""
         client, settings = self.client(model, endpoint), self.settings()   # one look at the settings a seat
-        call = Call(client, self.budgeted(model, ask, settings), model.served,
+        tokens = self.tokens(model, ask, settings)   # budgeted()'s, written out
+        call = Call(client, ask if tokens == ask.max_tokens else ask.with_max_tokens(tokens), model.served,
                     timeouts or seat_timeouts(settings["seat_timeout"], hangup),
                     partial(self.admit, model, ask, kind, asker=asker, call=tap.record), reported=ask, heard=tap.heard)
         call.streamed, call.local = (True, None) if tap.heard is not None else self.streamed_seat(client, settings)
