@@ -57,7 +57,7 @@ class Dialer:
         self.scheduled = False             # the scheduler's copy (see over) marks its calls so
         self.dispatch = Dispatch()         # how the bytes move: shared with over()'s copies
 
-    def stored_chars(self) -> int:
+    def stored_chars(self) -> int:   # (recorded() writes this out)
         return int(self.settings()["record_max_kb"] * 1024)
 
     def summary(self, ask: Ask) -> tuple[str, str]:
@@ -304,7 +304,8 @@ class Dialer:
     def recount(self, model: Model, ask: Ask, answer: Answer | None, counted: int | None = None,
                 now: float | None = None) -> None:
         """A sent call is over: the limits' counts of its tokens corrected to what it used (`counted`: the prompt
-        tokens counted when it went, else the ask's; `answer` None: it used none; `now`: the limits' clock's)."""
+        tokens counted when it went, else the ask's; `answer` None: it used none; `now`: the limits' clock's).
+        recorded() writes this out: change them together."""
         if self.quota is None:
             return
         usage = answer.usage if answer else None
@@ -324,7 +325,8 @@ class Dialer:
                     now if now is not None else self.now())
 
     def now(self) -> float:
-        """The ledger's time: its lines are stamped with the limits' clock (the scheduler's; tests hold it)."""
+        """The ledger's time: its lines are stamped with the limits' clock (the scheduler's; tests hold it); as
+        recorded() reads it."""
         return self.quota.clock.now() if self.quota else time.time()
 
     def record(self, ended: Ended, amend: float | None = None) -> Written:
@@ -341,8 +343,12 @@ class Dialer:
             estimate_usage(answer, ask)   # before the counts and the line read its usage
         line = None
         if ended.went:
-            now = self.now()   # one look for the counts and the line
-            self.recount(model, ask, answer, ended.counted, now)
+            quota = self.quota   # now() and recount(), written out (a panel records six calls):
+            now = quota.clock.now() if quota else time.time()   # one look for the counts and the line
+            if quota is not None:
+                usage = answer.usage if answer else None
+                quota.spent(model, (usage.input_tokens + usage.output_tokens if usage else 0) -
+                            (ask.prompt_tokens() if ended.counted is None else ended.counted), now)
             line = self.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.asker.origin, now)
         # a seat given up while still out (no answer, counted=0: see panel._give_up) keeps its hold till it returns
         if self.budgets is not None and not (answer is None and ended.counted == 0 and ended.went and amend is None):
@@ -350,7 +356,7 @@ class Dialer:
                               line.cost if line else 0.0)
         tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
         cost = None if answer is None else line.cost if line else self.pricing.cost(model, answer)   # Pricing.cost's
-        return write(self.calls, ended, line, tokens, self.stored_chars(), amend), cost
+        return write(self.calls, ended, line, tokens, int(self.settings()["record_max_kb"] * 1024), amend), cost
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> str | None:
