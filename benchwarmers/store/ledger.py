@@ -83,9 +83,8 @@ class Line:
 HEAD = f"INSERT INTO usage ({', '.join(COLUMNS)})"   # a line's row goes to Database.insert as (HEAD, values())
 
 
-def keep(values: tuple) -> tuple:
-    """What the kept totals take from a new line (its row, Line.values()): a Database.insert `keep` pair."""
-    return ledgerkept.apply_new, ledgerkept.part_of_row(values)
+keep = ledgerkept.keep_row
+"""keep(values): what the kept totals take from a new line (its row, Line.values()): a Database.insert `keep` pair."""
 
 
 def amend(conn, call: str, line: Line | None, since: float) -> None:
