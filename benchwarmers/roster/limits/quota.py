@@ -19,6 +19,7 @@ PROVIDER = "provider"       # the scope of a rest the provider's own limit impos
 RESTS = ("resting until", "rate limited")   # how a seat (or a member passed over) kept by a rate limit says so
 FAILING = "failing, resting until"          # how one kept by its own failures says so (resting.REST_AFTER)
 LIMITS_MEMO = ("quota limits",)   # where a request's memo (Config.memo) keeps set_limits()' answer (not a file name)
+LIMITS_OF_MEMO = ("quota limits of",)   # and _limits_of()'s
 
 
 def utc(epoch: float) -> str:
@@ -52,7 +53,7 @@ class Quota:
         self._counts: dict[tuple[str, str], Counts] = {}
         self._pairs: dict[tuple[str, str], tuple[Counts, Counts]] = {}   # (endpoint, alias): _pair()'s
         self._limits: tuple = (None, {"connections": {}, "models": {}})
-        self._of: tuple = (None, {})       # (the set_limits() it was made of, {(endpoint, alias): _work_out()'s})
+        self._of: tuple = (None, {})       # _limits_of(): (the set_limits() it was made of, {(endpoint, alias): ...})
         # Another process on this data folder (bench serve and bench gateway) counts its calls too: a call to a
         # connection or model with a limit is checked and counted in a database transaction, its row in `admits`,
         # and the other process's rows are counted here before each check (`_seen`: the last one counted).
@@ -76,19 +77,23 @@ class Quota:
             self._limits = (raw, limits)
         return limits
 
-    def _work_out(self, endpoint: str, alias: str) -> tuple[tuple, bool]:
-        """(((scope, name, {limit: n}) of the connection and the model), whether any is set): worked out once for
-        each set of limits read; take(), spent() and blocked() (a panel asks at each check, count and correction of
-        each seat) keep it in the request's memo, under (LIMITS_MEMO, endpoint, alias), one call a look."""
+    def _limits_of(self) -> tuple:
+        """(set_limits(), {(endpoint, alias): _work_out()'s}): the second made anew when the first changed; take(),
+        spent() and blocked() (a panel asks at each check, count and correction of each seat) keep it in the
+        request's memo (LIMITS_OF_MEMO) and look a call's limits up in it themselves, a call a look."""
         limits = self.set_limits()
-        made_for, found = self._of
-        if made_for is not limits:
-            self._of = (limits, found := {})
-        hit = found.get((endpoint, alias))
-        if hit is None:   # a budget (usd_month) is Budgets' to enforce, not a rate limit
-            of = ((CONNECTION, endpoint, userset.rates(limits["connections"].get(endpoint) or {})),
-                  (MODEL, alias, userset.rates(limits["models"].get(alias) or {})))
-            hit = found[(endpoint, alias)] = (of, limited(of))
+        of = self._of
+        if of[0] is not limits:
+            self._of = of = (limits, {})
+        return of
+
+    def _work_out(self, of: tuple, endpoint: str, alias: str) -> tuple[tuple, bool]:
+        """(((scope, name, {limit: n}) of the connection and the model), whether any is set), kept in `of`
+        (_limits_of()'s): worked out once for each set of limits read."""
+        limits, found = of   # a budget (usd_month) is Budgets' to enforce, not a rate limit
+        out = ((CONNECTION, endpoint, userset.rates(limits["connections"].get(endpoint) or {})),
+               (MODEL, alias, userset.rates(limits["models"].get(alias) or {})))
+        hit = found[(endpoint, alias)] = (out, limited(out))
         return hit
 
     # ---- checking and counting ---------------------------------------------------------------------
@@ -97,9 +102,12 @@ class Quota:
         when it could; nothing is counted then. Under a limit, in one database transaction with every process's
         counted calls (so two processes on one data folder never overrun it together). `now`: the clock's, read
         just before by the caller (a call under a limit reads it inside its transaction)."""
-        endpoint, alias = model.endpoint, model.alias   # _work_out()'s, kept in the memo
-        limits, shared = self.config.kept((LIMITS_MEMO, endpoint, alias),
-                                          lambda: self._work_out(endpoint, alias))   # read outside the lock
+        endpoint, alias = model.endpoint, model.alias
+        of = self.config.kept(LIMITS_OF_MEMO, self._limits_of)   # read outside the lock
+        try:
+            limits, shared = of[1][(endpoint, alias)]
+        except KeyError:
+            limits, shared = self._work_out(of, endpoint, alias)
         if shared:
             return self.db.call(lambda conn: self._take_shared(conn, model, tokens, limits))
         if now is None:
@@ -167,7 +175,11 @@ class Quota:
         """take() without counting: what a call to `model` would meet now, the provider's rests included (unless
         `provider` is False: the user's limits alone)."""
         endpoint, alias = model.endpoint, model.alias
-        limits, shared = self.config.kept((LIMITS_MEMO, endpoint, alias), lambda: self._work_out(endpoint, alias))
+        of = self.config.kept(LIMITS_OF_MEMO, self._limits_of)   # as in take()
+        try:
+            limits, shared = of[1][(endpoint, alias)]
+        except KeyError:
+            limits, shared = self._work_out(of, endpoint, alias)
         mine = None     # no limit set on it: nothing of the user's to check
         if shared:
             self._sync(True)
@@ -206,8 +218,12 @@ class Quota:
             except KeyError:
                 pair = self._pair(model, now)
             count_on(pair, now, tokens, 0)
-        # for the other processes' token limits (_work_out()'s)
-        if self.config.kept((LIMITS_MEMO, endpoint, alias), lambda: self._work_out(endpoint, alias))[1]:
+        of = self.config.kept(LIMITS_OF_MEMO, self._limits_of)   # as in take()
+        try:
+            shared = of[1][(endpoint, alias)][1]
+        except KeyError:
+            shared = self._work_out(of, endpoint, alias)[1]
+        if shared:   # for the other processes' token limits
             self.db.insert((ADMIT, (endpoint, alias, now, tokens, 0, self.process)))
 
     def _check(self, limits_of: tuple, now: float, tokens: int) -> Refusal | None:
