@@ -247,7 +247,8 @@ class Dialer:
         call = Call(client, ask if tokens == ask.max_tokens else ask.with_max_tokens(tokens), model.served,
                     timeouts or seat_timeouts(settings["seat_timeout"], hangup),
                     partial(self.admit, model, ask, kind, asker=asker, call=tap.record), reported=ask, heard=tap.heard)
-        call.streamed, call.local = (True, None) if tap.heard is not None else self.streamed_seat(client, settings)
+        call.streamed, call.local = (True, None) if tap.heard is not None else \
+            (False, None) if settings["stream_seats"] == "none" else self.streamed_seat(client, settings)   # (its test)
         self.dispatch.submit(call, worker, done)
 
     def streamed_seat(self, client, settings: dict | None = None) -> tuple[bool | None,

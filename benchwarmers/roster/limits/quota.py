@@ -10,7 +10,7 @@ from ...store import Config, Database
 from ...store.ids import new_id
 from ...store.ledger import Ledger, month_of
 from . import userset
-from .counts import DAY, MERGE, MINUTE, Counts, MinuteWindow, count_on  # noqa: F401 (MERGE, MinuteWindow: read here too)
+from .counts import DAY, MERGE, MINUTE, Counts, MinuteWindow, count_on  # noqa: F401 (MERGE, MinuteWindow: read here)
 from .userset import CONNECTION, LIMITS, MODEL
 
 SHARED_KEEP = 2 * DAY      # seconds the admits table keeps a counted call for the other processes to read
