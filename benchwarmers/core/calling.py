@@ -200,7 +200,8 @@ class Dialer:
 
     # ---- calls ---------------------------------------------------------------------------------------
     def client(self, model: Model, endpoint: Endpoint | None = None) -> Provider | LlmCalls:
-        """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
+        """What sends this member's calls: the llm client when it makes them, else the endpoint's provider (seat()
+        writes this out: change them together)."""
         if self.registry.config.kept(CLIENT_MEMO, self._via_llm):   # via_llm(), written out: each seat asks
             return LlmCalls(model.endpoint)
         return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
@@ -242,7 +243,10 @@ class Dialer:
         sent the way the dispatcher chooses (`worker` runs what may block); `done(call, answer, error)` is told once it
         is over. `hangup` lets the panel stop it; `tap`: its record's id (its budgets' hold's), and who hears its text
         as it comes (so it is asked streamed)."""
-        client, settings = self.client(model, endpoint), self.settings()   # one look at the settings a seat
+        registry = self.registry   # client(), written out
+        client = LlmCalls(model.endpoint) if registry.config.kept(CLIENT_MEMO, self._via_llm) else \
+            registry.provider(endpoint) if endpoint else registry.provider_for(model)
+        settings = self.settings()   # one look at the settings a seat
         tokens = self.tokens(model, ask, settings)   # budgeted()'s, written out
         call = Call(client, ask if tokens == ask.max_tokens else ask.with_max_tokens(tokens), model.served,
                     timeouts or seat_timeouts(settings["seat_timeout"], hangup),
