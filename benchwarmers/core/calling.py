@@ -57,7 +57,7 @@ class Dialer:
         self.scheduled = False             # the scheduler's copy (see over) marks its calls so
         self.dispatch = Dispatch()         # how the bytes move: shared with over()'s copies
 
-    def stored_chars(self) -> int:
+    def stored_chars(self) -> int:   # (recorded() writes this out)
         return int(self.settings()["record_max_kb"] * 1024)
 
     def summary(self, ask: Ask) -> tuple[str, str]:
@@ -138,37 +138,35 @@ class Dialer:
         """Hold the call's estimate on its budgets (`call`: its id, which its record books against; BudgetRefused when
         one has no room), then count it against its connection's and model's rate limits, waiting for them when the
         wait is within its patience; otherwise raise QuotaRefused, and nothing is sent (its hold let go). `wait`
-        False: False rather than a wait (nothing is counted or held then)."""
-        if call is not None:
+        False: False rather than a wait (nothing is counted or held then). Every seat comes here: reserve()'s first
+        test (most benches set no budget) and the counting are written out in it."""
+        if call is not None and (budgets := self.budgets) is not None and budgets.set():
             self.reserve(model, ask, asker, call)
+        quota = self.quota
+        if quota is None:
+            return True
         try:
-            admitted = self._take(model, ask, kind, wait, asker)
+            clock = quota.clock
+            start, deadline = clock.now(), None   # its patience is looked up at the first refusal (most have none)
+            tokens, resting = ask.prompt_tokens(), quota.resting
+            while True:
+                rest = resting.until(model.endpoint, model.served)   # quota.rested(), one step less
+                refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else \
+                    quota.take(model, tokens, start if deadline is None else None)   # a first try: now is start
+                if refusal is None:
+                    return True
+                now = clock.now()
+                deadline = start + self.patience(kind, asker) if deadline is None else deadline
+                if refusal.at > deadline:
+                    raise QuotaRefused(refusal.text(), refusal.at, now)
+                if not wait:
+                    break
+                clock.sleep(max(refusal.at - now, 0.001))
         except QuotaRefused:
             self._let_go(model, ask, asker, call)
             raise
-        if not admitted:
-            self._let_go(model, ask, asker, call)
-        return admitted
-
-    def _take(self, model: Model, ask: Ask, kind: str, wait: bool, asker: Asker) -> bool:
-        if self.quota is None:
-            return True
-        clock = self.quota.clock
-        start, deadline = clock.now(), None   # its patience is looked up at the first refusal (most calls have none)
-        tokens, resting = ask.prompt_tokens(), self.quota.resting
-        while True:
-            rest = resting.until(model.endpoint, model.served)   # quota.rested(), one step less
-            refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else \
-                self.quota.take(model, tokens, start if deadline is None else None)   # a first try: now is start
-            if refusal is None:
-                return True
-            now = clock.now()
-            deadline = start + self.patience(kind, asker) if deadline is None else deadline
-            if refusal.at > deadline:
-                raise QuotaRefused(refusal.text(), refusal.at, now)
-            if not wait:
-                return False
-            clock.sleep(max(refusal.at - now, 0.001))
+        self._let_go(model, ask, asker, call)
+        return False
 
     # ---- budgets in dollars, before anything is sent ---------------------------------------------------
     def estimate(self, model: Model, ask: Ask) -> float | None:
@@ -202,8 +200,9 @@ class Dialer:
 
     # ---- calls ---------------------------------------------------------------------------------------
     def client(self, model: Model, endpoint: Endpoint | None = None) -> Provider | LlmCalls:
-        """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
-        if self.via_llm():
+        """What sends this member's calls: the llm client when it makes them, else the endpoint's provider (seat()
+        writes this out: change them together)."""
+        if self.registry.config.kept(CLIENT_MEMO, self._via_llm):   # via_llm(), written out: each seat asks
             return LlmCalls(model.endpoint)
         return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
 
@@ -244,11 +243,16 @@ class Dialer:
         sent the way the dispatcher chooses (`worker` runs what may block); `done(call, answer, error)` is told once it
         is over. `hangup` lets the panel stop it; `tap`: its record's id (its budgets' hold's), and who hears its text
         as it comes (so it is asked streamed)."""
-        client, settings = self.client(model, endpoint), self.settings()   # one look at the settings a seat
-        call = Call(client, self.budgeted(model, ask, settings), model.served,
+        registry = self.registry   # client(), written out
+        client = LlmCalls(model.endpoint) if registry.config.kept(CLIENT_MEMO, self._via_llm) else \
+            registry.provider(endpoint) if endpoint else registry.provider_for(model)
+        settings = self.settings()   # one look at the settings a seat
+        tokens = self.tokens(model, ask, settings)   # budgeted()'s, written out
+        call = Call(client, ask if tokens == ask.max_tokens else ask.with_max_tokens(tokens), model.served,
                     timeouts or seat_timeouts(settings["seat_timeout"], hangup),
                     partial(self.admit, model, ask, kind, asker=asker, call=tap.record), reported=ask, heard=tap.heard)
-        call.streamed, call.local = (True, None) if tap.heard is not None else self.streamed_seat(client, settings)
+        call.streamed, call.local = (True, None) if tap.heard is not None else \
+            (False, None) if settings["stream_seats"] == "none" else self.streamed_seat(client, settings)   # (its test)
         self.dispatch.submit(call, worker, done)
 
     def streamed_seat(self, client, settings: dict | None = None) -> tuple[bool | None,
@@ -303,7 +307,8 @@ class Dialer:
     def recount(self, model: Model, ask: Ask, answer: Answer | None, counted: int | None = None,
                 now: float | None = None) -> None:
         """A sent call is over: the limits' counts of its tokens corrected to what it used (`counted`: the prompt
-        tokens counted when it went, else the ask's; `answer` None: it used none; `now`: the limits' clock's)."""
+        tokens counted when it went, else the ask's; `answer` None: it used none; `now`: the limits' clock's).
+        recorded() writes this out: change them together."""
         if self.quota is None:
             return
         usage = answer.usage if answer else None
@@ -323,7 +328,8 @@ class Dialer:
                     now if now is not None else self.now())
 
     def now(self) -> float:
-        """The ledger's time: its lines are stamped with the limits' clock (the scheduler's; tests hold it)."""
+        """The ledger's time: its lines are stamped with the limits' clock (the scheduler's; tests hold it); as
+        recorded() reads it."""
         return self.quota.clock.now() if self.quota else time.time()
 
     def record(self, ended: Ended, amend: float | None = None) -> Written:
@@ -336,12 +342,16 @@ class Dialer:
         model, ask, answer = ended.model, ended.ask, ended.answer
         if ended.status == OK:
             self.resting.answered(model.endpoint, model.served)
-        if answer is not None:
-            estimate_usage(answer, ask)   # before the counts and the line read its usage
+        if answer is not None and (not answer.usage.input_tokens or not answer.usage.output_tokens):
+            estimate_usage(answer, ask)   # before the counts and the line read its usage (reported both: nothing to do)
         line = None
         if ended.went:
-            now = self.now()   # one look for the counts and the line
-            self.recount(model, ask, answer, ended.counted, now)
+            quota = self.quota   # now() and recount(), written out (a panel records six calls):
+            now = quota.clock.now() if quota else time.time()   # one look for the counts and the line
+            if quota is not None:
+                usage = answer.usage if answer else None
+                quota.spent(model, (usage.input_tokens + usage.output_tokens if usage else 0) -
+                            (ask.prompt_tokens() if ended.counted is None else ended.counted), now)
             line = self.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.asker.origin, now)
         # a seat given up while still out (no answer, counted=0: see panel._give_up) keeps its hold till it returns
         if self.budgets is not None and not (answer is None and ended.counted == 0 and ended.went and amend is None):
@@ -349,7 +359,7 @@ class Dialer:
                               line.cost if line else 0.0)
         tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
         cost = None if answer is None else line.cost if line else self.pricing.cost(model, answer)   # Pricing.cost's
-        return write(self.calls, ended, line, tokens, self.stored_chars(), amend), cost
+        return write(self.calls, ended, line, tokens, int(self.settings()["record_max_kb"] * 1024), amend), cost
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> str | None:

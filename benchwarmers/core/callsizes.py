@@ -39,19 +39,16 @@ def budget(facts: dict, ask: Ask, default: int | None) -> int | None:
     want = ask.max_tokens if ask.max_tokens is not None else default
     if want is None:
         return None
-    window, limit = token_facts(facts)
-    if window:
+    # the context window and the output limit, each as a whole number when the facts give one above 0 (None, most
+    # often: no type to look at); 0 or None: no cut
+    window, limit = facts.get("context_window"), facts.get("max_output")
+    if window is not None and isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 \
+            and (window := int(window)):
         want = min(want, max(window - ask.prompt_tokens(), 1))   # a prompt that cannot fit is skipped before this
-    return min(want, limit) if limit else want
-
-
-def token_facts(facts: dict) -> tuple[int | None, int | None]:
-    """(context window, output limit), each as a whole number when the facts give one above 0, else None."""
-    window, limit = facts.get("context_window"), facts.get("max_output")   # (None, most often: no type to look at)
-    return (int(window) if window is not None and isinstance(window, (int, float)) and not isinstance(window, bool)
-            and window > 0 else None,
-            int(limit) if limit is not None and isinstance(limit, (int, float)) and not isinstance(limit, bool)
-            and limit > 0 else None)
+    if limit is not None and isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0 \
+            and (limit := int(limit)):
+        return min(want, limit)
+    return want
 
 
 def client_in_use(settings: dict, environ=None) -> tuple[str, str]:

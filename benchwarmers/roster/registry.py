@@ -17,6 +17,7 @@ from ..store import Config
 APIS = tuple(PROVIDERS)   # the upstream protocols an endpoint may speak
 ACTIVE, RETIRED = "active", "retired"
 PROVIDER_MEMO = "provider"   # where a Config.steady() memo keeps an endpoint's provider (not a file name)
+VIEWED_MEMO = ("registry viewed",)   # in a steady() memo: both files were viewed into it (not a file name)
 
 
 class Renews(Protocol):
@@ -90,26 +91,38 @@ class Registry:
         self._sources: dict[str, tuple[str, tuple]] = {}      # hub name -> (base URL, catalog providers), this run
         self.tokens: Renews | None = None   # the Bench's Renewer of signed-in endpoints' tokens
 
-    def _refresh(self) -> None:
-        ends = self.config.view("endpoints.json")
-        mods = self.config.view("models.json")
+    def _refresh(self, memo: dict | None) -> None:
+        if memo is not None:   # marked before the views: a memo emptied from now on (a write) loses the mark too
+            memo[VIEWED_MEMO] = True
+        try:
+            ends = self.config.view("endpoints.json")
+            mods = self.config.view("models.json")
+        except BaseException:   # a file broken by hand: the next look reads (and fails) again
+            if memo is not None:
+                memo.pop(VIEWED_MEMO, None)
+            raise
         marker = self.config.version   # bumped whenever any config file is re-read after a change
-        if marker == self._seen:
-            return
-        with self._lock:
-            self._endpoints = {n: Endpoint.from_dict(n, d) for n, d in (ends.get("endpoints") or {}).items()
-                               if isinstance(d, dict)}
-            self._models = {a: Model.from_dict(a, d) for a, d in (mods.get("models") or {}).items()
-                            if isinstance(d, dict)}
-            self._seen = marker
-        keys.learn()      # at start-up and after an endpoint is added: every key it may send is redacted from then
+        if marker != self._seen:
+            with self._lock:
+                self._endpoints = {n: Endpoint.from_dict(n, d) for n, d in (ends.get("endpoints") or {}).items()
+                                   if isinstance(d, dict)}
+                self._models = {a: Model.from_dict(a, d) for a, d in (mods.get("models") or {}).items()
+                                if isinstance(d, dict)}
+                self._seen = marker
+            keys.learn()      # at start-up and after an endpoint is added: every key it may send is redacted from then
 
     def endpoints(self) -> dict[str, Endpoint]:
-        self._refresh()
+        memo = self.config.memo()
+        if memo is None or VIEWED_MEMO not in memo or self.config.version != self._seen:
+            self._refresh(memo)
         return self._endpoints
 
     def models(self) -> dict[str, Model]:
-        self._refresh()
+        """Within a Config.steady() block whose memo holds both files (VIEWED_MEMO) their views would only read that
+        memo: when no config file was read anew since either (the version), _refresh() would change nothing."""
+        memo = self.config.memo()
+        if memo is None or VIEWED_MEMO not in memo or self.config.version != self._seen:
+            self._refresh(memo)
         return self._models
 
     def endpoint(self, name: str) -> Endpoint:
@@ -129,12 +142,16 @@ class Registry:
         Within a request (Config.steady) the key is looked up once, as each config file is read once."""
         memo = self.config.memo()
         if memo is not None:
-            hit = memo.get((PROVIDER_MEMO, endpoint.name))
-            if hit is not None and hit[0] is endpoint:
-                return hit[1]
+            key = (PROVIDER_MEMO, endpoint.name)
+            try:   # ([] rather than .get(): a call less a seat)
+                hit = memo[key]
+                if hit[0] is endpoint:
+                    return hit[1]
+            except KeyError:
+                pass
         provider = self._provider(endpoint)
         if memo is not None:
-            memo[(PROVIDER_MEMO, endpoint.name)] = (endpoint, provider)
+            memo[key] = (endpoint, provider)
         return provider
 
     def _provider(self, endpoint: Endpoint) -> Provider:

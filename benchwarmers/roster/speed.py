@@ -171,6 +171,12 @@ class Paces:
     def of(self, alias: str) -> tuple | None:
         """(ttft or None, tokens per second or None), or None when the model was never measured."""
         now = time.monotonic()
+        written, at = self._seen   # a hit needs no lock: _seen read first, so a reset found below is an empty dict
+        if written == _written and now - at <= PACE_SECONDS:
+            try:
+                return self._paces[alias]
+            except KeyError:
+                pass
         with self._lock:
             written, at = self._seen
             if written != _written or now - at > PACE_SECONDS:

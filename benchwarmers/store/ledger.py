@@ -73,17 +73,18 @@ class Line:
 
     def values(self) -> tuple:
         """The row, in COLUMNS' order."""
-        return (month_of(self.created), self.endpoint, self.model, self.call, self.kind, self.collection,
-                self.input_tokens, self.output_tokens, self.cached_tokens, self.cost, int(self.estimated),
-                int(self.scheduled), self.created)
+        created = self.created
+        start, end, month = _month   # month_of(created), written out: a line a call
+        return (month if start <= created < end else _month_span(created)[2], self.endpoint, self.model, self.call,
+                self.kind, self.collection, self.input_tokens, self.output_tokens, self.cached_tokens, self.cost,
+                int(self.estimated), int(self.scheduled), created)
 
 
 HEAD = f"INSERT INTO usage ({', '.join(COLUMNS)})"   # a line's row goes to Database.insert as (HEAD, values())
 
 
-def keep(values: tuple) -> tuple:
-    """What the kept totals take from a new line (its row, Line.values()): a Database.insert `keep` pair."""
-    return ledgerkept.apply_new, ledgerkept.part_of_row(values)
+keep = ledgerkept.keep_row
+"""keep(values): what the kept totals take from a new line (its row, Line.values()): a Database.insert `keep` pair."""
 
 
 def amend(conn, call: str, line: Line | None, since: float) -> None:

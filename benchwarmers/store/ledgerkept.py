@@ -65,14 +65,15 @@ def part(line: dict, useful: int | None = None) -> tuple:
     return key, sums, utc_day(line["created"]), (1, tokens_in + tokens_out, cost or 0.0, int(cost is not None))
 
 
-def part_of_row(values: tuple) -> tuple:
-    """part() of a new line's row (ledger.Line.values(), in ledger.COLUMNS' order): no verdict yet."""
+def keep_row(values: tuple) -> tuple:
+    """(apply_new, part() of a new line's row (ledger.Line.values(), in ledger.COLUMNS' order): no verdict yet): the
+    Database.insert `keep` pair of ledger.keep, made in one call (every call record's line comes here)."""
     (month, endpoint, model, _call, kind, collection, tokens_in, tokens_out, cached, cost, estimated, scheduled,
      created) = values
-    return ((month or "", endpoint or "", model or "", collection or "", kind or ""),
-            (1, tokens_in, tokens_out, cached, cost or 0.0, int(cost is not None),
-             int(cost is None and tokens_in + tokens_out > 0), estimated, scheduled, 0, 0),
-            utc_day(created), (1, tokens_in + tokens_out, cost or 0.0, int(cost is not None)))
+    return apply_new, ((month or "", endpoint or "", model or "", collection or "", kind or ""),
+                       (1, tokens_in, tokens_out, cached, cost or 0.0, int(cost is not None),
+                        int(cost is None and tokens_in + tokens_out > 0), estimated, scheduled, 0, 0),
+                       utc_day(created), (1, tokens_in + tokens_out, cost or 0.0, int(cost is not None)))
 
 
 def apply(conn, changes: list) -> None:

@@ -10,7 +10,7 @@ from ...store import Config, Database
 from ...store.ids import new_id
 from ...store.ledger import Ledger, month_of
 from . import userset
-from .counts import DAY, MERGE, MINUTE, Counts, MinuteWindow  # noqa: F401 (MERGE, MinuteWindow: read here too)
+from .counts import DAY, MERGE, MINUTE, Counts, MinuteWindow, count_on  # noqa: F401 (MERGE, MinuteWindow: read here)
 from .userset import CONNECTION, LIMITS, MODEL
 
 SHARED_KEEP = 2 * DAY      # seconds the admits table keeps a counted call for the other processes to read
@@ -19,6 +19,7 @@ PROVIDER = "provider"       # the scope of a rest the provider's own limit impos
 RESTS = ("resting until", "rate limited")   # how a seat (or a member passed over) kept by a rate limit says so
 FAILING = "failing, resting until"          # how one kept by its own failures says so (resting.REST_AFTER)
 LIMITS_MEMO = ("quota limits",)   # where a request's memo (Config.memo) keeps set_limits()' answer (not a file name)
+LIMITS_OF_MEMO = ("quota limits of",)   # and _limits_of()'s
 
 
 def utc(epoch: float) -> str:
@@ -52,7 +53,7 @@ class Quota:
         self._counts: dict[tuple[str, str], Counts] = {}
         self._pairs: dict[tuple[str, str], tuple[Counts, Counts]] = {}   # (endpoint, alias): _pair()'s
         self._limits: tuple = (None, {"connections": {}, "models": {}})
-        self._of: tuple = (None, {})       # (the set_limits() it was made of, {(endpoint, alias): _set_for()'s})
+        self._of: tuple = (None, {})       # _limits_of(): (the set_limits() it was made of, {(endpoint, alias): ...})
         # Another process on this data folder (bench serve and bench gateway) counts its calls too: a call to a
         # connection or model with a limit is checked and counted in a database transaction, its row in `admits`,
         # and the other process's rows are counted here before each check (`_seen`: the last one counted).
@@ -76,21 +77,23 @@ class Quota:
             self._limits = (raw, limits)
         return limits
 
-    def _set_for(self, endpoint: str, alias: str) -> tuple[tuple, bool]:
-        """(((scope, name, {limit: n}) of the connection and the model), whether any is set): worked out once for
-        each set of limits read (a panel asks at each check, count and correction of each seat), kept in the memo."""
-        return self.config.kept((LIMITS_MEMO, endpoint, alias), lambda: self._work_out(endpoint, alias))
-
-    def _work_out(self, endpoint: str, alias: str) -> tuple[tuple, bool]:
+    def _limits_of(self) -> tuple:
+        """(set_limits(), {(endpoint, alias): _work_out()'s}): the second made anew when the first changed; take(),
+        spent() and blocked() (a panel asks at each check, count and correction of each seat) keep it in the
+        request's memo (LIMITS_OF_MEMO) and look a call's limits up in it themselves, a call a look."""
         limits = self.set_limits()
-        made_for, found = self._of
-        if made_for is not limits:
-            self._of = (limits, found := {})
-        hit = found.get((endpoint, alias))
-        if hit is None:   # a budget (usd_month) is Budgets' to enforce, not a rate limit
-            of = ((CONNECTION, endpoint, userset.rates(limits["connections"].get(endpoint) or {})),
-                  (MODEL, alias, userset.rates(limits["models"].get(alias) or {})))
-            hit = found[(endpoint, alias)] = (of, limited(of))
+        of = self._of
+        if of[0] is not limits:
+            self._of = of = (limits, {})
+        return of
+
+    def _work_out(self, of: tuple, endpoint: str, alias: str) -> tuple[tuple, bool]:
+        """(((scope, name, {limit: n}) of the connection and the model), whether any is set), kept in `of`
+        (_limits_of()'s): worked out once for each set of limits read."""
+        limits, found = of   # a budget (usd_month) is Budgets' to enforce, not a rate limit
+        out = ((CONNECTION, endpoint, userset.rates(limits["connections"].get(endpoint) or {})),
+               (MODEL, alias, userset.rates(limits["models"].get(alias) or {})))
+        hit = found[(endpoint, alias)] = (out, limited(out))
         return hit
 
     # ---- checking and counting ---------------------------------------------------------------------
@@ -99,14 +102,22 @@ class Quota:
         when it could; nothing is counted then. Under a limit, in one database transaction with every process's
         counted calls (so two processes on one data folder never overrun it together). `now`: the clock's, read
         just before by the caller (a call under a limit reads it inside its transaction)."""
-        limits, shared = self._set_for(model.endpoint, model.alias)   # read outside the lock
+        endpoint, alias = model.endpoint, model.alias
+        of = self.config.kept(LIMITS_OF_MEMO, self._limits_of)   # read outside the lock
+        try:
+            limits, shared = of[1][(endpoint, alias)]
+        except KeyError:
+            limits, shared = self._work_out(of, endpoint, alias)
         if shared:
             return self.db.call(lambda conn: self._take_shared(conn, model, tokens, limits))
         if now is None:
             now = self.clock.now()
         with self._lock:   # no limit set on it: nothing to check, only to count
-            for counts in self._pair(model, now):
-                counts.count(now, tokens)
+            try:
+                pair = self._pairs[(endpoint, alias)]
+            except KeyError:
+                pair = self._pair(model, now)
+            count_on(pair, now, tokens, 1)
         return None
 
     def _take_shared(self, conn, model, tokens: int, limits: tuple) -> Refusal | None:
@@ -149,7 +160,7 @@ class Quota:
 
     def _sync(self, limits_set: bool | None = None) -> None:
         """Count what the other processes counted since, before a look at a limited model's counts (`limits_set`:
-        its _set_for()'s; None: at any counts while some limit is set)."""
+        its _work_out()'s; None: at any counts while some limit is set)."""
         if not (limits_set if limits_set is not None else any(userset.rates(e) for scope in ("connections", "models")
                                                              for e in self.set_limits()[scope].values())):
             return
@@ -163,7 +174,12 @@ class Quota:
     def blocked(self, model, tokens: int = 0, provider: bool = True) -> Refusal | None:
         """take() without counting: what a call to `model` would meet now, the provider's rests included (unless
         `provider` is False: the user's limits alone)."""
-        limits, shared = self._set_for(model.endpoint, model.alias)
+        endpoint, alias = model.endpoint, model.alias
+        of = self.config.kept(LIMITS_OF_MEMO, self._limits_of)   # as in take()
+        try:
+            limits, shared = of[1][(endpoint, alias)]
+        except KeyError:
+            limits, shared = self._work_out(of, endpoint, alias)
         mine = None     # no limit set on it: nothing of the user's to check
         if shared:
             self._sync(True)
@@ -195,14 +211,23 @@ class Quota:
             return
         if now is None:
             now = self.clock.now()
+        endpoint, alias = model.endpoint, model.alias
         with self._lock:
-            for counts in self._pair(model, now):
-                counts.add(now, tokens)
-        if self._set_for(model.endpoint, model.alias)[1]:   # for the other processes' token limits
-            self.db.insert((ADMIT, (model.endpoint, model.alias, now, tokens, 0, self.process)))
+            try:
+                pair = self._pairs[(endpoint, alias)]
+            except KeyError:
+                pair = self._pair(model, now)
+            count_on(pair, now, tokens, 0)
+        of = self.config.kept(LIMITS_OF_MEMO, self._limits_of)   # as in take()
+        try:
+            shared = of[1][(endpoint, alias)][1]
+        except KeyError:
+            shared = self._work_out(of, endpoint, alias)[1]
+        if shared:   # for the other processes' token limits
+            self.db.insert((ADMIT, (endpoint, alias, now, tokens, 0, self.process)))
 
     def _check(self, limits_of: tuple, now: float, tokens: int) -> Refusal | None:
-        """The latest-freeing of the limits (_set_for()'s) one more call of `tokens` would break; lock held."""
+        """The latest-freeing of the limits (_work_out()'s) one more call of `tokens` would break; lock held."""
         found = []
         for scope, name, limits in limits_of:
             if limits:
@@ -211,18 +236,10 @@ class Quota:
         return max(found, key=lambda r: r.at) if found else None
 
     def _pair(self, model, now: float) -> tuple[Counts, Counts]:
-        """_at() of the model's connection and of the model, in one call: take() and spent() count on both at every
-        call (the pair is kept, as the Counts are until restore()); lock held."""
-        try:
-            pair = self._pairs[(model.endpoint, model.alias)]
-        except KeyError:
-            pair = self._pairs[(model.endpoint, model.alias)] = (self._at((CONNECTION, model.endpoint), now),
-                                                                 self._at((MODEL, model.alias), now))
-            return pair
-        cut, day = now - MINUTE, int(now // DAY)
-        for counts in pair:   # as _at()
-            if counts.times.first <= cut or counts.tokens.first <= cut or day != counts.day or not counts.month:
-                counts.roll(now)
+        """_at() of the model's connection and of the model, kept as a pair (until restore()) for take() and spent(),
+        which look in `_pairs` first and count on both at every call (count_on() rolls them); lock held."""
+        pair = self._pairs[(model.endpoint, model.alias)] = (self._at((CONNECTION, model.endpoint), now),
+                                                             self._at((MODEL, model.alias), now))
         return pair
 
     def _at(self, key: tuple, now: float) -> Counts:
@@ -279,5 +296,5 @@ class Quota:
 
 
 def limited(limits) -> bool:
-    """Whether any of a call's limits (_set_for()'s) is set."""
+    """Whether any of a call's limits (_work_out()'s) is set."""
     return any(values for _, _, values in limits)
