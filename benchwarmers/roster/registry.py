@@ -92,15 +92,8 @@ class Registry:
         self.tokens: Renews | None = None   # the Bench's Renewer of signed-in endpoints' tokens
 
     def _refresh(self, memo: dict | None) -> None:
-        if memo is not None:   # marked before the views: a memo emptied from now on (a write) loses the mark too
-            memo[VIEWED_MEMO] = True
-        try:
-            ends = self.config.view("endpoints.json")
-            mods = self.config.view("models.json")
-        except BaseException:   # a file broken by hand: the next look reads (and fails) again
-            if memo is not None:
-                memo.pop(VIEWED_MEMO, None)
-            raise
+        ends = self.config.view("endpoints.json")
+        mods = self.config.view("models.json")
         marker = self.config.version   # bumped whenever any config file is re-read after a change
         if marker != self._seen:
             with self._lock:
@@ -110,6 +103,8 @@ class Registry:
                                 if isinstance(d, dict)}
                 self._seen = marker
             keys.learn()      # at start-up and after an endpoint is added: every key it may send is redacted from then
+        if memo is not None:
+            memo[VIEWED_MEMO] = True
 
     def endpoints(self) -> dict[str, Endpoint]:
         memo = self.config.memo()
