@@ -17,7 +17,6 @@ from ..store import Config
 APIS = tuple(PROVIDERS)   # the upstream protocols an endpoint may speak
 ACTIVE, RETIRED = "active", "retired"
 PROVIDER_MEMO = "provider"   # where a Config.steady() memo keeps an endpoint's provider (not a file name)
-VIEWED_MEMO = ("registry viewed",)   # in a steady() memo: both files were viewed into it (not a file name)
 
 
 class Renews(Protocol):
@@ -91,33 +90,26 @@ class Registry:
         self._sources: dict[str, tuple[str, tuple]] = {}      # hub name -> (base URL, catalog providers), this run
         self.tokens: Renews | None = None   # the Bench's Renewer of signed-in endpoints' tokens
 
-    def _refresh(self, memo: dict | None) -> None:
+    def _refresh(self) -> None:
         ends = self.config.view("endpoints.json")
         mods = self.config.view("models.json")
         marker = self.config.version   # bumped whenever any config file is re-read after a change
-        if marker != self._seen:
-            with self._lock:
-                self._endpoints = {n: Endpoint.from_dict(n, d) for n, d in (ends.get("endpoints") or {}).items()
-                                   if isinstance(d, dict)}
-                self._models = {a: Model.from_dict(a, d) for a, d in (mods.get("models") or {}).items()
-                                if isinstance(d, dict)}
-                self._seen = marker
-            keys.learn()      # at start-up and after an endpoint is added: every key it may send is redacted from then
-        if memo is not None:
-            memo[VIEWED_MEMO] = True
+        if marker == self._seen:
+            return
+        with self._lock:
+            self._endpoints = {n: Endpoint.from_dict(n, d) for n, d in (ends.get("endpoints") or {}).items()
+                               if isinstance(d, dict)}
+            self._models = {a: Model.from_dict(a, d) for a, d in (mods.get("models") or {}).items()
+                            if isinstance(d, dict)}
+            self._seen = marker
+        keys.learn()      # at start-up and after an endpoint is added: every key it may send is redacted from then
 
     def endpoints(self) -> dict[str, Endpoint]:
-        memo = self.config.memo()
-        if memo is None or VIEWED_MEMO not in memo or self.config.version != self._seen:
-            self._refresh(memo)
+        self._refresh()
         return self._endpoints
 
     def models(self) -> dict[str, Model]:
-        """Within a Config.steady() block whose memo holds both files (VIEWED_MEMO) their views would only read that
-        memo: when no config file was read anew since either (the version), _refresh() would change nothing."""
-        memo = self.config.memo()
-        if memo is None or VIEWED_MEMO not in memo or self.config.version != self._seen:
-            self._refresh(memo)
+        self._refresh()
         return self._models
 
     def endpoint(self, name: str) -> Endpoint:
