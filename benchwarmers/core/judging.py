@@ -9,6 +9,7 @@ from ..canonical import Answer, Ask, Usage
 from ..providers.hangup import Hangup
 from ..roster.registry import Model
 from ..store.ids import record_id
+from .once import Once
 
 if TYPE_CHECKING:
     from .points import Points
@@ -17,40 +18,6 @@ if TYPE_CHECKING:
 def where(panel: str) -> dict:
     """Where a panel's points are read once they are in: the API, the command, the ask's page."""
     return {"url": f"/bench/panels/{panel}/points", "command": f"bench points {panel}", "page": f"/calls/{panel}"}
-
-
-class PointsDone:
-    """threading.Event's set, is_set and wait, for one setter: a lock held until it is set, rather than an Event's
-    Condition, its lock and their calls on every panel."""
-    __slots__ = ("_flag", "_held")
-
-    def __init__(self) -> None:
-        self._flag = False
-        self._held = threading.Lock()
-        self._held.acquire()
-
-    def set(self) -> None:
-        """Once (the judging's one end): every waiter wakes."""
-        if not self._flag:
-            self._flag = True
-            self._held.release()
-
-    def is_set(self) -> bool:
-        return self._flag
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """As Event.wait: True once set, else False after `timeout` seconds (None: until it is)."""
-        if self._flag:
-            return True
-        if timeout is None:
-            got = self._held.acquire()
-        elif timeout > 0:
-            got = self._held.acquire(True, timeout)
-        else:
-            got = self._held.acquire(False)
-        if got:      # set: let the next waiter through too
-            self._held.release()
-        return self._flag
 
 
 class Judging:
@@ -65,7 +32,7 @@ class Judging:
         self._where = where(self.panel)
         self.call = record_id()            # named to a client only once its record is committed
         self.hangup = Hangup()
-        self.done = PointsDone()
+        self.done = Once()
         self.once = threading.Lock()       # the one end of it takes it (and keeps it)
         self.over = False
         self.started = 0.0

@@ -12,37 +12,13 @@ from ..askparts import ANYONE, Asker
 from ..canonical import EXPLORE, OK, Ask, PanelReply, Seat, Usage
 from .blind import Unnamed
 from .collection import Collection
+from .once import Once
 from .recorder import not_kept
 from .seating import Plan
 
 if TYPE_CHECKING:
     from .conversation import Thread
     from .live import LiveText
-
-
-class Ready:
-    """threading.Event's set() and wait() on a lock, in C calls (an Event's are a Condition's Python calls, and every
-    panel makes one of each): `_gate` is held until set() lets it go, once; a waiter that gets it gives it back."""
-    __slots__ = ("_gate", "_guard", "_set")
-
-    def __init__(self) -> None:
-        self._gate, self._guard, self._set = threading.Lock(), threading.Lock(), False
-        self._gate.acquire()
-
-    def set(self) -> None:
-        with self._guard:   # set once: a second set() (the grace, then the last seat) does nothing
-            if not self._set:
-                self._set = True
-                self._gate.release()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        if self._gate.acquire(timeout=-1 if timeout is None else max(timeout, 0.0)):
-            self._gate.release()
-            return True
-        return False
-
-    def is_set(self) -> bool:
-        return self._set
 
 
 @dataclass(eq=False)   # by identity: a live run is kept in a set
@@ -73,7 +49,7 @@ class PanelRun:
     graced: bool = False                              # the explore grace has begun (`deadline` moved up to its end)
     hangups: dict = field(default_factory=dict)       # call id -> Hangup, of the seats sent and not in
     timer: threading.Timer | None = None              # gives up at `hard` on seats left running past the grace
-    ready: Ready = field(default_factory=Ready)        # set when the last seat is in, or the grace began
+    ready: Once = field(default_factory=Once)        # set when the last seat is in, or the grace began
     lock: threading.Lock = field(default_factory=threading.Lock)
     gave_up: float | None = None                      # past the deadline, when (the ledger's clock) the seats not in
                                                       # were recorded as timed out: their lines are no older
