@@ -1,6 +1,7 @@
 """SQLite records (bench.db): WAL, busy_timeout, migrations at open, writes queued and committed in batches."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
@@ -123,9 +124,9 @@ class Database:
                 return written
             written = Written(self, next(self._numbers))
             self._queue.append((fn, written))
-            wake, self._woken = not self._woken, True
-        if wake:
-            self._wake.set()
+            if not self._woken:   # set with the flag, under the lock: no moment where one is set and not the other
+                self._woken = True
+                self._wake.set()
         return written
 
     def wait(self, written: Written, timeout: float | None = None) -> None:
@@ -377,9 +378,7 @@ class Database:
         self._closing.set()
         self._wake.set()
         self._thread.join(timeout=30)
-        idle = []   # the readers not in use now, left in the pool
-        while not self._readers.empty():
-            idle.append(self._readers.get_nowait())
+        idle = self._idle_readers()   # the readers not in use now, left in the pool
         for conn in idle:
             self._readers.put(conn)
         for conn in [self._writer_conn] + idle:
@@ -389,5 +388,13 @@ class Database:
                 pass   # statistics are an aid: a busy or failing store still closes
         self._checkpoints.close()
         self._writer_conn.close()
-        while not self._readers.empty():
-            self._readers.get_nowait().close()
+        for conn in self._idle_readers():
+            conn.close()
+
+    def _idle_readers(self) -> list:
+        """The reader connections in the pool now, taken out of it (one a query takes meanwhile is not among them)."""
+        idle: list = []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                idle.append(self._readers.get_nowait())
+        return idle
