@@ -197,7 +197,7 @@ class Conn:
                 name = _NAMES[raw]
             else:
                 name = raw.strip().lower()
-                if sep and name and len(_NAMES) < MAX_NAMES:
+                if sep and name and len(raw) <= 64 and len(_NAMES) < MAX_NAMES:   # no long junk name kept
                     _NAMES[raw] = name
             if sep and name:
                 headers[name] = value.strip()

@@ -84,7 +84,7 @@ def _whole_block(rfile) -> dict | None:
     if held[:2] == b"\r\n":   # no headers: its end is no CR LF CR LF (and the body may hold one)
         return None
     end = held.find(b"\r\n\r\n")
-    if end < 0 or end > MAX_HEADER_LINE:
+    if end < 0 or end + 2 > MAX_HEADER_LINE:   # the block, its last CR LF too: no line of it is longer
         return None
     lines = held[:end].decode("iso-8859-1").split("\r\n")
     if len(lines) > MAX_HEADERS:
