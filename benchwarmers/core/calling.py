@@ -57,7 +57,7 @@ class Dialer:
         self.scheduled = False             # the scheduler's copy (see over) marks its calls so
         self.dispatch = Dispatch()         # how the bytes move: shared with over()'s copies
 
-    def stored_chars(self) -> int:   # (recorded() writes this out)
+    def stored_chars(self) -> int:
         return int(self.settings()["record_max_kb"] * 1024)
 
     def summary(self, ask: Ask) -> tuple[str, str]:
@@ -200,9 +200,8 @@ class Dialer:
 
     # ---- calls ---------------------------------------------------------------------------------------
     def client(self, model: Model, endpoint: Endpoint | None = None) -> Provider | LlmCalls:
-        """What sends this member's calls: the llm client when it makes them, else the endpoint's provider (seat()
-        writes this out: change them together)."""
-        if self.registry.config.kept(CLIENT_MEMO, self._via_llm):   # via_llm(), written out: each seat asks
+        """What sends this member's calls: the llm client when it makes them, else the endpoint's provider."""
+        if self.via_llm():
             return LlmCalls(model.endpoint)
         return self.registry.provider(endpoint) if endpoint else self.registry.provider_for(model)
 
@@ -243,16 +242,11 @@ class Dialer:
         sent the way the dispatcher chooses (`worker` runs what may block); `done(call, answer, error)` is told once it
         is over. `hangup` lets the panel stop it; `tap`: its record's id (its budgets' hold's), and who hears its text
         as it comes (so it is asked streamed)."""
-        registry = self.registry   # client(), written out
-        client = LlmCalls(model.endpoint) if registry.config.kept(CLIENT_MEMO, self._via_llm) else \
-            registry.provider(endpoint) if endpoint else registry.provider_for(model)
-        settings = self.settings()   # one look at the settings a seat
-        tokens = self.tokens(model, ask, settings)   # budgeted()'s, written out
-        call = Call(client, ask if tokens == ask.max_tokens else ask.with_max_tokens(tokens), model.served,
+        client, settings = self.client(model, endpoint), self.settings()   # one look at the settings a seat
+        call = Call(client, self.budgeted(model, ask, settings), model.served,
                     timeouts or seat_timeouts(settings["seat_timeout"], hangup),
                     partial(self.admit, model, ask, kind, asker=asker, call=tap.record), reported=ask, heard=tap.heard)
-        call.streamed, call.local = (True, None) if tap.heard is not None else \
-            (False, None) if settings["stream_seats"] == "none" else self.streamed_seat(client, settings)   # (its test)
+        call.streamed, call.local = (True, None) if tap.heard is not None else self.streamed_seat(client, settings)
         self.dispatch.submit(call, worker, done)
 
     def streamed_seat(self, client, settings: dict | None = None) -> tuple[bool | None,
@@ -307,8 +301,7 @@ class Dialer:
     def recount(self, model: Model, ask: Ask, answer: Answer | None, counted: int | None = None,
                 now: float | None = None) -> None:
         """A sent call is over: the limits' counts of its tokens corrected to what it used (`counted`: the prompt
-        tokens counted when it went, else the ask's; `answer` None: it used none; `now`: the limits' clock's).
-        recorded() writes this out: change them together."""
+        tokens counted when it went, else the ask's; `answer` None: it used none; `now`: the limits' clock's)."""
         if self.quota is None:
             return
         usage = answer.usage if answer else None
@@ -346,12 +339,8 @@ class Dialer:
             estimate_usage(answer, ask)   # before the counts and the line read its usage (reported both: nothing to do)
         line = None
         if ended.went:
-            quota = self.quota   # now() and recount(), written out (a panel records six calls):
-            now = quota.clock.now() if quota else time.time()   # one look for the counts and the line
-            if quota is not None:
-                usage = answer.usage if answer else None
-                quota.spent(model, (usage.input_tokens + usage.output_tokens if usage else 0) -
-                            (ask.prompt_tokens() if ended.counted is None else ended.counted), now)
+            now = self.now()   # one look for the counts and the line
+            self.recount(model, ask, answer, ended.counted, now)
             line = self.line(model, ask, ended.kind, answer, ended.collection, ended.call, ended.asker.origin, now)
         # a seat given up while still out (no answer, counted=0: see panel._give_up) keeps its hold till it returns
         if self.budgets is not None and not (answer is None and ended.counted == 0 and ended.went and amend is None):
@@ -359,7 +348,7 @@ class Dialer:
                               line.cost if line else 0.0)
         tokens = self.tokens(model, ask) if answer is not None else ask.max_tokens
         cost = None if answer is None else line.cost if line else self.pricing.cost(model, answer)   # Pricing.cost's
-        return write(self.calls, ended, line, tokens, int(self.settings()["record_max_kb"] * 1024), amend), cost
+        return write(self.calls, ended, line, tokens, self.stored_chars(), amend), cost
 
     @staticmethod
     def settle(records: list[Written], timeout: float = SETTLE_SECONDS) -> str | None:

@@ -80,12 +80,20 @@ class Quota:
     def _limits_of(self) -> tuple:
         """(set_limits(), {(endpoint, alias): _work_out()'s}): the second made anew when the first changed; take(),
         spent() and blocked() (a panel asks at each check, count and correction of each seat) keep it in the
-        request's memo (LIMITS_OF_MEMO) and look a call's limits up in it themselves, a call a look."""
+        request's memo (LIMITS_OF_MEMO) and look a call's limits up in it (_limits_for)."""
         limits = self.set_limits()
         of = self._of
         if of[0] is not limits:
             self._of = of = (limits, {})
         return of
+
+    def _limits_for(self, endpoint: str, alias: str) -> tuple[tuple, bool]:
+        """_work_out()'s for a call's connection and model, from the request's memo."""
+        of = self.config.kept(LIMITS_OF_MEMO, self._limits_of)
+        try:
+            return of[1][(endpoint, alias)]
+        except KeyError:
+            return self._work_out(of, endpoint, alias)
 
     def _work_out(self, of: tuple, endpoint: str, alias: str) -> tuple[tuple, bool]:
         """(((scope, name, {limit: n}) of the connection and the model), whether any is set), kept in `of`
@@ -103,11 +111,7 @@ class Quota:
         counted calls (so two processes on one data folder never overrun it together). `now`: the clock's, read
         just before by the caller (a call under a limit reads it inside its transaction)."""
         endpoint, alias = model.endpoint, model.alias
-        of = self.config.kept(LIMITS_OF_MEMO, self._limits_of)   # read outside the lock
-        try:
-            limits, shared = of[1][(endpoint, alias)]
-        except KeyError:
-            limits, shared = self._work_out(of, endpoint, alias)
+        limits, shared = self._limits_for(endpoint, alias)   # read outside the lock
         if shared:
             return self.db.call(lambda conn: self._take_shared(conn, model, tokens, limits))
         if now is None:
@@ -175,11 +179,7 @@ class Quota:
         """take() without counting: what a call to `model` would meet now, the provider's rests included (unless
         `provider` is False: the user's limits alone)."""
         endpoint, alias = model.endpoint, model.alias
-        of = self.config.kept(LIMITS_OF_MEMO, self._limits_of)   # as in take()
-        try:
-            limits, shared = of[1][(endpoint, alias)]
-        except KeyError:
-            limits, shared = self._work_out(of, endpoint, alias)
+        limits, shared = self._limits_for(endpoint, alias)
         mine = None     # no limit set on it: nothing of the user's to check
         if shared:
             self._sync(True)
@@ -218,12 +218,7 @@ class Quota:
             except KeyError:
                 pair = self._pair(model, now)
             count_on(pair, now, tokens, 0)
-        of = self.config.kept(LIMITS_OF_MEMO, self._limits_of)   # as in take()
-        try:
-            shared = of[1][(endpoint, alias)][1]
-        except KeyError:
-            shared = self._work_out(of, endpoint, alias)[1]
-        if shared:   # for the other processes' token limits
+        if self._limits_for(endpoint, alias)[1]:   # for the other processes' token limits
             self.db.insert((ADMIT, (endpoint, alias, now, tokens, 0, self.process)))
 
     def _check(self, limits_of: tuple, now: float, tokens: int) -> Refusal | None:

@@ -1,0 +1,34 @@
+"""count_on() writes out, for the two calls every upstream call makes (Quota.take and Quota.spent), what Counts.roll,
+Counts.count, Counts.add and MinuteWindow.append do one by one: the same counts, whatever the sequence, so the copy
+cannot drift from the methods the rest of the limits use."""
+from __future__ import annotations
+
+import random
+
+from benchwarmers.roster.limits.counts import DAY, MERGE, MINUTE, Counts, count_on
+
+
+def state(c: Counts) -> tuple:
+    windows = [(list(w.pairs()), w.total, w.opened, w.first) for w in (c.times, c.tokens)]
+    return windows, c.day, c.day_requests, c.day_tokens, c.month, c.month_requests
+
+
+def one_by_one(c: Counts, now: float, tokens: int, requests: int) -> None:
+    cut = now - MINUTE   # as Quota._at: rolled when due
+    if c.times.first <= cut or c.tokens.first <= cut or int(now // DAY) != c.day or not c.month:
+        c.roll(now)
+    (c.count if requests else c.add)(now, tokens)
+
+
+def test_count_on_counts_as_the_methods_do_on_random_sequences():
+    for seed in range(200):
+        rng = random.Random(seed)
+        written, methods = (Counts(), Counts()), (Counts(), Counts())
+        now = rng.choice([0.0, DAY - 90.0, 1_767_225_000.0])      # a day's and a month's end among them
+        for _ in range(rng.randrange(1, 120)):
+            now += rng.choice([0.0, MERGE / 3, MERGE, MERGE * 2, 1.0, 7.5, MINUTE, DAY / 2])
+            tokens, requests = rng.choice([0, 1, 57, 4000, -30, -5000]), rng.choice([0, 1])
+            count_on(written, now, tokens, requests)
+            for c in methods:
+                one_by_one(c, now, tokens, requests)
+            assert [state(c) for c in written] == [state(c) for c in methods], seed
