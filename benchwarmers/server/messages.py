@@ -73,11 +73,9 @@ HTML_SECURITY = {
 }
 
 
-# json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False) less its layers (dumps, a JSONEncoder
-# made, encode, iterencode): the C encoder it would make, made at once, with a new markers dict each time (circular
-# data refused as before). json.dumps where there is no C encoder.
-_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
-_DEFAULT, _STRING = json.JSONEncoder().default, json.encoder.encode_basestring
+# json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False), one encoder made once (its encode()
+# keeps no state between calls: circular data is refused as before)
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
 @dataclass
@@ -90,8 +88,7 @@ class Response:
     @classmethod
     def json(cls, data: Any, status: int = 200, headers: dict | None = None) -> "Response":
         try:
-            text = "".join(_MAKE_ENCODER({}, _DEFAULT, _STRING, None, ":", ",", False, False, False)(data, 0)) \
-                if _MAKE_ENCODER else json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            text = _ENCODE(data)
         except ValueError:   # NaN or an infinity held from before they were refused: JSON has no word for them
             text = json.dumps(_no_nan(data), ensure_ascii=False, separators=(",", ":"))
         return cls(status, text.encode("utf-8", "replace"), {"Content-Type": "application/json", **(headers or {})})

@@ -84,15 +84,12 @@ def _keep(conn: sqlite3.Connection, runs) -> None:
         fn(conn, items)
 
 
-# json.dumps(value) with its defaults, less its layers (dumps, encode, iterencode, and a C encoder made a call): one C
-# encoder made once. For what the records keep (plain values, never circular); json.dumps where there is none.
-_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
-_ENCODER = _MAKE_ENCODER and _MAKE_ENCODER(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None,
-                                           ": ", ", ", False, False, True)
+# json.dumps(value) with its defaults, one encoder made once rather than a call
+_ENCODE = json.JSONEncoder().encode
 
 
 def dumps(value) -> str:
-    return "".join(_ENCODER(value, 0)) if _ENCODER else json.dumps(value)
+    return _ENCODE(value)
 
 
 @functools.lru_cache(maxsize=64)
