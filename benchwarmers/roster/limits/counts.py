@@ -30,7 +30,6 @@ class MinuteWindow:
         return len(self.when) - self.start
 
     def append(self, when: float, amount: int = 1) -> None:
-        # (count_on() writes this out for take() and spent(): change them together)
         if self.first < INF and 0 <= when - self.opened < MERGE and when >= self.when[-1]:
             self.when[-1] = when
             self.amount[-1] += amount
@@ -97,7 +96,6 @@ class Counts:
                 self.month, self.month_requests = month_of(now), 0
 
     def count(self, now: float, tokens: int) -> None:
-        # (count_on() writes this and add() out for take() and spent(): change them together)
         self.times.append(now)
         self.day_requests += 1
         self.month_requests += 1
@@ -145,29 +143,14 @@ class Counts:
 
 
 def count_on(pair: tuple, now: float, tokens: int, requests: int) -> None:
-    """Each of `pair` (a call's connection's and model's Counts) rolled when due (as Quota._at), then counted on:
-    Counts.count() when `requests` is 1, Counts.add() when 0, with MinuteWindow.append() written out. Quota.take() and
-    Quota.spent() come here at every call, with or without a limit set: one call for what took eight."""
+    """Each of `pair` (a call's connection's and model's Counts) rolled when due (Quota._at's tests, made here), then
+    counted on: Counts.count() when `requests` is 1, Counts.add() when 0. Quota.take() and Quota.spent() come here at
+    every call, with or without a limit set."""
     cut, day = now - MINUTE, int(now // DAY)
     for counts in pair:
-        times, window = counts.times, counts.tokens
-        if times.first <= cut or window.first <= cut or day != counts.day or not counts.month:
+        if counts.times.first <= cut or counts.tokens.first <= cut or day != counts.day or not counts.month:
             counts.roll(now)
-        for w, amount in ((times, requests), (window, tokens)):
-            if amount:   # MinuteWindow.append(now, amount)
-                if w.first < INF and 0 <= now - w.opened < MERGE and now >= w.when[-1]:
-                    w.when[-1] = now
-                    w.amount[-1] += amount
-                else:
-                    w.when.append(now)
-                    w.amount.append(amount)
-                    w.opened = now
-                    if now < w.first:
-                        w.first = now
-                w.total += amount
         if requests:
-            counts.day_requests += 1
-            counts.month_requests += 1
-        if tokens:
-            day_tokens = counts.day_tokens + tokens
-            counts.day_tokens = day_tokens if day_tokens > 0 else 0
+            counts.count(now, tokens)
+        else:
+            counts.add(now, tokens)

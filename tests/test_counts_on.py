@@ -1,6 +1,6 @@
-"""count_on() writes out, for the two calls every upstream call makes (Quota.take and Quota.spent), what Counts.roll,
-Counts.count, Counts.add and MinuteWindow.append do one by one: the same counts, whatever the sequence, so the copy
-cannot drift from the methods the rest of the limits use."""
+"""count_on(), which every upstream call goes through twice (Quota.take and Quota.spent), rolls a call's connection's and
+model's counts when due (Quota._at's tests, made in it) and counts them as Counts.count and Counts.add do: the same
+counts as the methods one by one, whatever the sequence (a day's and a month's end, merged entries, corrections)."""
 from __future__ import annotations
 
 import random
