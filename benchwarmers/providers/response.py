@@ -106,12 +106,12 @@ class UpstreamResponse:
         if not self._open:
             return
         self._open = False
-        self._transport._leave(self._name)
         if self._hangup is not None:
             self._hangup.let_go(self._conn)
         if self._body.done and self._keep and not self._conn.buffered:
-            self._transport._put(self._key, self._conn)
+            self._transport._leave(self._name, self._key, self._conn)   # and the connection back to the pool
         else:
+            self._transport._leave(self._name)
             self._conn.close()
 
     def close(self) -> None:

@@ -75,10 +75,10 @@ class Transport:
         self._lock = threading.Lock()
         self._ssl: ssl.SSLContext | None = None
         self._inflight: dict[str, int] = {}          # requests sent and not yet read to the end, per name
-        # a plain lock, taken twice per request as itself (the Condition's own __enter__ is a Python call); the
-        # Condition is notified only when someone waits on it (wait_quiet)
-        self._quiet_lock = threading.Lock()
-        self._quiet = threading.Condition(self._quiet_lock)
+        # the pool's lock guards the counts in flight too: a request is counted as its connection is taken, and
+        # let go of as its connection goes back, in one turn of the lock each (taken as itself: the Condition's own
+        # __enter__ is a Python call); the Condition is notified only when someone waits on it (wait_quiet)
+        self._quiet = threading.Condition(self._lock)
         self._quiet_waiting = 0
 
     # ---- the public calls ---------------------------------------------------------------------
@@ -100,9 +100,8 @@ class Transport:
         proxy = proxy_for(scheme, host)
         data = self._bytes(method, scheme, host, target, netloc, proxy, headers, body)
         sent = Sent(self, (scheme, host, port, proxy), method, data, host, t, name or host, model)
-        self._enter(sent.name)
         try:
-            written = self._write(sent, pooled)
+            written = self._write(sent, pooled, counted=False)   # its first _take counts it in flight
         except BaseException:
             self._leave(sent.name)
             raise
@@ -131,9 +130,10 @@ class Transport:
             raise UpstreamFailed(FaultKind.BAD_REQUEST, f"cannot send this request to {host}: {str(exc)[:200]}",
                                  "Check the endpoint's key and headers for stray characters.") from None
 
-    def _write(self, sent: Sent, pooled: bool = False, fresh: bool = False) -> Sent | None:
+    def _write(self, sent: Sent, pooled: bool = False, fresh: bool = False, counted: bool = True) -> Sent | None:
         """The request on a connection: a pooled one (retried once on a fresh one when it had died), or a fresh one
-        (`fresh`); with `pooled`, None rather than a fresh connection."""
+        (`fresh`); with `pooled`, None rather than a fresh connection. `counted` False (send, never `fresh`): the
+        pool's look counts it in flight."""
         conn: Conn | None
         for attempt in (0, 1):
             if fresh or attempt:
@@ -141,7 +141,7 @@ class Transport:
                     return None
                 conn, reused = self._connect(sent.key, sent.host, sent.key[2], sent.t.connect), False
             else:
-                conn, reused = self._take(sent.key)
+                conn, reused = self._take(sent.key, None if counted else sent.name)
                 if conn is None:
                     continue
             sent.conn, sent.reused = conn, reused
@@ -211,12 +211,10 @@ class Transport:
         return exc
 
     # ---- what is in flight ---------------------------------------------------------------------
-    def _enter(self, name: str) -> None:
-        with self._quiet_lock:
-            self._inflight[name] = self._inflight.get(name, 0) + 1
-
-    def _leave(self, name: str) -> None:
-        with self._quiet_lock:
+    def _leave(self, name: str, key: tuple = (), conn: Conn | None = None) -> None:
+        """A request to `name` is no longer in flight; `conn`, given, goes back to the pool under `key` (closed when
+        the pool for it is full), in the same turn of the lock."""
+        with self._lock:
             left = self._inflight.get(name, 0) - 1
             if left > 0:
                 self._inflight[name] = left
@@ -224,6 +222,13 @@ class Transport:
                 self._inflight.pop(name, None)
                 if self._quiet_waiting:
                     self._quiet.notify_all()
+            if conn is None:
+                return
+            idle = self._pool.setdefault(key, [])
+            if len(idle) < self.max_idle_per_host:
+                idle.append((conn, time.monotonic()))
+                return
+        conn.close()
 
     def in_flight(self, name: str) -> int:
         """Requests to the connection `name` (an endpoint) still being answered."""
@@ -240,11 +245,15 @@ class Transport:
                 self._quiet_waiting -= 1
 
     # ---- pool ---------------------------------------------------------------------------------
-    def _take(self, key: tuple) -> tuple[Conn | None, bool]:
-        """An idle kept-alive connection for `key` from the pool, (None, False) when there is none."""
+    def _take(self, key: tuple, name: str | None = None) -> tuple[Conn | None, bool]:
+        """An idle kept-alive connection for `key` from the pool, (None, False) when there is none. `name`: a request
+        to it is counted in flight in the same turn of the lock (send's)."""
         now = time.monotonic()
         while True:
             with self._lock:   # only the pop is under the lock; the liveness check runs outside it
+                if name is not None:
+                    self._inflight[name] = self._inflight.get(name, 0) + 1
+                    name = None
                 idle = self._pool.get(key)
                 if not idle:
                     return None, False
@@ -257,14 +266,6 @@ class Transport:
                 conn.ended = False
                 return conn, True
             conn.close()
-
-    def _put(self, key: tuple, conn: Conn) -> None:
-        with self._lock:
-            idle = self._pool.setdefault(key, [])
-            if len(idle) < self.max_idle_per_host:
-                idle.append((conn, time.monotonic()))
-                return
-        conn.close()
 
     def idle_connections(self) -> int:
         with self._lock:
