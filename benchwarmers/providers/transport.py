@@ -98,7 +98,16 @@ class Transport:
         t = timeouts or Timeouts()
         scheme, host, port, target, netloc = _place(url)
         proxy = proxy_for(scheme, host)
-        data = self._bytes(method, scheme, host, target, netloc, proxy, headers, body)
+        given = {"User-Agent": self.user_agent, **(headers or {})}
+        if proxy and scheme == "http":
+            target = f"http://{netloc}{target}"
+            if proxy[2]:
+                given["Proxy-Authorization"] = proxy[2]
+        try:
+            data = request_bytes(method, target, netloc, given, body)
+        except (ValueError, UnicodeError) as exc:
+            raise UpstreamFailed(FaultKind.BAD_REQUEST, f"cannot send this request to {host}: {str(exc)[:200]}",
+                                 "Check the endpoint's key and headers for stray characters.") from None
         sent = Sent(self, (scheme, host, port, proxy), method, data, host, t, name or host, model)
         try:
             written = self._write(sent, pooled, counted=False)   # its first _take counts it in flight
@@ -117,18 +126,6 @@ class Transport:
         except BaseException:
             self._leave(sent.name)
             raise
-
-    def _bytes(self, method, scheme, host, target, netloc, proxy, headers, body) -> bytes | tuple:
-        send = {"User-Agent": self.user_agent, **(headers or {})}
-        if proxy and scheme == "http":
-            target = f"http://{netloc}{target}"
-            if proxy[2]:
-                send["Proxy-Authorization"] = proxy[2]
-        try:
-            return request_bytes(method, target, netloc, send, body)
-        except (ValueError, UnicodeError) as exc:
-            raise UpstreamFailed(FaultKind.BAD_REQUEST, f"cannot send this request to {host}: {str(exc)[:200]}",
-                                 "Check the endpoint's key and headers for stray characters.") from None
 
     def _write(self, sent: Sent, pooled: bool = False, fresh: bool = False, counted: bool = True) -> Sent | None:
         """The request on a connection: a pooled one (retried once on a fresh one when it had died), or a fresh one
