@@ -176,25 +176,28 @@ def answer(provider: OpenAIProvider, body, meta: dict) -> Answer | None:
     if type(content) is not str or type(calls) is not list:
         return None
     secrets = answer_secrets(provider.key)
-    out = Answer(text=scrub_whole(content, secrets) if secrets else content)
+    tool_calls = []
     for tc in calls:
         fn = tc.get("function") or {} if type(tc) is dict else None
         if type(fn) is not dict or type(arguments := fn.get("arguments") or "") is not str:
             return None
         if secrets:
             arguments = scrub_whole(arguments, secrets)
-        out.tool_calls.append(ToolCall(id=tc.get("id") or "", name=fn.get("name") or "", arguments=arguments or "{}"))
+        tool_calls.append(ToolCall(id=tc.get("id") or "", name=fn.get("name") or "", arguments=arguments or "{}"))
     meta.setdefault("model", body.get("model"))
     thought = message.get("reasoning_content") or message.get("reasoning")
-    if isinstance(thought, str) and thought:
-        out.reasoning.append(Reasoning(scrub_whole(thought, secrets) if secrets else thought))
-    if body.get("usage"):
-        got = usage(body["usage"])
+    reasoning = [Reasoning(scrub_whole(thought, secrets) if secrets else thought)] \
+        if isinstance(thought, str) and thought else []
+    # the Answer made once its usage is known (not with an empty Usage made to be replaced)
+    if reported := body.get("usage"):
+        got = usage(reported)
         # merged into nothing (as the Collector merges a UsageEvent): the counts themselves, unless one is negative
-        out.usage = got if (got.input_tokens >= 0 and got.output_tokens >= 0 and got.cache_read_tokens >= 0
-                            and got.cache_write_tokens >= 0) else merge_usage(out.usage, got)
-    out.finish_reason = finish_reason(choice.get("finish_reason"), bool(calls))
-    return out
+        counts = got if (got.input_tokens >= 0 and got.output_tokens >= 0 and got.cache_read_tokens >= 0
+                         and got.cache_write_tokens >= 0) else merge_usage(Usage(), got)
+    else:
+        counts = Usage()
+    return Answer(scrub_whole(content, secrets) if secrets else content, tool_calls, reasoning, counts,
+                  finish_reason(choice.get("finish_reason"), bool(calls)))
 
 
 def finish_reason(raw: str | None, had_calls: bool) -> str:
