@@ -253,7 +253,7 @@ class Conn:
         status: int | None = code
         if code < 200 or code in (204, 304):
             pass
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
+        elif "transfer-encoding" in headers and "chunked" in headers["transfer-encoding"].lower():   # (as Body's)
             status = code if self._chunks_in(start) else None
         elif "content-length" in headers:
             try:
@@ -297,7 +297,8 @@ class Body:
 
     def __init__(self, conn: Conn, method: str, status: int, headers: dict):
         self.conn = conn
-        self.chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        # (`in` first: most answers have a Content-Length, and then no get() and lower() are called)
+        self.chunked = "transfer-encoding" in headers and "chunked" in headers["transfer-encoding"].lower()
         self.until_close = False
         self.left = 0
         self.done = False
