@@ -201,7 +201,10 @@ def answer(provider: OpenAIProvider, body, meta: dict) -> Answer | None:
 
 
 def finish_reason(raw: str | None, had_calls: bool) -> str:
-    reason = FINISH.get(raw or "stop", STOP)
+    try:   # ([] rather than get(): a call less an answer)
+        reason = FINISH[raw or "stop"]
+    except KeyError:
+        reason = STOP
     return TOOL_CALLS if had_calls and reason == STOP else reason
 
 

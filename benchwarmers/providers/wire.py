@@ -179,12 +179,13 @@ class Conn:
     def _parse_head(self, end: int, skip: int) -> tuple:
         """(status, reason, headers, modern, where the body starts) of the head before `end`."""
         lines = self._buf[self._pos:end].decode("latin-1").split("\n")
-        known = _STATUS_LINES.get(lines[0])       # nearly every answer: its status line's parse known already
-        if known is None:
+        try:    # nearly every answer: its status line's parse known already ([], not get(): a call less a head)
+            known = _STATUS_LINES[lines[0]]
+        except KeyError:
             version, _, rest = lines[0].rstrip("\r").partition(" ")
             code, _, reason = rest.strip().partition(" ")
             if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
-                raise WireError(f"not an HTTP status line: {lines[0][:80]!r}")
+                raise WireError(f"not an HTTP status line: {lines[0][:80]!r}") from None
             known = int(code), reason.strip(), version != "HTTP/1.0"
         headers: dict = {}
         name = ""
