@@ -163,7 +163,7 @@ def answer(provider: OpenAIProvider, body, meta: dict) -> Answer | None:
     """What whole()'s events, scrubbed, fold to (Collector), from a plain chat.completion body; None for a body of
     another shape (not a dict, an error, content or arguments that are not text, ...), which whole() reads (or
     fails on) as it always did."""
-    if type(body) is not dict or body.get("error"):
+    if type(body) is not dict or ("error" in body and body["error"]):   # (`in`: no get() for a body without one)
         return None
     choices = body.get("choices") or [{}]
     choice = choices[0] if type(choices) is list else None
@@ -185,9 +185,11 @@ def answer(provider: OpenAIProvider, body, meta: dict) -> Answer | None:
             arguments = scrub_whole(arguments, secrets)
         tool_calls.append(ToolCall(id=tc.get("id") or "", name=fn.get("name") or "", arguments=arguments or "{}"))
     meta.setdefault("model", body.get("model"))
-    thought = message.get("reasoning_content") or message.get("reasoning")
-    reasoning = [Reasoning(scrub_whole(thought, secrets) if secrets else thought)] \
-        if isinstance(thought, str) and thought else []
+    reasoning = []
+    if "reasoning_content" in message or "reasoning" in message:   # (most answers have none: no get()s for it)
+        thought = message.get("reasoning_content") or message.get("reasoning")
+        if isinstance(thought, str) and thought:
+            reasoning.append(Reasoning(scrub_whole(thought, secrets) if secrets else thought))
     # the Answer made once its usage is known (not with an empty Usage made to be replaced)
     if reported := body.get("usage"):
         got = usage(reported)
