@@ -65,16 +65,14 @@ class PanelRun:
     thread: Thread | None = None                             # a follow-up's Thread (core/conversation.py): each seat's own
     task: bool = False                                # a chat UI's background task: one member, its answer bare
 
-    @property
-    def seat_request(self) -> tuple[None, str]:
-        """What a seat's (or the merge's) record keeps of the ask: its hash; the summary is in the panel's row."""
-        assert self.request is not None    # a panel's run has it from the start
-        return None, self.request[1]
-
     collection_name: str | None = field(init=False, default=None)   # its collection's name (records name it a seat)
+    # What a seat's (or the merge's) record keeps of the ask: its hash; the summary is in the panel's row. Made once
+    # a run, not once a seat (its request stays as made); None only for a run made without one (a test's).
+    seat_request: tuple[None, str] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.collection_name = self.collection.name if self.collection else None   # (the collection stays as made)
+        self.seat_request = (None, self.request[1]) if self.request is not None else None
 
     def reply(self) -> PanelReply:
         return PanelReply(self.collection.name if self.collection else self.ask.aim.name, self.id,

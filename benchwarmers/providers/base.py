@@ -191,7 +191,11 @@ class Provider:
         if not isinstance(got, Answer):                  # events, read as _stream reads them
             return collect(self._read(response, got), meta, model, timed=False, since=start)
         response.close()
-        got.seconds, got.model = time.monotonic() - start, meta.get("model") or model
+        try:   # answer_of() names the model it read (or None) in `meta`: [] rather than get(), a call less a seat
+            got.model = meta["model"] or model
+        except KeyError:
+            got.model = model
+        got.seconds = time.monotonic() - start
         return got
 
     def _read(self, response: UpstreamResponse, events: Iterator) -> Iterator:

@@ -163,7 +163,7 @@ def answer(provider: OpenAIProvider, body, meta: dict) -> Answer | None:
     """What whole()'s events, scrubbed, fold to (Collector), from a plain chat.completion body; None for a body of
     another shape (not a dict, an error, content or arguments that are not text, ...), which whole() reads (or
     fails on) as it always did."""
-    if type(body) is not dict or body.get("error"):
+    if type(body) is not dict or ("error" in body and body["error"]):   # (`in`: no get() for a body without one)
         return None
     choices = body.get("choices") or [{}]
     choice = choices[0] if type(choices) is list else None
@@ -176,29 +176,37 @@ def answer(provider: OpenAIProvider, body, meta: dict) -> Answer | None:
     if type(content) is not str or type(calls) is not list:
         return None
     secrets = answer_secrets(provider.key)
-    out = Answer(text=scrub_whole(content, secrets) if secrets else content)
+    tool_calls = []
     for tc in calls:
         fn = tc.get("function") or {} if type(tc) is dict else None
         if type(fn) is not dict or type(arguments := fn.get("arguments") or "") is not str:
             return None
         if secrets:
             arguments = scrub_whole(arguments, secrets)
-        out.tool_calls.append(ToolCall(id=tc.get("id") or "", name=fn.get("name") or "", arguments=arguments or "{}"))
+        tool_calls.append(ToolCall(id=tc.get("id") or "", name=fn.get("name") or "", arguments=arguments or "{}"))
     meta.setdefault("model", body.get("model"))
-    thought = message.get("reasoning_content") or message.get("reasoning")
-    if isinstance(thought, str) and thought:
-        out.reasoning.append(Reasoning(scrub_whole(thought, secrets) if secrets else thought))
-    if body.get("usage"):
-        got = usage(body["usage"])
+    reasoning = []
+    if "reasoning_content" in message or "reasoning" in message:   # (most answers have none: no get()s for it)
+        thought = message.get("reasoning_content") or message.get("reasoning")
+        if isinstance(thought, str) and thought:
+            reasoning.append(Reasoning(scrub_whole(thought, secrets) if secrets else thought))
+    # the Answer made once its usage is known (not with an empty Usage made to be replaced)
+    if reported := body.get("usage"):
+        got = usage(reported)
         # merged into nothing (as the Collector merges a UsageEvent): the counts themselves, unless one is negative
-        out.usage = got if (got.input_tokens >= 0 and got.output_tokens >= 0 and got.cache_read_tokens >= 0
-                            and got.cache_write_tokens >= 0) else merge_usage(out.usage, got)
-    out.finish_reason = finish_reason(choice.get("finish_reason"), bool(calls))
-    return out
+        counts = got if (got.input_tokens >= 0 and got.output_tokens >= 0 and got.cache_read_tokens >= 0
+                         and got.cache_write_tokens >= 0) else merge_usage(Usage(), got)
+    else:
+        counts = Usage()
+    return Answer(scrub_whole(content, secrets) if secrets else content, tool_calls, reasoning, counts,
+                  finish_reason(choice.get("finish_reason"), bool(calls)))
 
 
 def finish_reason(raw: str | None, had_calls: bool) -> str:
-    reason = FINISH.get(raw or "stop", STOP)
+    try:   # ([] rather than get(): a call less an answer)
+        reason = FINISH[raw or "stop"]
+    except KeyError:
+        reason = STOP
     return TOOL_CALLS if had_calls and reason == STOP else reason
 
 

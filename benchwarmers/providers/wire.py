@@ -179,12 +179,13 @@ class Conn:
     def _parse_head(self, end: int, skip: int) -> tuple:
         """(status, reason, headers, modern, where the body starts) of the head before `end`."""
         lines = self._buf[self._pos:end].decode("latin-1").split("\n")
-        known = _STATUS_LINES.get(lines[0])       # nearly every answer: its status line's parse known already
-        if known is None:
+        try:    # nearly every answer: its status line's parse known already ([], not get(): a call less a head)
+            known = _STATUS_LINES[lines[0]]
+        except KeyError:
             version, _, rest = lines[0].rstrip("\r").partition(" ")
             code, _, reason = rest.strip().partition(" ")
             if not version.startswith("HTTP/") or len(code) != 3 or not code.isdigit():
-                raise WireError(f"not an HTTP status line: {lines[0][:80]!r}")
+                raise WireError(f"not an HTTP status line: {lines[0][:80]!r}") from None
             known = int(code), reason.strip(), version != "HTTP/1.0"
         headers: dict = {}
         name = ""
@@ -253,7 +254,7 @@ class Conn:
         status: int | None = code
         if code < 200 or code in (204, 304):
             pass
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
+        elif "transfer-encoding" in headers and "chunked" in headers["transfer-encoding"].lower():   # (as Body's)
             status = code if self._chunks_in(start) else None
         elif "content-length" in headers:
             try:
@@ -297,7 +298,8 @@ class Body:
 
     def __init__(self, conn: Conn, method: str, status: int, headers: dict):
         self.conn = conn
-        self.chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        # (`in` first: most answers have a Content-Length, and then no get() and lower() are called)
+        self.chunked = "transfer-encoding" in headers and "chunked" in headers["transfer-encoding"].lower()
         self.until_close = False
         self.left = 0
         self.done = False
