@@ -40,7 +40,6 @@ class Provider:
     supports: dict = {}
     default_base = ""
     base = ""          # this endpoint's own, set by __init__
-    _own: tuple = (object(), {})   # (the key, headers() for it): a request's auth headers, made again for a new key
     # each subclass sets these (ProviderContract says what they are); declared here for the type checker only
     title: ClassVar[str]
     passthrough_fields: ClassVar[frozenset]
@@ -276,11 +275,8 @@ class Provider:
 
     def encode(self, body: dict | None, extra_headers: dict | None) -> tuple[dict, bytes | None]:
         """The request's headers and body bytes."""
-        own = self._own
-        if own[0] is not self.key:   # (the registry makes a provider per key: headers() once, not once a request)
-            own = self._own = (self.key, self.headers())
         headers = {"Accept": "application/json, text/event-stream, application/x-ndjson", **(extra_headers or {}),
-                   **own[1]}
+                   **self.headers()}
         if body is None:
             return headers, None
         headers["Content-Type"] = "application/json"
