@@ -25,11 +25,8 @@ _NOT_FOUND = re.compile(r"not[ _]found|does ?n[o']t exist|no such model|(unknown
 # What asking or reading an answer may raise that becomes an UpstreamFailed naming the endpoint (Provider._fault).
 _UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, IndexError, UnicodeError)
 _MAPPED = (UpstreamFailed, *_UNREADABLE, OSError)
-# json.dumps(body, ensure_ascii=False, separators=(",", ":")), without an encoder made for each request; a body (a
-# dict) goes straight to the C encoder JSONEncoder.encode would make for it (with a markers dict of its own each time,
-# as there: a loop is refused the same way), without the four Python calls around it (encode() when there is none)
-_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_C_ENCODER, _STRING = getattr(json.encoder, "c_make_encoder", None), json.encoder.encode_basestring
+# json.dumps(body, ensure_ascii=False, separators=(",", ":")), without an encoder made for each request
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _BAD_KEY = re.compile(r"(invalid|incorrect) api[ _-]?key|api[ _-]?key\b.{0,40}\b(invalid|not valid|incorrect|"
                       r"expired)|API_KEY_INVALID|unauthori[sz]ed|invalid x-api-key", re.I | re.S)
 
@@ -280,10 +277,7 @@ class Provider:
         if body is None:
             return headers, None
         headers["Content-Type"] = "application/json"
-        if _C_ENCODER is None:
-            return headers, _JSON.encode(body).encode("utf-8")
-        text = "".join(_C_ENCODER({}, _JSON.default, _STRING, None, ":", ",", False, False, True)(body, 0))
-        return headers, text.encode("utf-8")
+        return headers, _encode(body).encode("utf-8")
 
     def failure(self, response: UpstreamResponse, model: str | None = None) -> UpstreamFailed:
         """An UpstreamFailed for a non-2xx response, keeping the upstream's own message."""
