@@ -60,10 +60,13 @@ def collect(events: Iterator, meta: dict, model: str, timed: bool = True, heard:
     start = time.monotonic() if since is None else since
     collector, first = Collector(), None
     for event in events:
-        if first is None and timed and isinstance(event, (TextDelta, ToolCallDelta, ReasoningDelta)):
+        if event.__class__ is TextDelta:   # most events: told and timed with no isinstance() calls
+            if first is None and timed:
+                first = time.monotonic() - start
+            if heard is not None and event.text:
+                heard(event.text)
+        elif first is None and timed and isinstance(event, (ToolCallDelta, ReasoningDelta)):
             first = time.monotonic() - start
-        if heard is not None and isinstance(event, TextDelta) and event.text:
-            heard(event.text)
         collector.add(event)
     answer = collector.result()
     answer.ttft, answer.seconds = first, time.monotonic() - start

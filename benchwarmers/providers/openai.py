@@ -89,19 +89,22 @@ class OpenAIProvider(Provider):
             chunk = load_json(data, "stream chunk")
             if chunk.get("error"):
                 raise self.chunk_error(chunk["error"])
-            meta.setdefault("model", chunk.get("model"))
-            if chunk.get("usage"):
+            if "model" not in meta:     # the first chunk's (every chunk repeats it)
+                meta["model"] = chunk.get("model")
+            if "usage" in chunk and chunk["usage"]:   # `in` first: most chunks have none (a call fewer a chunk)
                 yield UsageEvent(usage(chunk["usage"]))
             for choice in chunk.get("choices") or []:
                 if choice.get("index", 0) != 0:
                     continue
                 delta = choice.get("delta") or {}
-                thought = delta.get("reasoning_content") or delta.get("reasoning")
-                if isinstance(thought, str) and thought:
-                    yield ReasoningDelta(thought)
-                if delta.get("content"):
-                    yield TextDelta(delta["content"])
-                for position, tc in enumerate(delta.get("tool_calls") or []):
+                content = delta.get("content")   # first: a delta that is no object fails here, as it always did
+                if "reasoning_content" in delta or "reasoning" in delta:   # (most chunks: neither)
+                    thought = delta.get("reasoning_content") or delta.get("reasoning")
+                    if isinstance(thought, str) and thought:
+                        yield ReasoningDelta(thought)
+                if content:
+                    yield TextDelta(content)
+                for position, tc in enumerate((delta["tool_calls"] or []) if "tool_calls" in delta else ()):
                     fn = tc.get("function") or {}
                     calls = True
                     yield ToolCallDelta(index=tc.get("index", position), id=tc.get("id"), name=fn.get("name"),
