@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..canonical import LENGTH, OK, SKIPPED, Seat
+from ..canonical import OK, SKIPPED, Seat
 from ..errors import AllSeatsFailed, BenchError, BudgetRefused, NoAbleSeat, RateLimited
 from ..roster.limits.budgets import OVER
 from ..roster.limits.quota import FAILING, RESTS
@@ -26,19 +26,13 @@ def seat_heading(seat: Seat, hidden: Unnamed | None = None) -> str:
 
 
 def seat_block(seat: Seat, hidden: Unnamed | None = None) -> str:
-    """seat_heading's line, then the answer (or why there is none). The heading is written out here, a panel's
-    blocks being made once a seat for every reply: its status said unless ok, as seat.outcome() says it."""
-    status = seat.status
-    if status == OK:
+    if seat.status == OK:
         body = seat.answer.strip() or "_(empty answer)_"
-        said = f" · {seat.outcome()}" if seat.finish_reason == LENGTH else ""   # cut at its cap: outcome() says so
     else:
-        body = f"> {seat.error or status}"
-        said = f" · {status}"
+        body = f"> {seat.error or seat.status}"
     if hidden:
         body = hidden.text(body) or body
-    who = "" if hidden else f" · {seat.model}"
-    return f"## Seat {seat.seat}{who} · {seat.kind}{said}\n\n{body}\n\n"
+    return f"{seat_heading(seat, hidden)}\n\n{body}\n\n"
 
 
 def unkept_note(why: str | None) -> str:

@@ -173,8 +173,7 @@ class Seating:
 
         def seat(model: Model, kind: str, named: bool = False) -> None:
             taken.add(model.alias)
-            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model,   # check(), written out: once a seat
-                                       self._why_not(model, ask, tokens, looks, kind, asker, named)))
+            plan.seats.append(SeatPlan(len(plan.seats) + 1, kind, model, check(model, kind, named)))
 
         if direct is not None:
             seat(direct, MEMBER, named=True)

@@ -103,13 +103,8 @@ class Dispatch:
     def _read(self, call: Call, done: Done, sent: Sent) -> None:
         client = call.client
         assert isinstance(client, Provider)   # only a Provider's request is written ahead (_send)
-        try:          # _finish's, written out: every seat's answer is read here, with no closure made for it
-            answer = client.complete(call.ask, call.served, timeouts=sent.t, sent=sent, heard=call.heard)
-            estimate_usage(answer, call.reported or call.ask)
-        except Exception as exc:
-            done(call, None, exc)
-            return
-        done(call, answer, None)
+        self._finish(call, done, partial(client.complete, call.ask, call.served, timeouts=sent.t, sent=sent,
+                                         heard=call.heard))
 
     def _ask(self, call: Call, done: Done, admitted: bool) -> None:
         call.started = time.monotonic()
