@@ -58,19 +58,8 @@ class Config:
         return copy.deepcopy(self.view(name))
 
     def view(self, name: str) -> dict:
-        """The cached data itself: read-only use on the hot path."""
-        seen = self._local.seen   # memo()'s look, written out (a request reads a dozen times): a hit is one call
-        if seen is None:
-            return self._check(name)
-        try:
-            if seen[_WRITES] == self._writes:
-                return seen[name]
-        except KeyError:   # (not `in`, then []: another thread may empty the memo in between)
-            pass
-        seen = self.memo()   # emptied if this Config wrote since
-        assert seen is not None   # (this thread's block: still the same one)
-        data = seen[name] = self._check(name)
-        return data
+        """The cached data itself: read-only use on the hot path (checked for a hand edit once a steady() block)."""
+        return self.kept(name, self._check, name)
 
     def steady(self, memo: dict | None = None) -> "_Steady":
         """Within this block, each file is checked for a hand edit once, at its first read, and then read from
@@ -100,12 +89,13 @@ class Config:
                 seen[_WRITES] = self._writes
         return seen
 
-    def kept(self, key: object, make: Callable[[], T]) -> T:
-        """make()'s answer, kept in the memo of the steady() block this thread is in under `key` (a key of its own,
-        not a file name): made once a block (a request asks dozens of times), at every call outside one."""
-        memo = self._local.seen   # memo()'s look, written out as in view()
+    def kept(self, key: object, make: Callable[..., T], *args) -> T:
+        """make(*args)'s answer, kept in the memo of the steady() block this thread is in under `key` (a file's name
+        for view(), else a key of its own): made once a block (a request asks dozens of times), at every call outside
+        one."""
+        memo = self._local.seen   # memo()'s look, written out (the hottest lookup): a hit is one call
         if memo is None:
-            return make()
+            return make(*args)
         try:
             if memo[_WRITES] == self._writes:
                 return memo[key]
@@ -113,7 +103,7 @@ class Config:
             pass
         memo = self.memo()   # emptied if this Config wrote since
         assert memo is not None   # (this thread's block: still the same one)
-        value = memo[key] = make()
+        value = memo[key] = make(*args)
         return value
 
     def _check(self, name: str) -> dict:
