@@ -2,7 +2,6 @@
 plus each format's own routes (model lists, token counts, ...), all built from what the formats declare."""
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Callable, Protocol
 from urllib.parse import quote
 
@@ -112,21 +111,16 @@ def admit(fmt: FormatContract, req: Request, bench: ReachParts, info: RequestInf
     req.body = b""                     # read: a large ask's bytes are not held while its seats run
     parsed = fmt.parse(body, info)
     ask = parsed.ask
-    if body.get("bench") is None:   # nearly every request: what the two would say of no `bench` field, no call each
-        ask.points, ask.blind, ask.continues, ask.only_seat = None, None, None, None
-    else:
-        ask.points = points_wanted(body)
-        panel_options(body, ask)
+    ask.points = points_wanted(body)
+    panel_options(body, ask)
     if not ask.target or not ask.target.name:
         raise BadRequest("No model named.", "Send model: bench/<collection> (see GET /v1/models).")
     if ask.continues and ask.target.mode == ROUTE:
         raise BadRequest("`bench.continue` follows up a panel; route mode keeps its own conversation.",
                          f"Ask bench/{ask.target.name} to continue a panel, or leave `bench.continue` out.")
-    if req.caller is not None:   # no key, no reach to check (the two would return at once)
-        check_reach(req, ask.target)
-        check_reach_within(req, ask, bench)
-    asker = Asker(req.caller.name if req.caller else None,
-                  session_of(req) if SESSION_HEADER in req.headers else None)
+    check_reach(req, ask.target)
+    check_reach_within(req, ask, bench)
+    asker = Asker(req.caller.name if req.caller else None, session_of(req))
     return parsed, asker
 
 
@@ -153,23 +147,9 @@ def serve_ask(fmt: FormatContract, req: Request, bench: GatewayParts, info: Requ
     return Response.json(fmt.render(answer, reply), headers=headers)
 
 
-PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")    # what quote() leaves as it is (its always-safe characters)
-
-
-def quoted(alias: str) -> str:
-    """quote(alias, safe=""), at the cost of one look for an alias that needs no quoting (nearly every one)."""
-    return alias if PLAIN.fullmatch(alias) else quote(alias, safe="")
-
-
 def seats_header(run) -> str:
-    """X-Bench-Seats: each seat's model, quoted (a blind panel's: seat-N, no model named). Every alias needs no
-    quoting when their concatenation needs none (nearly every panel): one look for them all, not one a seat."""
-    if run.hidden:
-        return ", ".join([f"seat-{s.seat}" for s in run.seats])
-    models = [s.model for s in run.seats]
-    if PLAIN.fullmatch("".join(models)):
-        return ", ".join(models)
-    return ", ".join([quoted(m) for m in models])
+    """X-Bench-Seats: each seat's model, quoted (a blind panel's: seat-N, no model named)."""
+    return ", ".join(f"seat-{s.seat}" if run.hidden else quote(s.model, safe="") for s in run.seats)
 
 
 def render_turn(fmt: FormatContract, turn: TurnReply, reply: ReplyInfo) -> Response:

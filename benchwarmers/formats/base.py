@@ -76,9 +76,8 @@ class ReplyInfo:
     @classmethod
     def for_ask(cls, ask, options: ReplyOptions, request: RequestInfo | None = None,
                 extra: dict | None = None) -> "ReplyInfo":
-        """The usual way: the reply names the model exactly as the client asked for it (new()'s, written out)."""
-        return cls(model=ask.target.requested if ask.target else "", id=os.urandom(16).hex(),
-                   created=int(time.time()), extra=extra, native=options.body, request=request)
+        """The usual way: the reply names the model exactly as the client asked for it."""
+        return cls.new(ask.target.requested if ask.target else "", extra, native=options.body, request=request)
 
     def option(self, *keys: str, default: Any = None) -> Any:
         """A nested value of the client's body, e.g. option("stream_options", "include_usage")."""
