@@ -210,14 +210,12 @@ class Usage:
         return d
 
 
-def astuple_usage(u: Usage) -> tuple[int, int, int, int]:
-    return (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
-
-
 def estimate_usage(answer: "Answer", ask: Ask) -> None:
     """Fill in the counts an upstream did not report (a stream without usage), from the prompt and the answer
     as they were, and mark the usage as estimated; counts it did report are kept."""
     u = answer.usage
+    if u.input_tokens and u.output_tokens:   # both reported (most answers): nothing to fill in
+        return
     written = answer.text          # the joins only when there is something to join (most answers: text alone)
     if answer.tool_calls or answer.reasoning:
         written += "".join(c.name + c.arguments for c in answer.tool_calls) + "".join(r.text for r in answer.reasoning)

@@ -59,9 +59,6 @@ class Clauses:
         self.ends.add(len(self.text))
         self._around = PAD + self.text + PAD
 
-    def __contains__(self, quote: str) -> bool:
-        return quote in self.text
-
     def whole(self, quote: str) -> bool:
         """Whether `quote` (folded) occurs in the answer from a clause's start to a clause's end."""
         if not quote:

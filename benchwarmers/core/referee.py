@@ -146,13 +146,9 @@ class Shown:
 
     def __init__(self, seats: list[Seat], checked: bool = False):
         self.seats = dict(enumerate(seats if checked else answered(seats), 1))
-        self.reals = {label: seat.seat for label, seat in self.seats.items()}    # real(), without a call each
+        self.reals = {label: seat.seat for label, seat in self.seats.items()}    # the reply's own seat number of each label
         self.room = 2 * len(self.seats) + 4    # the most entries read of a side: more cannot all be seats that answered
         self._clauses: dict[int, Clauses] = {}
-
-    def real(self, label: int) -> int:
-        """The reply's own seat number of what the referee calls seat `label`."""
-        return self.seats[label].seat
 
     def clauses(self, label: int) -> Clauses:
         if label in self._clauses:
