@@ -335,8 +335,8 @@ class Dialer:
         model, ask, answer = ended.model, ended.ask, ended.answer
         if ended.status == OK:
             self.resting.answered(model.endpoint, model.served)
-        if answer is not None and (not answer.usage.input_tokens or not answer.usage.output_tokens):
-            estimate_usage(answer, ask)   # before the counts and the line read its usage (reported both: nothing to do)
+        if answer is not None:
+            estimate_usage(answer, ask)   # before the counts and the line read its usage
         line = None
         if ended.went:
             now = self.now()   # one look for the counts and the line
