@@ -14,9 +14,7 @@ def state(c: Counts) -> tuple:
 
 
 def one_by_one(c: Counts, now: float, tokens: int, requests: int) -> None:
-    cut = now - MINUTE   # as Quota._at: rolled when due
-    if c.times.first <= cut or c.tokens.first <= cut or int(now // DAY) != c.day or not c.month:
-        c.roll(now)
+    c.roll(now)   # as Quota._at
     (c.count if requests else c.add)(now, tokens)
 
 

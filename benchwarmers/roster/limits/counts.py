@@ -82,8 +82,7 @@ class Counts:
         self.month, self.month_requests = "", 0
 
     def roll(self, now: float) -> None:
-        """Forget what left the minute, and start a new day's (and month's) totals (Quota._at and count_on() make
-        these tests before they call this: change them together)."""
+        """Forget what left the minute, and start a new day's (and month's) totals; nothing when neither is due."""
         cut = now - MINUTE
         if self.times.first <= cut:
             self.times.drop_until(cut)
@@ -143,13 +142,11 @@ class Counts:
 
 
 def count_on(pair: tuple, now: float, tokens: int, requests: int) -> None:
-    """Each of `pair` (a call's connection's and model's Counts) rolled when due (Quota._at's tests, made here), then
-    counted on: Counts.count() when `requests` is 1, Counts.add() when 0. Quota.take() and Quota.spent() come here at
-    every call, with or without a limit set."""
-    cut, day = now - MINUTE, int(now // DAY)
+    """Each of `pair` (a call's connection's and model's Counts) rolled, then counted on: Counts.count() when
+    `requests` is 1, Counts.add() when 0. Quota.take() and Quota.spent() come here at every call, with or without a
+    limit set."""
     for counts in pair:
-        if counts.times.first <= cut or counts.tokens.first <= cut or day != counts.day or not counts.month:
-            counts.roll(now)
+        counts.roll(now)
         if requests:
             counts.count(now, tokens)
         else:

@@ -242,10 +242,7 @@ class Quota:
             counts = self._counts[key]
         except KeyError:
             counts = self._counts[key] = Counts()
-        cut = now - MINUTE    # roll()'s own tests, here: most calls find nothing to roll, and make no call for it
-        if counts.times.first <= cut or counts.tokens.first <= cut or int(now // DAY) != counts.day or \
-                not counts.month:
-            counts.roll(now)
+        counts.roll(now)
         return counts
 
     # ---- what the Quotas page and `bench limits` show -------------------------------------------
