@@ -393,6 +393,14 @@ def test_no_seat_able_to_see_the_image_is_400_asking_no_one(panel, fmt):
     assert not any(f.requests for f in panel.fakes.values())
 
 
+def test_a_window_fact_that_is_no_number_cuts_nothing(panel):
+    """A hand-edited fact `"context_window": true` is no window: the seat plays (read as 1, it refused every prompt)."""
+    set_facts(panel, gem={"context_window": True, "max_output": True})
+    status, _, data = call(panel.url, "POST", "/v1/messages", messages("bench/core"))
+    seats = {s["model"]: s for s in json.loads(data)["bench"]["seats"]}
+    assert status == 200 and seats["gem"]["status"] == "ok", seats["gem"]
+
+
 def test_a_prompt_too_long_for_a_window_skips_that_seat(panel):
     set_facts(panel, gem={"context_window": 50})
     status, _, data = call(panel.url, "POST", "/v1/messages", messages("bench/core", messages=[

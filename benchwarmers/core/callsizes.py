@@ -39,16 +39,19 @@ def budget(facts: dict, ask: Ask, default: int | None) -> int | None:
     want = ask.max_tokens if ask.max_tokens is not None else default
     if want is None:
         return None
-    # the context window and the output limit, each as a whole number when the facts give one above 0 (None, most
-    # often: no type to look at); 0 or None: no cut
-    window, limit = facts.get("context_window"), facts.get("max_output")
-    if window is not None and isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 \
-            and (window := int(window)):
+    window, limit = token_fact(facts, "context_window"), token_fact(facts, "max_output")
+    if window:
         want = min(want, max(window - ask.prompt_tokens(), 1))   # a prompt that cannot fit is skipped before this
-    if limit is not None and isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0 \
-            and (limit := int(limit)):
-        return min(want, limit)
-    return want
+    return min(want, limit) if limit else want
+
+
+def token_fact(facts: dict, name: str) -> int | None:
+    """A token count of the model's facts (its context window, its output limit) as a whole number, when they give
+    one above 0; 0 or None: none known."""
+    value = facts.get(name)
+    if value is None:   # most often: no type to look at
+        return None
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
 
 
 def client_in_use(settings: dict, environ=None) -> tuple[str, str]:

@@ -9,6 +9,7 @@ from ..canonical import DIRECT, Answer, Ask
 from ..roster.limits.budgets import Charge
 from ..roster.registry import Model
 from ..store.ledger import cost_of
+from .callsizes import token_fact
 
 UNCAPPED = 4096    # the output tokens an estimate counts when neither the ask nor the model's facts cap them
 
@@ -23,9 +24,7 @@ class Pricing:
 
     def cap(self, model: Model, ask: Ask) -> int:
         """The most output tokens this call can be billed for."""
-        limit = self.facts(model).get("max_output")
-        limit = int(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0 else None
-        return self.tokens(model, ask) or limit or UNCAPPED
+        return self.tokens(model, ask) or token_fact(self.facts(model), "max_output") or UNCAPPED
 
     def estimate(self, model: Model, ask: Ask, prompt: int | None = None, cap: int | None = None) -> float | None:
         """The most this call can cost: its prompt tokens (as the ledger counts a call whose upstream tells none;

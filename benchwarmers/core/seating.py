@@ -14,6 +14,7 @@ from ..roster.limits.quota import FAILING, PROVIDER, utc
 from ..roster.limits.resting import Resting
 from ..roster.registry import Model, Registry
 from .blind import Unnamed, blinding
+from .callsizes import token_fact
 from .collection import Collection
 
 
@@ -146,8 +147,7 @@ class Seating:
         facts = self.catalog.facts(model)   # (self.facts(), without the step)
         if facts.get("vision") is False and ask.has_images():   # the ask's images looked at for such a model alone
             return "no vision: this ask has an image"
-        window = facts.get("context_window")
-        window = int(window) if window is not None and isinstance(window, (int, float)) and window > 0 else None
+        window = token_fact(facts, "context_window")
         if window and tokens >= window:   # the output budget is cut to fit (callsizes.budget); the prompt cannot be
             return f"context window too small for the prompt: about {tokens} prompt tokens, window {window}"
         if model.endpoint not in looks.endpoints:
