@@ -89,12 +89,17 @@ SIGNALS = ("x-ratelimit", "anthropic-ratelimit", "retry-after")
 
 def parse_rate_limit_headers(headers: Mapping[str, str], now: float) -> dict:
     """Normalised facts: *_limit / *_remaining counts, *_reset_at epoch seconds, retry_after seconds."""
+    if not headers:
+        return {}
+    names = " ".join(map(str, headers)).lower()   # every SIGNALS name holds one of these two; most responses have
+    if "ratelimit" not in names and "retry-after" not in names:   # none, and are not looked through name by name
+        return {}
     h = {}
-    for k, v in (headers or {}).items():
+    for k, v in headers.items():
         k = str(k).lower()
         if k.startswith(SIGNALS):
             h[k] = str(v)
-    if not h:   # most responses carry none: this runs on every upstream response
+    if not h:   # a name holding one of the two, but none of SIGNALS' (x-my-ratelimit-policy)
         return {}
     facts: dict = {}
 

@@ -180,13 +180,9 @@ class Transport:
             said = found.get("connection", "").lower()     # HTTP/1.0 keeps a connection only when it says so
             keep = not reply.until_close and ("close" not in said if modern else "keep-alive" in said)
             response = UpstreamResponse(sent, status, reason, found, reply, keep)
-            # the names are lower-case already: one that parse_rate_limit_headers reads (ratelimits.SIGNALS) holds
-            # one of these; most responses have none, and are not looked through name by name
-            names = " ".join(found)
-            if "ratelimit" in names or "retry-after" in names:
-                facts = parse_rate_limit_headers(found, time.time())
-                if facts:
-                    self.limits.record(sent.name, facts, sent.model, limit_scope(response.headers))
+            facts = parse_rate_limit_headers(found, time.time())
+            if facts:
+                self.limits.record(sent.name, facts, sent.model, limit_scope(response.headers))
             return response
         raise AssertionError("unreachable")
 

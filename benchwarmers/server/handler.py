@@ -137,7 +137,7 @@ class Handler(BaseHTTPRequestHandler):
         if not words:
             return False
         if len(words) == 3:
-            number = (1, 1) if words[-1] == "HTTP/1.1" else version_number(words[-1])   # (nearly every request)
+            number = version_number(words[-1])
             if number is None:
                 self.send_error(HTTPStatus.BAD_REQUEST, f"Bad request version ({words[-1][:20]!r}): send HTTP/1.1.")
                 return False

@@ -193,6 +193,8 @@ class Deadlined(socket.SocketIO):
 
 def version_number(version: str) -> tuple[int, int] | None:
     """(major, minor) of an HTTP/x.y version as http.server reads it, or None when it is not one."""
+    if version == "HTTP/1.1":   # nearly every request
+        return 1, 1
     if not version.startswith("HTTP/"):
         return None
     parts = version[5:].split(".")
