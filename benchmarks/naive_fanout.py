@@ -1,9 +1,11 @@
 """The baseline: a short stdlib fan-out that asks five upstream seats at once, reuses connections, records nothing;
-with --record, it records each panel and its five seat calls as the service records them (through this checkout's
+with --record, it records each panel and its seat calls as the service records them (through this checkout's
 own store: a panel row, a call record and a usage-ledger line per seat, committed by the store's writer before it
 answers), so what the service costs beyond it is the panel's own work, not the record's.
 
-    python benchmarks/naive_fanout.py UPSTREAM_BASE_URL [PORT] [--record DB]    # prints its URL on stdout
+    python benchmarks/naive_fanout.py UPSTREAM_BASE_URL [PORT] [--record DB] [--seats N]   # prints its URL on stdout
+
+--seats N asks N seats (m1 to mN) instead of five: seatcost.py measures what each call more costs.
 """
 import http.client, json, queue, sys, time  # noqa: E401
 from concurrent.futures import ThreadPoolExecutor
@@ -11,10 +13,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
-DB = sys.argv[sys.argv.index("--record") + 1] if "--record" in sys.argv else None
-ARGS = [a for a in sys.argv[1:] if not a.startswith("--") and a != DB]
+
+USAGE = "usage: naive_fanout.py UPSTREAM_BASE_URL [PORT] [--record DB] [--seats N]  (N: a whole number above 0)"
+
+
+def option(name: str) -> str | None:
+    """The value after `name` in the arguments; None when it is not there."""
+    at = sys.argv.index(name) + 1 if name in sys.argv else 0
+    if at >= len(sys.argv):
+        print(USAGE, file=sys.stderr)
+        sys.exit(2)
+    return sys.argv[at] if at else None
+
+
+DB, COUNT = option("--record"), option("--seats")
+ARGS = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--") and not sys.argv[i - 1].startswith("--")]
+if not ARGS or not ARGS[0].startswith(("http://", "https://")) or not (COUNT or "5").isdigit() or int(COUNT or 5) < 1:
+    print(USAGE, file=sys.stderr)
+    sys.exit(2)
 UP = urlsplit(ARGS[0])
-SEATS = [f"m{i}" for i in range(1, 6)]
+SEATS = [f"m{i}" for i in range(1, int(COUNT or 5) + 1)]
 POOL = ThreadPoolExecutor(512)       # never the bottleneck: every seat of every panel runs at once
 IDLE: queue.LifoQueue = queue.LifoQueue()   # idle keep-alive connections to the upstream
 RECORD = None
