@@ -2,10 +2,10 @@
 panel with its referee (a sixth call), and the recording fan-out asking 1, 3 and 5 seats; CPU a panel, panels/s and
 the cores the process kept busy (panels/s times CPU a panel), at 16 and 64 asks at once.
 
-    python benchmarks/seatcost.py                  # 3 rounds, cases alternating; medians (~10 min on 2 cores)
+    python benchmarks/seatcost.py                  # 3 rounds, cases alternating; medians (~8 min on 2 cores)
     python benchmarks/seatcost.py --quick          # a smoke run: one round of few asks
     python benchmarks/seatcost.py --concurrency 16 --rounds 5    # one concurrency, more rounds
-    python benchmarks/seatcost.py --root DIR       # another checkout's service (the fan-out records through it too)
+    python benchmarks/seatcost.py --root DIR       # another checkout's service (the fan-out records through this one's store)
 
 A seat's share is the slope of CPU against seats (least squares over 1, 3 and 5), a request's own share what is left
 at none; the referee's is the default panel less the five-seat one, also in seats' worth. Where both processes keep
@@ -21,10 +21,9 @@ import platform
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from harness import HERE, ROOT, Proc, configure, fmt, load_average, run_load, start_service, wait_healthy
+from harness import HERE, ROOT, Proc, configure, fmt, load_average, measure, start_service, wait_healthy
 from panel import PROMPT, REFEREE
 
 MEMBERS = [f"m{i}" for i in range(1, 6)]
@@ -42,17 +41,10 @@ def collections() -> dict:
     return out
 
 
-def one(proc: Proc, model: str, n: int, c: int) -> tuple:
-    """Warm up, then n whole asks at c at once: (CPU ms a panel, panels/s, errors)."""
-    payload = {"model": model, "messages": PROMPT, "stream": False}
-    run_load(proc.url, payload, max(4 * c, 8), c)
-    cpu0 = proc.cpu()
-    load = run_load(proc.url, payload, n, c)
-    time.sleep(0.5)      # what the last asks started after their replies (a referee) is counted too
-    cpu1 = proc.cpu()
-    done = len(load.latencies)
-    cpu = (cpu1 - cpu0) * 1000 / done if cpu0 is not None and cpu1 is not None and done else None
-    return cpu, done / load.wall if load.wall else 0.0, load.errors
+def one(proc: Proc, label: str, model: str, n: int, c: int) -> tuple:
+    """n whole asks at c at once, after a warm-up (harness.measure): (CPU ms a panel, panels/s, errors)."""
+    row = measure(proc, proc.url, label, {"model": model, "messages": PROMPT, "stream": False}, n, c)
+    return row["cpu"], row["rps"], row["errors"]
 
 
 def main(argv=None) -> None:
@@ -91,7 +83,7 @@ def measure_all(base: Path, root: Path, rounds: int, n: int, concurrency: tuple)
         for _ in range(rounds):
             for c in concurrency:
                 for label, proc, model in cases:
-                    runs.setdefault((label, c), []).append(one(proc, model, n, c))
+                    runs.setdefault((label, c), []).append(one(proc, label, model, n, c))
                     cpu, rps, _ = runs[(label, c)][-1]
                     print(f"  {label} c={c}: {fmt(cpu, '.2f')} ms CPU, {rps:.0f}/s", file=sys.stderr, flush=True)
     finally:
