@@ -15,6 +15,7 @@ SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 SESSION_COOKIE = "bw_session"
 CSRF_COOKIE, CSRF_HEADER = "bw_csrf", "x-csrf-token"      # the dashboard's CSRF cookie, and the header its scripts send
 _HOST_CHARS = re.compile(r"[a-z0-9.\-_]+|\[[0-9a-f:.]+\]")
+HOST_KEPT = 300    # characters of a Host that passed, at most, for it to be remembered: a name is at most 253
 
 
 @functools.lru_cache(maxsize=256)   # asked of every request's Host; ipaddress parses an address in a dozen calls
@@ -55,7 +56,8 @@ def check_host(req: Request, bound: str, public_hosts: tuple, port: int = 0) -> 
     raw = req.headers.get("host")
     if not raw or not raw.strip():
         raise MissingHost("The request has no Host header.", "Send Host: the name and port you connect to.")
-    _check_host(raw, bound, public_hosts, port)
+    # one longer than any name with a port is checked but never kept: the cache holds few Hosts, not few bytes
+    (_check_host if len(raw) <= HOST_KEPT else _check_host.__wrapped__)(raw, bound, public_hosts, port)
 
 
 @functools.lru_cache(maxsize=256)   # every request sends the same few: a Host that passed once passes (a refusal,

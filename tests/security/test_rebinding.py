@@ -71,3 +71,20 @@ def test_the_refusal_names_the_setting_with_the_host_that_was_sent(served):
 def test_a_request_without_host_is_refused(served, route):
     reply = wire(served.url, f"{route.method} {concrete(route)} HTTP/1.1\r\nContent-Length: 0\r\n\r\n".encode())
     assert status_of(reply) == 400, (label(route), reply[:200])
+
+
+def test_a_long_host_that_passes_is_not_kept():
+    """The passed Hosts are remembered (a few hundred at most): one longer than any name with its port (a loopback
+    address padded with 60 KB of spaces passes) is checked every time and never kept, so Hosts cannot pin
+    megabytes of memory before any sign-in."""
+    from benchwarmers.server import guard
+    from benchwarmers.server.messages import Request
+    guard._check_host.cache_clear()
+    guard.check_host(Request("GET", "/", headers={"host": "127.0.0.1:8122"}), "127.0.0.1", (), 8122)
+    assert guard._check_host.cache_info().currsize == 1
+    for n in range(3):
+        guard.check_host(Request("GET", "/", headers={"host": "127.0.0.1" + " " * (60_000 + n)}), "127.0.0.1", (),
+                         8122)
+    assert guard._check_host.cache_info().currsize == 1
+    with pytest.raises(guard.BadHost):   # a long foreign one is still refused
+        guard.check_host(Request("GET", "/", headers={"host": "evil.example" + "x" * 400}), "127.0.0.1", (), 8122)
