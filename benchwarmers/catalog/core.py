@@ -161,10 +161,6 @@ class Catalog:
     def held(self, alias: str) -> dict | None:
         return (self._watch_state()["models"].get(alias) or {}).get("held")
 
-    def watched(self) -> dict:
-        """Every model's watch entry, its hold among them (held() of many models: seating's, once a plan)."""
-        return self._watch_state()["models"]
-
     def holds(self) -> list[dict]:
         return [{"model": alias, **entry["held"]} for alias, entry in sorted(self._watch_state()["models"].items())
                 if entry.get("held")]

@@ -5,8 +5,6 @@ from __future__ import annotations
 import random
 import re
 import unicodedata
-from itertools import permutations
-from math import factorial
 
 from ..canonical import Seat
 from ..redaction import model_names, names_pattern, unnamed
@@ -47,15 +45,9 @@ def heading_like(line: str) -> bool:
     return bool(PROMPT_WORDS.match(seen.lstrip(HASHES + WRAPPERS)))
 
 
-def plain(text: str) -> bool:
-    """Whether neutralised(`text`) is `text` as it is: no line in it can read as a heading. Texts joined by newlines
-    are plain together only if each is: every line start of one is a line start of the whole."""
-    return text.isascii() and not SUSPECT_OR_CONTROL.search(text)
-
-
 def neutralised(text: str) -> str:
     """`text` with every heading-like line made plain: after MARK, without the signs that made it a heading."""
-    if text.isascii() and not SUSPECT_OR_CONTROL.search(text):   # plain(), without its call
+    if text.isascii() and not SUSPECT_OR_CONTROL.search(text):
         return text
     lines = text.split("\n")
     for i, line in enumerate(lines):
@@ -65,21 +57,8 @@ def neutralised(text: str) -> str:
 
 
 def shuffled(seats: list[Seat]) -> list[Seat]:
-    """The seats in a fresh random order, each order as likely (no seat is always read first: position bias). A
-    panel of up to ORDERED seats draws one of its orders in one call (random.sample's is a call or three a seat)."""
-    n = len(seats)
-    if n > ORDERED:
-        return random.sample(seats, n)
-    orders, count, bits = _ORDERS[n]
-    pick = random.getrandbits(bits)
-    while pick >= count:    # the bits drawn cover up to twice the orders: the rest are drawn again
-        pick = random.getrandbits(bits)
-    return [seats[i] for i in orders[pick]]
-
-
-ORDERED = 6        # 720 orders of six seats kept; a larger panel is shuffled by random.sample
-# n -> (every order of n seats, how many, the random bits that cover them)
-_ORDERS = {n: (list(permutations(range(n))), factorial(n), (factorial(n) - 1).bit_length()) for n in range(ORDERED + 1)}
+    """The seats in a fresh random order: no seat is always read first (position bias)."""
+    return random.sample(seats, len(seats))
 
 
 def panel_names(seats: list[Seat], models: dict) -> re.Pattern | None:

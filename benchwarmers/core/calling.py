@@ -138,35 +138,37 @@ class Dialer:
         """Hold the call's estimate on its budgets (`call`: its id, which its record books against; BudgetRefused when
         one has no room), then count it against its connection's and model's rate limits, waiting for them when the
         wait is within its patience; otherwise raise QuotaRefused, and nothing is sent (its hold let go). `wait`
-        False: False rather than a wait (nothing is counted or held then). Every seat comes here: reserve()'s first
-        test (most benches set no budget) and the counting are written out in it."""
-        if call is not None and (budgets := self.budgets) is not None and budgets.set():
+        False: False rather than a wait (nothing is counted or held then)."""
+        if call is not None:
             self.reserve(model, ask, asker, call)
-        quota = self.quota
-        if quota is None:
-            return True
         try:
-            clock = quota.clock
-            start, deadline = clock.now(), None   # its patience is looked up at the first refusal (most have none)
-            tokens, resting = ask.prompt_tokens(), quota.resting
-            while True:
-                rest = resting.until(model.endpoint, model.served)   # quota.rested(), one step less
-                refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else \
-                    quota.take(model, tokens, start if deadline is None else None)   # a first try: now is start
-                if refusal is None:
-                    return True
-                now = clock.now()
-                deadline = start + self.patience(kind, asker) if deadline is None else deadline
-                if refusal.at > deadline:
-                    raise QuotaRefused(refusal.text(), refusal.at, now)
-                if not wait:
-                    break
-                clock.sleep(max(refusal.at - now, 0.001))
+            admitted = self._take(model, ask, kind, wait, asker)
         except QuotaRefused:
             self._let_go(model, ask, asker, call)
             raise
-        self._let_go(model, ask, asker, call)
-        return False
+        if not admitted:
+            self._let_go(model, ask, asker, call)
+        return admitted
+
+    def _take(self, model: Model, ask: Ask, kind: str, wait: bool, asker: Asker) -> bool:
+        if self.quota is None:
+            return True
+        clock = self.quota.clock
+        start, deadline = clock.now(), None   # its patience is looked up at the first refusal (most calls have none)
+        tokens, resting = ask.prompt_tokens(), self.quota.resting
+        while True:
+            rest = resting.until(model.endpoint, model.served)   # quota.rested(), one step less
+            refusal = Refusal(rest, PROVIDER, model.endpoint, "rest") if rest else \
+                self.quota.take(model, tokens, start if deadline is None else None)   # a first try: now is start
+            if refusal is None:
+                return True
+            now = clock.now()
+            deadline = start + self.patience(kind, asker) if deadline is None else deadline
+            if refusal.at > deadline:
+                raise QuotaRefused(refusal.text(), refusal.at, now)
+            if not wait:
+                return False
+            clock.sleep(max(refusal.at - now, 0.001))
 
     # ---- budgets in dollars, before anything is sent ---------------------------------------------------
     def estimate(self, model: Model, ask: Ask) -> float | None:

@@ -1,6 +1,7 @@
 """The panel: seats an ask, fans it out on a bounded pool, gathers answers in completion order, merges on request."""
 from __future__ import annotations
 
+import json
 import logging
 import queue
 import threading
@@ -17,7 +18,6 @@ from ..errors import BenchError, EmptyCollection, FaultKind, QuotaRefused, Tools
 from ..providers.dispatch import Call, SeatTap
 from ..providers.hangup import Hangup
 from ..roster.registry import Registry
-from ..store.batches import dumps
 from ..store.conversations import Conversations
 from ..store.ids import record_id
 from ..store.pointstore import PointStore
@@ -109,10 +109,9 @@ class Panel:
             with self._live_lock:
                 self._live.add(run)
         pending = self.referee.plan(run)     # who will referee it: its row says so until the points are in
-        aim = ask.aim   # (run.reply().collection's name, without the PanelReply made for it)
-        run.records.append(self.dialer.calls.add_panel(run.id, collection.name if collection else aim.name, aim.mode,
+        run.records.append(self.dialer.calls.add_panel(run.id, run.reply().collection, ask.aim.mode,
                                                        len(run.seats), asker.caller, plan.passed_over, request[0],
-                                                       dumps(pending) if pending else None,
+                                                       json.dumps(pending) if pending else None,
                                                        links_for(thread, task), bool(plan.hidden)))
         for sp, seat in zip(plan.seats, run.seats):
             if sp.skip:

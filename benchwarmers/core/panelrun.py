@@ -79,21 +79,11 @@ class PanelRun:
                           self.seats, merge_model=(self.merge_info or {}).get("model"))
 
     def usage(self) -> Usage:
-        """Its tokens in all: the seats', the merge's and the referee's. Usage's + of them in turn, summed in one pass
-        (not a Usage made and thrown away at each +)."""
-        i = o = r = w = 0
-        estimated = False
-        for u in (*[s.usage for s in self.seats], self.merge_usage, self.referee_usage):
-            i, o, r, w = i + u.input_tokens, o + u.output_tokens, r + u.cache_read_tokens, w + u.cache_write_tokens
-            estimated = estimated or u.estimated
-        return Usage(i, o, r, w, estimated=estimated)
+        """Its tokens in all: the seats', the merge's and the referee's."""
+        return self.reply().usage + self.merge_usage + self.referee_usage
 
     def bench(self) -> dict:
-        # reply().to_dict(), without the PanelReply made for it
-        d: dict = {"collection": self.collection.name if self.collection else self.ask.aim.name, "panel": self.id,
-                   "seats": [s.to_dict() for s in self.seats]}
-        if self.merge_info and self.merge_info.get("model"):
-            d["merge_model"] = self.merge_info["model"]
+        d = self.reply().to_dict()
         if self.hidden:   # blind: Seat 1..N until judged (GET /bench/panels/{id} then says who sat where)
             d["seats"], d["blind"] = [self.hidden.seat(s) for s in d["seats"]], True
         d["mode"] = self.ask.aim.mode

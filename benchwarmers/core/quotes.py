@@ -63,9 +63,9 @@ class Clauses:
         """Whether `quote` (folded) occurs in the answer from a clause's start to a clause's end."""
         if not quote:
             return False
-        at, size, starts, ends = self.text.find(quote), len(quote), self.starts, self.ends
-        while at >= 0:   # a clause's known start or end is a set's look, before any mark is looked at
-            if (at in starts or self._starts(at)) and (at + size in ends or self._ends(at + size)):
+        at, size = self.text.find(quote), len(quote)
+        while at >= 0:
+            if self._starts(at) and self._ends(at + size):
                 return True
             at = self.text.find(quote, at + 1)
         return False
@@ -98,7 +98,7 @@ class Clauses:
     def _ends(self, end: int) -> bool:
         if end in self.ends:
             return True
-        here = self._around[end + 3]     # _char(end)
+        here = self._char(end)
         if self._stop(end) or here in OPENERS and self._char(end - 1) != " " and not self._word_inside(end):
             return True
         return here == " " and (self._stop(end + 1) or self._char(end + 1) in OPENERS

@@ -10,7 +10,7 @@ from typing import Callable, NamedTuple
 from .. import strictjson
 from ..canonical import OK, Ask, Message, Seat, Text
 from ..words import plural
-from .blind import MARK_NOTE, neutralised, plain, unnamed
+from .blind import MARK_NOTE, neutralised, unnamed
 from .points import Point, Points, ranked
 from .quotes import Clauses, fold
 
@@ -33,7 +33,6 @@ TOKENS_A_POINT = 80
 MAX_TOKENS = MAX_POINTS * TOKENS_A_POINT + 80
 FENCE = re.compile(r"```[A-Za-z]*[ \t]*\r?\n(.*?)```", re.S)
 QUOTE_KEY = re.compile(r"\s*(?:seat\s*)?(\d{1,3})\s*", re.I)     # "2", also "seat 2" as some models write it
-LABELS = {str(n): n for n in range(MAX_SEAT + 1)}   # a quote's key as the prompt asks for it -> its seat label
 EDGES = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb`\u2026. "
 
 INSTRUCTIONS = (
@@ -71,12 +70,8 @@ def _shown(text: str, limit: int) -> str:
 def prompt(question: str, shown: list[Seat]) -> str:
     """The referee's user message: the question, then each answer in `shown`'s order under `## Seat N` (N its place
     in that order, from 1), then the end line."""
-    question, answers = question.strip(), [s.answer.strip() for s in shown]
-    if len(question) > MAX_QUESTION_CHARS or max(map(len, answers), default=0) > MAX_ANSWER_CHARS or \
-            not plain("\n".join([question, *answers])):   # else each is as _shown() gives it: one look at them all
-        question, answers = _shown(question, MAX_QUESTION_CHARS), [_shown(a, MAX_ANSWER_CHARS) for a in answers]
-    blocks = [f"## Seat {n}\n\n{answer}" for n, answer in enumerate(answers, 1)]
-    return ("The question (with the conversation before it):\n\n" + question +
+    blocks = [f"## Seat {n}\n\n{_shown(s.answer, MAX_ANSWER_CHARS)}" for n, s in enumerate(shown, 1)]
+    return ("The question (with the conversation before it):\n\n" + _shown(question, MAX_QUESTION_CHARS) +
             "\n\nThe panel's answers, each under its seat's heading:\n\n" + "\n\n".join(blocks) + f"\n\n{END}\n\n"
             "Now list the points as the one JSON object described.")
 
@@ -151,9 +146,9 @@ class Shown:
         self._clauses: dict[int, Clauses] = {}
 
     def clauses(self, label: int) -> Clauses:
-        if label in self._clauses:
-            return self._clauses[label]
-        found = self._clauses[label] = Clauses(self.seats[label].answer)
+        found = self._clauses.get(label)
+        if found is None:
+            found = self._clauses[label] = Clauses(self.seats[label].answer)
         return found
 
     def listed(self) -> str:
@@ -244,7 +239,7 @@ def _seats(value, n: int, key: str, view: Shown, notes: list) -> set | None:
     if len(value) > room:
         notes.append(f"point {n}'s {key!r} lists {len(value)} seats; the first {room} were read")
     for entry in value[:room]:
-        label = entry if entry.__class__ is int and 0 < entry <= MAX_SEAT else _seat_number(entry)   # as JSON gives it
+        label = _seat_number(entry)
         if label is None:
             notes.append(f"point {n}'s {key!r} holds {json.dumps(entry)[:20]}, not a seat number")
         elif label not in view.seats:
@@ -270,9 +265,7 @@ def _quotes(value, labels: set, n: int, view: Shown, notes: list) -> dict:
     """label -> its quote, for the seats of `labels` whose quote is a whole sentence or clause of their answer."""
     given: dict[int, str] = {}
     for key, quote in (value.items() if isinstance(value, dict) else ()):
-        if key in LABELS:     # "2", as the prompt asks: what QUOTE_KEY reads it as, without it
-            label = LABELS[key]
-        elif key.isdecimal() and len(key) <= 3:   # "02", or digits of another script
+        if key.isdecimal() and len(key) <= 3:     # "2", as the prompt asks: what QUOTE_KEY reads it as, without it
             label = int(key)
         else:
             number = QUOTE_KEY.fullmatch(key)
@@ -283,8 +276,8 @@ def _quotes(value, labels: set, n: int, view: Shown, notes: list) -> dict:
             given[label] = quote
     out = {}
     for label in sorted(labels):
-        quote = given[label] if label in given else None     # (no calls for what JSON gives: a str)
-        quote = fold(quote).strip(EDGES) if quote.__class__ is str or isinstance(quote, str) else ""
+        quote = given.get(label)
+        quote = fold(quote).strip(EDGES) if isinstance(quote, str) else ""
         seat = view.reals[label]
         if not quote:
             notes.append(f"point {n}: no quote for seat {seat}")

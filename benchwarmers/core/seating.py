@@ -48,11 +48,11 @@ class Plan:
 
 class Looks:
     """What every seat's check reads alike, looked up once a request rather than at each of its seats: the registry's
-    endpoints, the catalog's holds, whether any budget is set, and each endpoint's sign-in state (as first asked)."""
-    __slots__ = ("endpoints", "watched", "budgets", "again")
+    endpoints, and each endpoint's sign-in state (as first asked)."""
+    __slots__ = ("endpoints", "again")
 
-    def __init__(self, endpoints: dict, watched: dict, budgets: bool):
-        self.endpoints, self.watched, self.budgets = endpoints, watched, budgets
+    def __init__(self, endpoints: dict):
+        self.endpoints = endpoints
         self.again: dict[str, str | None] = {}   # endpoint -> registry.signin_again()'s answer, filled as asked
 
 
@@ -83,8 +83,7 @@ class Seating:
         """The model got a seat now (lock held): it goes to the back of the explore order. Its stamp is a strictly
         increasing time: seats picked in one plan keep their order for the next, where equal stamps would leave it
         to chance and let a model be asked twice before another once."""
-        now, least = time.time(), self._clock + 1e-6
-        self._last[alias] = self._clock = least if least > now else now   # (max(), written out: a call less a seat)
+        self._last[alias] = self._clock = max(time.time(), self._clock + 1e-6)
         if alias in self._order:
             del self._order[alias]
             self._order[alias] = None
@@ -94,12 +93,11 @@ class Seating:
         return self.catalog.facts(model)
 
     def limited(self, model: Model, ask: Ask, kind: str, asker: Asker = ANYONE,
-                tokens: int | None = None, budgets: bool = True) -> str | None:
+                tokens: int | None = None) -> str | None:
         """Why a limit keeps the model from this ask: a monthly budget has no room for what it could cost, it rests on a
         provider's limit, or one of the user's limits resets later than this kind of call may wait (an explore seat
-        waits for none). `tokens`: the ask's prompt tokens, when counted already; `budgets` False: no budget is set
-        (Looks.budgets), so none is looked at."""
-        over = self.dialer.over_budget(model, ask, asker) if budgets and self.dialer is not None else None
+        waits for none). `tokens`: the ask's prompt tokens, when counted already."""
+        over = self.dialer.over_budget(model, ask, asker) if self.dialer is not None else None
         if over is not None:   # a budget waits for no one: it frees at the month's turn
             return over.text()
         if self.dialer is None or self.dialer.quota is None:
@@ -116,12 +114,11 @@ class Seating:
         share them; made afresh outside one); `endpoints`: the registry's, fetched by the caller."""
         looks = self.registry.config.kept(LOOKS_MEMO, self._looks)
         if endpoints is not None and endpoints is not looks.endpoints:   # (rare: the registry read again between)
-            looks = Looks(endpoints, looks.watched, looks.budgets)
+            looks = Looks(endpoints)
         return looks
 
     def _looks(self) -> Looks:
-        budgets = self.dialer.budgets if self.dialer is not None else None
-        return Looks(self.registry.endpoints(), self.catalog.watched(), budgets is not None and bool(budgets.set()))
+        return Looks(self.registry.endpoints())
 
     def why_not(self, model: Model, ask: Ask, tokens: int, endpoints: dict | None = None,
                 kind: str = MEMBER, asker: Asker = ANYONE, named: bool = False) -> str | None:
@@ -135,13 +132,13 @@ class Seating:
         """why_not() with the request's Looks."""
         if not model.active:
             return f"retired: {model.reason or 'no reason given'}"
-        held = (looks.watched.get(model.alias) or {}).get("held")   # (catalog.held(), from the request's look)
+        held = self.catalog.held(model.alias)
         if held:
             return f"held: {held['reason']}; `bench model confirm {model.alias}` accepts it"
         failing = None if named else self.resting.failing(model.endpoint, model.served)
         if failing:                    # not "resting until": a panel of such seats failed, it is not rate-limited
             return f"{FAILING} {utc(failing[0])}: {failing[1]}"
-        limited = self.limited(model, ask, kind, asker, tokens, looks.budgets)
+        limited = self.limited(model, ask, kind, asker, tokens)
         if limited:
             return limited
         facts = self.catalog.facts(model)   # (self.facts(), without the step)

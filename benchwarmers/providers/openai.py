@@ -194,13 +194,8 @@ def answer(provider: OpenAIProvider, body, meta: dict) -> Answer | None:
         if isinstance(thought, str) and thought:
             reasoning.append(Reasoning(scrub_whole(thought, secrets) if secrets else thought))
     # the Answer made once its usage is known (not with an empty Usage made to be replaced)
-    if reported := body.get("usage"):
-        got = usage(reported)
-        # merged into nothing (as the Collector merges a UsageEvent): the counts themselves, unless one is negative
-        counts = got if (got.input_tokens >= 0 and got.output_tokens >= 0 and got.cache_read_tokens >= 0
-                         and got.cache_write_tokens >= 0) else merge_usage(Usage(), got)
-    else:
-        counts = Usage()
+    reported = body.get("usage")   # merged into nothing, as the Collector merges a UsageEvent
+    counts = merge_usage(Usage(), usage(reported)) if reported else Usage()
     return Answer(scrub_whole(content, secrets) if secrets else content, tool_calls, reasoning, counts,
                   finish_reason(choice.get("finish_reason"), bool(calls)))
 

@@ -110,7 +110,7 @@ class Transport:
                                  "Check the endpoint's key and headers for stray characters.") from None
         sent = Sent(self, (scheme, host, port, proxy), method, data, host, t, name or host, model)
         try:
-            written = self._write(sent, pooled, counted=False)   # its first _take counts it in flight
+            written = self._write(sent, pooled)   # its first _take counts it in flight
         except BaseException:
             self._leave(sent.name)
             raise
@@ -127,10 +127,10 @@ class Transport:
             self._leave(sent.name)
             raise
 
-    def _write(self, sent: Sent, pooled: bool = False, fresh: bool = False, counted: bool = True) -> Sent | None:
-        """The request on a connection: a pooled one (retried once on a fresh one when it had died), or a fresh one
-        (`fresh`); with `pooled`, None rather than a fresh connection. `counted` False (send, never `fresh`): the
-        pool's look counts it in flight."""
+    def _write(self, sent: Sent, pooled: bool = False, fresh: bool = False) -> Sent | None:
+        """The request on a connection: a pooled one (retried once on a fresh one when it had died; the pool's look
+        counts it in flight, as only send() comes that way), or a fresh one (`fresh`: written again, counted
+        already); with `pooled`, None rather than a fresh connection."""
         conn: Conn | None
         for attempt in (0, 1):
             if fresh or attempt:
@@ -138,7 +138,7 @@ class Transport:
                     return None
                 conn, reused = self._connect(sent.key, sent.host, sent.key[2], sent.t.connect), False
             else:
-                conn, reused = self._take(sent.key, None if counted else sent.name)
+                conn, reused = self._take(sent.key, sent.name)
                 if conn is None:
                     continue
             sent.conn, sent.reused = conn, reused
@@ -238,7 +238,7 @@ class Transport:
                 self._quiet_waiting -= 1
 
     # ---- pool ---------------------------------------------------------------------------------
-    def _take(self, key: tuple, name: str | None = None) -> tuple[Conn | None, bool]:
+    def _take(self, key: tuple, name: str | None) -> tuple[Conn | None, bool]:
         """An idle kept-alive connection for `key` from the pool, (None, False) when there is none. `name`: a request
         to it is counted in flight in the same turn of the lock (send's)."""
         now = time.monotonic()

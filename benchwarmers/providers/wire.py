@@ -372,9 +372,8 @@ class Body:
         """The rest of the body (its first `limit` bytes when given)."""
         conn, left = self.conn, self.left
         if not (self.done or self.chunked or self.until_close) and (limit is None or limit >= left) \
-                and conn._pos + left <= len(conn._buf):   # all of it in the buffer (a waiter's answer): one slice
-            data = conn._buf[conn._pos:conn._pos + left]
-            conn._pos += left
+                and conn.buffered >= left:   # all of it in the buffer (a waiter's answer): one take
+            data = conn.take(left)
             self.left, self.done = 0, True
             return data
         parts, total = [], 0

@@ -255,24 +255,16 @@ class Handler(BaseHTTPRequestHandler):
             head_bytes = self._head(resp.status, head + ("Connection: close\r\n" if close else "") +
                                     ("Transfer-Encoding: chunked\r\n" if resp.stream is not None else
                                      f"Content-Length: {len(resp.body)}\r\n"))
-            try:
-                held = self._headers_buffer    # http.server's head buffer: nothing in it between answers
-            except AttributeError:
-                held = None
-            if resp.stream is None and not held:
-                # headers and body in one write (end_headers' blank line, then the body): one send, one packet;
-                # written at once rather than through the buffer and flush_headers (the same bytes)
-                self.wfile.write(head_bytes + b"\r\n" + (resp.body if self.command != "HEAD" else b""))
-                return
-            if held is None:
-                self._headers_buffer = [head_bytes]
-            else:
-                held.append(head_bytes)
+            # end_headers() and flush_headers(), written out so that a whole answer's head and body go in one write
+            # (one send, one packet): whatever http.server's head buffer holds (nothing, between answers), the head,
+            # its blank line
+            held = getattr(self, "_headers_buffer", None)
+            head_bytes = (b"".join(held) if held else b"") + head_bytes + b"\r\n"
+            self._headers_buffer = []
             if resp.stream is None:
-                self._headers_buffer.append(b"\r\n" + (resp.body if self.command != "HEAD" else b""))
-                self.flush_headers()
+                self.wfile.write(head_bytes + (resp.body if self.command != "HEAD" else b""))
                 return
-            self.end_headers()
+            self.wfile.write(head_bytes)
             self._write_stream(resp.stream)
         except CLIENT_GONE:
             self.close_connection = True

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import sqlite3
 import time
@@ -82,14 +81,6 @@ def _keep(conn: sqlite3.Connection, runs) -> None:
                 by_fn[fn] = [item]
     for fn, items in by_fn.items():
         fn(conn, items)
-
-
-# json.dumps(value) with its defaults, one encoder made once rather than a call
-_ENCODE = json.JSONEncoder().encode
-
-
-def dumps(value) -> str:
-    return _ENCODE(value)
 
 
 @functools.lru_cache(maxsize=64)

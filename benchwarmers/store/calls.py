@@ -12,7 +12,7 @@ from typing import Any
 from ..canonical import Ask, Image, Text, ToolCall, ToolResult
 from ..redaction import forget_known
 from . import compaction, ledger, standings
-from .batches import Written, dumps, insert_sql
+from .batches import Written, insert_sql
 from .db import Database
 from .ledger import Line
 
@@ -163,7 +163,7 @@ class Calls:
         in its next batch (the Written says when). `amend`: the call was recorded already (a panel seat it stopped
         waiting for), its ledger line at or after that moment: its row and that line are brought up to date instead."""
         values = list(_ROW(rec))
-        values[EXTRA] = dumps(rec.extra) if rec.extra else None
+        values[EXTRA] = json.dumps(rec.extra) if rec.extra else None
         new: dict[str, Any] = {"model": rec.model, "collection": rec.collection, "kind": rec.kind,
                                "status": rec.status, "seconds": rec.seconds, "created": rec.created,
                                "signs": rec.signs}

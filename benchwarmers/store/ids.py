@@ -48,10 +48,7 @@ def record_id(prefix: str = "") -> str:
             stamp = _SORTED[n % 62] + stamp   # operators, not divmod() and append()
             n //= 62
         _stamp = (ms, stamp)
-    try:
-        return prefix + stamp + _ready.pop()
-    except IndexError:
-        return prefix + stamp + new_id()
+    return prefix + stamp + new_id()
 
 
 if hasattr(os, "register_at_fork"):   # a forked child must not hand out its parent's ids

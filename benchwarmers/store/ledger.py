@@ -73,11 +73,9 @@ class Line:
 
     def values(self) -> tuple:
         """The row, in COLUMNS' order."""
-        created = self.created
-        start, end, month = _month   # month_of(created), written out: a line a call
-        return (month if start <= created < end else _month_span(created)[2], self.endpoint, self.model, self.call,
-                self.kind, self.collection, self.input_tokens, self.output_tokens, self.cached_tokens, self.cost,
-                int(self.estimated), int(self.scheduled), created)
+        return (month_of(self.created), self.endpoint, self.model, self.call, self.kind, self.collection,
+                self.input_tokens, self.output_tokens, self.cached_tokens, self.cost, int(self.estimated),
+                int(self.scheduled), self.created)
 
 
 HEAD = f"INSERT INTO usage ({', '.join(COLUMNS)})"   # a line's row goes to Database.insert as (HEAD, values())

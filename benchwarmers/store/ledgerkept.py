@@ -93,17 +93,8 @@ def apply(conn, changes: list) -> None:
 
 
 def apply_new(conn, parts: list) -> None:
-    """apply() of new lines' parts (nothing taken away), in one pass, its folds written out: it runs for every batch."""
-    add = operator.add
-    totals: dict = {}
-    days: dict = {}
-    for key, sums, day, day_sums in parts:
-        totals[key] = list(map(add, totals[key], sums)) if key in totals else list(sums)
-        days[day] = list(map(add, days[day], day_sums)) if day in days else list(day_sums)
-    if totals:
-        conn.executemany(_UPSERT, [(*k, *v) for k, v in totals.items() if any(v)])
-    if days:
-        conn.executemany(_UPSERT_DAY, [(k, *v) for k, v in days.items() if any(v)])
+    """apply() of new lines' parts: nothing taken away."""
+    apply(conn, [(None, p) for p in parts])
 
 
 def judged(conn, call: str, kind: str | None, old: int | None, new: int | None) -> None:

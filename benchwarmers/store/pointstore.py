@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from ..redaction import model_names
 from . import standings, windows
-from .batches import dumps
 from .bestpicks import judged_blind
 
 if TYPE_CHECKING:   # db.py reads this module's SCHEMA through its migrations
@@ -56,17 +55,6 @@ def point_dict(row, verdict: dict | None = None) -> dict:
             "quotes": json.loads(row["quotes"]), "shown": bool(row["shown"]), "verdict": verdict}
 
 
-_INTS = {int}
-
-
-def _seats_json(seats) -> str:
-    """json.dumps(seats): for a list of plain ints (a point's seats, always) their repr is that JSON, with one call
-    rather than the encoder's eight."""
-    if seats.__class__ is list and {*map(type, seats)} <= _INTS:
-        return repr(seats)
-    return dumps(seats)
-
-
 def verdict_dict(row) -> dict:
     value = row["verdict"]
     return {"true": None if value is None else bool(value), "note": row["note"], "created": row["created"]}
@@ -88,10 +76,10 @@ class PointStore:
         Rows, not a function of its own: a batch's rows then go in together, its call records' and other panels'
         alike (a function between them would cut them in two runs of statements)."""
         now = time.time()
-        rows = [(POINTS_HEAD, (p["id"], panel, n, p["claim"], _seats_json(p["assert"]), _seats_json(p["deny"]),
-                               _seats_json(p["silent"]), dumps(p["quotes"]), int(p.get("shown", True)), now))
+        rows = [(POINTS_HEAD, (p["id"], panel, n, p["claim"], json.dumps(p["assert"]), json.dumps(p["deny"]),
+                               json.dumps(p["silent"]), json.dumps(p["quotes"]), int(p.get("shown", True)), now))
                 for n, p in enumerate(points, 1)]
-        return self.db.insert(*rows, keep=((_set_info, (dumps(info), panel)),))
+        return self.db.insert(*rows, keep=((_set_info, (json.dumps(info), panel)),))
 
     def judge(self, point: str, verdict: bool | None, note: str | None, claims: list[dict]) -> dict:
         """A point's verdict (True, False, or None for "can't tell"), the claims it gives (each seat, real, stance,

@@ -7,6 +7,7 @@ import operator
 import time
 from typing import NamedTuple
 
+from .ledgerkept import fold
 from .windows import CLAIM, JUDGED, KINDS_SQL, NONE, SPEED, Window, appended, refill_judged, refill_speed
 
 # What counts: the answers to the user's question. Merge calls are not (they stay out of counts and speed alike).
@@ -105,7 +106,7 @@ def verdict_of(useful, real_json: str | None, false_json: str | None) -> tuple:
 def apply(conn, changes: list, exclude: str | None = None) -> None:
     """Bring the kept record up to date with `changes`, each (old part or None, new part or None), inside the
     writer's transaction. `exclude`: the call whose row changed (a window refilled from the history skips it: its new
-    part is added here). It runs for every batch: its sums are folded in place, made in C."""
+    part is added here)."""
     deltas: dict = {}
     speed_ops: dict = {}
     judged_ops: dict = {}
@@ -116,13 +117,11 @@ def apply(conn, changes: list, exclude: str | None = None) -> None:
             if p is None:
                 continue
             taken = taken or sign < 0
-            op, day, key = operator.add if sign > 0 else operator.sub, p.day, p.key
-            days[day] = list(map(op, days[day], p.day_counts)) if day in days else \
-                list(p.day_counts) if sign > 0 else [-v for v in p.day_counts]
+            fold(days, p.day, p.day_counts, sign)
+            key = p.key
             if key is None:
                 continue
-            deltas[key] = list(map(op, deltas[key], p.counts)) if key in deltas else \
-                list(p.counts) if sign > 0 else [-v for v in p.counts]
+            fold(deltas, key, p.counts, sign)
             if p.speed is not None:
                 if key in speed_ops:
                     speed_ops[key].append((sign, p.speed))

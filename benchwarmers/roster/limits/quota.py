@@ -117,11 +117,7 @@ class Quota:
         if now is None:
             now = self.clock.now()
         with self._lock:   # no limit set on it: nothing to check, only to count
-            try:
-                pair = self._pairs[(endpoint, alias)]
-            except KeyError:
-                pair = self._pair(model, now)
-            count_on(pair, now, tokens, 1)
+            count_on(self._pair(model, now), now, tokens, 1)
         return None
 
     def _take_shared(self, conn, model, tokens: int, limits: tuple) -> Refusal | None:
@@ -213,11 +209,7 @@ class Quota:
             now = self.clock.now()
         endpoint, alias = model.endpoint, model.alias
         with self._lock:
-            try:
-                pair = self._pairs[(endpoint, alias)]
-            except KeyError:
-                pair = self._pair(model, now)
-            count_on(pair, now, tokens, 0)
+            count_on(self._pair(model, now), now, tokens, 0)
         if self._limits_for(endpoint, alias)[1]:   # for the other processes' token limits
             self.db.insert((ADMIT, (endpoint, alias, now, tokens, 0, self.process)))
 
@@ -232,10 +224,13 @@ class Quota:
 
     def _pair(self, model, now: float) -> tuple[Counts, Counts]:
         """_at() of the model's connection and of the model, kept as a pair (until restore()) for take() and spent(),
-        which look in `_pairs` first and count on both at every call (count_on() rolls them); lock held."""
-        pair = self._pairs[(model.endpoint, model.alias)] = (self._at((CONNECTION, model.endpoint), now),
-                                                             self._at((MODEL, model.alias), now))
-        return pair
+        which count on both at every call (count_on() rolls them); lock held."""
+        key = (model.endpoint, model.alias)
+        try:
+            return self._pairs[key]
+        except KeyError:
+            pair = self._pairs[key] = (self._at((CONNECTION, model.endpoint), now), self._at((MODEL, model.alias), now))
+            return pair
 
     def _at(self, key: tuple, now: float) -> Counts:
         try:
